@@ -1,0 +1,3 @@
+//! The memory trace board's FPGA logic in RustHDL (paper Fig. 5 and 6): one
+//! module per block, each with its own simulation tests, bit-exact with the
+//! golden model in `hmtt-sim`. Board-specific top levels live in `firmware/`.

@@ -1,0 +1,4 @@
+//! The traced machine and the board in software: workloads, an OS model, a
+//! last-level cache, a DRAM controller and the board's golden model, with the
+//! ground truth kept so every stage downstream can be checked exactly.
+//! It must not decode packets for its own checks: that is `hmtt-merge`'s job.

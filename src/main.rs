@@ -1,0 +1,72 @@
+//! `hmtt`: the command-line front end. It parses arguments and calls the
+//! library crates; it holds no logic of its own (see each `cmd` module).
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+#[derive(Parser)]
+#[command(name = "hmtt", version, about = "Hybrid memory trace tool", long_about = None)]
+struct Cli {
+    /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the simulated traced machine and board.
+    Sim(cmd::sim::Args),
+    /// Run the board's golden model on a DDR command stream file.
+    Board(cmd::board::Args),
+    /// Capture the board's packets from several ports to disk.
+    Capture(cmd::capture::Args),
+    /// Merge capture files into a physical-address trace.
+    Merge(cmd::merge::Args),
+    /// Print a trace as text or CSV.
+    Dump(cmd::dump::Args),
+    /// Summarise a trace.
+    Stats(cmd::stats::Args),
+    /// Replay a trace into a virtual-address trace with the kernel logs.
+    Replay(cmd::replay::Args),
+    /// Simulate, capture over loopback, merge and check against the ground truth.
+    Demo(cmd::demo::Args),
+    /// Build and flash the board's bitstreams.
+    Firmware(cmd::firmware::Args),
+    /// Inject an I-code through /dev/hmtt.
+    Icode(cmd::icode::Args),
+    /// Drain the kernel module's log to a file.
+    Log(cmd::log::Args),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let default_level = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match cli.command {
+        Command::Sim(a) => cmd::sim::run(a),
+        Command::Board(a) => cmd::board::run(a),
+        Command::Capture(a) => cmd::capture::run(a),
+        Command::Merge(a) => cmd::merge::run(a),
+        Command::Dump(a) => cmd::dump::run(a),
+        Command::Stats(a) => cmd::stats::run(a),
+        Command::Replay(a) => cmd::replay::run(a),
+        Command::Demo(a) => cmd::demo::run(a),
+        Command::Firmware(a) => cmd::firmware::run(a),
+        Command::Icode(a) => cmd::icode::run(a),
+        Command::Log(a) => cmd::log::run(a),
+    }
+}

@@ -1,0 +1,615 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hmtt_guest_test - runs inside the QEMU guest (static, started by the test
+ * initramfs's /init) and checks the hmtt module from user space. Prints
+ * "PASS <name>" or "FAIL <name>: <why>" lines on stdout (the serial
+ * console); the host test collects them. Every record drained from
+ * /dev/hmtt_log is also appended to LOG_FILE, which "hexlog" prints for the
+ * host to parse with hmtt_format::klog.
+ *
+ * Subcommands: info | mmap | ioctl | perm GID | ptlog | exec | child |
+ *              dma | hexlog
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hmtt_user.h"
+
+#define LOG_FILE "/tmp/all.hmttlog"
+#define EXPECT_BASE 0x10000000ull
+#define EXPECT_SIZE 0x800000ull
+#define PATTERN_MAGIC 0x484d545400000000ull	/* "HMTT" in the high half */
+#define PT_PAGES 32
+#define MAX_RECORDS 65536
+
+static int failures;
+
+static void pass(const char *name)
+{
+	printf("PASS %s\n", name);
+	fflush(stdout);
+}
+
+static void fail(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("FAIL %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	failures++;
+}
+
+static int open_cfg(void)
+{
+	int fd = open("/dev/hmtt", O_RDWR);
+
+	if (fd < 0) {
+		fail("open", "/dev/hmtt: %s", strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+static struct hmtt_log_record records[MAX_RECORDS];
+
+/* Drain everything available now; append it to LOG_FILE. */
+static size_t drain_log(void)
+{
+	size_t n = 0;
+	int fd = open("/dev/hmtt_log", O_RDONLY | O_NONBLOCK);
+	FILE *out;
+
+	if (fd < 0) {
+		fail("drain", "/dev/hmtt_log: %s", strerror(errno));
+		return 0;
+	}
+	for (;;) {
+		ssize_t got = read(fd, &records[n], (MAX_RECORDS - n) * sizeof(records[0]));
+
+		if (got < 0 && errno == EAGAIN)
+			break;
+		if (got <= 0) {
+			fail("drain", "read: %s", got < 0 ? strerror(errno) : "EOF");
+			break;
+		}
+		if (got % sizeof(records[0]))
+			fail("drain", "read returned %zd bytes, not whole records", got);
+		n += got / sizeof(records[0]);
+		if (n == MAX_RECORDS)
+			break;
+	}
+	close(fd);
+
+	out = fopen(LOG_FILE, "ab");
+	if (out) {
+		if (ftell(out) == 0) {
+			/* docs/format.md section 8: the 32-byte file header */
+			unsigned char hdr[32] = "HMTTLOG";
+			struct timespec ts;
+			uint64_t ns;
+			uint16_t v = HMTT_LOG_FILE_VERSION, rs = HMTT_LOG_RECORD_SIZE;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+			memcpy(hdr + 8, &v, 2);
+			memcpy(hdr + 10, &rs, 2);
+			memcpy(hdr + 16, &ns, 8);
+			fwrite(hdr, 1, sizeof(hdr), out);
+		}
+		fwrite(records, sizeof(records[0]), n, out);
+		fclose(out);
+	}
+	return n;
+}
+
+static int cmd_info(void)
+{
+	struct hmtt_info info;
+	int fd = open_cfg();
+
+	if (ioctl(fd, HMTT_IOC_INFO, &info)) {
+		fail("info", "ioctl: %s", strerror(errno));
+		return 1;
+	}
+	if (info.base != EXPECT_BASE || info.size != EXPECT_SIZE ||
+	    info.line_size != 64 || info.version != HMTT_ABI_VERSION ||
+	    info.log_capacity < 1024)
+		fail("info", "base 0x%llx size 0x%llx line %u version %u capacity %llu",
+		     (unsigned long long)info.base, (unsigned long long)info.size,
+		     info.line_size, info.version, (unsigned long long)info.log_capacity);
+	else
+		pass("info");
+	close(fd);
+	return 0;
+}
+
+static void expect_mmap_refused(int fd, const char *name, size_t len, off_t off,
+				int flags)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, fd, off);
+
+	if (p != MAP_FAILED) {
+		fail(name, "mmap(len 0x%zx, off 0x%llx) succeeded", len, (long long)off);
+		munmap(p, len);
+	} else if (errno != EINVAL) {
+		fail(name, "mmap(len 0x%zx, off 0x%llx): %s, expected EINVAL", len,
+		     (long long)off, strerror(errno));
+	} else {
+		pass(name);
+	}
+}
+
+static int cmd_mmap(void)
+{
+	struct hmtt_icode_req req = { .event = 0x41, .flags = HMTT_ICODE_WRITE };
+	struct hmtt_info info;
+	struct hmtt_cfg cfg;
+	uint64_t off;
+	int fd, ret, bad = 0;
+
+	ret = hmtt_open(&cfg, NULL);
+	if (ret) {
+		fail("mmap-whole", "hmtt_open: %s", strerror(-ret));
+		return 1;
+	}
+	/* Mark every page (second word of its first line) for the host to find. */
+	for (off = 0; off < cfg.size; off += 4096)
+		*(volatile uint64_t *)(cfg.base + off + 8) = PATTERN_MAGIC | off;
+	for (off = 0; off < cfg.size; off += 4096)
+		if (*(volatile uint64_t *)(cfg.base + off + 8) != (PATTERN_MAGIC | off))
+			bad++;
+	if (bad)
+		fail("mmap-whole", "%d pages did not read back", bad);
+	else
+		pass("mmap-whole");
+
+	/* A user store at line 0x42, checked in guest RAM by the host. */
+	*(volatile uint64_t *)(cfg.base + 0x42 * 64) = 0x4242;
+	if (hmtt_icode(&cfg, 0x43) || *(volatile uint64_t *)(cfg.base + 0x43 * 64) != 0x43)
+		fail("user-icode", "hmtt_icode(0x43) did not store at line 0x43");
+	else
+		pass("user-icode");
+	if (hmtt_icode(&cfg, 0x10005) != -EINVAL)
+		fail("user-icode-logrange", "a kernel-log tag line was accepted");
+	else
+		pass("user-icode-logrange");
+
+	/* The module's own store must land where the user mapping sees it. */
+	if (ioctl(cfg.fd, HMTT_IOC_ICODE, &req) || ioctl(cfg.fd, HMTT_IOC_INFO, &info)) {
+		fail("kernel-icode", "ioctl: %s", strerror(errno));
+	} else if (req.phys != EXPECT_BASE + 0x41 * 64 || info.last_phys != req.phys ||
+		   *(volatile uint64_t *)(cfg.base + 0x41 * 64) != 0x41) {
+		fail("kernel-icode", "phys 0x%llx last 0x%llx value 0x%llx",
+		     (unsigned long long)req.phys, (unsigned long long)info.last_phys,
+		     (unsigned long long)*(volatile uint64_t *)(cfg.base + 0x41 * 64));
+	} else {
+		pass("kernel-icode");
+	}
+	hmtt_close(&cfg);
+
+	fd = open_cfg();
+	expect_mmap_refused(fd, "mmap-too-long", EXPECT_SIZE + 4096, 0, MAP_SHARED);
+	expect_mmap_refused(fd, "mmap-offset-end", 4096, EXPECT_SIZE, MAP_SHARED);
+	expect_mmap_refused(fd, "mmap-straddle", 8192, EXPECT_SIZE - 4096, MAP_SHARED);
+	expect_mmap_refused(fd, "mmap-far", 4096, 0x40000000, MAP_SHARED);
+	expect_mmap_refused(fd, "mmap-private", 4096, 0, MAP_PRIVATE);
+	{
+		/* The last page is inside: must work. */
+		void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, EXPECT_SIZE - 4096);
+
+		if (p == MAP_FAILED ||
+		    *(volatile uint64_t *)((char *)p + 8) != (PATTERN_MAGIC | (EXPECT_SIZE - 4096)))
+			fail("mmap-last-page", "%s", p == MAP_FAILED ? strerror(errno) : "wrong data");
+		else
+			pass("mmap-last-page");
+		if (p != MAP_FAILED)
+			munmap(p, 4096);
+	}
+	close(fd);
+	return 0;
+}
+
+static void expect_ioctl(int fd, const char *name, unsigned long cmd, void *arg,
+			 int want_errno)
+{
+	if (ioctl(fd, cmd, arg) == 0)
+		fail(name, "ioctl 0x%lx succeeded", cmd);
+	else if (errno != want_errno)
+		fail(name, "ioctl 0x%lx: %s, expected %s", cmd, strerror(errno),
+		     strerror(want_errno));
+	else
+		pass(name);
+}
+
+static int cmd_ioctl(void)
+{
+	struct hmtt_icode_req far = { .event = 0x20000 };
+	struct hmtt_icode_req logtag = { .event = 0x10001 };
+	struct hmtt_icode_req badflags = { .event = 0x50, .flags = 0x80 };
+	struct hmtt_snapshot_req snap = { .pid = -5 };
+	__s32 nopid = 999999;
+	__u32 cd = 1, two = 2;
+	int fd = open_cfg(), logfd;
+
+	expect_ioctl(fd, "ioctl-unknown", 0xdeadbeef, NULL, ENOTTY);
+	expect_ioctl(fd, "ioctl-unknown-nr", _IOR(HMTT_IOC_MAGIC, 99, __u64), &far, ENOTTY);
+	expect_ioctl(fd, "ioctl-icode-far", HMTT_IOC_ICODE, &far, EINVAL);
+	expect_ioctl(fd, "ioctl-icode-logtag", HMTT_IOC_ICODE, &logtag, EINVAL);
+	expect_ioctl(fd, "ioctl-icode-flags", HMTT_IOC_ICODE, &badflags, EINVAL);
+	expect_ioctl(fd, "ioctl-info-null", HMTT_IOC_INFO, NULL, EFAULT);
+	expect_ioctl(fd, "ioctl-icode-badptr", HMTT_IOC_ICODE, (void *)16, EFAULT);
+	expect_ioctl(fd, "ioctl-snapshot-negpid", HMTT_IOC_SNAPSHOT, &snap, EINVAL);
+	expect_ioctl(fd, "ioctl-trace-nopid", HMTT_IOC_TRACE_PID, &nopid, ESRCH);
+	expect_ioctl(fd, "ioctl-cache-disable-off", HMTT_IOC_CACHE_DISABLE, &cd, EPERM);
+	expect_ioctl(fd, "ioctl-cache-disable-range", HMTT_IOC_CACHE_DISABLE, &two, EINVAL);
+	close(fd);
+
+	logfd = open("/dev/hmtt_log", O_RDONLY | O_NONBLOCK);
+	if (logfd < 0) {
+		fail("log-ioctl", "open: %s", strerror(errno));
+		return 0;
+	}
+	expect_ioctl(logfd, "log-ioctl", HMTT_IOC_INFO, &far, ENOTTY);
+	if (open("/dev/hmtt_log", O_RDONLY) >= 0 || errno != EBUSY)
+		fail("log-single-reader", "second open: %s", strerror(errno));
+	else
+		pass("log-single-reader");
+	{
+		char small[63];
+
+		if (read(logfd, small, sizeof(small)) >= 0 || errno != EINVAL)
+			fail("log-short-read", "read of 63 bytes: %s", strerror(errno));
+		else
+			pass("log-short-read");
+	}
+	close(logfd);
+	return 0;
+}
+
+static int try_open_as(gid_t gid)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		gid_t groups[1] = { gid };
+
+		if (setgroups(1, groups) || setgid(1000) || setuid(1000))
+			_exit(2);
+		_exit(open("/dev/hmtt", O_RDWR) >= 0 ? 0 : (errno == EACCES ? 1 : 3));
+	}
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 4;
+}
+
+static int cmd_perm(gid_t gid)
+{
+	const char *devs[] = { "/dev/hmtt", "/dev/hmtt_log" };
+	struct stat st;
+	int i, r;
+
+	for (i = 0; i < 2; i++) {
+		if (stat(devs[i], &st)) {
+			fail("perm-node", "%s: %s", devs[i], strerror(errno));
+			continue;
+		}
+		if (!S_ISCHR(st.st_mode) || (st.st_mode & 07777) != 0660 ||
+		    st.st_uid != 0 || st.st_gid != gid)
+			fail("perm-node", "%s: mode %o uid %u gid %u, expected 0660 0 %u",
+			     devs[i], st.st_mode & 07777, st.st_uid, st.st_gid, gid);
+		else
+			pass(i ? "perm-node-log" : "perm-node");
+	}
+	r = try_open_as(gid);
+	if (r)
+		fail("perm-group-member", "uid 1000 in group %u could not open (%d)", gid, r);
+	else
+		pass("perm-group-member");
+	r = try_open_as(gid + 1);
+	if (r != 1)
+		fail("perm-outsider", "uid 1000 outside the group: result %d, expected EACCES", r);
+	else
+		pass("perm-outsider");
+	return 0;
+}
+
+/* PFN of a virtual page from /proc/self/pagemap, 0 if absent. */
+static uint64_t pagemap_pfn(int pm, uintptr_t va)
+{
+	uint64_t e;
+
+	if (pread(pm, &e, 8, (va / 4096) * 8) != 8 || !(e >> 63))
+		return 0;
+	return e & ((1ull << 55) - 1);
+}
+
+static const struct hmtt_log_record *find_rec(size_t n, unsigned int kind,
+					      uint32_t pid, uint64_t vpn)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (records[i].kind == kind && records[i].pid == pid && records[i].a == vpn)
+			return &records[i];
+	return NULL;
+}
+
+static void check_seq(size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (records[i].seq != records[i - 1].seq + 1) {
+			fail("log-seq", "seq %llu follows %llu",
+			     (unsigned long long)records[i].seq,
+			     (unsigned long long)records[i - 1].seq);
+			return;
+		}
+	pass("log-seq");
+}
+
+static int cmd_ptlog(void)
+{
+	struct hmtt_snapshot_req snap = { .pid = 0 };
+	uint64_t pfns[PT_PAGES];
+	int fd = open_cfg(), pm, i, bad_map = 0, bad_snap = 0, bad_unmap = 0;
+	pid_t self = getpid();
+	__s32 zero = 0;
+	uint8_t *buf;
+	size_t n;
+
+	drain_log();	/* start from an empty ring */
+	if (ioctl(fd, HMTT_IOC_TRACE_PID, &zero)) {
+		fail("ptlog", "TRACE_PID: %s", strerror(errno));
+		return 1;
+	}
+	buf = mmap(NULL, PT_PAGES * 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	madvise(buf, PT_PAGES * 4096, MADV_NOHUGEPAGE);
+	for (i = 0; i < PT_PAGES; i++)
+		buf[i * 4096] = i + 1;	/* one fault per page */
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	for (i = 0; i < PT_PAGES; i++)
+		pfns[i] = pagemap_pfn(pm, (uintptr_t)buf + i * 4096);
+	close(pm);
+	if (ioctl(fd, HMTT_IOC_SNAPSHOT, &snap))
+		fail("snapshot", "SNAPSHOT: %s", strerror(errno));
+	munmap(buf, PT_PAGES * 4096);
+	ioctl(fd, HMTT_IOC_UNTRACE_PID, &zero);
+	close(fd);
+
+	n = drain_log();
+	printf("INFO ptlog: %zu records, snapshot logged %llu dropped %llu\n", n,
+	       (unsigned long long)snap.logged, (unsigned long long)snap.dropped);
+	check_seq(n);
+	for (i = 0; i < PT_PAGES; i++) {
+		uint64_t vpn = ((uintptr_t)buf >> 12) + i;
+		const struct hmtt_log_record *m = find_rec(n, HMTT_LOG_MAP, self, vpn);
+		const struct hmtt_log_record *s = find_rec(n, HMTT_LOG_SNAPSHOT_MAP, self, vpn);
+		const struct hmtt_log_record *u = find_rec(n, HMTT_LOG_UNMAP, self, vpn);
+
+		if (!pfns[i]) {
+			fail("ptlog-pagemap", "page %d has no PFN in pagemap", i);
+			return 1;
+		}
+		if (!m || m->b != pfns[i] || !m->c)
+			bad_map++;
+		if (!s || s->b != pfns[i] || !m || s->c != m->c || s->seq < m->seq)
+			bad_snap++;
+		if (!u || u->b != pfns[i] || !s || u->seq < s->seq || u->c != s->c)
+			bad_unmap++;
+	}
+	if (bad_map)
+		fail("ptlog-map", "%d of %d pages without a MAP matching pagemap", bad_map, PT_PAGES);
+	else
+		pass("ptlog-map");
+	if (bad_snap || snap.logged < PT_PAGES || snap.dropped)
+		fail("ptlog-snapshot", "%d pages without a matching SNAPSHOT_MAP", bad_snap);
+	else
+		pass("ptlog-snapshot");
+	if (bad_unmap)
+		fail("ptlog-unmap", "%d pages without a matching UNMAP", bad_unmap);
+	else
+		pass("ptlog-unmap");
+	return 0;
+}
+
+/* Runs as "hmtt_child" (trace_comm): the exec, its faults and exit are logged. */
+static int cmd_child(void)
+{
+	uint8_t *buf = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int pm = open("/proc/self/pagemap", O_RDONLY), i;
+
+	for (i = 0; i < 8; i++)
+		buf[i * 4096] = 1;
+	for (i = 0; i < 8; i++)
+		printf("CHILD %d %llx %llx\n", getpid(),
+		       (unsigned long long)(((uintptr_t)buf >> 12) + i),
+		       (unsigned long long)pagemap_pfn(pm, (uintptr_t)buf + i * 4096));
+	fflush(stdout);
+	return 0;
+}
+
+static int cmd_exec(void)
+{
+	int pipefd[2], status, i, bad = 0;
+	unsigned long long vpn[8], pfn[8];
+	const struct hmtt_log_record *ex = NULL, *ez = NULL;
+	char line[128];
+	FILE *in;
+	pid_t pid;
+	size_t n, k;
+
+	drain_log();
+	if (pipe(pipefd))
+		return 1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		execl("/bin/hmtt_child", "hmtt_child", "child", (char *)NULL);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	in = fdopen(pipefd[0], "r");
+	for (i = 0; i < 8 && fgets(line, sizeof(line), in); i++) {
+		int cpid;
+
+		if (sscanf(line, "CHILD %d %llx %llx", &cpid, &vpn[i], &pfn[i]) != 3 || cpid != pid)
+			break;
+	}
+	fclose(in);
+	waitpid(pid, &status, 0);
+	if (i != 8) {
+		fail("exec", "child printed %d of 8 pages", i);
+		return 1;
+	}
+	n = drain_log();
+	for (k = 0; k < n; k++) {
+		if (records[k].pid != (uint32_t)pid)
+			continue;
+		if (records[k].kind == HMTT_LOG_EXEC && !ex)
+			ex = &records[k];
+		if (records[k].kind == HMTT_LOG_EXIT)
+			ez = &records[k];
+	}
+	if (!ex || strncmp(ex->name, "hmtt_child", 16))
+		fail("exec-record", "no EXEC record named hmtt_child for pid %d", pid);
+	else
+		pass("exec-record");
+	if (!ez || strncmp(ez->name, "hmtt_child", 16) || (ex && ez->seq < ex->seq))
+		fail("exit-record", "no EXIT record after the EXEC for pid %d", pid);
+	else
+		pass("exit-record");
+	for (i = 0; i < 8; i++) {
+		const struct hmtt_log_record *m = find_rec(n, HMTT_LOG_MAP, pid, vpn[i]);
+		const struct hmtt_log_record *u = find_rec(n, HMTT_LOG_UNMAP, pid, vpn[i]);
+
+		if (!m || m->b != pfn[i] || !u || u->b != pfn[i] || u->seq < m->seq)
+			bad++;
+	}
+	if (bad)
+		fail("exec-ptlog", "%d of 8 pages of the exec'd child without MAP and exit UNMAP", bad);
+	else
+		pass("exec-ptlog");
+	return 0;
+}
+
+static unsigned long long read_param(const char *name)
+{
+	char path[128], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/hmtt_dmatest/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return strtoull(buf, NULL, 0);
+}
+
+static void check_dma(size_t n, const char *name, unsigned long long addr,
+		      uint64_t size, uint64_t dir)
+{
+	const struct hmtt_log_record *map = NULL, *unmap = NULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct hmtt_log_record *r = &records[i];
+
+		if (r->a != addr || r->b != size || r->c != dir ||
+		    strncmp(r->name, "hmtt_dmatest", 16))
+			continue;
+		if (r->kind == HMTT_LOG_DMA_MAP && !map)
+			map = r;
+		if (r->kind == HMTT_LOG_DMA_UNMAP && map && !unmap)
+			unmap = r;
+	}
+	if (!addr || !map || !unmap)
+		fail(name, "addr 0x%llx size %llu dir %llu: map %s, unmap %s", addr,
+		     (unsigned long long)size, (unsigned long long)dir,
+		     map ? "logged" : "missing", unmap ? "logged" : "missing");
+	else
+		pass(name);
+}
+
+static int cmd_dma(void)
+{
+	size_t n = drain_log();
+
+	printf("INFO dma: %zu records\n", n);
+	check_dma(n, "dma-single", read_param("single_addr"), 4096, 1);
+	check_dma(n, "dma-sg0", read_param("sg_addr0"), 2048, 2);
+	check_dma(n, "dma-sg1", read_param("sg_addr1"), 1024, 2);
+	check_dma(n, "dma-coherent", read_param("coherent_addr"), 8192, 0);
+	return 0;
+}
+
+static int cmd_hexlog(void)
+{
+	unsigned char buf[64];
+	FILE *f;
+	size_t got;
+
+	drain_log();
+	f = fopen(LOG_FILE, "rb");
+	if (!f)
+		return 1;
+	while ((got = fread(buf, 1, sizeof(buf), f)) > 0) {
+		size_t i;
+
+		printf("HEX ");
+		for (i = 0; i < got; i++)
+			printf("%02x", buf[i]);
+		printf("\n");
+	}
+	fclose(f);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : "";
+
+	if (!strcmp(cmd, "info"))
+		cmd_info();
+	else if (!strcmp(cmd, "mmap"))
+		cmd_mmap();
+	else if (!strcmp(cmd, "ioctl"))
+		cmd_ioctl();
+	else if (!strcmp(cmd, "perm") && argc > 2)
+		cmd_perm(atoi(argv[2]));
+	else if (!strcmp(cmd, "ptlog"))
+		cmd_ptlog();
+	else if (!strcmp(cmd, "exec"))
+		cmd_exec();
+	else if (!strcmp(cmd, "child"))
+		return cmd_child();
+	else if (!strcmp(cmd, "dma"))
+		cmd_dma();
+	else if (!strcmp(cmd, "hexlog"))
+		return cmd_hexlog();
+	else
+		fail("usage", "unknown subcommand '%s'", cmd);
+	return failures ? 1 : 0;
+}

@@ -2,3 +2,19 @@
 //! receiver and the merge tool. See `docs/format.md`, which this crate
 //! implements. Pure Rust: no I/O, no allocation on the hot paths. Nothing
 //! else in the workspace may encode or decode these formats by hand.
+
+pub mod capture;
+pub mod command;
+pub mod config;
+pub mod geometry;
+pub mod klog;
+pub mod mapping;
+pub mod packet;
+pub mod record;
+
+pub use command::{Command, DdrCmd};
+pub use config::{ConfigWindow, EventKind, InnerCommand};
+pub use geometry::{DdrCoord, Geometry, LINE_BYTES};
+pub use mapping::AddressMapping;
+pub use packet::{Packet, PacketHeader};
+pub use record::{BoardEvent, EventEncoder, Opcode, RecordWord, TimedEvent, WordDecoder};

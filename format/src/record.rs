@@ -1,0 +1,610 @@
+//! The 32-bit record word (format.md §4) and the encoder rules (§4.1).
+//!
+//! ```text
+//!  31      26 25 24   23 ........................ 0
+//!  [  dt:6  ][K][W ][        line_lo:24           ]   K=0 ACCESS
+//!  [  dt:6  ][K][ op:4 ][       payload:21        ]   K=1 CONTROL
+//! ```
+
+/// Largest `dt` a word carries.
+pub const DT_MAX: u32 = 63;
+/// Ticks one unit of TIME payload stands for.
+pub const TIME_UNIT: u64 = 64;
+/// Largest CONTROL payload.
+pub const PAYLOAD_MAX: u32 = (1 << 21) - 1;
+/// Mask of `line_lo`.
+pub const LINE_LO_MASK: u64 = (1 << 24) - 1;
+/// Event indices carried by a TAG word: 20 bits.
+pub const TAG_EVENT_MAX: u32 = (1 << 20) - 1;
+
+mod field {
+    pub const DT_SHIFT: u32 = 26;
+    pub const K_BIT: u32 = 1 << 25;
+    pub const W_BIT: u32 = 1 << 24;
+    pub const OP_SHIFT: u32 = 21;
+    pub const OP_MASK: u32 = 0xf;
+    pub const LINE_LO_MASK: u32 = (1 << 24) - 1;
+    pub const PAYLOAD_MASK: u32 = (1 << 21) - 1;
+    pub const TAG_WRITE_BIT: u32 = 1 << 20;
+    pub const TAG_EVENT_MASK: u32 = (1 << 20) - 1;
+}
+
+/// CONTROL opcodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Opcode {
+    Time,
+    LineHi,
+    Tag,
+    Cmd,
+    Lost,
+    Pad,
+    /// 5..=14: a decoder reports these as corrupt input.
+    Reserved(u8),
+}
+
+impl Opcode {
+    pub fn from_bits(op: u8) -> Opcode {
+        match op & 0xf {
+            0 => Opcode::Time,
+            1 => Opcode::LineHi,
+            2 => Opcode::Tag,
+            3 => Opcode::Cmd,
+            4 => Opcode::Lost,
+            15 => Opcode::Pad,
+            other => Opcode::Reserved(other),
+        }
+    }
+    pub fn bits(self) -> u8 {
+        match self {
+            Opcode::Time => 0,
+            Opcode::LineHi => 1,
+            Opcode::Tag => 2,
+            Opcode::Cmd => 3,
+            Opcode::Lost => 4,
+            Opcode::Pad => 15,
+            Opcode::Reserved(b) => b & 0xf,
+        }
+    }
+}
+
+/// A field value does not fit its width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    #[error("dt {0} exceeds {DT_MAX}")]
+    DtTooLarge(u32),
+    #[error("line_lo {0:#x} exceeds 24 bits")]
+    LineLoTooLarge(u64),
+    #[error("payload {0:#x} exceeds 21 bits")]
+    PayloadTooLarge(u32),
+    #[error("tag event index {0:#x} exceeds 20 bits")]
+    TagEventTooLarge(u32),
+}
+
+/// One record word as it travels on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RecordWord(pub u32);
+
+/// A record word split into its fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Word {
+    Access { dt: u8, write: bool, line_lo: u32 },
+    Control { dt: u8, op: Opcode, payload: u32 },
+}
+
+impl RecordWord {
+    /// An ACCESS word.
+    pub fn access(dt: u32, write: bool, line_lo: u64) -> Result<RecordWord, RecordError> {
+        if dt > DT_MAX {
+            return Err(RecordError::DtTooLarge(dt));
+        }
+        if line_lo > LINE_LO_MASK {
+            return Err(RecordError::LineLoTooLarge(line_lo));
+        }
+        Ok(Self::access_unchecked(dt, write, line_lo))
+    }
+
+    /// An ACCESS word; fields are truncated to their widths.
+    #[inline]
+    pub fn access_unchecked(dt: u32, write: bool, line_lo: u64) -> RecordWord {
+        let w = if write { field::W_BIT } else { 0 };
+        RecordWord(((dt & DT_MAX) << field::DT_SHIFT) | w | (line_lo as u32 & field::LINE_LO_MASK))
+    }
+
+    /// A CONTROL word.
+    pub fn control(dt: u32, op: Opcode, payload: u32) -> Result<RecordWord, RecordError> {
+        if dt > DT_MAX {
+            return Err(RecordError::DtTooLarge(dt));
+        }
+        if payload > PAYLOAD_MAX {
+            return Err(RecordError::PayloadTooLarge(payload));
+        }
+        Ok(Self::control_unchecked(dt, op, payload))
+    }
+
+    /// A CONTROL word; fields are truncated to their widths.
+    #[inline]
+    pub fn control_unchecked(dt: u32, op: Opcode, payload: u32) -> RecordWord {
+        RecordWord(
+            ((dt & DT_MAX) << field::DT_SHIFT)
+                | field::K_BIT
+                | ((u32::from(op.bits()) & field::OP_MASK) << field::OP_SHIFT)
+                | (payload & field::PAYLOAD_MASK),
+        )
+    }
+
+    /// The payload of a TAG word.
+    pub fn tag_payload(event: u32, write: bool) -> Result<u32, RecordError> {
+        if event > TAG_EVENT_MAX {
+            return Err(RecordError::TagEventTooLarge(event));
+        }
+        Ok(event | if write { field::TAG_WRITE_BIT } else { 0 })
+    }
+
+    /// Splits a TAG payload into (event index, write).
+    pub fn split_tag_payload(payload: u32) -> (u32, bool) {
+        (
+            payload & field::TAG_EVENT_MASK,
+            payload & field::TAG_WRITE_BIT != 0,
+        )
+    }
+
+    #[inline]
+    pub fn dt(self) -> u32 {
+        self.0 >> field::DT_SHIFT
+    }
+    #[inline]
+    pub fn is_control(self) -> bool {
+        self.0 & field::K_BIT != 0
+    }
+    /// Write bit of an ACCESS word.
+    #[inline]
+    pub fn is_write(self) -> bool {
+        self.0 & field::W_BIT != 0
+    }
+    #[inline]
+    pub fn line_lo(self) -> u32 {
+        self.0 & field::LINE_LO_MASK
+    }
+    #[inline]
+    pub fn opcode(self) -> Opcode {
+        Opcode::from_bits(((self.0 >> field::OP_SHIFT) & field::OP_MASK) as u8)
+    }
+    #[inline]
+    pub fn payload(self) -> u32 {
+        self.0 & field::PAYLOAD_MASK
+    }
+
+    pub fn split(self) -> Word {
+        let dt = self.dt() as u8;
+        if self.is_control() {
+            Word::Control {
+                dt,
+                op: self.opcode(),
+                payload: self.payload(),
+            }
+        } else {
+            Word::Access {
+                dt,
+                write: self.is_write(),
+                line_lo: self.line_lo(),
+            }
+        }
+    }
+
+    pub fn to_le_bytes(self) -> [u8; 4] {
+        self.0.to_le_bytes()
+    }
+    pub fn from_le_bytes(b: [u8; 4]) -> RecordWord {
+        RecordWord(u32::from_le_bytes(b))
+    }
+}
+
+/// What the board records, before encoding (format.md §4.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BoardEvent {
+    Access { line: u64, write: bool },
+    Tag { event: u32, write: bool },
+    Cmd { code: u32 },
+    Lost { count: u32 },
+}
+
+/// A decoded record with its absolute time in ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TimedEvent {
+    pub tick: u64,
+    pub event: BoardEvent,
+}
+
+/// The words one event needs, at most: TIME words for the largest gap a u64
+/// tick counter can have would be many, so the encoder caps the buffer and
+/// handles long gaps by emitting TIME words in chunks (see `EventEncoder`).
+pub const MAX_WORDS_PER_EVENT: usize = 8;
+
+/// The encoder state of §4.1: time and LINE_HI of the last word pushed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EventEncoder {
+    /// Time of the last word pushed into the FIFO.
+    pub last: u64,
+    /// LINE_HI of the stream.
+    pub hi: u32,
+}
+
+/// The words of one event, ready for an atomic push.
+#[derive(Debug, Clone, Copy)]
+pub struct EncodedEvent {
+    words: [RecordWord; MAX_WORDS_PER_EVENT],
+    len: usize,
+    /// Encoder state after the push.
+    pub next: EventEncoder,
+}
+
+impl EncodedEvent {
+    pub fn words(&self) -> &[RecordWord] {
+        &self.words[..self.len]
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl EventEncoder {
+    /// The words for `event` at tick `t` (≥ `self.last`). Gaps so long that
+    /// they need more TIME words than fit (over ~2^29 ticks) are not
+    /// representable in one atomic push: the caller first pushes
+    /// [`EventEncoder::time_filler`] words.
+    pub fn encode(&self, t: u64, event: BoardEvent) -> Option<EncodedEvent> {
+        debug_assert!(t >= self.last, "time went backwards");
+        let mut gap = t.saturating_sub(self.last);
+        let mut words = [RecordWord(0); MAX_WORDS_PER_EVENT];
+        let mut len = 0;
+        let mut push = |w: RecordWord, len: &mut usize| -> Option<()> {
+            if *len == MAX_WORDS_PER_EVENT {
+                return None;
+            }
+            words[*len] = w;
+            *len += 1;
+            Some(())
+        };
+        while gap >= TIME_UNIT {
+            let n = (gap / TIME_UNIT).min(u64::from(PAYLOAD_MAX));
+            push(
+                RecordWord::control_unchecked(0, Opcode::Time, n as u32),
+                &mut len,
+            )?;
+            gap -= n * TIME_UNIT;
+        }
+        let mut hi = self.hi;
+        let word = match event {
+            BoardEvent::Access { line, write } => {
+                let line_hi = (line >> 24) as u32;
+                if line_hi != hi {
+                    push(
+                        RecordWord::control_unchecked(gap as u32, Opcode::LineHi, line_hi),
+                        &mut len,
+                    )?;
+                    gap = 0;
+                    hi = line_hi;
+                }
+                RecordWord::access_unchecked(gap as u32, write, line & LINE_LO_MASK)
+            }
+            BoardEvent::Tag { event, write } => RecordWord::control_unchecked(
+                gap as u32,
+                Opcode::Tag,
+                (event & field::TAG_EVENT_MASK) | if write { field::TAG_WRITE_BIT } else { 0 },
+            ),
+            BoardEvent::Cmd { code } => {
+                RecordWord::control_unchecked(gap as u32, Opcode::Cmd, code & PAYLOAD_MAX)
+            }
+            BoardEvent::Lost { count } => {
+                RecordWord::control_unchecked(gap as u32, Opcode::Lost, count.min(PAYLOAD_MAX))
+            }
+        };
+        push(word, &mut len)?;
+        Some(EncodedEvent {
+            words,
+            len,
+            next: EventEncoder { last: t, hi },
+        })
+    }
+
+    /// For gaps too long for one event: one maximal TIME word that brings
+    /// `last` closer to `t`. Returns `None` when the gap already fits.
+    pub fn time_filler(&self, t: u64) -> Option<(RecordWord, EventEncoder)> {
+        let gap = t.saturating_sub(self.last);
+        let max_in_event = (MAX_WORDS_PER_EVENT as u64 - 2) * u64::from(PAYLOAD_MAX) * TIME_UNIT;
+        if gap <= max_in_event {
+            return None;
+        }
+        let step = u64::from(PAYLOAD_MAX) * TIME_UNIT;
+        Some((
+            RecordWord::control_unchecked(0, Opcode::Time, PAYLOAD_MAX),
+            EventEncoder {
+                last: self.last + step,
+                hi: self.hi,
+            },
+        ))
+    }
+}
+
+/// A reason a word could not be decoded; the decoder goes on after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CorruptWord {
+    #[error("reserved opcode {op} in word {word:#010x} at tick {tick}")]
+    ReservedOpcode { op: u8, word: u32, tick: u64 },
+}
+
+/// Decodes words of one packet into timed events (format.md §4).
+#[derive(Debug, Clone)]
+pub struct WordDecoder {
+    time: u64,
+    line_hi: u64,
+}
+
+impl WordDecoder {
+    /// A decoder at the start of a packet with time origin `t0`.
+    pub fn new(t0: u64) -> WordDecoder {
+        WordDecoder {
+            time: t0,
+            line_hi: 0,
+        }
+    }
+
+    /// Time of the last word decoded (or `t0`).
+    pub fn time(&self) -> u64 {
+        self.time
+    }
+
+    /// Current LINE_HI value.
+    pub fn line_hi(&self) -> u64 {
+        self.line_hi
+    }
+
+    /// Feeds one word; returns the event it records, if any.
+    #[inline]
+    pub fn feed(&mut self, w: RecordWord) -> Result<Option<TimedEvent>, CorruptWord> {
+        self.time += u64::from(w.dt());
+        if !w.is_control() {
+            return Ok(Some(TimedEvent {
+                tick: self.time,
+                event: BoardEvent::Access {
+                    line: (self.line_hi << 24) | u64::from(w.line_lo()),
+                    write: w.is_write(),
+                },
+            }));
+        }
+        let payload = w.payload();
+        let event = match w.opcode() {
+            Opcode::Time => {
+                self.time += u64::from(payload) * TIME_UNIT;
+                return Ok(None);
+            }
+            Opcode::LineHi => {
+                self.line_hi = u64::from(payload);
+                return Ok(None);
+            }
+            Opcode::Pad => return Ok(None),
+            Opcode::Tag => {
+                let (event, write) = RecordWord::split_tag_payload(payload);
+                BoardEvent::Tag { event, write }
+            }
+            Opcode::Cmd => BoardEvent::Cmd { code: payload },
+            Opcode::Lost => BoardEvent::Lost { count: payload },
+            Opcode::Reserved(op) => {
+                return Err(CorruptWord::ReservedOpcode {
+                    op,
+                    word: w.0,
+                    tick: self.time,
+                })
+            }
+        };
+        Ok(Some(TimedEvent {
+            tick: self.time,
+            event,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn word_layout_matches_the_spec() {
+        let w = RecordWord::access(63, true, 0xabcdef).unwrap();
+        assert_eq!(w.0, (63 << 26) | (1 << 24) | 0xabcdef);
+        assert!(!w.is_control());
+        let c = RecordWord::control(5, Opcode::Lost, 0x1fffff).unwrap();
+        assert_eq!(c.0, (5 << 26) | (1 << 25) | (4 << 21) | 0x1fffff);
+        assert_eq!(c.opcode(), Opcode::Lost);
+        assert_eq!(
+            RecordWord::control(0, Opcode::Pad, 0).unwrap().0,
+            (1 << 25) | (15 << 21)
+        );
+        assert_eq!(
+            RecordWord::access(64, false, 0),
+            Err(RecordError::DtTooLarge(64))
+        );
+        assert_eq!(
+            RecordWord::access(0, false, 1 << 24),
+            Err(RecordError::LineLoTooLarge(1 << 24))
+        );
+        assert_eq!(
+            RecordWord::control(0, Opcode::Tag, 1 << 21),
+            Err(RecordError::PayloadTooLarge(1 << 21))
+        );
+        assert_eq!(
+            RecordWord::tag_payload(1 << 20, false),
+            Err(RecordError::TagEventTooLarge(1 << 20))
+        );
+        assert_eq!(RecordWord::from_le_bytes(w.to_le_bytes()), w);
+    }
+
+    #[test]
+    fn every_opcode_round_trips() {
+        for bits in 0u8..16 {
+            let op = Opcode::from_bits(bits);
+            assert_eq!(op.bits(), bits);
+            let w = RecordWord::control(17, op, 12345).unwrap();
+            assert_eq!(
+                w.split(),
+                Word::Control {
+                    dt: 17,
+                    op,
+                    payload: 12345
+                }
+            );
+        }
+        assert!(matches!(Opcode::from_bits(5), Opcode::Reserved(5)));
+        assert!(matches!(Opcode::from_bits(14), Opcode::Reserved(14)));
+    }
+
+    #[test]
+    fn reserved_opcode_is_reported_and_time_still_counts() {
+        let mut d = WordDecoder::new(100);
+        let bad = RecordWord::control(7, Opcode::Reserved(9), 0).unwrap();
+        assert!(matches!(
+            d.feed(bad),
+            Err(CorruptWord::ReservedOpcode {
+                op: 9,
+                tick: 107,
+                ..
+            })
+        ));
+        let ok = d.feed(RecordWord::access(1, false, 5).unwrap()).unwrap();
+        assert_eq!(ok.unwrap().tick, 108);
+    }
+
+    #[test]
+    fn gap_of_exactly_64_uses_time() {
+        let enc = EventEncoder::default();
+        let e = enc
+            .encode(
+                64,
+                BoardEvent::Access {
+                    line: 1,
+                    write: false,
+                },
+            )
+            .unwrap();
+        assert_eq!(e.words().len(), 2);
+        assert_eq!(e.words()[0].opcode(), Opcode::Time);
+        assert_eq!(e.words()[0].payload(), 1);
+        assert_eq!(e.words()[1].dt(), 0);
+        let e = enc
+            .encode(
+                63,
+                BoardEvent::Access {
+                    line: 1,
+                    write: false,
+                },
+            )
+            .unwrap();
+        assert_eq!(e.words().len(), 1);
+        assert_eq!(e.words()[0].dt(), 63);
+    }
+
+    #[test]
+    fn line_hi_only_when_it_changes() {
+        let enc = EventEncoder::default();
+        let line = (0x15 << 24) | 0x42;
+        let e = enc
+            .encode(3, BoardEvent::Access { line, write: true })
+            .unwrap();
+        assert_eq!(e.words().len(), 2);
+        assert_eq!(e.words()[0].opcode(), Opcode::LineHi);
+        assert_eq!(e.words()[0].dt(), 3);
+        assert_eq!(e.words()[1].dt(), 0);
+        let e2 = e
+            .next
+            .encode(
+                4,
+                BoardEvent::Access {
+                    line: line + 1,
+                    write: false,
+                },
+            )
+            .unwrap();
+        assert_eq!(e2.words().len(), 1);
+        // A tag does not change LINE_HI.
+        let e3 = e2
+            .next
+            .encode(
+                4,
+                BoardEvent::Tag {
+                    event: 70,
+                    write: false,
+                },
+            )
+            .unwrap();
+        assert_eq!(e3.next.hi, 0x15);
+    }
+
+    #[test]
+    fn huge_gaps_need_fillers() {
+        let enc = EventEncoder::default();
+        let t = 1u64 << 40;
+        assert!(enc.encode(t, BoardEvent::Cmd { code: 0 }).is_none());
+        let mut state = enc;
+        let mut words = vec![];
+        while let Some((w, next)) = state.time_filler(t) {
+            words.push(w);
+            state = next;
+        }
+        let e = state.encode(t, BoardEvent::Cmd { code: 0 }).unwrap();
+        words.extend_from_slice(e.words());
+        let mut d = WordDecoder::new(0);
+        let events: Vec<_> = words.iter().filter_map(|w| d.feed(*w).unwrap()).collect();
+        assert_eq!(
+            events,
+            vec![TimedEvent {
+                tick: t,
+                event: BoardEvent::Cmd { code: 0 }
+            }]
+        );
+    }
+
+    fn any_event() -> impl Strategy<Value = BoardEvent> {
+        prop_oneof![
+            (0u64..(1 << 45), any::<bool>())
+                .prop_map(|(line, write)| BoardEvent::Access { line, write }),
+            (0u32..(1 << 20), any::<bool>())
+                .prop_map(|(event, write)| BoardEvent::Tag { event, write }),
+            (0u32..64).prop_map(|code| BoardEvent::Cmd { code }),
+            (1u32..=PAYLOAD_MAX).prop_map(|count| BoardEvent::Lost { count }),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn encode_then_decode_gives_the_events_back(
+            evs in proptest::collection::vec((0u64..300_000_000, any_event()), 1..200)
+        ) {
+            let mut enc = EventEncoder::default();
+            let mut t = 0u64;
+            let mut words = vec![];
+            let mut expect = vec![];
+            for (gap, ev) in evs {
+                // Gaps around the 64-tick boundary matter most.
+                let gap = if gap.is_multiple_of(3) { gap % 130 } else { gap };
+                t += gap;
+                let e = enc.encode(t, ev).unwrap();
+                words.extend_from_slice(e.words());
+                enc = e.next;
+                expect.push(TimedEvent { tick: t, event: ev });
+            }
+            let mut d = WordDecoder::new(0);
+            let got: Vec<_> = words.iter().filter_map(|w| d.feed(*w).unwrap()).collect();
+            prop_assert_eq!(got, expect);
+        }
+
+        #[test]
+        fn access_fields_round_trip(dt in 0u32..64, write in any::<bool>(), lo in 0u64..(1 << 24)) {
+            let w = RecordWord::access(dt, write, lo).unwrap();
+            prop_assert_eq!(w.split(), Word::Access { dt: dt as u8, write, line_lo: lo as u32 });
+        }
+    }
+}

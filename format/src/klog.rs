@@ -1,0 +1,819 @@
+//! Kernel log file (`.hmttlog`) and its 64-byte records, docs/format.md
+//! section 8 (version 1).
+//!
+//! The kernel module writes the records (`hmtt_printk`), `hmtt log` drains
+//! them into a file behind a 32-byte header, and merge places each record
+//! at the TAG that announced its sequence number ([`tag_event_index`]).
+//! [`FileHeader`] and [`Record`] are zero-copy views over byte buffers;
+//! [`FileHeaderRepr`] and [`RecordRepr`] are their parsed forms, and
+//! `parse`/`emit` convert between the two symmetrically.
+
+use core::fmt;
+
+/// The eight magic bytes that open a `.hmttlog` file.
+pub const FILE_MAGIC: [u8; 8] = *b"HMTTLOG\0";
+/// Version of the kernel log format this module implements.
+pub const VERSION: u16 = 1;
+/// Length of the file header in bytes.
+pub const HEADER_LEN: usize = 32;
+/// Length of one record in bytes.
+pub const RECORD_LEN: usize = 64;
+/// Length of the NUL-padded name field in bytes.
+pub const NAME_LEN: usize = 16;
+/// First configuration-space event index of the kernel log tags.
+pub const TAG_EVENT_FIRST: u32 = 0x10000;
+/// Number of kernel log tag indices (the sequence number modulo this).
+pub const TAG_EVENT_COUNT: u32 = 0x10000;
+
+/// The configuration-space event index that announces record `seq`.
+pub fn tag_event_index(seq: u64) -> u32 {
+    TAG_EVENT_FIRST + (seq % u64::from(TAG_EVENT_COUNT)) as u32
+}
+
+/// Why a header or record could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    #[error("buffer of {got} bytes is shorter than the {need} bytes needed")]
+    Truncated { need: usize, got: usize },
+    #[error("not a kernel log file (magic {0:02x?})")]
+    BadMagic([u8; 8]),
+    #[error("kernel log version {0} is not supported (this build reads version 1)")]
+    UnsupportedVersion(u16),
+    #[error("record size {0} is not 64")]
+    BadRecordSize(u16),
+    #[error("unknown record kind {0}")]
+    UnknownKind(u16),
+    #[error("unknown DMA direction {0}")]
+    BadDirection(u64),
+}
+
+pub type Result<T> = core::result::Result<T, Error>;
+
+mod field {
+    pub type Field = core::ops::Range<usize>;
+
+    pub const MAGIC: Field = 0..8;
+    pub const VERSION: Field = 8..10;
+    pub const RECORD_SIZE: Field = 10..12;
+    pub const RESERVED0: Field = 12..16;
+    pub const START_NS: Field = 16..24;
+    pub const RESERVED1: Field = 24..32;
+
+    pub const SEQ: Field = 0..8;
+    pub const KIND: Field = 8..10;
+    pub const CPU: Field = 10..12;
+    pub const PID: Field = 12..16;
+    pub const A: Field = 16..24;
+    pub const B: Field = 24..32;
+    pub const C: Field = 32..40;
+    pub const TIME: Field = 40..48;
+    pub const NAME: Field = 48..64;
+}
+
+fn get_u16(buf: &[u8], f: field::Field) -> u16 {
+    u16::from_le_bytes(buf[f].try_into().expect("field is 2 bytes"))
+}
+
+fn get_u32(buf: &[u8], f: field::Field) -> u32 {
+    u32::from_le_bytes(buf[f].try_into().expect("field is 4 bytes"))
+}
+
+fn get_u64(buf: &[u8], f: field::Field) -> u64 {
+    u64::from_le_bytes(buf[f].try_into().expect("field is 8 bytes"))
+}
+
+/// A view of the 32-byte file header.
+#[derive(Debug, Clone)]
+pub struct FileHeader<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> FileHeader<T> {
+    /// Wrap a buffer without checking its length; accessors may panic.
+    pub fn new_unchecked(buffer: T) -> Self {
+        Self { buffer }
+    }
+
+    /// Wrap a buffer after [`check_len`](Self::check_len).
+    pub fn new_checked(buffer: T) -> Result<Self> {
+        let header = Self::new_unchecked(buffer);
+        header.check_len()?;
+        Ok(header)
+    }
+
+    /// Ensure no accessor can panic.
+    pub fn check_len(&self) -> Result<()> {
+        let got = self.buffer.as_ref().len();
+        if got < HEADER_LEN {
+            return Err(Error::Truncated {
+                need: HEADER_LEN,
+                got,
+            });
+        }
+        Ok(())
+    }
+
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    pub fn magic(&self) -> [u8; 8] {
+        self.buffer.as_ref()[field::MAGIC]
+            .try_into()
+            .expect("field is 8 bytes")
+    }
+
+    pub fn version(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), field::VERSION)
+    }
+
+    pub fn record_size(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), field::RECORD_SIZE)
+    }
+
+    /// Wall-clock time when logging started, ns since the Unix epoch.
+    pub fn start_ns(&self) -> u64 {
+        get_u64(self.buffer.as_ref(), field::START_NS)
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> FileHeader<T> {
+    pub fn set_magic(&mut self, magic: [u8; 8]) {
+        self.buffer.as_mut()[field::MAGIC].copy_from_slice(&magic);
+    }
+
+    pub fn set_version(&mut self, version: u16) {
+        self.buffer.as_mut()[field::VERSION].copy_from_slice(&version.to_le_bytes());
+    }
+
+    pub fn set_record_size(&mut self, size: u16) {
+        self.buffer.as_mut()[field::RECORD_SIZE].copy_from_slice(&size.to_le_bytes());
+    }
+
+    pub fn set_start_ns(&mut self, ns: u64) {
+        self.buffer.as_mut()[field::START_NS].copy_from_slice(&ns.to_le_bytes());
+    }
+
+    /// Zero both reserved fields.
+    pub fn clear_reserved(&mut self) {
+        self.buffer.as_mut()[field::RESERVED0].fill(0);
+        self.buffer.as_mut()[field::RESERVED1].fill(0);
+    }
+}
+
+/// The parsed file header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileHeaderRepr {
+    /// Wall-clock time when logging started, ns since the Unix epoch.
+    pub start_ns: u64,
+}
+
+impl FileHeaderRepr {
+    pub fn parse<T: AsRef<[u8]>>(header: &FileHeader<T>) -> Result<Self> {
+        header.check_len()?;
+        if header.magic() != FILE_MAGIC {
+            return Err(Error::BadMagic(header.magic()));
+        }
+        if header.version() != VERSION {
+            return Err(Error::UnsupportedVersion(header.version()));
+        }
+        if usize::from(header.record_size()) != RECORD_LEN {
+            return Err(Error::BadRecordSize(header.record_size()));
+        }
+        Ok(Self {
+            start_ns: header.start_ns(),
+        })
+    }
+
+    pub fn buffer_len(&self) -> usize {
+        HEADER_LEN
+    }
+
+    /// Write the header; the buffer must be at least [`HEADER_LEN`] bytes.
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, header: &mut FileHeader<T>) {
+        header.set_magic(FILE_MAGIC);
+        header.set_version(VERSION);
+        header.set_record_size(RECORD_LEN as u16);
+        header.clear_reserved();
+        header.set_start_ns(self.start_ns);
+    }
+
+    /// The header as bytes.
+    pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
+        let mut bytes = [0u8; HEADER_LEN];
+        self.emit(&mut FileHeader::new_unchecked(&mut bytes[..]));
+        bytes
+    }
+}
+
+/// Record kinds (the `kind` field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u16)]
+pub enum Kind {
+    Map = 1,
+    Unmap = 2,
+    Exec = 3,
+    Exit = 4,
+    DmaMap = 5,
+    DmaUnmap = 6,
+    SnapshotMap = 7,
+    Overrun = 8,
+}
+
+impl TryFrom<u16> for Kind {
+    type Error = Error;
+
+    fn try_from(raw: u16) -> Result<Self> {
+        Ok(match raw {
+            1 => Kind::Map,
+            2 => Kind::Unmap,
+            3 => Kind::Exec,
+            4 => Kind::Exit,
+            5 => Kind::DmaMap,
+            6 => Kind::DmaUnmap,
+            7 => Kind::SnapshotMap,
+            8 => Kind::Overrun,
+            other => return Err(Error::UnknownKind(other)),
+        })
+    }
+}
+
+/// DMA transfer direction (the `c` field of DMA records).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum DmaDirection {
+    Bidirectional = 0,
+    ToDevice = 1,
+    FromDevice = 2,
+    None = 3,
+}
+
+impl TryFrom<u64> for DmaDirection {
+    type Error = Error;
+
+    fn try_from(raw: u64) -> Result<Self> {
+        Ok(match raw {
+            0 => DmaDirection::Bidirectional,
+            1 => DmaDirection::ToDevice,
+            2 => DmaDirection::FromDevice,
+            3 => DmaDirection::None,
+            other => return Err(Error::BadDirection(other)),
+        })
+    }
+}
+
+/// A command or device name: up to 16 bytes, NUL-padded on the wire.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Name([u8; NAME_LEN]);
+
+impl Name {
+    /// The name from its field bytes; bytes after the first NUL are ignored.
+    pub fn from_field(field: [u8; NAME_LEN]) -> Self {
+        let len = field.iter().position(|&b| b == 0).unwrap_or(NAME_LEN);
+        let mut bytes = [0u8; NAME_LEN];
+        bytes[..len].copy_from_slice(&field[..len]);
+        Self(bytes)
+    }
+
+    /// A name from a string, cut to 16 bytes (the kernel cuts at 15).
+    pub fn new(name: &str) -> Self {
+        let mut bytes = [0u8; NAME_LEN];
+        let len = name.len().min(NAME_LEN);
+        bytes[..len].copy_from_slice(&name.as_bytes()[..len]);
+        Self::from_field(bytes)
+    }
+
+    /// The name without its padding.
+    pub fn as_bytes(&self) -> &[u8] {
+        let len = self.0.iter().position(|&b| b == 0).unwrap_or(NAME_LEN);
+        &self.0[..len]
+    }
+
+    /// The padded field.
+    pub fn field(&self) -> [u8; NAME_LEN] {
+        self.0
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&String::from_utf8_lossy(self.as_bytes()))
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Name({:?})", String::from_utf8_lossy(self.as_bytes()))
+    }
+}
+
+/// A view of one 64-byte record.
+#[derive(Debug, Clone)]
+pub struct Record<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> Record<T> {
+    /// Wrap a buffer without checking its length; accessors may panic.
+    pub fn new_unchecked(buffer: T) -> Self {
+        Self { buffer }
+    }
+
+    /// Wrap a buffer after [`check_len`](Self::check_len).
+    pub fn new_checked(buffer: T) -> Result<Self> {
+        let record = Self::new_unchecked(buffer);
+        record.check_len()?;
+        Ok(record)
+    }
+
+    /// Ensure no accessor can panic.
+    pub fn check_len(&self) -> Result<()> {
+        let got = self.buffer.as_ref().len();
+        if got < RECORD_LEN {
+            return Err(Error::Truncated {
+                need: RECORD_LEN,
+                got,
+            });
+        }
+        Ok(())
+    }
+
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    pub fn seq(&self) -> u64 {
+        get_u64(self.buffer.as_ref(), field::SEQ)
+    }
+
+    pub fn kind(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), field::KIND)
+    }
+
+    pub fn cpu(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), field::CPU)
+    }
+
+    pub fn pid(&self) -> u32 {
+        get_u32(self.buffer.as_ref(), field::PID)
+    }
+
+    pub fn a(&self) -> u64 {
+        get_u64(self.buffer.as_ref(), field::A)
+    }
+
+    pub fn b(&self) -> u64 {
+        get_u64(self.buffer.as_ref(), field::B)
+    }
+
+    pub fn c(&self) -> u64 {
+        get_u64(self.buffer.as_ref(), field::C)
+    }
+
+    /// Kernel monotonic time of the event, ns.
+    pub fn time_ns(&self) -> u64 {
+        get_u64(self.buffer.as_ref(), field::TIME)
+    }
+
+    pub fn name(&self) -> [u8; NAME_LEN] {
+        self.buffer.as_ref()[field::NAME]
+            .try_into()
+            .expect("field is 16 bytes")
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Record<T> {
+    pub fn set_seq(&mut self, v: u64) {
+        self.buffer.as_mut()[field::SEQ].copy_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn set_kind(&mut self, v: u16) {
+        self.buffer.as_mut()[field::KIND].copy_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn set_cpu(&mut self, v: u16) {
+        self.buffer.as_mut()[field::CPU].copy_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn set_pid(&mut self, v: u32) {
+        self.buffer.as_mut()[field::PID].copy_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn set_a(&mut self, v: u64) {
+        self.buffer.as_mut()[field::A].copy_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn set_b(&mut self, v: u64) {
+        self.buffer.as_mut()[field::B].copy_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn set_c(&mut self, v: u64) {
+        self.buffer.as_mut()[field::C].copy_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn set_time_ns(&mut self, v: u64) {
+        self.buffer.as_mut()[field::TIME].copy_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn set_name(&mut self, name: [u8; NAME_LEN]) {
+        self.buffer.as_mut()[field::NAME].copy_from_slice(&name);
+    }
+}
+
+/// What a record says happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A page fault mapped virtual page `vpn` to frame `pfn`.
+    Map { vpn: u64, pfn: u64, pte_phys: u64 },
+    /// The entry mapping `vpn` to `pfn` is about to be zapped.
+    Unmap { vpn: u64, pfn: u64, pte_phys: u64 },
+    /// A present mapping found by a page-table walk.
+    SnapshotMap { vpn: u64, pfn: u64, pte_phys: u64 },
+    /// The process exec'd a program with this command name.
+    Exec { comm: Name },
+    /// The last thread of the process exited.
+    Exit { comm: Name },
+    /// A buffer was handed to a device (the paper's DMA_BEGIN).
+    DmaMap {
+        addr: u64,
+        size: u64,
+        dir: DmaDirection,
+        device: Name,
+    },
+    /// A buffer was taken back from a device (the paper's DMA_END).
+    DmaUnmap {
+        addr: u64,
+        size: u64,
+        dir: DmaDirection,
+        device: Name,
+    },
+    /// Records lost in the kernel ring since the previous OVERRUN.
+    Overrun { lost: u64 },
+}
+
+impl Event {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Event::Map { .. } => Kind::Map,
+            Event::Unmap { .. } => Kind::Unmap,
+            Event::SnapshotMap { .. } => Kind::SnapshotMap,
+            Event::Exec { .. } => Kind::Exec,
+            Event::Exit { .. } => Kind::Exit,
+            Event::DmaMap { .. } => Kind::DmaMap,
+            Event::DmaUnmap { .. } => Kind::DmaUnmap,
+            Event::Overrun { .. } => Kind::Overrun,
+        }
+    }
+}
+
+/// A parsed record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordRepr {
+    pub seq: u64,
+    pub cpu: u16,
+    pub pid: u32,
+    /// Kernel monotonic time, ns.
+    pub time_ns: u64,
+    pub event: Event,
+}
+
+impl RecordRepr {
+    pub fn parse<T: AsRef<[u8]>>(record: &Record<T>) -> Result<Self> {
+        record.check_len()?;
+        let (a, b, c) = (record.a(), record.b(), record.c());
+        let name = Name::from_field(record.name());
+        let event = match Kind::try_from(record.kind())? {
+            Kind::Map => Event::Map {
+                vpn: a,
+                pfn: b,
+                pte_phys: c,
+            },
+            Kind::Unmap => Event::Unmap {
+                vpn: a,
+                pfn: b,
+                pte_phys: c,
+            },
+            Kind::SnapshotMap => Event::SnapshotMap {
+                vpn: a,
+                pfn: b,
+                pte_phys: c,
+            },
+            Kind::Exec => Event::Exec { comm: name },
+            Kind::Exit => Event::Exit { comm: name },
+            Kind::DmaMap => Event::DmaMap {
+                addr: a,
+                size: b,
+                dir: DmaDirection::try_from(c)?,
+                device: name,
+            },
+            Kind::DmaUnmap => Event::DmaUnmap {
+                addr: a,
+                size: b,
+                dir: DmaDirection::try_from(c)?,
+                device: name,
+            },
+            Kind::Overrun => Event::Overrun { lost: a },
+        };
+        Ok(Self {
+            seq: record.seq(),
+            cpu: record.cpu(),
+            pid: record.pid(),
+            time_ns: record.time_ns(),
+            event,
+        })
+    }
+
+    pub fn buffer_len(&self) -> usize {
+        RECORD_LEN
+    }
+
+    /// Write the record; the buffer must be at least [`RECORD_LEN`] bytes.
+    /// Fields a kind does not use are written as zero.
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, record: &mut Record<T>) {
+        let (a, b, c, name) = match self.event {
+            Event::Map { vpn, pfn, pte_phys }
+            | Event::Unmap { vpn, pfn, pte_phys }
+            | Event::SnapshotMap { vpn, pfn, pte_phys } => (vpn, pfn, pte_phys, Name::default()),
+            Event::Exec { comm } | Event::Exit { comm } => (0, 0, 0, comm),
+            Event::DmaMap {
+                addr,
+                size,
+                dir,
+                device,
+            }
+            | Event::DmaUnmap {
+                addr,
+                size,
+                dir,
+                device,
+            } => (addr, size, dir as u64, device),
+            Event::Overrun { lost } => (lost, 0, 0, Name::default()),
+        };
+        record.set_seq(self.seq);
+        record.set_kind(self.event.kind() as u16);
+        record.set_cpu(self.cpu);
+        record.set_pid(self.pid);
+        record.set_a(a);
+        record.set_b(b);
+        record.set_c(c);
+        record.set_time_ns(self.time_ns);
+        record.set_name(name.field());
+    }
+
+    /// The record as bytes.
+    pub fn to_bytes(&self) -> [u8; RECORD_LEN] {
+        let mut bytes = [0u8; RECORD_LEN];
+        self.emit(&mut Record::new_unchecked(&mut bytes[..]));
+        bytes
+    }
+}
+
+/// Parse a whole `.hmttlog` image: the header and an iterator over its
+/// records. A file cut inside a record yields the whole records; the
+/// iterator's [`Records::remainder`] says how many bytes were left over.
+pub fn parse_file(bytes: &[u8]) -> Result<(FileHeaderRepr, Records<'_>)> {
+    let header = FileHeaderRepr::parse(&FileHeader::new_checked(bytes)?)?;
+    Ok((header, Records::new(&bytes[HEADER_LEN..])))
+}
+
+/// Iterator over the records of a byte slice holding whole records.
+#[derive(Debug, Clone)]
+pub struct Records<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Records<'a> {
+    pub fn new(body: &'a [u8]) -> Self {
+        Self { rest: body }
+    }
+
+    /// Bytes after the last whole record (non-zero for a file cut short).
+    pub fn remainder(&self) -> usize {
+        self.rest.len() % RECORD_LEN
+    }
+}
+
+impl Iterator for Records<'_> {
+    type Item = Result<RecordRepr>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.rest.len() < RECORD_LEN {
+            return None;
+        }
+        let (record, rest) = self.rest.split_at(RECORD_LEN);
+        self.rest = rest;
+        Some(RecordRepr::parse(&Record::new_unchecked(record)))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.rest.len() / RECORD_LEN;
+        (n, Some(n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // A DMA_MAP record laid out by hand from docs/format.md section 8.
+    const DMA_MAP_BYTES: [u8; RECORD_LEN] = [
+        0x2a, 0, 0, 0, 0, 0, 0, 0, // seq 42
+        5, 0, // kind DMA_MAP
+        3, 0, // cpu 3
+        0x39, 0x30, 0, 0, // pid 12345
+        0x00, 0x10, 0x34, 0x12, 0, 0, 0, 0, // a: address 0x12341000
+        0x00, 0x10, 0, 0, 0, 0, 0, 0, // b: size 4096
+        1, 0, 0, 0, 0, 0, 0, 0, // c: to device
+        0x00, 0xca, 0x9a, 0x3b, 0, 0, 0, 0, // time 1e9 ns
+        b'h', b'm', b't', b't', b'_', b'd', b'm', b'a', b't', b'e', b's', b't', 0, 0, 0, 0,
+    ];
+
+    #[test]
+    fn dma_record_parses_and_emits_byte_for_byte() {
+        let record = Record::new_checked(&DMA_MAP_BYTES[..]).unwrap();
+        let repr = RecordRepr::parse(&record).unwrap();
+        assert_eq!(
+            repr,
+            RecordRepr {
+                seq: 42,
+                cpu: 3,
+                pid: 12345,
+                time_ns: 1_000_000_000,
+                event: Event::DmaMap {
+                    addr: 0x1234_1000,
+                    size: 4096,
+                    dir: DmaDirection::ToDevice,
+                    device: Name::new("hmtt_dmatest"),
+                },
+            }
+        );
+        assert_eq!(repr.to_bytes(), DMA_MAP_BYTES);
+        assert_eq!(tag_event_index(repr.seq), 0x1002a);
+    }
+
+    #[test]
+    fn every_kind_round_trips() {
+        let name = Name::new("a_sixteen_byte_n");
+        let events = [
+            Event::Map {
+                vpn: 0x7fff_1234_5,
+                pfn: 0x1_2345,
+                pte_phys: 0x1234_5678,
+            },
+            Event::Unmap {
+                vpn: 1,
+                pfn: 2,
+                pte_phys: 3,
+            },
+            Event::SnapshotMap {
+                vpn: u64::MAX,
+                pfn: u64::MAX - 1,
+                pte_phys: u64::MAX - 2,
+            },
+            Event::Exec { comm: name },
+            Event::Exit {
+                comm: Name::new("sh"),
+            },
+            Event::DmaMap {
+                addr: 0xfee0_0000,
+                size: 1,
+                dir: DmaDirection::Bidirectional,
+                device: Name::new("0000:00:03.0"),
+            },
+            Event::DmaUnmap {
+                addr: 0,
+                size: u64::MAX,
+                dir: DmaDirection::None,
+                device: Name::default(),
+            },
+            Event::Overrun { lost: 77 },
+        ];
+        for (i, event) in events.into_iter().enumerate() {
+            let repr = RecordRepr {
+                seq: 1 << i,
+                cpu: i as u16,
+                pid: 1000 + i as u32,
+                time_ns: 99 * i as u64,
+                event,
+            };
+            let bytes = repr.to_bytes();
+            let view = Record::new_checked(&bytes[..]).unwrap();
+            assert_eq!(view.kind(), event.kind() as u16);
+            assert_eq!(RecordRepr::parse(&view).unwrap(), repr, "kind {i}");
+        }
+    }
+
+    #[test]
+    fn header_round_trips_and_is_checked() {
+        let repr = FileHeaderRepr {
+            start_ns: 1_700_000_000_123_456_789,
+        };
+        let bytes = repr.to_bytes();
+        assert_eq!(&bytes[..8], b"HMTTLOG\0");
+        assert_eq!(&bytes[8..12], &[1, 0, 64, 0]);
+        assert_eq!(&bytes[12..16], &[0; 4]);
+        assert_eq!(&bytes[24..32], &[0; 8]);
+        let view = FileHeader::new_checked(&bytes[..]).unwrap();
+        assert_eq!(FileHeaderRepr::parse(&view).unwrap(), repr);
+
+        let mut bad = bytes;
+        bad[0] = b'X';
+        assert!(matches!(
+            FileHeaderRepr::parse(&FileHeader::new_unchecked(&bad[..])),
+            Err(Error::BadMagic(_))
+        ));
+        let mut bad = bytes;
+        bad[8] = 2;
+        assert_eq!(
+            FileHeaderRepr::parse(&FileHeader::new_unchecked(&bad[..])),
+            Err(Error::UnsupportedVersion(2))
+        );
+        let mut bad = bytes;
+        bad[10] = 32;
+        assert_eq!(
+            FileHeaderRepr::parse(&FileHeader::new_unchecked(&bad[..])),
+            Err(Error::BadRecordSize(32))
+        );
+    }
+
+    #[test]
+    fn short_buffers_are_refused_not_panicking() {
+        for len in 0..HEADER_LEN {
+            assert_eq!(
+                FileHeader::new_checked(&[0u8; HEADER_LEN][..len]).err(),
+                Some(Error::Truncated {
+                    need: HEADER_LEN,
+                    got: len
+                })
+            );
+        }
+        for len in 0..RECORD_LEN {
+            let record = Record::new_unchecked(&DMA_MAP_BYTES[..len]);
+            assert_eq!(
+                RecordRepr::parse(&record),
+                Err(Error::Truncated {
+                    need: RECORD_LEN,
+                    got: len
+                })
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_kind_and_direction_are_errors() {
+        for kind in [0u16, 9, 0xffff] {
+            let mut bytes = DMA_MAP_BYTES;
+            bytes[8..10].copy_from_slice(&kind.to_le_bytes());
+            assert_eq!(
+                RecordRepr::parse(&Record::new_unchecked(&bytes[..])),
+                Err(Error::UnknownKind(kind))
+            );
+        }
+        let mut bytes = DMA_MAP_BYTES;
+        bytes[32] = 4;
+        assert_eq!(
+            RecordRepr::parse(&Record::new_unchecked(&bytes[..])),
+            Err(Error::BadDirection(4))
+        );
+    }
+
+    #[test]
+    fn names_are_nul_padded_and_cut() {
+        let name = Name::new("a_name_longer_than_sixteen_bytes");
+        assert_eq!(name.as_bytes(), b"a_name_longer_th");
+        assert_eq!(Name::new("cat").field(), *b"cat\0\0\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(Name::new("cat").to_string(), "cat");
+        // Garbage after the first NUL is not part of the name.
+        let field = *b"ls\0junkjunkjunk!";
+        assert_eq!(Name::from_field(field), Name::new("ls"));
+    }
+
+    #[test]
+    fn file_iterates_records_and_reports_a_cut_tail() {
+        let mut file = FileHeaderRepr { start_ns: 5 }.to_bytes().to_vec();
+        for seq in 0..3u64 {
+            let repr = RecordRepr {
+                seq,
+                cpu: 0,
+                pid: 1,
+                time_ns: seq,
+                event: Event::Overrun { lost: seq },
+            };
+            file.extend_from_slice(&repr.to_bytes());
+        }
+        file.extend_from_slice(&[0xee; 10]);
+        let (header, records) = parse_file(&file).unwrap();
+        assert_eq!(header.start_ns, 5);
+        assert_eq!(records.remainder(), 10);
+        let seqs: Vec<u64> = records.map(|r| r.unwrap().seq).collect();
+        assert_eq!(seqs, [0, 1, 2]);
+    }
+
+    #[test]
+    fn tag_index_wraps_in_the_log_range() {
+        assert_eq!(tag_event_index(0), 0x10000);
+        assert_eq!(tag_event_index(0xffff), 0x1ffff);
+        assert_eq!(tag_event_index(0x1_0000), 0x10000);
+        assert_eq!(tag_event_index(u64::MAX), 0x1ffff);
+    }
+}

@@ -1,9 +1,227 @@
-//! `hmtt firmware`.
+//! `hmtt firmware`: build, flash and report on the board's bitstreams.
+
+use anyhow::Context as _;
+use clap::{Subcommand, ValueEnum};
+use hmtt_firmware::board::Board;
+use hmtt_firmware::flash::{self, FlashOptions, FlashTool};
+use hmtt_firmware::flow::{self, BuildOptions, BuildPaths};
+use hmtt_firmware::report::{self, BuildReport, FmaxRecord};
+use hmtt_firmware::tops::TopChoice;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `hmtt firmware`.
 #[derive(clap::Args)]
-pub struct Args {}
+#[command(
+    after_help = "Example: hmtt firmware build --board ice40-hx8k --out build/fw\n         \
+    hmtt firmware flash --board ice40-hx8k --out build/fw --dry-run\n         \
+    hmtt firmware report --board ice40-hx8k --out build/fw"
+)]
+pub struct Args {
+    #[command(subcommand)]
+    command: FirmwareCommand,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`hmtt firmware` is not available in this build yet")
+#[derive(Subcommand)]
+enum FirmwareCommand {
+    /// Generate Verilog, synthesize, place and route, pack; write the bitstream and report.
+    #[command(
+        after_help = "Example: hmtt firmware build --board ecp5-85f --out build/fw --seed 1"
+    )]
+    Build(BuildArgs),
+    /// Program the board with openFPGALoader or iceprog.
+    #[command(
+        after_help = "Example: hmtt firmware flash --board ecp5-85f --bitstream build/fw/ecp5-85f.bit --dry-run"
+    )]
+    Flash(FlashArgs),
+    /// Print a build's report; optionally compare with and append to an fmax history.
+    #[command(
+        after_help = "Example: hmtt firmware report --board ecp5-85f --out build/fw --history bench/fmax-history.jsonl --record"
+    )]
+    Report(ReportArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BoardArg {
+    #[value(name = "ecp5-85f")]
+    Ecp5_85f,
+    #[value(name = "ice40-hx8k")]
+    Ice40Hx8k,
+}
+
+impl From<BoardArg> for Board {
+    fn from(b: BoardArg) -> Board {
+        match b {
+            BoardArg::Ecp5_85f => Board::Ecp5_85f,
+            BoardArg::Ice40Hx8k => Board::Ice40Hx8k,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TopArg {
+    /// The board's logic from hmtt-hdl.
+    Board,
+    /// A placeholder that only proves the tool flow (never the board).
+    FlowProbe,
+}
+
+#[derive(clap::Args)]
+struct BuildArgs {
+    #[arg(long, value_enum)]
+    board: BoardArg,
+    /// Output directory for the Verilog, logs, bitstream and report.
+    #[arg(long, default_value = "build/firmware")]
+    out: PathBuf,
+    #[arg(long, value_enum, default_value = "board")]
+    top: TopArg,
+    /// nextpnr placer seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print the report as JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FlashToolArg {
+    Openfpgaloader,
+    Iceprog,
+}
+
+#[derive(clap::Args)]
+struct FlashArgs {
+    #[arg(long, value_enum)]
+    board: BoardArg,
+    /// Bitstream to program (default: the build's in --out).
+    #[arg(long)]
+    bitstream: Option<PathBuf>,
+    /// Build directory holding the default bitstream.
+    #[arg(long, default_value = "build/firmware")]
+    out: PathBuf,
+    /// Programmer (default: iceprog for iCE40, openFPGALoader for ECP5).
+    #[arg(long, value_enum)]
+    tool: Option<FlashToolArg>,
+    /// openFPGALoader cable.
+    #[arg(long, default_value = "ft2232")]
+    cable: String,
+    /// Write the configuration flash instead of the FPGA's SRAM.
+    #[arg(long)]
+    to_flash: bool,
+    /// Print the exact command and do nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+#[derive(clap::Args)]
+struct ReportArgs {
+    #[arg(long, value_enum)]
+    board: BoardArg,
+    #[arg(long, default_value = "build/firmware")]
+    out: PathBuf,
+    #[arg(long)]
+    json: bool,
+    /// JSON-lines fmax history to compare against.
+    #[arg(long)]
+    history: Option<PathBuf>,
+    /// Append this build's figures to --history after comparing.
+    #[arg(long, requires = "history")]
+    record: bool,
+    /// Commit to record with the figures.
+    #[arg(long, default_value = "unknown")]
+    commit: String,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.command {
+        FirmwareCommand::Build(a) => build(a),
+        FirmwareCommand::Flash(a) => flash_cmd(a),
+        FirmwareCommand::Report(a) => report_cmd(a),
+    }
+}
+
+fn build(a: BuildArgs) -> anyhow::Result<()> {
+    let board: Board = a.board.into();
+    let mut options = BuildOptions::new(board, &a.out);
+    options.seed = a.seed;
+    options.top = match a.top {
+        TopArg::Board => TopChoice::Board,
+        TopArg::FlowProbe => TopChoice::FlowProbe,
+    };
+    let report = flow::build(&options).with_context(|| format!("building {board}"))?;
+    print_report(&report, a.json);
+    if !report.pass {
+        anyhow::bail!("{board}: a required clock is not met (see the report above)");
+    }
+    Ok(())
+}
+
+fn print_report(report: &BuildReport, json: bool) {
+    if json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_text());
+    }
+}
+
+fn flash_cmd(a: FlashArgs) -> anyhow::Result<()> {
+    let board: Board = a.board.into();
+    let options = FlashOptions {
+        board,
+        bitstream: a
+            .bitstream
+            .unwrap_or_else(|| flash::default_bitstream(board, &a.out)),
+        tool: match a.tool {
+            Some(FlashToolArg::Openfpgaloader) => FlashTool::OpenFpgaLoader,
+            Some(FlashToolArg::Iceprog) => FlashTool::Iceprog,
+            None => FlashTool::default_for(board),
+        },
+        cable: a.cable,
+        to_flash: a.to_flash,
+    };
+    if a.dry_run {
+        println!("{}", flash::command(&options));
+        return Ok(());
+    }
+    let cmd = flash::flash(&options)?;
+    println!("programmed {board}: {cmd}");
+    Ok(())
+}
+
+fn report_path(board: Board, out: &Path) -> PathBuf {
+    BuildPaths::new(board, out).report_json
+}
+
+fn report_cmd(a: ReportArgs) -> anyhow::Result<()> {
+    let board: Board = a.board.into();
+    let path = report_path(board, &a.out);
+    let report = BuildReport::load(&path)?;
+    print_report(&report, a.json);
+    if let Some(history_path) = a.history {
+        let text = match std::fs::read_to_string(&history_path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", history_path.display())),
+        };
+        let (history, bad) = report::read_history(&text);
+        if bad > 0 {
+            tracing::warn!(bad, "skipped malformed lines in {}", history_path.display());
+        }
+        let when = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let record = FmaxRecord::from_report(&report, when, &a.commit);
+        println!();
+        print!("{}", report::compare_text(&record, &history));
+        if a.record {
+            use std::io::Write as _;
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&history_path)
+                .with_context(|| format!("opening {}", history_path.display()))?;
+            writeln!(f, "{}", record.to_json_line())?;
+        }
+    }
+    Ok(())
 }

@@ -11,6 +11,7 @@ pub mod klog;
 pub mod mapping;
 pub mod packet;
 pub mod record;
+pub mod trace;
 
 pub use command::{Command, DdrCmd};
 pub use config::{ConfigWindow, EventKind, InnerCommand};

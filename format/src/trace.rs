@@ -1,0 +1,774 @@
+//! The native trace file (`.hmtttrace`, format.md §11): what `hmtt merge`
+//! writes and `dump`, `stats` and `replay` read. A 128-byte header, then
+//! fixed-size 16-byte records sorted by tick, then a time index (one entry
+//! every `index_stride` records) and a table of event names. Records are
+//! 8-byte aligned, so a reader can map the file and index it directly.
+//!
+//! `TraceView` is a zero-copy view over the whole file (after one check no
+//! accessor panics); `TraceHeader`, `TraceRecord`, `IndexEntry` and
+//! `NameTable` have symmetric parse/emit. Pure: no I/O here.
+
+/// "HMTTTRC\0".
+pub const MAGIC: [u8; 8] = *b"HMTTTRC\0";
+/// Trace file version.
+pub const VERSION: u16 = 1;
+/// Header length written by this version.
+pub const HEADER_LEN: usize = 128;
+/// Length of a physical-trace record.
+pub const RECORD_LEN: usize = 16;
+/// Length of one time-index entry.
+pub const INDEX_ENTRY_LEN: usize = 16;
+/// Default number of records between two index entries.
+pub const DEFAULT_INDEX_STRIDE: u64 = 4096;
+/// File extension.
+pub const EXTENSION: &str = "hmtttrace";
+/// Header flag: the writer finished and the counts, index and names are valid.
+pub const FLAG_COMPLETE: u16 = 1;
+
+/// Largest value a record carries (50 bits).
+pub const VALUE_MAX: u64 = (1 << 50) - 1;
+const KIND_MASK: u64 = 0xf;
+const VALUE_SHIFT: u32 = 6;
+const BOARD_SHIFT: u32 = 56;
+
+mod field {
+    use core::ops::Range;
+    pub const MAGIC: Range<usize> = 0..8;
+    pub const VERSION: Range<usize> = 8..10;
+    pub const HEADER_LEN: Range<usize> = 10..12;
+    pub const RECORD_LEN: Range<usize> = 12..14;
+    pub const FLAGS: Range<usize> = 14..16;
+    pub const RECORD_COUNT: Range<usize> = 16..24;
+    pub const INDEX_OFFSET: Range<usize> = 24..32;
+    pub const INDEX_COUNT: Range<usize> = 32..40;
+    pub const INDEX_STRIDE: Range<usize> = 40..48;
+    pub const FIRST_TICK: Range<usize> = 48..56;
+    pub const LAST_TICK: Range<usize> = 56..64;
+    pub const START_NS: Range<usize> = 64..72;
+    pub const TICK_PS: Range<usize> = 72..74;
+    pub const ROW_BITS: usize = 74;
+    pub const RANK_BANK: usize = 75;
+    pub const COL_LINE_BITS: usize = 76;
+    pub const BOARDS: usize = 77;
+    pub const NAMES_OFFSET: Range<usize> = 80..88;
+    pub const NAMES_LEN: Range<usize> = 88..96;
+    pub const PACKETS: Range<usize> = 96..104;
+    pub const PACKETS_MISSING: Range<usize> = 104..112;
+    pub const PACKETS_DUPLICATE: Range<usize> = 112..120;
+    pub const PACKETS_REJECTED: Range<usize> = 120..128;
+
+    pub const REC_TICK: Range<usize> = 0..8;
+    pub const REC_PACKED: Range<usize> = 8..16;
+}
+
+fn u16_at(b: &[u8], r: core::ops::Range<usize>) -> u16 {
+    u16::from_le_bytes([b[r.start], b[r.start + 1]])
+}
+fn u64_at(b: &[u8], r: core::ops::Range<usize>) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[r]);
+    u64::from_le_bytes(a)
+}
+
+/// Why a trace file cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TraceError {
+    #[error("file of {0} bytes is too short for a trace header")]
+    TooShort(usize),
+    #[error("not an hmtt trace file (magic {0:02x?})")]
+    BadMagic([u8; 8]),
+    #[error("trace file version {0} is not supported (this build reads version {VERSION})")]
+    BadVersion(u16),
+    #[error("trace header length {0} is invalid")]
+    BadHeaderLen(u16),
+    #[error("trace record length {0} is not supported (this build reads {RECORD_LEN})")]
+    BadRecordLen(u16),
+    #[error("trace claims {count} records but the file holds room for {room}")]
+    BadRecordCount { count: u64, room: u64 },
+    #[error("trace index ({count} entries at offset {offset}) lies outside the file")]
+    BadIndex { offset: u64, count: u64 },
+    #[error("trace name table ({len} bytes at offset {offset}) lies outside the file or is malformed")]
+    BadNames { offset: u64, len: u64 },
+}
+
+/// What a record says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RecordKind {
+    /// A memory read; value = physical address >> 6.
+    Read,
+    /// A memory write; value = physical address >> 6.
+    Write,
+    /// A config-space reference with tracing on; value = event index.
+    Tag { write: bool },
+    /// An inner command executed; value = command index.
+    Cmd,
+    /// References the board dropped (TX FIFO overflow); value = count.
+    Lost,
+    /// Packets missing from the capture start after this record's tick;
+    /// value = number of packets missing.
+    GapBegin,
+    /// The first tick covered again after a gap; value = packets missing.
+    GapEnd,
+    /// Kinds 8..=15: reserved; readers skip them.
+    Reserved(u8),
+}
+
+impl RecordKind {
+    pub fn from_bits(b: u8) -> RecordKind {
+        match b & 0xf {
+            0 => RecordKind::Read,
+            1 => RecordKind::Write,
+            2 => RecordKind::Tag { write: false },
+            3 => RecordKind::Tag { write: true },
+            4 => RecordKind::Cmd,
+            5 => RecordKind::Lost,
+            6 => RecordKind::GapBegin,
+            7 => RecordKind::GapEnd,
+            o => RecordKind::Reserved(o),
+        }
+    }
+    pub fn bits(self) -> u8 {
+        match self {
+            RecordKind::Read => 0,
+            RecordKind::Write => 1,
+            RecordKind::Tag { write: false } => 2,
+            RecordKind::Tag { write: true } => 3,
+            RecordKind::Cmd => 4,
+            RecordKind::Lost => 5,
+            RecordKind::GapBegin => 6,
+            RecordKind::GapEnd => 7,
+            RecordKind::Reserved(b) => b & 0xf,
+        }
+    }
+    /// Short upper-case name for dumps.
+    pub fn name(self) -> &'static str {
+        match self {
+            RecordKind::Read => "READ",
+            RecordKind::Write => "WRITE",
+            RecordKind::Tag { write: false } => "TAG",
+            RecordKind::Tag { write: true } => "TAG_W",
+            RecordKind::Cmd => "CMD",
+            RecordKind::Lost => "LOST",
+            RecordKind::GapBegin => "GAP_BEGIN",
+            RecordKind::GapEnd => "GAP_END",
+            RecordKind::Reserved(_) => "RESERVED",
+        }
+    }
+}
+
+/// One trace record.
+///
+/// ```text
+/// off size
+///  0   8   tick (board ticks; all boards of a trace share the tick length)
+///  8   8   bits 0..3 kind, 4..5 zero, 6..55 value, 56..63 board id
+/// ```
+///
+/// For READ/WRITE the value is the physical address >> 6, so the second word
+/// masked with `0x00FF_FFFF_FFFF_FFC0` is the physical address itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TraceRecord {
+    pub tick: u64,
+    /// The packed second word; see the accessors.
+    pub packed: u64,
+}
+
+impl TraceRecord {
+    /// Packs a record; `value` is cut to 50 bits.
+    #[inline]
+    pub fn new(tick: u64, board: u8, kind: RecordKind, value: u64) -> TraceRecord {
+        TraceRecord {
+            tick,
+            packed: (u64::from(board) << BOARD_SHIFT)
+                | ((value & VALUE_MAX) << VALUE_SHIFT)
+                | u64::from(kind.bits()),
+        }
+    }
+    /// A READ or WRITE of physical address `pa` (its low 6 bits are dropped).
+    #[inline]
+    pub fn access(tick: u64, board: u8, write: bool, pa: u64) -> TraceRecord {
+        TraceRecord {
+            tick,
+            packed: (u64::from(board) << BOARD_SHIFT)
+                | (pa & (VALUE_MAX << VALUE_SHIFT))
+                | u64::from(write),
+        }
+    }
+    #[inline]
+    pub fn kind(&self) -> RecordKind {
+        RecordKind::from_bits((self.packed & KIND_MASK) as u8)
+    }
+    #[inline]
+    pub fn board(&self) -> u8 {
+        (self.packed >> BOARD_SHIFT) as u8
+    }
+    #[inline]
+    pub fn value(&self) -> u64 {
+        (self.packed >> VALUE_SHIFT) & VALUE_MAX
+    }
+    /// The physical address of a READ/WRITE record.
+    #[inline]
+    pub fn pa(&self) -> u64 {
+        self.value() << VALUE_SHIFT
+    }
+    #[inline]
+    pub fn is_access(&self) -> bool {
+        self.packed & (KIND_MASK & !1) == 0
+    }
+    #[inline]
+    pub fn emit(&self, out: &mut [u8]) {
+        out[field::REC_TICK].copy_from_slice(&self.tick.to_le_bytes());
+        out[field::REC_PACKED].copy_from_slice(&self.packed.to_le_bytes());
+    }
+    #[inline]
+    pub fn to_bytes(&self) -> [u8; RECORD_LEN] {
+        let mut b = [0u8; RECORD_LEN];
+        self.emit(&mut b);
+        b
+    }
+    #[inline]
+    pub fn parse(b: &[u8; RECORD_LEN]) -> TraceRecord {
+        TraceRecord {
+            tick: u64_at(b, field::REC_TICK),
+            packed: u64_at(b, field::REC_PACKED),
+        }
+    }
+}
+
+/// One time-index entry: record `record` is the first with its tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexEntry {
+    pub tick: u64,
+    pub record: u64,
+}
+
+impl IndexEntry {
+    pub fn emit(&self) -> [u8; INDEX_ENTRY_LEN] {
+        let mut b = [0u8; INDEX_ENTRY_LEN];
+        b[0..8].copy_from_slice(&self.tick.to_le_bytes());
+        b[8..16].copy_from_slice(&self.record.to_le_bytes());
+        b
+    }
+    pub fn parse(b: &[u8]) -> IndexEntry {
+        IndexEntry {
+            tick: u64_at(b, 0..8),
+            record: u64_at(b, 8..16),
+        }
+    }
+}
+
+/// The header as plain values.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TraceHeader {
+    pub flags: u16,
+    pub record_count: u64,
+    pub index_offset: u64,
+    pub index_count: u64,
+    pub index_stride: u64,
+    pub first_tick: u64,
+    pub last_tick: u64,
+    /// Earliest capture start, ns since the Unix epoch (0: not known).
+    pub start_ns: u64,
+    pub tick_ps: u16,
+    /// Geometry header bytes (row_bits, rank<<4|bank, col_line_bits) of the
+    /// boards' DIMMs; zeros when not known.
+    pub geometry_bytes: (u8, u8, u8),
+    pub boards: u8,
+    pub names_offset: u64,
+    pub names_len: u64,
+    pub packets: u64,
+    pub packets_missing: u64,
+    pub packets_duplicate: u64,
+    pub packets_rejected: u64,
+}
+
+impl TraceHeader {
+    pub fn is_complete(&self) -> bool {
+        self.flags & FLAG_COMPLETE != 0
+    }
+
+    /// Parses the header; returns it and its length.
+    pub fn parse(b: &[u8]) -> Result<(TraceHeader, usize), TraceError> {
+        if b.len() < HEADER_LEN {
+            return Err(TraceError::TooShort(b.len()));
+        }
+        let magic: [u8; 8] = b[field::MAGIC].try_into().expect("8 bytes");
+        if magic != MAGIC {
+            return Err(TraceError::BadMagic(magic));
+        }
+        let version = u16_at(b, field::VERSION);
+        if version != VERSION {
+            return Err(TraceError::BadVersion(version));
+        }
+        let hlen = u16_at(b, field::HEADER_LEN);
+        if usize::from(hlen) < HEADER_LEN || usize::from(hlen) > b.len() || hlen % 8 != 0 {
+            return Err(TraceError::BadHeaderLen(hlen));
+        }
+        let rlen = u16_at(b, field::RECORD_LEN);
+        if usize::from(rlen) != RECORD_LEN {
+            return Err(TraceError::BadRecordLen(rlen));
+        }
+        Ok((
+            TraceHeader {
+                flags: u16_at(b, field::FLAGS),
+                record_count: u64_at(b, field::RECORD_COUNT),
+                index_offset: u64_at(b, field::INDEX_OFFSET),
+                index_count: u64_at(b, field::INDEX_COUNT),
+                index_stride: u64_at(b, field::INDEX_STRIDE),
+                first_tick: u64_at(b, field::FIRST_TICK),
+                last_tick: u64_at(b, field::LAST_TICK),
+                start_ns: u64_at(b, field::START_NS),
+                tick_ps: u16_at(b, field::TICK_PS),
+                geometry_bytes: (
+                    b[field::ROW_BITS],
+                    b[field::RANK_BANK],
+                    b[field::COL_LINE_BITS],
+                ),
+                boards: b[field::BOARDS],
+                names_offset: u64_at(b, field::NAMES_OFFSET),
+                names_len: u64_at(b, field::NAMES_LEN),
+                packets: u64_at(b, field::PACKETS),
+                packets_missing: u64_at(b, field::PACKETS_MISSING),
+                packets_duplicate: u64_at(b, field::PACKETS_DUPLICATE),
+                packets_rejected: u64_at(b, field::PACKETS_REJECTED),
+            },
+            usize::from(hlen),
+        ))
+    }
+
+    pub fn emit(&self) -> [u8; HEADER_LEN] {
+        let mut b = [0u8; HEADER_LEN];
+        let put = |b: &mut [u8; HEADER_LEN], r: core::ops::Range<usize>, v: u64| {
+            b[r].copy_from_slice(&v.to_le_bytes())
+        };
+        b[field::MAGIC].copy_from_slice(&MAGIC);
+        b[field::VERSION].copy_from_slice(&VERSION.to_le_bytes());
+        b[field::HEADER_LEN].copy_from_slice(&(HEADER_LEN as u16).to_le_bytes());
+        b[field::RECORD_LEN].copy_from_slice(&(RECORD_LEN as u16).to_le_bytes());
+        b[field::FLAGS].copy_from_slice(&self.flags.to_le_bytes());
+        put(&mut b, field::RECORD_COUNT, self.record_count);
+        put(&mut b, field::INDEX_OFFSET, self.index_offset);
+        put(&mut b, field::INDEX_COUNT, self.index_count);
+        put(&mut b, field::INDEX_STRIDE, self.index_stride);
+        put(&mut b, field::FIRST_TICK, self.first_tick);
+        put(&mut b, field::LAST_TICK, self.last_tick);
+        put(&mut b, field::START_NS, self.start_ns);
+        b[field::TICK_PS].copy_from_slice(&self.tick_ps.to_le_bytes());
+        b[field::ROW_BITS] = self.geometry_bytes.0;
+        b[field::RANK_BANK] = self.geometry_bytes.1;
+        b[field::COL_LINE_BITS] = self.geometry_bytes.2;
+        b[field::BOARDS] = self.boards;
+        put(&mut b, field::NAMES_OFFSET, self.names_offset);
+        put(&mut b, field::NAMES_LEN, self.names_len);
+        put(&mut b, field::PACKETS, self.packets);
+        put(&mut b, field::PACKETS_MISSING, self.packets_missing);
+        put(&mut b, field::PACKETS_DUPLICATE, self.packets_duplicate);
+        put(&mut b, field::PACKETS_REJECTED, self.packets_rejected);
+        b
+    }
+
+    /// Converts ticks to nanoseconds with this trace's tick length.
+    pub fn ticks_to_ns(&self, ticks: u64) -> f64 {
+        ticks as f64 * f64::from(self.tick_ps) / 1000.0
+    }
+}
+
+/// Event names carried in the trace: `(index, name)` pairs.
+///
+/// Encoding: repeated `u32 index, u16 length, length bytes of UTF-8`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NameTable {
+    pub names: Vec<(u32, String)>,
+}
+
+impl NameTable {
+    pub fn emit(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (index, name) in &self.names {
+            let bytes = &name.as_bytes()[..name.len().min(u16::MAX as usize)];
+            out.extend_from_slice(&index.to_le_bytes());
+            out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
+            out.extend_from_slice(bytes);
+        }
+        out
+    }
+    /// `None` if the bytes are malformed.
+    pub fn parse(mut b: &[u8]) -> Option<NameTable> {
+        let mut names = Vec::new();
+        while !b.is_empty() {
+            if b.len() < 6 {
+                return None;
+            }
+            let index = u32::from_le_bytes(b[0..4].try_into().ok()?);
+            let len = usize::from(u16::from_le_bytes([b[4], b[5]]));
+            let name = b.get(6..6 + len)?;
+            names.push((index, String::from_utf8_lossy(name).into_owned()));
+            b = &b[6 + len..];
+        }
+        Some(NameTable { names })
+    }
+    /// The name of event `index`, if any.
+    pub fn get(&self, index: u32) -> Option<&str> {
+        self.names
+            .iter()
+            .find(|(i, _)| *i == index)
+            .map(|(_, n)| n.as_str())
+    }
+}
+
+/// A checked view of a whole trace file in memory (a map, typically).
+#[derive(Debug, Clone)]
+pub struct TraceView<'a> {
+    header: TraceHeader,
+    records: &'a [u8],
+    index: &'a [u8],
+    names: NameTable,
+}
+
+impl<'a> TraceView<'a> {
+    /// Checks the header and that every section lies inside `data`. A file
+    /// whose writer did not finish (no FLAG_COMPLETE) is read up to its last
+    /// whole record, without index or names.
+    pub fn new_checked(data: &'a [u8]) -> Result<TraceView<'a>, TraceError> {
+        let (mut header, hlen) = TraceHeader::parse(data)?;
+        let body = &data[hlen..];
+        if !header.is_complete() {
+            let n = body.len() / RECORD_LEN;
+            header.record_count = n as u64;
+            header.index_count = 0;
+            header.names_len = 0;
+            return Ok(TraceView {
+                header,
+                records: &body[..n * RECORD_LEN],
+                index: &[],
+                names: NameTable::default(),
+            });
+        }
+        let room = (body.len() / RECORD_LEN) as u64;
+        if header.record_count > room {
+            return Err(TraceError::BadRecordCount {
+                count: header.record_count,
+                room,
+            });
+        }
+        let records = &body[..header.record_count as usize * RECORD_LEN];
+        let index = header
+            .index_count
+            .checked_mul(INDEX_ENTRY_LEN as u64)
+            .and_then(|len| {
+                let end = header.index_offset.checked_add(len)?;
+                data.get(usize::try_from(header.index_offset).ok()?..usize::try_from(end).ok()?)
+            })
+            .ok_or(TraceError::BadIndex {
+                offset: header.index_offset,
+                count: header.index_count,
+            })?;
+        let bad_names = TraceError::BadNames {
+            offset: header.names_offset,
+            len: header.names_len,
+        };
+        let names = if header.names_len == 0 {
+            NameTable::default()
+        } else {
+            let end = header
+                .names_offset
+                .checked_add(header.names_len)
+                .ok_or(bad_names.clone())?;
+            let bytes = usize::try_from(header.names_offset)
+                .ok()
+                .zip(usize::try_from(end).ok())
+                .and_then(|(s, e)| data.get(s..e))
+                .ok_or(bad_names.clone())?;
+            NameTable::parse(bytes).ok_or(bad_names)?
+        };
+        Ok(TraceView {
+            header,
+            records,
+            index,
+            names,
+        })
+    }
+
+    pub fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+    pub fn names(&self) -> &NameTable {
+        &self.names
+    }
+    pub fn len(&self) -> usize {
+        self.records.len() / RECORD_LEN
+    }
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+    /// Record `i`; `None` past the end.
+    #[inline]
+    pub fn record(&self, i: usize) -> Option<TraceRecord> {
+        let b = self.records.get(i * RECORD_LEN..(i + 1) * RECORD_LEN)?;
+        Some(TraceRecord::parse(b.try_into().expect("16 bytes")))
+    }
+    /// The records from `start` on.
+    pub fn records_from(&self, start: usize) -> impl Iterator<Item = TraceRecord> + 'a {
+        let start = start.min(self.len()) * RECORD_LEN;
+        self.records[start..]
+            .chunks_exact(RECORD_LEN)
+            .map(|c| TraceRecord::parse(c.try_into().expect("16 bytes")))
+    }
+    pub fn records(&self) -> impl Iterator<Item = TraceRecord> + 'a {
+        self.records_from(0)
+    }
+    /// The time-index entries.
+    pub fn index(&self) -> impl Iterator<Item = IndexEntry> + 'a {
+        self.index.chunks_exact(INDEX_ENTRY_LEN).map(IndexEntry::parse)
+    }
+    fn index_entry(&self, i: usize) -> IndexEntry {
+        IndexEntry::parse(&self.index[i * INDEX_ENTRY_LEN..(i + 1) * INDEX_ENTRY_LEN])
+    }
+    fn tick_at(&self, i: usize) -> u64 {
+        u64_at(&self.records[i * RECORD_LEN..], field::REC_TICK)
+    }
+
+    /// Position of the first record with `tick >= t` (`len()` if none): the
+    /// index narrows the search to one stride, then a binary search inside.
+    pub fn seek_tick(&self, t: u64) -> usize {
+        let n_index = self.index.len() / INDEX_ENTRY_LEN;
+        let (mut lo, mut hi) = (0usize, self.len());
+        if n_index > 0 {
+            // Last index entry with tick < t bounds the start from below; the
+            // next entry (tick >= t) bounds it from above.
+            let (mut a, mut b) = (0usize, n_index);
+            while a < b {
+                let m = (a + b) / 2;
+                if self.index_entry(m).tick < t {
+                    a = m + 1;
+                } else {
+                    b = m;
+                }
+            }
+            if a > 0 {
+                lo = (self.index_entry(a - 1).record as usize).min(hi);
+            }
+            if a < n_index {
+                hi = (self.index_entry(a).record as usize).min(hi);
+            }
+        }
+        while lo < hi {
+            let m = (lo + hi) / 2;
+            if self.tick_at(m) < t {
+                lo = m + 1;
+            } else {
+                hi = m;
+            }
+        }
+        lo
+    }
+}
+
+/// Builds the time index while records stream out: call `push` with each
+/// record's position and tick, in order.
+#[derive(Debug, Clone)]
+pub struct IndexBuilder {
+    stride: u64,
+    entries: Vec<IndexEntry>,
+}
+
+impl IndexBuilder {
+    pub fn new(stride: u64) -> IndexBuilder {
+        IndexBuilder {
+            stride: stride.max(1),
+            entries: Vec::new(),
+        }
+    }
+    pub fn stride(&self) -> u64 {
+        self.stride
+    }
+    /// Records `[first, first + ticks.len())` were written with these ticks.
+    #[inline]
+    pub fn push_block(&mut self, first: u64, records: &[TraceRecord]) {
+        let end = first + records.len() as u64;
+        let mut next = first.div_ceil(self.stride) * self.stride;
+        while next < end {
+            self.entries.push(IndexEntry {
+                tick: records[(next - first) as usize].tick,
+                record: next,
+            });
+            next += self.stride;
+        }
+    }
+    pub fn entries(&self) -> &[IndexEntry] {
+        &self.entries
+    }
+    pub fn emit(&self) -> Vec<u8> {
+        self.entries.iter().flat_map(|e| e.emit()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn record_layout_matches_the_spec() {
+        let r = TraceRecord::access(0x0102_0304_0506_0708, 3, true, 0x1234_5678_9ac0 | 0x3f);
+        let b = r.to_bytes();
+        assert_eq!(&b[0..8], &0x0102_0304_0506_0708u64.to_le_bytes());
+        let packed = u64::from_le_bytes(b[8..16].try_into().unwrap());
+        assert_eq!(packed, (3u64 << 56) | 0x1234_5678_9ac0 | 1);
+        assert_eq!(r.pa(), 0x1234_5678_9ac0);
+        assert_eq!(r.kind(), RecordKind::Write);
+        assert_eq!(r.board(), 3);
+        assert!(r.is_access());
+        assert_eq!(TraceRecord::parse(&b), r);
+        let t = TraceRecord::new(5, 1, RecordKind::Tag { write: false }, 0x10003);
+        assert_eq!(t.value(), 0x10003);
+        assert!(!t.is_access());
+        assert_eq!(t.kind().name(), "TAG");
+        for bits in 0..16u8 {
+            assert_eq!(RecordKind::from_bits(bits).bits(), bits);
+        }
+    }
+
+    fn file(records: &[TraceRecord], stride: u64, names: &NameTable) -> Vec<u8> {
+        let mut idx = IndexBuilder::new(stride);
+        idx.push_block(0, records);
+        let index = idx.emit();
+        let names_bytes = names.emit();
+        let h = TraceHeader {
+            flags: FLAG_COMPLETE,
+            record_count: records.len() as u64,
+            index_offset: (HEADER_LEN + records.len() * RECORD_LEN) as u64,
+            index_count: idx.entries().len() as u64,
+            index_stride: stride,
+            first_tick: records.first().map_or(0, |r| r.tick),
+            last_tick: records.last().map_or(0, |r| r.tick),
+            start_ns: 7,
+            tick_ps: 1250,
+            geometry_bytes: (15, 0x13, 7),
+            boards: 2,
+            names_offset: (HEADER_LEN + records.len() * RECORD_LEN + index.len()) as u64,
+            names_len: names_bytes.len() as u64,
+            packets: 10,
+            packets_missing: 1,
+            packets_duplicate: 2,
+            packets_rejected: 3,
+        };
+        let mut f = h.emit().to_vec();
+        for r in records {
+            f.extend_from_slice(&r.to_bytes());
+        }
+        f.extend_from_slice(&index);
+        f.extend_from_slice(&names_bytes);
+        f
+    }
+
+    #[test]
+    fn header_round_trip_and_known_bytes() {
+        let h = TraceHeader {
+            flags: FLAG_COMPLETE,
+            record_count: 2,
+            tick_ps: 1250,
+            ..Default::default()
+        };
+        let b = h.emit();
+        assert_eq!(&b[0..8], b"HMTTTRC\0");
+        assert_eq!(&b[8..16], &[1, 0, 128, 0, 16, 0, 1, 0]);
+        assert_eq!(&b[16..24], &2u64.to_le_bytes());
+        assert_eq!(&b[72..74], &1250u16.to_le_bytes());
+        assert_eq!(TraceHeader::parse(&b).unwrap(), (h, HEADER_LEN));
+    }
+
+    #[test]
+    fn view_reads_records_index_and_names() {
+        let recs: Vec<_> = (0..1000u64)
+            .map(|i| TraceRecord::access(i / 3 * 10, (i % 2) as u8, i % 5 == 0, i * 64))
+            .collect();
+        let names = NameTable {
+            names: vec![(64, "phase_one".into()), (65, "phase_two".into())],
+        };
+        let f = file(&recs, 64, &names);
+        let v = TraceView::new_checked(&f).unwrap();
+        assert_eq!(v.len(), 1000);
+        assert_eq!(v.record(999), Some(recs[999]));
+        assert_eq!(v.record(1000), None);
+        assert!(v.records().eq(recs.iter().copied()));
+        assert_eq!(v.index().count(), 16);
+        assert_eq!(v.names().get(65), Some("phase_two"));
+        assert_eq!(v.header().packets_duplicate, 2);
+        for t in [0, 1, 9, 10, 11, 500, 3320, 3330, 3331, 99999] {
+            let want = recs.iter().position(|r| r.tick >= t).unwrap_or(recs.len());
+            assert_eq!(v.seek_tick(t), want, "tick {t}");
+        }
+    }
+
+    #[test]
+    fn bad_files_are_refused_with_a_reason() {
+        let recs = [TraceRecord::access(1, 0, false, 64)];
+        let f = file(&recs, 4096, &NameTable::default());
+        assert!(matches!(
+            TraceView::new_checked(&f[..10]),
+            Err(TraceError::TooShort(10))
+        ));
+        let mut bad = f.clone();
+        bad[0] = b'X';
+        assert!(matches!(
+            TraceView::new_checked(&bad),
+            Err(TraceError::BadMagic(_))
+        ));
+        let mut bad = f.clone();
+        bad[8] = 2;
+        assert!(matches!(
+            TraceView::new_checked(&bad),
+            Err(TraceError::BadVersion(2))
+        ));
+        let mut bad = f.clone();
+        bad[12] = 32;
+        assert!(matches!(
+            TraceView::new_checked(&bad),
+            Err(TraceError::BadRecordLen(32))
+        ));
+        let mut bad = f.clone();
+        bad[16..24].copy_from_slice(&5u64.to_le_bytes());
+        assert!(matches!(
+            TraceView::new_checked(&bad),
+            Err(TraceError::BadRecordCount { count: 5, .. })
+        ));
+        let mut bad = f.clone();
+        bad[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(
+            TraceView::new_checked(&bad),
+            Err(TraceError::BadIndex { .. })
+        ));
+    }
+
+    #[test]
+    fn an_unfinished_file_reads_up_to_its_last_whole_record() {
+        let recs: Vec<_> = (0..10)
+            .map(|i| TraceRecord::access(i, 0, false, i * 64))
+            .collect();
+        let mut f = TraceHeader::default().emit().to_vec();
+        for r in &recs {
+            f.extend_from_slice(&r.to_bytes());
+        }
+        f.truncate(f.len() - 5);
+        let v = TraceView::new_checked(&f).unwrap();
+        assert_eq!(v.len(), 9);
+        assert_eq!(v.seek_tick(4), 4);
+    }
+
+    proptest! {
+        #[test]
+        fn record_round_trip(tick: u64, board: u8, kind in 0u8..8, value in 0u64..=VALUE_MAX) {
+            let k = RecordKind::from_bits(kind);
+            let r = TraceRecord::new(tick, board, k, value);
+            let back = TraceRecord::parse(&r.to_bytes());
+            prop_assert_eq!((back.tick, back.board(), back.kind(), back.value()), (tick, board, k, value));
+        }
+
+        #[test]
+        fn names_round_trip(names in proptest::collection::vec((any::<u32>(), "[a-z_]{0,20}"), 0..20)) {
+            let t = NameTable { names };
+            prop_assert_eq!(NameTable::parse(&t.emit()), Some(t));
+        }
+    }
+}

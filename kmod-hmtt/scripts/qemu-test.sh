@@ -5,7 +5,7 @@
 # (test/guest/init). Guest RAM is a file, so the host can afterwards check
 # what landed at which physical address.
 #
-# Usage: qemu-test.sh OUT_DIR
+# Usage: [HMTT_PREBUILT=DIR] qemu-test.sh OUT_DIR
 # Leaves OUT_DIR/console.log (serial console) and OUT_DIR/guest-ram (guest
 # physical memory, sparse). Exit status 0 when the guest reached its end
 # marker, whatever the PASS/FAIL lines say.
@@ -44,7 +44,11 @@ if ! file -L "$busybox" 2>/dev/null | grep -q 'statically linked'; then
 	fi
 fi
 
-"$here/build.sh" "$out/build" --test
+# HMTT_PREBUILT: a directory already filled by "build.sh DIR --test".
+build=${HMTT_PREBUILT:-$out/build}
+if [ -z "${HMTT_PREBUILT:-}" ]; then
+	"$here/build.sh" "$build" --test
+fi
 
 # The initramfs.
 root="$out/initramfs"
@@ -54,9 +58,9 @@ cp "$busybox" "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
 cp "$src/test/guest/init" "$root/init"
 chmod +x "$root/init"
-cp "$out/build/module/hmtt.ko" "$root/hmtt.ko"
-cp "$out/build/test/dmatest/hmtt_dmatest.ko" "$root/hmtt_dmatest.ko"
-cp "$out/build/test/hmtt_guest_test" "$root/bin/hmtt_guest_test"
+cp "$build/module/hmtt.ko" "$root/hmtt.ko"
+cp "$build/test/dmatest/hmtt_dmatest.ko" "$root/hmtt_dmatest.ko"
+cp "$build/test/hmtt_guest_test" "$root/bin/hmtt_guest_test"
 hmtt_gid=777
 printf 'root:x:0:0:root:/:/bin/sh\ntester:x:1000:1000:tester:/:/bin/sh\n' >"$root/etc/passwd"
 printf 'root:x:0:\nhmtt:x:%s:\ntester:x:1000:\n' "$hmtt_gid" >"$root/etc/group"

@@ -2,3 +2,12 @@
 //! last-level cache, a DRAM controller and the board's golden model, with the
 //! ground truth kept so every stage downstream can be checked exactly.
 //! It must not decode packets for its own checks: that is `hmtt-merge`'s job.
+
+pub mod board;
+pub mod cache;
+pub mod dram;
+pub mod machine;
+pub mod os;
+pub mod send;
+pub mod truth;
+pub mod workload;

@@ -1,0 +1,775 @@
+//! The simulated traced machine, end to end: workload → OS model → cache →
+//! DRAM controller (one per channel) → board golden model (one per
+//! channel), keeping the ground truth of every reference.
+//!
+//! ```
+//! use hmtt_sim::machine::{simulate, SimConfig};
+//! use hmtt_sim::workload::Workload;
+//!
+//! let out = simulate(&SimConfig::default().workload(Workload::Quicksort { n: 200 })).unwrap();
+//! assert!(!out.truth.is_empty());
+//! assert_eq!(out.packets.len(), 1);
+//! ```
+
+use crate::board::{
+    default_window, Board, BoardConfig, BoardCounters, BoardError, BoardPacket, DrainRate,
+};
+use crate::cache::{Cache, CacheConfig, CacheShapeError, CacheStats};
+use crate::dram::{Controller, ControllerConfig, ControllerStats, Issued, Request};
+use crate::os::{FramePool, Os, OsEffect, OsError, OsStats};
+use crate::truth::{RefKind, TruthHeader, TruthRecord};
+use crate::workload::{DmaDir, Op, Workload, PAGE};
+use hmtt_format::capture::{emit_record_header, CaptureHeader, SourceKind};
+use hmtt_format::config::{log_tag_event, ConfigWindow, FIRST_USER_EVENT};
+use hmtt_format::klog::{FileHeaderRepr, RecordRepr};
+use hmtt_format::{AddressMapping, Command, Geometry, LINE_BYTES};
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::path::Path;
+
+/// The board side of the machine: one board per channel, numbered from
+/// `first_board_id`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardSettings {
+    pub ports: u8,
+    pub fifo_depth: usize,
+    pub max_words: usize,
+    pub idle_flush_ticks: u64,
+    /// `None`: the ports' line rate.
+    pub drain: Option<DrainRate>,
+    pub first_board_id: u8,
+}
+
+impl Default for BoardSettings {
+    fn default() -> Self {
+        let d = BoardConfig::new(Geometry::ddr3_default());
+        BoardSettings {
+            ports: d.ports,
+            fifo_depth: d.fifo_depth,
+            max_words: d.max_words,
+            idle_flush_ticks: d.idle_flush_ticks,
+            drain: None,
+            first_board_id: 0,
+        }
+    }
+}
+
+/// Everything a simulation run is made of.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    pub workload: Workload,
+    pub seed: u64,
+    /// `None`: the cache is off (every reference reaches memory).
+    pub cache: Option<CacheConfig>,
+    /// Geometry of every channel's DIMM.
+    pub geometry: Geometry,
+    /// Address mapping of every channel; `None`: linear.
+    pub mapping: Option<AddressMapping>,
+    pub controller: ControllerConfig,
+    /// Channels, each with its own board.
+    pub boards: u8,
+    /// Physical memory is interleaved over channels in blocks of
+    /// `1 << interleave_shift` bytes.
+    pub interleave_shift: u32,
+    pub board: BoardSettings,
+    /// Run the golden model (off: only commands and truth).
+    pub run_boards: bool,
+    /// CPU ticks per reference (the pace of the processor between misses).
+    pub cpu_ticks_per_ref: u64,
+    /// Low physical memory kept by the kernel image, never allocated.
+    pub kernel_reserved_bytes: u64,
+    /// At most this much physical memory is handed out (the frame pool is
+    /// built from the lowest frames).
+    pub usable_memory_bytes: u64,
+    /// Write back every dirty line at the end (wbinvd).
+    pub flush_cache_at_end: bool,
+    /// Send every I-code to every board (so each channel's stream carries
+    /// all tags); otherwise only to the first.
+    pub icodes_to_all_boards: bool,
+    /// Wall-clock time of tick 0 (capture and log headers).
+    pub wall_start_ns: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            workload: Workload::default(),
+            seed: 1,
+            cache: Some(CacheConfig::default()),
+            geometry: Geometry::ddr3_default(),
+            mapping: None,
+            controller: ControllerConfig::default(),
+            boards: 1,
+            interleave_shift: 12,
+            board: BoardSettings::default(),
+            run_boards: true,
+            cpu_ticks_per_ref: 1,
+            kernel_reserved_bytes: 16 << 20,
+            usable_memory_bytes: 8 << 30,
+            flush_cache_at_end: false,
+            icodes_to_all_boards: true,
+            wall_start_ns: 1_700_000_000_000_000_000,
+        }
+    }
+}
+
+impl SimConfig {
+    pub fn workload(mut self, w: Workload) -> Self {
+        self.workload = w;
+        self
+    }
+    pub fn cache(mut self, c: Option<CacheConfig>) -> Self {
+        self.cache = c;
+        self
+    }
+    pub fn cache_off(self) -> Self {
+        self.cache(None)
+    }
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    pub fn boards(mut self, n: u8) -> Self {
+        self.boards = n;
+        self
+    }
+    pub fn ports(mut self, n: u8) -> Self {
+        self.board.ports = n;
+        self
+    }
+
+    fn mapping_for(&self) -> AddressMapping {
+        self.mapping
+            .clone()
+            .unwrap_or_else(|| AddressMapping::linear(self.geometry))
+    }
+
+    /// The board configuration of channel `b`.
+    pub fn board_config(&self, b: u8) -> BoardConfig {
+        let s = &self.board;
+        let mut c = BoardConfig::new(self.geometry);
+        c.board_id = s.first_board_id.wrapping_add(b);
+        c.ports = s.ports;
+        c.fifo_depth = s.fifo_depth;
+        c.max_words = s.max_words;
+        c.idle_flush_ticks = s.idle_flush_ticks;
+        c.tick_ps = self.controller.timing.tick_ps;
+        c.window = default_window(&self.geometry);
+        match s.drain {
+            Some(d) => c.drain = d,
+            None => c.set_line_rate(),
+        }
+        c
+    }
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Os(#[from] OsError),
+    #[error(transparent)]
+    Cache(#[from] CacheShapeError),
+    #[error("board {board}: {error}")]
+    Board { board: u8, error: BoardError },
+    #[error("bad configuration: {0}")]
+    Config(String),
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
+}
+
+/// Counters of a run.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct SimStats {
+    pub ops: u64,
+    /// Virtual references of the workload (before splitting into lines).
+    pub references: u64,
+    /// Memory requests (lines) sent to the controllers.
+    pub memory_requests: u64,
+    pub per_kind: HashMap<String, u64>,
+    pub cache: Option<CacheStats>,
+    pub os: OsStats,
+    pub controllers: Vec<ControllerStats>,
+    /// Last command tick over all channels.
+    pub end_tick: u64,
+    pub usable_frames: usize,
+}
+
+/// Everything a run produced.
+#[derive(Debug, Clone)]
+pub struct SimOutput {
+    /// DDR command stream per board (channel).
+    pub commands: Vec<Vec<Command>>,
+    /// The ground truth, by tick then board.
+    pub truth: Vec<TruthRecord>,
+    /// The kernel log (page-table and DMA records).
+    pub klog: Vec<RecordRepr>,
+    /// Packets per board, in `seq` order (empty when boards did not run).
+    pub packets: Vec<Vec<BoardPacket>>,
+    pub board_counters: Vec<BoardCounters>,
+    pub board_configs: Vec<BoardConfig>,
+    /// User event names and their indices (the events file).
+    pub events: Vec<(String, u32)>,
+    pub stats: SimStats,
+    pub tick_ps: u16,
+    pub wall_start_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    pa: u64,
+    kind: RefKind,
+    owner: Option<(u32, u64)>,
+    event: Option<u32>,
+}
+
+struct Channel {
+    ctrl: Controller<Meta>,
+    issued: Vec<Issued<Meta>>,
+}
+
+/// Channel interleaving: global physical address ↔ (channel, local).
+#[derive(Debug, Clone, Copy)]
+struct Interleave {
+    n: u64,
+    shift: u32,
+}
+
+impl Interleave {
+    #[inline]
+    fn split(&self, pa: u64) -> (usize, u64) {
+        if self.n == 1 {
+            return (0, pa);
+        }
+        let block = pa >> self.shift;
+        let low = pa & ((1 << self.shift) - 1);
+        (
+            (block % self.n) as usize,
+            ((block / self.n) << self.shift) | low,
+        )
+    }
+    fn join(&self, ch: usize, local: u64) -> u64 {
+        if self.n == 1 {
+            return local;
+        }
+        let block = local >> self.shift;
+        let low = local & ((1 << self.shift) - 1);
+        ((block * self.n + ch as u64) << self.shift) | low
+    }
+}
+
+/// The machine while it runs.
+pub struct Machine {
+    cfg: SimConfig,
+    os: Os,
+    cache: Option<Cache>,
+    channels: Vec<Channel>,
+    mapping: AddressMapping,
+    interleave: Interleave,
+    window: ConfigWindow,
+    now: u64,
+    fx: Vec<OsEffect>,
+    events: HashMap<String, u32>,
+    event_order: Vec<(String, u32)>,
+    tlb: Option<(u32, u64, u64)>,
+    stats: SimStats,
+}
+
+impl Machine {
+    pub fn new(cfg: SimConfig) -> Result<Machine, SimError> {
+        if cfg.boards == 0 {
+            return Err(SimError::Config("at least one board is needed".into()));
+        }
+        if !(6..=40).contains(&cfg.interleave_shift) {
+            return Err(SimError::Config(format!(
+                "interleave shift {} is outside 6..=40",
+                cfg.interleave_shift
+            )));
+        }
+        let g = cfg.geometry;
+        let mapping = cfg.mapping_for();
+        if *mapping.geometry() != g {
+            return Err(SimError::Config(
+                "the mapping was loaded for another geometry".into(),
+            ));
+        }
+        let window = default_window(&g);
+        let interleave = Interleave {
+            n: u64::from(cfg.boards),
+            shift: cfg.interleave_shift,
+        };
+        // Frames holding any configuration-space line are reserved.
+        let mut reserved: HashSet<u64> = HashSet::new();
+        for b in 0..cfg.boards as usize {
+            let first = window.first_line(&g);
+            for i in 0..window.lines(&g) {
+                let local = mapping.pa_of(first + i);
+                reserved.insert(interleave.join(b, local) / PAGE);
+            }
+        }
+        let total = g.capacity_bytes() * u64::from(cfg.boards);
+        let end = total.min(
+            cfg.usable_memory_bytes
+                .max(cfg.kernel_reserved_bytes + PAGE),
+        );
+        let frames: Vec<u64> = (cfg.kernel_reserved_bytes.div_ceil(PAGE)..end / PAGE)
+            .filter(|f| !reserved.contains(f))
+            .collect();
+        let usable = frames.len();
+        let os = Os::new(FramePool::shuffled(frames, cfg.seed));
+        let cache = cfg.cache.map(Cache::new).transpose()?;
+        let channels = (0..cfg.boards)
+            .map(|_| Channel {
+                ctrl: Controller::new(cfg.controller, g),
+                issued: Vec::new(),
+            })
+            .collect();
+        Ok(Machine {
+            os,
+            cache,
+            channels,
+            mapping,
+            interleave,
+            window,
+            now: 0,
+            fx: Vec::new(),
+            events: HashMap::new(),
+            event_order: Vec::new(),
+            tlb: None,
+            stats: SimStats {
+                usable_frames: usable,
+                ..SimStats::default()
+            },
+            cfg,
+        })
+    }
+
+    fn time_ns(&self) -> u64 {
+        self.now * u64::from(self.cfg.controller.timing.tick_ps) / 1000
+    }
+
+    /// Sends one line request to its channel's controller.
+    fn memory(
+        &mut self,
+        pa: u64,
+        write: bool,
+        kind: RefKind,
+        owner: Option<(u32, u64)>,
+        event: Option<u32>,
+    ) {
+        let pa = pa & !(LINE_BYTES - 1);
+        let (ch, local) = self.interleave.split(pa);
+        let coord = self
+            .cfg
+            .geometry
+            .coord(self.mapping.line_of(local).unwrap_or(local / LINE_BYTES));
+        let owner = match kind {
+            RefKind::Cpu => owner,
+            RefKind::Icode => None,
+            _ => self
+                .os
+                .owner_of(pa)
+                .map(|(p, v)| (p, v & !(LINE_BYTES - 1))),
+        };
+        self.stats.memory_requests += 1;
+        *self
+            .stats
+            .per_kind
+            .entry(kind.name().to_string())
+            .or_default() += 1;
+        let c = &mut self.channels[ch];
+        c.ctrl.run_until(self.now);
+        if c.ctrl.is_full() {
+            let t = c.ctrl.make_room();
+            self.now = self.now.max(t);
+        }
+        c.ctrl.enqueue(Request {
+            arrival: self.now,
+            coord,
+            write,
+            barrier: kind == RefKind::Icode,
+            meta: Meta {
+                pa,
+                kind,
+                owner,
+                event,
+            },
+        });
+        c.ctrl.drain_issued(&mut c.issued);
+    }
+
+    /// An I-code: an uncached reference to event `index` of the config
+    /// space, on every board (or the first).
+    fn icode(&mut self, index: u32, write: bool) {
+        let boards = if self.cfg.icodes_to_all_boards {
+            self.channels.len()
+        } else {
+            1
+        };
+        let line = self
+            .window
+            .line_of_event(&self.cfg.geometry, index)
+            .expect("event index inside the window");
+        let local = self.mapping.pa_of(line);
+        for b in 0..boards {
+            let pa = self.interleave.join(b, local);
+            self.memory(pa, write, RefKind::Icode, None, Some(index));
+        }
+    }
+
+    /// A cached reference (or a direct one with the cache off).
+    fn cached(&mut self, pa: u64, write: bool, kind: RefKind, owner: Option<(u32, u64)>) {
+        match &mut self.cache {
+            None => self.memory(pa, write, kind, owner, None),
+            Some(cache) => {
+                let o = cache.access(pa, write);
+                if o.fill {
+                    self.memory(pa, false, kind, owner, None);
+                }
+                if let Some(victim) = o.writeback {
+                    self.memory(victim, true, RefKind::Writeback, None, None);
+                }
+            }
+        }
+        self.now += self.cfg.cpu_ticks_per_ref;
+    }
+
+    fn effects(&mut self) {
+        let fx = std::mem::take(&mut self.fx);
+        for e in &fx {
+            match *e {
+                OsEffect::PteWrite { pa } => self.cached(pa, true, RefKind::Kernel, None),
+                OsEffect::Logged { seq } => self.icode(log_tag_event(seq), true),
+            }
+        }
+        self.fx = fx;
+        self.fx.clear();
+    }
+
+    fn user_event(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.events.get(name) {
+            return i;
+        }
+        let i = FIRST_USER_EVENT + self.events.len() as u32;
+        self.events.insert(name.to_string(), i);
+        self.event_order.push((name.to_string(), i));
+        i
+    }
+
+    /// Runs one workload operation.
+    pub fn step(&mut self, op: &Op) -> Result<(), SimError> {
+        self.stats.ops += 1;
+        let t = self.time_ns();
+        match op {
+            Op::Exec { pid, name } => {
+                self.os.exec(*pid, name, t, &mut self.fx);
+                self.effects();
+            }
+            Op::Access {
+                pid,
+                vaddr,
+                write,
+                size,
+            } => {
+                self.stats.references += 1;
+                let first = vaddr & !(LINE_BYTES - 1);
+                let last = (vaddr + u64::from((*size).max(1)) - 1) & !(LINE_BYTES - 1);
+                let mut line = first;
+                loop {
+                    let vpn = line / PAGE;
+                    let pa = match self.tlb {
+                        Some((p, v, pfn)) if p == *pid && v == vpn => pfn * PAGE + line % PAGE,
+                        _ => {
+                            let pa = self
+                                .os
+                                .translate(*pid, line, self.time_ns(), &mut self.fx)?;
+                            self.effects();
+                            self.tlb = Some((*pid, vpn, pa / PAGE));
+                            pa
+                        }
+                    };
+                    self.cached(pa, *write, RefKind::Cpu, Some((*pid, line)));
+                    if line == last {
+                        break;
+                    }
+                    line += LINE_BYTES;
+                }
+            }
+            Op::Event { name, .. } => {
+                let i = self.user_event(name);
+                self.icode(i, false);
+            }
+            Op::Free { pid, vaddr, len } => {
+                self.tlb = None;
+                self.os.free(*pid, *vaddr, *len, t, &mut self.fx);
+                self.effects();
+            }
+            Op::Exit { pid } => {
+                self.tlb = None;
+                self.os.exit(*pid, t, &mut self.fx);
+                self.effects();
+            }
+            Op::Dma { device, bytes, dir } => self.dma(device, *bytes, *dir)?,
+        }
+        Ok(())
+    }
+
+    /// A streaming DMA transfer through a fresh kernel buffer, page by page
+    /// (one DMA_MAP/DMA_UNMAP pair per page-sized segment).
+    fn dma(&mut self, device: &str, bytes: u64, dir: DmaDir) -> Result<(), SimError> {
+        let to_device = dir == DmaDir::ToDevice;
+        let frames = self.os.alloc_kernel(bytes.div_ceil(PAGE))?;
+        let segments: Vec<(u64, u64)> = frames
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f * PAGE, (bytes - i as u64 * PAGE).min(PAGE)))
+            .collect();
+        let lines = |&(pa, len): &(u64, u64)| {
+            (0..len.div_ceil(LINE_BYTES)).map(move |i| pa + i * LINE_BYTES)
+        };
+        if to_device {
+            // The kernel copies the data in.
+            for pa in segments.iter().flat_map(lines).collect::<Vec<_>>() {
+                self.cached(pa, true, RefKind::Kernel, None);
+            }
+        }
+        for seg in &segments {
+            // dma_map: write back and invalidate the buffer's lines.
+            for pa in lines(seg) {
+                let wb = self.cache.as_mut().and_then(|c| c.flush_line(pa));
+                if let Some(wb) = wb {
+                    self.memory(wb, true, RefKind::Writeback, None, None);
+                }
+            }
+            let t = self.time_ns();
+            self.os
+                .dma_log(true, seg.0, seg.1, to_device, device, t, &mut self.fx);
+            self.effects();
+        }
+        for pa in segments.iter().flat_map(lines).collect::<Vec<_>>() {
+            self.memory(pa, !to_device, RefKind::Dma, None, None);
+            self.now += 1;
+        }
+        for seg in &segments {
+            let t = self.time_ns();
+            self.os
+                .dma_log(false, seg.0, seg.1, to_device, device, t, &mut self.fx);
+            self.effects();
+        }
+        if !to_device {
+            for pa in segments.iter().flat_map(lines).collect::<Vec<_>>() {
+                self.cached(pa, false, RefKind::Kernel, None);
+            }
+        }
+        self.os.free_kernel(&frames);
+        Ok(())
+    }
+
+    /// Ends the run: optional cache flush, controllers drained, boards run.
+    pub fn finish(mut self) -> Result<SimOutput, SimError> {
+        if self.cfg.flush_cache_at_end {
+            let dirty = self
+                .cache
+                .as_mut()
+                .map(|c| c.flush_all())
+                .unwrap_or_default();
+            for pa in dirty {
+                self.memory(pa, true, RefKind::Writeback, None, None);
+            }
+        }
+        let g = self.cfg.geometry;
+        let mut commands = Vec::new();
+        let mut truth = Vec::new();
+        for (b, ch) in self.channels.iter_mut().enumerate() {
+            ch.ctrl.drain();
+            ch.ctrl.drain_issued(&mut ch.issued);
+            let cmds = ch.ctrl.take_commands();
+            self.stats.end_tick = self.stats.end_tick.max(cmds.last().map_or(0, |c| c.cycle));
+            self.stats.controllers.push(ch.ctrl.stats);
+            commands.push(cmds);
+            truth.extend(ch.issued.drain(..).map(|i| TruthRecord {
+                tick: i.tick,
+                board: b as u8,
+                pa: i.meta.pa,
+                line: g.line_index_unchecked(i.coord),
+                write: i.write,
+                kind: i.meta.kind,
+                owner: i.meta.owner,
+                event: i.meta.event,
+            }));
+        }
+        truth.sort_by_key(|r| (r.tick, r.board));
+        self.stats.cache = self.cache.as_ref().map(|c| c.stats);
+        self.stats.os = self.os.stats;
+        let board_configs: Vec<BoardConfig> = (0..self.cfg.boards)
+            .map(|b| self.cfg.board_config(b))
+            .collect();
+        let mut packets = Vec::new();
+        let mut board_counters = Vec::new();
+        if self.cfg.run_boards {
+            for (b, (cfg, cmds)) in board_configs.iter().zip(&commands).enumerate() {
+                let err = |error| SimError::Board {
+                    board: b as u8,
+                    error,
+                };
+                let mut board = Board::new(cfg.clone()).map_err(err)?;
+                board.commands(cmds).map_err(err)?;
+                board.finish();
+                let mut p = Vec::new();
+                board.drain_packets(&mut p);
+                packets.push(p);
+                board_counters.push(board.counters().clone());
+            }
+        }
+        Ok(SimOutput {
+            commands,
+            truth,
+            klog: self.os.take_log(),
+            packets,
+            board_counters,
+            board_configs,
+            events: self.event_order,
+            stats: self.stats,
+            tick_ps: self.cfg.controller.timing.tick_ps,
+            wall_start_ns: self.cfg.wall_start_ns,
+        })
+    }
+}
+
+/// Runs a whole simulation.
+pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
+    let mut m = Machine::new(cfg.clone())?;
+    for op in cfg.workload.ops(cfg.seed) {
+        m.step(&op)?;
+    }
+    m.finish()
+}
+
+/// File names in an outputs directory (docs/format.md §10).
+pub mod files {
+    /// DDR command stream of board `b`.
+    pub fn commands(b: usize) -> String {
+        format!("commands-b{b}.txt")
+    }
+    /// Capture file of board `b`, port `p`.
+    pub fn capture(b: u8, p: u8) -> String {
+        format!("board{b}-port{p}.hmttcap")
+    }
+    pub const TRUTH: &str = "truth.hmtttruth";
+    pub const TRUTH_CSV: &str = "truth.csv";
+    pub const KLOG: &str = "pagetable.hmttlog";
+    pub const EVENTS: &str = "events.toml";
+    pub const SUMMARY: &str = "summary.json";
+}
+
+impl SimOutput {
+    /// Writes every output into `dir` (created if missing).
+    pub fn write_dir(&self, dir: &Path, truth_csv: bool) -> Result<(), SimError> {
+        let io = |path: &Path| {
+            let path = path.display().to_string();
+            move |error| SimError::Io {
+                path: path.clone(),
+                error,
+            }
+        };
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let create = |name: &str| {
+            let p = dir.join(name);
+            std::fs::File::create(&p)
+                .map(std::io::BufWriter::new)
+                .map_err(io(&p))
+                .map(|f| (f, p))
+        };
+        for (b, cmds) in self.commands.iter().enumerate() {
+            let (mut f, p) = create(&files::commands(b))?;
+            (|| {
+                writeln!(f, "# hmtt sim: board {b}, {} commands", cmds.len())?;
+                for c in cmds {
+                    writeln!(f, "{c}")?;
+                }
+                f.flush()
+            })()
+            .map_err(io(&p))?;
+        }
+        let (mut f, p) = create(files::TRUTH)?;
+        crate::truth::write_binary(
+            &mut f,
+            &TruthHeader {
+                boards: self.commands.len() as u16,
+                tick_ps: self.tick_ps,
+            },
+            &self.truth,
+        )
+        .and_then(|_| f.flush())
+        .map_err(io(&p))?;
+        if truth_csv {
+            let (mut f, p) = create(files::TRUTH_CSV)?;
+            crate::truth::write_csv(&mut f, &self.truth)
+                .and_then(|_| f.flush())
+                .map_err(io(&p))?;
+        }
+        let (mut f, p) = create(files::KLOG)?;
+        (|| {
+            f.write_all(
+                &FileHeaderRepr {
+                    start_ns: self.wall_start_ns,
+                }
+                .to_bytes(),
+            )?;
+            for r in &self.klog {
+                f.write_all(&r.to_bytes())?;
+            }
+            f.flush()
+        })()
+        .map_err(io(&p))?;
+        let (mut f, p) = create(files::EVENTS)?;
+        (|| {
+            writeln!(f, "[events]")?;
+            for (name, i) in &self.events {
+                writeln!(f, "{name} = {i}")?;
+            }
+            f.flush()
+        })()
+        .map_err(io(&p))?;
+        for (cfg, packets) in self.board_configs.iter().zip(&self.packets) {
+            for port in 0..cfg.ports {
+                let (mut f, p) = create(&files::capture(cfg.board_id, port))?;
+                let header = CaptureHeader {
+                    board: cfg.board_id,
+                    port,
+                    stripe: 0,
+                    start_ns: self.wall_start_ns,
+                    geometry: Some(cfg.geometry),
+                    source_kind: SourceKind::Simulation,
+                    tick_ps: cfg.tick_ps,
+                    source_name: "hmtt sim".into(),
+                };
+                (|| {
+                    f.write_all(&header.emit())?;
+                    for pk in packets.iter().filter(|pk| pk.port == port) {
+                        let recv =
+                            self.wall_start_ns + pk.leave_tick * u64::from(cfg.tick_ps) / 1000;
+                        f.write_all(&emit_record_header(recv, pk.bytes.len() as u32, 0))?;
+                        f.write_all(&pk.bytes)?;
+                    }
+                    f.flush()
+                })()
+                .map_err(io(&p))?;
+            }
+        }
+        let (mut f, p) = create(files::SUMMARY)?;
+        let summary = serde_json::json!({
+            "stats": self.stats,
+            "boards": self.board_counters,
+            "tick_ps": self.tick_ps,
+            "truth_records": self.truth.len(),
+            "klog_records": self.klog.len(),
+            "packets": self.packets.iter().map(|p| p.len()).collect::<Vec<_>>(),
+        });
+        serde_json::to_writer_pretty(&mut f, &summary)
+            .map_err(std::io::Error::other)
+            .and_then(|_| f.flush())
+            .map_err(io(&p))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,314 @@
+//! The ground truth: every reference the board should see, in the order
+//! and at the tick of its RD/WR command, with who made it.
+//!
+//! File format (`truth.hmtttruth`, docs/format.md §10): a 32-byte header and
+//! 48-byte records, little-endian; or CSV with the same columns.
+
+use std::io::{self, Write};
+
+pub const MAGIC: [u8; 8] = *b"HMTTTRU\0";
+pub const VERSION: u16 = 1;
+pub const HEADER_LEN: usize = 32;
+pub const RECORD_LEN: usize = 48;
+
+mod field {
+    use core::ops::Range;
+    pub const MAGIC: Range<usize> = 0..8;
+    pub const VERSION: Range<usize> = 8..10;
+    pub const RECORD_LEN: Range<usize> = 10..12;
+    pub const BOARDS: Range<usize> = 12..14;
+    pub const TICK_PS: Range<usize> = 14..16;
+
+    pub const TICK: Range<usize> = 0..8;
+    pub const PA: Range<usize> = 8..16;
+    pub const LINE: Range<usize> = 16..24;
+    pub const VADDR: Range<usize> = 24..32;
+    pub const PID: Range<usize> = 32..36;
+    pub const BOARD: usize = 36;
+    pub const KIND: usize = 37;
+    pub const FLAGS: usize = 38;
+    pub const EVENT: Range<usize> = 40..44;
+}
+
+const FLAG_WRITE: u8 = 1;
+const FLAG_OWNER: u8 = 2;
+
+/// Who caused a reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub enum RefKind {
+    /// A user process's load or store (a cache miss, or any reference with
+    /// the cache off).
+    Cpu = 0,
+    /// A dirty line evicted or flushed from the cache.
+    Writeback = 1,
+    /// A device's DMA read or write.
+    Dma = 2,
+    /// An I-code: a reference to the configuration space (a TAG or CMD word
+    /// on the board, never an ACCESS).
+    Icode = 3,
+    /// The kernel: page-table stores, copies to and from DMA buffers.
+    Kernel = 4,
+}
+
+impl RefKind {
+    pub fn from_u8(v: u8) -> Option<RefKind> {
+        Some(match v {
+            0 => RefKind::Cpu,
+            1 => RefKind::Writeback,
+            2 => RefKind::Dma,
+            3 => RefKind::Icode,
+            4 => RefKind::Kernel,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            RefKind::Cpu => "cpu",
+            RefKind::Writeback => "writeback",
+            RefKind::Dma => "dma",
+            RefKind::Icode => "icode",
+            RefKind::Kernel => "kernel",
+        }
+    }
+}
+
+/// One reference as the board should record it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TruthRecord {
+    /// Tick of the RD/WR command.
+    pub tick: u64,
+    /// Board (channel) whose bus carried it.
+    pub board: u8,
+    /// Physical address of the line (64-byte aligned, system-wide).
+    pub pa: u64,
+    /// The line index on the board's DIMM (`{rank,row,bank,col_line}`).
+    pub line: u64,
+    pub write: bool,
+    pub kind: RefKind,
+    /// The user mapping of the line in force at the reference: the process
+    /// and the virtual address of the line's first byte. For CPU references
+    /// it is the issuing process's address; for write-backs, DMA and kernel
+    /// references it is whatever maps the frame then (usually none).
+    pub owner: Option<(u32, u64)>,
+    /// For I-codes, the configuration-space event index.
+    pub event: Option<u32>,
+}
+
+impl TruthRecord {
+    pub fn pid(&self) -> Option<u32> {
+        self.owner.map(|o| o.0)
+    }
+    pub fn vaddr(&self) -> Option<u64> {
+        self.owner.map(|o| o.1)
+    }
+
+    pub fn to_bytes(&self) -> [u8; RECORD_LEN] {
+        let mut b = [0u8; RECORD_LEN];
+        b[field::TICK].copy_from_slice(&self.tick.to_le_bytes());
+        b[field::PA].copy_from_slice(&self.pa.to_le_bytes());
+        b[field::LINE].copy_from_slice(&self.line.to_le_bytes());
+        let (pid, vaddr) = self.owner.unwrap_or((0, 0));
+        b[field::VADDR].copy_from_slice(&vaddr.to_le_bytes());
+        b[field::PID].copy_from_slice(&pid.to_le_bytes());
+        b[field::BOARD] = self.board;
+        b[field::KIND] = self.kind as u8;
+        b[field::FLAGS] = if self.write { FLAG_WRITE } else { 0 }
+            | if self.owner.is_some() { FLAG_OWNER } else { 0 };
+        b[field::EVENT].copy_from_slice(&self.event.unwrap_or(0).to_le_bytes());
+        b
+    }
+
+    pub fn parse(b: &[u8]) -> Result<TruthRecord, TruthError> {
+        if b.len() < RECORD_LEN {
+            return Err(TruthError::Truncated(b.len()));
+        }
+        let u64_at = |r: core::ops::Range<usize>| u64::from_le_bytes(b[r].try_into().expect("8"));
+        let u32_at = |r: core::ops::Range<usize>| u32::from_le_bytes(b[r].try_into().expect("4"));
+        let kind = RefKind::from_u8(b[field::KIND]).ok_or(TruthError::BadKind(b[field::KIND]))?;
+        let flags = b[field::FLAGS];
+        Ok(TruthRecord {
+            tick: u64_at(field::TICK),
+            board: b[field::BOARD],
+            pa: u64_at(field::PA),
+            line: u64_at(field::LINE),
+            write: flags & FLAG_WRITE != 0,
+            kind,
+            owner: (flags & FLAG_OWNER != 0).then(|| (u32_at(field::PID), u64_at(field::VADDR))),
+            event: (kind == RefKind::Icode).then(|| u32_at(field::EVENT)),
+        })
+    }
+}
+
+/// Why a ground-truth file cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TruthError {
+    #[error("ground-truth data of {0} bytes is too short")]
+    Truncated(usize),
+    #[error("not a ground-truth file (magic {0:02x?})")]
+    BadMagic([u8; 8]),
+    #[error("ground-truth version {0} is not supported (this build reads 1)")]
+    BadVersion(u16),
+    #[error("ground-truth record size {0} is not {RECORD_LEN}")]
+    BadRecordLen(u16),
+    #[error("unknown reference kind {0}")]
+    BadKind(u8),
+    #[error("file ends {0} bytes into a record")]
+    CutRecord(usize),
+}
+
+/// The file header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TruthHeader {
+    pub boards: u16,
+    pub tick_ps: u16,
+}
+
+impl TruthHeader {
+    pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
+        let mut b = [0u8; HEADER_LEN];
+        b[field::MAGIC].copy_from_slice(&MAGIC);
+        b[field::VERSION].copy_from_slice(&VERSION.to_le_bytes());
+        b[field::RECORD_LEN].copy_from_slice(&(RECORD_LEN as u16).to_le_bytes());
+        b[field::BOARDS].copy_from_slice(&self.boards.to_le_bytes());
+        b[field::TICK_PS].copy_from_slice(&self.tick_ps.to_le_bytes());
+        b
+    }
+
+    pub fn parse(b: &[u8]) -> Result<TruthHeader, TruthError> {
+        if b.len() < HEADER_LEN {
+            return Err(TruthError::Truncated(b.len()));
+        }
+        let magic: [u8; 8] = b[field::MAGIC].try_into().expect("8");
+        if magic != MAGIC {
+            return Err(TruthError::BadMagic(magic));
+        }
+        let u16_at = |r: core::ops::Range<usize>| u16::from_le_bytes(b[r].try_into().expect("2"));
+        let version = u16_at(field::VERSION);
+        if version != VERSION {
+            return Err(TruthError::BadVersion(version));
+        }
+        let len = u16_at(field::RECORD_LEN);
+        if usize::from(len) != RECORD_LEN {
+            return Err(TruthError::BadRecordLen(len));
+        }
+        Ok(TruthHeader {
+            boards: u16_at(field::BOARDS),
+            tick_ps: u16_at(field::TICK_PS),
+        })
+    }
+}
+
+/// Writes a whole binary ground-truth file.
+pub fn write_binary<W: Write>(
+    out: &mut W,
+    header: &TruthHeader,
+    records: &[TruthRecord],
+) -> io::Result<()> {
+    out.write_all(&header.to_bytes())?;
+    for r in records {
+        out.write_all(&r.to_bytes())?;
+    }
+    Ok(())
+}
+
+/// Reads a whole binary ground-truth image.
+pub fn read_binary(bytes: &[u8]) -> Result<(TruthHeader, Vec<TruthRecord>), TruthError> {
+    let header = TruthHeader::parse(bytes)?;
+    let body = &bytes[HEADER_LEN..];
+    if body.len() % RECORD_LEN != 0 {
+        return Err(TruthError::CutRecord(body.len() % RECORD_LEN));
+    }
+    let records = body
+        .chunks_exact(RECORD_LEN)
+        .map(TruthRecord::parse)
+        .collect::<Result<_, _>>()?;
+    Ok((header, records))
+}
+
+/// The CSV header line.
+pub const CSV_HEADER: &str = "tick,board,pa,line,rw,kind,pid,vaddr,event";
+
+/// Writes the records as CSV (addresses in hex, empty fields for none).
+pub fn write_csv<W: Write>(out: &mut W, records: &[TruthRecord]) -> io::Result<()> {
+    writeln!(out, "{CSV_HEADER}")?;
+    for r in records {
+        let (pid, vaddr) = match r.owner {
+            Some((p, v)) => (p.to_string(), format!("{v:#x}")),
+            None => (String::new(), String::new()),
+        };
+        let event = r.event.map(|e| format!("{e:#x}")).unwrap_or_default();
+        writeln!(
+            out,
+            "{},{},{:#x},{:#x},{},{},{},{},{}",
+            r.tick,
+            r.board,
+            r.pa,
+            r.line,
+            if r.write { 'W' } else { 'R' },
+            r.kind.name(),
+            pid,
+            vaddr,
+            event
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_files_are_checked() {
+        let recs = [
+            TruthRecord {
+                tick: 123,
+                board: 1,
+                pa: 0x1234_5640,
+                line: 0x48d159,
+                write: true,
+                kind: RefKind::Cpu,
+                owner: Some((1000, 0x5555_0000_0040)),
+                event: None,
+            },
+            TruthRecord {
+                tick: 124,
+                board: 0,
+                pa: 0xfff0_0000,
+                line: 7,
+                write: false,
+                kind: RefKind::Icode,
+                owner: None,
+                event: Some(0x10005),
+            },
+        ];
+        let mut file = Vec::new();
+        let h = TruthHeader {
+            boards: 2,
+            tick_ps: 1250,
+        };
+        write_binary(&mut file, &h, &recs).unwrap();
+        assert_eq!(file.len(), HEADER_LEN + 2 * RECORD_LEN);
+        let (h2, back) = read_binary(&file).unwrap();
+        assert_eq!(h2, h);
+        assert_eq!(back, recs);
+        assert_eq!(
+            read_binary(&file[..file.len() - 1]),
+            Err(TruthError::CutRecord(47))
+        );
+        let mut bad = file.clone();
+        bad[0] = b'X';
+        assert!(matches!(read_binary(&bad), Err(TruthError::BadMagic(_))));
+        let mut csv = Vec::new();
+        write_csv(&mut csv, &recs).unwrap();
+        let text = String::from_utf8(csv).unwrap();
+        assert_eq!(
+            text.lines().nth(1).unwrap(),
+            "123,1,0x12345640,0x48d159,W,cpu,1000,0x555500000040,"
+        );
+        assert_eq!(
+            text.lines().nth(2).unwrap(),
+            "124,0,0xfff00000,0x7,R,icode,,,0x10005"
+        );
+    }
+}

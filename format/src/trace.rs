@@ -87,7 +87,9 @@ pub enum TraceError {
     BadRecordCount { count: u64, room: u64 },
     #[error("trace index ({count} entries at offset {offset}) lies outside the file")]
     BadIndex { offset: u64, count: u64 },
-    #[error("trace name table ({len} bytes at offset {offset}) lies outside the file or is malformed")]
+    #[error(
+        "trace name table ({len} bytes at offset {offset}) lies outside the file or is malformed"
+    )]
     BadNames { offset: u64, len: u64 },
 }
 
@@ -301,7 +303,7 @@ impl TraceHeader {
             return Err(TraceError::BadVersion(version));
         }
         let hlen = u16_at(b, field::HEADER_LEN);
-        if usize::from(hlen) < HEADER_LEN || usize::from(hlen) > b.len() || hlen % 8 != 0 {
+        if usize::from(hlen) < HEADER_LEN || usize::from(hlen) > b.len() || !hlen.is_multiple_of(8) {
             return Err(TraceError::BadHeaderLen(hlen));
         }
         let rlen = u16_at(b, field::RECORD_LEN);
@@ -519,7 +521,9 @@ impl<'a> TraceView<'a> {
     }
     /// The time-index entries.
     pub fn index(&self) -> impl Iterator<Item = IndexEntry> + 'a {
-        self.index.chunks_exact(INDEX_ENTRY_LEN).map(IndexEntry::parse)
+        self.index
+            .chunks_exact(INDEX_ENTRY_LEN)
+            .map(IndexEntry::parse)
     }
     fn index_entry(&self, i: usize) -> IndexEntry {
         IndexEntry::parse(&self.index[i * INDEX_ENTRY_LEN..(i + 1) * INDEX_ENTRY_LEN])

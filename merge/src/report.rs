@@ -1,0 +1,232 @@
+//! What a merge found: per board, the packets merged, the gaps (lost
+//! packets, with the seq range and the time window left uncovered),
+//! duplicates, late and rejected packets, cut files and record counts.
+
+use std::fmt;
+
+use hmtt_format::capture::CaptureEnd;
+
+/// Packets missing from one board's capture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gap {
+    pub board: u8,
+    pub first_seq: u64,
+    /// Inclusive.
+    pub last_seq: u64,
+    /// Time of the last record before the gap (ticks).
+    pub from_tick: u64,
+    /// Time origin of the first packet after the gap (ticks).
+    pub to_tick: u64,
+}
+
+impl Gap {
+    pub fn packets(&self) -> u64 {
+        self.last_seq - self.first_seq + 1
+    }
+}
+
+/// A capture file that did not end cleanly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDamage {
+    pub file: String,
+    pub end: CaptureEnd,
+}
+
+/// A packet that was not merged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PacketNote {
+    Duplicate {
+        seq: u64,
+        file: String,
+    },
+    /// Arrived after its place had been reported as a gap (reordered further
+    /// than the look-ahead); its records are not in the trace.
+    Late {
+        seq: u64,
+        file: String,
+    },
+    Rejected {
+        file: String,
+        offset: u64,
+        reason: String,
+    },
+}
+
+/// Index into [`BoardReport::counts`].
+pub const COUNT_NAMES: [&str; 6] = ["reads", "writes", "tags", "tag writes", "commands", "LOST"];
+
+/// One board's part of the report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BoardReport {
+    pub board: u8,
+    pub packets: u64,
+    pub bytes: u64,
+    pub first_seq: Option<u64>,
+    pub last_seq: Option<u64>,
+    pub gaps: Vec<Gap>,
+    pub packets_duplicate: u64,
+    pub packets_late: u64,
+    pub packets_rejected: u64,
+    pub time_regressions: u64,
+    pub corrupt_words: u64,
+    /// reads, writes, tags, tag writes, inner commands, LOST words.
+    pub counts: [u64; 6],
+    /// Sum of the LOST words: references the board itself dropped.
+    pub references_lost: u64,
+    pub file_damage: Vec<FileDamage>,
+    /// The first `MAX_NOTES` duplicates, late and rejected packets.
+    pub notes: Vec<PacketNote>,
+}
+
+impl BoardReport {
+    pub fn packets_missing(&self) -> u64 {
+        self.gaps.iter().map(Gap::packets).sum()
+    }
+    pub fn references(&self) -> u64 {
+        self.counts[0] + self.counts[1]
+    }
+}
+
+/// The whole merge.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MergeReport {
+    pub boards: Vec<BoardReport>,
+    pub files: usize,
+    pub input_bytes: u64,
+    pub records: u64,
+    pub tick_ps: u16,
+}
+
+impl MergeReport {
+    pub fn packets(&self) -> u64 {
+        self.boards.iter().map(|b| b.packets).sum()
+    }
+    pub fn packets_missing(&self) -> u64 {
+        self.boards.iter().map(BoardReport::packets_missing).sum()
+    }
+    pub fn packets_duplicate(&self) -> u64 {
+        self.boards.iter().map(|b| b.packets_duplicate).sum()
+    }
+    pub fn packets_rejected(&self) -> u64 {
+        self.boards
+            .iter()
+            .map(|b| b.packets_rejected + b.packets_late)
+            .sum()
+    }
+    /// Whether anything at all was lost or damaged.
+    pub fn is_clean(&self) -> bool {
+        self.boards.iter().all(|b| {
+            b.gaps.is_empty()
+                && b.packets_duplicate == 0
+                && b.packets_late == 0
+                && b.packets_rejected == 0
+                && b.corrupt_words == 0
+                && b.time_regressions == 0
+                && b.references_lost == 0
+                && b.file_damage.is_empty()
+        })
+    }
+    fn ns(&self, ticks: u64) -> f64 {
+        ticks as f64 * f64::from(self.tick_ps) / 1000.0
+    }
+}
+
+impl fmt::Display for MergeReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "merged {} files ({} bytes): {} packets, {} records, {} boards",
+            self.files,
+            self.input_bytes,
+            self.packets(),
+            self.records,
+            self.boards.len()
+        )?;
+        for b in &self.boards {
+            write!(f, "board {}: {} packets", b.board, b.packets)?;
+            if let (Some(a), Some(z)) = (b.first_seq, b.last_seq) {
+                write!(f, " (seq {a}..={z})")?;
+            }
+            writeln!(f)?;
+            let counts: Vec<String> = COUNT_NAMES
+                .iter()
+                .zip(b.counts)
+                .map(|(n, c)| format!("{c} {n}"))
+                .collect();
+            writeln!(f, "  records: {}", counts.join(", "))?;
+            if b.gaps.is_empty() {
+                writeln!(f, "  no packets missing")?;
+            } else {
+                writeln!(
+                    f,
+                    "  {} packets missing in {} gaps:",
+                    b.packets_missing(),
+                    b.gaps.len()
+                )?;
+                for g in b.gaps.iter().take(20) {
+                    writeln!(
+                        f,
+                        "    seq {}..={} ({} packets): ticks {}..{} ({:.0} ns..{:.0} ns) not covered",
+                        g.first_seq,
+                        g.last_seq,
+                        g.packets(),
+                        g.from_tick,
+                        g.to_tick,
+                        self.ns(g.from_tick),
+                        self.ns(g.to_tick)
+                    )?;
+                }
+                if b.gaps.len() > 20 {
+                    writeln!(f, "    ... and {} more gaps", b.gaps.len() - 20)?;
+                }
+            }
+            for (n, what) in [
+                (b.packets_duplicate, "duplicate packets dropped"),
+                (
+                    b.packets_late,
+                    "packets arrived too late to place (dropped)",
+                ),
+                (b.packets_rejected, "packets rejected"),
+                (b.corrupt_words, "corrupt record words skipped"),
+                (b.time_regressions, "packets whose time went backwards"),
+                (b.references_lost, "references dropped by the board (LOST)"),
+            ] {
+                if n > 0 {
+                    writeln!(f, "  {n} {what}")?;
+                }
+            }
+            for note in b.notes.iter().take(10) {
+                match note {
+                    PacketNote::Duplicate { seq, file } => {
+                        writeln!(f, "    duplicate seq {seq} in {file}")?
+                    }
+                    PacketNote::Late { seq, file } => writeln!(f, "    late seq {seq} in {file}")?,
+                    PacketNote::Rejected {
+                        file,
+                        offset,
+                        reason,
+                    } => writeln!(f, "    rejected packet at {file}+{offset}: {reason}")?,
+                }
+            }
+            for d in &b.file_damage {
+                match d.end {
+                    CaptureEnd::Truncated { offset, leftover } => writeln!(
+                        f,
+                        "  {} is cut short: {leftover} bytes of a partial record at offset {offset} ignored",
+                        d.file
+                    )?,
+                    CaptureEnd::Corrupt {
+                        offset,
+                        claimed_len,
+                    } => writeln!(
+                        f,
+                        "  {} is corrupt at offset {offset} (record claims {claimed_len} bytes); the rest is unreadable",
+                        d.file
+                    )?,
+                    CaptureEnd::Clean => {}
+                }
+            }
+        }
+        Ok(())
+    }
+}

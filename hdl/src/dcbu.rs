@@ -1,0 +1,281 @@
+//! DCBU, the DDR command buffer unit: registers the DIMM's command/address
+//! pins every command clock and decodes them with the JEDEC DDR3 truth table.
+//!
+//! With `L` lanes the pins arrive deserialized (ISERDES-like): one fabric
+//! clock carries `L` command clocks, lane 0 being the earliest. The block
+//! never interprets rows or columns beyond the pin mapping; that is the
+//! DSMU's job.
+
+use rust_hdl::prelude::*;
+
+/// Decoded command kinds on `cmd_kind` (4 bits).
+pub mod kind {
+    /// Deselect (no chip select asserted): no command this tick.
+    pub const NONE: u64 = 0;
+    pub const ACT: u64 = 1;
+    pub const RD: u64 = 2;
+    pub const WR: u64 = 3;
+    pub const RDA: u64 = 4;
+    pub const WRA: u64 = 5;
+    pub const PRE: u64 = 6;
+    pub const PREA: u64 = 7;
+    pub const REF: u64 = 8;
+    pub const MRS: u64 = 9;
+    pub const ZQ: u64 = 10;
+    pub const NOP: u64 = 11;
+    /// Chip selected while CKE is low (self-refresh or power-down entry):
+    /// not a command the board understands; counted by the DSMU.
+    pub const UNKNOWN: u64 = 15;
+}
+
+/// The pin levels of one command clock (active-low signals as on the DIMM).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommandPins {
+    pub cs_n: u64,
+    pub ras_n: bool,
+    pub cas_n: bool,
+    pub we_n: bool,
+    pub cke: bool,
+    pub ba: u64,
+    pub addr: u64,
+}
+
+impl CommandPins {
+    /// No chip selected (DES).
+    pub const DESELECT: CommandPins = CommandPins {
+        cs_n: 0xF,
+        ras_n: true,
+        cas_n: true,
+        we_n: true,
+        cke: true,
+        ba: 0,
+        addr: 0,
+    };
+
+    /// The pins a memory controller drives for `kind` (a [`kind`] code) to
+    /// `rank`/`bank` with `arg` (row for ACT, column for RD/WR). Columns map
+    /// to A[9:0] and A11 (A10 is auto-precharge, A12 burst chop).
+    pub fn for_command(kind_code: u64, rank: u64, bank: u64, arg: u64) -> CommandPins {
+        let (ras_n, cas_n, we_n) = match kind_code {
+            kind::ACT => (false, true, true),
+            kind::RD | kind::RDA => (true, false, true),
+            kind::WR | kind::WRA => (true, false, false),
+            kind::PRE | kind::PREA => (false, true, false),
+            kind::REF => (false, false, true),
+            kind::MRS => (false, false, false),
+            kind::ZQ => (true, true, false),
+            _ => (true, true, true),
+        };
+        if kind_code == kind::NONE {
+            return CommandPins::DESELECT;
+        }
+        let column_pins = (arg & 0x3FF) | ((arg >> 10) & 1) << 11;
+        let addr = match kind_code {
+            kind::ACT => arg & 0x3FFFF,
+            kind::RD | kind::WR => column_pins,
+            kind::RDA | kind::WRA => column_pins | 1 << 10,
+            kind::PREA => 1 << 10,
+            _ => 0,
+        };
+        CommandPins {
+            cs_n: 0xF & !(1 << (rank & 3)),
+            ras_n,
+            cas_n,
+            we_n,
+            cke: kind_code != kind::UNKNOWN,
+            ba: bank & 0xF,
+            addr,
+        }
+    }
+}
+
+#[derive(LogicBlock)]
+pub struct Dcbu<const L: usize> {
+    pub clock: Signal<In, Clock>,
+    /// Chip selects, one bit per rank (active low); unused ranks tied high.
+    pub cs_n: [Signal<In, Bits<4>>; L],
+    pub ras_n: [Signal<In, Bit>; L],
+    pub cas_n: [Signal<In, Bit>; L],
+    pub we_n: [Signal<In, Bit>; L],
+    pub cke: [Signal<In, Bit>; L],
+    /// Bank address; DDR4 bank-group bits are the high bits.
+    pub ba: [Signal<In, Bits<4>>; L],
+    pub addr: [Signal<In, Bits<18>>; L],
+    /// Decoded command per lane (a [`kind`] code), two fabric clocks after
+    /// the pins.
+    pub cmd_kind: [Signal<Out, Bits<4>>; L],
+    pub cmd_rank: [Signal<Out, Bits<2>>; L],
+    pub cmd_bank: [Signal<Out, Bits<4>>; L],
+    /// Row for ACT, column for RD/WR/RDA/WRA, 0 otherwise.
+    pub cmd_arg: [Signal<Out, Bits<18>>; L],
+    /// Tick of lane 0 of the decoded commands.
+    pub tick: Signal<Out, Bits<64>>,
+    /// Low until the first sampled fabric clock has reached the outputs.
+    pub tick_valid: Signal<Out, Bit>,
+    pin_cs_n: [DFF<Bits<4>>; L],
+    pin_ras_n: [DFF<Bit>; L],
+    pin_cas_n: [DFF<Bit>; L],
+    pin_we_n: [DFF<Bit>; L],
+    pin_cke: [DFF<Bit>; L],
+    pin_ba: [DFF<Bits<4>>; L],
+    pin_addr: [DFF<Bits<18>>; L],
+    pin_tick: DFF<Bits<64>>,
+    pin_valid: DFF<Bit>,
+    next_tick: DFF<Bits<64>>,
+    dec_kind: [DFF<Bits<4>>; L],
+    dec_rank: [DFF<Bits<2>>; L],
+    dec_bank: [DFF<Bits<4>>; L],
+    dec_arg: [DFF<Bits<18>>; L],
+    dec_tick: DFF<Bits<64>>,
+    dec_valid: DFF<Bit>,
+    /// Combinational decode of the registered pins.
+    kind_now: [Signal<Local, Bits<4>>; L],
+    rank_now: [Signal<Local, Bits<2>>; L],
+    lanes: Constant<Bits<64>>,
+}
+
+impl<const L: usize> Default for Dcbu<L> {
+    fn default() -> Self {
+        assert!(L == 1 || L == 2 || L == 4, "L must be 1, 2 or 4");
+        Self {
+            clock: Default::default(),
+            cs_n: std::array::from_fn(|_| Default::default()),
+            ras_n: std::array::from_fn(|_| Default::default()),
+            cas_n: std::array::from_fn(|_| Default::default()),
+            we_n: std::array::from_fn(|_| Default::default()),
+            cke: std::array::from_fn(|_| Default::default()),
+            ba: std::array::from_fn(|_| Default::default()),
+            addr: std::array::from_fn(|_| Default::default()),
+            cmd_kind: std::array::from_fn(|_| Default::default()),
+            cmd_rank: std::array::from_fn(|_| Default::default()),
+            cmd_bank: std::array::from_fn(|_| Default::default()),
+            cmd_arg: std::array::from_fn(|_| Default::default()),
+            tick: Default::default(),
+            tick_valid: Default::default(),
+            pin_cs_n: std::array::from_fn(|_| Default::default()),
+            pin_ras_n: std::array::from_fn(|_| Default::default()),
+            pin_cas_n: std::array::from_fn(|_| Default::default()),
+            pin_we_n: std::array::from_fn(|_| Default::default()),
+            pin_cke: std::array::from_fn(|_| Default::default()),
+            pin_ba: std::array::from_fn(|_| Default::default()),
+            pin_addr: std::array::from_fn(|_| Default::default()),
+            pin_tick: Default::default(),
+            pin_valid: Default::default(),
+            next_tick: Default::default(),
+            dec_kind: std::array::from_fn(|_| Default::default()),
+            dec_rank: std::array::from_fn(|_| Default::default()),
+            dec_bank: std::array::from_fn(|_| Default::default()),
+            dec_arg: std::array::from_fn(|_| Default::default()),
+            dec_tick: Default::default(),
+            dec_valid: Default::default(),
+            kind_now: std::array::from_fn(|_| Default::default()),
+            rank_now: std::array::from_fn(|_| Default::default()),
+            lanes: Constant::new((L as u64).to_bits()),
+        }
+    }
+}
+
+impl<const L: usize> Logic for Dcbu<L> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, pin_tick, pin_valid, next_tick, dec_tick, dec_valid);
+        self.next_tick.d.next = self.next_tick.q.val() + self.lanes.val();
+        self.pin_tick.d.next = self.next_tick.q.val();
+        self.pin_valid.d.next = true;
+        self.dec_tick.d.next = self.pin_tick.q.val();
+        self.dec_valid.d.next = self.pin_valid.q.val();
+        self.tick.next = self.dec_tick.q.val();
+        self.tick_valid.next = self.dec_valid.q.val();
+        for i in 0..L {
+            self.pin_cs_n[i].clock.next = self.clock.val();
+            self.pin_ras_n[i].clock.next = self.clock.val();
+            self.pin_cas_n[i].clock.next = self.clock.val();
+            self.pin_we_n[i].clock.next = self.clock.val();
+            self.pin_cke[i].clock.next = self.clock.val();
+            self.pin_ba[i].clock.next = self.clock.val();
+            self.pin_addr[i].clock.next = self.clock.val();
+            self.dec_kind[i].clock.next = self.clock.val();
+            self.dec_rank[i].clock.next = self.clock.val();
+            self.dec_bank[i].clock.next = self.clock.val();
+            self.dec_arg[i].clock.next = self.clock.val();
+            self.pin_cs_n[i].d.next = self.cs_n[i].val();
+            self.pin_ras_n[i].d.next = self.ras_n[i].val();
+            self.pin_cas_n[i].d.next = self.cas_n[i].val();
+            self.pin_we_n[i].d.next = self.we_n[i].val();
+            self.pin_cke[i].d.next = self.cke[i].val();
+            self.pin_ba[i].d.next = self.ba[i].val();
+            self.pin_addr[i].d.next = self.addr[i].val();
+            // The lowest selected rank wins (a broadcast MRS selects several).
+            self.rank_now[i].next = 0.into();
+            if !self.pin_cs_n[i].q.val().get_bit(3) {
+                self.rank_now[i].next = 3.into();
+            }
+            if !self.pin_cs_n[i].q.val().get_bit(2) {
+                self.rank_now[i].next = 2.into();
+            }
+            if !self.pin_cs_n[i].q.val().get_bit(1) {
+                self.rank_now[i].next = 1.into();
+            }
+            if !self.pin_cs_n[i].q.val().get_bit(0) {
+                self.rank_now[i].next = 0.into();
+            }
+            // JEDEC DDR3 truth table on {RAS_n, CAS_n, WE_n}.
+            self.kind_now[i].next = 11.into();
+            if !self.pin_ras_n[i].q.val() & self.pin_cas_n[i].q.val() & self.pin_we_n[i].q.val() {
+                self.kind_now[i].next = 1.into();
+            }
+            if self.pin_ras_n[i].q.val() & !self.pin_cas_n[i].q.val() & self.pin_we_n[i].q.val() {
+                if self.pin_addr[i].q.val().get_bit(10) {
+                    self.kind_now[i].next = 4.into();
+                } else {
+                    self.kind_now[i].next = 2.into();
+                }
+            }
+            if self.pin_ras_n[i].q.val() & !self.pin_cas_n[i].q.val() & !self.pin_we_n[i].q.val() {
+                if self.pin_addr[i].q.val().get_bit(10) {
+                    self.kind_now[i].next = 5.into();
+                } else {
+                    self.kind_now[i].next = 3.into();
+                }
+            }
+            if !self.pin_ras_n[i].q.val() & self.pin_cas_n[i].q.val() & !self.pin_we_n[i].q.val() {
+                if self.pin_addr[i].q.val().get_bit(10) {
+                    self.kind_now[i].next = 7.into();
+                } else {
+                    self.kind_now[i].next = 6.into();
+                }
+            }
+            if !self.pin_ras_n[i].q.val() & !self.pin_cas_n[i].q.val() & self.pin_we_n[i].q.val() {
+                self.kind_now[i].next = 8.into();
+            }
+            if !self.pin_ras_n[i].q.val() & !self.pin_cas_n[i].q.val() & !self.pin_we_n[i].q.val() {
+                self.kind_now[i].next = 9.into();
+            }
+            if self.pin_ras_n[i].q.val() & self.pin_cas_n[i].q.val() & !self.pin_we_n[i].q.val() {
+                self.kind_now[i].next = 10.into();
+            }
+            if !self.pin_cke[i].q.val() {
+                self.kind_now[i].next = 15.into();
+            }
+            if self.pin_cs_n[i].q.val().all() {
+                self.kind_now[i].next = 0.into();
+            }
+            self.dec_kind[i].d.next = self.kind_now[i].val();
+            self.dec_rank[i].d.next = self.rank_now[i].val();
+            self.dec_bank[i].d.next = self.pin_ba[i].q.val();
+            // Row for ACT; column {A11, A9..A0} for RD/WR (A10 = auto-precharge).
+            self.dec_arg[i].d.next = 0.into();
+            if self.kind_now[i].val() == 1 {
+                self.dec_arg[i].d.next = self.pin_addr[i].q.val();
+            }
+            if (self.kind_now[i].val() >= 2) & (self.kind_now[i].val() <= 5) {
+                self.dec_arg[i].d.next =
+                    (self.pin_addr[i].q.val() & 0x3FF) | ((self.pin_addr[i].q.val() >> 1) & 0x400);
+            }
+            self.cmd_kind[i].next = self.dec_kind[i].q.val();
+            self.cmd_rank[i].next = self.dec_rank[i].q.val();
+            self.cmd_bank[i].next = self.dec_bank[i].q.val();
+            self.cmd_arg[i].next = self.dec_arg[i].q.val();
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! TX FIFO: the drain's rate limiter step (board.md step 2) and the word
+//! storage, a banked block RAM that takes up to `5 L` words per fabric clock.
+//!
+//! The logical FIFO (fill level, room, which tick pops) lives in the encoder
+//! (`encoder.rs`) because it interleaves with the pushes tick by tick; this
+//! module stores the words at their logical positions and reads popped words
+//! back. Word `p` of the stream lives in bank `p mod B` at address
+//! `(p / B) mod 2^AB`, so the up-to-`B` consecutive words of one fabric clock
+//! all go to different banks. Depth = `B * 2^AB` words.
+
+use rust_hdl::prelude::*;
+
+/// Combinational: one tick of the rational rate limiter,
+/// `credit += num; pop if not empty and credit >= den; credit -= den on a
+/// pop; an empty FIFO caps the credit at den`.
+#[derive(LogicBlock, Default)]
+pub struct DrainStep {
+    /// Fill level after this tick's pushes.
+    pub fill_in: Signal<In, Bits<32>>,
+    pub credit_in: Signal<In, Bits<32>>,
+    pub num: Signal<In, Bits<32>>,
+    pub den: Signal<In, Bits<32>>,
+    pub pop: Signal<Out, Bit>,
+    pub fill_out: Signal<Out, Bits<32>>,
+    pub credit_out: Signal<Out, Bits<32>>,
+    credit_added: Signal<Local, Bits<32>>,
+    credit_left: Signal<Local, Bits<32>>,
+}
+
+impl Logic for DrainStep {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.credit_added.next = self.credit_in.val() + self.num.val();
+        self.pop.next = (self.fill_in.val() != 0) & (self.credit_added.val() >= self.den.val());
+        self.credit_left.next = self.credit_added.val();
+        self.fill_out.next = self.fill_in.val();
+        if (self.fill_in.val() != 0) & (self.credit_added.val() >= self.den.val()) {
+            self.credit_left.next = self.credit_added.val() - self.den.val();
+            self.fill_out.next = self.fill_in.val() - 1;
+        }
+        self.credit_out.next = self.credit_left.val();
+        if (self.fill_out.val() == 0) & (self.credit_left.val() > self.den.val()) {
+            self.credit_out.next = self.den.val();
+        }
+    }
+}
+
+/// One bank: `2^AB` words, one write and one registered read per clock
+/// (a simple dual-port block RAM). Addresses are full word counters; the
+/// bank uses their low `AB` bits after the shift done by the caller.
+#[derive(LogicBlock)]
+pub struct FifoBank<const AB: usize> {
+    pub clock: Signal<In, Clock>,
+    pub write_enable: Signal<In, Bit>,
+    pub write_address: Signal<In, Bits<AB>>,
+    pub write_data: Signal<In, Bits<32>>,
+    pub read_address: Signal<In, Bits<AB>>,
+    pub read_data: Signal<Out, Bits<32>>,
+    _mem: Vec<u32>,
+}
+
+impl<const AB: usize> Default for FifoBank<AB> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            write_enable: Default::default(),
+            write_address: Default::default(),
+            write_data: Default::default(),
+            read_address: Default::default(),
+            read_data: Default::default(),
+            _mem: vec![0; 1 << AB],
+        }
+    }
+}
+
+impl<const AB: usize> Logic for FifoBank<AB> {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            // Read before write: a word written at this edge is read later.
+            self.read_data.next = (self._mem[self.read_address.val().index()] as u64).to_bits();
+            if self.write_enable.val() {
+                self._mem[self.write_address.val().index()] = self.write_data.val().to_u32();
+            }
+        }
+    }
+    fn connect(&mut self) {
+        self.read_data.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(format!(
+            "\
+reg [31:0] mem[0:{last}];
+always @(posedge clock) begin
+   read_data <= mem[read_address];
+   if (write_enable) begin
+      mem[write_address] <= write_data;
+   end
+end
+",
+            last = (1usize << AB) - 1
+        ))
+    }
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![TimingInfo {
+            name: "fifo_bank".into(),
+            clock: "clock".into(),
+            inputs: vec![
+                "write_enable".into(),
+                "write_address".into(),
+                "write_data".into(),
+                "read_address".into(),
+            ],
+            outputs: vec!["read_data".into()],
+        }]
+    }
+}
+
+/// The storage: `L` lanes of up to 5 words each are written at their
+/// stream positions; a pop at stream position `pop_ptr` comes out on
+/// `read_word` two clocks later (`read_valid`).
+#[derive(LogicBlock)]
+pub struct TxFifoStorage<const L: usize, const B: usize, const AB: usize> {
+    pub clock: Signal<In, Clock>,
+    /// Words of each lane, in order; `lane_count[j]` of them are valid.
+    pub lane_count: [Signal<In, Bits<32>>; L],
+    /// Stream position of each lane's first word.
+    pub lane_pos: [Signal<In, Bits<32>>; L],
+    pub word0: [Signal<In, Bits<32>>; L],
+    pub word1: [Signal<In, Bits<32>>; L],
+    pub word2: [Signal<In, Bits<32>>; L],
+    pub word3: [Signal<In, Bits<32>>; L],
+    pub word4: [Signal<In, Bits<32>>; L],
+    pub pop: Signal<In, Bit>,
+    pub pop_ptr: Signal<In, Bits<32>>,
+    pub read_valid: Signal<Out, Bit>,
+    pub read_word: Signal<Out, Bits<32>>,
+    bank: [FifoBank<AB>; B],
+    /// Stream position of each slot (lane-major).
+    slot_pos: [Signal<Local, Bits<32>>; 32],
+    request_valid: DFF<Bit>,
+    request_ptr: DFF<Bits<32>>,
+    reading_valid: DFF<Bit>,
+    reading_bank: DFF<Bits<32>>,
+    bank_mask: Constant<Bits<32>>,
+    bank_shift: Constant<Bits<32>>,
+    address_mask: Constant<Bits<32>>,
+    read_cast: AddressCast<AB>,
+    write_cast: [AddressCast<AB>; 32],
+}
+
+impl<const L: usize, const B: usize, const AB: usize> Default for TxFifoStorage<L, B, AB> {
+    fn default() -> Self {
+        assert!(
+            B.is_power_of_two() && B >= 5 * L && B <= 32,
+            "B must be a power of two >= 5 L"
+        );
+        assert!(AB >= 1 && AB <= 24);
+        Self {
+            clock: Default::default(),
+            lane_count: std::array::from_fn(|_| Default::default()),
+            lane_pos: std::array::from_fn(|_| Default::default()),
+            word0: std::array::from_fn(|_| Default::default()),
+            word1: std::array::from_fn(|_| Default::default()),
+            word2: std::array::from_fn(|_| Default::default()),
+            word3: std::array::from_fn(|_| Default::default()),
+            word4: std::array::from_fn(|_| Default::default()),
+            pop: Default::default(),
+            pop_ptr: Default::default(),
+            read_valid: Default::default(),
+            read_word: Default::default(),
+            bank: std::array::from_fn(|_| Default::default()),
+            slot_pos: std::array::from_fn(|_| Default::default()),
+            request_valid: Default::default(),
+            request_ptr: Default::default(),
+            reading_valid: Default::default(),
+            reading_bank: Default::default(),
+            bank_mask: Constant::new(((B - 1) as u64).to_bits()),
+            bank_shift: Constant::new((B.trailing_zeros() as u64).to_bits()),
+            address_mask: Constant::new((((1u64 << AB) - 1) as u64).to_bits()),
+            read_cast: Default::default(),
+            write_cast: std::array::from_fn(|_| Default::default()),
+        }
+    }
+}
+
+impl<const L: usize, const B: usize, const AB: usize> TxFifoStorage<L, B, AB> {
+    pub const DEPTH: usize = B << AB;
+    const USED_SLOTS: usize = 5 * L;
+}
+
+impl<const L: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<L, B, AB> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            request_valid,
+            request_ptr,
+            reading_valid,
+            reading_bank
+        );
+        // Pop at clock c: the words of clock c are written at the end of
+        // c; the read address goes out at c+1, the data is there at c+2.
+        self.request_valid.d.next = self.pop.val();
+        self.request_ptr.d.next = self.pop_ptr.val();
+        self.reading_valid.d.next = self.request_valid.q.val();
+        self.reading_bank.d.next = self.request_ptr.q.val() & self.bank_mask.val();
+        self.read_cast.wide.next =
+            (self.request_ptr.q.val() >> self.bank_shift.val()) & self.address_mask.val();
+        for j in 0..L {
+            self.slot_pos[j * 5].next = self.lane_pos[j].val();
+            self.slot_pos[j * 5 + 1].next = self.lane_pos[j].val() + 1;
+            self.slot_pos[j * 5 + 2].next = self.lane_pos[j].val() + 2;
+            self.slot_pos[j * 5 + 3].next = self.lane_pos[j].val() + 3;
+            self.slot_pos[j * 5 + 4].next = self.lane_pos[j].val() + 4;
+        }
+        for k in 0..32 {
+            self.write_cast[k].wide.next =
+                (self.slot_pos[k].val() >> self.bank_shift.val()) & self.address_mask.val();
+        }
+        for k in Self::USED_SLOTS..32 {
+            self.slot_pos[k].next = 0.into();
+        }
+        self.read_valid.next = self.reading_valid.q.val();
+        self.read_word.next = 0.into();
+        for b in 0..B {
+            self.bank[b].clock.next = self.clock.val();
+            self.bank[b].read_address.next = self.read_cast.narrow.val();
+            self.bank[b].write_enable.next = false;
+            self.bank[b].write_address.next = 0.into();
+            self.bank[b].write_data.next = 0.into();
+            if self.reading_bank.q.val().index() == b {
+                self.read_word.next = self.bank[b].read_data.val();
+            }
+            for j in 0..L {
+                if (self.lane_count[j].val() > 0)
+                    & ((self.slot_pos[j * 5].val() & self.bank_mask.val()).index() == b)
+                {
+                    self.bank[b].write_enable.next = true;
+                    self.bank[b].write_address.next = self.write_cast[j * 5].narrow.val();
+                    self.bank[b].write_data.next = self.word0[j].val();
+                }
+                if (self.lane_count[j].val() > 1)
+                    & ((self.slot_pos[j * 5 + 1].val() & self.bank_mask.val()).index() == b)
+                {
+                    self.bank[b].write_enable.next = true;
+                    self.bank[b].write_address.next = self.write_cast[j * 5 + 1].narrow.val();
+                    self.bank[b].write_data.next = self.word1[j].val();
+                }
+                if (self.lane_count[j].val() > 2)
+                    & ((self.slot_pos[j * 5 + 2].val() & self.bank_mask.val()).index() == b)
+                {
+                    self.bank[b].write_enable.next = true;
+                    self.bank[b].write_address.next = self.write_cast[j * 5 + 2].narrow.val();
+                    self.bank[b].write_data.next = self.word2[j].val();
+                }
+                if (self.lane_count[j].val() > 3)
+                    & ((self.slot_pos[j * 5 + 3].val() & self.bank_mask.val()).index() == b)
+                {
+                    self.bank[b].write_enable.next = true;
+                    self.bank[b].write_address.next = self.write_cast[j * 5 + 3].narrow.val();
+                    self.bank[b].write_data.next = self.word3[j].val();
+                }
+                if (self.lane_count[j].val() > 4)
+                    & ((self.slot_pos[j * 5 + 4].val() & self.bank_mask.val()).index() == b)
+                {
+                    self.bank[b].write_enable.next = true;
+                    self.bank[b].write_address.next = self.write_cast[j * 5 + 4].narrow.val();
+                    self.bank[b].write_data.next = self.word4[j].val();
+                }
+            }
+        }
+    }
+}
+
+/// Combinational width change (HDL kernels cannot cast inside loops).
+#[derive(LogicBlock, Default)]
+pub struct AddressCast<const AB: usize> {
+    pub wide: Signal<In, Bits<32>>,
+    pub narrow: Signal<Out, Bits<AB>>,
+}
+
+impl<const AB: usize> Logic for AddressCast<AB> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.narrow.next = bit_cast::<AB, 32>(self.wide.val());
+    }
+}

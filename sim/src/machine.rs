@@ -442,7 +442,10 @@ impl Machine {
         for e in &fx {
             match *e {
                 OsEffect::PteWrite { pa } => self.cached(pa, true, RefKind::Kernel, None),
-                OsEffect::Logged { seq } => self.icode(log_tag_event(seq), true),
+                OsEffect::Logged { seq } => {
+                    self.os.publish(seq);
+                    self.icode(log_tag_event(seq), true)
+                }
             }
         }
         self.fx = fx;

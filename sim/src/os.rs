@@ -97,6 +97,8 @@ pub struct Os {
     procs: HashMap<u32, Process>,
     /// pfn → (pid, vpn) of its current user mapping.
     owner: HashMap<u64, (u32, u64)>,
+    /// Ownership changes logged but not yet announced: (seq, pfn, owner).
+    unpublished: Vec<(u64, u64, Option<(u32, u64)>)>,
     used_before: std::collections::HashSet<u64>,
     log: Vec<RecordRepr>,
     seq: u64,
@@ -109,6 +111,7 @@ impl Os {
             pool,
             procs: HashMap::new(),
             owner: HashMap::new(),
+            unpublished: Vec::new(),
             used_before: Default::default(),
             log: Vec::new(),
             seq: 0,
@@ -125,7 +128,7 @@ impl Os {
         std::mem::take(&mut self.log)
     }
 
-    fn record(&mut self, pid: u32, time_ns: u64, event: Event, fx: &mut Vec<OsEffect>) {
+    fn record(&mut self, pid: u32, time_ns: u64, event: Event, fx: &mut Vec<OsEffect>) -> u64 {
         let seq = self.seq;
         self.seq += 1;
         self.log.push(RecordRepr {
@@ -136,6 +139,24 @@ impl Os {
             event,
         });
         fx.push(OsEffect::Logged { seq });
+        seq
+    }
+
+    /// Makes the ownership change of record `seq` visible to
+    /// [`owner_of`](Self::owner_of): the caller does this when it issues the
+    /// record's tag, so traffic queued before the tag (a write-back caused
+    /// by the PTE store, say) still sees the old owner.
+    pub fn publish(&mut self, seq: u64) {
+        while let Some(&(s, pfn, owner)) = self.unpublished.first() {
+            if s > seq {
+                break;
+            }
+            self.unpublished.remove(0);
+            match owner {
+                Some(o) => self.owner.insert(pfn, o),
+                None => self.owner.remove(&pfn),
+            };
+        }
     }
 
     fn alloc(&mut self, pid: u32) -> Result<u64, OsError> {
@@ -212,10 +233,9 @@ impl Os {
         let pte = self.pte_pa(pid, vpn)?;
         let pfn = self.alloc(pid)?;
         self.procs.entry(pid).or_default().pages.insert(vpn, pfn);
-        self.owner.insert(pfn, (pid, vpn));
         self.stats.maps += 1;
         fx.push(OsEffect::PteWrite { pa: pte });
-        self.record(
+        let seq = self.record(
             pid,
             time_ns,
             Event::Map {
@@ -225,6 +245,7 @@ impl Os {
             },
             fx,
         );
+        self.unpublished.push((seq, pfn, Some((pid, vpn))));
         Ok(pfn)
     }
 
@@ -235,7 +256,7 @@ impl Os {
         let table = self.procs[&pid].tables[&(vpn / PTES_PER_FRAME)];
         let pte = table * PAGE + (vpn % PTES_PER_FRAME) * PTE_BYTES;
         fx.push(OsEffect::PteWrite { pa: pte });
-        self.record(
+        let seq = self.record(
             pid,
             time_ns,
             Event::Unmap {
@@ -245,7 +266,7 @@ impl Os {
             },
             fx,
         );
-        self.owner.remove(&pfn);
+        self.unpublished.push((seq, pfn, None));
         self.pool.release(pfn);
         self.stats.unmaps += 1;
     }
@@ -380,8 +401,12 @@ mod tests {
         let pa2 = os.translate(7, 0x1234_5000, 2, &mut fx).unwrap();
         assert_eq!(pa2 / PAGE, pa / PAGE);
         assert_eq!(fx.len(), 3, "second touch maps nothing");
+        assert_eq!(os.owner_of(pa), None, "not announced yet");
+        os.publish(1);
         assert_eq!(os.owner_of(pa), Some((7, 0x1234_5678)));
         os.exit(7, 3, &mut fx);
+        assert_eq!(os.owner_of(pa), Some((7, 0x1234_5678)));
+        os.publish(3);
         assert_eq!(os.owner_of(pa), None);
         // The frame freed last is handed out first.
         os.exec(8, "b", 4, &mut fx);

@@ -1,9 +1,165 @@
 //! `hmtt capture`.
 
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use hmtt_receiver::{Capture, CaptureConfig};
+
 /// Arguments of `hmtt capture`.
 #[derive(clap::Args)]
-pub struct Args {}
+#[command(after_help = "Examples:
+  hmtt capture --udp-ports 5000-5002 -o /disk0/hmtt -o /disk1/hmtt --name run1
+  hmtt capture -i pcap:eth1 -i pcap:eth2 -o /raid/hmtt --duration 60
+  hmtt capture -i file:board.pcapng -o out --pcapng
+  hmtt capture --run run.toml")]
+pub struct Args {
+    /// Input, repeatable: udp:HOST:PORT, pcap:INTERFACE or file:PATH (.pcap/.pcapng);
+    /// port ids are given in order (0, 1, ...).
+    #[arg(short, long = "input", value_name = "SPEC")]
+    inputs: Vec<String>,
+    /// UDP ports to listen on, e.g. 5000-5002 (port ids 0, 1, ... after --input's).
+    #[arg(long, value_name = "FIRST-LAST")]
+    udp_ports: Option<String>,
+    /// Address the --udp-ports sockets bind to.
+    #[arg(long, default_value = "0.0.0.0")]
+    bind: String,
+    /// Output directory, repeatable (one per disk); stripes go round-robin over them.
+    #[arg(short, long = "out", value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+    /// TOML run file (inputs, dirs, options); command-line options override it.
+    #[arg(long, value_name = "FILE")]
+    run: Option<PathBuf>,
+    /// Run name: files are NAME-pPP-sSSSSS.hmttcap.
+    #[arg(long)]
+    name: Option<String>,
+    /// Stripe size in MiB: a port's capture moves to the next directory after it.
+    #[arg(long, value_name = "MIB")]
+    stripe_mib: Option<u64>,
+    /// Socket receive buffer to ask for, MiB.
+    #[arg(long, value_name = "MIB")]
+    rcvbuf_mib: Option<usize>,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    duration: Option<f64>,
+    /// Stop after this many valid packets over all ports.
+    #[arg(long, value_name = "N")]
+    packets: Option<u64>,
+    /// Also write NAME-pPP.pcapng per port (opens in Wireshark).
+    #[arg(long)]
+    pcapng: bool,
+    /// Where to write the JSON summary (default: first output dir).
+    #[arg(long, value_name = "FILE")]
+    summary: Option<PathBuf>,
+    /// Overwrite capture files of the same name.
+    #[arg(long)]
+    overwrite: bool,
+    /// No preallocation of stripe files.
+    #[arg(long)]
+    no_prealloc: bool,
+    /// No live status lines.
+    #[arg(short, long)]
+    quiet: bool,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`hmtt capture` is not available in this build yet")
+fn udp_range(spec: &str, bind: &str) -> anyhow::Result<Vec<String>> {
+    let (a, b) = spec.split_once('-').unwrap_or((spec, spec));
+    let a: u16 = a
+        .trim()
+        .parse()
+        .with_context(|| format!("--udp-ports `{spec}`"))?;
+    let b: u16 = b
+        .trim()
+        .parse()
+        .with_context(|| format!("--udp-ports `{spec}`"))?;
+    anyhow::ensure!(a <= b, "--udp-ports `{spec}`: first port after last");
+    Ok((a..=b).map(|p| format!("udp:{bind}:{p}")).collect())
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let mut config = match &args.run {
+        Some(path) => CaptureConfig::from_toml_file(path)?,
+        None => CaptureConfig::new(Vec::new(), Vec::new()),
+    };
+    let mut specs = args.inputs.clone();
+    if let Some(r) = &args.udp_ports {
+        specs.extend(udp_range(r, &args.bind)?);
+    }
+    if !specs.is_empty() {
+        config.inputs = CaptureConfig::inputs_from_specs(&specs)?;
+    }
+    if !args.dirs.is_empty() {
+        config.dirs = args.dirs.clone();
+    }
+    if let Some(n) = args.name {
+        config.name = n;
+    }
+    if let Some(m) = args.stripe_mib {
+        config.stripe_bytes = m << 20;
+    }
+    if let Some(m) = args.rcvbuf_mib {
+        config.rcvbuf_bytes = m << 20;
+    }
+    if let Some(d) = args.duration {
+        config.duration = Some(Duration::from_secs_f64(d));
+    }
+    if args.packets.is_some() {
+        config.packets = args.packets;
+    }
+    config.pcapng |= args.pcapng;
+    config.overwrite |= args.overwrite;
+    config.preallocate &= !args.no_prealloc;
+    if args.summary.is_some() {
+        config.summary = args.summary;
+    }
+    config.progress = !args.quiet;
+    config.validate()?;
+    let summary_path = config.summary_path();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    hmtt_receiver::stop_on_signals(&stop).context("installing the SIGINT/SIGTERM handler")?;
+    let handle = Capture::start(config, stop)?;
+    for (i, b) in handle.buffer_bytes().iter().enumerate() {
+        if let Some(b) = b {
+            tracing::info!("input {i}: receive buffer {b} bytes");
+        }
+    }
+    let summary = handle.wait()?;
+    for p in &summary.ports {
+        eprintln!(
+            "port {} ({}): {} packets, {} records, {} bytes, {} rejected, {} LOST words, {} kernel drops, buffer {} bytes",
+            p.port,
+            p.source,
+            p.packets,
+            p.records,
+            p.bytes,
+            p.rejects,
+            p.lost_words,
+            p.kernel_drops,
+            p.buffer_bytes.map_or("-".into(), |b| b.to_string()),
+        );
+    }
+    for b in &summary.boards {
+        eprintln!(
+            "board {}: seq {}..{}, {} received, {} lost (sequence gaps), {} duplicates",
+            b.board, b.seq.first_seq, b.seq.last_seq, b.seq.received, b.seq.lost, b.seq.duplicates
+        );
+    }
+    eprintln!(
+        "stopped: {}; summary in {}",
+        summary.stop_reason,
+        summary_path.display()
+    );
+    for e in &summary.errors {
+        eprintln!("error: {e}");
+    }
+    anyhow::ensure!(
+        summary.ok,
+        "capture incomplete: {} error(s), see {}",
+        summary.errors.len(),
+        summary_path.display()
+    );
+    Ok(())
 }

@@ -1,0 +1,247 @@
+//! Counters shared by the receive threads, the writers and the status line,
+//! and the JSON summary written at the end of a run.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+use hmtt_format::packet::Packet;
+use hmtt_format::record::Opcode;
+use serde::Serialize;
+
+use crate::seq::{SeqCounts, SeqTracker};
+
+/// Live counters of one input (port). Updated once per receive call.
+#[derive(Debug, Default)]
+pub struct PortCounters {
+    pub packets: AtomicU64,
+    pub records: AtomicU64,
+    pub bytes: AtomicU64,
+    pub rejects: AtomicU64,
+    pub reject_bytes: AtomicU64,
+    pub lost_words: AtomicU64,
+    pub lost_refs: AtomicU64,
+    pub kernel_drops: AtomicU64,
+    pub ignored_frames: AtomicU64,
+    pub written_packets: AtomicU64,
+    pub unwritten_packets: AtomicU64,
+    pub written_rejects: AtomicU64,
+}
+
+/// What one valid packet contributes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PacketInfo {
+    pub board: u8,
+    pub seq: u64,
+    pub words: u64,
+    pub lost_words: u64,
+    pub lost_refs: u64,
+}
+
+/// Checks a datagram; `None` if it does not parse.
+#[inline]
+pub fn inspect(bytes: &[u8]) -> Option<PacketInfo> {
+    let p = Packet::new_checked(bytes).ok()?;
+    let mut lost_words = 0;
+    let mut lost_refs = 0;
+    for w in p.words() {
+        if w.is_control() && w.opcode() == Opcode::Lost {
+            lost_words += 1;
+            lost_refs += u64::from(w.payload());
+        }
+    }
+    Some(PacketInfo {
+        board: p.board(),
+        seq: p.seq(),
+        words: p.nwords() as u64,
+        lost_words,
+        lost_refs,
+    })
+}
+
+/// Per-call accumulator of one receive thread.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub packets: u64,
+    pub records: u64,
+    pub bytes: u64,
+    pub rejects: u64,
+    pub reject_bytes: u64,
+    pub lost_words: u64,
+    pub lost_refs: u64,
+    pub seqs: Vec<(u8, u64)>,
+}
+
+impl Tally {
+    pub fn valid(&mut self, info: &PacketInfo, len: usize) {
+        self.packets += 1;
+        self.records += info.words;
+        self.bytes += len as u64;
+        self.lost_words += info.lost_words;
+        self.lost_refs += info.lost_refs;
+        self.seqs.push((info.board, info.seq));
+    }
+    pub fn reject(&mut self, len: usize) {
+        self.rejects += 1;
+        self.reject_bytes += len as u64;
+    }
+}
+
+/// State shared by every thread of a capture.
+pub struct Shared {
+    pub ports: Vec<PortCounters>,
+    boards: Mutex<Vec<Option<SeqTracker>>>,
+    pub stop: std::sync::Arc<AtomicBool>,
+    pub total_packets: AtomicU64,
+    pub packet_limit: Option<u64>,
+    pub dir_failed: Vec<AtomicBool>,
+    pub errors: Mutex<Vec<String>>,
+    pub stop_reason: Mutex<Option<String>>,
+}
+
+impl Shared {
+    pub fn new(
+        inputs: usize,
+        dirs: usize,
+        stop: std::sync::Arc<AtomicBool>,
+        packet_limit: Option<u64>,
+    ) -> Shared {
+        Shared {
+            ports: (0..inputs).map(|_| PortCounters::default()).collect(),
+            boards: Mutex::new(vec![None; 256]),
+            stop,
+            total_packets: AtomicU64::new(0),
+            packet_limit,
+            dir_failed: (0..dirs).map(|_| AtomicBool::new(false)).collect(),
+            errors: Mutex::new(Vec::new()),
+            stop_reason: Mutex::new(None),
+        }
+    }
+
+    /// Asks every thread to stop; the first reason given is kept.
+    pub fn request_stop(&self, reason: &str) {
+        let mut r = self.stop_reason.lock().unwrap_or_else(|e| e.into_inner());
+        if r.is_none() {
+            *r = Some(reason.to_string());
+        }
+        self.stop.store(true, Relaxed);
+    }
+
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Relaxed)
+    }
+
+    pub fn error(&self, msg: String) {
+        tracing::error!("{msg}");
+        self.errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(msg);
+    }
+
+    /// Adds a receive call's counts of input `input`.
+    pub fn add(&self, input: usize, t: &mut Tally) {
+        let c = &self.ports[input];
+        if t.packets > 0 {
+            c.packets.fetch_add(t.packets, Relaxed);
+            c.records.fetch_add(t.records, Relaxed);
+            c.bytes.fetch_add(t.bytes, Relaxed);
+            c.lost_words.fetch_add(t.lost_words, Relaxed);
+            c.lost_refs.fetch_add(t.lost_refs, Relaxed);
+            let mut boards = self.boards.lock().unwrap_or_else(|e| e.into_inner());
+            for &(board, seq) in &t.seqs {
+                boards[usize::from(board)]
+                    .get_or_insert_with(|| SeqTracker::new(seq))
+                    .record(seq);
+            }
+            drop(boards);
+            let total = self.total_packets.fetch_add(t.packets, Relaxed) + t.packets;
+            if self.packet_limit.is_some_and(|n| total >= n) {
+                self.request_stop("packet count reached");
+            }
+        }
+        if t.rejects > 0 {
+            c.rejects.fetch_add(t.rejects, Relaxed);
+            c.reject_bytes.fetch_add(t.reject_bytes, Relaxed);
+        }
+        *t = Tally {
+            seqs: std::mem::take(&mut t.seqs),
+            ..Tally::default()
+        };
+        t.seqs.clear();
+    }
+
+    /// Sequence counts of every board seen.
+    pub fn boards(&self) -> Vec<BoardSummary> {
+        let boards = self.boards.lock().unwrap_or_else(|e| e.into_inner());
+        boards
+            .iter()
+            .enumerate()
+            .filter_map(|(b, t)| {
+                t.as_ref().map(|t| BoardSummary {
+                    board: b as u8,
+                    seq: t.counts(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The JSON summary of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub name: String,
+    /// Wall-clock start, ns since the Unix epoch.
+    pub start_ns: u64,
+    pub duration_s: f64,
+    pub stop_reason: String,
+    /// False when anything was lost on the host side (write errors).
+    pub ok: bool,
+    pub ports: Vec<PortSummary>,
+    pub boards: Vec<BoardSummary>,
+    pub dirs: Vec<DirSummary>,
+    pub errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PortSummary {
+    pub port: u8,
+    pub source: String,
+    pub kind: String,
+    /// Socket receive buffer obtained (bytes, as the kernel reports it) or pcap buffer asked for.
+    pub buffer_bytes: Option<u64>,
+    pub packets: u64,
+    /// Record words in valid packets.
+    pub records: u64,
+    pub bytes: u64,
+    pub rejects: u64,
+    pub reject_bytes: u64,
+    /// LOST control words: board FIFO overflows.
+    pub lost_words: u64,
+    /// References the board dropped, as the LOST words count them.
+    pub lost_refs: u64,
+    /// Datagrams the kernel dropped (SO_RXQ_OVFL, or pcap's drop count).
+    pub kernel_drops: u64,
+    /// pcap inputs: frames that were not the board's (ARP, other ports...).
+    pub ignored_frames: u64,
+    pub written_packets: u64,
+    /// Valid packets received but not on disk (write errors).
+    pub unwritten_packets: u64,
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BoardSummary {
+    pub board: u8,
+    #[serde(flatten)]
+    pub seq: SeqCounts,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DirSummary {
+    pub path: PathBuf,
+    pub bytes_written: u64,
+    pub files: u64,
+    pub failed: bool,
+    pub error: Option<String>,
+}

@@ -255,6 +255,7 @@ impl EventEncoder {
     /// they need more TIME words than fit (over ~2^29 ticks) are not
     /// representable in one atomic push: the caller first pushes
     /// [`EventEncoder::time_filler`] words.
+    #[inline]
     pub fn encode(&self, t: u64, event: BoardEvent) -> Option<EncodedEvent> {
         debug_assert!(t >= self.last, "time went backwards");
         let mut gap = t.saturating_sub(self.last);
@@ -312,6 +313,7 @@ impl EventEncoder {
 
     /// For gaps too long for one event: one maximal TIME word that brings
     /// `last` closer to `t`. Returns `None` when the gap already fits.
+    #[inline]
     pub fn time_filler(&self, t: u64) -> Option<(RecordWord, EventEncoder)> {
         let gap = t.saturating_sub(self.last);
         let max_in_event = (MAX_WORDS_PER_EVENT as u64 - 2) * u64::from(PAYLOAD_MAX) * TIME_UNIT;

@@ -11,3 +11,5 @@ pub mod os;
 pub mod send;
 pub mod truth;
 pub mod workload;
+
+pub mod board;

@@ -1,0 +1,162 @@
+//! Golden-model throughput in DDR commands per second, next to references
+//! measured in the same run on the same commands: iterating them in memory
+//! (the least any consumer does) and copying their bytes.
+//!
+//! `cargo bench -p hmtt-sim --bench board` (prints figures; no assertions).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use hmtt_format::command::{Command, DdrCmd};
+use hmtt_format::geometry::Geometry;
+use hmtt_sim::board::{Board, BoardConfig, BoardCounters};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+/// A controller-like stream: bursts of RD/WR to open rows, ACT on misses,
+/// PRE before ACT, a REF every 6240 ticks (tREFI at DDR3-1600). `mean_gap`
+/// ticks between commands on average.
+fn stream(g: &Geometry, n: usize, mean_gap: u64, seed: u64) -> Vec<Command> {
+    let mut rng = Rng(seed | 1);
+    let mut out = Vec::with_capacity(n);
+    let mut open = vec![u32::MAX; (g.ranks() * g.banks()) as usize];
+    let mut cycle = 0u64;
+    let mut next_ref = 6240;
+    while out.len() < n {
+        cycle += rng.next() % (2 * mean_gap) + u64::from(mean_gap == 0);
+        if cycle >= next_ref {
+            out.push(Command {
+                cycle,
+                cmd: DdrCmd::Ref,
+                rank: 0,
+                bank: 0,
+                arg: 0,
+            });
+            next_ref += 6240;
+            continue;
+        }
+        let r = rng.next();
+        let rank = (r % u64::from(g.ranks())) as u32;
+        let bank = ((r >> 8) % u64::from(g.banks())) as u32;
+        let i = (rank * g.banks() + bank) as usize;
+        // 80 % row hits.
+        if open[i] == u32::MAX || (r >> 20) % 10 >= 8 {
+            let row = ((r >> 32) % u64::from(g.rows() - 256)) as u32;
+            if open[i] != u32::MAX {
+                out.push(Command {
+                    cycle,
+                    cmd: DdrCmd::Pre,
+                    rank,
+                    bank,
+                    arg: 0,
+                });
+                cycle += 1;
+            }
+            out.push(Command {
+                cycle,
+                cmd: DdrCmd::Act,
+                rank,
+                bank,
+                arg: row,
+            });
+            open[i] = row;
+            cycle += 1;
+        }
+        let cmd = if (r >> 24).is_multiple_of(3) {
+            DdrCmd::Wr
+        } else {
+            DdrCmd::Rd
+        };
+        let column = (((r >> 40) % u64::from(g.lines_per_row())) << 3) as u32;
+        out.push(Command {
+            cycle,
+            cmd,
+            rank,
+            bank,
+            arg: column,
+        });
+    }
+    out.truncate(n);
+    out
+}
+
+fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut best = f64::MAX;
+    let mut last = None;
+    for _ in 0..runs {
+        let t = Instant::now();
+        let v = f();
+        best = best.min(t.elapsed().as_secs_f64());
+        last = Some(v);
+    }
+    (best, last.unwrap())
+}
+
+fn run_board(cfg: &BoardConfig, cmds: &[Command]) -> (usize, BoardCounters) {
+    let mut b = Board::new(cfg.clone()).unwrap();
+    let mut packets = Vec::new();
+    for c in cmds {
+        b.command(c).unwrap();
+    }
+    b.finish();
+    b.drain_packets(&mut packets);
+    (packets.len(), b.counters().clone())
+}
+
+fn main() {
+    let n = 10_000_000;
+    let g = Geometry::ddr3_default();
+    let cfg = BoardConfig::new(g);
+    println!("golden model throughput, {n} commands per run, best of 3, one core");
+    for (label, mean_gap) in [
+        ("sustainable load (no overflow)", 24u64),
+        ("saturated bus (FIFO overflows)", 2u64),
+    ] {
+        let cmds = stream(&g, n, mean_gap, 42);
+        let (t_iter, sum) = best_of(3, || {
+            let mut s = 0u64;
+            for c in black_box(&cmds[..]) {
+                let c = black_box(c);
+                s = s.wrapping_add(c.cycle ^ u64::from(c.arg) ^ c.cmd as u64);
+            }
+            black_box(s)
+        });
+        black_box(sum);
+        let bytes = std::mem::size_of_val(&cmds[..]);
+        let mut dst: Vec<Command> = Vec::with_capacity(cmds.len());
+        let (t_copy, _) = best_of(3, || {
+            dst.clear();
+            dst.extend_from_slice(black_box(&cmds[..]));
+            dst.len()
+        });
+        let (t_board, (packets, c)) = best_of(3, || run_board(&cfg, &cmds));
+        let mcps = |t: f64| n as f64 / t / 1e6;
+        println!(
+            "\n{label}: {} ticks, {} references, {} dropped, {} packets",
+            c.last_command_tick, c.references, c.events_dropped, packets
+        );
+        println!(
+            "  iterate commands in memory : {:8.1} M commands/s",
+            mcps(t_iter)
+        );
+        println!(
+            "  memcpy of the commands     : {:8.1} M commands/s ({:.1} GB/s)",
+            mcps(t_copy),
+            bytes as f64 / t_copy / 1e9
+        );
+        println!(
+            "  golden model               : {:8.1} M commands/s (target >= 50)",
+            mcps(t_board)
+        );
+        println!("  golden model / iterate     : {:8.3}", t_iter / t_board);
+        println!("  golden model / memcpy      : {:8.3}", t_copy / t_board);
+    }
+}

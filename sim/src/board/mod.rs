@@ -1,0 +1,759 @@
+//! The board's golden model: DDR commands in, the exact packets the FPGA
+//! sends out (`docs/board.md`, `docs/format.md` §4–§6).
+//!
+//! The boxes are those of the hardware: the DSMU ([`dsmu`]) turns ACT and
+//! RD/WR into line references, the config unit ([`cu`]) turns references
+//! into ACCESS/TAG/CMD events according to the mode, the encoder
+//! (`hmtt_format::record::EventEncoder`) turns events into words pushed
+//! atomically into the TX FIFO ([`fifo`]), a rational rate limiter drains the
+//! FIFO and the packetizer ([`packetizer`]) cuts the words into packets.
+//!
+//! Time is in ticks (DDR command clocks). Idle ticks are never stepped one by
+//! one: while the FIFO is not empty the model knows the tick of the next pop
+//! (the rate limiter is periodic), and while it is empty the credit is a
+//! closed form, so the cost is per command and per word, not per tick.
+//!
+//! ```
+//! use hmtt_format::{Command, DdrCmd, Geometry};
+//! use hmtt_sim::board::{Board, BoardConfig};
+//!
+//! let mut board = Board::new(BoardConfig::new(Geometry::ddr3_default())).unwrap();
+//! let c = |cycle, cmd, arg| Command { cycle, cmd, rank: 0, bank: 1, arg };
+//! board.command(&c(0, DdrCmd::Act, 42)).unwrap();
+//! board.command(&c(11, DdrCmd::Rd, 16)).unwrap();
+//! board.finish();
+//! let mut packets = Vec::new();
+//! board.drain_packets(&mut packets);
+//! assert_eq!(packets.len(), 1);
+//! assert_eq!(board.counters().references, 1);
+//! ```
+
+pub mod cu;
+pub mod dsmu;
+pub mod fifo;
+pub mod packetizer;
+
+use std::collections::BTreeMap;
+
+use hmtt_format::command::{Command, DdrCmd};
+use hmtt_format::config::{ConfigWindow, WindowError};
+use hmtt_format::geometry::Geometry;
+use hmtt_format::packet::MAX_WORDS_JUMBO;
+use hmtt_format::record::{BoardEvent, EventEncoder, RecordWord, MAX_WORDS_PER_EVENT, PAYLOAD_MAX};
+
+pub use cu::{ConfigUnit, CuOutcome, Mode};
+pub use dsmu::{Dsmu, DsmuOutcome, Reference};
+pub use fifo::TxFifo;
+pub use packetizer::{BoardPacket, CloseReason, Packetizer, PacketizerCounters};
+
+/// Default TX FIFO depth in words.
+pub const DEFAULT_FIFO_DEPTH: usize = 16384;
+/// Default number of Ethernet ports.
+pub const DEFAULT_PORTS: u8 = 3;
+/// Default words per packet (1500-byte MTU).
+pub const DEFAULT_MAX_WORDS: usize = 360;
+/// Default idle flush in ticks.
+pub const DEFAULT_IDLE_FLUSH_TICKS: u64 = 65536;
+/// Default tick length: DDR3-1600.
+pub const DEFAULT_TICK_PS: u16 = 1250;
+/// Default config space: the top 8 MiB.
+pub const DEFAULT_CONFIG_BYTES: u64 = 8 << 20;
+/// Bytes on the wire per frame besides the words: 32 header, 8 UDP, 20 IPv4,
+/// 14 Ethernet, 4 FCS, 8 preamble/SFD, 12 IFG.
+pub const FRAME_OVERHEAD_BYTES: u64 = 98;
+
+/// The drain's rate limiter: `num / den` words per tick, `0 < num < den`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct DrainRate {
+    pub num: u64,
+    pub den: u64,
+}
+
+impl DrainRate {
+    /// The ports' payload rate (board.md "Drain rate"): `ports` Gigabit
+    /// Ethernet ports, `max_words` words per frame.
+    pub fn line_rate(ports: u8, max_words: usize, tick_ps: u16) -> DrainRate {
+        DrainRate {
+            num: u64::from(ports) * max_words as u64 * u64::from(tick_ps),
+            den: (4 * max_words as u64 + FRAME_OVERHEAD_BYTES) * 8000,
+        }
+    }
+
+    /// Words per tick.
+    pub fn words_per_tick(&self) -> f64 {
+        self.num as f64 / self.den as f64
+    }
+}
+
+/// Everything the board is built with (board.md "Defaults").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardConfig {
+    pub geometry: Geometry,
+    pub board_id: u8,
+    /// Ethernet ports the packets are dealt to, 1..=255.
+    pub ports: u8,
+    /// TX FIFO depth in words, at least 8 (the longest event).
+    pub fifo_depth: usize,
+    /// Words per packet, 2..=2235, the injected LINE_HI included.
+    pub max_words: usize,
+    /// Ticks without a pop after which an open packet closes, >= 1.
+    pub idle_flush_ticks: u64,
+    /// Drain rate. [`BoardConfig::new`] and [`BoardConfig::with_ports`] set
+    /// it to the line rate of the ports; set it by hand for anything else.
+    pub drain: DrainRate,
+    /// Length of a tick in picoseconds (packet header), > 0.
+    pub tick_ps: u16,
+    pub window: ConfigWindow,
+    /// Mode at reset: tracing on.
+    pub start_tracing: bool,
+    /// Mode at reset: tags-only.
+    pub start_tags_only: bool,
+}
+
+impl BoardConfig {
+    /// The defaults of board.md for `geometry`. The config window is the top
+    /// 8 MiB under the linear mapping; a geometry whose last rank is smaller
+    /// than 8 MiB gets the top sixteenth of that rank's rows instead.
+    pub fn new(geometry: Geometry) -> BoardConfig {
+        BoardConfig {
+            geometry,
+            board_id: 0,
+            ports: DEFAULT_PORTS,
+            fifo_depth: DEFAULT_FIFO_DEPTH,
+            max_words: DEFAULT_MAX_WORDS,
+            idle_flush_ticks: DEFAULT_IDLE_FLUSH_TICKS,
+            drain: DrainRate::line_rate(DEFAULT_PORTS, DEFAULT_MAX_WORDS, DEFAULT_TICK_PS),
+            tick_ps: DEFAULT_TICK_PS,
+            window: default_window(&geometry),
+            start_tracing: true,
+            start_tags_only: false,
+        }
+    }
+
+    /// Sets the number of ports and the drain to their line rate.
+    pub fn with_ports(mut self, ports: u8) -> BoardConfig {
+        self.ports = ports;
+        self.set_line_rate();
+        self
+    }
+
+    /// Sets the drain to the line rate of `ports`, `max_words`, `tick_ps`.
+    pub fn set_line_rate(&mut self) {
+        self.drain = DrainRate::line_rate(self.ports, self.max_words, self.tick_ps);
+    }
+
+    /// Checks every parameter; the board refuses an invalid configuration.
+    pub fn validate(&self) -> Result<(), BoardError> {
+        let bad = |what: String| Err(BoardError::InvalidConfig(what));
+        if self.ports == 0 {
+            return bad("ports must be at least 1".into());
+        }
+        if self.fifo_depth < MAX_WORDS_PER_EVENT {
+            return bad(format!(
+                "fifo_depth {} is below {MAX_WORDS_PER_EVENT}, the longest event",
+                self.fifo_depth
+            ));
+        }
+        if self.fifo_depth > 1 << 30 {
+            return bad(format!("fifo_depth {} is absurdly large", self.fifo_depth));
+        }
+        if !(2..=MAX_WORDS_JUMBO).contains(&self.max_words) {
+            return bad(format!(
+                "max_words {} is outside 2..={MAX_WORDS_JUMBO}",
+                self.max_words
+            ));
+        }
+        if self.idle_flush_ticks == 0 {
+            return bad("idle_flush_ticks must be at least 1".into());
+        }
+        if self.tick_ps == 0 {
+            return bad("tick_ps must be at least 1".into());
+        }
+        let DrainRate { num, den } = self.drain;
+        if num == 0 || num >= den || den >= 1 << 62 {
+            return bad(format!(
+                "drain rate {num}/{den} must satisfy 0 < num < den < 2^62 (at most one word per tick)"
+            ));
+        }
+        ConfigWindow::new(
+            &self.geometry,
+            self.window.rank,
+            self.window.row_first,
+            self.window.row_count,
+        )?;
+        Ok(())
+    }
+}
+
+/// The default config window of a geometry (see [`BoardConfig::new`]).
+pub fn default_window(g: &Geometry) -> ConfigWindow {
+    ConfigWindow::top_of_memory(g, DEFAULT_CONFIG_BYTES).unwrap_or_else(|_| {
+        let rows = (g.rows() / 16).max(1);
+        ConfigWindow::new(g, g.ranks() - 1, g.rows() - rows, rows)
+            .or_else(|_| ConfigWindow::new(g, g.ranks() - 1, g.rows() - 1, 1))
+            .expect("one row of the last rank is always a valid window")
+    })
+}
+
+/// Why the board refused something.
+#[derive(Debug, thiserror::Error)]
+pub enum BoardError {
+    #[error("invalid board configuration: {0}")]
+    InvalidConfig(String),
+    #[error("invalid config window: {0}")]
+    Window(#[from] WindowError),
+    #[error("command at cycle {cycle} is before the board's current tick {current}")]
+    CycleDecreased { cycle: u64, current: u64 },
+    #[error("command after the end of the stream (finish was called)")]
+    Finished,
+}
+
+/// Counters (board.md "Counters"); reported, never fatal.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct BoardCounters {
+    /// Commands seen, every kind.
+    pub commands: u64,
+    /// Per mnemonic, in `DdrCmd::ALL` order.
+    #[serde(serialize_with = "per_kind_map")]
+    pub per_kind: [u64; 12],
+    /// RD/WR with no row opened since reset.
+    pub protocol_errors: u64,
+    /// RD/WR to a bank precharged since its last ACT (reference still
+    /// emitted with the last row; a legal stream never does this).
+    pub references_after_precharge: u64,
+    /// ACT/RD/WR whose rank, bank, row or column does not fit the geometry.
+    pub out_of_range: u64,
+    /// Unknown mnemonics.
+    pub unknown_commands: u64,
+    /// RD/WR that yielded a line reference.
+    pub references: u64,
+    /// References inside the config window.
+    pub config_events: u64,
+    /// Inner commands executed, by index (0..=63).
+    pub inner_commands: u64,
+    /// Events offered to the encoder: ACCESS, TAG, CMD.
+    pub events: u64,
+    pub access_events: u64,
+    pub tag_events: u64,
+    pub cmd_events: u64,
+    /// References not recorded because of the mode.
+    pub suppressed: u64,
+    /// Events dropped because the FIFO had no room (each counted in LOST).
+    pub events_dropped: u64,
+    /// LOST words pushed.
+    pub lost_words: u64,
+    /// Sum of the LOST words' counts.
+    pub lost_reported: u64,
+    /// Dropped events not yet reported by a LOST word.
+    pub lost_pending: u64,
+    /// Time filler words pushed (gaps over ~1 s).
+    pub time_fillers: u64,
+    /// Words pushed into / popped from the TX FIFO.
+    pub words_pushed: u64,
+    pub words_popped: u64,
+    /// Highest FIFO fill level.
+    pub fifo_high_water: u64,
+    /// Packets closed and the words in them (injected LINE_HI included).
+    pub packets: u64,
+    pub packet_words: u64,
+    pub injected_line_hi: u64,
+    pub packets_closed_full: u64,
+    pub packets_closed_sync: u64,
+    pub packets_closed_idle: u64,
+    /// Tick of the last command seen.
+    pub last_command_tick: u64,
+}
+
+fn per_kind_map<S: serde::Serializer>(v: &[u64; 12], s: S) -> Result<S::Ok, S::Error> {
+    let m: BTreeMap<&str, u64> = DdrCmd::ALL
+        .iter()
+        .zip(v)
+        .map(|(c, n)| (c.mnemonic(), *n))
+        .collect();
+    serde::Serialize::serialize(&m, s)
+}
+
+/// Index of a mnemonic in `DdrCmd::ALL` / `BoardCounters::per_kind`.
+#[inline]
+pub fn kind_index(c: DdrCmd) -> usize {
+    match c {
+        DdrCmd::Act => 0,
+        DdrCmd::Rd => 1,
+        DdrCmd::Wr => 2,
+        DdrCmd::Rda => 3,
+        DdrCmd::Wra => 4,
+        DdrCmd::Pre => 5,
+        DdrCmd::Prea => 6,
+        DdrCmd::Ref => 7,
+        DdrCmd::Mrs => 8,
+        DdrCmd::Zq => 9,
+        DdrCmd::Nop => 10,
+        DdrCmd::Unknown => 11,
+    }
+}
+
+impl BoardCounters {
+    /// Count of one mnemonic.
+    pub fn kind(&self, c: DdrCmd) -> u64 {
+        self.per_kind[kind_index(c)]
+    }
+}
+
+/// What the co-simulation probe saw (see [`Board::enable_probe`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Probe {
+    /// Every word pushed into the FIFO, with the tick of its push (step 1).
+    pub pushed: Vec<(u64, RecordWord)>,
+    /// Every word popped, with the tick of its pop (step 2).
+    pub popped: Vec<(u64, RecordWord)>,
+}
+
+/// One tick in which something happened to the FIFO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TickActivity {
+    pub tick: u64,
+    /// Words pushed at this tick.
+    pub pushed: u32,
+    /// Whether a word was popped at this tick.
+    pub popped: bool,
+    /// Fill level after the tick (after its pushes and its pop).
+    pub level: u32,
+}
+
+impl Probe {
+    /// The ticks with pushes or a pop, in order, with the fill level after
+    /// each. Ticks not listed leave the level unchanged.
+    pub fn activity(&self) -> Vec<TickActivity> {
+        let mut out: Vec<TickActivity> = Vec::new();
+        let (mut i, mut j) = (0, 0);
+        let mut level = 0u32;
+        while i < self.pushed.len() || j < self.popped.len() {
+            let tp = self.pushed.get(i).map_or(u64::MAX, |p| p.0);
+            let tq = self.popped.get(j).map_or(u64::MAX, |p| p.0);
+            let tick = tp.min(tq);
+            let mut a = TickActivity {
+                tick,
+                pushed: 0,
+                popped: false,
+                level,
+            };
+            while i < self.pushed.len() && self.pushed[i].0 == tick {
+                a.pushed += 1;
+                i += 1;
+            }
+            if j < self.popped.len() && self.popped[j].0 == tick {
+                a.popped = true;
+                j += 1;
+            }
+            level = level + a.pushed - u32::from(a.popped);
+            a.level = level;
+            out.push(a);
+        }
+        out
+    }
+
+    /// The fill level after every tick of `first..=last`.
+    pub fn levels(&self, first: u64, last: u64) -> Vec<u32> {
+        let act = self.activity();
+        let mut out = Vec::with_capacity((last.saturating_sub(first) + 1) as usize);
+        let mut k = 0;
+        let mut level = 0;
+        for t in first..=last {
+            while k < act.len() && act[k].tick <= t {
+                level = act[k].level;
+                k += 1;
+            }
+            out.push(level);
+        }
+        out
+    }
+}
+
+/// The board. Feed it commands in stream order with [`Board::command`], end
+/// the stream with [`Board::finish`], collect packets with
+/// [`Board::drain_packets`] at any time.
+#[derive(Debug, Clone)]
+pub struct Board {
+    cfg: BoardConfig,
+    dsmu: Dsmu,
+    cu: ConfigUnit,
+    encoder: EventEncoder,
+    fifo: TxFifo,
+    packetizer: Packetizer,
+    /// The tick whose commands are being taken; steps 2 and 3 of every
+    /// earlier tick are done, those of `cur` are not.
+    cur: u64,
+    /// Drain while the FIFO is empty: the credit at the start of tick
+    /// `credit_origin` (before its `+= num`).
+    credit: u64,
+    credit_origin: u64,
+    /// Drain while the FIFO is not empty: the tick of the next pop and the
+    /// credit right after it.
+    next_pop: u64,
+    credit_after_pop: u64,
+    /// Precomputed for the gap between pops: `den / num`, `den % num`, and
+    /// the ticks after which an empty FIFO's credit is surely capped.
+    gap_q: u64,
+    gap_r: u64,
+    fill_ticks: u64,
+    lost: u64,
+    finished: bool,
+    counters: BoardCounters,
+    probe: Option<Box<Probe>>,
+}
+
+impl Board {
+    /// A board at reset.
+    pub fn new(cfg: BoardConfig) -> Result<Board, BoardError> {
+        cfg.validate()?;
+        let g = cfg.geometry;
+        let mode = Mode {
+            tracing: cfg.start_tracing,
+            tags_only: cfg.start_tags_only,
+        };
+        let DrainRate { num, den } = cfg.drain;
+        Ok(Board {
+            dsmu: Dsmu::new(&g),
+            cu: ConfigUnit::new(&g, cfg.window, mode),
+            encoder: EventEncoder::default(),
+            fifo: TxFifo::new(cfg.fifo_depth),
+            packetizer: Packetizer::new(
+                g,
+                cfg.board_id,
+                cfg.tick_ps,
+                cfg.ports,
+                cfg.max_words,
+                cfg.idle_flush_ticks,
+            ),
+            cur: 0,
+            credit: 0,
+            credit_origin: 0,
+            next_pop: 0,
+            credit_after_pop: 0,
+            gap_q: den / num,
+            gap_r: den % num,
+            fill_ticks: den.div_ceil(num),
+            lost: 0,
+            finished: false,
+            counters: BoardCounters::default(),
+            probe: None,
+            cfg,
+        })
+    }
+
+    pub fn config(&self) -> &BoardConfig {
+        &self.cfg
+    }
+
+    /// Records every FIFO push and pop with its tick from now on, for
+    /// co-simulation. Costs nothing while off.
+    pub fn enable_probe(&mut self) {
+        if self.probe.is_none() {
+            self.probe = Some(Box::default());
+        }
+    }
+
+    /// What the probe recorded so far (and keeps recording).
+    pub fn probe(&self) -> Option<&Probe> {
+        self.probe.as_deref()
+    }
+
+    /// Takes what the probe recorded so far.
+    pub fn take_probe(&mut self) -> Option<Probe> {
+        self.probe.as_mut().map(|p| std::mem::take(&mut **p))
+    }
+
+    /// The tick whose commands are being taken (its drain is still to come).
+    pub fn current_tick(&self) -> u64 {
+        self.cur
+    }
+
+    /// The current mode.
+    pub fn mode(&self) -> Mode {
+        self.cu.mode()
+    }
+
+    /// Words in the TX FIFO now: after the pushes of the current tick, before
+    /// its pop.
+    pub fn fifo_level(&self) -> usize {
+        self.fifo.len()
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> &BoardCounters {
+        &self.counters
+    }
+
+    /// Takes one command. Commands at the same cycle are applied in call
+    /// order; a cycle before the current tick is refused (nothing changes).
+    #[inline]
+    pub fn command(&mut self, c: &Command) -> Result<(), BoardError> {
+        if c.cycle != self.cur || self.finished {
+            if self.finished {
+                return Err(BoardError::Finished);
+            }
+            if c.cycle < self.cur {
+                return Err(BoardError::CycleDecreased {
+                    cycle: c.cycle,
+                    current: self.cur,
+                });
+            }
+            self.run_until(c.cycle);
+        }
+        self.counters.commands += 1;
+        self.counters.per_kind[kind_index(c.cmd)] += 1;
+        self.counters.last_command_tick = c.cycle;
+        match self.dsmu.command(c) {
+            DsmuOutcome::Accepted => {}
+            DsmuOutcome::Reference(r) => self.reference(&r),
+            DsmuOutcome::ReferenceAfterPrecharge(r) => {
+                self.counters.references_after_precharge += 1;
+                self.reference(&r);
+            }
+            DsmuOutcome::ProtocolError => self.counters.protocol_errors += 1,
+            DsmuOutcome::OutOfRange => self.counters.out_of_range += 1,
+            DsmuOutcome::Unknown => self.counters.unknown_commands += 1,
+        }
+        Ok(())
+    }
+
+    /// Takes a slice of commands in order; stops at the first refused one.
+    pub fn commands(&mut self, cs: &[Command]) -> Result<(), BoardError> {
+        for c in cs {
+            self.command(c)?;
+        }
+        Ok(())
+    }
+
+    /// Runs steps 2 and 3 of every tick before `tick` (no commands in
+    /// between), so that commands at `tick` can be taken. Also useful to let
+    /// time pass without commands.
+    pub fn advance_to(&mut self, tick: u64) -> Result<(), BoardError> {
+        if self.finished {
+            return Err(BoardError::Finished);
+        }
+        if tick < self.cur {
+            return Err(BoardError::CycleDecreased {
+                cycle: tick,
+                current: self.cur,
+            });
+        }
+        self.run_until(tick);
+        Ok(())
+    }
+
+    /// End of the stream (board.md "End of a stream"): the board goes on
+    /// ticking with no commands until the FIFO is empty and the open packet
+    /// has closed by idle flush. A lost count still pending stays pending
+    /// (`counters().lost_pending`): no event comes to carry it. Idempotent.
+    pub fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        let start = self.cur;
+        self.run_until(u64::MAX);
+        if let Some(f) = self.packetizer.flush_deadline() {
+            // Only reachable at the very end of u64 time.
+            let flags = self.cu.mode().header_flags();
+            self.packetizer.close(f, flags, CloseReason::IdleFlush);
+            self.sync_packet_counters();
+        }
+        // Leave the clock at the last thing that happened.
+        let last_pop = self.packetizer.last_pop_tick();
+        self.cur = start.max(last_pop.saturating_add(self.cfg.idle_flush_ticks));
+        self.finished = true;
+    }
+
+    /// Moves the packets closed so far to `out`, in `seq` order.
+    pub fn drain_packets(&mut self, out: &mut Vec<BoardPacket>) {
+        self.packetizer.drain_packets(out);
+    }
+
+    /// A reference from the DSMU at the current tick.
+    #[inline]
+    fn reference(&mut self, r: &Reference) {
+        self.counters.references += 1;
+        let ev = match self.cu.reference(r) {
+            CuOutcome::Access(ev) => {
+                self.counters.access_events += 1;
+                ev
+            }
+            CuOutcome::AccessSuppressed => {
+                self.counters.suppressed += 1;
+                return;
+            }
+            CuOutcome::Tag(ev) => {
+                self.counters.config_events += 1;
+                self.counters.tag_events += 1;
+                ev
+            }
+            CuOutcome::TagSuppressed => {
+                self.counters.config_events += 1;
+                self.counters.suppressed += 1;
+                return;
+            }
+            CuOutcome::Inner(_, ev) => {
+                self.counters.config_events += 1;
+                self.counters.inner_commands += 1;
+                self.counters.cmd_events += 1;
+                ev
+            }
+        };
+        self.counters.events += 1;
+        self.record(ev);
+    }
+
+    /// Encoder step for one event (format.md §4.1): the pending LOST first,
+    /// then the event, each pushed atomically.
+    #[inline]
+    fn record(&mut self, ev: BoardEvent) {
+        let t = self.cur;
+        if self.lost > 0 {
+            let count = self.lost.min(u64::from(PAYLOAD_MAX)) as u32;
+            if self.try_push(t, BoardEvent::Lost { count }) {
+                self.lost -= u64::from(count);
+                self.counters.lost_words += 1;
+                self.counters.lost_reported += u64::from(count);
+            }
+        }
+        if !self.try_push(t, ev) {
+            self.lost += 1;
+            self.counters.events_dropped += 1;
+        }
+        self.counters.lost_pending = self.lost;
+    }
+
+    /// Pushes the words of `ev` at tick `t` if they all fit, after any time
+    /// fillers the gap needs (each pushed on its own).
+    #[inline]
+    fn try_push(&mut self, t: u64, ev: BoardEvent) -> bool {
+        while let Some((w, next)) = self.encoder.time_filler(t) {
+            if self.fifo.free() == 0 {
+                return false;
+            }
+            self.push_words(t, &[w]);
+            self.encoder = next;
+            self.counters.time_fillers += 1;
+        }
+        let Some(e) = self.encoder.encode(t, ev) else {
+            // Cannot happen once the fillers are in; counted as no room.
+            return false;
+        };
+        if e.len() > self.fifo.free() {
+            return false;
+        }
+        self.push_words(t, e.words());
+        self.encoder = e.next;
+        true
+    }
+
+    #[inline]
+    fn push_words(&mut self, t: u64, words: &[RecordWord]) {
+        if self.fifo.is_empty() {
+            self.schedule_first_pop();
+        }
+        for w in words {
+            self.fifo.push(w.0);
+        }
+        self.counters.words_pushed += words.len() as u64;
+        let level = self.fifo.len() as u64;
+        if level > self.counters.fifo_high_water {
+            self.counters.fifo_high_water = level;
+        }
+        if let Some(p) = self.probe.as_deref_mut() {
+            p.pushed.extend(words.iter().map(|w| (t, *w)));
+        }
+    }
+
+    /// The FIFO is about to become non-empty at the current tick: find the
+    /// first tick `cur + d` (d >= 0) whose drain step pops.
+    fn schedule_first_pop(&mut self) {
+        let DrainRate { num, den } = self.cfg.drain;
+        let n = self.cur - self.credit_origin;
+        let start = if n >= self.fill_ticks {
+            den
+        } else {
+            (self.credit + n * num).min(den)
+        };
+        let d = if start + num >= den {
+            0
+        } else {
+            (den - start - num).div_ceil(num)
+        };
+        self.next_pop = self.cur.saturating_add(d);
+        self.credit_after_pop = start + (d + 1) * num - den;
+    }
+
+    /// Steps 2 and 3 of ticks `cur..end`; then `cur = end`.
+    fn run_until(&mut self, end: u64) {
+        let DrainRate { num, den } = self.cfg.drain;
+        let mut closed = false;
+        while !self.fifo.is_empty() && self.next_pop < end {
+            let p = self.next_pop;
+            let flags = self.cu.mode().header_flags();
+            if let Some(f) = self.packetizer.flush_deadline() {
+                if f < p {
+                    self.packetizer.close(f, flags, CloseReason::IdleFlush);
+                }
+            }
+            let w = RecordWord(self.fifo.pop());
+            self.packetizer.pop(p, w, flags);
+            closed = true;
+            if let Some(pr) = self.probe.as_deref_mut() {
+                pr.popped.push((p, w));
+            }
+            self.counters.words_popped += 1;
+            let c = self.credit_after_pop;
+            if self.fifo.is_empty() {
+                self.credit = c;
+                self.credit_origin = p + 1;
+            } else {
+                let gap = if c < num {
+                    self.gap_q + u64::from(c < self.gap_r)
+                } else {
+                    (den - c).div_ceil(num)
+                };
+                self.next_pop = p.saturating_add(gap);
+                self.credit_after_pop = c + gap * num - den;
+            }
+        }
+        if let Some(f) = self.packetizer.flush_deadline() {
+            if f < end {
+                let flags = self.cu.mode().header_flags();
+                self.packetizer.close(f, flags, CloseReason::IdleFlush);
+                closed = true;
+            }
+        }
+        if closed {
+            self.sync_packet_counters();
+        }
+        self.cur = end;
+    }
+
+    fn sync_packet_counters(&mut self) {
+        let p = self.packetizer.counters();
+        let c = &mut self.counters;
+        c.packets = p.packets;
+        c.packet_words = p.packet_words;
+        c.injected_line_hi = p.injected_line_hi;
+        c.packets_closed_full = p.closed_full;
+        c.packets_closed_sync = p.closed_sync;
+        c.packets_closed_idle = p.closed_idle;
+    }
+}
+
+/// Runs a whole stream: every command, then [`Board::finish`]. Returns the
+/// packets in `seq` order and the counters.
+pub fn run_commands(
+    cfg: BoardConfig,
+    commands: impl IntoIterator<Item = Command>,
+) -> Result<(Vec<BoardPacket>, BoardCounters), BoardError> {
+    let mut board = Board::new(cfg)?;
+    let mut packets = Vec::new();
+    for c in commands {
+        board.command(&c)?;
+    }
+    board.finish();
+    board.drain_packets(&mut packets);
+    Ok((packets, board.counters().clone()))
+}

@@ -1,0 +1,318 @@
+//! The packetizer (format.md §5.2, board.md steps 2 and 3): cuts the stream
+//! of popped words into packets, injects LINE_HI at packet open, closes on
+//! `max_words`, SYNC and idle flush, numbers the packets and deals them to
+//! the ports round-robin.
+
+use hmtt_format::config::InnerCommand;
+use hmtt_format::geometry::Geometry;
+use hmtt_format::packet::PacketHeader;
+use hmtt_format::record::{Opcode, RecordWord, TIME_UNIT};
+
+/// One packet as the board sends it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardPacket {
+    /// The port the packet was dealt to (`seq % ports`).
+    pub port: u8,
+    /// Per-board packet number, from 0.
+    pub seq: u64,
+    /// The tick at which the packet closed (board.md "leaves").
+    pub leave_tick: u64,
+    /// The whole packet, header and words (the UDP payload).
+    pub bytes: Vec<u8>,
+}
+
+/// Why a packet closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseReason {
+    Full,
+    Sync,
+    IdleFlush,
+}
+
+/// Packetizer counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PacketizerCounters {
+    pub packets: u64,
+    /// Words in packets, the injected LINE_HI words included.
+    pub packet_words: u64,
+    pub injected_line_hi: u64,
+    pub closed_full: u64,
+    pub closed_sync: u64,
+    pub closed_idle: u64,
+}
+
+/// The packet being built and the stream state the packetizer tracks.
+#[derive(Debug, Clone)]
+pub struct Packetizer {
+    header: PacketHeader,
+    max_words: usize,
+    ports: u64,
+    idle_flush_ticks: u64,
+    /// Time of the last word popped (0 at reset).
+    run_time: u64,
+    /// LINE_HI of the stream as of the last word popped.
+    run_hi: u32,
+    /// Tick of the last pop.
+    last_pop: u64,
+    open: bool,
+    words: Vec<RecordWord>,
+    t0: u64,
+    next_seq: u64,
+    closed: Vec<BoardPacket>,
+    counters: PacketizerCounters,
+}
+
+const SYNC_CODE: u32 = 5;
+
+impl Packetizer {
+    pub fn new(
+        geometry: Geometry,
+        board_id: u8,
+        tick_ps: u16,
+        ports: u8,
+        max_words: usize,
+        idle_flush_ticks: u64,
+    ) -> Packetizer {
+        debug_assert_eq!(InnerCommand::Sync.index(), SYNC_CODE);
+        Packetizer {
+            header: PacketHeader {
+                flags: 0,
+                board: board_id,
+                port: 0,
+                seq: 0,
+                t0: 0,
+                nwords: 0,
+                geometry,
+                tick_ps,
+            },
+            max_words,
+            ports: u64::from(ports),
+            idle_flush_ticks,
+            run_time: 0,
+            run_hi: 0,
+            last_pop: 0,
+            open: false,
+            words: Vec::with_capacity(max_words),
+            t0: 0,
+            next_seq: 0,
+            closed: Vec::new(),
+            counters: PacketizerCounters::default(),
+        }
+    }
+
+    /// The tick at which the open packet closes by idle flush unless a word
+    /// is popped at or before it; `None` when no packet is open.
+    #[inline]
+    pub fn flush_deadline(&self) -> Option<u64> {
+        self.open
+            .then(|| self.last_pop.saturating_add(self.idle_flush_ticks))
+    }
+
+    pub fn is_open(&self) -> bool {
+        self.open
+    }
+
+    /// Words in the open packet.
+    pub fn open_words(&self) -> usize {
+        self.words.len()
+    }
+
+    /// Tick of the last pop (0 before any).
+    pub fn last_pop_tick(&self) -> u64 {
+        self.last_pop
+    }
+
+    /// Time of the last word popped.
+    pub fn run_time(&self) -> u64 {
+        self.run_time
+    }
+
+    pub fn counters(&self) -> &PacketizerCounters {
+        &self.counters
+    }
+
+    /// Takes one popped word at tick `tick`; `flags` is the board mode after
+    /// that tick's commands, used if the packet closes now.
+    #[inline]
+    pub fn pop(&mut self, tick: u64, word: RecordWord, flags: u8) {
+        if !self.open {
+            self.open = true;
+            self.t0 = self.run_time;
+            if self.run_hi != 0 {
+                self.words.push(RecordWord::control_unchecked(
+                    0,
+                    Opcode::LineHi,
+                    self.run_hi,
+                ));
+                self.counters.injected_line_hi += 1;
+            }
+        }
+        self.words.push(word);
+        self.last_pop = tick;
+        self.run_time += u64::from(word.dt());
+        let mut sync = false;
+        if word.is_control() {
+            match word.opcode() {
+                Opcode::Time => self.run_time += u64::from(word.payload()) * TIME_UNIT,
+                Opcode::LineHi => self.run_hi = word.payload(),
+                Opcode::Cmd => sync = word.payload() == SYNC_CODE,
+                _ => {}
+            }
+        }
+        if self.words.len() >= self.max_words {
+            self.close(tick, flags, CloseReason::Full);
+        } else if sync {
+            self.close(tick, flags, CloseReason::Sync);
+        }
+    }
+
+    /// Closes the open packet at `tick`.
+    pub fn close(&mut self, tick: u64, flags: u8, reason: CloseReason) {
+        debug_assert!(self.open && !self.words.is_empty());
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let port = (seq % self.ports) as u8;
+        let mut h = self.header;
+        h.flags = flags;
+        h.port = port;
+        h.seq = seq;
+        h.t0 = self.t0;
+        let bytes = h.build(&self.words);
+        self.counters.packets += 1;
+        self.counters.packet_words += self.words.len() as u64;
+        match reason {
+            CloseReason::Full => self.counters.closed_full += 1,
+            CloseReason::Sync => self.counters.closed_sync += 1,
+            CloseReason::IdleFlush => self.counters.closed_idle += 1,
+        }
+        self.closed.push(BoardPacket {
+            port,
+            seq,
+            leave_tick: tick,
+            bytes,
+        });
+        self.words.clear();
+        self.open = false;
+    }
+
+    /// Moves the closed packets to `out`, in `seq` order.
+    pub fn drain_packets(&mut self, out: &mut Vec<BoardPacket>) {
+        out.append(&mut self.closed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hmtt_format::packet::Packet;
+    use hmtt_format::record::{BoardEvent, TimedEvent};
+
+    fn pk(max_words: usize) -> Packetizer {
+        Packetizer::new(Geometry::ddr3_default(), 7, 1250, 3, max_words, 100)
+    }
+
+    fn access(dt: u32, lo: u64) -> RecordWord {
+        RecordWord::access_unchecked(dt, false, lo)
+    }
+
+    #[test]
+    fn full_packets_seq_ports_and_t0() {
+        let mut p = pk(4);
+        for i in 0..13u64 {
+            p.pop(10 + i, access(2, i), 1);
+        }
+        let mut out = vec![];
+        p.drain_packets(&mut out);
+        assert_eq!(out.len(), 3);
+        for (i, bp) in out.iter().enumerate() {
+            let pkt = Packet::new_checked(&bp.bytes[..]).unwrap();
+            let h = PacketHeader::parse(&pkt).unwrap();
+            assert_eq!(h.seq, i as u64);
+            assert_eq!(bp.seq, i as u64);
+            assert_eq!(h.port, (i % 3) as u8);
+            assert_eq!(bp.port, h.port);
+            assert_eq!(h.board, 7);
+            assert_eq!(h.flags, 1);
+            assert_eq!(h.tick_ps, 1250);
+            assert_eq!(h.nwords, 4);
+            // t0: time of the last word before the packet.
+            assert_eq!(h.t0, 8 * i as u64);
+            assert_eq!(bp.leave_tick, 10 + 4 * i as u64 + 3);
+        }
+        assert!(p.is_open());
+        assert_eq!(p.open_words(), 1);
+        assert_eq!(p.flush_deadline(), Some(22 + 100));
+    }
+
+    #[test]
+    fn line_hi_is_injected_when_a_packet_opens_with_a_nonzero_stream_hi() {
+        let mut p = pk(3);
+        let hi = RecordWord::control_unchecked(5, Opcode::LineHi, 0x1234);
+        p.pop(0, hi, 1);
+        p.pop(1, access(1, 7), 1);
+        p.pop(2, access(1, 8), 1); // closes: 3 words
+        p.pop(3, access(1, 9), 1); // opens with injected LINE_HI: 2 words
+        p.pop(4, access(1, 10), 1); // closes
+        let mut out = vec![];
+        p.drain_packets(&mut out);
+        assert_eq!(out.len(), 2);
+        let second = Packet::new_checked(&out[1].bytes[..]).unwrap();
+        let words: Vec<_> = second.words().collect();
+        assert_eq!(words.len(), 3);
+        assert_eq!(
+            words[0],
+            RecordWord::control_unchecked(0, Opcode::LineHi, 0x1234)
+        );
+        let events: Vec<_> = second.events().map(|e| e.unwrap()).collect();
+        assert_eq!(
+            events,
+            vec![
+                TimedEvent {
+                    tick: 8,
+                    event: BoardEvent::Access {
+                        line: (0x1234 << 24) | 9,
+                        write: false
+                    }
+                },
+                TimedEvent {
+                    tick: 9,
+                    event: BoardEvent::Access {
+                        line: (0x1234 << 24) | 10,
+                        write: false
+                    }
+                },
+            ]
+        );
+        assert_eq!(p.counters().injected_line_hi, 1);
+        // Back to LINE_HI 0: no injection.
+        let mut p = pk(2);
+        p.pop(0, RecordWord::control_unchecked(0, Opcode::LineHi, 3), 1);
+        p.pop(0, RecordWord::control_unchecked(0, Opcode::LineHi, 0), 1);
+        p.pop(1, access(0, 1), 1);
+        assert_eq!(p.open_words(), 1);
+        assert_eq!(p.counters().injected_line_hi, 0);
+    }
+
+    #[test]
+    fn sync_closes_right_after_its_cmd_word_and_time_words_count() {
+        let mut p = pk(360);
+        p.pop(5, RecordWord::control_unchecked(3, Opcode::Time, 2), 1);
+        p.pop(6, RecordWord::control_unchecked(0, Opcode::Cmd, 4), 1);
+        assert!(p.is_open());
+        p.pop(7, RecordWord::control_unchecked(1, Opcode::Cmd, 5), 3);
+        assert!(!p.is_open());
+        p.pop(8, access(0, 1), 1);
+        p.close(50, 0, CloseReason::IdleFlush);
+        let mut out = vec![];
+        p.drain_packets(&mut out);
+        assert_eq!(out.len(), 2);
+        let a = Packet::new_checked(&out[0].bytes[..]).unwrap();
+        assert_eq!((a.nwords(), a.flags(), out[0].leave_tick), (3, 3, 7));
+        let b = Packet::new_checked(&out[1].bytes[..]).unwrap();
+        assert_eq!((b.nwords(), b.flags(), b.t0()), (1, 0, 3 + 128 + 1));
+        assert_eq!(out[1].leave_tick, 50);
+        let c = p.counters();
+        assert_eq!((c.closed_sync, c.closed_idle, c.closed_full), (1, 1, 0));
+        assert_eq!(c.packet_words, 4);
+    }
+}

@@ -1,0 +1,466 @@
+//! The golden model against hand-computed references and against a literal
+//! tick-by-tick model of board.md.
+
+mod board_common;
+
+use board_common::*;
+use hmtt_format::command::{Command, DdrCmd};
+use hmtt_format::config::ConfigWindow;
+use hmtt_format::geometry::Geometry;
+use hmtt_format::record::{BoardEvent, TimedEvent};
+use hmtt_sim::board::{run_commands, Board, BoardConfig, BoardError, DrainRate};
+
+fn timed(e: &[Expected]) -> Vec<TimedEvent> {
+    e.iter()
+        .map(|e| TimedEvent {
+            tick: e.tick,
+            event: e.event,
+        })
+        .collect()
+}
+
+#[test]
+fn decoded_packets_give_back_every_reference_in_order_and_time() {
+    for (seed, name) in ["ddr-512m", "ddr2-2g", "ddr3-4g", "ddr3-8g", "ddr4-64g"]
+        .iter()
+        .enumerate()
+    {
+        let g = Geometry::preset(name).unwrap();
+        let cfg = BoardConfig::new(g);
+        let mut rng = Rng::new(seed as u64 + 1);
+        let shape = StreamShape {
+            commands: 20_000,
+            // Sparse enough that the default FIFO never overflows.
+            max_gap: 40,
+            ..StreamShape::default()
+        };
+        let cmds = gen_stream(&g, &cfg.window, &shape, &mut rng);
+        let (packets, counters) = run_commands(cfg.clone(), cmds.iter().copied()).unwrap();
+        let expect = expected_events(&cfg, &cmds);
+        assert!(expect.len() > 5_000, "{name}: stream too thin");
+        assert_eq!(counters.events_dropped, 0, "{name}");
+        let got = decode(&cfg, &packets);
+        assert_eq!(got.len(), expect.len(), "{name}");
+        assert_eq!(got, timed(&expect), "{name}");
+        assert_eq!(counters.references, expect.len() as u64);
+        assert_eq!(counters.protocol_errors, 0);
+        assert_eq!(counters.commands, cmds.len() as u64);
+        assert_eq!(counters.words_pushed, counters.words_popped);
+        assert_eq!(
+            counters.packet_words,
+            counters.words_popped + counters.injected_line_hi
+        );
+    }
+}
+
+#[test]
+fn inner_commands_change_what_is_recorded() {
+    let g = Geometry::ddr3_default();
+    let cfg = BoardConfig::new(g);
+    let mut rng = Rng::new(99);
+    let shape = StreamShape {
+        commands: 30_000,
+        max_gap: 40,
+        tag_percent: 5,
+        inner_percent: 2,
+        ..StreamShape::default()
+    };
+    let cmds = gen_stream(&g, &cfg.window, &shape, &mut rng);
+    let (packets, counters) = run_commands(cfg.clone(), cmds.iter().copied()).unwrap();
+    let expect = expected_events(&cfg, &cmds);
+    assert_eq!(decode(&cfg, &packets), timed(&expect));
+    assert!(counters.suppressed > 0, "mode changes suppressed something");
+    assert!(counters.packets_closed_sync > 0, "SYNC closed packets");
+    // Every SYNC's CMD word is the last word of its packet.
+    for bp in &packets {
+        let p = hmtt_format::packet::Packet::new_checked(&bp.bytes[..]).unwrap();
+        let words: Vec<_> = p.events().map(|e| e.unwrap()).collect();
+        for (i, e) in words.iter().enumerate() {
+            if e.event == (BoardEvent::Cmd { code: 5 }) {
+                assert_eq!(i, words.len() - 1, "SYNC closes right after its word");
+            }
+        }
+    }
+}
+
+#[test]
+fn golden_model_equals_the_literal_tick_by_tick_model() {
+    let geometries = [
+        Geometry::ddr3_default(),
+        Geometry::preset("ddr4-64g").unwrap(),
+        Geometry::new(2, 4, 15, 7).unwrap(),
+        Geometry::new(0, 1, 10, 3).unwrap(),
+    ];
+    let mut seen = hmtt_sim::board::BoardCounters::default();
+    for case in 0..48u64 {
+        let mut rng = Rng::new(1000 + case);
+        let g = geometries[(case % 4) as usize];
+        let mut cfg = BoardConfig::new(g);
+        cfg.ports = 1 + rng.below(4) as u8;
+        cfg.max_words = [2, 3, 7, 360][rng.below(4) as usize];
+        cfg.fifo_depth = [8, 9, 16, 64, 16384][rng.below(5) as usize];
+        cfg.idle_flush_ticks = [1, 5, 37, 1000, 65536][rng.below(5) as usize];
+        cfg.drain = match rng.below(4) {
+            0 => DrainRate::line_rate(cfg.ports, cfg.max_words, cfg.tick_ps),
+            1 => DrainRate { num: 1, den: 2 },
+            2 => DrainRate { num: 3, den: 37 },
+            _ => DrainRate {
+                num: 1 + rng.below(999),
+                den: 1000,
+            },
+        };
+        cfg.board_id = rng.below(256) as u8;
+        cfg.start_tracing = rng.chance(80);
+        cfg.start_tags_only = rng.chance(20);
+        let shape = StreamShape {
+            commands: 3000,
+            max_gap: [1, 4, 12, 100][rng.below(4) as usize],
+            long_gap: 5000,
+            long_gap_percent: 2,
+            tag_percent: 5,
+            inner_percent: 3,
+            noise_percent: 15,
+            illegal_percent: 3,
+        };
+        let cmds = gen_stream(&g, &cfg.window, &shape, &mut rng);
+
+        let mut naive = NaiveBoard::new(cfg.clone());
+        naive.run(&cmds);
+
+        let mut board = Board::new(cfg.clone()).unwrap();
+        board.enable_probe();
+        for c in &cmds {
+            board.command(c).unwrap();
+        }
+        board.finish();
+        let mut packets = Vec::new();
+        board.drain_packets(&mut packets);
+
+        assert_eq!(packets.len(), naive.packets.len(), "case {case}: {cfg:?}");
+        for (a, b) in packets.iter().zip(&naive.packets) {
+            assert_eq!(a, b, "case {case}: packet {} differs; {cfg:?}", a.seq);
+        }
+        let last = naive.levels.len() as u64 - 1;
+        let levels = board.probe().unwrap().levels(0, last);
+        if let Some(t) = (0..levels.len()).find(|&t| levels[t] != naive.levels[t]) {
+            panic!(
+                "case {case}: fill level after tick {t}: model {} literal {}; {cfg:?}",
+                levels[t], naive.levels[t]
+            );
+        }
+        assert_eq!(
+            board.counters().events_dropped,
+            naive.dropped,
+            "case {case}"
+        );
+        assert_eq!(board.fifo_level(), 0);
+        let n = board.counters();
+        seen.events_dropped += n.events_dropped;
+        seen.lost_words += n.lost_words;
+        seen.packets_closed_idle += n.packets_closed_idle;
+        seen.packets_closed_sync += n.packets_closed_sync;
+        seen.packets_closed_full += n.packets_closed_full;
+        seen.injected_line_hi += n.injected_line_hi;
+        seen.protocol_errors += n.protocol_errors;
+    }
+    // The cases exercise every path.
+    assert!(seen.events_dropped > 0 && seen.lost_words > 0, "{seen:?}");
+    assert!(
+        seen.packets_closed_idle > 0 && seen.packets_closed_sync > 0,
+        "{seen:?}"
+    );
+    assert!(
+        seen.packets_closed_full > 0 && seen.injected_line_hi > 0,
+        "{seen:?}"
+    );
+    assert!(seen.protocol_errors > 0, "{seen:?}");
+}
+
+#[test]
+fn overflow_is_reported_by_lost_words_that_add_up_exactly() {
+    let g = Geometry::ddr3_default();
+    let mut cfg = BoardConfig::new(g);
+    cfg.fifo_depth = 16;
+    cfg.drain = DrainRate { num: 1, den: 40 };
+    cfg.max_words = 50;
+    let mut rng = Rng::new(7);
+    let shape = StreamShape {
+        commands: 20_000,
+        max_gap: 6,
+        long_gap_percent: 1,
+        long_gap: 3000,
+        tag_percent: 3,
+        ..StreamShape::default()
+    };
+    let mut cmds = gen_stream(&g, &cfg.window, &shape, &mut rng);
+    // A quiet tail, then one INSERT_TAG: it finds room and carries the last
+    // pending LOST count.
+    let end = cmds.last().unwrap().cycle + 100_000;
+    let first = cfg.window.first_line(&g);
+    let c = g.coord(first + 4);
+    cmds.push(Command {
+        cycle: end,
+        cmd: DdrCmd::Act,
+        rank: c.rank,
+        bank: c.bank,
+        arg: c.row,
+    });
+    cmds.push(Command {
+        cycle: end,
+        cmd: DdrCmd::Rd,
+        rank: c.rank,
+        bank: c.bank,
+        arg: c.col_line << 3,
+    });
+    let (packets, counters) = run_commands(cfg.clone(), cmds.iter().copied()).unwrap();
+    let expect = expected_events(&cfg, &cmds);
+    let got = decode(&cfg, &packets);
+    assert!(counters.events_dropped > 1000, "the FIFO overflowed a lot");
+    assert_eq!(counters.lost_pending, 0);
+    // Walk both: a LOST of n stands for the next n expected references.
+    let mut i = 0;
+    let mut lost_sum = 0u64;
+    for e in &got {
+        match e.event {
+            BoardEvent::Lost { count } => {
+                i += count as usize;
+                lost_sum += u64::from(count);
+            }
+            ev => {
+                assert_eq!(
+                    (expect[i].tick, expect[i].event),
+                    (e.tick, ev),
+                    "recorded event {i}"
+                );
+                i += 1;
+            }
+        }
+    }
+    assert_eq!(i, expect.len(), "every reference recorded or counted lost");
+    let recorded = got
+        .iter()
+        .filter(|e| !matches!(e.event, BoardEvent::Lost { .. }))
+        .count() as u64;
+    assert_eq!(lost_sum, expect.len() as u64 - recorded);
+    assert_eq!(lost_sum, counters.events_dropped);
+    assert_eq!(lost_sum, counters.lost_reported);
+    assert_eq!(counters.fifo_high_water, 16);
+}
+
+#[test]
+fn ddr4_sixteen_banks_several_ranks_and_wide_lines_decode_to_the_right_coordinates() {
+    // ddr4-64g: 4 ranks, 16 banks, 17-bit rows, 30-bit lines; and a 28-bit
+    // geometry. Both need LINE_HI.
+    for g in [
+        Geometry::preset("ddr4-64g").unwrap(),
+        Geometry::new(2, 4, 15, 7).unwrap(),
+    ] {
+        let cfg = BoardConfig::new(g);
+        let mut rng = Rng::new(g.line_bits().into());
+        let shape = StreamShape {
+            commands: 40_000,
+            max_gap: 30,
+            noise_percent: 35,
+            ..StreamShape::default()
+        };
+        let cmds = gen_stream(&g, &cfg.window, &shape, &mut rng);
+        for k in [
+            DdrCmd::Pre,
+            DdrCmd::Prea,
+            DdrCmd::Ref,
+            DdrCmd::Mrs,
+            DdrCmd::Zq,
+            DdrCmd::Nop,
+        ] {
+            assert!(cmds.iter().any(|c| c.cmd == k), "{k:?} interleaved");
+        }
+        let (packets, counters) = run_commands(cfg.clone(), cmds.iter().copied()).unwrap();
+        assert!(counters.injected_line_hi > 0 || packets.len() == 1);
+        let got = decode(&cfg, &packets);
+        // Every RD/WR outside the window, in order, with its coordinates.
+        let mut open = std::collections::HashMap::new();
+        let mut want = Vec::new();
+        for c in &cmds {
+            match c.cmd {
+                DdrCmd::Act => {
+                    open.insert((c.rank, c.bank), c.arg);
+                }
+                k if k.is_column() => {
+                    let row = open[&(c.rank, c.bank)];
+                    if !cfg.window.contains(c.rank, row) {
+                        want.push((c.cycle, c.rank, c.bank, row, c.arg >> 3, k.is_write()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let have: Vec<_> = got
+            .iter()
+            .filter_map(|e| match e.event {
+                BoardEvent::Access { line, write } => {
+                    let d = g.coord(line);
+                    assert!(line < g.lines());
+                    Some((e.tick, d.rank, d.bank, d.row, d.col_line, write))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(have.len(), want.len());
+        assert_eq!(have, want);
+        assert!(have.iter().any(|h| h.1 == g.ranks() - 1));
+        assert!(have.iter().any(|h| h.2 == 15));
+        assert!(have
+            .iter()
+            .any(|h| (h.3 as u64) << (g.bank_bits() + 7) >= 1 << 24));
+    }
+}
+
+#[test]
+fn protocol_errors_and_unknown_commands_are_counted_never_fatal() {
+    let g = Geometry::ddr3_default();
+    let cfg = BoardConfig::new(g);
+    let c = |cycle, cmd, rank, bank, arg| Command {
+        cycle,
+        cmd,
+        rank,
+        bank,
+        arg,
+    };
+    let cmds = [
+        c(0, DdrCmd::Rd, 0, 3, 8), // no open row
+        c(1, DdrCmd::Unknown, 0, 0, 0),
+        c(2, DdrCmd::Act, 0, 3, 77),
+        c(3, DdrCmd::Rd, 0, 3, 8),
+        c(4, DdrCmd::Act, 5, 0, 1),   // rank out of range
+        c(5, DdrCmd::Wr, 0, 3, 5000), // column out of range
+        c(6, DdrCmd::Pre, 0, 3, 0),
+        c(7, DdrCmd::Wr, 0, 3, 16), // after PRE: still the open row
+        c(8, DdrCmd::Wr, 1, 1, 16), // no open row
+        c(9, DdrCmd::Unknown, 9, 9, 9),
+    ];
+    let (packets, n) = run_commands(cfg.clone(), cmds).unwrap();
+    assert_eq!(n.protocol_errors, 2);
+    assert_eq!(n.unknown_commands, 2);
+    assert_eq!(n.out_of_range, 2);
+    assert_eq!(n.references_after_precharge, 1);
+    assert_eq!(n.references, 2);
+    assert_eq!(n.commands, 10);
+    assert_eq!(n.kind(DdrCmd::Unknown), 2);
+    assert_eq!(n.kind(DdrCmd::Wr), 3);
+    let got = decode(&cfg, &packets);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].tick, 3);
+    assert_eq!(got[1].tick, 7);
+    assert_eq!(
+        got[1].event,
+        BoardEvent::Access {
+            line: (77 << 10) | (3 << 7) | 2,
+            write: true
+        }
+    );
+}
+
+#[test]
+fn time_goes_on_across_huge_gaps() {
+    let g = Geometry::ddr3_default();
+    let cfg = BoardConfig::new(g);
+    let c = |cycle, cmd, arg| Command {
+        cycle,
+        cmd,
+        rank: 0,
+        bank: 0,
+        arg,
+    };
+    let big = 6 * ((1u64 << 21) - 1) * 64;
+    let ticks = [
+        5,
+        5 + big,
+        10 + 2 * big + 3,
+        1 << 40,
+        (1 << 40) + 63,
+        (1 << 40) + 64,
+    ];
+    let mut cmds = vec![c(0, DdrCmd::Act, 1)];
+    for t in ticks {
+        cmds.push(c(t, DdrCmd::Rd, 8));
+    }
+    let (packets, n) = run_commands(cfg.clone(), cmds).unwrap();
+    assert!(n.time_fillers > 0);
+    let got: Vec<u64> = decode(&cfg, &packets).iter().map(|e| e.tick).collect();
+    assert_eq!(got, ticks);
+}
+
+#[test]
+fn refused_commands_change_nothing() {
+    let cfg = BoardConfig::new(Geometry::ddr3_default());
+    let mut b = Board::new(cfg).unwrap();
+    let c = |cycle| Command {
+        cycle,
+        cmd: DdrCmd::Nop,
+        rank: 0,
+        bank: 0,
+        arg: 0,
+    };
+    b.command(&c(10)).unwrap();
+    assert!(matches!(
+        b.command(&c(9)),
+        Err(BoardError::CycleDecreased {
+            cycle: 9,
+            current: 10
+        })
+    ));
+    b.command(&c(10)).unwrap();
+    assert_eq!(b.counters().commands, 2);
+    b.finish();
+    assert!(matches!(b.command(&c(11)), Err(BoardError::Finished)));
+}
+
+#[test]
+fn invalid_configurations_are_refused() {
+    let g = Geometry::ddr3_default();
+    let ok = BoardConfig::new(g);
+    assert!(ok.validate().is_ok());
+    let mut bad = vec![];
+    let mut c = ok.clone();
+    c.ports = 0;
+    bad.push(c);
+    let mut c = ok.clone();
+    c.fifo_depth = 7;
+    bad.push(c);
+    let mut c = ok.clone();
+    c.max_words = 1;
+    bad.push(c);
+    let mut c = ok.clone();
+    c.max_words = 2236;
+    bad.push(c);
+    let mut c = ok.clone();
+    c.idle_flush_ticks = 0;
+    bad.push(c);
+    let mut c = ok.clone();
+    c.drain = DrainRate { num: 5, den: 5 };
+    bad.push(c);
+    let mut c = ok.clone();
+    c.drain = DrainRate { num: 0, den: 5 };
+    bad.push(c);
+    let mut c = ok.clone();
+    c.window = ConfigWindow {
+        rank: 2,
+        row_first: 0,
+        row_count: 1,
+    };
+    bad.push(c);
+    for c in bad {
+        assert!(Board::new(c.clone()).is_err(), "{c:?}");
+    }
+}
+
+#[test]
+fn default_drain_is_the_line_rate_of_three_gigabit_ports() {
+    let cfg = BoardConfig::new(Geometry::ddr3_default());
+    let per_tick = cfg.drain.words_per_tick();
+    assert!((per_tick - 0.1097).abs() < 1e-4, "{per_tick}");
+    let words_per_s = per_tick * 1e12 / f64::from(cfg.tick_ps);
+    assert!((words_per_s / 1e6 - 87.8).abs() < 0.1, "{words_per_s}");
+    let one = cfg.clone().with_ports(1);
+    assert_eq!(one.drain.num * 3, cfg.drain.num);
+}

@@ -11,5 +11,3 @@ pub mod os;
 pub mod send;
 pub mod truth;
 pub mod workload;
-
-pub mod board;

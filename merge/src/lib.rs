@@ -12,10 +12,12 @@
 pub mod error;
 pub mod input;
 pub mod merge;
+pub mod names;
 pub mod reassemble;
 pub mod report;
 pub mod stats;
 pub mod synth;
+pub mod verify;
 pub mod writer;
 
 pub use error::MergeError;

@@ -8,7 +8,7 @@ use hmtt_format::AddressMapping;
 
 use crate::error::MergeError;
 use crate::input::CaptureSet;
-use crate::reassemble::{BoardStream, DEFAULT_REORDER_DEPTH};
+use crate::reassemble::{BoardStream, ChannelJoin, DEFAULT_REORDER_DEPTH};
 use crate::report::MergeReport;
 
 /// Where merged records go.
@@ -52,6 +52,10 @@ pub struct MergeOptions {
     pub mapping_toml: Option<String>,
     /// Packets each port may be out of place.
     pub reorder_depth: usize,
+    /// With several boards, one per memory channel: the channel interleave
+    /// (blocks of `1 << shift` bytes, channel = the board's rank among the
+    /// board ids). `None`: each board's addresses are used as they are.
+    pub interleave_shift: Option<u32>,
 }
 
 impl Default for MergeOptions {
@@ -59,6 +63,7 @@ impl Default for MergeOptions {
         MergeOptions {
             mapping_toml: None,
             reorder_depth: DEFAULT_REORDER_DEPTH,
+            interleave_shift: None,
         }
     }
 }
@@ -107,9 +112,18 @@ pub fn merge(
         None => AddressMapping::linear(geometry),
     };
     let mut lanes = Vec::new();
-    for &board in set.boards.keys() {
+    let channels = set.boards.len() as u64;
+    for (rank, &board) in set.boards.keys().enumerate() {
+        let channel = match opts.interleave_shift {
+            Some(shift) if channels > 1 => Some(ChannelJoin {
+                channels,
+                channel: rank as u64,
+                shift: shift.clamp(6, 40),
+            }),
+            _ => None,
+        };
         lanes.push(Lane {
-            stream: BoardStream::new(set, board, mapping.clone(), opts.reorder_depth)?,
+            stream: BoardStream::new(set, board, mapping.clone(), channel, opts.reorder_depth)?,
             buf: Vec::with_capacity(BLOCK + 4096),
             pos: 0,
             done: false,

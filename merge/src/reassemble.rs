@@ -17,6 +17,24 @@ use crate::error::MergeError;
 use crate::input::CaptureSet;
 use crate::report::{BoardReport, FileDamage, Gap, PacketNote};
 
+/// Physical memory interleaved over the boards' channels in blocks of
+/// `1 << shift` bytes: a board's local address → the system-wide address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChannelJoin {
+    pub channels: u64,
+    pub channel: u64,
+    pub shift: u32,
+}
+
+impl ChannelJoin {
+    #[inline]
+    pub fn join(&self, local: u64) -> u64 {
+        let block = local >> self.shift;
+        let low = local & ((1u64 << self.shift) - 1);
+        ((block * self.channels + self.channel) << self.shift) | low
+    }
+}
+
 /// Packets each port may be ahead of its place (reordering it undoes).
 pub const DEFAULT_REORDER_DEPTH: usize = 64;
 /// Notes (duplicates, late or rejected packets) kept in full per board;
@@ -49,6 +67,7 @@ pub struct BoardStream<'a> {
     depth: usize,
     arrivals: u64,
     mapping: AddressMapping,
+    channel: Option<ChannelJoin>,
     geometry: Geometry,
     tick_ps: u16,
     next_seq: Option<u64>,
@@ -63,6 +82,7 @@ impl<'a> BoardStream<'a> {
         set: &'a CaptureSet,
         board: u8,
         mapping: AddressMapping,
+        channel: Option<ChannelJoin>,
         depth: usize,
     ) -> Result<BoardStream<'a>, MergeError> {
         let ports = set
@@ -95,6 +115,7 @@ impl<'a> BoardStream<'a> {
             depth: depth.max(1),
             arrivals: 0,
             mapping,
+            channel,
             geometry,
             tick_ps: set.tick_ps,
             next_seq: None,
@@ -286,7 +307,12 @@ impl<'a> BoardStream<'a> {
                     let rec = match ev.event {
                         BoardEvent::Access { line, write } => {
                             counts[usize::from(write)] += 1;
-                            TraceRecord::access(ev.tick, board, write, self.mapping.pa_of(line))
+                            let local = self.mapping.pa_of(line);
+                            let pa = match self.channel {
+                                None => local,
+                                Some(c) => c.join(local),
+                            };
+                            TraceRecord::access(ev.tick, board, write, pa)
                         }
                         BoardEvent::Tag { event, write } => {
                             counts[2 + usize::from(write)] += 1;

@@ -1,9 +1,158 @@
-//! `hmtt stats`.
+//! `hmtt stats`: counts, read/write mix, bandwidth over time (the paper's
+//! Table 5), tags seen and losses of a trace file.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use hmtt_format::trace::TraceView;
+use hmtt_merge::names::event_name;
+use hmtt_merge::stats::TraceStats;
 
 /// Arguments of `hmtt stats`.
 #[derive(clap::Args)]
-pub struct Args {}
+#[command(after_help = "Example:\n  hmtt stats run.hmtttrace --interval-ms 10")]
+pub struct Args {
+    /// Trace file written by `hmtt merge`.
+    pub trace: PathBuf,
+    /// Length of one bandwidth interval in milliseconds of traced time.
+    #[arg(long, default_value_t = 1.0)]
+    pub interval_ms: f64,
+    /// Most intervals to print (the rest are summed up).
+    #[arg(long, default_value_t = 20)]
+    pub max_rows: usize,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`hmtt stats` is not available in this build yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let bytes = crate::cmd::dump::map_trace(&args.trace)?;
+    let view = TraceView::new_checked(bytes.as_slice())
+        .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
+    let h = view.header().clone();
+    let tick_ns = f64::from(h.tick_ps.max(1)) / 1000.0;
+    let interval_ticks = ((args.interval_ms * 1e6) / tick_ns).max(1.0) as u64;
+    let mut s = TraceStats::new(interval_ticks);
+    for r in view.records() {
+        s.add(&r);
+    }
+    let span_ns = (s.last_tick - s.first_tick.unwrap_or(0)) as f64 * tick_ns;
+    println!(
+        "trace {}: {} records, {} boards, tick {} ps{}",
+        args.trace.display(),
+        s.records,
+        h.boards,
+        h.tick_ps,
+        if h.is_complete() {
+            ""
+        } else {
+            " (INCOMPLETE: the writer did not finish)"
+        }
+    );
+    println!("time span: {:.3} ms", span_ns / 1e6);
+    let refs = s.references();
+    let pct = |x: u64| {
+        if refs == 0 {
+            0.0
+        } else {
+            100.0 * x as f64 / refs as f64
+        }
+    };
+    println!(
+        "references: {refs} ({} reads {:.1}%, {} writes {:.1}%)",
+        s.reads,
+        pct(s.reads),
+        s.writes,
+        pct(s.writes)
+    );
+    for (b, (r, w)) in &s.by_board {
+        println!("  board {b}: {r} reads, {w} writes");
+    }
+    if span_ns > 0.0 {
+        println!(
+            "average: {:.1} MB/s of memory traffic (64-byte lines), {:.1} MB/s of trace (4-byte records)",
+            refs as f64 * 64.0 / span_ns * 1e3,
+            refs as f64 * 4.0 / span_ns * 1e3
+        );
+    }
+    println!();
+    println!(
+        "bandwidth over time (as the paper's Table 5), intervals of {} ms:",
+        args.interval_ms
+    );
+    println!(
+        "{:>12} {:>12} {:>10} {:>10} {:>12} {:>12}",
+        "start_ms", "references", "reads", "writes", "mem MB/s", "trace MB/s"
+    );
+    let secs = interval_ticks as f64 * tick_ns / 1e9;
+    let row = |start_ms: f64, n: u64, r: u64, w: u64, secs: f64| {
+        println!(
+            "{start_ms:>12.3} {n:>12} {r:>10} {w:>10} {:>12.1} {:>12.1}",
+            n as f64 * 64.0 / secs / 1e6,
+            n as f64 * 4.0 / secs / 1e6
+        );
+    };
+    for iv in s.intervals.iter().take(args.max_rows) {
+        row(
+            iv.start_tick as f64 * tick_ns / 1e6,
+            iv.reads + iv.writes,
+            iv.reads,
+            iv.writes,
+            secs,
+        );
+    }
+    if s.intervals.len() > args.max_rows {
+        let rest = &s.intervals[args.max_rows..];
+        let (r, w) = rest
+            .iter()
+            .fold((0, 0), |a, iv| (a.0 + iv.reads, a.1 + iv.writes));
+        println!(
+            "{:>12} {:>12} {:>10} {:>10}  ({} more intervals)",
+            "...",
+            r + w,
+            r,
+            w,
+            rest.len()
+        );
+    }
+    println!();
+    if s.tags.is_empty() && s.commands.is_empty() {
+        println!("tags: none");
+    } else {
+        println!("tags and inner commands seen:");
+        let names = view.names();
+        let log_tags: u64 = s
+            .tags
+            .iter()
+            .filter(|((i, _), _)| (0x10000..0x20000).contains(i))
+            .map(|(_, n)| n)
+            .sum();
+        for ((i, write), n) in s
+            .tags
+            .iter()
+            .filter(|((i, _), _)| !(0x10000..0x20000).contains(i))
+            .take(50)
+        {
+            println!(
+                "  {:<24} {:>10} {}",
+                event_name(*i, names),
+                n,
+                if *write { "(write)" } else { "" }
+            );
+        }
+        if log_tags > 0 {
+            println!("  {:<24} {:>10}", "kernel log tags", log_tags);
+        }
+        for (c, n) in &s.commands {
+            println!("  {:<24} {:>10} (inner command)", event_name(*c, names), n);
+        }
+    }
+    println!();
+    println!("losses:");
+    println!(
+        "  packets merged {}, missing {} (in {} gaps), duplicates dropped {}, rejected {}",
+        h.packets, h.packets_missing, s.gaps, h.packets_duplicate, h.packets_rejected
+    );
+    println!(
+        "  references dropped by the boards (LOST words): {} in {} LOST records",
+        s.references_lost, s.lost_words
+    );
+    Ok(())
 }

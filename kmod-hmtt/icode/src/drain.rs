@@ -74,6 +74,27 @@ impl DrainStats {
     }
 }
 
+static CANCELLED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    CANCELLED.store(true, Ordering::Relaxed);
+}
+
+/// A flag that SIGINT and SIGTERM set, for [`drain_to_file`]'s `cancel`:
+/// an interrupted `hmtt log` still flushes what it has read.
+pub fn cancel_on_sigint() -> &'static AtomicBool {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let handler = on_signal as extern "C" fn(libc::c_int);
+        // SAFETY: the handler only stores to an atomic (async-signal-safe).
+        unsafe {
+            libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+            libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+        }
+    });
+    &CANCELLED
+}
+
 const CHUNK_RECORDS: usize = 1024;
 const POLL_MS: i32 = 100;
 

@@ -1,0 +1,205 @@
+//! The board's whole core, DDR command pins to Ethernet ports: the capture
+//! chain ([`crate::capture::Capture`]: DCBU, DSMU, CU, encoder, TX FIFO and
+//! the drain's pop decision), the packetizer, and per port the clock-domain
+//! crossing and the framer ([`crate::port_buffer::EthPort`]). Board tops in
+//! `firmware/` wrap it with pins, PLLs and PHY interfaces (GMII as is, or
+//! RGMII through [`crate::rgmii::RgmiiTx`]).
+//!
+//! Two clocks: `fabric_clock` carries `L` DDR command ticks per cycle;
+//! `eth_clock` is the ports' 125 MHz transmit clock (all ports share it).
+//! Type parameters: `L` lanes, the TX FIFO as `B` banks of `2^AB` words
+//! (see `capture`), `P` ports.
+
+use crate::capture::{Capture, CaptureConfig};
+use crate::dsmu::LineGeometry;
+use crate::framer::{FramerConfig, UDP_FRAME_OVERHEAD};
+use crate::packetizer::{Packetizer, PacketizerConfig};
+use crate::port_buffer::EthPort;
+use hmtt_format::Geometry;
+use rust_hdl::prelude::*;
+
+/// Build parameters of the board core.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoardTopConfig {
+    pub geometry: Geometry,
+    pub capture: CaptureConfig,
+    pub packetizer: PacketizerConfig,
+    pub board_id: u8,
+    pub tick_ps: u16,
+    /// Drain rate `num / den` words per tick (board.md "Drain").
+    pub drain_num: u64,
+    pub drain_den: u64,
+    /// One framer configuration per port.
+    pub ports: Vec<FramerConfig>,
+}
+
+impl BoardTopConfig {
+    /// board.md's defaults for `geometry` and `ports` ports: the default
+    /// config window, `max_words` 360, idle flush 65536 ticks, the drain at
+    /// the ports' line rate, format.md 5.1 addresses, broadcast destination.
+    pub fn new(geometry: Geometry, ports: u8, board_id: u8, tick_ps: u16) -> BoardTopConfig {
+        let line = LineGeometry {
+            rank_bits: geometry.rank_bits(),
+            bank_bits: geometry.bank_bits(),
+            row_bits: geometry.row_bits(),
+            col_line_bits: geometry.col_line_bits(),
+        };
+        let packetizer = PacketizerConfig {
+            ports,
+            ..PacketizerConfig::default()
+        };
+        let mut c = BoardTopConfig {
+            geometry,
+            capture: CaptureConfig::with_default_window(line),
+            packetizer,
+            board_id,
+            tick_ps,
+            drain_num: 0,
+            drain_den: 0,
+            ports: vec![],
+        };
+        c.set_line_rate();
+        c.set_default_ports();
+        c
+    }
+
+    /// The drain at the ports' payload rate (board.md "Drain rate").
+    pub fn set_line_rate(&mut self) {
+        let w = self.packetizer.max_words as u64;
+        self.drain_num = self.packetizer.ports as u64 * w * self.tick_ps as u64;
+        self.drain_den = (4 * w + UDP_FRAME_OVERHEAD as u64) * 8000;
+    }
+
+    /// format.md 5.1 addresses for every port.
+    pub fn set_default_ports(&mut self) {
+        let n = self.packetizer.ports;
+        self.ports = (0..n)
+            .map(|p| FramerConfig::board_default(self.board_id, p, n, self.geometry, self.tick_ps))
+            .collect();
+    }
+}
+
+/// The board core; see the module documentation.
+#[derive(LogicBlock)]
+pub struct BoardTop<const L: usize, const B: usize, const AB: usize, const P: usize> {
+    pub fabric_clock: Signal<In, Clock>,
+    pub eth_clock: Signal<In, Clock>,
+    // DDR command pins, one set per lane (lane 0 the earliest tick).
+    pub cs_n: [Signal<In, Bits<4>>; L],
+    pub ras_n: [Signal<In, Bit>; L],
+    pub cas_n: [Signal<In, Bit>; L],
+    pub we_n: [Signal<In, Bit>; L],
+    pub cke: [Signal<In, Bit>; L],
+    pub ba: [Signal<In, Bits<4>>; L],
+    pub addr: [Signal<In, Bits<18>>; L],
+    // GMII transmit per port, clocked by `eth_clock`.
+    pub txd: [Signal<Out, Bits<8>>; P],
+    pub tx_en: [Signal<Out, Bit>; P],
+    pub tx_er: [Signal<Out, Bit>; P],
+    // Status.
+    pub fifo_fill: Signal<Out, Bits<32>>,
+    pub events_dropped: Signal<Out, Bits<32>>,
+    pub protocol_errors: Signal<Out, Bits<32>>,
+    /// Sticky: a port buffer overflowed or two descriptors collided.
+    pub packet_error: Signal<Out, Bit>,
+    /// Sticky: a framer ran out of words mid-frame.
+    pub frame_underrun: Signal<Out, Bit>,
+    drain_num: Constant<Bits<32>>,
+    drain_den: Constant<Bits<32>>,
+    capture: Capture<L, B, AB>,
+    packetizer: Packetizer<L>,
+    ports: [EthPort; P],
+}
+
+impl<const L: usize, const B: usize, const AB: usize, const P: usize> BoardTop<L, B, AB, P> {
+    pub fn new(config: &BoardTopConfig) -> Self {
+        assert_eq!(config.packetizer.ports as usize, P, "ports");
+        assert_eq!(config.ports.len(), P, "one framer configuration per port");
+        assert!(
+            config.drain_num * (L as u64 + 1) <= config.drain_den,
+            "at most one pop per fabric cycle"
+        );
+        assert!(config.drain_den < 1 << 32);
+        Self {
+            fabric_clock: Default::default(),
+            eth_clock: Default::default(),
+            cs_n: std::array::from_fn(|_| Default::default()),
+            ras_n: std::array::from_fn(|_| Default::default()),
+            cas_n: std::array::from_fn(|_| Default::default()),
+            we_n: std::array::from_fn(|_| Default::default()),
+            cke: std::array::from_fn(|_| Default::default()),
+            ba: std::array::from_fn(|_| Default::default()),
+            addr: std::array::from_fn(|_| Default::default()),
+            txd: std::array::from_fn(|_| Default::default()),
+            tx_en: std::array::from_fn(|_| Default::default()),
+            tx_er: std::array::from_fn(|_| Default::default()),
+            fifo_fill: Default::default(),
+            events_dropped: Default::default(),
+            protocol_errors: Default::default(),
+            packet_error: Default::default(),
+            frame_underrun: Default::default(),
+            drain_num: Constant::new(config.drain_num.to_bits()),
+            drain_den: Constant::new(config.drain_den.to_bits()),
+            capture: Capture::new(config.capture),
+            packetizer: Packetizer::new(config.packetizer),
+            ports: std::array::from_fn(|p| EthPort::new(&config.ports[p])),
+        }
+    }
+}
+
+impl<const L: usize, const B: usize, const AB: usize, const P: usize> Logic
+    for BoardTop<L, B, AB, P>
+{
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.capture.clock.next = self.fabric_clock.val();
+        self.packetizer.clock.next = self.fabric_clock.val();
+        for j in 0..L {
+            self.capture.cs_n[j].next = self.cs_n[j].val();
+            self.capture.ras_n[j].next = self.ras_n[j].val();
+            self.capture.cas_n[j].next = self.cas_n[j].val();
+            self.capture.we_n[j].next = self.we_n[j].val();
+            self.capture.cke[j].next = self.cke[j].val();
+            self.capture.ba[j].next = self.ba[j].val();
+            self.capture.addr[j].next = self.addr[j].val();
+            self.packetizer.out_tracing[j].next = self.capture.out_tracing[j].val();
+            self.packetizer.out_tags_only[j].next = self.capture.out_tags_only[j].val();
+        }
+        self.capture.drain_num.next = self.drain_num.val();
+        self.capture.drain_den.next = self.drain_den.val();
+        self.packetizer.pop_valid.next = self.capture.pop_valid.val();
+        self.packetizer.pop_word.next = self.capture.pop_word.val();
+        self.packetizer.pop_tick.next = self.capture.pop_tick.val();
+        self.packetizer.pop_tracing.next = self.capture.pop_tracing.val();
+        self.packetizer.pop_tags_only.next = self.capture.pop_tags_only.val();
+        self.packetizer.out_tick.next = self.capture.out_tick.val();
+        self.packetizer.out_tick_valid.next = self.capture.out_tick_valid.val();
+        self.packet_error.next = self.packetizer.desc_overrun.val();
+        self.frame_underrun.next = false;
+        for p in 0..P {
+            self.ports[p].fabric_clock.next = self.fabric_clock.val();
+            self.ports[p].eth_clock.next = self.eth_clock.val();
+            self.ports[p].word_write.next =
+                self.packetizer.word_write.val() & (self.packetizer.word_port.val().index() == p);
+            self.ports[p].word_data.next = self.packetizer.word_data.val();
+            self.ports[p].desc_write.next =
+                self.packetizer.desc_write.val() & (self.packetizer.desc_port.val().index() == p);
+            self.ports[p].desc_data.next = self.packetizer.desc_data.val();
+            self.txd[p].next = self.ports[p].txd.val();
+            self.tx_en[p].next = self.ports[p].tx_en.val();
+            self.tx_er[p].next = self.ports[p].tx_er.val();
+            if self.ports[p].overflow.val() {
+                self.packet_error.next = true;
+            }
+            if self.ports[p].underrun.val() {
+                self.frame_underrun.next = true;
+            }
+        }
+        // The fill level after the cycle's last tick.
+        for j in 0..L {
+            self.fifo_fill.next = self.capture.fill[j].val();
+        }
+        self.events_dropped.next = self.capture.events_dropped.val();
+        self.protocol_errors.next = self.capture.protocol_errors.val();
+    }
+}

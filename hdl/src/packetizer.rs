@@ -1,0 +1,359 @@
+//! The packetizer (format.md 5.2, board.md "Drain" and "Idle flush"): cuts
+//! the stream of popped record words into packets and deals them to the
+//! ports round-robin.
+//!
+//! It runs in the fabric clock domain, after the capture chain's drain
+//! (`capture::Capture` decides *when* a word is popped, tick-exact, and hands
+//! the word over with its tick). Per fabric cycle it takes at most one popped
+//! word and the cycle's tick range `out_tick .. out_tick + L`, which it needs
+//! for the idle flush. It does not touch the header bytes: the words of the
+//! open packet go straight into the data buffer of the port the packet will
+//! be dealt to (the packet that closes next always gets the next `seq`, so its
+//! port is known when it opens), and at close a short descriptor (t0, nwords,
+//! flags, injected LINE_HI) goes to that port's descriptor buffer. The framer
+//! ([`crate::framer`]) builds the header from the descriptor, puts the
+//! injected LINE_HI word first, and counts `seq` per port
+//! (`seq = k * ports + port` for the port's k-th packet).
+//!
+//! Descriptor layout ([`Descriptor`]): bits 0..64 t0, 64..80 nwords
+//! (including the injected word), 80..88 header flags, 88..109 the injected
+//! LINE_HI value (0: none).
+
+use rust_hdl::prelude::*;
+
+/// Width of a packed packet descriptor.
+pub const DESC_BITS: usize = 112;
+
+/// A closed packet's header fields as the packetizer hands them to a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Descriptor {
+    pub t0: u64,
+    pub nwords: u16,
+    pub flags: u8,
+    pub line_hi: u32,
+}
+
+impl Descriptor {
+    pub fn pack(&self) -> Bits<DESC_BITS> {
+        let mut b: Bits<DESC_BITS> = Bits::default();
+        b.set_bits::<64>(0, self.t0.to_bits());
+        b.set_bits::<16>(64, (self.nwords as u64).to_bits());
+        b.set_bits::<8>(80, (self.flags as u64).to_bits());
+        b.set_bits::<21>(88, (self.line_hi as u64).to_bits());
+        b
+    }
+
+    pub fn unpack(b: Bits<DESC_BITS>) -> Descriptor {
+        let t0: u64 = b.get_bits::<64>(0).into();
+        let nwords: u64 = b.get_bits::<16>(64).into();
+        let flags: u64 = b.get_bits::<8>(80).into();
+        let line_hi: u64 = b.get_bits::<21>(88).into();
+        Descriptor {
+            t0,
+            nwords: nwords as u16,
+            flags: flags as u8,
+            line_hi: line_hi as u32,
+        }
+    }
+}
+
+/// Build-time parameters of the packetizer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketizerConfig {
+    /// Words per packet at most (including the injected LINE_HI); >= 2.
+    pub max_words: u16,
+    /// Idle ticks after the last pop that close a non-empty packet; >= L.
+    pub idle_flush_ticks: u64,
+    /// Number of Ethernet ports (1..=4).
+    pub ports: u8,
+}
+
+impl Default for PacketizerConfig {
+    fn default() -> Self {
+        PacketizerConfig {
+            max_words: 360,
+            idle_flush_ticks: 65536,
+            ports: 3,
+        }
+    }
+}
+
+/// Packet assembly; see the module documentation.
+#[derive(LogicBlock)]
+pub struct Packetizer<const L: usize> {
+    pub clock: Signal<In, Clock>,
+    // From the capture chain's drain.
+    pub pop_valid: Signal<In, Bit>,
+    pub pop_word: Signal<In, Bits<32>>,
+    pub pop_tick: Signal<In, Bits<64>>,
+    pub pop_tracing: Signal<In, Bit>,
+    pub pop_tags_only: Signal<In, Bit>,
+    pub out_tick: Signal<In, Bits<64>>,
+    pub out_tick_valid: Signal<In, Bit>,
+    /// Tracing on after tick `out_tick + j`.
+    pub out_tracing: [Signal<In, Bit>; L],
+    /// Tags-only mode after tick `out_tick + j`.
+    pub out_tags_only: [Signal<In, Bit>; L],
+    // To the port buffers.
+    pub word_write: Signal<Out, Bit>,
+    pub word_data: Signal<Out, Bits<32>>,
+    pub word_port: Signal<Out, Bits<2>>,
+    pub desc_write: Signal<Out, Bit>,
+    pub desc_data: Signal<Out, Bits<DESC_BITS>>,
+    pub desc_port: Signal<Out, Bits<2>>,
+    /// Sticky: two descriptors were due while one was still held back (only
+    /// possible with one port and L > 1; see `hold`).
+    pub desc_overrun: Signal<Out, Bit>,
+    // Parameters.
+    max_words: Constant<Bits<16>>,
+    idle_flush_ticks: Constant<Bits<64>>,
+    last_port: Constant<Bits<2>>,
+    max_lane: Constant<Bits<64>>,
+    // Stream state.
+    run_time: DFF<Bits<64>>,
+    stream_hi: DFF<Bits<21>>,
+    deadline: DFF<Bits<64>>,
+    // The open packet.
+    open: DFF<Bit>,
+    count: DFF<Bits<16>>,
+    t0: DFF<Bits<64>>,
+    pkt_hi: DFF<Bits<21>>,
+    port: DFF<Bits<2>>,
+    // A descriptor held back one cycle when two close in one cycle.
+    hold_valid: DFF<Bit>,
+    hold_data: DFF<Bits<DESC_BITS>>,
+    hold_port: DFF<Bits<2>>,
+    overrun: DFF<Bit>,
+    // Combinational intermediates.
+    flush: Signal<Local, Bit>,
+    flush_lane: Signal<Local, Bits<64>>,
+    flush_tracing: Signal<Local, Bit>,
+    flush_tags_only: Signal<Local, Bit>,
+    flush_flags: Signal<Local, Bits<8>>,
+    flush_desc: Signal<Local, Bits<DESC_BITS>>,
+    open_after_flush: Signal<Local, Bit>,
+    port_after_flush: Signal<Local, Bits<2>>,
+    port_after_pop: Signal<Local, Bits<2>>,
+    word_dt: Signal<Local, Bits<64>>,
+    word_is_control: Signal<Local, Bit>,
+    word_op: Signal<Local, Bits<4>>,
+    word_payload: Signal<Local, Bits<21>>,
+    new_count: Signal<Local, Bits<16>>,
+    new_t0: Signal<Local, Bits<64>>,
+    new_hi: Signal<Local, Bits<21>>,
+    pop_close: Signal<Local, Bit>,
+    pop_flags: Signal<Local, Bits<8>>,
+    pop_desc: Signal<Local, Bits<DESC_BITS>>,
+}
+
+impl<const L: usize> Packetizer<L> {
+    pub fn new(config: PacketizerConfig) -> Self {
+        assert!(
+            config.max_words >= 2,
+            "max_words must leave room for the injected LINE_HI"
+        );
+        assert!(matches!(L, 1 | 2 | 4), "L must be 1, 2 or 4");
+        assert!((1..=4).contains(&config.ports), "1 to 4 ports");
+        assert!(config.idle_flush_ticks >= L as u64);
+        Self {
+            clock: Default::default(),
+            pop_valid: Default::default(),
+            pop_word: Default::default(),
+            pop_tick: Default::default(),
+            pop_tracing: Default::default(),
+            pop_tags_only: Default::default(),
+            out_tick: Default::default(),
+            out_tick_valid: Default::default(),
+            out_tracing: std::array::from_fn(|_| Default::default()),
+            out_tags_only: std::array::from_fn(|_| Default::default()),
+            word_write: Default::default(),
+            word_data: Default::default(),
+            word_port: Default::default(),
+            desc_write: Default::default(),
+            desc_data: Default::default(),
+            desc_port: Default::default(),
+            desc_overrun: Default::default(),
+            max_words: Constant::new((config.max_words as u64).to_bits()),
+            idle_flush_ticks: Constant::new(config.idle_flush_ticks.to_bits()),
+            last_port: Constant::new(((config.ports - 1) as u64).to_bits()),
+            max_lane: Constant::new(((L - 1) as u64).to_bits()),
+            run_time: Default::default(),
+            stream_hi: Default::default(),
+            deadline: Default::default(),
+            open: Default::default(),
+            count: Default::default(),
+            t0: Default::default(),
+            pkt_hi: Default::default(),
+            port: Default::default(),
+            hold_valid: Default::default(),
+            hold_data: Default::default(),
+            hold_port: Default::default(),
+            overrun: Default::default(),
+            flush: Default::default(),
+            flush_lane: Default::default(),
+            flush_tracing: Default::default(),
+            flush_tags_only: Default::default(),
+            flush_flags: Default::default(),
+            flush_desc: Default::default(),
+            open_after_flush: Default::default(),
+            port_after_flush: Default::default(),
+            port_after_pop: Default::default(),
+            word_dt: Default::default(),
+            word_is_control: Default::default(),
+            word_op: Default::default(),
+            word_payload: Default::default(),
+            new_count: Default::default(),
+            new_t0: Default::default(),
+            new_hi: Default::default(),
+            pop_close: Default::default(),
+            pop_flags: Default::default(),
+            pop_desc: Default::default(),
+        }
+    }
+}
+
+impl<const L: usize> Logic for Packetizer<L> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, run_time, stream_hi, deadline, open, count, t0, pkt_hi, port, hold_valid,
+            hold_data, hold_port, overrun
+        );
+        // Idle flush (board.md step 3): the first tick t >= deadline of this
+        // cycle closes the open packet, unless a word is popped at or before
+        // t (a pop at tick t resets the age to 0 before the check).
+        self.flush.next = self.out_tick_valid.val()
+            & self.open.q.val()
+            & (self.deadline.q.val() <= self.out_tick.val() + self.max_lane.val());
+        if self.pop_valid.val() & (self.pop_tick.val() <= self.deadline.q.val()) {
+            self.flush.next = false;
+        }
+        self.flush_lane.next = 0.into();
+        if self.deadline.q.val() > self.out_tick.val() {
+            self.flush_lane.next = self.deadline.q.val() - self.out_tick.val();
+        }
+        self.flush_tracing.next = false;
+        self.flush_tags_only.next = false;
+        for j in 0..L {
+            if self.flush_lane.val().get_bits::<2>(0).index() == j {
+                self.flush_tracing.next = self.out_tracing[j].val();
+                self.flush_tags_only.next = self.out_tags_only[j].val();
+            }
+        }
+        self.flush_flags.next = 0.into();
+        if self.flush_tracing.val() {
+            self.flush_flags.next = 1.into();
+            if self.flush_tags_only.val() {
+                self.flush_flags.next = 3.into();
+            }
+        } else if self.flush_tags_only.val() {
+            self.flush_flags.next = 2.into();
+        }
+        self.flush_desc.next = bit_cast::<DESC_BITS, 64>(self.t0.q.val())
+            | (bit_cast::<DESC_BITS, 16>(self.count.q.val()) << 64)
+            | (bit_cast::<DESC_BITS, 8>(self.flush_flags.val()) << 80)
+            | (bit_cast::<DESC_BITS, 21>(self.pkt_hi.q.val()) << 88);
+        self.open_after_flush.next = self.open.q.val() & !self.flush.val();
+        self.port_after_flush.next = self.port.q.val();
+        if self.flush.val() {
+            self.port_after_flush.next = self.port.q.val() + 1;
+            if self.port.q.val() == self.last_port.val() {
+                self.port_after_flush.next = 0.into();
+            }
+        }
+        // The popped word: decode what the running time and LINE_HI need.
+        self.word_dt.next = bit_cast::<64, 6>(self.pop_word.val().get_bits::<6>(26));
+        self.word_is_control.next = self.pop_word.val().get_bit(25);
+        self.word_op.next = self.pop_word.val().get_bits::<4>(21);
+        self.word_payload.next = self.pop_word.val().get_bits::<21>(0);
+        // A packet opened by this word starts at the running time before it,
+        // with an injected LINE_HI word when the stream's LINE_HI is not 0.
+        if self.open_after_flush.val() {
+            self.new_count.next = self.count.q.val() + 1;
+            self.new_t0.next = self.t0.q.val();
+            self.new_hi.next = self.pkt_hi.q.val();
+        } else {
+            self.new_count.next = 1.into();
+            if self.stream_hi.q.val().any() {
+                self.new_count.next = 2.into();
+            }
+            self.new_t0.next = self.run_time.q.val();
+            self.new_hi.next = self.stream_hi.q.val();
+        }
+        self.pop_close.next = self.pop_valid.val()
+            & ((self.new_count.val() == self.max_words.val())
+                | (self.word_is_control.val()
+                    & (self.word_op.val() == 3)
+                    & (self.word_payload.val() == 5)));
+        self.pop_flags.next = 0.into();
+        if self.pop_tracing.val() {
+            self.pop_flags.next = 1.into();
+            if self.pop_tags_only.val() {
+                self.pop_flags.next = 3.into();
+            }
+        } else if self.pop_tags_only.val() {
+            self.pop_flags.next = 2.into();
+        }
+        self.pop_desc.next = bit_cast::<DESC_BITS, 64>(self.new_t0.val())
+            | (bit_cast::<DESC_BITS, 16>(self.new_count.val()) << 64)
+            | (bit_cast::<DESC_BITS, 8>(self.pop_flags.val()) << 80)
+            | (bit_cast::<DESC_BITS, 21>(self.new_hi.val()) << 88);
+        self.port_after_pop.next = self.port_after_flush.val();
+        if self.pop_close.val() {
+            self.port_after_pop.next = self.port_after_flush.val() + 1;
+            if self.port_after_flush.val() == self.last_port.val() {
+                self.port_after_pop.next = 0.into();
+            }
+        }
+        // Words go to the data buffer of the open packet's port.
+        self.word_write.next = self.pop_valid.val();
+        self.word_data.next = self.pop_word.val();
+        self.word_port.next = self.port_after_flush.val();
+        // Next state.
+        self.open.d.next = self.open_after_flush.val();
+        self.port.d.next = self.port_after_pop.val();
+        if self.pop_valid.val() {
+            self.run_time.d.next = self.run_time.q.val() + self.word_dt.val();
+            if self.word_is_control.val() & (self.word_op.val() == 0) {
+                self.run_time.d.next = self.run_time.q.val()
+                    + self.word_dt.val()
+                    + (bit_cast::<64, 21>(self.word_payload.val()) << 6);
+            }
+            if self.word_is_control.val() & (self.word_op.val() == 1) {
+                self.stream_hi.d.next = self.word_payload.val();
+            }
+            self.deadline.d.next = self.pop_tick.val() + self.idle_flush_ticks.val();
+            self.open.d.next = !self.pop_close.val();
+            self.count.d.next = self.new_count.val();
+            self.t0.d.next = self.new_t0.val();
+            self.pkt_hi.d.next = self.new_hi.val();
+        }
+        // Descriptors: at most one written per cycle; a second one in the
+        // same cycle (idle flush, then a pop that closes at once) waits one
+        // cycle in `hold`.
+        self.desc_write.next = false;
+        self.desc_data.next = self.flush_desc.val();
+        self.desc_port.next = self.port.q.val();
+        self.hold_valid.d.next = false;
+        if self.hold_valid.q.val() {
+            self.desc_write.next = true;
+            self.desc_data.next = self.hold_data.q.val();
+            self.desc_port.next = self.hold_port.q.val();
+            if self.flush.val() | self.pop_close.val() {
+                self.overrun.d.next = true;
+            }
+        } else if self.flush.val() {
+            self.desc_write.next = true;
+            if self.pop_close.val() {
+                self.hold_valid.d.next = true;
+                self.hold_data.d.next = self.pop_desc.val();
+                self.hold_port.d.next = self.port_after_flush.val();
+            }
+        } else if self.pop_close.val() {
+            self.desc_write.next = true;
+            self.desc_data.next = self.pop_desc.val();
+            self.desc_port.next = self.port_after_flush.val();
+        }
+        self.desc_overrun.next = self.overrun.q.val();
+    }
+}

@@ -2,9 +2,16 @@
 //! module per block, each with its own simulation tests, bit-exact with the
 //! golden model in `hmtt-sim`. Board-specific top levels live in `firmware/`.
 
+pub mod board_top;
 pub mod capture;
+pub mod crc32;
 pub mod cu;
 pub mod dcbu;
 pub mod dsmu;
 pub mod encoder;
+pub mod framer;
+pub mod gmii;
+pub mod packetizer;
+pub mod port_buffer;
+pub mod rgmii;
 pub mod tx_fifo;

@@ -164,6 +164,8 @@ const EXPECTED_PASSES: &[&str] = &[
     "unload",
     "unload-clean",
     "reload",
+    "overrun",
+    "cache-disable",
     "dmesg-clean",
     "no-oops",
 ];
@@ -179,6 +181,21 @@ fn hex_bytes(hex: &str) -> Vec<u8> {
     (0..hex.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex from the guest"))
+        .collect()
+}
+
+/// The records of the .hmttlog the guest printed as `PREFIX <hex>` lines.
+fn guest_log(console: &str, prefix: &str) -> Vec<klog::RecordRepr> {
+    let bytes: Vec<u8> = console
+        .lines()
+        .filter_map(|l| l.strip_prefix(prefix)?.strip_prefix(' '))
+        .flat_map(|h| hex_bytes(h.trim()))
+        .collect();
+    let (_, records) = klog::parse_file(&bytes)
+        .unwrap_or_else(|e| panic!("the guest's {prefix} log does not parse: {e}"));
+    assert_eq!(records.remainder(), 0, "{prefix} log cut inside a record");
+    records
+        .map(|r| r.expect("every kernel record parses"))
         .collect()
 }
 
@@ -230,21 +247,25 @@ fn qemu_guest_loads_maps_logs_and_unloads() {
         out.join("console.log").display()
     );
 
-    // The .hmttlog the guest drained, parsed on the host.
-    let log: Vec<u8> = console
-        .lines()
-        .filter_map(|l| l.strip_prefix("HEX "))
-        .flat_map(|h| hex_bytes(h.trim()))
-        .collect();
-    let (_, records) = klog::parse_file(&log).expect("the guest's .hmttlog parses");
-    assert_eq!(records.remainder(), 0);
-    let records: Vec<klog::RecordRepr> = records
-        .map(|r| r.expect("every kernel record parses"))
-        .collect();
+    // The .hmttlog files the guest drained, parsed on the host.
+    let records = guest_log(&console, "HEX");
     assert!(records.len() > 100, "only {} records", records.len());
     for (i, r) in records.iter().enumerate() {
         assert_eq!(r.seq, i as u64, "seq numbers run from 0 without holes");
     }
+    // Second load, 16-record ring: gapless seqs, losses reported.
+    let overrun_session = guest_log(&console, "HEX2");
+    for (i, r) in overrun_session.iter().enumerate() {
+        assert_eq!(r.seq, i as u64, "second session: seq from 0 without holes");
+    }
+    let lost: u64 = overrun_session
+        .iter()
+        .filter_map(|r| match r.event {
+            Event::Overrun { lost } => Some(lost),
+            _ => None,
+        })
+        .sum();
+    assert!(lost > 0, "the 16-record ring reported no loss");
     let kinds: BTreeSet<u16> = records.iter().map(|r| r.event.kind() as u16).collect();
     for kind in [
         Kind::Map,
@@ -301,9 +322,10 @@ fn qemu_guest_loads_maps_logs_and_unloads() {
             "line {event:#x}"
         );
     }
-    // Every record was announced at its tag line 0x10000 + (seq & 0xffff).
+    // Every record was announced at its tag line 0x10000 + (seq & 0xffff);
+    // the second session's tags overwrite the first's.
     let mut latest: BTreeMap<u32, u64> = BTreeMap::new();
-    for r in &records {
+    for r in records.iter().chain(&overrun_session) {
         latest.insert(klog::tag_event_index(r.seq), r.seq);
     }
     for (event, seq) in latest {

@@ -156,6 +156,7 @@ const EXPECTED_PASSES: &[&str] = &[
     "exec-record",
     "exit-record",
     "exec-ptlog",
+    "stress",
     "dmatest-load",
     "dma-single",
     "dma-sg0",

@@ -8,13 +8,14 @@
  * host to parse with hmtt_format::klog.
  *
  * Subcommands: info | mmap | ioctl | perm GID | ptlog | exec | child |
- *              dma | overrun | cache-disable | hexlog [PREFIX]
+ *              dma | stress | overrun | cache-disable | hexlog [PREFIX]
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,12 +71,37 @@ static int open_cfg(void)
 
 static struct hmtt_log_record records[MAX_RECORDS];
 
+/* Append records to LOG_FILE, behind a file header if it is new. */
+static void append_log(const struct hmtt_log_record *recs, size_t n)
+{
+	FILE *out;
+
+	out = fopen(LOG_FILE, "ab");
+	if (out) {
+		if (ftell(out) == 0) {
+			/* docs/format.md section 8: the 32-byte file header */
+			unsigned char hdr[32] = "HMTTLOG";
+			struct timespec ts;
+			uint64_t ns;
+			uint16_t v = HMTT_LOG_FILE_VERSION, rs = HMTT_LOG_RECORD_SIZE;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+			memcpy(hdr + 8, &v, 2);
+			memcpy(hdr + 10, &rs, 2);
+			memcpy(hdr + 16, &ns, 8);
+			fwrite(hdr, 1, sizeof(hdr), out);
+		}
+		fwrite(recs, sizeof(recs[0]), n, out);
+		fclose(out);
+	}
+}
+
 /* Drain everything available now; append it to LOG_FILE. */
 static size_t drain_log(void)
 {
 	size_t n = 0;
 	int fd = open("/dev/hmtt_log", O_RDONLY | O_NONBLOCK);
-	FILE *out;
 
 	if (fd < 0) {
 		fail("drain", "/dev/hmtt_log: %s", strerror(errno));
@@ -98,25 +124,7 @@ static size_t drain_log(void)
 	}
 	close(fd);
 
-	out = fopen(LOG_FILE, "ab");
-	if (out) {
-		if (ftell(out) == 0) {
-			/* docs/format.md section 8: the 32-byte file header */
-			unsigned char hdr[32] = "HMTTLOG";
-			struct timespec ts;
-			uint64_t ns;
-			uint16_t v = HMTT_LOG_FILE_VERSION, rs = HMTT_LOG_RECORD_SIZE;
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-			memcpy(hdr + 8, &v, 2);
-			memcpy(hdr + 10, &rs, 2);
-			memcpy(hdr + 16, &ns, 8);
-			fwrite(hdr, 1, sizeof(hdr), out);
-		}
-		fwrite(records, sizeof(records[0]), n, out);
-		fclose(out);
-	}
+	append_log(records, n);
 	return n;
 }
 
@@ -581,6 +589,102 @@ static int cmd_overrun(void)
 	return 0;
 }
 
+#define STRESS_KIDS 2
+#define STRESS_PAGES 2000
+
+/*
+ * Two traced children fault 2000 pages each on both CPUs while this
+ * process drains /dev/hmtt_log with poll() and blocking reads: the
+ * lock-free ring under concurrent writers and a concurrent reader.
+ */
+static int cmd_stress(void)
+{
+	size_t n = 0, k;
+	int fd = open_cfg(), logfd, go[2], i, running = STRESS_KIDS;
+	pid_t kids[STRESS_KIDS];
+	uint8_t *buf;
+	char start[STRESS_KIDS] = { 0 };
+	int maps[STRESS_KIDS] = { 0 }, unmaps[STRESS_KIDS] = { 0 }, exits[STRESS_KIDS] = { 0 };
+	int overruns = 0;
+
+	drain_log();
+	buf = mmap(NULL, (size_t)STRESS_KIDS * STRESS_PAGES * 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	madvise(buf, (size_t)STRESS_KIDS * STRESS_PAGES * 4096, MADV_NOHUGEPAGE);
+	if (pipe(go))
+		return 1;
+	for (i = 0; i < STRESS_KIDS; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0) {
+			uint8_t *mine = buf + (size_t)i * STRESS_PAGES * 4096;
+			char c;
+			int p;
+
+			if (read(go[0], &c, 1) != 1)
+				_exit(2);
+			for (p = 0; p < STRESS_PAGES; p++)
+				mine[(size_t)p * 4096] = 1;
+			_exit(0);
+		}
+		if (ioctl(fd, HMTT_IOC_TRACE_PID, &kids[i]))
+			fail("stress", "TRACE_PID %d: %s", kids[i], strerror(errno));
+	}
+	logfd = open("/dev/hmtt_log", O_RDONLY);
+	if (logfd < 0 || write(go[1], start, STRESS_KIDS) != STRESS_KIDS) {
+		fail("stress", "start: %s", strerror(errno));
+		return 1;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = logfd, .events = POLLIN };
+		int ready = poll(&pfd, 1, running ? 1000 : 300);
+
+		if (ready > 0) {
+			/* Blocking read: poll said a record is there. */
+			ssize_t got = read(logfd, &records[n],
+					   (MAX_RECORDS - n) * sizeof(records[0]));
+
+			if (got <= 0) {
+				fail("stress", "read after poll: %s", strerror(errno));
+				break;
+			}
+			n += got / sizeof(records[0]);
+			if (n == MAX_RECORDS)
+				break;
+		} else if (!running) {
+			break;	/* children gone and the log stayed empty */
+		}
+		while (running && waitpid(-1, NULL, WNOHANG) > 0)
+			running--;
+	}
+	close(logfd);
+	close(fd);
+	append_log(records, n);
+	printf("INFO stress: %zu records\n", n);
+	check_seq(n);
+	for (k = 0; k < n; k++) {
+		for (i = 0; i < STRESS_KIDS; i++) {
+			uintptr_t lo = ((uintptr_t)buf >> 12) + (uintptr_t)i * STRESS_PAGES;
+
+			if (records[k].pid != (uint32_t)kids[i])
+				continue;
+			if (records[k].a >= lo && records[k].a < lo + STRESS_PAGES) {
+				maps[i] += records[k].kind == HMTT_LOG_MAP;
+				unmaps[i] += records[k].kind == HMTT_LOG_UNMAP;
+			}
+			exits[i] += records[k].kind == HMTT_LOG_EXIT;
+		}
+		overruns += records[k].kind == HMTT_LOG_OVERRUN;
+	}
+	for (i = 0; i < STRESS_KIDS; i++)
+		if (maps[i] != STRESS_PAGES || unmaps[i] != STRESS_PAGES || exits[i] != 1 ||
+		    overruns)
+			fail("stress", "child %d: %d MAP, %d UNMAP, %d EXIT of %d pages; %d OVERRUN",
+			     i, maps[i], unmaps[i], exits[i], STRESS_PAGES, overruns);
+	if (!failures)
+		pass("stress");
+	return 0;
+}
+
 /* allow_cache_disable=1 (second load): CR0.CD on, work, off. */
 static int cmd_cache_disable(void)
 {
@@ -696,6 +800,8 @@ int main(int argc, char **argv)
 		return cmd_child();
 	else if (!strcmp(cmd, "dma"))
 		cmd_dma();
+	else if (!strcmp(cmd, "stress"))
+		cmd_stress();
 	else if (!strcmp(cmd, "overrun"))
 		cmd_overrun();
 	else if (!strcmp(cmd, "cache-disable"))

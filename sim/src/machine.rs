@@ -275,6 +275,7 @@ pub struct Machine {
     events: HashMap<String, u32>,
     event_order: Vec<(String, u32)>,
     tlb: Option<(u32, u64, u64)>,
+    kind_counts: [u64; 5],
     stats: SimStats,
 }
 
@@ -339,6 +340,7 @@ impl Machine {
             events: HashMap::new(),
             event_order: Vec::new(),
             tlb: None,
+            kind_counts: [0; 5],
             stats: SimStats {
                 usable_frames: usable,
                 ..SimStats::default()
@@ -375,11 +377,7 @@ impl Machine {
                 .map(|(p, v)| (p, v & !(LINE_BYTES - 1))),
         };
         self.stats.memory_requests += 1;
-        *self
-            .stats
-            .per_kind
-            .entry(kind.name().to_string())
-            .or_default() += 1;
+        self.kind_counts[kind as usize] += 1;
         let c = &mut self.channels[ch];
         c.ctrl.run_until(self.now);
         if c.ctrl.is_full() {
@@ -605,6 +603,17 @@ impl Machine {
             }));
         }
         truth.sort_by_key(|r| (r.tick, r.board));
+        for k in [
+            RefKind::Cpu,
+            RefKind::Writeback,
+            RefKind::Dma,
+            RefKind::Icode,
+            RefKind::Kernel,
+        ] {
+            self.stats
+                .per_kind
+                .insert(k.name().to_string(), self.kind_counts[k as usize]);
+        }
         self.stats.cache = self.cache.as_ref().map(|c| c.stats);
         self.stats.os = self.os.stats;
         let board_configs: Vec<BoardConfig> = (0..self.cfg.boards)

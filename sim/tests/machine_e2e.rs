@@ -220,3 +220,46 @@ fn same_seed_same_run_other_seed_other_frames() {
     let c = simulate(&cfg.clone().seed(2)).unwrap();
     assert_ne!(a.truth, c.truth);
 }
+
+#[test]
+fn tiny_fifo_and_slow_drain_lost_counts_add_up_to_the_missing_references() {
+    use hmtt_format::record::BoardEvent;
+    use hmtt_sim::board::DrainRate;
+    let mut cfg = SimConfig::default()
+        .workload(Workload::mix(16 << 10))
+        .cache_off();
+    cfg.cpu_ticks_per_ref = 1;
+    cfg.board.fifo_depth = 64;
+    cfg.board.drain = Some(DrainRate { num: 1, den: 40 });
+    let out = simulate(&cfg).unwrap();
+    assert_commands_legal(&cfg, &out);
+    let decoded = decode_board(&out, 0);
+    let expected: Vec<_> = out.truth.iter().map(|r| expected_event(&out, r)).collect();
+    let mut next = 0;
+    let mut lost_total = 0u64;
+    for e in &decoded {
+        match e.event {
+            BoardEvent::Lost { count } => {
+                // The dropped references are exactly the ones skipped here.
+                next += count as usize;
+                lost_total += u64::from(count);
+            }
+            _ => {
+                assert_eq!(Some(e), expected.get(next), "decoded event {e:?}");
+                next += 1;
+            }
+        }
+    }
+    let counters = &out.board_counters[0];
+    assert!(lost_total > 100, "the run lost references ({lost_total})");
+    assert_eq!(
+        (expected.len() - next) as u64,
+        counters.lost_pending,
+        "references dropped at the very end are still pending"
+    );
+    assert_eq!(
+        lost_total + counters.lost_pending,
+        counters.events_dropped,
+        "every dropped event is counted"
+    );
+}

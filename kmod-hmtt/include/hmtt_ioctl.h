@@ -68,6 +68,7 @@ struct hmtt_info {
 	__u64 log_overruns;	/* records lost because the ring was full */
 	__u64 icodes;		/* I-codes emitted through the ioctl */
 	__u64 last_phys;	/* physical address of the last line touched */
+	__u64 probe_misses;	/* hook hits the kernel could not run (kprobe nmissed) */
 };
 
 #define HMTT_ICODE_WRITE	(1u << 0)	/* store instead of load */

@@ -208,6 +208,19 @@ int hmtt_dma_init(void)
 	return ret;
 }
 
+/* Hits lost to exhausted kretprobe instances or kprobe recursion. */
+u64 hmtt_dma_missed(void)
+{
+	u64 missed = 0;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(map_probes); i++)
+		missed += map_probes[i].nmissed + map_probes[i].kp.nmissed;
+	for (i = 0; i < ARRAY_SIZE(unmap_probes); i++)
+		missed += unmap_probes[i].nmissed;
+	return missed;
+}
+
 void hmtt_dma_exit(void)
 {
 	unregister_kprobes(unmap_probe_ptrs, ARRAY_SIZE(unmap_probe_ptrs));

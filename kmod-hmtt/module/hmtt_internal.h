@@ -21,9 +21,11 @@ int hmtt_pt_init(const char *trace_comm);
 void hmtt_pt_exit(void);
 int hmtt_pt_trace_pid(pid_t pid, bool on);
 int hmtt_pt_snapshot(pid_t pid, u64 *logged, u64 *dropped);
+u64 hmtt_pt_missed(void);
 
 /* hmtt_dma.c */
 int hmtt_dma_init(void);
 void hmtt_dma_exit(void);
+u64 hmtt_dma_missed(void);
 
 #endif /* _HMTT_INTERNAL_H */

@@ -131,6 +131,7 @@ static long hmtt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		};
 
 		hmtt_log_stats(&info.log_capacity, &info.log_written, &info.log_overruns);
+		info.probe_misses = hmtt_pt_missed() + (dma_log ? hmtt_dma_missed() : 0);
 		return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
 	}
 	case HMTT_IOC_ICODE: {

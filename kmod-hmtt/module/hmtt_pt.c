@@ -469,6 +469,19 @@ int hmtt_pt_snapshot(pid_t pid, u64 *logged, u64 *dropped)
 static struct kprobe *kprobes[] = { &unmap_probe, &exit_probe, &mmdrop_probe };
 static bool set_pte_registered;
 
+/* Hits lost to exhausted kretprobe instances or kprobe recursion. */
+u64 hmtt_pt_missed(void)
+{
+	u64 missed = fault_probe.nmissed + fault_probe.kp.nmissed;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(kprobes); i++)
+		missed += kprobes[i]->nmissed;
+	if (set_pte_registered)
+		missed += set_pte_probe.nmissed;
+	return missed;
+}
+
 int hmtt_pt_init(const char *trace_comm)
 {
 	int ret;

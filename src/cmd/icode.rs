@@ -92,6 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         println!("log lost    {}", info.log_overruns);
         println!("icodes      {}", info.icodes);
         println!("last phys   {:#x}", info.last_phys);
+        println!("hook misses {}", info.probe_misses);
         return Ok(());
     }
     if let Some(path) = &args.mapping {

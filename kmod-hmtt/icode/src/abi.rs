@@ -22,6 +22,7 @@ pub struct Info {
     pub log_overruns: u64,
     pub icodes: u64,
     pub last_phys: u64,
+    pub probe_misses: u64,
 }
 
 /// `HMTT_ICODE_WRITE`.
@@ -82,10 +83,10 @@ mod tests {
     #[test]
     fn layouts_match_the_c_header() {
         // Sizes fixed by hmtt_ioctl.h; the gcc comparison is in tests/abi.rs.
-        assert_eq!(core::mem::size_of::<Info>(), 64);
+        assert_eq!(core::mem::size_of::<Info>(), 72);
         assert_eq!(core::mem::size_of::<IcodeReq>(), 16);
         assert_eq!(core::mem::size_of::<SnapshotReq>(), 24);
-        assert_eq!(IOC_INFO, 0x8040_b700);
+        assert_eq!(IOC_INFO, 0x8048_b700);
         assert_eq!(IOC_ICODE, 0xc010_b701);
     }
 }

@@ -23,6 +23,7 @@ int main(void)
 	printf("LINE_SIZE %u\n", HMTT_LINE_SIZE);
 	printf("ICODE_WRITE %u\n", HMTT_ICODE_WRITE);
 	printf("info.last_phys %zu\n", offsetof(struct hmtt_info, last_phys));
+	printf("info.probe_misses %zu\n", offsetof(struct hmtt_info, probe_misses));
 	printf("info.size %zu\n", sizeof(struct hmtt_info));
 	printf("record.size %zu\n", sizeof(struct hmtt_log_record));
 	printf("record.kind %zu\n", offsetof(struct hmtt_log_record, kind));
@@ -78,6 +79,10 @@ fn c_header_and_rust_mirror_agree() {
     assert_eq!(
         value("info.last_phys"),
         std::mem::offset_of!(abi::Info, last_phys) as u64
+    );
+    assert_eq!(
+        value("info.probe_misses"),
+        std::mem::offset_of!(abi::Info, probe_misses) as u64
     );
     assert_eq!(value("info.size"), std::mem::size_of::<abi::Info>() as u64);
     // The kernel record is docs/format.md section 8, as hmtt_format::klog reads it.

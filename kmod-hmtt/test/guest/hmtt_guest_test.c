@@ -657,6 +657,14 @@ static int cmd_stress(void)
 			running--;
 	}
 	close(logfd);
+	{
+		struct hmtt_info info;
+
+		/* No hook hit may have been skipped (kretprobe instances). */
+		if (ioctl(fd, HMTT_IOC_INFO, &info) || info.probe_misses)
+			fail("stress", "%llu hook hits missed",
+			     (unsigned long long)info.probe_misses);
+	}
 	close(fd);
 	append_log(records, n);
 	printf("INFO stress: %zu records\n", n);

@@ -130,7 +130,6 @@ pub struct Packetizer<const L: usize> {
     flush_tracing: Signal<Local, Bit>,
     flush_tags_only: Signal<Local, Bit>,
     flush_flags: Signal<Local, Bits<8>>,
-    flush_desc: Signal<Local, Bits<DESC_BITS>>,
     open_after_flush: Signal<Local, Bit>,
     port_after_flush: Signal<Local, Bits<2>>,
     port_after_pop: Signal<Local, Bits<2>>,
@@ -143,7 +142,6 @@ pub struct Packetizer<const L: usize> {
     new_hi: Signal<Local, Bits<21>>,
     pop_close: Signal<Local, Bit>,
     pop_flags: Signal<Local, Bits<8>>,
-    pop_desc: Signal<Local, Bits<DESC_BITS>>,
 }
 
 impl<const L: usize> Packetizer<L> {
@@ -194,7 +192,6 @@ impl<const L: usize> Packetizer<L> {
             flush_tracing: Default::default(),
             flush_tags_only: Default::default(),
             flush_flags: Default::default(),
-            flush_desc: Default::default(),
             open_after_flush: Default::default(),
             port_after_flush: Default::default(),
             port_after_pop: Default::default(),
@@ -207,7 +204,6 @@ impl<const L: usize> Packetizer<L> {
             new_hi: Default::default(),
             pop_close: Default::default(),
             pop_flags: Default::default(),
-            pop_desc: Default::default(),
         }
     }
 }
@@ -249,10 +245,6 @@ impl<const L: usize> Logic for Packetizer<L> {
         } else if self.flush_tags_only.val() {
             self.flush_flags.next = 2.into();
         }
-        self.flush_desc.next = bit_cast::<DESC_BITS, 64>(self.t0.q.val())
-            | (bit_cast::<DESC_BITS, 16>(self.count.q.val()) << 64)
-            | (bit_cast::<DESC_BITS, 8>(self.flush_flags.val()) << 80)
-            | (bit_cast::<DESC_BITS, 21>(self.pkt_hi.q.val()) << 88);
         self.open_after_flush.next = self.open.q.val() & !self.flush.val();
         self.port_after_flush.next = self.port.q.val();
         if self.flush.val() {
@@ -294,10 +286,6 @@ impl<const L: usize> Logic for Packetizer<L> {
         } else if self.pop_tags_only.val() {
             self.pop_flags.next = 2.into();
         }
-        self.pop_desc.next = bit_cast::<DESC_BITS, 64>(self.new_t0.val())
-            | (bit_cast::<DESC_BITS, 16>(self.new_count.val()) << 64)
-            | (bit_cast::<DESC_BITS, 8>(self.pop_flags.val()) << 80)
-            | (bit_cast::<DESC_BITS, 21>(self.new_hi.val()) << 88);
         self.port_after_pop.next = self.port_after_flush.val();
         if self.pop_close.val() {
             self.port_after_pop.next = self.port_after_flush.val() + 1;
@@ -332,26 +320,35 @@ impl<const L: usize> Logic for Packetizer<L> {
         // same cycle (idle flush, then a pop that closes at once) waits one
         // cycle in `hold`.
         self.desc_write.next = false;
-        self.desc_data.next = self.flush_desc.val();
-        self.desc_port.next = self.port.q.val();
+        self.desc_data.next = self.hold_data.q.val();
+        self.desc_port.next = self.hold_port.q.val();
         self.hold_valid.d.next = false;
         if self.hold_valid.q.val() {
             self.desc_write.next = true;
-            self.desc_data.next = self.hold_data.q.val();
-            self.desc_port.next = self.hold_port.q.val();
             if self.flush.val() | self.pop_close.val() {
                 self.overrun.d.next = true;
             }
         } else if self.flush.val() {
             self.desc_write.next = true;
+            self.desc_data.next = bit_cast::<DESC_BITS, 64>(self.t0.q.val())
+                | (bit_cast::<DESC_BITS, 16>(self.count.q.val()) << 64)
+                | (bit_cast::<DESC_BITS, 8>(self.flush_flags.val()) << 80)
+                | (bit_cast::<DESC_BITS, 21>(self.pkt_hi.q.val()) << 88);
+            self.desc_port.next = self.port.q.val();
             if self.pop_close.val() {
                 self.hold_valid.d.next = true;
-                self.hold_data.d.next = self.pop_desc.val();
+                self.hold_data.d.next = bit_cast::<DESC_BITS, 64>(self.new_t0.val())
+                    | (bit_cast::<DESC_BITS, 16>(self.new_count.val()) << 64)
+                    | (bit_cast::<DESC_BITS, 8>(self.pop_flags.val()) << 80)
+                    | (bit_cast::<DESC_BITS, 21>(self.new_hi.val()) << 88);
                 self.hold_port.d.next = self.port_after_flush.val();
             }
         } else if self.pop_close.val() {
             self.desc_write.next = true;
-            self.desc_data.next = self.pop_desc.val();
+            self.desc_data.next = bit_cast::<DESC_BITS, 64>(self.new_t0.val())
+                | (bit_cast::<DESC_BITS, 16>(self.new_count.val()) << 64)
+                | (bit_cast::<DESC_BITS, 8>(self.pop_flags.val()) << 80)
+                | (bit_cast::<DESC_BITS, 21>(self.new_hi.val()) << 88);
             self.desc_port.next = self.port_after_flush.val();
         }
         self.desc_overrun.next = self.overrun.q.val();

@@ -220,7 +220,7 @@ mod tests {
                 writebacks: 1
             }
         );
-        assert_eq!(c.access(64, true).fill, true);
+        assert!(c.access(64, true).fill);
         assert_eq!(c.flush_line(64), Some(64));
         assert_eq!(c.flush_line(64), None);
         assert!(c.flush_all().is_empty());

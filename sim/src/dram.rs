@@ -736,14 +736,14 @@ pub fn check(commands: &[Command], geometry: &Geometry, timing: &Timing) -> Vec<
             }
         }
         prev_cycle = Some(t);
-        if c.cmd.needs_all_fields() || matches!(c.cmd, DdrCmd::Pre | DdrCmd::Prea | DdrCmd::Ref) {
-            if c.rank >= geometry.ranks() || c.bank >= geometry.banks() {
-                bad(format!(
-                    "rank {} bank {} outside the geometry",
-                    c.rank, c.bank
-                ));
-                continue;
-            }
+        let addressed =
+            c.cmd.needs_all_fields() || matches!(c.cmd, DdrCmd::Pre | DdrCmd::Prea | DdrCmd::Ref);
+        if addressed && (c.rank >= geometry.ranks() || c.bank >= geometry.banks()) {
+            bad(format!(
+                "rank {} bank {} outside the geometry",
+                c.rank, c.bank
+            ));
+            continue;
         }
         let bi = c.rank as usize * nb + c.bank as usize;
         let ri = c.rank as usize;
@@ -849,16 +849,12 @@ pub fn check(commands: &[Command], geometry: &Geometry, timing: &Timing) -> Vec<
                 }
             }
             DdrCmd::Ref => {
-                for i in ri * nb..(ri + 1) * nb {
-                    let b = banks[i];
+                for (i, b) in banks[ri * nb..(ri + 1) * nb].iter().enumerate() {
                     if b.open.is_some() {
-                        bad(format!("REF with bank {} open", i % nb));
+                        bad(format!("REF with bank {i} open"));
                     }
                     if !since(b.pre, t, tm.trp) {
-                        bad(format!(
-                            "tRP: REF too soon after precharging bank {}",
-                            i % nb
-                        ));
+                        bad(format!("tRP: REF too soon after precharging bank {i}"));
                     }
                 }
                 let r = &mut ranks[ri];

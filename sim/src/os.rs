@@ -90,6 +90,9 @@ pub struct OsStats {
     pub reused_frames: u64,
 }
 
+/// A logged ownership change not yet announced: (seq, pfn, new owner).
+type Unpublished = (u64, u64, Option<(u32, u64)>);
+
 /// The OS state.
 #[derive(Debug)]
 pub struct Os {
@@ -98,7 +101,7 @@ pub struct Os {
     /// pfn → (pid, vpn) of its current user mapping.
     owner: HashMap<u64, (u32, u64)>,
     /// Ownership changes logged but not yet announced: (seq, pfn, owner).
-    unpublished: Vec<(u64, u64, Option<(u32, u64)>)>,
+    unpublished: Vec<Unpublished>,
     used_before: std::collections::HashSet<u64>,
     log: Vec<RecordRepr>,
     seq: u64,

@@ -215,7 +215,7 @@ pub fn write_binary<W: Write>(
 pub fn read_binary(bytes: &[u8]) -> Result<(TruthHeader, Vec<TruthRecord>), TruthError> {
     let header = TruthHeader::parse(bytes)?;
     let body = &bytes[HEADER_LEN..];
-    if body.len() % RECORD_LEN != 0 {
+    if !body.len().is_multiple_of(RECORD_LEN) {
         return Err(TruthError::CutRecord(body.len() % RECORD_LEN));
     }
     let records = body

@@ -402,9 +402,9 @@ enum BodyKind {
     Random {
         unit: u32,
         left: u64,
-        rng: ChaCha8Rng,
+        rng: Box<ChaCha8Rng>,
     },
-    Sort(Quicksort),
+    Sort(Box<Quicksort>),
 }
 
 impl Body {
@@ -435,9 +435,9 @@ impl Body {
             Workload::RandomRead { unit, count, .. } => BodyKind::Random {
                 unit,
                 left: count,
-                rng: ChaCha8Rng::seed_from_u64(seed),
+                rng: Box::new(ChaCha8Rng::seed_from_u64(seed)),
             },
-            Workload::Quicksort { n } => BodyKind::Sort(Quicksort::new(n.max(1), seed)),
+            Workload::Quicksort { n } => BodyKind::Sort(Box::new(Quicksort::new(n.max(1), seed))),
             _ => BodyKind::Linear {
                 unit: 1,
                 stride: 1,

@@ -341,7 +341,19 @@ pub fn run_pcap(
                 }
                 since_stats += 1;
             }
-            Err(pcap::Error::TimeoutExpired) => flush = true,
+            Err(pcap::Error::TimeoutExpired) => {
+                // Non-blocking live capture: nothing queued, wait a little.
+                if let PcapHandle::Live(c) = &handle {
+                    let mut pfd = libc::pollfd {
+                        fd: c.as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: poll on one live descriptor.
+                    unsafe { libc::poll(&mut pfd, 1, 50) };
+                }
+                flush = true;
+            }
             Err(pcap::Error::NoMorePackets) => break,
             Err(e) => {
                 out.shared.error(format!("port {input}: pcap: {e}"));

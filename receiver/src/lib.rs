@@ -173,6 +173,9 @@ impl Capture {
                                 .precision(pcap::Precision::Nano)
                                 .open()
                         })
+                        // With TPACKET_V3 the read timeout does not expire while
+                        // no packet arrives: poll the descriptor ourselves.
+                        .and_then(|c| c.setnonblock())
                         .map_err(|e| input_err(input, e))?;
                     let filter = match input.udp_port {
                         Some(p) => format!("ether proto 0x88b5 or (udp dst port {p}) or vlan"),

@@ -94,7 +94,7 @@ fn a_full_disk_stops_writing_and_keeps_what_was_written_readable() {
     assert!(s.ports.iter().map(|p| p.unwritten_packets).sum::<u64>() > 0);
     for port in 0..2u8 {
         // `captured` asserts every file ends cleanly after its last whole record.
-        let got = captured(&[mnt.clone()], "t", port);
+        let got = captured(std::slice::from_ref(&mnt), "t", port);
         let want = for_port(&stream, port);
         assert_eq!(got.len() as u64, s.ports[usize::from(port)].written_packets);
         assert!(

@@ -25,6 +25,8 @@
 
 #include <linux/hugetlb.h>
 #include <linux/io.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/pgtable.h>
@@ -381,6 +383,30 @@ static void find_exec_tp(struct tracepoint *tp, void *priv)
 		exec_tp = tp;
 }
 
+/*
+ * Physical addresses of another user's process are privileged, as for
+ * /proc/PID/pagemap: tracing it needs CAP_SYS_PTRACE.
+ */
+static struct task_struct *get_permitted_task(pid_t pid)
+{
+	struct task_struct *task;
+
+	if (pid == 0) {
+		get_task_struct(current);
+		return current;
+	}
+	rcu_read_lock();
+	task = get_pid_task(find_vpid(pid), PIDTYPE_PID);
+	rcu_read_unlock();
+	if (!task)
+		return ERR_PTR(-ESRCH);
+	if (!uid_eq(task_uid(task), current_euid()) && !capable(CAP_SYS_PTRACE)) {
+		put_task_struct(task);
+		return ERR_PTR(-EPERM);
+	}
+	return task;
+}
+
 int hmtt_pt_trace_pid(pid_t pid, bool on)
 {
 	struct task_struct *task;
@@ -392,14 +418,9 @@ int hmtt_pt_trace_pid(pid_t pid, bool on)
 
 	if (pid < 0)
 		return -EINVAL;
-	if (pid == 0) {
-		task = current;
-		get_task_struct(task);
-	} else {
-		task = get_pid_task(find_vpid(pid), PIDTYPE_PID);
-		if (!task)
-			return -ESRCH;
-	}
+	task = get_permitted_task(pid);
+	if (IS_ERR(task))
+		return PTR_ERR(task);
 	tgid = task->tgid;
 	mm = get_task_mm(task);
 	put_task_struct(task);
@@ -433,16 +454,9 @@ int hmtt_pt_snapshot(pid_t pid, u64 *logged, u64 *dropped)
 
 	if (pid < 0)
 		return -EINVAL;
-	if (pid == 0) {
-		task = current;
-		get_task_struct(task);
-	} else {
-		rcu_read_lock();
-		task = get_pid_task(find_vpid(pid), PIDTYPE_PID);
-		rcu_read_unlock();
-		if (!task)
-			return -ESRCH;
-	}
+	task = get_permitted_task(pid);
+	if (IS_ERR(task))
+		return PTR_ERR(task);
 	w.tgid = task->tgid;
 	mm = get_task_mm(task);
 	put_task_struct(task);

@@ -80,7 +80,8 @@ done >"$root/etc/mdev.conf"
 # from it after the guest has powered off.
 ram="$out/guest-ram"
 rm -f "$ram"
-timeout_s=${HMTT_QEMU_TIMEOUT:-150}
+# About 35 s of guest time on an idle 2-core host; allow for a busy one.
+timeout_s=${HMTT_QEMU_TIMEOUT:-240}
 status=0
 timeout "$timeout_s" qemu-system-x86_64 \
 	-machine pc,accel=tcg,memory-backend=ram -cpu max -smp 2 -m 512M \

@@ -75,3 +75,43 @@ impl Tracer {
         &self.registry
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn tracer_names_events_saves_them_and_touches_their_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let space_path = dir.path().join("space");
+        std::fs::File::create(&space_path)
+            .unwrap()
+            .write_all(&vec![0u8; 1 << 20])
+            .unwrap();
+        let events_path = dir.path().join("events.toml");
+        let space = ConfigSpace::from_file(&space_path, 0x1000_0000).unwrap();
+        let mut tracer = Tracer::new(space, EventRegistry::open(&events_path).unwrap());
+        tracer.begin_tracing().unwrap();
+        assert_eq!(tracer.event("sort-begin").unwrap(), 0x40);
+        assert_eq!(tracer.event("sort-end").unwrap(), 0x41);
+        assert_eq!(tracer.event("sort-begin").unwrap(), 0x40);
+        tracer.end_tracing().unwrap();
+
+        let saved = EventRegistry::open(&events_path).unwrap();
+        assert_eq!(saved.get("sort-begin"), Some(0x40));
+        assert_eq!(saved.get("sort-end"), Some(0x41));
+        let bytes = std::fs::read(&space_path).unwrap();
+        let word = |off: usize| u64::from_le_bytes(bytes[off..off + 8].try_into().unwrap());
+        // BEGIN_TRACING stores 0 at offset 0, so check the others and that
+        // nothing else was written.
+        assert_eq!(word(0x40), 1, "END_TRACING at byte 0x40");
+        assert_eq!(word(0x40 * 64), 0x40);
+        assert_eq!(word(0x41 * 64), 0x41);
+        let nonzero = bytes
+            .chunks_exact(8)
+            .filter(|w| w.iter().any(|&b| b != 0))
+            .count();
+        assert_eq!(nonzero, 3);
+    }
+}

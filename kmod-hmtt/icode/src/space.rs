@@ -378,7 +378,7 @@ mod tests {
     }
 
     #[test]
-    fn begin_tracing_is_a_store_of_zero_at_offset_zero_and_reads_leave_no_trace() {
+    fn reads_leave_no_trace_and_sync_stores_at_line_5() {
         let file = space_file(8 << 20);
         let space = ConfigSpace::from_file(file.path(), BASE)
             .unwrap()

@@ -257,7 +257,8 @@ impl<const L: usize> Logic for Dcbu<L> {
             if !self.pin_cke[i].q.val() {
                 self.kind_now[i].next = 15.into();
             }
-            if self.pin_cs_n[i].q.val().all() {
+            // Power-on register contents are not a command.
+            if self.pin_cs_n[i].q.val().all() | !self.pin_valid.q.val() {
                 self.kind_now[i].next = 0.into();
             }
             self.dec_kind[i].d.next = self.kind_now[i].val();

@@ -448,7 +448,9 @@ impl Logic for EncoderLane {
         self.dt.next = bit_cast::<32, 64>(self.gap.val() & 63);
         // Pending LOST: [TIME] LOST, atomically.
         self.lost_size.next = bit_cast::<32, 1>(self.need_time.val().into()) + 1;
-        self.lost_ok.next = (self.lost_in.val() != 0)
+        // Only before an event (format.md 4.1).
+        self.lost_ok.next = self.ev_valid.val()
+            & (self.lost_in.val() != 0)
             & !self.too_long.val()
             & (self.lost_size.val() <= self.room.val());
         self.room_after_lost.next = self.room.val();

@@ -116,8 +116,9 @@ end
 }
 
 /// The storage: `L` lanes of up to 5 words each are written at their
-/// stream positions; a pop at stream position `pop_ptr` comes out on
-/// `read_word` two clocks later (`read_valid`).
+/// stream positions; a pop at stream position `pop_ptr`, given with the
+/// words of the same encoder clock, comes out on `read_word` two clocks
+/// later (`read_valid`).
 #[derive(LogicBlock)]
 pub struct TxFifoStorage<const L: usize, const B: usize, const AB: usize> {
     pub clock: Signal<In, Clock>,
@@ -137,10 +138,12 @@ pub struct TxFifoStorage<const L: usize, const B: usize, const AB: usize> {
     bank: [FifoBank<AB>; B],
     /// Stream position of each slot (lane-major).
     slot_pos: [Signal<Local, Bits<32>>; 32],
-    request_valid: DFF<Bit>,
-    request_ptr: DFF<Bits<32>>,
     reading_valid: DFF<Bit>,
     reading_bank: DFF<Bits<32>>,
+    bypass_valid: DFF<Bit>,
+    bypass_word: DFF<Bits<32>>,
+    out_valid: DFF<Bit>,
+    out_word: DFF<Bits<32>>,
     bank_mask: Constant<Bits<32>>,
     bank_shift: Constant<Bits<32>>,
     address_mask: Constant<Bits<32>>,
@@ -170,10 +173,12 @@ impl<const L: usize, const B: usize, const AB: usize> Default for TxFifoStorage<
             read_word: Default::default(),
             bank: std::array::from_fn(|_| Default::default()),
             slot_pos: std::array::from_fn(|_| Default::default()),
-            request_valid: Default::default(),
-            request_ptr: Default::default(),
             reading_valid: Default::default(),
             reading_bank: Default::default(),
+            bypass_valid: Default::default(),
+            bypass_word: Default::default(),
+            out_valid: Default::default(),
+            out_word: Default::default(),
             bank_mask: Constant::new(((B - 1) as u64).to_bits()),
             bank_shift: Constant::new((B.trailing_zeros() as u64).to_bits()),
             address_mask: Constant::new((((1u64 << AB) - 1) as u64).to_bits()),
@@ -194,19 +199,46 @@ impl<const L: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<L,
         dff_setup!(
             self,
             clock,
-            request_valid,
-            request_ptr,
             reading_valid,
-            reading_bank
+            reading_bank,
+            bypass_valid,
+            bypass_word,
+            out_valid,
+            out_word
         );
-        // Pop at clock c: the words of clock c are written at the end of
-        // c; the read address goes out at c+1, the data is there at c+2.
-        self.request_valid.d.next = self.pop.val();
-        self.request_ptr.d.next = self.pop_ptr.val();
-        self.reading_valid.d.next = self.request_valid.q.val();
-        self.reading_bank.d.next = self.request_ptr.q.val() & self.bank_mask.val();
+        // A pop comes with the words of the same encoder clock. The banks
+        // read at the edge that writes those words (read before write): a
+        // slot freed and refilled within one encoder clock (L > 1) still
+        // gives the old word, and a word pushed and popped in the same clock
+        // comes from the bypass. Data one clock later, registered once more.
+        self.reading_valid.d.next = self.pop.val();
+        self.reading_bank.d.next = self.pop_ptr.val() & self.bank_mask.val();
         self.read_cast.wide.next =
-            (self.request_ptr.q.val() >> self.bank_shift.val()) & self.address_mask.val();
+            (self.pop_ptr.val() >> self.bank_shift.val()) & self.address_mask.val();
+        self.bypass_valid.d.next = false;
+        self.bypass_word.d.next = 0.into();
+        for j in 0..L {
+            if (self.lane_count[j].val() > 0) & (self.slot_pos[j * 5].val() == self.pop_ptr.val()) {
+                self.bypass_valid.d.next = true;
+                self.bypass_word.d.next = self.word0[j].val();
+            }
+            if (self.lane_count[j].val() > 1) & (self.slot_pos[j * 5 + 1].val() == self.pop_ptr.val()) {
+                self.bypass_valid.d.next = true;
+                self.bypass_word.d.next = self.word1[j].val();
+            }
+            if (self.lane_count[j].val() > 2) & (self.slot_pos[j * 5 + 2].val() == self.pop_ptr.val()) {
+                self.bypass_valid.d.next = true;
+                self.bypass_word.d.next = self.word2[j].val();
+            }
+            if (self.lane_count[j].val() > 3) & (self.slot_pos[j * 5 + 3].val() == self.pop_ptr.val()) {
+                self.bypass_valid.d.next = true;
+                self.bypass_word.d.next = self.word3[j].val();
+            }
+            if (self.lane_count[j].val() > 4) & (self.slot_pos[j * 5 + 4].val() == self.pop_ptr.val()) {
+                self.bypass_valid.d.next = true;
+                self.bypass_word.d.next = self.word4[j].val();
+            }
+        }
         for j in 0..L {
             self.slot_pos[j * 5].next = self.lane_pos[j].val();
             self.slot_pos[j * 5 + 1].next = self.lane_pos[j].val() + 1;
@@ -221,16 +253,18 @@ impl<const L: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<L,
         for k in Self::USED_SLOTS..32 {
             self.slot_pos[k].next = 0.into();
         }
-        self.read_valid.next = self.reading_valid.q.val();
-        self.read_word.next = 0.into();
+        self.out_valid.d.next = self.reading_valid.q.val();
+        self.out_word.d.next = self.bypass_word.q.val();
+        self.read_valid.next = self.out_valid.q.val();
+        self.read_word.next = self.out_word.q.val();
         for b in 0..B {
             self.bank[b].clock.next = self.clock.val();
             self.bank[b].read_address.next = self.read_cast.narrow.val();
             self.bank[b].write_enable.next = false;
             self.bank[b].write_address.next = 0.into();
             self.bank[b].write_data.next = 0.into();
-            if self.reading_bank.q.val().index() == b {
-                self.read_word.next = self.bank[b].read_data.val();
+            if (self.reading_bank.q.val().index() == b) & !self.bypass_valid.q.val() {
+                self.out_word.d.next = self.bank[b].read_data.val();
             }
             for j in 0..L {
                 if (self.lane_count[j].val() > 0)

@@ -158,3 +158,216 @@ pub fn cmd(tick: u64, kind: u64, rank: u64, bank: u64, arg: u64) -> PinCommand {
 }
 
 pub use kind::*;
+
+use hmtt_format::command::{Command, DdrCmd};
+use hmtt_format::geometry::Geometry;
+use hmtt_hdl::dsmu::LineGeometry;
+use hmtt_sim::board::{Board, BoardConfig, DrainRate};
+
+/// The DCBU kind code a memory controller puts on the pins for `cmd`.
+pub fn kind_of(cmd: DdrCmd) -> u64 {
+    match cmd {
+        DdrCmd::Act => ACT,
+        DdrCmd::Rd => RD,
+        DdrCmd::Wr => WR,
+        DdrCmd::Rda => RDA,
+        DdrCmd::Wra => WRA,
+        DdrCmd::Pre => PRE,
+        DdrCmd::Prea => PREA,
+        DdrCmd::Ref => REF,
+        DdrCmd::Mrs => MRS,
+        DdrCmd::Zq => ZQ,
+        DdrCmd::Nop => NOP,
+        DdrCmd::Unknown => UNKNOWN,
+    }
+}
+
+pub fn pin_commands(cmds: &[Command]) -> Vec<PinCommand> {
+    cmds.iter()
+        .map(|c| {
+            cmd(
+                c.cycle,
+                kind_of(c.cmd),
+                c.rank.into(),
+                c.bank.into(),
+                c.arg.into(),
+            )
+        })
+        .collect()
+}
+
+pub fn line_geometry(g: &Geometry) -> LineGeometry {
+    LineGeometry {
+        rank_bits: g.rank_bits(),
+        bank_bits: g.bank_bits(),
+        row_bits: g.row_bits(),
+        col_line_bits: g.col_line_bits(),
+    }
+}
+
+/// The capture chain's parameters for the golden model's configuration.
+pub fn capture_config(cfg: &BoardConfig) -> CaptureConfig {
+    CaptureConfig {
+        geometry: line_geometry(&cfg.geometry),
+        window_rank: cfg.window.rank.into(),
+        window_row_first: cfg.window.row_first.into(),
+        window_row_count: cfg.window.row_count.into(),
+        start_tracing: cfg.start_tracing,
+    }
+}
+
+/// The golden model's push stream, pop stream and fill level per tick for
+/// ticks `0..ticks`.
+pub fn golden(cfg: &BoardConfig, cmds: &[Command], ticks: u64) -> CaptureTrace {
+    let mut board = Board::new(cfg.clone()).expect("valid board config");
+    board.enable_probe();
+    for c in cmds {
+        board.command(c).expect("legal stream");
+    }
+    board.finish();
+    let probe = board.take_probe().expect("probe on");
+    let counters = board.counters().clone();
+    CaptureTrace {
+        pushed: probe.pushed.iter().map(|(t, w)| (*t, w.0)).collect(),
+        popped: probe.popped.iter().map(|(t, w)| (*t, w.0)).collect(),
+        levels: probe.levels(0, ticks.saturating_sub(1)),
+        protocol_errors: counters.protocol_errors,
+        unknown_commands: counters.unknown_commands,
+        events_dropped: counters.events_dropped,
+        lost_words: counters.lost_words,
+        time_overflows: 0,
+        high_water: counters.fifo_high_water,
+        clocks: 0,
+    }
+}
+
+/// A small deterministic generator (splitmix64) for random streams.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A random legal stream: one command per tick at most (the pins carry
+/// one), gaps `1..=max_gap`, every RD/WR to an activated bank, some
+/// references to the config window (inner commands among them), some
+/// PRE/REF/NOP/unknown commands.
+pub fn random_stream(cfg: &BoardConfig, seed: u64, count: usize, max_gap: u64) -> Vec<Command> {
+    let g = &cfg.geometry;
+    let w = &cfg.window;
+    let mut rng = Rng(seed);
+    let mut open: BTreeMap<(u32, u32), u32> = BTreeMap::new();
+    let mut out = Vec::with_capacity(count);
+    let mut t = rng.below(5);
+    let mut push = |out: &mut Vec<Command>, t: &mut u64, cmd, rank, bank, arg, rng: &mut Rng| {
+        out.push(Command {
+            cycle: *t,
+            cmd,
+            rank,
+            bank,
+            arg,
+        });
+        *t += 1 + rng.below(max_gap);
+    };
+    while out.len() < count {
+        let roll = rng.below(100);
+        let (rank, bank, row, col) = if roll < 12 {
+            // Config window: inner commands (0..5, sometimes reserved ones)
+            // and user events.
+            let index = if rng.below(3) == 0 {
+                rng.below(8)
+            } else {
+                64 + rng.below(4000)
+            };
+            let line = w.first_line(g) + index;
+            let col_line = line & ((1 << g.col_line_bits()) - 1);
+            let bank = (line >> g.col_line_bits()) & ((1 << g.bank_bits()) - 1);
+            let row = (line >> (g.col_line_bits() + g.bank_bits())) & ((1 << g.row_bits()) - 1);
+            (w.rank, bank as u32, row as u32, (col_line << 3) as u32)
+        } else {
+            let rank = rng.below(g.ranks().into()) as u32;
+            let bank = rng.below(g.banks().into()) as u32;
+            // A few rows per bank so rows are reused and LINE_HI changes.
+            let row = (rng.below(4) * 0x1357 + rng.below(3)) as u32 % g.rows();
+            let col = (rng.below(g.lines_per_row().into()) << 3) as u32;
+            (rank, bank, row, col)
+        };
+        if roll >= 94 {
+            let cmd = [
+                DdrCmd::Pre,
+                DdrCmd::Ref,
+                DdrCmd::Nop,
+                DdrCmd::Unknown,
+                DdrCmd::Zq,
+                DdrCmd::Prea,
+            ][(roll - 94) as usize];
+            push(&mut out, &mut t, cmd, rank, bank, 0, &mut rng);
+            continue;
+        }
+        if open.get(&(rank, bank)) != Some(&row) {
+            push(&mut out, &mut t, DdrCmd::Act, rank, bank, row, &mut rng);
+            open.insert((rank, bank), row);
+        }
+        let cmd = [DdrCmd::Rd, DdrCmd::Wr, DdrCmd::Rda, DdrCmd::Wra][rng.below(4) as usize];
+        push(&mut out, &mut t, cmd, rank, bank, col, &mut rng);
+    }
+    out.truncate(count);
+    out
+}
+
+/// Board configuration for co-simulation: `geometry`, FIFO `depth`, drain.
+pub fn board_config(geometry: Geometry, depth: usize, drain: DrainRate) -> BoardConfig {
+    let mut cfg = BoardConfig::new(geometry);
+    cfg.fifo_depth = depth;
+    cfg.drain = drain;
+    cfg
+}
+
+/// Runs both sides and compares pushes, pops, fill levels and counters.
+pub fn cosim<const L: usize, const B: usize, const AB: usize>(
+    cfg: &BoardConfig,
+    cmds: &[Command],
+) -> CaptureTrace {
+    assert_eq!(cfg.fifo_depth, B << AB, "FIFO depths differ");
+    let pins = pin_commands(cmds);
+    let hw = run_capture::<L, B, AB>(
+        capture_config(cfg),
+        Drain {
+            num: cfg.drain.num,
+            den: cfg.drain.den,
+        },
+        &pins,
+        u64::MAX,
+    );
+    let gold = golden(cfg, cmds, hw.levels.len() as u64);
+    assert_eq!(hw.pushed.len(), gold.pushed.len(), "number of pushed words");
+    for (i, (h, g)) in hw.pushed.iter().zip(&gold.pushed).enumerate() {
+        assert_eq!(
+            h, g,
+            "pushed word {i} (tick, word) differs: hdl {h:x?} golden {g:x?}"
+        );
+    }
+    assert_eq!(hw.popped, gold.popped, "popped words and their ticks");
+    for (t, (h, g)) in hw.levels.iter().zip(&gold.levels).enumerate() {
+        assert_eq!(h, g, "fill level after tick {t}");
+    }
+    assert_eq!(hw.protocol_errors, gold.protocol_errors, "protocol errors");
+    assert_eq!(
+        hw.unknown_commands, gold.unknown_commands,
+        "unknown commands"
+    );
+    assert_eq!(hw.events_dropped, gold.events_dropped, "events dropped");
+    assert_eq!(hw.lost_words, gold.lost_words, "LOST words");
+    assert_eq!(hw.high_water, gold.high_water, "high-water mark");
+    assert_eq!(hw.time_overflows, 0);
+    hw
+}

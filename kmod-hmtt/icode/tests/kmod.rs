@@ -323,6 +323,40 @@ fn qemu_guest_loads_maps_logs_and_unloads() {
             "line {event:#x}"
         );
     }
+    // The sleeper process is still alive at power-off: each MAP record's
+    // PTE address holds a present entry for the logged frame.
+    let sleeper: Vec<u64> = console
+        .lines()
+        .find_map(|l| l.strip_prefix("SLEEPER "))
+        .expect("the sleeper reported its pages")
+        .split_whitespace()
+        .map(|f| match f.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16).unwrap(),
+            None => f.parse().unwrap(),
+        })
+        .collect();
+    let (pid, vpn0, pages) = (sleeper[0], sleeper[1], sleeper[2]);
+    for vpn in vpn0..vpn0 + pages {
+        let (pfn, pte_phys) = records
+            .iter()
+            .find_map(|r| match r.event {
+                Event::Map {
+                    vpn: v,
+                    pfn,
+                    pte_phys,
+                } if v == vpn && u64::from(r.pid) == pid => Some((pfn, pte_phys)),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no MAP record for the sleeper's page {vpn:#x}"));
+        let pte = read_u64(&ram, pte_phys);
+        assert_eq!(pte & 1, 1, "PTE at {pte_phys:#x} is not present: {pte:#x}");
+        assert_eq!(
+            (pte & 0x000f_ffff_ffff_f000) >> 12,
+            pfn,
+            "PTE at {pte_phys:#x} ({pte:#x}) does not map frame {pfn:#x}"
+        );
+    }
+
     // Every record was announced at its tag line 0x10000 + (seq & 0xffff);
     // the second session's tags overwrite the first's.
     let mut latest: BTreeMap<u32, u64> = BTreeMap::new();

@@ -8,7 +8,8 @@
  * host to parse with hmtt_format::klog.
  *
  * Subcommands: info | mmap | ioctl | perm GID | ptlog | exec | child |
- *              dma | stress | overrun | cache-disable | hexlog [PREFIX]
+ *              dma | stress | sleeper | overrun | cache-disable |
+ *              hexlog [PREFIX]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -600,6 +601,38 @@ static int cmd_overrun(void)
 	return 0;
 }
 
+#define SLEEPER_PAGES 16
+
+/*
+ * Traced, faults SLEEPER_PAGES pages, then sleeps until the guest powers
+ * off, so its page tables are still in guest RAM when the host reads it:
+ * the host checks each MAP record's PTE address holds that PFN.
+ */
+static int cmd_sleeper(void)
+{
+	int fd = open_cfg(), i;
+	__s32 zero = 0;
+	uint8_t *buf;
+
+	if (ioctl(fd, HMTT_IOC_TRACE_PID, &zero)) {
+		fail("sleeper", "TRACE_PID: %s", strerror(errno));
+		return 1;
+	}
+	close(fd);	/* the module must stay unloadable */
+	buf = mmap(NULL, SLEEPER_PAGES * 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	madvise(buf, SLEEPER_PAGES * 4096, MADV_NOHUGEPAGE);
+	mlock(buf, SLEEPER_PAGES * 4096);
+	for (i = 0; i < SLEEPER_PAGES; i++)
+		buf[i * 4096] = i + 1;
+	printf("SLEEPER %d 0x%llx %d\n", getpid(),
+	       (unsigned long long)((uintptr_t)buf >> 12), SLEEPER_PAGES);
+	fflush(stdout);
+	close(open("/tmp/sleeper.ready", O_CREAT | O_WRONLY, 0644));
+	for (;;)
+		pause();
+}
+
 #define STRESS_KIDS 2
 #define STRESS_PAGES 2000
 
@@ -819,6 +852,8 @@ int main(int argc, char **argv)
 		return cmd_child();
 	else if (!strcmp(cmd, "dma"))
 		cmd_dma();
+	else if (!strcmp(cmd, "sleeper"))
+		return cmd_sleeper();
 	else if (!strcmp(cmd, "stress"))
 		cmd_stress();
 	else if (!strcmp(cmd, "overrun"))

@@ -86,6 +86,24 @@ struct hmtt_snapshot_req {
 	__u64 dropped;		/* out: records lost to a full ring */
 };
 
+/*
+ * The memory controller's address mapping, for the module's own touches
+ * (HMTT_IOC_ICODE, hmtt_icode, the kernel-log tags): event i is line index
+ * first_line + i, and its physical address is the XOR of columns[b] over
+ * the bits b set in that line index (a GF(2)-linear inverse mapping, as
+ * hmtt_format::mapping computes it). nbits 0 restores the linear mapping
+ * (base + i * 64). Refused with -EINVAL unless every event of the space
+ * lands on a distinct line inside it; needs CAP_SYS_ADMIN.
+ */
+#define HMTT_MAP_MAX_BITS	64
+
+struct hmtt_mapping_req {
+	__u64 first_line;
+	__u32 nbits;
+	__u32 flags;		/* 0 */
+	__u64 columns[HMTT_MAP_MAX_BITS];	/* physical address of line 1 << b */
+};
+
 #define HMTT_IOC_MAGIC		0xB7
 #define HMTT_IOC_INFO		_IOR(HMTT_IOC_MAGIC, 0, struct hmtt_info)
 #define HMTT_IOC_ICODE		_IOWR(HMTT_IOC_MAGIC, 1, struct hmtt_icode_req)
@@ -98,5 +116,6 @@ struct hmtt_snapshot_req {
  * Refused with -EPERM unless the module was loaded with allow_cache_disable=1.
  */
 #define HMTT_IOC_CACHE_DISABLE	_IOW(HMTT_IOC_MAGIC, 5, __u32)
+#define HMTT_IOC_SET_MAPPING	_IOW(HMTT_IOC_MAGIC, 6, struct hmtt_mapping_req)
 
 #endif /* _UAPI_HMTT_IOCTL_H */

@@ -8,12 +8,12 @@
  * The module also owns the kernel log ring (hmtt_log.c), the page-table
  * hooks (hmtt_pt.c) and the DMA hooks (hmtt_dma.c).
  *
- * Event index to physical address: this module uses the linear mapping
- * (base + index * 64), which is exact under QEMU and on machines whose
- * memory controller maps the window linearly. With a hashed (XOR) mapping
- * the user library computes the address with the inverse mapping of
- * hmtt_format::mapping instead; the kernel-side tags then need the window
- * to be linear (see docs/format.md section 6).
+ * Event index to physical address: linear (base + index * 64) by default,
+ * exact under QEMU and on machines whose memory controller maps the window
+ * linearly. For a hashed (XOR) controller, user space loads the inverse
+ * mapping (computed by hmtt_format::mapping) with HMTT_IOC_SET_MAPPING and
+ * the module's own touches follow it; the user library translates its own
+ * touches the same way (docs/format.md section 6).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,6 +27,10 @@
 #include <linux/uaccess.h>
 #include <linux/smp.h>
 #include <linux/sizes.h>
+#include <linux/bitmap.h>
+#include <linux/capability.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
 #include <asm/special_insns.h>
 #include <asm/processor-flags.h>
 
@@ -63,21 +67,106 @@ static atomic64_t icode_count = ATOMIC64_INIT(0);
 static atomic64_t last_phys = ATOMIC64_INIT(0);
 static atomic_t cache_disabled = ATOMIC_INIT(0);
 
+struct hmtt_map {
+	struct rcu_head rcu;
+	u64 first_line;
+	u32 nbits;
+	u64 columns[HMTT_MAP_MAX_BITS];
+};
+
+/* NULL: linear (base + index * 64). */
+static struct hmtt_map __rcu *cfg_map;
+static DEFINE_MUTEX(cfg_map_lock);
+
+static u64 map_phys(const struct hmtt_map *m, u64 index)
+{
+	u64 line = m->first_line + index, phys = 0;
+	u32 b;
+
+	for (b = 0; b < m->nbits; b++)
+		if (line & BIT_ULL(b))
+			phys ^= m->columns[b];
+	return phys;
+}
+
+/* Byte offset of event @index in the space; @index < hmtt_cfg_lines. */
+static u64 line_offset(u64 index)
+{
+	const struct hmtt_map *m;
+	u64 off = index * HMTT_LINE_SIZE;
+
+	rcu_read_lock();
+	m = rcu_dereference(cfg_map);
+	if (m)
+		off = map_phys(m, index) - cfg_base;	/* checked when loaded */
+	rcu_read_unlock();
+	return off;
+}
+
+static int set_mapping(const struct hmtt_mapping_req *req)
+{
+	struct hmtt_map *m = NULL, *old;
+	unsigned long *seen;
+	u64 i;
+	int ret = 0;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (req->flags || req->nbits > HMTT_MAP_MAX_BITS)
+		return -EINVAL;
+	if (req->nbits) {
+		m = kzalloc(sizeof(*m), GFP_KERNEL);
+		seen = bitmap_zalloc(hmtt_cfg_lines, GFP_KERNEL);
+		if (!m || !seen) {
+			kfree(m);
+			bitmap_free(seen);
+			return -ENOMEM;
+		}
+		m->first_line = req->first_line;
+		m->nbits = req->nbits;
+		memcpy(m->columns, req->columns, sizeof(m->columns));
+		/* Every event on its own line inside the space. */
+		for (i = 0; i < hmtt_cfg_lines && !ret; i++) {
+			u64 phys = map_phys(m, i), off = phys - cfg_base;
+
+			if (phys < cfg_base || off >= cfg_size || off % HMTT_LINE_SIZE ||
+			    __test_and_set_bit(off / HMTT_LINE_SIZE, seen))
+				ret = -EINVAL;
+			if (!(i & 0xfff))
+				cond_resched();
+		}
+		bitmap_free(seen);
+		if (ret) {
+			kfree(m);
+			return ret;
+		}
+	}
+	mutex_lock(&cfg_map_lock);
+	old = rcu_replace_pointer(cfg_map, m, lockdep_is_held(&cfg_map_lock));
+	mutex_unlock(&cfg_map_lock);
+	if (old)
+		kfree_rcu(old, rcu);
+	pr_info("address mapping: %s\n", m ? "loaded" : "linear");
+	return 0;
+}
+
 /* The smallest space that holds the 64K kernel-log tag lines. */
 #define HMTT_CFG_MIN_SIZE ((u64)(HMTT_EV_LOG_FIRST + HMTT_EV_LOG_COUNT) * HMTT_LINE_SIZE)
 
 void hmtt_touch_line(u64 index, bool write, u64 value)
 {
 	void __iomem *line;
+	u64 off;
 
 	if (unlikely(!hmtt_cfg_virt || index >= hmtt_cfg_lines))
 		return;
-	line = hmtt_cfg_virt + index * HMTT_LINE_SIZE;
+	off = line_offset(index);
+	line = hmtt_cfg_virt + off;
 	if (write)
 		writeq(value, line);
 	else
 		(void)readq(line);
-	atomic64_set(&last_phys, cfg_base + index * HMTT_LINE_SIZE);
+	atomic64_set(&last_phys, cfg_base + off);
 }
 
 int hmtt_icode(u32 event, bool write)
@@ -149,7 +238,7 @@ static long hmtt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		ret = hmtt_icode(req.event, req.flags & HMTT_ICODE_WRITE);
 		if (ret)
 			return ret;
-		req.phys = cfg_base + (u64)req.event * HMTT_LINE_SIZE;
+		req.phys = cfg_base + line_offset(req.event);
 		return copy_to_user(uarg, &req, sizeof(req)) ? -EFAULT : 0;
 	}
 	case HMTT_IOC_TRACE_PID:
@@ -181,6 +270,17 @@ static long hmtt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (on > 1)
 			return -EINVAL;
 		return set_cache_disabled(on);
+	}
+	case HMTT_IOC_SET_MAPPING: {
+		struct hmtt_mapping_req *req;
+		int ret;
+
+		req = memdup_user(uarg, sizeof(*req));
+		if (IS_ERR(req))
+			return PTR_ERR(req);
+		ret = set_mapping(req);
+		kfree(req);
+		return ret;
 	}
 	default:
 		return -ENOTTY;
@@ -317,6 +417,7 @@ static void __exit hmtt_exit(void)
 	iounmap(hmtt_cfg_virt);
 	hmtt_cfg_virt = NULL;
 	release_mem_region(cfg_base, cfg_size);
+	kfree(rcu_dereference_protected(cfg_map, true));
 }
 
 module_init(hmtt_init);

@@ -20,7 +20,7 @@ pub struct Args {
     /// Events, in order: a number (decimal or 0x-hex), an inner command
     /// (begin, end, tags-only, trace-all, insert-tag, sync) or a user event
     /// name from the events file.
-    #[arg(required_unless_present = "info")]
+    #[arg(required_unless_present_any = ["info", "load_kernel_mapping"])]
     pub events: Vec<String>,
     /// The configuration-space device.
     #[arg(long, default_value = "/dev/hmtt")]
@@ -41,8 +41,8 @@ pub struct Args {
     #[arg(long)]
     pub read: bool,
     /// Have the kernel module touch the line (HMTT_IOC_ICODE) instead of
-    /// the user mapping; linear mapping only.
-    #[arg(long, conflicts_with_all = ["file", "mapping"])]
+    /// the user mapping (with its loaded mapping: see --load-kernel-mapping).
+    #[arg(long, conflicts_with = "file")]
     pub via_kernel: bool,
     /// Address mapping file (TOML) of a hashed memory controller; the window
     /// is then the top of memory of --geometry, the size of the space.
@@ -51,6 +51,10 @@ pub struct Args {
     /// DIMM geometry for --mapping: a preset name or rank,bank,row,col_line bits.
     #[arg(long, default_value = "ddr3-4g")]
     pub geometry: Geometry,
+    /// With --mapping: also load it into the kernel module, so that its own
+    /// touches (kernel-log tags, --via-kernel) follow it (needs root).
+    #[arg(long, requires = "mapping")]
+    pub load_kernel_mapping: bool,
     /// Print the module's view (base, size, log counters) and exit.
     #[arg(long, conflicts_with = "file")]
     pub info: bool,
@@ -103,6 +107,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let window = ConfigWindow::top_of_memory(&args.geometry, space.size())
             .context("the configuration space as a window at the top of memory")?;
         space = space.with_mapping(mapping, window);
+        if args.load_kernel_mapping {
+            space.load_kernel_mapping()?;
+        }
     }
     let access = if args.read {
         Access::Read

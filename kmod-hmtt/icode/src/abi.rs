@@ -47,6 +47,31 @@ pub struct SnapshotReq {
     pub dropped: u64,
 }
 
+/// `HMTT_MAP_MAX_BITS`.
+pub const MAP_MAX_BITS: usize = 64;
+
+/// `struct hmtt_mapping_req`: physical address of event i is the XOR of
+/// `columns[b]` over the bits b set in line index `first_line + i`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MappingReq {
+    pub first_line: u64,
+    pub nbits: u32,
+    pub flags: u32,
+    pub columns: [u64; MAP_MAX_BITS],
+}
+
+impl Default for MappingReq {
+    fn default() -> Self {
+        Self {
+            first_line: 0,
+            nbits: 0,
+            flags: 0,
+            columns: [0; MAP_MAX_BITS],
+        }
+    }
+}
+
 const IOC_WRITE: u32 = 1;
 const IOC_READ: u32 = 2;
 
@@ -60,6 +85,7 @@ pub const IOC_TRACE_PID: u32 = ioc(IOC_WRITE, 2, core::mem::size_of::<i32>());
 pub const IOC_UNTRACE_PID: u32 = ioc(IOC_WRITE, 3, core::mem::size_of::<i32>());
 pub const IOC_SNAPSHOT: u32 = ioc(IOC_READ | IOC_WRITE, 4, core::mem::size_of::<SnapshotReq>());
 pub const IOC_CACHE_DISABLE: u32 = ioc(IOC_WRITE, 5, core::mem::size_of::<u32>());
+pub const IOC_SET_MAPPING: u32 = ioc(IOC_WRITE, 6, core::mem::size_of::<MappingReq>());
 
 /// Issue an ioctl whose argument is `*arg`; the kernel may write it back.
 ///

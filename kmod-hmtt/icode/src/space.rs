@@ -290,6 +290,36 @@ impl ConfigSpace {
         Ok(req.phys)
     }
 
+    /// The request that makes the module's own touches (kernel log tags,
+    /// `hmtt_icode`, [`kernel_icode`](Self::kernel_icode)) follow this
+    /// space's addressing: the inverse mapping as GF(2) columns, or linear.
+    pub fn kernel_mapping_request(&self) -> abi::MappingReq {
+        let mut req = abi::MappingReq::default();
+        if let Addressing::Mapped {
+            mapping,
+            first_line,
+            ..
+        } = &self.addressing
+        {
+            let bits = mapping.geometry().line_bits().min(abi::MAP_MAX_BITS as u32);
+            req.first_line = *first_line;
+            req.nbits = bits;
+            for b in 0..bits as usize {
+                // The inverse mapping is linear over GF(2): one column per bit.
+                req.columns[b] = mapping.pa_of(1u64 << b);
+            }
+        }
+        req
+    }
+
+    /// Load [`kernel_mapping_request`](Self::kernel_mapping_request) into
+    /// the module (needs CAP_SYS_ADMIN; the module checks that every event
+    /// lands on its own line of the space).
+    pub fn load_kernel_mapping(&self) -> Result<(), SpaceError> {
+        let mut req = self.kernel_mapping_request();
+        self.device_ioctl("HMTT_IOC_SET_MAPPING", abi::IOC_SET_MAPPING, &mut req)
+    }
+
     /// Start (or stop) logging the page-table changes of process `pid`
     /// (0: the caller).
     pub fn trace_pid(&self, pid: i32, on: bool) -> Result<(), SpaceError> {
@@ -441,6 +471,11 @@ mod tests {
         let space = ConfigSpace::from_file(file.path(), BASE).unwrap();
         assert!(matches!(space.info(), Err(SpaceError::NotADevice(_))));
         assert!(matches!(
+            space.load_kernel_mapping(),
+            Err(SpaceError::NotADevice(_))
+        ));
+        assert_eq!(space.kernel_mapping_request().nbits, 0, "linear");
+        assert!(matches!(
             ConfigSpace::open_device(file.path()),
             Err(SpaceError::NotDevice { .. })
         ));
@@ -476,5 +511,23 @@ mod tests {
         // event (1 << 10) | 3 is not at its linear offset.
         let event = (1u32 << 10) | 3;
         assert_eq!(space.offset_of(event).unwrap(), 0x1_0000 + 0x2000 + 3 * 64);
+        // The kernel's XOR-of-columns form gives the same address for every
+        // event of the window.
+        let req = space.kernel_mapping_request();
+        assert_eq!(req.nbits, g.line_bits());
+        for event in (0..space.lines() as u32).step_by(97) {
+            if (0x1_0000..0x2_0000).contains(&event) {
+                continue;
+            }
+            let line = req.first_line + u64::from(event);
+            let phys = (0..req.nbits as usize)
+                .filter(|b| line >> b & 1 == 1)
+                .fold(0, |pa, b| pa ^ req.columns[b]);
+            assert_eq!(
+                phys - base,
+                space.offset_of(event).unwrap(),
+                "event {event:#x}"
+            );
+        }
     }
 }

@@ -19,6 +19,8 @@ int main(void)
 	printf("IOC_UNTRACE_PID %u\n", (unsigned)HMTT_IOC_UNTRACE_PID);
 	printf("IOC_SNAPSHOT %u\n", (unsigned)HMTT_IOC_SNAPSHOT);
 	printf("IOC_CACHE_DISABLE %u\n", (unsigned)HMTT_IOC_CACHE_DISABLE);
+	printf("IOC_SET_MAPPING %u\n", (unsigned)HMTT_IOC_SET_MAPPING);
+	printf("mapping.columns %zu\n", offsetof(struct hmtt_mapping_req, columns));
 	printf("ABI_VERSION %u\n", HMTT_ABI_VERSION);
 	printf("LINE_SIZE %u\n", HMTT_LINE_SIZE);
 	printf("ICODE_WRITE %u\n", HMTT_ICODE_WRITE);
@@ -72,6 +74,11 @@ fn c_header_and_rust_mirror_agree() {
     assert_eq!(
         value("IOC_CACHE_DISABLE"),
         u64::from(abi::IOC_CACHE_DISABLE)
+    );
+    assert_eq!(value("IOC_SET_MAPPING"), u64::from(abi::IOC_SET_MAPPING));
+    assert_eq!(
+        value("mapping.columns"),
+        std::mem::offset_of!(abi::MappingReq, columns) as u64
     );
     assert_eq!(value("ABI_VERSION"), u64::from(abi::ABI_VERSION));
     assert_eq!(value("LINE_SIZE"), abi::LINE_SIZE);

@@ -63,7 +63,12 @@ fn main() {
         "{:<40} {:>12} {:>12} {:>13} {:>13} {:>13} {:>9}",
         "case", "refs", "commands", "gen refs/s", "sim refs/s", "sim cmds/s", "sim/gen"
     );
+    // SIM_BENCH_CASE=<substring> runs only the matching cases (for profiling).
+    let only = std::env::var("SIM_BENCH_CASE").ok();
     for (name, cfg) in cases {
+        if only.as_deref().is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
         // Reference: the workload's operation stream alone.
         let (gen_secs, gen_ops) = best_of(3, || cfg.workload.ops(cfg.seed).map(black_box).count());
         for boards in [false, true] {

@@ -23,7 +23,7 @@ use hmtt_format::capture::{emit_record_header, CaptureHeader, SourceKind};
 use hmtt_format::config::{log_tag_event, ConfigWindow, FIRST_USER_EVENT};
 use hmtt_format::klog::{FileHeaderRepr, RecordRepr};
 use hmtt_format::{AddressMapping, Command, Geometry, LINE_BYTES};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -303,21 +303,26 @@ impl Machine {
             shift: cfg.interleave_shift,
         };
         // Frames holding any configuration-space line are reserved.
-        let mut reserved: HashSet<u64> = HashSet::new();
-        for b in 0..cfg.boards as usize {
-            let first = window.first_line(&g);
-            for i in 0..window.lines(&g) {
-                let local = mapping.pa_of(first + i);
-                reserved.insert(interleave.join(b, local) / PAGE);
-            }
-        }
         let total = g.capacity_bytes() * u64::from(cfg.boards);
         let end = total.min(
             cfg.usable_memory_bytes
                 .max(cfg.kernel_reserved_bytes + PAGE),
         );
-        let frames: Vec<u64> = (cfg.kernel_reserved_bytes.div_ceil(PAGE)..end / PAGE)
-            .filter(|f| !reserved.contains(f))
+        let end_frame = end / PAGE;
+        let mut reserved = vec![0u64; end_frame.div_ceil(64) as usize];
+        for b in 0..cfg.boards as usize {
+            let first = window.first_line(&g);
+            let mut last_frame = u64::MAX;
+            for i in 0..window.lines(&g) {
+                let frame = interleave.join(b, mapping.pa_of(first + i)) / PAGE;
+                if frame != last_frame && frame < end_frame {
+                    reserved[(frame / 64) as usize] |= 1 << (frame % 64);
+                }
+                last_frame = frame;
+            }
+        }
+        let frames: Vec<u64> = (cfg.kernel_reserved_bytes.div_ceil(PAGE)..end_frame)
+            .filter(|&f| reserved[(f / 64) as usize] >> (f % 64) & 1 == 0)
             .collect();
         let usable = frames.len();
         let os = Os::new(FramePool::shuffled(frames, cfg.seed));

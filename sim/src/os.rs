@@ -11,8 +11,7 @@
 
 use crate::workload::PAGE;
 use hmtt_format::klog::{DmaDirection, Event, Name, RecordRepr};
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
 
@@ -36,31 +35,44 @@ pub enum OsError {
     OutOfMemory { pid: u32, frames: usize },
 }
 
-/// Free physical frames; freed frames are reused first (LIFO).
+/// Free physical frames: never-used frames come in a seeded random order
+/// (a lazy Fisher-Yates shuffle, so a large memory costs nothing up
+/// front); freed frames are reused first, most recent first.
 #[derive(Debug, Clone)]
 pub struct FramePool {
-    free: Vec<u64>,
+    fresh: Vec<u64>,
+    freed: Vec<u64>,
+    rng: ChaCha8Rng,
     total: usize,
 }
 
 impl FramePool {
-    /// A pool over `frames` (frame numbers), shuffled with `seed`.
-    pub fn shuffled(mut frames: Vec<u64>, seed: u64) -> FramePool {
-        frames.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    /// A pool over `frames` (frame numbers), handed out in an order
+    /// shuffled with `seed`.
+    pub fn shuffled(frames: Vec<u64>, seed: u64) -> FramePool {
         let total = frames.len();
         FramePool {
-            free: frames,
+            fresh: frames,
+            freed: Vec::new(),
+            rng: ChaCha8Rng::seed_from_u64(seed),
             total,
         }
     }
     pub fn alloc(&mut self) -> Option<u64> {
-        self.free.pop()
+        if let Some(f) = self.freed.pop() {
+            return Some(f);
+        }
+        if self.fresh.is_empty() {
+            return None;
+        }
+        let j = self.rng.gen_range(0..self.fresh.len());
+        Some(self.fresh.swap_remove(j))
     }
     pub fn release(&mut self, pfn: u64) {
-        self.free.push(pfn);
+        self.freed.push(pfn);
     }
     pub fn free_count(&self) -> usize {
-        self.free.len()
+        self.fresh.len() + self.freed.len()
     }
     pub fn total(&self) -> usize {
         self.total

@@ -20,7 +20,9 @@ use crate::os::{FramePool, Os, OsEffect, OsError, OsStats};
 use crate::truth::{RefKind, TruthHeader, TruthRecord};
 use crate::workload::{DmaDir, Op, Workload, PAGE};
 use hmtt_format::capture::{emit_record_header, CaptureHeader, SourceKind};
-use hmtt_format::config::{log_tag_event, ConfigWindow, FIRST_USER_EVENT};
+use hmtt_format::config::{
+    log_tag_event, ConfigWindow, FIRST_HIGH_USER_EVENT, FIRST_LOG_TAG, FIRST_USER_EVENT,
+};
 use hmtt_format::klog::{FileHeaderRepr, RecordRepr};
 use hmtt_format::{AddressMapping, Command, Geometry, LINE_BYTES};
 use std::collections::HashMap;
@@ -298,6 +300,12 @@ impl Machine {
             ));
         }
         let window = default_window(&g);
+        if window.lines(&g) < u64::from(FIRST_HIGH_USER_EVENT) {
+            return Err(SimError::Config(format!(
+                "geometry {g} is too small: its config window of {} lines cannot hold the log tags (0x10000..0x20000)",
+                window.lines(&g)
+            )));
+        }
         let interleave = Interleave {
             n: u64::from(cfg.boards),
             shift: cfg.interleave_shift,
@@ -455,14 +463,20 @@ impl Machine {
         self.fx.clear();
     }
 
-    fn user_event(&mut self, name: &str) -> u32 {
+    fn user_event(&mut self, name: &str) -> Result<u32, SimError> {
         if let Some(&i) = self.events.get(name) {
-            return i;
+            return Ok(i);
         }
         let i = FIRST_USER_EVENT + self.events.len() as u32;
+        if i >= FIRST_LOG_TAG {
+            return Err(SimError::Config(format!(
+                "more than {} distinct user events",
+                FIRST_LOG_TAG - FIRST_USER_EVENT
+            )));
+        }
         self.events.insert(name.to_string(), i);
         self.event_order.push((name.to_string(), i));
-        i
+        Ok(i)
     }
 
     /// Runs one workload operation.
@@ -505,7 +519,7 @@ impl Machine {
                 }
             }
             Op::Event { name, .. } => {
-                let i = self.user_event(name);
+                let i = self.user_event(name)?;
                 self.icode(i, false);
             }
             Op::Free { pid, vaddr, len } => {
@@ -658,11 +672,19 @@ impl Machine {
 
 /// Runs a whole simulation.
 pub fn simulate(cfg: &SimConfig) -> Result<SimOutput, SimError> {
-    let mut m = Machine::new(cfg.clone())?;
-    for op in cfg.workload.ops(cfg.seed) {
-        m.step(&op)?;
+    Machine::run(cfg.clone())
+}
+
+impl Machine {
+    /// Runs `cfg`'s workload from start to end.
+    pub fn run(cfg: SimConfig) -> Result<SimOutput, SimError> {
+        let ops = cfg.workload.ops(cfg.seed);
+        let mut m = Machine::new(cfg)?;
+        for op in ops {
+            m.step(&op)?;
+        }
+        m.finish()
     }
-    m.finish()
 }
 
 /// File names in an outputs directory (docs/format.md §10).

@@ -266,20 +266,24 @@ fn tiny_fifo_and_slow_drain_lost_counts_add_up_to_the_missing_references() {
 
 #[test]
 fn impossible_configurations_are_errors_not_panics() {
-    let mut cfg = SimConfig::default();
-    cfg.geometry = Geometry::new(0, 1, 10, 3).unwrap();
+    let cfg = SimConfig {
+        geometry: Geometry::new(0, 1, 10, 3).unwrap(),
+        ..SimConfig::default()
+    };
     assert!(simulate(&cfg)
         .unwrap_err()
         .to_string()
         .contains("too small"));
     let cfg = SimConfig::default().boards(0);
     assert!(simulate(&cfg).is_err());
-    let mut cfg = SimConfig::default();
-    cfg.usable_memory_bytes = 17 << 20;
-    cfg.workload = Workload::SeqRead {
-        bytes: 8 << 20,
-        unit: 64,
-        stride: 4096,
+    let cfg = SimConfig {
+        usable_memory_bytes: 17 << 20,
+        workload: Workload::SeqRead {
+            bytes: 8 << 20,
+            unit: 64,
+            stride: 4096,
+        },
+        ..SimConfig::default()
     };
     assert!(simulate(&cfg)
         .unwrap_err()

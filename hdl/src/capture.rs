@@ -33,7 +33,7 @@ impl CaptureConfig {
         let lines_per_row = 1u64 << (geometry.bank_bits + geometry.col_line_bits);
         let rows = 1u64 << geometry.row_bits;
         let wanted = (1u64 << 17) / lines_per_row;
-        let count = if wanted >= 1 && wanted <= rows && (1u64 << 17) % lines_per_row == 0 {
+        let count = if wanted >= 1 && wanted <= rows && (1u64 << 17).is_multiple_of(lines_per_row) {
             wanted
         } else {
             (rows / 16).max(1)

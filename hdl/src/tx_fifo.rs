@@ -181,7 +181,7 @@ impl<const L: usize, const B: usize, const AB: usize> Default for TxFifoStorage<
             out_word: Default::default(),
             bank_mask: Constant::new(((B - 1) as u64).to_bits()),
             bank_shift: Constant::new((B.trailing_zeros() as u64).to_bits()),
-            address_mask: Constant::new((((1u64 << AB) - 1) as u64).to_bits()),
+            address_mask: Constant::new(((1u64 << AB) - 1).to_bits()),
             read_cast: Default::default(),
             write_cast: std::array::from_fn(|_| Default::default()),
         }
@@ -222,19 +222,27 @@ impl<const L: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<L,
                 self.bypass_valid.d.next = true;
                 self.bypass_word.d.next = self.word0[j].val();
             }
-            if (self.lane_count[j].val() > 1) & (self.slot_pos[j * 5 + 1].val() == self.pop_ptr.val()) {
+            if (self.lane_count[j].val() > 1)
+                & (self.slot_pos[j * 5 + 1].val() == self.pop_ptr.val())
+            {
                 self.bypass_valid.d.next = true;
                 self.bypass_word.d.next = self.word1[j].val();
             }
-            if (self.lane_count[j].val() > 2) & (self.slot_pos[j * 5 + 2].val() == self.pop_ptr.val()) {
+            if (self.lane_count[j].val() > 2)
+                & (self.slot_pos[j * 5 + 2].val() == self.pop_ptr.val())
+            {
                 self.bypass_valid.d.next = true;
                 self.bypass_word.d.next = self.word2[j].val();
             }
-            if (self.lane_count[j].val() > 3) & (self.slot_pos[j * 5 + 3].val() == self.pop_ptr.val()) {
+            if (self.lane_count[j].val() > 3)
+                & (self.slot_pos[j * 5 + 3].val() == self.pop_ptr.val())
+            {
                 self.bypass_valid.d.next = true;
                 self.bypass_word.d.next = self.word3[j].val();
             }
-            if (self.lane_count[j].val() > 4) & (self.slot_pos[j * 5 + 4].val() == self.pop_ptr.val()) {
+            if (self.lane_count[j].val() > 4)
+                & (self.slot_pos[j * 5 + 4].val() == self.pop_ptr.val())
+            {
                 self.bypass_valid.d.next = true;
                 self.bypass_word.d.next = self.word4[j].val();
             }

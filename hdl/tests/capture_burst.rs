@@ -51,14 +51,24 @@ fn burst_fills_the_16k_fifo_without_loss_then_reports_lost() {
     let gold_pushed: Vec<_> = gold.pushed.iter().filter(|p| p.0 < n).copied().collect();
     assert_eq!(hw.pushed, gold_pushed, "pushed words");
     // Pops come out two clocks after the push side: compare whole ticks.
-    let settled = |v: &[(u64, u32)]| -> Vec<(u64, u32)> { v.iter().filter(|p| p.0 + 8 < n).copied().collect() };
+    let settled = |v: &[(u64, u32)]| -> Vec<(u64, u32)> {
+        v.iter().filter(|p| p.0 + 8 < n).copied().collect()
+    };
     assert_eq!(settled(&hw.popped), settled(&gold.popped), "popped words");
     // Every reference has its word until the first tick whose read finds
     // the FIFO full.
     let pushed_at: std::collections::BTreeSet<u64> = hw.pushed.iter().map(|p| p.0).collect();
-    let first_drop = (1..ticks).find(|t| !pushed_at.contains(t)).expect("the burst overflows");
-    assert_eq!(hw.levels[(first_drop - 1) as usize], 16384, "first loss only when full");
-    assert!(hw.levels[..first_drop as usize - 1].iter().all(|&l| l < 16384));
+    let first_drop = (1..ticks)
+        .find(|t| !pushed_at.contains(t))
+        .expect("the burst overflows");
+    assert_eq!(
+        hw.levels[(first_drop - 1) as usize],
+        16384,
+        "first loss only when full"
+    );
+    assert!(hw.levels[..first_drop as usize - 1]
+        .iter()
+        .all(|&l| l < 16384));
     assert!(hw.lost_words > 0, "LOST words once room returns");
     assert_eq!(hw.high_water, 16384);
 }

@@ -26,7 +26,10 @@ fn cosim_l1_24bit_overflow() {
     let cfg = board_config(geometry_24(), 64, SLOW);
     let cmds = random_stream(&cfg, 1, 1500, 3);
     let hw = cosim::<1, 8, 3>(&cfg, &cmds);
-    assert!(hw.lost_words > 0 && hw.events_dropped > 0, "the test must overflow");
+    assert!(
+        hw.lost_words > 0 && hw.events_dropped > 0,
+        "the test must overflow"
+    );
 }
 
 #[test]
@@ -35,7 +38,10 @@ fn cosim_l1_28bit_no_overflow() {
     let cmds = random_stream(&cfg, 2, 600, 12);
     let hw = cosim::<1, 8, 3>(&cfg, &cmds);
     assert_eq!(hw.events_dropped, 0);
-    assert!(hw.pushed.iter().any(|(_, w)| w >> 21 & 0x1F == 0x11), "LINE_HI words expected");
+    assert!(
+        hw.pushed.iter().any(|(_, w)| w >> 21 & 0x1F == 0x11),
+        "LINE_HI words expected"
+    );
 }
 
 #[test]
@@ -51,4 +57,12 @@ fn cosim_l4_24bit_default_rate() {
     let cfg = board_config(geometry_24(), 64, DrainRate::line_rate(3, 360, 1250));
     let cmds = random_stream(&cfg, 4, 1500, 6);
     cosim::<4, 32, 1>(&cfg, &cmds);
+}
+
+#[test]
+fn cosim_l2_28bit_overflow() {
+    let cfg = board_config(geometry_28(), 64, SLOW);
+    let cmds = random_stream(&cfg, 5, 1000, 2);
+    let hw = cosim::<2, 16, 2>(&cfg, &cmds);
+    assert!(hw.lost_words > 0);
 }

@@ -71,7 +71,8 @@ fn dcbu_decodes_every_command_in_lane_order() {
         .map(|&(k, r, b, a)| CommandPins::for_command(k, r, b, a))
         .chain([CommandPins::DESELECT; 4])
         .collect();
-    let per_clock: Vec<[CommandPins; 4]> = pins.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+    let per_clock: Vec<[CommandPins; 4]> =
+        pins.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
     let got = decode::<4>(per_clock);
     for (i, &(k, r, b, a)) in cmds.iter().enumerate() {
         let arg = if (ACT..=WRA).contains(&k) { a } else { 0 };
@@ -86,7 +87,12 @@ fn dcbu_decodes_every_command_in_lane_order() {
 #[test]
 fn dcbu_single_lane_matches_four_lanes() {
     use kind::*;
-    let cmds = [(ACT, 0, 1, 42), (RD, 0, 1, 16), (WRA, 0, 1, 0x7F8), (REF, 1, 0, 0)];
+    let cmds = [
+        (ACT, 0, 1, 42),
+        (RD, 0, 1, 16),
+        (WRA, 0, 1, 0x7F8),
+        (REF, 1, 0, 0),
+    ];
     let per_clock: Vec<[CommandPins; 1]> = cmds
         .iter()
         .map(|&(k, r, b, a)| [CommandPins::for_command(k, r, b, a)])

@@ -22,7 +22,10 @@ const G24: LineGeometry = LineGeometry {
 };
 
 /// (kind, rank, bank, arg) per lane per clock -> (valid, write, line) per tick.
-fn run_dsmu<const L: usize>(g: LineGeometry, clocks: Vec<[(u64, u64, u64, u64); L]>) -> (Vec<(bool, bool, u64)>, u64, u64) {
+fn run_dsmu<const L: usize>(
+    g: LineGeometry,
+    clocks: Vec<[(u64, u64, u64, u64); L]>,
+) -> (Vec<(bool, bool, u64)>, u64, u64) {
     let mut uut = Dsmu::<L>::new(g);
     uut.connect_all();
     let mut sim = Simulation::new();
@@ -43,7 +46,11 @@ fn run_dsmu<const L: usize>(g: LineGeometry, clocks: Vec<[(u64, u64, u64, u64); 
             wait_clock_cycle!(sim, clock, x);
             {
                 for j in 0..L {
-                    out.push((x.ref_valid[j].val(), x.ref_write[j].val(), x.ref_line[j].val().to_u64()));
+                    out.push((
+                        x.ref_valid[j].val(),
+                        x.ref_write[j].val(),
+                        x.ref_line[j].val().to_u64(),
+                    ));
                 }
             }
         }
@@ -61,11 +68,26 @@ fn dsmu_forwards_an_act_to_later_lanes_of_the_same_clock() {
     use kind::*;
     let clocks = vec![
         // RD before any ACT: protocol error; ACT then RD and WR in order.
-        [(RD, 3, 15, 8), (ACT, 3, 15, 0x7ABC), (RD, 3, 15, 0x3F8), (UNKNOWN, 0, 0, 0)],
+        [
+            (RD, 3, 15, 8),
+            (ACT, 3, 15, 0x7ABC),
+            (RD, 3, 15, 0x3F8),
+            (UNKNOWN, 0, 0, 0),
+        ],
         // A new row in lane 1 overrides for lane 2 only.
-        [(WR, 3, 15, 0x10), (ACT, 3, 15, 0x0123), (WRA, 3, 15, 0x18), (ACT, 0, 1, 5)],
+        [
+            (WR, 3, 15, 0x10),
+            (ACT, 3, 15, 0x0123),
+            (WRA, 3, 15, 0x18),
+            (ACT, 0, 1, 5),
+        ],
         // PRE keeps the open row; RDA to the other bank.
-        [(PRE, 3, 15, 0), (RDA, 3, 15, 0), (RD, 0, 1, 0x7F8), (NOP, 0, 0, 0)],
+        [
+            (PRE, 3, 15, 0),
+            (RDA, 3, 15, 0),
+            (RD, 0, 1, 0x7F8),
+            (NOP, 0, 0, 0),
+        ],
     ];
     let (out, errors, unknown) = run_dsmu::<4>(G28, clocks);
     let none = (false, false, 0);
@@ -79,7 +101,10 @@ fn dsmu_forwards_an_act_to_later_lanes_of_the_same_clock() {
     for i in [1, 3, 5, 7, 8, 11] {
         assert!(!out[i].0, "tick {i}: {:?} should be {none:?}", out[i]);
     }
-    assert!(line(3, 0x7ABC, 15, 0x3F8) >> 24 != 0, "28-bit lines reach LINE_HI");
+    assert!(
+        line(3, 0x7ABC, 15, 0x3F8) >> 24 != 0,
+        "28-bit lines reach LINE_HI"
+    );
     assert_eq!(errors, 1);
     assert_eq!(unknown, 1);
 }
@@ -89,7 +114,11 @@ fn dsmu_24_bit_geometry_single_lane() {
     use kind::*;
     let clocks = vec![[(ACT, 1, 7, 0x1FFF)], [(WR, 1, 7, 0x3F8)], [(RD, 0, 7, 0)]];
     let (out, errors, _) = run_dsmu::<1>(G24, clocks);
-    assert_eq!(out[1], (true, true, (1 << 24) - 1), "top line of a 24-bit geometry");
+    assert_eq!(
+        out[1],
+        (true, true, (1 << 24) - 1),
+        "top line of a 24-bit geometry"
+    );
     assert!(!out[2].0);
     assert_eq!(errors, 1);
 }
@@ -97,11 +126,17 @@ fn dsmu_24_bit_geometry_single_lane() {
 type Ref = (bool, bool, u64, u64, u64);
 type Event = (bool, u64, bool, u64, bool, bool);
 
-fn run_cu<const L: usize>(g: LineGeometry, window: (u64, u64, u64), clocks: Vec<[Ref; L]>) -> Vec<Event> {
+fn run_cu<const L: usize>(
+    g: LineGeometry,
+    window: (u64, u64, u64),
+    clocks: Vec<[Ref; L]>,
+) -> Vec<Event> {
     let mut uut = ConfigUnit::<L>::new(true);
     uut.connect_all();
     let mut sim = Simulation::new();
-    sim.add_clock(5, |x: &mut Box<ConfigUnit<L>>| x.clock.next = !x.clock.val());
+    sim.add_clock(5, |x: &mut Box<ConfigUnit<L>>| {
+        x.clock.next = !x.clock.val()
+    });
     let (tx, rx) = std::sync::mpsc::channel();
     let first_line = g.line(window.0, window.1, 0, 0);
     sim.add_testbench(move |mut sim: Sim<ConfigUnit<L>>| {
@@ -156,8 +191,18 @@ fn cu_inner_commands_change_the_mode_for_later_lanes() {
     };
     let idle: Ref = (false, false, 0, 0, 0);
     let clocks = vec![
-        [access(false), in_window(1, false), access(true), in_window(0x40, true)],
-        [in_window(0, true), in_window(2, false), access(false), in_window(0x10005, false)],
+        [
+            access(false),
+            in_window(1, false),
+            access(true),
+            in_window(0x40, true),
+        ],
+        [
+            in_window(0, true),
+            in_window(2, false),
+            access(false),
+            in_window(0x10005, false),
+        ],
         [in_window(3, false), access(true), in_window(5, true), idle],
     ];
     let out = run_cu::<4>(g, window, clocks);

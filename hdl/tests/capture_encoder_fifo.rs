@@ -75,8 +75,14 @@ fn encoder_time_line_hi_and_atomic_push() {
             (103, CMD, false, 5),
         ],
     );
-    assert_eq!(out[0], (vec![ctl(0, Opcode::LineHi, 1), acc(0, true, 5)], 2));
-    assert_eq!(out[1], (vec![ctl(0, Opcode::Time, 1), acc(36, false, 6)], 4));
+    assert_eq!(
+        out[0],
+        (vec![ctl(0, Opcode::LineHi, 1), acc(0, true, 5)], 2)
+    );
+    assert_eq!(
+        out[1],
+        (vec![ctl(0, Opcode::Time, 1), acc(36, false, 6)], 4)
+    );
     assert_eq!(out[2], (vec![ctl(1, Opcode::Tag, (1 << 20) | 0x45)], 5));
     assert_eq!(out[3], (vec![], 5));
     assert_eq!(out[4], (vec![], 5));
@@ -120,7 +126,9 @@ fn storage_roundtrip(lanes: Vec<[Vec<u32>; 4]>) -> Vec<u32> {
     let mut uut = TxFifoStorage::<4, 32, 1>::default();
     uut.connect_all();
     let mut sim = Simulation::new();
-    sim.add_clock(5, |x: &mut Box<TxFifoStorage<4, 32, 1>>| x.clock.next = !x.clock.val());
+    sim.add_clock(5, |x: &mut Box<TxFifoStorage<4, 32, 1>>| {
+        x.clock.next = !x.clock.val()
+    });
     let (tx, rx) = std::sync::mpsc::channel();
     sim.add_testbench(move |mut sim: Sim<TxFifoStorage<4, 32, 1>>| {
         let mut x = sim.init()?;
@@ -169,12 +177,16 @@ fn storage_takes_twenty_words_per_clock_and_reads_them_in_order() {
         next += 1;
         next
     };
-    let mut clocks = vec![];
     // A full burst (5 words on every lane), an uneven one, a word popped
     // in the very clock it is written.
-    clocks.push(std::array::from_fn(|_| (0..5).map(|_| word()).collect()));
-    clocks.push([vec![word()], vec![], (0..3).map(|_| word()).collect(), vec![word(), word()]]);
-    clocks.push([vec![], vec![], vec![], vec![]]);
+    let first: [Vec<u32>; 4] = std::array::from_fn(|_| (0..5).map(|_| word()).collect());
+    let second = [
+        vec![word()],
+        vec![],
+        (0..3).map(|_| word()).collect(),
+        vec![word(), word()],
+    ];
+    let clocks = vec![first, second, [vec![], vec![], vec![], vec![]]];
     let expected: Vec<u32> = clocks.iter().flatten().flatten().copied().collect();
     assert_eq!(storage_roundtrip(clocks), expected);
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use hmtt_hdl::capture::{Capture, CaptureConfig};
 use hmtt_hdl::dcbu::{kind, CommandPins};
@@ -268,7 +269,7 @@ pub fn random_stream(cfg: &BoardConfig, seed: u64, count: usize, max_gap: u64) -
     let mut open: BTreeMap<(u32, u32), u32> = BTreeMap::new();
     let mut out = Vec::with_capacity(count);
     let mut t = rng.below(5);
-    let mut push = |out: &mut Vec<Command>, t: &mut u64, cmd, rank, bank, arg, rng: &mut Rng| {
+    let push = |out: &mut Vec<Command>, t: &mut u64, cmd, rank, bank, arg, rng: &mut Rng| {
         out.push(Command {
             cycle: *t,
             cmd,
@@ -370,4 +371,44 @@ pub fn cosim<const L: usize, const B: usize, const AB: usize>(
     assert_eq!(hw.high_water, gold.high_water, "high-water mark");
     assert_eq!(hw.time_overflows, 0);
     hw
+}
+
+/// `capture_lanes`: packs the per-lane ports `x$j` of the generated `top`
+/// into vectors for the testbench.
+pub fn lanes_wrapper(lanes: usize) -> String {
+    let mut v = String::new();
+    let l = lanes;
+    writeln!(v, "module capture_lanes(clock, cs_n, ras_n, cas_n, we_n, cke, ba, addr, drain_num, drain_den, push_tick_valid, push_tick, push_count, push_word0, push_word1, push_word2, push_word3, push_word4, fill, pop_valid, pop_word, pop_tick, protocol_errors, unknown_commands, events_dropped, lost_words, high_water);").unwrap();
+    writeln!(v, "input clock; input [{}:0] cs_n; input [{}:0] ras_n, cas_n, we_n, cke; input [{}:0] ba; input [{}:0] addr; input [31:0] drain_num, drain_den;", 4 * l - 1, l - 1, 4 * l - 1, 18 * l - 1).unwrap();
+    writeln!(v, "output push_tick_valid; output [63:0] push_tick; output [{0}:0] push_count, push_word0, push_word1, push_word2, push_word3, push_word4, fill;", 32 * l - 1).unwrap();
+    writeln!(v, "output pop_valid; output [31:0] pop_word; output [63:0] pop_tick; output [31:0] protocol_errors, unknown_commands, events_dropped, lost_words, high_water;").unwrap();
+    write!(v, "top core(.clock(clock), .drain_num(drain_num), .drain_den(drain_den), .push_tick_valid(push_tick_valid), .push_tick(push_tick), .pop_valid(pop_valid), .pop_word(pop_word), .pop_tick(pop_tick), .protocol_errors(protocol_errors), .unknown_commands(unknown_commands), .events_dropped(events_dropped), .lost_words(lost_words), .high_water(high_water)").unwrap();
+    for j in 0..l {
+        write!(v, ", .cs_n${j}(cs_n[{}:{}])", 4 * j + 3, 4 * j).unwrap();
+        for p in ["ras_n", "cas_n", "we_n", "cke"] {
+            write!(v, ", .{p}${j}({p}[{j}])").unwrap();
+        }
+        write!(
+            v,
+            ", .ba${j}(ba[{}:{}]), .addr${j}(addr[{}:{}])",
+            4 * j + 3,
+            4 * j,
+            18 * j + 17,
+            18 * j
+        )
+        .unwrap();
+        for p in [
+            "push_count",
+            "push_word0",
+            "push_word1",
+            "push_word2",
+            "push_word3",
+            "push_word4",
+            "fill",
+        ] {
+            write!(v, ", .{p}${j}({p}[{}:{}])", 32 * j + 31, 32 * j).unwrap();
+        }
+    }
+    writeln!(v, ");\nendmodule").unwrap();
+    v
 }

@@ -49,42 +49,50 @@ pub struct SendStats {
     pub retries: u64,
 }
 
+/// Paces by a virtual clock: a batch may go when the bytes sent before it
+/// are due at the rate. Oversleeping once is made up by the next batches,
+/// so the average rate holds; a sender that fell far behind (more than
+/// `burst` bytes) does not burst to catch up.
 struct TokenBucket {
     bytes_per_sec: f64,
-    capacity: f64,
-    tokens: f64,
-    last: Instant,
+    burst: f64,
+    origin: Instant,
+    /// Bytes accounted since `origin`.
+    sent: f64,
 }
 
 impl TokenBucket {
     fn new(bits_per_sec: f64, burst_bytes: f64) -> TokenBucket {
         TokenBucket {
             bytes_per_sec: bits_per_sec / 8.0,
-            capacity: burst_bytes,
-            tokens: 0.0,
-            last: Instant::now(),
+            burst: burst_bytes,
+            origin: Instant::now(),
+            sent: 0.0,
         }
     }
 
     /// Waits until `bytes` may go.
     fn take(&mut self, bytes: usize) {
-        let need = bytes as f64;
+        let elapsed = self.origin.elapsed().as_secs_f64();
+        let allowed = elapsed * self.bytes_per_sec;
+        if allowed - self.sent > self.burst {
+            // Idle or stalled for a while: start counting afresh.
+            self.sent = allowed - self.burst;
+        }
+        let due = self.sent / self.bytes_per_sec;
         loop {
-            let now = Instant::now();
-            let dt = now.duration_since(self.last).as_secs_f64();
-            self.last = now;
-            self.tokens = (self.tokens + dt * self.bytes_per_sec).min(self.capacity.max(need));
-            if self.tokens >= need {
-                self.tokens -= need;
-                return;
+            let now = self.origin.elapsed().as_secs_f64();
+            if now >= due {
+                break;
             }
-            let wait = (need - self.tokens) / self.bytes_per_sec;
+            let wait = due - now;
             if wait > 200e-6 {
                 std::thread::sleep(Duration::from_secs_f64(wait - 100e-6));
             } else {
                 std::hint::spin_loop();
             }
         }
+        self.sent += bytes as f64;
     }
 }
 

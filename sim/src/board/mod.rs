@@ -31,6 +31,7 @@
 pub mod cu;
 pub mod dsmu;
 pub mod fifo;
+pub mod output;
 pub mod packetizer;
 
 use std::collections::BTreeMap;

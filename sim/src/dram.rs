@@ -375,6 +375,10 @@ impl<M> Controller<M> {
     /// arrive at `limit` or later are not known yet, so nothing at or after
     /// `limit` is decided.
     pub fn run_until(&mut self, limit: u64) {
+        if limit <= self.next_cmd {
+            // The command bus is taken until then: nothing to decide yet.
+            return;
+        }
         while let Some(c) = self.pick(false) {
             if c.time >= limit {
                 break;

@@ -96,10 +96,16 @@ pub struct BoardTop<const L: usize, const B: usize, const AB: usize, const P: us
     pub txd: [Signal<Out, Bits<8>>; P],
     pub tx_en: [Signal<Out, Bit>; P],
     pub tx_er: [Signal<Out, Bit>; P],
-    // Status.
+    // Status and the capture chain's counters (board.md "Counters").
     pub fifo_fill: Signal<Out, Bits<32>>,
     pub events_dropped: Signal<Out, Bits<32>>,
     pub protocol_errors: Signal<Out, Bits<32>>,
+    pub unknown_commands: Signal<Out, Bits<32>>,
+    pub config_events: Signal<Out, Bits<32>>,
+    pub lost_words: Signal<Out, Bits<32>>,
+    pub fifo_high_water: Signal<Out, Bits<32>>,
+    pub time_fillers: Signal<Out, Bits<32>>,
+    pub time_overflows: Signal<Out, Bits<32>>,
     /// Sticky: a port buffer overflowed or two descriptors collided.
     pub packet_error: Signal<Out, Bit>,
     /// Sticky: a framer ran out of words mid-frame.
@@ -136,6 +142,12 @@ impl<const L: usize, const B: usize, const AB: usize, const P: usize> BoardTop<L
             fifo_fill: Default::default(),
             events_dropped: Default::default(),
             protocol_errors: Default::default(),
+            unknown_commands: Default::default(),
+            config_events: Default::default(),
+            lost_words: Default::default(),
+            fifo_high_water: Default::default(),
+            time_fillers: Default::default(),
+            time_overflows: Default::default(),
             packet_error: Default::default(),
             frame_underrun: Default::default(),
             drain_num: Constant::new(config.drain_num.to_bits()),
@@ -201,5 +213,11 @@ impl<const L: usize, const B: usize, const AB: usize, const P: usize> Logic
         }
         self.events_dropped.next = self.capture.events_dropped.val();
         self.protocol_errors.next = self.capture.protocol_errors.val();
+        self.unknown_commands.next = self.capture.unknown_commands.val();
+        self.config_events.next = self.capture.config_events.val();
+        self.lost_words.next = self.capture.lost_words.val();
+        self.fifo_high_water.next = self.capture.high_water.val();
+        self.time_fillers.next = self.capture.time_fillers.val();
+        self.time_overflows.next = self.capture.time_overflows.val();
     }
 }

@@ -207,7 +207,7 @@ pub struct Framer {
     underrun_reg: DFF<Bit>,
     crc_step: Crc32Byte,
     // Combinational.
-    byte: Signal<Local, Bits<8>>,
+    out_byte: Signal<Local, Bits<8>>,
     send: Signal<Local, Bit>,
     crc_enable: Signal<Local, Bit>,
     d_nwords: Signal<Local, Bits<16>>,
@@ -267,7 +267,7 @@ impl Framer {
             tx_en_reg: Default::default(),
             underrun_reg: Default::default(),
             crc_step: Default::default(),
-            byte: Default::default(),
+            out_byte: Default::default(),
             send: Default::default(),
             crc_enable: Default::default(),
             d_nwords: Default::default(),
@@ -313,7 +313,7 @@ impl Logic for Framer {
         self.sum2.next = (self.sum1.val() & 0xffff) + (self.sum1.val() >> 16);
         self.sum3.next = (self.sum2.val() & 0xffff) + (self.sum2.val() >> 16);
         self.checksum.next = !bit_cast::<16, 32>(self.sum3.val());
-        self.byte.next = 0.into();
+        self.out_byte.next = 0.into();
         self.send.next = false;
         self.crc_enable.next = false;
         self.desc_read.next = false;
@@ -368,10 +368,10 @@ impl Logic for Framer {
             }
             FramerState::Preamble => {
                 self.send.next = true;
-                self.byte.next = 0x55.into();
+                self.out_byte.next = 0x55.into();
                 self.count.d.next = self.count.q.val() + 1;
                 if self.count.q.val() == 7 {
-                    self.byte.next = 0xd5.into();
+                    self.out_byte.next = 0xd5.into();
                     self.count.d.next = 0.into();
                     self.state.d.next = FramerState::Header;
                 }
@@ -379,7 +379,7 @@ impl Logic for Framer {
             FramerState::Header => {
                 self.send.next = true;
                 self.crc_enable.next = true;
-                self.byte.next = self.header.q.val().get_bits::<8>(0);
+                self.out_byte.next = self.header.q.val().get_bits::<8>(0);
                 self.header.d.next = self.header.q.val() >> 8;
                 self.frame_len.d.next = self.frame_len.q.val() + 1;
                 self.count.d.next = self.count.q.val() + 1;
@@ -392,16 +392,16 @@ impl Logic for Framer {
                 self.send.next = true;
                 self.crc_enable.next = true;
                 self.frame_len.d.next = self.frame_len.q.val() + 1;
-                self.byte.next = self.word.q.val().get_bits::<8>(0);
+                self.out_byte.next = self.word.q.val().get_bits::<8>(0);
                 self.word.d.next = self.word.q.val() >> 8;
                 if self.byte_index.q.val() == 0 {
                     if self.inject.q.val() {
-                        self.byte.next = self.inject_word.q.val().get_bits::<8>(0);
+                        self.out_byte.next = self.inject_word.q.val().get_bits::<8>(0);
                         self.word.d.next = self.inject_word.q.val() >> 8;
                         self.inject.d.next = false;
                     } else {
                         self.data_read.next = true;
-                        self.byte.next = self.data.val().get_bits::<8>(0);
+                        self.out_byte.next = self.data.val().get_bits::<8>(0);
                         self.word.d.next = self.data.val() >> 8;
                         if self.data_empty.val() {
                             self.underrun_reg.d.next = true;
@@ -431,7 +431,7 @@ impl Logic for Framer {
             }
             FramerState::Fcs => {
                 self.send.next = true;
-                self.byte.next = !self.crc.q.val().get_bits::<8>(0);
+                self.out_byte.next = !self.crc.q.val().get_bits::<8>(0);
                 self.crc.d.next = self.crc.q.val() >> 8;
                 self.count.d.next = self.count.q.val() + 1;
                 if self.count.q.val() == 3 {
@@ -449,11 +449,11 @@ impl Logic for Framer {
             }
         }
         self.crc_step.crc_in.next = self.crc.q.val();
-        self.crc_step.data.next = self.byte.val();
+        self.crc_step.data.next = self.out_byte.val();
         if self.crc_enable.val() {
             self.crc.d.next = self.crc_step.crc_out.val();
         }
-        self.txd_reg.d.next = self.byte.val();
+        self.txd_reg.d.next = self.out_byte.val();
         self.tx_en_reg.d.next = self.send.val();
         self.txd.next = self.txd_reg.q.val();
         self.tx_en.next = self.tx_en_reg.q.val();

@@ -22,7 +22,7 @@
 use rust_hdl::prelude::*;
 
 /// Width of a packed packet descriptor.
-pub const DESC_BITS: usize = 112;
+pub const DESC_BITS: usize = 109;
 
 /// A closed packet's header fields as the packetizer hands them to a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,7 +126,7 @@ pub struct Packetizer<const L: usize> {
     overrun: DFF<Bit>,
     // Combinational intermediates.
     flush: Signal<Local, Bit>,
-    flush_lane: Signal<Local, Bits<64>>,
+    flush_lane: Signal<Local, Bits<2>>,
     flush_tracing: Signal<Local, Bit>,
     flush_tags_only: Signal<Local, Bit>,
     flush_flags: Signal<Local, Bits<8>>,
@@ -224,14 +224,16 @@ impl<const L: usize> Logic for Packetizer<L> {
         if self.pop_valid.val() & (self.pop_tick.val() <= self.deadline.q.val()) {
             self.flush.next = false;
         }
+        // The lane of the flush tick (earlier lanes when the deadline passed
+        // while the capture chain was not yet running).
         self.flush_lane.next = 0.into();
         if self.deadline.q.val() > self.out_tick.val() {
-            self.flush_lane.next = self.deadline.q.val() - self.out_tick.val();
+            self.flush_lane.next = bit_cast::<2, 64>(self.deadline.q.val() - self.out_tick.val());
         }
         self.flush_tracing.next = false;
         self.flush_tags_only.next = false;
         for j in 0..L {
-            if self.flush_lane.val().get_bits::<2>(0).index() == j {
+            if self.flush_lane.val().index() == j {
                 self.flush_tracing.next = self.out_tracing[j].val();
                 self.flush_tags_only.next = self.out_tags_only[j].val();
             }

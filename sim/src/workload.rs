@@ -782,13 +782,22 @@ pub fn parse_trace_opts(
 /// Reads and parses a trace file; the format is guessed from the first
 /// meaningful line when `format` is `None`.
 pub fn read_trace(path: &Path, format: Option<TraceFormat>) -> Result<Workload, WorkloadError> {
+    read_trace_opts(path, format, false)
+}
+
+/// As [`read_trace`]; `instructions` keeps lackey's instruction fetches.
+pub fn read_trace_opts(
+    path: &Path,
+    format: Option<TraceFormat>,
+    instructions: bool,
+) -> Result<Workload, WorkloadError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|error| WorkloadError::Io {
         file: file.clone(),
         error,
     })?;
     let format = format.unwrap_or_else(|| guess_format(&text));
-    let ops = parse_trace(&text, format, &file)?;
+    let ops = parse_trace_opts(&text, format, &file, instructions)?;
     Ok(Workload::Trace {
         name: PathBuf::from(path)
             .file_name()

@@ -7,12 +7,20 @@ use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::dram::{Scheduler, Timing};
 use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
 use hmtt_sim::send::{PacketSender, SenderOptions};
-use hmtt_sim::workload::{read_trace, TraceFormat, Workload};
+use hmtt_sim::workload::{read_trace_opts, TraceFormat, Workload};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// Arguments of `hmtt sim`.
+/// Arguments of `hmtt sim` (boxed: they are many, and the subcommand enum
+/// stays small).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub sim: Box<SimArgs>,
+}
+
+/// The options of `hmtt sim`.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
   hmtt sim --workload quicksort --n 100000 --out out/qs
@@ -20,7 +28,7 @@ use std::time::Instant;
   hmtt sim --workload mix --processes 1 --boards 2 --ports 3 --out out/mix
   hmtt sim --workload trace --trace prog.lackey --out out/trace
   hmtt sim --workload seq-write --n 16M --send 127.0.0.1:5000,127.0.0.1:5001,127.0.0.1:5002 --rate 3")]
-pub struct Args {
+pub struct SimArgs {
     /// seq-read, seq-write, read-after-write, random-read, strided,
     /// quicksort, dma, mix (several processes with remaps and DMA), trace.
     #[arg(long, default_value = "seq-read")]
@@ -53,6 +61,9 @@ pub struct Args {
     /// Trace format: auto, rw (`R|W <address> [size] [pid]`), lackey.
     #[arg(long, default_value = "auto")]
     pub trace_format: String,
+    /// Keep lackey's instruction fetches (`I` lines) as reads.
+    #[arg(long)]
+    pub instructions: bool,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Last-level cache on or off (off: the paper's cache-disabled mode).
@@ -142,7 +153,7 @@ pub fn parse_size(s: &str) -> anyhow::Result<u64> {
         .with_context(|| format!("size '{s}' is too large"))
 }
 
-fn workload(a: &Args) -> anyhow::Result<Workload> {
+fn workload(a: &SimArgs) -> anyhow::Result<Workload> {
     let unit = parse_size(&a.unit)?;
     let unit = u32::try_from(unit).context("--unit is too large")?;
     let stride = parse_size(&a.stride)?;
@@ -159,7 +170,7 @@ fn workload(a: &Args) -> anyhow::Result<Workload> {
                 "lackey" => Some(TraceFormat::Lackey),
                 f => bail!("unknown trace format '{f}' (auto, rw or lackey)"),
             };
-            read_trace(path, format)?
+            read_trace_opts(path, format, a.instructions)?
         }
         name => {
             let default = match name {
@@ -193,7 +204,7 @@ fn workload(a: &Args) -> anyhow::Result<Workload> {
     Ok(w)
 }
 
-fn config(a: &Args) -> anyhow::Result<SimConfig> {
+fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
     let geometry: Geometry = a.geometry.parse()?;
     let mut cfg = SimConfig::default().workload(workload(a)?).seed(a.seed);
     cfg.geometry = geometry;
@@ -242,7 +253,7 @@ fn config(a: &Args) -> anyhow::Result<SimConfig> {
     Ok(cfg)
 }
 
-fn send(a: &Args, out: &SimOutput) -> anyhow::Result<()> {
+fn send(a: &SimArgs, out: &SimOutput) -> anyhow::Result<()> {
     let dests: Vec<SocketAddr> = a
         .send
         .iter()
@@ -303,6 +314,7 @@ fn send(a: &Args, out: &SimOutput) -> anyhow::Result<()> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let args = *args.sim;
     if args.out.is_none() && args.send.is_empty() {
         bail!("nothing to do: give --out DIR and/or --send HOST:PORT[,...]");
     }

@@ -7,13 +7,15 @@
 //! banks, 24- and 28-bit line indices, with and without TX FIFO overflow.
 //! One run writes its frames to a pcap file that tshark must accept; it is
 //! left at `$CARGO_TARGET_TMPDIR/hmtt-hdl/board_cosim_l1.pcap` for the
-//! receiver's tests. Each run prints its simulation speed in command clocks
+//! receiver's tests, next to the golden model's packets of the same run as
+//! capture files (`board_cosim_l1.golden.port<p>.hmttcap`). Each run prints its simulation speed in command clocks
 //! (ticks) per second.
 
 mod capture_support;
 mod eth_support;
 
 use capture_support::{board_config, capture_config, random_stream};
+use hmtt_format::capture::{emit_record_header, CaptureHeader, SourceKind};
 use hmtt_format::command::Command;
 use hmtt_format::geometry::Geometry;
 use hmtt_format::Packet;
@@ -256,12 +258,56 @@ fn board_l1_24bit_overflow_matches_golden_and_tshark_reads_it() {
     hmtt_hdl::gmii::write_pcap(std::fs::File::create(&path).unwrap(), &frames, 1000).unwrap();
     let rows = eth_support::tshark_check(&path);
     assert_eq!(rows.len(), expected.len());
+    // The golden model's packets of the same run, one capture file per
+    // port, for the receiver/merge tests to compare the pcap against.
+    write_golden_captures("board_cosim_l1", &expected, 3, geometry_24());
+}
+
+/// Writes `packets` as `<name>.golden.port<p>.hmttcap` (format.md 7, source
+/// kind simulation), receive time = leave tick in ns at 1250 ps per tick.
+fn write_golden_captures(name: &str, packets: &[BoardPacket], ports: u8, geometry: Geometry) {
+    for port in 0..ports {
+        let header = CaptureHeader {
+            board: BOARD_ID,
+            port,
+            stripe: 0,
+            start_ns: 0,
+            geometry: Some(geometry),
+            source_kind: SourceKind::Simulation,
+            tick_ps: 1250,
+            source_name: "hmtt-sim golden model".into(),
+        };
+        let mut file = header.emit().to_vec();
+        for p in packets.iter().filter(|p| p.port == port) {
+            let ns = p.leave_tick * 1250 / 1000;
+            file.extend_from_slice(&emit_record_header(ns, p.bytes.len() as u32, 0));
+            file.extend_from_slice(&p.bytes);
+        }
+        let path = eth_support::output_dir().join(format!("{name}.golden.port{port}.hmttcap"));
+        std::fs::write(path, file).unwrap();
+    }
 }
 
 #[test]
 fn board_l4_28bit_overflow_matches_golden() {
-    let (run, _) = cosim::<4, 32, 1, 3>(geometry_28(), SLOW, 24, 300, 22, 1200, 2, 700);
+    let (run, expected) = cosim::<4, 32, 1, 3>(geometry_28(), SLOW, 24, 300, 22, 1200, 2, 700);
     assert!(run.events_dropped > 0, "the test must overflow the TX FIFO");
+    assert!(
+        opened_with_line_hi(&expected) > 0,
+        "LINE_HI injection expected"
+    );
+}
+
+/// Packets whose first word is a LINE_HI with dt 0: the packetizer's
+/// injected word (or, rarely, a stream word that happens to look the same).
+fn opened_with_line_hi(packets: &[BoardPacket]) -> usize {
+    packets
+        .iter()
+        .filter(|p| {
+            let w = u32::from_le_bytes([p.bytes[32], p.bytes[33], p.bytes[34], p.bytes[35]]);
+            w >> 21 == 0x11
+        })
+        .count()
 }
 
 #[test]

@@ -14,6 +14,7 @@ pub mod input;
 pub mod merge;
 pub mod names;
 pub mod reassemble;
+pub mod replay;
 pub mod report;
 pub mod stats;
 pub mod synth;

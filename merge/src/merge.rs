@@ -149,8 +149,8 @@ pub fn merge(
             l.ready()?;
         }
         loop {
-            // The lane with the earliest head runs until it passes the
-            // second earliest head: whole runs, not a choice per record.
+            // The lane with the earliest head runs while it stays before the
+            // second earliest head (ties go to the lower board).
             let mut first: Option<(u64, usize)> = None;
             let mut second: Option<(u64, usize)> = None;
             for (i, l) in lanes.iter().enumerate() {
@@ -166,23 +166,24 @@ pub fn merge(
             }
             let Some((_, i)) = first else { break };
             let lane = &mut lanes[i];
-            let start = lane.pos;
-            let end = match second {
-                None => lane.buf.len(),
+            let buf = &lane.buf;
+            let mut p = lane.pos;
+            match second {
+                None => p = buf.len(),
                 Some((t2, j)) => {
                     // Records of lane i at t2 go first only if i < j.
-                    let rest = &lane.buf[start..];
-                    let n = if i < j {
-                        rest.partition_point(|r| r.tick <= t2)
-                    } else {
-                        rest.partition_point(|r| r.tick < t2)
-                    };
-                    start + n.max(1)
+                    let bound = if i < j { t2.saturating_add(1) } else { t2 };
+                    p += 1;
+                    while p < buf.len() && buf[p].tick < bound {
+                        p += 1;
+                    }
                 }
-            };
-            out.extend_from_slice(&lane.buf[start..end]);
-            lane.pos = end;
-            lane.ready()?;
+            }
+            out.extend_from_slice(&buf[lane.pos..p]);
+            lane.pos = p;
+            if lane.pos == lane.buf.len() {
+                lane.ready()?;
+            }
             if out.len() >= BLOCK {
                 sink.write(&out)?;
                 records += out.len() as u64;

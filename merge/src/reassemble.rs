@@ -294,21 +294,25 @@ impl<'a> BoardStream<'a> {
         }
     }
 
-    /// The hot loop: words straight from the map into records.
+    /// The hot loop: words straight from the map into records. Counters
+    /// live in locals so the loop keeps them in registers.
     #[inline]
     fn decode(&mut self, pkt: &Packet<&[u8]>, t0: u64, out: &mut Vec<TraceRecord>) {
         let board = self.board;
+        let mapping = &self.mapping;
+        let channel = self.channel;
         let mut dec = WordDecoder::new(t0);
         out.reserve(pkt.nwords());
-        let counts = &mut self.report.counts;
+        let mut counts = [0u64; 6];
+        let (mut lost, mut corrupt) = (0u64, 0u64);
         for w in pkt.words() {
             match dec.feed(w) {
                 Ok(Some(ev)) => {
                     let rec = match ev.event {
                         BoardEvent::Access { line, write } => {
                             counts[usize::from(write)] += 1;
-                            let local = self.mapping.pa_of(line);
-                            let pa = match self.channel {
+                            let local = mapping.pa_of(line);
+                            let pa = match channel {
                                 None => local,
                                 Some(c) => c.join(local),
                             };
@@ -329,16 +333,21 @@ impl<'a> BoardStream<'a> {
                         }
                         BoardEvent::Lost { count } => {
                             counts[5] += 1;
-                            self.report.references_lost += u64::from(count);
+                            lost += u64::from(count);
                             TraceRecord::new(ev.tick, board, RecordKind::Lost, u64::from(count))
                         }
                     };
                     out.push(rec);
                 }
                 Ok(None) => {}
-                Err(_) => self.report.corrupt_words += 1,
+                Err(_) => corrupt += 1,
             }
         }
+        for (total, n) in self.report.counts.iter_mut().zip(counts) {
+            *total += n;
+        }
+        self.report.references_lost += lost;
+        self.report.corrupt_words += corrupt;
         self.last_tick = dec.time();
     }
 }

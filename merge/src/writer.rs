@@ -4,7 +4,7 @@
 //! leaves a file without FLAG_COMPLETE that readers still read.
 
 use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use hmtt_format::trace::{
@@ -20,7 +20,8 @@ use crate::report::MergeReport;
 /// Streams a trace file to disk.
 pub struct TraceWriter {
     path: PathBuf,
-    out: BufWriter<File>,
+    /// Records go straight from the staging block to the file: one copy.
+    out: File,
     staging: Vec<u8>,
     index: IndexBuilder,
     count: u64,
@@ -30,8 +31,7 @@ pub struct TraceWriter {
 
 impl TraceWriter {
     pub fn create(path: &Path) -> Result<TraceWriter, MergeError> {
-        let f = File::create(path).map_err(|e| MergeError::io(path, e))?;
-        let mut out = BufWriter::with_capacity(1 << 20, f);
+        let mut out = File::create(path).map_err(|e| MergeError::io(path, e))?;
         out.write_all(&TraceHeader::default().emit())
             .map_err(|e| MergeError::io(path, e))?;
         Ok(TraceWriter {
@@ -82,8 +82,7 @@ impl TraceWriter {
             packets_duplicate: report.packets_duplicate(),
             packets_rejected: report.packets_rejected(),
         };
-        self.out.flush().map_err(io)?;
-        let mut f = self.out.into_inner().map_err(|e| io(e.into_error()))?;
+        let mut f = self.out;
         f.seek(SeekFrom::Start(0)).map_err(io)?;
         f.write_all(&header.emit()).map_err(io)?;
         f.sync_data().ok();

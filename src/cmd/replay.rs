@@ -1,9 +1,210 @@
-//! `hmtt replay`.
+//! `hmtt replay`: a physical trace and the kernel log → virtual-address
+//! references (pid, virtual address), CPU vs DMA, the miss rate and the
+//! paper's Tables 3 and 4; views by pid, event window and ranges.
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use hmtt_format::trace::TraceView;
+use hmtt_merge::replay::{Miss, ReplayFilter, Replayer};
 
 /// Arguments of `hmtt replay`.
 #[derive(clap::Args)]
-pub struct Args {}
+#[command(
+    after_help = "Examples:\n  hmtt replay run.hmtttrace --log pagetable.hmttlog\n  \
+hmtt replay run.hmtttrace --log pagetable.hmttlog --pid 2 --csv refs.csv\n  \
+hmtt replay run.hmtttrace --log pagetable.hmttlog --window phase_begin,phase_end --va 0x10000000..0x10100000"
+)]
+pub struct Args {
+    /// Trace file written by `hmtt merge`.
+    pub trace: PathBuf,
+    /// Kernel log (.hmttlog) written by `hmtt log` or `hmtt sim`.
+    #[arg(long)]
+    pub log: PathBuf,
+    /// Only references of this process.
+    #[arg(long)]
+    pub pid: Option<u32>,
+    /// Only between two events: BEGIN,END (names from the trace's events, or indices).
+    #[arg(long)]
+    pub window: Option<String>,
+    /// Only this physical range, LO..HI (hex with 0x or decimal).
+    #[arg(long)]
+    pub pa: Option<String>,
+    /// Only this virtual range, LO..HI.
+    #[arg(long)]
+    pub va: Option<String>,
+    /// Write the selected references as CSV to this file ("-": standard output).
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`hmtt replay` is not available in this build yet")
+fn number(s: &str) -> anyhow::Result<u64> {
+    let s = s.trim();
+    Ok(match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16)?,
+        None => s.parse()?,
+    })
+}
+
+fn range(s: &str) -> anyhow::Result<(u64, u64)> {
+    let (a, b) = s
+        .split_once("..")
+        .with_context(|| format!("'{s}' is not a range LO..HI"))?;
+    let (a, b) = (number(a)?, number(b)?);
+    if a >= b {
+        bail!("range '{s}' is empty");
+    }
+    Ok((a, b))
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let bytes = crate::cmd::dump::map_trace(&args.trace)?;
+    let view = TraceView::new_checked(bytes.as_slice())
+        .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
+    let log_bytes =
+        std::fs::read(&args.log).with_context(|| format!("reading {}", args.log.display()))?;
+    let (_, records) = hmtt_format::klog::parse_file(&log_bytes)
+        .map_err(|e| anyhow::anyhow!("{}: not a usable kernel log: {e}", args.log.display()))?;
+    let mut log = Vec::new();
+    for (i, r) in records.enumerate() {
+        log.push(r.map_err(|e| anyhow::anyhow!("{}: record {i}: {e}", args.log.display()))?);
+    }
+    log.sort_by_key(|r| r.seq);
+    log.dedup_by_key(|r| r.seq);
+    let event = |s: &str| -> anyhow::Result<u32> {
+        let s = s.trim();
+        if let Some((i, _)) = view.names().names.iter().find(|(_, n)| n == s) {
+            return Ok(*i);
+        }
+        number(s)
+            .ok()
+            .and_then(|n| u32::try_from(n).ok())
+            .with_context(|| format!("no event named '{s}' in the trace"))
+    };
+    let window = match &args.window {
+        Some(w) => {
+            let (a, b) = w.split_once(',').context("--window is BEGIN,END")?;
+            Some((event(a)?, event(b)?))
+        }
+        None => None,
+    };
+    let filter = ReplayFilter {
+        pid: args.pid,
+        pa: args.pa.as_deref().map(range).transpose()?,
+        va: args.va.as_deref().map(range).transpose()?,
+        window,
+    };
+    let tick_ns = f64::from(view.header().tick_ps) / 1000.0;
+    let mut csv: Option<Box<dyn Write>> = match &args.csv {
+        None => None,
+        Some(p) if p.as_os_str() == "-" => Some(Box::new(BufWriter::new(std::io::stdout()))),
+        Some(p) => Some(Box::new(BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+        ))),
+    };
+    if let Some(w) = csv.as_mut() {
+        writeln!(w, "time_ns,tick,board,pa,rw,source,pid,va,miss")?;
+    }
+    let mut selected = 0u64;
+    let mut err = None;
+    let start = std::time::Instant::now();
+    let mut replayer = Replayer::new(&log, filter);
+    replayer.run(&view, &mut |v| {
+        selected += 1;
+        if let Some(w) = csv.as_mut() {
+            let (pid, va) = v.owner.map_or((String::new(), String::new()), |(p, a)| {
+                (p.to_string(), format!("{a:#x}"))
+            });
+            let miss = match v.miss {
+                None => "",
+                Some(Miss::Dma) => "dma",
+                Some(Miss::Kernel) => "kernel",
+                Some(Miss::Unmapped) => "unmapped",
+            };
+            if let Err(e) = writeln!(
+                w,
+                "{:.3},{},{},{:#x},{},{},{pid},{va},{miss}",
+                v.tick as f64 * tick_ns,
+                v.tick,
+                v.board,
+                v.pa,
+                if v.write { "W" } else { "R" },
+                if v.dma { "dma" } else { "cpu" }
+            ) {
+                err.get_or_insert(e);
+            }
+        }
+    });
+    let secs = start.elapsed().as_secs_f64();
+    if let Some(mut w) = csv {
+        w.flush()?;
+    }
+    if let Some(e) = err {
+        return Err(e).context("writing the CSV");
+    }
+    let r = &replayer.report;
+    let pct = |x: u64| {
+        if r.references == 0 {
+            0.0
+        } else {
+            100.0 * x as f64 / r.references as f64
+        }
+    };
+    let out = &mut std::io::stderr();
+    writeln!(
+        out,
+        "replayed {} references with {} log records in {:.2} s ({:.1} M references/s); {} selected",
+        r.references,
+        log.len(),
+        secs,
+        r.references as f64 / 1e6 / secs.max(1e-9),
+        selected
+    )?;
+    writeln!(
+        out,
+        "translated to (pid, virtual address): {} ({:.2}%); miss rate {:.2}%",
+        r.translated,
+        pct(r.translated),
+        100.0 * r.miss_rate()
+    )?;
+    for (m, name) in [
+        (Miss::Unmapped, "unmapped"),
+        (Miss::Kernel, "kernel (page tables)"),
+        (Miss::Dma, "DMA buffers"),
+    ] {
+        let n = r.misses.get(&m).copied().unwrap_or(0);
+        writeln!(out, "  misses, {name:<22} {n:>12} ({:.2}%)", pct(n))?;
+    }
+    writeln!(out, "Table 3 (shares of all references):")?;
+    for (i, name) in ["CPU read", "CPU write", "DMA read", "DMA write"]
+        .iter()
+        .enumerate()
+    {
+        writeln!(
+            out,
+            "  {name:<10} {:>12} {:>7.2}%",
+            r.table3[i],
+            pct(r.table3[i])
+        )?;
+    }
+    writeln!(out, "Table 4 (DMA requests by type):")?;
+    if r.dma_requests.is_empty() {
+        writeln!(out, "  none")?;
+    }
+    for (dir, sizes) in &r.dma_requests {
+        let avg = sizes.iter().sum::<u64>() as f64 / sizes.len().max(1) as f64;
+        let bucket = |lo: u64, hi: u64| sizes.iter().filter(|&&s| s > lo && s <= hi).count();
+        writeln!(out, "  {dir:<24} {:>8} requests, average {:.0} bytes; <=4K {}, 4K-16K {}, 16K-64K {}, >64K {}",
+            sizes.len(), avg, bucket(0, 4096), bucket(4096, 16384), bucket(16384, 65536), bucket(65536, u64::MAX))?;
+    }
+    writeln!(
+        out,
+        "log records placed at their tags: {}; not placed: {}; tags beyond the log: {}",
+        r.tags_placed, r.unplaced_count, r.tags_without_record
+    )?;
+    for u in r.unplaced.iter().take(10) {
+        writeln!(out, "  {u:?}")?;
+    }
+    Ok(())
 }

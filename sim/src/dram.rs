@@ -499,37 +499,6 @@ impl<M> Controller<M> {
                     _ => *best = Some((c, key)),
                 }
             };
-        // Refresh: due ranks close their banks and refresh.
-        if !(drain && self.queue.is_empty()) {
-            for (r, rank) in self.ranks.iter().enumerate() {
-                let nb = self.geometry.banks() as usize;
-                let banks = &self.banks[r * nb..(r + 1) * nb];
-                let any_open = banks.iter().any(|b| b.open.is_some());
-                let (action, t) = if any_open {
-                    let t = banks
-                        .iter()
-                        .filter(|b| b.open.is_some())
-                        .map(|b| b.next_pre)
-                        .max()
-                        .unwrap_or(0);
-                    (Action::Prea, t)
-                } else {
-                    let t = banks.iter().map(|b| b.next_act).max().unwrap_or(0);
-                    (Action::Ref, t.max(rank.ref_ready))
-                };
-                let time = t.max(rank.ref_due).max(floor);
-                consider(
-                    Choice {
-                        time,
-                        action,
-                        index: r,
-                    },
-                    0,
-                    0,
-                    &mut best,
-                );
-            }
-        }
         self.stamp += 1;
         let stamp = self.stamp;
         let in_order = self.cfg.scheduler == Scheduler::Fcfs
@@ -588,6 +557,42 @@ impl<M> Controller<M> {
             }
             if only_this {
                 break;
+            }
+        }
+        // Refresh (after the requests): due ranks close their banks and refresh.
+        if !(drain && self.queue.is_empty()) {
+            for (r, rank) in self.ranks.iter().enumerate() {
+                // A refresh happens at ref_due or later: it cannot beat an
+                // earlier request command, so skip the bank scan then.
+                if best.as_ref().is_some_and(|(b, _)| b.time < rank.ref_due) {
+                    continue;
+                }
+                let nb = self.geometry.banks() as usize;
+                let banks = &self.banks[r * nb..(r + 1) * nb];
+                let any_open = banks.iter().any(|b| b.open.is_some());
+                let (action, t) = if any_open {
+                    let t = banks
+                        .iter()
+                        .filter(|b| b.open.is_some())
+                        .map(|b| b.next_pre)
+                        .max()
+                        .unwrap_or(0);
+                    (Action::Prea, t)
+                } else {
+                    let t = banks.iter().map(|b| b.next_act).max().unwrap_or(0);
+                    (Action::Ref, t.max(rank.ref_ready))
+                };
+                let time = t.max(rank.ref_due).max(floor);
+                consider(
+                    Choice {
+                        time,
+                        action,
+                        index: r,
+                    },
+                    0,
+                    0,
+                    &mut best,
+                );
             }
         }
         best.map(|(c, _)| c)

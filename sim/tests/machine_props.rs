@@ -68,5 +68,6 @@ proptest! {
         assert_commands_legal(&cfg, &out);
         assert_truth_is_the_column_commands(&out);
         assert_packets_match_truth(&out);
+        assert_replay_matches_truth(&out);
     }
 }

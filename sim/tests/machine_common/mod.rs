@@ -122,3 +122,61 @@ pub fn assert_truth_is_the_column_commands(out: &SimOutput) {
         assert_eq!(col, rows, "board {b}");
     }
 }
+
+/// Replays the kernel log at its tags, board by board, and checks every
+/// row's owner against the replayed page tables and every DMA row against
+/// the open DMA windows. Returns (rows with an owner, DMA rows).
+pub fn assert_replay_matches_truth(out: &SimOutput) -> (usize, usize) {
+    use hmtt_format::config::log_tag_event;
+    use hmtt_format::klog::Event;
+    use std::collections::HashMap;
+    let (mut translated, mut dma_refs) = (0, 0);
+    for b in 0..out.commands.len() as u8 {
+        let mut next_seq = 0u64;
+        let mut owner: HashMap<u64, (u32, u64)> = HashMap::new();
+        let mut dma: Vec<(u64, u64)> = Vec::new();
+        for r in out.truth.iter().filter(|r| r.board == b) {
+            if r.kind == RefKind::Icode {
+                let ev = r.event.unwrap();
+                if ev < 0x10000 {
+                    continue;
+                }
+                assert_eq!(ev, log_tag_event(next_seq), "tags come in log order");
+                match out.klog[next_seq as usize].event {
+                    Event::Map { vpn, pfn, .. } => {
+                        assert!(owner
+                            .insert(pfn, (out.klog[next_seq as usize].pid, vpn))
+                            .is_none());
+                    }
+                    Event::Unmap { pfn, .. } => {
+                        assert!(owner.remove(&pfn).is_some());
+                    }
+                    Event::DmaMap { addr, size, .. } => dma.push((addr, addr + size)),
+                    Event::DmaUnmap { addr, size, .. } => {
+                        let i = dma.iter().position(|&d| d == (addr, addr + size)).unwrap();
+                        dma.swap_remove(i);
+                    }
+                    _ => {}
+                }
+                next_seq += 1;
+                continue;
+            }
+            let expect = owner
+                .get(&(r.pa >> 12))
+                .map(|&(pid, vpn)| (pid, (vpn << 12) | (r.pa & 0xfff)));
+            assert_eq!(r.owner, expect, "board {b} row {r:?}");
+            if expect.is_some() {
+                translated += 1;
+            }
+            let in_dma = dma.iter().any(|&(lo, hi)| (lo..hi).contains(&r.pa));
+            assert_eq!(in_dma, r.kind == RefKind::Dma, "board {b} row {r:?}");
+            dma_refs += usize::from(in_dma);
+        }
+        assert_eq!(
+            next_seq as usize,
+            out.klog.len(),
+            "board {b} carries every tag"
+        );
+    }
+    (translated, dma_refs)
+}

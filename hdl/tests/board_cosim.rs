@@ -141,13 +141,14 @@ fn run_board<const L: usize, const B: usize, const AB: usize, const P: usize>(
     }
 }
 
-fn golden(cfg: &BoardConfig, cmds: &[Command]) -> Vec<BoardPacket> {
+/// The golden model's packets and its count of dropped events.
+fn golden(cfg: &BoardConfig, cmds: &[Command]) -> (Vec<BoardPacket>, u64) {
     let mut board = Board::new(cfg.clone()).expect("valid board config");
     board.commands(cmds).expect("legal stream");
     board.finish();
     let mut out = vec![];
     board.drain_packets(&mut out);
-    out
+    (out, board.counters().events_dropped)
 }
 
 /// The UDP payload of a frame, after checking its FCS and that it is the
@@ -180,7 +181,7 @@ fn cosim<const L: usize, const B: usize, const AB: usize, const P: usize>(
     cfg.idle_flush_ticks = idle_flush_ticks;
     cfg.board_id = BOARD_ID;
     let cmds = random_stream(&cfg, cmds_seed, count, max_gap);
-    let expected = golden(&cfg, &cmds);
+    let (expected, golden_dropped) = golden(&cfg, &cmds);
     let mut top = BoardTopConfig::new(geometry, P as u8, BOARD_ID, cfg.tick_ps);
     top.capture = capture_config(&cfg);
     top.packetizer.max_words = max_words as u16;
@@ -290,7 +291,7 @@ fn write_golden_captures(name: &str, packets: &[BoardPacket], ports: u8, geometr
 
 #[test]
 fn board_l4_28bit_overflow_matches_golden() {
-    let (run, expected) = cosim::<4, 32, 1, 3>(geometry_28(), SLOW, 24, 300, 22, 1200, 2, 700);
+    let (run, expected) = cosim::<4, 32, 1, 3>(geometry_28(), SLOW, 24, 300, 22, 2400, 2, 2000);
     assert!(run.events_dropped > 0, "the test must overflow the TX FIFO");
     assert!(
         opened_with_line_hi(&expected) > 0,
@@ -318,9 +319,9 @@ fn board_l1_28bit_no_overflow_matches_golden() {
         40,
         500,
         23,
-        600,
+        1200,
         12,
-        700,
+        1000,
     );
     assert_eq!(run.events_dropped, 0);
 }
@@ -333,8 +334,8 @@ fn board_l4_24bit_line_rate_matches_golden() {
         64,
         400,
         24,
-        1200,
+        2400,
         6,
-        700,
+        2000,
     );
 }

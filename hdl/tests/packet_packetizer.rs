@@ -278,3 +278,46 @@ fn packetizer_is_synthesizable() {
     uut.connect_all();
     yosys_validate("hmtt_packetizer", &generate_verilog(&uut)).unwrap();
 }
+
+/// An idle flush and a pop that closes at once (SYNC) in the same fabric
+/// cycle, with one port: the second descriptor waits a cycle in `hold`.
+#[test]
+fn idle_flush_and_sync_close_in_one_cycle() {
+    let access = |dt| RecordWord::access(dt, false, 7).unwrap();
+    let sync = RecordWord::control(1, Opcode::Cmd, 5).unwrap();
+    let pops = [
+        Pop {
+            tick: 0,
+            word: access(3),
+            flags: 1,
+        },
+        // Deadline 0 + 8 = tick 8; this cycle carries ticks 8..12.
+        Pop {
+            tick: 10,
+            word: sync,
+            flags: 3,
+        },
+        Pop {
+            tick: 13,
+            word: access(2),
+            flags: 1,
+        },
+    ];
+    let cfg = PacketizerConfig {
+        max_words: 4,
+        idle_flush_ticks: 8,
+        ports: 1,
+    };
+    let flags_at = |t: u64| if t < 9 { 1 } else { 2 };
+    let expected = golden(&pops, &cfg, flags_at);
+    assert_eq!(expected.len(), 3);
+    assert_eq!(expected[0].leave_tick, 8);
+    assert_eq!(expected[1].leave_tick, 10);
+    let (writes, overrun) = run_hdl::<4>(&pops, cfg, flags_at);
+    assert!(!overrun);
+    let got = rebuild(&writes, 1);
+    assert_eq!(got.len(), 3);
+    for (g, e) in got.iter().zip(&expected) {
+        assert_eq!(g.bytes, e.bytes, "packet seq {}", e.seq);
+    }
+}

@@ -1,0 +1,9 @@
+#!/bin/sh
+# Receiver benchmark: this receiver vs tcpdump -w on loopback at rising
+# rates, 1500- and 9000-byte packets. Needs root (tcpdump on lo, large
+# socket buffers) and tcpdump. Options through the environment, see
+# receiver/benches/receiver.rs (HMTT_BENCH_DIR, HMTT_BENCH_SECONDS, ...).
+set -eu
+cd "$(dirname "$0")/.."
+command -v tcpdump >/dev/null || { echo "bench/receiver.sh: tcpdump is needed" >&2; exit 1; }
+exec cargo bench -p hmtt-receiver --bench receiver "$@"

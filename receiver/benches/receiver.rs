@@ -1,0 +1,393 @@
+//! Receiver benchmark: a board's stream sent over loopback to three ports at
+//! rising rates; for each rate, this receiver and `tcpdump -w` (default
+//! buffer, and with `-B` as large as the receiver's socket buffers) capture
+//! the same stream in turn. Prints loss and CPU per step and the highest
+//! zero-loss rate of each, for 1500-byte and 9000-byte packets.
+//!
+//! Rates count IPv4 packet bytes (UDP payload + 28). CPU is in cores: the
+//! receiver's threads (process CPU minus the sender thread), tcpdump's
+//! rusage, and the sender thread (which on loopback also runs the kernel's
+//! receive path up to the socket queue).
+//!
+//! Environment: HMTT_BENCH_DIR (output directory, default a temp dir on
+//! /tmp), HMTT_BENCH_SECONDS (per step, default 2), HMTT_BENCH_SIZES
+//! (default "1500,9000"), HMTT_BENCH_RATES_1500 / _9000 (Gb/s lists).
+
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hmtt_format::geometry::Geometry;
+use hmtt_format::packet::{Packet, PacketHeader, FLAG_TRACING};
+use hmtt_format::record::{Opcode, RecordWord};
+use hmtt_receiver::{Capture, CaptureConfig, Input, Source};
+
+const PORTS: usize = 3;
+
+fn cpu_seconds(who: libc::c_int) -> f64 {
+    // SAFETY: getrusage fills a plain struct.
+    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(who, &mut r) };
+    tv(r.ru_utime) + tv(r.ru_stime)
+}
+
+fn tv(t: libc::timeval) -> f64 {
+    t.tv_sec as f64 + t.tv_usec as f64 * 1e-6
+}
+
+/// A board's full packets of `ip_bytes` IPv4 size, `PORTS` of them per seq
+/// round; seq and port are rewritten in place when sent.
+fn board_packets(ip_bytes: usize) -> Vec<Vec<u8>> {
+    let nwords = (ip_bytes - 28 - 32) / 4;
+    (0..64u64)
+        .map(|k| {
+            let mut words: Vec<RecordWord> = (0..nwords)
+                .map(|i| {
+                    RecordWord::access_unchecked(
+                        (i % 60) as u32,
+                        i % 4 == 0,
+                        (k * 7919 + i as u64 * 64) & 0xFF_FFFF,
+                    )
+                })
+                .collect();
+            if k == 5 {
+                words[3] = RecordWord::control_unchecked(0, Opcode::Lost, 2);
+            }
+            PacketHeader {
+                flags: FLAG_TRACING,
+                board: 0,
+                port: 0,
+                seq: 0,
+                t0: k * 100_000,
+                nwords: nwords as u16,
+                geometry: Geometry::ddr3_default(),
+                tick_ps: 1250,
+            }
+            .build(&words)
+        })
+        .collect()
+}
+
+struct SendResult {
+    packets: u64,
+    seconds: f64,
+    cpu: f64,
+}
+
+/// Sends `total` packets round-robin to `dests` at `gbps`, with sendmmsg in
+/// batches of 32, pacing each batch.
+fn send(dests: &[SocketAddr], packets: &mut [Vec<u8>], gbps: f64, total: u64) -> SendResult {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let _ = socket2::SockRef::from(&sock).set_send_buffer_size(64 << 20);
+    let fd = sock.as_raw_fd();
+    let names: Vec<socket2::SockAddr> = dests.iter().map(|&d| d.into()).collect();
+    let ip_bytes = packets[0].len() + 28;
+    let pps = gbps * 1e9 / 8.0 / ip_bytes as f64;
+    const BATCH: usize = 32;
+    let cpu0 = cpu_seconds(libc::RUSAGE_THREAD);
+    let start = Instant::now();
+    let mut seq = 0u64;
+    let mut iov: Vec<libc::iovec> = Vec::with_capacity(BATCH);
+    // SAFETY: mmsghdr is plain old data.
+    let mut hdrs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; BATCH];
+    while seq < total {
+        let due = start + Duration::from_secs_f64(seq as f64 / pps);
+        let now = Instant::now();
+        if due > now {
+            let wait = due - now;
+            if wait > Duration::from_micros(200) {
+                std::thread::sleep(wait - Duration::from_micros(100));
+            }
+            while Instant::now() < due {
+                std::hint::spin_loop();
+            }
+        }
+        let n = BATCH.min((total - seq) as usize);
+        iov.clear();
+        let first = seq;
+        for k in 0..n {
+            let s = first + k as u64;
+            let buf = &mut packets[(s as usize) % packets.len()];
+            let mut p = Packet::new_unchecked(&mut buf[..]);
+            p.set_seq(s);
+            p.set_port((s % dests.len() as u64) as u8);
+            iov.push(libc::iovec {
+                iov_base: buf.as_mut_ptr().cast(),
+                iov_len: buf.len(),
+            });
+        }
+        // Each packet of this batch has its own buffer: indices differ as n <= packets.len().
+        for k in 0..n {
+            let s = first + k as u64;
+            let name = &names[(s % dests.len() as u64) as usize];
+            let h = &mut hdrs[k].msg_hdr;
+            h.msg_name = name.as_ptr() as *mut _;
+            h.msg_namelen = name.len();
+            h.msg_iov = &mut iov[k];
+            h.msg_iovlen = 1;
+        }
+        let mut done = 0;
+        while done < n {
+            // SAFETY: headers point at live buffers and addresses.
+            let r = unsafe { libc::sendmmsg(fd, hdrs[done..].as_mut_ptr(), (n - done) as u32, 0) };
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EAGAIN) || e.raw_os_error() == Some(libc::ENOBUFS)
+                {
+                    continue;
+                }
+                panic!("sendmmsg: {e}");
+            }
+            done += r as usize;
+        }
+        seq += n as u64;
+    }
+    SendResult {
+        packets: seq,
+        seconds: start.elapsed().as_secs_f64(),
+        cpu: cpu_seconds(libc::RUSAGE_THREAD) - cpu0,
+    }
+}
+
+struct Step {
+    sent: u64,
+    got: u64,
+    rate: f64,
+    cpu: f64,
+    sender_cpu: f64,
+}
+
+fn run_receiver(dir: &Path, packets: &mut [Vec<u8>], gbps: f64, total: u64) -> Step {
+    let _ = std::fs::remove_dir_all(dir);
+    let inputs = (0..PORTS)
+        .map(|p| Input {
+            source: Source::Udp("127.0.0.1:0".into()),
+            port: p as u8,
+            udp_port: None,
+        })
+        .collect();
+    let mut c = CaptureConfig::new(inputs, vec![dir.to_path_buf()]);
+    c.progress = false;
+    c.name = "bench".into();
+    c.packets = Some(total);
+    c.overwrite = true;
+    let limit = Duration::from_secs_f64(
+        total as f64 / (gbps * 1e9 / 8.0 / (packets[0].len() + 28) as f64) + 3.0,
+    );
+    c.duration = Some(limit);
+    let cpu0 = cpu_seconds(libc::RUSAGE_SELF);
+    let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
+    let dests: Vec<SocketAddr> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
+    let s = std::thread::scope(|sc| {
+        sc.spawn(|| send(&dests, packets, gbps, total))
+            .join()
+            .unwrap()
+    });
+    let summary = handle.wait().unwrap();
+    let cpu = cpu_seconds(libc::RUSAGE_SELF) - cpu0 - s.cpu;
+    let got: u64 = summary.ports.iter().map(|p| p.written_packets).sum();
+    let _ = std::fs::remove_dir_all(dir);
+    Step {
+        sent: s.packets,
+        got,
+        rate: s.packets as f64 * (packets[0].len() + 28) as f64 * 8.0 / s.seconds / 1e9,
+        cpu: cpu / s.seconds,
+        sender_cpu: s.cpu / s.seconds,
+    }
+}
+
+fn run_tcpdump(
+    dir: &Path,
+    packets: &mut [Vec<u8>],
+    gbps: f64,
+    total: u64,
+    buffer_kib: Option<usize>,
+) -> Step {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    // Sockets that take the datagrams and are never read (no ICMP replies).
+    let sinks: Vec<UdpSocket> = (0..PORTS)
+        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    for s in &sinks {
+        let _ = socket2::SockRef::from(s).set_recv_buffer_size(4096);
+    }
+    let dests: Vec<SocketAddr> = sinks.iter().map(|s| s.local_addr().unwrap()).collect();
+    let filter = dests
+        .iter()
+        .map(|d| format!("udp dst port {}", d.port()))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    let file = dir.join("tcpdump.pcap");
+    let mut cmd = Command::new("tcpdump");
+    cmd.args(["-i", "lo", "-n", "-q", "-s", "0", "-w"])
+        .arg(&file);
+    if let Some(b) = buffer_kib {
+        cmd.args(["-B", &b.to_string()]);
+    }
+    cmd.arg(&filter);
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tcpdump is needed by this benchmark");
+    // Wait for "listening on".
+    let mut err = child.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !String::from_utf8_lossy(&seen).contains("listening on") {
+        if std::io::Read::read(&mut err, &mut byte).unwrap() == 0 {
+            panic!("tcpdump: {}", String::from_utf8_lossy(&seen));
+        }
+        seen.push(byte[0]);
+    }
+    let s = std::thread::scope(|sc| {
+        sc.spawn(|| send(&dests, packets, gbps, total))
+            .join()
+            .unwrap()
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signalling and reaping our own child.
+    let mut status = 0;
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::wait4(child.id() as i32, &mut status, 0, &mut ru);
+    }
+    // Reaped by wait4 above; this only lets std forget the child.
+    let _ = child.try_wait();
+    let cpu = tv(ru.ru_utime) + tv(ru.ru_stime);
+    let mut cap = pcap::Capture::from_file(&file).unwrap();
+    let mut got = 0u64;
+    while cap.next_packet().is_ok() {
+        got += 1;
+    }
+    drop(sinks);
+    let _ = std::fs::remove_dir_all(dir);
+    Step {
+        sent: s.packets,
+        got,
+        rate: s.packets as f64 * (packets[0].len() + 28) as f64 * 8.0 / s.seconds / 1e9,
+        cpu: cpu / s.seconds,
+        sender_cpu: s.cpu / s.seconds,
+    }
+}
+
+fn env_list(name: &str, default: &str) -> Vec<f64> {
+    std::env::var(name)
+        .unwrap_or_else(|_| default.into())
+        .split(',')
+        .map(|s| s.trim().parse().unwrap())
+        .collect()
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let seconds: f64 = std::env::var("HMTT_BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2.0);
+    let base: PathBuf = std::env::var("HMTT_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            std::env::temp_dir().join(format!("hmtt-bench-{}", std::process::id()))
+        });
+    let sizes = env_list("HMTT_BENCH_SIZES", "1500,9000");
+    let rcvbuf_kib = CaptureConfig::new(vec![], vec![]).rcvbuf_bytes / 1024;
+    println!(
+        "receiver benchmark: {PORTS} loopback ports, {seconds} s per step, output in {}",
+        base.display()
+    );
+    println!("rate = IPv4 bytes; CPU in cores (1.0 = one core busy) over the send time; machine has {} cores", std::thread::available_parallelism().map_or(0, |n| n.get()));
+    for size in sizes {
+        let size = size as usize;
+        let rates = if size <= 1500 {
+            env_list("HMTT_BENCH_RATES_1500", "0.5,1,2,3,4,5,6,8")
+        } else {
+            env_list("HMTT_BENCH_RATES_9000", "2,4,6,8,10,12,15,20")
+        };
+        let mut packets = board_packets(size);
+        println!();
+        println!(
+            "== {size}-byte packets ({} B UDP payload, {} record words) ==",
+            size - 28,
+            (size - 60) / 4
+        );
+        println!(
+            "{:<22} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8} {:>7}",
+            "capture", "target", "sent", "sent", "lost", "loss%", "cpu", "sender"
+        );
+        println!(
+            "{:<22} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8} {:>7}",
+            "", "Gb/s", "Gb/s", "packets", "packets", "", "cores", "cores"
+        );
+        let tools: Vec<(String, Option<Option<usize>>)> = vec![
+            ("hmtt receiver".into(), None),
+            ("tcpdump -w".into(), Some(None)),
+            (
+                format!("tcpdump -w -B {rcvbuf_kib}"),
+                Some(Some(rcvbuf_kib)),
+            ),
+        ];
+        let mut best: Vec<Option<(f64, f64)>> = vec![None; tools.len()];
+        let mut failed = vec![false; tools.len()];
+        for &gbps in &rates {
+            let total = (gbps * 1e9 / 8.0 / size as f64 * seconds) as u64;
+            for (t, (name, tcpdump)) in tools.iter().enumerate() {
+                if failed[t] {
+                    continue;
+                }
+                let dir = base.join(format!("{size}-{t}"));
+                let step = match tcpdump {
+                    None => run_receiver(&dir, &mut packets, gbps, total),
+                    Some(b) => run_tcpdump(&dir, &mut packets, gbps, total, *b),
+                };
+                let lost = step.sent.saturating_sub(step.got);
+                println!(
+                    "{:<22} {:>8.1} {:>8.2} {:>10} {:>10} {:>8.3} {:>8.2} {:>7.2}",
+                    name,
+                    gbps,
+                    step.rate,
+                    step.sent,
+                    lost,
+                    lost as f64 * 100.0 / step.sent.max(1) as f64,
+                    step.cpu,
+                    step.sender_cpu
+                );
+                if lost == 0 {
+                    best[t] = Some((step.rate, step.cpu));
+                } else {
+                    failed[t] = true;
+                }
+            }
+        }
+        println!(
+            "-- highest rate with zero loss (all lower steps loss-free too), {size}-byte packets:"
+        );
+        for (t, (name, _)) in tools.iter().enumerate() {
+            match best[t] {
+                Some((r, cpu)) => println!(
+                    "   {name:<22} {r:>6.2} Gb/s  cpu {cpu:.2} cores{}",
+                    if failed[t] {
+                        ""
+                    } else {
+                        "  (no loss at any rate tried)"
+                    }
+                ),
+                None => println!("   {name:<22} none (loss at the lowest rate)"),
+            }
+        }
+        if let (Some((a, _)), Some((b, _))) = (best[0], best[1]) {
+            println!("   ratio hmtt/tcpdump: {:.2}x", a / b);
+        }
+        if let (Some((a, _)), Some((b, _))) = (best[0], best[2]) {
+            println!("   ratio hmtt/tcpdump -B: {:.2}x", a / b);
+        }
+    }
+}

@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, default_value = "0.0.0.0")]
     bind: String,
     /// Output directory, repeatable (one per disk); stripes go round-robin over them.
-    #[arg(short, long = "out", value_name = "DIR")]
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
     dirs: Vec<PathBuf>,
     /// TOML run file (inputs, dirs, options); command-line options override it.
     #[arg(long, value_name = "FILE")]

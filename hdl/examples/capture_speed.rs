@@ -134,7 +134,18 @@ fn verilog_speeds<const L: usize, const B: usize, const AB: usize>(
         .current_dir(&dir)
         .output()
         .ok()
-        .filter(|o| o.status.success())
+        .filter(|o| {
+            if !o.status.success() {
+                let err = String::from_utf8_lossy(&o.stderr);
+                let head: Vec<&str> = err
+                    .lines()
+                    .filter(|l| l.contains("Error"))
+                    .take(5)
+                    .collect();
+                eprintln!("verilator build failed:\n{}", head.join("\n"));
+            }
+            o.status.success()
+        })
         .and_then(|_| timed("obj_dir/capture_sim", &plusargs));
     let _ = std::fs::remove_dir_all(&dir);
     (icarus, verilator)

@@ -1,5 +1,5 @@
 // Testbench for the capture chain's generated Verilog (Icarus Verilog or
-// Verilator --binary). Reads a DDR command stream in the canonical text form
+// the Verilator binary build). Reads a DDR command stream in the canonical text form
 // of format.md section 1 (`<cycle> <CMD> <rank> <bank> <arg>`, one per line,
 // decimal, cycles strictly increasing: the pins carry one command per tick),
 // drives the DIMM command pins `LANES` ticks per fabric clock and writes what

@@ -311,6 +311,46 @@ impl EventEncoder {
         })
     }
 
+    /// The common case of [`EventEncoder::encode`] without building a word
+    /// array: the event's only word and the state after it, when the event
+    /// needs exactly one word (a gap below 64 ticks and, for an access, no
+    /// LINE_HI change); `None` otherwise, and then `encode` gives the words.
+    /// The word is always the one `encode` gives.
+    #[inline]
+    pub fn encode_single(&self, t: u64, event: BoardEvent) -> Option<(RecordWord, EventEncoder)> {
+        let gap = t.checked_sub(self.last)?;
+        if gap >= TIME_UNIT {
+            return None;
+        }
+        let dt = gap as u32;
+        let word = match event {
+            BoardEvent::Access { line, write } => {
+                if (line >> 24) as u32 != self.hi {
+                    return None;
+                }
+                RecordWord::access_unchecked(dt, write, line & LINE_LO_MASK)
+            }
+            BoardEvent::Tag { event, write } => RecordWord::control_unchecked(
+                dt,
+                Opcode::Tag,
+                (event & field::TAG_EVENT_MASK) | if write { field::TAG_WRITE_BIT } else { 0 },
+            ),
+            BoardEvent::Cmd { code } => {
+                RecordWord::control_unchecked(dt, Opcode::Cmd, code & PAYLOAD_MAX)
+            }
+            BoardEvent::Lost { count } => {
+                RecordWord::control_unchecked(dt, Opcode::Lost, count.min(PAYLOAD_MAX))
+            }
+        };
+        Some((
+            word,
+            EventEncoder {
+                last: t,
+                hi: self.hi,
+            },
+        ))
+    }
+
     /// For gaps too long for one event: one maximal TIME word that brings
     /// `last` closer to `t`. Returns `None` when the gap already fits.
     #[inline]
@@ -601,6 +641,29 @@ mod tests {
             let mut d = WordDecoder::new(0);
             let got: Vec<_> = words.iter().filter_map(|w| d.feed(*w).unwrap()).collect();
             prop_assert_eq!(got, expect);
+        }
+
+        #[test]
+        fn encode_single_is_encode_when_one_word_is_enough(
+            last in 0u64..1000, gap in 0u64..200, hi in 0u32..4, ev in any_event()
+        ) {
+            let enc = EventEncoder { last, hi };
+            let ev = match ev {
+                // Keep LINE_HI near `hi` so both cases occur.
+                BoardEvent::Access { line, write } => BoardEvent::Access {
+                    line: (u64::from(hi + (line as u32 & 1)) << 24) | (line & LINE_LO_MASK),
+                    write,
+                },
+                other => other,
+            };
+            let full = enc.encode(last + gap, ev).unwrap();
+            match enc.encode_single(last + gap, ev) {
+                Some((w, next)) => {
+                    prop_assert_eq!(full.words(), &[w][..]);
+                    prop_assert_eq!(full.next, next);
+                }
+                None => prop_assert!(full.len() > 1),
+            }
         }
 
         #[test]

@@ -397,6 +397,9 @@ pub struct Board {
     gap_q: u64,
     gap_r: u64,
     fill_ticks: u64,
+    /// The earliest tick at which a pop or an idle flush is due (`u64::MAX`:
+    /// none); ticks before it need no work.
+    next_event: u64,
     lost: u64,
     finished: bool,
     counters: BoardCounters,
@@ -434,6 +437,7 @@ impl Board {
             gap_q: den / num,
             gap_r: den % num,
             fill_ticks: den.div_ceil(num),
+            next_event: u64::MAX,
             lost: 0,
             finished: false,
             counters: BoardCounters::default(),
@@ -499,7 +503,11 @@ impl Board {
                     current: self.cur,
                 });
             }
-            self.run_until(c.cycle);
+            if c.cycle > self.next_event {
+                self.run_until(c.cycle);
+            } else {
+                self.cur = c.cycle;
+            }
         }
         self.counters.commands += 1;
         self.counters.per_kind[kind_index(c.cmd)] += 1;
@@ -628,6 +636,20 @@ impl Board {
     /// fillers the gap needs (each pushed on its own).
     #[inline]
     fn try_push(&mut self, t: u64, ev: BoardEvent) -> bool {
+        if let Some((w, next)) = self.encoder.encode_single(t, ev) {
+            if self.fifo.free() == 0 {
+                return false;
+            }
+            self.push_words(t, &[w]);
+            self.encoder = next;
+            return true;
+        }
+        self.try_push_long(t, ev)
+    }
+
+    /// `try_push` for events of several words.
+    #[inline(never)]
+    fn try_push_long(&mut self, t: u64, ev: BoardEvent) -> bool {
         while let Some((w, next)) = self.encoder.time_filler(t) {
             if self.fifo.free() == 0 {
                 return false;
@@ -683,6 +705,7 @@ impl Board {
         };
         self.next_pop = self.cur.saturating_add(d);
         self.credit_after_pop = start + (d + 1) * num - den;
+        self.next_event = self.next_event.min(self.next_pop);
     }
 
     /// Steps 2 and 3 of ticks `cur..end`; then `cur = end`.
@@ -729,6 +752,12 @@ impl Board {
             self.sync_packet_counters();
         }
         self.cur = end;
+        let pop = if self.fifo.is_empty() {
+            u64::MAX
+        } else {
+            self.next_pop
+        };
+        self.next_event = pop.min(self.packetizer.flush_deadline().unwrap_or(u64::MAX));
     }
 
     fn sync_packet_counters(&mut self) {

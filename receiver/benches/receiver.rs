@@ -395,4 +395,7 @@ fn main() {
             println!("   ratio hmtt/tcpdump -B: {:.2}x", a / b);
         }
     }
+    if std::env::var("HMTT_BENCH_DIR").is_err() {
+        let _ = std::fs::remove_dir_all(&base);
+    }
 }

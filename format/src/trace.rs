@@ -303,7 +303,8 @@ impl TraceHeader {
             return Err(TraceError::BadVersion(version));
         }
         let hlen = u16_at(b, field::HEADER_LEN);
-        if usize::from(hlen) < HEADER_LEN || usize::from(hlen) > b.len() || !hlen.is_multiple_of(8) {
+        if usize::from(hlen) < HEADER_LEN || usize::from(hlen) > b.len() || !hlen.is_multiple_of(8)
+        {
             return Err(TraceError::BadHeaderLen(hlen));
         }
         let rlen = u16_at(b, field::RECORD_LEN);

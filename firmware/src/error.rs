@@ -31,6 +31,12 @@ pub enum FirmwareError {
          build the flow probe with --top flow-probe (a placeholder, not the board)"
     )]
     BoardCoreMissing,
+    #[error("the design does not fit the {board} device: {over} (log: {log})")]
+    DoesNotFit {
+        board: crate::board::Board,
+        over: String,
+        log: PathBuf,
+    },
     #[error("cannot read the place-and-route log `{log}`: {reason}")]
     Report { log: PathBuf, reason: String },
     #[error("bitstream `{0}` does not exist; run `hmtt firmware build` first or pass --bitstream")]

@@ -124,7 +124,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, FirmwareError> {
         arg(&paths.netlist),
         arg(&paths.yosys_stat)
     );
-    let secs = tools::YOSYS.run(&["-q".into(), "-p".into(), script], out, &paths.yosys_log)?;
+    let secs = tools::YOSYS.run(&["-p".into(), script], out, &paths.yosys_log)?;
     stages.push(("yosys".to_string(), secs));
 
     let seed = options.seed.to_string();
@@ -173,7 +173,10 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, FirmwareError> {
     };
     // nextpnr writes its own --log; its console output goes next to it.
     let console = out.join(format!("{}.nextpnr.console", board.name()));
-    let secs = pnr.run(&pnr_args, out, &console)?;
+    let secs = match pnr.run(&pnr_args, out, &console) {
+        Ok(secs) => secs,
+        Err(e) => return Err(explain_pnr_failure(board, &console, e)),
+    };
     stages.push(("nextpnr".to_string(), secs));
 
     let (packer, pack_args) = match board.family() {
@@ -233,4 +236,32 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, FirmwareError> {
     write(&paths.report_text, &report.to_text())?;
     tracing::info!(board = %board, pass = report.pass, "report written to {}", paths.report_text.display());
     Ok(report)
+}
+
+/// A design that needs more of a resource than the device has is the
+/// common place-and-route failure; say which resource instead of the log's
+/// last lines.
+fn explain_pnr_failure(board: Board, console: &Path, error: FirmwareError) -> FirmwareError {
+    let Ok(text) = std::fs::read_to_string(console) else {
+        return error;
+    };
+    let figures = report::parse_nextpnr_log(&text);
+    let over: Vec<_> = figures
+        .resources
+        .into_iter()
+        .filter(|r| r.used > r.available)
+        .collect();
+    if over.is_empty() {
+        error
+    } else {
+        FirmwareError::DoesNotFit {
+            board,
+            over: over
+                .iter()
+                .map(|r| format!("{} {}/{}", r.name, r.used, r.available))
+                .collect::<Vec<_>>()
+                .join(", "),
+            log: console.to_path_buf(),
+        }
+    }
 }

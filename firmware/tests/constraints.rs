@@ -53,8 +53,8 @@ fn readme_pins(board: Board) -> BTreeMap<String, String> {
 }
 
 /// The top-level ports of the generated Verilog, expanded to bits.
-fn top_ports(board: Board) -> Vec<String> {
-    let top = tops::generate(board, TopChoice::FlowProbe).unwrap();
+fn top_ports(board: Board, choice: TopChoice) -> Vec<String> {
+    let top = tops::generate(board, choice).unwrap();
     let module = top.verilog.split("module top(").nth(1).unwrap();
     let body = module.split("endmodule").next().unwrap();
     let mut ports = Vec::new();
@@ -101,7 +101,9 @@ fn every_top_port_is_constrained_exactly_once() {
     for board in Board::ALL {
         let pins = constraint_pins(board);
         let constrained: Vec<String> = pins.keys().cloned().collect();
-        assert_eq!(top_ports(board), constrained, "{board}");
+        for choice in [TopChoice::Board, TopChoice::FlowProbe] {
+            assert_eq!(top_ports(board, choice), constrained, "{board} {choice:?}");
+        }
         let mut balls: Vec<&String> = pins.values().collect();
         balls.sort();
         let before = balls.len();

@@ -81,3 +81,20 @@ fn ecp5_flow_probe_builds() {
     assert!(report.placeholder);
     assert_eq!(report.summary.plls.as_ref().unwrap().used, 1);
 }
+
+#[test]
+#[ignore = "slow: yosys alone takes ~6 CPU-minutes and nextpnr more than 20 minutes on the loaded 2-core machine; run with --ignored"]
+fn ecp5_board_builds() {
+    let report = run_flow(Board::Ecp5_85f, TopChoice::Board, "ecp5-board");
+    assert!(!report.placeholder);
+    // The 16384-word TX FIFO and three port buffers live in block RAM.
+    assert!(report.summary.block_rams.as_ref().unwrap().used >= 32);
+}
+
+#[test]
+#[ignore = "the iCE40 board core needs 55 of the HX8K's 32 block RAMs (hdl/README.md, firmware requests)"]
+fn ice40_board_builds() {
+    let report = run_flow(Board::Ice40Hx8k, TopChoice::Board, "ice40-board");
+    assert!(!report.placeholder);
+    assert!(report.summary.block_rams.as_ref().unwrap().used > 0);
+}

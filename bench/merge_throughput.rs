@@ -89,7 +89,7 @@ fn generate(dir: &Path, total_bytes: u64, boards: u8) -> std::io::Result<Vec<Pat
                     };
                     BoardEvent::Access {
                         line,
-                        write: (r >> 40) % 3 == 0,
+                        write: (r >> 40).is_multiple_of(3),
                     }
                 };
                 pk.event(t, ev, &mut |p| out.push(p));
@@ -179,7 +179,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         cat_warm_s, cat_mbs, cat_cpu, cat_cpu_mbs
     );
 
-    let set = CaptureSet::open(&[dir.clone()], hmtt_merge::input::DEFAULT_MAX_START_SKEW_NS)?;
+    let set = CaptureSet::open(
+        std::slice::from_ref(&dir),
+        hmtt_merge::input::DEFAULT_MAX_START_SKEW_NS,
+    )?;
     let opts = MergeOptions::default();
     let t = Instant::now();
     let c0 = cpu_seconds().0;

@@ -148,6 +148,42 @@ pub fn merge(
         for l in lanes.iter_mut() {
             l.ready()?;
         }
+        while lanes.len() == 2 {
+            // Two boards (the common case): a tight two-way merge.
+            let (a, b) = lanes.split_at_mut(1);
+            let (a, b) = (&mut a[0], &mut b[0]);
+            if a.pos == a.buf.len() || b.pos == b.buf.len() {
+                break;
+            }
+            let (ab, bb) = (&a.buf, &b.buf);
+            let (mut i, mut j) = (a.pos, b.pos);
+            let room = BLOCK.saturating_sub(out.len()).max(1);
+            let stop = out.len() + room;
+            while i < ab.len() && j < bb.len() && out.len() < stop {
+                // Ties go to lane 0, the lower board id.
+                if ab[i].tick <= bb[j].tick {
+                    out.push(ab[i]);
+                    i += 1;
+                } else {
+                    out.push(bb[j]);
+                    j += 1;
+                }
+            }
+            a.pos = i;
+            b.pos = j;
+            if a.pos == a.buf.len() {
+                a.ready()?;
+            }
+            if b.pos == b.buf.len() {
+                b.ready()?;
+            }
+            if out.len() >= BLOCK {
+                sink.write(&out)?;
+                records += out.len() as u64;
+                out.clear();
+                progress(bytes_done(&lanes));
+            }
+        }
         loop {
             // The lane with the earliest head runs while it stays before the
             // second earliest head (ties go to the lower board).

@@ -189,7 +189,9 @@ struct BoardState {
 pub struct Replayer<'l> {
     log: &'l [RecordRepr],
     first_seq: u64,
-    boards: HashMap<u8, BoardState>,
+    /// Indexed by board id; `seen` marks the boards present.
+    boards: Vec<BoardState>,
+    seen: [bool; 256],
     pub report: ReplayReport,
     filter: ReplayFilter,
     dma_counted_upto: u64,
@@ -200,7 +202,8 @@ impl<'l> Replayer<'l> {
         Replayer {
             log,
             first_seq: log.first().map_or(0, |r| r.seq),
-            boards: HashMap::new(),
+            boards: (0..256).map(|_| BoardState::default()).collect(),
+            seen: [false; 256],
             report: ReplayReport::default(),
             filter,
             dma_counted_upto: 0,
@@ -219,7 +222,7 @@ impl<'l> Replayer<'l> {
             self.report.tags_without_record += 1;
             return;
         };
-        let st = self.boards.entry(board).or_default();
+        let st = &mut self.boards[usize::from(board)];
         st.last = None;
         match rec.event {
             Event::Map { vpn, pfn, pte_phys } | Event::SnapshotMap { vpn, pfn, pte_phys } => {
@@ -264,20 +267,17 @@ impl<'l> Replayer<'l> {
 
     /// Runs over every record; `out` gets each reference that passes the filter.
     pub fn run<S: RecordSource + ?Sized>(&mut self, trace: &S, out: &mut dyn FnMut(&VirtualRef)) {
-        for st in self.boards.values_mut() {
+        for st in self.boards.iter_mut() {
             st.next_seq = self.first_seq;
         }
         let n = trace.len();
-        let first_seq = self.first_seq;
         for i in 0..n {
             let r = trace.get(i);
             let board = r.board();
+            self.seen[usize::from(board)] = true;
             match r.kind() {
                 RecordKind::Read | RecordKind::Write => {
-                    let st = self.boards.entry(board).or_insert_with(|| BoardState {
-                        next_seq: first_seq,
-                        ..Default::default()
-                    });
+                    let st = &mut self.boards[usize::from(board)];
                     let pa = r.pa();
                     let frame = pa >> PAGE_SHIFT;
                     let owner = match st.last {
@@ -325,10 +325,7 @@ impl<'l> Replayer<'l> {
                 RecordKind::Tag { .. } => {
                     let index = r.value() as u32;
                     if let Some((a, b)) = self.filter.window {
-                        let st = self.boards.entry(board).or_insert_with(|| BoardState {
-                            next_seq: first_seq,
-                            ..Default::default()
-                        });
+                        let st = &mut self.boards[usize::from(board)];
                         if index == a {
                             st.in_window = true;
                         } else if index == b {
@@ -336,14 +333,7 @@ impl<'l> Replayer<'l> {
                         }
                     }
                     if let EventKind::LogSeq(low) = classify_event(index) {
-                        let next = self
-                            .boards
-                            .entry(board)
-                            .or_insert_with(|| BoardState {
-                                next_seq: first_seq,
-                                ..Default::default()
-                            })
-                            .next_seq;
+                        let next = self.boards[usize::from(board)].next_seq;
                         let seq = Self::resolve(next, low);
                         for lost in next..seq {
                             // Only reachable without a GAP_END (e.g. a capture cut short).
@@ -356,20 +346,13 @@ impl<'l> Replayer<'l> {
                         }
                         self.apply(board, seq);
                         self.report.tags_placed += 1;
-                        self.boards.get_mut(&board).expect("inserted").next_seq = seq + 1;
+                        self.boards[usize::from(board)].next_seq = seq + 1;
                     }
                 }
                 RecordKind::GapEnd => {
                     // The records whose tags were in the lost packets took
                     // effect inside the window: apply them now.
-                    let next = self
-                        .boards
-                        .entry(board)
-                        .or_insert_with(|| BoardState {
-                            next_seq: first_seq,
-                            ..Default::default()
-                        })
-                        .next_seq;
+                    let next = self.boards[usize::from(board)].next_seq;
                     let ahead = (i + 1..n).map(|j| trace.get(j)).find_map(|x| {
                         if x.board() != board {
                             return None;
@@ -397,7 +380,7 @@ impl<'l> Replayer<'l> {
                         self.apply(board, lost);
                     }
                     if upto > next {
-                        self.boards.get_mut(&board).expect("inserted").next_seq = upto;
+                        self.boards[usize::from(board)].next_seq = upto;
                     }
                 }
                 _ => {}
@@ -407,7 +390,9 @@ impl<'l> Replayer<'l> {
         let left: Vec<(u8, u64)> = self
             .boards
             .iter()
-            .flat_map(|(&b, st)| (st.next_seq..end).map(move |s| (b, s)))
+            .enumerate()
+            .filter(|(b, _)| self.seen[*b])
+            .flat_map(|(b, st)| (st.next_seq..end).map(move |s| (b as u8, s)))
             .collect();
         for (board, seq) in left {
             self.note_unplaced(Unplaced::NoTag { board, seq });

@@ -8,7 +8,9 @@
 //! Two clocks: `fabric_clock` carries `L` DDR command ticks per cycle;
 //! `eth_clock` is the ports' 125 MHz transmit clock (all ports share it).
 //! Type parameters: `L` lanes, the TX FIFO as `B` banks of `2^AB` words
-//! (see `capture`), `P` ports.
+//! (see `capture`), `P` ports, and each port's data FIFO of `2^DN` words
+//! (`DNP1 = DN + 1`; default 4096 words, two jumbo packets; 1024 words
+//! hold two 1500-byte packets, enough for `max_words` up to 512).
 
 use crate::capture::{Capture, CaptureConfig};
 use crate::dsmu::LineGeometry;
@@ -81,7 +83,14 @@ impl BoardTopConfig {
 
 /// The board core; see the module documentation.
 #[derive(LogicBlock)]
-pub struct BoardTop<const L: usize, const B: usize, const AB: usize, const P: usize> {
+pub struct BoardTop<
+    const L: usize,
+    const B: usize,
+    const AB: usize,
+    const P: usize,
+    const DN: usize = 12,
+    const DNP1: usize = 13,
+> {
     pub fabric_clock: Signal<In, Clock>,
     pub eth_clock: Signal<In, Clock>,
     // DDR command pins, one set per lane (lane 0 the earliest tick).
@@ -114,10 +123,18 @@ pub struct BoardTop<const L: usize, const B: usize, const AB: usize, const P: us
     drain_den: Constant<Bits<32>>,
     capture: Capture<L, B, AB>,
     packetizer: Packetizer<L>,
-    ports: [EthPort; P],
+    ports: [EthPort<DN, DNP1>; P],
 }
 
-impl<const L: usize, const B: usize, const AB: usize, const P: usize> BoardTop<L, B, AB, P> {
+impl<
+        const L: usize,
+        const B: usize,
+        const AB: usize,
+        const P: usize,
+        const DN: usize,
+        const DNP1: usize,
+    > BoardTop<L, B, AB, P, DN, DNP1>
+{
     pub fn new(config: &BoardTopConfig) -> Self {
         assert_eq!(config.packetizer.ports as usize, P, "ports");
         assert_eq!(config.ports.len(), P, "one framer configuration per port");
@@ -126,6 +143,10 @@ impl<const L: usize, const B: usize, const AB: usize, const P: usize> BoardTop<L
             "at most one pop per fabric cycle"
         );
         assert!(config.drain_den < 1 << 32);
+        assert!(
+            2 * config.packetizer.max_words as usize <= 1 << DN,
+            "a port's data FIFO must hold two packets"
+        );
         Self {
             fabric_clock: Default::default(),
             eth_clock: Default::default(),
@@ -159,8 +180,14 @@ impl<const L: usize, const B: usize, const AB: usize, const P: usize> BoardTop<L
     }
 }
 
-impl<const L: usize, const B: usize, const AB: usize, const P: usize> Logic
-    for BoardTop<L, B, AB, P>
+impl<
+        const L: usize,
+        const B: usize,
+        const AB: usize,
+        const P: usize,
+        const DN: usize,
+        const DNP1: usize,
+    > Logic for BoardTop<L, B, AB, P, DN, DNP1>
 {
     #[hdl_gen]
     fn update(&mut self) {

@@ -5,8 +5,9 @@
 //! the port's data FIFO and, when the packet closes, its descriptor into the
 //! descriptor FIFO; both are rust-hdl asynchronous FIFOs (Gray-free pointer
 //! handshakes through `VectorSynchronizer`s) read by the framer in the
-//! Ethernet domain. The data FIFO holds [`PORT_DATA_WORDS`] words: two
-//! jumbo packets, so a port keeps sending one packet while the next fills.
+//! Ethernet domain. The data FIFO holds `2^DN` words, by default
+//! [`PORT_DATA_WORDS`]: two jumbo packets, so a port keeps sending one
+//! packet while the next fills (1024 words are enough for 1500-byte MTU).
 //! The drain rate never exceeds the ports' payload rate (board.md "Drain
 //! rate"), so neither FIFO overflows when the framers keep up; if one does,
 //! `overflow` (sticky, fabric domain) says so.
@@ -15,17 +16,17 @@ use crate::framer::{Framer, FramerConfig};
 use crate::packetizer::DESC_BITS;
 use rust_hdl::prelude::*;
 
-/// Words of one port's data FIFO.
+/// Words of one port's data FIFO by default (`EthPort<12, 13>`).
 pub const PORT_DATA_WORDS: usize = 4096;
 /// Descriptors one port can hold.
 pub const PORT_DESCRIPTORS: usize = 16;
 
-declare_async_fifo!(PortDataFifo, Bits<32>, PORT_DATA_WORDS, 1);
 declare_async_fifo!(PortDescFifo, Bits<DESC_BITS>, PORT_DESCRIPTORS, 1);
 
-/// CDC buffers and framer of one port.
+/// CDC buffers and framer of one port; the data FIFO holds `2^DN` words
+/// (`DNP1 = DN + 1`, as rust-hdl's FIFO needs).
 #[derive(LogicBlock)]
-pub struct EthPort {
+pub struct EthPort<const DN: usize, const DNP1: usize> {
     pub fabric_clock: Signal<In, Clock>,
     pub eth_clock: Signal<In, Clock>,
     // Fabric side, from the packetizer.
@@ -41,13 +42,14 @@ pub struct EthPort {
     pub tx_er: Signal<Out, Bit>,
     /// Sticky (Ethernet domain): the framer needed a word that was not there.
     pub underrun: Signal<Out, Bit>,
-    data_fifo: PortDataFifo,
+    data_fifo: AsynchronousFIFO<Bits<32>, DN, DNP1, 1>,
     desc_fifo: PortDescFifo,
     framer: Framer,
 }
 
-impl EthPort {
+impl<const DN: usize, const DNP1: usize> EthPort<DN, DNP1> {
     pub fn new(config: &FramerConfig) -> Self {
+        assert_eq!(DN + 1, DNP1);
         Self {
             fabric_clock: Default::default(),
             eth_clock: Default::default(),
@@ -67,7 +69,7 @@ impl EthPort {
     }
 }
 
-impl Logic for EthPort {
+impl<const DN: usize, const DNP1: usize> Logic for EthPort<DN, DNP1> {
     #[hdl_gen]
     fn update(&mut self) {
         self.data_fifo.write_clock.next = self.fabric_clock.val();

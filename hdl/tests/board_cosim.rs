@@ -205,6 +205,7 @@ fn cosim<const L: usize, const B: usize, const AB: usize, const P: usize>(
         expected.len(),
         run.events_dropped
     );
+    assert_eq!(run.events_dropped, golden_dropped, "events dropped");
     assert!(
         !run.packet_error,
         "port buffer overflow or descriptor collision"

@@ -21,11 +21,18 @@ fn work_dir(name: &str) -> PathBuf {
     dir
 }
 
-fn board_verilog<const L: usize, const B: usize, const AB: usize, const P: usize>(
+fn board_verilog<
+    const L: usize,
+    const B: usize,
+    const AB: usize,
+    const P: usize,
+    const DN: usize,
+    const DNP1: usize,
+>(
     geometry: Geometry,
 ) -> String {
     let config = BoardTopConfig::new(geometry, P as u8, 0, 1250);
-    let mut uut = BoardTop::<L, B, AB, P>::new(&config);
+    let mut uut = BoardTop::<L, B, AB, P, DN, DNP1>::new(&config);
     uut.connect_all();
     generate_verilog(&uut)
 }
@@ -55,15 +62,16 @@ fn lint(name: &str, verilog: &str) {
 /// The defaults: DDR3-1600 (L = 4) with a 16K-word TX FIFO and three ports.
 #[test]
 fn board_top_l4_verilog_passes_yosys_and_verilator() {
-    let v = board_verilog::<4, 32, 9, 3>(Geometry::preset("ddr3-4g").unwrap());
+    let v = board_verilog::<4, 32, 9, 3, 12, 13>(Geometry::preset("ddr3-4g").unwrap());
     yosys_validate("hmtt_board_top_l4", &v).unwrap();
     lint("board_l4", &v);
 }
 
-/// DDR2-400 style (L = 1), 16 banks and four ranks, two ports.
+/// DDR2-400 style (L = 1), 16 banks and four ranks, two ports with
+/// 1024-word data FIFOs.
 #[test]
 fn board_top_l1_verilog_passes_yosys_and_verilator() {
-    let v = board_verilog::<1, 8, 11, 2>(Geometry::preset("ddr4-64g").unwrap());
+    let v = board_verilog::<1, 8, 11, 2, 10, 11>(Geometry::preset("ddr4-64g").unwrap());
     yosys_validate("hmtt_board_top_l1", &v).unwrap();
     lint("board_l1", &v);
 }

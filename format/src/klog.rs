@@ -656,7 +656,7 @@ mod tests {
         let name = Name::new("a_sixteen_byte_n");
         let events = [
             Event::Map {
-                vpn: 0x7fff_1234_5,
+                vpn: 0x0007_fff1_2345,
                 pfn: 0x1_2345,
                 pte_phys: 0x1234_5678,
             },

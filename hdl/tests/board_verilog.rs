@@ -4,22 +4,14 @@
 //! (`verilog/board_lint.vlt`), each justified there. Also the ECP5 flavour
 //! of the RGMII transmitter against yosys' ECP5 cell library.
 
+mod verilog_support;
+
 use hmtt_format::Geometry;
 use hmtt_hdl::board_top::{BoardTop, BoardTopConfig};
 use hmtt_hdl::rgmii::{DdrFlavour, RgmiiTx};
 use rust_hdl::prelude::*;
-use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn verilog_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("verilog")
-}
-
-fn work_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hmtt_hdleth_{name}_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use verilog_support::*;
 
 fn board_verilog<
     const L: usize,
@@ -38,25 +30,7 @@ fn board_verilog<
 }
 
 fn lint(name: &str, verilog: &str) {
-    let dir = work_dir(name);
-    let top = dir.join("top.v");
-    std::fs::write(&top, verilog).unwrap();
-    let out = Command::new("verilator")
-        .arg("--lint-only")
-        .arg("-Wall")
-        .arg(verilog_dir().join("capture_lint.vlt"))
-        .arg(verilog_dir().join("board_lint.vlt"))
-        .arg(&top)
-        .current_dir(&dir)
-        .output()
-        .expect("verilator is needed for this test (apt-get install verilator)");
-    let text =
-        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && !text.contains("%Warning"),
-        "verilator lint of {name}:\n{text}"
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    verilator_lint(name, verilog, &["capture_lint.vlt", "board_lint.vlt"]);
 }
 
 /// The defaults: DDR3-1600 (L = 4) with a 16K-word TX FIFO and three ports.

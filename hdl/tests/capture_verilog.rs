@@ -5,9 +5,9 @@
 //! fill levels.
 
 mod capture_support;
+mod verilog_support;
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
 use capture_support::*;
@@ -16,22 +16,7 @@ use hmtt_format::geometry::Geometry;
 use hmtt_hdl::capture::Capture;
 use hmtt_sim::board::{BoardConfig, DrainRate};
 use rust_hdl::prelude::*;
-
-fn verilog_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("verilog")
-}
-
-fn work_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hmtt_hdlcap_{name}_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn tool(name: &str) {
-    let found = Process::new(name).arg("--version").output().is_ok()
-        || Process::new(name).arg("-V").output().is_ok();
-    assert!(found, "`{name}` not found: install it (scripts/setup.sh)");
-}
+use verilog_support::*;
 
 /// The generated Verilog of a `Capture<L, B, AB>` for `cfg`.
 fn capture_verilog<const L: usize, const B: usize, const AB: usize>(cfg: &BoardConfig) -> String {
@@ -41,25 +26,7 @@ fn capture_verilog<const L: usize, const B: usize, const AB: usize>(cfg: &BoardC
 }
 
 fn lint(name: &str, verilog: &str) {
-    tool("verilator");
-    let dir = work_dir(name);
-    let top = dir.join("top.v");
-    std::fs::write(&top, verilog).unwrap();
-    let out = Process::new("verilator")
-        .arg("--lint-only")
-        .arg("-Wall")
-        .arg(verilog_dir().join("capture_lint.vlt"))
-        .arg(&top)
-        .current_dir(&dir)
-        .output()
-        .expect("run verilator");
-    let text =
-        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && !text.contains("%Warning"),
-        "verilator lint of {name}:\n{text}"
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    verilator_lint(name, verilog, &["capture_lint.vlt"]);
 }
 
 #[test]
@@ -79,7 +46,7 @@ fn icarus<const L: usize, const B: usize, const AB: usize>(
     cmds: &[Command],
     clocks: u64,
 ) -> CaptureTrace {
-    tool("iverilog");
+    require_tool("iverilog");
     let dir = work_dir(&format!("icarus_l{L}"));
     std::fs::write(dir.join("top.v"), capture_verilog::<L, B, AB>(cfg)).unwrap();
     std::fs::write(dir.join("lanes.v"), lanes_wrapper(L)).unwrap();

@@ -12,6 +12,7 @@ pub mod mapping;
 pub mod packet;
 pub mod record;
 pub mod trace;
+pub mod vtrace;
 
 pub use command::{Command, DdrCmd};
 pub use config::{ConfigWindow, EventKind, InnerCommand};

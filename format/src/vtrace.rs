@@ -615,7 +615,7 @@ mod tests {
     }
 
     fn sample(i: u64) -> VirtualRecord {
-        let phys = TraceRecord::access(i / 3 * 10, (i % 2) as u8, i % 5 == 0, i * 64);
+        let phys = TraceRecord::access(i / 3 * 10, (i % 2) as u8, i.is_multiple_of(5), i * 64);
         match i % 4 {
             0 => VirtualRecord::reference(phys, Some((7, 0x4000_0000 + i * 64)), false, None),
             1 => VirtualRecord::reference(phys, None, true, Some(Miss::Dma)),

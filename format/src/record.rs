@@ -215,15 +215,25 @@ pub struct TimedEvent {
     pub event: BoardEvent,
 }
 
-/// The words one event needs, at most: TIME words for the largest gap a u64
-/// tick counter can have would be many, so the encoder caps the buffer and
-/// handles long gaps by emitting TIME words in chunks (see `EventEncoder`).
-pub const MAX_WORDS_PER_EVENT: usize = 8;
+/// The words one event needs, at most: one TIME word, LINE_HI, the event's
+/// word. The keeper (see [`EventEncoder::time_filler`]) keeps every gap
+/// short enough for one TIME word; an event whose gap would need two cannot
+/// be encoded and is dropped (format.md §4.1).
+pub const MAX_WORDS_PER_EVENT: usize = 3;
+
+/// The gap at which the keeper pushes a filler TIME word: `64 * (2^21-1)`
+/// ticks (about 0.17 s at DDR3-1600), the most one TIME word can carry.
+pub const KEEPER_GAP: u64 = PAYLOAD_MAX as u64 * TIME_UNIT;
+
+/// The smallest gap that one TIME word cannot carry: `64 * 2^21` ticks. An
+/// event (or LOST) this far from `last` is dropped.
+pub const GAP_TOO_LONG: u64 = (PAYLOAD_MAX as u64 + 1) * TIME_UNIT;
 
 /// The encoder state of §4.1: time and LINE_HI of the last word pushed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EventEncoder {
-    /// Time of the last word pushed into the FIFO.
+    /// Time of the last word pushed into the FIFO (for a keeper filler, the
+    /// time it stands for: the previous `last` plus [`KEEPER_GAP`]).
     pub last: u64,
     /// LINE_HI of the stream.
     pub hi: u32,
@@ -251,41 +261,32 @@ impl EncodedEvent {
 }
 
 impl EventEncoder {
-    /// The words for `event` at tick `t` (≥ `self.last`). Gaps so long that
-    /// they need more TIME words than fit (over ~2^29 ticks) are not
-    /// representable in one atomic push: the caller first pushes
-    /// [`EventEncoder::time_filler`] words.
+    /// The words for `event` at tick `t` (≥ `self.last`): at most one TIME
+    /// word, then LINE_HI if an access changes it, then the event's word.
+    /// `None` when the gap needs more than one TIME word (`t - last >=`
+    /// [`GAP_TOO_LONG`]): the keeper ([`EventEncoder::time_filler`]) should
+    /// have shortened it, and the event is dropped.
     #[inline]
     pub fn encode(&self, t: u64, event: BoardEvent) -> Option<EncodedEvent> {
         debug_assert!(t >= self.last, "time went backwards");
         let mut gap = t.saturating_sub(self.last);
+        if gap >= GAP_TOO_LONG {
+            return None;
+        }
         let mut words = [RecordWord(0); MAX_WORDS_PER_EVENT];
         let mut len = 0;
-        let mut push = |w: RecordWord, len: &mut usize| -> Option<()> {
-            if *len == MAX_WORDS_PER_EVENT {
-                return None;
-            }
-            words[*len] = w;
-            *len += 1;
-            Some(())
-        };
-        while gap >= TIME_UNIT {
-            let n = (gap / TIME_UNIT).min(u64::from(PAYLOAD_MAX));
-            push(
-                RecordWord::control_unchecked(0, Opcode::Time, n as u32),
-                &mut len,
-            )?;
-            gap -= n * TIME_UNIT;
+        if gap >= TIME_UNIT {
+            words[0] = RecordWord::control_unchecked(0, Opcode::Time, (gap / TIME_UNIT) as u32);
+            len = 1;
+            gap %= TIME_UNIT;
         }
         let mut hi = self.hi;
         let word = match event {
             BoardEvent::Access { line, write } => {
                 let line_hi = (line >> 24) as u32;
                 if line_hi != hi {
-                    push(
-                        RecordWord::control_unchecked(gap as u32, Opcode::LineHi, line_hi),
-                        &mut len,
-                    )?;
+                    words[len] = RecordWord::control_unchecked(gap as u32, Opcode::LineHi, line_hi);
+                    len += 1;
                     gap = 0;
                     hi = line_hi;
                 }
@@ -303,7 +304,8 @@ impl EventEncoder {
                 RecordWord::control_unchecked(gap as u32, Opcode::Lost, count.min(PAYLOAD_MAX))
             }
         };
-        push(word, &mut len)?;
+        words[len] = word;
+        len += 1;
         Some(EncodedEvent {
             words,
             len,
@@ -351,23 +353,36 @@ impl EventEncoder {
         ))
     }
 
-    /// For gaps too long for one event: one maximal TIME word that brings
-    /// `last` closer to `t`. Returns `None` when the gap already fits.
+    /// The keeper (format.md §4.1): at a tick `t` with `t - last >=`
+    /// [`KEEPER_GAP`], one filler TIME word (`dt = 0`, payload `2^21-1`) and
+    /// the state after it (`last + KEEPER_GAP`, whatever `t` is). `None`
+    /// while the gap is shorter. The board pushes at most one filler per
+    /// tick, before the tick's events; an encoder without a FIFO (a packet
+    /// synthesizer) pushes fillers until this gives `None`, then encodes.
     #[inline]
     pub fn time_filler(&self, t: u64) -> Option<(RecordWord, EventEncoder)> {
-        let gap = t.saturating_sub(self.last);
-        let max_in_event = (MAX_WORDS_PER_EVENT as u64 - 2) * u64::from(PAYLOAD_MAX) * TIME_UNIT;
-        if gap <= max_in_event {
+        if t.saturating_sub(self.last) < KEEPER_GAP {
             return None;
         }
-        let step = u64::from(PAYLOAD_MAX) * TIME_UNIT;
         Some((
             RecordWord::control_unchecked(0, Opcode::Time, PAYLOAD_MAX),
             EventEncoder {
-                last: self.last + step,
+                last: self.last + KEEPER_GAP,
                 hi: self.hi,
             },
         ))
+    }
+
+    /// The first tick at which the keeper is due: `last + KEEPER_GAP`.
+    #[inline]
+    pub fn keeper_tick(&self) -> u64 {
+        self.last.saturating_add(KEEPER_GAP)
+    }
+
+    /// Whether an event at `t` is too far from `last` to be encoded.
+    #[inline]
+    pub fn gap_too_long(&self, t: u64) -> bool {
+        t.saturating_sub(self.last) >= GAP_TOO_LONG
     }
 }
 
@@ -609,6 +624,49 @@ mod tests {
         );
     }
 
+    #[test]
+    fn keeper_is_due_at_exactly_one_full_time_word() {
+        let enc = EventEncoder { last: 1000, hi: 7 };
+        assert_eq!(enc.keeper_tick(), 1000 + KEEPER_GAP);
+        assert!(enc.time_filler(1000 + KEEPER_GAP - 1).is_none());
+        let (w, next) = enc.time_filler(1000 + KEEPER_GAP).unwrap();
+        assert_eq!(
+            w,
+            RecordWord::control_unchecked(0, Opcode::Time, PAYLOAD_MAX)
+        );
+        assert_eq!(
+            next,
+            EventEncoder {
+                last: 1000 + KEEPER_GAP,
+                hi: 7
+            }
+        );
+        // A late filler still stands for exactly KEEPER_GAP ticks.
+        let (_, late) = enc.time_filler(1000 + KEEPER_GAP + 500).unwrap();
+        assert_eq!(late.last, 1000 + KEEPER_GAP);
+    }
+
+    #[test]
+    fn an_event_carries_at_most_one_time_word() {
+        let enc = EventEncoder { last: 10, hi: 0 };
+        let ev = BoardEvent::Access {
+            line: 3 << 24,
+            write: false,
+        };
+        // The longest gap one TIME word carries: TIME, LINE_HI, ACCESS.
+        let e = enc.encode(10 + GAP_TOO_LONG - 1, ev).unwrap();
+        assert_eq!(e.len(), MAX_WORDS_PER_EVENT);
+        assert_eq!(e.words()[0].payload(), PAYLOAD_MAX);
+        assert_eq!(e.words()[1].dt(), 63);
+        assert!(!enc.gap_too_long(10 + GAP_TOO_LONG - 1));
+        // One tick more needs two TIME words: not encodable.
+        assert!(enc.gap_too_long(10 + GAP_TOO_LONG));
+        assert!(enc.encode(10 + GAP_TOO_LONG, ev).is_none());
+        assert!(enc
+            .encode(10 + GAP_TOO_LONG, BoardEvent::Lost { count: 1 })
+            .is_none());
+    }
+
     fn any_event() -> impl Strategy<Value = BoardEvent> {
         prop_oneof![
             (0u64..(1 << 45), any::<bool>())
@@ -633,7 +691,12 @@ mod tests {
                 // Gaps around the 64-tick boundary matter most.
                 let gap = if gap.is_multiple_of(3) { gap % 130 } else { gap };
                 t += gap;
+                while let Some((w, next)) = enc.time_filler(t) {
+                    words.push(w);
+                    enc = next;
+                }
                 let e = enc.encode(t, ev).unwrap();
+                prop_assert!(e.words().iter().filter(|w| w.is_control() && w.opcode() == Opcode::Time).count() <= 1);
                 words.extend_from_slice(e.words());
                 enc = e.next;
                 expect.push(TimedEvent { tick: t, event: ev });

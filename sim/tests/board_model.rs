@@ -140,12 +140,14 @@ fn golden_model_equals_the_literal_tick_by_tick_model() {
         for (a, b) in packets.iter().zip(&naive.packets) {
             assert_eq!(a, b, "case {case}: packet {} differs; {cfg:?}", a.seq);
         }
-        let last = naive.levels.len() as u64 - 1;
-        let levels = board.probe().unwrap().levels(0, last);
-        if let Some(t) = (0..levels.len()).find(|&t| levels[t] != naive.levels[t]) {
+        let model_levels = level_changes(board.probe().unwrap());
+        if let Some(k) = (0..model_levels.len().max(naive.level_changes.len()))
+            .find(|&k| model_levels.get(k) != naive.level_changes.get(k))
+        {
             panic!(
-                "case {case}: fill level after tick {t}: model {} literal {}; {cfg:?}",
-                levels[t], naive.levels[t]
+                "case {case}: fill level change {k}: model {:?} literal {:?}; {cfg:?}",
+                model_levels.get(k),
+                naive.level_changes.get(k)
             );
         }
         assert_eq!(

@@ -10,8 +10,9 @@
 //!
 //! Time is in ticks (DDR command clocks). Idle ticks are never stepped one by
 //! one: while the FIFO is not empty the model knows the tick of the next pop
-//! (the rate limiter is periodic), and while it is empty the credit is a
-//! closed form, so the cost is per command and per word, not per tick.
+//! (the rate limiter is periodic), while it is empty the credit is a closed
+//! form, and the keeper's next filler is due `KEEPER_GAP` ticks after the
+//! encoder's `last`, so the cost is per command and per word, not per tick.
 //!
 //! ```
 //! use hmtt_format::{Command, DdrCmd, Geometry};
@@ -40,13 +41,15 @@ use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::config::{ConfigWindow, WindowError};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::MAX_WORDS_JUMBO;
-use hmtt_format::record::{BoardEvent, EventEncoder, RecordWord, MAX_WORDS_PER_EVENT, PAYLOAD_MAX};
+use hmtt_format::record::{BoardEvent, EventEncoder, RecordWord, KEEPER_GAP, PAYLOAD_MAX};
 
 pub use cu::{ConfigUnit, CuOutcome, Mode};
 pub use dsmu::{Dsmu, DsmuOutcome, Reference};
 pub use fifo::TxFifo;
 pub use packetizer::{BoardPacket, CloseReason, Packetizer, PacketizerCounters};
 
+/// Smallest TX FIFO depth accepted (board.md "Defaults").
+pub const MIN_FIFO_DEPTH: usize = 8;
 /// Default TX FIFO depth in words.
 pub const DEFAULT_FIFO_DEPTH: usize = 16384;
 /// Default number of Ethernet ports.
@@ -149,9 +152,9 @@ impl BoardConfig {
         if self.ports == 0 {
             return bad("ports must be at least 1".into());
         }
-        if self.fifo_depth < MAX_WORDS_PER_EVENT {
+        if self.fifo_depth < MIN_FIFO_DEPTH {
             return bad(format!(
-                "fifo_depth {} is below {MAX_WORDS_PER_EVENT}, the longest event",
+                "fifo_depth {} is below {MIN_FIFO_DEPTH}",
                 self.fifo_depth
             ));
         }
@@ -247,8 +250,12 @@ pub struct BoardCounters {
     pub lost_reported: u64,
     /// Dropped events not yet reported by a LOST word.
     pub lost_pending: u64,
-    /// Time filler words pushed (gaps over ~1 s).
+    /// Keeper filler TIME words pushed (one per `KEEPER_GAP` ticks without
+    /// a push, format.md §4.1).
     pub time_fillers: u64,
+    /// Events whose gap needed two TIME words (the keeper found the FIFO
+    /// full): dropped, and counted in `events_dropped` too.
+    pub time_overflows: u64,
     /// Words pushed into / popped from the TX FIFO.
     pub words_pushed: u64,
     pub words_popped: u64,
@@ -397,9 +404,13 @@ pub struct Board {
     gap_q: u64,
     gap_r: u64,
     fill_ticks: u64,
-    /// The earliest tick at which a pop or an idle flush is due (`u64::MAX`:
-    /// none); ticks before it need no work.
+    /// A command at a tick after this one needs `run_until` first: the
+    /// earliest of the next pop, the next idle flush and the tick before
+    /// the keeper is due (`u64::MAX`: none).
     next_event: u64,
+    /// The keeper, blocked by a full FIFO or already run at a tick, tries
+    /// again at this tick at the earliest.
+    keeper_retry: u64,
     lost: u64,
     finished: bool,
     counters: BoardCounters,
@@ -437,7 +448,8 @@ impl Board {
             gap_q: den / num,
             gap_r: den % num,
             fill_ticks: den.div_ceil(num),
-            next_event: u64::MAX,
+            next_event: KEEPER_GAP - 1,
+            keeper_retry: 0,
             lost: 0,
             finished: false,
             counters: BoardCounters::default(),
@@ -552,21 +564,43 @@ impl Board {
     }
 
     /// End of the stream (board.md "End of a stream"): the board goes on
-    /// ticking with no commands until the FIFO is empty and the open packet
-    /// has closed by idle flush. A lost count still pending stays pending
+    /// ticking with no commands (drain, idle flush and keeper as always)
+    /// until every word pushed so far has been popped and the packet holding
+    /// the last of them has closed. Keeper fillers pushed after that are
+    /// not modelled. A lost count still pending stays pending
     /// (`counters().lost_pending`): no event comes to carry it. Idempotent.
     pub fn finish(&mut self) {
         if self.finished {
             return;
         }
         let start = self.cur;
-        self.run_until(u64::MAX);
-        if let Some(f) = self.packetizer.flush_deadline() {
-            // Only reachable at the very end of u64 time.
-            let flags = self.cu.mode().header_flags();
-            self.packetizer.close(f, flags, CloseReason::IdleFlush);
-            self.sync_packet_counters();
+        let target = self.counters.words_pushed;
+        let flags = self.cu.mode().header_flags();
+        loop {
+            let popped = self.counters.words_popped;
+            let in_open = self.packetizer.fifo_words_in_open() as u64;
+            if popped >= target && popped - in_open >= target {
+                break;
+            }
+            let keeper = self.keeper_tick();
+            let pop = if self.fifo.is_empty() {
+                u64::MAX
+            } else {
+                self.next_pop
+            };
+            let flush = self.packetizer.flush_deadline().unwrap_or(u64::MAX);
+            // Per tick: keeper (step 1), pop (step 2), idle flush (step 3).
+            if keeper != u64::MAX && keeper <= pop && keeper <= flush {
+                self.keeper_step(keeper);
+            } else if flush < pop || pop == u64::MAX {
+                // Only reachable with flush == pop == u64::MAX at the very
+                // end of u64 time when the flush is not earlier.
+                self.packetizer.close(flush, flags, CloseReason::IdleFlush);
+            } else {
+                self.pop_one();
+            }
         }
+        self.sync_packet_counters();
         // Leave the clock at the last thing that happened.
         let last_pop = self.packetizer.last_pop_tick();
         self.cur = start.max(last_pop.saturating_add(self.cfg.idle_flush_ticks));
@@ -613,7 +647,8 @@ impl Board {
     }
 
     /// Encoder step for one event (format.md §4.1): the pending LOST first,
-    /// then the event, each pushed atomically.
+    /// then the event, each pushed atomically. The keeper of this tick has
+    /// already run (`run_until`).
     #[inline]
     fn record(&mut self, ev: BoardEvent) {
         let t = self.cur;
@@ -628,12 +663,14 @@ impl Board {
         if !self.try_push(t, ev) {
             self.lost += 1;
             self.counters.events_dropped += 1;
+            if self.encoder.gap_too_long(t) {
+                self.counters.time_overflows += 1;
+            }
         }
         self.counters.lost_pending = self.lost;
     }
 
-    /// Pushes the words of `ev` at tick `t` if they all fit, after any time
-    /// fillers the gap needs (each pushed on its own).
+    /// Pushes the words of `ev` at tick `t` if they all fit.
     #[inline]
     fn try_push(&mut self, t: u64, ev: BoardEvent) -> bool {
         if let Some((w, next)) = self.encoder.encode_single(t, ev) {
@@ -650,16 +687,8 @@ impl Board {
     /// `try_push` for events of several words.
     #[inline(never)]
     fn try_push_long(&mut self, t: u64, ev: BoardEvent) -> bool {
-        while let Some((w, next)) = self.encoder.time_filler(t) {
-            if self.fifo.free() == 0 {
-                return false;
-            }
-            self.push_words(t, &[w]);
-            self.encoder = next;
-            self.counters.time_fillers += 1;
-        }
+        // None: the gap needs two TIME words (the keeper was blocked).
         let Some(e) = self.encoder.encode(t, ev) else {
-            // Cannot happen once the fillers are in; counted as no room.
             return false;
         };
         if e.len() > self.fifo.free() {
@@ -673,7 +702,7 @@ impl Board {
     #[inline]
     fn push_words(&mut self, t: u64, words: &[RecordWord]) {
         if self.fifo.is_empty() {
-            self.schedule_first_pop();
+            self.schedule_first_pop(t);
         }
         for w in words {
             self.fifo.push(w.0);
@@ -688,11 +717,37 @@ impl Board {
         }
     }
 
-    /// The FIFO is about to become non-empty at the current tick: find the
-    /// first tick `cur + d` (d >= 0) whose drain step pops.
-    fn schedule_first_pop(&mut self) {
+    /// The tick at which the keeper runs next (always after `cur` once the
+    /// keeper of `cur` has run).
+    #[inline]
+    fn keeper_tick(&self) -> u64 {
+        self.encoder.keeper_tick().max(self.keeper_retry)
+    }
+
+    /// The keeper at the start of tick `k` (step 1, before the tick's
+    /// events): a filler TIME word if the FIFO has room; every pop and
+    /// flush before `k` is done.
+    fn keeper_step(&mut self, k: u64) {
+        self.keeper_retry = k.saturating_add(1);
+        if self.fifo.free() == 0 {
+            // Full at the start of tick k: the next pop (at k or later) is
+            // the first chance of room.
+            self.keeper_retry = self.next_pop.saturating_add(1);
+            return;
+        }
+        let Some((w, next)) = self.encoder.time_filler(k) else {
+            return;
+        };
+        self.push_words(k, &[w]);
+        self.encoder = next;
+        self.counters.time_fillers += 1;
+    }
+
+    /// The FIFO is about to become non-empty at tick `t`: find the first
+    /// tick `t + d` (d >= 0) whose drain step pops.
+    fn schedule_first_pop(&mut self, t: u64) {
         let DrainRate { num, den } = self.cfg.drain;
-        let n = self.cur - self.credit_origin;
+        let n = t - self.credit_origin;
         let start = if n >= self.fill_ticks {
             den
         } else {
@@ -703,61 +758,79 @@ impl Board {
         } else {
             (den - start - num).div_ceil(num)
         };
-        self.next_pop = self.cur.saturating_add(d);
+        self.next_pop = t.saturating_add(d);
         self.credit_after_pop = start + (d + 1) * num - den;
         self.next_event = self.next_event.min(self.next_pop);
     }
 
-    /// Steps 2 and 3 of ticks `cur..end`; then `cur = end`.
-    fn run_until(&mut self, end: u64) {
+    /// Step 2 at `next_pop` (the FIFO is not empty): pop one word into the
+    /// packetizer and find the next pop.
+    #[inline]
+    fn pop_one(&mut self) {
         let DrainRate { num, den } = self.cfg.drain;
-        let mut closed = false;
-        while !self.fifo.is_empty() && self.next_pop < end {
-            let p = self.next_pop;
-            let flags = self.cu.mode().header_flags();
+        let p = self.next_pop;
+        let flags = self.cu.mode().header_flags();
+        let w = RecordWord(self.fifo.pop());
+        self.packetizer.pop(p, w, flags);
+        if let Some(pr) = self.probe.as_deref_mut() {
+            pr.popped.push((p, w));
+        }
+        self.counters.words_popped += 1;
+        let c = self.credit_after_pop;
+        if self.fifo.is_empty() {
+            self.credit = c;
+            self.credit_origin = p + 1;
+        } else {
+            let gap = if c < num {
+                self.gap_q + u64::from(c < self.gap_r)
+            } else {
+                (den - c).div_ceil(num)
+            };
+            self.next_pop = p.saturating_add(gap);
+            self.credit_after_pop = c + gap * num - den;
+        }
+    }
+
+    /// Steps 2 and 3 of the ticks before `limit` (no keeper among them).
+    fn drain_before(&mut self, limit: u64) {
+        while !self.fifo.is_empty() && self.next_pop < limit {
             if let Some(f) = self.packetizer.flush_deadline() {
-                if f < p {
+                if f < self.next_pop {
+                    let flags = self.cu.mode().header_flags();
                     self.packetizer.close(f, flags, CloseReason::IdleFlush);
                 }
             }
-            let w = RecordWord(self.fifo.pop());
-            self.packetizer.pop(p, w, flags);
-            closed = true;
-            if let Some(pr) = self.probe.as_deref_mut() {
-                pr.popped.push((p, w));
-            }
-            self.counters.words_popped += 1;
-            let c = self.credit_after_pop;
-            if self.fifo.is_empty() {
-                self.credit = c;
-                self.credit_origin = p + 1;
-            } else {
-                let gap = if c < num {
-                    self.gap_q + u64::from(c < self.gap_r)
-                } else {
-                    (den - c).div_ceil(num)
-                };
-                self.next_pop = p.saturating_add(gap);
-                self.credit_after_pop = c + gap * num - den;
-            }
+            self.pop_one();
         }
         if let Some(f) = self.packetizer.flush_deadline() {
-            if f < end {
+            if f < limit {
                 let flags = self.cu.mode().header_flags();
                 self.packetizer.close(f, flags, CloseReason::IdleFlush);
-                closed = true;
             }
         }
-        if closed {
-            self.sync_packet_counters();
+    }
+
+    /// Steps 2 and 3 of ticks `cur..end` and the keeper (step 1) of ticks
+    /// `cur+1..=end`, in tick order; then `cur = end`.
+    fn run_until(&mut self, end: u64) {
+        loop {
+            let keeper = self.keeper_tick();
+            self.drain_before(keeper.min(end));
+            if keeper > end || keeper == u64::MAX {
+                break;
+            }
+            self.keeper_step(keeper);
         }
+        self.sync_packet_counters();
         self.cur = end;
         let pop = if self.fifo.is_empty() {
             u64::MAX
         } else {
             self.next_pop
         };
-        self.next_event = pop.min(self.packetizer.flush_deadline().unwrap_or(u64::MAX));
+        self.next_event = pop
+            .min(self.packetizer.flush_deadline().unwrap_or(u64::MAX))
+            .min(self.keeper_tick() - 1);
     }
 
     fn sync_packet_counters(&mut self) {

@@ -55,6 +55,8 @@ pub struct Packetizer {
     /// Tick of the last pop.
     last_pop: u64,
     open: bool,
+    /// Whether the open packet starts with an injected LINE_HI word.
+    injected: bool,
     words: Vec<RecordWord>,
     t0: u64,
     next_seq: u64,
@@ -92,6 +94,7 @@ impl Packetizer {
             run_hi: 0,
             last_pop: 0,
             open: false,
+            injected: false,
             words: Vec::with_capacity(max_words),
             t0: 0,
             next_seq: 0,
@@ -117,6 +120,12 @@ impl Packetizer {
         self.words.len()
     }
 
+    /// Words of the open packet that came from the FIFO (the injected
+    /// LINE_HI not counted).
+    pub fn fifo_words_in_open(&self) -> usize {
+        self.words.len() - usize::from(self.injected)
+    }
+
     /// Tick of the last pop (0 before any).
     pub fn last_pop_tick(&self) -> u64 {
         self.last_pop
@@ -138,7 +147,8 @@ impl Packetizer {
         if !self.open {
             self.open = true;
             self.t0 = self.run_time;
-            if self.run_hi != 0 {
+            self.injected = self.run_hi != 0;
+            if self.injected {
                 self.words.push(RecordWord::control_unchecked(
                     0,
                     Opcode::LineHi,
@@ -193,6 +203,7 @@ impl Packetizer {
         });
         self.words.clear();
         self.open = false;
+        self.injected = false;
     }
 
     /// Moves the closed packets to `out`, in `seq` order.

@@ -10,7 +10,7 @@ use hmtt_format::config::ConfigWindow;
 use hmtt_format::geometry::{DdrCoord, Geometry};
 use hmtt_format::packet::{Packet, PacketHeader};
 use hmtt_format::record::{BoardEvent, EventEncoder, Opcode, RecordWord, TimedEvent};
-use hmtt_sim::board::{BoardConfig, BoardPacket};
+use hmtt_sim::board::{BoardConfig, BoardPacket, Probe};
 
 /// xorshift64*: deterministic, no dependency.
 #[derive(Clone)]
@@ -267,7 +267,10 @@ pub fn decode(cfg: &BoardConfig, packets: &[BoardPacket]) -> Vec<TimedEvent> {
 }
 
 /// An independent, literal, tick-by-tick model of board.md. Slow: one loop
-/// iteration per tick.
+/// iteration per tick, except across stretches in which nothing but the
+/// drain's `credit += num` happens (no command, keeper, pop or idle flush
+/// due), whose credit is added up at once (capped at `den` while the FIFO is
+/// empty) so that gaps of many KEEPER_GAPs stay affordable.
 pub struct NaiveBoard {
     cfg: BoardConfig,
     open: HashMap<(u32, u32), u32>,
@@ -283,9 +286,16 @@ pub struct NaiveBoard {
     last_pop: u64,
     seq: u64,
     pub packets: Vec<BoardPacket>,
-    /// Fill level after every tick.
-    pub levels: Vec<u32>,
+    /// `(tick, level)` for every tick whose fill level (after its pushes
+    /// and pop) differs from the tick before's.
+    pub level_changes: Vec<(u64, u32)>,
     pub dropped: u64,
+    pub fillers: u64,
+    pub time_overflows: u64,
+    /// Words pushed / popped so far, and popped when the open packet opened.
+    pushed: u64,
+    popped: u64,
+    popped_before_open: u64,
 }
 
 impl NaiveBoard {
@@ -305,8 +315,13 @@ impl NaiveBoard {
             last_pop: 0,
             seq: 0,
             packets: Vec::new(),
-            levels: Vec::new(),
+            level_changes: Vec::new(),
             dropped: 0,
+            fillers: 0,
+            time_overflows: 0,
+            pushed: 0,
+            popped: 0,
+            popped_before_open: 0,
         }
     }
 
@@ -315,19 +330,15 @@ impl NaiveBoard {
     }
 
     fn try_push(&mut self, t: u64, ev: BoardEvent) -> bool {
-        let room = |f: &VecDeque<RecordWord>, cfg: &BoardConfig| cfg.fifo_depth - f.len();
-        while let Some((w, next)) = self.enc.time_filler(t) {
-            if room(&self.fifo, &self.cfg) == 0 {
-                return false;
-            }
-            self.fifo.push_back(w);
-            self.enc = next;
-        }
-        let e = self.enc.encode(t, ev).expect("fits after fillers");
-        if e.len() > room(&self.fifo, &self.cfg) {
+        // None: the gap needs two TIME words.
+        let Some(e) = self.enc.encode(t, ev) else {
+            return false;
+        };
+        if e.len() > self.cfg.fifo_depth - self.fifo.len() {
             return false;
         }
         self.fifo.extend(e.words().iter().copied());
+        self.pushed += e.len() as u64;
         self.enc = e.next;
         true
     }
@@ -347,6 +358,9 @@ impl NaiveBoard {
         if !self.try_push(t, ev) {
             self.lost += 1;
             self.dropped += 1;
+            if t - self.enc.last >= (1 << 27) {
+                self.time_overflows += 1;
+            }
         }
     }
 
@@ -418,8 +432,20 @@ impl NaiveBoard {
         self.seq += 1;
     }
 
-    /// One tick: commands, drain, idle flush.
+    /// One tick: keeper, commands, drain, idle flush.
     pub fn tick(&mut self, t: u64, cmds: &[Command]) {
+        let level_before = self.fifo.len();
+        // The keeper: one filler TIME word, before the tick's events.
+        if t - self.enc.last >= 64 * ((1 << 21) - 1) && self.fifo.len() < self.cfg.fifo_depth {
+            self.fifo.push_back(RecordWord::control_unchecked(
+                0,
+                Opcode::Time,
+                (1 << 21) - 1,
+            ));
+            self.enc.last += 64 * ((1 << 21) - 1);
+            self.pushed += 1;
+            self.fillers += 1;
+        }
         for c in cmds {
             self.command(t, c);
         }
@@ -429,6 +455,7 @@ impl NaiveBoard {
             let w = self.fifo.pop_front().unwrap();
             self.credit -= den;
             if self.open_packet.is_none() {
+                self.popped_before_open = self.popped;
                 let mut words = Vec::new();
                 if self.run_hi != 0 {
                     words.push(RecordWord::control_unchecked(
@@ -440,6 +467,7 @@ impl NaiveBoard {
                 self.open_packet = Some((self.run_time, words));
             }
             self.open_packet.as_mut().unwrap().1.push(w);
+            self.popped += 1;
             self.last_pop = t;
             self.run_time += u64::from(w.dt());
             let mut sync = false;
@@ -462,24 +490,76 @@ impl NaiveBoard {
         if self.open_packet.is_some() && t - self.last_pop >= self.cfg.idle_flush_ticks {
             self.close(t);
         }
-        self.levels.push(self.fifo.len() as u32);
+        if self.fifo.len() != level_before {
+            self.level_changes.push((t, self.fifo.len() as u32));
+        }
     }
 
-    /// Runs a whole stream and the end of stream (ticks with no commands
-    /// until the FIFO is empty and the open packet has closed).
+    /// Runs a whole stream and the end of stream: ticks with no commands
+    /// until every word pushed by the last command's tick has been popped
+    /// and the packet holding the last of them has closed.
     pub fn run(&mut self, cmds: &[Command]) {
         let mut i = 0;
         let mut t = 0u64;
+        let mut target = None;
         loop {
             let start = i;
             while i < cmds.len() && cmds[i].cycle == t {
                 i += 1;
             }
             self.tick(t, &cmds[start..i]);
-            if i == cmds.len() && self.fifo.is_empty() && self.open_packet.is_none() {
-                break;
+            if i == cmds.len() && target.is_none() {
+                // Later ticks push only keeper fillers.
+                target = Some(self.pushed);
+            }
+            if let Some(target) = target {
+                let closed = if self.open_packet.is_some() {
+                    self.popped_before_open
+                } else {
+                    self.popped
+                };
+                if closed >= target {
+                    break;
+                }
+            }
+            // Skip the ticks in which nothing but `credit += num` happens:
+            // no command, no keeper (it needs room and a gap of KEEPER_GAP),
+            // no pop (the credit stays below `den`), no idle flush.
+            let (num, den) = (self.cfg.drain.num, self.cfg.drain.den);
+            let mut next = cmds.get(i).map_or(u64::MAX, |c| c.cycle);
+            if self.fifo.len() < self.cfg.fifo_depth {
+                next = next.min(self.enc.last + 64 * ((1 << 21) - 1));
+            }
+            if !self.fifo.is_empty() {
+                next = next.min(t + (den - self.credit).div_ceil(num));
+            }
+            if self.open_packet.is_some() {
+                next = next.min(self.last_pop + self.cfg.idle_flush_ticks);
+            }
+            if next > t + 1 && next != u64::MAX {
+                let n = next - 1 - t;
+                self.credit = self.credit.saturating_add(n.saturating_mul(num));
+                if self.fifo.is_empty() {
+                    self.credit = self.credit.min(den);
+                }
+                t = next - 1;
             }
             t += 1;
         }
     }
+}
+
+/// `(tick, level)` for every tick whose fill level differs from the tick
+/// before's, from the golden model's probe (compare with
+/// `NaiveBoard::level_changes`).
+pub fn level_changes(probe: &Probe) -> Vec<(u64, u32)> {
+    let mut out = Vec::new();
+    let mut level = 0;
+    for a in probe.activity() {
+        if a.level != level {
+            out.push((a.tick, a.level));
+            level = a.level;
+        }
+    }
+    out
 }

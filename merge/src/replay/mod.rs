@@ -11,14 +11,29 @@
 //! when the next tag arrives; because tags come in log order, the records
 //! they announced took effect inside the lost window, so they are applied at
 //! the window's end (GAP_END), found by looking ahead to the next tag.
+//!
+//! The hot path works block by block: records are read in blocks, each
+//! reference is looked up only when its page differs from the board's
+//! previous one, and the results go out as blocks of
+//! [`hmtt_format::vtrace::VirtualRecord`]s (the virtual trace's records).
 
-use std::collections::HashMap;
+mod frames;
+pub mod writer;
 
 use hmtt_format::config::{classify_event, EventKind, LOG_SEQ_MASK};
 use hmtt_format::klog::{DmaDirection, Event, RecordRepr};
 use hmtt_format::trace::{RecordKind, TraceRecord, TraceView};
+use hmtt_format::vtrace::{ref_flags, VirtualRecord, REF_DMA, REF_TRANSLATED};
+
+pub use hmtt_format::vtrace::Miss;
+pub use writer::VtraceWriter;
+
+use frames::{FrameTable, PAGE_TABLE};
 
 const PAGE_SHIFT: u32 = 12;
+const PAGE_MASK: u64 = (1 << PAGE_SHIFT) - 1;
+/// Records read and handed on per block.
+const BLOCK: usize = 4096;
 
 /// Random access to trace records (a mapped trace file, or a slice).
 pub trait RecordSource {
@@ -26,6 +41,19 @@ pub trait RecordSource {
     fn get(&self, i: usize) -> TraceRecord;
     fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+    /// Records `start..start + len` (clipped at the end), borrowed or
+    /// decoded into `buf`.
+    fn block<'s>(
+        &'s self,
+        start: usize,
+        len: usize,
+        buf: &'s mut Vec<TraceRecord>,
+    ) -> &'s [TraceRecord] {
+        let end = start.saturating_add(len).min(self.len());
+        buf.clear();
+        buf.extend((start..end).map(|i| self.get(i)));
+        buf
     }
 }
 
@@ -37,6 +65,15 @@ impl RecordSource for [TraceRecord] {
     fn get(&self, i: usize) -> TraceRecord {
         self[i]
     }
+    fn block<'s>(
+        &'s self,
+        start: usize,
+        len: usize,
+        _buf: &'s mut Vec<TraceRecord>,
+    ) -> &'s [TraceRecord] {
+        let end = start.saturating_add(len).min(self.len());
+        &self[start.min(end)..end]
+    }
 }
 
 impl RecordSource for TraceView<'_> {
@@ -47,17 +84,16 @@ impl RecordSource for TraceView<'_> {
     fn get(&self, i: usize) -> TraceRecord {
         self.record(i).expect("index below len")
     }
-}
-
-/// Why a reference has no (pid, virtual address).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Miss {
-    /// Inside a DMA buffer, in a frame no process maps.
-    Dma,
-    /// A page-table page (a PTE address of the log) or the kernel's own memory.
-    Kernel,
-    /// A frame no process maps now.
-    Unmapped,
+    fn block<'s>(
+        &'s self,
+        start: usize,
+        len: usize,
+        buf: &'s mut Vec<TraceRecord>,
+    ) -> &'s [TraceRecord] {
+        buf.clear();
+        buf.extend(self.records_from(start).take(len));
+        buf
+    }
 }
 
 /// One physical reference after replay.
@@ -74,6 +110,22 @@ pub struct VirtualRef {
     pub miss: Option<Miss>,
 }
 
+impl VirtualRef {
+    /// The reference of a READ/WRITE virtual record.
+    #[inline]
+    pub fn from_record(r: &VirtualRecord) -> VirtualRef {
+        VirtualRef {
+            tick: r.tick,
+            board: r.board(),
+            pa: r.pa(),
+            write: r.is_write(),
+            dma: r.is_dma(),
+            owner: r.owner(),
+            miss: r.miss(),
+        }
+    }
+}
+
 /// A log record that could not be placed at its tag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unplaced {
@@ -83,21 +135,40 @@ pub enum Unplaced {
     NoTag { board: u8, seq: u64 },
 }
 
+/// A window of a board's stream covered by lost packets: the references in
+/// it are unknown, and log records whose tags were in it are applied at its
+/// end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LostWindow {
+    pub board: u8,
+    /// Tick of the GAP_BEGIN (0 if the trace starts with the gap's end).
+    pub from_tick: u64,
+    /// Tick of the GAP_END.
+    pub to_tick: u64,
+    pub packets: u64,
+}
+
 /// Counters of a replay; `table3` and `table4` follow the paper.
 #[derive(Debug, Clone, Default)]
 pub struct ReplayReport {
     pub references: u64,
     pub translated: u64,
-    pub misses: HashMap<Miss, u64>,
+    /// Untranslated references by class, indexed by `Miss::code() - 1`.
+    pub misses: [u64; 3],
     /// [cpu read, cpu write, dma read, dma write] (Table 3).
     pub table3: [u64; 4],
-    /// DMA requests (buffers) by direction: (count, bytes) (Table 4).
-    pub dma_requests: HashMap<&'static str, Vec<u64>>,
+    /// DMA requests (buffers) by direction, their sizes in bytes (Table 4).
+    pub dma_requests: Vec<(&'static str, Vec<u64>)>,
     pub tags_placed: u64,
     /// Tags whose sequence number is beyond the log (a log shorter than the trace).
     pub tags_without_record: u64,
     pub unplaced: Vec<Unplaced>,
     pub unplaced_count: u64,
+    /// The lost windows (first 1000), and how many there were.
+    pub lost_windows: Vec<LostWindow>,
+    pub lost_window_count: u64,
+    /// References handed on (passed the view).
+    pub selected: u64,
 }
 
 impl ReplayReport {
@@ -107,6 +178,9 @@ impl ReplayReport {
         } else {
             1.0 - self.translated as f64 / self.references as f64
         }
+    }
+    pub fn miss_count(&self, m: Miss) -> u64 {
+        self.misses[usize::from(m.code() - 1)]
     }
 }
 
@@ -118,30 +192,44 @@ pub struct ReplayFilter {
     pub pa: Option<(u64, u64)>,
     /// Virtual range `[lo, hi)` (only translated references match).
     pub va: Option<(u64, u64)>,
-    /// Only between the first TAG of the first event index and the next
-    /// TAG of the second.
+    /// Only between a TAG of the first event index and the next TAG of the
+    /// second (on the same board), as often as the pair occurs.
     pub window: Option<(u32, u32)>,
 }
 
 impl ReplayFilter {
-    fn accepts(&self, r: &VirtualRef) -> bool {
+    pub fn is_empty(&self) -> bool {
+        self.pid.is_none() && self.pa.is_none() && self.va.is_none() && self.window.is_none()
+    }
+
+    #[inline]
+    fn accepts(&self, r: &VirtualRecord) -> bool {
+        let translated = r.flags & REF_TRANSLATED != 0;
         if let Some(p) = self.pid {
-            if r.owner.map(|o| o.0) != Some(p) {
+            if !translated || r.pid != p {
                 return false;
             }
         }
         if let Some((lo, hi)) = self.pa {
-            if !(lo..hi).contains(&r.pa) {
+            if !(lo..hi).contains(&r.pa()) {
                 return false;
             }
         }
         if let Some((lo, hi)) = self.va {
-            if !r.owner.is_some_and(|o| (lo..hi).contains(&o.1)) {
+            if !translated || !(lo..hi).contains(&r.vaddr) {
                 return false;
             }
         }
         true
     }
+}
+
+/// What a replay hands on besides the references.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReplayOutput {
+    /// Also hand on every record that is not a reference (tags, commands,
+    /// losses, gaps), whatever the filter: a virtual trace keeps them.
+    pub markers: bool,
 }
 
 fn dir_name(d: DmaDirection) -> &'static str {
@@ -153,36 +241,107 @@ fn dir_name(d: DmaDirection) -> &'static str {
     }
 }
 
-/// A fast hasher for frame numbers (multiplicative; no DoS concerns here).
-#[derive(Default, Clone, Copy)]
-struct FrameHasher(u64);
-
-impl std::hash::Hasher for FrameHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
-    }
+/// The board's view of the page its last reference fell in.
+#[derive(Clone, Copy)]
+struct CurrentPage {
+    /// `u64::MAX`: none (state changed since).
+    frame: u64,
+    /// Record flags for a reference in this page (when `dma_partial` is off).
+    flags: u8,
+    pid: u32,
+    /// Virtual page base; with `offset_mask` 0 for untranslated pages.
+    vbase: u64,
+    offset_mask: u64,
+    /// A DMA buffer covers part of the page: decide per reference.
+    dma_partial: bool,
+    page_table: bool,
 }
 
-type FrameMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<FrameHasher>>;
+impl Default for CurrentPage {
+    fn default() -> CurrentPage {
+        CurrentPage {
+            frame: u64::MAX,
+            flags: 0,
+            pid: 0,
+            vbase: 0,
+            offset_mask: 0,
+            dma_partial: false,
+            page_table: false,
+        }
+    }
+}
 
 #[derive(Default)]
 struct BoardState {
     next_seq: u64,
-    owner: FrameMap<(u32, u64)>,
-    /// Frames of page tables (from PTE addresses in the log).
-    pt_frames: FrameMap<()>,
+    frames: FrameTable,
+    /// Live DMA buffers `[lo, hi)`.
     dma: Vec<(u64, u64)>,
-    /// Last lookup (frame, owner): consecutive lines share a page.
-    last: Option<(u64, Option<(u32, u64)>)>,
+    cur: CurrentPage,
     in_window: bool,
+    gap_from: u64,
+}
+
+impl BoardState {
+    #[inline(never)]
+    fn refresh(&mut self, frame: u64) {
+        let slot = self.frames.get(frame);
+        let (lo, hi) = (frame << PAGE_SHIFT, (frame + 1) << PAGE_SHIFT);
+        let mut whole = false;
+        let mut partial = false;
+        for &(a, b) in &self.dma {
+            if a <= lo && hi <= b {
+                whole = true;
+            } else if a < hi && lo < b {
+                partial = true;
+            }
+        }
+        let page_table = slot.flags & PAGE_TABLE != 0;
+        self.cur = match slot.owner() {
+            Some((pid, vpn)) => CurrentPage {
+                frame,
+                flags: ref_flags(true, whole, None),
+                pid,
+                vbase: vpn << PAGE_SHIFT,
+                offset_mask: PAGE_MASK,
+                dma_partial: partial && !whole,
+                page_table,
+            },
+            None => CurrentPage {
+                frame,
+                flags: miss_flags(whole, page_table),
+                pid: 0,
+                vbase: 0,
+                offset_mask: 0,
+                dma_partial: partial && !whole,
+                page_table,
+            },
+        };
+    }
+
+    /// Record flags of a reference to `pa` in a page only partly covered
+    /// by DMA buffers.
+    #[cold]
+    fn partial_flags(&self, pa: u64) -> u8 {
+        let dma = self.dma.iter().any(|&(lo, hi)| (lo..hi).contains(&pa));
+        if self.cur.flags & REF_TRANSLATED != 0 {
+            ref_flags(true, dma, None)
+        } else {
+            miss_flags(dma, self.cur.page_table)
+        }
+    }
+}
+
+#[inline]
+fn miss_flags(dma: bool, page_table: bool) -> u8 {
+    let miss = if dma {
+        Miss::Dma
+    } else if page_table {
+        Miss::Kernel
+    } else {
+        Miss::Unmapped
+    };
+    ref_flags(false, dma, Some(miss))
 }
 
 /// Replays `trace` with the kernel `log` (records in `seq` order).
@@ -195,6 +354,8 @@ pub struct Replayer<'l> {
     pub report: ReplayReport,
     filter: ReplayFilter,
     dma_counted_upto: u64,
+    /// References by record flags and write bit: `flags << 1 | write`.
+    counts: [u64; 32],
 }
 
 impl<'l> Replayer<'l> {
@@ -207,6 +368,7 @@ impl<'l> Replayer<'l> {
             report: ReplayReport::default(),
             filter,
             dma_counted_upto: 0,
+            counts: [0; 32],
         }
     }
 
@@ -223,17 +385,17 @@ impl<'l> Replayer<'l> {
             return;
         };
         let st = &mut self.boards[usize::from(board)];
-        st.last = None;
+        st.cur = CurrentPage::default();
         match rec.event {
             Event::Map { vpn, pfn, pte_phys } | Event::SnapshotMap { vpn, pfn, pte_phys } => {
-                st.owner.insert(pfn, (rec.pid, vpn));
-                st.pt_frames.insert(pte_phys >> PAGE_SHIFT, ());
+                st.frames.map(pfn, rec.pid, vpn);
+                st.frames.mark_page_table(pte_phys >> PAGE_SHIFT);
             }
             Event::Unmap { pfn, pte_phys, .. } => {
-                st.owner.remove(&pfn);
-                st.pt_frames.insert(pte_phys >> PAGE_SHIFT, ());
+                st.frames.unmap(pfn);
+                st.frames.mark_page_table(pte_phys >> PAGE_SHIFT);
             }
-            Event::Exit { .. } => st.owner.retain(|_, o| o.0 != rec.pid),
+            Event::Exit { .. } => st.frames.exit(rec.pid),
             Event::DmaMap {
                 addr, size, dir, ..
             } => {
@@ -242,11 +404,12 @@ impl<'l> Replayer<'l> {
                 // applies it first (every board carries every tag).
                 if seq >= self.dma_counted_upto {
                     self.dma_counted_upto = seq + 1;
-                    self.report
-                        .dma_requests
-                        .entry(dir_name(dir))
-                        .or_default()
-                        .push(size);
+                    let name = dir_name(dir);
+                    let reqs = &mut self.report.dma_requests;
+                    match reqs.iter_mut().find(|(n, _)| *n == name) {
+                        Some((_, sizes)) => sizes.push(size),
+                        None => reqs.push((name, vec![size])),
+                    }
                 }
             }
             Event::DmaUnmap { addr, size, .. } => {
@@ -267,125 +430,92 @@ impl<'l> Replayer<'l> {
 
     /// Runs over every record; `out` gets each reference that passes the filter.
     pub fn run<S: RecordSource + ?Sized>(&mut self, trace: &S, out: &mut dyn FnMut(&VirtualRef)) {
+        self.run_blocks(trace, ReplayOutput::default(), &mut |block| {
+            for r in block {
+                out(&VirtualRef::from_record(r));
+            }
+        });
+    }
+
+    /// Runs over every record; `out` gets, block by block and in trace
+    /// order, the references that pass the filter (and the other records if
+    /// `what.markers`), as virtual-trace records.
+    pub fn run_blocks<S: RecordSource + ?Sized>(
+        &mut self,
+        trace: &S,
+        what: ReplayOutput,
+        out: &mut dyn FnMut(&[VirtualRecord]),
+    ) {
         for st in self.boards.iter_mut() {
             st.next_seq = self.first_seq;
         }
         let n = trace.len();
-        for i in 0..n {
-            let r = trace.get(i);
-            let board = r.board();
-            self.seen[usize::from(board)] = true;
-            match r.kind() {
-                RecordKind::Read | RecordKind::Write => {
-                    let st = &mut self.boards[usize::from(board)];
+        let selecting = !self.filter.is_empty();
+        let windowed = self.filter.window.is_some();
+        let mut buf = Vec::with_capacity(BLOCK);
+        let mut virt: Vec<VirtualRecord> = Vec::with_capacity(BLOCK);
+        let mut start = 0;
+        let mut selected = 0u64;
+        let (mut run_flags, mut run_len, mut run_writes) = (0u8, 0u64, 0u64);
+        while start < n {
+            let block = trace.block(start, BLOCK, &mut buf);
+            if block.is_empty() {
+                break;
+            }
+            virt.clear();
+            for (k, r) in block.iter().enumerate() {
+                if r.is_access() {
+                    let board = usize::from(r.board());
+                    self.seen[board] = true;
+                    let st = &mut self.boards[board];
                     let pa = r.pa();
                     let frame = pa >> PAGE_SHIFT;
-                    let owner = match st.last {
-                        Some((f, o)) if f == frame => o,
-                        _ => {
-                            let o = st.owner.get(&frame).copied();
-                            st.last = Some((frame, o));
-                            o
-                        }
-                    };
-                    let owner = owner.map(|(pid, vpn)| (pid, (vpn << PAGE_SHIFT) | (pa & 0xfff)));
-                    let dma =
-                        !st.dma.is_empty() && st.dma.iter().any(|&(lo, hi)| (lo..hi).contains(&pa));
-                    let write = r.kind() == RecordKind::Write;
-                    let miss = if owner.is_some() {
-                        None
-                    } else if dma {
-                        Some(Miss::Dma)
-                    } else if st.pt_frames.contains_key(&frame) {
-                        Some(Miss::Kernel)
+                    if frame != st.cur.frame {
+                        st.refresh(frame);
+                    }
+                    let cur = &st.cur;
+                    let flags = if cur.dma_partial {
+                        st.partial_flags(pa)
                     } else {
-                        Some(Miss::Unmapped)
+                        cur.flags
                     };
-                    let rep = &mut self.report;
-                    rep.references += 1;
-                    match miss {
-                        None => rep.translated += 1,
-                        Some(m) => *rep.misses.entry(m).or_default() += 1,
+                    // Counted in registers while the flags stay the same
+                    // (a counter in memory would chain every reference).
+                    if flags != run_flags {
+                        self.counts[usize::from(run_flags) << 1] += run_len - run_writes;
+                        self.counts[(usize::from(run_flags) << 1) | 1] += run_writes;
+                        (run_flags, run_len, run_writes) = (flags, 0, 0);
                     }
-                    rep.table3[usize::from(dma) * 2 + usize::from(write)] += 1;
-                    let window_ok = self.filter.window.is_none() || st.in_window;
-                    let v = VirtualRef {
+                    run_len += 1;
+                    run_writes += r.packed & 1;
+                    let v = VirtualRecord {
                         tick: r.tick,
-                        board,
-                        pa,
-                        write,
-                        dma,
-                        owner,
-                        miss,
+                        packed: r.packed,
+                        vaddr: cur.vbase | (pa & cur.offset_mask),
+                        pid: cur.pid,
+                        flags,
                     };
-                    if window_ok && self.filter.accepts(&v) {
-                        out(&v);
+                    if selecting && ((windowed && !st.in_window) || !self.filter.accepts(&v)) {
+                        continue;
+                    }
+                    selected += 1;
+                    virt.push(v);
+                } else {
+                    self.marker(trace, start + k, *r);
+                    if what.markers {
+                        virt.push(VirtualRecord::marker(*r));
                     }
                 }
-                RecordKind::Tag { .. } => {
-                    let index = r.value() as u32;
-                    if let Some((a, b)) = self.filter.window {
-                        let st = &mut self.boards[usize::from(board)];
-                        if index == a {
-                            st.in_window = true;
-                        } else if index == b {
-                            st.in_window = false;
-                        }
-                    }
-                    if let EventKind::LogSeq(low) = classify_event(index) {
-                        let next = self.boards[usize::from(board)].next_seq;
-                        let seq = Self::resolve(next, low);
-                        for lost in next..seq {
-                            // Only reachable without a GAP_END (e.g. a capture cut short).
-                            self.note_unplaced(Unplaced::LostTag {
-                                board,
-                                seq: lost,
-                                tick: r.tick,
-                            });
-                            self.apply(board, lost);
-                        }
-                        self.apply(board, seq);
-                        self.report.tags_placed += 1;
-                        self.boards[usize::from(board)].next_seq = seq + 1;
-                    }
-                }
-                RecordKind::GapEnd => {
-                    // The records whose tags were in the lost packets took
-                    // effect inside the window: apply them now.
-                    let next = self.boards[usize::from(board)].next_seq;
-                    let ahead = (i + 1..n).map(|j| trace.get(j)).find_map(|x| {
-                        if x.board() != board {
-                            return None;
-                        }
-                        match x.kind() {
-                            RecordKind::Tag { .. } => match classify_event(x.value() as u32) {
-                                EventKind::LogSeq(low) => Some(Some(Self::resolve(next, low))),
-                                _ => None,
-                            },
-                            _ => None,
-                        }
-                    });
-                    // No tag follows: nothing tells which records were in
-                    // the window; they stay unplaced (reported at the end).
-                    let upto = match ahead {
-                        Some(Some(s)) => s,
-                        _ => next,
-                    };
-                    for lost in next..upto {
-                        self.note_unplaced(Unplaced::LostTag {
-                            board,
-                            seq: lost,
-                            tick: r.tick,
-                        });
-                        self.apply(board, lost);
-                    }
-                    if upto > next {
-                        self.boards[usize::from(board)].next_seq = upto;
-                    }
-                }
-                _ => {}
             }
+            if !virt.is_empty() {
+                out(&virt);
+            }
+            start += block.len();
         }
+        self.counts[usize::from(run_flags) << 1] += run_len - run_writes;
+        self.counts[(usize::from(run_flags) << 1) | 1] += run_writes;
+        self.report.selected += selected;
+        self.finish_counts();
         let end = self.first_seq + self.log.len() as u64;
         let left: Vec<(u8, u64)> = self
             .boards
@@ -396,6 +526,106 @@ impl<'l> Replayer<'l> {
             .collect();
         for (board, seq) in left {
             self.note_unplaced(Unplaced::NoTag { board, seq });
+        }
+    }
+
+    /// A record other than a reference, at position `i` of the trace.
+    fn marker<S: RecordSource + ?Sized>(&mut self, trace: &S, i: usize, r: TraceRecord) {
+        let board = r.board();
+        self.seen[usize::from(board)] = true;
+        match r.kind() {
+            RecordKind::Tag { .. } => {
+                let index = r.value() as u32;
+                if let Some((a, b)) = self.filter.window {
+                    let st = &mut self.boards[usize::from(board)];
+                    if index == a {
+                        st.in_window = true;
+                    } else if index == b {
+                        st.in_window = false;
+                    }
+                }
+                if let EventKind::LogSeq(low) = classify_event(index) {
+                    let next = self.boards[usize::from(board)].next_seq;
+                    let seq = Self::resolve(next, low);
+                    for lost in next..seq {
+                        // Only reachable without a GAP_END (e.g. a capture cut short).
+                        self.note_unplaced(Unplaced::LostTag {
+                            board,
+                            seq: lost,
+                            tick: r.tick,
+                        });
+                        self.apply(board, lost);
+                    }
+                    self.apply(board, seq);
+                    self.report.tags_placed += 1;
+                    self.boards[usize::from(board)].next_seq = seq + 1;
+                }
+            }
+            RecordKind::GapBegin => self.boards[usize::from(board)].gap_from = r.tick,
+            RecordKind::GapEnd => {
+                let st = &mut self.boards[usize::from(board)];
+                let window = LostWindow {
+                    board,
+                    from_tick: std::mem::take(&mut st.gap_from),
+                    to_tick: r.tick,
+                    packets: r.value(),
+                };
+                self.report.lost_window_count += 1;
+                if self.report.lost_windows.len() < 1000 {
+                    self.report.lost_windows.push(window);
+                }
+                // The records whose tags were in the lost packets took
+                // effect inside the window: apply them now.
+                let next = st.next_seq;
+                let ahead = (i + 1..trace.len()).map(|j| trace.get(j)).find_map(|x| {
+                    if x.board() != board {
+                        return None;
+                    }
+                    match x.kind() {
+                        RecordKind::Tag { .. } => match classify_event(x.value() as u32) {
+                            EventKind::LogSeq(low) => Some(Self::resolve(next, low)),
+                            _ => None,
+                        },
+                        _ => None,
+                    }
+                });
+                // No tag follows: nothing tells which records were in
+                // the window; they stay unplaced (reported at the end).
+                let upto = ahead.unwrap_or(next);
+                for lost in next..upto {
+                    self.note_unplaced(Unplaced::LostTag {
+                        board,
+                        seq: lost,
+                        tick: r.tick,
+                    });
+                    self.apply(board, lost);
+                }
+                if upto > next {
+                    self.boards[usize::from(board)].next_seq = upto;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Folds the per-flags counters into the report.
+    fn finish_counts(&mut self) {
+        let rep = &mut self.report;
+        rep.references = 0;
+        rep.translated = 0;
+        rep.misses = [0; 3];
+        rep.table3 = [0; 4];
+        for (i, &c) in self.counts.iter().enumerate() {
+            let (flags, write) = ((i >> 1) as u8, i & 1);
+            rep.references += c;
+            if flags & REF_TRANSLATED != 0 {
+                rep.translated += c;
+            }
+            if let Some(m) = Miss::from_code(flags >> 2) {
+                rep.misses[usize::from(m.code() - 1)] += c;
+            }
+            let dma = usize::from(flags & REF_DMA != 0);
+            rep.table3[dma * 2 + write] += c;
         }
     }
 

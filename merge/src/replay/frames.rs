@@ -1,0 +1,166 @@
+//! Who maps each physical frame now: a two-level table keyed by frame number
+//! (a hash map of fixed-size chunks), so a lookup is one hash of the chunk,
+//! skipped when the chunk is the last one used, and one array index.
+
+use std::collections::HashMap;
+
+/// Frames per chunk (64 MiB of physical memory with 4 KiB pages).
+const CHUNK_SHIFT: u32 = 14;
+const CHUNK_MASK: u64 = (1 << CHUNK_SHIFT) - 1;
+
+/// Slot flag: a process maps the frame (`pid`, `vpn` valid).
+pub const OWNED: u8 = 1;
+/// Slot flag: the frame holds page tables (a PTE address of the log fell in it).
+pub const PAGE_TABLE: u8 = 2;
+
+/// What is known about one frame.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Slot {
+    pub vpn: u64,
+    pub pid: u32,
+    pub flags: u8,
+}
+
+impl Slot {
+    pub fn owner(&self) -> Option<(u32, u64)> {
+        (self.flags & OWNED != 0).then_some((self.pid, self.vpn))
+    }
+}
+
+/// A fast hasher for chunk numbers (multiplicative; no DoS concerns here).
+#[derive(Default, Clone, Copy)]
+pub struct FrameHasher(u64);
+
+impl std::hash::Hasher for FrameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+}
+
+pub type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FrameHasher>>;
+
+/// Frame number → [`Slot`], plus the frames each process was given so an
+/// exit releases them without a walk over every frame.
+#[derive(Default)]
+pub struct FrameTable {
+    chunk_of: FastMap<u64, u32>,
+    chunks: Vec<Box<[Slot]>>,
+    /// (chunk number, its position in `chunks`) of the last lookup.
+    last: Option<(u64, u32)>,
+    /// Frames mapped by each pid (may hold frames since given to others).
+    by_pid: FastMap<u32, Vec<u64>>,
+}
+
+impl FrameTable {
+    #[inline]
+    fn chunk_index(&mut self, chunk: u64) -> Option<u32> {
+        if let Some((c, i)) = self.last {
+            if c == chunk {
+                return Some(i);
+            }
+        }
+        let i = *self.chunk_of.get(&chunk)?;
+        self.last = Some((chunk, i));
+        Some(i)
+    }
+
+    /// The frame's slot (empty if nothing is known about it).
+    #[inline]
+    pub fn get(&mut self, frame: u64) -> Slot {
+        match self.chunk_index(frame >> CHUNK_SHIFT) {
+            Some(i) => self.chunks[i as usize][(frame & CHUNK_MASK) as usize],
+            None => Slot::default(),
+        }
+    }
+
+    fn slot_mut(&mut self, frame: u64) -> &mut Slot {
+        let chunk = frame >> CHUNK_SHIFT;
+        let i = match self.chunk_index(chunk) {
+            Some(i) => i,
+            None => {
+                let i = self.chunks.len() as u32;
+                self.chunks
+                    .push(vec![Slot::default(); 1 << CHUNK_SHIFT].into_boxed_slice());
+                self.chunk_of.insert(chunk, i);
+                self.last = Some((chunk, i));
+                i
+            }
+        };
+        &mut self.chunks[i as usize][(frame & CHUNK_MASK) as usize]
+    }
+
+    /// `pid` maps virtual page `vpn` to `frame` (replacing any owner).
+    pub fn map(&mut self, frame: u64, pid: u32, vpn: u64) {
+        let s = self.slot_mut(frame);
+        s.pid = pid;
+        s.vpn = vpn;
+        s.flags |= OWNED;
+        self.by_pid.entry(pid).or_default().push(frame);
+    }
+
+    /// Nobody maps `frame` any more.
+    pub fn unmap(&mut self, frame: u64) {
+        if self.get(frame).flags & OWNED != 0 {
+            let s = self.slot_mut(frame);
+            s.flags &= !OWNED;
+        }
+    }
+
+    pub fn mark_page_table(&mut self, frame: u64) {
+        self.slot_mut(frame).flags |= PAGE_TABLE;
+    }
+
+    /// `pid` exits: its frames are free.
+    pub fn exit(&mut self, pid: u32) {
+        let Some(frames) = self.by_pid.remove(&pid) else {
+            return;
+        };
+        for frame in frames {
+            let s = self.slot_mut(frame);
+            if s.flags & OWNED != 0 && s.pid == pid {
+                s.flags &= !OWNED;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn map_unmap_exit_and_reuse() {
+        let mut t = FrameTable::default();
+        let far = 5u64 << 40;
+        assert_eq!(t.get(7), Slot::default());
+        t.map(7, 1, 0x100);
+        t.map(far, 1, 0x101);
+        t.map(8, 2, 0x200);
+        t.mark_page_table(9);
+        assert_eq!(t.get(7).owner(), Some((1, 0x100)));
+        assert_eq!(t.get(far).owner(), Some((1, 0x101)));
+        assert_eq!(t.get(9).flags, PAGE_TABLE);
+        // Frame 7 is given to process 2 before process 1 exits.
+        t.unmap(7);
+        assert_eq!(t.get(7).owner(), None);
+        t.map(7, 2, 0x300);
+        t.exit(1);
+        assert_eq!(t.get(7).owner(), Some((2, 0x300)));
+        assert_eq!(t.get(far).owner(), None);
+        assert_eq!(t.get(8).owner(), Some((2, 0x200)));
+        t.exit(2);
+        assert_eq!(t.get(7).owner(), None);
+        assert_eq!(t.get(9).flags, PAGE_TABLE);
+    }
+}

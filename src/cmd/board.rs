@@ -79,6 +79,9 @@ pub struct Args {
     /// Output directory (created if missing).
     #[arg(long)]
     out: PathBuf,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 fn parse_u64(s: &str) -> Result<u64, String> {
@@ -156,11 +159,24 @@ fn config(args: &Args) -> anyhow::Result<BoardConfig> {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config(&args)?;
     let name = args.commands.display().to_string();
+    // A bar over the bytes of the command file, for long DRAM-simulator
+    // streams; hidden for stdin, small files and when stderr is no terminal.
+    let mut bar = indicatif::ProgressBar::hidden();
     let input: Box<dyn std::io::BufRead> = if name == "-" {
         Box::new(std::io::stdin().lock())
     } else {
         let f = File::open(&args.commands).with_context(|| format!("opening {name}"))?;
-        Box::new(BufReader::with_capacity(1 << 20, f))
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        if !args.quiet && len >= (64 << 20) {
+            bar = indicatif::ProgressBar::new(len);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "board {bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+                )
+                .expect("valid template"),
+            );
+        }
+        Box::new(BufReader::with_capacity(1 << 20, bar.wrap_read(f)))
     };
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
@@ -181,6 +197,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             packets.clear();
         }
     }
+    bar.finish_and_clear();
     board.finish();
     board.drain_packets(&mut packets);
     writers.write(&packets)?;

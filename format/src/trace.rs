@@ -168,7 +168,11 @@ impl RecordKind {
 ///
 /// For READ/WRITE the value is the physical address >> 6, so the second word
 /// masked with `0x00FF_FFFF_FFFF_FFC0` is the physical address itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// `repr(C)` with two `u64`s: on a little-endian machine a record's memory
+/// is its file layout, so [`records_as_bytes`] writes blocks without a copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(C)]
 pub struct TraceRecord {
     pub tick: u64,
     /// The packed second word; see the accessors.
@@ -236,6 +240,37 @@ impl TraceRecord {
         }
     }
 }
+
+/// The file bytes of `records` (format.md §11 record layout). On
+/// little-endian machines the records are borrowed as they are; elsewhere
+/// they are converted into `scratch`.
+#[inline]
+pub fn records_as_bytes<'a>(records: &'a [TraceRecord], scratch: &'a mut Vec<u8>) -> &'a [u8] {
+    #[cfg(target_endian = "little")]
+    {
+        let _ = scratch;
+        // SAFETY: TraceRecord is repr(C) of two u64 (16 bytes, no padding,
+        // every bit pattern a valid u8), so its memory is `len * 16`
+        // initialised bytes that live as long as `records`; on a
+        // little-endian machine they are exactly the file layout.
+        unsafe {
+            core::slice::from_raw_parts(
+                records.as_ptr().cast::<u8>(),
+                core::mem::size_of_val(records),
+            )
+        }
+    }
+    #[cfg(not(target_endian = "little"))]
+    {
+        scratch.resize(records.len() * RECORD_LEN, 0);
+        for (chunk, r) in scratch.chunks_exact_mut(RECORD_LEN).zip(records) {
+            r.emit(chunk);
+        }
+        scratch
+    }
+}
+
+const _: () = assert!(core::mem::size_of::<TraceRecord>() == RECORD_LEN);
 
 /// One time-index entry: record `record` is the first with its tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -768,6 +803,15 @@ mod tests {
             let r = TraceRecord::new(tick, board, k, value);
             let back = TraceRecord::parse(&r.to_bytes());
             prop_assert_eq!((back.tick, back.board(), back.kind(), back.value()), (tick, board, k, value));
+        }
+
+        #[test]
+        fn block_bytes_equal_emitted_records(recs in proptest::collection::vec((any::<u64>(), any::<u64>()), 0..50)) {
+            let recs: Vec<TraceRecord> = recs.into_iter().map(|(tick, packed)| TraceRecord { tick, packed }).collect();
+            let mut scratch = Vec::new();
+            let bytes = records_as_bytes(&recs, &mut scratch).to_vec();
+            let emitted: Vec<u8> = recs.iter().flat_map(|r| r.to_bytes()).collect();
+            prop_assert_eq!(bytes, emitted);
         }
 
         #[test]

@@ -8,10 +8,10 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use hmtt_format::capture::{CaptureEnd, CaptureReader};
-use hmtt_format::packet::Packet;
-use hmtt_format::record::{BoardEvent, WordDecoder};
+use hmtt_format::packet::{Packet, HEADER_LEN as PACKET_HEADER_LEN};
+use hmtt_format::record::{Opcode, RecordWord, TIME_UNIT};
 use hmtt_format::trace::{RecordKind, TraceRecord};
-use hmtt_format::{AddressMapping, Geometry};
+use hmtt_format::{AddressMapping, Geometry, LINE_BYTES};
 
 use crate::error::MergeError;
 use crate::input::CaptureSet;
@@ -294,60 +294,292 @@ impl<'a> BoardStream<'a> {
         }
     }
 
-    /// The hot loop: words straight from the map into records. Counters
-    /// live in locals so the loop keeps them in registers.
-    #[inline]
+    /// Decodes one packet's words, appending its records to `out`; picks
+    /// the address decoding once so the word loop is specialised for it.
     fn decode(&mut self, pkt: &Packet<&[u8]>, t0: u64, out: &mut Vec<TraceRecord>) {
-        let board = self.board;
-        let mapping = &self.mapping;
-        let channel = self.channel;
+        let words = &pkt.as_bytes()[PACKET_HEADER_LEN..PACKET_HEADER_LEN + 4 * pkt.nwords()];
+        let mut counts = WordCounts::default();
+        let mask = self.geometry.lines() - 1;
+        let end = match (self.mapping.is_linear(), self.channel) {
+            (true, None) => decode_words(words, t0, self.board, Linear { mask }, out, &mut counts),
+            (true, Some(join)) => decode_words(
+                words,
+                t0,
+                self.board,
+                LinearJoin { mask, join },
+                out,
+                &mut counts,
+            ),
+            (false, join) => decode_words(
+                words,
+                t0,
+                self.board,
+                Mapped {
+                    mapping: &self.mapping,
+                    join,
+                },
+                out,
+                &mut counts,
+            ),
+        };
+        let c = &mut self.report.counts;
+        c[0] += counts.accesses - counts.writes;
+        c[1] += counts.writes;
+        for (total, n) in c[2..].iter_mut().zip(counts.control) {
+            *total += n;
+        }
+        self.report.references_lost += counts.lost;
+        self.report.corrupt_words += counts.corrupt;
+        self.last_tick = end;
+    }
+}
+
+/// Tallies of one packet's words, kept in locals by the word loop.
+#[derive(Default)]
+struct WordCounts {
+    accesses: u64,
+    writes: u64,
+    /// tags, tag writes, inner commands, LOST words.
+    control: [u64; 4],
+    lost: u64,
+    corrupt: u64,
+}
+
+/// Line index → physical address, resolved once per packet so that the
+/// word loop is compiled for each case (the linear mapping is one mask and
+/// shift).
+trait LineToPa {
+    fn pa(&self, line: u64) -> u64;
+}
+
+struct Linear {
+    mask: u64,
+}
+
+impl LineToPa for Linear {
+    #[inline(always)]
+    fn pa(&self, line: u64) -> u64 {
+        (line & self.mask) * LINE_BYTES
+    }
+}
+
+struct LinearJoin {
+    mask: u64,
+    join: ChannelJoin,
+}
+
+impl LineToPa for LinearJoin {
+    #[inline(always)]
+    fn pa(&self, line: u64) -> u64 {
+        self.join.join((line & self.mask) * LINE_BYTES)
+    }
+}
+
+struct Mapped<'m> {
+    mapping: &'m AddressMapping,
+    join: Option<ChannelJoin>,
+}
+
+impl LineToPa for Mapped<'_> {
+    #[inline(always)]
+    fn pa(&self, line: u64) -> u64 {
+        let local = self.mapping.pa_of(line);
+        match self.join {
+            None => local,
+            Some(c) => c.join(local),
+        }
+    }
+}
+
+/// The hot loop: record words (format.md §4) straight from the map into
+/// records, the same as [`hmtt_format::WordDecoder`] gives. ACCESS words
+/// take the straight path; every CONTROL word goes through
+/// [`control_word`]. Returns the time of the last word.
+#[inline(always)]
+fn decode_words<M: LineToPa>(
+    words: &[u8],
+    t0: u64,
+    board: u8,
+    map: M,
+    out: &mut Vec<TraceRecord>,
+    counts: &mut WordCounts,
+) -> u64 {
+    let n = words.len() / 4;
+    out.reserve(n);
+    let base = out.len();
+    let dst = &mut out.spare_capacity_mut()[..n];
+    let mut k = 0usize;
+    let mut t = t0;
+    let mut hi = 0u64;
+    let (mut accesses, mut writes) = (0u64, 0u64);
+    for chunk in words.chunks_exact(4) {
+        let w = RecordWord::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+        t += u64::from(w.dt());
+        if !w.is_control() {
+            let write = w.is_write();
+            writes += u64::from(write);
+            accesses += 1;
+            let pa = map.pa(hi | u64::from(w.line_lo()));
+            dst[k].write(TraceRecord::access(t, board, write, pa));
+            k += 1;
+        } else if let Some(rec) = control_word(w, &mut t, &mut hi, board, counts) {
+            dst[k].write(rec);
+            k += 1;
+        }
+    }
+    // SAFETY: the loop wrote `dst[..k]`, the `k` slots after `base`, and
+    // `k <= n` fits the capacity reserved above.
+    unsafe { out.set_len(base + k) };
+    counts.accesses += accesses;
+    counts.writes += writes;
+    t
+}
+
+/// A CONTROL word (rare: TIME, LINE_HI, TAG, CMD, LOST, PAD, reserved): its
+/// effect on the time and LINE_HI (`hi` holds `line_hi << 24`), and the
+/// record it makes, if any.
+#[inline(never)]
+fn control_word(
+    w: RecordWord,
+    t: &mut u64,
+    hi: &mut u64,
+    board: u8,
+    counts: &mut WordCounts,
+) -> Option<TraceRecord> {
+    let payload = w.payload();
+    let (kind, slot, value) = match w.opcode() {
+        Opcode::Time => {
+            *t += u64::from(payload) * TIME_UNIT;
+            return None;
+        }
+        Opcode::LineHi => {
+            *hi = u64::from(payload) << 24;
+            return None;
+        }
+        Opcode::Pad => return None,
+        Opcode::Tag => {
+            let (event, write) = RecordWord::split_tag_payload(payload);
+            (RecordKind::Tag { write }, usize::from(write), event)
+        }
+        Opcode::Cmd => (RecordKind::Cmd, 2, payload),
+        Opcode::Lost => {
+            counts.lost += u64::from(payload);
+            (RecordKind::Lost, 3, payload)
+        }
+        Opcode::Reserved(_) => {
+            counts.corrupt += 1;
+            return None;
+        }
+    };
+    counts.control[slot] += 1;
+    Some(TraceRecord::new(*t, board, kind, u64::from(value)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hmtt_format::record::{BoardEvent, WordDecoder};
+    use proptest::prelude::*;
+
+    /// The format crate's word-by-word decoder, as records.
+    fn reference(
+        words: &[u32],
+        t0: u64,
+        board: u8,
+        pa_of: impl Fn(u64) -> u64,
+    ) -> (Vec<TraceRecord>, [u64; 6], u64, u64, u64) {
         let mut dec = WordDecoder::new(t0);
-        out.reserve(pkt.nwords());
-        let mut counts = [0u64; 6];
-        let (mut lost, mut corrupt) = (0u64, 0u64);
-        for w in pkt.words() {
-            match dec.feed(w) {
-                Ok(Some(ev)) => {
-                    let rec = match ev.event {
-                        BoardEvent::Access { line, write } => {
-                            counts[usize::from(write)] += 1;
-                            let local = mapping.pa_of(line);
-                            let pa = match channel {
-                                None => local,
-                                Some(c) => c.join(local),
-                            };
-                            TraceRecord::access(ev.tick, board, write, pa)
-                        }
-                        BoardEvent::Tag { event, write } => {
-                            counts[2 + usize::from(write)] += 1;
-                            TraceRecord::new(
-                                ev.tick,
-                                board,
-                                RecordKind::Tag { write },
-                                u64::from(event),
-                            )
-                        }
-                        BoardEvent::Cmd { code } => {
-                            counts[4] += 1;
-                            TraceRecord::new(ev.tick, board, RecordKind::Cmd, u64::from(code))
-                        }
-                        BoardEvent::Lost { count } => {
-                            counts[5] += 1;
-                            lost += u64::from(count);
-                            TraceRecord::new(ev.tick, board, RecordKind::Lost, u64::from(count))
-                        }
-                    };
-                    out.push(rec);
-                }
+        let (mut out, mut counts, mut lost, mut corrupt) = (Vec::new(), [0u64; 6], 0, 0);
+        for &w in words {
+            match dec.feed(RecordWord(w)) {
+                Ok(Some(ev)) => out.push(match ev.event {
+                    BoardEvent::Access { line, write } => {
+                        counts[usize::from(write)] += 1;
+                        TraceRecord::access(ev.tick, board, write, pa_of(line))
+                    }
+                    BoardEvent::Tag { event, write } => {
+                        counts[2 + usize::from(write)] += 1;
+                        TraceRecord::new(
+                            ev.tick,
+                            board,
+                            RecordKind::Tag { write },
+                            u64::from(event),
+                        )
+                    }
+                    BoardEvent::Cmd { code } => {
+                        counts[4] += 1;
+                        TraceRecord::new(ev.tick, board, RecordKind::Cmd, u64::from(code))
+                    }
+                    BoardEvent::Lost { count } => {
+                        counts[5] += 1;
+                        lost += u64::from(count);
+                        TraceRecord::new(ev.tick, board, RecordKind::Lost, u64::from(count))
+                    }
+                }),
                 Ok(None) => {}
                 Err(_) => corrupt += 1,
             }
         }
-        for (total, n) in self.report.counts.iter_mut().zip(counts) {
-            *total += n;
+        (out, counts, lost, corrupt, dec.time())
+    }
+
+    fn fast<M: LineToPa>(
+        words: &[u32],
+        t0: u64,
+        board: u8,
+        map: M,
+    ) -> (Vec<TraceRecord>, [u64; 6], u64, u64, u64) {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        // Records already in the buffer stay and the new ones follow.
+        let mut out = vec![TraceRecord::default(); 3];
+        let mut c = WordCounts::default();
+        let end = decode_words(&bytes, t0, board, map, &mut out, &mut c);
+        assert_eq!(out[..3], [TraceRecord::default(); 3]);
+        out.drain(..3);
+        let counts = [
+            c.accesses - c.writes,
+            c.writes,
+            c.control[0],
+            c.control[1],
+            c.control[2],
+            c.control[3],
+        ];
+        (out, counts, c.lost, c.corrupt, end)
+    }
+
+    /// Mostly ACCESS words, with every CONTROL opcode (reserved ones too).
+    fn word() -> impl Strategy<Value = u32> {
+        prop_oneof![
+            6 => any::<u32>().prop_map(|w| w & !(1 << 25)),
+            2 => any::<u32>().prop_map(|w| w | (1 << 25)),
+            1 => (0u32..64, 0u32..16, any::<u32>())
+                .prop_map(|(dt, op, p)| (dt << 26) | (1 << 25) | (op << 21) | (p & 0x1f_ffff)),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn batch_decode_equals_the_word_decoder(
+            words in proptest::collection::vec(word(), 0..400),
+            t0 in 0u64..(1 << 60),
+            board: u8,
+        ) {
+            let g = Geometry::preset("ddr4-64g").unwrap();
+            let linear = AddressMapping::linear(g);
+            let mask = g.lines() - 1;
+            prop_assert_eq!(
+                fast(&words, t0, board, Linear { mask }),
+                reference(&words, t0, board, |l| linear.pa_of(l))
+            );
+            let join = ChannelJoin { channels: 3, channel: 2, shift: 12 };
+            prop_assert_eq!(
+                fast(&words, t0, board, LinearJoin { mask, join }),
+                reference(&words, t0, board, |l| join.join(linear.pa_of(l)))
+            );
+            prop_assert_eq!(
+                fast(&words, t0, board, Mapped { mapping: &linear, join: Some(join) }),
+                reference(&words, t0, board, |l| join.join(linear.pa_of(l)))
+            );
         }
-        self.report.references_lost += lost;
-        self.report.corrupt_words += corrupt;
-        self.last_tick = dec.time();
     }
 }

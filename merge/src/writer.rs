@@ -1,5 +1,5 @@
 //! Writes the native trace file (format.md §11) as records stream in: a
-//! placeholder header, the records through a large buffer, then the time
+//! placeholder header, the records in the merge's large blocks, then the time
 //! index and the names, and finally the real header. A writer that dies
 //! leaves a file without FLAG_COMPLETE that readers still read.
 
@@ -8,8 +8,8 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use hmtt_format::trace::{
-    IndexBuilder, NameTable, TraceHeader, TraceRecord, DEFAULT_INDEX_STRIDE, FLAG_COMPLETE,
-    HEADER_LEN, RECORD_LEN,
+    records_as_bytes, IndexBuilder, NameTable, TraceHeader, TraceRecord, DEFAULT_INDEX_STRIDE,
+    FLAG_COMPLETE, HEADER_LEN, RECORD_LEN,
 };
 use hmtt_format::Geometry;
 
@@ -20,8 +20,10 @@ use crate::report::MergeReport;
 /// Streams a trace file to disk.
 pub struct TraceWriter {
     path: PathBuf,
-    /// Records go straight from the staging block to the file: one copy.
+    /// Records go from the merge's blocks straight to the file: on
+    /// little-endian machines their memory is the file layout.
     out: File,
+    /// Byte conversion on big-endian machines only.
     staging: Vec<u8>,
     index: IndexBuilder,
     count: u64,
@@ -99,12 +101,9 @@ impl RecordSink for TraceWriter {
         self.last_tick = last.tick;
         self.index.push_block(self.count, records);
         self.count += records.len() as u64;
-        self.staging.resize(records.len() * RECORD_LEN, 0);
-        for (chunk, r) in self.staging.chunks_exact_mut(RECORD_LEN).zip(records) {
-            r.emit(chunk);
-        }
+        let bytes = records_as_bytes(records, &mut self.staging);
         self.out
-            .write_all(&self.staging)
+            .write_all(bytes)
             .map_err(|e| MergeError::io(&self.path, e))
     }
 }

@@ -392,8 +392,10 @@ impl LineToPa for Mapped<'_> {
 }
 
 /// The hot loop: record words (format.md §4) straight from the map into
-/// records, the same as [`hmtt_format::WordDecoder`] gives. ACCESS words
-/// take the straight path; every CONTROL word goes through
+/// records, the same as [`hmtt_format::WordDecoder`] gives. ACCESS, TIME
+/// and LINE_HI words (LINE_HI is common under random access) go through one
+/// branch-free step: a record is written for every word but kept only for
+/// ACCESS words. TAG, CMD, LOST, PAD and reserved opcodes are rare and take
 /// [`control_word`]. Returns the time of the last word.
 #[inline(always)]
 fn decode_words<M: LineToPa>(
@@ -411,52 +413,71 @@ fn decode_words<M: LineToPa>(
     let mut k = 0usize;
     let mut t = t0;
     let mut hi = 0u64;
-    let (mut accesses, mut writes) = (0u64, 0u64);
+    let mut writes = 0u64;
+    let mut control_records = 0usize;
     for chunk in words.chunks_exact(4) {
-        let w = RecordWord::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+        let w = RecordWord::from_le_bytes(chunk.try_into().expect("4 bytes"));
         t += u64::from(w.dt());
-        if !w.is_control() {
-            let write = w.is_write();
-            writes += u64::from(write);
-            accesses += 1;
-            let pa = map.pa(hi | u64::from(w.line_lo()));
-            dst[k].write(TraceRecord::access(t, board, write, pa));
-            k += 1;
-        } else if let Some(rec) = control_word(w, &mut t, &mut hi, board, counts) {
-            dst[k].write(rec);
-            k += 1;
+        // The K bit and the opcode as one number (format.md §4): below
+        // KIND_TIME an ACCESS word, then TIME, LINE_HI, and the rare ones.
+        // The accessors' enum would compile to branches here.
+        let kind = (w.0 >> 21) & 0x1f;
+        if kind > KIND_LINE_HI {
+            let (t2, rec) = control_word(w, t, board, counts);
+            t = t2;
+            if let Some(rec) = rec {
+                dst[k].write(rec);
+                k += 1;
+                control_records += 1;
+            }
+            continue;
         }
+        let payload = u64::from(w.payload());
+        let access = kind < KIND_TIME;
+        let write = access & w.is_write();
+        let pa = map.pa(hi | u64::from(w.line_lo()));
+        // Written for TIME and LINE_HI too, and overwritten by the next word.
+        dst[k].write(TraceRecord::access(t, board, write, pa));
+        k += usize::from(access);
+        writes += u64::from(write);
+        t += if kind == KIND_TIME {
+            payload * TIME_UNIT
+        } else {
+            0
+        };
+        hi = if kind == KIND_LINE_HI {
+            payload << 24
+        } else {
+            hi
+        };
     }
     // SAFETY: the loop wrote `dst[..k]`, the `k` slots after `base`, and
     // `k <= n` fits the capacity reserved above.
     unsafe { out.set_len(base + k) };
-    counts.accesses += accesses;
+    counts.accesses += (k - control_records) as u64;
     counts.writes += writes;
     t
 }
 
-/// A CONTROL word (rare: TIME, LINE_HI, TAG, CMD, LOST, PAD, reserved): its
-/// effect on the time and LINE_HI (`hi` holds `line_hi << 24`), and the
-/// record it makes, if any.
+/// `(word >> 21) & 0x1f` (K bit and opcode) of a TIME and a LINE_HI word;
+/// the batch-decode test checks these against the format crate's decoder.
+const KIND_TIME: u32 = 0x10;
+const KIND_LINE_HI: u32 = 0x11;
+
+/// A rare CONTROL word (TAG, CMD, LOST, PAD, reserved): the time after it
+/// and the record it makes, if any. TIME and LINE_HI are the loop's.
 #[inline(never)]
 fn control_word(
     w: RecordWord,
-    t: &mut u64,
-    hi: &mut u64,
+    t: u64,
     board: u8,
     counts: &mut WordCounts,
-) -> Option<TraceRecord> {
+) -> (u64, Option<TraceRecord>) {
     let payload = w.payload();
     let (kind, slot, value) = match w.opcode() {
-        Opcode::Time => {
-            *t += u64::from(payload) * TIME_UNIT;
-            return None;
-        }
-        Opcode::LineHi => {
-            *hi = u64::from(payload) << 24;
-            return None;
-        }
-        Opcode::Pad => return None,
+        Opcode::Time => return (t + u64::from(payload) * TIME_UNIT, None),
+        // LINE_HI changes state only the loop holds; it never comes here.
+        Opcode::LineHi | Opcode::Pad => return (t, None),
         Opcode::Tag => {
             let (event, write) = RecordWord::split_tag_payload(payload);
             (RecordKind::Tag { write }, usize::from(write), event)
@@ -468,11 +489,11 @@ fn control_word(
         }
         Opcode::Reserved(_) => {
             counts.corrupt += 1;
-            return None;
+            return (t, None);
         }
     };
     counts.control[slot] += 1;
-    Some(TraceRecord::new(*t, board, kind, u64::from(value)))
+    (t, Some(TraceRecord::new(t, board, kind, u64::from(value))))
 }
 
 #[cfg(test)]

@@ -171,7 +171,7 @@ fn misses_are_classified_and_dma_is_counted_by_direction() {
     assert_eq!(rep.miss_count(Miss::Kernel), 1);
     // [cpu read, cpu write, dma read, dma write]
     assert_eq!(rep.table3, [3, 1, 3, 2]);
-    let mut t4 = rep.dma_requests.clone();
+    let mut t4: Vec<_> = rep.dma_requests.clone().into_iter().collect();
     t4.sort();
     assert_eq!(
         t4,

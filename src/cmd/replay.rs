@@ -1,18 +1,21 @@
 //! `hmtt replay`: a physical trace and the kernel log → virtual-address
 //! references (pid, virtual address), CPU vs DMA, the miss rate and the
-//! paper's Tables 3 and 4; views by pid, event window and ranges.
+//! paper's Tables 3 and 4; views by pid, event window and ranges; output as
+//! a virtual trace file (format.md §12) and/or CSV.
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use hmtt_format::trace::TraceView;
-use hmtt_merge::replay::{Miss, ReplayFilter, Replayer};
+use hmtt_format::vtrace::VirtualRecord;
+use hmtt_merge::replay::writer::VtraceInfo;
+use hmtt_merge::replay::{Miss, ReplayFilter, ReplayOutput, Replayer, VtraceWriter};
 
 /// Arguments of `hmtt replay`.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  hmtt replay run.hmtttrace --log pagetable.hmttlog\n  \
+    after_help = "Examples:\n  hmtt replay run.hmtttrace --log pagetable.hmttlog --out run.hmttvtrace\n  \
 hmtt replay run.hmtttrace --log pagetable.hmttlog --pid 2 --csv refs.csv\n  \
 hmtt replay run.hmtttrace --log pagetable.hmttlog --window phase_begin,phase_end --va 0x10000000..0x10100000"
 )]
@@ -25,7 +28,8 @@ pub struct Args {
     /// Only references of this process.
     #[arg(long)]
     pub pid: Option<u32>,
-    /// Only between two events: BEGIN,END (names from the trace's events, or indices).
+    /// Only between two events: BEGIN,END (names from the trace's events or
+    /// --events, or indices).
     #[arg(long)]
     pub window: Option<String>,
     /// Only this physical range, LO..HI (hex with 0x or decimal).
@@ -34,6 +38,13 @@ pub struct Args {
     /// Only this virtual range, LO..HI.
     #[arg(long)]
     pub va: Option<String>,
+    /// Events file for names not stored in the trace.
+    #[arg(long)]
+    pub events: Option<PathBuf>,
+    /// Write the selected references as a virtual trace (.hmttvtrace, read
+    /// by `hmtt dump`); tags, gaps and losses are kept whatever the view.
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
     /// Write the selected references as CSV to this file ("-": standard output).
     #[arg(long)]
     pub csv: Option<PathBuf>,
@@ -58,6 +69,25 @@ fn range(s: &str) -> anyhow::Result<(u64, u64)> {
     Ok((a, b))
 }
 
+/// One CSV line; no allocation.
+fn write_csv_line(w: &mut dyn Write, v: &VirtualRecord, tick_ns: f64) -> std::io::Result<()> {
+    write!(
+        w,
+        "{:.3},{},{},{:#x},{},{},",
+        v.tick as f64 * tick_ns,
+        v.tick,
+        v.board(),
+        v.pa(),
+        if v.is_write() { "W" } else { "R" },
+        if v.is_dma() { "dma" } else { "cpu" }
+    )?;
+    match v.owner() {
+        Some((pid, va)) => write!(w, "{pid},{va:#x},")?,
+        None => w.write_all(b",,")?,
+    }
+    writeln!(w, "{}", v.miss().map_or("", Miss::name))
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     let bytes = crate::cmd::dump::map_trace(&args.trace)?;
     let view = TraceView::new_checked(bytes.as_slice())
@@ -72,15 +102,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     log.sort_by_key(|r| r.seq);
     log.dedup_by_key(|r| r.seq);
+    let mut names = view.names().clone();
+    if args.events.is_some() {
+        names
+            .names
+            .extend(crate::cmd::merge::load_names(args.events.as_deref(), &[])?.names);
+    }
     let event = |s: &str| -> anyhow::Result<u32> {
         let s = s.trim();
-        if let Some((i, _)) = view.names().names.iter().find(|(_, n)| n == s) {
+        if let Some((i, _)) = names.names.iter().find(|(_, n)| n == s) {
             return Ok(*i);
         }
         number(s)
             .ok()
             .and_then(|n| u32::try_from(n).ok())
-            .with_context(|| format!("no event named '{s}' in the trace"))
+            .with_context(|| format!("no event named '{s}' in the trace (or --events)"))
     };
     let window = match &args.window {
         Some(w) => {
@@ -95,55 +131,73 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         va: args.va.as_deref().map(range).transpose()?,
         window,
     };
-    let tick_ns = f64::from(view.header().tick_ps) / 1000.0;
+    let selection = !filter.is_empty();
+    let header = view.header().clone();
+    let tick_ns = f64::from(header.tick_ps) / 1000.0;
     let mut csv: Option<Box<dyn Write>> = match &args.csv {
         None => None,
-        Some(p) if p.as_os_str() == "-" => Some(Box::new(BufWriter::new(std::io::stdout()))),
-        Some(p) => Some(Box::new(BufWriter::new(
+        Some(p) if p.as_os_str() == "-" => Some(Box::new(BufWriter::with_capacity(
+            1 << 20,
+            std::io::stdout(),
+        ))),
+        Some(p) => Some(Box::new(BufWriter::with_capacity(
+            1 << 20,
             std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
         ))),
     };
     if let Some(w) = csv.as_mut() {
         writeln!(w, "time_ns,tick,board,pa,rw,source,pid,va,miss")?;
     }
-    let mut selected = 0u64;
-    let mut err = None;
+    let mut vout = args.out.as_deref().map(VtraceWriter::create).transpose()?;
+    let mut err: Option<anyhow::Error> = None;
     let start = std::time::Instant::now();
     let mut replayer = Replayer::new(&log, filter);
-    replayer.run(&view, &mut |v| {
-        selected += 1;
+    let what = ReplayOutput {
+        markers: vout.is_some(),
+    };
+    replayer.run_blocks(&view, what, &mut |block| {
+        if err.is_some() {
+            return;
+        }
+        if let Some(w) = vout.as_mut() {
+            if let Err(e) = w.write(block) {
+                err = Some(e.into());
+                return;
+            }
+        }
         if let Some(w) = csv.as_mut() {
-            let (pid, va) = v.owner.map_or((String::new(), String::new()), |(p, a)| {
-                (p.to_string(), format!("{a:#x}"))
-            });
-            let miss = match v.miss {
-                None => "",
-                Some(Miss::Dma) => "dma",
-                Some(Miss::Kernel) => "kernel",
-                Some(Miss::Unmapped) => "unmapped",
-            };
-            if let Err(e) = writeln!(
-                w,
-                "{:.3},{},{},{:#x},{},{},{pid},{va},{miss}",
-                v.tick as f64 * tick_ns,
-                v.tick,
-                v.board,
-                v.pa,
-                if v.write { "W" } else { "R" },
-                if v.dma { "dma" } else { "cpu" }
-            ) {
-                err.get_or_insert(e);
+            for v in block.iter().filter(|v| v.is_access()) {
+                if let Err(e) = write_csv_line(w, v, tick_ns) {
+                    err = Some(anyhow::Error::from(e).context("writing the CSV"));
+                    return;
+                }
             }
         }
     });
     let secs = start.elapsed().as_secs_f64();
-    if let Some(mut w) = csv {
-        w.flush()?;
-    }
     if let Some(e) = err {
-        return Err(e).context("writing the CSV");
+        return Err(e);
+    }
+    if let Some(mut w) = csv {
+        w.flush().context("writing the CSV")?;
     }
     let r = &replayer.report;
+    if let (Some(w), Some(path)) = (vout, &args.out) {
+        let records = w.records();
+        let info = VtraceInfo {
+            start_ns: header.start_ns,
+            tick_ps: header.tick_ps,
+            boards: header.boards,
+            selection,
+            names: names.clone(),
+        };
+        let size = w.finish(&info, r)?;
+        eprintln!(
+            "wrote {} ({records} records, {:.1} MB)",
+            path.display(),
+            size as f64 / 1e6
+        );
+    }
     let pct = |x: u64| {
         if r.references == 0 {
             0.0
@@ -159,7 +213,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         log.len(),
         secs,
         r.references as f64 / 1e6 / secs.max(1e-9),
-        selected
+        r.selected
     )?;
     writeln!(
         out,
@@ -173,7 +227,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (Miss::Kernel, "kernel (page tables)"),
         (Miss::Dma, "DMA buffers"),
     ] {
-        let n = r.misses.get(&m).copied().unwrap_or(0);
+        let n = r.miss_count(m);
         writeln!(out, "  misses, {name:<22} {n:>12} ({:.2}%)", pct(n))?;
     }
     writeln!(out, "Table 3 (shares of all references):")?;
@@ -205,6 +259,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     )?;
     for u in r.unplaced.iter().take(10) {
         writeln!(out, "  {u:?}")?;
+    }
+    if r.lost_window_count > 0 {
+        writeln!(
+            out,
+            "lost windows (references unknown; log records whose tags were lost applied at the end): {}",
+            r.lost_window_count
+        )?;
+        for w in r.lost_windows.iter().take(10) {
+            writeln!(
+                out,
+                "  board {} ticks {}..{} ({:.3}..{:.3} ns), {} packets",
+                w.board,
+                w.from_tick,
+                w.to_tick,
+                w.from_tick as f64 * tick_ns,
+                w.to_tick as f64 * tick_ns,
+                w.packets
+            )?;
+        }
     }
     Ok(())
 }

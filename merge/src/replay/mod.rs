@@ -20,6 +20,8 @@
 mod frames;
 pub mod writer;
 
+use std::collections::HashMap;
+
 use hmtt_format::config::{classify_event, EventKind, LOG_SEQ_MASK};
 use hmtt_format::klog::{DmaDirection, Event, RecordRepr};
 use hmtt_format::trace::{RecordKind, TraceRecord, TraceView};
@@ -158,7 +160,7 @@ pub struct ReplayReport {
     /// [cpu read, cpu write, dma read, dma write] (Table 3).
     pub table3: [u64; 4],
     /// DMA requests (buffers) by direction, their sizes in bytes (Table 4).
-    pub dma_requests: Vec<(&'static str, Vec<u64>)>,
+    pub dma_requests: HashMap<&'static str, Vec<u64>>,
     pub tags_placed: u64,
     /// Tags whose sequence number is beyond the log (a log shorter than the trace).
     pub tags_without_record: u64,
@@ -404,12 +406,11 @@ impl<'l> Replayer<'l> {
                 // applies it first (every board carries every tag).
                 if seq >= self.dma_counted_upto {
                     self.dma_counted_upto = seq + 1;
-                    let name = dir_name(dir);
-                    let reqs = &mut self.report.dma_requests;
-                    match reqs.iter_mut().find(|(n, _)| *n == name) {
-                        Some((_, sizes)) => sizes.push(size),
-                        None => reqs.push((name, vec![size])),
-                    }
+                    self.report
+                        .dma_requests
+                        .entry(dir_name(dir))
+                        .or_default()
+                        .push(size);
                 }
             }
             Event::DmaUnmap { addr, size, .. } => {

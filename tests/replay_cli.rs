@@ -1,0 +1,304 @@
+//! `hmtt replay` through the binary: sim → merge → replay `--out` writes a
+//! virtual trace whose references equal the ground truth (pid, virtual
+//! address, CPU/DMA), `hmtt dump` reads it back by its magic, a window
+//! between two named events holds exactly the ground truth between their
+//! tags, and damaged files are refused with a clear message.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use hmtt_format::vtrace::VtraceView;
+use hmtt_sim::truth::{RefKind, TruthRecord};
+
+fn hmtt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hmtt"))
+        .args(args)
+        .output()
+        .expect("the hmtt binary runs")
+}
+
+/// Runs `hmtt args`, which must succeed; returns (stdout, stderr).
+fn ok(args: &[&str]) -> (String, String) {
+    let out = hmtt(args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "hmtt {args:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    (stdout, stderr)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hmtt-replaycli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A simulated run (several processes, remaps, DMA; 2 boards) merged.
+fn run(dir: &Path) -> (PathBuf, PathBuf, Vec<TruthRecord>) {
+    let sim = dir.join("run");
+    ok(&[
+        "sim",
+        "--workload",
+        "mix",
+        "--n",
+        "16K",
+        "--cache",
+        "off",
+        "--boards",
+        "2",
+        "--ports",
+        "2",
+        "--out",
+        s(&sim),
+    ]);
+    let trace = dir.join("run.hmtttrace");
+    ok(&[
+        "merge",
+        s(&sim),
+        "-o",
+        s(&trace),
+        "--events",
+        s(&sim.join("events.toml")),
+        "--interleave-shift",
+        "12",
+        "--quiet",
+    ]);
+    let bytes = std::fs::read(sim.join("truth.hmtttruth")).unwrap();
+    let (_, truth) = hmtt_sim::truth::read_binary(&bytes).unwrap();
+    (sim, trace, truth)
+}
+
+/// (tick, board, pa, rw, source, pid, va) of each access of a CSV dump.
+fn dumped(csv: &str) -> Vec<Row> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no column {name} in {header:?}"))
+    };
+    let c = [
+        col("tick"),
+        col("board"),
+        col("pa"),
+        col("rw"),
+        col("source"),
+        col("pid"),
+        col("va"),
+    ];
+    lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .map(|f| {
+            (
+                f[c[0]].parse().unwrap(),
+                f[c[1]].parse().unwrap(),
+                u64::from_str_radix(f[c[2]].trim_start_matches("0x"), 16).unwrap(),
+                f[c[3]].to_string(),
+                f[c[4]].to_string(),
+                f[c[5]].to_string(),
+                f[c[6]].to_string(),
+            )
+        })
+        .collect()
+}
+
+type Row = (u64, u8, u64, String, String, String, String);
+
+/// Equal row by row; a difference is shown with its neighbours.
+fn same(got: &[Row], want: &[Row]) {
+    if let Some(i) = got.iter().zip(want).position(|(g, w)| g != w) {
+        let around = |v: &[Row]| v[i.saturating_sub(2)..(i + 3).min(v.len())].to_vec();
+        panic!(
+            "first difference at reference {i} of {} (want {}):\ngot  {:?}\nwant {:?}",
+            got.len(),
+            want.len(),
+            around(got),
+            around(want)
+        );
+    }
+    assert_eq!(got.len(), want.len());
+}
+
+fn truth_row(t: &TruthRecord) -> Row {
+    (
+        t.tick,
+        t.board,
+        t.pa,
+        if t.write { "W" } else { "R" }.to_string(),
+        if t.kind == RefKind::Dma { "dma" } else { "cpu" }.to_string(),
+        t.pid().map_or(String::new(), |p| p.to_string()),
+        t.vaddr().map_or(String::new(), |a| format!("{a:#x}")),
+    )
+}
+
+#[test]
+fn replay_out_writes_a_virtual_trace_equal_to_the_ground_truth() {
+    let dir = scratch("out");
+    let (sim, trace, truth) = run(&dir);
+    let vtrace = dir.join("run.hmttvtrace");
+    let csv = dir.join("refs.csv");
+    let (_, stderr) = ok(&[
+        "replay",
+        s(&trace),
+        "--log",
+        s(&sim.join("pagetable.hmttlog")),
+        "--out",
+        s(&vtrace),
+        "--csv",
+        s(&csv),
+    ]);
+    for needle in ["miss rate", "Table 3", "Table 4", "wrote", "not placed: 0"] {
+        assert!(stderr.contains(needle), "{needle}:\n{stderr}");
+    }
+    let want: Vec<_> = truth
+        .iter()
+        .filter(|t| t.kind != RefKind::Icode)
+        .map(truth_row)
+        .collect();
+    assert!(want.len() > 1000);
+    assert!(want.iter().any(|w| w.4 == "dma") && want.iter().any(|w| !w.5.is_empty()));
+
+    // The file itself.
+    let bytes = std::fs::read(&vtrace).unwrap();
+    let view = VtraceView::new_checked(&bytes).unwrap();
+    let h = view.header();
+    assert!(h.is_complete() && !h.is_selection());
+    assert_eq!(h.references, want.len() as u64);
+    assert_eq!(h.boards, 2);
+    assert!(view
+        .names()
+        .names
+        .iter()
+        .any(|(_, n)| n == "quicksort_begin"));
+    let accesses = view.records().filter(|v| v.is_access()).count();
+    assert_eq!(accesses, want.len());
+    assert!(view.len() > accesses, "tags are kept");
+
+    // Read back by `hmtt dump`, and the CSV of `replay`.
+    let (dump, _) = ok(&["dump", s(&vtrace), "--csv", "--accesses-only"]);
+    let got = dumped(&dump);
+    same(&got, &want);
+    let got_csv = dumped(&std::fs::read_to_string(&csv).unwrap());
+    same(&got_csv, &got);
+
+    // Text dump with the time index: a slice in the middle.
+    let mid = view.record(view.len() / 2).unwrap().tick;
+    let ns = h.ticks_to_ns(mid);
+    let (text, _) = ok(&[
+        "dump",
+        s(&vtrace),
+        "--from-ns",
+        &format!("{ns}"),
+        "--limit",
+        "5",
+    ]);
+    assert_eq!(text.lines().count(), 6, "{text}");
+    assert!(text.lines().next().unwrap().contains("pid"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_window_between_named_events_holds_the_truth_between_their_tags() {
+    let dir = scratch("window");
+    let (sim, trace, truth) = run(&dir);
+    let events = hmtt_icode::EventRegistry::open(sim.join("events.toml")).unwrap();
+    let index = |name: &str| {
+        events
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("no event {name}"))
+            .1
+    };
+    let (begin, end) = (index("quicksort_begin"), index("quicksort_end"));
+    let mut open = [false; 2];
+    let mut want = Vec::new();
+    for t in &truth {
+        let b = usize::from(t.board);
+        if t.kind == RefKind::Icode {
+            if t.event == Some(begin) {
+                open[b] = true;
+            } else if t.event == Some(end) {
+                open[b] = false;
+            }
+        } else if open[b] {
+            want.push(truth_row(t));
+        }
+    }
+    assert!(!want.is_empty());
+    let vtrace = dir.join("window.hmttvtrace");
+    ok(&[
+        "replay",
+        s(&trace),
+        "--log",
+        s(&sim.join("pagetable.hmttlog")),
+        "--window",
+        "quicksort_begin,quicksort_end",
+        "--out",
+        s(&vtrace),
+    ]);
+    let bytes = std::fs::read(&vtrace).unwrap();
+    let view = VtraceView::new_checked(&bytes).unwrap();
+    assert!(view.header().is_selection());
+    assert!(view.header().references > want.len() as u64);
+    let (dump, _) = ok(&["dump", s(&vtrace), "--csv", "--accesses-only"]);
+    same(&dumped(&dump), &want);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn damaged_virtual_traces_and_bad_options_are_refused_clearly() {
+    let dir = scratch("bad");
+    let (sim, trace, _) = run(&dir);
+    let log = sim.join("pagetable.hmttlog");
+    let vtrace = dir.join("v.hmttvtrace");
+    ok(&["replay", s(&trace), "--log", s(&log), "--out", s(&vtrace)]);
+    let bytes = std::fs::read(&vtrace).unwrap();
+
+    // A finished file cut short: its header promises more records.
+    let cut = dir.join("cut.hmttvtrace");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let out = hmtt(&["dump", s(&cut)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("not a usable virtual trace file") && err.contains("room for"),
+        "{err}"
+    );
+    // A newer version.
+    let mut newer = bytes.clone();
+    newer[8] = 9;
+    let path = dir.join("newer.hmttvtrace");
+    std::fs::write(&path, &newer).unwrap();
+    let out = hmtt(&["dump", s(&path)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("version 9 is not supported"), "{err}");
+    // A virtual trace is not a physical trace for replay.
+    let out = hmtt(&["replay", s(&vtrace), "--log", s(&log)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("not a usable trace file"), "{err}");
+    // Unknown event names.
+    let out = hmtt(&[
+        "replay",
+        s(&trace),
+        "--log",
+        s(&log),
+        "--window",
+        "nope_begin,quicksort_end",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("no event named 'nope_begin'"), "{err}");
+    let (help, _) = ok(&["replay", "--help"]);
+    assert!(help.contains("Example") && help.contains("--out"), "{help}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -152,6 +152,11 @@ impl RecordWord {
     pub fn dt(self) -> u32 {
         self.0 >> field::DT_SHIFT
     }
+    /// The opcode field (bits 24..21) of a CONTROL word, as a number.
+    #[inline]
+    pub fn op_bits(self) -> u32 {
+        (self.0 >> field::OP_SHIFT) & field::OP_MASK
+    }
     #[inline]
     pub fn is_control(self) -> bool {
         self.0 & field::K_BIT != 0
@@ -252,6 +257,11 @@ impl EncodedEvent {
     pub fn words(&self) -> &[RecordWord] {
         &self.words[..self.len]
     }
+    /// All the slots, the words first (`len` of them), then zero words.
+    #[inline]
+    pub fn padded(&self) -> [RecordWord; MAX_WORDS_PER_EVENT] {
+        self.words
+    }
     pub fn len(&self) -> usize {
         self.len
     }
@@ -351,6 +361,31 @@ impl EventEncoder {
                 hi: self.hi,
             },
         ))
+    }
+
+    /// The common cases of [`EventEncoder::encode`] without a word array:
+    /// an event that needs no LINE_HI word, as `(TIME word if the gap is 64
+    /// or more, the event's word, state after)`; `None` when it needs a
+    /// LINE_HI word or the gap is too long, and then `encode` decides. The
+    /// words are always those `encode` gives.
+    #[inline]
+    pub fn encode_short(
+        &self,
+        t: u64,
+        event: BoardEvent,
+    ) -> Option<(Option<RecordWord>, RecordWord, EventEncoder)> {
+        let gap = t.checked_sub(self.last)?;
+        if gap >= GAP_TOO_LONG {
+            return None;
+        }
+        let time = (gap >= TIME_UNIT)
+            .then(|| RecordWord::control_unchecked(0, Opcode::Time, (gap / TIME_UNIT) as u32));
+        let probe = EventEncoder {
+            last: t - gap % TIME_UNIT,
+            hi: self.hi,
+        };
+        let (word, next) = probe.encode_single(t, event)?;
+        Some((time, word, next))
     }
 
     /// The keeper (format.md §4.1): at a tick `t` with `t - last >=`
@@ -726,6 +761,32 @@ mod tests {
                     prop_assert_eq!(full.next, next);
                 }
                 None => prop_assert!(full.len() > 1),
+            }
+        }
+
+        #[test]
+        fn encode_short_is_encode_when_no_line_hi_is_needed(
+            last in 0u64..1000, gap in prop_oneof![0u64..300, 0u64..(GAP_TOO_LONG + 10)],
+            hi in 0u32..4, ev in any_event()
+        ) {
+            let enc = EventEncoder { last, hi };
+            let ev = match ev {
+                BoardEvent::Access { line, write } => BoardEvent::Access {
+                    line: (u64::from(hi + (line as u32 & 1)) << 24) | (line & LINE_LO_MASK),
+                    write,
+                },
+                other => other,
+            };
+            let full = enc.encode(last + gap, ev);
+            match enc.encode_short(last + gap, ev) {
+                Some((time, w, next)) => {
+                    let full = full.unwrap();
+                    let mut words: Vec<RecordWord> = time.into_iter().collect();
+                    words.push(w);
+                    prop_assert_eq!(full.words(), &words[..]);
+                    prop_assert_eq!(full.next, next);
+                }
+                None => prop_assert!(full.is_none_or(|f| f.words().iter().any(|w| w.is_control() && w.opcode() == Opcode::LineHi))),
             }
         }
 

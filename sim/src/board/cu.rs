@@ -46,6 +46,8 @@ pub enum CuOutcome {
 #[derive(Debug, Clone)]
 pub struct ConfigUnit {
     window: ConfigWindow,
+    /// `{window.rank, window.row_first}` as `rank << 32 | row`.
+    window_key: u64,
     first_line: u64,
     mode: Mode,
 }
@@ -54,6 +56,7 @@ impl ConfigUnit {
     pub fn new(g: &Geometry, window: ConfigWindow, mode: Mode) -> ConfigUnit {
         ConfigUnit {
             window,
+            window_key: (u64::from(window.rank) << 32) | u64::from(window.row_first),
             first_line: window.first_line(g),
             mode,
         }
@@ -71,7 +74,12 @@ impl ConfigUnit {
     /// (the next reference, even in the same tick, sees the new mode).
     #[inline]
     pub fn reference(&mut self, r: &Reference) -> CuOutcome {
-        if !self.window.contains(r.rank, r.row) {
+        // `ConfigWindow::contains` in one comparison (no branch on the
+        // rank, which is random): {rank, row} minus {rank, row_first}.
+        let key = (u64::from(r.rank) << 32) | u64::from(r.row);
+        let inside = key.wrapping_sub(self.window_key) < u64::from(self.window.row_count);
+        debug_assert_eq!(inside, self.window.contains(r.rank, r.row));
+        if !inside {
             return if self.mode.tracing && !self.mode.tags_only {
                 CuOutcome::Access(BoardEvent::Access {
                     line: r.line,

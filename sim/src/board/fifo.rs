@@ -1,75 +1,176 @@
-//! The TX FIFO: a ring buffer of record words with a fixed logical depth.
+//! The TX FIFO: a ring buffer of record words, each stored with the tick
+//! of its pop, which the rate limiter fixes at push time.
+//!
+//! Three positions, counted from reset: `end` (words pushed), `front`
+//! (words popped before the tick the board last looked at: the logical
+//! FIFO is `front..end`) and `consumed` (words the packetizer has taken,
+//! `consumed <= front`). The packetizer lags behind the pops and takes the
+//! popped words in batches; the ring holds the logical FIFO plus that lag.
 
-/// A ring buffer of `u32` words of fixed depth. Pushes are checked by the
-/// caller (`free`) so an event goes in whole or not at all.
+/// Words the packetizer may lag behind the pops before it must catch up.
+pub const CONSUME_BATCH: u64 = 1024;
+
+/// The TX FIFO of a fixed logical depth.
 #[derive(Debug, Clone)]
 pub struct TxFifo {
-    buf: Box<[u32]>,
-    mask: usize,
-    head: usize,
-    len: usize,
+    words: Box<[u32]>,
+    pop_ticks: Box<[u64]>,
+    mask: u64,
+    consumed: u64,
+    front: u64,
+    end: u64,
     depth: usize,
-    high_water: usize,
 }
 
 impl TxFifo {
     /// A FIFO holding at most `depth` words (`depth >= 1`).
     pub fn new(depth: usize) -> TxFifo {
-        let cap = depth.max(1).next_power_of_two();
+        // The logical FIFO, an event's words and the packetizer's lag.
+        let cap = (depth.max(1) + CONSUME_BATCH as usize + 8).next_power_of_two();
         TxFifo {
-            buf: vec![0u32; cap].into_boxed_slice(),
-            mask: cap - 1,
-            head: 0,
-            len: 0,
+            words: vec![0u32; cap].into_boxed_slice(),
+            pop_ticks: vec![0u64; cap].into_boxed_slice(),
+            mask: cap as u64 - 1,
+            consumed: 0,
+            front: 0,
+            end: 0,
             depth,
-            high_water: 0,
         }
-    }
-
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Words that can still be pushed.
-    #[inline]
-    pub fn free(&self) -> usize {
-        self.depth - self.len
     }
 
     pub fn depth(&self) -> usize {
         self.depth
     }
 
-    /// Highest fill level seen.
-    pub fn high_water(&self) -> usize {
-        self.high_water
-    }
-
-    /// Pushes one word; the caller has checked `free() >= 1`.
-    #[inline]
-    pub fn push(&mut self, word: u32) {
-        debug_assert!(self.len < self.depth, "push into a full FIFO");
-        self.buf[(self.head + self.len) & self.mask] = word;
-        self.len += 1;
-        if self.len > self.high_water {
-            self.high_water = self.len;
+    /// Marks as popped every word whose pop tick is before `t`.
+    #[inline(always)]
+    pub fn advance(&mut self, t: u64) {
+        while self.front < self.end && self.pop_ticks[(self.front & self.mask) as usize] < t {
+            self.front += 1;
         }
     }
 
-    /// Pops the oldest word; the caller has checked `!is_empty()`.
+    /// Marks every word as popped (the caller knows the last pop is past).
+    #[inline(always)]
+    pub fn advance_all(&mut self) {
+        self.front = self.end;
+    }
+
+    /// Words in the FIFO as of the last `advance`.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        (self.end - self.front) as usize
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.end == self.front
+    }
+
+    /// Words in the FIFO at tick `t` (≥ the last `advance`), before its pop.
+    pub fn len_at(&self, t: u64) -> usize {
+        let mut i = self.front;
+        while i < self.end && self.pop_ticks[(i & self.mask) as usize] < t {
+            i += 1;
+        }
+        (self.end - i) as usize
+    }
+
+    /// Pop tick of the oldest word in the FIFO (not empty).
     #[inline]
-    pub fn pop(&mut self) -> u32 {
-        debug_assert!(self.len > 0, "pop from an empty FIFO");
-        let w = self.buf[self.head];
-        self.head = (self.head + 1) & self.mask;
-        self.len -= 1;
-        w
+    pub fn front_pop_tick(&self) -> u64 {
+        debug_assert!(!self.is_empty());
+        self.pop_ticks[(self.front & self.mask) as usize]
+    }
+
+    /// Popped words the packetizer has not taken yet.
+    #[inline(always)]
+    pub fn lag(&self) -> u64 {
+        self.front - self.consumed
+    }
+
+    /// Words pushed since reset.
+    pub fn pushed(&self) -> u64 {
+        self.end
+    }
+
+    /// Words the packetizer has taken since reset.
+    pub fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// Pushes one word popped at `pop_tick`; the caller has checked the room
+    /// and the lag.
+    #[inline(always)]
+    pub fn push(&mut self, word: u32, pop_tick: u64) {
+        debug_assert!(self.len() < self.depth, "push into a full FIFO");
+        debug_assert!(self.end - self.consumed <= self.mask, "ring overrun");
+        let i = (self.end & self.mask) as usize;
+        self.words[i] = word;
+        self.pop_ticks[i] = pop_tick;
+        self.end += 1;
+    }
+
+    /// Pushes the first `len` (1..=3) of `words` with their pop ticks; the
+    /// caller has checked the room and the lag. Writes all three slots
+    /// (the ring has room to spare), so no branch depends on `len`.
+    #[inline(always)]
+    pub fn push3(&mut self, words: [u32; 3], pop_ticks: [u64; 3], len: usize) {
+        debug_assert!((1..=3).contains(&len));
+        debug_assert!(self.len() + len <= self.depth, "push into a full FIFO");
+        debug_assert!(
+            self.end + 3 - self.consumed <= self.mask + 1,
+            "ring overrun"
+        );
+        for k in 0..3 {
+            let i = ((self.end + k as u64) & self.mask) as usize;
+            self.words[i] = words[k];
+            self.pop_ticks[i] = pop_ticks[k];
+        }
+        self.end += len as u64;
+    }
+
+    /// The next word for the packetizer and its pop tick, if it has been
+    /// pushed (popped or not).
+    #[inline(always)]
+    pub fn next_unconsumed(&self) -> Option<(u32, u64)> {
+        (self.consumed < self.end).then(|| {
+            let i = (self.consumed & self.mask) as usize;
+            (self.words[i], self.pop_ticks[i])
+        })
+    }
+
+    /// The words the packetizer has not taken that were popped before
+    /// `limit`, from the oldest: a contiguous part of the ring, at most
+    /// `max` words, with their pop ticks.
+    #[inline]
+    pub fn popped_span(&self, limit: u64, max: usize) -> (&[u32], &[u64]) {
+        let start = (self.consumed & self.mask) as usize;
+        let avail = ((self.end - self.consumed) as usize)
+            .min(self.words.len() - start)
+            .min(max);
+        let ticks = &self.pop_ticks[start..start + avail];
+        let n = ticks.partition_point(|&p| p < limit);
+        (&self.words[start..start + n], &ticks[..n])
+    }
+
+    /// The packetizer takes `n` words.
+    #[inline]
+    pub fn consume_n(&mut self, n: usize) {
+        self.consumed += n as u64;
+        debug_assert!(self.consumed <= self.end);
+        if self.front < self.consumed {
+            self.front = self.consumed;
+        }
+    }
+
+    /// The packetizer takes the word `next_unconsumed` gave.
+    #[inline(always)]
+    pub fn consume(&mut self) {
+        self.consumed += 1;
+        if self.front < self.consumed {
+            self.front = self.consumed;
+        }
     }
 }
 
@@ -78,28 +179,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wraps_around_and_keeps_order() {
+    fn pops_by_tick_and_keeps_order() {
         let mut f = TxFifo::new(5);
-        assert_eq!(f.free(), 5);
-        let mut next_in = 0u32;
-        let mut next_out = 0u32;
-        for round in 0..100 {
-            let n = (round % 5) + 1;
-            for _ in 0..n.min(f.free()) {
-                f.push(next_in);
+        let (mut next_in, mut next_out) = (0u32, 0u32);
+        let mut last_pop = 0u64;
+        for round in 0..100u64 {
+            let now = round * 10;
+            f.advance(now);
+            for _ in 0..((round % 5) + 1).min(5 - f.len() as u64) {
+                last_pop = (last_pop + 3).max(now);
+                f.push(next_in, last_pop);
                 next_in += 1;
             }
             assert!(f.len() <= 5);
-            for _ in 0..(round % 3 + 1).min(f.len()) {
-                assert_eq!(f.pop(), next_out);
+            // The packetizer takes what was popped before `now`.
+            while let Some((w, p)) = f.next_unconsumed() {
+                if p >= now {
+                    break;
+                }
+                assert_eq!(w, next_out);
+                f.consume();
                 next_out += 1;
             }
+            assert_eq!(f.len_at(now), f.len());
         }
-        while !f.is_empty() {
-            assert_eq!(f.pop(), next_out);
+        f.advance(u64::MAX);
+        assert!(f.is_empty());
+        while let Some((w, _)) = f.next_unconsumed() {
+            assert_eq!(w, next_out);
+            f.consume();
             next_out += 1;
         }
         assert_eq!(next_in, next_out);
-        assert_eq!(f.high_water(), 5);
+        assert_eq!(f.pushed(), f.consumed());
     }
 }

@@ -9,10 +9,12 @@
 //! FIFO and the packetizer ([`packetizer`]) cuts the words into packets.
 //!
 //! Time is in ticks (DDR command clocks). Idle ticks are never stepped one by
-//! one: while the FIFO is not empty the model knows the tick of the next pop
-//! (the rate limiter is periodic), while it is empty the credit is a closed
-//! form, and the keeper's next filler is due `KEEPER_GAP` ticks after the
-//! encoder's `last`, so the cost is per command and per word, not per tick.
+//! one: the rate limiter fixes each word's pop tick when it is pushed (the
+//! FIFO is first in, first out and the limiter periodic while it is not
+//! empty; while it is empty the credit is a closed form), the packetizer
+//! takes the popped words in batches, and the keeper's next filler is due
+//! `KEEPER_GAP` ticks after the encoder's `last`; so the cost is per command
+//! and per word, not per tick.
 //!
 //! ```
 //! use hmtt_format::{Command, DdrCmd, Geometry};
@@ -41,11 +43,14 @@ use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::config::{ConfigWindow, WindowError};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::MAX_WORDS_JUMBO;
-use hmtt_format::record::{BoardEvent, EventEncoder, RecordWord, KEEPER_GAP, PAYLOAD_MAX};
+use hmtt_format::record::{
+    BoardEvent, EncodedEvent, EventEncoder, RecordWord, KEEPER_GAP, PAYLOAD_MAX,
+};
 
 pub use cu::{ConfigUnit, CuOutcome, Mode};
 pub use dsmu::{Dsmu, DsmuOutcome, Reference};
 pub use fifo::TxFifo;
+use fifo::CONSUME_BATCH;
 pub use packetizer::{BoardPacket, CloseReason, Packetizer, PacketizerCounters};
 
 /// Smallest TX FIFO depth accepted (board.md "Defaults").
@@ -389,24 +394,29 @@ pub struct Board {
     fifo: TxFifo,
     packetizer: Packetizer,
     /// The tick whose commands are being taken; steps 2 and 3 of every
-    /// earlier tick are done, those of `cur` are not.
+    /// earlier tick are due (the pops are fixed in the FIFO, the packetizer
+    /// takes them lazily), those of `cur` are not.
     cur: u64,
-    /// Drain while the FIFO is empty: the credit at the start of tick
-    /// `credit_origin` (before its `+= num`).
-    credit: u64,
-    credit_origin: u64,
-    /// Drain while the FIFO is not empty: the tick of the next pop and the
-    /// credit right after it.
-    next_pop: u64,
-    credit_after_pop: u64,
+    /// The drain after the last word pushed so far: the FIFO is empty from
+    /// tick `tail_free` on (its last pop is at `tail_free - 1`), and the
+    /// credit at the start of `tail_free` (before its `+= num`) is
+    /// `tail_credit`. The next word pushed gets its pop tick from these.
+    tail_free: u64,
+    tail_credit: u64,
+    num: u64,
+    den: u64,
     /// Precomputed for the gap between pops: `den / num`, `den % num`, and
     /// the ticks after which an empty FIFO's credit is surely capped.
     gap_q: u64,
     gap_r: u64,
+    /// The gap after a pop that left exactly `num` credit.
+    gap_at_num: u64,
     fill_ticks: u64,
-    /// A command at a tick after this one needs `run_until` first: the
-    /// earliest of the next pop, the next idle flush and the tick before
-    /// the keeper is due (`u64::MAX`: none).
+    /// Header flags of the current mode.
+    flags: u8,
+    fifo_depth: usize,
+    /// A command at a tick after this one needs `run_until` first: the tick
+    /// before the keeper is due.
     next_event: u64,
     /// The keeper, blocked by a full FIFO or already run at a tick, tries
     /// again at this tick at the earliest.
@@ -441,13 +451,16 @@ impl Board {
                 cfg.idle_flush_ticks,
             ),
             cur: 0,
-            credit: 0,
-            credit_origin: 0,
-            next_pop: 0,
-            credit_after_pop: 0,
+            tail_free: 0,
+            tail_credit: 0,
+            num,
+            den,
             gap_q: den / num,
             gap_r: den % num,
+            gap_at_num: (den - num).div_ceil(num),
             fill_ticks: den.div_ceil(num),
+            flags: mode.header_flags(),
+            fifo_depth: cfg.fifo_depth,
             next_event: KEEPER_GAP - 1,
             keeper_retry: 0,
             lost: 0,
@@ -466,17 +479,21 @@ impl Board {
     /// co-simulation. Costs nothing while off.
     pub fn enable_probe(&mut self) {
         if self.probe.is_none() {
+            self.catch_up();
             self.probe = Some(Box::default());
         }
     }
 
-    /// What the probe recorded so far (and keeps recording).
+    /// What the probe recorded so far (and keeps recording). Pops are
+    /// recorded when the packetizer takes them: up to date after
+    /// [`Board::drain_packets`], [`Board::advance_to`] or [`Board::finish`].
     pub fn probe(&self) -> Option<&Probe> {
         self.probe.as_deref()
     }
 
-    /// Takes what the probe recorded so far.
+    /// Takes what the probe recorded so far (pops up to the current tick).
     pub fn take_probe(&mut self) -> Option<Probe> {
+        self.catch_up();
         self.probe.as_mut().map(|p| std::mem::take(&mut **p))
     }
 
@@ -493,10 +510,12 @@ impl Board {
     /// Words in the TX FIFO now: after the pushes of the current tick, before
     /// its pop.
     pub fn fifo_level(&self) -> usize {
-        self.fifo.len()
+        self.fifo.len_at(self.cur)
     }
 
-    /// Counters so far.
+    /// Counters so far. Those of the packetizer (`words_popped`, packets)
+    /// are up to date after [`Board::drain_packets`], [`Board::advance_to`]
+    /// or [`Board::finish`]; the packetizer takes popped words in batches.
     pub fn counters(&self) -> &BoardCounters {
         &self.counters
     }
@@ -506,20 +525,7 @@ impl Board {
     #[inline]
     pub fn command(&mut self, c: &Command) -> Result<(), BoardError> {
         if c.cycle != self.cur || self.finished {
-            if self.finished {
-                return Err(BoardError::Finished);
-            }
-            if c.cycle < self.cur {
-                return Err(BoardError::CycleDecreased {
-                    cycle: c.cycle,
-                    current: self.cur,
-                });
-            }
-            if c.cycle > self.next_event {
-                self.run_until(c.cycle);
-            } else {
-                self.cur = c.cycle;
-            }
+            self.enter_tick(c.cycle)?;
         }
         self.counters.commands += 1;
         self.counters.per_kind[kind_index(c.cmd)] += 1;
@@ -534,6 +540,25 @@ impl Board {
             DsmuOutcome::ProtocolError => self.counters.protocol_errors += 1,
             DsmuOutcome::OutOfRange => self.counters.out_of_range += 1,
             DsmuOutcome::Unknown => self.counters.unknown_commands += 1,
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn enter_tick(&mut self, cycle: u64) -> Result<(), BoardError> {
+        if self.finished {
+            return Err(BoardError::Finished);
+        }
+        if cycle < self.cur {
+            return Err(BoardError::CycleDecreased {
+                cycle,
+                current: self.cur,
+            });
+        }
+        if cycle > self.next_event {
+            self.run_until(cycle);
+        } else {
+            self.cur = cycle;
         }
         Ok(())
     }
@@ -560,6 +585,7 @@ impl Board {
             });
         }
         self.run_until(tick);
+        self.catch_up();
         Ok(())
     }
 
@@ -574,46 +600,39 @@ impl Board {
             return;
         }
         let start = self.cur;
-        let target = self.counters.words_pushed;
-        let flags = self.cu.mode().header_flags();
+        let target = self.fifo.pushed();
         loop {
-            let popped = self.counters.words_popped;
-            let in_open = self.packetizer.fifo_words_in_open() as u64;
-            if popped >= target && popped - in_open >= target {
+            let keeper = self.keeper_tick();
+            if self.take_until(keeper, Some(target)) {
                 break;
             }
-            let keeper = self.keeper_tick();
-            let pop = if self.fifo.is_empty() {
-                u64::MAX
-            } else {
-                self.next_pop
-            };
-            let flush = self.packetizer.flush_deadline().unwrap_or(u64::MAX);
-            // Per tick: keeper (step 1), pop (step 2), idle flush (step 3).
-            if keeper != u64::MAX && keeper <= pop && keeper <= flush {
-                self.keeper_step(keeper);
-            } else if flush < pop || pop == u64::MAX {
-                // Only reachable with flush == pop == u64::MAX at the very
-                // end of u64 time when the flush is not earlier.
-                self.packetizer.close(flush, flags, CloseReason::IdleFlush);
-            } else {
-                self.pop_one();
+            if keeper == u64::MAX {
+                // Only reachable at the very end of u64 time.
+                if self.packetizer.is_open() {
+                    self.packetizer
+                        .close(u64::MAX, self.flags, CloseReason::IdleFlush);
+                }
+                break;
             }
+            self.keeper_step(keeper);
         }
         self.sync_packet_counters();
         // Leave the clock at the last thing that happened.
         let last_pop = self.packetizer.last_pop_tick();
         self.cur = start.max(last_pop.saturating_add(self.cfg.idle_flush_ticks));
+        self.fifo.advance(self.cur);
         self.finished = true;
     }
 
-    /// Moves the packets closed so far to `out`, in `seq` order.
+    /// Moves the packets closed so far (before the current tick) to `out`,
+    /// in `seq` order.
     pub fn drain_packets(&mut self, out: &mut Vec<BoardPacket>) {
+        self.catch_up();
         self.packetizer.drain_packets(out);
     }
 
     /// A reference from the DSMU at the current tick.
-    #[inline]
+    #[inline(always)]
     fn reference(&mut self, r: &Reference) {
         self.counters.references += 1;
         let ev = match self.cu.reference(r) {
@@ -625,33 +644,71 @@ impl Board {
                 self.counters.suppressed += 1;
                 return;
             }
-            CuOutcome::Tag(ev) => {
-                self.counters.config_events += 1;
-                self.counters.tag_events += 1;
-                ev
-            }
-            CuOutcome::TagSuppressed => {
-                self.counters.config_events += 1;
-                self.counters.suppressed += 1;
-                return;
-            }
-            CuOutcome::Inner(_, ev) => {
-                self.counters.config_events += 1;
-                self.counters.inner_commands += 1;
-                self.counters.cmd_events += 1;
-                ev
-            }
+            other => match self.config_event(other) {
+                Some(ev) => ev,
+                None => return,
+            },
         };
         self.counters.events += 1;
         self.record(ev);
     }
 
+    /// Counters of a reference inside the config window; its event, if any.
+    #[inline(never)]
+    fn config_event(&mut self, outcome: CuOutcome) -> Option<BoardEvent> {
+        self.counters.config_events += 1;
+        match outcome {
+            CuOutcome::Tag(ev) => {
+                self.counters.tag_events += 1;
+                Some(ev)
+            }
+            CuOutcome::Inner(_, ev) => {
+                self.counters.inner_commands += 1;
+                self.counters.cmd_events += 1;
+                let flags = self.cu.mode().header_flags();
+                if flags != self.flags {
+                    // Packets closing before this tick carry the old mode.
+                    self.take_until(self.cur, None);
+                    self.flags = flags;
+                }
+                Some(ev)
+            }
+            CuOutcome::TagSuppressed => {
+                self.counters.suppressed += 1;
+                None
+            }
+            CuOutcome::Access(_) | CuOutcome::AccessSuppressed => None,
+        }
+    }
+
     /// Encoder step for one event (format.md §4.1): the pending LOST first,
     /// then the event, each pushed atomically. The keeper of this tick has
     /// already run (`run_until`).
-    #[inline]
+    #[inline(always)]
     fn record(&mut self, ev: BoardEvent) {
         let t = self.cur;
+        // Fast path: nothing lost pending, a gap one TIME word carries.
+        if self.lost == 0 {
+            if let Some(e) = self.encoder.encode(t, ev) {
+                if self.prepare_push(t) + e.len() <= self.fifo_depth {
+                    self.push_event(t, &e);
+                } else {
+                    self.drop_event(t);
+                }
+                return;
+            }
+        }
+        self.record_slow(ev);
+    }
+
+    #[inline(never)]
+    fn record_slow(&mut self, ev: BoardEvent) {
+        let t = self.cur;
+        if self.prepare_push(t) == self.fifo_depth {
+            // No room for LOST nor the event: both need a word at least.
+            self.drop_event(t);
+            return;
+        }
         if self.lost > 0 {
             let count = self.lost.min(u64::from(PAYLOAD_MAX)) as u32;
             if self.try_push(t, BoardEvent::Lost { count }) {
@@ -661,59 +718,136 @@ impl Board {
             }
         }
         if !self.try_push(t, ev) {
-            self.lost += 1;
-            self.counters.events_dropped += 1;
-            if self.encoder.gap_too_long(t) {
-                self.counters.time_overflows += 1;
-            }
+            self.drop_event(t);
         }
         self.counters.lost_pending = self.lost;
     }
 
-    /// Pushes the words of `ev` at tick `t` if they all fit.
-    #[inline]
-    fn try_push(&mut self, t: u64, ev: BoardEvent) -> bool {
-        if let Some((w, next)) = self.encoder.encode_single(t, ev) {
-            if self.fifo.free() == 0 {
-                return false;
-            }
-            self.push_words(t, &[w]);
-            self.encoder = next;
-            return true;
+    /// An event found no room (or its gap needs two TIME words).
+    #[inline(never)]
+    fn drop_event(&mut self, t: u64) {
+        self.lost += 1;
+        self.counters.events_dropped += 1;
+        if self.encoder.gap_too_long(t) {
+            self.counters.time_overflows += 1;
         }
-        self.try_push_long(t, ev)
+        self.counters.lost_pending = self.lost;
     }
 
-    /// `try_push` for events of several words.
-    #[inline(never)]
-    fn try_push_long(&mut self, t: u64, ev: BoardEvent) -> bool {
+    /// Pushes the words of `ev` at tick `t` if they all fit
+    /// (`prepare_push(t)` done).
+    fn try_push(&mut self, t: u64, ev: BoardEvent) -> bool {
         // None: the gap needs two TIME words (the keeper was blocked).
         let Some(e) = self.encoder.encode(t, ev) else {
             return false;
         };
-        if e.len() > self.fifo.free() {
+        if self.fifo.len() + e.len() > self.fifo_depth {
             return false;
         }
-        self.push_words(t, e.words());
-        self.encoder = e.next;
+        self.push_event(t, &e);
         true
     }
 
-    #[inline]
-    fn push_words(&mut self, t: u64, words: &[RecordWord]) {
-        if self.fifo.is_empty() {
-            self.schedule_first_pop(t);
+    /// Before pushes at tick `t`: the pops before `t` leave the FIFO, the
+    /// packetizer catches up if it lags too far. Returns the fill level.
+    #[inline(always)]
+    fn prepare_push(&mut self, t: u64) -> usize {
+        if t >= self.tail_free {
+            // Every word pushed so far has popped.
+            self.fifo.advance_all();
+        } else {
+            self.fifo.advance(t);
         }
-        for w in words {
-            self.fifo.push(w.0);
+        if self.fifo.lag() >= CONSUME_BATCH {
+            self.take_until(t, None);
         }
-        self.counters.words_pushed += words.len() as u64;
+        self.fifo.len()
+    }
+
+    /// Pushes the words of an event at tick `t` (room checked by the
+    /// caller) with the ticks of their pops, and takes the encoder state
+    /// after it. Without branches on the number of words: all three slots
+    /// are written (the ring has room to spare), `len` of them count.
+    #[inline(always)]
+    fn push_event(&mut self, t: u64, e: &EncodedEvent) {
+        let words = e.padded();
+        let len = e.len();
+        let first = self.first_pop(t);
+        let c0 = self.tail_credit;
+        let second = first.saturating_add(self.gap_after(c0));
+        let c1 = c0 + self.gap_after(c0) * self.num - self.den;
+        let third = second.saturating_add(self.gap_after(c1));
+        let c2 = c1 + self.gap_after(c1) * self.num - self.den;
+        let pops = [first, second, third];
+        let credits = [c0, c1, c2];
+        self.fifo
+            .push3([words[0].0, words[1].0, words[2].0], pops, len);
+        self.tail_free = pops[len - 1].saturating_add(1);
+        self.tail_credit = credits[len - 1];
+        self.counters.words_pushed += len as u64;
+        if let Some(p) = self.probe.as_deref_mut() {
+            p.pushed.extend(e.words().iter().map(|&w| (t, w)));
+        }
+        self.note_level();
+        self.encoder = e.next;
+    }
+
+    /// Ticks to the next pop of a non-empty FIFO from credit `c` right
+    /// after a pop (`c <= num` always).
+    #[inline(always)]
+    fn gap_after(&self, c: u64) -> u64 {
+        debug_assert!(c <= self.num);
+        if c < self.num {
+            self.gap_q + u64::from(c < self.gap_r)
+        } else {
+            self.gap_at_num
+        }
+    }
+
+    /// The pop tick of a word pushed at `t` after every word so far, with
+    /// `tail_credit` set to the credit right after that pop (`tail_free`
+    /// is left to the caller).
+    #[inline(always)]
+    fn first_pop(&mut self, t: u64) -> u64 {
+        let (num, den) = (self.num, self.den);
+        if t >= self.tail_free {
+            // The FIFO is empty at t: credit since `tail_free`, capped; past
+            // `fill_ticks` ticks it is surely capped.
+            let n = (t - self.tail_free).min(self.fill_ticks);
+            let start = (self.tail_credit + n * num).min(den);
+            let d = if start + num >= den {
+                0
+            } else {
+                (den - start - num).div_ceil(num)
+            };
+            self.tail_credit = start + (d + 1) * num - den;
+            t.saturating_add(d)
+        } else {
+            let c = self.tail_credit;
+            let gap = self.gap_after(c);
+            self.tail_credit = c + gap * num - den;
+            (self.tail_free - 1).saturating_add(gap)
+        }
+    }
+
+    /// Pushes one word at tick `t` (room checked by the caller) with the
+    /// tick of its pop: the rate limiter's next pop after the words before.
+    #[inline(always)]
+    fn push_word(&mut self, t: u64, w: RecordWord) {
+        let pop = self.first_pop(t);
+        self.tail_free = pop.saturating_add(1);
+        self.fifo.push(w.0, pop);
+        self.counters.words_pushed += 1;
+        if let Some(p) = self.probe.as_deref_mut() {
+            p.pushed.push((t, w));
+        }
+    }
+
+    #[inline(always)]
+    fn note_level(&mut self) {
         let level = self.fifo.len() as u64;
         if level > self.counters.fifo_high_water {
             self.counters.fifo_high_water = level;
-        }
-        if let Some(p) = self.probe.as_deref_mut() {
-            p.pushed.extend(words.iter().map(|w| (t, *w)));
         }
     }
 
@@ -725,117 +859,121 @@ impl Board {
     }
 
     /// The keeper at the start of tick `k` (step 1, before the tick's
-    /// events): a filler TIME word if the FIFO has room; every pop and
-    /// flush before `k` is done.
+    /// events): a filler TIME word if the FIFO has room.
     fn keeper_step(&mut self, k: u64) {
         self.keeper_retry = k.saturating_add(1);
-        if self.fifo.free() == 0 {
+        if self.prepare_push(k) >= self.fifo_depth {
             // Full at the start of tick k: the next pop (at k or later) is
             // the first chance of room.
-            self.keeper_retry = self.next_pop.saturating_add(1);
+            self.keeper_retry = self.fifo.front_pop_tick().saturating_add(1);
             return;
         }
         let Some((w, next)) = self.encoder.time_filler(k) else {
             return;
         };
-        self.push_words(k, &[w]);
+        self.push_word(k, w);
+        self.note_level();
         self.encoder = next;
         self.counters.time_fillers += 1;
     }
 
-    /// The FIFO is about to become non-empty at tick `t`: find the first
-    /// tick `t + d` (d >= 0) whose drain step pops.
-    fn schedule_first_pop(&mut self, t: u64) {
-        let DrainRate { num, den } = self.cfg.drain;
-        let n = t - self.credit_origin;
-        let start = if n >= self.fill_ticks {
-            den
-        } else {
-            (self.credit + n * num).min(den)
-        };
-        let d = if start + num >= den {
-            0
-        } else {
-            (den - start - num).div_ceil(num)
-        };
-        self.next_pop = t.saturating_add(d);
-        self.credit_after_pop = start + (d + 1) * num - den;
-        self.next_event = self.next_event.min(self.next_pop);
-    }
-
-    /// Step 2 at `next_pop` (the FIFO is not empty): pop one word into the
-    /// packetizer and find the next pop.
-    #[inline]
-    fn pop_one(&mut self) {
-        let DrainRate { num, den } = self.cfg.drain;
-        let p = self.next_pop;
-        let flags = self.cu.mode().header_flags();
-        let w = RecordWord(self.fifo.pop());
-        self.packetizer.pop(p, w, flags);
-        if let Some(pr) = self.probe.as_deref_mut() {
-            pr.popped.push((p, w));
-        }
-        self.counters.words_popped += 1;
-        let c = self.credit_after_pop;
-        if self.fifo.is_empty() {
-            self.credit = c;
-            self.credit_origin = p + 1;
-        } else {
-            let gap = if c < num {
-                self.gap_q + u64::from(c < self.gap_r)
-            } else {
-                (den - c).div_ceil(num)
-            };
-            self.next_pop = p.saturating_add(gap);
-            self.credit_after_pop = c + gap * num - den;
-        }
-    }
-
-    /// Steps 2 and 3 of the ticks before `limit` (no keeper among them).
-    fn drain_before(&mut self, limit: u64) {
-        while !self.fifo.is_empty() && self.next_pop < limit {
-            if let Some(f) = self.packetizer.flush_deadline() {
-                if f < self.next_pop {
-                    let flags = self.cu.mode().header_flags();
-                    self.packetizer.close(f, flags, CloseReason::IdleFlush);
-                }
-            }
-            self.pop_one();
-        }
-        if let Some(f) = self.packetizer.flush_deadline() {
-            if f < limit {
-                let flags = self.cu.mode().header_flags();
-                self.packetizer.close(f, flags, CloseReason::IdleFlush);
-            }
-        }
-    }
-
-    /// Steps 2 and 3 of ticks `cur..end` and the keeper (step 1) of ticks
-    /// `cur+1..=end`, in tick order; then `cur = end`.
+    /// The keeper (step 1) of ticks `cur+1..=end`; then `cur = end`. The
+    /// pops and idle flushes of the ticks before `end` are fixed already;
+    /// the packetizer takes them later.
     fn run_until(&mut self, end: u64) {
         loop {
             let keeper = self.keeper_tick();
-            self.drain_before(keeper.min(end));
             if keeper > end || keeper == u64::MAX {
                 break;
             }
             self.keeper_step(keeper);
         }
-        self.sync_packet_counters();
         self.cur = end;
-        let pop = if self.fifo.is_empty() {
-            u64::MAX
-        } else {
-            self.next_pop
+        self.next_event = self.keeper_tick() - 1;
+    }
+
+    /// The packetizer takes every pop and idle flush before the current tick.
+    fn catch_up(&mut self) {
+        if !self.finished {
+            self.take_until(self.cur, None);
+        }
+    }
+
+    /// Steps 2 and 3 for the packetizer: it takes the words popped before
+    /// `limit` and closes the open packet by idle flush if that falls
+    /// before `limit`, in tick order. With `target` (end of stream), stops
+    /// as soon as the first `target` words pushed are in closed packets and
+    /// returns whether that happened.
+    #[inline(never)]
+    fn take_until(&mut self, limit: u64, target: Option<u64>) -> bool {
+        let reached = |b: &Board| {
+            target.is_some_and(|n| {
+                let taken = b.fifo.consumed();
+                taken >= n && taken - b.packetizer.fifo_words_in_open() as u64 >= n
+            })
         };
-        self.next_event = pop
-            .min(self.packetizer.flush_deadline().unwrap_or(u64::MAX))
-            .min(self.keeper_tick() - 1);
+        let mut result = reached(self);
+        while !result {
+            let next = self.fifo.next_unconsumed().filter(|&(_, p)| p < limit);
+            let upto = next.map_or(limit, |(_, p)| p);
+            if let Some(f) = self.packetizer.flush_deadline() {
+                if f < upto {
+                    self.packetizer.close(f, self.flags, CloseReason::IdleFlush);
+                    result = reached(self);
+                    continue;
+                }
+            }
+            let Some((w, p)) = next else {
+                break;
+            };
+            self.fifo.consume();
+            let w = RecordWord(w);
+            if self.packetizer.pop(p, w, self.flags) {
+                result = reached(self);
+            }
+            if let Some(pr) = self.probe.as_deref_mut() {
+                pr.popped.push((p, w));
+            }
+            if target.is_none() {
+                // The batch loop: no target to check, no close to watch.
+                self.take_batch(limit);
+            }
+        }
+        self.sync_packet_counters();
+        result
+    }
+
+    /// The hot part of `take_until` without a target: words popped before
+    /// `limit` in runs, idle flushes between them.
+    #[inline(always)]
+    fn take_batch(&mut self, limit: u64) {
+        loop {
+            let (words, ticks) = self.fifo.popped_span(limit, usize::MAX);
+            let Some(&first) = ticks.first() else {
+                return;
+            };
+            if let Some(f) = self.packetizer.flush_deadline() {
+                if f < first {
+                    self.packetizer.close(f, self.flags, CloseReason::IdleFlush);
+                }
+            }
+            let n = self.packetizer.pop_run(words, ticks, self.flags);
+            if let Some(pr) = self.probe.as_deref_mut() {
+                pr.popped.extend(
+                    ticks[..n]
+                        .iter()
+                        .zip(&words[..n])
+                        .map(|(&p, &w)| (p, RecordWord(w))),
+                );
+            }
+            self.fifo.consume_n(n);
+        }
     }
 
     fn sync_packet_counters(&mut self) {
         let p = self.packetizer.counters();
         let c = &mut self.counters;
+        c.words_popped = self.fifo.consumed();
         c.packets = p.packets;
         c.packet_words = p.packet_words;
         c.injected_line_hi = p.injected_line_hi;

@@ -5,7 +5,7 @@
 
 use hmtt_format::config::InnerCommand;
 use hmtt_format::geometry::Geometry;
-use hmtt_format::packet::PacketHeader;
+use hmtt_format::packet::{PacketHeader, HEADER_LEN};
 use hmtt_format::record::{Opcode, RecordWord, TIME_UNIT};
 
 /// One packet as the board sends it.
@@ -57,7 +57,11 @@ pub struct Packetizer {
     open: bool,
     /// Whether the open packet starts with an injected LINE_HI word.
     injected: bool,
-    words: Vec<RecordWord>,
+    /// Words in the open packet.
+    nwords: usize,
+    /// The open packet's bytes: room for the header, then the words as
+    /// they come (the header is written at close).
+    bytes: Vec<u8>,
     t0: u64,
     next_seq: u64,
     closed: Vec<BoardPacket>,
@@ -95,12 +99,19 @@ impl Packetizer {
             last_pop: 0,
             open: false,
             injected: false,
-            words: Vec::with_capacity(max_words),
+            nwords: 0,
+            bytes: Self::fresh_buffer(max_words),
             t0: 0,
             next_seq: 0,
             closed: Vec::new(),
             counters: PacketizerCounters::default(),
         }
+    }
+
+    fn fresh_buffer(max_words: usize) -> Vec<u8> {
+        let mut b = Vec::with_capacity(HEADER_LEN + 4 * max_words);
+        b.resize(HEADER_LEN, 0);
+        b
     }
 
     /// The tick at which the open packet closes by idle flush unless a word
@@ -117,13 +128,13 @@ impl Packetizer {
 
     /// Words in the open packet.
     pub fn open_words(&self) -> usize {
-        self.words.len()
+        self.nwords
     }
 
     /// Words of the open packet that came from the FIFO (the injected
     /// LINE_HI not counted).
     pub fn fifo_words_in_open(&self) -> usize {
-        self.words.len() - usize::from(self.injected)
+        self.nwords - usize::from(self.injected)
     }
 
     /// Tick of the last pop (0 before any).
@@ -141,44 +152,110 @@ impl Packetizer {
     }
 
     /// Takes one popped word at tick `tick`; `flags` is the board mode after
-    /// that tick's commands, used if the packet closes now.
+    /// that tick's commands, used if the packet closes now. Returns whether
+    /// the packet closed.
     #[inline]
-    pub fn pop(&mut self, tick: u64, word: RecordWord, flags: u8) {
+    pub fn pop(&mut self, tick: u64, word: RecordWord, flags: u8) -> bool {
         if !self.open {
-            self.open = true;
-            self.t0 = self.run_time;
-            self.injected = self.run_hi != 0;
-            if self.injected {
-                self.words.push(RecordWord::control_unchecked(
-                    0,
-                    Opcode::LineHi,
-                    self.run_hi,
-                ));
-                self.counters.injected_line_hi += 1;
-            }
+            self.open_packet();
         }
-        self.words.push(word);
+        self.bytes.extend_from_slice(&word.to_le_bytes());
+        self.nwords += 1;
         self.last_pop = tick;
         self.run_time += u64::from(word.dt());
-        let mut sync = false;
         if word.is_control() {
             match word.opcode() {
                 Opcode::Time => self.run_time += u64::from(word.payload()) * TIME_UNIT,
                 Opcode::LineHi => self.run_hi = word.payload(),
-                Opcode::Cmd => sync = word.payload() == SYNC_CODE,
+                Opcode::Cmd if word.payload() == SYNC_CODE && self.nwords < self.max_words => {
+                    self.close(tick, flags, CloseReason::Sync);
+                    return true;
+                }
                 _ => {}
             }
         }
-        if self.words.len() >= self.max_words {
+        if self.nwords >= self.max_words {
+            self.close(tick, flags, CloseReason::Full);
+            return true;
+        }
+        false
+    }
+
+    /// Takes popped words in order, `words[i]` popped at `ticks[i]` (ticks
+    /// not decreasing; the caller has closed the packet if its idle flush
+    /// falls before `ticks[0]`), until the packet closes, an idle flush
+    /// falls before the next word, or the words run out; returns how many
+    /// it took (at least one if `words` is not empty). Same result as `pop`
+    /// per word.
+    #[inline]
+    pub fn pop_run(&mut self, words: &[u32], ticks: &[u64], flags: u8) -> usize {
+        if words.is_empty() {
+            return 0;
+        }
+        if !self.open {
+            self.open_packet();
+        }
+        let mut n = words.len().min(self.max_words - self.nwords);
+        let mut run_time = self.run_time;
+        let mut sync = false;
+        let mut prev = ticks[0];
+        let mut run_hi = self.run_hi;
+        for (i, (&w, &p)) in words[..n].iter().zip(&ticks[..n]).enumerate() {
+            if p - prev > self.idle_flush_ticks {
+                n = i;
+                break;
+            }
+            prev = p;
+            // Without branches on the (random) word kinds: TIME and LINE_HI
+            // by masks, only SYNC branches.
+            let w = RecordWord(w);
+            let control = w.is_control();
+            let op = w.op_bits();
+            let payload = w.payload();
+            let is_time = control & (op == u32::from(Opcode::Time.bits()));
+            let is_hi = control & (op == u32::from(Opcode::LineHi.bits()));
+            run_time += u64::from(w.dt()) + u64::from(is_time) * u64::from(payload) * TIME_UNIT;
+            run_hi = if is_hi { payload } else { run_hi };
+            if control & (op == u32::from(Opcode::Cmd.bits())) & (payload == SYNC_CODE) {
+                n = i + 1;
+                sync = true;
+                break;
+            }
+        }
+        self.run_hi = run_hi;
+        let start = self.bytes.len();
+        self.bytes.resize(start + 4 * n, 0);
+        for (dst, w) in self.bytes[start..].chunks_exact_mut(4).zip(&words[..n]) {
+            dst.copy_from_slice(&w.to_le_bytes());
+        }
+        self.nwords += n;
+        self.run_time = run_time;
+        let tick = ticks[n - 1];
+        self.last_pop = tick;
+        if self.nwords >= self.max_words {
             self.close(tick, flags, CloseReason::Full);
         } else if sync {
             self.close(tick, flags, CloseReason::Sync);
+        }
+        n
+    }
+
+    #[inline(never)]
+    fn open_packet(&mut self) {
+        self.open = true;
+        self.t0 = self.run_time;
+        self.injected = self.run_hi != 0;
+        if self.injected {
+            let w = RecordWord::control_unchecked(0, Opcode::LineHi, self.run_hi);
+            self.bytes.extend_from_slice(&w.to_le_bytes());
+            self.nwords += 1;
+            self.counters.injected_line_hi += 1;
         }
     }
 
     /// Closes the open packet at `tick`.
     pub fn close(&mut self, tick: u64, flags: u8, reason: CloseReason) {
-        debug_assert!(self.open && !self.words.is_empty());
+        debug_assert!(self.open && self.nwords > 0);
         let seq = self.next_seq;
         self.next_seq += 1;
         let port = (seq % self.ports) as u8;
@@ -187,9 +264,11 @@ impl Packetizer {
         h.port = port;
         h.seq = seq;
         h.t0 = self.t0;
-        let bytes = h.build(&self.words);
+        h.nwords = self.nwords as u16;
+        h.emit(&mut self.bytes);
+        let bytes = std::mem::replace(&mut self.bytes, Self::fresh_buffer(self.max_words));
         self.counters.packets += 1;
-        self.counters.packet_words += self.words.len() as u64;
+        self.counters.packet_words += self.nwords as u64;
         match reason {
             CloseReason::Full => self.counters.closed_full += 1,
             CloseReason::Sync => self.counters.closed_sync += 1,
@@ -201,7 +280,7 @@ impl Packetizer {
             leave_tick: tick,
             bytes,
         });
-        self.words.clear();
+        self.nwords = 0;
         self.open = false;
         self.injected = false;
     }

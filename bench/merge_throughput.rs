@@ -5,13 +5,20 @@
 //! `cargo bench -p hmtt-merge --bench merge_throughput`
 //! Environment: HMTT_BENCH_DIR (default: the system temp dir), HMTT_BENCH_MB
 //! (capture size, default 1100), HMTT_BENCH_BOARDS (default 2),
-//! HMTT_BENCH_KEEP=1 keeps the files.
+//! HMTT_BENCH_KEEP=1 keeps the files, HMTT_BENCH_COLD=0 skips the cold-cache
+//! runs (they need root to drop the page cache, and slow the whole machine
+//! down for a moment).
 //!
-//! The captures are synthetic (2 boards by default, 3 ports each, 360-word packets, a mixed
-//! workload) made with the format crate's encoder; they are generated first,
-//! then read once by `cat` (which also brings them into the page cache, so
-//! both readers see the same warm files), then merged twice: decode only
-//! (records counted), and to a trace file.
+//! The captures are synthetic (2 boards by default, 3 ports each, 360-word
+//! packets, a mixed workload with random jumps, so LINE_HI words are
+//! common) made with the format crate's encoder. Warm runs, all on files in
+//! the page cache: `cat` of the captures (the reference), the merge decoding
+//! only (records counted), the merge to a trace file, and two references for
+//! what writing costs here: `cp` of the captures into the output directory,
+//! and writing as many bytes as the trace holds, alone. Cold runs (page
+//! cache dropped before each): `cat`, and the merge to a trace file.
+//! Every figure is given per wall second and per CPU second of the process
+//! (all its threads, user + system), since the machine may be shared.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -106,9 +113,9 @@ fn generate(dir: &Path, total_bytes: u64, boards: u8) -> std::io::Result<Vec<Pat
     Ok(paths)
 }
 
-/// CPU seconds used so far by this process and by its waited-for children
-/// (from /proc/self/stat; 100 ticks per second on Linux). The machine may
-/// be shared, so speeds are given per CPU second as well as per wall second.
+/// CPU seconds (user + system) used so far by this process, all threads,
+/// and by its waited-for children, from /proc/self/stat (100 ticks per
+/// second on Linux).
 fn cpu_seconds() -> (f64, f64) {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
@@ -121,136 +128,295 @@ fn cpu_seconds() -> (f64, f64) {
     (get(11) + get(12), get(13) + get(14))
 }
 
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// One timed run: wall seconds and CPU seconds.
+#[derive(Clone, Copy)]
+struct Timing {
+    wall: f64,
+    cpu: f64,
+}
+
+/// Times `f`; `children` counts the CPU of the child processes it waits
+/// for instead of this process's own.
+fn timed<T>(
+    children: bool,
+    f: impl FnOnce() -> Result<T, Box<dyn std::error::Error>>,
+) -> Result<(T, Timing), Box<dyn std::error::Error>> {
+    let pick = |c: (f64, f64)| if children { c.1 } else { c.0 };
+    let c0 = pick(cpu_seconds());
+    let t = Instant::now();
+    let out = f()?;
+    let wall = t.elapsed().as_secs_f64();
+    // 10 ms is the clock's resolution.
+    let cpu = (pick(cpu_seconds()) - c0).max(0.01);
+    Ok((out, Timing { wall, cpu }))
+}
+
+fn run(cmd: &str, args: &[&Path]) -> Result<(), Box<dyn std::error::Error>> {
+    let status = std::process::Command::new(cmd)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .status()?;
+    if !status.success() {
+        return Err(format!("{cmd} failed: {status}").into());
+    }
+    Ok(())
+}
+
+/// Flushes dirty pages so that one run's write-back does not slow the next.
+fn sync() {
+    let _ = std::process::Command::new("sync").status();
+}
+
+/// Drops the page cache (root only); `Err` says why it could not.
+fn drop_caches() -> Result<(), String> {
+    sync();
+    std::fs::write("/proc/sys/vm/drop_caches", "3\n")
+        .map_err(|e| format!("cannot drop the page cache: {e}"))
+}
+
+/// Writes `bytes` bytes to `path` in blocks of the size the merge hands its
+/// sink, like the merge's own output, and removes the file afterwards.
+fn write_bytes(path: &Path, bytes: u64) -> Result<(), Box<dyn std::error::Error>> {
+    let block = vec![0x5au8; 128 << 10];
+    let mut f = std::fs::File::create(path)?;
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(block.len() as u64) as usize;
+        f.write_all(&block[..n])?;
+        left -= n as u64;
+    }
+    drop(f);
+    Ok(())
+}
+
+struct Line<'a> {
+    label: &'a str,
+    mb: f64,
+    t: Timing,
+}
+
+impl Line<'_> {
+    fn print(&self, records: Option<u64>, reference: Option<&Line>, extra: &str) {
+        let recs = records.map_or(String::new(), |r| {
+            format!(
+                "  {:6.1} M rec/s  {:6.1} M rec/cpu-s",
+                r as f64 / 1e6 / self.t.wall,
+                r as f64 / 1e6 / self.t.cpu
+            )
+        });
+        let vs = reference.map_or(String::new(), |c| {
+            format!(
+                "  = {:4.1}% of cat (wall), {:4.1}% (cpu)",
+                100.0 * c.t.wall / self.t.wall,
+                100.0 * c.t.cpu / self.t.cpu
+            )
+        });
+        println!(
+            "{:<26} {:7.2} s {:8.1} MB/s | cpu {:6.2} s {:8.1} MB/cpu-s{recs}{vs}{extra}",
+            self.label,
+            self.t.wall,
+            self.mb / self.t.wall,
+            self.t.cpu,
+            self.mb / self.t.cpu,
+        );
+    }
+    fn mbs_cpu(&self) -> f64 {
+        self.mb / self.t.cpu
+    }
+    fn mbs(&self) -> f64 {
+        self.mb / self.t.wall
+    }
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `cargo bench` passes --bench; any other argument is ignored.
+    let env = |k: &str| std::env::var(k).ok();
     let base = std::env::var_os("HMTT_BENCH_DIR").map_or_else(std::env::temp_dir, PathBuf::from);
-    let mb: u64 = std::env::var("HMTT_BENCH_MB")
-        .ok()
+    let mb: u64 = env("HMTT_BENCH_MB")
         .and_then(|s| s.parse().ok())
         .unwrap_or(1100);
-    let dir = base.join(format!("hmtt-merge-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let t = Instant::now();
-    let boards: u8 = std::env::var("HMTT_BENCH_BOARDS")
-        .ok()
+    let boards: u8 = env("HMTT_BENCH_BOARDS")
         .and_then(|s| s.parse().ok())
         .unwrap_or(2);
+    let cold = env("HMTT_BENCH_COLD").is_none_or(|v| v != "0");
+    let dir = base.join(format!("hmtt-merge-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    println!("load average at start: {}", load());
+    let t = Instant::now();
     let paths = generate(&dir, mb << 20, boards.max(1))?;
     let bytes: u64 = paths
         .iter()
         .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
         .sum();
+    let mb = bytes as f64 / 1e6;
     println!(
-        "generated {} capture files, {:.1} MB, in {:.1} s ({})",
+        "generated {} capture files of {} board(s), {:.1} MB, in {:.1} s ({})",
         paths.len(),
-        bytes as f64 / 1e6,
+        boards.max(1),
+        mb,
         t.elapsed().as_secs_f64(),
         dir.display()
     );
-
-    let t = Instant::now();
-    let status = std::process::Command::new("cat")
-        .args(&paths)
-        .stdout(std::process::Stdio::null())
-        .status()?;
-    let cat_s = t.elapsed().as_secs_f64();
-    if !status.success() {
-        return Err("cat failed".into());
-    }
-    // Second cat: both readers now see the files in the page cache.
-    let t = Instant::now();
-    let c0 = cpu_seconds().1;
-    std::process::Command::new("cat")
-        .args(&paths)
-        .stdout(std::process::Stdio::null())
-        .status()?;
-    let cat_warm_s = t.elapsed().as_secs_f64();
-    let cat_cpu = (cpu_seconds().1 - c0).max(0.01);
-    let cat_mbs = bytes as f64 / 1e6 / cat_warm_s;
-    let cat_cpu_mbs = bytes as f64 / 1e6 / cat_cpu;
-    let mb = bytes as f64 / 1e6;
-    println!(
-        "cat (cold-ish)   : {:8.2} s  {:8.1} MB/s",
-        cat_s,
-        mb / cat_s
-    );
-    println!(
-        "cat (warm)       : {:8.2} s  {:8.1} MB/s   cpu {:6.2} s  {:8.1} MB/s per cpu-second",
-        cat_warm_s, cat_mbs, cat_cpu, cat_cpu_mbs
-    );
-
-    let set = CaptureSet::open(
-        std::slice::from_ref(&dir),
-        hmtt_merge::input::DEFAULT_MAX_START_SKEW_NS,
-    )?;
+    let inputs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
     let opts = MergeOptions::default();
-    let t = Instant::now();
-    let c0 = cpu_seconds().0;
-    let mut count = CountSink::default();
-    let report = merge(&set, &opts, &mut count, &mut |_| {})?;
-    let s = t.elapsed().as_secs_f64();
-    let decode_cpu = (cpu_seconds().0 - c0).max(0.01);
-    let decode_mbs = bytes as f64 / 1e6 / s;
-    let decode_cpu_mbs = mb / decode_cpu;
-    println!(
-        "merge, decode    : {:8.2} s  {:8.1} MB/s  {:6.1} M records/s  ({} records, {} packets, checksum {:x}) = {:.0}% of cat",
-        s,
-        decode_mbs,
-        count.records as f64 / 1e6 / s,
-        count.records,
-        report.packets(),
-        count.checksum,
-        100.0 * decode_mbs / cat_mbs
-    );
-    println!(
-        "                   cpu {:6.2} s  {:8.1} MB/s per cpu-second  {:6.1} M records per cpu-second = {:.0}% of cat per cpu-second",
-        decode_cpu,
-        decode_cpu_mbs,
-        count.records as f64 / 1e6 / decode_cpu,
-        100.0 * decode_cpu_mbs / cat_cpu_mbs
-    );
-    assert!(report.is_clean(), "{report}");
-
     let trace = dir.join("bench.hmtttrace");
-    let t = Instant::now();
-    let c0 = cpu_seconds().0;
-    let mut w = TraceWriter::create(&trace)?;
-    let report = merge(&set, &opts, &mut w, &mut |_| {})?;
-    let out_bytes = w.finish(&report, set.geometry, set.start_ns, &Default::default())?;
-    let s = t.elapsed().as_secs_f64();
-    let file_cpu = (cpu_seconds().0 - c0).max(0.01);
-    let file_mbs = bytes as f64 / 1e6 / s;
-    let file_cpu_mbs = mb / file_cpu;
-    println!(
-        "merge, to a trace: {:8.2} s  {:8.1} MB/s  {:6.1} M records/s  ({:.1} MB written) = {:.0}% of cat",
-        s,
-        file_mbs,
-        report.records as f64 / 1e6 / s,
-        out_bytes as f64 / 1e6,
-        100.0 * file_mbs / cat_mbs
+    let open = || {
+        CaptureSet::open(
+            std::slice::from_ref(&dir),
+            hmtt_merge::input::DEFAULT_MAX_START_SKEW_NS,
+        )
+    };
+    let to_trace = |set: &CaptureSet| -> Result<(u64, u64), Box<dyn std::error::Error>> {
+        let mut w = TraceWriter::create(&trace)?;
+        let report = merge(set, &opts, &mut w, &mut |_| {})?;
+        assert!(report.is_clean(), "{report}");
+        let out = w.finish(&report, set.geometry, set.start_ns, &Default::default())?;
+        Ok((report.records, out))
+    };
+
+    println!("--- warm: every input file in the page cache");
+    sync();
+    run("cat", &inputs)?;
+    let ((), t) = timed(true, || run("cat", &inputs))?;
+    let cat = Line {
+        label: "cat (reference)",
+        mb,
+        t,
+    };
+    cat.print(None, None, "");
+
+    let set = open()?;
+    let ((records, checksum), t) = timed(false, || {
+        let mut count = CountSink::default();
+        let report = merge(&set, &opts, &mut count, &mut |_| {})?;
+        assert!(report.is_clean(), "{report}");
+        Ok((count.records, count.checksum))
+    })?;
+    let decode = Line {
+        label: "merge, decode only",
+        mb,
+        t,
+    };
+    decode.print(
+        Some(records),
+        Some(&cat),
+        &format!("  (checksum {checksum:x})"),
     );
-    println!(
-        "                   cpu {:6.2} s  {:8.1} MB/s per cpu-second  {:6.1} M records per cpu-second = {:.0}% of cat per cpu-second",
-        file_cpu,
-        file_cpu_mbs,
-        report.records as f64 / 1e6 / file_cpu,
-        100.0 * file_cpu_mbs / cat_cpu_mbs
+
+    sync();
+    let ((records, out_bytes), t) = timed(false, || to_trace(&set))?;
+    let file = Line {
+        label: "merge to a trace file",
+        mb,
+        t,
+    };
+    file.print(
+        Some(records),
+        Some(&cat),
+        &format!("  ({:.1} MB written)", out_bytes as f64 / 1e6),
     );
+    drop(set);
+    std::fs::remove_file(&trace)?;
+
+    // What writing alone costs on this machine: the trace holds about four
+    // times the capture's bytes.
+    sync();
+    let cp_dir = dir.join("cp");
+    std::fs::create_dir_all(&cp_dir)?;
+    let mut cp_args = inputs.clone();
+    cp_args.push(&cp_dir);
+    let ((), t) = timed(true, || run("cp", &cp_args))?;
+    let cp = Line {
+        label: "cp of the captures",
+        mb,
+        t,
+    };
+    cp.print(None, Some(&cat), "  (reads and writes the capture's bytes)");
+    std::fs::remove_dir_all(&cp_dir)?;
+    sync();
+    let ((), t) = timed(false, || write_bytes(&trace, out_bytes))?;
+    let write_only = Line {
+        label: "writing the trace's bytes",
+        mb,
+        t,
+    };
+    write_only.print(
+        None,
+        Some(&cat),
+        &format!(
+            "  ({:.1} MB of zeros, no decoding; MB/s are of capture input)",
+            out_bytes as f64 / 1e6
+        ),
+    );
+    std::fs::remove_file(&trace)?;
+    sync();
+
+    let mut cold_lines = Vec::new();
+    if cold {
+        println!("--- cold: page cache dropped before each run");
+        match drop_caches() {
+            Err(why) => println!("cold runs skipped: {why}"),
+            Ok(()) => {
+                let ((), t) = timed(true, || run("cat", &inputs))?;
+                let cold_cat = Line {
+                    label: "cold cat (reference)",
+                    mb,
+                    t,
+                };
+                cold_cat.print(None, None, "");
+                drop_caches()?;
+                let ((records, _), t) = timed(false, || to_trace(&open()?))?;
+                let cold_file = Line {
+                    label: "cold merge to a trace",
+                    mb,
+                    t,
+                };
+                cold_file.print(Some(records), Some(&cold_cat), "");
+                std::fs::remove_file(&trace)?;
+                cold_lines.push((cold_cat, cold_file));
+            }
+        }
+    }
+
+    println!("--- targets (>= 500 MB/s of capture input per core, >= 50% of cat)");
     let met = |x: bool| if x { "MET" } else { "NOT MET" };
     println!(
-        "targets per cpu-second: >= 500 MB/s: decode {}, to file {}; >= 50% of cat: decode {}, to file {}",
-        met(decode_cpu_mbs >= 500.0),
-        met(file_cpu_mbs >= 500.0),
-        met(decode_cpu_mbs >= 0.5 * cat_cpu_mbs),
-        met(file_cpu_mbs >= 0.5 * cat_cpu_mbs),
+        "warm, per cpu-second : decode only {:.0} MB/s {}; to a trace {:.0} MB/s {}",
+        decode.mbs_cpu(),
+        met(decode.mbs_cpu() >= 500.0),
+        file.mbs_cpu(),
+        met(file.mbs_cpu() >= 500.0)
     );
     println!(
-        "targets per wall second: >= 500 MB/s: decode {}, to file {}; >= 50% of cat: decode {}, to file {}",
-        met(decode_mbs >= 500.0),
-        met(file_mbs >= 500.0),
-        met(decode_mbs >= 0.5 * cat_mbs),
-        met(file_mbs >= 0.5 * cat_mbs),
+        "warm, vs cat (wall)  : decode only {:.1}% {}; to a trace {:.1}% {}",
+        100.0 * decode.mbs() / cat.mbs(),
+        met(decode.mbs() >= 0.5 * cat.mbs()),
+        100.0 * file.mbs() / cat.mbs(),
+        met(file.mbs() >= 0.5 * cat.mbs())
     );
+    println!(
+        "write floor          : writing the trace's bytes alone reaches {:.1}% of cat (wall), \
+         {:.0} MB/cpu-s of capture input; cp of the captures {:.1}% of cat",
+        100.0 * write_only.mbs() / cat.mbs(),
+        write_only.mbs_cpu(),
+        100.0 * cp.mbs() / cat.mbs()
+    );
+    for (c, f) in &cold_lines {
+        println!(
+            "cold, vs cat (wall)  : to a trace {:.1}% {}; per cpu-second {:.0} MB/s {}",
+            100.0 * f.mbs() / c.mbs(),
+            met(f.mbs() >= 0.5 * c.mbs()),
+            f.mbs_cpu(),
+            met(f.mbs_cpu() >= 500.0)
+        );
+    }
+    println!("load average at end: {}", load());
     if std::env::var_os("HMTT_BENCH_KEEP").is_none() {
         std::fs::remove_dir_all(&dir)?;
     }

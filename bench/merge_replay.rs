@@ -1,7 +1,10 @@
 //! Replay throughput (issue 8 target: >= 50 M references/s on one core).
 //!
 //! `cargo bench -p hmtt-merge --bench merge_replay`
-//! HMTT_BENCH_REFS sets the number of references (default 100 M).
+//! HMTT_BENCH_REFS sets the number of references (default 100 M). Figures
+//! are per CPU-second (the process's user + system time) and per wall
+//! second, each the best of 3 runs, next to a plain pass over the same
+//! records measured in the same run.
 //!
 //! A synthetic physical trace: 4 processes map 64 K frames each (MAP log
 //! records announced by tags), then references walk their pages with some
@@ -139,18 +142,21 @@ fn main() {
         log.len()
     );
 
+    // Each figure is the best of RUNS runs: on a loaded machine the CPU
+    // time of one run also grows with the other processes' cache traffic.
+    const RUNS: usize = 3;
+
     // Reference measured in the same run: one plain pass over the same
     // records that touches every reference (the floor of any replay).
-    let c0 = cpu_seconds();
-    let t = Instant::now();
-    let mut plain = 0u64;
-    for r in &trace {
-        if r.is_access() {
-            plain = plain.wrapping_add(r.pa() ^ r.tick);
+    let (plain_wall, plain_cpu, plain) = best_of(RUNS, || {
+        let mut plain = 0u64;
+        for r in &trace {
+            if r.is_access() {
+                plain = plain.wrapping_add(r.pa() ^ r.tick);
+            }
         }
-    }
-    let plain = std::hint::black_box(plain);
-    let (plain_wall, plain_cpu) = (t.elapsed().as_secs_f64(), (cpu_seconds() - c0).max(0.01));
+        std::hint::black_box(plain)
+    });
     println!(
         "reference (plain pass over the records): {:.2} s wall, {:.2} s cpu: {:.0} M records per cpu-second (checksum {plain:x})",
         plain_wall,
@@ -160,18 +166,16 @@ fn main() {
 
     // Replay handing every reference on as virtual-trace records in blocks
     // (what `hmtt replay --out` does before the disk).
-    let c0 = cpu_seconds();
-    let t = Instant::now();
-    let mut r = Replayer::new(&log, ReplayFilter::default());
-    let mut checksum = 0u64;
-    r.run_blocks(&trace[..], ReplayOutput { markers: true }, &mut |block| {
-        for v in block {
-            checksum = checksum.wrapping_add(v.vaddr ^ u64::from(v.pid));
-        }
+    let (s, cpu, (rep, checksum)) = best_of(RUNS, || {
+        let mut r = Replayer::new(&log, ReplayFilter::default());
+        let mut checksum = 0u64;
+        r.run_blocks(&trace[..], ReplayOutput { markers: true }, &mut |block| {
+            for v in block {
+                checksum = checksum.wrapping_add(v.vaddr ^ u64::from(v.pid));
+            }
+        });
+        (r.report, checksum)
     });
-    let s = t.elapsed().as_secs_f64();
-    let cpu = (cpu_seconds() - c0).max(0.01);
-    let rep = &r.report;
     let per_cpu = rep.references as f64 / 1e6 / cpu;
     println!(
         "replay: {:.2} s wall, {:.2} s cpu: {:.1} M references/s wall, {:.1} M references per cpu-second = {:.2}x the plain pass's time per record (translated {}, miss rate {:.2}%, DMA {}, checksum {checksum:x})",
@@ -187,25 +191,26 @@ fn main() {
 
     // The same with the records encoded into the file layout (32 bytes
     // each) in a reused buffer, as the writer does before its write(2).
-    let c0 = cpu_seconds();
-    let mut r2 = Replayer::new(&log, ReplayFilter::default());
-    let mut staging = Vec::with_capacity(4096 * RECORD_LEN);
-    let mut bytes = 0u64;
-    r2.run_blocks(&trace[..], ReplayOutput { markers: true }, &mut |block| {
-        staging.resize(block.len() * RECORD_LEN, 0);
-        for (chunk, v) in staging.chunks_exact_mut(RECORD_LEN).zip(block) {
-            v.emit(chunk);
-        }
-        bytes += std::hint::black_box(&staging).len() as u64;
+    let (_, cpu_enc, (rep2, bytes)) = best_of(RUNS, || {
+        let mut r2 = Replayer::new(&log, ReplayFilter::default());
+        let mut staging = Vec::with_capacity(4096 * RECORD_LEN);
+        let mut bytes = 0u64;
+        r2.run_blocks(&trace[..], ReplayOutput { markers: true }, &mut |block| {
+            staging.resize(block.len() * RECORD_LEN, 0);
+            for (chunk, v) in staging.chunks_exact_mut(RECORD_LEN).zip(block) {
+                v.emit(chunk);
+            }
+            bytes += std::hint::black_box(&staging).len() as u64;
+        });
+        (r2.report, bytes)
     });
-    let cpu_enc = (cpu_seconds() - c0).max(0.01);
     println!(
         "replay + encoding {} MB of virtual-trace records: {:.2} s cpu: {:.1} M references per cpu-second",
         bytes >> 20,
         cpu_enc,
-        r2.report.references as f64 / 1e6 / cpu_enc
+        rep2.references as f64 / 1e6 / cpu_enc
     );
-    assert_eq!(r2.report.translated, rep.translated);
+    assert_eq!(rep2.translated, rep.translated);
 
     let met = |x: f64| if x >= 50.0 { "MET" } else { "NOT MET" };
     println!(
@@ -214,4 +219,20 @@ fn main() {
         met(rep.references as f64 / 1e6 / s)
     );
     assert_eq!(rep.unplaced_count, 0);
+}
+
+/// Runs `f` `runs` times; the (wall s, cpu s, result) of the run with the
+/// least CPU time.
+fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, f64, T) {
+    let mut best: Option<(f64, f64, T)> = None;
+    for _ in 0..runs.max(1) {
+        let c0 = cpu_seconds();
+        let t = Instant::now();
+        let out = f();
+        let (wall, cpu) = (t.elapsed().as_secs_f64(), (cpu_seconds() - c0).max(0.01));
+        if best.as_ref().is_none_or(|b| cpu < b.1) {
+            best = Some((wall, cpu, out));
+        }
+    }
+    best.expect("at least one run")
 }

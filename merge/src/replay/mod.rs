@@ -35,7 +35,7 @@ use frames::{FrameTable, PAGE_TABLE};
 const PAGE_SHIFT: u32 = 12;
 const PAGE_MASK: u64 = (1 << PAGE_SHIFT) - 1;
 /// Records read and handed on per block.
-const BLOCK: usize = 4096;
+const BLOCK: usize = 1024;
 
 /// Random access to trace records (a mapped trace file, or a slice).
 pub trait RecordSource {
@@ -454,31 +454,41 @@ impl<'l> Replayer<'l> {
         let selecting = !self.filter.is_empty();
         let windowed = self.filter.window.is_some();
         let mut buf = Vec::with_capacity(BLOCK);
-        let mut virt: Vec<VirtualRecord> = Vec::with_capacity(BLOCK);
+        // Written by index, handed on as `virt[..used]`: no per-record
+        // capacity check, no clearing.
+        let mut virt = vec![VirtualRecord::default(); BLOCK];
         let mut start = 0;
         let mut selected = 0u64;
         let (mut run_flags, mut run_len, mut run_writes) = (0u8, 0u64, 0u64);
+        // The board and page of the previous reference (`packed >> 12`
+        // holds both) and what replay says about that page, in locals.
+        let mut page_key = u64::MAX;
+        let mut page = CurrentPage::default();
         while start < n {
             let block = trace.block(start, BLOCK, &mut buf);
+            let block = &block[..block.len().min(BLOCK)];
             if block.is_empty() {
                 break;
             }
-            virt.clear();
+            let mut used = 0;
             for (k, r) in block.iter().enumerate() {
                 if r.is_access() {
-                    let board = usize::from(r.board());
-                    self.seen[board] = true;
-                    let st = &mut self.boards[board];
                     let pa = r.pa();
-                    let frame = pa >> PAGE_SHIFT;
-                    if frame != st.cur.frame {
-                        st.refresh(frame);
+                    let board = usize::from(r.board());
+                    if r.packed >> PAGE_SHIFT != page_key {
+                        page_key = r.packed >> PAGE_SHIFT;
+                        self.seen[board] = true;
+                        let st = &mut self.boards[board];
+                        let frame = pa >> PAGE_SHIFT;
+                        if frame != st.cur.frame {
+                            st.refresh(frame);
+                        }
+                        page = st.cur;
                     }
-                    let cur = &st.cur;
-                    let flags = if cur.dma_partial {
-                        st.partial_flags(pa)
+                    let flags = if page.dma_partial {
+                        self.boards[board].partial_flags(pa)
                     } else {
-                        cur.flags
+                        page.flags
                     };
                     // Counted in registers while the flags stay the same
                     // (a counter in memory would chain every reference).
@@ -492,24 +502,30 @@ impl<'l> Replayer<'l> {
                     let v = VirtualRecord {
                         tick: r.tick,
                         packed: r.packed,
-                        vaddr: cur.vbase | (pa & cur.offset_mask),
-                        pid: cur.pid,
+                        vaddr: page.vbase | (pa & page.offset_mask),
+                        pid: page.pid,
                         flags,
                     };
-                    if selecting && ((windowed && !st.in_window) || !self.filter.accepts(&v)) {
+                    if selecting
+                        && ((windowed && !self.boards[board].in_window) || !self.filter.accepts(&v))
+                    {
                         continue;
                     }
                     selected += 1;
-                    virt.push(v);
+                    virt[used] = v;
+                    used += 1;
                 } else {
                     self.marker(trace, start + k, *r);
+                    // The log may have changed any board's pages.
+                    page_key = u64::MAX;
                     if what.markers {
-                        virt.push(VirtualRecord::marker(*r));
+                        virt[used] = VirtualRecord::marker(*r);
+                        used += 1;
                     }
                 }
             }
-            if !virt.is_empty() {
-                out(&virt);
+            if used > 0 {
+                out(&virt[..used]);
             }
             start += block.len();
         }

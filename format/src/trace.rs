@@ -272,6 +272,28 @@ pub fn records_as_bytes<'a>(records: &'a [TraceRecord], scratch: &'a mut Vec<u8>
 
 const _: () = assert!(core::mem::size_of::<TraceRecord>() == RECORD_LEN);
 
+/// `bytes` seen as records to build in place (format.md §11 layout), so a
+/// writer's output block can be filled without a copy. `None` on
+/// big-endian machines or when `bytes` is not 8-byte aligned; a tail
+/// shorter than a record is left out.
+#[inline]
+pub fn records_in_bytes_mut(bytes: &mut [u8]) -> Option<&mut [TraceRecord]> {
+    if cfg!(target_endian = "big") || bytes.as_ptr().align_offset(8) != 0 {
+        return None;
+    }
+    // SAFETY: the pointer is 8-byte aligned (checked), TraceRecord is
+    // repr(C) of two u64 (no padding, every bit pattern valid), and
+    // `len * 16 <= bytes.len()`, so the records cover only bytes borrowed
+    // mutably for the same lifetime; on a little-endian machine their
+    // memory is the file layout.
+    Some(unsafe {
+        core::slice::from_raw_parts_mut(
+            bytes.as_mut_ptr().cast::<TraceRecord>(),
+            bytes.len() / RECORD_LEN,
+        )
+    })
+}
+
 /// One time-index entry: record `record` is the first with its tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexEntry {
@@ -669,6 +691,11 @@ mod tests {
         }
     }
 
+    fn bytemuck_free_bytes(v: &mut [u64]) -> &mut [u8] {
+        // SAFETY: u64 storage seen as its bytes; u8 has no alignment needs.
+        unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), v.len() * 8) }
+    }
+
     fn file(records: &[TraceRecord], stride: u64, names: &NameTable) -> Vec<u8> {
         let mut idx = IndexBuilder::new(stride);
         idx.push_block(0, records);
@@ -803,6 +830,28 @@ mod tests {
             let r = TraceRecord::new(tick, board, k, value);
             let back = TraceRecord::parse(&r.to_bytes());
             prop_assert_eq!((back.tick, back.board(), back.kind(), back.value()), (tick, board, k, value));
+        }
+
+        #[test]
+        fn records_built_in_bytes_are_the_file_layout(recs in proptest::collection::vec((any::<u64>(), any::<u64>()), 0..50), extra in 0usize..16) {
+            // u64 storage: 8-byte aligned bytes.
+            let mut store = vec![0u64; (recs.len() * RECORD_LEN + extra).div_ceil(8)];
+            let len = recs.len() * RECORD_LEN + extra;
+            let bytes: &mut [u8] = &mut bytemuck_free_bytes(&mut store)[..len];
+            if let Some(slots) = records_in_bytes_mut(bytes) {
+                prop_assert_eq!(slots.len(), recs.len());
+                for (slot, &(tick, packed)) in slots.iter_mut().zip(&recs) {
+                    *slot = TraceRecord { tick, packed };
+                }
+                let want: Vec<u8> = recs.iter().flat_map(|&(tick, packed)| TraceRecord { tick, packed }.to_bytes()).collect();
+                prop_assert_eq!(&bytes[..want.len()], &want[..]);
+            } else {
+                prop_assert!(cfg!(target_endian = "big"));
+            }
+            // Misaligned bytes are refused.
+            if len > 1 {
+                prop_assert!(records_in_bytes_mut(&mut bytemuck_free_bytes(&mut store)[1..len]).is_none());
+            }
         }
 
         #[test]

@@ -14,9 +14,21 @@ use crate::input::CaptureSet;
 use crate::reassemble::{BoardStream, ChannelJoin, DEFAULT_REORDER_DEPTH};
 use crate::report::MergeReport;
 
-/// Where merged records go.
+/// Where merged records go: whole blocks through `write`, or, for a sink
+/// with its own output buffer, built in place through `spare` and `commit`.
 pub trait RecordSink {
     fn write(&mut self, records: &[TraceRecord]) -> Result<(), MergeError>;
+    /// Room to build the next records in place, in order from its start;
+    /// `None` (the default) when the sink only takes `write`. Once a sink
+    /// gives room it must give a non-empty slice on every call.
+    fn spare(&mut self) -> Option<&mut [TraceRecord]> {
+        None
+    }
+    /// The first `n` records of the last `spare` slice are done.
+    fn commit(&mut self, n: usize) -> Result<(), MergeError> {
+        let _ = n;
+        Ok(())
+    }
 }
 
 /// Keeps every record in memory (tests, small runs).
@@ -105,6 +117,77 @@ impl Lane<'_> {
     }
 }
 
+/// The merge's output: the sink's own buffer when it has one (records are
+/// built in place), else a block of ours handed over whole.
+struct Out<'s> {
+    sink: &'s mut dyn RecordSink,
+    in_place: bool,
+    block: Vec<TraceRecord>,
+    filled: usize,
+    records: u64,
+}
+
+impl<'s> Out<'s> {
+    fn new(sink: &'s mut dyn RecordSink) -> Out<'s> {
+        let in_place = sink.spare().is_some_and(|s| !s.is_empty());
+        Out {
+            sink,
+            in_place,
+            block: if in_place {
+                Vec::new()
+            } else {
+                vec![TraceRecord::default(); BLOCK]
+            },
+            filled: 0,
+            records: 0,
+        }
+    }
+    /// Room for the next records; an error rather than no room, so that
+    /// a sink breaking its promise cannot stall the merge.
+    fn room(&mut self) -> Result<&mut [TraceRecord], MergeError> {
+        let room = if self.in_place {
+            self.sink.spare().unwrap_or_default()
+        } else {
+            &mut self.block[self.filled..]
+        };
+        if room.is_empty() {
+            return Err(MergeError::io(
+                "merge output",
+                std::io::Error::other("the record sink gave no room for records"),
+            ));
+        }
+        Ok(room)
+    }
+    /// The first `n` records of `room()` are done.
+    fn advance(&mut self, n: usize) -> Result<(), MergeError> {
+        self.records += n as u64;
+        if self.in_place {
+            return self.sink.commit(n);
+        }
+        self.filled += n;
+        if self.filled == self.block.len() {
+            self.flush()?;
+        }
+        Ok(())
+    }
+    /// Records that are ready as they are.
+    fn extend(&mut self, records: &[TraceRecord]) -> Result<(), MergeError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        self.flush()?;
+        self.records += records.len() as u64;
+        self.sink.write(records)
+    }
+    fn flush(&mut self) -> Result<(), MergeError> {
+        if self.filled > 0 {
+            self.sink.write(&self.block[..self.filled])?;
+            self.filled = 0;
+        }
+        Ok(())
+    }
+}
+
 /// Merges two time-sorted runs into `out` (ties go to `a`) until `out` is
 /// full or one run is used up; returns how many records of each it took.
 /// A run that ends before the other's next record is copied wholesale;
@@ -174,14 +257,8 @@ pub fn merge(
             done: false,
         });
     }
-    let mut records = 0u64;
     let bytes_done = |lanes: &[Lane]| lanes.iter().map(|l| l.stream.report.bytes).sum::<u64>();
-    let mut emit = |out: &[TraceRecord], lanes: &[Lane], records: &mut u64| {
-        *records += out.len() as u64;
-        let r = sink.write(out);
-        progress(bytes_done(lanes));
-        r
-    };
+    let mut out = Out::new(sink);
     match lanes.len() {
         0 => {}
         1 => {
@@ -193,12 +270,12 @@ pub fn merge(
                     break;
                 }
                 let from = std::mem::replace(&mut lane.pos, lane.buf.len());
-                emit(&lane.buf[from..], std::slice::from_ref(lane), &mut records)?;
+                out.extend(&lane.buf[from..])?;
+                progress(lane.stream.report.bytes);
             }
         }
         2 => {
-            let mut out = vec![TraceRecord::default(); BLOCK];
-            let mut filled = 0usize;
+            let mut since_progress = 0usize;
             loop {
                 lanes[0].ready()?;
                 lanes[1].ready()?;
@@ -206,33 +283,33 @@ pub fn merge(
                 if a.is_empty() || b.is_empty() {
                     break;
                 }
-                let (i, j) = merge_two(a, b, &mut out[filled..]);
+                let (i, j) = merge_two(a, b, out.room()?);
                 lanes[0].pos += i;
                 lanes[1].pos += j;
-                filled += i + j;
-                if filled == out.len() {
-                    emit(&out, &lanes, &mut records)?;
-                    filled = 0;
+                out.advance(i + j)?;
+                since_progress += i + j;
+                if since_progress >= BLOCK {
+                    progress(bytes_done(&lanes));
+                    since_progress = 0;
                 }
             }
             // One board is finished: the other's records follow as they are.
-            emit(&out[..filled], &lanes, &mut records)?;
             for l in 0..2 {
                 loop {
                     lanes[l].ready()?;
-                    if lanes[l].pos == lanes[l].buf.len() {
+                    let lane = &mut lanes[l];
+                    if lane.pos == lane.buf.len() {
                         break;
                     }
-                    let lane = &mut lanes[l];
                     let from = std::mem::replace(&mut lane.pos, lane.buf.len());
-                    emit(&lanes[l].buf[from..], &lanes, &mut records)?;
+                    out.extend(&lane.buf[from..])?;
+                    progress(bytes_done(&lanes));
                 }
             }
         }
         _ => {
             // A heap of lane heads; the earliest lane runs while it stays
             // before the second earliest head (ties go to the lower board).
-            let mut out: Vec<TraceRecord> = Vec::with_capacity(BLOCK);
             let mut heads = BinaryHeap::with_capacity(lanes.len());
             for (i, l) in lanes.iter_mut().enumerate() {
                 l.ready()?;
@@ -240,6 +317,7 @@ pub fn merge(
                     heads.push(Reverse((t, i)));
                 }
             }
+            let mut since_progress = 0usize;
             while let Some(Reverse((_, i))) = heads.pop() {
                 let lane = &mut lanes[i];
                 let buf = &lane.buf;
@@ -261,20 +339,30 @@ pub fn merge(
                         p += n;
                     }
                 }
-                out.extend_from_slice(&buf[lane.pos..p]);
+                // Copied a room at a time: runs may be longer than a block.
+                let mut run = &buf[lane.pos..p];
+                while !run.is_empty() {
+                    let room = out.room()?;
+                    let n = run.len().min(room.len());
+                    room[..n].copy_from_slice(&run[..n]);
+                    out.advance(n)?;
+                    run = &run[n..];
+                }
+                since_progress += p - lane.pos;
                 lane.pos = p;
                 lane.ready()?;
                 if let Some(t) = lane.head() {
                     heads.push(Reverse((t, i)));
                 }
-                if out.len() >= BLOCK {
-                    emit(&out, &lanes, &mut records)?;
-                    out.clear();
+                if since_progress >= BLOCK {
+                    progress(bytes_done(&lanes));
+                    since_progress = 0;
                 }
             }
-            emit(&out, &lanes, &mut records)?;
         }
     }
+    out.flush()?;
+    let records = out.records;
     progress(bytes_done(&lanes));
     Ok(MergeReport {
         boards: lanes.into_iter().map(|l| l.stream.report).collect(),
@@ -398,6 +486,42 @@ mod tests {
     fn one_to_four_boards_merge_like_a_stable_sort() {
         for boards in 1..=4 {
             check_boards(boards, 40_000, &MergeOptions::default());
+        }
+    }
+
+    #[test]
+    fn records_built_in_the_writers_blocks_equal_the_block_path() {
+        let g = Geometry::ddr3_default();
+        for boards in 1..=3u8 {
+            let mut files = Vec::new();
+            for b in 0..boards {
+                // Enough records to fill several of the writer's blocks.
+                let ev = synth::workload(7 + u64::from(b), 150_000, g);
+                let packets = synth::packets(b, g, 1250, 360, &ev);
+                for (p, f) in synth::deal(&synth::capture_header(b, 0, g, 1250), 2, &packets)
+                    .into_iter()
+                    .enumerate()
+                {
+                    files.push((format!("b{b}p{p}"), f));
+                }
+            }
+            let set = CaptureSet::from_memory(files, u64::MAX).unwrap();
+            let opts = MergeOptions::default();
+            let mut vec = VecSink::default();
+            merge(&set, &opts, &mut vec, &mut |_| {}).unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.hmtttrace");
+            let mut w = crate::TraceWriter::create(&path).unwrap();
+            assert!(w.spare().is_some_and(|s| !s.is_empty()));
+            let report = merge(&set, &opts, &mut w, &mut |_| {}).unwrap();
+            w.finish(&report, set.geometry, set.start_ns, &Default::default())
+                .unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            let v = hmtt_format::trace::TraceView::new_checked(&bytes).unwrap();
+            assert_eq!(v.len(), vec.0.len(), "{boards} boards");
+            assert!(v.records().eq(vec.0.iter().copied()), "{boards} boards");
+            assert_eq!(v.index().count(), vec.0.len().div_ceil(4096));
+            assert_eq!(v.header().last_tick, vec.0.last().unwrap().tick);
         }
     }
 

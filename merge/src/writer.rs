@@ -17,8 +17,8 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
 use hmtt_format::trace::{
-    records_as_bytes, IndexBuilder, NameTable, TraceHeader, TraceRecord, DEFAULT_INDEX_STRIDE,
-    FLAG_COMPLETE, HEADER_LEN, RECORD_LEN,
+    records_as_bytes, records_in_bytes_mut, IndexBuilder, NameTable, TraceHeader, TraceRecord,
+    DEFAULT_INDEX_STRIDE, FLAG_COMPLETE, HEADER_LEN, RECORD_LEN,
 };
 use hmtt_format::Geometry;
 use memmap2::MmapMut;
@@ -257,13 +257,7 @@ impl TraceWriter {
 
 impl RecordSink for TraceWriter {
     fn write(&mut self, records: &[TraceRecord]) -> Result<(), MergeError> {
-        let (Some(first), Some(last)) = (records.first(), records.last()) else {
-            return Ok(());
-        };
-        self.first_tick.get_or_insert(first.tick);
-        self.last_tick = last.tick;
-        self.index.push_block(self.count, records);
-        self.count += records.len() as u64;
+        self.account(records);
         let mut staging = std::mem::take(&mut self.staging);
         let mut bytes = records_as_bytes(records, &mut staging);
         while !bytes.is_empty() {
@@ -280,6 +274,56 @@ impl RecordSink for TraceWriter {
         }
         self.staging = staging;
         Ok(())
+    }
+
+    /// The rest of the block being filled: records are built straight into
+    /// the bytes that go to the file. Records never straddle two blocks
+    /// (the header and the block size are multiples of the record size).
+    fn spare(&mut self) -> Option<&mut [TraceRecord]> {
+        let block = self.block.as_mut()?;
+        records_in_bytes_mut(&mut block[self.filled..])
+    }
+
+    fn commit(&mut self, n: usize) -> Result<(), MergeError> {
+        let Some(block) = self.block.as_mut() else {
+            return Err(self.stopped());
+        };
+        let end = self.filled + n * RECORD_LEN;
+        if end > BLOCK_BYTES {
+            return Err(MergeError::io(
+                &self.path,
+                std::io::Error::other("more records committed than there was room for"),
+            ));
+        }
+        let start = self.filled;
+        self.filled = end;
+        // The committed records, seen again for the index and the counts.
+        if let Some(done) = records_in_bytes_mut(&mut block[start..end]) {
+            if let (Some(first), Some(last)) = (done.first(), done.last()) {
+                self.first_tick.get_or_insert(first.tick);
+                self.last_tick = last.tick;
+            }
+            self.index.push_block(self.count, done);
+            self.count += n as u64;
+        }
+        if self.filled == BLOCK_BYTES {
+            self.send_block(BLOCK_BYTES)?;
+        }
+        Ok(())
+    }
+}
+
+impl TraceWriter {
+    /// Bookkeeping for `records`, which were just placed at the end of the
+    /// file (index, count, first and last tick).
+    fn account(&mut self, records: &[TraceRecord]) {
+        let (Some(first), Some(last)) = (records.first(), records.last()) else {
+            return;
+        };
+        self.first_tick.get_or_insert(first.tick);
+        self.last_tick = last.tick;
+        self.index.push_block(self.count, records);
+        self.count += records.len() as u64;
     }
 }
 

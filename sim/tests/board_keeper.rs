@@ -8,7 +8,7 @@ use board_common::*;
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::record::{BoardEvent, Opcode, RecordWord, KEEPER_GAP};
-use hmtt_sim::board::{Board, BoardConfig, BoardCounters, BoardPacket, DrainRate};
+use hmtt_sim::board::{Board, BoardConfig, BoardCounters, DrainRate};
 
 fn cmd(cycle: u64, cmd: DdrCmd, bank: u32, arg: u32) -> Command {
     Command {
@@ -22,35 +22,6 @@ fn cmd(cycle: u64, cmd: DdrCmd, bank: u32, arg: u32) -> Command {
 
 fn filler() -> RecordWord {
     RecordWord::control_unchecked(0, Opcode::Time, (1 << 21) - 1)
-}
-
-/// Runs the golden model with the probe on and the literal model; checks
-/// that both give the same packets, fill levels, drops and fillers.
-fn run_both(cfg: &BoardConfig, cmds: &[Command]) -> (Board, Vec<BoardPacket>) {
-    let mut naive = NaiveBoard::new(cfg.clone());
-    naive.run(cmds);
-    let mut board = Board::new(cfg.clone()).unwrap();
-    board.enable_probe();
-    for c in cmds {
-        board.command(c).unwrap();
-    }
-    board.finish();
-    let mut packets = Vec::new();
-    board.drain_packets(&mut packets);
-    assert_eq!(packets.len(), naive.packets.len(), "{cfg:?}");
-    for (a, b) in packets.iter().zip(&naive.packets) {
-        assert_eq!(a, b, "packet {} differs; {cfg:?}", a.seq);
-    }
-    assert_eq!(
-        level_changes(board.probe().unwrap()),
-        naive.level_changes,
-        "{cfg:?}"
-    );
-    let n = board.counters();
-    assert_eq!(n.events_dropped, naive.dropped);
-    assert_eq!(n.time_fillers, naive.fillers);
-    assert_eq!(n.time_overflows, naive.time_overflows);
-    (board, packets)
 }
 
 fn filler_ticks(board: &Board) -> Vec<u64> {
@@ -94,7 +65,7 @@ fn fillers_at_exactly_every_keeper_gap_of_a_long_silence() {
             cmd(gap_end + 1 + KEEPER_GAP, DdrCmd::Rd, 2, 0),
         ];
         let end = gap_end + 1 + KEEPER_GAP;
-        let (board, packets) = run_both(&cfg, &cmds);
+        let (board, packets) = run_against_literal(&cfg, &cmds);
         let fillers = filler_ticks(&board);
         let (during, after): (Vec<u64>, Vec<u64>) = fillers.iter().partition(|&&t| t <= end);
         assert_eq!(
@@ -139,7 +110,7 @@ fn fillers_queue_behind_words_still_in_the_fifo() {
         cmds.push(cmd(1 + i, DdrCmd::Rd, 0, (i as u32 & 127) << 3));
     }
     cmds.push(cmd(3 * KEEPER_GAP, DdrCmd::Wr, 0, 8));
-    let (board, packets) = run_both(&cfg, &cmds);
+    let (board, packets) = run_against_literal(&cfg, &cmds);
     let fillers = filler_ticks(&board);
     assert_eq!(fillers, vec![16384 + KEEPER_GAP, 16384 + 2 * KEEPER_GAP]);
     // The first filler found the FIFO not yet empty.
@@ -177,7 +148,7 @@ fn a_keeper_that_finds_the_fifo_full_retries_after_the_next_pop_and_long_gaps_dr
     // words by the time of this event: dropped, counted as overflow.
     let long = 8 + 2 * KEEPER_GAP + 64 + 5;
     cmds.push(cmd(long, DdrCmd::Wr, 0, 0));
-    let (board, packets) = run_both(&cfg, &cmds);
+    let (board, packets) = run_against_literal(&cfg, &cmds);
     let fillers = filler_ticks(&board);
     assert_eq!(fillers[0], first_pop + 1, "{fillers:?}");
     let n = board.counters();

@@ -179,6 +179,39 @@ fn golden_model_equals_the_literal_tick_by_tick_model() {
 }
 
 #[test]
+fn long_streams_across_many_packetizer_batches_equal_the_literal_model() {
+    // The packetizer takes popped words in batches of about a thousand;
+    // mode changes make it catch up in between. Long streams cross many
+    // batch boundaries, with and without overflow.
+    let g = Geometry::ddr3_default();
+    for case in 0..6u64 {
+        let mut rng = Rng::new(7000 + case);
+        let mut cfg = BoardConfig::new(g);
+        cfg.fifo_depth = [64, 2000, 16384][(case % 3) as usize];
+        cfg.max_words = [360, 7][(case % 2) as usize];
+        cfg.idle_flush_ticks = [3, 300, 65536][(case % 3) as usize];
+        if case >= 3 {
+            cfg.drain = DrainRate { num: 1, den: 7 };
+        }
+        let shape = StreamShape {
+            commands: 25_000,
+            max_gap: [2, 6, 30][(case % 3) as usize],
+            long_gap: 3000,
+            long_gap_percent: 1,
+            tag_percent: 2,
+            inner_percent: 1,
+            noise_percent: 10,
+            illegal_percent: 1,
+        };
+        let cmds = gen_stream(&g, &cfg.window, &shape, &mut rng);
+        let (board, _) = run_against_literal(&cfg, &cmds);
+        // At least two batches of words.
+        let popped = board.counters().words_popped;
+        assert!(popped > 2000, "case {case}: {popped}");
+    }
+}
+
+#[test]
 fn overflow_is_reported_by_lost_words_that_add_up_exactly() {
     let g = Geometry::ddr3_default();
     let mut cfg = BoardConfig::new(g);

@@ -46,9 +46,8 @@ pub enum CuOutcome {
 #[derive(Debug, Clone)]
 pub struct ConfigUnit {
     window: ConfigWindow,
-    /// `{window.rank, window.row_first}` as `rank << 32 | row`.
-    window_key: u64,
     first_line: u64,
+    window_lines: u64,
     mode: Mode,
 }
 
@@ -56,8 +55,8 @@ impl ConfigUnit {
     pub fn new(g: &Geometry, window: ConfigWindow, mode: Mode) -> ConfigUnit {
         ConfigUnit {
             window,
-            window_key: (u64::from(window.rank) << 32) | u64::from(window.row_first),
             first_line: window.first_line(g),
+            window_lines: window.lines(g),
             mode,
         }
     }
@@ -74,10 +73,10 @@ impl ConfigUnit {
     /// (the next reference, even in the same tick, sees the new mode).
     #[inline]
     pub fn reference(&mut self, r: &Reference) -> CuOutcome {
-        // `ConfigWindow::contains` in one comparison (no branch on the
-        // rank, which is random): {rank, row} minus {rank, row_first}.
-        let key = (u64::from(r.rank) << 32) | u64::from(r.row);
-        let inside = key.wrapping_sub(self.window_key) < u64::from(self.window.row_count);
+        // `ConfigWindow::contains` in one comparison: the window's rows of
+        // one rank are one range of line indices (rank and row are above
+        // bank and column in a line index).
+        let inside = r.line.wrapping_sub(self.first_line) < self.window_lines;
         debug_assert_eq!(inside, self.window.contains(r.rank, r.row));
         if !inside {
             return if self.mode.tracing && !self.mode.tags_only {

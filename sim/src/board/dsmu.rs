@@ -34,7 +34,10 @@ pub enum DsmuOutcome {
     Unknown,
 }
 
-const NO_ROW: u32 = u32::MAX;
+/// Per-(rank, bank) entry: the line index of column 0 of the open row,
+/// `{rank, row, bank, 0}`, or these flags.
+const NEVER_OPENED: u64 = 1 << 63;
+const PRECHARGED: u64 = 1 << 62;
 
 /// Per-(rank, bank) open rows.
 #[derive(Debug, Clone)]
@@ -42,13 +45,16 @@ pub struct Dsmu {
     row_shift: u32,
     bank_shift: u32,
     rank_shift: u32,
-    ranks: u32,
-    banks: u32,
-    rows: u32,
-    columns: u32,
-    /// Indexed by `rank * banks + bank`.
-    open_row: Vec<u32>,
-    precharged: Vec<bool>,
+    bank_bits: u32,
+    row_bits: u32,
+    /// Bits above the geometry's widths (set bits mean out of range).
+    rank_over: u32,
+    bank_over: u32,
+    row_over: u32,
+    /// Columns (not lines): `col_line_bits + 3` bits.
+    column_over: u32,
+    /// Indexed by `rank << bank_bits | bank`.
+    entries: Vec<u64>,
 }
 
 impl Dsmu {
@@ -61,72 +67,94 @@ impl Dsmu {
             row_shift,
             bank_shift,
             rank_shift,
-            ranks: g.ranks(),
-            banks: g.banks(),
-            rows: g.rows(),
-            columns: g.lines_per_row() << 3,
-            open_row: vec![NO_ROW; n],
-            precharged: vec![false; n],
+            bank_bits: g.bank_bits(),
+            row_bits: g.row_bits(),
+            rank_over: !(g.ranks() - 1),
+            bank_over: !(g.banks() - 1),
+            row_over: !(g.rows() - 1),
+            column_over: !((g.lines_per_row() << 3) - 1),
+            entries: vec![NEVER_OPENED; n],
         }
+    }
+
+    #[inline(always)]
+    fn index(&self, rank: u32, bank: u32) -> usize {
+        ((rank << self.bank_bits) | bank) as usize
+    }
+
+    /// Whether rank and bank fit the geometry.
+    #[inline(always)]
+    fn fits(&self, rank: u32, bank: u32) -> bool {
+        (rank & self.rank_over) | (bank & self.bank_over) == 0
     }
 
     /// The open row of (rank, bank), if any row was activated since reset.
     pub fn open_row(&self, rank: u32, bank: u32) -> Option<u32> {
-        if rank >= self.ranks || bank >= self.banks {
+        if !self.fits(rank, bank) {
             return None;
         }
-        let r = self.open_row[(rank * self.banks + bank) as usize];
-        (r != NO_ROW).then_some(r)
+        let e = self.entries[self.index(rank, bank)];
+        (e & NEVER_OPENED == 0).then(|| self.row_of(e))
+    }
+
+    #[inline(always)]
+    fn row_of(&self, e: u64) -> u32 {
+        ((e >> self.row_shift) & ((1 << self.row_bits) - 1)) as u32
     }
 
     /// Applies one command.
     #[inline]
     pub fn command(&mut self, c: &Command) -> DsmuOutcome {
         match c.cmd {
-            DdrCmd::Act => {
-                if c.rank >= self.ranks || c.bank >= self.banks || c.arg >= self.rows {
-                    return DsmuOutcome::OutOfRange;
-                }
-                let i = (c.rank * self.banks + c.bank) as usize;
-                self.open_row[i] = c.arg;
-                self.precharged[i] = false;
-                DsmuOutcome::Accepted
-            }
             DdrCmd::Rd | DdrCmd::Rda | DdrCmd::Wr | DdrCmd::Wra => {
-                if c.rank >= self.ranks || c.bank >= self.banks || c.arg >= self.columns {
+                if (c.rank & self.rank_over)
+                    | (c.bank & self.bank_over)
+                    | (c.arg & self.column_over)
+                    != 0
+                {
                     return DsmuOutcome::OutOfRange;
                 }
-                let i = (c.rank * self.banks + c.bank) as usize;
-                let row = self.open_row[i];
-                if row == NO_ROW {
-                    return DsmuOutcome::ProtocolError;
-                }
-                let line = (u64::from(c.rank) << self.rank_shift)
-                    | (u64::from(row) << self.row_shift)
-                    | (u64::from(c.bank) << self.bank_shift)
-                    | u64::from(c.arg >> 3);
+                let e = self.entries[self.index(c.rank, c.bank)];
                 let r = Reference {
-                    line,
+                    line: (e & !(NEVER_OPENED | PRECHARGED)) | u64::from(c.arg >> 3),
                     write: c.cmd.is_write(),
                     rank: c.rank,
-                    row,
+                    row: self.row_of(e),
                 };
-                if self.precharged[i] {
-                    DsmuOutcome::ReferenceAfterPrecharge(r)
-                } else {
+                if e & (NEVER_OPENED | PRECHARGED) == 0 {
                     DsmuOutcome::Reference(r)
+                } else if e & NEVER_OPENED != 0 {
+                    DsmuOutcome::ProtocolError
+                } else {
+                    DsmuOutcome::ReferenceAfterPrecharge(r)
                 }
             }
+            DdrCmd::Act => {
+                if (c.rank & self.rank_over) | (c.bank & self.bank_over) | (c.arg & self.row_over)
+                    != 0
+                {
+                    return DsmuOutcome::OutOfRange;
+                }
+                let i = self.index(c.rank, c.bank);
+                self.entries[i] = (u64::from(c.rank) << self.rank_shift)
+                    | (u64::from(c.arg) << self.row_shift)
+                    | (u64::from(c.bank) << self.bank_shift);
+                DsmuOutcome::Accepted
+            }
             DdrCmd::Pre => {
-                if c.rank < self.ranks && c.bank < self.banks {
-                    self.precharged[(c.rank * self.banks + c.bank) as usize] = true;
+                if self.fits(c.rank, c.bank) {
+                    let i = self.index(c.rank, c.bank);
+                    self.entries[i] |= PRECHARGED;
                 }
                 DsmuOutcome::Accepted
             }
             DdrCmd::Prea => {
-                if c.rank < self.ranks {
-                    let first = (c.rank * self.banks) as usize;
-                    self.precharged[first..first + self.banks as usize].fill(true);
+                if self.fits(c.rank, 0) {
+                    let first = self.index(c.rank, 0);
+                    let banks = 1usize << self.bank_bits;
+                    for e in &mut self.entries[first..first + banks] {
+                        *e |= PRECHARGED;
+                    }
                 }
                 DsmuOutcome::Accepted
             }

@@ -10,11 +10,17 @@
 /// Words the packetizer may lag behind the pops before it must catch up.
 pub const CONSUME_BATCH: u64 = 1024;
 
+/// One word in the ring and the tick of its pop.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Slot {
+    pub pop_tick: u64,
+    pub word: u32,
+}
+
 /// The TX FIFO of a fixed logical depth.
 #[derive(Debug, Clone)]
 pub struct TxFifo {
-    words: Box<[u32]>,
-    pop_ticks: Box<[u64]>,
+    slots: Box<[Slot]>,
     mask: u64,
     consumed: u64,
     front: u64,
@@ -28,8 +34,7 @@ impl TxFifo {
         // The logical FIFO, an event's words and the packetizer's lag.
         let cap = (depth.max(1) + CONSUME_BATCH as usize + 8).next_power_of_two();
         TxFifo {
-            words: vec![0u32; cap].into_boxed_slice(),
-            pop_ticks: vec![0u64; cap].into_boxed_slice(),
+            slots: vec![Slot::default(); cap].into_boxed_slice(),
             mask: cap as u64 - 1,
             consumed: 0,
             front: 0,
@@ -45,7 +50,7 @@ impl TxFifo {
     /// Marks as popped every word whose pop tick is before `t`.
     #[inline(always)]
     pub fn advance(&mut self, t: u64) {
-        while self.front < self.end && self.pop_ticks[(self.front & self.mask) as usize] < t {
+        while self.front < self.end && self.slots[(self.front & self.mask) as usize].pop_tick < t {
             self.front += 1;
         }
     }
@@ -70,7 +75,7 @@ impl TxFifo {
     /// Words in the FIFO at tick `t` (≥ the last `advance`), before its pop.
     pub fn len_at(&self, t: u64) -> usize {
         let mut i = self.front;
-        while i < self.end && self.pop_ticks[(i & self.mask) as usize] < t {
+        while i < self.end && self.slots[(i & self.mask) as usize].pop_tick < t {
             i += 1;
         }
         (self.end - i) as usize
@@ -80,7 +85,7 @@ impl TxFifo {
     #[inline]
     pub fn front_pop_tick(&self) -> u64 {
         debug_assert!(!self.is_empty());
-        self.pop_ticks[(self.front & self.mask) as usize]
+        self.slots[(self.front & self.mask) as usize].pop_tick
     }
 
     /// Popped words the packetizer has not taken yet.
@@ -106,8 +111,7 @@ impl TxFifo {
         debug_assert!(self.len() < self.depth, "push into a full FIFO");
         debug_assert!(self.end - self.consumed <= self.mask, "ring overrun");
         let i = (self.end & self.mask) as usize;
-        self.words[i] = word;
-        self.pop_ticks[i] = pop_tick;
+        self.slots[i] = Slot { pop_tick, word };
         self.end += 1;
     }
 
@@ -124,8 +128,10 @@ impl TxFifo {
         );
         for k in 0..3 {
             let i = ((self.end + k as u64) & self.mask) as usize;
-            self.words[i] = words[k];
-            self.pop_ticks[i] = pop_ticks[k];
+            self.slots[i] = Slot {
+                pop_tick: pop_ticks[k],
+                word: words[k],
+            };
         }
         self.end += len as u64;
     }
@@ -135,23 +141,19 @@ impl TxFifo {
     #[inline(always)]
     pub fn next_unconsumed(&self) -> Option<(u32, u64)> {
         (self.consumed < self.end).then(|| {
-            let i = (self.consumed & self.mask) as usize;
-            (self.words[i], self.pop_ticks[i])
+            let s = self.slots[(self.consumed & self.mask) as usize];
+            (s.word, s.pop_tick)
         })
     }
 
     /// The words the packetizer has not taken that were popped before
-    /// `limit`, from the oldest: a contiguous part of the ring, at most
-    /// `max` words, with their pop ticks.
+    /// `limit`, from the oldest: a contiguous part of the ring.
     #[inline]
-    pub fn popped_span(&self, limit: u64, max: usize) -> (&[u32], &[u64]) {
+    pub fn popped_span(&self, limit: u64) -> &[Slot] {
         let start = (self.consumed & self.mask) as usize;
-        let avail = ((self.end - self.consumed) as usize)
-            .min(self.words.len() - start)
-            .min(max);
-        let ticks = &self.pop_ticks[start..start + avail];
-        let n = ticks.partition_point(|&p| p < limit);
-        (&self.words[start..start + n], &ticks[..n])
+        let avail = ((self.end - self.consumed) as usize).min(self.slots.len() - start);
+        let span = &self.slots[start..start + avail];
+        &span[..span.partition_point(|s| s.pop_tick < limit)]
     }
 
     /// The packetizer takes `n` words.

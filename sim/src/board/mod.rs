@@ -636,9 +636,16 @@ impl Board {
     fn reference(&mut self, r: &Reference) {
         self.counters.references += 1;
         let ev = match self.cu.reference(r) {
-            CuOutcome::Access(ev) => {
+            CuOutcome::Access(_) => {
                 self.counters.access_events += 1;
-                ev
+                self.counters.events += 1;
+                // Spelled out so that the encoder's match on the event kind
+                // folds away on this path.
+                self.record(BoardEvent::Access {
+                    line: r.line,
+                    write: r.write,
+                });
+                return;
             }
             CuOutcome::AccessSuppressed => {
                 self.counters.suppressed += 1;
@@ -948,8 +955,8 @@ impl Board {
     #[inline(always)]
     fn take_batch(&mut self, limit: u64) {
         loop {
-            let (words, ticks) = self.fifo.popped_span(limit, usize::MAX);
-            let Some(&first) = ticks.first() else {
+            let span = self.fifo.popped_span(limit);
+            let Some(first) = span.first().map(|s| s.pop_tick) else {
                 return;
             };
             if let Some(f) = self.packetizer.flush_deadline() {
@@ -957,14 +964,10 @@ impl Board {
                     self.packetizer.close(f, self.flags, CloseReason::IdleFlush);
                 }
             }
-            let n = self.packetizer.pop_run(words, ticks, self.flags);
+            let n = self.packetizer.pop_run(span, self.flags);
             if let Some(pr) = self.probe.as_deref_mut() {
-                pr.popped.extend(
-                    ticks[..n]
-                        .iter()
-                        .zip(&words[..n])
-                        .map(|(&p, &w)| (p, RecordWord(w))),
-                );
+                pr.popped
+                    .extend(span[..n].iter().map(|s| (s.pop_tick, RecordWord(s.word))));
             }
             self.fifo.consume_n(n);
         }

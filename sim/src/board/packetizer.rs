@@ -8,6 +8,8 @@ use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::{PacketHeader, HEADER_LEN};
 use hmtt_format::record::{Opcode, RecordWord, TIME_UNIT};
 
+use super::fifo::Slot;
+
 /// One packet as the board sends it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoardPacket {
@@ -181,31 +183,34 @@ impl Packetizer {
         false
     }
 
-    /// Takes popped words in order, `words[i]` popped at `ticks[i]` (ticks
+    /// Takes popped words in order, each with its pop tick (ticks
     /// not decreasing; the caller has closed the packet if its idle flush
     /// falls before `ticks[0]`), until the packet closes, an idle flush
     /// falls before the next word, or the words run out; returns how many
     /// it took (at least one if `words` is not empty). Same result as `pop`
     /// per word.
     #[inline]
-    pub fn pop_run(&mut self, words: &[u32], ticks: &[u64], flags: u8) -> usize {
-        if words.is_empty() {
+    pub fn pop_run(&mut self, slots: &[Slot], flags: u8) -> usize {
+        let Some(first) = slots.first() else {
             return 0;
-        }
+        };
         if !self.open {
             self.open_packet();
         }
-        let mut n = words.len().min(self.max_words - self.nwords);
+        let mut n = slots.len().min(self.max_words - self.nwords);
+        if slots[n - 1].pop_tick - first.pop_tick > self.idle_flush_ticks {
+            // An idle flush may fall inside: stop before the first gap
+            // longer than `idle_flush_ticks`.
+            let idle = self.idle_flush_ticks;
+            n = 1 + slots[..n]
+                .windows(2)
+                .position(|w| w[1].pop_tick - w[0].pop_tick > idle)
+                .unwrap_or(n - 1);
+        }
         let mut run_time = self.run_time;
         let mut sync = false;
-        let mut prev = ticks[0];
         let mut run_hi = self.run_hi;
-        for (i, (&w, &p)) in words[..n].iter().zip(&ticks[..n]).enumerate() {
-            if p - prev > self.idle_flush_ticks {
-                n = i;
-                break;
-            }
-            prev = p;
+        for (i, &Slot { word: w, .. }) in slots[..n].iter().enumerate() {
             // Without branches on the (random) word kinds: TIME and LINE_HI
             // by masks, only SYNC branches.
             let w = RecordWord(w);
@@ -225,12 +230,12 @@ impl Packetizer {
         self.run_hi = run_hi;
         let start = self.bytes.len();
         self.bytes.resize(start + 4 * n, 0);
-        for (dst, w) in self.bytes[start..].chunks_exact_mut(4).zip(&words[..n]) {
-            dst.copy_from_slice(&w.to_le_bytes());
+        for (dst, s) in self.bytes[start..].chunks_exact_mut(4).zip(&slots[..n]) {
+            dst.copy_from_slice(&s.word.to_le_bytes());
         }
         self.nwords += n;
         self.run_time = run_time;
-        let tick = ticks[n - 1];
+        let tick = slots[n - 1].pop_tick;
         self.last_pop = tick;
         if self.nwords >= self.max_words {
             self.close(tick, flags, CloseReason::Full);

@@ -10,7 +10,7 @@ use hmtt_format::config::ConfigWindow;
 use hmtt_format::geometry::{DdrCoord, Geometry};
 use hmtt_format::packet::{Packet, PacketHeader};
 use hmtt_format::record::{BoardEvent, EventEncoder, Opcode, RecordWord, TimedEvent};
-use hmtt_sim::board::{BoardConfig, BoardPacket, Probe};
+use hmtt_sim::board::{Board, BoardConfig, BoardPacket, Probe};
 
 /// xorshift64*: deterministic, no dependency.
 #[derive(Clone)]
@@ -562,4 +562,33 @@ pub fn level_changes(probe: &Probe) -> Vec<(u64, u32)> {
         }
     }
     out
+}
+
+/// Runs the golden model with the probe on and the literal model; checks
+/// that both give the same packets, fill levels, drops and fillers.
+pub fn run_against_literal(cfg: &BoardConfig, cmds: &[Command]) -> (Board, Vec<BoardPacket>) {
+    let mut naive = NaiveBoard::new(cfg.clone());
+    naive.run(cmds);
+    let mut board = Board::new(cfg.clone()).unwrap();
+    board.enable_probe();
+    for c in cmds {
+        board.command(c).unwrap();
+    }
+    board.finish();
+    let mut packets = Vec::new();
+    board.drain_packets(&mut packets);
+    assert_eq!(packets.len(), naive.packets.len(), "{cfg:?}");
+    for (a, b) in packets.iter().zip(&naive.packets) {
+        assert_eq!(a, b, "packet {} differs; {cfg:?}", a.seq);
+    }
+    assert_eq!(
+        level_changes(board.probe().unwrap()),
+        naive.level_changes,
+        "{cfg:?}"
+    );
+    let n = board.counters();
+    assert_eq!(n.events_dropped, naive.dropped);
+    assert_eq!(n.time_fillers, naive.fillers);
+    assert_eq!(n.time_overflows, naive.time_overflows);
+    (board, packets)
 }

@@ -1,15 +1,18 @@
 //! Replay throughput (issue 8 target: >= 50 M references/s on one core).
 //!
 //! `cargo bench -p hmtt-merge --bench merge_replay`
-//! HMTT_BENCH_REFS sets the number of references (default 100 M). Figures
+//! HMTT_BENCH_REFS sets the number of references (default 100 M),
+//! HMTT_BENCH_SCENARIO=i runs only scenario i. Figures
 //! are per CPU-second (the process's user + system time) and per wall
 //! second, each the best of 3 runs, next to a plain pass over the same
 //! records measured in the same run.
 //!
-//! A synthetic physical trace: 4 processes map 64 K frames each (MAP log
-//! records announced by tags), then references walk their pages with some
-//! random jumps, a DMA buffer is live part of the time, and frames are
-//! unmapped and remapped to other processes between phases.
+//! Synthetic physical traces: 4 processes map 64 K frames (MAP log records
+//! announced by tags), then references walk their pages with random jumps,
+//! a DMA buffer is live part of the time, and frames are unmapped and
+//! remapped to other processes between phases. Two scenarios (see
+//! `SCENARIOS`): one board with everything mapped, and two boards with
+//! more jumps and a fifth of the references missing.
 
 use std::time::Instant;
 
@@ -30,17 +33,40 @@ fn cpu_seconds() -> f64 {
     (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
 }
 
-fn main() {
-    let n: usize = std::env::var("HMTT_BENCH_REFS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100_000_000);
+/// A synthetic trace: how many boards carry it (every tag on every board,
+/// references on the board of their 4 KiB block, as merge gives them), one
+/// random jump every `jump_every` references, and the share of the jumps'
+/// range beyond the mapped frames (references there are misses).
+struct Scenario {
+    name: &'static str,
+    boards: u8,
+    jump_every: u64,
+    unmapped_per_mille: u64,
+}
+
+const SCENARIOS: [Scenario; 2] = [
+    Scenario {
+        name: "pages: 1 board, walks with a jump every 64 references, all mapped",
+        boards: 1,
+        jump_every: 64,
+        unmapped_per_mille: 0,
+    },
+    Scenario {
+        name: "mixed: 2 boards, a jump every 16 references, 20% of the range unmapped",
+        boards: 2,
+        jump_every: 16,
+        unmapped_per_mille: 200,
+    },
+];
+
+fn build(sc: &Scenario, n: usize) -> (Vec<TraceRecord>, Vec<RecordRepr>) {
     const FRAMES: u64 = 1 << 16;
+    let boards = sc.boards.max(1);
     let mut log = Vec::new();
-    let mut trace = Vec::with_capacity(n + 4 * FRAMES as usize * 3);
+    let mut trace = Vec::with_capacity(n + 4 * FRAMES as usize * 3 * usize::from(boards));
     let mut tick = 0u64;
     let push_log =
-        |log: &mut Vec<RecordRepr>, trace: &mut Vec<TraceRecord>, tick: u64, pid, event| {
+        |log: &mut Vec<RecordRepr>, trace: &mut Vec<TraceRecord>, tick: &mut u64, pid, event| {
             let seq = log.len() as u64;
             log.push(RecordRepr {
                 seq,
@@ -49,24 +75,27 @@ fn main() {
                 time_ns: 0,
                 event,
             });
-            trace.push(TraceRecord::new(
-                tick,
-                0,
-                RecordKind::Tag { write: false },
-                u64::from(log_tag_event(seq)),
-            ));
+            *tick += 1;
+            for b in 0..boards {
+                trace.push(TraceRecord::new(
+                    *tick,
+                    b,
+                    RecordKind::Tag { write: false },
+                    u64::from(log_tag_event(seq)),
+                ));
+            }
         };
+    let lines = FRAMES * 64 * (1000 + sc.unmapped_per_mille) / 1000;
     let mut rng = Rng(7);
     let phases = 4u64;
     let per_phase = n / phases as usize;
     for phase in 0..phases {
         for f in 0..FRAMES {
             let pid = ((f + phase) % 4) as u32 + 1;
-            tick += 1;
             push_log(
                 &mut log,
                 &mut trace,
-                tick,
+                &mut tick,
                 pid,
                 Event::Map {
                     vpn: 0x10000 + f,
@@ -75,11 +104,10 @@ fn main() {
                 },
             );
         }
-        tick += 1;
         push_log(
             &mut log,
             &mut trace,
-            tick,
+            &mut tick,
             0,
             Event::DmaMap {
                 addr: 0x1000 << 12,
@@ -91,24 +119,20 @@ fn main() {
         let mut line = 0u64;
         for i in 0..per_phase {
             let r = rng.next_u64();
-            line = if r & 63 == 0 {
-                (r >> 8) % (FRAMES * 64)
+            line = if r % sc.jump_every == 0 {
+                (r >> 8) % lines
             } else {
-                (line + 1) % (FRAMES * 64)
+                (line + 1) % lines
             };
             tick += 1 + (r >> 60);
-            trace.push(TraceRecord::access(
-                tick,
-                0,
-                r >> 59 & 1 == 1,
-                (0x1000 << 12) + line * 64,
-            ));
+            let pa = (0x1000 << 12) + line * 64;
+            let board = ((pa >> 12) % u64::from(boards)) as u8;
+            trace.push(TraceRecord::access(tick, board, r >> 59 & 1 == 1, pa));
             if i == per_phase / 2 {
-                tick += 1;
                 push_log(
                     &mut log,
                     &mut trace,
-                    tick,
+                    &mut tick,
                     0,
                     Event::DmaUnmap {
                         addr: 0x1000 << 12,
@@ -120,12 +144,11 @@ fn main() {
             }
         }
         for f in 0..FRAMES {
-            tick += 1;
             let pid = ((f + phase) % 4) as u32 + 1;
             push_log(
                 &mut log,
                 &mut trace,
-                tick,
+                &mut tick,
                 pid,
                 Event::Unmap {
                     vpn: 0x10000 + f,
@@ -135,6 +158,35 @@ fn main() {
             );
         }
     }
+    (trace, log)
+}
+
+fn main() {
+    let n: usize = std::env::var("HMTT_BENCH_REFS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100_000_000);
+    // HMTT_BENCH_SCENARIO=i runs only scenario i (for profiling).
+    let only: Option<usize> = std::env::var("HMTT_BENCH_SCENARIO")
+        .ok()
+        .and_then(|s| s.parse().ok());
+    let mut all_met = true;
+    for (i, sc) in SCENARIOS.iter().enumerate() {
+        if only.is_some_and(|o| o != i) {
+            continue;
+        }
+        println!("== {}", sc.name);
+        let (trace, log) = build(sc, n);
+        all_met &= measure(&trace, &log, n);
+    }
+    println!(
+        "target >= 50 M references per cpu-second in every scenario: {}",
+        if all_met { "MET" } else { "NOT MET" }
+    );
+}
+
+/// Prints the figures of one trace; whether the target was met per cpu-second.
+fn measure(trace: &[TraceRecord], log: &[RecordRepr], n: usize) -> bool {
     println!(
         "trace: {} records ({} references), log: {} records",
         trace.len(),
@@ -150,7 +202,7 @@ fn main() {
     // records that touches every reference (the floor of any replay).
     let (plain_wall, plain_cpu, plain) = best_of(RUNS, || {
         let mut plain = 0u64;
-        for r in &trace {
+        for r in trace {
             if r.is_access() {
                 plain = plain.wrapping_add(r.pa() ^ r.tick);
             }
@@ -167,9 +219,9 @@ fn main() {
     // Replay handing every reference on as virtual-trace records in blocks
     // (what `hmtt replay --out` does before the disk).
     let (s, cpu, (rep, checksum)) = best_of(RUNS, || {
-        let mut r = Replayer::new(&log, ReplayFilter::default());
+        let mut r = Replayer::new(log, ReplayFilter::default());
         let mut checksum = 0u64;
-        r.run_blocks(&trace[..], ReplayOutput { markers: true }, &mut |block| {
+        r.run_blocks(trace, ReplayOutput { markers: true }, &mut |block| {
             for v in block {
                 checksum = checksum.wrapping_add(v.vaddr ^ u64::from(v.pid));
             }
@@ -192,10 +244,10 @@ fn main() {
     // The same with the records encoded into the file layout (32 bytes
     // each) in a reused buffer, as the writer does before its write(2).
     let (_, cpu_enc, (rep2, bytes)) = best_of(RUNS, || {
-        let mut r2 = Replayer::new(&log, ReplayFilter::default());
+        let mut r2 = Replayer::new(log, ReplayFilter::default());
         let mut staging = Vec::with_capacity(4096 * RECORD_LEN);
         let mut bytes = 0u64;
-        r2.run_blocks(&trace[..], ReplayOutput { markers: true }, &mut |block| {
+        r2.run_blocks(trace, ReplayOutput { markers: true }, &mut |block| {
             staging.resize(block.len() * RECORD_LEN, 0);
             for (chunk, v) in staging.chunks_exact_mut(RECORD_LEN).zip(block) {
                 v.emit(chunk);
@@ -219,6 +271,7 @@ fn main() {
         met(rep.references as f64 / 1e6 / s)
     );
     assert_eq!(rep.unplaced_count, 0);
+    per_cpu >= 50.0
 }
 
 /// Runs `f` `runs` times; the (wall s, cpu s, result) of the run with the

@@ -1,6 +1,6 @@
 //! Who maps each physical frame now: a two-level table keyed by frame number
-//! (a hash map of fixed-size chunks), so a lookup is one hash of the chunk,
-//! skipped when the chunk is the last one used, and one array index.
+//! (a directory of fixed-size chunks), so a lookup is two array indexings;
+//! only frames beyond 64 TiB go through a hash map.
 
 use std::collections::HashMap;
 
@@ -50,34 +50,40 @@ impl std::hash::Hasher for FrameHasher {
 
 pub type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FrameHasher>>;
 
+/// Chunks below this number are found through a flat directory (frames
+/// below 2^34: 64 TiB of physical memory); higher ones through a hash map.
+const FLAT_CHUNKS: u64 = 1 << 20;
+const NO_CHUNK: u32 = u32::MAX;
+
 /// Frame number → [`Slot`], plus the frames each process was given so an
 /// exit releases them without a walk over every frame.
 #[derive(Default)]
 pub struct FrameTable {
-    chunk_of: FastMap<u64, u32>,
+    /// Chunk number → position in `chunks` (`NO_CHUNK`: none), for the
+    /// chunks below `FLAT_CHUNKS`; grown up to the highest one used.
+    flat: Vec<u32>,
+    high: FastMap<u64, u32>,
     chunks: Vec<Box<[Slot]>>,
-    /// (chunk number, its position in `chunks`) of the last lookup.
-    last: Option<(u64, u32)>,
     /// Frames mapped by each pid (may hold frames since given to others).
     by_pid: FastMap<u32, Vec<u64>>,
 }
 
 impl FrameTable {
     #[inline]
-    fn chunk_index(&mut self, chunk: u64) -> Option<u32> {
-        if let Some((c, i)) = self.last {
-            if c == chunk {
-                return Some(i);
+    fn chunk_index(&self, chunk: u64) -> Option<u32> {
+        if chunk < FLAT_CHUNKS {
+            match self.flat.get(chunk as usize) {
+                Some(&i) if i != NO_CHUNK => Some(i),
+                _ => None,
             }
+        } else {
+            self.high.get(&chunk).copied()
         }
-        let i = *self.chunk_of.get(&chunk)?;
-        self.last = Some((chunk, i));
-        Some(i)
     }
 
     /// The frame's slot (empty if nothing is known about it).
     #[inline]
-    pub fn get(&mut self, frame: u64) -> Slot {
+    pub fn get(&self, frame: u64) -> Slot {
         match self.chunk_index(frame >> CHUNK_SHIFT) {
             Some(i) => self.chunks[i as usize][(frame & CHUNK_MASK) as usize],
             None => Slot::default(),
@@ -92,8 +98,15 @@ impl FrameTable {
                 let i = self.chunks.len() as u32;
                 self.chunks
                     .push(vec![Slot::default(); 1 << CHUNK_SHIFT].into_boxed_slice());
-                self.chunk_of.insert(chunk, i);
-                self.last = Some((chunk, i));
+                if chunk < FLAT_CHUNKS {
+                    let c = chunk as usize;
+                    if self.flat.len() <= c {
+                        self.flat.resize(c + 1, NO_CHUNK);
+                    }
+                    self.flat[c] = i;
+                } else {
+                    self.high.insert(chunk, i);
+                }
                 i
             }
         };
@@ -143,11 +156,15 @@ mod tests {
     fn map_unmap_exit_and_reuse() {
         let mut t = FrameTable::default();
         let far = 5u64 << 40;
+        let mid = 3u64 << 30;
         assert_eq!(t.get(7), Slot::default());
         t.map(7, 1, 0x100);
         t.map(far, 1, 0x101);
         t.map(8, 2, 0x200);
+        t.map(mid, 3, 0x400);
         t.mark_page_table(9);
+        assert_eq!(t.get(mid).owner(), Some((3, 0x400)));
+        assert_eq!(t.get(mid + 1), Slot::default());
         assert_eq!(t.get(7).owner(), Some((1, 0x100)));
         assert_eq!(t.get(far).owner(), Some((1, 0x101)));
         assert_eq!(t.get(9).flags, PAGE_TABLE);

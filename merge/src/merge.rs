@@ -12,7 +12,8 @@ use hmtt_format::AddressMapping;
 use crate::error::MergeError;
 use crate::input::CaptureSet;
 use crate::reassemble::{BoardStream, ChannelJoin, DEFAULT_REORDER_DEPTH};
-use crate::report::MergeReport;
+use crate::report::{BoardReport, MergeReport};
+use crossbeam_channel::{Receiver, Sender};
 
 /// Where merged records go: whole blocks through `write`, or, for a sink
 /// with its own output buffer, built in place through `spare` and `commit`.
@@ -71,6 +72,8 @@ pub struct MergeOptions {
     /// (blocks of `1 << shift` bytes, channel = the board's rank among the
     /// board ids). `None`: each board's addresses are used as they are.
     pub interleave_shift: Option<u32>,
+    /// Decode each board in a thread of its own (the output is the same).
+    pub decode_threads: bool,
 }
 
 impl Default for MergeOptions {
@@ -79,6 +82,7 @@ impl Default for MergeOptions {
             mapping_toml: None,
             reorder_depth: DEFAULT_REORDER_DEPTH,
             interleave_shift: None,
+            decode_threads: true,
         }
     }
 }
@@ -87,23 +91,94 @@ impl Default for MergeOptions {
 /// 128 KiB, so the blocks being merged stay in the L2 cache.
 const BLOCK: usize = 1 << 13;
 
+/// Decoded blocks of one board, from its decode thread.
+struct Batch {
+    records: Vec<TraceRecord>,
+    /// Capture bytes of the board consumed so far.
+    bytes: u64,
+}
+
+/// Where a lane's records come from.
+enum Source<'a> {
+    /// Decoded here, on demand.
+    Here(Box<BoardStream<'a>>),
+    /// Decoded by a thread of its own; used blocks go back to it.
+    Thread {
+        batches: Receiver<Batch>,
+        used: Sender<Vec<TraceRecord>>,
+    },
+}
+
 struct Lane<'a> {
-    stream: BoardStream<'a>,
+    source: Source<'a>,
     buf: Vec<TraceRecord>,
     pos: usize,
     done: bool,
+    bytes: u64,
 }
+
+/// Decodes at least a block of `stream` into `buf`; `false` at the end.
+fn decode_block(stream: &mut BoardStream, buf: &mut Vec<TraceRecord>) -> Result<bool, MergeError> {
+    while buf.len() < BLOCK {
+        if !stream.fill(buf)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// A board's decode thread: blocks go out as they are decoded, at most
+/// `BATCHES_AHEAD` ahead of the merge. Stops early when the merge is gone.
+fn decode_thread(
+    mut stream: Box<BoardStream>,
+    batches: Sender<Batch>,
+    used: Receiver<Vec<TraceRecord>>,
+) -> Result<BoardReport, MergeError> {
+    loop {
+        let mut buf = used
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BLOCK + 4096));
+        buf.clear();
+        let more = decode_block(&mut stream, &mut buf)?;
+        let batch = Batch {
+            records: buf,
+            bytes: stream.report.bytes,
+        };
+        if batches.send(batch).is_err() || !more {
+            return Ok(stream.report);
+        }
+    }
+}
+
+/// Blocks a decode thread may have ready before the merge takes them.
+const BATCHES_AHEAD: usize = 2;
 
 impl Lane<'_> {
     /// Makes sure the lane has a record to offer, unless it is finished.
     fn ready(&mut self) -> Result<(), MergeError> {
         while self.pos == self.buf.len() && !self.done {
-            self.buf.clear();
             self.pos = 0;
-            while self.buf.len() < BLOCK {
-                if !self.stream.fill(&mut self.buf)? {
-                    self.done = true;
-                    break;
+            match &mut self.source {
+                Source::Here(stream) => {
+                    self.buf.clear();
+                    self.done = !decode_block(stream, &mut self.buf)?;
+                    self.bytes = stream.report.bytes;
+                }
+                Source::Thread { batches, used } => {
+                    let old = std::mem::take(&mut self.buf);
+                    // A full return channel only means the thread has
+                    // blocks enough; this one is then dropped.
+                    if old.capacity() > 0 {
+                        let _ = used.try_send(old);
+                    }
+                    match batches.recv() {
+                        Ok(b) => {
+                            self.buf = b.records;
+                            self.bytes = b.bytes;
+                        }
+                        // The thread finished (or failed: its result says).
+                        Err(_) => self.done = true,
+                    }
                 }
             }
         }
@@ -227,7 +302,8 @@ fn merge_two(a: &[TraceRecord], b: &[TraceRecord], out: &mut [TraceRecord]) -> (
 }
 
 /// Merges every board of `set` into `sink`. `progress` is called now and
-/// then with the capture bytes consumed so far.
+/// then with the capture bytes consumed so far. With `opts.decode_threads`
+/// each board is decoded by a thread of its own while this one merges.
 pub fn merge(
     set: &CaptureSet,
     opts: &MergeOptions,
@@ -239,7 +315,7 @@ pub fn merge(
         Some(text) => AddressMapping::from_toml(text, geometry)?,
         None => AddressMapping::linear(geometry),
     };
-    let mut lanes = Vec::new();
+    let mut streams = Vec::new();
     let channels = set.boards.len() as u64;
     for (rank, &board) in set.boards.keys().enumerate() {
         let channel = match opts.interleave_shift {
@@ -250,14 +326,81 @@ pub fn merge(
             }),
             _ => None,
         };
-        lanes.push(Lane {
-            stream: BoardStream::new(set, board, mapping.clone(), channel, opts.reorder_depth)?,
-            buf: Vec::with_capacity(BLOCK + 4096),
-            pos: 0,
-            done: false,
-        });
+        streams.push(Box::new(BoardStream::new(
+            set,
+            board,
+            mapping.clone(),
+            channel,
+            opts.reorder_depth,
+        )?));
     }
-    let bytes_done = |lanes: &[Lane]| lanes.iter().map(|l| l.stream.report.bytes).sum::<u64>();
+    let lane = |source| Lane {
+        source,
+        buf: Vec::new(),
+        pos: 0,
+        done: false,
+        bytes: 0,
+    };
+    let (records, boards) = if opts.decode_threads {
+        std::thread::scope(|scope| {
+            let mut lanes = Vec::new();
+            let mut threads = Vec::new();
+            for stream in streams {
+                let (batch_tx, batches) = crossbeam_channel::bounded(BATCHES_AHEAD);
+                let (used, used_rx) = crossbeam_channel::bounded(BATCHES_AHEAD + 1);
+                threads.push(
+                    std::thread::Builder::new()
+                        .name(format!("decode-board-{}", stream.board()))
+                        .spawn_scoped(scope, move || decode_thread(stream, batch_tx, used_rx))
+                        .map_err(|e| MergeError::io("decode thread", e))?,
+                );
+                lanes.push(lane(Source::Thread { batches, used }));
+            }
+            let merged = interleave(&mut lanes, sink, progress);
+            // Dropping the lanes stops threads still decoding (after an
+            // error here); their own errors come first.
+            drop(lanes);
+            let mut boards = Vec::new();
+            for t in threads {
+                let report = t.join().map_err(|_| {
+                    MergeError::io(
+                        "decode thread",
+                        std::io::Error::other("a decode thread panicked"),
+                    )
+                })?;
+                boards.push(report?);
+            }
+            Ok::<_, MergeError>((merged?, boards))
+        })?
+    } else {
+        let mut lanes: Vec<Lane> = streams.into_iter().map(|s| lane(Source::Here(s))).collect();
+        let records = interleave(&mut lanes, sink, progress)?;
+        let boards = lanes
+            .into_iter()
+            .filter_map(|l| match l.source {
+                Source::Here(s) => Some(s.report),
+                Source::Thread { .. } => None,
+            })
+            .collect();
+        (records, boards)
+    };
+    Ok(MergeReport {
+        boards,
+        files: set.sources.len(),
+        input_bytes: set.total_bytes(),
+        records,
+        tick_ps: set.tick_ps,
+    })
+}
+
+/// The k-way merge by time of the lanes into `sink`; returns the number of
+/// records written.
+fn interleave(
+    lanes: &mut [Lane],
+    sink: &mut dyn RecordSink,
+    progress: &mut dyn FnMut(u64),
+) -> Result<u64, MergeError> {
+    let bytes_done = |lanes: &[Lane]| lanes.iter().map(|l| l.bytes).sum::<u64>();
     let mut out = Out::new(sink);
     match lanes.len() {
         0 => {}
@@ -271,7 +414,7 @@ pub fn merge(
                 }
                 let from = std::mem::replace(&mut lane.pos, lane.buf.len());
                 out.extend(&lane.buf[from..])?;
-                progress(lane.stream.report.bytes);
+                progress(lane.bytes);
             }
         }
         2 => {
@@ -289,7 +432,7 @@ pub fn merge(
                 out.advance(i + j)?;
                 since_progress += i + j;
                 if since_progress >= BLOCK {
-                    progress(bytes_done(&lanes));
+                    progress(bytes_done(lanes));
                     since_progress = 0;
                 }
             }
@@ -303,7 +446,7 @@ pub fn merge(
                     }
                     let from = std::mem::replace(&mut lane.pos, lane.buf.len());
                     out.extend(&lane.buf[from..])?;
-                    progress(bytes_done(&lanes));
+                    progress(bytes_done(lanes));
                 }
             }
         }
@@ -355,22 +498,15 @@ pub fn merge(
                     heads.push(Reverse((t, i)));
                 }
                 if since_progress >= BLOCK {
-                    progress(bytes_done(&lanes));
+                    progress(bytes_done(lanes));
                     since_progress = 0;
                 }
             }
         }
     }
     out.flush()?;
-    let records = out.records;
-    progress(bytes_done(&lanes));
-    Ok(MergeReport {
-        boards: lanes.into_iter().map(|l| l.stream.report).collect(),
-        files: set.sources.len(),
-        input_bytes: set.total_bytes(),
-        records,
-        tick_ps: set.tick_ps,
-    })
+    progress(bytes_done(lanes));
+    Ok(out.records)
 }
 
 #[cfg(test)]
@@ -484,8 +620,48 @@ mod tests {
 
     #[test]
     fn one_to_four_boards_merge_like_a_stable_sort() {
-        for boards in 1..=4 {
-            check_boards(boards, 40_000, &MergeOptions::default());
+        for decode_threads in [false, true] {
+            let opts = MergeOptions {
+                decode_threads,
+                ..Default::default()
+            };
+            for boards in 1..=4 {
+                check_boards(boards, 40_000, &opts);
+            }
+        }
+    }
+
+    #[test]
+    fn an_error_in_a_decode_thread_ends_the_merge_with_it() {
+        // Board 1's first port file ends with packets of another geometry.
+        let g = Geometry::ddr3_default();
+        let other = Geometry::preset("ddr2-2g").unwrap();
+        let mut files = Vec::new();
+        for b in 0..2u8 {
+            let ev = synth::workload(50 + u64::from(b), 20_000, g);
+            let packets = synth::packets(b, g, 1250, 360, &ev);
+            for (p, f) in synth::deal(&synth::capture_header(b, 0, g, 1250), 2, &packets)
+                .into_iter()
+                .enumerate()
+            {
+                files.push((format!("b{b}p{p}"), f));
+            }
+        }
+        let ev = synth::workload(99, 2_000, other);
+        for p in synth::packets(1, other, 1250, 360, &ev) {
+            synth::append_record(&mut files[2].1, 0, &p.bytes).unwrap();
+        }
+        let set = CaptureSet::from_memory(files, u64::MAX).unwrap();
+        for decode_threads in [false, true] {
+            let opts = MergeOptions {
+                decode_threads,
+                ..Default::default()
+            };
+            let e = merge(&set, &opts, &mut VecSink::default(), &mut |_| {}).unwrap_err();
+            assert!(
+                matches!(e, MergeError::WrongGeometry { board: 1, .. }),
+                "{e}"
+            );
         }
     }
 

@@ -76,6 +76,7 @@ pub fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
         mapping_toml,
         reorder_depth: args.reorder_depth,
         interleave_shift: args.interleave_shift,
+        ..Default::default()
     };
     let bar = if args.quiet || set.total_bytes() < (64 << 20) {
         indicatif::ProgressBar::hidden()

@@ -101,7 +101,7 @@ pub struct BoardConfig {
     pub board_id: u8,
     /// Ethernet ports the packets are dealt to, 1..=255.
     pub ports: u8,
-    /// TX FIFO depth in words, at least 8 (the longest event).
+    /// TX FIFO depth in words, at least [`MIN_FIFO_DEPTH`] (8).
     pub fifo_depth: usize,
     /// Words per packet, 2..=2235, the injected LINE_HI included.
     pub max_words: usize,

@@ -265,9 +265,15 @@ impl<'s> Out<'s> {
 
 /// Merges two time-sorted runs into `out` (ties go to `a`) until `out` is
 /// full or one run is used up; returns how many records of each it took.
-/// A run that ends before the other's next record is copied wholesale;
-/// otherwise records are picked without a branch on the comparison, since
-/// interleaved boards make that branch unpredictable.
+/// A run that ends before the other's next record is copied wholesale.
+/// Otherwise the output is cut in two halves at their exact split points
+/// (a binary search) and both halves are merged in one loop: each step of
+/// a half depends on the one before it (load, compare, select), so two
+/// independent halves keep the core twice as busy. Records are picked
+/// without a branch on the comparison, since interleaved boards make that
+/// branch unpredictable. Not inlined, so that the loop has the registers
+/// to itself.
+#[inline(never)]
 fn merge_two(a: &[TraceRecord], b: &[TraceRecord], out: &mut [TraceRecord]) -> (usize, usize) {
     let (Some(a_last), Some(b_last)) = (a.last(), b.last()) else {
         return (0, 0);
@@ -282,22 +288,104 @@ fn merge_two(a: &[TraceRecord], b: &[TraceRecord], out: &mut [TraceRecord]) -> (
         out[..n].copy_from_slice(&b[..n]);
         return (0, n);
     }
-    let (mut i, mut j, mut o) = (0usize, 0usize, 0usize);
+    // Records that can go out now: up to where the first run is used up
+    // (the other's later records may belong after it), at most `out`.
+    let until_a_ends = a.len() + b.partition_point(|r| r.tick < a_last.tick);
+    let until_b_ends = b.len() + a.partition_point(|r| r.tick <= b_last.tick);
+    let m = until_a_ends.min(until_b_ends).min(out.len());
+    let (p, q) = split(a, b, m);
+    let half = m / 2;
+    let (p1, q1) = split(&a[..p], &b[..q], half);
+    let (out1, out2) = out[..m].split_at_mut(half);
+    let mut first = Half::new(&a[..p1], &b[..q1]);
+    let mut second = Half::new(&a[p1..p], &b[q1..q]);
+    let (mut o1, mut o2) = (0usize, 0usize);
     loop {
-        // Each step takes one record from a or b, so `steps` steps can run
-        // without checking either end.
-        let steps = (a.len() - i).min(b.len() - j).min(out.len() - o);
+        let steps = first.steps().min(second.steps());
         if steps == 0 {
-            return (i, j);
+            break;
         }
-        for slot in &mut out[o..o + steps] {
-            let (x, y) = (&a[i], &b[j]);
-            let take_b = y.tick < x.tick;
-            *slot = *if take_b { y } else { x };
-            i += usize::from(!take_b);
-            j += usize::from(take_b);
+        for (s1, s2) in out1[o1..o1 + steps]
+            .iter_mut()
+            .zip(&mut out2[o2..o2 + steps])
+        {
+            // SAFETY: each step uses up one record of one part of its
+            // half, so `steps` steps leave both halves' parts non-empty
+            // before each step.
+            unsafe {
+                *s1 = first.step();
+                *s2 = second.step();
+            }
         }
-        o += steps;
+        o1 += steps;
+        o2 += steps;
+    }
+    first.finish(&mut out1[o1..]);
+    second.finish(&mut out2[o2..]);
+    (p, q)
+}
+
+/// How many of the first `k` records of the merge of `a` and `b` (ties to
+/// `a`) come from each: the merge-path split, by binary search.
+fn split(a: &[TraceRecord], b: &[TraceRecord], k: usize) -> (usize, usize) {
+    let (mut lo, mut hi) = (k.saturating_sub(b.len()), k.min(a.len()));
+    while lo < hi {
+        let i = (lo + hi) / 2;
+        // a[i] goes before b[k - i - 1]: more of a is in the first k.
+        if a[i].tick <= b[k - i - 1].tick {
+            lo = i + 1;
+        } else {
+            hi = i;
+        }
+    }
+    (lo, k - lo)
+}
+
+/// One half of a two-run merge: its part of each run and where it is.
+struct Half<'r> {
+    a: &'r [TraceRecord],
+    b: &'r [TraceRecord],
+    i: usize,
+    j: usize,
+}
+
+impl<'r> Half<'r> {
+    fn new(a: &'r [TraceRecord], b: &'r [TraceRecord]) -> Half<'r> {
+        Half { a, b, i: 0, j: 0 }
+    }
+    /// Steps that can run before either part is used up.
+    fn steps(&self) -> usize {
+        (self.a.len() - self.i).min(self.b.len() - self.j)
+    }
+    /// The next record of the half.
+    ///
+    /// # Safety
+    /// `self.steps() > 0`: neither part is used up. Unchecked because the
+    /// bounds checks of both halves cost the loop its registers.
+    #[inline(always)]
+    unsafe fn step(&mut self) -> TraceRecord {
+        debug_assert!(self.steps() > 0);
+        // SAFETY: i < a.len() and j < b.len() by the caller's promise.
+        let (x, y) = unsafe { (self.a.get_unchecked(self.i), self.b.get_unchecked(self.j)) };
+        let take_b = y.tick < x.tick;
+        self.i += usize::from(!take_b);
+        self.j += usize::from(take_b);
+        *if take_b { y } else { x }
+    }
+    /// Runs to the end into `out`, which has exactly the room left.
+    fn finish(&mut self, out: &mut [TraceRecord]) {
+        let mut o = 0;
+        while self.steps() > 0 {
+            // SAFETY: checked just above.
+            out[o] = unsafe { self.step() };
+            o += 1;
+        }
+        let rest = if self.i < self.a.len() {
+            &self.a[self.i..]
+        } else {
+            &self.b[self.j..]
+        };
+        out[o..].copy_from_slice(rest);
     }
 }
 

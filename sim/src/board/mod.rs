@@ -913,51 +913,53 @@ impl Board {
     /// returns whether that happened.
     #[inline(never)]
     fn take_until(&mut self, limit: u64, target: Option<u64>) -> bool {
-        let reached = |b: &Board| {
-            target.is_some_and(|n| {
-                let taken = b.fifo.consumed();
-                taken >= n && taken - b.packetizer.fifo_words_in_open() as u64 >= n
-            })
+        let reached = match target {
+            None => {
+                self.take_batch(limit);
+                false
+            }
+            Some(n) => self.take_to_target(limit, n),
         };
-        let mut result = reached(self);
-        while !result {
+        self.sync_packet_counters();
+        reached
+    }
+
+    /// `take_until` one word at a time, stopping at the close that puts
+    /// the first `target` words pushed into closed packets.
+    fn take_to_target(&mut self, limit: u64, target: u64) -> bool {
+        let reached = |b: &Board| {
+            let taken = b.fifo.consumed();
+            taken >= target && taken - b.packetizer.fifo_words_in_open() as u64 >= target
+        };
+        while !reached(self) {
             let next = self.fifo.next_unconsumed().filter(|&(_, p)| p < limit);
             let upto = next.map_or(limit, |(_, p)| p);
             if let Some(f) = self.packetizer.flush_deadline() {
                 if f < upto {
                     self.packetizer.close(f, self.flags, CloseReason::IdleFlush);
-                    result = reached(self);
                     continue;
                 }
             }
             let Some((w, p)) = next else {
-                break;
+                return false;
             };
             self.fifo.consume();
             let w = RecordWord(w);
-            if self.packetizer.pop(p, w, self.flags) {
-                result = reached(self);
-            }
+            self.packetizer.pop(p, w, self.flags);
             if let Some(pr) = self.probe.as_deref_mut() {
                 pr.popped.push((p, w));
             }
-            if target.is_none() {
-                // The batch loop: no target to check, no close to watch.
-                self.take_batch(limit);
-            }
         }
-        self.sync_packet_counters();
-        result
+        true
     }
 
-    /// The hot part of `take_until` without a target: words popped before
-    /// `limit` in runs, idle flushes between them.
-    #[inline(always)]
+    /// `take_until` without a target: the words popped before `limit` in
+    /// runs, the idle flushes between them and before `limit`.
     fn take_batch(&mut self, limit: u64) {
         loop {
             let span = self.fifo.popped_span(limit);
             let Some(first) = span.first().map(|s| s.pop_tick) else {
-                return;
+                break;
             };
             if let Some(f) = self.packetizer.flush_deadline() {
                 if f < first {
@@ -970,6 +972,11 @@ impl Board {
                     .extend(span[..n].iter().map(|s| (s.pop_tick, RecordWord(s.word))));
             }
             self.fifo.consume_n(n);
+        }
+        if let Some(f) = self.packetizer.flush_deadline() {
+            if f < limit {
+                self.packetizer.close(f, self.flags, CloseReason::IdleFlush);
+            }
         }
     }
 

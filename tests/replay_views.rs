@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use hmtt_format::trace::TraceRecord;
-use hmtt_merge::replay::{Miss, ReplayFilter, Replayer, VirtualRef};
+use hmtt_merge::replay::{Miss, ReplayFilter, Replayer, Unplaced, VirtualRef};
 use hmtt_merge::synth;
 use hmtt_merge::{merge, CaptureSet, MergeOptions, VecSink};
 use hmtt_sim::cache::CacheConfig;
@@ -17,6 +17,11 @@ use hmtt_sim::workload::Workload;
 
 /// The run's packets as capture files, merged.
 fn merged(out: &SimOutput, cfg: &SimConfig) -> Vec<TraceRecord> {
+    merged_without(out, cfg, &HashSet::new())
+}
+
+/// The same without the packets `drop` names by (board, seq).
+fn merged_without(out: &SimOutput, cfg: &SimConfig, drop: &HashSet<(u8, u64)>) -> Vec<TraceRecord> {
     let mut files = Vec::new();
     for (bi, packets) in out.packets.iter().enumerate() {
         let c = &out.board_configs[bi];
@@ -24,7 +29,10 @@ fn merged(out: &SimOutput, cfg: &SimConfig) -> Vec<TraceRecord> {
             let mut f = synth::capture_header(c.board_id, port, c.geometry, c.tick_ps)
                 .emit()
                 .to_vec();
-            for p in packets.iter().filter(|p| p.port == port) {
+            for p in packets
+                .iter()
+                .filter(|p| p.port == port && !drop.contains(&(c.board_id, p.seq)))
+            {
                 synth::append_record(&mut f, 0, &p.bytes).unwrap();
             }
             files.push((format!("b{}p{port}", c.board_id), f));
@@ -207,4 +215,99 @@ fn miss_classes_agree_with_the_ground_truth_kinds() {
         "page-table stores seen: {seen:?}"
     );
     assert!(seen.contains(&Miss::Dma), "DMA misses seen: {seen:?}");
+}
+
+#[test]
+fn with_packets_dropped_the_report_names_the_lost_windows() {
+    let cfg = SimConfig::default()
+        .workload(Workload::mix(16 << 10))
+        .cache(None)
+        .boards(2)
+        .ports(2);
+    let out = simulate(&cfg).unwrap();
+    // Every fifth packet of each board.
+    let drop: HashSet<(u8, u64)> = out
+        .packets
+        .iter()
+        .enumerate()
+        .flat_map(|(bi, packets)| {
+            let board = out.board_configs[bi].board_id;
+            packets
+                .iter()
+                .filter(|p| p.seq % 5 == 2)
+                .map(move |p| (board, p.seq))
+        })
+        .collect();
+    let trace = merged_without(&out, &cfg, &drop);
+    let mut r = Replayer::new(&out.klog, ReplayFilter::default());
+    let mut refs = Vec::new();
+    r.run(&trace[..], &mut |v| refs.push(*v));
+    let rep = r.report;
+    // One window per run of consecutive lost packets, on each board (a
+    // run at the very end of a stream is followed by no packet to show it).
+    let (mut runs, mut inner_runs) = (0, 0);
+    for (bi, packets) in out.packets.iter().enumerate() {
+        let board = out.board_configs[bi].board_id;
+        let last = packets.iter().map(|p| p.seq).max().unwrap();
+        let lost: Vec<u64> = packets
+            .iter()
+            .map(|p| p.seq)
+            .filter(|s| drop.contains(&(board, *s)))
+            .collect();
+        for s in lost.iter().filter(|s| !lost.contains(&(**s + 1))) {
+            runs += 1;
+            inner_runs += usize::from(*s < last);
+        }
+    }
+    assert!(inner_runs > 2);
+    assert!(
+        (inner_runs..=runs).contains(&(rep.lost_window_count as usize)),
+        "{inner_runs}..={runs}: {:?}",
+        rep.lost_windows
+    );
+    for w in &rep.lost_windows {
+        assert!(w.from_tick <= w.to_tick && w.packets >= 1, "{w:?}");
+        // No reference of the trace lies inside a window.
+        assert!(!refs
+            .iter()
+            .any(|v| v.board == w.board && v.tick > w.from_tick && v.tick < w.to_tick));
+    }
+    // Records whose tags were lost are applied at a window's end.
+    let ends: HashSet<(u8, u64)> = rep
+        .lost_windows
+        .iter()
+        .map(|w| (w.board, w.to_tick))
+        .collect();
+    let mut lost_tags = 0;
+    for u in &rep.unplaced {
+        if let Unplaced::LostTag { board, tick, .. } = u {
+            assert!(
+                ends.contains(&(*board, *tick)),
+                "{u:?} not at a window's end"
+            );
+            lost_tags += 1;
+        }
+    }
+    assert!(lost_tags > 0);
+    // Outside the windows, every reference is exact.
+    let truth: std::collections::HashMap<(u8, u64), &TruthRecord> = out
+        .truth
+        .iter()
+        .filter(|r| r.kind != RefKind::Icode)
+        .map(|r| {
+            (
+                (out.board_configs[usize::from(r.board)].board_id, r.tick),
+                r,
+            )
+        })
+        .collect();
+    for v in &refs {
+        let t = truth[&(v.board, v.tick)];
+        assert_eq!(
+            (v.owner, v.dma),
+            (t.owner, t.kind == RefKind::Dma),
+            "{v:?} vs {t:?}"
+        );
+    }
+    assert!(refs.len() > 1000 && refs.len() < truth.len());
 }

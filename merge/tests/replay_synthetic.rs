@@ -557,3 +557,44 @@ fn a_trace_file_in_blocks_and_the_virtual_trace_file_round_trip() {
         run.trace.iter().filter(|r| !r.is_access()).count()
     );
 }
+
+#[test]
+fn sequence_numbers_near_the_top_of_their_range_still_align() {
+    let mut run = Run::default();
+    run.map(1, 0x10, 0x100);
+    run.map(1, 0x11, 0x101);
+    run.access(0, false, 0x101 * PAGE);
+    run.log_untagged(
+        1,
+        Event::Exit {
+            comm: Name::new("a"),
+        },
+    );
+    let base = u64::MAX - 10;
+    for (i, r) in run.log.iter_mut().enumerate() {
+        r.seq = base + i as u64;
+    }
+    // The tags carry the low 16 bits of the new numbers.
+    let mut k = 0;
+    for r in run.trace.iter_mut() {
+        if let RecordKind::Tag { .. } = r.kind() {
+            *r = TraceRecord::new(
+                r.tick,
+                r.board(),
+                r.kind(),
+                u64::from(log_tag_event(base + k)),
+            );
+            k += 1;
+        }
+    }
+    let (got, rep) = replay(&run, ReplayFilter::default());
+    assert_eq!(got[0].owner, Some((1, 0x11 * PAGE)));
+    assert_eq!(rep.tags_placed, 2);
+    assert_eq!(
+        rep.unplaced,
+        vec![Unplaced::NoTag {
+            board: 0,
+            seq: base + 2
+        }]
+    );
+}

@@ -405,7 +405,7 @@ impl<'l> Replayer<'l> {
                 // Table 4 counts each request once, whichever board's tag
                 // applies it first (every board carries every tag).
                 if seq >= self.dma_counted_upto {
-                    self.dma_counted_upto = seq + 1;
+                    self.dma_counted_upto = seq.saturating_add(1);
                     self.report
                         .dma_requests
                         .entry(dir_name(dir))
@@ -426,7 +426,7 @@ impl<'l> Replayer<'l> {
     /// The full sequence number a tag with low bits `low` stands for.
     fn resolve(next: u64, low: u16) -> u64 {
         let m = LOG_SEQ_MASK + 1;
-        next + ((u64::from(low) + m - (next & LOG_SEQ_MASK)) & LOG_SEQ_MASK)
+        next.saturating_add((u64::from(low) + m - (next & LOG_SEQ_MASK)) & LOG_SEQ_MASK)
     }
 
     /// Runs over every record; `out` gets each reference that passes the filter.
@@ -533,7 +533,7 @@ impl<'l> Replayer<'l> {
         self.counts[(usize::from(run_flags) << 1) | 1] += run_writes;
         self.report.selected += selected;
         self.finish_counts();
-        let end = self.first_seq + self.log.len() as u64;
+        let end = self.first_seq.saturating_add(self.log.len() as u64);
         let left: Vec<(u8, u64)> = self
             .boards
             .iter()
@@ -575,7 +575,7 @@ impl<'l> Replayer<'l> {
                     }
                     self.apply(board, seq);
                     self.report.tags_placed += 1;
-                    self.boards[usize::from(board)].next_seq = seq + 1;
+                    self.boards[usize::from(board)].next_seq = seq.saturating_add(1);
                 }
             }
             RecordKind::GapBegin => self.boards[usize::from(board)].gap_from = r.tick,

@@ -704,6 +704,15 @@ impl Board {
                 }
                 return;
             }
+        } else if self.prepare_push(t) == self.fifo_depth {
+            // Overflow goes on: no room for LOST nor the event.
+            self.lost += 1;
+            self.counters.events_dropped += 1;
+            self.counters.lost_pending = self.lost;
+            if self.encoder.gap_too_long(t) {
+                self.counters.time_overflows += 1;
+            }
+            return;
         }
         self.record_slow(ev);
     }

@@ -110,6 +110,7 @@ pub struct BoardTop<
     pub events_dropped: Signal<Out, Bits<32>>,
     pub protocol_errors: Signal<Out, Bits<32>>,
     pub unknown_commands: Signal<Out, Bits<32>>,
+    pub out_of_range: Signal<Out, Bits<32>>,
     pub config_events: Signal<Out, Bits<32>>,
     pub lost_words: Signal<Out, Bits<32>>,
     pub fifo_high_water: Signal<Out, Bits<32>>,
@@ -164,6 +165,7 @@ impl<
             events_dropped: Default::default(),
             protocol_errors: Default::default(),
             unknown_commands: Default::default(),
+            out_of_range: Default::default(),
             config_events: Default::default(),
             lost_words: Default::default(),
             fifo_high_water: Default::default(),
@@ -241,6 +243,7 @@ impl<
         self.events_dropped.next = self.capture.events_dropped.val();
         self.protocol_errors.next = self.capture.protocol_errors.val();
         self.unknown_commands.next = self.capture.unknown_commands.val();
+        self.out_of_range.next = self.capture.out_of_range.val();
         self.config_events.next = self.capture.config_events.val();
         self.lost_words.next = self.capture.lost_words.val();
         self.fifo_high_water.next = self.capture.high_water.val();

@@ -90,6 +90,8 @@ pub struct Capture<const L: usize, const B: usize, const AB: usize> {
     pub fill: [Signal<Out, Bits<32>>; L],
     pub protocol_errors: Signal<Out, Bits<32>>,
     pub unknown_commands: Signal<Out, Bits<32>>,
+    /// ACT/RD/WR that did not fit the geometry (ignored, board.md step 1).
+    pub out_of_range: Signal<Out, Bits<32>>,
     pub config_events: Signal<Out, Bits<32>>,
     pub events_dropped: Signal<Out, Bits<32>>,
     pub lost_words: Signal<Out, Bits<32>>,
@@ -162,13 +164,14 @@ impl<const L: usize, const B: usize, const AB: usize> Capture<L, B, AB> {
             fill: std::array::from_fn(|_| Default::default()),
             protocol_errors: Default::default(),
             unknown_commands: Default::default(),
+            out_of_range: Default::default(),
             config_events: Default::default(),
             events_dropped: Default::default(),
             lost_words: Default::default(),
             time_fillers: Default::default(),
             time_overflows: Default::default(),
             high_water: Default::default(),
-            dcbu: Default::default(),
+            dcbu: Dcbu::new(config.geometry),
             dsmu: Dsmu::new(config.geometry),
             cu: ConfigUnit::new(config.start_tracing),
             encoder: Default::default(),
@@ -318,6 +321,7 @@ impl<const L: usize, const B: usize, const AB: usize> Logic for Capture<L, B, AB
         self.out_tick_valid.next = self.tick_valid_3.q.val();
         self.protocol_errors.next = self.dsmu.protocol_errors.val();
         self.unknown_commands.next = self.dsmu.unknown_commands.val();
+        self.out_of_range.next = self.dcbu.out_of_range.val();
         self.config_events.next = self.cu.config_events.val();
         self.events_dropped.next = self.encoder.events_dropped.val();
         self.lost_words.next = self.encoder.lost_words.val();

@@ -4,8 +4,13 @@
 //! With `L` lanes the pins arrive deserialized (ISERDES-like): one fabric
 //! clock carries `L` command clocks, lane 0 being the earliest. The block
 //! never interprets rows or columns beyond the pin mapping; that is the
-//! DSMU's job.
+//! DSMU's job. It does check them against the geometry: an ACT whose rank,
+//! bank or row, or a RD/WR whose rank, bank or column, does not fit is
+//! decoded as [`kind::OUT_OF_RANGE`] (which the DSMU ignores) and counted,
+//! as the golden model does (board.md step 1), instead of reaching the
+//! DSMU's tables with its high bits cut off.
 
+use crate::dsmu::LineGeometry;
 use rust_hdl::prelude::*;
 
 /// Decoded command kinds on `cmd_kind` (4 bits).
@@ -23,6 +28,9 @@ pub mod kind {
     pub const MRS: u64 = 9;
     pub const ZQ: u64 = 10;
     pub const NOP: u64 = 11;
+    /// ACT/RD/RDA/WR/WRA beyond the geometry: changes nothing, counted in
+    /// `out_of_range`.
+    pub const OUT_OF_RANGE: u64 = 12;
     /// Chip selected while CKE is low (self-refresh or power-down entry):
     /// not a command the board understands; counted by the DSMU.
     pub const UNKNOWN: u64 = 15;
@@ -112,6 +120,8 @@ pub struct Dcbu<const L: usize> {
     pub tick: Signal<Out, Bits<64>>,
     /// Low until the first sampled fabric clock has reached the outputs.
     pub tick_valid: Signal<Out, Bit>,
+    /// ACT/RD/WR commands that did not fit the geometry, so far.
+    pub out_of_range: Signal<Out, Bits<32>>,
     pin_cs_n: [DFF<Bits<4>>; L],
     pin_ras_n: [DFF<Bit>; L],
     pin_cas_n: [DFF<Bit>; L],
@@ -128,15 +138,42 @@ pub struct Dcbu<const L: usize> {
     dec_arg: [DFF<Bits<18>>; L],
     dec_tick: DFF<Bits<64>>,
     dec_valid: DFF<Bit>,
+    oor_count: DFF<Bits<32>>,
     /// Combinational decode of the registered pins.
     kind_now: [Signal<Local, Bits<4>>; L],
     rank_now: [Signal<Local, Bits<2>>; L],
+    column_now: [Signal<Local, Bits<18>>; L],
+    fits_now: [Signal<Local, Bit>; L],
+    oor_sum: [Signal<Local, Bits<32>>; L],
     lanes: Constant<Bits<64>>,
+    // The pin bits above the geometry's rank, bank, row and column (in
+    // columns) widths: any of them set means out of range. (Masks rather
+    // than `<=` so a geometry as wide as the pins is no constant compare.)
+    rank_high: Constant<Bits<2>>,
+    bank_high: Constant<Bits<4>>,
+    row_high: Constant<Bits<18>>,
+    column_high: Constant<Bits<18>>,
 }
 
 impl<const L: usize> Default for Dcbu<L> {
+    /// The widest geometry the pins carry (4 ranks, 16 banks, 18 row bits,
+    /// 8 column-line bits): nothing is out of range.
     fn default() -> Self {
+        Dcbu::new(LineGeometry {
+            rank_bits: 2,
+            bank_bits: 4,
+            row_bits: 18,
+            col_line_bits: 8,
+        })
+    }
+}
+
+impl<const L: usize> Dcbu<L> {
+    pub fn new(geometry: LineGeometry) -> Self {
         assert!(L == 1 || L == 2 || L == 4, "L must be 1, 2 or 4");
+        let g = geometry.checked();
+        // Pin bits above `bits` within a `width`-bit field.
+        let high = |bits: u32, width: u32| ((1u64 << width) - 1) & !((1u64 << bits) - 1);
         Self {
             clock: Default::default(),
             cs_n: std::array::from_fn(|_| Default::default()),
@@ -152,6 +189,7 @@ impl<const L: usize> Default for Dcbu<L> {
             cmd_arg: std::array::from_fn(|_| Default::default()),
             tick: Default::default(),
             tick_valid: Default::default(),
+            out_of_range: Default::default(),
             pin_cs_n: std::array::from_fn(|_| Default::default()),
             pin_ras_n: std::array::from_fn(|_| Default::default()),
             pin_cas_n: std::array::from_fn(|_| Default::default()),
@@ -168,9 +206,17 @@ impl<const L: usize> Default for Dcbu<L> {
             dec_arg: std::array::from_fn(|_| Default::default()),
             dec_tick: Default::default(),
             dec_valid: Default::default(),
+            oor_count: Default::default(),
             kind_now: std::array::from_fn(|_| Default::default()),
             rank_now: std::array::from_fn(|_| Default::default()),
+            column_now: std::array::from_fn(|_| Default::default()),
+            fits_now: std::array::from_fn(|_| Default::default()),
+            oor_sum: std::array::from_fn(|_| Default::default()),
             lanes: Constant::new((L as u64).to_bits()),
+            rank_high: Constant::new(high(g.rank_bits, 2).to_bits()),
+            bank_high: Constant::new(high(g.bank_bits, 4).to_bits()),
+            row_high: Constant::new(high(g.row_bits, 18).to_bits()),
+            column_high: Constant::new(high(g.col_line_bits + 3, 18).to_bits()),
         }
     }
 }
@@ -178,7 +224,7 @@ impl<const L: usize> Default for Dcbu<L> {
 impl<const L: usize> Logic for Dcbu<L> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, pin_tick, pin_valid, next_tick, dec_tick, dec_valid);
+        dff_setup!(self, clock, pin_tick, pin_valid, next_tick, dec_tick, dec_valid, oor_count);
         self.next_tick.d.next = self.next_tick.q.val() + self.lanes.val();
         self.pin_tick.d.next = self.next_tick.q.val();
         self.pin_valid.d.next = true;
@@ -186,6 +232,7 @@ impl<const L: usize> Logic for Dcbu<L> {
         self.dec_valid.d.next = self.pin_valid.q.val();
         self.tick.next = self.dec_tick.q.val();
         self.tick_valid.next = self.dec_valid.q.val();
+        self.out_of_range.next = self.oor_count.q.val();
         for i in 0..L {
             self.pin_cs_n[i].clock.next = self.clock.val();
             self.pin_ras_n[i].clock.next = self.clock.val();
@@ -261,6 +308,29 @@ impl<const L: usize> Logic for Dcbu<L> {
             if self.pin_cs_n[i].q.val().all() | !self.pin_valid.q.val() {
                 self.kind_now[i].next = 0.into();
             }
+            // Column {A11, A9..A0} (A10 = auto-precharge).
+            self.column_now[i].next =
+                (self.pin_addr[i].q.val() & 0x3FF) | ((self.pin_addr[i].q.val() >> 1) & 0x400);
+            // Geometry check of ACT (kind 1) and RD/WR/RDA/WRA (2..=5).
+            self.fits_now[i].next = ((self.rank_now[i].val() & self.rank_high.val()) == 0)
+                & ((self.pin_ba[i].q.val() & self.bank_high.val()) == 0);
+            if (self.kind_now[i].val() == 1)
+                & ((self.pin_addr[i].q.val() & self.row_high.val()) != 0)
+            {
+                self.fits_now[i].next = false;
+            }
+            if (self.kind_now[i].val() >= 2)
+                & (self.kind_now[i].val() <= 5)
+                & ((self.column_now[i].val() & self.column_high.val()) != 0)
+            {
+                self.fits_now[i].next = false;
+            }
+            if (self.kind_now[i].val() >= 1)
+                & (self.kind_now[i].val() <= 5)
+                & !self.fits_now[i].val()
+            {
+                self.kind_now[i].next = 12.into();
+            }
             self.dec_kind[i].d.next = self.kind_now[i].val();
             self.dec_rank[i].d.next = self.rank_now[i].val();
             self.dec_bank[i].d.next = self.pin_ba[i].q.val();
@@ -270,13 +340,21 @@ impl<const L: usize> Logic for Dcbu<L> {
                 self.dec_arg[i].d.next = self.pin_addr[i].q.val();
             }
             if (self.kind_now[i].val() >= 2) & (self.kind_now[i].val() <= 5) {
-                self.dec_arg[i].d.next =
-                    (self.pin_addr[i].q.val() & 0x3FF) | ((self.pin_addr[i].q.val() >> 1) & 0x400);
+                self.dec_arg[i].d.next = self.column_now[i].val();
             }
             self.cmd_kind[i].next = self.dec_kind[i].q.val();
             self.cmd_rank[i].next = self.dec_rank[i].q.val();
             self.cmd_bank[i].next = self.dec_bank[i].q.val();
             self.cmd_arg[i].next = self.dec_arg[i].q.val();
+        }
+        // Out-of-range commands summed in lane order (kind 12); the last
+        // lane's sum wins.
+        self.oor_sum[0].next = self.oor_count.q.val() + (self.kind_now[0].val() == 12);
+        for i in 1..L {
+            self.oor_sum[i].next = self.oor_sum[i - 1].val() + (self.kind_now[i].val() == 12);
+        }
+        for i in 0..L {
+            self.oor_count.d.next = self.oor_sum[i].val();
         }
     }
 }

@@ -31,6 +31,7 @@ pub struct CaptureTrace {
     pub levels: Vec<u32>,
     pub protocol_errors: u64,
     pub unknown_commands: u64,
+    pub out_of_range: u64,
     pub events_dropped: u64,
     pub lost_words: u64,
     pub time_overflows: u64,
@@ -136,6 +137,7 @@ pub fn run_capture<const L: usize, const B: usize, const AB: usize>(
         }
         trace.protocol_errors = x.protocol_errors.val().to_u64();
         trace.unknown_commands = x.unknown_commands.val().to_u64();
+        trace.out_of_range = x.out_of_range.val().to_u64();
         trace.events_dropped = x.events_dropped.val().to_u64();
         trace.lost_words = x.lost_words.val().to_u64();
         trace.time_overflows = x.time_overflows.val().to_u64();
@@ -234,6 +236,7 @@ pub fn golden(cfg: &BoardConfig, cmds: &[Command], ticks: u64) -> CaptureTrace {
         levels: probe.levels(0, ticks.saturating_sub(1)),
         protocol_errors: counters.protocol_errors,
         unknown_commands: counters.unknown_commands,
+        out_of_range: counters.out_of_range,
         events_dropped: counters.events_dropped,
         lost_words: counters.lost_words,
         time_overflows: 0,
@@ -325,6 +328,49 @@ pub fn random_stream(cfg: &BoardConfig, seed: u64, count: usize, max_gap: u64) -
     out
 }
 
+/// `legal` with commands that do not fit the geometry mixed in (as many as
+/// the pins can carry: ranks up to 3, banks up to 15, rows up to 2^18-1,
+/// columns up to 2^11-1): one before about every `every`-th command, each
+/// aimed at a slot in use so that cutting its high bits would matter.
+/// Commands are re-timed, keeping the gaps, one command per tick.
+pub fn with_out_of_range(
+    cfg: &BoardConfig,
+    legal: &[Command],
+    seed: u64,
+    every: u64,
+) -> Vec<Command> {
+    let g = &cfg.geometry;
+    let mut rng = Rng(seed);
+    let mut out = Vec::with_capacity(legal.len() * 2);
+    let mut last: Option<u64> = None;
+    let mut prev = legal.first().map_or(0, |c| c.cycle);
+    for c in legal {
+        let mut t = last.map_or(c.cycle, |l| l + (c.cycle - prev).max(1));
+        prev = c.cycle;
+        if rng.below(every) == 0 {
+            let (mut rank, mut bank, mut arg) = (c.rank, c.bank, c.arg);
+            let cmd = [DdrCmd::Act, DdrCmd::Rd, DdrCmd::Wra][rng.below(3) as usize];
+            match rng.below(3) {
+                0 if g.rank_bits() < 2 => rank += g.ranks(),
+                1 if g.bank_bits() < 4 => bank += g.banks(),
+                _ if cmd == DdrCmd::Act => arg = rng.below(1 << 18).max(g.rows().into()) as u32,
+                _ => arg = rng.below(1 << 11).max(u64::from(g.lines_per_row()) << 3) as u32,
+            }
+            out.push(Command {
+                cycle: t,
+                cmd,
+                rank,
+                bank,
+                arg,
+            });
+            t += 1;
+        }
+        out.push(Command { cycle: t, ..*c });
+        last = Some(t);
+    }
+    out
+}
+
 /// Board configuration for co-simulation: `geometry`, FIFO `depth`, drain.
 pub fn board_config(geometry: Geometry, depth: usize, drain: DrainRate) -> BoardConfig {
     let mut cfg = BoardConfig::new(geometry);
@@ -366,6 +412,7 @@ pub fn cosim<const L: usize, const B: usize, const AB: usize>(
         hw.unknown_commands, gold.unknown_commands,
         "unknown commands"
     );
+    assert_eq!(hw.out_of_range, gold.out_of_range, "out-of-range commands");
     assert_eq!(hw.events_dropped, gold.events_dropped, "events dropped");
     assert_eq!(hw.lost_words, gold.lost_words, "LOST words");
     assert_eq!(hw.high_water, gold.high_water, "high-water mark");

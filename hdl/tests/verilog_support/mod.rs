@@ -1,5 +1,6 @@
 //! What the Verilog tests share: where the testbenches and lint waivers
 //! live, a scratch directory per test, and the Verilator lint itself.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

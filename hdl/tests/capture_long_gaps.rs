@@ -1,0 +1,309 @@
+//! Long idle gaps (several `KEEPER_GAP = 64 * (2^21-1)` ticks, about 0.17 s
+//! each at DDR3-1600) against the golden model's keeper rule (format.md
+//! 1.1 section 4.1, board.md 1.1 step 1): one filler TIME word at the first
+//! tick with `tick - last >= KEEPER_GAP`, before the tick's events, and at
+//! most one TIME word per event.
+//!
+//! Simulating 10^9 ticks one by one is out of reach for RustHDL (a few
+//! thousand ticks per second), so this runs the encoder with the drain's
+//! pop decision (`encoder::Encoder`, the part of the capture chain that
+//! owns time) and skips idle stretches: its tick input jumps ahead only when
+//! nothing can happen in between, i.e. the FIFO has been empty long enough
+//! for the drain's credit to sit at its cap (`den`), no event is due and the
+//! keeper is not due (it is due `KEEPER_GAP` after the encoder's `last`,
+//! which the harness follows from the pushes). The DCBU's free-running tick counter cannot jump, so the
+//! whole chain is not run here; the events are the references the DSMU
+//! would make of the same DDR command stream the golden model gets. Pushed
+//! words with their ticks, popped words with their ticks, the fill level
+//! after every tick with activity and the counters must be equal.
+
+mod capture_support;
+
+use capture_support::{board_config, Rng};
+use hmtt_format::command::{Command, DdrCmd};
+use hmtt_format::geometry::Geometry;
+use hmtt_format::record::KEEPER_GAP;
+use hmtt_hdl::cu::event_kind;
+use hmtt_hdl::encoder::{Encoder, KEEPER_GAP as HDL_KEEPER_GAP, PAYLOAD_MAX};
+use hmtt_sim::board::{Board, BoardConfig, DrainRate};
+use rust_hdl::prelude::*;
+use std::collections::BTreeMap;
+
+/// The keeper's filler: TIME, dt 0, payload 2^21-1. An event's own TIME
+/// word never equals it (the keeper runs first, so its gap stays below
+/// `KEEPER_GAP`).
+const FILLER: u32 = (1 << 25) | PAYLOAD_MAX as u32;
+
+/// One ACCESS event for the encoder: (tick, write, line).
+type Access = (u64, bool, u64);
+
+/// What both sides did to the FIFO.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct FifoTrace {
+    pushed: Vec<(u64, u32)>,
+    popped: Vec<(u64, u32)>,
+    /// (tick, fill level after it) for every tick with a push or a pop.
+    activity: Vec<(u64, u32)>,
+    events_dropped: u64,
+    lost_words: u64,
+    time_fillers: u64,
+    time_overflows: u64,
+}
+
+/// Bursts of reads and writes (one per tick, an ACT first) separated by
+/// `gaps`; ranks 0..=2 only, so nothing falls into the config window (top
+/// of rank 3). Returns the command stream and the references it makes.
+fn stream(g: &Geometry, gaps: &[u64], burst: usize, seed: u64) -> (Vec<Command>, Vec<Access>) {
+    let mut rng = Rng(seed);
+    let mut cmds = vec![];
+    let mut refs = vec![];
+    let mut t = 10;
+    for &gap in gaps {
+        let rank = rng.below(3) as u32;
+        let bank = rng.below(g.banks().into()) as u32;
+        let row = rng.below(g.rows().into()) as u32;
+        cmds.push(Command {
+            cycle: t,
+            cmd: DdrCmd::Act,
+            rank,
+            bank,
+            arg: row,
+        });
+        t += 1;
+        for _ in 0..burst {
+            let col = (rng.below(g.lines_per_row().into()) << 3) as u32;
+            let write = rng.below(2) == 0;
+            let cmd = if write { DdrCmd::Wr } else { DdrCmd::Rd };
+            cmds.push(Command {
+                cycle: t,
+                cmd,
+                rank,
+                bank,
+                arg: col,
+            });
+            let line = (((u64::from(rank) << g.row_bits() | u64::from(row)) << g.bank_bits()
+                | u64::from(bank))
+                << g.col_line_bits())
+                | u64::from(col >> 3);
+            refs.push((t, write, line));
+            t += 1 + rng.below(2);
+        }
+        t += gap;
+    }
+    (cmds, refs)
+}
+
+fn golden(cfg: &BoardConfig, cmds: &[Command]) -> FifoTrace {
+    let mut board = Board::new(cfg.clone()).expect("valid board config");
+    board.enable_probe();
+    board.commands(cmds).expect("legal stream");
+    board.finish();
+    let probe = board.take_probe().expect("probe on");
+    let c = board.counters();
+    FifoTrace {
+        pushed: probe.pushed.iter().map(|(t, w)| (*t, w.0)).collect(),
+        popped: probe.popped.iter().map(|(t, w)| (*t, w.0)).collect(),
+        activity: probe.activity().iter().map(|a| (a.tick, a.level)).collect(),
+        events_dropped: c.events_dropped,
+        lost_words: c.lost_words,
+        time_fillers: c.time_fillers,
+        time_overflows: c.time_overflows,
+    }
+}
+
+/// Runs `refs` through an `Encoder<L>` up to tick `end`, skipping idle
+/// stretches (see the module documentation). Returns the trace and the
+/// number of fabric clocks simulated.
+fn run_encoder<const L: usize>(
+    refs: &[Access],
+    depth: u64,
+    drain: DrainRate,
+    end: u64,
+) -> (FifoTrace, u64) {
+    let by_tick: BTreeMap<u64, (bool, u64)> = refs.iter().map(|&(t, w, l)| (t, (w, l))).collect();
+    // Idle ticks with an empty FIFO after which the credit is at its cap.
+    let settle = drain.den.div_ceil(drain.num) + 2;
+    let mut uut = Encoder::<L>::default();
+    uut.connect_all();
+    let mut sim = Simulation::new();
+    sim.add_clock(5, |x: &mut Box<Encoder<L>>| x.clock.next = !x.clock.val());
+    let (tx, rx) = std::sync::mpsc::channel();
+    sim.add_testbench(move |mut sim: Sim<Encoder<L>>| {
+        let mut x = sim.init()?;
+        x.depth.next = depth.to_bits();
+        x.drain_num.next = drain.num.to_bits();
+        x.drain_den.next = drain.den.to_bits();
+        let mut trace = FifoTrace::default();
+        let (mut base, mut clocks) = (0u64, 0u64);
+        let (mut empty_run, mut last) = (0u64, 0u64);
+        while base <= end {
+            x.tick_in.next = base.to_bits();
+            x.tick_valid_in.next = true;
+            for j in 0..L {
+                let ev = by_tick.get(&(base + j as u64));
+                x.ev_valid[j].next = ev.is_some();
+                x.ev_kind[j].next = event_kind::ACCESS.to_bits();
+                x.ev_write[j].next = ev.is_some_and(|e| e.0);
+                x.ev_value[j].next = ev.map_or(0, |e| e.1).to_bits();
+            }
+            wait_clock_cycle!(sim, clock, x);
+            clocks += 1;
+            assert_eq!(x.tick.val().to_u64(), base, "encoder tick output");
+            for j in 0..L {
+                let t = base + j as u64;
+                let words = [
+                    x.word0[j].val().to_u32(),
+                    x.word1[j].val().to_u32(),
+                    x.word2[j].val().to_u32(),
+                    x.word3[j].val().to_u32(),
+                    x.word4[j].val().to_u32(),
+                ];
+                let n = x.lane_count[j].val().to_u64() as usize;
+                for w in &words[..n] {
+                    trace.pushed.push((t, *w));
+                }
+                // The encoder's `last`: a filler (first in its tick) moves
+                // it on by KEEPER_GAP (not to its own tick: the keeper may
+                // have been blocked), any other push sets it to the tick.
+                if n > 1 || (n == 1 && words[0] != FILLER) {
+                    last = t;
+                } else if n == 1 {
+                    last += HDL_KEEPER_GAP;
+                }
+                let popped = x.pop.val() && x.pop_lane.val().to_u64() == j as u64;
+                if popped {
+                    let ptr = x.pop_ptr.val().to_u64() as usize;
+                    trace.popped.push((t, trace.pushed[ptr].1));
+                }
+                let fill = x.fill[j].val().to_u32();
+                if n > 0 || popped {
+                    trace.activity.push((t, fill));
+                }
+                // Ticks with nothing pushed or popped and an empty FIFO:
+                // after `settle` of them the credit is at its cap.
+                empty_run = if fill == 0 && n == 0 && !popped {
+                    empty_run + 1
+                } else {
+                    0
+                };
+            }
+            let mut next = base + L as u64;
+            if empty_run >= settle {
+                let event = by_tick.range(next..).next().map_or(u64::MAX, |(t, _)| *t);
+                let target = event.min(last + HDL_KEEPER_GAP).min(end + 1);
+                next = next.max(target / L as u64 * L as u64);
+            }
+            base = next;
+        }
+        trace.events_dropped = x.events_dropped.val().to_u64();
+        trace.lost_words = x.lost_words.val().to_u64();
+        trace.time_fillers = x.time_fillers.val().to_u64();
+        trace.time_overflows = x.time_overflows.val().to_u64();
+        tx.send((trace, clocks)).unwrap();
+        sim.done(x)
+    });
+    sim.run(Box::new(uut), u64::MAX / 2).unwrap();
+    rx.recv().unwrap()
+}
+
+/// A record word for failure messages: dt, then ACCESS or the opcode.
+fn describe(w: u32) -> String {
+    let dt = w >> 26;
+    if w & (1 << 25) == 0 {
+        format!("dt {dt} ACCESS line_lo {:06x}", w & 0xFF_FFFF)
+    } else {
+        format!("dt {dt} op {} payload {}", (w >> 21) & 15, w & 0x1F_FFFF)
+    }
+}
+
+/// Fails with the neighbourhood of the first entry where `hw` and `gold`
+/// differ, if any (`words`: the second field is a record word).
+fn first_difference<T: Copy + PartialEq + Into<u64>>(
+    what: &str,
+    hw: &[(u64, T)],
+    gold: &[(u64, T)],
+    words: bool,
+) {
+    let Some(i) = (0..hw.len().max(gold.len())).find(|&i| hw.get(i) != gold.get(i)) else {
+        return;
+    };
+    let show = |v: &[(u64, T)]| {
+        v.iter()
+            .skip(i.saturating_sub(4))
+            .take(10)
+            .map(|&(t, x)| {
+                let x: u64 = x.into();
+                if words {
+                    format!("{t} {x:08x} {}", describe(x as u32))
+                } else {
+                    format!("{t} {x}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    panic!(
+        "{what} {i} differs\nhdl:\n{}\ngolden:\n{}",
+        show(hw),
+        show(gold)
+    );
+}
+
+fn long_gaps<const L: usize>(seed: u64) {
+    assert_eq!(KEEPER_GAP, HDL_KEEPER_GAP, "one keeper gap for both sides");
+    let g = Geometry::new(2, 4, 15, 7).unwrap();
+    let drain = DrainRate { num: 1, den: 9 };
+    let depth = 16;
+    let cfg = board_config(g, depth, drain);
+    let gaps = [
+        KEEPER_GAP - 3,
+        KEEPER_GAP + 1,
+        3 * KEEPER_GAP + 12_345,
+        2 * KEEPER_GAP + 63,
+        KEEPER_GAP / 2,
+        4 * KEEPER_GAP + 64 * 7,
+        100,
+    ];
+    // 30 references per burst: more than the FIFO takes, so LOST counts
+    // are pending across the gaps.
+    let (cmds, refs) = stream(&g, &gaps, 30, seed);
+    let gold = golden(&cfg, &cmds);
+    let end = gold.activity.last().expect("activity").0;
+    let (hw, clocks) = run_encoder::<L>(&refs, depth as u64, drain, end);
+    eprintln!(
+        "L={L}: {end} ticks in {clocks} fabric clocks; {} words, {} fillers, {} dropped",
+        gold.pushed.len(),
+        gold.time_fillers,
+        gold.events_dropped
+    );
+    assert!(gold.time_fillers >= 10, "fillers: {}", gold.time_fillers);
+    assert!(gold.events_dropped > 0 && gold.lost_words > 0);
+    // The earliest divergence in time first.
+    first_difference(
+        "activity (tick, level)",
+        &hw.activity,
+        &gold.activity,
+        false,
+    );
+    first_difference("pushed word", &hw.pushed, &gold.pushed, true);
+    first_difference("popped word", &hw.popped, &gold.popped, true);
+    assert_eq!(hw.popped, gold.popped, "popped words and their ticks");
+    assert_eq!(
+        hw.activity, gold.activity,
+        "fill level after each active tick"
+    );
+    assert_eq!(hw.events_dropped, gold.events_dropped, "events dropped");
+    assert_eq!(hw.lost_words, gold.lost_words, "LOST words");
+    assert_eq!(hw.time_fillers, gold.time_fillers, "keeper fillers");
+    assert_eq!(hw.time_overflows, gold.time_overflows, "time overflows");
+}
+
+#[test]
+fn keeper_matches_golden_over_long_gaps_l1() {
+    long_gaps::<1>(51);
+}
+
+#[test]
+fn keeper_matches_golden_over_long_gaps_l4() {
+    long_gaps::<4>(52);
+}

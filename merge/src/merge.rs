@@ -1,10 +1,8 @@
 //! The multi-board merge: each board's stream is already in time order, so
-//! the boards are interleaved by a k-way merge on the tick (ties go to the
-//! lower board id). Records flow in blocks into a [`RecordSink`]; memory
-//! stays bounded by one decoded block per board.
-
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+//! the boards are interleaved by a merge on the tick (ties go to the lower
+//! board id): two-way merges of blocks, in a tree for more than two boards.
+//! Records flow in blocks into a [`RecordSink`]; memory stays bounded by a
+//! few decoded blocks per board.
 
 use hmtt_format::trace::TraceRecord;
 use hmtt_format::AddressMapping;
@@ -186,9 +184,6 @@ impl Lane<'_> {
     }
     fn rest(&self) -> &[TraceRecord] {
         &self.buf[self.pos..]
-    }
-    fn head(&self) -> Option<u64> {
-        self.buf.get(self.pos).map(|r| r.tick)
     }
 }
 
@@ -481,6 +476,95 @@ pub fn merge(
     })
 }
 
+/// Time-sorted records in blocks: a board's lane, or the merge of two
+/// nodes (more than two boards make a tree of two-way merges).
+enum Node<'l, 'a> {
+    Leaf(&'l mut Lane<'a>),
+    Pair(Box<Pair<'l, 'a>>),
+}
+
+struct Pair<'l, 'a> {
+    left: Node<'l, 'a>,
+    right: Node<'l, 'a>,
+    buf: Vec<TraceRecord>,
+    pos: usize,
+    done: bool,
+}
+
+impl<'l, 'a> Node<'l, 'a> {
+    /// The tree over `lanes` in order: the left half lower, as ties want.
+    fn build(lanes: &'l mut [Lane<'a>]) -> Node<'l, 'a> {
+        if lanes.len() == 1 {
+            return Node::Leaf(&mut lanes[0]);
+        }
+        let (l, r) = lanes.split_at_mut(lanes.len() / 2);
+        Node::Pair(Box::new(Pair {
+            left: Node::build(l),
+            right: Node::build(r),
+            buf: Vec::new(),
+            pos: 0,
+            done: false,
+        }))
+    }
+    /// Makes sure there is a record to offer, unless the node is finished.
+    fn ready(&mut self) -> Result<(), MergeError> {
+        let p = match self {
+            Node::Leaf(lane) => return lane.ready(),
+            Node::Pair(p) => p,
+        };
+        while p.pos == p.buf.len() && !p.done {
+            p.buf.clear();
+            p.pos = 0;
+            p.left.ready()?;
+            p.right.ready()?;
+            let (a, b) = (p.left.rest(), p.right.rest());
+            let (i, j) = match (a.is_empty(), b.is_empty()) {
+                (true, true) => {
+                    p.done = true;
+                    (0, 0)
+                }
+                // One side is finished: the other's block as it is.
+                (false, true) => {
+                    p.buf.extend_from_slice(a);
+                    (a.len(), 0)
+                }
+                (true, false) => {
+                    p.buf.extend_from_slice(b);
+                    (0, b.len())
+                }
+                (false, false) => {
+                    p.buf.resize(BLOCK, TraceRecord::default());
+                    let (i, j) = merge_two(a, b, &mut p.buf);
+                    p.buf.truncate(i + j);
+                    (i, j)
+                }
+            };
+            p.left.consume(i);
+            p.right.consume(j);
+        }
+        Ok(())
+    }
+    fn rest(&self) -> &[TraceRecord] {
+        match self {
+            Node::Leaf(lane) => lane.rest(),
+            Node::Pair(p) => &p.buf[p.pos..],
+        }
+    }
+    fn consume(&mut self, n: usize) {
+        match self {
+            Node::Leaf(lane) => lane.pos += n,
+            Node::Pair(p) => p.pos += n,
+        }
+    }
+    /// Capture bytes consumed by the lanes below.
+    fn bytes(&self) -> u64 {
+        match self {
+            Node::Leaf(lane) => lane.bytes,
+            Node::Pair(p) => p.left.bytes() + p.right.bytes(),
+        }
+    }
+}
+
 /// The k-way merge by time of the lanes into `sink`; returns the number of
 /// records written.
 fn interleave(
@@ -505,89 +589,40 @@ fn interleave(
                 progress(lane.bytes);
             }
         }
-        2 => {
+        k => {
+            // Two subtrees of lanes, lower boards on the left (so ties go
+            // to them), merged block by block straight into the output.
+            let (l, r) = lanes.split_at_mut(k / 2);
+            let (mut left, mut right) = (Node::build(l), Node::build(r));
             let mut since_progress = 0usize;
             loop {
-                lanes[0].ready()?;
-                lanes[1].ready()?;
-                let (a, b) = (lanes[0].rest(), lanes[1].rest());
+                left.ready()?;
+                right.ready()?;
+                let (a, b) = (left.rest(), right.rest());
                 if a.is_empty() || b.is_empty() {
                     break;
                 }
                 let (i, j) = merge_two(a, b, out.room()?);
-                lanes[0].pos += i;
-                lanes[1].pos += j;
+                left.consume(i);
+                right.consume(j);
                 out.advance(i + j)?;
                 since_progress += i + j;
                 if since_progress >= BLOCK {
-                    progress(bytes_done(lanes));
+                    progress(left.bytes() + right.bytes());
                     since_progress = 0;
                 }
             }
-            // One board is finished: the other's records follow as they are.
-            for l in 0..2 {
+            // One side is finished: the other's records follow as they are.
+            for side in [&mut left, &mut right] {
                 loop {
-                    lanes[l].ready()?;
-                    let lane = &mut lanes[l];
-                    if lane.pos == lane.buf.len() {
+                    side.ready()?;
+                    let rest = side.rest();
+                    if rest.is_empty() {
                         break;
                     }
-                    let from = std::mem::replace(&mut lane.pos, lane.buf.len());
-                    out.extend(&lane.buf[from..])?;
-                    progress(bytes_done(lanes));
-                }
-            }
-        }
-        _ => {
-            // A heap of lane heads; the earliest lane runs while it stays
-            // before the second earliest head (ties go to the lower board).
-            let mut heads = BinaryHeap::with_capacity(lanes.len());
-            for (i, l) in lanes.iter_mut().enumerate() {
-                l.ready()?;
-                if let Some(t) = l.head() {
-                    heads.push(Reverse((t, i)));
-                }
-            }
-            let mut since_progress = 0usize;
-            while let Some(Reverse((_, i))) = heads.pop() {
-                let lane = &mut lanes[i];
-                let buf = &lane.buf;
-                let mut p = lane.pos + 1;
-                match heads.peek() {
-                    None => p = buf.len(),
-                    Some(&Reverse((t2, j))) => {
-                        // Records of lane i at t2 go first only if i < j.
-                        let bound = if i < j { t2.saturating_add(1) } else { t2 };
-                        // Runs are mostly short: a few steps, then a search.
-                        let rest = &buf[p..];
-                        let mut n = 0;
-                        while n < 8 && n < rest.len() && rest[n].tick < bound {
-                            n += 1;
-                        }
-                        if n == 8 {
-                            n += rest[8..].partition_point(|r| r.tick < bound);
-                        }
-                        p += n;
-                    }
-                }
-                // Copied a room at a time: runs may be longer than a block.
-                let mut run = &buf[lane.pos..p];
-                while !run.is_empty() {
-                    let room = out.room()?;
-                    let n = run.len().min(room.len());
-                    room[..n].copy_from_slice(&run[..n]);
-                    out.advance(n)?;
-                    run = &run[n..];
-                }
-                since_progress += p - lane.pos;
-                lane.pos = p;
-                lane.ready()?;
-                if let Some(t) = lane.head() {
-                    heads.push(Reverse((t, i)));
-                }
-                if since_progress >= BLOCK {
-                    progress(bytes_done(lanes));
-                    since_progress = 0;
+                    let n = rest.len();
+                    out.extend(rest)?;
+                    side.consume(n);
                 }
             }
         }

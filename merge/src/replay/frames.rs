@@ -109,7 +109,7 @@ impl FrameTable {
     pub fn get(&self, frame: u64) -> Slot {
         let w = self.word(frame);
         let flags =
-            u8::from(w & W_OWNED != 0) * OWNED | u8::from(w & W_PAGE_TABLE != 0) * PAGE_TABLE;
+            (u8::from(w & W_OWNED != 0) * OWNED) | (u8::from(w & W_PAGE_TABLE != 0) * PAGE_TABLE);
         if w & W_BIG != 0 {
             let (pid, vpn) = self.big.get(&frame).copied().unwrap_or_default();
             return Slot { vpn, pid, flags };

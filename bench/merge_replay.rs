@@ -119,7 +119,7 @@ fn build(sc: &Scenario, n: usize) -> (Vec<TraceRecord>, Vec<RecordRepr>) {
         let mut line = 0u64;
         for i in 0..per_phase {
             let r = rng.next_u64();
-            line = if r % sc.jump_every == 0 {
+            line = if r.is_multiple_of(sc.jump_every) {
                 (r >> 8) % lines
             } else {
                 (line + 1) % lines

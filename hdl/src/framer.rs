@@ -205,6 +205,11 @@ pub struct Framer {
     txd_reg: DFF<Bits<8>>,
     tx_en_reg: DFF<Bit>,
     underrun_reg: DFF<Bit>,
+    /// The byte in `txd_reg` is not yet in `crc` (the CRC folds each byte
+    /// one clock after sending it, off the FIFO-read-to-byte path).
+    crc_pending: DFF<Bit>,
+    /// The CRC of every byte sent so far.
+    crc_now: Signal<Local, Bits<32>>,
     crc_step: Crc32Byte,
     // Combinational.
     out_byte: Signal<Local, Bits<8>>,
@@ -266,6 +271,8 @@ impl Framer {
             txd_reg: Default::default(),
             tx_en_reg: Default::default(),
             underrun_reg: Default::default(),
+            crc_pending: Default::default(),
+            crc_now: Default::default(),
             crc_step: Default::default(),
             out_byte: Default::default(),
             send: Default::default(),
@@ -301,8 +308,16 @@ impl Logic for Framer {
             seq_base,
             txd_reg,
             tx_en_reg,
-            underrun_reg
+            underrun_reg,
+            crc_pending
         );
+        self.crc_step.crc_in.next = self.crc.q.val();
+        self.crc_step.data.next = self.txd_reg.q.val();
+        self.crc_now.next = self.crc.q.val();
+        if self.crc_pending.q.val() {
+            self.crc_now.next = self.crc_step.crc_out.val();
+        }
+        self.crc.d.next = self.crc_now.val();
         // The per-packet header fields, from the descriptor at the head of
         // the descriptor FIFO.
         self.d_nwords.next = self.desc_data.val().get_bits::<16>(64);
@@ -431,8 +446,8 @@ impl Logic for Framer {
             }
             FramerState::Fcs => {
                 self.send.next = true;
-                self.out_byte.next = !self.crc.q.val().get_bits::<8>(0);
-                self.crc.d.next = self.crc.q.val() >> 8;
+                self.out_byte.next = !self.crc_now.val().get_bits::<8>(0);
+                self.crc.d.next = self.crc_now.val() >> 8;
                 self.count.d.next = self.count.q.val() + 1;
                 if self.count.q.val() == 3 {
                     self.count.d.next = 0.into();
@@ -448,11 +463,7 @@ impl Logic for Framer {
                 }
             }
         }
-        self.crc_step.crc_in.next = self.crc.q.val();
-        self.crc_step.data.next = self.out_byte.val();
-        if self.crc_enable.val() {
-            self.crc.d.next = self.crc_step.crc_out.val();
-        }
+        self.crc_pending.d.next = self.crc_enable.val();
         self.txd_reg.d.next = self.out_byte.val();
         self.tx_en_reg.d.next = self.send.val();
         self.txd.next = self.txd_reg.q.val();

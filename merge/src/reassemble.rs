@@ -184,26 +184,35 @@ impl<'a> BoardStream<'a> {
                 }
                 continue;
             }
-            let g = pkt
-                .geometry()
-                .map_err(|e| MergeError::MixedRuns(e.to_string()))?;
-            if g != self.geometry {
-                return Err(MergeError::WrongGeometry {
-                    path: self.set.sources[source].name.clone(),
-                    board: self.board,
-                    seq: pkt.seq(),
-                    found: g.to_string(),
-                    expected: self.geometry.to_string(),
-                });
-            }
-            if self.tick_ps != 0 && pkt.tick_ps() != self.tick_ps {
-                return Err(MergeError::MixedRuns(format!(
-                    "{}: packet seq {} has a tick of {} ps but the run's is {} ps",
-                    self.set.sources[source].name,
+            // The file-level checks (input.rs) made the run's geometry and
+            // tick length sure; one packet that disagrees is damaged, so it
+            // is rejected and counted like any bad packet, and its seq shows
+            // up as a gap, instead of failing the whole merge.
+            let disagreement = match pkt.geometry() {
+                Ok(g) if g != self.geometry => Some(format!(
+                    "packet seq {} has geometry {g} but the run's is {}",
+                    pkt.seq(),
+                    self.geometry
+                )),
+                Ok(_) if self.tick_ps != 0 && pkt.tick_ps() != self.tick_ps => Some(format!(
+                    "packet seq {} has a tick of {} ps but the run's is {} ps",
                     pkt.seq(),
                     pkt.tick_ps(),
                     self.tick_ps
-                )));
+                )),
+                Ok(_) => None,
+                Err(e) => Some(format!("packet seq {}: {e}", pkt.seq())),
+            };
+            if let Some(reason) = disagreement {
+                self.report.packets_rejected += 1;
+                if self.report.notes.len() < MAX_NOTES {
+                    self.report.notes.push(PacketNote::Rejected {
+                        file: self.set.sources[source].name.clone(),
+                        offset: rec.offset as u64,
+                        reason,
+                    });
+                }
+                continue;
             }
             self.arrivals += 1;
             self.heap.push(Reverse(Pending {

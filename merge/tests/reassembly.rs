@@ -188,6 +188,43 @@ fn dropped_packets_are_reported_exactly_and_the_rest_matches() {
 }
 
 #[test]
+fn a_packet_with_a_damaged_geometry_or_tick_is_rejected_not_fatal() {
+    let (events, packets, mut files) = board_files(0, 6, 30_000, 3);
+    // Packet seq 20 (port 2) gets another row count, seq 31 (port 1) another
+    // tick length: bit flips in flight, not another run.
+    for (seq, offset, value) in [(20u64, 26usize, 17u8), (31, 30, 0xc5)] {
+        let file = &mut files[(seq % 3) as usize];
+        let (_, reader) = hmtt_format::capture::CaptureReader::new(file).unwrap();
+        let at = reader
+            .map(|r| {
+                (
+                    r.offset,
+                    hmtt_format::Packet::new_checked(r.packet).unwrap().seq(),
+                )
+            })
+            .find(|&(_, s)| s == seq)
+            .unwrap()
+            .0;
+        file[at + 16 + offset] = value;
+    }
+    let (report, got) = run(files).unwrap();
+    assert_eq!(report.packets_rejected(), 2, "{report}");
+    let gaps: Vec<(u64, u64)> = report.boards[0]
+        .gaps
+        .iter()
+        .map(|g| (g.first_seq, g.last_seq))
+        .collect();
+    assert_eq!(gaps, vec![(20, 20), (31, 31)]);
+    assert_eq!(
+        without_gaps(&got),
+        expected(0, &events, &packets, |s| s != 20 && s != 31)
+    );
+    let text = report.to_string();
+    assert!(text.contains("geometry"), "{text}");
+    assert!(text.contains("tick"), "{text}");
+}
+
+#[test]
 fn duplicates_are_dropped_and_counted() {
     let (events, packets, files) = board_files(0, 5, 20_000, 3);
     let files = rebuild(&files, 3, |seq, pkt, out| {

@@ -755,8 +755,9 @@ mod tests {
     }
 
     #[test]
-    fn an_error_in_a_decode_thread_ends_the_merge_with_it() {
-        // Board 1's first port file ends with packets of another geometry.
+    fn damaged_packets_in_a_decode_thread_are_counted_as_without_threads() {
+        // Board 1's first port file ends with packets of another geometry:
+        // rejected and counted the same way with and without decode threads.
         let g = Geometry::ddr3_default();
         let other = Geometry::preset("ddr2-2g").unwrap();
         let mut files = Vec::new();
@@ -771,21 +772,30 @@ mod tests {
             }
         }
         let ev = synth::workload(99, 2_000, other);
-        for p in synth::packets(1, other, 1250, 360, &ev) {
+        let foreign = synth::packets(1, other, 1250, 360, &ev);
+        for p in &foreign {
             synth::append_record(&mut files[2].1, 0, &p.bytes).unwrap();
         }
         let set = CaptureSet::from_memory(files, u64::MAX).unwrap();
+        let mut runs = Vec::new();
         for decode_threads in [false, true] {
             let opts = MergeOptions {
                 decode_threads,
                 ..Default::default()
             };
-            let e = merge(&set, &opts, &mut VecSink::default(), &mut |_| {}).unwrap_err();
-            assert!(
-                matches!(e, MergeError::WrongGeometry { board: 1, .. }),
-                "{e}"
+            let mut sink = VecSink::default();
+            let report = merge(&set, &opts, &mut sink, &mut |_| {}).unwrap();
+            assert_eq!(report.boards[0].packets_rejected, 0);
+            assert_eq!(
+                report.boards[1].packets_rejected,
+                foreign.len() as u64,
+                "{report}"
             );
+            assert!(report.to_string().contains("geometry"), "{report}");
+            runs.push((report.records, sink.0));
         }
+        assert_eq!(runs[0].0, 40_000);
+        assert!(runs[0] == runs[1], "threaded and unthreaded merges differ");
     }
 
     #[test]

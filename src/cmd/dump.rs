@@ -4,7 +4,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use hmtt_format::trace::{RecordKind, TraceView};
+use hmtt_format::trace::{NameTable, RecordKind, TraceRecord, TraceView};
 use hmtt_merge::names::event_name;
 
 /// Arguments of `hmtt dump`.
@@ -76,6 +76,101 @@ pub mod memmap_or_vec {
     }
 }
 
+/// The event names: the trace's own, plus those of `--events`.
+fn event_names(args: &Args, stored: &NameTable) -> anyhow::Result<NameTable> {
+    let mut names = stored.clone();
+    if args.events.is_some() {
+        names
+            .names
+            .extend(crate::cmd::merge::load_names(args.events.as_deref(), &[])?.names);
+    }
+    Ok(names)
+}
+
+/// The selection of `--from-ns`, `--to-ns`, `--board`, `--accesses-only`
+/// and `--limit`, in ticks of a trace whose tick is `tick_ps` long.
+struct Selection<'a> {
+    args: &'a Args,
+    tick_ns: f64,
+    end_tick: Option<u64>,
+    printed: u64,
+}
+
+enum Pick {
+    Print,
+    Skip,
+    Stop,
+}
+
+impl<'a> Selection<'a> {
+    fn new(args: &'a Args, tick_ps: u16) -> Selection<'a> {
+        let mut s = Selection {
+            args,
+            tick_ns: f64::from(tick_ps) / 1000.0,
+            end_tick: None,
+            printed: 0,
+        };
+        s.end_tick = args.to_ns.map(|ns| s.tick_of(ns));
+        s
+    }
+
+    fn tick_of(&self, ns: f64) -> u64 {
+        if self.tick_ns > 0.0 {
+            (ns / self.tick_ns).max(0.0) as u64
+        } else {
+            0
+        }
+    }
+
+    /// The first tick `--from-ns` asks for (0 without it).
+    fn start_tick(&self) -> Option<u64> {
+        self.args.from_ns.map(|ns| self.tick_of(ns))
+    }
+
+    fn pick(&mut self, r: &TraceRecord) -> Pick {
+        let a = self.args;
+        if self.end_tick.is_some_and(|e| r.tick >= e) || a.limit.is_some_and(|l| self.printed >= l)
+        {
+            return Pick::Stop;
+        }
+        if a.board.is_some_and(|b| b != r.board()) || (a.accesses_only && !r.is_access()) {
+            return Pick::Skip;
+        }
+        self.printed += 1;
+        Pick::Print
+    }
+}
+
+/// The columns every dump has: pa, rw and event.
+fn physical_columns(r: &TraceRecord, names: &NameTable) -> (String, &'static str, String) {
+    match r.kind() {
+        RecordKind::Read => (format!("{:#x}", r.pa()), "R", String::new()),
+        RecordKind::Write => (format!("{:#x}", r.pa()), "W", String::new()),
+        RecordKind::Tag { write } => (
+            String::new(),
+            if write { "W" } else { "R" },
+            event_name(r.value() as u32, names),
+        ),
+        RecordKind::Cmd => (String::new(), "", event_name(r.value() as u32, names)),
+        RecordKind::Lost => (String::new(), "", format!("{} references", r.value())),
+        RecordKind::GapBegin | RecordKind::GapEnd => {
+            (String::new(), "", format!("{} packets missing", r.value()))
+        }
+        RecordKind::Reserved(_) => (String::new(), "", String::new()),
+    }
+}
+
+/// Runs `body` on buffered standard output.
+fn to_stdout(body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    match body(&mut out).and_then(|_| out.flush()) {
+        // `hmtt dump | head` closes the pipe early: not an error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.context("writing the dump"),
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     let bytes = map_trace(&args.trace)?;
     if bytes.as_slice().starts_with(&hmtt_format::vtrace::MAGIC) {
@@ -83,26 +178,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let view = TraceView::new_checked(bytes.as_slice())
         .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
-    let mut names = view.names().clone();
-    if args.events.is_some() {
-        names
-            .names
-            .extend(crate::cmd::merge::load_names(args.events.as_deref(), &[])?.names);
-    }
-    let h = view.header().clone();
-    let tick_ns = f64::from(h.tick_ps) / 1000.0;
-    let to_tick = |ns: f64| {
-        if tick_ns > 0.0 {
-            (ns / tick_ns).max(0.0) as u64
-        } else {
-            0
-        }
-    };
-    let start = args.from_ns.map_or(0, |ns| view.seek_tick(to_tick(ns)));
-    let end_tick = args.to_ns.map(to_tick);
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let result = (|| -> std::io::Result<()> {
+    let names = event_names(&args, view.names())?;
+    let mut sel = Selection::new(&args, view.header().tick_ps);
+    let start = sel.start_tick().map_or(0, |t| view.seek_tick(t));
+    to_stdout(|out| {
         if args.csv {
             writeln!(out, "time_ns,tick,board,pa,rw,kind,event")?;
         } else {
@@ -112,58 +191,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "time_ns", "tick", "board", "pa", "rw", "kind"
             )?;
         }
-        let mut n = 0u64;
         for r in view.records_from(start) {
-            if end_tick.is_some_and(|e| r.tick >= e) || args.limit.is_some_and(|l| n >= l) {
-                break;
+            match sel.pick(&r) {
+                Pick::Stop => break,
+                Pick::Skip => continue,
+                Pick::Print => {}
             }
-            if args.board.is_some_and(|b| b != r.board()) || (args.accesses_only && !r.is_access())
-            {
-                continue;
-            }
-            n += 1;
-            let kind = r.kind();
-            let (pa, rw, event) = match kind {
-                RecordKind::Read => (format!("{:#x}", r.pa()), "R", String::new()),
-                RecordKind::Write => (format!("{:#x}", r.pa()), "W", String::new()),
-                RecordKind::Tag { write } => (
-                    String::new(),
-                    if write { "W" } else { "R" },
-                    event_name(r.value() as u32, &names),
-                ),
-                RecordKind::Cmd => (String::new(), "", event_name(r.value() as u32, &names)),
-                RecordKind::Lost => (String::new(), "", format!("{} references", r.value())),
-                RecordKind::GapBegin | RecordKind::GapEnd => {
-                    (String::new(), "", format!("{} packets missing", r.value()))
-                }
-                RecordKind::Reserved(_) => (String::new(), "", String::new()),
-            };
-            let ns = r.tick as f64 * tick_ns;
+            let (pa, rw, event) = physical_columns(&r, &names);
+            let kind = r.kind().name();
+            let ns = r.tick as f64 * sel.tick_ns;
+            let (tick, board) = (r.tick, r.board());
             if args.csv {
-                writeln!(
-                    out,
-                    "{ns:.3},{},{},{pa},{rw},{},{event}",
-                    r.tick,
-                    r.board(),
-                    kind.name()
-                )?;
+                writeln!(out, "{ns:.3},{tick},{board},{pa},{rw},{kind},{event}")?;
             } else {
                 writeln!(
                     out,
-                    "{ns:>16.3} {:>14} {:>5} {pa:>14} {rw:>2} {:<9} {event}",
-                    r.tick,
-                    r.board(),
-                    kind.name()
+                    "{ns:>16.3} {tick:>14} {board:>5} {pa:>14} {rw:>2} {kind:<9} {event}"
                 )?;
             }
         }
-        out.flush()
-    })();
-    match result {
-        // `hmtt dump | head` closes the pipe early: not an error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => r.context("writing the dump"),
-    }
+        Ok(())
+    })
 }
 
 /// A virtual trace (format.md §12): the physical columns plus source
@@ -172,26 +220,10 @@ fn run_virtual(args: &Args, bytes: &[u8]) -> anyhow::Result<()> {
     use hmtt_format::vtrace::VtraceView;
     let view = VtraceView::new_checked(bytes)
         .with_context(|| format!("{}: not a usable virtual trace file", args.trace.display()))?;
-    let mut names = view.names().clone();
-    if args.events.is_some() {
-        names
-            .names
-            .extend(crate::cmd::merge::load_names(args.events.as_deref(), &[])?.names);
-    }
-    let h = view.header().clone();
-    let tick_ns = f64::from(h.tick_ps) / 1000.0;
-    let to_tick = |ns: f64| {
-        if tick_ns > 0.0 {
-            (ns / tick_ns).max(0.0) as u64
-        } else {
-            0
-        }
-    };
-    let start = args.from_ns.map_or(0, |ns| view.seek_tick(to_tick(ns)));
-    let end_tick = args.to_ns.map(to_tick);
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let result = (|| -> std::io::Result<()> {
+    let names = event_names(args, view.names())?;
+    let mut sel = Selection::new(args, view.header().tick_ps);
+    let start = sel.start_tick().map_or(0, |t| view.seek_tick(t));
+    to_stdout(|out| {
         if args.csv {
             writeln!(
                 out,
@@ -204,68 +236,38 @@ fn run_virtual(args: &Args, bytes: &[u8]) -> anyhow::Result<()> {
                 "time_ns", "tick", "board", "pa", "rw", "kind", "source", "pid", "va", "miss"
             )?;
         }
-        let mut n = 0u64;
         for v in view.records_from(start) {
-            if end_tick.is_some_and(|e| v.tick >= e) || args.limit.is_some_and(|l| n >= l) {
-                break;
-            }
-            if args.board.is_some_and(|b| b != v.board()) || (args.accesses_only && !v.is_access())
-            {
-                continue;
-            }
-            n += 1;
             let r = v.physical();
-            let kind = r.kind();
-            let (pa, rw, source, event) = match kind {
-                RecordKind::Read | RecordKind::Write => (
-                    format!("{:#x}", r.pa()),
-                    if kind == RecordKind::Write { "W" } else { "R" },
-                    if v.is_dma() { "dma" } else { "cpu" },
-                    String::new(),
-                ),
-                RecordKind::Tag { write } => (
-                    String::new(),
-                    if write { "W" } else { "R" },
-                    "",
-                    event_name(r.value() as u32, &names),
-                ),
-                RecordKind::Cmd => (String::new(), "", "", event_name(r.value() as u32, &names)),
-                RecordKind::Lost => (String::new(), "", "", format!("{} references", r.value())),
-                RecordKind::GapBegin | RecordKind::GapEnd => (
-                    String::new(),
-                    "",
-                    "",
-                    format!("{} packets missing", r.value()),
-                ),
-                RecordKind::Reserved(_) => (String::new(), "", "", String::new()),
+            match sel.pick(&r) {
+                Pick::Stop => break,
+                Pick::Skip => continue,
+                Pick::Print => {}
+            }
+            let (pa, rw, event) = physical_columns(&r, &names);
+            let source = match (r.is_access(), v.is_dma()) {
+                (false, _) => "",
+                (true, true) => "dma",
+                (true, false) => "cpu",
             };
             let (pid, va) = v.owner().map_or((String::new(), String::new()), |(p, a)| {
                 (p.to_string(), format!("{a:#x}"))
             });
             let miss = v.miss().map_or("", |m| m.name());
-            let ns = r.tick as f64 * tick_ns;
+            let kind = r.kind().name();
+            let ns = r.tick as f64 * sel.tick_ns;
+            let (tick, board) = (r.tick, r.board());
             if args.csv {
                 writeln!(
                     out,
-                    "{ns:.3},{},{},{pa},{rw},{},{source},{pid},{va},{miss},{event}",
-                    r.tick,
-                    r.board(),
-                    kind.name()
+                    "{ns:.3},{tick},{board},{pa},{rw},{kind},{source},{pid},{va},{miss},{event}"
                 )?;
             } else {
                 writeln!(
                     out,
-                    "{ns:>16.3} {:>14} {:>5} {pa:>14} {rw:>2} {:<9} {source:<6} {pid:>7} {va:>18} {miss:<8} {event}",
-                    r.tick,
-                    r.board(),
-                    kind.name()
+                    "{ns:>16.3} {tick:>14} {board:>5} {pa:>14} {rw:>2} {kind:<9} {source:<6} {pid:>7} {va:>18} {miss:<8} {event}"
                 )?;
             }
         }
-        out.flush()
-    })();
-    match result {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => r.context("writing the dump"),
-    }
+        Ok(())
+    })
 }

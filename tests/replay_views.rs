@@ -8,44 +8,17 @@ use std::collections::HashSet;
 
 use hmtt_format::trace::TraceRecord;
 use hmtt_merge::replay::{Miss, ReplayFilter, Replayer, Unplaced, VirtualRef};
-use hmtt_merge::synth;
-use hmtt_merge::{merge, CaptureSet, MergeOptions, VecSink};
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
 use hmtt_sim::truth::{RefKind, TruthRecord};
 use hmtt_sim::workload::Workload;
 
-/// The run's packets as capture files, merged.
-fn merged(out: &SimOutput, cfg: &SimConfig) -> Vec<TraceRecord> {
-    merged_without(out, cfg, &HashSet::new())
-}
+mod support;
+use support::merged;
 
-/// The same without the packets `drop` names by (board, seq).
-fn merged_without(out: &SimOutput, cfg: &SimConfig, drop: &HashSet<(u8, u64)>) -> Vec<TraceRecord> {
-    let mut files = Vec::new();
-    for (bi, packets) in out.packets.iter().enumerate() {
-        let c = &out.board_configs[bi];
-        for port in 0..c.ports {
-            let mut f = synth::capture_header(c.board_id, port, c.geometry, c.tick_ps)
-                .emit()
-                .to_vec();
-            for p in packets
-                .iter()
-                .filter(|p| p.port == port && !drop.contains(&(c.board_id, p.seq)))
-            {
-                synth::append_record(&mut f, 0, &p.bytes).unwrap();
-            }
-            files.push((format!("b{}p{port}", c.board_id), f));
-        }
-    }
-    let set = CaptureSet::from_memory(files, u64::MAX).unwrap();
-    let opts = MergeOptions {
-        interleave_shift: (cfg.boards > 1).then_some(cfg.interleave_shift),
-        ..Default::default()
-    };
-    let mut sink = VecSink::default();
-    merge(&set, &opts, &mut sink, &mut |_| {}).unwrap();
-    sink.0
+/// The run's packets as capture files, merged.
+fn merged_all(out: &SimOutput, cfg: &SimConfig) -> Vec<TraceRecord> {
+    merged(out, cfg, &HashSet::new())
 }
 
 fn event(out: &SimOutput, name: &str) -> u32 {
@@ -110,7 +83,7 @@ fn the_window_between_two_named_events_is_exactly_the_truth_between_their_tags()
             .boards(boards)
             .ports(2);
         let out = simulate(&cfg).unwrap();
-        let trace = merged(&out, &cfg);
+        let trace = merged_all(&out, &cfg);
         let total = out
             .truth
             .iter()
@@ -176,7 +149,7 @@ fn miss_classes_agree_with_the_ground_truth_kinds() {
         .boards(2)
         .ports(2);
     let out = simulate(&cfg).unwrap();
-    let trace = merged(&out, &cfg);
+    let trace = merged_all(&out, &cfg);
     let got = replay(&out, &trace, ReplayFilter::default());
     let truth: Vec<_> = out
         .truth
@@ -238,7 +211,7 @@ fn with_packets_dropped_the_report_names_the_lost_windows() {
                 .map(move |p| (board, p.seq))
         })
         .collect();
-    let trace = merged_without(&out, &cfg, &drop);
+    let trace = merged(&out, &cfg, &drop);
     let mut r = Replayer::new(&out.klog, ReplayFilter::default());
     let mut refs = Vec::new();
     r.run(&trace[..], &mut |v| refs.push(*v));

@@ -7,6 +7,7 @@ pub mod capture;
 pub mod command;
 pub mod config;
 pub mod geometry;
+pub mod indexed;
 pub mod klog;
 pub mod mapping;
 pub mod packet;

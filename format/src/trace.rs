@@ -5,8 +5,18 @@
 //! 8-byte aligned, so a reader can map the file and index it directly.
 //!
 //! `TraceView` is a zero-copy view over the whole file (after one check no
-//! accessor panics); `TraceHeader`, `TraceRecord`, `IndexEntry` and
-//! `NameTable` have symmetric parse/emit. Pure: no I/O here.
+//! accessor panics); `TraceHeader` and `TraceRecord` have symmetric
+//! parse/emit. The layout shared with the virtual trace (header fields,
+//! index, names, the checks) lives in [`crate::indexed`]. Pure: no I/O here.
+
+use crate::indexed::{
+    put_u64, u64_at, CommonHeader, FileHeader, FileRecord, FileType, IndexedView, Timed,
+    TraceFileError,
+};
+pub use crate::indexed::{
+    IndexBuilder, IndexEntry, NameTable, TraceFileError as TraceError, FLAG_COMPLETE,
+    INDEX_ENTRY_LEN,
+};
 
 /// "HMTTTRC\0".
 pub const MAGIC: [u8; 8] = *b"HMTTTRC\0";
@@ -16,14 +26,10 @@ pub const VERSION: u16 = 1;
 pub const HEADER_LEN: usize = 128;
 /// Length of a physical-trace record.
 pub const RECORD_LEN: usize = 16;
-/// Length of one time-index entry.
-pub const INDEX_ENTRY_LEN: usize = 16;
 /// Default number of records between two index entries.
 pub const DEFAULT_INDEX_STRIDE: u64 = 4096;
 /// File extension.
 pub const EXTENSION: &str = "hmtttrace";
-/// Header flag: the writer finished and the counts, index and names are valid.
-pub const FLAG_COMPLETE: u16 = 1;
 
 /// Largest value a record carries (50 bits).
 pub const VALUE_MAX: u64 = (1 << 50) - 1;
@@ -31,27 +37,22 @@ const KIND_MASK: u64 = 0xf;
 const VALUE_SHIFT: u32 = 6;
 const BOARD_SHIFT: u32 = 56;
 
+/// The physical trace among the indexed files.
+const FILE: FileType = FileType {
+    name: "trace",
+    magic: MAGIC,
+    version: VERSION,
+    header_len: HEADER_LEN,
+    record_len: RECORD_LEN,
+};
+
+/// Offsets of this file type's own header fields and of its record fields.
 mod field {
     use core::ops::Range;
-    pub const MAGIC: Range<usize> = 0..8;
-    pub const VERSION: Range<usize> = 8..10;
-    pub const HEADER_LEN: Range<usize> = 10..12;
-    pub const RECORD_LEN: Range<usize> = 12..14;
-    pub const FLAGS: Range<usize> = 14..16;
-    pub const RECORD_COUNT: Range<usize> = 16..24;
-    pub const INDEX_OFFSET: Range<usize> = 24..32;
-    pub const INDEX_COUNT: Range<usize> = 32..40;
-    pub const INDEX_STRIDE: Range<usize> = 40..48;
-    pub const FIRST_TICK: Range<usize> = 48..56;
-    pub const LAST_TICK: Range<usize> = 56..64;
-    pub const START_NS: Range<usize> = 64..72;
-    pub const TICK_PS: Range<usize> = 72..74;
     pub const ROW_BITS: usize = 74;
     pub const RANK_BANK: usize = 75;
     pub const COL_LINE_BITS: usize = 76;
     pub const BOARDS: usize = 77;
-    pub const NAMES_OFFSET: Range<usize> = 80..88;
-    pub const NAMES_LEN: Range<usize> = 88..96;
     pub const PACKETS: Range<usize> = 96..104;
     pub const PACKETS_MISSING: Range<usize> = 104..112;
     pub const PACKETS_DUPLICATE: Range<usize> = 112..120;
@@ -59,38 +60,6 @@ mod field {
 
     pub const REC_TICK: Range<usize> = 0..8;
     pub const REC_PACKED: Range<usize> = 8..16;
-}
-
-fn u16_at(b: &[u8], r: core::ops::Range<usize>) -> u16 {
-    u16::from_le_bytes([b[r.start], b[r.start + 1]])
-}
-fn u64_at(b: &[u8], r: core::ops::Range<usize>) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[r]);
-    u64::from_le_bytes(a)
-}
-
-/// Why a trace file cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TraceError {
-    #[error("file of {0} bytes is too short for a trace header")]
-    TooShort(usize),
-    #[error("not an hmtt trace file (magic {0:02x?})")]
-    BadMagic([u8; 8]),
-    #[error("trace file version {0} is not supported (this build reads version {VERSION})")]
-    BadVersion(u16),
-    #[error("trace header length {0} is invalid")]
-    BadHeaderLen(u16),
-    #[error("trace record length {0} is not supported (this build reads {RECORD_LEN})")]
-    BadRecordLen(u16),
-    #[error("trace claims {count} records but the file holds room for {room}")]
-    BadRecordCount { count: u64, room: u64 },
-    #[error("trace index ({count} entries at offset {offset}) lies outside the file")]
-    BadIndex { offset: u64, count: u64 },
-    #[error(
-        "trace name table ({len} bytes at offset {offset}) lies outside the file or is malformed"
-    )]
-    BadNames { offset: u64, len: u64 },
 }
 
 /// What a record says.
@@ -294,25 +263,10 @@ pub fn records_in_bytes_mut(bytes: &mut [u8]) -> Option<&mut [TraceRecord]> {
     })
 }
 
-/// One time-index entry: record `record` is the first with its tick.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IndexEntry {
-    pub tick: u64,
-    pub record: u64,
-}
-
-impl IndexEntry {
-    pub fn emit(&self) -> [u8; INDEX_ENTRY_LEN] {
-        let mut b = [0u8; INDEX_ENTRY_LEN];
-        b[0..8].copy_from_slice(&self.tick.to_le_bytes());
-        b[8..16].copy_from_slice(&self.record.to_le_bytes());
-        b
-    }
-    pub fn parse(b: &[u8]) -> IndexEntry {
-        IndexEntry {
-            tick: u64_at(b, 0..8),
-            record: u64_at(b, 8..16),
-        }
+impl Timed for TraceRecord {
+    #[inline]
+    fn tick(&self) -> u64 {
+        self.tick
     }
 }
 
@@ -346,322 +300,85 @@ impl TraceHeader {
         self.flags & FLAG_COMPLETE != 0
     }
 
-    /// Parses the header; returns it and its length.
-    pub fn parse(b: &[u8]) -> Result<(TraceHeader, usize), TraceError> {
-        if b.len() < HEADER_LEN {
-            return Err(TraceError::TooShort(b.len()));
-        }
-        let magic: [u8; 8] = b[field::MAGIC].try_into().expect("8 bytes");
-        if magic != MAGIC {
-            return Err(TraceError::BadMagic(magic));
-        }
-        let version = u16_at(b, field::VERSION);
-        if version != VERSION {
-            return Err(TraceError::BadVersion(version));
-        }
-        let hlen = u16_at(b, field::HEADER_LEN);
-        if usize::from(hlen) < HEADER_LEN || usize::from(hlen) > b.len() || !hlen.is_multiple_of(8)
-        {
-            return Err(TraceError::BadHeaderLen(hlen));
-        }
-        let rlen = u16_at(b, field::RECORD_LEN);
-        if usize::from(rlen) != RECORD_LEN {
-            return Err(TraceError::BadRecordLen(rlen));
-        }
-        Ok((
-            TraceHeader {
-                flags: u16_at(b, field::FLAGS),
-                record_count: u64_at(b, field::RECORD_COUNT),
-                index_offset: u64_at(b, field::INDEX_OFFSET),
-                index_count: u64_at(b, field::INDEX_COUNT),
-                index_stride: u64_at(b, field::INDEX_STRIDE),
-                first_tick: u64_at(b, field::FIRST_TICK),
-                last_tick: u64_at(b, field::LAST_TICK),
-                start_ns: u64_at(b, field::START_NS),
-                tick_ps: u16_at(b, field::TICK_PS),
-                geometry_bytes: (
-                    b[field::ROW_BITS],
-                    b[field::RANK_BANK],
-                    b[field::COL_LINE_BITS],
-                ),
-                boards: b[field::BOARDS],
-                names_offset: u64_at(b, field::NAMES_OFFSET),
-                names_len: u64_at(b, field::NAMES_LEN),
-                packets: u64_at(b, field::PACKETS),
-                packets_missing: u64_at(b, field::PACKETS_MISSING),
-                packets_duplicate: u64_at(b, field::PACKETS_DUPLICATE),
-                packets_rejected: u64_at(b, field::PACKETS_REJECTED),
-            },
-            usize::from(hlen),
-        ))
-    }
-
     pub fn emit(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
-        let put = |b: &mut [u8; HEADER_LEN], r: core::ops::Range<usize>, v: u64| {
-            b[r].copy_from_slice(&v.to_le_bytes())
-        };
-        b[field::MAGIC].copy_from_slice(&MAGIC);
-        b[field::VERSION].copy_from_slice(&VERSION.to_le_bytes());
-        b[field::HEADER_LEN].copy_from_slice(&(HEADER_LEN as u16).to_le_bytes());
-        b[field::RECORD_LEN].copy_from_slice(&(RECORD_LEN as u16).to_le_bytes());
-        b[field::FLAGS].copy_from_slice(&self.flags.to_le_bytes());
-        put(&mut b, field::RECORD_COUNT, self.record_count);
-        put(&mut b, field::INDEX_OFFSET, self.index_offset);
-        put(&mut b, field::INDEX_COUNT, self.index_count);
-        put(&mut b, field::INDEX_STRIDE, self.index_stride);
-        put(&mut b, field::FIRST_TICK, self.first_tick);
-        put(&mut b, field::LAST_TICK, self.last_tick);
-        put(&mut b, field::START_NS, self.start_ns);
-        b[field::TICK_PS].copy_from_slice(&self.tick_ps.to_le_bytes());
+        self.common().emit(&FILE, &mut b);
         b[field::ROW_BITS] = self.geometry_bytes.0;
         b[field::RANK_BANK] = self.geometry_bytes.1;
         b[field::COL_LINE_BITS] = self.geometry_bytes.2;
         b[field::BOARDS] = self.boards;
-        put(&mut b, field::NAMES_OFFSET, self.names_offset);
-        put(&mut b, field::NAMES_LEN, self.names_len);
-        put(&mut b, field::PACKETS, self.packets);
-        put(&mut b, field::PACKETS_MISSING, self.packets_missing);
-        put(&mut b, field::PACKETS_DUPLICATE, self.packets_duplicate);
-        put(&mut b, field::PACKETS_REJECTED, self.packets_rejected);
+        put_u64(&mut b, field::PACKETS, self.packets);
+        put_u64(&mut b, field::PACKETS_MISSING, self.packets_missing);
+        put_u64(&mut b, field::PACKETS_DUPLICATE, self.packets_duplicate);
+        put_u64(&mut b, field::PACKETS_REJECTED, self.packets_rejected);
         b
     }
 
     /// Converts ticks to nanoseconds with this trace's tick length.
     pub fn ticks_to_ns(&self, ticks: u64) -> f64 {
-        ticks as f64 * f64::from(self.tick_ps) / 1000.0
+        self.common().ticks_to_ns(ticks)
     }
 }
 
-/// Event names carried in the trace: `(index, name)` pairs.
-///
-/// Encoding: repeated `u32 index, u16 length, length bytes of UTF-8`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct NameTable {
-    pub names: Vec<(u32, String)>,
-}
+impl FileHeader for TraceHeader {
+    fn parse(b: &[u8]) -> Result<(TraceHeader, usize), TraceFileError> {
+        let (c, len) = CommonHeader::parse(&FILE, b)?;
+        let header = TraceHeader {
+            flags: c.flags,
+            record_count: c.record_count,
+            index_offset: c.index_offset,
+            index_count: c.index_count,
+            index_stride: c.index_stride,
+            first_tick: c.first_tick,
+            last_tick: c.last_tick,
+            start_ns: c.start_ns,
+            tick_ps: c.tick_ps,
+            geometry_bytes: (
+                b[field::ROW_BITS],
+                b[field::RANK_BANK],
+                b[field::COL_LINE_BITS],
+            ),
+            boards: b[field::BOARDS],
+            names_offset: c.names_offset,
+            names_len: c.names_len,
+            packets: u64_at(b, field::PACKETS),
+            packets_missing: u64_at(b, field::PACKETS_MISSING),
+            packets_duplicate: u64_at(b, field::PACKETS_DUPLICATE),
+            packets_rejected: u64_at(b, field::PACKETS_REJECTED),
+        };
+        Ok((header, len))
+    }
 
-impl NameTable {
-    pub fn emit(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        for (index, name) in &self.names {
-            let bytes = &name.as_bytes()[..name.len().min(u16::MAX as usize)];
-            out.extend_from_slice(&index.to_le_bytes());
-            out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
-            out.extend_from_slice(bytes);
+    fn common(&self) -> CommonHeader {
+        CommonHeader {
+            flags: self.flags,
+            record_count: self.record_count,
+            index_offset: self.index_offset,
+            index_count: self.index_count,
+            index_stride: self.index_stride,
+            first_tick: self.first_tick,
+            last_tick: self.last_tick,
+            start_ns: self.start_ns,
+            tick_ps: self.tick_ps,
+            names_offset: self.names_offset,
+            names_len: self.names_len,
         }
-        out
     }
-    /// `None` if the bytes are malformed.
-    pub fn parse(mut b: &[u8]) -> Option<NameTable> {
-        let mut names = Vec::new();
-        while !b.is_empty() {
-            if b.len() < 6 {
-                return None;
-            }
-            let index = u32::from_le_bytes(b[0..4].try_into().ok()?);
-            let len = usize::from(u16::from_le_bytes([b[4], b[5]]));
-            let name = b.get(6..6 + len)?;
-            names.push((index, String::from_utf8_lossy(name).into_owned()));
-            b = &b[6 + len..];
-        }
-        Some(NameTable { names })
-    }
-    /// The name of event `index`, if any.
-    pub fn get(&self, index: u32) -> Option<&str> {
-        self.names
-            .iter()
-            .find(|(i, _)| *i == index)
-            .map(|(_, n)| n.as_str())
+
+    fn set_counts(&mut self, read: &CommonHeader) {
+        (self.record_count, self.index_count, self.names_len) =
+            (read.record_count, read.index_count, read.names_len);
     }
 }
 
 /// A checked view of a whole trace file in memory (a map, typically).
-#[derive(Debug, Clone)]
-pub struct TraceView<'a> {
-    header: TraceHeader,
-    records: &'a [u8],
-    index: &'a [u8],
-    names: NameTable,
-}
+pub type TraceView<'a> = IndexedView<'a, TraceHeader, TraceRecord>;
 
-impl<'a> TraceView<'a> {
-    /// Checks the header and that every section lies inside `data`. A file
-    /// whose writer did not finish (no FLAG_COMPLETE) is read up to its last
-    /// whole record, without index or names.
-    pub fn new_checked(data: &'a [u8]) -> Result<TraceView<'a>, TraceError> {
-        let (mut header, hlen) = TraceHeader::parse(data)?;
-        let body = &data[hlen..];
-        if !header.is_complete() {
-            let n = body.len() / RECORD_LEN;
-            header.record_count = n as u64;
-            header.index_count = 0;
-            header.names_len = 0;
-            return Ok(TraceView {
-                header,
-                records: &body[..n * RECORD_LEN],
-                index: &[],
-                names: NameTable::default(),
-            });
-        }
-        let room = (body.len() / RECORD_LEN) as u64;
-        if header.record_count > room {
-            return Err(TraceError::BadRecordCount {
-                count: header.record_count,
-                room,
-            });
-        }
-        let records = &body[..header.record_count as usize * RECORD_LEN];
-        let index = header
-            .index_count
-            .checked_mul(INDEX_ENTRY_LEN as u64)
-            .and_then(|len| {
-                let end = header.index_offset.checked_add(len)?;
-                data.get(usize::try_from(header.index_offset).ok()?..usize::try_from(end).ok()?)
-            })
-            .ok_or(TraceError::BadIndex {
-                offset: header.index_offset,
-                count: header.index_count,
-            })?;
-        let bad_names = TraceError::BadNames {
-            offset: header.names_offset,
-            len: header.names_len,
-        };
-        let names = if header.names_len == 0 {
-            NameTable::default()
-        } else {
-            let end = header
-                .names_offset
-                .checked_add(header.names_len)
-                .ok_or(bad_names.clone())?;
-            let bytes = usize::try_from(header.names_offset)
-                .ok()
-                .zip(usize::try_from(end).ok())
-                .and_then(|(s, e)| data.get(s..e))
-                .ok_or(bad_names.clone())?;
-            NameTable::parse(bytes).ok_or(bad_names)?
-        };
-        Ok(TraceView {
-            header,
-            records,
-            index,
-            names,
-        })
-    }
-
-    pub fn header(&self) -> &TraceHeader {
-        &self.header
-    }
-    pub fn names(&self) -> &NameTable {
-        &self.names
-    }
-    pub fn len(&self) -> usize {
-        self.records.len() / RECORD_LEN
-    }
-    pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
-    }
-    /// Record `i`; `None` past the end.
+impl FileRecord for TraceRecord {
+    const FILE: FileType = FILE;
     #[inline]
-    pub fn record(&self, i: usize) -> Option<TraceRecord> {
-        let b = self.records.get(i * RECORD_LEN..(i + 1) * RECORD_LEN)?;
-        Some(TraceRecord::parse(b.try_into().expect("16 bytes")))
-    }
-    /// The records from `start` on.
-    pub fn records_from(&self, start: usize) -> impl Iterator<Item = TraceRecord> + 'a {
-        let start = start.min(self.len()) * RECORD_LEN;
-        self.records[start..]
-            .chunks_exact(RECORD_LEN)
-            .map(|c| TraceRecord::parse(c.try_into().expect("16 bytes")))
-    }
-    pub fn records(&self) -> impl Iterator<Item = TraceRecord> + 'a {
-        self.records_from(0)
-    }
-    /// The time-index entries.
-    pub fn index(&self) -> impl Iterator<Item = IndexEntry> + 'a {
-        self.index
-            .chunks_exact(INDEX_ENTRY_LEN)
-            .map(IndexEntry::parse)
-    }
-    fn index_entry(&self, i: usize) -> IndexEntry {
-        IndexEntry::parse(&self.index[i * INDEX_ENTRY_LEN..(i + 1) * INDEX_ENTRY_LEN])
-    }
-    fn tick_at(&self, i: usize) -> u64 {
-        u64_at(&self.records[i * RECORD_LEN..], field::REC_TICK)
-    }
-
-    /// Position of the first record with `tick >= t` (`len()` if none): the
-    /// index narrows the search to one stride, then a binary search inside.
-    pub fn seek_tick(&self, t: u64) -> usize {
-        let n_index = self.index.len() / INDEX_ENTRY_LEN;
-        let (mut lo, mut hi) = (0usize, self.len());
-        if n_index > 0 {
-            // Last index entry with tick < t bounds the start from below; the
-            // next entry (tick >= t) bounds it from above.
-            let (mut a, mut b) = (0usize, n_index);
-            while a < b {
-                let m = (a + b) / 2;
-                if self.index_entry(m).tick < t {
-                    a = m + 1;
-                } else {
-                    b = m;
-                }
-            }
-            if a > 0 {
-                lo = (self.index_entry(a - 1).record as usize).min(hi);
-            }
-            if a < n_index {
-                hi = (self.index_entry(a).record as usize).min(hi);
-            }
-        }
-        while lo < hi {
-            let m = (lo + hi) / 2;
-            if self.tick_at(m) < t {
-                lo = m + 1;
-            } else {
-                hi = m;
-            }
-        }
-        lo
-    }
-}
-
-/// Builds the time index while records stream out: call `push` with each
-/// record's position and tick, in order.
-#[derive(Debug, Clone)]
-pub struct IndexBuilder {
-    stride: u64,
-    entries: Vec<IndexEntry>,
-}
-
-impl IndexBuilder {
-    pub fn new(stride: u64) -> IndexBuilder {
-        IndexBuilder {
-            stride: stride.max(1),
-            entries: Vec::new(),
-        }
-    }
-    pub fn stride(&self) -> u64 {
-        self.stride
-    }
-    /// Records `[first, first + ticks.len())` were written with these ticks.
-    #[inline]
-    pub fn push_block(&mut self, first: u64, records: &[TraceRecord]) {
-        let end = first + records.len() as u64;
-        let mut next = first.div_ceil(self.stride) * self.stride;
-        while next < end {
-            self.entries.push(IndexEntry {
-                tick: records[(next - first) as usize].tick,
-                record: next,
-            });
-            next += self.stride;
-        }
-    }
-    pub fn entries(&self) -> &[IndexEntry] {
-        &self.entries
-    }
-    pub fn emit(&self) -> Vec<u8> {
-        self.entries.iter().flat_map(|e| e.emit()).collect()
+    fn parse_bytes(b: &[u8]) -> TraceRecord {
+        TraceRecord::parse(b.try_into().expect("16 bytes"))
     }
 }
 
@@ -770,42 +487,27 @@ mod tests {
 
     #[test]
     fn bad_files_are_refused_with_a_reason() {
+        // The checks themselves are `indexed`'s; here, that they name this file.
         let recs = [TraceRecord::access(1, 0, false, 64)];
         let f = file(&recs, 4096, &NameTable::default());
-        assert!(matches!(
-            TraceView::new_checked(&f[..10]),
-            Err(TraceError::TooShort(10))
-        ));
-        let mut bad = f.clone();
-        bad[0] = b'X';
-        assert!(matches!(
-            TraceView::new_checked(&bad),
-            Err(TraceError::BadMagic(_))
-        ));
-        let mut bad = f.clone();
-        bad[8] = 2;
-        assert!(matches!(
-            TraceView::new_checked(&bad),
-            Err(TraceError::BadVersion(2))
-        ));
         let mut bad = f.clone();
         bad[12] = 32;
-        assert!(matches!(
-            TraceView::new_checked(&bad),
-            Err(TraceError::BadRecordLen(32))
-        ));
+        assert_eq!(
+            TraceView::new_checked(&bad).unwrap_err(),
+            TraceError::BadRecordLen {
+                file: "trace",
+                len: 32,
+                supported: 16
+            }
+        );
+        let mut vtrace = crate::vtrace::VtraceHeader::default().emit().to_vec();
+        vtrace.extend_from_slice(&[0; 64]);
+        let msg = TraceView::new_checked(&vtrace).unwrap_err().to_string();
+        assert!(msg.starts_with("not an hmtt trace file"), "{msg}");
         let mut bad = f.clone();
         bad[16..24].copy_from_slice(&5u64.to_le_bytes());
-        assert!(matches!(
-            TraceView::new_checked(&bad),
-            Err(TraceError::BadRecordCount { count: 5, .. })
-        ));
-        let mut bad = f.clone();
-        bad[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert!(matches!(
-            TraceView::new_checked(&bad),
-            Err(TraceError::BadIndex { .. })
-        ));
+        let msg = TraceView::new_checked(&bad).unwrap_err().to_string();
+        assert_eq!(msg, "trace claims 5 records but the file holds room for 2");
     }
 
     #[test]
@@ -861,12 +563,6 @@ mod tests {
             let bytes = records_as_bytes(&recs, &mut scratch).to_vec();
             let emitted: Vec<u8> = recs.iter().flat_map(|r| r.to_bytes()).collect();
             prop_assert_eq!(bytes, emitted);
-        }
-
-        #[test]
-        fn names_round_trip(names in proptest::collection::vec((any::<u32>(), "[a-z_]{0,20}"), 0..20)) {
-            let t = NameTable { names };
-            prop_assert_eq!(NameTable::parse(&t.emit()), Some(t));
         }
     }
 }

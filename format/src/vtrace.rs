@@ -8,9 +8,17 @@
 //!
 //! `VtraceView` is a zero-copy view over the whole file (after one check no
 //! accessor panics); `VtraceHeader` and `VirtualRecord` have symmetric
-//! parse/emit. Pure: no I/O here.
+//! parse/emit. The layout shared with the physical trace (header fields,
+//! index, names, the checks) lives in [`crate::indexed`]. Pure: no I/O here.
 
-use crate::trace::{IndexEntry, NameTable, RecordKind, TraceRecord, INDEX_ENTRY_LEN};
+use crate::indexed::{
+    put_u64, u32_at, u64_at, CommonHeader, FileHeader, FileRecord, FileType, IndexedView, Timed,
+    TraceFileError,
+};
+pub use crate::indexed::{
+    IndexBuilder, IndexEntry, NameTable, TraceFileError as VtraceError, FLAG_COMPLETE,
+};
+use crate::trace::{RecordKind, TraceRecord};
 
 /// "HMTTVTR\0".
 pub const MAGIC: [u8; 8] = *b"HMTTVTR\0";
@@ -24,8 +32,6 @@ pub const RECORD_LEN: usize = 32;
 pub const DEFAULT_INDEX_STRIDE: u64 = 4096;
 /// File extension.
 pub const EXTENSION: &str = "hmttvtrace";
-/// Header flag: the writer finished and the counts, index and names are valid.
-pub const FLAG_COMPLETE: u16 = 1;
 /// Header flag: a view (pid, range or event window) selected the references;
 /// the others of the trace are not in the file.
 pub const FLAG_SELECTION: u16 = 2;
@@ -38,24 +44,19 @@ pub const REF_DMA: u8 = 2;
 const MISS_SHIFT: u32 = 2;
 const MISS_MASK: u8 = 3 << MISS_SHIFT;
 
+/// The virtual trace among the indexed files.
+const FILE: FileType = FileType {
+    name: "virtual trace",
+    magic: MAGIC,
+    version: VERSION,
+    header_len: HEADER_LEN,
+    record_len: RECORD_LEN,
+};
+
+/// Offsets of this file type's own header fields and of its record fields.
 mod field {
     use core::ops::Range;
-    pub const MAGIC: Range<usize> = 0..8;
-    pub const VERSION: Range<usize> = 8..10;
-    pub const HEADER_LEN: Range<usize> = 10..12;
-    pub const RECORD_LEN: Range<usize> = 12..14;
-    pub const FLAGS: Range<usize> = 14..16;
-    pub const RECORD_COUNT: Range<usize> = 16..24;
-    pub const INDEX_OFFSET: Range<usize> = 24..32;
-    pub const INDEX_COUNT: Range<usize> = 32..40;
-    pub const INDEX_STRIDE: Range<usize> = 40..48;
-    pub const FIRST_TICK: Range<usize> = 48..56;
-    pub const LAST_TICK: Range<usize> = 56..64;
-    pub const START_NS: Range<usize> = 64..72;
-    pub const TICK_PS: Range<usize> = 72..74;
     pub const BOARDS: usize = 74;
-    pub const NAMES_OFFSET: Range<usize> = 80..88;
-    pub const NAMES_LEN: Range<usize> = 88..96;
     pub const REFERENCES: Range<usize> = 96..104;
     pub const TRANSLATED: Range<usize> = 104..112;
     pub const LOG_PLACED: Range<usize> = 112..120;
@@ -66,45 +67,6 @@ mod field {
     pub const REC_VADDR: Range<usize> = 16..24;
     pub const REC_PID: Range<usize> = 24..28;
     pub const REC_FLAGS: usize = 28;
-}
-
-fn u16_at(b: &[u8], r: core::ops::Range<usize>) -> u16 {
-    u16::from_le_bytes([b[r.start], b[r.start + 1]])
-}
-fn u32_at(b: &[u8], r: core::ops::Range<usize>) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(&b[r]);
-    u32::from_le_bytes(a)
-}
-fn u64_at(b: &[u8], r: core::ops::Range<usize>) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[r]);
-    u64::from_le_bytes(a)
-}
-
-/// Why a virtual trace file cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum VtraceError {
-    #[error("file of {0} bytes is too short for a virtual trace header")]
-    TooShort(usize),
-    #[error("not an hmtt virtual trace file (magic {0:02x?})")]
-    BadMagic([u8; 8]),
-    #[error(
-        "virtual trace file version {0} is not supported (this build reads version {VERSION})"
-    )]
-    BadVersion(u16),
-    #[error("virtual trace header length {0} is invalid")]
-    BadHeaderLen(u16),
-    #[error("virtual trace record length {0} is not supported (this build reads {RECORD_LEN})")]
-    BadRecordLen(u16),
-    #[error("virtual trace claims {count} records but the file holds room for {room}")]
-    BadRecordCount { count: u64, room: u64 },
-    #[error("virtual trace index ({count} entries at offset {offset}) lies outside the file")]
-    BadIndex { offset: u64, count: u64 },
-    #[error(
-        "virtual trace name table ({len} bytes at offset {offset}) lies outside the file or is malformed"
-    )]
-    BadNames { offset: u64, len: u64 },
 }
 
 /// Why a reference has no (pid, virtual address).
@@ -277,6 +239,13 @@ impl VirtualRecord {
     }
 }
 
+impl Timed for VirtualRecord {
+    #[inline]
+    fn tick(&self) -> u64 {
+        self.tick
+    }
+}
+
 /// The header as plain values.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct VtraceHeader {
@@ -311,269 +280,77 @@ impl VtraceHeader {
         self.flags & FLAG_SELECTION != 0
     }
 
-    /// Parses the header; returns it and its length.
-    pub fn parse(b: &[u8]) -> Result<(VtraceHeader, usize), VtraceError> {
-        if b.len() < HEADER_LEN {
-            return Err(VtraceError::TooShort(b.len()));
-        }
-        let magic: [u8; 8] = b[field::MAGIC].try_into().expect("8 bytes");
-        if magic != MAGIC {
-            return Err(VtraceError::BadMagic(magic));
-        }
-        let version = u16_at(b, field::VERSION);
-        if version != VERSION {
-            return Err(VtraceError::BadVersion(version));
-        }
-        let hlen = u16_at(b, field::HEADER_LEN);
-        if usize::from(hlen) < HEADER_LEN || usize::from(hlen) > b.len() || !hlen.is_multiple_of(8)
-        {
-            return Err(VtraceError::BadHeaderLen(hlen));
-        }
-        let rlen = u16_at(b, field::RECORD_LEN);
-        if usize::from(rlen) != RECORD_LEN {
-            return Err(VtraceError::BadRecordLen(rlen));
-        }
-        Ok((
-            VtraceHeader {
-                flags: u16_at(b, field::FLAGS),
-                record_count: u64_at(b, field::RECORD_COUNT),
-                index_offset: u64_at(b, field::INDEX_OFFSET),
-                index_count: u64_at(b, field::INDEX_COUNT),
-                index_stride: u64_at(b, field::INDEX_STRIDE),
-                first_tick: u64_at(b, field::FIRST_TICK),
-                last_tick: u64_at(b, field::LAST_TICK),
-                start_ns: u64_at(b, field::START_NS),
-                tick_ps: u16_at(b, field::TICK_PS),
-                boards: b[field::BOARDS],
-                names_offset: u64_at(b, field::NAMES_OFFSET),
-                names_len: u64_at(b, field::NAMES_LEN),
-                references: u64_at(b, field::REFERENCES),
-                translated: u64_at(b, field::TRANSLATED),
-                log_placed: u64_at(b, field::LOG_PLACED),
-                log_unplaced: u64_at(b, field::LOG_UNPLACED),
-            },
-            usize::from(hlen),
-        ))
-    }
-
     pub fn emit(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
-        let put = |b: &mut [u8; HEADER_LEN], r: core::ops::Range<usize>, v: u64| {
-            b[r].copy_from_slice(&v.to_le_bytes())
-        };
-        b[field::MAGIC].copy_from_slice(&MAGIC);
-        b[field::VERSION].copy_from_slice(&VERSION.to_le_bytes());
-        b[field::HEADER_LEN].copy_from_slice(&(HEADER_LEN as u16).to_le_bytes());
-        b[field::RECORD_LEN].copy_from_slice(&(RECORD_LEN as u16).to_le_bytes());
-        b[field::FLAGS].copy_from_slice(&self.flags.to_le_bytes());
-        put(&mut b, field::RECORD_COUNT, self.record_count);
-        put(&mut b, field::INDEX_OFFSET, self.index_offset);
-        put(&mut b, field::INDEX_COUNT, self.index_count);
-        put(&mut b, field::INDEX_STRIDE, self.index_stride);
-        put(&mut b, field::FIRST_TICK, self.first_tick);
-        put(&mut b, field::LAST_TICK, self.last_tick);
-        put(&mut b, field::START_NS, self.start_ns);
-        b[field::TICK_PS].copy_from_slice(&self.tick_ps.to_le_bytes());
+        self.common().emit(&FILE, &mut b);
         b[field::BOARDS] = self.boards;
-        put(&mut b, field::NAMES_OFFSET, self.names_offset);
-        put(&mut b, field::NAMES_LEN, self.names_len);
-        put(&mut b, field::REFERENCES, self.references);
-        put(&mut b, field::TRANSLATED, self.translated);
-        put(&mut b, field::LOG_PLACED, self.log_placed);
-        put(&mut b, field::LOG_UNPLACED, self.log_unplaced);
+        put_u64(&mut b, field::REFERENCES, self.references);
+        put_u64(&mut b, field::TRANSLATED, self.translated);
+        put_u64(&mut b, field::LOG_PLACED, self.log_placed);
+        put_u64(&mut b, field::LOG_UNPLACED, self.log_unplaced);
         b
     }
 
     /// Converts ticks to nanoseconds with this trace's tick length.
     pub fn ticks_to_ns(&self, ticks: u64) -> f64 {
-        ticks as f64 * f64::from(self.tick_ps) / 1000.0
+        self.common().ticks_to_ns(ticks)
     }
 }
 
-/// Builds the time index while records stream out (the same index as the
-/// physical trace's: one `(tick, record)` entry every `stride` records).
-#[derive(Debug, Clone)]
-pub struct VtraceIndexBuilder {
-    stride: u64,
-    entries: Vec<IndexEntry>,
-}
+impl FileHeader for VtraceHeader {
+    fn parse(b: &[u8]) -> Result<(VtraceHeader, usize), TraceFileError> {
+        let (c, len) = CommonHeader::parse(&FILE, b)?;
+        let header = VtraceHeader {
+            flags: c.flags,
+            record_count: c.record_count,
+            index_offset: c.index_offset,
+            index_count: c.index_count,
+            index_stride: c.index_stride,
+            first_tick: c.first_tick,
+            last_tick: c.last_tick,
+            start_ns: c.start_ns,
+            tick_ps: c.tick_ps,
+            boards: b[field::BOARDS],
+            names_offset: c.names_offset,
+            names_len: c.names_len,
+            references: u64_at(b, field::REFERENCES),
+            translated: u64_at(b, field::TRANSLATED),
+            log_placed: u64_at(b, field::LOG_PLACED),
+            log_unplaced: u64_at(b, field::LOG_UNPLACED),
+        };
+        Ok((header, len))
+    }
 
-impl VtraceIndexBuilder {
-    pub fn new(stride: u64) -> VtraceIndexBuilder {
-        VtraceIndexBuilder {
-            stride: stride.max(1),
-            entries: Vec::new(),
+    fn common(&self) -> CommonHeader {
+        CommonHeader {
+            flags: self.flags,
+            record_count: self.record_count,
+            index_offset: self.index_offset,
+            index_count: self.index_count,
+            index_stride: self.index_stride,
+            first_tick: self.first_tick,
+            last_tick: self.last_tick,
+            start_ns: self.start_ns,
+            tick_ps: self.tick_ps,
+            names_offset: self.names_offset,
+            names_len: self.names_len,
         }
     }
-    pub fn stride(&self) -> u64 {
-        self.stride
-    }
-    /// Records `[first, first + records.len())` were written.
-    #[inline]
-    pub fn push_block(&mut self, first: u64, records: &[VirtualRecord]) {
-        let end = first + records.len() as u64;
-        let mut next = first.div_ceil(self.stride) * self.stride;
-        while next < end {
-            self.entries.push(IndexEntry {
-                tick: records[(next - first) as usize].tick,
-                record: next,
-            });
-            next += self.stride;
-        }
-    }
-    pub fn entries(&self) -> &[IndexEntry] {
-        &self.entries
-    }
-    pub fn emit(&self) -> Vec<u8> {
-        self.entries.iter().flat_map(|e| e.emit()).collect()
+
+    fn set_counts(&mut self, read: &CommonHeader) {
+        (self.record_count, self.index_count, self.names_len) =
+            (read.record_count, read.index_count, read.names_len);
     }
 }
 
 /// A checked view of a whole virtual trace file in memory (a map, typically).
-#[derive(Debug, Clone)]
-pub struct VtraceView<'a> {
-    header: VtraceHeader,
-    records: &'a [u8],
-    index: &'a [u8],
-    names: NameTable,
-}
+pub type VtraceView<'a> = IndexedView<'a, VtraceHeader, VirtualRecord>;
 
-impl<'a> VtraceView<'a> {
-    /// Checks the header and that every section lies inside `data`. A file
-    /// whose writer did not finish (no FLAG_COMPLETE) is read up to its last
-    /// whole record, without index or names.
-    pub fn new_checked(data: &'a [u8]) -> Result<VtraceView<'a>, VtraceError> {
-        let (mut header, hlen) = VtraceHeader::parse(data)?;
-        let body = &data[hlen..];
-        if !header.is_complete() {
-            let n = body.len() / RECORD_LEN;
-            header.record_count = n as u64;
-            header.index_count = 0;
-            header.names_len = 0;
-            return Ok(VtraceView {
-                header,
-                records: &body[..n * RECORD_LEN],
-                index: &[],
-                names: NameTable::default(),
-            });
-        }
-        let room = (body.len() / RECORD_LEN) as u64;
-        if header.record_count > room {
-            return Err(VtraceError::BadRecordCount {
-                count: header.record_count,
-                room,
-            });
-        }
-        let records = &body[..header.record_count as usize * RECORD_LEN];
-        let index = header
-            .index_count
-            .checked_mul(INDEX_ENTRY_LEN as u64)
-            .and_then(|len| {
-                let end = header.index_offset.checked_add(len)?;
-                data.get(usize::try_from(header.index_offset).ok()?..usize::try_from(end).ok()?)
-            })
-            .ok_or(VtraceError::BadIndex {
-                offset: header.index_offset,
-                count: header.index_count,
-            })?;
-        let bad_names = VtraceError::BadNames {
-            offset: header.names_offset,
-            len: header.names_len,
-        };
-        let names = if header.names_len == 0 {
-            NameTable::default()
-        } else {
-            let end = header
-                .names_offset
-                .checked_add(header.names_len)
-                .ok_or(bad_names.clone())?;
-            let bytes = usize::try_from(header.names_offset)
-                .ok()
-                .zip(usize::try_from(end).ok())
-                .and_then(|(s, e)| data.get(s..e))
-                .ok_or(bad_names.clone())?;
-            NameTable::parse(bytes).ok_or(bad_names)?
-        };
-        Ok(VtraceView {
-            header,
-            records,
-            index,
-            names,
-        })
-    }
-
-    pub fn header(&self) -> &VtraceHeader {
-        &self.header
-    }
-    pub fn names(&self) -> &NameTable {
-        &self.names
-    }
-    pub fn len(&self) -> usize {
-        self.records.len() / RECORD_LEN
-    }
-    pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
-    }
-    /// Record `i`; `None` past the end.
+impl FileRecord for VirtualRecord {
+    const FILE: FileType = FILE;
     #[inline]
-    pub fn record(&self, i: usize) -> Option<VirtualRecord> {
-        let b = self.records.get(i * RECORD_LEN..(i + 1) * RECORD_LEN)?;
-        Some(VirtualRecord::parse(b.try_into().expect("32 bytes")))
-    }
-    /// The records from `start` on.
-    pub fn records_from(&self, start: usize) -> impl Iterator<Item = VirtualRecord> + 'a {
-        let start = start.min(self.len()) * RECORD_LEN;
-        self.records[start..]
-            .chunks_exact(RECORD_LEN)
-            .map(|c| VirtualRecord::parse(c.try_into().expect("32 bytes")))
-    }
-    pub fn records(&self) -> impl Iterator<Item = VirtualRecord> + 'a {
-        self.records_from(0)
-    }
-    /// The time-index entries.
-    pub fn index(&self) -> impl Iterator<Item = IndexEntry> + 'a {
-        self.index
-            .chunks_exact(INDEX_ENTRY_LEN)
-            .map(IndexEntry::parse)
-    }
-    fn index_entry(&self, i: usize) -> IndexEntry {
-        IndexEntry::parse(&self.index[i * INDEX_ENTRY_LEN..(i + 1) * INDEX_ENTRY_LEN])
-    }
-    fn tick_at(&self, i: usize) -> u64 {
-        u64_at(&self.records[i * RECORD_LEN..], field::REC_TICK)
-    }
-
-    /// Position of the first record with `tick >= t` (`len()` if none): the
-    /// index narrows the search to one stride, then a binary search inside.
-    pub fn seek_tick(&self, t: u64) -> usize {
-        let n_index = self.index.len() / INDEX_ENTRY_LEN;
-        let (mut lo, mut hi) = (0usize, self.len());
-        if n_index > 0 {
-            let (mut a, mut b) = (0usize, n_index);
-            while a < b {
-                let m = (a + b) / 2;
-                if self.index_entry(m).tick < t {
-                    a = m + 1;
-                } else {
-                    b = m;
-                }
-            }
-            if a > 0 {
-                lo = (self.index_entry(a - 1).record as usize).min(hi);
-            }
-            if a < n_index {
-                hi = (self.index_entry(a).record as usize).min(hi);
-            }
-        }
-        while lo < hi {
-            let m = (lo + hi) / 2;
-            if self.tick_at(m) < t {
-                lo = m + 1;
-            } else {
-                hi = m;
-            }
-        }
-        lo
+    fn parse_bytes(b: &[u8]) -> VirtualRecord {
+        VirtualRecord::parse(b.try_into().expect("32 bytes"))
     }
 }
 
@@ -583,7 +360,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn file(records: &[VirtualRecord], stride: u64, names: &NameTable) -> Vec<u8> {
-        let mut idx = VtraceIndexBuilder::new(stride);
+        let mut idx = IndexBuilder::new(stride);
         idx.push_block(0, records);
         let index = idx.emit();
         let names_bytes = names.emit();
@@ -692,72 +469,31 @@ mod tests {
 
     #[test]
     fn bad_files_are_refused_with_a_reason() {
+        // The checks themselves are `indexed`'s; here, that they name this file.
         let recs: Vec<_> = (0..3).map(sample).collect();
         let f = file(&recs, 4096, &NameTable::default());
-        assert!(matches!(
-            VtraceView::new_checked(&f[..10]),
-            Err(VtraceError::TooShort(10))
-        ));
-        let mut bad = f.clone();
-        bad[0] = b'X';
-        assert!(matches!(
-            VtraceView::new_checked(&bad),
-            Err(VtraceError::BadMagic(_))
-        ));
         // A physical trace is not a virtual one.
         let mut phys = crate::trace::TraceHeader::default().emit().to_vec();
         phys.extend_from_slice(&[0; 64]);
-        assert!(matches!(
-            VtraceView::new_checked(&phys),
-            Err(VtraceError::BadMagic(m)) if m == crate::trace::MAGIC
-        ));
-        let mut bad = f.clone();
-        bad[8] = 2;
-        assert!(matches!(
-            VtraceView::new_checked(&bad),
-            Err(VtraceError::BadVersion(2))
-        ));
+        assert_eq!(
+            VtraceView::new_checked(&phys).unwrap_err(),
+            VtraceError::BadMagic {
+                file: "virtual trace",
+                magic: crate::trace::MAGIC
+            }
+        );
         let mut bad = f.clone();
         bad[12] = 16;
         assert!(matches!(
             VtraceView::new_checked(&bad),
-            Err(VtraceError::BadRecordLen(16))
-        ));
-        let mut bad = f.clone();
-        bad[10] = 12;
-        assert!(matches!(
-            VtraceView::new_checked(&bad),
-            Err(VtraceError::BadHeaderLen(12))
-        ));
-        let mut bad = f.clone();
-        bad[16..24].copy_from_slice(&5u64.to_le_bytes());
-        assert!(matches!(
-            VtraceView::new_checked(&bad),
-            Err(VtraceError::BadRecordCount { count: 5, room: 3 })
-        ));
-        let mut bad = f.clone();
-        bad[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert!(matches!(
-            VtraceView::new_checked(&bad),
-            Err(VtraceError::BadIndex { .. })
-        ));
-        let mut bad = f.clone();
-        bad[88..96].copy_from_slice(&3u64.to_le_bytes());
-        assert!(matches!(
-            VtraceView::new_checked(&bad),
-            Err(VtraceError::BadNames { .. })
-        ));
-        // A complete file cut short.
-        assert!(matches!(
-            VtraceView::new_checked(&f[..HEADER_LEN + RECORD_LEN + 5]),
-            Err(VtraceError::BadRecordCount { count: 3, room: 1 })
+            Err(VtraceError::BadRecordLen { len: 16, .. })
         ));
         let msg = VtraceView::new_checked(&f[..HEADER_LEN + RECORD_LEN + 5])
             .unwrap_err()
             .to_string();
-        assert!(
-            msg.contains("3 records") && msg.contains("room for 1"),
-            "{msg}"
+        assert_eq!(
+            msg,
+            "virtual trace claims 3 records but the file holds room for 1"
         );
     }
 

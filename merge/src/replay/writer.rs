@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use hmtt_format::trace::NameTable;
 use hmtt_format::vtrace::{
-    VirtualRecord, VtraceHeader, VtraceIndexBuilder, DEFAULT_INDEX_STRIDE, FLAG_COMPLETE,
-    FLAG_SELECTION, HEADER_LEN, RECORD_LEN,
+    IndexBuilder, VirtualRecord, VtraceHeader, DEFAULT_INDEX_STRIDE, FLAG_COMPLETE, FLAG_SELECTION,
+    HEADER_LEN, RECORD_LEN,
 };
 
 use super::ReplayReport;
@@ -36,7 +36,7 @@ pub struct VtraceWriter {
     path: PathBuf,
     out: File,
     staging: Vec<u8>,
-    index: VtraceIndexBuilder,
+    index: IndexBuilder,
     count: u64,
     first_tick: Option<u64>,
     last_tick: u64,
@@ -51,7 +51,7 @@ impl VtraceWriter {
             path: path.to_path_buf(),
             out,
             staging: Vec::with_capacity(STAGING_BYTES + 64 * 1024),
-            index: VtraceIndexBuilder::new(DEFAULT_INDEX_STRIDE),
+            index: IndexBuilder::new(DEFAULT_INDEX_STRIDE),
             count: 0,
             first_tick: None,
             last_tick: 0,

@@ -2,7 +2,8 @@
 //! measured in the same run on the same commands: iterating them in memory
 //! (the least any consumer does) and copying their bytes.
 //!
-//! `cargo bench -p hmtt-sim --bench board` (prints figures; no assertions).
+//! `cargo bench -p hmtt-sim --bench board` (prints figures; the only
+//! assertion is that both ways of feeding the board agree).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -118,12 +119,24 @@ fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> ((f64, f64), T) {
     ((best, best_cpu), last.expect("at least one run"))
 }
 
+/// Commands per `Board::commands` call (a DRAM simulator's or the
+/// machine's output buffer; `hmtt sim` hands over the whole stream).
+const SLICE: usize = 4096;
+
+/// The golden model on the whole stream: slices of [`SLICE`] commands
+/// through `Board::commands`, or one `Board::command` call per command.
 #[inline(never)]
-fn run_board(cfg: &BoardConfig, cmds: &[Command]) -> (usize, BoardCounters) {
+fn run_board(cfg: &BoardConfig, cmds: &[Command], one_by_one: bool) -> (usize, BoardCounters) {
     let mut b = Board::new(cfg.clone()).expect("valid config");
     let mut packets = Vec::new();
-    for c in cmds {
-        b.command(c).expect("ordered stream");
+    if one_by_one {
+        for c in cmds {
+            b.command(c).expect("ordered stream");
+        }
+    } else {
+        for s in cmds.chunks(SLICE) {
+            b.commands(s).expect("ordered stream");
+        }
     }
     b.finish();
     b.drain_packets(&mut packets);
@@ -164,7 +177,22 @@ fn main() {
             dst.extend_from_slice(black_box(&cmds[..]));
             dst.len()
         });
-        let (t_board, (packets, c)) = best_of(3, || run_board(&cfg, &cmds));
+        // HMTT_BENCH_WAY=slices|single runs one way only (profiling).
+        let way = std::env::var("HMTT_BENCH_WAY").unwrap_or_default();
+        let (t_board, (packets, c)) = best_of(if way == "single" { 1 } else { 3 }, || {
+            run_board(&cfg, &cmds, way == "single")
+        });
+        let t_single = if way.is_empty() {
+            let (t, (packets_single, c_single)) = best_of(3, || run_board(&cfg, &cmds, true));
+            assert_eq!(
+                (packets_single, &c_single),
+                (packets, &c),
+                "both ways give the same"
+            );
+            t
+        } else {
+            (f64::NAN, f64::NAN)
+        };
         let mcps = |t: f64| n as f64 / t / 1e6;
         println!(
             "\n{label}: {} ticks, {} references, {} dropped, {} packets",
@@ -182,6 +210,7 @@ fn main() {
         row("iterate commands in memory", t_iter);
         row("memcpy of the commands", t_copy);
         row("golden model (target >= 50)", t_board);
+        row("  same, one call per command", t_single);
         println!(
             "  golden model / iterate       : {:7.3} (wall) {:7.3} (CPU); memcpy {:.1} GB/s",
             t_iter.0 / t_board.0,

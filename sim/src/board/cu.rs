@@ -18,6 +18,12 @@ pub struct Mode {
 }
 
 impl Mode {
+    /// Whether references outside the config window become ACCESS events.
+    #[inline]
+    pub fn records_accesses(self) -> bool {
+        self.tracing && !self.tags_only
+    }
+
     /// The packet header flags for this mode (format.md §5).
     #[inline]
     pub fn header_flags(self) -> u8 {
@@ -69,6 +75,13 @@ impl ConfigUnit {
         &self.window
     }
 
+    /// The window as line indices: a line `l` is inside when
+    /// `l.wrapping_sub(first) < lines`.
+    #[inline]
+    pub fn window_range(&self) -> (u64, u64) {
+        (self.first_line, self.window_lines)
+    }
+
     /// Classifies a reference; an inner command changes the mode at once
     /// (the next reference, even in the same tick, sees the new mode).
     #[inline]
@@ -79,7 +92,7 @@ impl ConfigUnit {
         let inside = r.line.wrapping_sub(self.first_line) < self.window_lines;
         debug_assert_eq!(inside, self.window.contains(r.rank, r.row));
         if !inside {
-            return if self.mode.tracing && !self.mode.tags_only {
+            return if self.mode.records_accesses() {
                 CuOutcome::Access(BoardEvent::Access {
                     line: r.line,
                     write: r.write,

@@ -102,6 +102,23 @@ impl Dsmu {
         ((e >> self.row_shift) & ((1 << self.row_bits) - 1)) as u32
     }
 
+    /// The fields the fast path needs, borrowed once for a run of
+    /// commands.
+    #[inline(always)]
+    pub fn view(&mut self) -> DsmuView<'_> {
+        DsmuView {
+            row_shift: self.row_shift,
+            bank_shift: self.bank_shift,
+            rank_shift: self.rank_shift,
+            bank_bits: self.bank_bits,
+            rank_over: self.rank_over,
+            bank_over: self.bank_over,
+            row_over: self.row_over,
+            column_over: self.column_over,
+            entries: &mut self.entries,
+        }
+    }
+
     /// Applies one command.
     #[inline]
     pub fn command(&mut self, c: &Command) -> DsmuOutcome {
@@ -130,22 +147,14 @@ impl Dsmu {
                 }
             }
             DdrCmd::Act => {
-                if (c.rank & self.rank_over) | (c.bank & self.bank_over) | (c.arg & self.row_over)
-                    != 0
-                {
-                    return DsmuOutcome::OutOfRange;
+                if self.view().activate(c.rank, c.bank, c.arg) {
+                    DsmuOutcome::Accepted
+                } else {
+                    DsmuOutcome::OutOfRange
                 }
-                let i = self.index(c.rank, c.bank);
-                self.entries[i] = (u64::from(c.rank) << self.rank_shift)
-                    | (u64::from(c.arg) << self.row_shift)
-                    | (u64::from(c.bank) << self.bank_shift);
-                DsmuOutcome::Accepted
             }
             DdrCmd::Pre => {
-                if self.fits(c.rank, c.bank) {
-                    let i = self.index(c.rank, c.bank);
-                    self.entries[i] |= PRECHARGED;
-                }
+                self.view().precharge(c.rank, c.bank);
                 DsmuOutcome::Accepted
             }
             DdrCmd::Prea => {
@@ -160,6 +169,70 @@ impl Dsmu {
             }
             DdrCmd::Ref | DdrCmd::Mrs | DdrCmd::Zq | DdrCmd::Nop => DsmuOutcome::Accepted,
             DdrCmd::Unknown => DsmuOutcome::Unknown,
+        }
+    }
+}
+
+/// The DSMU for a run of commands ([`Dsmu::view`]): the geometry's
+/// shifts and range masks copied out, so they stay in registers.
+pub struct DsmuView<'a> {
+    row_shift: u32,
+    bank_shift: u32,
+    rank_shift: u32,
+    bank_bits: u32,
+    rank_over: u32,
+    bank_over: u32,
+    row_over: u32,
+    column_over: u32,
+    entries: &'a mut [u64],
+}
+
+impl DsmuView<'_> {
+    /// The entry of an in-range (rank, bank).
+    #[inline(always)]
+    fn entry(&mut self, rank: u32, bank: u32) -> &mut u64 {
+        let i = ((rank << self.bank_bits) | bank) as usize;
+        debug_assert!(i < self.entries.len());
+        // SAFETY: the callers checked rank and bank against the geometry
+        // (`rank_over`, `bank_over`), and `entries` has one entry per
+        // (rank, bank) of it, indexed by `rank << bank_bits | bank`.
+        unsafe { self.entries.get_unchecked_mut(i) }
+    }
+
+    /// The fast path of RD/RDA/WR/WRA: the line of `column` in the open
+    /// row of (rank, bank) when everything is in range and the bank has
+    /// been activated and not precharged since; `None` otherwise (then
+    /// [`Dsmu::command`] says what it is).
+    #[inline(always)]
+    pub fn column_line(&mut self, rank: u32, bank: u32, column: u32) -> Option<u64> {
+        if (rank & self.rank_over) | (bank & self.bank_over) | (column & self.column_over) != 0 {
+            return None;
+        }
+        let e = *self.entry(rank, bank);
+        if e & (NEVER_OPENED | PRECHARGED) != 0 {
+            return None;
+        }
+        Some(e | u64::from(column >> 3))
+    }
+
+    /// ACT: opens `row` in (rank, bank); `false` (nothing done) when out
+    /// of range.
+    #[inline(always)]
+    pub fn activate(&mut self, rank: u32, bank: u32, row: u32) -> bool {
+        if (rank & self.rank_over) | (bank & self.bank_over) | (row & self.row_over) != 0 {
+            return false;
+        }
+        *self.entry(rank, bank) = (u64::from(rank) << self.rank_shift)
+            | (u64::from(row) << self.row_shift)
+            | (u64::from(bank) << self.bank_shift);
+        true
+    }
+
+    /// PRE: marks (rank, bank) precharged (nothing when out of range).
+    #[inline(always)]
+    pub fn precharge(&mut self, rank: u32, bank: u32) {
+        if (rank & self.rank_over) | (bank & self.bank_over) == 0 {
+            *self.entry(rank, bank) |= PRECHARGED;
         }
     }
 }

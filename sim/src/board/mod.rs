@@ -44,13 +44,12 @@ use hmtt_format::config::{ConfigWindow, WindowError};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::MAX_WORDS_JUMBO;
 use hmtt_format::record::{
-    BoardEvent, EncodedEvent, EventEncoder, RecordWord, KEEPER_GAP, PAYLOAD_MAX,
+    BoardEvent, EventEncoder, RecordWord, KEEPER_GAP, LINE_LO_MASK, PAYLOAD_MAX, TIME_UNIT,
 };
 
 pub use cu::{ConfigUnit, CuOutcome, Mode};
 pub use dsmu::{Dsmu, DsmuOutcome, Reference};
 pub use fifo::TxFifo;
-use fifo::CONSUME_BATCH;
 pub use packetizer::{BoardPacket, CloseReason, Packetizer, PacketizerCounters};
 
 /// Smallest TX FIFO depth accepted (board.md "Defaults").
@@ -382,9 +381,9 @@ impl Probe {
     }
 }
 
-/// The board. Feed it commands in stream order with [`Board::command`], end
-/// the stream with [`Board::finish`], collect packets with
-/// [`Board::drain_packets`] at any time.
+/// The board. Feed it commands in stream order with [`Board::command`] or,
+/// faster, [`Board::commands`], end the stream with [`Board::finish`],
+/// collect packets with [`Board::drain_packets`] at any time.
 #[derive(Debug, Clone)]
 pub struct Board {
     cfg: BoardConfig,
@@ -394,27 +393,21 @@ pub struct Board {
     fifo: TxFifo,
     packetizer: Packetizer,
     /// The tick whose commands are being taken; steps 2 and 3 of every
-    /// earlier tick are due (the pops are fixed in the FIFO, the packetizer
-    /// takes them lazily), those of `cur` are not.
+    /// earlier tick are due (the pops follow from the pushes, the
+    /// packetizer takes them lazily), those of `cur` are not.
     cur: u64,
-    /// The drain after the last word pushed so far: the FIFO is empty from
-    /// tick `tail_free` on (its last pop is at `tail_free - 1`), and the
-    /// credit at the start of `tail_free` (before its `+= num`) is
-    /// `tail_credit`. The next word pushed gets its pop tick from these.
-    tail_free: u64,
-    tail_credit: u64,
-    num: u64,
-    den: u64,
-    /// Precomputed for the gap between pops: `den / num`, `den % num`, and
-    /// the ticks after which an empty FIFO's credit is surely capped.
-    gap_q: u64,
-    gap_r: u64,
-    /// The gap after a pop that left exactly `num` credit.
-    gap_at_num: u64,
-    fill_ticks: u64,
     /// Header flags of the current mode.
     flags: u8,
     fifo_depth: usize,
+    /// An event of the current tick whose words all end before this FIFO
+    /// position fits, in the FIFO (the words popped by the last look at it
+    /// are a lower bound of those popped now) and in the ring. 0 while a
+    /// lost count is pending: its LOST goes first, on the slow path.
+    push_limit: u64,
+    /// Every event at a tick before this one is dropped for lack of room:
+    /// the FIFO is full, or has one word of room while every event needs
+    /// two, until its next pop. 0 when not known.
+    drop_before: u64,
     /// A command at a tick after this one needs `run_until` first: the tick
     /// before the keeper is due.
     next_event: u64,
@@ -427,6 +420,34 @@ pub struct Board {
     probe: Option<Box<Probe>>,
 }
 
+/// `DdrCmd` discriminants (the `DdrCmd::ALL` order) for the fast path.
+const KIND_ACT: usize = 0;
+const KIND_PRE: usize = 5;
+const KIND_REF: usize = 7;
+const KIND_NOP: usize = 10;
+
+/// The words of an ACCESS event at gap `gap` (< [`KEEPER_GAP`]) from the
+/// encoder's `last`, with stream LINE_HI `hi`, for [`TxFifo::push_event`]:
+/// the TIME word (if `gap >= 64`), the LINE_HI word (if the line's high
+/// bits differ from `hi`), the ACCESS word; the two skips say which are
+/// there. Exactly `EventEncoder::encode`, without branches.
+#[inline(always)]
+fn access_words(gap: u64, line: u64, write_bit: u32, hi: u32) -> ([u32; 3], u64, u64, u32) {
+    const K_BIT: u32 = 1 << 25;
+    const LINE_HI_OP: u32 = 1 << 21;
+    debug_assert!(gap < KEEPER_GAP);
+    let time = u64::from(gap >= TIME_UNIT);
+    let line_hi = (line >> 24) as u32 & PAYLOAD_MAX;
+    let new_hi = u64::from(line_hi != hi);
+    let dt = (gap % TIME_UNIT) as u32;
+    let time_word = K_BIT | (gap / TIME_UNIT) as u32;
+    let hi_word = (dt << 26) | K_BIT | LINE_HI_OP | line_hi;
+    // The dt goes to the first word after TIME: LINE_HI if there is one.
+    let access_dt = dt & (new_hi as u32).wrapping_sub(1);
+    let access_word = (access_dt << 26) | write_bit | (line & LINE_LO_MASK) as u32;
+    ([time_word, hi_word, access_word], time, new_hi, line_hi)
+}
+
 impl Board {
     /// A board at reset.
     pub fn new(cfg: BoardConfig) -> Result<Board, BoardError> {
@@ -437,11 +458,11 @@ impl Board {
             tags_only: cfg.start_tags_only,
         };
         let DrainRate { num, den } = cfg.drain;
-        Ok(Board {
+        let mut board = Board {
             dsmu: Dsmu::new(&g),
             cu: ConfigUnit::new(&g, cfg.window, mode),
             encoder: EventEncoder::default(),
-            fifo: TxFifo::new(cfg.fifo_depth),
+            fifo: TxFifo::new(cfg.fifo_depth, num, den),
             packetizer: Packetizer::new(
                 g,
                 cfg.board_id,
@@ -451,16 +472,10 @@ impl Board {
                 cfg.idle_flush_ticks,
             ),
             cur: 0,
-            tail_free: 0,
-            tail_credit: 0,
-            num,
-            den,
-            gap_q: den / num,
-            gap_r: den % num,
-            gap_at_num: (den - num).div_ceil(num),
-            fill_ticks: den.div_ceil(num),
             flags: mode.header_flags(),
             fifo_depth: cfg.fifo_depth,
+            push_limit: 0,
+            drop_before: 0,
             next_event: KEEPER_GAP - 1,
             keeper_retry: 0,
             lost: 0,
@@ -468,7 +483,9 @@ impl Board {
             counters: BoardCounters::default(),
             probe: None,
             cfg,
-        })
+        };
+        board.refresh_push_limit();
+        Ok(board)
     }
 
     pub fn config(&self) -> &BoardConfig {
@@ -513,9 +530,10 @@ impl Board {
         self.fifo.len_at(self.cur)
     }
 
-    /// Counters so far. Those of the packetizer (`words_popped`, packets)
-    /// are up to date after [`Board::drain_packets`], [`Board::advance_to`]
-    /// or [`Board::finish`]; the packetizer takes popped words in batches.
+    /// Counters so far. Those of the FIFO's drain and the packetizer
+    /// (`words_popped`, `fifo_high_water`, packets) are up to date after
+    /// [`Board::drain_packets`], [`Board::advance_to`] or [`Board::finish`]:
+    /// the pops are worked out and taken in batches.
     pub fn counters(&self) -> &BoardCounters {
         &self.counters
     }
@@ -524,6 +542,130 @@ impl Board {
     /// order; a cycle before the current tick is refused (nothing changes).
     #[inline]
     pub fn command(&mut self, c: &Command) -> Result<(), BoardError> {
+        self.commands(std::slice::from_ref(c))
+    }
+
+    /// Takes a slice of commands in order; stops at the first refused one
+    /// (the commands before it are taken).
+    pub fn commands(&mut self, cs: &[Command]) -> Result<(), BoardError> {
+        let mut i = 0;
+        while i < cs.len() {
+            i = if self.probe.is_some() {
+                self.fast_run::<true>(cs, i)
+            } else {
+                self.fast_run::<false>(cs, i)
+            };
+            if let Some(c) = cs.get(i) {
+                self.command_slow(c)?;
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The common commands, from `cs[from]` on, until one needs the slow
+    /// path (returns its index, nothing done for it): a tick that needs
+    /// the keeper or goes back, an RD/WR out of range, to a bank without an
+    /// open row or inside the config window, an event that may not fit,
+    /// ACT out of range, PREA and unknown commands. Everything it does is
+    /// what the slow path would do; the state lives in locals meanwhile.
+    /// `PROBE`: the probe is on.
+    #[inline(never)]
+    fn fast_run<const PROBE: bool>(&mut self, cs: &[Command], from: usize) -> usize {
+        if self.finished {
+            return from;
+        }
+        let mut cur = self.cur;
+        let mut enc = self.encoder;
+        let push_limit = self.push_limit;
+        let drop_before = self.drop_before;
+        let (first_line, window_lines) = self.cu.window_range();
+        let record_access = self.cu.mode().records_accesses();
+        let mut dsmu = self.dsmu.view();
+        let mut fifo = self.fifo.pusher();
+        let per_kind = &mut self.counters.per_kind;
+        let mut accesses = 0u64;
+        let mut suppressed = 0u64;
+        let mut dropped = 0u64;
+        let mut i = from;
+        while let Some(c) = cs.get(i) {
+            let t = c.cycle;
+            // No keeper is due up to `t`: the keeper needs a gap of
+            // KEEPER_GAP from the last push (and then t - last < GAP_TOO_LONG
+            // for the encoder).
+            if (t < cur) | (t - enc.last >= KEEPER_GAP) {
+                break;
+            }
+            let k = c.cmd as usize;
+            if k.wrapping_sub(1) < 4 {
+                // RD, WR, RDA, WRA.
+                let Some(line) = dsmu.column_line(c.rank, c.bank, c.arg) else {
+                    break;
+                };
+                if line.wrapping_sub(first_line) < window_lines {
+                    break;
+                }
+                if record_access {
+                    if fifo.pushed() + 3 <= push_limit {
+                        // WR and WRA have even discriminants.
+                        let write_bit = ((k as u32 + 1) & 1) << 24;
+                        let (words, time, new_hi, hi) =
+                            access_words(t - enc.last, line, write_bit, enc.hi);
+                        let start = fifo.pushed();
+                        fifo.push_event(words, time, new_hi, t);
+                        enc = EventEncoder { last: t, hi };
+                        if PROBE {
+                            if let Some(p) = self.probe.as_deref_mut() {
+                                p.pushed.extend(
+                                    (start..fifo.pushed()).map(|i| (t, RecordWord(fifo.word(i)))),
+                                );
+                            }
+                        }
+                    } else if t < drop_before {
+                        dropped += 1;
+                    } else {
+                        break;
+                    }
+                    accesses += 1;
+                } else {
+                    suppressed += 1;
+                }
+            } else if k == KIND_ACT {
+                if !dsmu.activate(c.rank, c.bank, c.arg) {
+                    break;
+                }
+            } else if k == KIND_PRE {
+                dsmu.precharge(c.rank, c.bank);
+            } else if !(KIND_REF..=KIND_NOP).contains(&k) {
+                // PREA and unknown commands.
+                break;
+            }
+            per_kind[k] += 1;
+            cur = t;
+            i += 1;
+        }
+        drop(fifo);
+        if i > from {
+            self.cur = cur;
+            self.encoder = enc;
+            let n = &mut self.counters;
+            n.commands += (i - from) as u64;
+            n.last_command_tick = cur;
+            n.references += accesses + suppressed;
+            n.access_events += accesses;
+            n.events += accesses;
+            n.suppressed += suppressed;
+            n.events_dropped += dropped;
+            self.lost += dropped;
+            n.lost_pending = self.lost;
+            n.words_pushed = self.fifo.pushed();
+        }
+        i
+    }
+
+    /// Any command, the general way.
+    #[inline(never)]
+    fn command_slow(&mut self, c: &Command) -> Result<(), BoardError> {
         if c.cycle != self.cur || self.finished {
             self.enter_tick(c.cycle)?;
         }
@@ -541,10 +683,10 @@ impl Board {
             DsmuOutcome::OutOfRange => self.counters.out_of_range += 1,
             DsmuOutcome::Unknown => self.counters.unknown_commands += 1,
         }
+        self.counters.words_pushed = self.fifo.pushed();
         Ok(())
     }
 
-    #[inline(always)]
     fn enter_tick(&mut self, cycle: u64) -> Result<(), BoardError> {
         if self.finished {
             return Err(BoardError::Finished);
@@ -559,14 +701,6 @@ impl Board {
             self.run_until(cycle);
         } else {
             self.cur = cycle;
-        }
-        Ok(())
-    }
-
-    /// Takes a slice of commands in order; stops at the first refused one.
-    pub fn commands(&mut self, cs: &[Command]) -> Result<(), BoardError> {
-        for c in cs {
-            self.command(c)?;
         }
         Ok(())
     }
@@ -620,7 +754,9 @@ impl Board {
         // Leave the clock at the last thing that happened.
         let last_pop = self.packetizer.last_pop_tick();
         self.cur = start.max(last_pop.saturating_add(self.cfg.idle_flush_ticks));
+        self.fifo.settle();
         self.fifo.advance(self.cur);
+        self.sync_packet_counters();
         self.finished = true;
     }
 
@@ -632,20 +768,12 @@ impl Board {
     }
 
     /// A reference from the DSMU at the current tick.
-    #[inline(always)]
     fn reference(&mut self, r: &Reference) {
         self.counters.references += 1;
         let ev = match self.cu.reference(r) {
-            CuOutcome::Access(_) => {
+            CuOutcome::Access(ev) => {
                 self.counters.access_events += 1;
-                self.counters.events += 1;
-                // Spelled out so that the encoder's match on the event kind
-                // folds away on this path.
-                self.record(BoardEvent::Access {
-                    line: r.line,
-                    write: r.write,
-                });
-                return;
+                ev
             }
             CuOutcome::AccessSuppressed => {
                 self.counters.suppressed += 1;
@@ -661,7 +789,6 @@ impl Board {
     }
 
     /// Counters of a reference inside the config window; its event, if any.
-    #[inline(never)]
     fn config_event(&mut self, outcome: CuOutcome) -> Option<BoardEvent> {
         self.counters.config_events += 1;
         match outcome {
@@ -691,56 +818,39 @@ impl Board {
     /// Encoder step for one event (format.md §4.1): the pending LOST first,
     /// then the event, each pushed atomically. The keeper of this tick has
     /// already run (`run_until`).
-    #[inline(always)]
     fn record(&mut self, ev: BoardEvent) {
-        let t = self.cur;
-        // Fast path: nothing lost pending, a gap one TIME word carries.
-        if self.lost == 0 {
-            if let Some(e) = self.encoder.encode(t, ev) {
-                if self.prepare_push(t) + e.len() <= self.fifo_depth {
-                    self.push_event(t, &e);
-                } else {
-                    self.drop_event(t);
-                }
-                return;
-            }
-        } else if self.prepare_push(t) == self.fifo_depth {
-            // Overflow goes on: no room for LOST nor the event.
-            self.lost += 1;
-            self.counters.events_dropped += 1;
-            self.counters.lost_pending = self.lost;
-            if self.encoder.gap_too_long(t) {
-                self.counters.time_overflows += 1;
-            }
-            return;
-        }
-        self.record_slow(ev);
-    }
-
-    #[inline(never)]
-    fn record_slow(&mut self, ev: BoardEvent) {
         let t = self.cur;
         if self.prepare_push(t) == self.fifo_depth {
             // No room for LOST nor the event: both need a word at least.
             self.drop_event(t);
-            return;
+        } else {
+            if self.lost > 0 {
+                let count = self.lost.min(u64::from(PAYLOAD_MAX)) as u32;
+                if self.try_push(t, BoardEvent::Lost { count }) {
+                    self.lost -= u64::from(count);
+                    self.counters.lost_words += 1;
+                    self.counters.lost_reported += u64::from(count);
+                }
+            }
+            if !self.try_push(t, ev) {
+                self.drop_event(t);
+            }
+            self.counters.lost_pending = self.lost;
         }
+        self.refresh_push_limit();
+        // While the FIFO stays this full, the events of the fast path are
+        // dropped without looking: none fits before the next pop.
+        self.drop_before = 0;
         if self.lost > 0 {
-            let count = self.lost.min(u64::from(PAYLOAD_MAX)) as u32;
-            if self.try_push(t, BoardEvent::Lost { count }) {
-                self.lost -= u64::from(count);
-                self.counters.lost_words += 1;
-                self.counters.lost_reported += u64::from(count);
+            let room = self.fifo_depth - self.fifo.len();
+            if room == 0 || (room == 1 && t - self.encoder.last >= TIME_UNIT) {
+                self.fifo.settle();
+                self.drop_before = self.fifo.front_pop_tick().saturating_add(1);
             }
         }
-        if !self.try_push(t, ev) {
-            self.drop_event(t);
-        }
-        self.counters.lost_pending = self.lost;
     }
 
     /// An event found no room (or its gap needs two TIME words).
-    #[inline(never)]
     fn drop_event(&mut self, t: u64) {
         self.lost += 1;
         self.counters.events_dropped += 1;
@@ -760,111 +870,36 @@ impl Board {
         if self.fifo.len() + e.len() > self.fifo_depth {
             return false;
         }
-        self.push_event(t, &e);
+        for w in e.words() {
+            self.fifo.push(w.0, t);
+        }
+        if let Some(p) = self.probe.as_deref_mut() {
+            p.pushed.extend(e.words().iter().map(|&w| (t, w)));
+        }
+        self.encoder = e.next;
         true
     }
 
     /// Before pushes at tick `t`: the pops before `t` leave the FIFO, the
-    /// packetizer catches up if it lags too far. Returns the fill level.
-    #[inline(always)]
+    /// packetizer catches up if the ring is short of room. Returns the
+    /// fill level.
     fn prepare_push(&mut self, t: u64) -> usize {
-        if t >= self.tail_free {
-            // Every word pushed so far has popped.
-            self.fifo.advance_all();
-        } else {
-            self.fifo.advance(t);
-        }
-        if self.fifo.lag() >= CONSUME_BATCH {
+        self.fifo.settle();
+        self.fifo.advance(t);
+        if self.fifo.pushed() + 3 > self.fifo.consumed() + self.fifo.capacity() {
             self.take_until(t, None);
         }
         self.fifo.len()
     }
 
-    /// Pushes the words of an event at tick `t` (room checked by the
-    /// caller) with the ticks of their pops, and takes the encoder state
-    /// after it. Without branches on the number of words: all three slots
-    /// are written (the ring has room to spare), `len` of them count.
-    #[inline(always)]
-    fn push_event(&mut self, t: u64, e: &EncodedEvent) {
-        let words = e.padded();
-        let len = e.len();
-        let first = self.first_pop(t);
-        let c0 = self.tail_credit;
-        let second = first.saturating_add(self.gap_after(c0));
-        let c1 = c0 + self.gap_after(c0) * self.num - self.den;
-        let third = second.saturating_add(self.gap_after(c1));
-        let c2 = c1 + self.gap_after(c1) * self.num - self.den;
-        let pops = [first, second, third];
-        let credits = [c0, c1, c2];
-        self.fifo
-            .push3([words[0].0, words[1].0, words[2].0], pops, len);
-        self.tail_free = pops[len - 1].saturating_add(1);
-        self.tail_credit = credits[len - 1];
-        self.counters.words_pushed += len as u64;
-        if let Some(p) = self.probe.as_deref_mut() {
-            p.pushed.extend(e.words().iter().map(|&w| (t, w)));
-        }
-        self.note_level();
-        self.encoder = e.next;
-    }
-
-    /// Ticks to the next pop of a non-empty FIFO from credit `c` right
-    /// after a pop (`c <= num` always).
-    #[inline(always)]
-    fn gap_after(&self, c: u64) -> u64 {
-        debug_assert!(c <= self.num);
-        if c < self.num {
-            self.gap_q + u64::from(c < self.gap_r)
+    /// The fast path's bound (see `push_limit`).
+    fn refresh_push_limit(&mut self) {
+        self.push_limit = if self.lost > 0 {
+            0
         } else {
-            self.gap_at_num
-        }
-    }
-
-    /// The pop tick of a word pushed at `t` after every word so far, with
-    /// `tail_credit` set to the credit right after that pop (`tail_free`
-    /// is left to the caller).
-    #[inline(always)]
-    fn first_pop(&mut self, t: u64) -> u64 {
-        let (num, den) = (self.num, self.den);
-        if t >= self.tail_free {
-            // The FIFO is empty at t: credit since `tail_free`, capped; past
-            // `fill_ticks` ticks it is surely capped.
-            let n = (t - self.tail_free).min(self.fill_ticks);
-            let start = (self.tail_credit + n * num).min(den);
-            let d = if start + num >= den {
-                0
-            } else {
-                (den - start - num).div_ceil(num)
-            };
-            self.tail_credit = start + (d + 1) * num - den;
-            t.saturating_add(d)
-        } else {
-            let c = self.tail_credit;
-            let gap = self.gap_after(c);
-            self.tail_credit = c + gap * num - den;
-            (self.tail_free - 1).saturating_add(gap)
-        }
-    }
-
-    /// Pushes one word at tick `t` (room checked by the caller) with the
-    /// tick of its pop: the rate limiter's next pop after the words before.
-    #[inline(always)]
-    fn push_word(&mut self, t: u64, w: RecordWord) {
-        let pop = self.first_pop(t);
-        self.tail_free = pop.saturating_add(1);
-        self.fifo.push(w.0, pop);
-        self.counters.words_pushed += 1;
-        if let Some(p) = self.probe.as_deref_mut() {
-            p.pushed.push((t, w));
-        }
-    }
-
-    #[inline(always)]
-    fn note_level(&mut self) {
-        let level = self.fifo.len() as u64;
-        if level > self.counters.fifo_high_water {
-            self.counters.fifo_high_water = level;
-        }
+            let room = self.fifo.front() + self.fifo_depth as u64;
+            room.min(self.fifo.consumed() + self.fifo.capacity())
+        };
     }
 
     /// The tick at which the keeper runs next (always after `cur` once the
@@ -887,10 +922,14 @@ impl Board {
         let Some((w, next)) = self.encoder.time_filler(k) else {
             return;
         };
-        self.push_word(k, w);
-        self.note_level();
+        self.fifo.push(w.0, k);
+        if let Some(p) = self.probe.as_deref_mut() {
+            p.pushed.push((k, w));
+        }
         self.encoder = next;
         self.counters.time_fillers += 1;
+        self.counters.words_pushed = self.fifo.pushed();
+        self.drop_before = 0;
     }
 
     /// The keeper (step 1) of ticks `cur+1..=end`; then `cur = end`. The
@@ -922,6 +961,7 @@ impl Board {
     /// returns whether that happened.
     #[inline(never)]
     fn take_until(&mut self, limit: u64, target: Option<u64>) -> bool {
+        self.fifo.settle();
         let reached = match target {
             None => {
                 self.take_batch(limit);
@@ -930,6 +970,7 @@ impl Board {
             Some(n) => self.take_to_target(limit, n),
         };
         self.sync_packet_counters();
+        self.refresh_push_limit();
         reached
     }
 
@@ -966,8 +1007,8 @@ impl Board {
     /// runs, the idle flushes between them and before `limit`.
     fn take_batch(&mut self, limit: u64) {
         loop {
-            let span = self.fifo.popped_span(limit);
-            let Some(first) = span.first().map(|s| s.pop_tick) else {
+            let (words, ticks) = self.fifo.popped_span(limit);
+            let Some(&first) = ticks.first() else {
                 break;
             };
             if let Some(f) = self.packetizer.flush_deadline() {
@@ -975,10 +1016,14 @@ impl Board {
                     self.packetizer.close(f, self.flags, CloseReason::IdleFlush);
                 }
             }
-            let n = self.packetizer.pop_run(span, self.flags);
+            let n = self.packetizer.pop_run(words, ticks, self.flags);
             if let Some(pr) = self.probe.as_deref_mut() {
-                pr.popped
-                    .extend(span[..n].iter().map(|s| (s.pop_tick, RecordWord(s.word))));
+                pr.popped.extend(
+                    ticks[..n]
+                        .iter()
+                        .zip(&words[..n])
+                        .map(|(&p, &w)| (p, RecordWord(w))),
+                );
             }
             self.fifo.consume_n(n);
         }
@@ -992,7 +1037,9 @@ impl Board {
     fn sync_packet_counters(&mut self) {
         let p = self.packetizer.counters();
         let c = &mut self.counters;
+        c.words_pushed = self.fifo.pushed();
         c.words_popped = self.fifo.consumed();
+        c.fifo_high_water = self.fifo.high_water();
         c.packets = p.packets;
         c.packet_words = p.packet_words;
         c.injected_line_hi = p.injected_line_hi;

@@ -8,8 +8,6 @@ use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::{PacketHeader, HEADER_LEN};
 use hmtt_format::record::{Opcode, RecordWord, TIME_UNIT};
 
-use super::fifo::Slot;
-
 /// One packet as the board sends it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoardPacket {
@@ -71,6 +69,18 @@ pub struct Packetizer {
 }
 
 const SYNC_CODE: u32 = 5;
+/// Record word fields (format.md §4) for the batch loops: a CONTROL word's
+/// kind bit and opcode, its payload, its dt.
+const DT_SHIFT: u32 = 26;
+const K_BIT: u32 = 1 << 25;
+const OP_SHIFT: u32 = 21;
+const PAYLOAD_MASK: u32 = (1 << 21) - 1;
+const OP_KIND_MASK: u32 = K_BIT | (0xf << OP_SHIFT);
+const TIME_BITS: u32 = K_BIT;
+const LINE_HI_BITS: u32 = K_BIT | (1 << OP_SHIFT);
+/// The CMD word of SYNC without its dt.
+const SYNC_MASK: u32 = OP_KIND_MASK | PAYLOAD_MASK;
+const SYNC_BITS: u32 = K_BIT | (3 << OP_SHIFT) | SYNC_CODE;
 
 impl Packetizer {
     pub fn new(
@@ -82,6 +92,14 @@ impl Packetizer {
         idle_flush_ticks: u64,
     ) -> Packetizer {
         debug_assert_eq!(InnerCommand::Sync.index(), SYNC_CODE);
+        debug_assert_eq!(
+            RecordWord::control_unchecked(0, Opcode::LineHi, 0).0,
+            LINE_HI_BITS
+        );
+        debug_assert_eq!(
+            RecordWord::control_unchecked(0, Opcode::Cmd, SYNC_CODE).0,
+            SYNC_BITS
+        );
         Packetizer {
             header: PacketHeader {
                 flags: 0,
@@ -183,59 +201,69 @@ impl Packetizer {
         false
     }
 
-    /// Takes popped words in order, each with its pop tick (ticks
-    /// not decreasing; the caller has closed the packet if its idle flush
-    /// falls before `ticks[0]`), until the packet closes, an idle flush
-    /// falls before the next word, or the words run out; returns how many
-    /// it took (at least one if `words` is not empty). Same result as `pop`
-    /// per word.
+    /// Takes popped words in order, each with its pop tick (`ticks`, not
+    /// decreasing; the caller has closed the packet if its idle flush falls
+    /// before `ticks[0]`), until the packet closes, an idle flush falls
+    /// before the next word, or the words run out; returns how many it took
+    /// (at least one if `words` is not empty). Same result as `pop` per
+    /// word.
     #[inline]
-    pub fn pop_run(&mut self, slots: &[Slot], flags: u8) -> usize {
-        let Some(first) = slots.first() else {
+    pub fn pop_run(&mut self, words: &[u32], ticks: &[u64], flags: u8) -> usize {
+        debug_assert_eq!(words.len(), ticks.len());
+        if words.is_empty() {
             return 0;
-        };
+        }
         if !self.open {
             self.open_packet();
         }
-        let mut n = slots.len().min(self.max_words - self.nwords);
-        if slots[n - 1].pop_tick - first.pop_tick > self.idle_flush_ticks {
+        let mut n = words.len().min(self.max_words - self.nwords);
+        if ticks[n - 1] - ticks[0] > self.idle_flush_ticks {
             // An idle flush may fall inside: stop before the first gap
             // longer than `idle_flush_ticks`.
             let idle = self.idle_flush_ticks;
-            n = 1 + slots[..n]
+            n = 1 + ticks[..n]
                 .windows(2)
-                .position(|w| w[1].pop_tick - w[0].pop_tick > idle)
+                .position(|w| w[1] - w[0] > idle)
                 .unwrap_or(n - 1);
         }
-        let mut run_time = self.run_time;
-        let mut sync = false;
-        let mut run_hi = self.run_hi;
-        for (i, &Slot { word: w, .. }) in slots[..n].iter().enumerate() {
-            // Without branches on the (random) word kinds: TIME and LINE_HI
-            // by masks, only SYNC branches.
-            let w = RecordWord(w);
-            let control = w.is_control();
-            let op = w.op_bits();
-            let payload = w.payload();
-            let is_time = control & (op == u32::from(Opcode::Time.bits()));
-            let is_hi = control & (op == u32::from(Opcode::LineHi.bits()));
-            run_time += u64::from(w.dt()) + u64::from(is_time) * u64::from(payload) * TIME_UNIT;
-            run_hi = if is_hi { payload } else { run_hi };
-            if control & (op == u32::from(Opcode::Cmd.bits())) & (payload == SYNC_CODE) {
-                n = i + 1;
-                sync = true;
-                break;
-            }
+        // A SYNC CMD word (any dt) closes the packet right after it; rare,
+        // so looked for over the whole run first (vectorizes).
+        let sync = words[..n]
+            .iter()
+            .fold(false, |a, &w| a | (w & SYNC_MASK == SYNC_BITS));
+        if sync {
+            n = 1 + words[..n]
+                .iter()
+                .position(|&w| w & SYNC_MASK == SYNC_BITS)
+                .expect("found above");
         }
-        self.run_hi = run_hi;
+        let words = &words[..n];
+        // The running time: every dt, and 64 per unit of TIME payload; no
+        // branch on the word kinds, so it vectorizes.
+        let run: u64 = words
+            .iter()
+            .map(|&w| {
+                let time = w & OP_KIND_MASK == TIME_BITS;
+                u64::from(w >> DT_SHIFT)
+                    + (u64::from(w & PAYLOAD_MASK) * TIME_UNIT) * u64::from(time)
+            })
+            .sum();
+        self.run_time += run;
+        // The stream's LINE_HI: the last LINE_HI word, if any.
+        if let Some(&w) = words
+            .iter()
+            .rev()
+            .find(|&&w| w & OP_KIND_MASK == LINE_HI_BITS)
+        {
+            self.run_hi = w & PAYLOAD_MASK;
+        }
         let start = self.bytes.len();
         self.bytes.resize(start + 4 * n, 0);
-        for (dst, s) in self.bytes[start..].chunks_exact_mut(4).zip(&slots[..n]) {
-            dst.copy_from_slice(&s.word.to_le_bytes());
+        for (dst, w) in self.bytes[start..].chunks_exact_mut(4).zip(words) {
+            dst.copy_from_slice(&w.to_le_bytes());
         }
         self.nwords += n;
-        self.run_time = run_time;
-        let tick = slots[n - 1].pop_tick;
+        let tick = ticks[n - 1];
         self.last_pop = tick;
         if self.nwords >= self.max_words {
             self.close(tick, flags, CloseReason::Full);

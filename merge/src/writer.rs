@@ -36,9 +36,46 @@ const ALIGN: usize = 4096;
 /// Blocks in rotation: one being filled, the others being written.
 const BLOCKS: usize = 3;
 
+/// Size of a huge page (x86-64 and most 64-bit Linux systems).
+const HUGE_PAGE: usize = 2 << 20;
+
+/// [`BLOCK_BYTES`] of anonymous memory, starting on a huge-page boundary
+/// inside a slightly larger mapping and advised to use huge pages: the
+/// kernel pins a block for each direct write (its largest cost in a merge),
+/// and two huge pages pin faster than a thousand small ones; the first
+/// writes fault twice instead of a thousand times. Where huge pages are
+/// off the advice is ignored and the block works the same.
+struct Block {
+    map: MmapMut,
+    start: usize,
+}
+
+impl Block {
+    fn new() -> std::io::Result<Block> {
+        let map = MmapMut::map_anon(BLOCK_BYTES + HUGE_PAGE)?;
+        let start = map.as_ptr().align_offset(HUGE_PAGE).min(HUGE_PAGE);
+        #[cfg(target_os = "linux")]
+        let _ = map.advise_range(memmap2::Advice::HugePage, start, BLOCK_BYTES);
+        Ok(Block { map, start })
+    }
+}
+
+impl std::ops::Deref for Block {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.map[self.start..self.start + BLOCK_BYTES]
+    }
+}
+
+impl std::ops::DerefMut for Block {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.map[self.start..self.start + BLOCK_BYTES]
+    }
+}
+
 /// A block and the file offset it goes to.
 struct Job {
-    block: MmapMut,
+    block: Block,
     offset: u64,
     len: usize,
 }
@@ -49,13 +86,13 @@ pub struct TraceWriter {
     /// Header, index and names: small positioned writes through the cache.
     plain: File,
     /// The block being filled and how many bytes it holds.
-    block: Option<MmapMut>,
+    block: Option<Block>,
     filled: usize,
     /// File offset of the block being filled.
     offset: u64,
     to_writer: Option<Sender<Job>>,
     /// Blocks written (or the first error), back from the writer thread.
-    free: Receiver<std::io::Result<MmapMut>>,
+    free: Receiver<std::io::Result<Block>>,
     writer: Option<JoinHandle<()>>,
     /// Byte conversion on big-endian machines only.
     staging: Vec<u8>,
@@ -89,7 +126,7 @@ fn write_blocks(
     mut direct: Option<File>,
     plain: File,
     jobs: Receiver<Job>,
-    free: Sender<std::io::Result<MmapMut>>,
+    free: Sender<std::io::Result<Block>>,
 ) {
     for job in jobs {
         let bytes = &job.block[..job.len];
@@ -120,16 +157,14 @@ impl TraceWriter {
         let (to_writer, jobs) = crossbeam_channel::bounded::<Job>(BLOCKS);
         let (give_back, free) = crossbeam_channel::bounded(BLOCKS);
         for _ in 1..BLOCKS {
-            give_back
-                .send(MmapMut::map_anon(BLOCK_BYTES))
-                .expect("the receiver is here");
+            give_back.send(Block::new()).expect("the receiver is here");
         }
         let thread_file = plain.try_clone().map_err(io)?;
         let writer = std::thread::Builder::new()
             .name("trace-writer".into())
             .spawn(move || write_blocks(direct, thread_file, jobs, give_back))
             .map_err(io)?;
-        let mut block = MmapMut::map_anon(BLOCK_BYTES).map_err(io)?;
+        let mut block = Block::new().map_err(io)?;
         block[..HEADER_LEN].copy_from_slice(&TraceHeader::default().emit());
         Ok(TraceWriter {
             path: path.to_path_buf(),

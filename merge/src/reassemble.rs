@@ -310,7 +310,9 @@ impl<'a> BoardStream<'a> {
         let mut counts = WordCounts::default();
         let mask = self.geometry.lines() - 1;
         let end = match (self.mapping.is_linear(), self.channel) {
-            (true, None) => decode_words(words, t0, self.board, Linear { mask }, out, &mut counts),
+            (true, None) => {
+                decode_words(words, t0, self.board, Linear::new(mask), out, &mut counts)
+            }
             (true, Some(join)) => decode_words(
                 words,
                 t0,
@@ -354,25 +356,55 @@ struct WordCounts {
     corrupt: u64,
 }
 
-/// Line index → physical address, resolved once per packet so that the
-/// word loop is compiled for each case (the linear mapping is one mask and
-/// shift).
+/// Line index → the address field of a record (its physical address,
+/// bits 6..55 of the packed word), resolved once per packet so that the
+/// word loop is compiled for each case. The loop carries what LINE_HI
+/// contributes (`hi`) from word to word, in the form the case wants: for
+/// the linear mapping the address bits themselves, so an ACCESS word costs
+/// one shift, one mask and one OR.
 trait LineToPa {
-    fn pa(&self, line: u64) -> u64;
+    /// The carried value for a LINE_HI payload (`line >> 24`).
+    fn hi(&self, payload: u64) -> u64;
+    /// The address field for an ACCESS word `w` (its `line_lo` in bits
+    /// 0..24, other bits ignored) under the carried `hi`.
+    fn field(&self, hi: u64, w: u64) -> u64;
+}
+
+/// The address field of a physical address (what `TraceRecord::access`
+/// keeps of it).
+#[inline(always)]
+fn address_field(pa: u64) -> u64 {
+    TraceRecord::access(0, 0, false, pa).packed
 }
 
 struct Linear {
+    /// `(lines - 1) * 64`: the line bits, in place in the address.
     mask: u64,
+}
+
+impl Linear {
+    fn new(mask: u64) -> Linear {
+        Linear {
+            mask: address_field(mask * LINE_BYTES),
+        }
+    }
 }
 
 impl LineToPa for Linear {
     #[inline(always)]
-    fn pa(&self, line: u64) -> u64 {
-        // The same as `(line & mask) * 64`, with one mask next to the
-        // record's own so that the two fold into one.
-        (line * LINE_BYTES) & (self.mask * LINE_BYTES)
+    fn hi(&self, payload: u64) -> u64 {
+        ((payload << 24) * LINE_BYTES) & self.mask
+    }
+    #[inline(always)]
+    fn field(&self, hi: u64, w: u64) -> u64 {
+        // line_lo moves to bits 6..30; the mask also drops the bits of
+        // the word above it.
+        hi | ((w * LINE_BYTES) & (self.mask & (LINE_LO_MASK * LINE_BYTES)))
     }
 }
+
+/// `line_lo` of an ACCESS word (format.md §4).
+const LINE_LO_MASK: u64 = (1 << 24) - 1;
 
 struct LinearJoin {
     mask: u64,
@@ -381,8 +413,13 @@ struct LinearJoin {
 
 impl LineToPa for LinearJoin {
     #[inline(always)]
-    fn pa(&self, line: u64) -> u64 {
-        self.join.join((line & self.mask) * LINE_BYTES)
+    fn hi(&self, payload: u64) -> u64 {
+        payload << 24
+    }
+    #[inline(always)]
+    fn field(&self, hi: u64, w: u64) -> u64 {
+        let line = hi | (w & LINE_LO_MASK);
+        address_field(self.join.join((line & self.mask) * LINE_BYTES))
     }
 }
 
@@ -393,12 +430,16 @@ struct Mapped<'m> {
 
 impl LineToPa for Mapped<'_> {
     #[inline(always)]
-    fn pa(&self, line: u64) -> u64 {
-        let local = self.mapping.pa_of(line);
-        match self.join {
+    fn hi(&self, payload: u64) -> u64 {
+        payload << 24
+    }
+    #[inline(always)]
+    fn field(&self, hi: u64, w: u64) -> u64 {
+        let local = self.mapping.pa_of(hi | (w & LINE_LO_MASK));
+        address_field(match self.join {
             None => local,
             Some(c) => c.join(local),
-        }
+        })
     }
 }
 
@@ -421,64 +462,83 @@ fn decode_words<M: LineToPa>(
     let n = words.len() / 4;
     out.reserve(n);
     let base = out.len();
-    // Written through a pointer: every word writes slot `k <= i < n`, so
-    // a bounds check per word would only cost the loop a register.
-    let dst = out.spare_capacity_mut()[..n].as_mut_ptr();
-    let mut k = 0usize;
+    // Written through a pointer: every word writes the slot after the
+    // records kept so far, never beyond its own index, so a bounds check
+    // per word would only cost the loop a register.
+    let start = out.spare_capacity_mut()[..n]
+        .as_mut_ptr()
+        .cast::<TraceRecord>();
+    let mut dst = start;
+    let board_bits = TraceRecord::access(0, board, false, 0).packed;
     let mut t = t0;
-    let mut hi = 0u64;
+    let mut hi = map.hi(0);
     let mut writes = 0u64;
     let mut control_records = 0usize;
     for chunk in words.chunks_exact(4) {
-        let w = RecordWord::from_le_bytes(chunk.try_into().expect("4 bytes"));
-        t += u64::from(w.dt());
+        let w = u64::from(u32::from_le_bytes(chunk.try_into().expect("4 bytes")));
+        t += w >> DT_SHIFT;
         // The K bit and the opcode as one number (format.md §4): below
         // KIND_TIME an ACCESS word, then TIME, LINE_HI, and the rare ones.
         // The accessors' enum would compile to branches here.
-        let kind = (w.0 >> 21) & 0x1f;
+        let kind = (w >> 21) & 0x1f;
         if kind > KIND_LINE_HI {
-            let (t2, rec) = control_word(w, t, board, counts);
+            let (t2, rec) = control_word(RecordWord(w as u32), t, board, counts);
             t = t2;
             if let Some(rec) = rec {
-                // SAFETY: k <= (this word's index) < n, the room reserved.
-                unsafe { (*dst.add(k)).write(rec) };
-                k += 1;
+                // SAFETY: fewer records than words so far, within the n
+                // slots reserved.
+                unsafe {
+                    dst.write(rec);
+                    dst = dst.add(1);
+                }
                 control_records += 1;
             }
             continue;
         }
-        let payload = u64::from(w.payload());
-        let access = kind < KIND_TIME;
-        let write = access & w.is_write();
-        let pa = map.pa(hi | u64::from(w.line_lo()));
-        // Written for TIME and LINE_HI too, and overwritten by the next word.
-        // SAFETY: k <= (this word's index) < n, the room reserved.
-        unsafe { (*dst.add(k)).write(TraceRecord::access(t, board, write, pa)) };
-        k += usize::from(access);
-        writes += u64::from(write);
+        // Bit 24 is W for an ACCESS word and the top opcode bit (0) for
+        // TIME and LINE_HI: the write bit of the record, counted as is.
+        let write = (w >> 24) & 1;
+        // Written for TIME and LINE_HI too, and overwritten by the next
+        // record; kept (the pointer moves on) when the K bit is clear.
+        // SAFETY: as above, this word's slot is within the room reserved.
+        unsafe {
+            dst.write(TraceRecord {
+                tick: t,
+                packed: board_bits | map.field(hi, w) | write,
+            });
+            dst = dst.add(((w >> 25) & 1 ^ 1) as usize);
+        }
+        writes += write;
+        let payload = w & PAYLOAD_MASK;
         t += if kind == KIND_TIME {
             payload * TIME_UNIT
         } else {
             0
         };
         hi = if kind == KIND_LINE_HI {
-            payload << 24
+            map.hi(payload)
         } else {
             hi
         };
     }
-    // SAFETY: the loop wrote `dst[..k]`, the `k` slots after `base`, and
-    // `k <= n` fits the capacity reserved above.
+    // SAFETY: both pointers are within the slots reserved, `dst` after.
+    let k = unsafe { dst.offset_from(start) } as usize;
+    // SAFETY: the loop wrote the `k` slots after `base`, which fit the
+    // capacity reserved above.
     unsafe { out.set_len(base + k) };
     counts.accesses += (k - control_records) as u64;
     counts.writes += writes;
     t
 }
 
+/// Fields of a record word (format.md §4) the loop takes apart by hand.
+const DT_SHIFT: u32 = 26;
+const PAYLOAD_MASK: u64 = (1 << 21) - 1;
+
 /// `(word >> 21) & 0x1f` (K bit and opcode) of a TIME and a LINE_HI word;
 /// the batch-decode test checks these against the format crate's decoder.
-const KIND_TIME: u32 = 0x10;
-const KIND_LINE_HI: u32 = 0x11;
+const KIND_TIME: u64 = 0x10;
+const KIND_LINE_HI: u64 = 0x11;
 
 /// A rare CONTROL word (TAG, CMD, LOST, PAD, reserved): the time after it
 /// and the record it makes, if any. TIME and LINE_HI are the loop's.
@@ -605,7 +665,7 @@ mod tests {
             let linear = AddressMapping::linear(g);
             let mask = g.lines() - 1;
             prop_assert_eq!(
-                fast(&words, t0, board, Linear { mask }),
+                fast(&words, t0, board, Linear::new(mask)),
                 reference(&words, t0, board, |l| linear.pa_of(l))
             );
             let join = ChannelJoin { channels: 3, channel: 2, shift: 12 };

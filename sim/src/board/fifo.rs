@@ -55,11 +55,16 @@ impl Limiter {
     /// and the state after it. Without branches: the limiter pops at the
     /// tick its credit reaches `den` or, if the FIFO was empty by then (the
     /// credit capped at `den`), at the push itself with `num` left.
+    /// `SATURATE`: ticks may come near `u64::MAX` (the caller checked).
     #[inline(always)]
-    fn next(&mut self, push: u64) -> u64 {
+    fn next<const SATURATE: bool>(&mut self, push: u64) -> u64 {
         let c = self.credit;
         let gap = self.gap_q + u64::from(c < self.gap_r);
-        let natural = self.tail_free.saturating_add(gap - 1);
+        let natural = if SATURATE {
+            self.tail_free.saturating_add(gap - 1)
+        } else {
+            self.tail_free + (gap - 1)
+        };
         let late = push > natural;
         let pop = if late { push } else { natural };
         self.credit = if late {
@@ -67,7 +72,11 @@ impl Limiter {
         } else {
             c + gap * self.num - self.den
         };
-        self.tail_free = pop.saturating_add(1);
+        self.tail_free = if SATURATE {
+            pop.saturating_add(1)
+        } else {
+            pop + 1
+        };
         pop
     }
 }
@@ -139,6 +148,12 @@ impl TxFifo {
         self.consumed
     }
 
+    /// Words whose pop tick is known.
+    #[inline(always)]
+    pub fn settled(&self) -> u64 {
+        self.settled
+    }
+
     /// Words popped before the tick of the last [`TxFifo::advance`].
     #[inline(always)]
     pub fn front(&self) -> u64 {
@@ -162,15 +177,34 @@ impl TxFifo {
 
     #[inline(never)]
     fn settle_all(&mut self) {
+        // Pop ticks stay below `start + (words + 1) * (gap + 1)`: when that
+        // fits in u64, the limiter needs no saturating arithmetic.
+        let last_push = self.ticks[self.slot(self.end - 1)];
+        let words = self.end - self.settled;
+        let bound = (words + 1)
+            .checked_mul(self.limiter.gap_q + 2)
+            .and_then(|span| span.checked_add(last_push.max(self.limiter.tail_free)));
+        if bound.is_some() {
+            self.settle_loop::<false>();
+        } else {
+            self.settle_loop::<true>();
+        }
+    }
+
+    #[inline(always)]
+    fn settle_loop<const SATURATE: bool>(&mut self) {
         let mask = self.mask;
         let depth = self.depth as u64;
         let mut lim = self.limiter;
         let mut hw = self.high_water;
         let mut before = self.popped_before_push;
         let ticks = &mut self.ticks[..];
+        assert_eq!(ticks.len() as u64, mask + 1);
         for i in self.settled..self.end {
             let s = (i & mask) as usize;
-            let push = ticks[s];
+            // SAFETY (every `get_unchecked` here): indices are masked by
+            // `mask`, and `ticks` holds `mask + 1` elements.
+            let push = unsafe { *ticks.get_unchecked(s) };
             // The fill level right after this word's push is the words
             // pushed so far minus those popped before its tick (`before`).
             // Exact when the FIFO was empty at the push (the last pop is
@@ -180,12 +214,13 @@ impl TxFifo {
             if (i + 1 - before > hw) & (hw < depth) {
                 // Stops at word i at the latest: its slot still holds its
                 // push tick.
-                while ticks[(before & mask) as usize] < push {
+                while unsafe { *ticks.get_unchecked((before & mask) as usize) } < push {
                     before += 1;
                 }
                 hw = hw.max(i + 1 - before);
             }
-            ticks[s] = lim.next(push);
+            let pop = lim.next::<SATURATE>(push);
+            unsafe { *ticks.get_unchecked_mut(s) = pop };
         }
         self.limiter = lim;
         self.high_water = hw;
@@ -226,7 +261,7 @@ impl TxFifo {
         }
         let mut lim = self.limiter;
         for i in self.settled..self.end {
-            if lim.next(self.ticks[self.slot(i)]) < t && popped == i {
+            if lim.next::<true>(self.ticks[self.slot(i)]) < t && popped == i {
                 popped += 1;
             }
         }

@@ -44,12 +44,12 @@ use hmtt_format::config::{ConfigWindow, WindowError};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::MAX_WORDS_JUMBO;
 use hmtt_format::record::{
-    BoardEvent, EventEncoder, RecordWord, KEEPER_GAP, LINE_LO_MASK, PAYLOAD_MAX, TIME_UNIT,
+    BoardEvent, EventEncoder, Opcode, RecordWord, KEEPER_GAP, LINE_LO_MASK, PAYLOAD_MAX, TIME_UNIT,
 };
 
 pub use cu::{ConfigUnit, CuOutcome, Mode};
 pub use dsmu::{Dsmu, DsmuOutcome, Reference};
-pub use fifo::TxFifo;
+pub use fifo::{Pusher, TxFifo};
 pub use packetizer::{BoardPacket, CloseReason, Packetizer, PacketizerCounters};
 
 /// Smallest TX FIFO depth accepted (board.md "Defaults").
@@ -425,6 +425,8 @@ const KIND_ACT: usize = 0;
 const KIND_PRE: usize = 5;
 const KIND_REF: usize = 7;
 const KIND_NOP: usize = 10;
+/// The W bit of an ACCESS word, by kind: WR and WRA.
+const WRITE_BIT: [u32; 12] = [0, 0, 1 << 24, 0, 1 << 24, 0, 0, 0, 0, 0, 0, 0];
 
 /// The words of an ACCESS event at gap `gap` (< [`KEEPER_GAP`]) from the
 /// encoder's `last`, with stream LINE_HI `hi`, for [`TxFifo::push_event`]:
@@ -550,13 +552,17 @@ impl Board {
     pub fn commands(&mut self, cs: &[Command]) -> Result<(), BoardError> {
         let mut i = 0;
         while i < cs.len() {
-            i = if self.probe.is_some() {
+            let (next, room) = if self.probe.is_some() {
                 self.fast_run::<true>(cs, i)
             } else {
                 self.fast_run::<false>(cs, i)
             };
+            i = next;
             if let Some(c) = cs.get(i) {
-                self.command_slow(c)?;
+                match room {
+                    Some(line) => self.access_without_room(c, line),
+                    None => self.command_slow(c)?,
+                }
                 i += 1;
             }
         }
@@ -569,11 +575,12 @@ impl Board {
     /// open row or inside the config window, an event that may not fit,
     /// ACT out of range, PREA and unknown commands. Everything it does is
     /// what the slow path would do; the state lives in locals meanwhile.
-    /// `PROBE`: the probe is on.
+    /// `PROBE`: the probe is on. With the index, the line of an RD/WR
+    /// that stopped it only because its event may not fit.
     #[inline(never)]
-    fn fast_run<const PROBE: bool>(&mut self, cs: &[Command], from: usize) -> usize {
+    fn fast_run<const PROBE: bool>(&mut self, cs: &[Command], from: usize) -> (usize, Option<u64>) {
         if self.finished {
-            return from;
+            return (from, None);
         }
         let mut cur = self.cur;
         let mut enc = self.encoder;
@@ -584,11 +591,13 @@ impl Board {
         let mut dsmu = self.dsmu.view();
         let mut fifo = self.fifo.pusher();
         let per_kind = &mut self.counters.per_kind;
-        let mut accesses = 0u64;
-        let mut suppressed = 0u64;
+        // RD/WR taken: each is an ACCESS event (pushed or dropped) or
+        // suppressed by the mode, which does not change on this path.
+        let columns_before: u64 = per_kind[1..5].iter().sum();
         let mut dropped = 0u64;
-        let mut i = from;
-        while let Some(c) = cs.get(i) {
+        let mut no_room = None;
+        let mut rest = cs[from..].iter();
+        while let Some(c) = rest.as_slice().first() {
             let t = c.cycle;
             // No keeper is due up to `t`: the keeper needs a gap of
             // KEEPER_GAP from the last push (and then t - last < GAP_TOO_LONG
@@ -607,10 +616,8 @@ impl Board {
                 }
                 if record_access {
                     if fifo.pushed() + 3 <= push_limit {
-                        // WR and WRA have even discriminants.
-                        let write_bit = ((k as u32 + 1) & 1) << 24;
                         let (words, time, new_hi, hi) =
-                            access_words(t - enc.last, line, write_bit, enc.hi);
+                            access_words(t - enc.last, line, WRITE_BIT[k], enc.hi);
                         let start = fifo.pushed();
                         fifo.push_event(words, time, new_hi, t);
                         enc = EventEncoder { last: t, hi };
@@ -624,11 +631,9 @@ impl Board {
                     } else if t < drop_before {
                         dropped += 1;
                     } else {
+                        no_room = Some(line);
                         break;
                     }
-                    accesses += 1;
-                } else {
-                    suppressed += 1;
                 }
             } else if k == KIND_ACT {
                 if !dsmu.activate(c.rank, c.bank, c.arg) {
@@ -642,8 +647,10 @@ impl Board {
             }
             per_kind[k] += 1;
             cur = t;
-            i += 1;
+            rest.next();
         }
+        let i = cs.len() - rest.as_slice().len();
+        let columns = per_kind[1..5].iter().sum::<u64>() - columns_before;
         drop(fifo);
         if i > from {
             self.cur = cur;
@@ -651,16 +658,40 @@ impl Board {
             let n = &mut self.counters;
             n.commands += (i - from) as u64;
             n.last_command_tick = cur;
-            n.references += accesses + suppressed;
-            n.access_events += accesses;
-            n.events += accesses;
-            n.suppressed += suppressed;
+            n.references += columns;
+            if record_access {
+                n.access_events += columns;
+                n.events += columns;
+            } else {
+                n.suppressed += columns;
+            }
             n.events_dropped += dropped;
             self.lost += dropped;
             n.lost_pending = self.lost;
             n.words_pushed = self.fifo.pushed();
         }
-        i
+        (i, no_room)
+    }
+
+    /// An RD/WR that `fast_run` left because its ACCESS event may not fit:
+    /// the tick needs no keeper, the line is outside the window, the mode
+    /// records accesses.
+    #[inline(never)]
+    fn access_without_room(&mut self, c: &Command, line: u64) {
+        debug_assert!(c.cycle >= self.cur && c.cycle - self.encoder.last < KEEPER_GAP);
+        self.cur = c.cycle;
+        let n = &mut self.counters;
+        n.commands += 1;
+        n.per_kind[kind_index(c.cmd)] += 1;
+        n.last_command_tick = c.cycle;
+        n.references += 1;
+        n.access_events += 1;
+        n.events += 1;
+        self.record(BoardEvent::Access {
+            line,
+            write: c.cmd.is_write(),
+        });
+        self.counters.words_pushed = self.fifo.pushed();
     }
 
     /// Any command, the general way.
@@ -826,7 +857,7 @@ impl Board {
         } else {
             if self.lost > 0 {
                 let count = self.lost.min(u64::from(PAYLOAD_MAX)) as u32;
-                if self.try_push(t, BoardEvent::Lost { count }) {
+                if self.try_push_lost(t, count) {
                     self.lost -= u64::from(count);
                     self.counters.lost_words += 1;
                     self.counters.lost_reported += u64::from(count);
@@ -844,7 +875,9 @@ impl Board {
         if self.lost > 0 {
             let room = self.fifo_depth - self.fifo.len();
             if room == 0 || (room == 1 && t - self.encoder.last >= TIME_UNIT) {
-                self.fifo.settle();
+                if self.fifo.front() >= self.fifo.settled() {
+                    self.fifo.settle();
+                }
                 self.drop_before = self.fifo.front_pop_tick().saturating_add(1);
             }
         }
@@ -863,6 +896,17 @@ impl Board {
     /// Pushes the words of `ev` at tick `t` if they all fit
     /// (`prepare_push(t)` done).
     fn try_push(&mut self, t: u64, ev: BoardEvent) -> bool {
+        if let BoardEvent::Access { line, write } = ev {
+            if t - self.encoder.last < KEEPER_GAP {
+                let (words, time, new_hi, hi) = access_words(
+                    t - self.encoder.last,
+                    line,
+                    if write { 1 << 24 } else { 0 },
+                    self.encoder.hi,
+                );
+                return self.try_push_words(t, words, time, new_hi, hi);
+            }
+        }
         // None: the gap needs two TIME words (the keeper was blocked).
         let Some(e) = self.encoder.encode(t, ev) else {
             return false;
@@ -880,13 +924,57 @@ impl Board {
         true
     }
 
+    /// `try_push` of a LOST event.
+    fn try_push_lost(&mut self, t: u64, count: u32) -> bool {
+        let gap = t - self.encoder.last;
+        if gap >= KEEPER_GAP {
+            return self.try_push(t, BoardEvent::Lost { count });
+        }
+        // As `EventEncoder::encode`: a TIME word if the gap is 64 or more,
+        // the LOST word with the rest of the gap.
+        let time_word = RecordWord::control_unchecked(0, Opcode::Time, (gap / TIME_UNIT) as u32);
+        let lost = RecordWord::control_unchecked(
+            (gap % TIME_UNIT) as u32,
+            Opcode::Lost,
+            count.min(PAYLOAD_MAX),
+        );
+        let hi = self.encoder.hi;
+        self.try_push_words(
+            t,
+            [time_word.0, lost.0, lost.0],
+            u64::from(gap >= TIME_UNIT),
+            0,
+            hi,
+        )
+    }
+
+    /// Pushes the words of one event (as [`Pusher::push_event`] takes
+    /// them) at tick `t` if they fit; the encoder's LINE_HI becomes `hi`.
+    fn try_push_words(&mut self, t: u64, words: [u32; 3], skip1: u64, skip2: u64, hi: u32) -> bool {
+        let len = 1 + skip1 + skip2;
+        if self.fifo.len() as u64 + len > self.fifo_depth as u64 {
+            return false;
+        }
+        let start = self.fifo.pushed();
+        self.fifo.pusher().push_event(words, skip1, skip2, t);
+        if let Some(p) = self.probe.as_deref_mut() {
+            let f = &self.fifo;
+            p.pushed
+                .extend((start..f.pushed()).map(|i| (t, RecordWord(f.word(i)))));
+        }
+        self.encoder = EventEncoder { last: t, hi };
+        true
+    }
+
     /// Before pushes at tick `t`: the pops before `t` leave the FIFO, the
     /// packetizer catches up if the ring is short of room. Returns the
     /// fill level.
     fn prepare_push(&mut self, t: u64) -> usize {
         self.fifo.settle();
         self.fifo.advance(t);
-        if self.fifo.pushed() + 3 > self.fifo.consumed() + self.fifo.capacity() {
+        // Room in the ring for what may follow: a LOST and an event, their
+        // last three slots written in any case.
+        if self.fifo.pushed() + 8 > self.fifo.consumed() + self.fifo.capacity() {
             self.take_until(t, None);
         }
         self.fifo.len()

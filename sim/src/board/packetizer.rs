@@ -240,15 +240,14 @@ impl Packetizer {
         let words = &words[..n];
         // The running time: every dt, and 64 per unit of TIME payload; no
         // branch on the word kinds, so it vectorizes.
-        let run: u64 = words
-            .iter()
-            .map(|&w| {
-                let time = w & OP_KIND_MASK == TIME_BITS;
-                u64::from(w >> DT_SHIFT)
-                    + (u64::from(w & PAYLOAD_MASK) * TIME_UNIT) * u64::from(time)
-            })
-            .sum();
-        self.run_time += run;
+        let (dts, time_units) = words.iter().fold((0u64, 0u64), |(d, u), &w| {
+            let time_mask = 0u32.wrapping_sub(u32::from(w & OP_KIND_MASK == TIME_BITS));
+            (
+                d + u64::from(w >> DT_SHIFT),
+                u + u64::from(w & PAYLOAD_MASK & time_mask),
+            )
+        });
+        self.run_time += dts + time_units * TIME_UNIT;
         // The stream's LINE_HI: the last LINE_HI word, if any.
         if let Some(&w) = words
             .iter()
@@ -257,10 +256,17 @@ impl Packetizer {
         {
             self.run_hi = w & PAYLOAD_MASK;
         }
-        let start = self.bytes.len();
-        self.bytes.resize(start + 4 * n, 0);
-        for (dst, w) in self.bytes[start..].chunks_exact_mut(4).zip(words) {
-            dst.copy_from_slice(&w.to_le_bytes());
+        self.bytes.reserve(4 * n);
+        if cfg!(target_endian = "little") {
+            // SAFETY: any initialized u32 memory is valid as bytes (u8 has
+            // alignment 1); on a little-endian machine they are the words'
+            // little-endian bytes.
+            let raw = unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), 4 * n) };
+            self.bytes.extend_from_slice(raw);
+        } else {
+            for w in words {
+                self.bytes.extend_from_slice(&w.to_le_bytes());
+            }
         }
         self.nwords += n;
         let tick = ticks[n - 1];

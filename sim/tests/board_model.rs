@@ -157,6 +157,7 @@ fn golden_model_equals_the_literal_tick_by_tick_model() {
         );
         assert_eq!(board.fifo_level(), 0);
         let n = board.counters();
+        check_counters_against_literal(n, &naive);
         seen.events_dropped += n.events_dropped;
         seen.lost_words += n.lost_words;
         seen.packets_closed_idle += n.packets_closed_idle;
@@ -208,6 +209,76 @@ fn long_streams_across_many_packetizer_batches_equal_the_literal_model() {
         // At least two batches of words.
         let popped = board.counters().words_popped;
         assert!(popped > 2000, "case {case}: {popped}");
+    }
+}
+
+#[test]
+fn slices_of_commands_without_the_probe_equal_the_literal_model_and_one_by_one() {
+    // `Board::commands` runs long stretches on its fast path with the
+    // state in locals; the probe-less variant is the one `hmtt sim` and
+    // `hmtt board` use. Same packets and counters as the literal model and
+    // as one call per command with the probe on.
+    let geometries = [
+        Geometry::ddr3_default(),
+        Geometry::preset("ddr4-64g").unwrap(),
+        Geometry::new(0, 1, 10, 3).unwrap(),
+    ];
+    for case in 0..24u64 {
+        let mut rng = Rng::new(9100 + case);
+        let g = geometries[(case % 3) as usize];
+        let mut cfg = BoardConfig::new(g);
+        cfg.max_words = [3, 50, 360][rng.below(3) as usize];
+        cfg.fifo_depth = [8, 64, 2000, 16384][rng.below(4) as usize];
+        cfg.idle_flush_ticks = [7, 1000, 65536][rng.below(3) as usize];
+        cfg.drain = match rng.below(3) {
+            0 => DrainRate::line_rate(cfg.ports, cfg.max_words, cfg.tick_ps),
+            1 => DrainRate { num: 1, den: 3 },
+            _ => DrainRate {
+                num: 1 + rng.below(99),
+                den: 100,
+            },
+        };
+        cfg.start_tags_only = rng.chance(10);
+        let shape = StreamShape {
+            commands: 20_000,
+            max_gap: [1, 3, 10, 40][rng.below(4) as usize],
+            long_gap: 100_000,
+            long_gap_percent: 1,
+            tag_percent: 1,
+            inner_percent: [0, 1][rng.below(2) as usize],
+            noise_percent: 20,
+            illegal_percent: [0, 1][rng.below(2) as usize],
+        };
+        let cmds = gen_stream(&g, &cfg.window, &shape, &mut rng);
+        let mut naive = NaiveBoard::new(cfg.clone());
+        naive.run(&cmds);
+
+        let mut sliced = Board::new(cfg.clone()).unwrap();
+        let mut i = 0;
+        while i < cmds.len() {
+            let n = (1 + rng.below(5000) as usize).min(cmds.len() - i);
+            sliced.commands(&cmds[i..i + n]).unwrap();
+            i += n;
+        }
+        sliced.finish();
+        let mut packets = Vec::new();
+        sliced.drain_packets(&mut packets);
+        assert_eq!(packets.len(), naive.packets.len(), "case {case}: {cfg:?}");
+        for (a, b) in packets.iter().zip(&naive.packets) {
+            assert_eq!(a, b, "case {case}: packet {} differs; {cfg:?}", a.seq);
+        }
+        let n = sliced.counters();
+        assert_eq!(n.events_dropped, naive.dropped, "case {case}");
+        assert_eq!(n.time_fillers, naive.fillers, "case {case}");
+        check_counters_against_literal(n, &naive);
+
+        let mut one_by_one = Board::new(cfg.clone()).unwrap();
+        one_by_one.enable_probe();
+        for c in &cmds {
+            one_by_one.command(c).unwrap();
+        }
+        one_by_one.finish();
+        assert_eq!(one_by_one.counters(), sliced.counters(), "case {case}");
     }
 }
 

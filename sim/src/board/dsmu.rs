@@ -38,23 +38,30 @@ pub enum DsmuOutcome {
 /// `{rank, row, bank, 0}`, or these flags.
 const NEVER_OPENED: u64 = 1 << 63;
 const PRECHARGED: u64 = 1 << 62;
+/// A (rank, bank) slot outside the geometry: always `NEVER_OPENED` too.
+const OUTSIDE: u64 = 1 << 61;
+
+/// Entries are kept for every (rank, bank) below 16 (the geometry has at
+/// most 8 ranks and 16 banks), indexed by `rank << 4 | bank`, so that an
+/// index needs no shift by the geometry's bank bits; the slots outside
+/// the geometry are marked.
+const SLOT_BITS: u32 = 4;
+const SLOTS: usize = 1 << (2 * SLOT_BITS);
 
 /// Per-(rank, bank) open rows.
 #[derive(Debug, Clone)]
 pub struct Dsmu {
     row_shift: u32,
-    bank_shift: u32,
-    rank_shift: u32,
-    bank_bits: u32,
     row_bits: u32,
+    banks: u32,
     /// Bits above the geometry's widths (set bits mean out of range).
-    rank_over: u32,
-    bank_over: u32,
     row_over: u32,
     /// Columns (not lines): `col_line_bits + 3` bits.
     column_over: u32,
-    /// Indexed by `rank << bank_bits | bank`.
-    entries: Vec<u64>,
+    /// Indexed by `rank << 4 | bank`.
+    entries: Box<[u64; SLOTS]>,
+    /// `{rank, 0, bank, 0}` per slot, `u64::MAX` outside the geometry.
+    keys: Box<[u64; SLOTS]>,
 }
 
 impl Dsmu {
@@ -62,38 +69,32 @@ impl Dsmu {
         let bank_shift = g.col_line_bits();
         let row_shift = bank_shift + g.bank_bits();
         let rank_shift = row_shift + g.row_bits();
-        let n = (g.ranks() * g.banks()) as usize;
+        let mut entries = Box::new([NEVER_OPENED | OUTSIDE; SLOTS]);
+        let mut keys = Box::new([u64::MAX; SLOTS]);
+        for rank in 0..g.ranks() {
+            for bank in 0..g.banks() {
+                let i = slot(rank, bank);
+                entries[i] = NEVER_OPENED;
+                keys[i] = (u64::from(rank) << rank_shift) | (u64::from(bank) << bank_shift);
+            }
+        }
         Dsmu {
             row_shift,
-            bank_shift,
-            rank_shift,
-            bank_bits: g.bank_bits(),
             row_bits: g.row_bits(),
-            rank_over: !(g.ranks() - 1),
-            bank_over: !(g.banks() - 1),
+            banks: g.banks(),
             row_over: !(g.rows() - 1),
             column_over: !((g.lines_per_row() << 3) - 1),
-            entries: vec![NEVER_OPENED; n],
+            entries,
+            keys,
         }
-    }
-
-    #[inline(always)]
-    fn index(&self, rank: u32, bank: u32) -> usize {
-        ((rank << self.bank_bits) | bank) as usize
-    }
-
-    /// Whether rank and bank fit the geometry.
-    #[inline(always)]
-    fn fits(&self, rank: u32, bank: u32) -> bool {
-        (rank & self.rank_over) | (bank & self.bank_over) == 0
     }
 
     /// The open row of (rank, bank), if any row was activated since reset.
     pub fn open_row(&self, rank: u32, bank: u32) -> Option<u32> {
-        if !self.fits(rank, bank) {
+        if (rank | bank) >> SLOT_BITS != 0 {
             return None;
         }
-        let e = self.entries[self.index(rank, bank)];
+        let e = self.entries[slot(rank, bank)];
         (e & NEVER_OPENED == 0).then(|| self.row_of(e))
     }
 
@@ -108,14 +109,10 @@ impl Dsmu {
     pub fn view(&mut self) -> DsmuView<'_> {
         DsmuView {
             row_shift: self.row_shift,
-            bank_shift: self.bank_shift,
-            rank_shift: self.rank_shift,
-            bank_bits: self.bank_bits,
-            rank_over: self.rank_over,
-            bank_over: self.bank_over,
             row_over: self.row_over,
             column_over: self.column_over,
             entries: &mut self.entries,
+            keys: &self.keys,
         }
     }
 
@@ -124,14 +121,13 @@ impl Dsmu {
     pub fn command(&mut self, c: &Command) -> DsmuOutcome {
         match c.cmd {
             DdrCmd::Rd | DdrCmd::Rda | DdrCmd::Wr | DdrCmd::Wra => {
-                if (c.rank & self.rank_over)
-                    | (c.bank & self.bank_over)
-                    | (c.arg & self.column_over)
-                    != 0
-                {
+                if (c.rank | c.bank) >> SLOT_BITS != 0 || c.arg & self.column_over != 0 {
                     return DsmuOutcome::OutOfRange;
                 }
-                let e = self.entries[self.index(c.rank, c.bank)];
+                let e = self.entries[slot(c.rank, c.bank)];
+                if e & OUTSIDE != 0 {
+                    return DsmuOutcome::OutOfRange;
+                }
                 let r = Reference {
                     line: (e & !(NEVER_OPENED | PRECHARGED)) | u64::from(c.arg >> 3),
                     write: c.cmd.is_write(),
@@ -158,9 +154,9 @@ impl Dsmu {
                 DsmuOutcome::Accepted
             }
             DdrCmd::Prea => {
-                if self.fits(c.rank, 0) {
-                    let first = self.index(c.rank, 0);
-                    let banks = 1usize << self.bank_bits;
+                if c.rank >> SLOT_BITS == 0 && self.entries[slot(c.rank, 0)] & OUTSIDE == 0 {
+                    let first = slot(c.rank, 0);
+                    let banks = self.banks as usize;
                     for e in &mut self.entries[first..first + banks] {
                         *e |= PRECHARGED;
                     }
@@ -173,30 +169,27 @@ impl Dsmu {
     }
 }
 
-/// The DSMU for a run of commands ([`Dsmu::view`]): the geometry's
-/// shifts and range masks copied out, so they stay in registers.
+/// The entry slot of (rank, bank), both below 16.
+#[inline(always)]
+fn slot(rank: u32, bank: u32) -> usize {
+    ((rank << SLOT_BITS) | bank) as usize
+}
+
+/// The DSMU for a run of commands ([`Dsmu::view`]): what it needs copied
+/// out, so that it stays in registers.
 pub struct DsmuView<'a> {
     row_shift: u32,
-    bank_shift: u32,
-    rank_shift: u32,
-    bank_bits: u32,
-    rank_over: u32,
-    bank_over: u32,
     row_over: u32,
     column_over: u32,
-    entries: &'a mut [u64],
+    entries: &'a mut [u64; SLOTS],
+    keys: &'a [u64; SLOTS],
 }
 
 impl DsmuView<'_> {
-    /// The entry of an in-range (rank, bank).
+    /// The slot of (rank, bank) if both are below 16.
     #[inline(always)]
-    fn entry(&mut self, rank: u32, bank: u32) -> &mut u64 {
-        let i = ((rank << self.bank_bits) | bank) as usize;
-        debug_assert!(i < self.entries.len());
-        // SAFETY: the callers checked rank and bank against the geometry
-        // (`rank_over`, `bank_over`), and `entries` has one entry per
-        // (rank, bank) of it, indexed by `rank << bank_bits | bank`.
-        unsafe { self.entries.get_unchecked_mut(i) }
+    fn slot(rank: u32, bank: u32) -> Option<usize> {
+        ((rank | bank) >> SLOT_BITS == 0).then(|| slot(rank, bank))
     }
 
     /// The fast path of RD/RDA/WR/WRA: the line of `column` in the open
@@ -205,10 +198,12 @@ impl DsmuView<'_> {
     /// [`Dsmu::command`] says what it is).
     #[inline(always)]
     pub fn column_line(&mut self, rank: u32, bank: u32, column: u32) -> Option<u64> {
-        if (rank & self.rank_over) | (bank & self.bank_over) | (column & self.column_over) != 0 {
+        let i = Self::slot(rank, bank)?;
+        if column & self.column_over != 0 {
             return None;
         }
-        let e = *self.entry(rank, bank);
+        // Slots outside the geometry are never opened.
+        let e = self.entries[i & (SLOTS - 1)];
         if e & (NEVER_OPENED | PRECHARGED) != 0 {
             return None;
         }
@@ -219,20 +214,23 @@ impl DsmuView<'_> {
     /// of range.
     #[inline(always)]
     pub fn activate(&mut self, rank: u32, bank: u32, row: u32) -> bool {
-        if (rank & self.rank_over) | (bank & self.bank_over) | (row & self.row_over) != 0 {
+        let Some(i) = Self::slot(rank, bank) else {
+            return false;
+        };
+        let key = self.keys[i & (SLOTS - 1)];
+        if key == u64::MAX || row & self.row_over != 0 {
             return false;
         }
-        *self.entry(rank, bank) = (u64::from(rank) << self.rank_shift)
-            | (u64::from(row) << self.row_shift)
-            | (u64::from(bank) << self.bank_shift);
+        self.entries[i & (SLOTS - 1)] = key | (u64::from(row) << self.row_shift);
         true
     }
 
-    /// PRE: marks (rank, bank) precharged (nothing when out of range).
+    /// PRE: marks (rank, bank) precharged (nothing when out of range: a
+    /// slot outside the geometry stays never opened).
     #[inline(always)]
     pub fn precharge(&mut self, rank: u32, bank: u32) {
-        if (rank & self.rank_over) | (bank & self.bank_over) == 0 {
-            *self.entry(rank, bank) |= PRECHARGED;
+        if let Some(i) = Self::slot(rank, bank) {
+            self.entries[i & (SLOTS - 1)] |= PRECHARGED;
         }
     }
 }

@@ -197,6 +197,9 @@ impl TxFifo {
         let depth = self.depth as u64;
         let mut lim = self.limiter;
         let mut hw = self.high_water;
+        // The level that could raise the mark: past `hw`, never once the
+        // mark is the depth.
+        let mut beat = if hw < depth { hw } else { u64::MAX };
         let mut before = self.popped_before_push;
         let ticks = &mut self.ticks[..];
         assert_eq!(ticks.len() as u64, mask + 1);
@@ -211,13 +214,14 @@ impl TxFifo {
             // before it); otherwise `before` lags, and is brought up to
             // date only when the bound could beat the mark.
             before = if lim.tail_free <= push { i } else { before };
-            if (i + 1 - before > hw) & (hw < depth) {
+            if i + 1 - before > beat {
                 // Stops at word i at the latest: its slot still holds its
                 // push tick.
                 while unsafe { *ticks.get_unchecked((before & mask) as usize) } < push {
                     before += 1;
                 }
                 hw = hw.max(i + 1 - before);
+                beat = if hw < depth { hw } else { u64::MAX };
             }
             let pop = lim.next::<SATURATE>(push);
             unsafe { *ticks.get_unchecked_mut(s) = pop };

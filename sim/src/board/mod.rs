@@ -420,6 +420,11 @@ pub struct Board {
     probe: Option<Box<Probe>>,
 }
 
+/// Words pushed on the fast path between two looks at the FIFO (settle,
+/// advance, the packetizer's turn): small enough that the words are
+/// still in the caches when they are settled and packed.
+const TAKE_BATCH: u64 = 4096;
+
 /// `DdrCmd` discriminants (the `DdrCmd::ALL` order) for the fast path.
 const KIND_ACT: usize = 0;
 const KIND_PRE: usize = 5;
@@ -439,11 +444,11 @@ fn access_words(gap: u64, line: u64, write_bit: u32, hi: u32) -> ([u32; 3], u64,
     const LINE_HI_OP: u32 = 1 << 21;
     debug_assert!(gap < KEEPER_GAP);
     let time = u64::from(gap >= TIME_UNIT);
-    let line_hi = (line >> 24) as u32 & PAYLOAD_MAX;
+    let line_hi = (line >> 24) as u32;
     let new_hi = u64::from(line_hi != hi);
     let dt = (gap % TIME_UNIT) as u32;
     let time_word = K_BIT | (gap / TIME_UNIT) as u32;
-    let hi_word = (dt << 26) | K_BIT | LINE_HI_OP | line_hi;
+    let hi_word = (dt << 26) | K_BIT | LINE_HI_OP | (line_hi & PAYLOAD_MAX);
     // The dt goes to the first word after TIME: LINE_HI if there is one.
     let access_dt = dt & (new_hi as u32).wrapping_sub(1);
     let access_word = (access_dt << 26) | write_bit | (line & LINE_LO_MASK) as u32;
@@ -974,7 +979,9 @@ impl Board {
         self.fifo.advance(t);
         // Room in the ring for what may follow: a LOST and an event, their
         // last three slots written in any case.
-        if self.fifo.pushed() + 8 > self.fifo.consumed() + self.fifo.capacity() {
+        if self.fifo.pushed() + 8 > self.fifo.consumed() + self.fifo.capacity()
+            || self.fifo.front() - self.fifo.consumed() >= TAKE_BATCH / 2
+        {
             self.take_until(t, None);
         }
         self.fifo.len()
@@ -987,6 +994,7 @@ impl Board {
         } else {
             let room = self.fifo.front() + self.fifo_depth as u64;
             room.min(self.fifo.consumed() + self.fifo.capacity())
+                .min(self.fifo.pushed() + TAKE_BATCH)
         };
     }
 
@@ -1151,4 +1159,69 @@ pub fn run_commands(
     board.finish();
     board.drain_packets(&mut packets);
     Ok((packets, board.counters().clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_path_kind_constants_follow_ddr_cmd() {
+        for (k, c) in DdrCmd::ALL.iter().enumerate() {
+            assert_eq!(kind_index(*c), k);
+            assert_eq!(*c as usize, k, "{c:?}");
+            assert_eq!(WRITE_BIT[k] != 0, c.is_write(), "{c:?}");
+        }
+        assert_eq!(DdrCmd::Act as usize, KIND_ACT);
+        assert_eq!(DdrCmd::Pre as usize, KIND_PRE);
+        assert_eq!(DdrCmd::Ref as usize, KIND_REF);
+        assert_eq!(DdrCmd::Nop as usize, KIND_NOP);
+        assert_eq!(
+            [DdrCmd::Rd, DdrCmd::Wr, DdrCmd::Rda, DdrCmd::Wra].map(|c| c as usize),
+            [1, 2, 3, 4]
+        );
+    }
+
+    #[test]
+    fn branchless_access_words_are_the_encoders() {
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for i in 0..20_000u64 {
+            let gap = match i % 4 {
+                0 => rnd() % 64,
+                1 => 64 + rnd() % 200,
+                2 => rnd() % KEEPER_GAP,
+                _ => KEEPER_GAP - 1 - rnd() % 3,
+            };
+            let line = rnd() >> (rnd() % 40);
+            let write = rnd() % 2 == 0;
+            let hi = if rnd() % 2 == 0 {
+                (line >> 24) as u32 & PAYLOAD_MAX
+            } else {
+                (rnd() % 16) as u32
+            };
+            let last = rnd() % (1 << 40);
+            let enc = EventEncoder { last, hi };
+            let e = enc
+                .encode(last + gap, BoardEvent::Access { line, write })
+                .expect("a gap below KEEPER_GAP fits one TIME word");
+            let (words, skip1, skip2, new_hi) =
+                access_words(gap, line, if write { 1 << 24 } else { 0 }, hi);
+            // What push_event leaves in the ring.
+            let mut ring = [0u32; 3];
+            ring[0] = words[0];
+            ring[skip1 as usize] = words[1];
+            ring[(skip1 + skip2) as usize] = words[2];
+            let len = (1 + skip1 + skip2) as usize;
+            let got: Vec<u32> = ring[..len].to_vec();
+            let want: Vec<u32> = e.words().iter().map(|w| w.0).collect();
+            assert_eq!(got, want, "gap {gap} line {line:#x} hi {hi}");
+            assert_eq!(new_hi, e.next.hi);
+        }
+    }
 }

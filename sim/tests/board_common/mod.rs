@@ -10,7 +10,7 @@ use hmtt_format::config::ConfigWindow;
 use hmtt_format::geometry::{DdrCoord, Geometry};
 use hmtt_format::packet::{Packet, PacketHeader};
 use hmtt_format::record::{BoardEvent, EventEncoder, Opcode, RecordWord, TimedEvent};
-use hmtt_sim::board::{Board, BoardConfig, BoardPacket, Probe};
+use hmtt_sim::board::{Board, BoardConfig, BoardCounters, BoardPacket, Probe};
 
 /// xorshift64*: deterministic, no dependency.
 #[derive(Clone)]
@@ -292,6 +292,11 @@ pub struct NaiveBoard {
     pub dropped: u64,
     pub fillers: u64,
     pub time_overflows: u64,
+    /// Highest fill level right after a push; LOST words pushed and the
+    /// sum of their counts.
+    pub high_water: u64,
+    pub lost_words: u64,
+    pub lost_reported: u64,
     /// Words pushed / popped so far, and popped when the open packet opened.
     pushed: u64,
     popped: u64,
@@ -319,6 +324,9 @@ impl NaiveBoard {
             dropped: 0,
             fillers: 0,
             time_overflows: 0,
+            high_water: 0,
+            lost_words: 0,
+            lost_reported: 0,
             pushed: 0,
             popped: 0,
             popped_before_open: 0,
@@ -340,6 +348,7 @@ impl NaiveBoard {
         self.fifo.extend(e.words().iter().copied());
         self.pushed += e.len() as u64;
         self.enc = e.next;
+        self.high_water = self.high_water.max(self.fifo.len() as u64);
         true
     }
 
@@ -353,6 +362,8 @@ impl NaiveBoard {
                 },
             ) {
                 self.lost -= count;
+                self.lost_words += 1;
+                self.lost_reported += count;
             }
         }
         if !self.try_push(t, ev) {
@@ -445,6 +456,7 @@ impl NaiveBoard {
             self.enc.last += 64 * ((1 << 21) - 1);
             self.pushed += 1;
             self.fillers += 1;
+            self.high_water = self.high_water.max(self.fifo.len() as u64);
         }
         for c in cmds {
             self.command(t, c);
@@ -564,6 +576,14 @@ pub fn level_changes(probe: &Probe) -> Vec<(u64, u32)> {
     out
 }
 
+/// The counters both models keep, beyond drops, fillers and overflows.
+pub fn check_counters_against_literal(n: &BoardCounters, naive: &NaiveBoard) {
+    assert_eq!(n.fifo_high_water, naive.high_water, "high-water mark");
+    assert_eq!(n.lost_words, naive.lost_words, "LOST words");
+    assert_eq!(n.lost_reported, naive.lost_reported, "LOST counts");
+    assert_eq!(n.lost_pending, naive.lost, "LOST pending");
+}
+
 /// Runs the golden model with the probe on and the literal model; checks
 /// that both give the same packets, fill levels, drops and fillers.
 pub fn run_against_literal(cfg: &BoardConfig, cmds: &[Command]) -> (Board, Vec<BoardPacket>) {
@@ -590,5 +610,6 @@ pub fn run_against_literal(cfg: &BoardConfig, cmds: &[Command]) -> (Board, Vec<B
     assert_eq!(n.events_dropped, naive.dropped);
     assert_eq!(n.time_fillers, naive.fillers);
     assert_eq!(n.time_overflows, naive.time_overflows);
+    check_counters_against_literal(n, &naive);
     (board, packets)
 }

@@ -9,12 +9,20 @@
 //! FIFO and the packetizer ([`packetizer`]) cuts the words into packets.
 //!
 //! Time is in ticks (DDR command clocks). Idle ticks are never stepped one by
-//! one: the rate limiter fixes each word's pop tick when it is pushed (the
-//! FIFO is first in, first out and the limiter periodic while it is not
-//! empty; while it is empty the credit is a closed form), the packetizer
-//! takes the popped words in batches, and the keeper's next filler is due
-//! `KEEPER_GAP` ticks after the encoder's `last`; so the cost is per command
-//! and per word, not per tick.
+//! one: each word's pop tick is a function of the push ticks (the FIFO is
+//! first in, first out, and the limiter pops at `max(push, the tick its
+//! credit reaches den)`), worked out in batches by [`TxFifo::settle`]; the
+//! packetizer takes the popped words in batches, and the keeper's next
+//! filler is due `KEEPER_GAP` ticks after the encoder's `last`; so the cost
+//! is per command and per word, not per tick.
+//!
+//! [`Board::commands`] takes the common commands (RD/WR to an open row
+//! outside the config window, ACT, PRE, REF/MRS/ZQ/NOP, no keeper due) on a
+//! fast path with its state in locals; pushes there store a word and its
+//! tick without looking at the FIFO as long as a bound on its fill level
+//! (the words popped when it was last looked at) leaves room, and a full
+//! FIFO drops events without looking until its next pop. Everything else
+//! takes the general path, which looks at the FIFO on every event.
 //!
 //! ```
 //! use hmtt_format::{Command, DdrCmd, Geometry};

@@ -281,7 +281,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .sum();
     let mb = bytes as f64 / 1e6;
     println!(
-        "generated {} capture files of {} board(s), {:.1} MB, in {:.1} s ({})",
+        "{} {} capture files of {} board(s), {:.1} MB, in {:.1} s ({})",
+        if reuse.is_some() {
+            "found"
+        } else {
+            "generated"
+        },
         paths.len(),
         boards.max(1),
         mb,

@@ -557,7 +557,22 @@ impl Board {
     /// order; a cycle before the current tick is refused (nothing changes).
     #[inline]
     pub fn command(&mut self, c: &Command) -> Result<(), BoardError> {
-        self.commands(std::slice::from_ref(c))
+        let one = std::slice::from_ref(c);
+        let (taken, room) = if self.probe.is_some() {
+            self.fast_run::<true>(one, 0)
+        } else {
+            self.fast_run::<false>(one, 0)
+        };
+        if taken == 1 {
+            return Ok(());
+        }
+        match room {
+            Some(line) => {
+                self.access_without_room(c, line);
+                Ok(())
+            }
+            None => self.command_slow(c),
+        }
     }
 
     /// Takes a slice of commands in order; stops at the first refused one
@@ -606,7 +621,7 @@ impl Board {
         let per_kind = &mut self.counters.per_kind;
         // RD/WR taken: each is an ACCESS event (pushed or dropped) or
         // suppressed by the mode, which does not change on this path.
-        let columns_before: u64 = per_kind[1..5].iter().sum();
+        let mut columns = 0u64;
         let mut dropped = 0u64;
         let mut no_room = None;
         let mut rest = cs[from..].iter();
@@ -648,6 +663,7 @@ impl Board {
                         break;
                     }
                 }
+                columns += 1;
             } else if k == KIND_ACT {
                 if !dsmu.activate(c.rank, c.bank, c.arg) {
                     break;
@@ -663,7 +679,6 @@ impl Board {
             rest.next();
         }
         let i = cs.len() - rest.as_slice().len();
-        let columns = per_kind[1..5].iter().sum::<u64>() - columns_before;
         drop(fifo);
         if i > from {
             self.cur = cur;
@@ -671,16 +686,20 @@ impl Board {
             let n = &mut self.counters;
             n.commands += (i - from) as u64;
             n.last_command_tick = cur;
-            n.references += columns;
-            if record_access {
-                n.access_events += columns;
-                n.events += columns;
-            } else {
-                n.suppressed += columns;
+            if columns > 0 {
+                n.references += columns;
+                if record_access {
+                    n.access_events += columns;
+                    n.events += columns;
+                } else {
+                    n.suppressed += columns;
+                }
             }
-            n.events_dropped += dropped;
-            self.lost += dropped;
-            n.lost_pending = self.lost;
+            if dropped > 0 {
+                n.events_dropped += dropped;
+                self.lost += dropped;
+                n.lost_pending = self.lost;
+            }
             n.words_pushed = self.fifo.pushed();
         }
         (i, no_room)

@@ -123,9 +123,8 @@ end
 /// The encoder hands over one clock's words contiguously (lane `j + 1`
 /// starts where lane `j` ends, `5 L <= B` words in all), so the words of a
 /// clock fill banks `base .. base + n` (mod `B`) at row `base / B`, or the
-/// next row for the banks before `base mod B`. Each bank's write data is
-/// an AND-OR pick over the `5 L` slots: one LUT level per
-/// four inputs, where a priority chain of `if`s would cost one per slot.
+/// next row for the banks before `base mod B`. [`BankWriteRouter`] moves
+/// them there with two shifters (compaction, then rotation by `base`).
 #[derive(LogicBlock)]
 pub struct TxFifoStorage<const L: usize, const B: usize, const AB: usize> {
     pub clock: Signal<In, Clock>,
@@ -143,17 +142,15 @@ pub struct TxFifoStorage<const L: usize, const B: usize, const AB: usize> {
     pub read_valid: Signal<Out, Bit>,
     pub read_word: Signal<Out, Bits<32>>,
     bank: [FifoBank<AB>; B],
-    /// Per slot (lane-major, `5 L` used): valid, bank, word.
+    /// Per slot (lane-major, `5 L` used): valid, word (for the bypass).
     slot_valid: [Signal<Local, Bit>; 32],
-    slot_bank: [Signal<Local, Bits<32>>; 32],
     slot_word: [Signal<Local, Bits<32>>; 32],
     /// Bank of the clock's first word.
     base_bank: Signal<Local, Bits<32>>,
     /// Pop position relative to each lane's first word.
     pop_offset: [Signal<Local, Bits<32>>; L],
-    /// All ones where bank `b` takes slot `k`, at `b * 32 + k` (one index:
-    /// rust-hdl's Verilog cannot index a sub-block's array in a nested loop).
-    pick_mask: [Signal<Local, Bits<32>>; 1024],
+    /// The write crossbar: each bank's word and write enable.
+    router: BankWriteRouter<L, B>,
     bypass_pick: OrPick,
     read_pick: OrPick,
     reading_valid: DFF<Bit>,
@@ -165,7 +162,6 @@ pub struct TxFifoStorage<const L: usize, const B: usize, const AB: usize> {
     bank_mask: Constant<Bits<32>>,
     bank_shift: Constant<Bits<32>>,
     address_mask: Constant<Bits<32>>,
-    all_ones: Constant<Bits<32>>,
     read_cast: AddressCast<AB>,
     row_cast: AddressCast<AB>,
     next_row_cast: AddressCast<AB>,
@@ -193,11 +189,10 @@ impl<const L: usize, const B: usize, const AB: usize> Default for TxFifoStorage<
             read_word: Default::default(),
             bank: std::array::from_fn(|_| Default::default()),
             slot_valid: std::array::from_fn(|_| Default::default()),
-            slot_bank: std::array::from_fn(|_| Default::default()),
             slot_word: std::array::from_fn(|_| Default::default()),
             base_bank: Default::default(),
             pop_offset: std::array::from_fn(|_| Default::default()),
-            pick_mask: std::array::from_fn(|_| Default::default()),
+            router: Default::default(),
             bypass_pick: Default::default(),
             read_pick: Default::default(),
             reading_valid: Default::default(),
@@ -209,7 +204,6 @@ impl<const L: usize, const B: usize, const AB: usize> Default for TxFifoStorage<
             bank_mask: Constant::new(((B - 1) as u64).to_bits()),
             bank_shift: Constant::new((B.trailing_zeros() as u64).to_bits()),
             address_mask: Constant::new(((1u64 << AB) - 1).to_bits()),
-            all_ones: Constant::new(0xFFFF_FFFFu64.to_bits()),
             read_cast: Default::default(),
             row_cast: Default::default(),
             next_row_cast: Default::default(),
@@ -220,7 +214,6 @@ impl<const L: usize, const B: usize, const AB: usize> Default for TxFifoStorage<
 impl<const L: usize, const B: usize, const AB: usize> TxFifoStorage<L, B, AB> {
     pub const DEPTH: usize = B << AB;
     const USED_SLOTS: usize = 5 * L;
-    const USED_PICKS: usize = 32 * B;
 }
 
 impl<const L: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<L, B, AB> {
@@ -242,11 +235,6 @@ impl<const L: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<L,
             self.slot_valid[j * 5 + 2].next = self.lane_count[j].val() > 2;
             self.slot_valid[j * 5 + 3].next = self.lane_count[j].val() > 3;
             self.slot_valid[j * 5 + 4].next = self.lane_count[j].val() > 4;
-            self.slot_bank[j * 5].next = self.lane_pos[j].val() & self.bank_mask.val();
-            self.slot_bank[j * 5 + 1].next = (self.lane_pos[j].val() + 1) & self.bank_mask.val();
-            self.slot_bank[j * 5 + 2].next = (self.lane_pos[j].val() + 2) & self.bank_mask.val();
-            self.slot_bank[j * 5 + 3].next = (self.lane_pos[j].val() + 3) & self.bank_mask.val();
-            self.slot_bank[j * 5 + 4].next = (self.lane_pos[j].val() + 4) & self.bank_mask.val();
             self.slot_word[j * 5].next = self.word0[j].val();
             self.slot_word[j * 5 + 1].next = self.word1[j].val();
             self.slot_word[j * 5 + 2].next = self.word2[j].val();
@@ -255,8 +243,16 @@ impl<const L: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<L,
         }
         for k in Self::USED_SLOTS..32 {
             self.slot_valid[k].next = false;
-            self.slot_bank[k].next = 0.into();
             self.slot_word[k].next = 0.into();
+        }
+        self.router.base.next = self.lane_pos[0].val();
+        for j in 0..L {
+            self.router.lane_count[j].next = self.lane_count[j].val();
+            self.router.word0[j].next = self.word0[j].val();
+            self.router.word1[j].next = self.word1[j].val();
+            self.router.word2[j].next = self.word2[j].val();
+            self.router.word3[j].next = self.word3[j].val();
+            self.router.word4[j].next = self.word4[j].val();
         }
         self.base_bank.next = self.lane_pos[0].val() & self.bank_mask.val();
         self.row_cast.wide.next =
@@ -303,86 +299,13 @@ impl<const L: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<L,
             self.bank[b].read_address.next = self.read_cast.narrow.val();
             self.read_pick.words[b].next = self.bank[b].read_data.val();
             self.read_pick.select[b].next = self.reading_bank.q.val().index() == b;
-            // AND-OR pick of the slot this bank takes (at most one): one
-            // LUT level per two slots where a chain of `if`s costs one per slot.
-            for k in 0..32 {
-                self.pick_mask[b * 32 + k].next = 0.into();
-                if self.slot_valid[k].val() & (self.slot_bank[k].val().index() == b) {
-                    self.pick_mask[b * 32 + k].next = self.all_ones.val();
-                }
-            }
-            self.bank[b].write_enable.next = self.pick_mask[b * 32].val().get_bit(0)
-                | self.pick_mask[b * 32 + 1].val().get_bit(0)
-                | self.pick_mask[b * 32 + 2].val().get_bit(0)
-                | self.pick_mask[b * 32 + 3].val().get_bit(0)
-                | self.pick_mask[b * 32 + 4].val().get_bit(0)
-                | self.pick_mask[b * 32 + 5].val().get_bit(0)
-                | self.pick_mask[b * 32 + 6].val().get_bit(0)
-                | self.pick_mask[b * 32 + 7].val().get_bit(0)
-                | self.pick_mask[b * 32 + 8].val().get_bit(0)
-                | self.pick_mask[b * 32 + 9].val().get_bit(0)
-                | self.pick_mask[b * 32 + 10].val().get_bit(0)
-                | self.pick_mask[b * 32 + 11].val().get_bit(0)
-                | self.pick_mask[b * 32 + 12].val().get_bit(0)
-                | self.pick_mask[b * 32 + 13].val().get_bit(0)
-                | self.pick_mask[b * 32 + 14].val().get_bit(0)
-                | self.pick_mask[b * 32 + 15].val().get_bit(0)
-                | self.pick_mask[b * 32 + 16].val().get_bit(0)
-                | self.pick_mask[b * 32 + 17].val().get_bit(0)
-                | self.pick_mask[b * 32 + 18].val().get_bit(0)
-                | self.pick_mask[b * 32 + 19].val().get_bit(0)
-                | self.pick_mask[b * 32 + 20].val().get_bit(0)
-                | self.pick_mask[b * 32 + 21].val().get_bit(0)
-                | self.pick_mask[b * 32 + 22].val().get_bit(0)
-                | self.pick_mask[b * 32 + 23].val().get_bit(0)
-                | self.pick_mask[b * 32 + 24].val().get_bit(0)
-                | self.pick_mask[b * 32 + 25].val().get_bit(0)
-                | self.pick_mask[b * 32 + 26].val().get_bit(0)
-                | self.pick_mask[b * 32 + 27].val().get_bit(0)
-                | self.pick_mask[b * 32 + 28].val().get_bit(0)
-                | self.pick_mask[b * 32 + 29].val().get_bit(0)
-                | self.pick_mask[b * 32 + 30].val().get_bit(0)
-                | self.pick_mask[b * 32 + 31].val().get_bit(0);
-            self.bank[b].write_data.next = (self.slot_word[0].val() & self.pick_mask[b * 32].val())
-                | (self.slot_word[1].val() & self.pick_mask[b * 32 + 1].val())
-                | (self.slot_word[2].val() & self.pick_mask[b * 32 + 2].val())
-                | (self.slot_word[3].val() & self.pick_mask[b * 32 + 3].val())
-                | (self.slot_word[4].val() & self.pick_mask[b * 32 + 4].val())
-                | (self.slot_word[5].val() & self.pick_mask[b * 32 + 5].val())
-                | (self.slot_word[6].val() & self.pick_mask[b * 32 + 6].val())
-                | (self.slot_word[7].val() & self.pick_mask[b * 32 + 7].val())
-                | (self.slot_word[8].val() & self.pick_mask[b * 32 + 8].val())
-                | (self.slot_word[9].val() & self.pick_mask[b * 32 + 9].val())
-                | (self.slot_word[10].val() & self.pick_mask[b * 32 + 10].val())
-                | (self.slot_word[11].val() & self.pick_mask[b * 32 + 11].val())
-                | (self.slot_word[12].val() & self.pick_mask[b * 32 + 12].val())
-                | (self.slot_word[13].val() & self.pick_mask[b * 32 + 13].val())
-                | (self.slot_word[14].val() & self.pick_mask[b * 32 + 14].val())
-                | (self.slot_word[15].val() & self.pick_mask[b * 32 + 15].val())
-                | (self.slot_word[16].val() & self.pick_mask[b * 32 + 16].val())
-                | (self.slot_word[17].val() & self.pick_mask[b * 32 + 17].val())
-                | (self.slot_word[18].val() & self.pick_mask[b * 32 + 18].val())
-                | (self.slot_word[19].val() & self.pick_mask[b * 32 + 19].val())
-                | (self.slot_word[20].val() & self.pick_mask[b * 32 + 20].val())
-                | (self.slot_word[21].val() & self.pick_mask[b * 32 + 21].val())
-                | (self.slot_word[22].val() & self.pick_mask[b * 32 + 22].val())
-                | (self.slot_word[23].val() & self.pick_mask[b * 32 + 23].val())
-                | (self.slot_word[24].val() & self.pick_mask[b * 32 + 24].val())
-                | (self.slot_word[25].val() & self.pick_mask[b * 32 + 25].val())
-                | (self.slot_word[26].val() & self.pick_mask[b * 32 + 26].val())
-                | (self.slot_word[27].val() & self.pick_mask[b * 32 + 27].val())
-                | (self.slot_word[28].val() & self.pick_mask[b * 32 + 28].val())
-                | (self.slot_word[29].val() & self.pick_mask[b * 32 + 29].val())
-                | (self.slot_word[30].val() & self.pick_mask[b * 32 + 30].val())
-                | (self.slot_word[31].val() & self.pick_mask[b * 32 + 31].val());
+            self.bank[b].write_enable.next = self.router.write_enable[b].val();
+            self.bank[b].write_data.next = self.router.write_data[b].val();
             // Banks before the first word's bank are on the next row.
             self.bank[b].write_address.next = self.row_cast.narrow.val();
             if self.base_bank.val().index() > b {
                 self.bank[b].write_address.next = self.next_row_cast.narrow.val();
             }
-        }
-        for i in Self::USED_PICKS..1024 {
-            self.pick_mask[i].next = 0.into();
         }
         self.out_valid.d.next = self.reading_valid.q.val();
         self.out_word.d.next = self.read_pick.picked.val();
@@ -439,4 +362,204 @@ impl<const AB: usize> Logic for AddressCast<AB> {
     fn update(&mut self) {
         self.narrow.next = bit_cast::<AB, 32>(self.wide.val());
     }
+}
+
+/// Combinational: one clock's words (`lane_count[j]` <= 5 valid words per
+/// lane, lanes contiguous in the stream from position `base`) to their
+/// banks: stream position `p` goes to bank `p mod B`.
+///
+/// The Verilog is a network of 2:1 multiplexers, generated per `(L, B)`:
+/// each lane's words are shifted up by the count of the lanes before it
+/// (a log shifter, `rel_j <= 5 j`), a position takes the highest lane that
+/// starts at or below it (lanes are contiguous), and the dense words are
+/// rotated by `base mod B` (a log rotator). Every signal drives two
+/// multiplexers of the next stage, where an AND-OR pick of all `5 L` slots
+/// per bank sends every slot word to all `B` banks (on the ECP5 with
+/// `L = 4, B = 32`: 17k of the design's 26.5k LUT4, and routing that did
+/// not converge). Entries no valid word can reach are left out. The Rust
+/// model below computes each word's bank directly, so the Icarus checks of
+/// the generated Verilog test the network against it.
+#[derive(LogicBlock)]
+pub struct BankWriteRouter<const L: usize, const B: usize> {
+    /// Stream position of the clock's first word (lane 0's).
+    pub base: Signal<In, Bits<32>>,
+    pub lane_count: [Signal<In, Bits<32>>; L],
+    pub word0: [Signal<In, Bits<32>>; L],
+    pub word1: [Signal<In, Bits<32>>; L],
+    pub word2: [Signal<In, Bits<32>>; L],
+    pub word3: [Signal<In, Bits<32>>; L],
+    pub word4: [Signal<In, Bits<32>>; L],
+    pub write_enable: [Signal<Out, Bit>; B],
+    /// The bank's word; meaningful only where `write_enable` is set.
+    pub write_data: [Signal<Out, Bits<32>>; B],
+}
+
+impl<const L: usize, const B: usize> Default for BankWriteRouter<L, B> {
+    fn default() -> Self {
+        assert!(
+            B.is_power_of_two() && B >= 5 * L && B <= 32 && L >= 1,
+            "B must be a power of two >= 5 L"
+        );
+        Self {
+            base: Default::default(),
+            lane_count: std::array::from_fn(|_| Default::default()),
+            word0: std::array::from_fn(|_| Default::default()),
+            word1: std::array::from_fn(|_| Default::default()),
+            word2: std::array::from_fn(|_| Default::default()),
+            word3: std::array::from_fn(|_| Default::default()),
+            word4: std::array::from_fn(|_| Default::default()),
+            write_enable: std::array::from_fn(|_| Default::default()),
+            write_data: std::array::from_fn(|_| Default::default()),
+        }
+    }
+}
+
+impl<const L: usize, const B: usize> Logic for BankWriteRouter<L, B> {
+    fn update(&mut self) {
+        let mut enable = [false; B];
+        let mut data = [0u32; B];
+        let mut position = self.base.val().index();
+        for j in 0..L {
+            let words = [
+                self.word0[j].val(),
+                self.word1[j].val(),
+                self.word2[j].val(),
+                self.word3[j].val(),
+                self.word4[j].val(),
+            ];
+            // Three count bits, as the hardware's prefix sums use.
+            let count = self.lane_count[j].val().index() & 7;
+            for i in 0..count {
+                let bank = position % B;
+                enable[bank] = true;
+                data[bank] = words.get(i).map_or(0, |w| w.to_u32());
+                position += 1;
+            }
+        }
+        for b in 0..B {
+            self.write_enable[b].next = enable[b];
+            self.write_data[b].next = (data[b] as u64).to_bits();
+        }
+    }
+
+    fn connect(&mut self) {
+        for b in 0..B {
+            self.write_enable[b].connect();
+            self.write_data[b].connect();
+        }
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(bank_router_verilog(L, B))
+    }
+}
+
+/// Bits needed for values `0..=max`.
+fn bits_for(max: usize) -> usize {
+    (usize::BITS - max.leading_zeros()) as usize
+}
+
+/// The Verilog body of `BankWriteRouter<lanes, banks>` (see there).
+fn bank_router_verilog(lanes: usize, banks: usize) -> String {
+    use std::fmt::Write;
+    let mut v = String::new();
+    let bank_bits = banks.trailing_zeros() as usize;
+    let word = |j: usize, i: usize| format!("word{i}${j}");
+    // Inputs' upper bits are unused (counts <= 5, bank = base mod B).
+    let mut unused: Vec<String> = (0..lanes)
+        .map(|j| format!("lane_count${j}[31:3]"))
+        .collect();
+    unused.push(format!("base[31:{bank_bits}]"));
+    writeln!(
+        v,
+        "wire unused_router_bits = &{{1'b0, {}}};",
+        unused.join(", ")
+    )
+    .unwrap();
+    // Lane j starts rel_j words after lane 0 (prefix sums of the counts).
+    for j in 0..lanes {
+        writeln!(v, "wire [4:0] count_{j} = {{2'b0, lane_count${j}[2:0]}};").unwrap();
+    }
+    writeln!(v, "wire [4:0] rel_0 = 5'd0;").unwrap();
+    for j in 1..lanes {
+        writeln!(v, "wire [4:0] rel_{j} = rel_{} + count_{};", j - 1, j - 1).unwrap();
+    }
+    writeln!(v, "wire [4:0] total = rel_{0} + count_{0};", lanes - 1).unwrap();
+
+    // Compaction: lane j's words shifted up by rel_j (<= 5 j). `lane[j][x]`
+    // names the expression holding lane j's word x - rel_j at position x.
+    let mut lane_words: Vec<Vec<String>> = vec![(0..5).map(|i| word(0, i)).collect()];
+    for j in 1..lanes {
+        let max_rel = 5 * j;
+        let mut cur: Vec<String> = (0..5).map(|i| word(j, i)).collect();
+        for s in 0..bits_for(max_rel) {
+            let step = 1usize << s;
+            // Positions reachable after shifting by rel_j mod 2^(s+1).
+            let width = (5 + (2 * step - 1)).min(5 + max_rel);
+            let mut next = Vec::with_capacity(width);
+            for x in 0..width {
+                let keep = cur.get(x);
+                let shifted = x.checked_sub(step).and_then(|y| cur.get(y));
+                next.push(match (keep, shifted) {
+                    (Some(k), Some(sh)) => {
+                        let name = format!("lane{j}_s{}_{x}", s + 1);
+                        writeln!(v, "wire [31:0] {name} = rel_{j}[{s}] ? {sh} : {k};").unwrap();
+                        name
+                    }
+                    (Some(k), None) => k.clone(),
+                    (None, Some(sh)) => sh.clone(),
+                    (None, None) => unreachable!("widths grow by at most the step"),
+                });
+            }
+            cur = next;
+        }
+        lane_words.push(cur);
+    }
+    // Merge: position q holds the word of the highest lane starting at or
+    // below it (a lane that ended before q is followed by one starting
+    // at or below q). The lowest lane that can reach q needs no test.
+    for q in 0..5 * lanes {
+        let reach: Vec<usize> = (0..lanes).filter(|&j| q < lane_words[j].len()).collect();
+        let mut expr = lane_words[reach[0]][q].clone();
+        for &j in &reach[1..] {
+            expr = format!("(rel_{j} <= 5'd{q}) ? {} : ({expr})", lane_words[j][q]);
+        }
+        writeln!(v, "wire [31:0] dense_{q} = {expr};").unwrap();
+    }
+    // Rotation by base mod B: bank b takes dense word (b - base) mod B.
+    // `None` marks entries that no dense word can reach yet.
+    let mut cur: Vec<Option<String>> = (0..banks)
+        .map(|x| (x < 5 * lanes).then(|| format!("dense_{x}")))
+        .collect();
+    for s in 0..bank_bits {
+        let step = 1usize << s;
+        let mut next = Vec::with_capacity(banks);
+        for x in 0..banks {
+            let from = (x + banks - step) % banks;
+            next.push(match (&cur[x], &cur[from]) {
+                (Some(k), Some(sh)) => {
+                    let name = format!("rot_s{}_{x}", s + 1);
+                    writeln!(v, "wire [31:0] {name} = base[{s}] ? {sh} : {k};").unwrap();
+                    Some(name)
+                }
+                (Some(k), None) => Some(k.clone()),
+                (None, Some(sh)) => Some(sh.clone()),
+                (None, None) => None,
+            });
+        }
+        cur = next;
+    }
+    writeln!(v, "always @(*) begin").unwrap();
+    for (b, data) in cur.iter().enumerate() {
+        let data = data.as_deref().unwrap_or("32'h0");
+        writeln!(
+            v,
+            "    write_enable${b} = {{1'b0, {bank_bits}'d{b} - base[{}:0]}} < {{1'b0, total}};",
+            bank_bits - 1
+        )
+        .unwrap();
+        writeln!(v, "    write_data${b} = {data};").unwrap();
+    }
+    writeln!(v, "end").unwrap();
+    v
 }

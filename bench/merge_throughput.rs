@@ -36,14 +36,7 @@ use hmtt_merge::{merge, CaptureSet, MergeOptions, TraceWriter};
 
 const PORTS: u8 = 3;
 /// A bank-hashing mapping for the captures' DDR3 geometry (format.md §3).
-const XOR_MAPPING: &str = r#"
-version = 1
-kind = "xor"
-col_line = [[6], [7], [8], [9], [10], [11], [12]]
-bank = [[13, 16], [14, 17], [15, 18]]
-row = [[16], [17], [18], [19], [20], [21], [22], [23], [24], [25], [26], [27], [28], [29], [30]]
-rank = [[31]]
-"#;
+const XOR_MAPPING: &str = hmtt_format::mapping::DDR3_BANK_XOR_TOML;
 const TICK_PS: u16 = 1250;
 
 /// Deals packets to the port files as a board would.

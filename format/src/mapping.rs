@@ -246,12 +246,10 @@ impl AddressMapping {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    const XOR_DDR3: &str = r#"
+/// A bank-hashing mapping file for the default DDR3 geometry: the bank bits
+/// XORed with the low row bits, so rows stay whole. The example that tests,
+/// benches and docs share.
+pub const DDR3_BANK_XOR_TOML: &str = r#"
 version = 1
 kind = "xor"
 col_line = [[6], [7], [8], [9], [10], [11], [12]]
@@ -259,6 +257,13 @@ bank = [[13, 16], [14, 17], [15, 18]]
 row = [[16], [17], [18], [19], [20], [21], [22], [23], [24], [25], [26], [27], [28], [29], [30]]
 rank = [[31]]
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const XOR_DDR3: &str = DDR3_BANK_XOR_TOML;
 
     #[test]
     fn linear_is_pa_shift() {

@@ -5,7 +5,8 @@
 //! clock comes after the packetizer.
 //!
 //! Latencies (fabric clocks after the pins of a tick are sampled): push
-//! stream and fill level 5, popped words 7.
+//! stream and fill level 8, popped words 10 (the encoder's pipeline is 4
+//! of them, see `encoder`).
 
 use rust_hdl::prelude::*;
 
@@ -103,7 +104,14 @@ pub struct Capture<const L: usize, const B: usize, const AB: usize> {
     cu: ConfigUnit<L>,
     encoder: Encoder<L>,
     storage: TxFifoStorage<L, B, AB>,
-    /// Mode per lane, delayed to the encoder's output, then to the pops.
+    /// Mode per lane, delayed to the encoder's output (`encoder::LATENCY`),
+    /// then to the pops.
+    mode_tracing_e1: [DFF<Bit>; L],
+    mode_tags_only_e1: [DFF<Bit>; L],
+    mode_tracing_e2: [DFF<Bit>; L],
+    mode_tags_only_e2: [DFF<Bit>; L],
+    mode_tracing_e3: [DFF<Bit>; L],
+    mode_tags_only_e3: [DFF<Bit>; L],
     mode_tracing_1: [DFF<Bit>; L],
     mode_tags_only_1: [DFF<Bit>; L],
     mode_tracing_2: [DFF<Bit>; L],
@@ -176,6 +184,12 @@ impl<const L: usize, const B: usize, const AB: usize> Capture<L, B, AB> {
             cu: ConfigUnit::new(config.start_tracing),
             encoder: Default::default(),
             storage: Default::default(),
+            mode_tracing_e1: std::array::from_fn(|_| Default::default()),
+            mode_tags_only_e1: std::array::from_fn(|_| Default::default()),
+            mode_tracing_e2: std::array::from_fn(|_| Default::default()),
+            mode_tags_only_e2: std::array::from_fn(|_| Default::default()),
+            mode_tracing_e3: std::array::from_fn(|_| Default::default()),
+            mode_tags_only_e3: std::array::from_fn(|_| Default::default()),
             mode_tracing_1: std::array::from_fn(|_| Default::default()),
             mode_tags_only_1: std::array::from_fn(|_| Default::default()),
             mode_tracing_2: std::array::from_fn(|_| Default::default()),
@@ -279,14 +293,26 @@ impl<const L: usize, const B: usize, const AB: usize> Logic for Capture<L, B, AB
             self.push_word4[j].next = self.encoder.word4[j].val();
             self.fill[j].next = self.encoder.fill[j].val();
             // Mode: CU output is aligned with the encoder's input.
+            self.mode_tracing_e1[j].clock.next = self.clock.val();
+            self.mode_tags_only_e1[j].clock.next = self.clock.val();
+            self.mode_tracing_e2[j].clock.next = self.clock.val();
+            self.mode_tags_only_e2[j].clock.next = self.clock.val();
+            self.mode_tracing_e3[j].clock.next = self.clock.val();
+            self.mode_tags_only_e3[j].clock.next = self.clock.val();
+            self.mode_tracing_e1[j].d.next = self.cu.tracing[j].val();
+            self.mode_tags_only_e1[j].d.next = self.cu.tags_only[j].val();
+            self.mode_tracing_e2[j].d.next = self.mode_tracing_e1[j].q.val();
+            self.mode_tags_only_e2[j].d.next = self.mode_tags_only_e1[j].q.val();
+            self.mode_tracing_e3[j].d.next = self.mode_tracing_e2[j].q.val();
+            self.mode_tags_only_e3[j].d.next = self.mode_tags_only_e2[j].q.val();
             self.mode_tracing_1[j].clock.next = self.clock.val();
             self.mode_tags_only_1[j].clock.next = self.clock.val();
             self.mode_tracing_2[j].clock.next = self.clock.val();
             self.mode_tags_only_2[j].clock.next = self.clock.val();
             self.mode_tracing_3[j].clock.next = self.clock.val();
             self.mode_tags_only_3[j].clock.next = self.clock.val();
-            self.mode_tracing_1[j].d.next = self.cu.tracing[j].val();
-            self.mode_tags_only_1[j].d.next = self.cu.tags_only[j].val();
+            self.mode_tracing_1[j].d.next = self.mode_tracing_e3[j].q.val();
+            self.mode_tags_only_1[j].d.next = self.mode_tags_only_e3[j].q.val();
             self.mode_tracing_2[j].d.next = self.mode_tracing_1[j].q.val();
             self.mode_tags_only_2[j].d.next = self.mode_tags_only_1[j].q.val();
             self.mode_tracing_3[j].d.next = self.mode_tracing_2[j].q.val();

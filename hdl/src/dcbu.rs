@@ -131,7 +131,13 @@ pub struct Dcbu<const L: usize> {
     pin_addr: [DFF<Bits<18>>; L],
     pin_tick: DFF<Bits<64>>,
     pin_valid: DFF<Bit>,
-    next_tick: DFF<Bits<64>>,
+    /// The free-running tick counter in two halves (no 64-bit carry chain
+    /// between registers): the high half takes `next_hi_inc` (kept at
+    /// `next_hi + 1`) when the low half carries.
+    next_lo: DFF<Bits<32>>,
+    next_hi: DFF<Bits<32>>,
+    next_hi_inc: DFFWithInit<Bits<32>>,
+    next_lo_sum: Signal<Local, Bits<33>>,
     dec_kind: [DFF<Bits<4>>; L],
     dec_rank: [DFF<Bits<2>>; L],
     dec_bank: [DFF<Bits<4>>; L],
@@ -145,7 +151,7 @@ pub struct Dcbu<const L: usize> {
     column_now: [Signal<Local, Bits<18>>; L],
     fits_now: [Signal<Local, Bit>; L],
     oor_sum: [Signal<Local, Bits<32>>; L],
-    lanes: Constant<Bits<64>>,
+    lanes: Constant<Bits<33>>,
     // The pin bits above the geometry's rank, bank, row and column (in
     // columns) widths: any of them set means out of range. (Masks rather
     // than `<=` so a geometry as wide as the pins is no constant compare.)
@@ -199,7 +205,10 @@ impl<const L: usize> Dcbu<L> {
             pin_addr: std::array::from_fn(|_| Default::default()),
             pin_tick: Default::default(),
             pin_valid: Default::default(),
-            next_tick: Default::default(),
+            next_lo: Default::default(),
+            next_hi: Default::default(),
+            next_hi_inc: DFFWithInit::new(1u64.to_bits()),
+            next_lo_sum: Default::default(),
             dec_kind: std::array::from_fn(|_| Default::default()),
             dec_rank: std::array::from_fn(|_| Default::default()),
             dec_bank: std::array::from_fn(|_| Default::default()),
@@ -224,9 +233,26 @@ impl<const L: usize> Dcbu<L> {
 impl<const L: usize> Logic for Dcbu<L> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, pin_tick, pin_valid, next_tick, dec_tick, dec_valid, oor_count);
-        self.next_tick.d.next = self.next_tick.q.val() + self.lanes.val();
-        self.pin_tick.d.next = self.next_tick.q.val();
+        dff_setup!(
+            self,
+            clock,
+            pin_tick,
+            pin_valid,
+            next_lo,
+            next_hi,
+            next_hi_inc,
+            dec_tick,
+            dec_valid,
+            oor_count
+        );
+        self.next_lo_sum.next = bit_cast::<33, 32>(self.next_lo.q.val()) + self.lanes.val();
+        self.next_lo.d.next = self.next_lo_sum.val().get_bits::<32>(0);
+        if self.next_lo_sum.val().get_bit(32) {
+            self.next_hi.d.next = self.next_hi_inc.q.val();
+            self.next_hi_inc.d.next = self.next_hi_inc.q.val() + 1;
+        }
+        self.pin_tick.d.next = (bit_cast::<64, 32>(self.next_hi.q.val()) << 32)
+            | bit_cast::<64, 32>(self.next_lo.q.val());
         self.pin_valid.d.next = true;
         self.dec_tick.d.next = self.pin_tick.q.val();
         self.dec_valid.d.next = self.pin_valid.q.val();

@@ -142,6 +142,13 @@ impl FramerConfig {
     }
 }
 
+/// `x` folded to 16 bits with end-around carries (0 only for 0).
+pub fn ones_complement_fold(x: u32) -> u16 {
+    let s = (x & 0xffff) + (x >> 16);
+    let s = (s & 0xffff) + (s >> 16);
+    s as u16
+}
+
 /// The IPv4 header checksum of a header whose partial sum is `partial` and
 /// total length is `total_len` (the same arithmetic as the hardware).
 pub fn ipv4_checksum(partial: u32, total_len: u16) -> u16 {
@@ -182,9 +189,11 @@ pub struct Framer {
     template: Constant<Bits<HEADER_BITS>>,
     last_header_byte: Constant<Bits<16>>,
     udp_mode: Constant<Bit>,
-    ip_partial_sum: Constant<Bits<32>>,
-    port_id: Constant<Bits<64>>,
-    ports: Constant<Bits<64>>,
+    /// The one's-complement sum of the IPv4 header without its length,
+    /// plus the 60 bytes of the length that do not depend on `nwords`,
+    /// folded to 16 bits (never 0).
+    ip_base_sum: Constant<Bits<17>>,
+    ports: Constant<Bits<33>>,
     flags_shift: Constant<Bits<16>>,
     seq_shift: Constant<Bits<16>>,
     t0_shift: Constant<Bits<16>>,
@@ -201,7 +210,15 @@ pub struct Framer {
     byte_index: DFF<Bits<2>>,
     frame_len: DFF<Bits<16>>,
     crc: DFF<Bits<32>>,
-    seq_base: DFF<Bits<64>>,
+    /// The next packet's `seq` (`k * ports + port`), low and high halves:
+    /// the low half adds `ports` at each packet and the carry reaches the
+    /// high half a clock later (packets are far apart), so no 64-bit carry
+    /// chain sits between two registers.
+    seq_lo: DFFWithInit<Bits<32>>,
+    seq_hi: DFF<Bits<32>>,
+    seq_carry: DFF<Bit>,
+    seq_sum: Signal<Local, Bits<33>>,
+    seq: Signal<Local, Bits<64>>,
     txd_reg: DFF<Bits<8>>,
     tx_en_reg: DFF<Bit>,
     underrun_reg: DFF<Bit>,
@@ -219,9 +236,8 @@ pub struct Framer {
     d_hi: Signal<Local, Bits<21>>,
     ip_len: Signal<Local, Bits<16>>,
     udp_len: Signal<Local, Bits<16>>,
-    sum1: Signal<Local, Bits<32>>,
-    sum2: Signal<Local, Bits<32>>,
-    sum3: Signal<Local, Bits<32>>,
+    words_sum: Signal<Local, Bits<17>>,
+    words_sum_inc: Signal<Local, Bits<17>>,
     checksum: Signal<Local, Bits<16>>,
 }
 
@@ -247,8 +263,9 @@ impl Framer {
             template: Constant::new(template),
             last_header_byte: Constant::new(((config.header_len() - 1) as u64).to_bits()),
             udp_mode: Constant::new(!config.raw_ethernet),
-            ip_partial_sum: Constant::new((config.ipv4_partial_sum() as u64).to_bits()),
-            port_id: Constant::new((config.port_id as u64).to_bits()),
+            ip_base_sum: Constant::new(
+                (ones_complement_fold(config.ipv4_partial_sum() + 60) as u64).to_bits(),
+            ),
             ports: Constant::new((config.ports as u64).to_bits()),
             flags_shift: Constant::new((8 * (h + 5)).to_bits()),
             seq_shift: Constant::new((8 * (h + 8)).to_bits()),
@@ -267,7 +284,11 @@ impl Framer {
             byte_index: Default::default(),
             frame_len: Default::default(),
             crc: Default::default(),
-            seq_base: Default::default(),
+            seq_lo: DFFWithInit::new((config.port_id as u64).to_bits()),
+            seq_hi: Default::default(),
+            seq_carry: Default::default(),
+            seq_sum: Default::default(),
+            seq: Default::default(),
             txd_reg: Default::default(),
             tx_en_reg: Default::default(),
             underrun_reg: Default::default(),
@@ -281,9 +302,8 @@ impl Framer {
             d_hi: Default::default(),
             ip_len: Default::default(),
             udp_len: Default::default(),
-            sum1: Default::default(),
-            sum2: Default::default(),
-            sum3: Default::default(),
+            words_sum: Default::default(),
+            words_sum_inc: Default::default(),
             checksum: Default::default(),
         }
     }
@@ -305,7 +325,9 @@ impl Logic for Framer {
             byte_index,
             frame_len,
             crc,
-            seq_base,
+            seq_lo,
+            seq_hi,
+            seq_carry,
             txd_reg,
             tx_en_reg,
             underrun_reg,
@@ -318,16 +340,29 @@ impl Logic for Framer {
             self.crc_now.next = self.crc_step.crc_out.val();
         }
         self.crc.d.next = self.crc_now.val();
+        self.seq.next = (bit_cast::<64, 32>(self.seq_hi.q.val()) << 32)
+            | bit_cast::<64, 32>(self.seq_lo.q.val());
+        self.seq_sum.next = bit_cast::<33, 32>(self.seq_lo.q.val()) + self.ports.val();
+        self.seq_carry.d.next = false;
+        if self.seq_carry.q.val() {
+            self.seq_hi.d.next = self.seq_hi.q.val() + 1;
+        }
         // The per-packet header fields, from the descriptor at the head of
         // the descriptor FIFO.
         self.d_nwords.next = self.desc_data.val().get_bits::<16>(64);
         self.d_hi.next = self.desc_data.val().get_bits::<21>(88);
         self.udp_len.next = (self.d_nwords.val() << 2) + 40;
         self.ip_len.next = self.udp_len.val() + 20;
-        self.sum1.next = self.ip_partial_sum.val() + bit_cast::<32, 16>(self.ip_len.val());
-        self.sum2.next = (self.sum1.val() & 0xffff) + (self.sum1.val() >> 16);
-        self.sum3.next = (self.sum2.val() & 0xffff) + (self.sum2.val() >> 16);
-        self.checksum.next = !bit_cast::<16, 32>(self.sum3.val());
+        // One's-complement sum of the base and `4 * nwords`: one 16-bit
+        // add, and the end-around carry picks the sum plus one (computed
+        // beside it, not after it).
+        self.words_sum.next = bit_cast::<17, 16>(self.d_nwords.val() << 2) + self.ip_base_sum.val();
+        self.words_sum_inc.next =
+            bit_cast::<17, 16>(self.d_nwords.val() << 2) + self.ip_base_sum.val() + 1;
+        self.checksum.next = !bit_cast::<16, 17>(self.words_sum.val());
+        if self.words_sum.val().get_bit(16) {
+            self.checksum.next = !bit_cast::<16, 17>(self.words_sum_inc.val());
+        }
         self.out_byte.next = 0.into();
         self.send.next = false;
         self.crc_enable.next = false;
@@ -345,9 +380,7 @@ impl Logic for Framer {
                         self.header.d.next = self.template.val()
                             | (bit_cast::<HEADER_BITS, 8>(self.desc_data.val().get_bits::<8>(80))
                                 << self.flags_shift.val())
-                            | (bit_cast::<HEADER_BITS, 64>(
-                                self.seq_base.q.val() + self.port_id.val(),
-                            ) << self.seq_shift.val())
+                            | (bit_cast::<HEADER_BITS, 64>(self.seq.val()) << self.seq_shift.val())
                             | (bit_cast::<HEADER_BITS, 64>(self.desc_data.val().get_bits::<64>(0))
                                 << self.t0_shift.val())
                             | (bit_cast::<HEADER_BITS, 16>(self.d_nwords.val())
@@ -362,9 +395,7 @@ impl Logic for Framer {
                         self.header.d.next = self.template.val()
                             | (bit_cast::<HEADER_BITS, 8>(self.desc_data.val().get_bits::<8>(80))
                                 << self.flags_shift.val())
-                            | (bit_cast::<HEADER_BITS, 64>(
-                                self.seq_base.q.val() + self.port_id.val(),
-                            ) << self.seq_shift.val())
+                            | (bit_cast::<HEADER_BITS, 64>(self.seq.val()) << self.seq_shift.val())
                             | (bit_cast::<HEADER_BITS, 64>(self.desc_data.val().get_bits::<64>(0))
                                 << self.t0_shift.val())
                             | (bit_cast::<HEADER_BITS, 16>(self.d_nwords.val())
@@ -374,7 +405,8 @@ impl Logic for Framer {
                     self.inject.d.next = self.d_hi.val().any();
                     self.inject_word.d.next =
                         bit_cast::<32, 21>(self.d_hi.val()) | self.line_hi_word.val();
-                    self.seq_base.d.next = self.seq_base.q.val() + self.ports.val();
+                    self.seq_lo.d.next = bit_cast::<32, 33>(self.seq_sum.val());
+                    self.seq_carry.d.next = self.seq_sum.val().get_bit(32);
                     self.count.d.next = 0.into();
                     self.frame_len.d.next = 0.into();
                     self.crc.d.next = 0xffff_ffff_u64.into();
@@ -428,7 +460,8 @@ impl Logic for Framer {
                     self.words_left.d.next = self.words_left.q.val() - 1;
                     if self.words_left.q.val() == 1 {
                         self.count.d.next = 0.into();
-                        if self.frame_len.q.val() + 1 < 60 {
+                        // (frame_len + 1 < 60, without an adder in front.)
+                        if self.frame_len.q.val() < 59 {
                             self.state.d.next = FramerState::Pad;
                         } else {
                             self.state.d.next = FramerState::Fcs;
@@ -440,7 +473,7 @@ impl Logic for Framer {
                 self.send.next = true;
                 self.crc_enable.next = true;
                 self.frame_len.d.next = self.frame_len.q.val() + 1;
-                if self.frame_len.q.val() + 1 == 60 {
+                if self.frame_len.q.val() == 59 {
                     self.state.d.next = FramerState::Fcs;
                 }
             }

@@ -106,13 +106,24 @@ pub struct Packetizer<const L: usize> {
     pub desc_overrun: Signal<Out, Bit>,
     // Parameters.
     max_words: Constant<Bits<16>>,
-    idle_flush_ticks: Constant<Bits<64>>,
+    /// `idle_flush_ticks` and `idle_flush_ticks - (L-1)`, in halves.
+    idle_lo: Constant<Bits<33>>,
+    idle_hi: Constant<Bits<32>>,
+    early_lo: Constant<Bits<33>>,
+    early_hi: Constant<Bits<32>>,
     last_port: Constant<Bits<2>>,
-    max_lane: Constant<Bits<64>>,
     // Stream state.
-    run_time: DFF<Bits<64>>,
+    /// The running time in halves; the high half takes `run_hi_inc`
+    /// (kept at `run_hi + 1`) when the low half carries, so no 64-bit carry
+    /// chain runs between registers.
+    run_lo: DFF<Bits<32>>,
+    run_hi: DFF<Bits<32>>,
+    run_hi_inc: DFFWithInit<Bits<32>>,
     stream_hi: DFF<Bits<21>>,
+    /// Last pop tick + `idle_flush_ticks`, and that minus `L-1` (the flush
+    /// is due in a cycle whose last tick reaches the deadline).
     deadline: DFF<Bits<64>>,
+    deadline_early: DFF<Bits<64>>,
     // The open packet.
     open: DFF<Bit>,
     count: DFF<Bits<16>>,
@@ -133,7 +144,14 @@ pub struct Packetizer<const L: usize> {
     open_after_flush: Signal<Local, Bit>,
     port_after_flush: Signal<Local, Bits<2>>,
     port_after_pop: Signal<Local, Bits<2>>,
-    word_dt: Signal<Local, Bits<64>>,
+    word_step: Signal<Local, Bits<32>>,
+    run_lo_sum: Signal<Local, Bits<33>>,
+    run_time: Signal<Local, Bits<64>>,
+    deadline_lo: Signal<Local, Bits<33>>,
+    early_lo_sum: Signal<Local, Bits<33>>,
+    flush_due: Signal<Local, Bit>,
+    pop_in_time: Signal<Local, Bit>,
+    deadline_ahead: Signal<Local, Bit>,
     word_is_control: Signal<Local, Bit>,
     word_op: Signal<Local, Bits<4>>,
     word_payload: Signal<Local, Bits<21>>,
@@ -172,12 +190,19 @@ impl<const L: usize> Packetizer<L> {
             desc_port: Default::default(),
             desc_overrun: Default::default(),
             max_words: Constant::new((config.max_words as u64).to_bits()),
-            idle_flush_ticks: Constant::new(config.idle_flush_ticks.to_bits()),
+            idle_lo: Constant::new((config.idle_flush_ticks & 0xFFFF_FFFF).to_bits()),
+            idle_hi: Constant::new((config.idle_flush_ticks >> 32).to_bits()),
+            early_lo: Constant::new(
+                ((config.idle_flush_ticks - (L as u64 - 1)) & 0xFFFF_FFFF).to_bits(),
+            ),
+            early_hi: Constant::new(((config.idle_flush_ticks - (L as u64 - 1)) >> 32).to_bits()),
             last_port: Constant::new(((config.ports - 1) as u64).to_bits()),
-            max_lane: Constant::new(((L - 1) as u64).to_bits()),
-            run_time: Default::default(),
+            run_lo: Default::default(),
+            run_hi: Default::default(),
+            run_hi_inc: DFFWithInit::new(1u64.to_bits()),
             stream_hi: Default::default(),
             deadline: Default::default(),
+            deadline_early: Default::default(),
             open: Default::default(),
             count: Default::default(),
             t0: Default::default(),
@@ -195,7 +220,14 @@ impl<const L: usize> Packetizer<L> {
             open_after_flush: Default::default(),
             port_after_flush: Default::default(),
             port_after_pop: Default::default(),
-            word_dt: Default::default(),
+            word_step: Default::default(),
+            run_lo_sum: Default::default(),
+            run_time: Default::default(),
+            deadline_lo: Default::default(),
+            early_lo_sum: Default::default(),
+            flush_due: Default::default(),
+            pop_in_time: Default::default(),
+            deadline_ahead: Default::default(),
             word_is_control: Default::default(),
             word_op: Default::default(),
             word_payload: Default::default(),
@@ -212,23 +244,56 @@ impl<const L: usize> Logic for Packetizer<L> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, run_time, stream_hi, deadline, open, count, t0, pkt_hi, port, hold_valid,
-            hold_data, hold_port, overrun
+            self,
+            clock,
+            run_lo,
+            run_hi,
+            run_hi_inc,
+            stream_hi,
+            deadline,
+            deadline_early,
+            open,
+            count,
+            t0,
+            pkt_hi,
+            port,
+            hold_valid,
+            hold_data,
+            hold_port,
+            overrun
         );
         // Idle flush (board.md step 3): the first tick t >= deadline of this
         // cycle closes the open packet, unless a word is popped at or before
         // t (a pop at tick t resets the age to 0 before the check).
-        self.flush.next = self.out_tick_valid.val()
-            & self.open.q.val()
-            & (self.deadline.q.val() <= self.out_tick.val() + self.max_lane.val());
-        if self.pop_valid.val() & (self.pop_tick.val() <= self.deadline.q.val()) {
+        // 64-bit comparisons as two 32-bit ones side by side.
+        self.flush_due.next = (self.deadline_early.q.val().get_bits::<32>(32)
+            < self.out_tick.val().get_bits::<32>(32))
+            | ((self.deadline_early.q.val().get_bits::<32>(32)
+                == self.out_tick.val().get_bits::<32>(32))
+                & (self.deadline_early.q.val().get_bits::<32>(0)
+                    <= self.out_tick.val().get_bits::<32>(0)));
+        self.pop_in_time.next = (self.pop_tick.val().get_bits::<32>(32)
+            < self.deadline.q.val().get_bits::<32>(32))
+            | ((self.pop_tick.val().get_bits::<32>(32)
+                == self.deadline.q.val().get_bits::<32>(32))
+                & (self.pop_tick.val().get_bits::<32>(0)
+                    <= self.deadline.q.val().get_bits::<32>(0)));
+        self.deadline_ahead.next = (self.out_tick.val().get_bits::<32>(32)
+            < self.deadline.q.val().get_bits::<32>(32))
+            | ((self.out_tick.val().get_bits::<32>(32)
+                == self.deadline.q.val().get_bits::<32>(32))
+                & (self.out_tick.val().get_bits::<32>(0)
+                    < self.deadline.q.val().get_bits::<32>(0)));
+        self.flush.next = self.out_tick_valid.val() & self.open.q.val() & self.flush_due.val();
+        if self.pop_valid.val() & self.pop_in_time.val() {
             self.flush.next = false;
         }
         // The lane of the flush tick (earlier lanes when the deadline passed
         // while the capture chain was not yet running).
         self.flush_lane.next = 0.into();
-        if self.deadline.q.val() > self.out_tick.val() {
-            self.flush_lane.next = bit_cast::<2, 64>(self.deadline.q.val() - self.out_tick.val());
+        if self.deadline_ahead.val() {
+            self.flush_lane.next =
+                self.deadline.q.val().get_bits::<2>(0) - self.out_tick.val().get_bits::<2>(0);
         }
         self.flush_tracing.next = false;
         self.flush_tags_only.next = false;
@@ -256,10 +321,23 @@ impl<const L: usize> Logic for Packetizer<L> {
             }
         }
         // The popped word: decode what the running time and LINE_HI need.
-        self.word_dt.next = bit_cast::<64, 6>(self.pop_word.val().get_bits::<6>(26));
+        // dt, plus payload * 64 for TIME: the two do not overlap.
+        self.word_step.next = bit_cast::<32, 6>(self.pop_word.val().get_bits::<6>(26));
         self.word_is_control.next = self.pop_word.val().get_bit(25);
         self.word_op.next = self.pop_word.val().get_bits::<4>(21);
         self.word_payload.next = self.pop_word.val().get_bits::<21>(0);
+        if self.word_is_control.val() & (self.word_op.val() == 0) {
+            self.word_step.next =
+                self.word_step.val() | (bit_cast::<32, 21>(self.word_payload.val()) << 6);
+        }
+        self.run_lo_sum.next =
+            bit_cast::<33, 32>(self.run_lo.q.val()) + bit_cast::<33, 32>(self.word_step.val());
+        self.run_time.next = (bit_cast::<64, 32>(self.run_hi.q.val()) << 32)
+            | bit_cast::<64, 32>(self.run_lo.q.val());
+        self.deadline_lo.next =
+            bit_cast::<33, 32>(self.pop_tick.val().get_bits::<32>(0)) + self.idle_lo.val();
+        self.early_lo_sum.next =
+            bit_cast::<33, 32>(self.pop_tick.val().get_bits::<32>(0)) + self.early_lo.val();
         // A packet opened by this word starts at the running time before it,
         // with an injected LINE_HI word when the stream's LINE_HI is not 0.
         if self.open_after_flush.val() {
@@ -271,7 +349,7 @@ impl<const L: usize> Logic for Packetizer<L> {
             if self.stream_hi.q.val().any() {
                 self.new_count.next = 2.into();
             }
-            self.new_t0.next = self.run_time.q.val();
+            self.new_t0.next = self.run_time.val();
             self.new_hi.next = self.stream_hi.q.val();
         }
         self.pop_close.next = self.pop_valid.val()
@@ -303,16 +381,35 @@ impl<const L: usize> Logic for Packetizer<L> {
         self.open.d.next = self.open_after_flush.val();
         self.port.d.next = self.port_after_pop.val();
         if self.pop_valid.val() {
-            self.run_time.d.next = self.run_time.q.val() + self.word_dt.val();
-            if self.word_is_control.val() & (self.word_op.val() == 0) {
-                self.run_time.d.next = self.run_time.q.val()
-                    + self.word_dt.val()
-                    + (bit_cast::<64, 21>(self.word_payload.val()) << 6);
+            self.run_lo.d.next = self.run_lo_sum.val().get_bits::<32>(0);
+            if self.run_lo_sum.val().get_bit(32) {
+                self.run_hi.d.next = self.run_hi_inc.q.val();
+                self.run_hi_inc.d.next = self.run_hi_inc.q.val() + 1;
             }
             if self.word_is_control.val() & (self.word_op.val() == 1) {
                 self.stream_hi.d.next = self.word_payload.val();
             }
-            self.deadline.d.next = self.pop_tick.val() + self.idle_flush_ticks.val();
+            // Carry-select: both high sums side by side.
+            self.deadline.d.next =
+                (bit_cast::<64, 32>(self.pop_tick.val().get_bits::<32>(32) + self.idle_hi.val())
+                    << 32)
+                    | bit_cast::<64, 32>(self.deadline_lo.val().get_bits::<32>(0));
+            if self.deadline_lo.val().get_bit(32) {
+                self.deadline.d.next = (bit_cast::<64, 32>(
+                    self.pop_tick.val().get_bits::<32>(32) + self.idle_hi.val() + 1,
+                ) << 32)
+                    | bit_cast::<64, 32>(self.deadline_lo.val().get_bits::<32>(0));
+            }
+            self.deadline_early.d.next =
+                (bit_cast::<64, 32>(self.pop_tick.val().get_bits::<32>(32) + self.early_hi.val())
+                    << 32)
+                    | bit_cast::<64, 32>(self.early_lo_sum.val().get_bits::<32>(0));
+            if self.early_lo_sum.val().get_bit(32) {
+                self.deadline_early.d.next = (bit_cast::<64, 32>(
+                    self.pop_tick.val().get_bits::<32>(32) + self.early_hi.val() + 1,
+                ) << 32)
+                    | bit_cast::<64, 32>(self.early_lo_sum.val().get_bits::<32>(0));
+            }
             self.open.d.next = !self.pop_close.val();
             self.count.d.next = self.new_count.val();
             self.t0.d.next = self.new_t0.val();

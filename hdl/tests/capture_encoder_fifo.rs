@@ -3,7 +3,7 @@
 
 use hmtt_format::record::{Opcode, RecordWord};
 use hmtt_hdl::cu::event_kind;
-use hmtt_hdl::encoder::{Encoder, KEEPER_GAP, PAYLOAD_MAX};
+use hmtt_hdl::encoder::{Encoder, KEEPER_GAP, LATENCY, PAYLOAD_MAX};
 use hmtt_hdl::tx_fifo::TxFifoStorage;
 use rust_hdl::prelude::*;
 
@@ -24,15 +24,24 @@ fn encode(depth: u64, events: Vec<Ev>) -> (Vec<(Vec<u32>, u64)>, u64, u64) {
         x.depth.next = depth.to_bits();
         x.drain_num.next = 0.into();
         x.drain_den.next = 1.into();
-        let mut out = vec![];
-        for &(tick, kind, write, value) in events.iter() {
+        // One event per clock, then idle ticks until the pipeline has
+        // given the last event's words out; outputs are found by their tick.
+        let mut by_tick = std::collections::BTreeMap::new();
+        let last_tick = events.last().map_or(0, |e| e.0);
+        let idle = (1..=LATENCY as u64 + 2).map(|k| (last_tick + k, None));
+        let inputs = events.iter().map(|&(t, k, w, v)| (t, Some((k, w, v))));
+        for (tick, ev) in inputs.chain(idle) {
             x.tick_in.next = tick.to_bits();
             x.tick_valid_in.next = true;
-            x.ev_valid[0].next = true;
+            let (kind, write, value) = ev.unwrap_or((0, false, 0));
+            x.ev_valid[0].next = ev.is_some();
             x.ev_kind[0].next = kind.to_bits();
             x.ev_write[0].next = write;
             x.ev_value[0].next = value.to_bits();
             wait_clock_cycle!(sim, clock, x);
+            if !x.tick_valid.val() {
+                continue;
+            }
             let words = [
                 x.word0[0].val().to_u32(),
                 x.word1[0].val().to_u32(),
@@ -41,8 +50,12 @@ fn encode(depth: u64, events: Vec<Ev>) -> (Vec<(Vec<u32>, u64)>, u64, u64) {
                 x.word4[0].val().to_u32(),
             ];
             let n = x.lane_count[0].val().to_u64() as usize;
-            out.push((words[..n].to_vec(), x.fill[0].val().to_u64()));
+            by_tick.insert(
+                x.tick.val().to_u64(),
+                (words[..n].to_vec(), x.fill[0].val().to_u64()),
+            );
         }
+        let out: Vec<_> = events.iter().map(|e| by_tick[&e.0].clone()).collect();
         let dropped = x.events_dropped.val().to_u64();
         let lost = x.lost_words.val().to_u64();
         tx.send((out, dropped, lost)).unwrap();

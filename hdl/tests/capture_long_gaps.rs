@@ -24,7 +24,7 @@ use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::record::KEEPER_GAP;
 use hmtt_hdl::cu::event_kind;
-use hmtt_hdl::encoder::{Encoder, KEEPER_GAP as HDL_KEEPER_GAP, PAYLOAD_MAX};
+use hmtt_hdl::encoder::{Encoder, KEEPER_GAP as HDL_KEEPER_GAP, LATENCY, PAYLOAD_MAX};
 use hmtt_sim::board::{Board, BoardConfig, DrainRate};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
@@ -136,11 +136,22 @@ fn run_encoder<const L: usize>(
         let mut trace = FifoTrace::default();
         let (mut base, mut clocks) = (0u64, 0u64);
         let (mut empty_run, mut last) = (0u64, 0u64);
-        while base <= end {
+        // The outputs come `LATENCY` clocks after the inputs: `seen` is
+        // the first tick whose outputs have not come out yet. Idle
+        // stretches are skipped on what has come out; the ticks still in
+        // the pipeline hold no event (checked) and no keeper push (the
+        // target stays at or below `last + KEEPER_GAP`), so nothing
+        // happens in them either.
+        let mut seen = 0u64;
+        let mut flush = 0;
+        while flush < LATENCY + 2 {
+            if base > end {
+                flush += 1;
+            }
             x.tick_in.next = base.to_bits();
             x.tick_valid_in.next = true;
             for j in 0..L {
-                let ev = by_tick.get(&(base + j as u64));
+                let ev = by_tick.get(&(base + j as u64)).filter(|_| base <= end);
                 x.ev_valid[j].next = ev.is_some();
                 x.ev_kind[j].next = event_kind::ACCESS.to_bits();
                 x.ev_write[j].next = ev.is_some_and(|e| e.0);
@@ -148,48 +159,52 @@ fn run_encoder<const L: usize>(
             }
             wait_clock_cycle!(sim, clock, x);
             clocks += 1;
-            assert_eq!(x.tick.val().to_u64(), base, "encoder tick output");
-            for j in 0..L {
-                let t = base + j as u64;
-                let words = [
-                    x.word0[j].val().to_u32(),
-                    x.word1[j].val().to_u32(),
-                    x.word2[j].val().to_u32(),
-                    x.word3[j].val().to_u32(),
-                    x.word4[j].val().to_u32(),
-                ];
-                let n = x.lane_count[j].val().to_u64() as usize;
-                for w in &words[..n] {
-                    trace.pushed.push((t, *w));
+            let out_base = x.tick.val().to_u64();
+            if x.tick_valid.val() && out_base <= end {
+                assert!(out_base >= seen, "encoder tick output in order");
+                for j in 0..L {
+                    let t = out_base + j as u64;
+                    let words = [
+                        x.word0[j].val().to_u32(),
+                        x.word1[j].val().to_u32(),
+                        x.word2[j].val().to_u32(),
+                        x.word3[j].val().to_u32(),
+                        x.word4[j].val().to_u32(),
+                    ];
+                    let n = x.lane_count[j].val().to_u64() as usize;
+                    for w in &words[..n] {
+                        trace.pushed.push((t, *w));
+                    }
+                    // The encoder's `last`: a filler (first in its tick) moves
+                    // it on by KEEPER_GAP (not to its own tick: the keeper may
+                    // have been blocked), any other push sets it to the tick.
+                    if n > 1 || (n == 1 && words[0] != FILLER) {
+                        last = t;
+                    } else if n == 1 {
+                        last += HDL_KEEPER_GAP;
+                    }
+                    let popped = x.pop.val() && x.pop_lane.val().to_u64() == j as u64;
+                    if popped {
+                        let ptr = x.pop_ptr.val().to_u64() as usize;
+                        trace.popped.push((t, trace.pushed[ptr].1));
+                    }
+                    let fill = x.fill[j].val().to_u32();
+                    if n > 0 || popped {
+                        trace.activity.push((t, fill));
+                    }
+                    // Ticks with nothing pushed or popped and an empty FIFO:
+                    // after `settle` of them the credit is at its cap.
+                    empty_run = if fill == 0 && n == 0 && !popped {
+                        empty_run + 1
+                    } else {
+                        0
+                    };
                 }
-                // The encoder's `last`: a filler (first in its tick) moves
-                // it on by KEEPER_GAP (not to its own tick: the keeper may
-                // have been blocked), any other push sets it to the tick.
-                if n > 1 || (n == 1 && words[0] != FILLER) {
-                    last = t;
-                } else if n == 1 {
-                    last += HDL_KEEPER_GAP;
-                }
-                let popped = x.pop.val() && x.pop_lane.val().to_u64() == j as u64;
-                if popped {
-                    let ptr = x.pop_ptr.val().to_u64() as usize;
-                    trace.popped.push((t, trace.pushed[ptr].1));
-                }
-                let fill = x.fill[j].val().to_u32();
-                if n > 0 || popped {
-                    trace.activity.push((t, fill));
-                }
-                // Ticks with nothing pushed or popped and an empty FIFO:
-                // after `settle` of them the credit is at its cap.
-                empty_run = if fill == 0 && n == 0 && !popped {
-                    empty_run + 1
-                } else {
-                    0
-                };
+                seen = out_base + L as u64;
             }
             let mut next = base + L as u64;
-            if empty_run >= settle {
-                let event = by_tick.range(next..).next().map_or(u64::MAX, |(t, _)| *t);
+            if empty_run >= settle && base <= end {
+                let event = by_tick.range(seen..).next().map_or(u64::MAX, |(t, _)| *t);
                 let target = event.min(last + HDL_KEEPER_GAP).min(end + 1);
                 next = next.max(target / L as u64 * L as u64);
             }

@@ -29,6 +29,11 @@ struct Limiter {
     /// for every `c` in `0..=num`.
     gap_q: u64,
     gap_r: u64,
+    /// The credit a gap of `gap_q` (`gap_q + 1`) ticks adds, minus the
+    /// pop's `den`, modulo 2^64: `gap * num - den` without a multiply on
+    /// the credit's dependency chain.
+    step_short: u64,
+    step_long: u64,
     /// The tick after the last pop (0 at reset: a virtual pop at tick -1
     /// that left credit 0).
     tail_free: u64,
@@ -46,6 +51,8 @@ impl Limiter {
             den,
             gap_q,
             gap_r,
+            step_short: gap_q.wrapping_mul(num).wrapping_sub(den),
+            step_long: (gap_q + 1).wrapping_mul(num).wrapping_sub(den),
             tail_free: 0,
             credit: 0,
         }
@@ -59,7 +66,8 @@ impl Limiter {
     #[inline(always)]
     fn next<const SATURATE: bool>(&mut self, push: u64) -> u64 {
         let c = self.credit;
-        let gap = self.gap_q + u64::from(c < self.gap_r);
+        let long = c < self.gap_r;
+        let gap = self.gap_q + u64::from(long);
         let natural = if SATURATE {
             self.tail_free.saturating_add(gap - 1)
         } else {
@@ -70,7 +78,11 @@ impl Limiter {
         self.credit = if late {
             self.num
         } else {
-            c + gap * self.num - self.den
+            c.wrapping_add(if long {
+                self.step_long
+            } else {
+                self.step_short
+            })
         };
         self.tail_free = if SATURATE {
             pop.saturating_add(1)

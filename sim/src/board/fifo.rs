@@ -23,7 +23,6 @@ pub const RING_SLACK: usize = 8192;
 #[derive(Debug, Clone, Copy)]
 struct Limiter {
     num: u64,
-    den: u64,
     /// The gap from a pop that left credit `c` to the next one while the
     /// FIFO is not empty, `ceil((den - c) / num)`, is `gap_q + (c < gap_r)`
     /// for every `c` in `0..=num`.
@@ -48,7 +47,6 @@ impl Limiter {
         let (gap_q, gap_r) = if r == 0 { (q - 1, num) } else { (q, r) };
         Limiter {
             num,
-            den,
             gap_q,
             gap_r,
             step_short: gap_q.wrapping_mul(num).wrapping_sub(den),

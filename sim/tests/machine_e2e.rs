@@ -187,14 +187,7 @@ fn two_boards_of_three_ports_and_other_speed_grades() {
 #[test]
 fn hashed_address_mapping_and_ddr4_geometry() {
     let g = Geometry::ddr3_default();
-    let xor = r#"
-version = 1
-kind = "xor"
-col_line = [[6], [7], [8], [9], [10], [11], [12]]
-bank = [[13, 16], [14, 17], [15, 18]]
-row = [[16], [17], [18], [19], [20], [21], [22], [23], [24], [25], [26], [27], [28], [29], [30]]
-rank = [[31]]
-"#;
+    let xor = hmtt_format::mapping::DDR3_BANK_XOR_TOML;
     let mut cfg = SimConfig::default()
         .workload(Workload::Quicksort { n: 2000 })
         .cache_off();

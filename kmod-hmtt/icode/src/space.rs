@@ -489,12 +489,8 @@ mod tests {
     fn hashed_mapping_touches_the_inverse_mapped_address() {
         let g = Geometry::preset("ddr3-4g").unwrap();
         // The top 8 MiB of the DIMM, bank bits XORed with low row bits.
-        let text = "version = 1\nkind = \"xor\"\n\
-            col_line = [[6], [7], [8], [9], [10], [11], [12]]\n\
-            bank = [[13, 16], [14, 17], [15, 18]]\n\
-            row = [[16], [17], [18], [19], [20], [21], [22], [23], [24], [25], [26], [27], [28], [29], [30]]\n\
-            rank = [[31]]\n";
-        let mapping = AddressMapping::from_toml(text, g).unwrap();
+        let mapping =
+            AddressMapping::from_toml(hmtt_format::mapping::DDR3_BANK_XOR_TOML, g).unwrap();
         let base = (4u64 << 30) - (8 << 20);
         let window = ConfigWindow::top_of_memory(&g, 8 << 20).unwrap();
         let file = space_file(8 << 20);

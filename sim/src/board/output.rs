@@ -302,15 +302,7 @@ mod tests {
     fn xor_bank_hashing_keeps_whole_rows() {
         let g = Geometry::ddr3_default();
         // Bank bits XORed with low row bits: rows stay whole.
-        let text = r#"
-            version = 1
-            kind = "xor"
-            col_line = [[6], [7], [8], [9], [10], [11], [12]]
-            bank = [[13, 16], [14, 17], [15, 18]]
-            row = [[16], [17], [18], [19], [20], [21], [22], [23], [24], [25], [26], [27], [28], [29], [30]]
-            rank = [[31]]
-        "#;
-        let m = AddressMapping::from_toml(text, g).unwrap();
+        let m = AddressMapping::from_toml(hmtt_format::mapping::DDR3_BANK_XOR_TOML, g).unwrap();
         let base = g.capacity_bytes() - (8 << 20);
         let w = window_for_range(&m, base, 8 << 20).unwrap();
         assert_eq!(w.rank, 1);

@@ -292,31 +292,25 @@ fn merge_two(a: &[TraceRecord], b: &[TraceRecord], out: &mut [TraceRecord]) -> (
     let half = m / 2;
     let (p1, q1) = split(&a[..p], &b[..q], half);
     let (out1, out2) = out[..m].split_at_mut(half);
-    let mut first = Half::new(&a[..p1], &b[..q1]);
-    let mut second = Half::new(&a[p1..p], &b[q1..q]);
-    let (mut o1, mut o2) = (0usize, 0usize);
+    let mut first = Half::new(&a[..p1], &b[..q1], out1);
+    let mut second = Half::new(&a[p1..p], &b[q1..q], out2);
     loop {
         let steps = first.steps().min(second.steps());
         if steps == 0 {
             break;
         }
-        for (s1, s2) in out1[o1..o1 + steps]
-            .iter_mut()
-            .zip(&mut out2[o2..o2 + steps])
-        {
+        for _ in 0..steps {
             // SAFETY: each step uses up one record of one part of its
             // half, so `steps` steps leave both halves' parts non-empty
-            // before each step.
+            // before each step (and fill at most as many output slots).
             unsafe {
-                *s1 = first.step();
-                *s2 = second.step();
+                first.step();
+                second.step();
             }
         }
-        o1 += steps;
-        o2 += steps;
     }
-    first.finish(&mut out1[o1..]);
-    second.finish(&mut out2[o2..]);
+    first.finish();
+    second.finish();
     (p, q)
 }
 
@@ -336,51 +330,77 @@ fn split(a: &[TraceRecord], b: &[TraceRecord], k: usize) -> (usize, usize) {
     (lo, k - lo)
 }
 
-/// One half of a two-run merge: its part of each run and where it is.
+/// One half of a two-run merge: its part of each run and its output, each
+/// as a moving pointer and an end, since the bounds checks of both halves
+/// would cost the loop its registers. The output has exactly the room for
+/// both parts.
 struct Half<'r> {
-    a: &'r [TraceRecord],
-    b: &'r [TraceRecord],
-    i: usize,
-    j: usize,
+    a: *const TraceRecord,
+    a_end: *const TraceRecord,
+    b: *const TraceRecord,
+    b_end: *const TraceRecord,
+    out: *mut TraceRecord,
+    _runs: std::marker::PhantomData<(&'r [TraceRecord], &'r mut [TraceRecord])>,
 }
 
 impl<'r> Half<'r> {
-    fn new(a: &'r [TraceRecord], b: &'r [TraceRecord]) -> Half<'r> {
-        Half { a, b, i: 0, j: 0 }
+    fn new(a: &'r [TraceRecord], b: &'r [TraceRecord], out: &'r mut [TraceRecord]) -> Half<'r> {
+        assert_eq!(a.len() + b.len(), out.len());
+        let (a, b) = (a.as_ptr_range(), b.as_ptr_range());
+        Half {
+            a: a.start,
+            a_end: a.end,
+            b: b.start,
+            b_end: b.end,
+            out: out.as_mut_ptr(),
+            _runs: std::marker::PhantomData,
+        }
     }
     /// Steps that can run before either part is used up.
     fn steps(&self) -> usize {
-        (self.a.len() - self.i).min(self.b.len() - self.j)
+        // SAFETY: each pointer is within its run, at most at its end.
+        unsafe {
+            (self.a_end.offset_from(self.a) as usize).min(self.b_end.offset_from(self.b) as usize)
+        }
     }
-    /// The next record of the half.
+    /// Puts the next record of the half out.
     ///
     /// # Safety
-    /// `self.steps() > 0`: neither part is used up. Unchecked because the
-    /// bounds checks of both halves cost the loop its registers.
+    /// `self.steps() > 0`: neither part is used up.
     #[inline(always)]
-    unsafe fn step(&mut self) -> TraceRecord {
+    unsafe fn step(&mut self) {
         debug_assert!(self.steps() > 0);
-        // SAFETY: i < a.len() and j < b.len() by the caller's promise.
-        let (x, y) = unsafe { (self.a.get_unchecked(self.i), self.b.get_unchecked(self.j)) };
-        let take_b = y.tick < x.tick;
-        self.i += usize::from(!take_b);
-        self.j += usize::from(take_b);
-        *if take_b { y } else { x }
+        // SAFETY: both parts have a record left by the caller's promise,
+        // and the output has a slot for each.
+        unsafe {
+            let take_b = (*self.b).tick < (*self.a).tick;
+            let from = if take_b { self.b } else { self.a };
+            self.out.write(from.read());
+            self.out = self.out.add(1);
+            self.a = self.a.add(usize::from(!take_b));
+            self.b = self.b.add(usize::from(take_b));
+        }
     }
-    /// Runs to the end into `out`, which has exactly the room left.
-    fn finish(&mut self, out: &mut [TraceRecord]) {
-        let mut o = 0;
+    /// Runs to the end of the output.
+    fn finish(&mut self) {
         while self.steps() > 0 {
             // SAFETY: checked just above.
-            out[o] = unsafe { self.step() };
-            o += 1;
+            unsafe { self.step() };
         }
-        let rest = if self.i < self.a.len() {
-            &self.a[self.i..]
+        let (rest, end) = if self.a < self.a_end {
+            (self.a, self.a_end)
         } else {
-            &self.b[self.j..]
+            (self.b, self.b_end)
         };
-        out[o..].copy_from_slice(rest);
+        // SAFETY: the rest of one part, and the output's room left is as
+        // long (the output has exactly the room for both parts).
+        unsafe {
+            let n = end.offset_from(rest) as usize;
+            std::ptr::copy_nonoverlapping(rest, self.out, n);
+            self.out = self.out.add(n);
+        }
+        self.a = self.a_end;
+        self.b = self.b_end;
     }
 }
 

@@ -72,6 +72,7 @@ pub struct BoardStream<'a> {
     tick_ps: u16,
     next_seq: Option<u64>,
     last_tick: u64,
+    word_loop: WordLoop,
     pub report: BoardReport,
 }
 
@@ -120,6 +121,7 @@ impl<'a> BoardStream<'a> {
             tick_ps: set.tick_ps,
             next_seq: None,
             last_tick: 0,
+            word_loop: WordLoop::detect(),
             report: BoardReport {
                 board,
                 ..Default::default()
@@ -310,9 +312,15 @@ impl<'a> BoardStream<'a> {
         let mut counts = WordCounts::default();
         let mask = self.geometry.lines() - 1;
         let end = match (self.mapping.is_linear(), self.channel) {
-            (true, None) => {
-                decode_words(words, t0, self.board, Linear::new(mask), out, &mut counts)
-            }
+            (true, None) => decode_words_linear(
+                words,
+                t0,
+                self.board,
+                Linear::new(mask),
+                out,
+                &mut counts,
+                self.word_loop,
+            ),
             (true, Some(join)) => decode_words(
                 words,
                 t0,
@@ -443,13 +451,107 @@ impl LineToPa for Mapped<'_> {
     }
 }
 
+/// The word loop's running state: time, the carried LINE_HI (in the form
+/// the mapping wants), the next record slot and tallies kept in registers.
+struct WordState {
+    t: u64,
+    hi: u64,
+    dst: *mut TraceRecord,
+    writes: u64,
+    control_records: usize,
+}
+
+/// One record word `w` (format.md §4), the same as
+/// [`hmtt_format::WordDecoder`] takes it. ACCESS, TIME and LINE_HI words
+/// (LINE_HI is common under random access) go through one branch-free
+/// step: a record is written for every word but kept only for ACCESS
+/// words. TAG, CMD, LOST, PAD and reserved opcodes are rare and take
+/// [`control_word`].
+///
+/// # Safety
+/// `st.dst` is at most this word's slot in room reserved for one record
+/// per word.
+#[inline(always)]
+unsafe fn word_step<M: LineToPa>(
+    st: &mut WordState,
+    w: u64,
+    board: u8,
+    board_bits: u64,
+    map: &M,
+    counts: &mut WordCounts,
+) {
+    st.t += w >> DT_SHIFT;
+    // The K bit and the opcode as one number (format.md §4): below
+    // KIND_TIME an ACCESS word, then TIME, LINE_HI, and the rare ones.
+    // The accessors' enum would compile to branches here.
+    let kind = (w >> 21) & 0x1f;
+    if kind > KIND_LINE_HI {
+        let (t2, rec) = control_word(RecordWord(w as u32), st.t, board, counts);
+        st.t = t2;
+        if let Some(rec) = rec {
+            // SAFETY: fewer records than words so far, within the room
+            // the caller promises.
+            unsafe {
+                st.dst.write(rec);
+                st.dst = st.dst.add(1);
+            }
+            st.control_records += 1;
+        }
+        return;
+    }
+    // Bit 24 is W for an ACCESS word and the top opcode bit (0) for
+    // TIME and LINE_HI: the write bit of the record, counted as is.
+    let write = (w >> 24) & 1;
+    // Written for TIME and LINE_HI too, and overwritten by the next
+    // record; kept (the pointer moves on) when the K bit is clear.
+    // SAFETY: as above, this word's slot is within the room reserved.
+    unsafe {
+        st.dst.write(TraceRecord {
+            tick: st.t,
+            packed: board_bits | map.field(st.hi, w) | write,
+        });
+        st.dst = st.dst.add(((w >> 25) & 1 ^ 1) as usize);
+    }
+    st.writes += write;
+    let payload = w & PAYLOAD_MASK;
+    st.t += if kind == KIND_TIME {
+        payload * TIME_UNIT
+    } else {
+        0
+    };
+    st.hi = if kind == KIND_LINE_HI {
+        map.hi(payload)
+    } else {
+        st.hi
+    };
+}
+
+/// Which word loop [`decode_words`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WordLoop {
+    /// One word at a time (any mapping, any machine).
+    Scalar,
+    /// Eight words at a time with AVX2 where no rare word is among them
+    /// (linear mapping without a channel join only; checked at run time).
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+}
+
+impl WordLoop {
+    /// The fastest loop this machine runs.
+    fn detect() -> WordLoop {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return WordLoop::Avx2;
+        }
+        WordLoop::Scalar
+    }
+}
+
 /// The hot loop: record words (format.md §4) straight from the map into
-/// records, the same as [`hmtt_format::WordDecoder`] gives. ACCESS, TIME
-/// and LINE_HI words (LINE_HI is common under random access) go through one
-/// branch-free step: a record is written for every word but kept only for
-/// ACCESS words. TAG, CMD, LOST, PAD and reserved opcodes are rare and take
-/// [`control_word`]. Returns the time of the last word. Not inlined, so
-/// that the loop has the registers to itself.
+/// records, appended to `out`, the same as [`hmtt_format::WordDecoder`]
+/// gives (see [`word_step`]). Returns the time of the last word. Not
+/// inlined, so that the loop has the registers to itself.
 #[inline(never)]
 fn decode_words<M: LineToPa>(
     words: &[u8],
@@ -458,6 +560,34 @@ fn decode_words<M: LineToPa>(
     map: M,
     out: &mut Vec<TraceRecord>,
     counts: &mut WordCounts,
+) -> u64 {
+    let bits = board_bits(board);
+    decode_words_with(words, t0, &map, out, counts, |st, words, counts| {
+        for chunk in words.chunks_exact(4) {
+            let w = u64::from(u32::from_le_bytes(chunk.try_into().expect("4 bytes")));
+            // SAFETY: one slot per word is reserved and the state's
+            // pointer never passes the word's own slot.
+            unsafe { word_step(st, w, board, bits, &map, counts) };
+        }
+    })
+}
+
+/// The board's bits of a record's packed word.
+#[inline(always)]
+fn board_bits(board: u8) -> u64 {
+    TraceRecord::access(0, board, false, 0).packed
+}
+
+/// Reserves a record slot per word in `out`, runs `body` over the words
+/// from the start state, and keeps the records it wrote.
+#[inline(always)]
+fn decode_words_with<M: LineToPa>(
+    words: &[u8],
+    t0: u64,
+    map: &M,
+    out: &mut Vec<TraceRecord>,
+    counts: &mut WordCounts,
+    body: impl FnOnce(&mut WordState, &[u8], &mut WordCounts),
 ) -> u64 {
     let n = words.len() / 4;
     out.reserve(n);
@@ -468,67 +598,209 @@ fn decode_words<M: LineToPa>(
     let start = out.spare_capacity_mut()[..n]
         .as_mut_ptr()
         .cast::<TraceRecord>();
-    let mut dst = start;
-    let board_bits = TraceRecord::access(0, board, false, 0).packed;
-    let mut t = t0;
-    let mut hi = map.hi(0);
-    let mut writes = 0u64;
-    let mut control_records = 0usize;
-    for chunk in words.chunks_exact(4) {
-        let w = u64::from(u32::from_le_bytes(chunk.try_into().expect("4 bytes")));
-        t += w >> DT_SHIFT;
-        // The K bit and the opcode as one number (format.md §4): below
-        // KIND_TIME an ACCESS word, then TIME, LINE_HI, and the rare ones.
-        // The accessors' enum would compile to branches here.
-        let kind = (w >> 21) & 0x1f;
-        if kind > KIND_LINE_HI {
-            let (t2, rec) = control_word(RecordWord(w as u32), t, board, counts);
-            t = t2;
-            if let Some(rec) = rec {
-                // SAFETY: fewer records than words so far, within the n
-                // slots reserved.
-                unsafe {
-                    dst.write(rec);
-                    dst = dst.add(1);
-                }
-                control_records += 1;
-            }
-            continue;
-        }
-        // Bit 24 is W for an ACCESS word and the top opcode bit (0) for
-        // TIME and LINE_HI: the write bit of the record, counted as is.
-        let write = (w >> 24) & 1;
-        // Written for TIME and LINE_HI too, and overwritten by the next
-        // record; kept (the pointer moves on) when the K bit is clear.
-        // SAFETY: as above, this word's slot is within the room reserved.
-        unsafe {
-            dst.write(TraceRecord {
-                tick: t,
-                packed: board_bits | map.field(hi, w) | write,
-            });
-            dst = dst.add(((w >> 25) & 1 ^ 1) as usize);
-        }
-        writes += write;
-        let payload = w & PAYLOAD_MASK;
-        t += if kind == KIND_TIME {
-            payload * TIME_UNIT
-        } else {
-            0
-        };
-        hi = if kind == KIND_LINE_HI {
-            map.hi(payload)
-        } else {
-            hi
-        };
-    }
+    let mut st = WordState {
+        t: t0,
+        hi: map.hi(0),
+        dst: start,
+        writes: 0,
+        control_records: 0,
+    };
+    body(&mut st, &words[..4 * n], counts);
     // SAFETY: both pointers are within the slots reserved, `dst` after.
-    let k = unsafe { dst.offset_from(start) } as usize;
+    let k = unsafe { st.dst.offset_from(start) } as usize;
     // SAFETY: the loop wrote the `k` slots after `base`, which fit the
     // capacity reserved above.
     unsafe { out.set_len(base + k) };
-    counts.accesses += (k - control_records) as u64;
-    counts.writes += writes;
-    t
+    counts.accesses += (k - st.control_records) as u64;
+    counts.writes += st.writes;
+    st.t
+}
+
+/// [`decode_words`] for the linear mapping without a channel join, with
+/// the loop `how`.
+fn decode_words_linear(
+    words: &[u8],
+    t0: u64,
+    board: u8,
+    map: Linear,
+    out: &mut Vec<TraceRecord>,
+    counts: &mut WordCounts,
+    how: WordLoop,
+) -> u64 {
+    match how {
+        WordLoop::Scalar => decode_words(words, t0, board, map, out, counts),
+        // SAFETY: `Avx2` is only chosen where the CPU has AVX2.
+        #[cfg(target_arch = "x86_64")]
+        WordLoop::Avx2 => unsafe { avx2::decode_words_linear(words, t0, board, map, out, counts) },
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    //! Eight words per step for the common case, runs of ACCESS, TIME and
+    //! LINE_HI words: the times are a prefix sum of the words' advances,
+    //! the LINE_HI in force a prefix maximum of (position, payload), and
+    //! the records are stored one after the other, the slot pointer moving
+    //! on past ACCESS words only (as in [`super::word_step`]).
+
+    use super::*;
+    use std::arch::x86_64::*;
+
+    /// Inclusive prefix sums (`max`: prefix maxima, unsigned) of 8 lanes.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn prefix<const MAX: bool>(x: __m256i) -> __m256i {
+        let op = |a, b| {
+            if MAX {
+                _mm256_max_epu32(a, b)
+            } else {
+                _mm256_add_epi32(a, b)
+            }
+        };
+        let x = op(x, _mm256_slli_si256::<4>(x));
+        let x = op(x, _mm256_slli_si256::<8>(x));
+        // The low half's last lane into every lane of the high half.
+        let low_last = _mm256_shuffle_epi32::<0xff>(_mm256_permute2x128_si256::<0x08>(x, x));
+        op(x, low_last)
+    }
+
+    /// See [`super::decode_words`]; the same records and counts.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn decode_words_linear(
+        words: &[u8],
+        t0: u64,
+        board: u8,
+        map: Linear,
+        out: &mut Vec<TraceRecord>,
+        counts: &mut WordCounts,
+    ) -> u64 {
+        let board_bits = board_bits(board);
+        decode_words_with(words, t0, &map, out, counts, |st, words, counts| {
+            let kind_mask = _mm256_set1_epi32(0x1f);
+            let line_hi_kind = _mm256_set1_epi32(KIND_LINE_HI as i32);
+            let time_kind = _mm256_set1_epi32(KIND_TIME as i32);
+            let payload_mask = _mm256_set1_epi32(PAYLOAD_MASK as i32);
+            // Position + 1 above the payload, so the last LINE_HI wins
+            // the maximum and 0 means none in this step.
+            let position = _mm256_setr_epi32(
+                1 << 24,
+                2 << 24,
+                3 << 24,
+                4 << 24,
+                5 << 24,
+                6 << 24,
+                7 << 24,
+                8 << 24,
+            );
+            // line_lo in place (bits 6..30) and the write bit, within
+            // the geometry's lines.
+            let lo_mask = _mm256_set1_epi32((map.mask & (LINE_LO_MASK * LINE_BYTES)) as i32);
+            let one = _mm256_set1_epi32(1);
+            let hi_mask = _mm256_set1_epi64x(map.mask as i64);
+            let board_v = _mm256_set1_epi64x(board_bits as i64);
+            let mut steps = words.chunks_exact(32);
+            for step in &mut steps {
+                // SAFETY: 32 bytes, unaligned load.
+                let w = unsafe { _mm256_loadu_si256(step.as_ptr().cast()) };
+                let kind = _mm256_and_si256(_mm256_srli_epi32::<21>(w), kind_mask);
+                if _mm256_movemask_epi8(_mm256_cmpgt_epi32(kind, line_hi_kind)) != 0 {
+                    for word in step.chunks_exact(4) {
+                        let w = u64::from(u32::from_le_bytes(word.try_into().expect("4 bytes")));
+                        // SAFETY: one slot per word is reserved; the
+                        // pointer never passes the word's own slot.
+                        unsafe { word_step(st, w, board, board_bits, &map, counts) };
+                    }
+                    continue;
+                }
+                let payload = _mm256_and_si256(w, payload_mask);
+                let is_time = _mm256_cmpeq_epi32(kind, time_kind);
+                let is_hi = _mm256_cmpeq_epi32(kind, line_hi_kind);
+                // Each word's advance: dt, and a TIME word's payload * 64
+                // (8 of them stay below 2^30).
+                let advance = _mm256_add_epi32(
+                    _mm256_srli_epi32::<26>(w),
+                    _mm256_and_si256(is_time, _mm256_slli_epi32::<6>(payload)),
+                );
+                let elapsed = prefix::<false>(advance);
+                let last_hi =
+                    prefix::<true>(_mm256_and_si256(is_hi, _mm256_or_si256(payload, position)));
+                let low = _mm256_or_si256(
+                    _mm256_and_si256(_mm256_slli_epi32::<6>(w), lo_mask),
+                    _mm256_and_si256(_mm256_srli_epi32::<24>(w), one),
+                );
+                let t = _mm256_set1_epi64x(st.t as i64);
+                let carried = _mm256_set1_epi64x(st.hi as i64);
+                let half = |lanes: __m128i, elapsed: __m128i, low: __m128i| {
+                    let tick = _mm256_add_epi64(t, _mm256_cvtepu32_epi64(elapsed));
+                    let lanes = _mm256_cvtepu32_epi64(lanes);
+                    let hi = _mm256_and_si256(
+                        _mm256_slli_epi64::<30>(_mm256_and_si256(
+                            lanes,
+                            _mm256_set1_epi64x(PAYLOAD_MASK as i64),
+                        )),
+                        hi_mask,
+                    );
+                    let none = _mm256_cmpeq_epi64(lanes, _mm256_setzero_si256());
+                    let hi = _mm256_blendv_epi8(hi, carried, none);
+                    let packed =
+                        _mm256_or_si256(_mm256_or_si256(board_v, hi), _mm256_cvtepu32_epi64(low));
+                    // Records 0 and 2, 1 and 3 of the half.
+                    (
+                        _mm256_unpacklo_epi64(tick, packed),
+                        _mm256_unpackhi_epi64(tick, packed),
+                        hi,
+                    )
+                };
+                let (r02, r13, _) = half(
+                    _mm256_castsi256_si128(last_hi),
+                    _mm256_castsi256_si128(elapsed),
+                    _mm256_castsi256_si128(low),
+                );
+                let (r46, r57, hi_high) = half(
+                    _mm256_extracti128_si256::<1>(last_hi),
+                    _mm256_extracti128_si256::<1>(elapsed),
+                    _mm256_extracti128_si256::<1>(low),
+                );
+                // Bit i: word i is an ACCESS word (K clear).
+                let access = !_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32::<6>(w)))
+                    as u32
+                    & 0xff;
+                let records = [
+                    _mm256_castsi256_si128(r02),
+                    _mm256_castsi256_si128(r13),
+                    _mm256_extracti128_si256::<1>(r02),
+                    _mm256_extracti128_si256::<1>(r13),
+                    _mm256_castsi256_si128(r46),
+                    _mm256_castsi256_si128(r57),
+                    _mm256_extracti128_si256::<1>(r46),
+                    _mm256_extracti128_si256::<1>(r57),
+                ];
+                for (i, r) in records.into_iter().enumerate() {
+                    // SAFETY: one slot per word is reserved; the pointer
+                    // is at most at this word's slot.
+                    unsafe {
+                        _mm_storeu_si128(st.dst.cast(), r);
+                        st.dst = st.dst.add(((access >> i) & 1) as usize);
+                    }
+                }
+                // TIME and LINE_HI words have bit 24 clear.
+                st.writes += u64::from(
+                    (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32::<7>(w))) as u32)
+                        .count_ones(),
+                );
+                st.t += u64::from(_mm256_extract_epi32::<7>(elapsed) as u32);
+                st.hi = _mm256_extract_epi64::<3>(hi_high) as u64;
+            }
+            for word in steps.remainder().chunks_exact(4) {
+                let w = u64::from(u32::from_le_bytes(word.try_into().expect("4 bytes")));
+                // SAFETY: as above.
+                unsafe { word_step(st, w, board, board_bits, &map, counts) };
+            }
+        })
+    }
 }
 
 /// Fields of a record word (format.md §4) the loop takes apart by hand.
@@ -620,17 +892,40 @@ mod tests {
         (out, counts, lost, corrupt, dec.time())
     }
 
+    /// The batch decoder's records and counts; `how`: the linear
+    /// mapping's word loop to use instead of the generic one.
     fn fast<M: LineToPa>(
         words: &[u32],
         t0: u64,
         board: u8,
         map: M,
     ) -> (Vec<TraceRecord>, [u64; 6], u64, u64, u64) {
+        run_batch(words, |bytes, out, c| {
+            decode_words(bytes, t0, board, map, out, c)
+        })
+    }
+
+    fn fast_linear(
+        words: &[u32],
+        t0: u64,
+        board: u8,
+        map: Linear,
+        how: WordLoop,
+    ) -> (Vec<TraceRecord>, [u64; 6], u64, u64, u64) {
+        run_batch(words, |bytes, out, c| {
+            decode_words_linear(bytes, t0, board, map, out, c, how)
+        })
+    }
+
+    fn run_batch(
+        words: &[u32],
+        decode: impl FnOnce(&[u8], &mut Vec<TraceRecord>, &mut WordCounts) -> u64,
+    ) -> (Vec<TraceRecord>, [u64; 6], u64, u64, u64) {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         // Records already in the buffer stay and the new ones follow.
         let mut out = vec![TraceRecord::default(); 3];
         let mut c = WordCounts::default();
-        let end = decode_words(&bytes, t0, board, map, &mut out, &mut c);
+        let end = decode(&bytes, &mut out, &mut c);
         assert_eq!(out[..3], [TraceRecord::default(); 3]);
         out.drain(..3);
         let counts = [
@@ -642,6 +937,15 @@ mod tests {
             c.control[3],
         ];
         (out, counts, c.lost, c.corrupt, end)
+    }
+
+    /// Every word loop this machine has for the linear mapping.
+    fn linear_loops() -> Vec<WordLoop> {
+        let mut loops = vec![WordLoop::Scalar];
+        if WordLoop::detect() != WordLoop::Scalar {
+            loops.push(WordLoop::detect());
+        }
+        loops
     }
 
     /// Mostly ACCESS words, with every CONTROL opcode (reserved ones too).
@@ -664,10 +968,11 @@ mod tests {
             let g = Geometry::preset("ddr4-64g").unwrap();
             let linear = AddressMapping::linear(g);
             let mask = g.lines() - 1;
-            prop_assert_eq!(
-                fast(&words, t0, board, Linear::new(mask)),
-                reference(&words, t0, board, |l| linear.pa_of(l))
-            );
+            let want = reference(&words, t0, board, |l| linear.pa_of(l));
+            prop_assert_eq!(&fast(&words, t0, board, Linear::new(mask)), &want);
+            for how in linear_loops() {
+                prop_assert_eq!(&fast_linear(&words, t0, board, Linear::new(mask), how), &want, "{:?}", how);
+            }
             let join = ChannelJoin { channels: 3, channel: 2, shift: 12 };
             prop_assert_eq!(
                 fast(&words, t0, board, LinearJoin { mask, join }),
@@ -678,5 +983,49 @@ mod tests {
                 reference(&words, t0, board, |l| join.join(linear.pa_of(l)))
             );
         }
+    }
+
+    /// Runs of ACCESS, TIME and LINE_HI words (the vector loop's case)
+    /// with now and then any other word, so that eight-word steps both
+    /// with and without a rare word occur; LINE_HI payloads above the
+    /// geometry's lines too.
+    fn plain_word() -> impl Strategy<Value = u32> {
+        let control = |op: u32| {
+            (0u32..64, any::<u32>())
+                .prop_map(move |(dt, p)| (dt << 26) | (1 << 25) | (op << 21) | (p & 0x1f_ffff))
+        };
+        prop_oneof![
+            40 => any::<u32>().prop_map(|w| w & !(1 << 25)),
+            4 => control(0),
+            8 => control(1),
+            1 => (0u32..16).prop_flat_map(control),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn every_word_loop_equals_the_word_decoder_on_plain_runs(
+            words in proptest::collection::vec(plain_word(), 0..600),
+            t0 in 0u64..(1 << 62),
+            board: u8,
+            preset in prop_oneof![Just("ddr4-64g"), Just("ddr3-4g"), Just("ddr2-2g"), Just("ddr-512m")],
+        ) {
+            let g = Geometry::preset(preset).unwrap();
+            let linear = AddressMapping::linear(g);
+            let mask = g.lines() - 1;
+            let want = reference(&words, t0, board, |l| linear.pa_of(l));
+            for how in linear_loops() {
+                prop_assert_eq!(&fast_linear(&words, t0, board, Linear::new(mask), how), &want, "{:?}", how);
+            }
+        }
+    }
+
+    #[test]
+    fn the_vector_loop_is_used_where_the_cpu_has_it() {
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(
+            WordLoop::detect() == WordLoop::Avx2,
+            std::arch::is_x86_feature_detected!("avx2")
+        );
     }
 }

@@ -12,6 +12,7 @@ use crate::input::CaptureSet;
 use crate::reassemble::{BoardStream, ChannelJoin, DEFAULT_REORDER_DEPTH};
 use crate::report::{BoardReport, MergeReport};
 use crossbeam_channel::{Receiver, Sender};
+use std::hint::select_unpredictable;
 
 /// Where merged records go: whole blocks through `write`, or, for a sink
 /// with its own output buffer, built in place through `spare` and `commit`.
@@ -374,11 +375,11 @@ impl<'r> Half<'r> {
         // and the output has a slot for each.
         unsafe {
             let take_b = (*self.b).tick < (*self.a).tick;
-            let from = if take_b { self.b } else { self.a };
+            let from = select_unpredictable(take_b, self.b, self.a);
             self.out.write(from.read());
             self.out = self.out.add(1);
-            self.a = self.a.add(usize::from(!take_b));
-            self.b = self.b.add(usize::from(take_b));
+            self.a = select_unpredictable(take_b, self.a, self.a.add(1));
+            self.b = select_unpredictable(take_b, self.b.add(1), self.b);
         }
     }
     /// Runs to the end of the output.

@@ -541,7 +541,9 @@ impl WordLoop {
     /// The fastest loop this machine runs.
     fn detect() -> WordLoop {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("popcnt")
+        {
             return WordLoop::Avx2;
         }
         WordLoop::Scalar
@@ -629,7 +631,7 @@ fn decode_words_linear(
 ) -> u64 {
     match how {
         WordLoop::Scalar => decode_words(words, t0, board, map, out, counts),
-        // SAFETY: `Avx2` is only chosen where the CPU has AVX2.
+        // SAFETY: `Avx2` is only chosen where the CPU has AVX2 and POPCNT.
         #[cfg(target_arch = "x86_64")]
         WordLoop::Avx2 => unsafe { avx2::decode_words_linear(words, t0, board, map, out, counts) },
     }
@@ -645,6 +647,25 @@ mod avx2 {
 
     use super::*;
     use std::arch::x86_64::*;
+
+    /// For each 8-bit mask, the positions of its set bits in order (then
+    /// zeros): the lanes of the ACCESS words, for `vpermd`.
+    static ACCESS_LANES: [[u8; 8]; 256] = {
+        let mut table = [[0u8; 8]; 256];
+        let mut mask = 0;
+        while mask < 256 {
+            let (mut bit, mut n) = (0, 0);
+            while bit < 8 {
+                if mask & (1 << bit) != 0 {
+                    table[mask][n] = bit as u8;
+                    n += 1;
+                }
+                bit += 1;
+            }
+            mask += 1;
+        }
+        table
+    };
 
     /// Inclusive prefix sums (`max`: prefix maxima, unsigned) of 8 lanes.
     #[inline]
@@ -667,8 +688,8 @@ mod avx2 {
     /// See [`super::decode_words`]; the same records and counts.
     ///
     /// # Safety
-    /// The CPU has AVX2.
-    #[target_feature(enable = "avx2")]
+    /// The CPU has AVX2 and POPCNT.
+    #[target_feature(enable = "avx2,popcnt")]
     pub(super) unsafe fn decode_words_linear(
         words: &[u8],
         t0: u64,
@@ -701,18 +722,23 @@ mod avx2 {
             let one = _mm256_set1_epi32(1);
             let hi_mask = _mm256_set1_epi64x(map.mask as i64);
             let board_v = _mm256_set1_epi64x(board_bits as i64);
+            // The state in locals: as fields it would live in a vector
+            // register, taken apart and put together at every step.
+            let (mut t0, mut hi0, mut dst, mut writes) = (st.t, st.hi, st.dst, 0u64);
             let mut steps = words.chunks_exact(32);
             for step in &mut steps {
                 // SAFETY: 32 bytes, unaligned load.
                 let w = unsafe { _mm256_loadu_si256(step.as_ptr().cast()) };
                 let kind = _mm256_and_si256(_mm256_srli_epi32::<21>(w), kind_mask);
                 if _mm256_movemask_epi8(_mm256_cmpgt_epi32(kind, line_hi_kind)) != 0 {
+                    (st.t, st.hi, st.dst) = (t0, hi0, dst);
                     for word in step.chunks_exact(4) {
                         let w = u64::from(u32::from_le_bytes(word.try_into().expect("4 bytes")));
                         // SAFETY: one slot per word is reserved; the
                         // pointer never passes the word's own slot.
                         unsafe { word_step(st, w, board, board_bits, &map, counts) };
                     }
+                    (t0, hi0, dst) = (st.t, st.hi, st.dst);
                     continue;
                 }
                 let payload = _mm256_and_si256(w, payload_mask);
@@ -731,8 +757,19 @@ mod avx2 {
                     _mm256_and_si256(_mm256_slli_epi32::<6>(w), lo_mask),
                     _mm256_and_si256(_mm256_srli_epi32::<24>(w), one),
                 );
-                let t = _mm256_set1_epi64x(st.t as i64);
-                let carried = _mm256_set1_epi64x(st.hi as i64);
+                // Bit i: word i is an ACCESS word (K clear).
+                let access = !_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32::<6>(w)))
+                    as u32
+                    & 0xff;
+                // The ACCESS words' lanes first, in order.
+                // SAFETY: 8 bytes of the table's row.
+                let order = _mm256_cvtepu8_epi32(unsafe {
+                    _mm_loadl_epi64(ACCESS_LANES[access as usize].as_ptr().cast())
+                });
+                let kept = |x| _mm256_permutevar8x32_epi32(x, order);
+                let (kept_hi, kept_elapsed, kept_low) = (kept(last_hi), kept(elapsed), kept(low));
+                let t = _mm256_set1_epi64x(t0 as i64);
+                let carried = _mm256_set1_epi64x(hi0 as i64);
                 let half = |lanes: __m128i, elapsed: __m128i, low: __m128i| {
                     let tick = _mm256_add_epi64(t, _mm256_cvtepu32_epi64(elapsed));
                     let lanes = _mm256_cvtepu32_epi64(lanes);
@@ -748,52 +785,51 @@ mod avx2 {
                     let packed =
                         _mm256_or_si256(_mm256_or_si256(board_v, hi), _mm256_cvtepu32_epi64(low));
                     // Records 0 and 2, 1 and 3 of the half.
-                    (
+                    let (r02, r13) = (
                         _mm256_unpacklo_epi64(tick, packed),
                         _mm256_unpackhi_epi64(tick, packed),
-                        hi,
+                    );
+                    (
+                        _mm256_permute2x128_si256::<0x20>(r02, r13),
+                        _mm256_permute2x128_si256::<0x31>(r02, r13),
                     )
                 };
-                let (r02, r13, _) = half(
-                    _mm256_castsi256_si128(last_hi),
-                    _mm256_castsi256_si128(elapsed),
-                    _mm256_castsi256_si128(low),
+                let (r01, r23) = half(
+                    _mm256_castsi256_si128(kept_hi),
+                    _mm256_castsi256_si128(kept_elapsed),
+                    _mm256_castsi256_si128(kept_low),
                 );
-                let (r46, r57, hi_high) = half(
-                    _mm256_extracti128_si256::<1>(last_hi),
-                    _mm256_extracti128_si256::<1>(elapsed),
-                    _mm256_extracti128_si256::<1>(low),
+                let (r45, r67) = half(
+                    _mm256_extracti128_si256::<1>(kept_hi),
+                    _mm256_extracti128_si256::<1>(kept_elapsed),
+                    _mm256_extracti128_si256::<1>(kept_low),
                 );
-                // Bit i: word i is an ACCESS word (K clear).
-                let access = !_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32::<6>(w)))
-                    as u32
-                    & 0xff;
-                let records = [
-                    _mm256_castsi256_si128(r02),
-                    _mm256_castsi256_si128(r13),
-                    _mm256_extracti128_si256::<1>(r02),
-                    _mm256_extracti128_si256::<1>(r13),
-                    _mm256_castsi256_si128(r46),
-                    _mm256_castsi256_si128(r57),
-                    _mm256_extracti128_si256::<1>(r46),
-                    _mm256_extracti128_si256::<1>(r57),
-                ];
-                for (i, r) in records.into_iter().enumerate() {
-                    // SAFETY: one slot per word is reserved; the pointer
-                    // is at most at this word's slot.
-                    unsafe {
-                        _mm_storeu_si128(st.dst.cast(), r);
-                        st.dst = st.dst.add(((access >> i) & 1) as usize);
-                    }
+                // SAFETY: one slot per word is reserved and the pointer is
+                // at most at the step's first word's slot, so its eight
+                // slots are within the room; those past the kept records
+                // are overwritten later or left beyond the length.
+                unsafe {
+                    _mm256_storeu_si256(dst.cast(), r01);
+                    _mm256_storeu_si256(dst.add(2).cast(), r23);
+                    _mm256_storeu_si256(dst.add(4).cast(), r45);
+                    _mm256_storeu_si256(dst.add(6).cast(), r67);
+                    dst = dst.add(access.count_ones() as usize);
                 }
                 // TIME and LINE_HI words have bit 24 clear.
-                st.writes += u64::from(
+                writes += u64::from(
                     (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32::<7>(w))) as u32)
                         .count_ones(),
                 );
-                st.t += u64::from(_mm256_extract_epi32::<7>(elapsed) as u32);
-                st.hi = _mm256_extract_epi64::<3>(hi_high) as u64;
+                t0 += u64::from(_mm256_extract_epi32::<7>(elapsed) as u32);
+                let last = _mm256_extract_epi32::<7>(last_hi) as u32;
+                hi0 = if last != 0 {
+                    map.hi(u64::from(last) & PAYLOAD_MASK)
+                } else {
+                    hi0
+                };
             }
+            (st.t, st.hi, st.dst) = (t0, hi0, dst);
+            st.writes += writes;
             for word in steps.remainder().chunks_exact(4) {
                 let w = u64::from(u32::from_le_bytes(word.try_into().expect("4 bytes")));
                 // SAFETY: as above.

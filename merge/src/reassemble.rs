@@ -311,35 +311,23 @@ impl<'a> BoardStream<'a> {
         let words = &pkt.as_bytes()[PACKET_HEADER_LEN..PACKET_HEADER_LEN + 4 * pkt.nwords()];
         let mut counts = WordCounts::default();
         let mask = self.geometry.lines() - 1;
+        let how = self.word_loop;
         let end = match (self.mapping.is_linear(), self.channel) {
-            (true, None) => decode_words_linear(
-                words,
-                t0,
-                self.board,
-                Linear::new(mask),
-                out,
-                &mut counts,
-                self.word_loop,
-            ),
-            (true, Some(join)) => decode_words(
-                words,
-                t0,
-                self.board,
-                LinearJoin { mask, join },
-                out,
-                &mut counts,
-            ),
-            (false, join) => decode_words(
-                words,
-                t0,
-                self.board,
-                Mapped {
+            (true, None) => {
+                let map = Linear::new(mask);
+                decode_words_by(words, t0, self.board, map, out, &mut counts, how)
+            }
+            (true, Some(join)) => {
+                let map = LinearJoin { mask, join };
+                decode_words_by(words, t0, self.board, map, out, &mut counts, how)
+            }
+            (false, join) => {
+                let map = Mapped {
                     mapping: &self.mapping,
                     join,
-                },
-                out,
-                &mut counts,
-            ),
+                };
+                decode_words_by(words, t0, self.board, map, out, &mut counts, how)
+            }
         };
         let c = &mut self.report.counts;
         c[0] += counts.accesses - counts.writes;
@@ -376,6 +364,10 @@ trait LineToPa {
     /// The address field for an ACCESS word `w` (its `line_lo` in bits
     /// 0..24, other bits ignored) under the carried `hi`.
     fn field(&self, hi: u64, w: u64) -> u64;
+    /// How the vector loop builds records for this mapping.
+    fn vector_form(&self) -> VectorForm {
+        VectorForm::LINE
+    }
 }
 
 /// The address field of a physical address (what `TraceRecord::access`
@@ -399,6 +391,16 @@ impl Linear {
 }
 
 impl LineToPa for Linear {
+    fn vector_form(&self) -> VectorForm {
+        // The address field itself: line_lo at bit 6, LINE_HI at bit 30.
+        VectorForm {
+            lo_shift: 6,
+            lo_mask: (self.mask & (LINE_LO_MASK * LINE_BYTES)) as u32,
+            hi_shift: 30,
+            payload_mask: (self.mask >> 30) as u32,
+            remap: false,
+        }
+    }
     #[inline(always)]
     fn hi(&self, payload: u64) -> u64 {
         ((payload << 24) * LINE_BYTES) & self.mask
@@ -618,13 +620,12 @@ fn decode_words_with<M: LineToPa>(
     st.t
 }
 
-/// [`decode_words`] for the linear mapping without a channel join, with
-/// the loop `how`.
-fn decode_words_linear(
+/// [`decode_words`] with the loop `how`.
+fn decode_words_by<M: LineToPa>(
     words: &[u8],
     t0: u64,
     board: u8,
-    map: Linear,
+    map: M,
     out: &mut Vec<TraceRecord>,
     counts: &mut WordCounts,
     how: WordLoop,
@@ -633,41 +634,76 @@ fn decode_words_linear(
         WordLoop::Scalar => decode_words(words, t0, board, map, out, counts),
         // SAFETY: `Avx2` is only chosen where the CPU has AVX2 and POPCNT.
         #[cfg(target_arch = "x86_64")]
-        WordLoop::Avx2 => unsafe { avx2::decode_words_linear(words, t0, board, map, out, counts) },
+        WordLoop::Avx2 => unsafe { avx2::decode_words(words, t0, board, map, out, counts) },
     }
+}
+
+/// How the vector loop builds a record's packed word from a word's
+/// `line_lo` (shifted left by `lo_shift`, then masked with `lo_mask`), its
+/// write bit (bit 0) and the LINE_HI payload in force (masked with
+/// `payload_mask`, then shifted left by `hi_shift`). With `remap` that
+/// word holds `line << 1 | write`, and each kept record is then given its
+/// address field by [`LineToPa::field`] and the board's bits.
+#[derive(Debug, Clone, Copy)]
+struct VectorForm {
+    lo_shift: u32,
+    lo_mask: u32,
+    hi_shift: u32,
+    payload_mask: u32,
+    remap: bool,
+}
+
+impl VectorForm {
+    /// The line index, doubled, with the write bit: for any mapping.
+    const LINE: VectorForm = VectorForm {
+        lo_shift: 1,
+        lo_mask: (LINE_LO_MASK as u32) << 1,
+        hi_shift: 25,
+        payload_mask: PAYLOAD_MASK as u32,
+        remap: true,
+    };
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     //! Eight words per step for the common case, runs of ACCESS, TIME and
     //! LINE_HI words: the times are a prefix sum of the words' advances,
-    //! the LINE_HI in force a prefix maximum of (position, payload), and
-    //! the records are stored one after the other, the slot pointer moving
-    //! on past ACCESS words only (as in [`super::word_step`]).
+    //! the LINE_HI in force a prefix maximum of (position, payload), the
+    //! ACCESS words' lanes are moved to the front and their records stored
+    //! in four 32-byte stores, the slot pointer moving on past the ACCESS
+    //! words only (as in [`super::word_step`]).
 
     use super::*;
     use std::arch::x86_64::*;
 
-    /// For each 8-bit mask, the positions of its set bits in order (then
-    /// zeros): the lanes of the ACCESS words, for `vpermd`.
+    /// For each 8-bit mask, the lanes of its set bits in order (then
+    /// zeros), for `vpermd`, placed so that the unpacking into records
+    /// gives them in order: lane `p` holds kept word `STORE_ORDER[p]`.
     static ACCESS_LANES: [[u8; 8]; 256] = {
+        const STORE_ORDER: [usize; 8] = [0, 2, 4, 6, 1, 3, 5, 7];
         let mut table = [[0u8; 8]; 256];
         let mut mask = 0;
         while mask < 256 {
+            let mut kept = [0u8; 8];
             let (mut bit, mut n) = (0, 0);
             while bit < 8 {
                 if mask & (1 << bit) != 0 {
-                    table[mask][n] = bit as u8;
+                    kept[n] = bit as u8;
                     n += 1;
                 }
                 bit += 1;
+            }
+            let mut lane = 0;
+            while lane < 8 {
+                table[mask][lane] = kept[STORE_ORDER[lane]];
+                lane += 1;
             }
             mask += 1;
         }
         table
     };
 
-    /// Inclusive prefix sums (`max`: prefix maxima, unsigned) of 8 lanes.
+    /// Inclusive prefix sums (`MAX`: prefix maxima, unsigned) of 8 lanes.
     #[inline]
     #[target_feature(enable = "avx2")]
     fn prefix<const MAX: bool>(x: __m256i) -> __m256i {
@@ -685,25 +721,36 @@ mod avx2 {
         op(x, low_last)
     }
 
+    /// The payload of the last LINE_HI word of `words`, if any.
+    fn last_line_hi(words: &[u8]) -> Option<u32> {
+        words
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes(w.try_into().expect("4 bytes")))
+            .rev()
+            .find(|&w| u64::from(w >> 21) & 0x1f == KIND_LINE_HI)
+            .map(|w| w & PAYLOAD_MASK as u32)
+    }
+
     /// See [`super::decode_words`]; the same records and counts.
     ///
     /// # Safety
     /// The CPU has AVX2 and POPCNT.
     #[target_feature(enable = "avx2,popcnt")]
-    pub(super) unsafe fn decode_words_linear(
+    pub(super) unsafe fn decode_words<M: LineToPa>(
         words: &[u8],
         t0: u64,
         board: u8,
-        map: Linear,
+        map: M,
         out: &mut Vec<TraceRecord>,
         counts: &mut WordCounts,
     ) -> u64 {
         let board_bits = board_bits(board);
+        let form = map.vector_form();
         decode_words_with(words, t0, &map, out, counts, |st, words, counts| {
             let kind_mask = _mm256_set1_epi32(0x1f);
             let line_hi_kind = _mm256_set1_epi32(KIND_LINE_HI as i32);
             let time_kind = _mm256_set1_epi32(KIND_TIME as i32);
-            let payload_mask = _mm256_set1_epi32(PAYLOAD_MASK as i32);
+            let payload_bits = _mm256_set1_epi32(PAYLOAD_MASK as i32);
             // Position + 1 above the payload, so the last LINE_HI wins
             // the maximum and 0 means none in this step.
             let position = _mm256_setr_epi32(
@@ -716,105 +763,106 @@ mod avx2 {
                 7 << 24,
                 8 << 24,
             );
-            // line_lo in place (bits 6..30) and the write bit, within
-            // the geometry's lines.
-            let lo_mask = _mm256_set1_epi32((map.mask & (LINE_LO_MASK * LINE_BYTES)) as i32);
+            let lo_mask = _mm256_set1_epi32(form.lo_mask as i32);
+            let lo_shift = _mm_cvtsi32_si128(form.lo_shift as i32);
+            let hi_shift = _mm_cvtsi32_si128(form.hi_shift as i32);
+            let hi_shift_down = _mm_cvtsi32_si128(32 - form.hi_shift as i32);
+            let payload_mask = _mm256_set1_epi32(form.payload_mask as i32);
             let one = _mm256_set1_epi32(1);
-            let hi_mask = _mm256_set1_epi64x(map.mask as i64);
-            let board_v = _mm256_set1_epi64x(board_bits as i64);
+            let board_v = _mm256_set1_epi64x(if form.remap { 0 } else { board_bits as i64 });
             // The state in locals: as fields it would live in a vector
-            // register, taken apart and put together at every step.
-            let (mut t0, mut hi0, mut dst, mut writes) = (st.t, st.hi, st.dst, 0u64);
+            // register, taken apart and put together at every step. The
+            // LINE_HI in force is kept as its payload.
+            let (mut t0, mut payload, mut dst, mut writes) = (st.t, 0u32, st.dst, 0u64);
             let mut steps = words.chunks_exact(32);
             for step in &mut steps {
                 // SAFETY: 32 bytes, unaligned load.
                 let w = unsafe { _mm256_loadu_si256(step.as_ptr().cast()) };
                 let kind = _mm256_and_si256(_mm256_srli_epi32::<21>(w), kind_mask);
                 if _mm256_movemask_epi8(_mm256_cmpgt_epi32(kind, line_hi_kind)) != 0 {
-                    (st.t, st.hi, st.dst) = (t0, hi0, dst);
+                    (st.t, st.hi, st.dst) = (t0, map.hi(u64::from(payload)), dst);
                     for word in step.chunks_exact(4) {
                         let w = u64::from(u32::from_le_bytes(word.try_into().expect("4 bytes")));
                         // SAFETY: one slot per word is reserved; the
                         // pointer never passes the word's own slot.
                         unsafe { word_step(st, w, board, board_bits, &map, counts) };
                     }
-                    (t0, hi0, dst) = (st.t, st.hi, st.dst);
+                    (t0, dst) = (st.t, st.dst);
+                    payload = last_line_hi(step).unwrap_or(payload);
                     continue;
                 }
-                let payload = _mm256_and_si256(w, payload_mask);
+                let word_payload = _mm256_and_si256(w, payload_bits);
                 let is_time = _mm256_cmpeq_epi32(kind, time_kind);
                 let is_hi = _mm256_cmpeq_epi32(kind, line_hi_kind);
                 // Each word's advance: dt, and a TIME word's payload * 64
                 // (8 of them stay below 2^30).
                 let advance = _mm256_add_epi32(
                     _mm256_srli_epi32::<26>(w),
-                    _mm256_and_si256(is_time, _mm256_slli_epi32::<6>(payload)),
+                    _mm256_and_si256(is_time, _mm256_slli_epi32::<6>(word_payload)),
                 );
                 let elapsed = prefix::<false>(advance);
-                let last_hi =
-                    prefix::<true>(_mm256_and_si256(is_hi, _mm256_or_si256(payload, position)));
+                let last_hi = prefix::<true>(_mm256_and_si256(
+                    is_hi,
+                    _mm256_or_si256(word_payload, position),
+                ));
                 let low = _mm256_or_si256(
-                    _mm256_and_si256(_mm256_slli_epi32::<6>(w), lo_mask),
+                    _mm256_and_si256(_mm256_sll_epi32(w, lo_shift), lo_mask),
                     _mm256_and_si256(_mm256_srli_epi32::<24>(w), one),
                 );
                 // Bit i: word i is an ACCESS word (K clear).
                 let access = !_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32::<6>(w)))
                     as u32
                     & 0xff;
-                // The ACCESS words' lanes first, in order.
+                // The ACCESS words' lanes, in the order the stores want.
                 // SAFETY: 8 bytes of the table's row.
                 let order = _mm256_cvtepu8_epi32(unsafe {
                     _mm_loadl_epi64(ACCESS_LANES[access as usize].as_ptr().cast())
                 });
                 let kept = |x| _mm256_permutevar8x32_epi32(x, order);
                 let (kept_hi, kept_elapsed, kept_low) = (kept(last_hi), kept(elapsed), kept(low));
+                // The LINE_HI payload of each kept word: its step's last
+                // one before it, or the one carried in.
+                let none = _mm256_cmpeq_epi32(kept_hi, _mm256_setzero_si256());
+                let hi = _mm256_and_si256(
+                    _mm256_blendv_epi8(
+                        _mm256_and_si256(kept_hi, payload_bits),
+                        _mm256_set1_epi32(payload as i32),
+                        none,
+                    ),
+                    payload_mask,
+                );
+                // The packed word's two halves, then as 64-bit lanes (kept
+                // words 0, 1 and 4, 5 of the lane order; 2, 3 and 6, 7).
+                let low = _mm256_or_si256(kept_low, _mm256_sll_epi32(hi, hi_shift));
+                let high = _mm256_srl_epi32(hi, hi_shift_down);
+                let packed_a = _mm256_or_si256(board_v, _mm256_unpacklo_epi32(low, high));
+                let packed_b = _mm256_or_si256(board_v, _mm256_unpackhi_epi32(low, high));
                 let t = _mm256_set1_epi64x(t0 as i64);
-                let carried = _mm256_set1_epi64x(hi0 as i64);
-                let half = |lanes: __m128i, elapsed: __m128i, low: __m128i| {
-                    let tick = _mm256_add_epi64(t, _mm256_cvtepu32_epi64(elapsed));
-                    let lanes = _mm256_cvtepu32_epi64(lanes);
-                    let hi = _mm256_and_si256(
-                        _mm256_slli_epi64::<30>(_mm256_and_si256(
-                            lanes,
-                            _mm256_set1_epi64x(PAYLOAD_MASK as i64),
-                        )),
-                        hi_mask,
-                    );
-                    let none = _mm256_cmpeq_epi64(lanes, _mm256_setzero_si256());
-                    let hi = _mm256_blendv_epi8(hi, carried, none);
-                    let packed =
-                        _mm256_or_si256(_mm256_or_si256(board_v, hi), _mm256_cvtepu32_epi64(low));
-                    // Records 0 and 2, 1 and 3 of the half.
-                    let (r02, r13) = (
-                        _mm256_unpacklo_epi64(tick, packed),
-                        _mm256_unpackhi_epi64(tick, packed),
-                    );
-                    (
-                        _mm256_permute2x128_si256::<0x20>(r02, r13),
-                        _mm256_permute2x128_si256::<0x31>(r02, r13),
-                    )
-                };
-                let (r01, r23) = half(
-                    _mm256_castsi256_si128(kept_hi),
-                    _mm256_castsi256_si128(kept_elapsed),
-                    _mm256_castsi256_si128(kept_low),
-                );
-                let (r45, r67) = half(
-                    _mm256_extracti128_si256::<1>(kept_hi),
-                    _mm256_extracti128_si256::<1>(kept_elapsed),
-                    _mm256_extracti128_si256::<1>(kept_low),
-                );
+                let zero = _mm256_setzero_si256();
+                let tick_a = _mm256_add_epi64(t, _mm256_unpacklo_epi32(kept_elapsed, zero));
+                let tick_b = _mm256_add_epi64(t, _mm256_unpackhi_epi32(kept_elapsed, zero));
                 // SAFETY: one slot per word is reserved and the pointer is
                 // at most at the step's first word's slot, so its eight
                 // slots are within the room; those past the kept records
                 // are overwritten later or left beyond the length.
                 unsafe {
-                    _mm256_storeu_si256(dst.cast(), r01);
-                    _mm256_storeu_si256(dst.add(2).cast(), r23);
-                    _mm256_storeu_si256(dst.add(4).cast(), r45);
-                    _mm256_storeu_si256(dst.add(6).cast(), r67);
-                    dst = dst.add(access.count_ones() as usize);
+                    _mm256_storeu_si256(dst.cast(), _mm256_unpacklo_epi64(tick_a, packed_a));
+                    _mm256_storeu_si256(dst.add(2).cast(), _mm256_unpackhi_epi64(tick_a, packed_a));
+                    _mm256_storeu_si256(dst.add(4).cast(), _mm256_unpacklo_epi64(tick_b, packed_b));
+                    _mm256_storeu_si256(dst.add(6).cast(), _mm256_unpackhi_epi64(tick_b, packed_b));
                 }
+                let n = access.count_ones() as usize;
+                if form.remap {
+                    // SAFETY: the `n` records just stored.
+                    let records = unsafe { std::slice::from_raw_parts_mut(dst, n) };
+                    for r in records {
+                        let line = r.packed >> 1;
+                        r.packed =
+                            board_bits | map.field(line & !LINE_LO_MASK, line) | (r.packed & 1);
+                    }
+                }
+                // SAFETY: within the slots reserved, as above.
+                dst = unsafe { dst.add(n) };
                 // TIME and LINE_HI words have bit 24 clear.
                 writes += u64::from(
                     (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32::<7>(w))) as u32)
@@ -822,13 +870,11 @@ mod avx2 {
                 );
                 t0 += u64::from(_mm256_extract_epi32::<7>(elapsed) as u32);
                 let last = _mm256_extract_epi32::<7>(last_hi) as u32;
-                hi0 = if last != 0 {
-                    map.hi(u64::from(last) & PAYLOAD_MASK)
-                } else {
-                    hi0
-                };
+                if last != 0 {
+                    payload = last & PAYLOAD_MASK as u32;
+                }
             }
-            (st.t, st.hi, st.dst) = (t0, hi0, dst);
+            (st.t, st.hi, st.dst) = (t0, map.hi(u64::from(payload)), dst);
             st.writes += writes;
             for word in steps.remainder().chunks_exact(4) {
                 let w = u64::from(u32::from_le_bytes(word.try_into().expect("4 bytes")));
@@ -941,15 +987,15 @@ mod tests {
         })
     }
 
-    fn fast_linear(
+    fn fast_by<M: LineToPa>(
         words: &[u32],
         t0: u64,
         board: u8,
-        map: Linear,
+        map: M,
         how: WordLoop,
     ) -> (Vec<TraceRecord>, [u64; 6], u64, u64, u64) {
         run_batch(words, |bytes, out, c| {
-            decode_words_linear(bytes, t0, board, map, out, c, how)
+            decode_words_by(bytes, t0, board, map, out, c, how)
         })
     }
 
@@ -975,8 +1021,8 @@ mod tests {
         (out, counts, c.lost, c.corrupt, end)
     }
 
-    /// Every word loop this machine has for the linear mapping.
-    fn linear_loops() -> Vec<WordLoop> {
+    /// Every word loop this machine has.
+    fn word_loops() -> Vec<WordLoop> {
         let mut loops = vec![WordLoop::Scalar];
         if WordLoop::detect() != WordLoop::Scalar {
             loops.push(WordLoop::detect());
@@ -1006,8 +1052,8 @@ mod tests {
             let mask = g.lines() - 1;
             let want = reference(&words, t0, board, |l| linear.pa_of(l));
             prop_assert_eq!(&fast(&words, t0, board, Linear::new(mask)), &want);
-            for how in linear_loops() {
-                prop_assert_eq!(&fast_linear(&words, t0, board, Linear::new(mask), how), &want, "{:?}", how);
+            for how in word_loops() {
+                prop_assert_eq!(&fast_by(&words, t0, board, Linear::new(mask), how), &want, "{:?}", how);
             }
             let join = ChannelJoin { channels: 3, channel: 2, shift: 12 };
             prop_assert_eq!(
@@ -1018,6 +1064,12 @@ mod tests {
                 fast(&words, t0, board, Mapped { mapping: &linear, join: Some(join) }),
                 reference(&words, t0, board, |l| join.join(linear.pa_of(l)))
             );
+            for how in word_loops() {
+                let joined = reference(&words, t0, board, |l| join.join(linear.pa_of(l)));
+                prop_assert_eq!(&fast_by(&words, t0, board, LinearJoin { mask, join }, how), &joined, "{:?}", how);
+                let mapped = Mapped { mapping: &linear, join: Some(join) };
+                prop_assert_eq!(&fast_by(&words, t0, board, mapped, how), &joined, "{:?}", how);
+            }
         }
     }
 
@@ -1050,8 +1102,22 @@ mod tests {
             let linear = AddressMapping::linear(g);
             let mask = g.lines() - 1;
             let want = reference(&words, t0, board, |l| linear.pa_of(l));
-            for how in linear_loops() {
-                prop_assert_eq!(&fast_linear(&words, t0, board, Linear::new(mask), how), &want, "{:?}", how);
+            let join = ChannelJoin { channels: 3, channel: 1, shift: 13 };
+            let joined = reference(&words, t0, board, |l| join.join(linear.pa_of(l)));
+            // A hashed mapping where the geometry has one.
+            let xor = (preset == "ddr3-4g").then(|| {
+                AddressMapping::from_toml(hmtt_format::mapping::DDR3_BANK_XOR_TOML, g).unwrap()
+            });
+            for how in word_loops() {
+                prop_assert_eq!(&fast_by(&words, t0, board, Linear::new(mask), how), &want, "{:?}", how);
+                prop_assert_eq!(&fast_by(&words, t0, board, LinearJoin { mask, join }, how), &joined, "{:?}", how);
+                let mapped = Mapped { mapping: &linear, join: None };
+                prop_assert_eq!(&fast_by(&words, t0, board, mapped, how), &want, "{:?}", how);
+                if let Some(xor) = &xor {
+                    let mapped = Mapped { mapping: xor, join: Some(join) };
+                    let hashed = reference(&words, t0, board, |l| join.join(xor.pa_of(l)));
+                    prop_assert_eq!(&fast_by(&words, t0, board, mapped, how), &hashed, "{:?}", how);
+                }
             }
         }
     }

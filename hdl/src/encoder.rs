@@ -164,6 +164,8 @@ pub struct Encoder<const L: usize> {
     lanes_minus_1_k: Constant<Bits<34>>,
     keeper_gap_34: Constant<Bits<34>>,
     gap_max: Constant<Bits<32>>,
+    /// True for the clock's last lane only.
+    lane_is_last: [Constant<Bit>; L],
 }
 
 impl<const L: usize> Default for Encoder<L> {
@@ -265,6 +267,7 @@ impl<const L: usize> Default for Encoder<L> {
             lanes_minus_1_k: Constant::new(((L as u64 - 1 + KEEPER_GAP) & MASK34).to_bits()),
             keeper_gap_34: Constant::new(KEEPER_GAP.to_bits()),
             gap_max: Constant::new(GAP_MAX.to_bits()),
+            lane_is_last: std::array::from_fn(|j| Constant::new(j + 1 == L)),
         }
     }
 }
@@ -372,8 +375,12 @@ impl<const L: usize> Logic for Encoder<L> {
         // order); each lane pushes, then its drain step may pop.
         // Each lane's step to the next tick: 1, and for the last lane the
         // step to the next clock's first tick.
+        // Each lane input is assigned once per evaluation: a value written
+        // and then overwritten in the same block is a glitch that wakes
+        // the lane in an event-driven simulator (Icarus), whose own
+        // intermediate outputs wake this block again, without end.
         for j in 0..L {
-            self.lane[j].last.next = true;
+            self.lane[j].last.next = self.lane_is_last[j].val();
             self.lane[j].step.next = self.step.q.val();
             self.lane[j].step_k.next = self.step_k.q.val();
         }
@@ -386,7 +393,6 @@ impl<const L: usize> Logic for Encoder<L> {
         for j in 1..L {
             self.lane[j].gap.next = self.lane[j - 1].next_gap.val();
             self.lane[j].gap_k.next = self.lane[j - 1].next_gap_k.val();
-            self.lane[j - 1].last.next = false;
             self.lane[j].hi_in.next = self.lane[j - 1].hi_out.val();
             self.lane[j].lost_in.next = self.lane[j - 1].lost_out.val();
             self.lane[j].level_in.next = self.lane[j - 1].level_out.val();

@@ -9,5 +9,6 @@ pub mod dram;
 pub mod machine;
 pub mod os;
 pub mod send;
+pub mod stream;
 pub mod truth;
 pub mod workload;

@@ -19,7 +19,6 @@ use crate::dram::{Controller, ControllerConfig, ControllerStats, Issued, Request
 use crate::os::{FramePool, Os, OsEffect, OsError, OsStats};
 use crate::truth::{RefKind, TruthHeader, TruthRecord};
 use crate::workload::{DmaDir, Op, Workload, PAGE};
-use hmtt_format::capture::{emit_record_header, CaptureHeader, SourceKind};
 use hmtt_format::config::{
     log_tag_event, ConfigWindow, FIRST_HIGH_USER_EVENT, FIRST_LOG_TAG, FIRST_USER_EVENT,
 };
@@ -228,7 +227,7 @@ struct Meta {
     event: Option<u32>,
 }
 
-struct Channel {
+pub(crate) struct Channel {
     ctrl: Controller<Meta>,
     issued: Vec<Issued<Meta>>,
 }
@@ -265,20 +264,20 @@ impl Interleave {
 
 /// The machine while it runs.
 pub struct Machine {
-    cfg: SimConfig,
-    os: Os,
+    pub(crate) cfg: SimConfig,
+    pub(crate) os: Os,
     cache: Option<Cache>,
-    channels: Vec<Channel>,
+    pub(crate) channels: Vec<Channel>,
     mapping: AddressMapping,
     interleave: Interleave,
     window: ConfigWindow,
     now: u64,
     fx: Vec<OsEffect>,
     events: HashMap<String, u32>,
-    event_order: Vec<(String, u32)>,
+    pub(crate) event_order: Vec<(String, u32)>,
     tlb: Option<(u32, u64, u64)>,
     kind_counts: [u64; 5],
-    stats: SimStats,
+    pub(crate) stats: SimStats,
 }
 
 impl Machine {
@@ -588,8 +587,9 @@ impl Machine {
         Ok(())
     }
 
-    /// Ends the run: optional cache flush, controllers drained, boards run.
-    pub fn finish(mut self) -> Result<SimOutput, SimError> {
+    /// The end of the workload: the optional cache flush, then every queued
+    /// request served.
+    pub(crate) fn end_of_run(&mut self) {
         if self.cfg.flush_cache_at_end {
             let dirty = self
                 .cache
@@ -600,17 +600,24 @@ impl Machine {
                 self.memory(pa, true, RefKind::Writeback, None, None);
             }
         }
-        let g = self.cfg.geometry;
-        let mut commands = Vec::new();
-        let mut truth = Vec::new();
-        for (b, ch) in self.channels.iter_mut().enumerate() {
+        for ch in &mut self.channels {
             ch.ctrl.drain();
             ch.ctrl.drain_issued(&mut ch.issued);
-            let cmds = ch.ctrl.take_commands();
-            self.stats.end_tick = self.stats.end_tick.max(cmds.last().map_or(0, |c| c.cycle));
-            self.stats.controllers.push(ch.ctrl.stats);
-            commands.push(cmds);
-            truth.extend(ch.issued.drain(..).map(|i| TruthRecord {
+        }
+    }
+
+    /// Channel `b`'s DDR commands and ground truth (in command order)
+    /// issued since the last take; they are final.
+    pub(crate) fn take_channel(&mut self, b: usize) -> (Vec<Command>, Vec<TruthRecord>) {
+        let g = self.cfg.geometry;
+        let ch = &mut self.channels[b];
+        ch.ctrl.drain_issued(&mut ch.issued);
+        let cmds = ch.ctrl.take_commands();
+        self.stats.end_tick = self.stats.end_tick.max(cmds.last().map_or(0, |c| c.cycle));
+        let truth = ch
+            .issued
+            .drain(..)
+            .map(|i| TruthRecord {
                 tick: i.tick,
                 board: b as u8,
                 pa: i.meta.pa,
@@ -619,9 +626,13 @@ impl Machine {
                 kind: i.meta.kind,
                 owner: i.meta.owner,
                 event: i.meta.event,
-            }));
-        }
-        truth.sort_by_key(|r| (r.tick, r.board));
+            })
+            .collect();
+        (cmds, truth)
+    }
+
+    /// The counters that are read once the run is over.
+    pub(crate) fn final_stats(&mut self) {
         for k in [
             RefKind::Cpu,
             RefKind::Writeback,
@@ -635,6 +646,21 @@ impl Machine {
         }
         self.stats.cache = self.cache.as_ref().map(|c| c.stats);
         self.stats.os = self.os.stats;
+        self.stats.controllers = self.channels.iter().map(|ch| ch.ctrl.stats).collect();
+    }
+
+    /// Ends the run: optional cache flush, controllers drained, boards run.
+    pub fn finish(mut self) -> Result<SimOutput, SimError> {
+        self.end_of_run();
+        let mut commands = Vec::new();
+        let mut truth = Vec::new();
+        for b in 0..self.channels.len() {
+            let (cmds, t) = self.take_channel(b);
+            commands.push(cmds);
+            truth.extend(t);
+        }
+        truth.sort_by_key(|r| (r.tick, r.board));
+        self.final_stats();
         let board_configs: Vec<BoardConfig> = (0..self.cfg.boards)
             .map(|b| self.cfg.board_config(b))
             .collect();
@@ -705,8 +731,13 @@ pub mod files {
 }
 
 impl SimOutput {
-    /// Writes every output into `dir` (created if missing).
+    /// Writes every output into `dir` (created if missing). A run too
+    /// large to hold in memory writes the same files with
+    /// [`crate::stream::run_to_dir`].
     pub fn write_dir(&self, dir: &Path, truth_csv: bool) -> Result<(), SimError> {
+        use crate::stream::{
+            capture_header, commands_head, commands_tail, events_toml, summary_json, write_packet,
+        };
         let io = |path: &Path| {
             let path = path.display().to_string();
             move |error| SimError::Io {
@@ -725,10 +756,11 @@ impl SimOutput {
         for (b, cmds) in self.commands.iter().enumerate() {
             let (mut f, p) = create(&files::commands(b))?;
             (|| {
-                writeln!(f, "# hmtt sim: board {b}, {} commands", cmds.len())?;
+                f.write_all(commands_head(b).as_bytes())?;
                 for c in cmds {
                     writeln!(f, "{c}")?;
                 }
+                f.write_all(commands_tail(cmds.len() as u64).as_bytes())?;
                 f.flush()
             })()
             .map_err(io(&p))?;
@@ -765,34 +797,16 @@ impl SimOutput {
         })()
         .map_err(io(&p))?;
         let (mut f, p) = create(files::EVENTS)?;
-        (|| {
-            writeln!(f, "[events]")?;
-            for (name, i) in &self.events {
-                writeln!(f, "{name} = {i}")?;
-            }
-            f.flush()
-        })()
-        .map_err(io(&p))?;
+        f.write_all(events_toml(&self.events).as_bytes())
+            .and_then(|_| f.flush())
+            .map_err(io(&p))?;
         for (cfg, packets) in self.board_configs.iter().zip(&self.packets) {
             for port in 0..cfg.ports {
                 let (mut f, p) = create(&files::capture(cfg.board_id, port))?;
-                let header = CaptureHeader {
-                    board: cfg.board_id,
-                    port,
-                    stripe: 0,
-                    start_ns: self.wall_start_ns,
-                    geometry: Some(cfg.geometry),
-                    source_kind: SourceKind::Simulation,
-                    tick_ps: cfg.tick_ps,
-                    source_name: "hmtt sim".into(),
-                };
                 (|| {
-                    f.write_all(&header.emit())?;
+                    f.write_all(&capture_header(cfg, port, self.wall_start_ns).emit())?;
                     for pk in packets.iter().filter(|pk| pk.port == port) {
-                        let recv =
-                            self.wall_start_ns + pk.leave_tick * u64::from(cfg.tick_ps) / 1000;
-                        f.write_all(&emit_record_header(recv, pk.bytes.len() as u32, 0))?;
-                        f.write_all(&pk.bytes)?;
+                        write_packet(&mut f, cfg, self.wall_start_ns, pk)?;
                     }
                     f.flush()
                 })()
@@ -800,14 +814,18 @@ impl SimOutput {
             }
         }
         let (mut f, p) = create(files::SUMMARY)?;
-        let summary = serde_json::json!({
-            "stats": self.stats,
-            "boards": self.board_counters,
-            "tick_ps": self.tick_ps,
-            "truth_records": self.truth.len(),
-            "klog_records": self.klog.len(),
-            "packets": self.packets.iter().map(|p| p.len()).collect::<Vec<_>>(),
-        });
+        let summary = summary_json(
+            &self.stats,
+            &self.board_counters,
+            self.tick_ps,
+            self.truth.len() as u64,
+            self.klog.len() as u64,
+            &self
+                .packets
+                .iter()
+                .map(|p| p.len() as u64)
+                .collect::<Vec<_>>(),
+        );
         serde_json::to_writer_pretty(&mut f, &summary)
             .map_err(std::io::Error::other)
             .and_then(|_| f.flush())

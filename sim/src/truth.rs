@@ -232,26 +232,31 @@ pub const CSV_HEADER: &str = "tick,board,pa,line,rw,kind,pid,vaddr,event";
 pub fn write_csv<W: Write>(out: &mut W, records: &[TruthRecord]) -> io::Result<()> {
     writeln!(out, "{CSV_HEADER}")?;
     for r in records {
-        let (pid, vaddr) = match r.owner {
-            Some((p, v)) => (p.to_string(), format!("{v:#x}")),
-            None => (String::new(), String::new()),
-        };
-        let event = r.event.map(|e| format!("{e:#x}")).unwrap_or_default();
-        writeln!(
-            out,
-            "{},{},{:#x},{:#x},{},{},{},{},{}",
-            r.tick,
-            r.board,
-            r.pa,
-            r.line,
-            if r.write { 'W' } else { 'R' },
-            r.kind.name(),
-            pid,
-            vaddr,
-            event
-        )?;
+        write_csv_row(out, r)?;
     }
     Ok(())
+}
+
+/// Writes one record as a CSV row (after [`CSV_HEADER`]).
+pub fn write_csv_row<W: Write>(out: &mut W, r: &TruthRecord) -> io::Result<()> {
+    let (pid, vaddr) = match r.owner {
+        Some((p, v)) => (p.to_string(), format!("{v:#x}")),
+        None => (String::new(), String::new()),
+    };
+    let event = r.event.map(|e| format!("{e:#x}")).unwrap_or_default();
+    writeln!(
+        out,
+        "{},{},{:#x},{:#x},{},{},{},{},{}",
+        r.tick,
+        r.board,
+        r.pa,
+        r.line,
+        if r.write { 'W' } else { 'R' },
+        r.kind.name(),
+        pid,
+        vaddr,
+        event
+    )
 }
 
 #[cfg(test)]

@@ -3,10 +3,12 @@
 
 use anyhow::{bail, Context};
 use hmtt_format::{AddressMapping, Geometry};
+use hmtt_sim::board::BoardCounters;
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::dram::{Scheduler, Timing};
 use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
 use hmtt_sim::send::{PacketSender, SenderOptions};
+use hmtt_sim::stream::run_to_dir;
 use hmtt_sim::workload::{read_trace_opts, TraceFormat, Workload};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -107,7 +109,8 @@ pub struct SimArgs {
     /// Write back every dirty line at the end.
     #[arg(long)]
     pub flush_at_end: bool,
-    /// Output directory.
+    /// Output directory. Written as the run goes, in bounded memory, unless
+    /// --send or --check is given (they hold the whole run in memory).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Also write the ground truth as CSV.
@@ -313,6 +316,17 @@ fn send(a: &SimArgs, out: &SimOutput) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn report_losses(boards: &[BoardCounters]) {
+    for (b, c) in boards.iter().enumerate() {
+        if c.events_dropped > 0 {
+            println!(
+                "board {b}: {} events lost to TX FIFO overflow (slow the CPU with --cpu-ticks or add ports)",
+                c.events_dropped
+            );
+        }
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     let args = *args.sim;
     if args.out.is_none() && args.send.is_empty() {
@@ -320,6 +334,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let cfg = config(&args)?;
     let start = Instant::now();
+    if let (Some(dir), true, false) = (&args.out, args.send.is_empty(), args.check) {
+        // Only files to write: stream them, in bounded memory.
+        let s = run_to_dir(cfg, dir, args.truth_csv)?;
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "simulated {} references ({} memory requests, {} DDR commands, {} ticks) in {secs:.2} s",
+            s.stats.references,
+            s.stats.memory_requests,
+            s.commands.iter().sum::<u64>(),
+            s.stats.end_tick
+        );
+        println!(
+            "kernel log: {} records; ground truth: {} rows; packets: {}",
+            s.klog_records,
+            s.truth_records,
+            s.packets.iter().sum::<u64>()
+        );
+        report_losses(&s.board_counters);
+        println!("wrote {}", dir.display());
+        return Ok(());
+    }
     let out = simulate(&cfg)?;
     let secs = start.elapsed().as_secs_f64();
     let commands: usize = out.commands.iter().map(Vec::len).sum();
@@ -333,14 +368,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         out.klog.len(),
         out.truth.len()
     );
-    for (b, c) in out.board_counters.iter().enumerate() {
-        if c.events_dropped > 0 {
-            println!(
-                "board {b}: {} events lost to TX FIFO overflow (slow the CPU with --cpu-ticks or add ports)",
-                c.events_dropped
-            );
-        }
-    }
+    report_losses(&out.board_counters);
     if args.check {
         for (b, cmds) in out.commands.iter().enumerate() {
             let v = hmtt_sim::dram::check(cmds, &cfg.geometry, &cfg.controller.timing);

@@ -1,0 +1,480 @@
+//! `hmtt sim --out DIR` without holding the run in memory: the machine hands
+//! over each channel's DDR commands and ground truth as they become final,
+//! the boards run on them at once, and every output file (docs/format.md
+//! §10) is written as it grows. The files are byte for byte those of
+//! [`SimOutput::write_dir`](crate::machine::SimOutput::write_dir).
+
+use crate::board::{Board, BoardConfig, BoardCounters, BoardPacket};
+use crate::machine::{files, Machine, SimConfig, SimError, SimStats};
+use crate::truth::{self, TruthHeader, TruthRecord};
+use hmtt_format::capture::{emit_record_header, CaptureHeader, SourceKind};
+use hmtt_format::klog::{FileHeaderRepr, RecordRepr};
+use hmtt_format::Command;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Operations the machine runs between two hand-overs to the writer.
+const OPS_PER_FLUSH: u64 = 1 << 14;
+
+/// What a streamed run wrote, for the command line's report.
+#[derive(Debug, Clone)]
+pub struct StreamSummary {
+    pub stats: SimStats,
+    pub commands: Vec<u64>,
+    pub truth_records: u64,
+    pub klog_records: u64,
+    /// Packets per board (empty when the boards did not run).
+    pub packets: Vec<u64>,
+    pub board_counters: Vec<BoardCounters>,
+}
+
+/// Runs `cfg`'s workload and writes its outputs into `dir` as they are
+/// produced; memory stays bounded by the controllers' queues, the boards'
+/// FIFOs and a few thousand operations' worth of commands.
+pub fn run_to_dir(cfg: SimConfig, dir: &Path, truth_csv: bool) -> Result<StreamSummary, SimError> {
+    let ops = cfg.workload.ops(cfg.seed);
+    let mut machine = Machine::new(cfg)?;
+    let mut out = DirWriter::create(dir, &machine.cfg, truth_csv)?;
+    let mut since_flush = 0;
+    for op in ops {
+        machine.step(&op)?;
+        since_flush += 1;
+        if since_flush == OPS_PER_FLUSH {
+            machine.flush_to(&mut out)?;
+            since_flush = 0;
+        }
+    }
+    machine.end_to(out)
+}
+
+impl Machine {
+    /// Hands every channel's final commands and truth, and the kernel log
+    /// so far, to `out`.
+    fn flush_to(&mut self, out: &mut DirWriter) -> Result<(), SimError> {
+        for b in 0..self.channels.len() {
+            let (cmds, truth) = self.take_channel(b);
+            out.channel(b, &cmds, &truth)?;
+        }
+        out.klog(&self.os.take_log())
+    }
+
+    fn end_to(mut self, mut out: DirWriter) -> Result<StreamSummary, SimError> {
+        self.end_of_run();
+        self.flush_to(&mut out)?;
+        self.final_stats();
+        let events = std::mem::take(&mut self.event_order);
+        out.finish(&events, std::mem::take(&mut self.stats))
+    }
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> SimError + '_ {
+    move |error| SimError::Io {
+        path: path.display().to_string(),
+        error,
+    }
+}
+
+/// A buffered output file and its path (for error messages).
+struct OutFile {
+    f: BufWriter<File>,
+    path: PathBuf,
+}
+
+impl OutFile {
+    fn create(dir: &Path, name: &str) -> Result<OutFile, SimError> {
+        let path = dir.join(name);
+        let f = File::create(&path).map_err(io_err(&path))?;
+        Ok(OutFile {
+            f: BufWriter::with_capacity(1 << 20, f),
+            path,
+        })
+    }
+    fn write(&mut self, bytes: &[u8]) -> Result<(), SimError> {
+        self.f.write_all(bytes).map_err(io_err(&self.path))
+    }
+    fn with(
+        &mut self,
+        body: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+    ) -> Result<(), SimError> {
+        body(&mut self.f).map_err(io_err(&self.path))
+    }
+    fn close(mut self) -> Result<(), SimError> {
+        self.f.flush().map_err(io_err(&self.path))
+    }
+}
+
+/// The first line of a command stream file.
+pub(crate) fn commands_head(board: usize) -> String {
+    format!("# hmtt sim: board {board}\n")
+}
+
+/// The last line of a command stream file.
+pub(crate) fn commands_tail(count: u64) -> String {
+    format!("# {count} commands\n")
+}
+
+/// The capture-file header of board `cfg`, port `port`.
+pub(crate) fn capture_header(cfg: &BoardConfig, port: u8, start_ns: u64) -> CaptureHeader {
+    CaptureHeader {
+        board: cfg.board_id,
+        port,
+        stripe: 0,
+        start_ns,
+        geometry: Some(cfg.geometry),
+        source_kind: SourceKind::Simulation,
+        tick_ps: cfg.tick_ps,
+        source_name: "hmtt sim".into(),
+    }
+}
+
+/// A packet as a capture-file record: received when it left the board.
+pub(crate) fn write_packet<W: Write>(
+    f: &mut W,
+    cfg: &BoardConfig,
+    start_ns: u64,
+    pk: &BoardPacket,
+) -> std::io::Result<()> {
+    let recv = start_ns + pk.leave_tick * u64::from(cfg.tick_ps) / 1000;
+    f.write_all(&emit_record_header(recv, pk.bytes.len() as u32, 0))?;
+    f.write_all(&pk.bytes)
+}
+
+/// The events file.
+pub(crate) fn events_toml(events: &[(String, u32)]) -> String {
+    let mut s = String::from("[events]\n");
+    for (name, i) in events {
+        s.push_str(&format!("{name} = {i}\n"));
+    }
+    s
+}
+
+/// `summary.json` (informative).
+pub(crate) fn summary_json(
+    stats: &SimStats,
+    boards: &[BoardCounters],
+    tick_ps: u16,
+    truth_records: u64,
+    klog_records: u64,
+    packets: &[u64],
+) -> serde_json::Value {
+    serde_json::json!({
+        "stats": stats,
+        "boards": boards,
+        "tick_ps": tick_ps,
+        "truth_records": truth_records,
+        "klog_records": klog_records,
+        "packets": packets,
+    })
+}
+
+/// Where the ground truth goes: straight into the file with one board;
+/// with several, one file per board (each in tick order) merged by
+/// (tick, board) at the end.
+enum TruthOut {
+    Direct {
+        bin: OutFile,
+        csv: Option<OutFile>,
+    },
+    PerBoard {
+        parts: Vec<OutFile>,
+        csv: bool,
+        last_tick: Vec<u64>,
+    },
+}
+
+fn truth_part_name(b: usize) -> String {
+    format!("truth-b{b}.part")
+}
+
+/// The output directory of a run while it runs.
+pub struct DirWriter {
+    dir: PathBuf,
+    start_ns: u64,
+    tick_ps: u16,
+    board_configs: Vec<BoardConfig>,
+    /// One per channel, when the boards run.
+    boards: Vec<Board>,
+    commands: Vec<(OutFile, u64)>,
+    truth: TruthOut,
+    truth_records: u64,
+    klog: OutFile,
+    klog_records: u64,
+    /// By board, then port.
+    captures: Vec<Vec<OutFile>>,
+    packets: Vec<u64>,
+    scratch: Vec<BoardPacket>,
+}
+
+impl DirWriter {
+    /// Creates `dir` (if missing) and the files of a run of `cfg`.
+    pub fn create(dir: &Path, cfg: &SimConfig, truth_csv: bool) -> Result<DirWriter, SimError> {
+        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+        let n = usize::from(cfg.boards);
+        let header = TruthHeader {
+            boards: u16::from(cfg.boards),
+            tick_ps: cfg.controller.timing.tick_ps,
+        };
+        let mut commands = Vec::with_capacity(n);
+        for b in 0..n {
+            let mut f = OutFile::create(dir, &files::commands(b))?;
+            f.write(commands_head(b).as_bytes())?;
+            commands.push((f, 0));
+        }
+        let truth = if n == 1 {
+            let mut bin = OutFile::create(dir, files::TRUTH)?;
+            bin.write(&header.to_bytes())?;
+            let csv = if truth_csv {
+                let mut f = OutFile::create(dir, files::TRUTH_CSV)?;
+                f.write(format!("{}\n", truth::CSV_HEADER).as_bytes())?;
+                Some(f)
+            } else {
+                None
+            };
+            TruthOut::Direct { bin, csv }
+        } else {
+            TruthOut::PerBoard {
+                parts: (0..n)
+                    .map(|b| OutFile::create(dir, &truth_part_name(b)))
+                    .collect::<Result<_, _>>()?,
+                csv: truth_csv,
+                last_tick: vec![0; n],
+            }
+        };
+        let mut klog = OutFile::create(dir, files::KLOG)?;
+        klog.write(
+            &FileHeaderRepr {
+                start_ns: cfg.wall_start_ns,
+            }
+            .to_bytes(),
+        )?;
+        let board_configs: Vec<BoardConfig> =
+            (0..cfg.boards).map(|b| cfg.board_config(b)).collect();
+        let mut boards = Vec::new();
+        let mut captures = Vec::new();
+        if cfg.run_boards {
+            for (b, bc) in board_configs.iter().enumerate() {
+                boards.push(Board::new(bc.clone()).map_err(|error| SimError::Board {
+                    board: b as u8,
+                    error,
+                })?);
+                let mut ports = Vec::new();
+                for port in 0..bc.ports {
+                    let mut f = OutFile::create(dir, &files::capture(bc.board_id, port))?;
+                    f.write(&capture_header(bc, port, cfg.wall_start_ns).emit())?;
+                    ports.push(f);
+                }
+                captures.push(ports);
+            }
+        }
+        Ok(DirWriter {
+            dir: dir.to_path_buf(),
+            start_ns: cfg.wall_start_ns,
+            tick_ps: cfg.controller.timing.tick_ps,
+            packets: vec![0; boards.len()],
+            board_configs,
+            boards,
+            commands,
+            truth,
+            truth_records: 0,
+            klog,
+            klog_records: 0,
+            captures,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Channel `b`'s next commands and the truth of the requests they
+    /// served, in command order.
+    fn channel(
+        &mut self,
+        b: usize,
+        cmds: &[Command],
+        records: &[TruthRecord],
+    ) -> Result<(), SimError> {
+        let (f, count) = &mut self.commands[b];
+        f.with(|f| {
+            for c in cmds {
+                writeln!(f, "{c}")?;
+            }
+            Ok(())
+        })?;
+        *count += cmds.len() as u64;
+        self.truth_records += records.len() as u64;
+        match &mut self.truth {
+            TruthOut::Direct { bin, csv } => {
+                for r in records {
+                    bin.write(&r.to_bytes())?;
+                }
+                if let Some(csv) = csv {
+                    csv.with(|f| records.iter().try_for_each(|r| truth::write_csv_row(f, r)))?;
+                }
+            }
+            TruthOut::PerBoard {
+                parts, last_tick, ..
+            } => {
+                for r in records {
+                    // The merge at the end relies on it.
+                    if r.tick < last_tick[b] {
+                        return Err(SimError::Config(format!(
+                            "internal: board {b}'s ground truth went back from tick {} to {}",
+                            last_tick[b], r.tick
+                        )));
+                    }
+                    last_tick[b] = r.tick;
+                    parts[b].write(&r.to_bytes())?;
+                }
+            }
+        }
+        if let Some(board) = self.boards.get_mut(b) {
+            board.commands(cmds).map_err(|error| SimError::Board {
+                board: b as u8,
+                error,
+            })?;
+            self.scratch.clear();
+            board.drain_packets(&mut self.scratch);
+            self.write_packets(b)?;
+        }
+        Ok(())
+    }
+
+    fn write_packets(&mut self, b: usize) -> Result<(), SimError> {
+        let cfg = &self.board_configs[b];
+        for pk in &self.scratch {
+            let f = &mut self.captures[b][usize::from(pk.port)];
+            f.with(|f| write_packet(f, cfg, self.start_ns, pk))?;
+        }
+        self.packets[b] += self.scratch.len() as u64;
+        Ok(())
+    }
+
+    fn klog(&mut self, records: &[RecordRepr]) -> Result<(), SimError> {
+        for r in records {
+            self.klog.write(&r.to_bytes())?;
+        }
+        self.klog_records += records.len() as u64;
+        Ok(())
+    }
+
+    /// Runs the boards to their end and closes every file.
+    fn finish(
+        mut self,
+        events: &[(String, u32)],
+        stats: SimStats,
+    ) -> Result<StreamSummary, SimError> {
+        let mut board_counters = Vec::new();
+        for b in 0..self.boards.len() {
+            self.boards[b].finish();
+            self.scratch.clear();
+            self.boards[b].drain_packets(&mut self.scratch);
+            self.write_packets(b)?;
+            board_counters.push(self.boards[b].counters().clone());
+        }
+        let mut commands = Vec::new();
+        for (mut f, count) in self.commands {
+            f.write(commands_tail(count).as_bytes())?;
+            f.close()?;
+            commands.push(count);
+        }
+        match self.truth {
+            TruthOut::Direct { bin, csv } => {
+                bin.close()?;
+                if let Some(csv) = csv {
+                    csv.close()?;
+                }
+            }
+            TruthOut::PerBoard { parts, csv, .. } => {
+                let header = TruthHeader {
+                    boards: parts.len() as u16,
+                    tick_ps: self.tick_ps,
+                };
+                for p in parts {
+                    p.close()?;
+                }
+                merge_truth_parts(&self.dir, header, csv)?;
+            }
+        }
+        self.klog.close()?;
+        for f in self.captures.into_iter().flatten() {
+            f.close()?;
+        }
+        let mut f = OutFile::create(&self.dir, files::EVENTS)?;
+        f.write(events_toml(events).as_bytes())?;
+        f.close()?;
+        let mut f = OutFile::create(&self.dir, files::SUMMARY)?;
+        let summary = summary_json(
+            &stats,
+            &board_counters,
+            self.tick_ps,
+            self.truth_records,
+            self.klog_records,
+            &self.packets,
+        );
+        f.with(|f| serde_json::to_writer_pretty(f, &summary).map_err(std::io::Error::other))?;
+        f.close()?;
+        Ok(StreamSummary {
+            stats,
+            commands,
+            truth_records: self.truth_records,
+            klog_records: self.klog_records,
+            packets: self.packets,
+            board_counters,
+        })
+    }
+}
+
+/// Merges the per-board truth files by (tick, board) into the truth file
+/// (and CSV), then removes them.
+fn merge_truth_parts(dir: &Path, header: TruthHeader, csv: bool) -> Result<(), SimError> {
+    let n = usize::from(header.boards);
+    let mut readers = Vec::with_capacity(n);
+    for b in 0..n {
+        let path = dir.join(truth_part_name(b));
+        let f = File::open(&path).map_err(io_err(&path))?;
+        readers.push((BufReader::with_capacity(1 << 20, f), path));
+    }
+    let next =
+        |(r, path): &mut (BufReader<File>, PathBuf)| -> Result<Option<TruthRecord>, SimError> {
+            let mut buf = [0u8; truth::RECORD_LEN];
+            match r.read_exact(&mut buf) {
+                Ok(()) => TruthRecord::parse(&buf)
+                    .map(Some)
+                    .map_err(|e| SimError::Config(format!("{}: {e}", path.display()))),
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+                Err(e) => Err(io_err(path)(e)),
+            }
+        };
+    let mut heads = Vec::with_capacity(n);
+    for r in &mut readers {
+        heads.push(next(r)?);
+    }
+    let mut bin = OutFile::create(dir, files::TRUTH)?;
+    bin.write(&header.to_bytes())?;
+    let mut csv = if csv {
+        let mut f = OutFile::create(dir, files::TRUTH_CSV)?;
+        f.write(format!("{}\n", truth::CSV_HEADER).as_bytes())?;
+        Some(f)
+    } else {
+        None
+    };
+    // A few boards: a linear scan for the least head is cheapest.
+    while let Some(b) = (0..n)
+        .filter(|&b| heads[b].is_some())
+        .min_by_key(|&b| heads[b].map(|r| (r.tick, b)))
+    {
+        let r = heads[b].take().expect("filtered on some");
+        bin.write(&r.to_bytes())?;
+        if let Some(csv) = &mut csv {
+            csv.with(|f| truth::write_csv_row(f, &r))?;
+        }
+        heads[b] = next(&mut readers[b])?;
+    }
+    bin.close()?;
+    if let Some(csv) = csv {
+        csv.close()?;
+    }
+    for (_, path) in readers {
+        std::fs::remove_file(&path).map_err(io_err(&path))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,103 @@
+//! `stream::run_to_dir` writes, file for file and byte for byte, what
+//! `SimOutput::write_dir` writes after a run held in memory, across boards,
+//! ports, cache on and off, DMA and remapping workloads, runs long enough
+//! to be handed over many times, and runs without boards.
+
+use hmtt_sim::machine::{simulate, SimConfig};
+use hmtt_sim::stream::{run_to_dir, StreamSummary};
+use hmtt_sim::workload::Workload;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn read_dir(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn same_files(cfg: &SimConfig) -> StreamSummary {
+    let held = tempfile::tempdir().unwrap();
+    let streamed = tempfile::tempdir().unwrap();
+    let out = simulate(cfg).unwrap();
+    out.write_dir(held.path(), true).unwrap();
+    let summary = run_to_dir(cfg.clone(), streamed.path(), true).unwrap();
+    let (a, b) = (read_dir(held.path()), read_dir(streamed.path()));
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        b.keys().collect::<Vec<_>>(),
+        "the same files"
+    );
+    for (name, bytes) in &a {
+        assert!(bytes == &b[name], "{name} differs");
+    }
+    assert_eq!(summary.truth_records, out.truth.len() as u64);
+    assert_eq!(summary.klog_records, out.klog.len() as u64);
+    assert_eq!(
+        summary.commands,
+        out.commands
+            .iter()
+            .map(|c| c.len() as u64)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(summary.board_counters, out.board_counters);
+    summary
+}
+
+#[test]
+fn one_board_cache_on_and_off() {
+    let s = same_files(&SimConfig::default().workload(Workload::Quicksort { n: 3000 }));
+    same_files(
+        &SimConfig::default()
+            .workload(Workload::by_name("seq-write", 4 << 20, 64, 4096).unwrap())
+            .cache_off(),
+    );
+    assert!(s.stats.ops > 4 * 16384);
+}
+
+#[test]
+fn several_boards_and_ports_with_dma_and_remaps() {
+    let s = same_files(
+        &SimConfig::default()
+            .workload(Workload::mix(64 << 10))
+            .boards(3)
+            .ports(2),
+    );
+    let s2 = same_files(
+        &SimConfig::default()
+            .workload(Workload::by_name("random-read", 8 << 20, 64, 4096).unwrap())
+            .cache_off()
+            .boards(2)
+            .ports(3),
+    );
+    // Handed over many times (every 16384 operations).
+    assert!(s.stats.ops > 4 * 16384 && s2.stats.ops > 4 * 16384);
+    assert!(s.packets.iter().chain(&s2.packets).all(|&p| p > 0));
+}
+
+#[test]
+fn without_boards_and_with_overflow() {
+    let mut cfg = SimConfig::default()
+        .workload(Workload::by_name("seq-read", 2 << 20, 64, 4096).unwrap())
+        .cache_off();
+    cfg.run_boards = false;
+    same_files(&cfg);
+    let mut cfg = SimConfig::default()
+        .workload(Workload::by_name("seq-read", 2 << 20, 64, 4096).unwrap())
+        .cache_off()
+        .ports(1);
+    cfg.board.fifo_depth = 64;
+    cfg.cpu_ticks_per_ref = 1;
+    let out = simulate(&cfg).unwrap();
+    assert!(
+        out.board_counters[0].events_dropped > 0,
+        "the FIFO overflows"
+    );
+    same_files(&cfg);
+}

@@ -13,7 +13,7 @@ use crate::workload::PAGE;
 use hmtt_format::klog::{DmaDirection, Event, Name, RecordRepr};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 /// PTEs per page-table frame (x86-64: 512 eight-byte entries).
 const PTES_PER_FRAME: u64 = 512;
@@ -113,7 +113,7 @@ pub struct Os {
     /// pfn → (pid, vpn) of its current user mapping.
     owner: HashMap<u64, (u32, u64)>,
     /// Ownership changes logged but not yet announced: (seq, pfn, owner).
-    unpublished: Vec<Unpublished>,
+    unpublished: VecDeque<Unpublished>,
     used_before: std::collections::HashSet<u64>,
     log: Vec<RecordRepr>,
     seq: u64,
@@ -126,7 +126,7 @@ impl Os {
             pool,
             procs: HashMap::new(),
             owner: HashMap::new(),
-            unpublished: Vec::new(),
+            unpublished: VecDeque::new(),
             used_before: Default::default(),
             log: Vec::new(),
             seq: 0,
@@ -162,11 +162,11 @@ impl Os {
     /// record's tag, so traffic queued before the tag (a write-back caused
     /// by the PTE store, say) still sees the old owner.
     pub fn publish(&mut self, seq: u64) {
-        while let Some(&(s, pfn, owner)) = self.unpublished.first() {
+        while let Some(&(s, pfn, owner)) = self.unpublished.front() {
             if s > seq {
                 break;
             }
-            self.unpublished.remove(0);
+            self.unpublished.pop_front();
             match owner {
                 Some(o) => self.owner.insert(pfn, o),
                 None => self.owner.remove(&pfn),
@@ -260,7 +260,7 @@ impl Os {
             },
             fx,
         );
-        self.unpublished.push((seq, pfn, Some((pid, vpn))));
+        self.unpublished.push_back((seq, pfn, Some((pid, vpn))));
         Ok(pfn)
     }
 
@@ -281,7 +281,7 @@ impl Os {
             },
             fx,
         );
-        self.unpublished.push((seq, pfn, None));
+        self.unpublished.push_back((seq, pfn, None));
         self.pool.release(pfn);
         self.stats.unmaps += 1;
     }

@@ -757,8 +757,13 @@ impl SimOutput {
             let (mut f, p) = create(&files::commands(b))?;
             (|| {
                 f.write_all(commands_head(b).as_bytes())?;
-                for c in cmds {
-                    writeln!(f, "{c}")?;
+                let mut text = Vec::new();
+                for chunk in cmds.chunks(1 << 14) {
+                    text.clear();
+                    for c in chunk {
+                        c.push_line(&mut text);
+                    }
+                    f.write_all(&text)?;
                 }
                 f.write_all(commands_tail(cmds.len() as u64).as_bytes())?;
                 f.flush()

@@ -204,6 +204,8 @@ pub struct DirWriter {
     captures: Vec<Vec<OutFile>>,
     packets: Vec<u64>,
     scratch: Vec<BoardPacket>,
+    /// Command lines on their way to a file.
+    text: Vec<u8>,
 }
 
 impl DirWriter {
@@ -281,6 +283,7 @@ impl DirWriter {
             klog_records: 0,
             captures,
             scratch: Vec::new(),
+            text: Vec::new(),
         })
     }
 
@@ -293,12 +296,13 @@ impl DirWriter {
         records: &[TruthRecord],
     ) -> Result<(), SimError> {
         let (f, count) = &mut self.commands[b];
-        f.with(|f| {
-            for c in cmds {
-                writeln!(f, "{c}")?;
+        for chunk in cmds.chunks(1 << 14) {
+            self.text.clear();
+            for c in chunk {
+                c.push_line(&mut self.text);
             }
-            Ok(())
-        })?;
+            f.write(&self.text)?;
+        }
         *count += cmds.len() as u64;
         self.truth_records += records.len() as u64;
         match &mut self.truth {

@@ -11,6 +11,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Base of the first buffer of every process (its heap).
 pub const HEAP_BASE: u64 = 0x0000_5555_0000_0000;
@@ -94,7 +95,9 @@ pub enum Workload {
     /// Quicksort of `n` random 32-bit integers, run on a simulated array.
     Quicksort { n: u64 },
     /// References parsed from a trace file (already read into memory).
-    Trace { name: String, ops: Vec<Op> },
+    /// Shared: every run (and every copy of the workload) walks the same
+    /// parsed operations instead of cloning them all.
+    Trace { name: String, ops: Arc<[Op]> },
     /// A device doing `transfers` DMA transfers of `bytes` each, alternating
     /// direction (to device first).
     Dma { transfers: u64, bytes: u64 },
@@ -245,7 +248,10 @@ impl Workload {
 
     fn ops_with(&self, seed: u64, next_pid: &mut u32) -> Box<dyn Iterator<Item = Op> + Send> {
         match self {
-            Workload::Trace { ops, .. } => Box::new(ops.clone().into_iter()),
+            Workload::Trace { ops, .. } => {
+                let ops = Arc::clone(ops);
+                Box::new((0..ops.len()).map(move |i| ops[i].clone()))
+            }
             Workload::Dma { transfers, bytes } => {
                 let bytes = (*bytes).max(1);
                 Box::new((0..*transfers).map(move |i| Op::Dma {
@@ -803,7 +809,7 @@ pub fn read_trace_opts(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or(file),
-        ops,
+        ops: ops.into(),
     })
 }
 

@@ -128,7 +128,13 @@ pub struct Encoder<const L: usize> {
     hi: DFF<Bits<21>>,
     lost: DFF<Bits<32>>,
     level: DFF<Bits<LEVEL_BITS>>,
-    credit: DFF<Bits<32>>,
+    /// `depth - level`, beside the level (the room is tested on its bits).
+    free: DFF<Bits<LEVEL_BITS>>,
+    /// The drain's credit minus `den - num` (see `EncoderLane`).
+    credit: DFF<Bits<33>>,
+    /// The drain rate as the lanes use it: `num`, and `num - den`.
+    num: DFF<Bits<33>>,
+    num_minus_den: DFF<Bits<33>>,
     last_pos: Signal<Local, Bits<32>>,
     // Outputs.
     out_count: [DFF<Bits<32>>; L],
@@ -232,7 +238,10 @@ impl<const L: usize> Default for Encoder<L> {
             hi: Default::default(),
             lost: Default::default(),
             level: Default::default(),
+            free: Default::default(),
             credit: Default::default(),
+            num: Default::default(),
+            num_minus_den: Default::default(),
             last_pos: Default::default(),
             out_count: std::array::from_fn(|_| Default::default()),
             out_pos: std::array::from_fn(|_| Default::default()),
@@ -295,7 +304,10 @@ impl<const L: usize> Logic for Encoder<L> {
             hi,
             lost,
             level,
+            free,
             credit,
+            num,
+            num_minus_den,
             out_pop,
             out_pop_ptr,
             out_pop_lane,
@@ -311,6 +323,10 @@ impl<const L: usize> Logic for Encoder<L> {
             overflow_count,
             high
         );
+        // The drain rate, registered (a build parameter).
+        self.num.d.next = bit_cast::<33, 32>(self.drain_num.val());
+        self.num_minus_den.d.next =
+            bit_cast::<33, 32>(self.drain_num.val()) - bit_cast::<33, 32>(self.drain_den.val());
         // S1. The tick step from the previous clock, saturated to 32 bits:
         // a 32-bit difference and a comparison of the high halves.
         self.s1_valid.d.next = self.tick_valid_in.val();
@@ -389,6 +405,7 @@ impl<const L: usize> Logic for Encoder<L> {
         self.lane[0].hi_in.next = self.hi.q.val();
         self.lane[0].lost_in.next = self.lost.q.val();
         self.lane[0].level_in.next = self.level.q.val();
+        self.lane[0].free_in.next = self.free.q.val();
         self.lane[0].credit_in.next = self.credit.q.val();
         for j in 1..L {
             self.lane[j].gap.next = self.lane[j - 1].next_gap.val();
@@ -396,6 +413,7 @@ impl<const L: usize> Logic for Encoder<L> {
             self.lane[j].hi_in.next = self.lane[j - 1].hi_out.val();
             self.lane[j].lost_in.next = self.lane[j - 1].lost_out.val();
             self.lane[j].level_in.next = self.lane[j - 1].level_out.val();
+            self.lane[j].free_in.next = self.lane[j - 1].free_out.val();
             self.lane[j].credit_in.next = self.lane[j - 1].credit_out.val();
         }
         self.out_pop.d.next = false;
@@ -425,9 +443,8 @@ impl<const L: usize> Logic for Encoder<L> {
             self.lane[j].access.next = self.s3_access[j].q.val();
             self.lane[j].body.next = self.s3_body[j].q.val();
             self.lane[j].line_hi.next = self.s3_line_hi[j].q.val();
-            self.lane[j].depth.next = self.depth.val();
-            self.lane[j].num.next = self.drain_num.val();
-            self.lane[j].den.next = self.drain_den.val();
+            self.lane[j].num.next = self.num.q.val();
+            self.lane[j].num_minus_den.next = self.num_minus_den.q.val();
             self.out_count[j].clock.next = self.clock.val();
             self.out_pos[j].clock.next = self.clock.val();
             self.out_word0[j].clock.next = self.clock.val();
@@ -480,12 +497,16 @@ impl<const L: usize> Logic for Encoder<L> {
                 self.hi.d.next = self.lane[j].hi_out.val();
                 self.lost.d.next = self.lane[j].lost_out.val();
                 self.level.d.next = self.lane[j].level_out.val();
+                self.free.d.next = self.lane[j].free_out.val();
                 self.credit.d.next = self.lane[j].credit_out.val();
             }
         } else {
-            // Not started: last = 0 (tick_valid_in stays true once true).
+            // Not started: last = 0 (tick_valid_in stays true once true),
+            // the FIFO empty, the credit 0.
             self.gap.d.next = self.start_gap.q.val();
             self.gap_k.d.next = self.start_gap_k.q.val();
+            self.free.d.next = bit_cast::<LEVEL_BITS, 32>(self.depth.val());
+            self.credit.d.next = self.num_minus_den.q.val();
         }
         // Counters and the high-water mark, a clock later.
         self.out_dropped.d.next = self.dropped_sum.val();
@@ -541,6 +562,16 @@ impl<const L: usize> Logic for Encoder<L> {
 /// 0..count-1. The gap comes in as a number (`gap`, and `gap_k = gap -
 /// KEEPER_GAP` as 34-bit two's complement); the tests on it are on its
 /// bits, without carry chains.
+///
+/// What one tick leaves for the next runs through this block in one
+/// clock, so its decision is written without carry chains (on the iCE40 a
+/// few-bit add is a carry chain of its own, and several in series were
+/// the clock's longest path): the room is tested as `free >= k` for k =
+/// 1..5 on the bits of the free count (`depth - level`, carried beside the
+/// level, not subtracted), the words' slots and the count are prefix sums
+/// of one-bit flags in gates, and the level and free count each take one
+/// add of `count - pop`. The drain's credit is held as `credit - (den -
+/// num)`, so `credit >= den - num` is its sign bit.
 #[derive(LogicBlock)]
 pub struct EncoderLane {
     /// The tick is valid (the keeper runs only then).
@@ -560,22 +591,25 @@ pub struct EncoderLane {
     pub step_k: Signal<In, Bits<34>>,
     pub hi_in: Signal<In, Bits<21>>,
     pub lost_in: Signal<In, Bits<32>>,
-    /// Fill level before this tick.
+    /// Fill level before this tick, and `depth - level`.
     pub level_in: Signal<In, Bits<LEVEL_BITS>>,
-    pub credit_in: Signal<In, Bits<32>>,
-    pub depth: Signal<In, Bits<32>>,
-    pub num: Signal<In, Bits<32>>,
-    pub den: Signal<In, Bits<32>>,
+    pub free_in: Signal<In, Bits<LEVEL_BITS>>,
+    /// The drain's credit as `credit - (den - num)` (33-bit two's complement).
+    pub credit_in: Signal<In, Bits<33>>,
+    /// `num`, and `num - den` (33-bit two's complement).
+    pub num: Signal<In, Bits<33>>,
+    pub num_minus_den: Signal<In, Bits<33>>,
 
     /// The gap at the next tick (the next lane's).
     pub next_gap: Signal<Out, Bits<32>>,
     pub next_gap_k: Signal<Out, Bits<34>>,
     pub hi_out: Signal<Out, Bits<21>>,
     pub lost_out: Signal<Out, Bits<32>>,
-    /// Fill level after this tick's pushes, and after its pop.
+    /// Fill level after this tick's pushes and its pop, and `depth` minus it.
     pub level_out: Signal<Out, Bits<LEVEL_BITS>>,
+    pub free_out: Signal<Out, Bits<LEVEL_BITS>>,
     pub pop: Signal<Out, Bit>,
-    pub credit_out: Signal<Out, Bits<32>>,
+    pub credit_out: Signal<Out, Bits<33>>,
     pub count32: Signal<Out, Bits<32>>,
     pub level_pushed32: Signal<Out, Bits<32>>,
     pub level_out32: Signal<Out, Bits<32>>,
@@ -594,15 +628,22 @@ pub struct EncoderLane {
     too_long: Signal<Local, Bit>,
     payload: Signal<Local, Bits<21>>,
     dt: Signal<Local, Bits<32>>,
-    level: Signal<Local, Bits<32>>,
-    /// min(depth - level, 7): the room before the keeper.
-    room: Signal<Local, Bits<3>>,
-    lost_size: Signal<Local, Bits<3>>,
+    /// `free >= 8`, and `free >= k` for k = 1..5.
+    free_big: Signal<Local, Bit>,
+    room_ge1: Signal<Local, Bit>,
+    room_ge2: Signal<Local, Bit>,
+    room_ge3: Signal<Local, Bit>,
+    room_ge4: Signal<Local, Bit>,
+    room_ge5: Signal<Local, Bit>,
     lost_ok: Signal<Local, Bit>,
     lost_big: Signal<Local, Bit>,
     lost_payload: Signal<Local, Bits<32>>,
     hi_change: Signal<Local, Bit>,
-    event_need: Signal<Local, Bits<3>>,
+    /// At least k of the event's optional words (k = 1..4).
+    extra_ge1: Signal<Local, Bit>,
+    extra_ge2: Signal<Local, Bit>,
+    extra_ge3: Signal<Local, Bit>,
+    extra_ge4: Signal<Local, Bit>,
     event_ok: Signal<Local, Bit>,
     time_used: Signal<Local, Bit>,
     hi_used: Signal<Local, Bit>,
@@ -615,9 +656,20 @@ pub struct EncoderLane {
     at_lost: Signal<Local, Bits<3>>,
     at_hi: Signal<Local, Bits<3>>,
     at_event: Signal<Local, Bits<3>>,
+    /// Carries of the prefix sums.
+    carry_hi: Signal<Local, Bit>,
+    carry_ev: Signal<Local, Bit>,
+    carry_ev2: Signal<Local, Bit>,
+    any_pushed: Signal<Local, Bit>,
     nonempty: Signal<Local, Bit>,
     credit_ok: Signal<Local, Bit>,
     empty_after: Signal<Local, Bit>,
+    /// `count - pop` in LEVEL_BITS-bit two's complement (-1..=5).
+    borrow0: Signal<Local, Bit>,
+    borrow1: Signal<Local, Bit>,
+    delta_low: Signal<Local, Bits<3>>,
+    delta: Signal<Local, Bits<LEVEL_BITS>>,
+    level_all_ones: Constant<Bits<LEVEL_BITS>>,
     /// Something other than the filler was pushed (`last` = this tick).
     pushed: Signal<Local, Bit>,
     keep: Signal<Local, Bit>,
@@ -630,7 +682,6 @@ pub struct EncoderLane {
     sum_keep_k: Signal<Local, Bits<34>>,
     gap_max: Constant<Bits<32>>,
     gap_max_k: Constant<Bits<34>>,
-    room_full: Signal<Local, Bits<32>>,
     level_pushed: Signal<Local, Bits<LEVEL_BITS>>,
     count: Signal<Local, Bits<3>>,
 }
@@ -651,21 +702,18 @@ impl Default for EncoderLane {
             hi_in: Default::default(),
             lost_in: Default::default(),
             level_in: Default::default(),
+            free_in: Default::default(),
             credit_in: Default::default(),
-            depth: Default::default(),
             num: Default::default(),
-            den: Default::default(),
-            pushed: Default::default(),
-            keep: Default::default(),
+            num_minus_den: Default::default(),
             next_gap: Default::default(),
             next_gap_k: Default::default(),
             hi_out: Default::default(),
             lost_out: Default::default(),
-            level_pushed: Default::default(),
             level_out: Default::default(),
+            free_out: Default::default(),
             pop: Default::default(),
             credit_out: Default::default(),
-            count: Default::default(),
             count32: Default::default(),
             level_pushed32: Default::default(),
             level_out32: Default::default(),
@@ -684,14 +732,20 @@ impl Default for EncoderLane {
             too_long: Default::default(),
             payload: Default::default(),
             dt: Default::default(),
-            level: Default::default(),
-            room: Default::default(),
-            lost_size: Default::default(),
+            free_big: Default::default(),
+            room_ge1: Default::default(),
+            room_ge2: Default::default(),
+            room_ge3: Default::default(),
+            room_ge4: Default::default(),
+            room_ge5: Default::default(),
             lost_ok: Default::default(),
             lost_big: Default::default(),
             lost_payload: Default::default(),
             hi_change: Default::default(),
-            event_need: Default::default(),
+            extra_ge1: Default::default(),
+            extra_ge2: Default::default(),
+            extra_ge3: Default::default(),
+            extra_ge4: Default::default(),
             event_ok: Default::default(),
             time_used: Default::default(),
             hi_used: Default::default(),
@@ -704,9 +758,20 @@ impl Default for EncoderLane {
             at_lost: Default::default(),
             at_hi: Default::default(),
             at_event: Default::default(),
+            carry_hi: Default::default(),
+            carry_ev: Default::default(),
+            carry_ev2: Default::default(),
+            any_pushed: Default::default(),
             nonempty: Default::default(),
             credit_ok: Default::default(),
             empty_after: Default::default(),
+            borrow0: Default::default(),
+            borrow1: Default::default(),
+            delta_low: Default::default(),
+            delta: Default::default(),
+            level_all_ones: Constant::new(((1u64 << LEVEL_BITS) - 1).to_bits()),
+            pushed: Default::default(),
+            keep: Default::default(),
             to_next: Default::default(),
             to_next_k: Default::default(),
             one_k: Constant::new(minus_keeper_gap(1).to_bits()),
@@ -716,7 +781,8 @@ impl Default for EncoderLane {
             sum_keep_k: Default::default(),
             gap_max: Constant::new(GAP_MAX.to_bits()),
             gap_max_k: Constant::new(minus_keeper_gap(GAP_MAX).to_bits()),
-            room_full: Default::default(),
+            level_pushed: Default::default(),
+            count: Default::default(),
         }
     }
 }
@@ -728,14 +794,23 @@ impl Logic for EncoderLane {
         self.units.next = self.gap.val().get_bits::<26>(6);
         self.due.next =
             self.units.val().get_bits::<5>(21).any() | self.units.val().get_bits::<21>(0).all();
-        self.level.next = bit_cast::<32, LEVEL_BITS>(self.level_in.val());
-        self.room_full.next = self.depth.val() - self.level.val();
-        self.room.next = self.room_full.val().get_bits::<3>(0);
-        if self.room_full.val().get_bits::<29>(3).any() {
-            self.room.next = 7.into();
-        }
+        // The room, min(free, 7), as `free >= k`.
+        self.free_big.next = (self.free_in.val() >> 3).any();
+        self.room_ge1.next = self.free_big.val()
+            | self.free_in.val().get_bit(2)
+            | self.free_in.val().get_bit(1)
+            | self.free_in.val().get_bit(0);
+        self.room_ge2.next =
+            self.free_big.val() | self.free_in.val().get_bit(2) | self.free_in.val().get_bit(1);
+        self.room_ge3.next = self.free_big.val()
+            | self.free_in.val().get_bit(2)
+            | (self.free_in.val().get_bit(1) & self.free_in.val().get_bit(0));
+        self.room_ge4.next = self.free_big.val() | self.free_in.val().get_bit(2);
+        self.room_ge5.next = self.free_big.val()
+            | (self.free_in.val().get_bit(2)
+                & (self.free_in.val().get_bit(1) | self.free_in.val().get_bit(0)));
         // Keeper: a filler TIME word once the gap reaches 64 * (2^21-1).
-        self.keep.next = self.valid.val() & self.due.val() & (self.room.val() != 0);
+        self.keep.next = self.valid.val() & self.due.val() & self.room_ge1.val();
         // After the keeper the gap is `units - (2^21-1)` units: needs a
         // TIME word from 1 unit on, two from 2^21 units on; its payload is
         // `units + 1` modulo 2^21.
@@ -750,28 +825,43 @@ impl Logic for EncoderLane {
         }
         self.dt.next = bit_cast::<32, 6>(self.gap.val().get_bits::<6>(0));
         // Pending LOST: [TIME] LOST, atomically, only before an event
-        // (format.md 4.1).
-        self.lost_size.next = bit_cast::<3, 1>(self.need_time.val().into())
-            + bit_cast::<3, 1>(self.keep.val().into())
-            + 1;
+        // (format.md 4.1); it needs 1 + need_time + keep words.
         self.lost_ok.next = self.ev_valid.val()
             & self.lost_in.val().any()
             & !self.too_long.val()
-            & (self.lost_size.val() <= self.room.val());
+            & self.room_ge1.val()
+            & (!(self.need_time.val() | self.keep.val()) | self.room_ge2.val())
+            & (!(self.need_time.val() & self.keep.val()) | self.room_ge3.val());
         self.lost_big.next = self.lost_in.val().get_bits::<11>(21).any();
         self.lost_payload.next = self.lost_in.val();
         if self.lost_big.val() {
             self.lost_payload.next = 0x1FFFFF.into();
         }
-        // The event: [TIME] [LINE_HI] word; after a LOST the gap is 0.
+        // The event: [TIME] [LINE_HI] word; after a LOST the gap is 0. It
+        // needs 1 word plus one for each of hi_change, need_time, keep and
+        // lost_ok.
         self.hi_change.next = self.access.val() & (self.line_hi.val() != self.hi_in.val());
-        self.event_need.next = bit_cast::<3, 1>(self.hi_change.val().into())
-            + bit_cast::<3, 1>(self.need_time.val().into())
-            + bit_cast::<3, 1>(self.keep.val().into())
-            + bit_cast::<3, 1>(self.lost_ok.val().into())
-            + 1;
-        self.event_ok.next =
-            self.ev_valid.val() & !self.too_long.val() & (self.event_need.val() <= self.room.val());
+        self.extra_ge1.next =
+            self.hi_change.val() | self.need_time.val() | self.keep.val() | self.lost_ok.val();
+        self.extra_ge2.next = (self.hi_change.val() & self.need_time.val())
+            | (self.hi_change.val() & self.keep.val())
+            | (self.hi_change.val() & self.lost_ok.val())
+            | (self.need_time.val() & self.keep.val())
+            | (self.need_time.val() & self.lost_ok.val())
+            | (self.keep.val() & self.lost_ok.val());
+        self.extra_ge3.next = (self.hi_change.val() & self.need_time.val() & self.keep.val())
+            | (self.hi_change.val() & self.need_time.val() & self.lost_ok.val())
+            | (self.hi_change.val() & self.keep.val() & self.lost_ok.val())
+            | (self.need_time.val() & self.keep.val() & self.lost_ok.val());
+        self.extra_ge4.next =
+            self.hi_change.val() & self.need_time.val() & self.keep.val() & self.lost_ok.val();
+        self.event_ok.next = self.ev_valid.val()
+            & !self.too_long.val()
+            & self.room_ge1.val()
+            & (!self.extra_ge1.val() | self.room_ge2.val())
+            & (!self.extra_ge2.val() | self.room_ge3.val())
+            & (!self.extra_ge3.val() | self.room_ge4.val())
+            & (!self.extra_ge4.val() | self.room_ge5.val());
         self.time_used.next = self.need_time.val() & (self.lost_ok.val() | self.event_ok.val());
         self.hi_used.next = self.event_ok.val() & self.hi_change.val();
         self.pushed.next = self.lost_ok.val() | self.event_ok.val();
@@ -779,12 +869,43 @@ impl Logic for EncoderLane {
         if self.lost_ok.val() | self.hi_used.val() {
             self.dt_after_hi.next = 0.into();
         }
-        // Slots: [filler] [TIME] [LOST] [LINE_HI] [word].
+        // Slots: [filler] [TIME] [LOST] [LINE_HI] [word]; the positions are
+        // prefix sums of the flags, in gates (half adders).
         self.at_time.next = bit_cast::<3, 1>(self.keep.val().into());
-        self.at_lost.next = self.at_time.val() + bit_cast::<3, 1>(self.time_used.val().into());
-        self.at_hi.next = self.at_lost.val() + bit_cast::<3, 1>(self.lost_ok.val().into());
-        self.at_event.next = self.at_hi.val() + bit_cast::<3, 1>(self.hi_used.val().into());
-        self.count.next = self.at_event.val() + bit_cast::<3, 1>(self.event_ok.val().into());
+        self.at_lost.next = bit_cast::<3, 1>((self.keep.val() ^ self.time_used.val()).into())
+            | (bit_cast::<3, 1>((self.keep.val() & self.time_used.val()).into()) << 1);
+        self.carry_hi.next = self.at_lost.val().get_bit(0) & self.lost_ok.val();
+        self.at_hi.next =
+            bit_cast::<3, 1>((self.at_lost.val().get_bit(0) ^ self.lost_ok.val()).into())
+                | (bit_cast::<3, 1>((self.at_lost.val().get_bit(1) ^ self.carry_hi.val()).into())
+                    << 1)
+                | (bit_cast::<3, 1>((self.at_lost.val().get_bit(1) & self.carry_hi.val()).into())
+                    << 2);
+        self.carry_ev.next = self.at_hi.val().get_bit(0) & self.hi_used.val();
+        self.carry_ev2.next = self.at_hi.val().get_bit(1) & self.carry_ev.val();
+        self.at_event.next =
+            bit_cast::<3, 1>((self.at_hi.val().get_bit(0) ^ self.hi_used.val()).into())
+                | (bit_cast::<3, 1>((self.at_hi.val().get_bit(1) ^ self.carry_ev.val()).into())
+                    << 1)
+                | (bit_cast::<3, 1>((self.at_hi.val().get_bit(2) | self.carry_ev2.val()).into())
+                    << 2);
+        // count = at_event + event_ok; at_event is at most 4 and is 4 only
+        // with every flag before the event set.
+        self.count.next = self.at_event.val();
+        if self.event_ok.val() {
+            self.count.next = 1.into();
+            if self.at_event.val().get_bit(0) {
+                self.count.next = 2.into();
+                if self.at_event.val().get_bit(1) {
+                    self.count.next = 4.into();
+                }
+            } else if self.at_event.val().get_bit(1) {
+                self.count.next = 3.into();
+            } else if self.at_event.val().get_bit(2) {
+                self.count.next = 5.into();
+            }
+        }
+        self.any_pushed.next = self.keep.val() | self.lost_ok.val() | self.event_ok.val();
         // TIME (op 0), dt 0.
         self.time_word.next = 0x0200_0000 | bit_cast::<32, 21>(self.payload.val());
         // LOST (op 4).
@@ -879,23 +1000,37 @@ impl Logic for EncoderLane {
         self.overflow.next = self.ev_valid.val() & self.too_long.val();
         // Drain step (board.md step 2): credit += num; pop if not empty and
         // credit >= den; if empty after, credit = min(credit, den). The
-        // credit stays within 0..=den.
-        self.level_pushed.next = self.level_in.val() + bit_cast::<LEVEL_BITS, 3>(self.count.val());
-        self.nonempty.next = self.level_in.val().any() | self.count.val().any();
-        self.credit_ok.next = self.credit_in.val() >= self.den.val() - self.num.val();
+        // credit stays within 0..=den; held as `credit - (den - num)`, so
+        // `credit + num >= den` is `credit_in >= 0`.
+        self.nonempty.next = self.level_in.val().any() | self.any_pushed.val();
+        self.credit_ok.next = !self.credit_in.val().get_bit(32);
         self.pop.next = self.valid.val() & self.nonempty.val() & self.credit_ok.val();
-        self.level_out.next = self.level_pushed.val();
+        // delta = count - pop: -1 only for a pop with nothing pushed.
+        self.borrow0.next = self.pop.val() & !self.count.val().get_bit(0);
+        self.borrow1.next = self.borrow0.val() & !self.count.val().get_bit(1);
+        self.delta_low.next =
+            bit_cast::<3, 1>((self.count.val().get_bit(0) ^ self.pop.val()).into())
+                | (bit_cast::<3, 1>((self.count.val().get_bit(1) ^ self.borrow0.val()).into())
+                    << 1)
+                | (bit_cast::<3, 1>((self.count.val().get_bit(2) ^ self.borrow1.val()).into())
+                    << 2);
+        self.delta.next = bit_cast::<LEVEL_BITS, 3>(self.delta_low.val());
+        if self.pop.val() & !self.any_pushed.val() {
+            self.delta.next = self.level_all_ones.val();
+        }
+        self.level_pushed.next = self.level_in.val() + bit_cast::<LEVEL_BITS, 3>(self.count.val());
+        self.level_out.next = self.level_in.val() + self.delta.val();
+        self.free_out.next = self.free_in.val() - self.delta.val();
         self.empty_after.next = !self.nonempty.val();
         if self.pop.val() {
-            self.level_out.next = self.level_pushed.val() - 1;
             self.empty_after.next = ((self.level_in.val() == 0) & (self.count.val() == 1))
-                | ((self.level_in.val() == 1) & (self.count.val() == 0));
+                | ((self.level_in.val() == 1) & !self.any_pushed.val());
         }
         self.credit_out.next = self.credit_in.val() + self.num.val();
         if self.pop.val() {
-            self.credit_out.next = self.credit_in.val() - (self.den.val() - self.num.val());
+            self.credit_out.next = self.credit_in.val() + self.num_minus_den.val();
         } else if self.empty_after.val() & self.credit_ok.val() {
-            self.credit_out.next = self.den.val();
+            self.credit_out.next = self.num.val();
         }
         self.count32.next = bit_cast::<32, 3>(self.count.val());
         self.level_pushed32.next = bit_cast::<32, LEVEL_BITS>(self.level_pushed.val());

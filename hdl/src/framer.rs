@@ -187,7 +187,7 @@ pub struct Framer {
     pub underrun: Signal<Out, Bit>,
     // Parameters.
     template: Constant<Bits<HEADER_BITS>>,
-    last_header_byte: Constant<Bits<16>>,
+    last_header_byte: Constant<Bits<7>>,
     udp_mode: Constant<Bit>,
     /// The one's-complement sum of the IPv4 header without its length,
     /// plus the 60 bytes of the length that do not depend on `nwords`,
@@ -201,14 +201,20 @@ pub struct Framer {
     line_hi_word: Constant<Bits<32>>,
     // State.
     state: DFF<FramerState>,
-    count: DFF<Bits<16>>,
+    /// Byte counter within the preamble, header, FCS and gap (< 128).
+    count: DFF<Bits<7>>,
     header: DFF<Bits<HEADER_BITS>>,
     words_left: DFF<Bits<16>>,
     inject: DFF<Bit>,
     inject_word: DFF<Bits<32>>,
     word: DFF<Bits<32>>,
     byte_index: DFF<Bits<2>>,
-    frame_len: DFF<Bits<16>>,
+    /// Bytes of the frame sent so far, saturating at 64: it is only
+    /// compared with the 60-byte minimum.
+    frame_len: DFF<Bits<7>>,
+    frame_len_inc: Signal<Local, Bits<7>>,
+    /// `frame_len >= 59`, in gates (no carry chain before the state).
+    frame_len_ge59: Signal<Local, Bit>,
     crc: DFF<Bits<32>>,
     /// The next packet's `seq` (`k * ports + port`), low and high halves:
     /// the low half adds `ports` at each packet and the carry reaches the
@@ -283,6 +289,8 @@ impl Framer {
             word: Default::default(),
             byte_index: Default::default(),
             frame_len: Default::default(),
+            frame_len_inc: Default::default(),
+            frame_len_ge59: Default::default(),
             crc: Default::default(),
             seq_lo: DFFWithInit::new((config.port_id as u64).to_bits()),
             seq_hi: Default::default(),
@@ -363,6 +371,17 @@ impl Logic for Framer {
         if self.words_sum.val().get_bit(16) {
             self.checksum.next = !bit_cast::<16, 17>(self.words_sum_inc.val());
         }
+        self.frame_len_inc.next = self.frame_len.q.val() + 1;
+        if self.frame_len.q.val().get_bit(6) {
+            self.frame_len_inc.next = self.frame_len.q.val();
+        }
+        // 59 = 0b0111011; below 64 that is 59..=63.
+        self.frame_len_ge59.next = self.frame_len.q.val().get_bit(6)
+            | (self.frame_len.q.val().get_bit(5)
+                & self.frame_len.q.val().get_bit(4)
+                & self.frame_len.q.val().get_bit(3)
+                & (self.frame_len.q.val().get_bit(2)
+                    | (self.frame_len.q.val().get_bit(1) & self.frame_len.q.val().get_bit(0))));
         self.out_byte.next = 0.into();
         self.send.next = false;
         self.crc_enable.next = false;
@@ -428,7 +447,7 @@ impl Logic for Framer {
                 self.crc_enable.next = true;
                 self.out_byte.next = self.header.q.val().get_bits::<8>(0);
                 self.header.d.next = self.header.q.val() >> 8;
-                self.frame_len.d.next = self.frame_len.q.val() + 1;
+                self.frame_len.d.next = self.frame_len_inc.val();
                 self.count.d.next = self.count.q.val() + 1;
                 if self.count.q.val() == self.last_header_byte.val() {
                     self.byte_index.d.next = 0.into();
@@ -438,7 +457,7 @@ impl Logic for Framer {
             FramerState::Payload => {
                 self.send.next = true;
                 self.crc_enable.next = true;
-                self.frame_len.d.next = self.frame_len.q.val() + 1;
+                self.frame_len.d.next = self.frame_len_inc.val();
                 self.out_byte.next = self.word.q.val().get_bits::<8>(0);
                 self.word.d.next = self.word.q.val() >> 8;
                 if self.byte_index.q.val() == 0 {
@@ -461,7 +480,7 @@ impl Logic for Framer {
                     if self.words_left.q.val() == 1 {
                         self.count.d.next = 0.into();
                         // (frame_len + 1 < 60, without an adder in front.)
-                        if self.frame_len.q.val() < 59 {
+                        if !self.frame_len_ge59.val() {
                             self.state.d.next = FramerState::Pad;
                         } else {
                             self.state.d.next = FramerState::Fcs;
@@ -472,7 +491,7 @@ impl Logic for Framer {
             FramerState::Pad => {
                 self.send.next = true;
                 self.crc_enable.next = true;
-                self.frame_len.d.next = self.frame_len.q.val() + 1;
+                self.frame_len.d.next = self.frame_len_inc.val();
                 if self.frame_len.q.val() == 59 {
                     self.state.d.next = FramerState::Fcs;
                 }

@@ -205,6 +205,8 @@ pub struct Framer {
     count: DFF<Bits<7>>,
     header: DFF<Bits<HEADER_BITS>>,
     words_left: DFF<Bits<16>>,
+    /// `words_left == 1`, registered (off the state's enable path).
+    last_word: DFF<Bit>,
     inject: DFF<Bit>,
     inject_word: DFF<Bits<32>>,
     word: DFF<Bits<32>>,
@@ -284,6 +286,7 @@ impl Framer {
             count: Default::default(),
             header: Default::default(),
             words_left: Default::default(),
+            last_word: Default::default(),
             inject: Default::default(),
             inject_word: Default::default(),
             word: Default::default(),
@@ -327,6 +330,7 @@ impl Logic for Framer {
             count,
             header,
             words_left,
+            last_word,
             inject,
             inject_word,
             word,
@@ -421,6 +425,7 @@ impl Logic for Framer {
                                 << self.nwords_shift.val());
                     }
                     self.words_left.d.next = self.d_nwords.val();
+                    self.last_word.d.next = self.d_nwords.val() == 1;
                     self.inject.d.next = self.d_hi.val().any();
                     self.inject_word.d.next =
                         bit_cast::<32, 21>(self.d_hi.val()) | self.line_hi_word.val();
@@ -477,7 +482,8 @@ impl Logic for Framer {
                 self.byte_index.d.next = self.byte_index.q.val() + 1;
                 if self.byte_index.q.val() == 3 {
                     self.words_left.d.next = self.words_left.q.val() - 1;
-                    if self.words_left.q.val() == 1 {
+                    self.last_word.d.next = self.words_left.q.val() == 2;
+                    if self.last_word.q.val() {
                         self.count.d.next = 0.into();
                         // (frame_len + 1 < 60, without an adder in front.)
                         if !self.frame_len_ge59.val() {

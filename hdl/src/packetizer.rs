@@ -105,7 +105,13 @@ pub struct Packetizer<const L: usize> {
     /// possible with one port and L > 1; see `hold`).
     pub desc_overrun: Signal<Out, Bit>,
     // Parameters.
-    max_words: Constant<Bits<16>>,
+    /// `max_words - 1`, and `max_words == 2`: the close test on the
+    /// count before the word (a register), not on the count after it.
+    max_words_m1: Constant<Bits<16>>,
+    max_words_is_2: Constant<Bit>,
+    count_full: Signal<Local, Bit>,
+    fresh_full: Signal<Local, Bit>,
+    words_full: Signal<Local, Bit>,
     /// `idle_flush_ticks` and `idle_flush_ticks - (L-1)`, in halves.
     idle_lo: Constant<Bits<33>>,
     idle_hi: Constant<Bits<32>>,
@@ -189,7 +195,11 @@ impl<const L: usize> Packetizer<L> {
             desc_data: Default::default(),
             desc_port: Default::default(),
             desc_overrun: Default::default(),
-            max_words: Constant::new((config.max_words as u64).to_bits()),
+            max_words_m1: Constant::new((config.max_words as u64 - 1).to_bits()),
+            max_words_is_2: Constant::new(config.max_words == 2),
+            count_full: Default::default(),
+            fresh_full: Default::default(),
+            words_full: Default::default(),
             idle_lo: Constant::new((config.idle_flush_ticks & 0xFFFF_FFFF).to_bits()),
             idle_hi: Constant::new((config.idle_flush_ticks >> 32).to_bits()),
             early_lo: Constant::new(
@@ -352,8 +362,16 @@ impl<const L: usize> Logic for Packetizer<L> {
             self.new_t0.next = self.run_time.val();
             self.new_hi.next = self.stream_hi.q.val();
         }
+        // new_count == max_words, side by side with the flush that picks:
+        // an open packet holds count + 1 words, a new one 1 or 2.
+        self.count_full.next = self.count.q.val() == self.max_words_m1.val();
+        self.fresh_full.next = self.max_words_is_2.val() & self.stream_hi.q.val().any();
+        self.words_full.next = self.fresh_full.val();
+        if self.open_after_flush.val() {
+            self.words_full.next = self.count_full.val();
+        }
         self.pop_close.next = self.pop_valid.val()
-            & ((self.new_count.val() == self.max_words.val())
+            & (self.words_full.val()
                 | (self.word_is_control.val()
                     & (self.word_op.val() == 3)
                     & (self.word_payload.val() == 5)));

@@ -11,6 +11,7 @@
 //! assert_eq!(out.packets.len(), 1);
 //! ```
 
+use crate::board::output::{CaptureWriters, OutputError};
 use crate::board::{
     default_window, Board, BoardConfig, BoardCounters, BoardError, BoardPacket, DrainRate,
 };
@@ -180,6 +181,15 @@ pub enum SimError {
     Config(String),
     #[error("{path}: {error}")]
     Io { path: String, error: std::io::Error },
+}
+
+impl From<OutputError> for SimError {
+    fn from(e: OutputError) -> SimError {
+        SimError::Io {
+            path: e.path.display().to_string(),
+            error: e.error,
+        }
+    }
 }
 
 /// Counters of a run.
@@ -721,7 +731,7 @@ pub mod files {
     }
     /// Capture file of board `b`, port `p`.
     pub fn capture(b: u8, p: u8) -> String {
-        format!("board{b}-port{p}.hmttcap")
+        crate::board::output::capture_file_name(b, p)
     }
     pub const TRUTH: &str = "truth.hmtttruth";
     pub const TRUTH_CSV: &str = "truth.csv";
@@ -735,9 +745,7 @@ impl SimOutput {
     /// large to hold in memory writes the same files with
     /// [`crate::stream::run_to_dir`].
     pub fn write_dir(&self, dir: &Path, truth_csv: bool) -> Result<(), SimError> {
-        use crate::stream::{
-            capture_header, commands_head, commands_tail, events_toml, summary_json, write_packet,
-        };
+        use crate::stream::{commands_head, commands_tail, events_toml, summary_json, SOURCE_NAME};
         let io = |path: &Path| {
             let path = path.display().to_string();
             move |error| SimError::Io {
@@ -806,17 +814,9 @@ impl SimOutput {
             .and_then(|_| f.flush())
             .map_err(io(&p))?;
         for (cfg, packets) in self.board_configs.iter().zip(&self.packets) {
-            for port in 0..cfg.ports {
-                let (mut f, p) = create(&files::capture(cfg.board_id, port))?;
-                (|| {
-                    f.write_all(&capture_header(cfg, port, self.wall_start_ns).emit())?;
-                    for pk in packets.iter().filter(|pk| pk.port == port) {
-                        write_packet(&mut f, cfg, self.wall_start_ns, pk)?;
-                    }
-                    f.flush()
-                })()
-                .map_err(io(&p))?;
-            }
+            let mut w = CaptureWriters::create(dir, cfg, self.wall_start_ns, SOURCE_NAME)?;
+            w.write(packets)?;
+            w.finish()?;
         }
         let (mut f, p) = create(files::SUMMARY)?;
         let summary = summary_json(

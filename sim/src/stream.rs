@@ -4,15 +4,18 @@
 //! §10) is written as it grows. The files are byte for byte those of
 //! [`SimOutput::write_dir`](crate::machine::SimOutput::write_dir).
 
+use crate::board::output::CaptureWriters;
 use crate::board::{Board, BoardConfig, BoardCounters, BoardPacket};
 use crate::machine::{files, Machine, SimConfig, SimError, SimStats};
 use crate::truth::{self, TruthHeader, TruthRecord};
-use hmtt_format::capture::{emit_record_header, CaptureHeader, SourceKind};
 use hmtt_format::klog::{FileHeaderRepr, RecordRepr};
 use hmtt_format::Command;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+
+/// The capture files' source name.
+pub(crate) const SOURCE_NAME: &str = "hmtt sim";
 
 /// Operations the machine runs between two hand-overs to the writer.
 const OPS_PER_FLUSH: u64 = 1 << 14;
@@ -114,32 +117,6 @@ pub(crate) fn commands_tail(count: u64) -> String {
     format!("# {count} commands\n")
 }
 
-/// The capture-file header of board `cfg`, port `port`.
-pub(crate) fn capture_header(cfg: &BoardConfig, port: u8, start_ns: u64) -> CaptureHeader {
-    CaptureHeader {
-        board: cfg.board_id,
-        port,
-        stripe: 0,
-        start_ns,
-        geometry: Some(cfg.geometry),
-        source_kind: SourceKind::Simulation,
-        tick_ps: cfg.tick_ps,
-        source_name: "hmtt sim".into(),
-    }
-}
-
-/// A packet as a capture-file record: received when it left the board.
-pub(crate) fn write_packet<W: Write>(
-    f: &mut W,
-    cfg: &BoardConfig,
-    start_ns: u64,
-    pk: &BoardPacket,
-) -> std::io::Result<()> {
-    let recv = start_ns + pk.leave_tick * u64::from(cfg.tick_ps) / 1000;
-    f.write_all(&emit_record_header(recv, pk.bytes.len() as u32, 0))?;
-    f.write_all(&pk.bytes)
-}
-
 /// The events file.
 pub(crate) fn events_toml(events: &[(String, u32)]) -> String {
     let mut s = String::from("[events]\n");
@@ -190,9 +167,7 @@ fn truth_part_name(b: usize) -> String {
 /// The output directory of a run while it runs.
 pub struct DirWriter {
     dir: PathBuf,
-    start_ns: u64,
     tick_ps: u16,
-    board_configs: Vec<BoardConfig>,
     /// One per channel, when the boards run.
     boards: Vec<Board>,
     commands: Vec<(OutFile, u64)>,
@@ -200,8 +175,8 @@ pub struct DirWriter {
     truth_records: u64,
     klog: OutFile,
     klog_records: u64,
-    /// By board, then port.
-    captures: Vec<Vec<OutFile>>,
+    /// One set per board, when the boards run.
+    captures: Vec<CaptureWriters>,
     packets: Vec<u64>,
     scratch: Vec<BoardPacket>,
     /// Command lines on their way to a file.
@@ -260,21 +235,18 @@ impl DirWriter {
                     board: b as u8,
                     error,
                 })?);
-                let mut ports = Vec::new();
-                for port in 0..bc.ports {
-                    let mut f = OutFile::create(dir, &files::capture(bc.board_id, port))?;
-                    f.write(&capture_header(bc, port, cfg.wall_start_ns).emit())?;
-                    ports.push(f);
-                }
-                captures.push(ports);
+                captures.push(CaptureWriters::create(
+                    dir,
+                    bc,
+                    cfg.wall_start_ns,
+                    SOURCE_NAME,
+                )?);
             }
         }
         Ok(DirWriter {
             dir: dir.to_path_buf(),
-            start_ns: cfg.wall_start_ns,
             tick_ps: cfg.controller.timing.tick_ps,
             packets: vec![0; boards.len()],
-            board_configs,
             boards,
             commands,
             truth,
@@ -343,11 +315,7 @@ impl DirWriter {
     }
 
     fn write_packets(&mut self, b: usize) -> Result<(), SimError> {
-        let cfg = &self.board_configs[b];
-        for pk in &self.scratch {
-            let f = &mut self.captures[b][usize::from(pk.port)];
-            f.with(|f| write_packet(f, cfg, self.start_ns, pk))?;
-        }
+        self.captures[b].write(&self.scratch)?;
         self.packets[b] += self.scratch.len() as u64;
         Ok(())
     }
@@ -399,8 +367,8 @@ impl DirWriter {
             }
         }
         self.klog.close()?;
-        for f in self.captures.into_iter().flatten() {
-            f.close()?;
+        for c in self.captures {
+            c.finish()?;
         }
         let mut f = OutFile::create(&self.dir, files::EVENTS)?;
         f.write(events_toml(events).as_bytes())?;

@@ -741,6 +741,18 @@ pub mod files {
 }
 
 impl SimOutput {
+    /// The run's counts, as a streamed run reports them.
+    pub fn summary(&self) -> crate::stream::StreamSummary {
+        crate::stream::StreamSummary {
+            stats: self.stats.clone(),
+            commands: self.commands.iter().map(|c| c.len() as u64).collect(),
+            truth_records: self.truth.len() as u64,
+            klog_records: self.klog.len() as u64,
+            packets: self.packets.iter().map(|p| p.len() as u64).collect(),
+            board_counters: self.board_counters.clone(),
+        }
+    }
+
     /// Writes every output into `dir` (created if missing). A run too
     /// large to hold in memory writes the same files with
     /// [`crate::stream::run_to_dir`].
@@ -819,18 +831,7 @@ impl SimOutput {
             w.finish()?;
         }
         let (mut f, p) = create(files::SUMMARY)?;
-        let summary = summary_json(
-            &self.stats,
-            &self.board_counters,
-            self.tick_ps,
-            self.truth.len() as u64,
-            self.klog.len() as u64,
-            &self
-                .packets
-                .iter()
-                .map(|p| p.len() as u64)
-                .collect::<Vec<_>>(),
-        );
+        let summary = summary_json(&self.summary(), self.tick_ps);
         serde_json::to_writer_pretty(&mut f, &summary)
             .map_err(std::io::Error::other)
             .and_then(|_| f.flush())

@@ -20,7 +20,9 @@ pub(crate) const SOURCE_NAME: &str = "hmtt sim";
 /// Operations the machine runs between two hand-overs to the writer.
 const OPS_PER_FLUSH: u64 = 1 << 14;
 
-/// What a streamed run wrote, for the command line's report.
+/// The counts of a run, streamed ([`run_to_dir`]) or held
+/// ([`crate::machine::SimOutput::summary`]): the command line's report and
+/// `summary.json`.
 #[derive(Debug, Clone)]
 pub struct StreamSummary {
     pub stats: SimStats,
@@ -127,21 +129,14 @@ pub(crate) fn events_toml(events: &[(String, u32)]) -> String {
 }
 
 /// `summary.json` (informative).
-pub(crate) fn summary_json(
-    stats: &SimStats,
-    boards: &[BoardCounters],
-    tick_ps: u16,
-    truth_records: u64,
-    klog_records: u64,
-    packets: &[u64],
-) -> serde_json::Value {
+pub(crate) fn summary_json(s: &StreamSummary, tick_ps: u16) -> serde_json::Value {
     serde_json::json!({
-        "stats": stats,
-        "boards": boards,
+        "stats": s.stats,
+        "boards": s.board_counters,
         "tick_ps": tick_ps,
-        "truth_records": truth_records,
-        "klog_records": klog_records,
-        "packets": packets,
+        "truth_records": s.truth_records,
+        "klog_records": s.klog_records,
+        "packets": s.packets,
     })
 }
 
@@ -373,25 +368,21 @@ impl DirWriter {
         let mut f = OutFile::create(&self.dir, files::EVENTS)?;
         f.write(events_toml(events).as_bytes())?;
         f.close()?;
-        let mut f = OutFile::create(&self.dir, files::SUMMARY)?;
-        let summary = summary_json(
-            &stats,
-            &board_counters,
-            self.tick_ps,
-            self.truth_records,
-            self.klog_records,
-            &self.packets,
-        );
-        f.with(|f| serde_json::to_writer_pretty(f, &summary).map_err(std::io::Error::other))?;
-        f.close()?;
-        Ok(StreamSummary {
+        let summary = StreamSummary {
             stats,
             commands,
             truth_records: self.truth_records,
             klog_records: self.klog_records,
             packets: self.packets,
             board_counters,
-        })
+        };
+        let mut f = OutFile::create(&self.dir, files::SUMMARY)?;
+        f.with(|f| {
+            serde_json::to_writer_pretty(f, &summary_json(&summary, self.tick_ps))
+                .map_err(std::io::Error::other)
+        })?;
+        f.close()?;
+        Ok(summary)
     }
 }
 

@@ -3,12 +3,11 @@
 
 use anyhow::{bail, Context};
 use hmtt_format::{AddressMapping, Geometry};
-use hmtt_sim::board::BoardCounters;
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::dram::{Scheduler, Timing};
 use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
 use hmtt_sim::send::{PacketSender, SenderOptions};
-use hmtt_sim::stream::run_to_dir;
+use hmtt_sim::stream::{run_to_dir, StreamSummary};
 use hmtt_sim::workload::{read_trace_opts, TraceFormat, Workload};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -316,8 +315,22 @@ fn send(a: &SimArgs, out: &SimOutput) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn report_losses(boards: &[BoardCounters]) {
-    for (b, c) in boards.iter().enumerate() {
+/// What a run produced, and the events its boards lost.
+fn report(s: &StreamSummary, secs: f64) {
+    println!(
+        "simulated {} references ({} memory requests, {} DDR commands, {} ticks) in {secs:.2} s",
+        s.stats.references,
+        s.stats.memory_requests,
+        s.commands.iter().sum::<u64>(),
+        s.stats.end_tick
+    );
+    println!(
+        "kernel log: {} records; ground truth: {} rows; packets: {}",
+        s.klog_records,
+        s.truth_records,
+        s.packets.iter().sum::<u64>()
+    );
+    for (b, c) in s.board_counters.iter().enumerate() {
         if c.events_dropped > 0 {
             println!(
                 "board {b}: {} events lost to TX FIFO overflow (slow the CPU with --cpu-ticks or add ports)",
@@ -337,38 +350,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let (Some(dir), true, false) = (&args.out, args.send.is_empty(), args.check) {
         // Only files to write: stream them, in bounded memory.
         let s = run_to_dir(cfg, dir, args.truth_csv)?;
-        let secs = start.elapsed().as_secs_f64();
-        println!(
-            "simulated {} references ({} memory requests, {} DDR commands, {} ticks) in {secs:.2} s",
-            s.stats.references,
-            s.stats.memory_requests,
-            s.commands.iter().sum::<u64>(),
-            s.stats.end_tick
-        );
-        println!(
-            "kernel log: {} records; ground truth: {} rows; packets: {}",
-            s.klog_records,
-            s.truth_records,
-            s.packets.iter().sum::<u64>()
-        );
-        report_losses(&s.board_counters);
+        report(&s, start.elapsed().as_secs_f64());
         println!("wrote {}", dir.display());
         return Ok(());
     }
     let out = simulate(&cfg)?;
-    let secs = start.elapsed().as_secs_f64();
-    let commands: usize = out.commands.iter().map(Vec::len).sum();
-    let packets: usize = out.packets.iter().map(Vec::len).sum();
-    println!(
-        "simulated {} references ({} memory requests, {} DDR commands, {} ticks) in {secs:.2} s",
-        out.stats.references, out.stats.memory_requests, commands, out.stats.end_tick
-    );
-    println!(
-        "kernel log: {} records; ground truth: {} rows; packets: {packets}",
-        out.klog.len(),
-        out.truth.len()
-    );
-    report_losses(&out.board_counters);
+    report(&out.summary(), start.elapsed().as_secs_f64());
     if args.check {
         for (b, cmds) in out.commands.iter().enumerate() {
             let v = hmtt_sim::dram::check(cmds, &cfg.geometry, &cfg.controller.timing);

@@ -757,7 +757,10 @@ impl SimOutput {
     /// large to hold in memory writes the same files with
     /// [`crate::stream::run_to_dir`].
     pub fn write_dir(&self, dir: &Path, truth_csv: bool) -> Result<(), SimError> {
-        use crate::stream::{commands_head, commands_tail, events_toml, summary_json, SOURCE_NAME};
+        use crate::stream::{
+            commands_head, commands_tail, events_toml, summary_json, write_command_lines,
+            SOURCE_NAME,
+        };
         let io = |path: &Path| {
             let path = path.display().to_string();
             move |error| SimError::Io {
@@ -777,14 +780,7 @@ impl SimOutput {
             let (mut f, p) = create(&files::commands(b))?;
             (|| {
                 f.write_all(commands_head(b).as_bytes())?;
-                let mut text = Vec::new();
-                for chunk in cmds.chunks(1 << 14) {
-                    text.clear();
-                    for c in chunk {
-                        c.push_line(&mut text);
-                    }
-                    f.write_all(&text)?;
-                }
+                write_command_lines(&mut f, cmds, &mut Vec::new())?;
                 f.write_all(commands_tail(cmds.len() as u64).as_bytes())?;
                 f.flush()
             })()

@@ -119,6 +119,22 @@ pub(crate) fn commands_tail(count: u64) -> String {
     format!("# {count} commands\n")
 }
 
+/// Writes `cmds` as text lines, a chunk at a time through `text`.
+pub(crate) fn write_command_lines<W: Write>(
+    f: &mut W,
+    cmds: &[Command],
+    text: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    for chunk in cmds.chunks(1 << 14) {
+        text.clear();
+        for c in chunk {
+            c.push_line(text);
+        }
+        f.write_all(text)?;
+    }
+    Ok(())
+}
+
 /// The events file.
 pub(crate) fn events_toml(events: &[(String, u32)]) -> String {
     let mut s = String::from("[events]\n");
@@ -263,13 +279,7 @@ impl DirWriter {
         records: &[TruthRecord],
     ) -> Result<(), SimError> {
         let (f, count) = &mut self.commands[b];
-        for chunk in cmds.chunks(1 << 14) {
-            self.text.clear();
-            for c in chunk {
-                c.push_line(&mut self.text);
-            }
-            f.write(&self.text)?;
-        }
+        f.with(|f| write_command_lines(f, cmds, &mut self.text))?;
         *count += cmds.len() as u64;
         self.truth_records += records.len() as u64;
         match &mut self.truth {

@@ -451,10 +451,9 @@ pub trait FileRecord: Timed + Sized {
 /// A header type of an indexed file: the common fields plus its own.
 pub trait FileHeader: Sized {
     fn parse(b: &[u8]) -> Result<(Self, usize), TraceFileError>;
-    /// The fields every indexed file has.
-    fn common(&self) -> CommonHeader;
-    /// Sets the counts that reading found (an unfinished file's).
-    fn set_counts(&mut self, read: &CommonHeader);
+    /// The fields every indexed file has (reading an unfinished file
+    /// sets the counts it found).
+    fn common_mut(&mut self) -> &mut CommonHeader;
 }
 
 /// A checked view of a whole indexed file in memory (a map, typically).
@@ -471,9 +470,7 @@ impl<'a, H: FileHeader, R: FileRecord + 'a> IndexedView<'a, H, R> {
     /// whole record, without index or names.
     pub fn new_checked(data: &'a [u8]) -> Result<IndexedView<'a, H, R>, TraceFileError> {
         let (mut header, len) = H::parse(data)?;
-        let mut common = header.common();
-        let body = Body::new_checked(&R::FILE, &mut common, len, data)?;
-        header.set_counts(&common);
+        let body = Body::new_checked(&R::FILE, header.common_mut(), len, data)?;
         Ok(IndexedView {
             header,
             body,

@@ -273,22 +273,14 @@ impl Timed for TraceRecord {
 /// The header as plain values.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TraceHeader {
-    pub flags: u16,
-    pub record_count: u64,
-    pub index_offset: u64,
-    pub index_count: u64,
-    pub index_stride: u64,
-    pub first_tick: u64,
-    pub last_tick: u64,
-    /// Earliest capture start, ns since the Unix epoch (0: not known).
-    pub start_ns: u64,
-    pub tick_ps: u16,
+    /// The fields every indexed file has (counts, index, names, times).
+    /// `start_ns`: the earliest capture start, ns since the Unix epoch
+    /// (0: not known).
+    pub common: CommonHeader,
     /// Geometry header bytes (row_bits, rank<<4|bank, col_line_bits) of the
     /// boards' DIMMs; zeros when not known.
     pub geometry_bytes: (u8, u8, u8),
     pub boards: u8,
-    pub names_offset: u64,
-    pub names_len: u64,
     pub packets: u64,
     pub packets_missing: u64,
     pub packets_duplicate: u64,
@@ -297,12 +289,12 @@ pub struct TraceHeader {
 
 impl TraceHeader {
     pub fn is_complete(&self) -> bool {
-        self.flags & FLAG_COMPLETE != 0
+        self.common.is_complete()
     }
 
     pub fn emit(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
-        self.common().emit(&FILE, &mut b);
+        self.common.emit(&FILE, &mut b);
         b[field::ROW_BITS] = self.geometry_bytes.0;
         b[field::RANK_BANK] = self.geometry_bytes.1;
         b[field::COL_LINE_BITS] = self.geometry_bytes.2;
@@ -316,31 +308,21 @@ impl TraceHeader {
 
     /// Converts ticks to nanoseconds with this trace's tick length.
     pub fn ticks_to_ns(&self, ticks: u64) -> f64 {
-        self.common().ticks_to_ns(ticks)
+        self.common.ticks_to_ns(ticks)
     }
 }
 
 impl FileHeader for TraceHeader {
     fn parse(b: &[u8]) -> Result<(TraceHeader, usize), TraceFileError> {
-        let (c, len) = CommonHeader::parse(&FILE, b)?;
+        let (common, len) = CommonHeader::parse(&FILE, b)?;
         let header = TraceHeader {
-            flags: c.flags,
-            record_count: c.record_count,
-            index_offset: c.index_offset,
-            index_count: c.index_count,
-            index_stride: c.index_stride,
-            first_tick: c.first_tick,
-            last_tick: c.last_tick,
-            start_ns: c.start_ns,
-            tick_ps: c.tick_ps,
+            common,
             geometry_bytes: (
                 b[field::ROW_BITS],
                 b[field::RANK_BANK],
                 b[field::COL_LINE_BITS],
             ),
             boards: b[field::BOARDS],
-            names_offset: c.names_offset,
-            names_len: c.names_len,
             packets: u64_at(b, field::PACKETS),
             packets_missing: u64_at(b, field::PACKETS_MISSING),
             packets_duplicate: u64_at(b, field::PACKETS_DUPLICATE),
@@ -349,25 +331,8 @@ impl FileHeader for TraceHeader {
         Ok((header, len))
     }
 
-    fn common(&self) -> CommonHeader {
-        CommonHeader {
-            flags: self.flags,
-            record_count: self.record_count,
-            index_offset: self.index_offset,
-            index_count: self.index_count,
-            index_stride: self.index_stride,
-            first_tick: self.first_tick,
-            last_tick: self.last_tick,
-            start_ns: self.start_ns,
-            tick_ps: self.tick_ps,
-            names_offset: self.names_offset,
-            names_len: self.names_len,
-        }
-    }
-
-    fn set_counts(&mut self, read: &CommonHeader) {
-        (self.record_count, self.index_count, self.names_len) =
-            (read.record_count, read.index_count, read.names_len);
+    fn common_mut(&mut self) -> &mut CommonHeader {
+        &mut self.common
     }
 }
 
@@ -419,19 +384,21 @@ mod tests {
         let index = idx.emit();
         let names_bytes = names.emit();
         let h = TraceHeader {
-            flags: FLAG_COMPLETE,
-            record_count: records.len() as u64,
-            index_offset: (HEADER_LEN + records.len() * RECORD_LEN) as u64,
-            index_count: idx.entries().len() as u64,
-            index_stride: stride,
-            first_tick: records.first().map_or(0, |r| r.tick),
-            last_tick: records.last().map_or(0, |r| r.tick),
-            start_ns: 7,
-            tick_ps: 1250,
+            common: CommonHeader {
+                flags: FLAG_COMPLETE,
+                record_count: records.len() as u64,
+                index_offset: (HEADER_LEN + records.len() * RECORD_LEN) as u64,
+                index_count: idx.entries().len() as u64,
+                index_stride: stride,
+                first_tick: records.first().map_or(0, |r| r.tick),
+                last_tick: records.last().map_or(0, |r| r.tick),
+                start_ns: 7,
+                tick_ps: 1250,
+                names_offset: (HEADER_LEN + records.len() * RECORD_LEN + index.len()) as u64,
+                names_len: names_bytes.len() as u64,
+            },
             geometry_bytes: (15, 0x13, 7),
             boards: 2,
-            names_offset: (HEADER_LEN + records.len() * RECORD_LEN + index.len()) as u64,
-            names_len: names_bytes.len() as u64,
             packets: 10,
             packets_missing: 1,
             packets_duplicate: 2,
@@ -449,9 +416,12 @@ mod tests {
     #[test]
     fn header_round_trip_and_known_bytes() {
         let h = TraceHeader {
-            flags: FLAG_COMPLETE,
-            record_count: 2,
-            tick_ps: 1250,
+            common: CommonHeader {
+                flags: FLAG_COMPLETE,
+                record_count: 2,
+                tick_ps: 1250,
+                ..CommonHeader::default()
+            },
             ..Default::default()
         };
         let b = h.emit();

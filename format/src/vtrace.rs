@@ -249,19 +249,11 @@ impl Timed for VirtualRecord {
 /// The header as plain values.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct VtraceHeader {
-    pub flags: u16,
-    pub record_count: u64,
-    pub index_offset: u64,
-    pub index_count: u64,
-    pub index_stride: u64,
-    pub first_tick: u64,
-    pub last_tick: u64,
-    /// Start of the physical trace, ns since the Unix epoch (0: not known).
-    pub start_ns: u64,
-    pub tick_ps: u16,
+    /// The fields every indexed file has (counts, index, names, times).
+    /// `start_ns`: the start of the physical trace, ns since the Unix
+    /// epoch (0: not known).
+    pub common: CommonHeader,
     pub boards: u8,
-    pub names_offset: u64,
-    pub names_len: u64,
     /// READ/WRITE records of the physical trace replayed (before any view).
     pub references: u64,
     /// Of those, translated to (pid, virtual address).
@@ -274,15 +266,15 @@ pub struct VtraceHeader {
 
 impl VtraceHeader {
     pub fn is_complete(&self) -> bool {
-        self.flags & FLAG_COMPLETE != 0
+        self.common.is_complete()
     }
     pub fn is_selection(&self) -> bool {
-        self.flags & FLAG_SELECTION != 0
+        self.common.flags & FLAG_SELECTION != 0
     }
 
     pub fn emit(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
-        self.common().emit(&FILE, &mut b);
+        self.common.emit(&FILE, &mut b);
         b[field::BOARDS] = self.boards;
         put_u64(&mut b, field::REFERENCES, self.references);
         put_u64(&mut b, field::TRANSLATED, self.translated);
@@ -293,26 +285,16 @@ impl VtraceHeader {
 
     /// Converts ticks to nanoseconds with this trace's tick length.
     pub fn ticks_to_ns(&self, ticks: u64) -> f64 {
-        self.common().ticks_to_ns(ticks)
+        self.common.ticks_to_ns(ticks)
     }
 }
 
 impl FileHeader for VtraceHeader {
     fn parse(b: &[u8]) -> Result<(VtraceHeader, usize), TraceFileError> {
-        let (c, len) = CommonHeader::parse(&FILE, b)?;
+        let (common, len) = CommonHeader::parse(&FILE, b)?;
         let header = VtraceHeader {
-            flags: c.flags,
-            record_count: c.record_count,
-            index_offset: c.index_offset,
-            index_count: c.index_count,
-            index_stride: c.index_stride,
-            first_tick: c.first_tick,
-            last_tick: c.last_tick,
-            start_ns: c.start_ns,
-            tick_ps: c.tick_ps,
+            common,
             boards: b[field::BOARDS],
-            names_offset: c.names_offset,
-            names_len: c.names_len,
             references: u64_at(b, field::REFERENCES),
             translated: u64_at(b, field::TRANSLATED),
             log_placed: u64_at(b, field::LOG_PLACED),
@@ -321,25 +303,8 @@ impl FileHeader for VtraceHeader {
         Ok((header, len))
     }
 
-    fn common(&self) -> CommonHeader {
-        CommonHeader {
-            flags: self.flags,
-            record_count: self.record_count,
-            index_offset: self.index_offset,
-            index_count: self.index_count,
-            index_stride: self.index_stride,
-            first_tick: self.first_tick,
-            last_tick: self.last_tick,
-            start_ns: self.start_ns,
-            tick_ps: self.tick_ps,
-            names_offset: self.names_offset,
-            names_len: self.names_len,
-        }
-    }
-
-    fn set_counts(&mut self, read: &CommonHeader) {
-        (self.record_count, self.index_count, self.names_len) =
-            (read.record_count, read.index_count, read.names_len);
+    fn common_mut(&mut self) -> &mut CommonHeader {
+        &mut self.common
     }
 }
 
@@ -365,18 +330,20 @@ mod tests {
         let index = idx.emit();
         let names_bytes = names.emit();
         let h = VtraceHeader {
-            flags: FLAG_COMPLETE,
-            record_count: records.len() as u64,
-            index_offset: (HEADER_LEN + records.len() * RECORD_LEN) as u64,
-            index_count: idx.entries().len() as u64,
-            index_stride: stride,
-            first_tick: records.first().map_or(0, |r| r.tick),
-            last_tick: records.last().map_or(0, |r| r.tick),
-            start_ns: 7,
-            tick_ps: 1250,
+            common: CommonHeader {
+                flags: FLAG_COMPLETE,
+                record_count: records.len() as u64,
+                index_offset: (HEADER_LEN + records.len() * RECORD_LEN) as u64,
+                index_count: idx.entries().len() as u64,
+                index_stride: stride,
+                first_tick: records.first().map_or(0, |r| r.tick),
+                last_tick: records.last().map_or(0, |r| r.tick),
+                start_ns: 7,
+                tick_ps: 1250,
+                names_offset: (HEADER_LEN + records.len() * RECORD_LEN + index.len()) as u64,
+                names_len: names_bytes.len() as u64,
+            },
             boards: 2,
-            names_offset: (HEADER_LEN + records.len() * RECORD_LEN + index.len()) as u64,
-            names_len: names_bytes.len() as u64,
             references: 100,
             translated: 90,
             log_placed: 5,
@@ -431,9 +398,12 @@ mod tests {
     #[test]
     fn header_round_trip_and_known_bytes() {
         let h = VtraceHeader {
-            flags: FLAG_COMPLETE | FLAG_SELECTION,
-            record_count: 2,
-            tick_ps: 1250,
+            common: CommonHeader {
+                flags: FLAG_COMPLETE | FLAG_SELECTION,
+                record_count: 2,
+                tick_ps: 1250,
+                ..CommonHeader::default()
+            },
             references: 9,
             ..Default::default()
         };

@@ -892,7 +892,7 @@ mod tests {
             assert_eq!(v.len(), vec.0.len(), "{boards} boards");
             assert!(v.records().eq(vec.0.iter().copied()), "{boards} boards");
             assert_eq!(v.index().count(), vec.0.len().div_ceil(4096));
-            assert_eq!(v.header().last_tick, vec.0.last().unwrap().tick);
+            assert_eq!(v.header().common.last_tick, vec.0.last().unwrap().tick);
         }
     }
 

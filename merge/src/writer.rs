@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
+use hmtt_format::indexed::CommonHeader;
 use hmtt_format::trace::{
     records_as_bytes, records_in_bytes_mut, IndexBuilder, NameTable, TraceHeader, TraceRecord,
     DEFAULT_INDEX_STRIDE, FLAG_COMPLETE, HEADER_LEN, RECORD_LEN,
@@ -266,19 +267,21 @@ impl TraceWriter {
             .write_all_at(&names_bytes, names_offset)
             .map_err(io)?;
         let header = TraceHeader {
-            flags: FLAG_COMPLETE,
-            record_count: self.count,
-            index_offset,
-            index_count: self.index.entries().len() as u64,
-            index_stride: self.index.stride(),
-            first_tick: self.first_tick.unwrap_or(0),
-            last_tick: self.last_tick,
-            start_ns,
-            tick_ps: report.tick_ps,
+            common: CommonHeader {
+                flags: FLAG_COMPLETE,
+                record_count: self.count,
+                index_offset,
+                index_count: self.index.entries().len() as u64,
+                index_stride: self.index.stride(),
+                first_tick: self.first_tick.unwrap_or(0),
+                last_tick: self.last_tick,
+                start_ns,
+                tick_ps: report.tick_ps,
+                names_offset,
+                names_len: names_bytes.len() as u64,
+            },
             geometry_bytes: geometry.map_or((0, 0, 0), |g| g.header_bytes()),
             boards: report.boards.len().min(255) as u8,
-            names_offset,
-            names_len: names_bytes.len() as u64,
             packets: report.packets(),
             packets_missing: report.packets_missing(),
             packets_duplicate: report.packets_duplicate(),
@@ -286,7 +289,7 @@ impl TraceWriter {
         };
         self.plain.write_all_at(&header.emit(), 0).map_err(io)?;
         self.plain.sync_data().ok();
-        Ok(header.names_offset + header.names_len)
+        Ok(header.common.names_offset + header.common.names_len)
     }
 }
 
@@ -402,7 +405,7 @@ mod tests {
         assert_eq!(v.len(), recs.len());
         assert!(v.records().eq(recs.iter().copied()));
         assert_eq!(v.names().get(0x41), Some("phase"));
-        assert_eq!(v.header().start_ns, 5);
+        assert_eq!(v.header().common.start_ns, 5);
         assert_eq!(v.index().count(), recs.len().div_ceil(4096));
         assert_eq!(v.seek_tick(1000), 3000);
     }

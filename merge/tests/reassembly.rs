@@ -406,7 +406,7 @@ fn the_trace_file_round_trips_and_seeks() {
     let want = expected(0, &events, &packets, |_| true);
     assert!(v.records().eq(want.iter().copied()));
     assert_eq!(v.header().packets, packets.len() as u64);
-    assert_eq!(v.header().tick_ps, TICK_PS);
+    assert_eq!(v.header().common.tick_ps, TICK_PS);
     assert_eq!(v.names().get(0x40), Some("start"));
     assert!(v.index().count() > 1);
     let t = want[want.len() / 3].tick;

@@ -523,10 +523,10 @@ fn a_trace_file_in_blocks_and_the_virtual_trace_file_round_trip() {
     let h = v.header();
     assert!(h.is_complete() && !h.is_selection());
     assert_eq!(
-        (h.references, h.translated, h.boards, h.tick_ps),
+        (h.references, h.translated, h.boards, h.common.tick_ps),
         (r2.report.references, r2.report.translated, 2, 1250)
     );
-    assert_eq!(h.first_tick, run.trace[0].tick);
+    assert_eq!(h.common.first_tick, run.trace[0].tick);
     assert_eq!(v.names(), &names);
     let t = from_file[12_345].tick;
     assert_eq!(v.seek_tick(t), 12_345);

@@ -179,7 +179,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let view = TraceView::new_checked(bytes.as_slice())
         .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
     let names = event_names(&args, view.names())?;
-    let mut sel = Selection::new(&args, view.header().tick_ps);
+    let mut sel = Selection::new(&args, view.header().common.tick_ps);
     let start = sel.start_tick().map_or(0, |t| view.seek_tick(t));
     to_stdout(|out| {
         if args.csv {
@@ -221,7 +221,7 @@ fn run_virtual(args: &Args, bytes: &[u8]) -> anyhow::Result<()> {
     let view = VtraceView::new_checked(bytes)
         .with_context(|| format!("{}: not a usable virtual trace file", args.trace.display()))?;
     let names = event_names(args, view.names())?;
-    let mut sel = Selection::new(args, view.header().tick_ps);
+    let mut sel = Selection::new(args, view.header().common.tick_ps);
     let start = sel.start_tick().map_or(0, |t| view.seek_tick(t));
     to_stdout(|out| {
         if args.csv {

@@ -133,7 +133,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let selection = !filter.is_empty();
     let header = view.header().clone();
-    let tick_ns = f64::from(header.tick_ps) / 1000.0;
+    let tick_ns = f64::from(header.common.tick_ps) / 1000.0;
     let mut csv: Option<Box<dyn Write>> = match &args.csv {
         None => None,
         Some(p) if p.as_os_str() == "-" => Some(Box::new(BufWriter::with_capacity(
@@ -185,8 +185,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let (Some(w), Some(path)) = (vout, &args.out) {
         let records = w.records();
         let info = VtraceInfo {
-            start_ns: header.start_ns,
-            tick_ps: header.tick_ps,
+            start_ns: header.common.start_ns,
+            tick_ps: header.common.tick_ps,
             boards: header.boards,
             selection,
             names: names.clone(),

@@ -27,7 +27,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let view = TraceView::new_checked(bytes.as_slice())
         .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
     let h = view.header().clone();
-    let tick_ns = f64::from(h.tick_ps.max(1)) / 1000.0;
+    let tick_ns = f64::from(h.common.tick_ps.max(1)) / 1000.0;
     let interval_ticks = ((args.interval_ms * 1e6) / tick_ns).max(1.0) as u64;
     let mut s = TraceStats::new(interval_ticks);
     for r in view.records() {
@@ -39,7 +39,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.trace.display(),
         s.records,
         h.boards,
-        h.tick_ps,
+        h.common.tick_ps,
         if h.is_complete() {
             ""
         } else {

@@ -7,6 +7,7 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use hmtt_format::indexed::CommonHeader;
 use hmtt_format::trace::NameTable;
 use hmtt_format::vtrace::{
     IndexBuilder, VirtualRecord, VtraceHeader, DEFAULT_INDEX_STRIDE, FLAG_COMPLETE, FLAG_SELECTION,
@@ -100,18 +101,20 @@ impl VtraceWriter {
         self.out.write_all(&index).map_err(io)?;
         self.out.write_all(&names_bytes).map_err(io)?;
         let header = VtraceHeader {
-            flags: FLAG_COMPLETE | if info.selection { FLAG_SELECTION } else { 0 },
-            record_count: self.count,
-            index_offset,
-            index_count: self.index.entries().len() as u64,
-            index_stride: self.index.stride(),
-            first_tick: self.first_tick.unwrap_or(0),
-            last_tick: self.last_tick,
-            start_ns: info.start_ns,
-            tick_ps: info.tick_ps,
+            common: CommonHeader {
+                flags: FLAG_COMPLETE | if info.selection { FLAG_SELECTION } else { 0 },
+                record_count: self.count,
+                index_offset,
+                index_count: self.index.entries().len() as u64,
+                index_stride: self.index.stride(),
+                first_tick: self.first_tick.unwrap_or(0),
+                last_tick: self.last_tick,
+                start_ns: info.start_ns,
+                tick_ps: info.tick_ps,
+                names_offset: index_offset + index.len() as u64,
+                names_len: names_bytes.len() as u64,
+            },
             boards: info.boards,
-            names_offset: index_offset + index.len() as u64,
-            names_len: names_bytes.len() as u64,
             references: report.references,
             translated: report.translated,
             log_placed: report.tags_placed,
@@ -121,6 +124,6 @@ impl VtraceWriter {
         f.seek(SeekFrom::Start(0)).map_err(io)?;
         f.write_all(&header.emit()).map_err(io)?;
         f.sync_data().ok();
-        Ok(header.names_offset + header.names_len)
+        Ok(header.common.names_offset + header.common.names_len)
     }
 }

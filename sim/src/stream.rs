@@ -5,11 +5,13 @@
 //! [`SimOutput::write_dir`](crate::machine::SimOutput::write_dir).
 
 use crate::board::output::CaptureWriters;
-use crate::board::{Board, BoardConfig, BoardCounters, BoardPacket};
+use crate::board::{Board, BoardCounters, BoardPacket};
+use crate::dram::{StreamChecker, Violation};
 use crate::machine::{files, Machine, SimConfig, SimError, SimStats};
 use crate::truth::{self, TruthHeader, TruthRecord};
 use hmtt_format::klog::{FileHeaderRepr, RecordRepr};
 use hmtt_format::Command;
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -34,13 +36,48 @@ pub struct StreamSummary {
     pub board_counters: Vec<BoardCounters>,
 }
 
-/// Runs `cfg`'s workload and writes its outputs into `dir` as they are
-/// produced; memory stays bounded by the controllers' queues, the boards'
-/// FIFOs and a few thousand operations' worth of commands.
-pub fn run_to_dir(cfg: SimConfig, dir: &Path, truth_csv: bool) -> Result<StreamSummary, SimError> {
+/// Where a streamed run's outputs go; any combination.
+#[derive(Default)]
+pub struct StreamOutputs<'a> {
+    /// Writes the run's files into this directory (docs/format.md §10).
+    pub dir: Option<&'a Path>,
+    /// With `dir`: the ground truth as CSV too.
+    pub truth_csv: bool,
+    /// Checks each channel's DDR command stream as it grows
+    /// ([`StreamChecker`]), keeping the first violations.
+    pub check: bool,
+    /// Gets every board packet once it has left.
+    pub packets: Option<&'a mut dyn PacketSink>,
+}
+
+/// Takes the boards' packets of a streamed run: per board in leave order,
+/// boards interleaved by (leave tick, board) up to what every board has
+/// reached.
+pub trait PacketSink {
+    fn packet(&mut self, board: usize, packet: &BoardPacket) -> Result<(), SimError>;
+    /// The run ended: nothing more comes.
+    fn finish(&mut self) -> Result<(), SimError>;
+}
+
+/// Violations kept per channel by a streamed check.
+pub const CHECK_KEEP: usize = 16;
+
+/// What a streamed run did.
+#[derive(Debug, Clone)]
+pub struct StreamReport {
+    pub summary: StreamSummary,
+    /// Per channel, with [`StreamOutputs::check`]: the first violations
+    /// and how many there were in all.
+    pub checks: Vec<(Vec<Violation>, u64)>,
+}
+
+/// Runs `cfg`'s workload and hands its outputs over as they are produced;
+/// memory stays bounded by the controllers' queues, the boards' FIFOs and
+/// a few thousand operations' worth of commands and packets.
+pub fn run_streamed(cfg: SimConfig, outputs: StreamOutputs<'_>) -> Result<StreamReport, SimError> {
     let ops = cfg.workload.ops(cfg.seed);
     let mut machine = Machine::new(cfg)?;
-    let mut out = DirWriter::create(dir, &machine.cfg, truth_csv)?;
+    let mut out = Streamer::create(&machine.cfg, outputs)?;
     let mut since_flush = 0;
     for op in ops {
         machine.step(&op)?;
@@ -53,18 +90,29 @@ pub fn run_to_dir(cfg: SimConfig, dir: &Path, truth_csv: bool) -> Result<StreamS
     machine.end_to(out)
 }
 
+/// [`run_streamed`] writing the run's files into `dir` only.
+pub fn run_to_dir(cfg: SimConfig, dir: &Path, truth_csv: bool) -> Result<StreamSummary, SimError> {
+    let outputs = StreamOutputs {
+        dir: Some(dir),
+        truth_csv,
+        ..Default::default()
+    };
+    Ok(run_streamed(cfg, outputs)?.summary)
+}
+
 impl Machine {
     /// Hands every channel's final commands and truth, and the kernel log
     /// so far, to `out`.
-    fn flush_to(&mut self, out: &mut DirWriter) -> Result<(), SimError> {
+    fn flush_to(&mut self, out: &mut Streamer<'_>) -> Result<(), SimError> {
         for b in 0..self.channels.len() {
             let (cmds, truth) = self.take_channel(b);
             out.channel(b, &cmds, &truth)?;
         }
-        out.klog(&self.os.take_log())
+        out.klog(&self.os.take_log())?;
+        out.send_ready(false)
     }
 
-    fn end_to(mut self, mut out: DirWriter) -> Result<StreamSummary, SimError> {
+    fn end_to(mut self, mut out: Streamer<'_>) -> Result<StreamReport, SimError> {
         self.end_of_run();
         self.flush_to(&mut out)?;
         self.final_stats();
@@ -175,28 +223,21 @@ fn truth_part_name(b: usize) -> String {
     format!("truth-b{b}.part")
 }
 
-/// The output directory of a run while it runs.
-pub struct DirWriter {
+/// The files of a run in its directory while it runs.
+struct DirFiles {
     dir: PathBuf,
-    tick_ps: u16,
-    /// One per channel, when the boards run.
-    boards: Vec<Board>,
     commands: Vec<(OutFile, u64)>,
     truth: TruthOut,
-    truth_records: u64,
     klog: OutFile,
-    klog_records: u64,
     /// One set per board, when the boards run.
     captures: Vec<CaptureWriters>,
-    packets: Vec<u64>,
-    scratch: Vec<BoardPacket>,
     /// Command lines on their way to a file.
     text: Vec<u8>,
 }
 
-impl DirWriter {
+impl DirFiles {
     /// Creates `dir` (if missing) and the files of a run of `cfg`.
-    pub fn create(dir: &Path, cfg: &SimConfig, truth_csv: bool) -> Result<DirWriter, SimError> {
+    fn create(dir: &Path, cfg: &SimConfig, truth_csv: bool) -> Result<DirFiles, SimError> {
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         let n = usize::from(cfg.boards);
         let header = TruthHeader {
@@ -236,42 +277,27 @@ impl DirWriter {
             }
             .to_bytes(),
         )?;
-        let board_configs: Vec<BoardConfig> =
-            (0..cfg.boards).map(|b| cfg.board_config(b)).collect();
-        let mut boards = Vec::new();
         let mut captures = Vec::new();
         if cfg.run_boards {
-            for (b, bc) in board_configs.iter().enumerate() {
-                boards.push(Board::new(bc.clone()).map_err(|error| SimError::Board {
-                    board: b as u8,
-                    error,
-                })?);
+            for b in 0..cfg.boards {
                 captures.push(CaptureWriters::create(
                     dir,
-                    bc,
+                    &cfg.board_config(b),
                     cfg.wall_start_ns,
                     SOURCE_NAME,
                 )?);
             }
         }
-        Ok(DirWriter {
+        Ok(DirFiles {
             dir: dir.to_path_buf(),
-            tick_ps: cfg.controller.timing.tick_ps,
-            packets: vec![0; boards.len()],
-            boards,
             commands,
             truth,
-            truth_records: 0,
             klog,
-            klog_records: 0,
             captures,
-            scratch: Vec::new(),
             text: Vec::new(),
         })
     }
 
-    /// Channel `b`'s next commands and the truth of the requests they
-    /// served, in command order.
     fn channel(
         &mut self,
         b: usize,
@@ -281,7 +307,6 @@ impl DirWriter {
         let (f, count) = &mut self.commands[b];
         f.with(|f| write_command_lines(f, cmds, &mut self.text))?;
         *count += cmds.len() as u64;
-        self.truth_records += records.len() as u64;
         match &mut self.truth {
             TruthOut::Direct { bin, csv } => {
                 for r in records {
@@ -307,51 +332,14 @@ impl DirWriter {
                 }
             }
         }
-        if let Some(board) = self.boards.get_mut(b) {
-            board.commands(cmds).map_err(|error| SimError::Board {
-                board: b as u8,
-                error,
-            })?;
-            self.scratch.clear();
-            board.drain_packets(&mut self.scratch);
-            self.write_packets(b)?;
-        }
         Ok(())
     }
 
-    fn write_packets(&mut self, b: usize) -> Result<(), SimError> {
-        self.captures[b].write(&self.scratch)?;
-        self.packets[b] += self.scratch.len() as u64;
-        Ok(())
-    }
-
-    fn klog(&mut self, records: &[RecordRepr]) -> Result<(), SimError> {
-        for r in records {
-            self.klog.write(&r.to_bytes())?;
-        }
-        self.klog_records += records.len() as u64;
-        Ok(())
-    }
-
-    /// Runs the boards to their end and closes every file.
-    fn finish(
-        mut self,
-        events: &[(String, u32)],
-        stats: SimStats,
-    ) -> Result<StreamSummary, SimError> {
-        let mut board_counters = Vec::new();
-        for b in 0..self.boards.len() {
-            self.boards[b].finish();
-            self.scratch.clear();
-            self.boards[b].drain_packets(&mut self.scratch);
-            self.write_packets(b)?;
-            board_counters.push(self.boards[b].counters().clone());
-        }
-        let mut commands = Vec::new();
+    /// Closes every file but the summary; returns the directory.
+    fn finish(self, events: &[(String, u32)], tick_ps: u16) -> Result<PathBuf, SimError> {
         for (mut f, count) in self.commands {
             f.write(commands_tail(count).as_bytes())?;
             f.close()?;
-            commands.push(count);
         }
         match self.truth {
             TruthOut::Direct { bin, csv } => {
@@ -363,7 +351,7 @@ impl DirWriter {
             TruthOut::PerBoard { parts, csv, .. } => {
                 let header = TruthHeader {
                     boards: parts.len() as u16,
-                    tick_ps: self.tick_ps,
+                    tick_ps,
                 };
                 for p in parts {
                     p.close()?;
@@ -378,21 +366,187 @@ impl DirWriter {
         let mut f = OutFile::create(&self.dir, files::EVENTS)?;
         f.write(events_toml(events).as_bytes())?;
         f.close()?;
+        Ok(self.dir)
+    }
+}
+
+/// A streamed run's outputs while it runs: the boards, and whichever of
+/// files, checks and packet sink were asked for.
+struct Streamer<'a> {
+    tick_ps: u16,
+    files: Option<DirFiles>,
+    /// One per channel, when the boards run.
+    boards: Vec<Board>,
+    commands: Vec<u64>,
+    truth_records: u64,
+    klog_records: u64,
+    packets: Vec<u64>,
+    scratch: Vec<BoardPacket>,
+    checkers: Vec<StreamChecker>,
+    sink: Option<&'a mut dyn PacketSink>,
+    /// Per board, packets left but not handed to the sink yet.
+    unsent: Vec<VecDeque<BoardPacket>>,
+}
+
+impl<'a> Streamer<'a> {
+    fn create(cfg: &SimConfig, outputs: StreamOutputs<'a>) -> Result<Streamer<'a>, SimError> {
+        let n = usize::from(cfg.boards);
+        let files = match outputs.dir {
+            Some(dir) => Some(DirFiles::create(dir, cfg, outputs.truth_csv)?),
+            None => None,
+        };
+        let mut boards = Vec::new();
+        if cfg.run_boards {
+            for b in 0..cfg.boards {
+                boards.push(
+                    Board::new(cfg.board_config(b))
+                        .map_err(|error| SimError::Board { board: b, error })?,
+                );
+            }
+        }
+        let checkers = if outputs.check {
+            let timing = &cfg.controller.timing;
+            (0..n)
+                .map(|_| StreamChecker::new(&cfg.geometry, timing, CHECK_KEEP))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(Streamer {
+            tick_ps: cfg.controller.timing.tick_ps,
+            files,
+            packets: vec![0; boards.len()],
+            unsent: vec![VecDeque::new(); boards.len()],
+            boards,
+            commands: vec![0; n],
+            truth_records: 0,
+            klog_records: 0,
+            scratch: Vec::new(),
+            checkers,
+            sink: outputs.packets,
+        })
+    }
+
+    /// Channel `b`'s next commands and the truth of the requests they
+    /// served, in command order.
+    fn channel(
+        &mut self,
+        b: usize,
+        cmds: &[Command],
+        records: &[TruthRecord],
+    ) -> Result<(), SimError> {
+        if let Some(files) = &mut self.files {
+            files.channel(b, cmds, records)?;
+        }
+        self.commands[b] += cmds.len() as u64;
+        self.truth_records += records.len() as u64;
+        if let Some(checker) = self.checkers.get_mut(b) {
+            checker.feed(cmds);
+        }
+        if let Some(board) = self.boards.get_mut(b) {
+            board.commands(cmds).map_err(|error| SimError::Board {
+                board: b as u8,
+                error,
+            })?;
+            self.scratch.clear();
+            board.drain_packets(&mut self.scratch);
+            self.take_packets(b)?;
+        }
+        Ok(())
+    }
+
+    fn take_packets(&mut self, b: usize) -> Result<(), SimError> {
+        if let Some(files) = &mut self.files {
+            files.captures[b].write(&self.scratch)?;
+        }
+        self.packets[b] += self.scratch.len() as u64;
+        if self.sink.is_some() {
+            self.unsent[b].extend(self.scratch.drain(..));
+        }
+        Ok(())
+    }
+
+    fn klog(&mut self, records: &[RecordRepr]) -> Result<(), SimError> {
+        if let Some(files) = &mut self.files {
+            for r in records {
+                files.klog.write(&r.to_bytes())?;
+            }
+        }
+        self.klog_records += records.len() as u64;
+        Ok(())
+    }
+
+    /// Hands the sink the packets that left before every board's current
+    /// tick (all of them at the end), by (leave tick, board).
+    fn send_ready(&mut self, all: bool) -> Result<(), SimError> {
+        let Some(sink) = self.sink.as_deref_mut() else {
+            return Ok(());
+        };
+        let reached = if all {
+            u64::MAX
+        } else {
+            self.boards
+                .iter()
+                .map(Board::current_tick)
+                .min()
+                .unwrap_or(0)
+        };
+        // A few boards: a linear scan for the earliest head is cheapest.
+        while let Some(b) = (0..self.unsent.len())
+            .filter(|&b| {
+                self.unsent[b]
+                    .front()
+                    .is_some_and(|p| all || p.leave_tick < reached)
+            })
+            .min_by_key(|&b| (self.unsent[b].front().map(|p| p.leave_tick), b))
+        {
+            let p = self.unsent[b].pop_front().expect("filtered on a head");
+            sink.packet(b, &p)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the boards to their end and closes every output.
+    fn finish(
+        mut self,
+        events: &[(String, u32)],
+        stats: SimStats,
+    ) -> Result<StreamReport, SimError> {
+        let mut board_counters = Vec::new();
+        for b in 0..self.boards.len() {
+            self.boards[b].finish();
+            self.scratch.clear();
+            self.boards[b].drain_packets(&mut self.scratch);
+            self.take_packets(b)?;
+            board_counters.push(self.boards[b].counters().clone());
+        }
+        self.send_ready(true)?;
+        if let Some(sink) = self.sink.as_deref_mut() {
+            sink.finish()?;
+        }
+        let checks = self
+            .checkers
+            .into_iter()
+            .map(StreamChecker::finish)
+            .collect();
         let summary = StreamSummary {
             stats,
-            commands,
+            commands: self.commands,
             truth_records: self.truth_records,
             klog_records: self.klog_records,
             packets: self.packets,
             board_counters,
         };
-        let mut f = OutFile::create(&self.dir, files::SUMMARY)?;
-        f.with(|f| {
-            serde_json::to_writer_pretty(f, &summary_json(&summary, self.tick_ps))
-                .map_err(std::io::Error::other)
-        })?;
-        f.close()?;
-        Ok(summary)
+        if let Some(files) = self.files {
+            let dir = files.finish(events, self.tick_ps)?;
+            let mut f = OutFile::create(&dir, files::SUMMARY)?;
+            f.with(|f| {
+                serde_json::to_writer_pretty(f, &summary_json(&summary, self.tick_ps))
+                    .map_err(std::io::Error::other)
+            })?;
+            f.close()?;
+        }
+        Ok(StreamReport { summary, checks })
     }
 }
 

@@ -1,10 +1,16 @@
 //! `stream::run_to_dir` writes, file for file and byte for byte, what
 //! `SimOutput::write_dir` writes after a run held in memory, across boards,
 //! ports, cache on and off, DMA and remapping workloads, runs long enough
-//! to be handed over many times, and runs without boards.
+//! to be handed over many times, and runs without boards. Streamed with
+//! checks and a packet sink instead of files, the run hands over the held
+//! run's packets in (leave tick, board) order and `dram::check`'s verdicts.
 
-use hmtt_sim::machine::{simulate, SimConfig};
-use hmtt_sim::stream::{run_to_dir, StreamSummary};
+use hmtt_sim::board::BoardPacket;
+use hmtt_sim::dram::check;
+use hmtt_sim::machine::{simulate, SimConfig, SimError, SimOutput};
+use hmtt_sim::stream::{
+    run_streamed, run_to_dir, PacketSink, StreamOutputs, StreamSummary, CHECK_KEEP,
+};
 use hmtt_sim::workload::Workload;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -47,7 +53,63 @@ fn same_files(cfg: &SimConfig) -> StreamSummary {
             .collect::<Vec<_>>()
     );
     assert_eq!(summary.board_counters, out.board_counters);
+    same_packets_and_checks(cfg, &out);
     summary
+}
+
+/// Collects what a streamed run hands over.
+#[derive(Default)]
+struct Collect {
+    packets: Vec<(usize, BoardPacket)>,
+    finished: bool,
+}
+
+impl PacketSink for Collect {
+    fn packet(&mut self, board: usize, p: &BoardPacket) -> Result<(), SimError> {
+        assert!(!self.finished);
+        self.packets.push((board, p.clone()));
+        Ok(())
+    }
+    fn finish(&mut self) -> Result<(), SimError> {
+        self.finished = true;
+        Ok(())
+    }
+}
+
+fn same_packets_and_checks(cfg: &SimConfig, out: &SimOutput) {
+    let mut sink = Collect::default();
+    let run = run_streamed(
+        cfg.clone(),
+        StreamOutputs {
+            check: true,
+            packets: Some(&mut sink),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(sink.finished);
+    let mut held: Vec<(usize, &BoardPacket)> = out
+        .packets
+        .iter()
+        .enumerate()
+        .flat_map(|(b, ps)| ps.iter().map(move |p| (b, p)))
+        .collect();
+    held.sort_by_key(|&(b, p)| (p.leave_tick, b));
+    assert_eq!(sink.packets.len(), held.len());
+    for (i, ((b, p), (hb, hp))) in sink.packets.iter().zip(&held).enumerate() {
+        assert!(
+            b == hb && p == *hp,
+            "packet {i}: board {b} seq {} vs board {hb} seq {}",
+            p.seq,
+            hp.seq
+        );
+    }
+    assert_eq!(run.checks.len(), out.commands.len());
+    for (b, (kept, total)) in run.checks.iter().enumerate() {
+        let all = check(&out.commands[b], &cfg.geometry, &cfg.controller.timing);
+        assert_eq!(*total, all.len() as u64, "board {b}");
+        assert_eq!(kept[..], all[..all.len().min(CHECK_KEEP)], "board {b}");
+    }
 }
 
 #[test]

@@ -3,11 +3,12 @@
 
 use anyhow::{bail, Context};
 use hmtt_format::{AddressMapping, Geometry};
+use hmtt_sim::board::BoardPacket;
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::dram::{Scheduler, Timing};
-use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
+use hmtt_sim::machine::{SimConfig, SimError};
 use hmtt_sim::send::{PacketSender, SenderOptions};
-use hmtt_sim::stream::{run_to_dir, StreamSummary};
+use hmtt_sim::stream::{run_streamed, PacketSink, StreamOutputs, StreamSummary};
 use hmtt_sim::workload::{read_trace_opts, TraceFormat, Workload};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -108,8 +109,8 @@ pub struct SimArgs {
     /// Write back every dirty line at the end.
     #[arg(long)]
     pub flush_at_end: bool,
-    /// Output directory. Written as the run goes, in bounded memory, unless
-    /// --send or --check is given (they hold the whole run in memory).
+    /// Output directory. Written as the run goes, in bounded memory (as
+    /// are --send and --check).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Also write the ground truth as CSV.
@@ -255,64 +256,85 @@ fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
     Ok(cfg)
 }
 
-fn send(a: &SimArgs, out: &SimOutput) -> anyhow::Result<()> {
-    let dests: Vec<SocketAddr> = a
-        .send
-        .iter()
-        .map(|d| {
-            d.to_socket_addrs()
-                .with_context(|| format!("bad destination '{d}'"))?
-                .next()
-                .with_context(|| format!("destination '{d}' resolves to nothing"))
+/// `--send`: the boards' packets to UDP destinations as the run makes them.
+struct UdpSink {
+    tx: PacketSender,
+    /// Destinations per board: `ports` (board-major) or shared.
+    per_board: usize,
+    started: Option<Instant>,
+}
+
+impl UdpSink {
+    fn new(a: &SimArgs) -> anyhow::Result<UdpSink> {
+        let dests: Vec<SocketAddr> = a
+            .send
+            .iter()
+            .map(|d| {
+                d.to_socket_addrs()
+                    .with_context(|| format!("bad destination '{d}'"))?
+                    .next()
+                    .with_context(|| format!("destination '{d}' resolves to nothing"))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        let ports = usize::from(a.ports);
+        let boards = usize::from(a.boards);
+        if ![1, ports, ports * boards].contains(&dests.len()) {
+            bail!(
+                "{} destinations for {boards} board(s) of {ports} ports: give 1, {ports} or {}",
+                dests.len(),
+                ports * boards
+            );
+        }
+        let per_board = if dests.len() == ports * boards && boards > 1 {
+            ports
+        } else {
+            0
+        };
+        let tx = PacketSender::new(
+            &dests,
+            SenderOptions {
+                rate_bps: a.rate.map(|g| g * 1e9),
+                ..Default::default()
+            },
+        )?;
+        Ok(UdpSink {
+            tx,
+            per_board,
+            started: None,
         })
-        .collect::<anyhow::Result<_>>()?;
-    let ports = usize::from(a.ports);
-    let boards = out.packets.len();
-    if ![1, ports, ports * boards].contains(&dests.len()) {
-        bail!(
-            "{} destinations for {boards} board(s) of {ports} ports: give 1, {ports} or {}",
-            dests.len(),
-            ports * boards
+    }
+
+    fn report(&self) {
+        let stats = self.tx.stats();
+        let secs = self.started.map_or(0.0, |t| t.elapsed().as_secs_f64());
+        println!(
+            "sent {} packets ({} bytes) as the run went, over {:.3} s: {:.3} Gb/s, {} sendmmsg calls, {} retries",
+            stats.packets,
+            stats.bytes,
+            secs,
+            stats.bytes as f64 * 8.0 / secs.max(1e-9) / 1e9,
+            stats.calls,
+            stats.retries
         );
     }
-    let mut tx = PacketSender::new(
-        &dests,
-        SenderOptions {
-            rate_bps: a.rate.map(|g| g * 1e9),
-            ..Default::default()
-        },
-    )?;
-    // Boards' packets in the order they leave.
-    let mut all: Vec<(u64, usize, usize, &[u8])> = out
-        .packets
-        .iter()
-        .enumerate()
-        .flat_map(|(b, ps)| {
-            ps.iter()
-                .map(move |p| (p.leave_tick, b, usize::from(p.port), &p.bytes[..]))
+}
+
+impl PacketSink for UdpSink {
+    fn packet(&mut self, board: usize, p: &BoardPacket) -> Result<(), SimError> {
+        self.started.get_or_insert_with(Instant::now);
+        let dest = board * self.per_board + usize::from(p.port);
+        self.tx.send(dest, &p.bytes).map_err(|error| SimError::Io {
+            path: format!("UDP destination {dest}"),
+            error,
         })
-        .collect();
-    all.sort_by_key(|&(t, b, _, _)| (t, b));
-    let start = Instant::now();
-    let stats = tx.send_all(all.iter().map(|&(_, b, p, bytes)| {
-        let dest = if dests.len() == ports * boards && boards > 1 {
-            b * ports + p
-        } else {
-            p
-        };
-        (dest, bytes)
-    }))?;
-    let secs = start.elapsed().as_secs_f64();
-    println!(
-        "sent {} packets ({} bytes) in {:.3} s: {:.3} Gb/s, {} sendmmsg calls, {} retries",
-        stats.packets,
-        stats.bytes,
-        secs,
-        stats.bytes as f64 * 8.0 / secs.max(1e-9) / 1e9,
-        stats.calls,
-        stats.retries
-    );
-    Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), SimError> {
+        self.tx.flush().map_err(|error| SimError::Io {
+            path: "UDP send".into(),
+            error,
+        })
+    }
 }
 
 /// What a run produced, and the events its boards lost.
@@ -346,31 +368,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bail!("nothing to do: give --out DIR and/or --send HOST:PORT[,...]");
     }
     let cfg = config(&args)?;
+    let mut sink = if args.send.is_empty() {
+        None
+    } else {
+        Some(UdpSink::new(&args)?)
+    };
     let start = Instant::now();
-    if let (Some(dir), true, false) = (&args.out, args.send.is_empty(), args.check) {
-        // Only files to write: stream them, in bounded memory.
-        let s = run_to_dir(cfg, dir, args.truth_csv)?;
-        report(&s, start.elapsed().as_secs_f64());
-        println!("wrote {}", dir.display());
-        return Ok(());
-    }
-    let out = simulate(&cfg)?;
-    report(&out.summary(), start.elapsed().as_secs_f64());
-    if args.check {
-        for (b, cmds) in out.commands.iter().enumerate() {
-            let v = hmtt_sim::dram::check(cmds, &cfg.geometry, &cfg.controller.timing);
-            match v.first() {
-                None => println!("board {b}: command stream legal"),
-                Some(first) => bail!("board {b}: {} timing violations, first: {first}", v.len()),
-            }
-        }
-    }
+    let outputs = StreamOutputs {
+        dir: args.out.as_deref(),
+        truth_csv: args.truth_csv,
+        check: args.check,
+        packets: sink.as_mut().map(|s| s as &mut dyn PacketSink),
+    };
+    let run = run_streamed(cfg, outputs)?;
+    report(&run.summary, start.elapsed().as_secs_f64());
     if let Some(dir) = &args.out {
-        out.write_dir(dir, args.truth_csv)?;
         println!("wrote {}", dir.display());
     }
-    if !args.send.is_empty() {
-        send(&args, &out)?;
+    if let Some(sink) = &sink {
+        sink.report();
+    }
+    for (b, (kept, total)) in run.checks.iter().enumerate() {
+        match kept.first() {
+            None => println!("board {b}: command stream legal"),
+            Some(first) => bail!("board {b}: {total} timing violations, first: {first}"),
+        }
     }
     Ok(())
 }

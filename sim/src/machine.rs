@@ -181,6 +181,8 @@ pub enum SimError {
     Config(String),
     #[error("{path}: {error}")]
     Io { path: String, error: std::io::Error },
+    #[error(transparent)]
+    Workload(#[from] crate::workload::WorkloadError),
 }
 
 impl From<OutputError> for SimError {
@@ -717,7 +719,7 @@ impl Machine {
         let ops = cfg.workload.ops(cfg.seed);
         let mut m = Machine::new(cfg)?;
         for op in ops {
-            m.step(&op)?;
+            m.step(&op?)?;
         }
         m.finish()
     }

@@ -80,7 +80,7 @@ pub fn run_streamed(cfg: SimConfig, outputs: StreamOutputs<'_>) -> Result<Stream
     let mut out = Streamer::create(&machine.cfg, outputs)?;
     let mut since_flush = 0;
     for op in ops {
-        machine.step(&op)?;
+        machine.step(&op?)?;
         since_flush += 1;
         if since_flush == OPS_PER_FLUSH {
             machine.flush_to(&mut out)?;

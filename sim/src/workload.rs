@@ -20,6 +20,12 @@ pub const PAGE: u64 = 4096;
 /// First pid handed out to simulated processes.
 pub const FIRST_PID: u32 = 1000;
 
+/// One step of a workload's stream, or why the stream broke (a trace file
+/// that changed or could not be read while the run read it).
+pub type OpResult = Result<Op, WorkloadError>;
+/// A workload's operation stream.
+pub type OpStream = Box<dyn Iterator<Item = OpResult> + Send>;
+
 /// Direction of a DMA transfer (format.md §8 numbering).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DmaDir {
@@ -94,10 +100,18 @@ pub enum Workload {
     RandomRead { bytes: u64, unit: u32, count: u64 },
     /// Quicksort of `n` random 32-bit integers, run on a simulated array.
     Quicksort { n: u64 },
-    /// References parsed from a trace file (already read into memory).
-    /// Shared: every run (and every copy of the workload) walks the same
-    /// parsed operations instead of cloning them all.
+    /// References parsed from trace text held in memory. Shared: every run
+    /// (and every copy of the workload) walks the same parsed operations
+    /// instead of cloning them all.
     Trace { name: String, ops: Arc<[Op]> },
+    /// References read from a trace file as the run goes (checked whole
+    /// once by [`read_trace`]), so a trace of any length costs no memory.
+    TraceFile {
+        name: String,
+        path: PathBuf,
+        format: TraceFormat,
+        instructions: bool,
+    },
     /// A device doing `transfers` DMA transfers of `bytes` each, alternating
     /// direction (to device first).
     Dma { transfers: u64, bytes: u64 },
@@ -232,7 +246,7 @@ impl Workload {
             Workload::ReadAfterWrite { .. } => "read_after_write",
             Workload::RandomRead { .. } => "random_read",
             Workload::Quicksort { .. } => "quicksort",
-            Workload::Trace { .. } => "trace",
+            Workload::Trace { .. } | Workload::TraceFile { .. } => "trace",
             Workload::Dma { .. } => "dma",
             Workload::Processes { .. } => "processes",
             Workload::Rounds { inner, .. } => inner.short_name(),
@@ -240,28 +254,37 @@ impl Workload {
     }
 
     /// The operation stream; every process gets its own pid from
-    /// [`FIRST_PID`] upward (trace files keep theirs).
-    pub fn ops(&self, seed: u64) -> Box<dyn Iterator<Item = Op> + Send> {
+    /// [`FIRST_PID`] upward (trace files keep theirs). Only a trace file
+    /// read during the run can yield an error.
+    pub fn ops(&self, seed: u64) -> OpStream {
         let mut next_pid = FIRST_PID;
         self.ops_with(seed, &mut next_pid)
     }
 
-    fn ops_with(&self, seed: u64, next_pid: &mut u32) -> Box<dyn Iterator<Item = Op> + Send> {
+    fn ops_with(&self, seed: u64, next_pid: &mut u32) -> OpStream {
         match self {
             Workload::Trace { ops, .. } => {
                 let ops = Arc::clone(ops);
-                Box::new((0..ops.len()).map(move |i| ops[i].clone()))
+                Box::new((0..ops.len()).map(move |i| Ok(ops[i].clone())))
             }
+            Workload::TraceFile {
+                path,
+                format,
+                instructions,
+                ..
+            } => Box::new(TraceFileOps::open(path, *format, *instructions)),
             Workload::Dma { transfers, bytes } => {
                 let bytes = (*bytes).max(1);
-                Box::new((0..*transfers).map(move |i| Op::Dma {
-                    device: "simdev0".to_string(),
-                    bytes,
-                    dir: if i % 2 == 0 {
-                        DmaDir::ToDevice
-                    } else {
-                        DmaDir::FromDevice
-                    },
+                Box::new((0..*transfers).map(move |i| {
+                    Ok(Op::Dma {
+                        device: "simdev0".to_string(),
+                        bytes,
+                        dir: if i % 2 == 0 {
+                            DmaDir::ToDevice
+                        } else {
+                            DmaDir::FromDevice
+                        },
+                    })
                 }))
             }
             Workload::Processes { parts, quantum } => {
@@ -275,7 +298,7 @@ impl Workload {
             _ => {
                 let pid = *next_pid;
                 *next_pid += 1;
-                Box::new(Process::new(self.clone(), pid, seed))
+                Box::new(Process::new(self.clone(), pid, seed).map(Ok))
             }
         }
     }
@@ -606,7 +629,7 @@ impl Quicksort {
 /// Interleaves streams `quantum` ops at a time, choosing the next stream at
 /// random (seeded) among those not finished.
 struct Interleave {
-    streams: Vec<Box<dyn Iterator<Item = Op> + Send>>,
+    streams: Vec<OpStream>,
     current: usize,
     left: u32,
     quantum: u32,
@@ -614,7 +637,7 @@ struct Interleave {
 }
 
 impl Interleave {
-    fn new(streams: Vec<Box<dyn Iterator<Item = Op> + Send>>, quantum: u32, seed: u64) -> Self {
+    fn new(streams: Vec<OpStream>, quantum: u32, seed: u64) -> Self {
         Interleave {
             streams,
             current: 0,
@@ -626,9 +649,9 @@ impl Interleave {
 }
 
 impl Iterator for Interleave {
-    type Item = Op;
+    type Item = OpResult;
 
-    fn next(&mut self) -> Option<Op> {
+    fn next(&mut self) -> Option<OpResult> {
         while !self.streams.is_empty() {
             if self.left == 0 {
                 self.left = self.quantum;
@@ -671,67 +694,97 @@ pub fn parse_trace_opts(
     file: &str,
     instructions: bool,
 ) -> Result<Vec<Op>, WorkloadError> {
+    let mut parser = TraceParser::new(format, file, instructions);
     let mut ops = Vec::new();
-    let mut pids: Vec<u32> = Vec::new();
-    let err = |line: usize, message: String| WorkloadError::Parse {
-        file: file.to_string(),
-        line,
-        message,
-    };
-    for (i, raw) in text.lines().enumerate() {
-        let line_no = i + 1;
+    for raw in text.lines() {
+        parser.line(raw, &mut ops)?;
+    }
+    parser.finish(&mut ops);
+    Ok(ops)
+}
+
+/// Turns trace lines into operations, one line at a time: an `Exec` before
+/// a pid's first reference, an `Exit` for every pid at the end.
+struct TraceParser {
+    format: TraceFormat,
+    file: String,
+    instructions: bool,
+    line_no: usize,
+    pids: Vec<u32>,
+}
+
+impl TraceParser {
+    fn new(format: TraceFormat, file: &str, instructions: bool) -> TraceParser {
+        TraceParser {
+            format,
+            file: file.to_string(),
+            instructions,
+            line_no: 0,
+            pids: Vec::new(),
+        }
+    }
+
+    fn err(&self, message: String) -> WorkloadError {
+        WorkloadError::Parse {
+            file: self.file.clone(),
+            line: self.line_no,
+            message,
+        }
+    }
+
+    /// The operations of the next line, appended to `ops`.
+    fn line(&mut self, raw: &str, ops: &mut impl Extend<Op>) -> Result<(), WorkloadError> {
+        self.line_no += 1;
         let mut refs: [Option<(u64, bool, u32)>; 2] = [None, None];
         let mut pid = FIRST_PID;
-        match format {
+        match self.format {
             TraceFormat::ReadWrite => {
                 let body = raw.split('#').next().unwrap_or("");
                 let mut it = body.split_ascii_whitespace();
-                let Some(kind) = it.next() else { continue };
+                let Some(kind) = it.next() else {
+                    return Ok(());
+                };
                 let write = match kind {
                     "R" | "r" => false,
                     "W" | "w" => true,
-                    other => return Err(err(line_no, format!("expected R or W, found '{other}'"))),
+                    other => return Err(self.err(format!("expected R or W, found '{other}'"))),
                 };
                 let addr = it
                     .next()
-                    .ok_or_else(|| err(line_no, "missing address".into()))?;
+                    .ok_or_else(|| self.err("missing address".into()))?;
                 let addr = parse_number(addr)
-                    .ok_or_else(|| err(line_no, format!("address '{addr}' is not a number")))?;
+                    .ok_or_else(|| self.err(format!("address '{addr}' is not a number")))?;
                 let size = match it.next() {
                     None => 8,
                     Some(s) => parse_number(s)
                         .filter(|&v| (1..=1 << 20).contains(&v))
-                        .ok_or_else(|| err(line_no, format!("size '{s}' is not in 1..=1048576")))?
+                        .ok_or_else(|| self.err(format!("size '{s}' is not in 1..=1048576")))?
                         as u32,
                 };
                 if let Some(p) = it.next() {
                     pid = parse_number(p)
                         .and_then(|v| u32::try_from(v).ok())
-                        .ok_or_else(|| err(line_no, format!("pid '{p}' is not a 32-bit number")))?;
+                        .ok_or_else(|| self.err(format!("pid '{p}' is not a 32-bit number")))?;
                 }
                 if let Some(extra) = it.next() {
-                    return Err(err(line_no, format!("unexpected trailing text '{extra}'")));
+                    return Err(self.err(format!("unexpected trailing text '{extra}'")));
                 }
                 refs[0] = Some((addr, write, size));
             }
             TraceFormat::Lackey => {
                 let trimmed = raw.trim();
                 if trimmed.is_empty() || trimmed.starts_with("==") || trimmed.starts_with("--") {
-                    continue;
+                    return Ok(());
                 }
                 let (kind, rest) = trimmed.split_at(1);
                 let rest = rest.trim();
                 let (addr, size) = rest.split_once(',').ok_or_else(|| {
-                    err(
-                        line_no,
-                        format!("expected '<kind> <hex address>,<size>', found '{trimmed}'"),
-                    )
+                    self.err(format!(
+                        "expected '<kind> <hex address>,<size>', found '{trimmed}'"
+                    ))
                 })?;
                 let addr = u64::from_str_radix(addr.trim(), 16).map_err(|_| {
-                    err(
-                        line_no,
-                        format!("address '{}' is not hexadecimal", addr.trim()),
-                    )
+                    self.err(format!("address '{}' is not hexadecimal", addr.trim()))
                 })?;
                 let size: u32 = size
                     .trim()
@@ -739,14 +792,11 @@ pub fn parse_trace_opts(
                     .ok()
                     .filter(|&s| s >= 1)
                     .ok_or_else(|| {
-                        err(
-                            line_no,
-                            format!("size '{}' is not a positive number", size.trim()),
-                        )
+                        self.err(format!("size '{}' is not a positive number", size.trim()))
                     })?;
                 match kind {
                     "I" => {
-                        if instructions {
+                        if self.instructions {
                             refs[0] = Some((addr, false, size));
                         }
                     }
@@ -757,32 +807,123 @@ pub fn parse_trace_opts(
                         refs[1] = Some((addr, true, size));
                     }
                     other => {
-                        return Err(err(
-                            line_no,
-                            format!("unknown lackey record '{other}' (expected I, L, S or M)"),
-                        ))
+                        return Err(self.err(format!(
+                            "unknown lackey record '{other}' (expected I, L, S or M)"
+                        )))
                     }
                 }
             }
         }
         for (vaddr, write, size) in refs.into_iter().flatten() {
-            if !pids.contains(&pid) {
-                pids.push(pid);
-                ops.push(Op::Exec {
+            if !self.pids.contains(&pid) {
+                self.pids.push(pid);
+                ops.extend([Op::Exec {
                     pid,
                     name: "trace".into(),
-                });
+                }]);
             }
-            ops.push(Op::Access {
+            ops.extend([Op::Access {
                 pid,
                 vaddr,
                 write,
                 size,
-            });
+            }]);
+        }
+        Ok(())
+    }
+
+    /// The exits at the end of the trace.
+    fn finish(&mut self, ops: &mut impl Extend<Op>) {
+        ops.extend(self.pids.drain(..).map(|pid| Op::Exit { pid }));
+    }
+}
+
+/// Lines of a trace file read ahead at a time.
+const TRACE_READ: usize = 1 << 16;
+
+/// A trace file's operations, read and parsed as they are taken.
+struct TraceFileOps {
+    reader: Option<std::io::BufReader<std::fs::File>>,
+    /// Why the file could not be opened: the first item.
+    open_error: Option<WorkloadError>,
+    parser: TraceParser,
+    pending: VecDeque<Op>,
+    line: String,
+}
+
+impl TraceFileOps {
+    fn open(path: &Path, format: TraceFormat, instructions: bool) -> TraceFileOps {
+        let file = path.display().to_string();
+        let (reader, open_error) = match std::fs::File::open(path) {
+            Ok(f) => (Some(std::io::BufReader::with_capacity(1 << 20, f)), None),
+            Err(error) => (
+                None,
+                Some(WorkloadError::Io {
+                    file: file.clone(),
+                    error,
+                }),
+            ),
+        };
+        TraceFileOps {
+            reader,
+            open_error,
+            parser: TraceParser::new(format, &file, instructions),
+            pending: VecDeque::new(),
+            line: String::new(),
         }
     }
-    ops.extend(pids.into_iter().map(|pid| Op::Exit { pid }));
-    Ok(ops)
+
+    /// Reads lines until some operations are pending or the file ends.
+    fn fill(&mut self) -> Result<(), WorkloadError> {
+        use std::io::BufRead;
+        let Some(reader) = self.reader.as_mut() else {
+            return Ok(());
+        };
+        for _ in 0..TRACE_READ {
+            self.line.clear();
+            let n = reader
+                .read_line(&mut self.line)
+                .map_err(|error| WorkloadError::Io {
+                    file: self.parser.file.clone(),
+                    error,
+                })?;
+            if n == 0 {
+                self.reader = None;
+                self.parser.finish(&mut self.pending);
+                return Ok(());
+            }
+            let line = std::mem::take(&mut self.line);
+            let parsed = self.parser.line(&line, &mut self.pending);
+            self.line = line;
+            parsed?;
+            if !self.pending.is_empty() {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for TraceFileOps {
+    type Item = OpResult;
+
+    fn next(&mut self) -> Option<OpResult> {
+        if let Some(e) = self.open_error.take() {
+            return Some(Err(e));
+        }
+        loop {
+            if let Some(op) = self.pending.pop_front() {
+                return Some(Ok(op));
+            }
+            self.reader.as_ref()?;
+            if let Err(e) = self.fill() {
+                // Nothing more after an error.
+                self.reader = None;
+                self.pending.clear();
+                return Some(Err(e));
+            }
+        }
+    }
 }
 
 /// Reads and parses a trace file; the format is guessed from the first
@@ -792,24 +933,47 @@ pub fn read_trace(path: &Path, format: Option<TraceFormat>) -> Result<Workload, 
 }
 
 /// As [`read_trace`]; `instructions` keeps lackey's instruction fetches.
+/// The file is read through once here, in bounded memory, so that a bad
+/// line is reported (file and line) before any run; runs read it again as
+/// they go ([`Workload::TraceFile`]).
 pub fn read_trace_opts(
     path: &Path,
     format: Option<TraceFormat>,
     instructions: bool,
 ) -> Result<Workload, WorkloadError> {
+    use std::io::Read;
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|error| WorkloadError::Io {
+    let io = |error| WorkloadError::Io {
         file: file.clone(),
         error,
-    })?;
-    let format = format.unwrap_or_else(|| guess_format(&text));
-    let ops = parse_trace_opts(&text, format, &file, instructions)?;
-    Ok(Workload::Trace {
+    };
+    let format = match format {
+        Some(f) => f,
+        None => {
+            let mut head = Vec::new();
+            std::fs::File::open(path)
+                .map_err(io)?
+                .take(1 << 16)
+                .read_to_end(&mut head)
+                .map_err(io)?;
+            guess_format(&String::from_utf8_lossy(&head))
+        }
+    };
+    // Checked whole, keeping nothing.
+    let mut count = 0u64;
+    for op in TraceFileOps::open(path, format, instructions) {
+        op?;
+        count += 1;
+    }
+    tracing::debug!("{file}: {count} operations");
+    Ok(Workload::TraceFile {
         name: PathBuf::from(path)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or(file),
-        ops: ops.into(),
+        path: path.to_path_buf(),
+        format,
+        instructions,
     })
 }
 
@@ -853,7 +1017,7 @@ mod tests {
             unit: 64,
             stride: 64,
         };
-        let ops: Vec<Op> = w.ops(1).collect();
+        let ops: Vec<Op> = w.ops(1).collect::<Result<_, _>>().unwrap();
         assert!(matches!(&ops[0], Op::Exec { pid: FIRST_PID, .. }));
         assert!(matches!(ops.last(), Some(Op::Exit { pid: FIRST_PID })));
         let reads: Vec<u64> = ops
@@ -877,7 +1041,7 @@ mod tests {
     #[test]
     fn processes_get_distinct_pids_and_interleave() {
         let w = Workload::default().processes(3, 4);
-        let ops: Vec<Op> = w.ops(9).collect();
+        let ops: Vec<Op> = w.ops(9).collect::<Result<_, _>>().unwrap();
         let mut pids: Vec<u32> = ops
             .iter()
             .filter_map(|o| match o {

@@ -134,11 +134,16 @@ fn trace_files_are_read_guessed_and_simulated_exactly() {
     }
     drop(f);
     let w = read_trace(&path, None).unwrap();
-    let Workload::Trace { ops, .. } = &w else {
-        panic!()
-    };
+    assert!(
+        matches!(&w, Workload::TraceFile { .. }),
+        "read as the run goes"
+    );
+    let ops: Vec<Op> = w.ops(1).collect::<Result<_, _>>().unwrap();
     // Exec, 4 from the header lines, 4000 plus one more per M, Exit.
     assert_eq!(ops.len(), 1 + 4 + 4000 + 4000 / 3 + 1);
+    // The same operations as the text parsed whole.
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(ops, parse_trace(&text, TraceFormat::Lackey, "x").unwrap());
     for cache in [None, Some(Default::default())] {
         let cfg = SimConfig::default().workload(w.clone()).cache(cache);
         let out = simulate(&cfg).unwrap();
@@ -157,4 +162,22 @@ fn trace_files_are_read_guessed_and_simulated_exactly() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("missing"), "{e}");
+    // A file that breaks after it was checked: the run stops with the
+    // error (file and line), not with a shorter trace.
+    let changing = dir.path().join("changing.txt");
+    std::fs::write(&changing, "R 0x1000\nW 0x2000\nR 0x3000\n").unwrap();
+    let w = read_trace(&changing, None).unwrap();
+    std::fs::write(&changing, "R 0x1000\nW 0x2000\nX 0x3000\n").unwrap();
+    let e = simulate(&SimConfig::default().workload(w.clone()))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        format!("{}:3: expected R or W, found 'X'", changing.display())
+    );
+    std::fs::remove_file(&changing).unwrap();
+    let e = simulate(&SimConfig::default().workload(w))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("changing.txt"), "{e}");
 }

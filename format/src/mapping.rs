@@ -52,41 +52,71 @@ struct MappingFile {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AddressMapping {
     geometry: Geometry,
+    /// `geometry.lines() - 1`, kept for `pa_of`.
+    line_mask: u64,
     /// `None` for the linear mapping (the fast path).
     forward: Option<Vec<u64>>,
     inverse: Option<Vec<u64>>,
-    /// `inverse` as byte tables, for `pa_of` (`None` for the linear mapping).
+    /// What `inverse` adds to the linear mapping, as byte tables, for
+    /// `pa_of` (`None` for the linear mapping).
     pa_tables: Option<ByteTables>,
 }
 
 /// Bytes of a line index: `line_bits` is at most 45 (format.md §2).
 const LINE_BYTES_MAX: usize = 6;
 
-/// A GF(2)-linear map as one table per byte of its input: since the map
-/// is linear, its value is the XOR of the tables' entries for the input's
-/// bytes, six loads instead of a parity per output bit. Always six tables
-/// (unused ones all zero) so that the lookups unroll without a loop.
+/// A GF(2)-linear map as one table per byte of the input bits it reads:
+/// since the map is linear, its value is the XOR of the tables' entries
+/// for those bytes, a load each instead of a parity per output bit. Only
+/// the span of input bits the map reads gets tables: for a bank-XOR hash,
+/// whose difference from the linear mapping reads a few row bits, that is
+/// one table.
 #[derive(Clone, PartialEq, Eq)]
-struct ByteTables(Box<[[u64; 256]; LINE_BYTES_MAX]>);
+struct ByteTables {
+    /// The lowest input bit read.
+    first_bit: u32,
+    /// Tables in use (0 to 6); the others are all zero.
+    count: usize,
+    tables: Box<[[u64; 256]; LINE_BYTES_MAX]>,
+}
 
 impl ByteTables {
     /// Tables for `apply(masks, x) * scale`, `x` of at most 48 bits.
     fn new(masks: &[u64], scale: u64) -> ByteTables {
-        let mut tables = ByteTables(Box::new([[0; 256]; LINE_BYTES_MAX]));
-        for (byte, t) in tables.0.iter_mut().enumerate() {
+        let read = masks.iter().fold(0u64, |a, m| a | m) & ((1 << (8 * LINE_BYTES_MAX)) - 1);
+        let first_bit = if read == 0 { 0 } else { read.trailing_zeros() };
+        let span = if read == 0 {
+            0
+        } else {
+            64 - read.leading_zeros() - first_bit
+        };
+        let count = span.div_ceil(8) as usize;
+        let mut tables = Box::new([[0; 256]; LINE_BYTES_MAX]);
+        for (byte, t) in tables.iter_mut().enumerate().take(count) {
             for (v, slot) in t.iter_mut().enumerate() {
-                *slot = apply(masks, (v as u64) << (8 * byte)) * scale;
+                let shift = first_bit + 8 * byte as u32;
+                *slot = apply(masks, ((v as u64) << shift) & read) * scale;
             }
         }
-        tables
+        ByteTables {
+            first_bit,
+            count,
+            tables,
+        }
     }
 
-    /// Bits of `x` beyond 48 are ignored.
+    /// Input bits beyond the first 48 are ignored.
     #[inline]
     fn get(&self, x: u64) -> u64 {
-        let t = &self.0;
+        let t = &self.tables;
+        let x = (x & ((1 << (8 * LINE_BYTES_MAX)) - 1)) >> self.first_bit;
         let b = |i: usize| ((x >> (8 * i)) & 0xff) as usize;
-        (t[0][b(0)] ^ t[1][b(1)]) ^ (t[2][b(2)] ^ t[3][b(3)]) ^ (t[4][b(4)] ^ t[5][b(5)])
+        // Unused tables are zero: two lookups serve up to two bytes.
+        if self.count <= 2 {
+            t[0][b(0)] ^ t[1][b(1)]
+        } else {
+            (t[0][b(0)] ^ t[1][b(1)]) ^ (t[2][b(2)] ^ t[3][b(3)]) ^ (t[4][b(4)] ^ t[5][b(5)])
+        }
     }
 }
 
@@ -128,6 +158,7 @@ impl AddressMapping {
     pub fn linear(geometry: Geometry) -> AddressMapping {
         AddressMapping {
             geometry,
+            line_mask: geometry.lines() - 1,
             forward: None,
             inverse: None,
             pa_tables: None,
@@ -201,7 +232,15 @@ impl AddressMapping {
         } else {
             AddressMapping {
                 geometry,
-                pa_tables: Some(ByteTables::new(&inverse, LINE_BYTES)),
+                line_mask: geometry.lines() - 1,
+                pa_tables: Some(ByteTables::new(
+                    &inverse
+                        .iter()
+                        .enumerate()
+                        .map(|(i, m)| m ^ (1u64 << i))
+                        .collect::<Vec<_>>(),
+                    LINE_BYTES,
+                )),
                 forward: Some(masks),
                 inverse: Some(inverse),
             }
@@ -238,10 +277,10 @@ impl AddressMapping {
     /// Line index → physical address of the line's first byte.
     #[inline]
     pub fn pa_of(&self, line: u64) -> u64 {
-        let line = line & (self.geometry.lines() - 1);
+        let line = line & self.line_mask;
         match &self.pa_tables {
             None => line * LINE_BYTES,
-            Some(t) => t.get(line),
+            Some(t) => (line * LINE_BYTES) ^ t.get(line),
         }
     }
 }
@@ -290,6 +329,38 @@ mod tests {
         assert_eq!((c.row, c.bank), (1, 0));
         for pa in [0u64, 64, 1 << 20, (1 << 32) - 64, 0xdead_beef & !63] {
             assert_eq!(m.pa_of(m.line_of(pa).unwrap()), pa);
+        }
+    }
+
+    #[test]
+    fn residual_tables_of_every_width() {
+        // Identity but for bit 3, XORed with bits `first` and `last` (of 30):
+        // the difference from the linear mapping reads those bits only.
+        let g = Geometry::preset("ddr4-64g").unwrap();
+        for (first, last) in [(12, 12), (12, 19), (12, 20), (9, 29), (1, 29)] {
+            let masks: Vec<u64> = (0..g.line_bits())
+                .map(|i| {
+                    let m = 1u64 << i;
+                    if i == 3 {
+                        m | (1u64 << first) | (1u64 << last)
+                    } else {
+                        m
+                    }
+                })
+                .collect();
+            let m = AddressMapping::from_masks(g, masks).unwrap();
+            let want = (last - first) / 8 + 1;
+            assert_eq!(m.pa_tables.as_ref().unwrap().count, want as usize);
+            let inverse = m.inverse.clone().unwrap();
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            for _ in 0..2000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let line = x & (g.lines() - 1);
+                assert_eq!(m.pa_of(line), apply(&inverse, line) * LINE_BYTES);
+                assert_eq!(m.line_of(m.pa_of(line)).unwrap(), line);
+            }
         }
     }
 

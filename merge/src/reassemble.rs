@@ -368,6 +368,10 @@ trait LineToPa {
     fn vector_form(&self) -> VectorForm {
         VectorForm::LINE
     }
+    /// The vector loop's records hold `line << 1 | write` and get their
+    /// address fields from [`LineToPa::field`] afterwards (known at
+    /// compile time, so that the linear loop carries nothing for it).
+    const VECTOR_REMAP: bool = true;
 }
 
 /// The address field of a physical address (what `TraceRecord::access`
@@ -398,9 +402,9 @@ impl LineToPa for Linear {
             lo_mask: (self.mask & (LINE_LO_MASK * LINE_BYTES)) as u32,
             hi_shift: 30,
             payload_mask: (self.mask >> 30) as u32,
-            remap: false,
         }
     }
+    const VECTOR_REMAP: bool = false;
     #[inline(always)]
     fn hi(&self, payload: u64) -> u64 {
         ((payload << 24) * LINE_BYTES) & self.mask
@@ -641,16 +645,16 @@ fn decode_words_by<M: LineToPa>(
 /// How the vector loop builds a record's packed word from a word's
 /// `line_lo` (shifted left by `lo_shift`, then masked with `lo_mask`), its
 /// write bit (bit 0) and the LINE_HI payload in force (masked with
-/// `payload_mask`, then shifted left by `hi_shift`). With `remap` that
-/// word holds `line << 1 | write`, and each kept record is then given its
-/// address field by [`LineToPa::field`] and the board's bits.
+/// `payload_mask`, then shifted left by `hi_shift`). With
+/// [`LineToPa::VECTOR_REMAP`] that word holds `line << 1 | write`, and each
+/// kept record is then given its address field by [`LineToPa::field`] and
+/// the board's bits.
 #[derive(Debug, Clone, Copy)]
 struct VectorForm {
     lo_shift: u32,
     lo_mask: u32,
     hi_shift: u32,
     payload_mask: u32,
-    remap: bool,
 }
 
 impl VectorForm {
@@ -660,7 +664,6 @@ impl VectorForm {
         lo_mask: (LINE_LO_MASK as u32) << 1,
         hi_shift: 25,
         payload_mask: PAYLOAD_MASK as u32,
-        remap: true,
     };
 }
 
@@ -769,17 +772,40 @@ mod avx2 {
             let hi_shift_down = _mm_cvtsi32_si128(32 - form.hi_shift as i32);
             let payload_mask = _mm256_set1_epi32(form.payload_mask as i32);
             let one = _mm256_set1_epi32(1);
-            let board_v = _mm256_set1_epi64x(if form.remap { 0 } else { board_bits as i64 });
+            let board_v = _mm256_set1_epi64x(if M::VECTOR_REMAP {
+                0
+            } else {
+                board_bits as i64
+            });
             // The state in locals: as fields it would live in a vector
             // register, taken apart and put together at every step. The
             // LINE_HI in force is kept as its payload.
             let (mut t0, mut payload, mut dst, mut writes) = (st.t, 0u32, st.dst, 0u64);
+            // With VECTOR_REMAP, the records from here to `dst` hold LINE form;
+            // they get their addresses a run of steps at a time, long
+            // after their stores (not at once: loading a field of a wide
+            // store still in flight stalls).
+            let mut unmapped = dst;
+            let give_addresses = |from: *mut TraceRecord, to: *mut TraceRecord| {
+                if M::VECTOR_REMAP {
+                    // SAFETY: records the steps stored, `from <= to`.
+                    let records = unsafe {
+                        std::slice::from_raw_parts_mut(from, to.offset_from(from) as usize)
+                    };
+                    for r in records {
+                        let line = r.packed >> 1;
+                        r.packed =
+                            board_bits | map.field(line & !LINE_LO_MASK, line) | (r.packed & 1);
+                    }
+                }
+            };
             let mut steps = words.chunks_exact(32);
             for step in &mut steps {
                 // SAFETY: 32 bytes, unaligned load.
                 let w = unsafe { _mm256_loadu_si256(step.as_ptr().cast()) };
                 let kind = _mm256_and_si256(_mm256_srli_epi32::<21>(w), kind_mask);
                 if _mm256_movemask_epi8(_mm256_cmpgt_epi32(kind, line_hi_kind)) != 0 {
+                    give_addresses(unmapped, dst);
                     (st.t, st.hi, st.dst) = (t0, map.hi(u64::from(payload)), dst);
                     for word in step.chunks_exact(4) {
                         let w = u64::from(u32::from_le_bytes(word.try_into().expect("4 bytes")));
@@ -788,6 +814,7 @@ mod avx2 {
                         unsafe { word_step(st, w, board, board_bits, &map, counts) };
                     }
                     (t0, dst) = (st.t, st.dst);
+                    unmapped = dst;
                     payload = last_line_hi(step).unwrap_or(payload);
                     continue;
                 }
@@ -852,15 +879,6 @@ mod avx2 {
                     _mm256_storeu_si256(dst.add(6).cast(), _mm256_unpackhi_epi64(tick_b, packed_b));
                 }
                 let n = access.count_ones() as usize;
-                if form.remap {
-                    // SAFETY: the `n` records just stored.
-                    let records = unsafe { std::slice::from_raw_parts_mut(dst, n) };
-                    for r in records {
-                        let line = r.packed >> 1;
-                        r.packed =
-                            board_bits | map.field(line & !LINE_LO_MASK, line) | (r.packed & 1);
-                    }
-                }
                 // SAFETY: within the slots reserved, as above.
                 dst = unsafe { dst.add(n) };
                 // TIME and LINE_HI words have bit 24 clear.
@@ -874,6 +892,7 @@ mod avx2 {
                     payload = last & PAYLOAD_MASK as u32;
                 }
             }
+            give_addresses(unmapped, dst);
             (st.t, st.hi, st.dst) = (t0, map.hi(u64::from(payload)), dst);
             st.writes += writes;
             for word in steps.remainder().chunks_exact(4) {

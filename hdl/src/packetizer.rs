@@ -112,11 +112,13 @@ pub struct Packetizer<const L: usize> {
     count_full: Signal<Local, Bit>,
     fresh_full: Signal<Local, Bit>,
     words_full: Signal<Local, Bit>,
-    /// `idle_flush_ticks` and `idle_flush_ticks - (L-1)`, in halves.
-    idle_lo: Constant<Bits<33>>,
-    idle_hi: Constant<Bits<32>>,
-    early_lo: Constant<Bits<33>>,
-    early_hi: Constant<Bits<32>>,
+    /// `idle_flush_ticks - L`: ticks left to the deadline at the next
+    /// cycle's `out_tick` after a pop at lane 0.
+    rem_after_pop: Constant<Bits<32>>,
+    /// Bit j: a pop at lane j leaves at least `L` ticks to the deadline.
+    big_after_pop: Constant<Bits<4>>,
+    lanes: Constant<Bits<32>>,
+    twice_lanes: Constant<Bits<32>>,
     last_port: Constant<Bits<2>>,
     // Stream state.
     /// The running time in halves; the high half takes `run_hi_inc`
@@ -126,10 +128,16 @@ pub struct Packetizer<const L: usize> {
     run_hi: DFF<Bits<32>>,
     run_hi_inc: DFFWithInit<Bits<32>>,
     stream_hi: DFF<Bits<21>>,
-    /// Last pop tick + `idle_flush_ticks`, and that minus `L-1` (the flush
-    /// is due in a cycle whose last tick reaches the deadline).
-    deadline: DFF<Bits<64>>,
-    deadline_early: DFF<Bits<64>>,
+    /// The flush deadline (last pop tick + `idle_flush_ticks`) as ticks
+    /// left from this cycle's `out_tick`, counted down by `L` a cycle, so
+    /// the flush decision starts from flops instead of a 64-bit compare
+    /// with `out_tick`. This relies on `out_tick` advancing by exactly `L`
+    /// each cycle from the first pop on (the capture chain's tick counter
+    /// is free-running). `rem_neg`: the deadline has passed (sticky until
+    /// the next pop; `rem` is then stale); `rem_big`: `rem >= L`.
+    rem: DFF<Bits<32>>,
+    rem_neg: DFF<Bit>,
+    rem_big: DFF<Bit>,
     // The open packet.
     open: DFF<Bit>,
     count: DFF<Bits<16>>,
@@ -153,8 +161,7 @@ pub struct Packetizer<const L: usize> {
     word_step: Signal<Local, Bits<32>>,
     run_lo_sum: Signal<Local, Bits<33>>,
     run_time: Signal<Local, Bits<64>>,
-    deadline_lo: Signal<Local, Bits<33>>,
-    early_lo_sum: Signal<Local, Bits<33>>,
+    pop_lane: Signal<Local, Bits<2>>,
     flush_due: Signal<Local, Bit>,
     pop_in_time: Signal<Local, Bit>,
     deadline_ahead: Signal<Local, Bit>,
@@ -177,6 +184,11 @@ impl<const L: usize> Packetizer<L> {
         assert!(matches!(L, 1 | 2 | 4), "L must be 1, 2 or 4");
         assert!((1..=4).contains(&config.ports), "1 to 4 ports");
         assert!(config.idle_flush_ticks >= L as u64);
+        assert!(
+            config.idle_flush_ticks <= 1 << 32,
+            "idle_flush_ticks must fit the 32-bit deadline countdown"
+        );
+        let rem_after_pop = config.idle_flush_ticks - L as u64;
         Self {
             clock: Default::default(),
             pop_valid: Default::default(),
@@ -200,19 +212,23 @@ impl<const L: usize> Packetizer<L> {
             count_full: Default::default(),
             fresh_full: Default::default(),
             words_full: Default::default(),
-            idle_lo: Constant::new((config.idle_flush_ticks & 0xFFFF_FFFF).to_bits()),
-            idle_hi: Constant::new((config.idle_flush_ticks >> 32).to_bits()),
-            early_lo: Constant::new(
-                ((config.idle_flush_ticks - (L as u64 - 1)) & 0xFFFF_FFFF).to_bits(),
+            rem_after_pop: Constant::new(rem_after_pop.to_bits()),
+            big_after_pop: Constant::new(
+                (0..4u64)
+                    .filter(|j| rem_after_pop + j >= L as u64)
+                    .fold(0u64, |m, j| m | 1 << j)
+                    .to_bits(),
             ),
-            early_hi: Constant::new(((config.idle_flush_ticks - (L as u64 - 1)) >> 32).to_bits()),
+            lanes: Constant::new((L as u64).to_bits()),
+            twice_lanes: Constant::new((2 * L as u64).to_bits()),
             last_port: Constant::new(((config.ports - 1) as u64).to_bits()),
             run_lo: Default::default(),
             run_hi: Default::default(),
             run_hi_inc: DFFWithInit::new(1u64.to_bits()),
             stream_hi: Default::default(),
-            deadline: Default::default(),
-            deadline_early: Default::default(),
+            rem: Default::default(),
+            rem_neg: Default::default(),
+            rem_big: Default::default(),
             open: Default::default(),
             count: Default::default(),
             t0: Default::default(),
@@ -233,8 +249,7 @@ impl<const L: usize> Packetizer<L> {
             word_step: Default::default(),
             run_lo_sum: Default::default(),
             run_time: Default::default(),
-            deadline_lo: Default::default(),
-            early_lo_sum: Default::default(),
+            pop_lane: Default::default(),
             flush_due: Default::default(),
             pop_in_time: Default::default(),
             deadline_ahead: Default::default(),
@@ -254,46 +269,22 @@ impl<const L: usize> Logic for Packetizer<L> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self,
-            clock,
-            run_lo,
-            run_hi,
-            run_hi_inc,
-            stream_hi,
-            deadline,
-            deadline_early,
-            open,
-            count,
-            t0,
-            pkt_hi,
-            port,
-            hold_valid,
-            hold_data,
-            hold_port,
-            overrun
+            self, clock, run_lo, run_hi, run_hi_inc, stream_hi, rem, rem_neg, rem_big, open, count,
+            t0, pkt_hi, port, hold_valid, hold_data, hold_port, overrun
         );
         // Idle flush (board.md step 3): the first tick t >= deadline of this
         // cycle closes the open packet, unless a word is popped at or before
         // t (a pop at tick t resets the age to 0 before the check).
-        // 64-bit comparisons as two 32-bit ones side by side.
-        self.flush_due.next = (self.deadline_early.q.val().get_bits::<32>(32)
-            < self.out_tick.val().get_bits::<32>(32))
-            | ((self.deadline_early.q.val().get_bits::<32>(32)
-                == self.out_tick.val().get_bits::<32>(32))
-                & (self.deadline_early.q.val().get_bits::<32>(0)
-                    <= self.out_tick.val().get_bits::<32>(0)));
-        self.pop_in_time.next = (self.pop_tick.val().get_bits::<32>(32)
-            < self.deadline.q.val().get_bits::<32>(32))
-            | ((self.pop_tick.val().get_bits::<32>(32)
-                == self.deadline.q.val().get_bits::<32>(32))
-                & (self.pop_tick.val().get_bits::<32>(0)
-                    <= self.deadline.q.val().get_bits::<32>(0)));
-        self.deadline_ahead.next = (self.out_tick.val().get_bits::<32>(32)
-            < self.deadline.q.val().get_bits::<32>(32))
-            | ((self.out_tick.val().get_bits::<32>(32)
-                == self.deadline.q.val().get_bits::<32>(32))
-                & (self.out_tick.val().get_bits::<32>(0)
-                    < self.deadline.q.val().get_bits::<32>(0)));
+        // With `rem` = deadline - out_tick: due when the cycle's last tick
+        // reaches the deadline (rem <= L-1), and a pop at lane `pop_lane`
+        // (pop_tick = out_tick + pop_lane) is in time when pop_lane <= rem.
+        self.pop_lane.next =
+            self.pop_tick.val().get_bits::<2>(0) - self.out_tick.val().get_bits::<2>(0);
+        self.flush_due.next = self.rem_neg.q.val() | !self.rem_big.q.val();
+        self.pop_in_time.next = !self.rem_neg.q.val()
+            & (self.rem_big.q.val() | (self.pop_lane.val() <= self.rem.q.val().get_bits::<2>(0)));
+        self.deadline_ahead.next = !self.rem_neg.q.val()
+            & (self.rem_big.q.val() | self.rem.q.val().get_bits::<2>(0).any());
         self.flush.next = self.out_tick_valid.val() & self.open.q.val() & self.flush_due.val();
         if self.pop_valid.val() & self.pop_in_time.val() {
             self.flush.next = false;
@@ -302,8 +293,7 @@ impl<const L: usize> Logic for Packetizer<L> {
         // while the capture chain was not yet running).
         self.flush_lane.next = 0.into();
         if self.deadline_ahead.val() {
-            self.flush_lane.next =
-                self.deadline.q.val().get_bits::<2>(0) - self.out_tick.val().get_bits::<2>(0);
+            self.flush_lane.next = self.rem.q.val().get_bits::<2>(0);
         }
         self.flush_tracing.next = false;
         self.flush_tags_only.next = false;
@@ -344,10 +334,6 @@ impl<const L: usize> Logic for Packetizer<L> {
             bit_cast::<33, 32>(self.run_lo.q.val()) + bit_cast::<33, 32>(self.word_step.val());
         self.run_time.next = (bit_cast::<64, 32>(self.run_hi.q.val()) << 32)
             | bit_cast::<64, 32>(self.run_lo.q.val());
-        self.deadline_lo.next =
-            bit_cast::<33, 32>(self.pop_tick.val().get_bits::<32>(0)) + self.idle_lo.val();
-        self.early_lo_sum.next =
-            bit_cast::<33, 32>(self.pop_tick.val().get_bits::<32>(0)) + self.early_lo.val();
         // A packet opened by this word starts at the running time before it,
         // with an injected LINE_HI word when the stream's LINE_HI is not 0.
         if self.open_after_flush.val() {
@@ -398,6 +384,11 @@ impl<const L: usize> Logic for Packetizer<L> {
         // Next state.
         self.open.d.next = self.open_after_flush.val();
         self.port.d.next = self.port_after_pop.val();
+        if !self.rem_neg.q.val() {
+            self.rem.d.next = self.rem.q.val() - self.lanes.val();
+            self.rem_neg.d.next = !self.rem_big.q.val();
+            self.rem_big.d.next = self.rem.q.val() >= self.twice_lanes.val();
+        }
         if self.pop_valid.val() {
             self.run_lo.d.next = self.run_lo_sum.val().get_bits::<32>(0);
             if self.run_lo_sum.val().get_bit(32) {
@@ -407,26 +398,13 @@ impl<const L: usize> Logic for Packetizer<L> {
             if self.word_is_control.val() & (self.word_op.val() == 1) {
                 self.stream_hi.d.next = self.word_payload.val();
             }
-            // Carry-select: both high sums side by side.
-            self.deadline.d.next =
-                (bit_cast::<64, 32>(self.pop_tick.val().get_bits::<32>(32) + self.idle_hi.val())
-                    << 32)
-                    | bit_cast::<64, 32>(self.deadline_lo.val().get_bits::<32>(0));
-            if self.deadline_lo.val().get_bit(32) {
-                self.deadline.d.next = (bit_cast::<64, 32>(
-                    self.pop_tick.val().get_bits::<32>(32) + self.idle_hi.val() + 1,
-                ) << 32)
-                    | bit_cast::<64, 32>(self.deadline_lo.val().get_bits::<32>(0));
-            }
-            self.deadline_early.d.next =
-                (bit_cast::<64, 32>(self.pop_tick.val().get_bits::<32>(32) + self.early_hi.val())
-                    << 32)
-                    | bit_cast::<64, 32>(self.early_lo_sum.val().get_bits::<32>(0));
-            if self.early_lo_sum.val().get_bit(32) {
-                self.deadline_early.d.next = (bit_cast::<64, 32>(
-                    self.pop_tick.val().get_bits::<32>(32) + self.early_hi.val() + 1,
-                ) << 32)
-                    | bit_cast::<64, 32>(self.early_lo_sum.val().get_bits::<32>(0));
+            // The deadline moves to pop_tick + idle_flush_ticks.
+            self.rem.d.next = self.rem_after_pop.val() + bit_cast::<32, 2>(self.pop_lane.val());
+            self.rem_neg.d.next = false;
+            for j in 0..4 {
+                if self.pop_lane.val().index() == j {
+                    self.rem_big.d.next = self.big_after_pop.val().get_bit(j);
+                }
             }
             self.open.d.next = !self.pop_close.val();
             self.count.d.next = self.new_count.val();

@@ -207,6 +207,17 @@ pub struct Framer {
     words_left: DFF<Bits<16>>,
     /// `words_left == 1`, registered (off the state's enable path).
     last_word: DFF<Bit>,
+    /// The descriptor FIFO was not empty a clock ago. Idle starts a frame on
+    /// this flop, not on the FIFO's pointer compare (which fanned out to the
+    /// whole header load). Only the framer reads that FIFO and it leaves
+    /// Idle on each read, so the flag is never stale where it is used; a
+    /// descriptor reaching an idle port starts one clock later, as if the
+    /// clock-domain crossing took one more clock.
+    desc_ready: DFF<Bit>,
+    /// The FIFO's head descriptor a clock ago (valid with `desc_ready`: the
+    /// head stays put until the framer reads it), so the header sums start
+    /// from flops, not from the block RAM's output.
+    desc_head: DFF<Bits<DESC_BITS>>,
     inject: DFF<Bit>,
     inject_word: DFF<Bits<32>>,
     word: DFF<Bits<32>>,
@@ -287,6 +298,8 @@ impl Framer {
             header: Default::default(),
             words_left: Default::default(),
             last_word: Default::default(),
+            desc_ready: Default::default(),
+            desc_head: Default::default(),
             inject: Default::default(),
             inject_word: Default::default(),
             word: Default::default(),
@@ -331,6 +344,8 @@ impl Logic for Framer {
             header,
             words_left,
             last_word,
+            desc_ready,
+            desc_head,
             inject,
             inject_word,
             word,
@@ -345,6 +360,8 @@ impl Logic for Framer {
             underrun_reg,
             crc_pending
         );
+        self.desc_ready.d.next = !self.desc_empty.val();
+        self.desc_head.d.next = self.desc_data.val();
         self.crc_step.crc_in.next = self.crc.q.val();
         self.crc_step.data.next = self.txd_reg.q.val();
         self.crc_now.next = self.crc.q.val();
@@ -361,8 +378,8 @@ impl Logic for Framer {
         }
         // The per-packet header fields, from the descriptor at the head of
         // the descriptor FIFO.
-        self.d_nwords.next = self.desc_data.val().get_bits::<16>(64);
-        self.d_hi.next = self.desc_data.val().get_bits::<21>(88);
+        self.d_nwords.next = self.desc_head.q.val().get_bits::<16>(64);
+        self.d_hi.next = self.desc_head.q.val().get_bits::<21>(88);
         self.udp_len.next = (self.d_nwords.val() << 2) + 40;
         self.ip_len.next = self.udp_len.val() + 20;
         // One's-complement sum of the base and `4 * nwords`: one 16-bit
@@ -393,7 +410,7 @@ impl Logic for Framer {
         self.data_read.next = false;
         match self.state.q.val() {
             FramerState::Idle => {
-                if !self.desc_empty.val() {
+                if self.desc_ready.q.val() {
                     self.desc_read.next = true;
                     // The HMTT header's fields are little-endian, like the
                     // bit order here; the IPv4 and UDP ones go high byte
@@ -401,11 +418,13 @@ impl Logic for Framer {
                     // the simulation spends its time on.)
                     if self.udp_mode.val() {
                         self.header.d.next = self.template.val()
-                            | (bit_cast::<HEADER_BITS, 8>(self.desc_data.val().get_bits::<8>(80))
-                                << self.flags_shift.val())
+                            | (bit_cast::<HEADER_BITS, 8>(
+                                self.desc_head.q.val().get_bits::<8>(80),
+                            ) << self.flags_shift.val())
                             | (bit_cast::<HEADER_BITS, 64>(self.seq.val()) << self.seq_shift.val())
-                            | (bit_cast::<HEADER_BITS, 64>(self.desc_data.val().get_bits::<64>(0))
-                                << self.t0_shift.val())
+                            | (bit_cast::<HEADER_BITS, 64>(
+                                self.desc_head.q.val().get_bits::<64>(0),
+                            ) << self.t0_shift.val())
                             | (bit_cast::<HEADER_BITS, 16>(self.d_nwords.val())
                                 << self.nwords_shift.val())
                             | (bit_cast::<HEADER_BITS, 16>(self.ip_len.val() >> 8) << 128)
@@ -416,11 +435,13 @@ impl Logic for Framer {
                             | (bit_cast::<HEADER_BITS, 16>(self.udp_len.val() & 0xff) << 312);
                     } else {
                         self.header.d.next = self.template.val()
-                            | (bit_cast::<HEADER_BITS, 8>(self.desc_data.val().get_bits::<8>(80))
-                                << self.flags_shift.val())
+                            | (bit_cast::<HEADER_BITS, 8>(
+                                self.desc_head.q.val().get_bits::<8>(80),
+                            ) << self.flags_shift.val())
                             | (bit_cast::<HEADER_BITS, 64>(self.seq.val()) << self.seq_shift.val())
-                            | (bit_cast::<HEADER_BITS, 64>(self.desc_data.val().get_bits::<64>(0))
-                                << self.t0_shift.val())
+                            | (bit_cast::<HEADER_BITS, 64>(
+                                self.desc_head.q.val().get_bits::<64>(0),
+                            ) << self.t0_shift.val())
                             | (bit_cast::<HEADER_BITS, 16>(self.d_nwords.val())
                                 << self.nwords_shift.val());
                     }

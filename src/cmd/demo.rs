@@ -357,6 +357,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         reorder_depth: hmtt_merge::reassemble::DEFAULT_REORDER_DEPTH,
         max_start_skew: 600.0,
         quiet: true,
+        decode_threads: crate::cmd::merge::DecodeThreads::Auto,
     };
     let report = crate::cmd::merge::merge_files(&margs)?;
     println!(

@@ -39,6 +39,33 @@ pub struct Args {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Decode each board in a thread of its own: `auto` does when the
+    /// machine has a core for each board and one for the merge (otherwise
+    /// the threads only take turns, at a cost); the trace is the same.
+    #[arg(long, value_enum, default_value_t = DecodeThreads::Auto)]
+    pub decode_threads: DecodeThreads,
+}
+
+/// When `hmtt merge` decodes boards in threads of their own.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeThreads {
+    Auto,
+    On,
+    Off,
+}
+
+impl DecodeThreads {
+    /// Whether to use them for `boards` boards on this machine.
+    pub fn wanted(self, boards: usize) -> bool {
+        match self {
+            DecodeThreads::On => true,
+            DecodeThreads::Off => false,
+            DecodeThreads::Auto => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                boards > 1 && cores > boards
+            }
+        }
+    }
 }
 
 /// Event names from `--events`, or from an `events.toml` beside the inputs.
@@ -76,7 +103,7 @@ pub fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
         mapping_toml,
         reorder_depth: args.reorder_depth,
         interleave_shift: args.interleave_shift,
-        ..Default::default()
+        decode_threads: args.decode_threads.wanted(set.boards.len()),
     };
     let bar = if args.quiet || set.total_bytes() < (64 << 20) {
         indicatif::ProgressBar::hidden()

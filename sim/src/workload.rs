@@ -11,7 +11,6 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// Base of the first buffer of every process (its heap).
 pub const HEAP_BASE: u64 = 0x0000_5555_0000_0000;
@@ -100,10 +99,6 @@ pub enum Workload {
     RandomRead { bytes: u64, unit: u32, count: u64 },
     /// Quicksort of `n` random 32-bit integers, run on a simulated array.
     Quicksort { n: u64 },
-    /// References parsed from trace text held in memory. Shared: every run
-    /// (and every copy of the workload) walks the same parsed operations
-    /// instead of cloning them all.
-    Trace { name: String, ops: Arc<[Op]> },
     /// References read from a trace file as the run goes (checked whole
     /// once by [`read_trace`]), so a trace of any length costs no memory.
     TraceFile {
@@ -246,7 +241,7 @@ impl Workload {
             Workload::ReadAfterWrite { .. } => "read_after_write",
             Workload::RandomRead { .. } => "random_read",
             Workload::Quicksort { .. } => "quicksort",
-            Workload::Trace { .. } | Workload::TraceFile { .. } => "trace",
+            Workload::TraceFile { .. } => "trace",
             Workload::Dma { .. } => "dma",
             Workload::Processes { .. } => "processes",
             Workload::Rounds { inner, .. } => inner.short_name(),
@@ -263,10 +258,6 @@ impl Workload {
 
     fn ops_with(&self, seed: u64, next_pid: &mut u32) -> OpStream {
         match self {
-            Workload::Trace { ops, .. } => {
-                let ops = Arc::clone(ops);
-                Box::new((0..ops.len()).map(move |i| Ok(ops[i].clone())))
-            }
             Workload::TraceFile {
                 path,
                 format,
@@ -838,9 +829,6 @@ impl TraceParser {
     }
 }
 
-/// Lines of a trace file read ahead at a time.
-const TRACE_READ: usize = 1 << 16;
-
 /// A trace file's operations, read and parsed as they are taken.
 struct TraceFileOps {
     reader: Option<std::io::BufReader<std::fs::File>>,
@@ -879,7 +867,7 @@ impl TraceFileOps {
         let Some(reader) = self.reader.as_mut() else {
             return Ok(());
         };
-        for _ in 0..TRACE_READ {
+        while self.pending.is_empty() {
             self.line.clear();
             let n = reader
                 .read_line(&mut self.line)
@@ -890,15 +878,9 @@ impl TraceFileOps {
             if n == 0 {
                 self.reader = None;
                 self.parser.finish(&mut self.pending);
-                return Ok(());
+                break;
             }
-            let line = std::mem::take(&mut self.line);
-            let parsed = self.parser.line(&line, &mut self.pending);
-            self.line = line;
-            parsed?;
-            if !self.pending.is_empty() {
-                return Ok(());
-            }
+            self.parser.line(&self.line, &mut self.pending)?;
         }
         Ok(())
     }

@@ -226,7 +226,7 @@ fn truth_part_name(b: usize) -> String {
 /// The files of a run in its directory while it runs.
 struct DirFiles {
     dir: PathBuf,
-    commands: Vec<(OutFile, u64)>,
+    commands: Vec<OutFile>,
     truth: TruthOut,
     klog: OutFile,
     /// One set per board, when the boards run.
@@ -248,7 +248,7 @@ impl DirFiles {
         for b in 0..n {
             let mut f = OutFile::create(dir, &files::commands(b))?;
             f.write(commands_head(b).as_bytes())?;
-            commands.push((f, 0));
+            commands.push(f);
         }
         let truth = if n == 1 {
             let mut bin = OutFile::create(dir, files::TRUTH)?;
@@ -304,9 +304,7 @@ impl DirFiles {
         cmds: &[Command],
         records: &[TruthRecord],
     ) -> Result<(), SimError> {
-        let (f, count) = &mut self.commands[b];
-        f.with(|f| write_command_lines(f, cmds, &mut self.text))?;
-        *count += cmds.len() as u64;
+        self.commands[b].with(|f| write_command_lines(f, cmds, &mut self.text))?;
         match &mut self.truth {
             TruthOut::Direct { bin, csv } => {
                 for r in records {
@@ -335,9 +333,15 @@ impl DirFiles {
         Ok(())
     }
 
-    /// Closes every file but the summary; returns the directory.
-    fn finish(self, events: &[(String, u32)], tick_ps: u16) -> Result<PathBuf, SimError> {
-        for (mut f, count) in self.commands {
+    /// Closes every file but the summary, the command files ending with
+    /// their `counts`; returns the directory.
+    fn finish(
+        self,
+        counts: &[u64],
+        events: &[(String, u32)],
+        tick_ps: u16,
+    ) -> Result<PathBuf, SimError> {
+        for (mut f, &count) in self.commands.into_iter().zip(counts) {
             f.write(commands_tail(count).as_bytes())?;
             f.close()?;
         }
@@ -538,7 +542,7 @@ impl<'a> Streamer<'a> {
             board_counters,
         };
         if let Some(files) = self.files {
-            let dir = files.finish(events, self.tick_ps)?;
+            let dir = files.finish(&summary.commands, events, self.tick_ps)?;
             let mut f = OutFile::create(&dir, files::SUMMARY)?;
             f.with(|f| {
                 serde_json::to_writer_pretty(f, &summary_json(&summary, self.tick_ps))

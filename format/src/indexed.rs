@@ -197,6 +197,31 @@ impl CommonHeader {
         put_u64(b, field::NAMES_LEN, self.names_len);
     }
 
+    /// A finished file's counts and offsets, as laid out: the header
+    /// (`header_len` bytes), `record_count` records of `record_len` bytes,
+    /// `index`'s entries, then `names_len` bytes of names; flagged
+    /// complete. Ticks, start time and tick length are the caller's.
+    pub fn finished(
+        header_len: usize,
+        record_len: usize,
+        record_count: u64,
+        index: &IndexBuilder,
+        names_len: usize,
+    ) -> CommonHeader {
+        let index_offset = header_len as u64 + record_count * record_len as u64;
+        let index_count = index.entries().len() as u64;
+        CommonHeader {
+            flags: FLAG_COMPLETE,
+            record_count,
+            index_offset,
+            index_count,
+            index_stride: index.stride(),
+            names_offset: index_offset + index_count * INDEX_ENTRY_LEN as u64,
+            names_len: names_len as u64,
+            ..CommonHeader::default()
+        }
+    }
+
     /// Converts ticks to nanoseconds with this file's tick length.
     pub fn ticks_to_ns(&self, ticks: u64) -> f64 {
         ticks as f64 * f64::from(self.tick_ps) / 1000.0

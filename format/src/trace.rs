@@ -385,17 +385,17 @@ mod tests {
         let names_bytes = names.emit();
         let h = TraceHeader {
             common: CommonHeader {
-                flags: FLAG_COMPLETE,
-                record_count: records.len() as u64,
-                index_offset: (HEADER_LEN + records.len() * RECORD_LEN) as u64,
-                index_count: idx.entries().len() as u64,
-                index_stride: stride,
                 first_tick: records.first().map_or(0, |r| r.tick),
                 last_tick: records.last().map_or(0, |r| r.tick),
                 start_ns: 7,
                 tick_ps: 1250,
-                names_offset: (HEADER_LEN + records.len() * RECORD_LEN + index.len()) as u64,
-                names_len: names_bytes.len() as u64,
+                ..CommonHeader::finished(
+                    HEADER_LEN,
+                    RECORD_LEN,
+                    records.len() as u64,
+                    &idx,
+                    names_bytes.len(),
+                )
             },
             geometry_bytes: (15, 0x13, 7),
             boards: 2,

@@ -19,7 +19,7 @@ use crossbeam_channel::{Receiver, Sender};
 use hmtt_format::indexed::CommonHeader;
 use hmtt_format::trace::{
     records_as_bytes, records_in_bytes_mut, IndexBuilder, NameTable, TraceHeader, TraceRecord,
-    DEFAULT_INDEX_STRIDE, FLAG_COMPLETE, HEADER_LEN, RECORD_LEN,
+    DEFAULT_INDEX_STRIDE, HEADER_LEN, RECORD_LEN,
 };
 use hmtt_format::Geometry;
 use memmap2::MmapMut;
@@ -259,27 +259,28 @@ impl TraceWriter {
         let io = |e| MergeError::io(&self.path, e);
         let index = self.index.emit();
         let names_bytes = names.emit();
-        let index_offset = (HEADER_LEN as u64) + self.count * RECORD_LEN as u64;
-        self.plain.set_len(index_offset).map_err(io)?;
-        self.plain.write_all_at(&index, index_offset).map_err(io)?;
-        let names_offset = index_offset + index.len() as u64;
+        let common = CommonHeader {
+            first_tick: self.first_tick.unwrap_or(0),
+            last_tick: self.last_tick,
+            start_ns,
+            tick_ps: report.tick_ps,
+            ..CommonHeader::finished(
+                HEADER_LEN,
+                RECORD_LEN,
+                self.count,
+                &self.index,
+                names_bytes.len(),
+            )
+        };
+        self.plain.set_len(common.index_offset).map_err(io)?;
         self.plain
-            .write_all_at(&names_bytes, names_offset)
+            .write_all_at(&index, common.index_offset)
+            .map_err(io)?;
+        self.plain
+            .write_all_at(&names_bytes, common.names_offset)
             .map_err(io)?;
         let header = TraceHeader {
-            common: CommonHeader {
-                flags: FLAG_COMPLETE,
-                record_count: self.count,
-                index_offset,
-                index_count: self.index.entries().len() as u64,
-                index_stride: self.index.stride(),
-                first_tick: self.first_tick.unwrap_or(0),
-                last_tick: self.last_tick,
-                start_ns,
-                tick_ps: report.tick_ps,
-                names_offset,
-                names_len: names_bytes.len() as u64,
-            },
+            common,
             geometry_bytes: geometry.map_or((0, 0, 0), |g| g.header_bytes()),
             boards: report.boards.len().min(255) as u8,
             packets: report.packets(),

@@ -97,22 +97,22 @@ impl VtraceWriter {
         let io = |e| MergeError::io(&self.path, e);
         let index = self.index.emit();
         let names_bytes = info.names.emit();
-        let index_offset = (HEADER_LEN as u64) + self.count * RECORD_LEN as u64;
         self.out.write_all(&index).map_err(io)?;
         self.out.write_all(&names_bytes).map_err(io)?;
         let header = VtraceHeader {
             common: CommonHeader {
                 flags: FLAG_COMPLETE | if info.selection { FLAG_SELECTION } else { 0 },
-                record_count: self.count,
-                index_offset,
-                index_count: self.index.entries().len() as u64,
-                index_stride: self.index.stride(),
                 first_tick: self.first_tick.unwrap_or(0),
                 last_tick: self.last_tick,
                 start_ns: info.start_ns,
                 tick_ps: info.tick_ps,
-                names_offset: index_offset + index.len() as u64,
-                names_len: names_bytes.len() as u64,
+                ..CommonHeader::finished(
+                    HEADER_LEN,
+                    RECORD_LEN,
+                    self.count,
+                    &self.index,
+                    names_bytes.len(),
+                )
             },
             boards: info.boards,
             references: report.references,

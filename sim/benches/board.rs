@@ -6,6 +6,12 @@
 //! assertion is that both ways of feeding the board agree). The contenders
 //! take turns for `HMTT_BENCH_ROUNDS` rounds (5); best and median are
 //! printed.
+//!
+//! The model's packets are taken every [`SLICE`] commands and dropped, as
+//! `hmtt sim` and `hmtt board` take them and write them out: holding a
+//! whole run's packets (about 100 MB here) would time the kernel's page
+//! faults for fresh memory rather than the model. The page faults and
+//! system time of the model's runs are printed so that this stays visible.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -92,25 +98,45 @@ fn stream(g: &Geometry, n: usize, mean_gap: u64, seed: u64) -> Vec<Command> {
     out
 }
 
-/// CPU time of this thread in seconds (getrusage RUSAGE_THREAD, user +
-/// system): on a shared machine the wall clock also counts the time other
-/// processes hold the core.
-fn thread_cpu_seconds() -> f64 {
+/// This thread's resource use so far (getrusage RUSAGE_THREAD): user and
+/// system CPU seconds and minor page faults. On a shared machine the wall
+/// clock also counts the time other processes hold the core.
+#[derive(Clone, Copy, Default)]
+struct Usage {
+    user: f64,
+    system: f64,
+    minor_faults: i64,
+}
+
+fn thread_usage() -> Usage {
     // SAFETY: getrusage only writes the struct it is given.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
-        return f64::NAN;
+        return Usage {
+            user: f64::NAN,
+            system: f64::NAN,
+            minor_faults: 0,
+        };
     }
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    Usage {
+        user: tv(ru.ru_utime),
+        system: tv(ru.ru_stime),
+        minor_faults: ru.ru_minflt,
+    }
 }
 
-/// Wall and thread CPU seconds of one run of `f`, and its result.
-fn timed<T>(mut f: impl FnMut() -> T) -> ((f64, f64), T) {
-    let c = thread_cpu_seconds();
+/// Wall and thread CPU seconds of one run of `f`, and its result; the
+/// run's system seconds and page faults are added to `spent`.
+fn timed<T>(spent: &mut Usage, mut f: impl FnMut() -> T) -> ((f64, f64), T) {
+    let u0 = thread_usage();
     let t = Instant::now();
     let v = f();
-    ((t.elapsed().as_secs_f64(), thread_cpu_seconds() - c), v)
+    let wall = t.elapsed().as_secs_f64();
+    let u1 = thread_usage();
+    spent.system += u1.system - u0.system;
+    spent.minor_faults += u1.minor_faults - u0.minor_faults;
+    ((wall, u1.user + u1.system - u0.user - u0.system), v)
 }
 
 /// Run times of one contender over the rounds: its best and its median.
@@ -144,23 +170,28 @@ impl Times {
 const SLICE: usize = 4096;
 
 /// The golden model on the whole stream: slices of [`SLICE`] commands
-/// through `Board::commands`, or one `Board::command` call per command.
+/// through `Board::commands`, or one `Board::command` call per command;
+/// either way the packets are taken after each slice and dropped.
 #[inline(never)]
 fn run_board(cfg: &BoardConfig, cmds: &[Command], one_by_one: bool) -> (usize, BoardCounters) {
     let mut b = Board::new(cfg.clone()).expect("valid config");
     let mut packets = Vec::new();
-    if one_by_one {
-        for c in cmds {
-            b.command(c).expect("ordered stream");
-        }
-    } else {
-        for s in cmds.chunks(SLICE) {
+    let mut taken = 0;
+    for s in cmds.chunks(SLICE) {
+        if one_by_one {
+            for c in s {
+                b.command(c).expect("ordered stream");
+            }
+        } else {
             b.commands(s).expect("ordered stream");
         }
+        b.drain_packets(&mut packets);
+        taken += black_box(&packets).len();
+        packets.clear();
     }
     b.finish();
     b.drain_packets(&mut packets);
-    (packets.len(), b.counters().clone())
+    (taken + packets.len(), b.counters().clone())
 }
 
 fn main() {
@@ -195,9 +226,10 @@ fn main() {
         // references and the model see the same moments of a shared host
         // (its speed drifts by a third over seconds on this VM).
         let (mut iterate, mut copy, mut board, mut single) = Default::default();
+        let mut model_usage = Usage::default();
         let mut result = None;
         for _ in 0..rounds {
-            let (t, sum) = timed(|| {
+            let (t, sum) = timed(&mut Usage::default(), || {
                 let mut s = 0u64;
                 for c in black_box(&cmds[..]) {
                     let c = black_box(c);
@@ -207,19 +239,19 @@ fn main() {
             });
             black_box(sum);
             Times::push(&mut iterate, t);
-            let (t, _) = timed(|| {
+            let (t, _) = timed(&mut Usage::default(), || {
                 dst.clear();
                 dst.extend_from_slice(black_box(&cmds[..]));
                 dst.len()
             });
             Times::push(&mut copy, t);
             if way != "single" {
-                let (t, r) = timed(|| run_board(&cfg, &cmds, false));
+                let (t, r) = timed(&mut model_usage, || run_board(&cfg, &cmds, false));
                 Times::push(&mut board, t);
                 result = Some(r);
             }
             if way != "slices" {
-                let (t, r) = timed(|| run_board(&cfg, &cmds, true));
+                let (t, r) = timed(&mut model_usage, || run_board(&cfg, &cmds, true));
                 Times::push(&mut single, t);
                 if let Some(first) = &result {
                     assert_eq!(first, &r, "both ways give the same");
@@ -254,6 +286,12 @@ fn main() {
         row("memcpy of the commands", &copy);
         row("golden model (target >= 50)", &board);
         row("  same, one call per command", &single);
+        let model_runs = (board.cpu.len() + single.cpu.len()).max(1);
+        println!(
+            "  per model run                : {:.0} page faults, {:.3} s system time",
+            model_usage.minor_faults as f64 / model_runs as f64,
+            model_usage.system / model_runs as f64
+        );
         let model = if board.cpu.is_empty() {
             &single
         } else {

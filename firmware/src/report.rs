@@ -250,6 +250,14 @@ impl BuildReport {
         })
     }
 
+    /// The fastest DIMM command clock the routed fabric can follow: the
+    /// core takes `L` command ticks per fabric clock, so `L x fabric fmax`
+    /// (None when the fabric clock was not timed).
+    pub fn command_clock_allowed_mhz(&self) -> Option<f64> {
+        let fabric = self.clocks.iter().find(|c| c.domain == "fabric")?;
+        Some(fabric.fmax_mhz? * self.lanes as f64)
+    }
+
     /// The human-readable report.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
@@ -324,6 +332,17 @@ impl BuildReport {
                 s,
                 "  (other)    {:>8.2} MHz  {}",
                 c.fmax_mhz, c.nextpnr_name
+            );
+        }
+        if let Some(ck) = self.command_clock_allowed_mhz() {
+            // The speed the timing allows, stated as the memory's own
+            // figures: DDR moves data on both edges, so DDR-(2 x clock).
+            let _ = writeln!(
+                s,
+                "  timing allows a DIMM command clock up to {ck:.1} MHz (DDR-{:.0}, tCK {:.2} ns) with L = {}",
+                2.0 * ck,
+                1000.0 / ck,
+                self.lanes
             );
         }
         let _ = writeln!(s, "\nstages");
@@ -579,6 +598,40 @@ Info: Max frequency for clock                      '$glbnet$fabric_clk': 178.93 
         assert_eq!(missing.iter().filter(|c| c.fmax_mhz.is_none()).count(), 1);
         assert!(!missing.iter().all(|c| c.pass));
         assert!(others.is_empty());
+    }
+
+    #[test]
+    fn text_states_the_command_clock_the_fabric_allows() {
+        let f = parse_nextpnr_log(ECP5_LOG);
+        let (clocks, other_clocks) = match_clocks(Board::Ecp5_85f.required_clocks(), &f.clocks);
+        let mut report = BuildReport {
+            board: Board::Ecp5_85f,
+            device: "LFE5U-85F".into(),
+            memory: "DDR3-1600".into(),
+            lanes: 4,
+            top: "ecp5-board".into(),
+            placeholder: false,
+            top_note: String::new(),
+            seed: 1,
+            summary: ResourceSummary::default(),
+            resources: Vec::new(),
+            clocks,
+            other_clocks,
+            stage_seconds: Vec::new(),
+            bitstream: PathBuf::from("x.bit"),
+            bitstream_bytes: 1,
+            pass: false,
+        };
+        // 4 lanes x 178.93 MHz fabric.
+        assert_eq!(report.command_clock_allowed_mhz(), Some(4.0 * 178.93));
+        let text = report.to_text();
+        assert!(
+            text.contains("command clock up to 715.7 MHz (DDR-1431, tCK 1.40 ns) with L = 4"),
+            "{text}"
+        );
+        report.clocks.retain(|c| c.domain != "fabric");
+        assert_eq!(report.command_clock_allowed_mhz(), None);
+        assert!(!report.to_text().contains("timing allows"));
     }
 
     #[test]

@@ -2,6 +2,13 @@
 //! measured in the same run on the same commands: iterating them in memory
 //! (the least any consumer does) and copying their bytes.
 //!
+//! A third reference, a per-bank table of open rows and command counts,
+//! is bound by the core's throughput like the model, where iterating is
+//! bound by memory: on this shared VM the host's other load slows the
+//! model and the table together (by a third to a half, for seconds at a
+//! time) while iterating barely moves. Each round's figures are printed
+//! so those phases show.
+//!
 //! `cargo bench -p hmtt-sim --bench board` (prints figures; the only
 //! assertion is that both ways of feeding the board agree). The contenders
 //! take turns for `HMTT_BENCH_ROUNDS` rounds (5); best and median are
@@ -165,6 +172,27 @@ impl Times {
     }
 }
 
+/// The table reference: per (rank, bank) the row of the last ACT and a
+/// count per command kind, and a sum over the RD/WR of (row, column).
+#[inline(never)]
+fn bank_table(cmds: &[Command]) -> u64 {
+    let mut rows = [0u32; 64];
+    let mut counts = [0u64; 64 * 16];
+    let mut sum = 0u64;
+    for c in black_box(cmds) {
+        let b = ((c.rank as usize) << 3 | c.bank as usize) & 63;
+        let k = c.cmd as usize & 15;
+        counts[b * 16 + k] += 1;
+        if c.cmd == DdrCmd::Act {
+            rows[b] = c.arg;
+        } else if c.cmd.is_column() {
+            sum = sum.wrapping_add(u64::from(rows[b]) << 10 | u64::from(c.arg >> 3));
+        }
+    }
+    black_box(&counts);
+    sum
+}
+
 /// Commands per `Board::commands` call (a DRAM simulator's or the
 /// machine's output buffer; `hmtt sim` hands over the whole stream).
 const SLICE: usize = 4096;
@@ -225,7 +253,8 @@ fn main() {
         // The contenders take turns, round after round, so that the
         // references and the model see the same moments of a shared host
         // (its speed drifts by a third over seconds on this VM).
-        let (mut iterate, mut copy, mut board, mut single) = Default::default();
+        let (mut iterate, mut copy, mut table, mut board, mut single) = Default::default();
+        let mut per_round = Vec::new();
         let mut model_usage = Usage::default();
         let mut result = None;
         for _ in 0..rounds {
@@ -245,6 +274,9 @@ fn main() {
                 dst.len()
             });
             Times::push(&mut copy, t);
+            let (t, sum) = timed(&mut Usage::default(), || bank_table(&cmds));
+            black_box(sum);
+            Times::push(&mut table, t);
             if way != "single" {
                 let (t, r) = timed(&mut model_usage, || run_board(&cfg, &cmds, false));
                 Times::push(&mut board, t);
@@ -258,6 +290,8 @@ fn main() {
                 }
                 result = Some(r);
             }
+            let last = |t: &Times| t.cpu.last().map_or(f64::NAN, |&c| n as f64 / c / 1e6);
+            per_round.push([&iterate, &table, &board, &single].map(last));
         }
         let (packets, c) = result.expect("at least one round");
         let mcps = |t: f64| n as f64 / t / 1e6;
@@ -284,6 +318,7 @@ fn main() {
         };
         row("iterate commands in memory", &iterate);
         row("memcpy of the commands", &copy);
+        row("per-bank table (CPU-bound)", &table);
         row("golden model (target >= 50)", &board);
         row("  same, one call per command", &single);
         let model_runs = (board.cpu.len() + single.cpu.len()).max(1);
@@ -297,6 +332,19 @@ fn main() {
         } else {
             &board
         };
+        println!(
+            "  each round, thread CPU M cmd/s: iterate / table / model / one call per command"
+        );
+        for (i, r) in per_round.iter().enumerate() {
+            println!(
+                "    round {}: {:6.1} / {:6.1} / {:6.1} / {:6.1}",
+                i + 1,
+                r[0],
+                r[1],
+                r[2],
+                r[3]
+            );
+        }
         let ratio = |pick: fn(&Times) -> (f64, f64)| pick(&iterate).1 / pick(model).1;
         println!(
             "  golden model / iterate (CPU) : {:7.3} best, {:.3} median; memcpy {:.1} GB/s",

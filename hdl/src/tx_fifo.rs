@@ -86,14 +86,22 @@ impl<const AB: usize> Logic for FifoBank<AB> {
     fn connect(&mut self) {
         self.read_data.connect();
     }
+    // Two 16-bit halves rather than one 32-bit memory: on the ECP5 each
+    // half becomes its own block RAM (1Kx18 mode), so the 32 banks' data
+    // pins spread over 64 EBR tiles instead of crowding 32 (one 512x36
+    // block RAM per bank left ~900 wires overused around them and the
+    // board did not route). The iCE40's block RAMs are 16 bits wide, so
+    // it maps the same either way.
     fn hdl(&self) -> Verilog {
         Verilog::Custom(format!(
             "\
-reg [31:0] mem[0:{last}];
+reg [15:0] mem_lo[0:{last}];
+reg [15:0] mem_hi[0:{last}];
 always @(posedge clock) begin
-   read_data <= mem[read_address];
+   read_data <= {{mem_hi[read_address], mem_lo[read_address]}};
    if (write_enable) begin
-      mem[write_address] <= write_data;
+      mem_lo[write_address] <= write_data[15:0];
+      mem_hi[write_address] <= write_data[31:16];
    end
 end
 ",

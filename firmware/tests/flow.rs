@@ -83,7 +83,8 @@ fn ecp5_flow_probe_builds() {
 }
 
 #[test]
-#[ignore = "does not route yet: router2 plateaus at 70-150 (session 4) / ~900 (session 5) overused wires around the TX FIFO block RAMs; yosys 3 min + static placement 4.4 min + routing > 12 min wall (firmware/README.md); run with --ignored"]
+// The longest test of the suite: Verilog 1 min, yosys ~3.5 min, nextpnr-ecp5
+// (YoWASP, one thread) ~20 min on this project's 2-core machines.
 fn ecp5_board_builds() {
     let report = run_flow(Board::Ecp5_85f, TopChoice::Board, "ecp5-board");
     assert!(!report.placeholder);

@@ -83,8 +83,8 @@ fn ecp5_flow_probe_builds() {
 }
 
 #[test]
-// The longest test of the suite: Verilog 1 min, yosys ~3.5 min, nextpnr-ecp5
-// (YoWASP, one thread) ~20 min on this project's 2-core machines.
+// The longest test of the suite: on an idle 2-core machine yosys takes ~3
+// min and nextpnr-ecp5 (YoWASP, one thread) ~12 min, half of it routing.
 fn ecp5_board_builds() {
     let report = run_flow(Board::Ecp5_85f, TopChoice::Board, "ecp5-board");
     assert!(!report.placeholder);

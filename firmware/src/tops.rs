@@ -14,6 +14,7 @@ use crate::primitives::{
 };
 use hmtt_format::Geometry;
 use hmtt_hdl::board_top::{BoardTop, BoardTopConfig};
+use hmtt_hdl::pins::DimmPins;
 use rust_hdl::prelude::*;
 
 /// Which core goes inside the board's I/O shell.
@@ -42,13 +43,7 @@ pub struct GeneratedTop {
 pub struct FlowProbeCore<const L: usize, const P: usize> {
     pub fabric_clock: Signal<In, Clock>,
     pub eth_clock: Signal<In, Clock>,
-    pub cs_n: [Signal<In, Bits<4>>; L],
-    pub ras_n: [Signal<In, Bit>; L],
-    pub cas_n: [Signal<In, Bit>; L],
-    pub we_n: [Signal<In, Bit>; L],
-    pub cke: [Signal<In, Bit>; L],
-    pub ba: [Signal<In, Bits<4>>; L],
-    pub addr: [Signal<In, Bits<18>>; L],
+    pub pins: [DimmPins; L],
     pub txd: [Signal<Out, Bits<8>>; P],
     pub tx_en: [Signal<Out, Bit>; P],
     pub tx_er: [Signal<Out, Bit>; P],
@@ -70,13 +65,7 @@ impl<const L: usize, const P: usize> Default for FlowProbeCore<L, P> {
         FlowProbeCore {
             fabric_clock: Default::default(),
             eth_clock: Default::default(),
-            cs_n: std::array::from_fn(|_| Default::default()),
-            ras_n: std::array::from_fn(|_| Default::default()),
-            cas_n: std::array::from_fn(|_| Default::default()),
-            we_n: std::array::from_fn(|_| Default::default()),
-            cke: std::array::from_fn(|_| Default::default()),
-            ba: std::array::from_fn(|_| Default::default()),
-            addr: std::array::from_fn(|_| Default::default()),
+            pins: hmtt_hdl::pins::lanes(),
             txd: std::array::from_fn(|_| Default::default()),
             tx_en: std::array::from_fn(|_| Default::default()),
             tx_er: std::array::from_fn(|_| Default::default()),
@@ -101,13 +90,13 @@ impl<const L: usize, const P: usize> Logic for FlowProbeCore<L, P> {
         dff_setup!(self, fabric_clock, fold);
         dff_setup!(self, eth_clock, sync0, sync1, counter, txd_reg);
         for j in 0..L {
-            self.pack[j].cs_n.next = self.cs_n[j].val();
-            self.pack[j].ras_n.next = self.ras_n[j].val();
-            self.pack[j].cas_n.next = self.cas_n[j].val();
-            self.pack[j].we_n.next = self.we_n[j].val();
-            self.pack[j].cke.next = self.cke[j].val();
-            self.pack[j].ba.next = self.ba[j].val();
-            self.pack[j].addr.next = self.addr[j].val();
+            self.pack[j].cs_n.next = self.pins[j].cs_n.val();
+            self.pack[j].ras_n.next = self.pins[j].ras_n.val();
+            self.pack[j].cas_n.next = self.pins[j].cas_n.val();
+            self.pack[j].we_n.next = self.pins[j].we_n.val();
+            self.pack[j].cke.next = self.pins[j].cke.val();
+            self.pack[j].ba.next = self.pins[j].ba.val();
+            self.pack[j].addr.next = self.pins[j].addr.val();
         }
         self.lane_fold[0].next = (self.fold.q.val() << 1) ^ self.pack[0].packed.val();
         for j in 1..L {
@@ -205,13 +194,16 @@ impl Logic for LaneUnpack {
     }
 }
 
-/// ECP5 board core: L = 4, TX FIFO 32 banks x 512 words = 16384 words
-/// (board.md's default), 3 ports.
-pub type Ecp5Core = BoardTop<4, 32, 9, 3>;
-/// iCE40 board core: L = 1, TX FIFO 8 banks x 256 words = 2048 words
-/// (16 EBR), 1 port with a 1024-word data FIFO (8 EBR, two 1500-byte
-/// packets at `max_words` 360), so the core fits the HX8K's 32 EBR.
-pub type Ice40Core = BoardTop<1, 8, 8, 1, 10, 11>;
+/// ECP5 board core as the shell feeds it today: L = 4 (board.md 2.0 wants
+/// L = 8, E = 3 behind a 200 MHz widening stage), E = 2, TX FIFO 8 banks x
+/// 2048 words = 16384 words (board.md's default), 3 ports.
+pub type Ecp5Core = BoardTop<4, 2, 8, 11, 3>;
+/// iCE40 board core as the shell feeds it today: L = 1 (board.md 2.0 wants
+/// L = 2, E = 2, both clock edges sampled), E = 1, TX FIFO 8 banks x 256
+/// words = 2048 words (16 EBR), 1 port with a 1024-word data FIFO (8 EBR,
+/// two 1500-byte packets at `max_words` 360), so the core fits the HX8K's
+/// 32 EBR.
+pub type Ice40Core = BoardTop<1, 1, 8, 8, 1, 10, 11>;
 
 /// The ECP5 core's parameters: DDR3-4G geometry (2 ranks), tCK 1250 ps,
 /// 3 ports, board id 0.
@@ -327,13 +319,13 @@ macro_rules! ecp5_shell {
                 self.core.fabric_clock.next = self.fabric_clk.val();
                 self.core.eth_clock.next = self.ref_clk_125.val();
                 for j in 0..4 {
-                    self.core.cs_n[j].next = self.unpack[j].cs_n.val();
-                    self.core.ras_n[j].next = self.unpack[j].ras_n.val();
-                    self.core.cas_n[j].next = self.unpack[j].cas_n.val();
-                    self.core.we_n[j].next = self.unpack[j].we_n.val();
-                    self.core.cke[j].next = self.unpack[j].cke.val();
-                    self.core.ba[j].next = self.unpack[j].ba.val();
-                    self.core.addr[j].next = self.unpack[j].addr.val();
+                    self.core.pins[j].cs_n.next = self.unpack[j].cs_n.val();
+                    self.core.pins[j].ras_n.next = self.unpack[j].ras_n.val();
+                    self.core.pins[j].cas_n.next = self.unpack[j].cas_n.val();
+                    self.core.pins[j].we_n.next = self.unpack[j].we_n.val();
+                    self.core.pins[j].cke.next = self.unpack[j].cke.val();
+                    self.core.pins[j].ba.next = self.unpack[j].ba.val();
+                    self.core.pins[j].addr.next = self.unpack[j].addr.val();
                 }
                 for p in 0..3 {
                     self.rgmii[p].clock.next = self.ref_clk_125.val();
@@ -432,13 +424,13 @@ macro_rules! ice40_shell {
                     | (bit_cast::<CA_BITS, 1>(self.ddr_odt.val().into()) << 25);
                 self.core.fabric_clock.next = self.ddr_ck.val();
                 self.core.eth_clock.next = self.ref_clk_125.val();
-                self.core.cs_n[0].next = self.unpack.cs_n.val();
-                self.core.ras_n[0].next = self.unpack.ras_n.val();
-                self.core.cas_n[0].next = self.unpack.cas_n.val();
-                self.core.we_n[0].next = self.unpack.we_n.val();
-                self.core.cke[0].next = self.unpack.cke.val();
-                self.core.ba[0].next = self.unpack.ba.val();
-                self.core.addr[0].next = self.unpack.addr.val();
+                self.core.pins[0].cs_n.next = self.unpack.cs_n.val();
+                self.core.pins[0].ras_n.next = self.unpack.ras_n.val();
+                self.core.pins[0].cas_n.next = self.unpack.cas_n.val();
+                self.core.pins[0].we_n.next = self.unpack.we_n.val();
+                self.core.pins[0].cke.next = self.unpack.cke.val();
+                self.core.pins[0].ba.next = self.unpack.ba.val();
+                self.core.pins[0].addr.next = self.unpack.addr.val();
                 self.gtx_forward.clock.next = self.ref_clk_125.val();
                 self.eth_gtx_clk.next = self.gtx_forward.pin.val();
                 self.eth_txd.next = self.core.txd[0].val();

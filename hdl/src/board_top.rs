@@ -7,8 +7,8 @@
 //!
 //! Two clocks: `fabric_clock` carries `L` DDR command ticks per cycle;
 //! `eth_clock` is the ports' 125 MHz transmit clock (all ports share it).
-//! Type parameters: `L` lanes, the TX FIFO as `B` banks of `2^AB` words
-//! (see `capture`), `P` ports, and each port's data FIFO of `2^DN` words
+//! Type parameters: `L` lanes, `E` references per clock, the TX FIFO as
+//! `B` banks of `2^AB` words (see `capture`), `P` ports, and each port's data FIFO of `2^DN` words
 //! (`DNP1 = DN + 1`; default 4096 words, two jumbo packets; 1024 words
 //! hold two 1500-byte packets, enough for `max_words` up to 512).
 
@@ -16,6 +16,7 @@ use crate::capture::{Capture, CaptureConfig};
 use crate::dsmu::LineGeometry;
 use crate::framer::{FramerConfig, UDP_FRAME_OVERHEAD};
 use crate::packetizer::{Packetizer, PacketizerConfig};
+use crate::pins::DimmPins;
 use crate::port_buffer::EthPort;
 use hmtt_format::Geometry;
 use rust_hdl::prelude::*;
@@ -28,7 +29,8 @@ pub struct BoardTopConfig {
     pub packetizer: PacketizerConfig,
     pub board_id: u8,
     pub tick_ps: u16,
-    /// Drain rate `num / den` words per tick (board.md "Drain").
+    /// Drain rate `num / den` words per tick (board.md "Drain"); the
+    /// hardware takes `L num` per clock.
     pub drain_num: u64,
     pub drain_den: u64,
     /// One framer configuration per port.
@@ -85,6 +87,7 @@ impl BoardTopConfig {
 #[derive(LogicBlock)]
 pub struct BoardTop<
     const L: usize,
+    const E: usize,
     const B: usize,
     const AB: usize,
     const P: usize,
@@ -93,14 +96,8 @@ pub struct BoardTop<
 > {
     pub fabric_clock: Signal<In, Clock>,
     pub eth_clock: Signal<In, Clock>,
-    // DDR command pins, one set per lane (lane 0 the earliest tick).
-    pub cs_n: [Signal<In, Bits<4>>; L],
-    pub ras_n: [Signal<In, Bit>; L],
-    pub cas_n: [Signal<In, Bit>; L],
-    pub we_n: [Signal<In, Bit>; L],
-    pub cke: [Signal<In, Bit>; L],
-    pub ba: [Signal<In, Bits<4>>; L],
-    pub addr: [Signal<In, Bits<18>>; L],
+    /// DDR command pins, one set per lane (lane 0 the earliest tick).
+    pub pins: [DimmPins; L],
     // GMII transmit per port, clocked by `eth_clock`.
     pub txd: [Signal<Out, Bits<8>>; P],
     pub tx_en: [Signal<Out, Bit>; P],
@@ -116,32 +113,35 @@ pub struct BoardTop<
     pub fifo_high_water: Signal<Out, Bits<32>>,
     pub time_fillers: Signal<Out, Bits<32>>,
     pub time_overflows: Signal<Out, Bits<32>>,
-    /// Sticky: a port buffer overflowed or two descriptors collided.
+    pub references_over_limit: Signal<Out, Bits<32>>,
+    pub clocks_over_limit: Signal<Out, Bits<32>>,
+    /// Sticky: a port buffer overflowed.
     pub packet_error: Signal<Out, Bit>,
     /// Sticky: a framer ran out of words mid-frame.
     pub frame_underrun: Signal<Out, Bit>,
     drain_num: Constant<Bits<32>>,
     drain_den: Constant<Bits<32>>,
-    capture: Capture<L, B, AB>,
+    capture: Capture<L, E, B, AB>,
     packetizer: Packetizer<L>,
     ports: [EthPort<DN, DNP1>; P],
 }
 
 impl<
         const L: usize,
+        const E: usize,
         const B: usize,
         const AB: usize,
         const P: usize,
         const DN: usize,
         const DNP1: usize,
-    > BoardTop<L, B, AB, P, DN, DNP1>
+    > BoardTop<L, E, B, AB, P, DN, DNP1>
 {
     pub fn new(config: &BoardTopConfig) -> Self {
         assert_eq!(config.packetizer.ports as usize, P, "ports");
         assert_eq!(config.ports.len(), P, "one framer configuration per port");
         assert!(
-            config.drain_num * (L as u64 + 1) <= config.drain_den,
-            "at most one pop per fabric cycle"
+            config.drain_num * (L as u64) < config.drain_den,
+            "at most one pop per fabric clock (L num < den)"
         );
         assert!(config.drain_den < 1 << 32);
         assert!(
@@ -151,13 +151,7 @@ impl<
         Self {
             fabric_clock: Default::default(),
             eth_clock: Default::default(),
-            cs_n: std::array::from_fn(|_| Default::default()),
-            ras_n: std::array::from_fn(|_| Default::default()),
-            cas_n: std::array::from_fn(|_| Default::default()),
-            we_n: std::array::from_fn(|_| Default::default()),
-            cke: std::array::from_fn(|_| Default::default()),
-            ba: std::array::from_fn(|_| Default::default()),
-            addr: std::array::from_fn(|_| Default::default()),
+            pins: crate::pins::lanes(),
             txd: std::array::from_fn(|_| Default::default()),
             tx_en: std::array::from_fn(|_| Default::default()),
             tx_er: std::array::from_fn(|_| Default::default()),
@@ -171,9 +165,11 @@ impl<
             fifo_high_water: Default::default(),
             time_fillers: Default::default(),
             time_overflows: Default::default(),
+            references_over_limit: Default::default(),
+            clocks_over_limit: Default::default(),
             packet_error: Default::default(),
             frame_underrun: Default::default(),
-            drain_num: Constant::new(config.drain_num.to_bits()),
+            drain_num: Constant::new((config.drain_num * L as u64).to_bits()),
             drain_den: Constant::new(config.drain_den.to_bits()),
             capture: Capture::new(config.capture),
             packetizer: Packetizer::new(config.packetizer),
@@ -184,38 +180,36 @@ impl<
 
 impl<
         const L: usize,
+        const E: usize,
         const B: usize,
         const AB: usize,
         const P: usize,
         const DN: usize,
         const DNP1: usize,
-    > Logic for BoardTop<L, B, AB, P, DN, DNP1>
+    > Logic for BoardTop<L, E, B, AB, P, DN, DNP1>
 {
     #[hdl_gen]
     fn update(&mut self) {
         self.capture.clock.next = self.fabric_clock.val();
         self.packetizer.clock.next = self.fabric_clock.val();
         for j in 0..L {
-            self.capture.cs_n[j].next = self.cs_n[j].val();
-            self.capture.ras_n[j].next = self.ras_n[j].val();
-            self.capture.cas_n[j].next = self.cas_n[j].val();
-            self.capture.we_n[j].next = self.we_n[j].val();
-            self.capture.cke[j].next = self.cke[j].val();
-            self.capture.ba[j].next = self.ba[j].val();
-            self.capture.addr[j].next = self.addr[j].val();
-            self.packetizer.out_tracing[j].next = self.capture.out_tracing[j].val();
-            self.packetizer.out_tags_only[j].next = self.capture.out_tags_only[j].val();
+            self.capture.pins[j].cs_n.next = self.pins[j].cs_n.val();
+            self.capture.pins[j].ras_n.next = self.pins[j].ras_n.val();
+            self.capture.pins[j].cas_n.next = self.pins[j].cas_n.val();
+            self.capture.pins[j].we_n.next = self.pins[j].we_n.val();
+            self.capture.pins[j].cke.next = self.pins[j].cke.val();
+            self.capture.pins[j].ba.next = self.pins[j].ba.val();
+            self.capture.pins[j].addr.next = self.pins[j].addr.val();
         }
         self.capture.drain_num.next = self.drain_num.val();
         self.capture.drain_den.next = self.drain_den.val();
         self.packetizer.pop_valid.next = self.capture.pop_valid.val();
         self.packetizer.pop_word.next = self.capture.pop_word.val();
-        self.packetizer.pop_tick.next = self.capture.pop_tick.val();
-        self.packetizer.pop_tracing.next = self.capture.pop_tracing.val();
-        self.packetizer.pop_tags_only.next = self.capture.pop_tags_only.val();
-        self.packetizer.out_tick.next = self.capture.out_tick.val();
-        self.packetizer.out_tick_valid.next = self.capture.out_tick_valid.val();
-        self.packet_error.next = self.packetizer.desc_overrun.val();
+        self.packetizer.tick.next = self.capture.tick.val();
+        self.packetizer.tick_valid.next = self.capture.tick_valid.val();
+        self.packetizer.tracing.next = self.capture.tracing.val();
+        self.packetizer.tags_only.next = self.capture.tags_only.val();
+        self.packet_error.next = false;
         self.frame_underrun.next = false;
         for p in 0..P {
             self.ports[p].fabric_clock.next = self.fabric_clock.val();
@@ -236,10 +230,9 @@ impl<
                 self.frame_underrun.next = true;
             }
         }
-        // The fill level after the cycle's last tick.
-        for j in 0..L {
-            self.fifo_fill.next = self.capture.fill[j].val();
-        }
+        self.fifo_fill.next = self.capture.fill.val();
+        self.references_over_limit.next = self.capture.references_over_limit.val();
+        self.clocks_over_limit.next = self.capture.clocks_over_limit.val();
         self.events_dropped.next = self.capture.events_dropped.val();
         self.protocol_errors.next = self.capture.protocol_errors.val();
         self.unknown_commands.next = self.capture.unknown_commands.val();

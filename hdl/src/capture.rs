@@ -1,19 +1,22 @@
-//! The capture chain, DDR command pins to TX FIFO words: DCBU → DSMU → CU →
-//! encoder (with the logical FIFO and the drain's pop decision) → TX FIFO
-//! storage. Everything runs in the command/fabric clock domain so that the
-//! fill level per tick is exactly board.md's; the crossing to the Ethernet
-//! clock comes after the packetizer.
+//! The capture chain, DDR command pins to TX FIFO words: DCBU → DSMU →
+//! reference limit → CU → encoder (with the logical FIFO and the drain's
+//! pop decision) → TX FIFO storage. Everything runs in the fabric clock
+//! domain, once per clock of `L` ticks (board.md 2.0); the crossing to the
+//! Ethernet clock comes after the packetizer.
 //!
-//! Latencies (fabric clocks after the pins of a tick are sampled): push
-//! stream and fill level 8, popped words 10 (the encoder's pipeline is 4
-//! of them, see `encoder`).
+//! Latencies (fabric clocks after the pins of a clock are sampled): DCBU 2,
+//! DSMU 1, limit 1, CU 1, encoder `encoder::LATENCY` (3): the clock's pushes,
+//! fill level and pop come out 8 clocks after its pins, the popped word
+//! `tx_fifo::READ_LATENCY` (3) later, with the pop clock's tick and mode.
 
 use rust_hdl::prelude::*;
 
 use crate::cu::ConfigUnit;
 use crate::dcbu::Dcbu;
 use crate::dsmu::{Dsmu, LineGeometry};
-use crate::encoder::Encoder;
+use crate::encoder::{Encoder, GROUPS};
+use crate::pins::DimmPins;
+use crate::ref_limit::RefLimit;
 use crate::tx_fifo::TxFifoStorage;
 
 /// Build parameters of the capture chain.
@@ -53,46 +56,39 @@ impl CaptureConfig {
     }
 }
 
-/// `L` lanes, FIFO of `B` banks of `2^AB` words (`B >= 5 L`).
+/// `L` lanes, `E` references per clock, FIFO of `B` banks of `2^AB` words
+/// (`B >= 2 + 3 E`).
 #[derive(LogicBlock)]
-pub struct Capture<const L: usize, const B: usize, const AB: usize> {
+pub struct Capture<const L: usize, const E: usize, const B: usize, const AB: usize> {
     pub clock: Signal<In, Clock>,
-    pub cs_n: [Signal<In, Bits<4>>; L],
-    pub ras_n: [Signal<In, Bit>; L],
-    pub cas_n: [Signal<In, Bit>; L],
-    pub we_n: [Signal<In, Bit>; L],
-    pub cke: [Signal<In, Bit>; L],
-    pub ba: [Signal<In, Bits<4>>; L],
-    pub addr: [Signal<In, Bits<18>>; L],
+    pub pins: [DimmPins; L],
+    /// Drain rate per clock: `L num / den` words (board.md "Drain").
     pub drain_num: Signal<In, Bits<32>>,
     pub drain_den: Signal<In, Bits<32>>,
-    /// Popped words, in order, with the tick of their pop and the mode then.
+    /// Per clock: the word popped in it (if any), the clock's tick and the
+    /// board mode after the clock's events.
     pub pop_valid: Signal<Out, Bit>,
     pub pop_word: Signal<Out, Bits<32>>,
-    pub pop_tick: Signal<Out, Bits<64>>,
-    pub pop_tracing: Signal<Out, Bit>,
-    pub pop_tags_only: Signal<Out, Bit>,
-    /// Aligned with the pop outputs: the ticks `out_tick .. out_tick+L-1`
-    /// and the mode after each of them.
-    pub out_tick: Signal<Out, Bits<64>>,
-    pub out_tick_valid: Signal<Out, Bit>,
-    pub out_tracing: [Signal<Out, Bit>; L],
-    pub out_tags_only: [Signal<Out, Bit>; L],
-    /// Observation of the push side (two clocks ahead of the pop outputs):
-    /// ticks `push_tick + j`, words pushed at each, fill level after each.
+    pub tick: Signal<Out, Bits<64>>,
+    pub tick_valid: Signal<Out, Bit>,
+    pub tracing: Signal<Out, Bit>,
+    pub tags_only: Signal<Out, Bit>,
+    /// Observation of the push side (`READ_LATENCY` clocks ahead of the pop
+    /// outputs): the clock `push_tick`'s words in groups (`encoder::Words`),
+    /// and the fill level after it.
     pub push_tick: Signal<Out, Bits<64>>,
     pub push_tick_valid: Signal<Out, Bit>,
-    pub push_count: [Signal<Out, Bits<32>>; L],
-    pub push_word0: [Signal<Out, Bits<32>>; L],
-    pub push_word1: [Signal<Out, Bits<32>>; L],
-    pub push_word2: [Signal<Out, Bits<32>>; L],
-    pub push_word3: [Signal<Out, Bits<32>>; L],
-    pub push_word4: [Signal<Out, Bits<32>>; L],
-    pub fill: [Signal<Out, Bits<32>>; L],
+    pub push_count: [Signal<Out, Bits<2>>; GROUPS],
+    pub push_word0: [Signal<Out, Bits<32>>; GROUPS],
+    pub push_word1: [Signal<Out, Bits<32>>; GROUPS],
+    pub push_word2: [Signal<Out, Bits<32>>; GROUPS],
+    pub fill: Signal<Out, Bits<32>>,
     pub protocol_errors: Signal<Out, Bits<32>>,
     pub unknown_commands: Signal<Out, Bits<32>>,
-    /// ACT/RD/WR that did not fit the geometry (ignored, board.md step 1).
+    /// ACT/RD/WR that did not fit the geometry (ignored, board.md step 2).
     pub out_of_range: Signal<Out, Bits<32>>,
+    pub references_over_limit: Signal<Out, Bits<32>>,
+    pub clocks_over_limit: Signal<Out, Bits<32>>,
     pub config_events: Signal<Out, Bits<32>>,
     pub events_dropped: Signal<Out, Bits<32>>,
     pub lost_words: Signal<Out, Bits<32>>,
@@ -101,35 +97,25 @@ pub struct Capture<const L: usize, const B: usize, const AB: usize> {
     pub high_water: Signal<Out, Bits<32>>,
     dcbu: Dcbu<L>,
     dsmu: Dsmu<L>,
-    cu: ConfigUnit<L>,
-    encoder: Encoder<L>,
-    storage: TxFifoStorage<L, B, AB>,
-    /// Mode per lane, delayed to the encoder's output (`encoder::LATENCY`),
-    /// then to the pops.
-    mode_tracing_e1: [DFF<Bit>; L],
-    mode_tags_only_e1: [DFF<Bit>; L],
-    mode_tracing_e2: [DFF<Bit>; L],
-    mode_tags_only_e2: [DFF<Bit>; L],
-    mode_tracing_e3: [DFF<Bit>; L],
-    mode_tags_only_e3: [DFF<Bit>; L],
-    mode_tracing_1: [DFF<Bit>; L],
-    mode_tags_only_1: [DFF<Bit>; L],
-    mode_tracing_2: [DFF<Bit>; L],
-    mode_tags_only_2: [DFF<Bit>; L],
-    mode_tracing_3: [DFF<Bit>; L],
-    mode_tags_only_3: [DFF<Bit>; L],
-    pop_tick_2: DFF<Bits<64>>,
-    pop_tick_3: DFF<Bits<64>>,
-    pop_tracing_2: DFF<Bit>,
-    pop_tracing_3: DFF<Bit>,
-    pop_tags_only_2: DFF<Bit>,
-    pop_tags_only_3: DFF<Bit>,
+    limit: RefLimit<L, E>,
+    cu: ConfigUnit<E>,
+    encoder: Encoder<E>,
+    storage: TxFifoStorage<E, B, AB>,
+    /// The limit's count, delayed by the CU's clock.
+    over_delayed: DFF<Bits<4>>,
+    /// The encoder's per-clock outputs, delayed to the popped word.
+    tick_1: DFF<Bits<64>>,
     tick_2: DFF<Bits<64>>,
     tick_3: DFF<Bits<64>>,
+    tick_valid_1: DFF<Bit>,
     tick_valid_2: DFF<Bit>,
     tick_valid_3: DFF<Bit>,
-    pop_tracing_now: Signal<Local, Bit>,
-    pop_tags_only_now: Signal<Local, Bit>,
+    tracing_1: DFF<Bit>,
+    tracing_2: DFF<Bit>,
+    tracing_3: DFF<Bit>,
+    tags_only_1: DFF<Bit>,
+    tags_only_2: DFF<Bit>,
+    tags_only_3: DFF<Bit>,
     depth: Constant<Bits<32>>,
     window_rank: Constant<Bits<2>>,
     window_row_first: Constant<Bits<32>>,
@@ -137,42 +123,33 @@ pub struct Capture<const L: usize, const B: usize, const AB: usize> {
     window_first_line: Constant<Bits<48>>,
 }
 
-impl<const L: usize, const B: usize, const AB: usize> Capture<L, B, AB> {
+impl<const L: usize, const E: usize, const B: usize, const AB: usize> Capture<L, E, B, AB> {
     pub const DEPTH: usize = B << AB;
 
     pub fn new(config: CaptureConfig) -> Self {
         Self {
             clock: Default::default(),
-            cs_n: std::array::from_fn(|_| Default::default()),
-            ras_n: std::array::from_fn(|_| Default::default()),
-            cas_n: std::array::from_fn(|_| Default::default()),
-            we_n: std::array::from_fn(|_| Default::default()),
-            cke: std::array::from_fn(|_| Default::default()),
-            ba: std::array::from_fn(|_| Default::default()),
-            addr: std::array::from_fn(|_| Default::default()),
+            pins: crate::pins::lanes(),
             drain_num: Default::default(),
             drain_den: Default::default(),
             pop_valid: Default::default(),
             pop_word: Default::default(),
-            pop_tick: Default::default(),
-            pop_tracing: Default::default(),
-            pop_tags_only: Default::default(),
-            out_tick: Default::default(),
-            out_tick_valid: Default::default(),
-            out_tracing: std::array::from_fn(|_| Default::default()),
-            out_tags_only: std::array::from_fn(|_| Default::default()),
+            tick: Default::default(),
+            tick_valid: Default::default(),
+            tracing: Default::default(),
+            tags_only: Default::default(),
             push_tick: Default::default(),
             push_tick_valid: Default::default(),
             push_count: std::array::from_fn(|_| Default::default()),
             push_word0: std::array::from_fn(|_| Default::default()),
             push_word1: std::array::from_fn(|_| Default::default()),
             push_word2: std::array::from_fn(|_| Default::default()),
-            push_word3: std::array::from_fn(|_| Default::default()),
-            push_word4: std::array::from_fn(|_| Default::default()),
-            fill: std::array::from_fn(|_| Default::default()),
+            fill: Default::default(),
             protocol_errors: Default::default(),
             unknown_commands: Default::default(),
             out_of_range: Default::default(),
+            references_over_limit: Default::default(),
+            clocks_over_limit: Default::default(),
             config_events: Default::default(),
             events_dropped: Default::default(),
             lost_words: Default::default(),
@@ -181,33 +158,23 @@ impl<const L: usize, const B: usize, const AB: usize> Capture<L, B, AB> {
             high_water: Default::default(),
             dcbu: Dcbu::new(config.geometry),
             dsmu: Dsmu::new(config.geometry),
+            limit: Default::default(),
             cu: ConfigUnit::new(config.start_tracing),
             encoder: Default::default(),
             storage: Default::default(),
-            mode_tracing_e1: std::array::from_fn(|_| Default::default()),
-            mode_tags_only_e1: std::array::from_fn(|_| Default::default()),
-            mode_tracing_e2: std::array::from_fn(|_| Default::default()),
-            mode_tags_only_e2: std::array::from_fn(|_| Default::default()),
-            mode_tracing_e3: std::array::from_fn(|_| Default::default()),
-            mode_tags_only_e3: std::array::from_fn(|_| Default::default()),
-            mode_tracing_1: std::array::from_fn(|_| Default::default()),
-            mode_tags_only_1: std::array::from_fn(|_| Default::default()),
-            mode_tracing_2: std::array::from_fn(|_| Default::default()),
-            mode_tags_only_2: std::array::from_fn(|_| Default::default()),
-            mode_tracing_3: std::array::from_fn(|_| Default::default()),
-            mode_tags_only_3: std::array::from_fn(|_| Default::default()),
-            pop_tick_2: Default::default(),
-            pop_tick_3: Default::default(),
-            pop_tracing_2: Default::default(),
-            pop_tracing_3: Default::default(),
-            pop_tags_only_2: Default::default(),
-            pop_tags_only_3: Default::default(),
+            over_delayed: Default::default(),
+            tick_1: Default::default(),
             tick_2: Default::default(),
             tick_3: Default::default(),
+            tick_valid_1: Default::default(),
             tick_valid_2: Default::default(),
             tick_valid_3: Default::default(),
-            pop_tracing_now: Default::default(),
-            pop_tags_only_now: Default::default(),
+            tracing_1: Default::default(),
+            tracing_2: Default::default(),
+            tracing_3: Default::default(),
+            tags_only_1: Default::default(),
+            tags_only_2: Default::default(),
+            tags_only_3: Default::default(),
             depth: Constant::new(((B << AB) as u64).to_bits()),
             window_rank: Constant::new(config.window_rank.to_bits()),
             window_row_first: Constant::new(config.window_row_first.to_bits()),
@@ -217,137 +184,126 @@ impl<const L: usize, const B: usize, const AB: usize> Capture<L, B, AB> {
     }
 }
 
-impl<const L: usize, const B: usize, const AB: usize> Logic for Capture<L, B, AB> {
+impl<const L: usize, const E: usize, const B: usize, const AB: usize> Logic
+    for Capture<L, E, B, AB>
+{
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
             self,
             clock,
-            pop_tick_2,
-            pop_tick_3,
-            pop_tracing_2,
-            pop_tracing_3,
-            pop_tags_only_2,
-            pop_tags_only_3,
+            over_delayed,
+            tick_1,
             tick_2,
             tick_3,
+            tick_valid_1,
             tick_valid_2,
-            tick_valid_3
+            tick_valid_3,
+            tracing_1,
+            tracing_2,
+            tracing_3,
+            tags_only_1,
+            tags_only_2,
+            tags_only_3
         );
         self.dcbu.clock.next = self.clock.val();
         self.dsmu.clock.next = self.clock.val();
+        self.limit.clock.next = self.clock.val();
         self.cu.clock.next = self.clock.val();
         self.encoder.clock.next = self.clock.val();
         self.storage.clock.next = self.clock.val();
-        // DCBU -> DSMU -> CU -> encoder: tick and per-lane signals.
+        // DCBU -> DSMU -> limit -> CU -> encoder: ticks and lanes.
         self.dsmu.tick_in.next = self.dcbu.tick.val();
         self.dsmu.tick_valid_in.next = self.dcbu.tick_valid.val();
-        self.cu.tick_in.next = self.dsmu.tick.val();
-        self.cu.tick_valid_in.next = self.dsmu.tick_valid.val();
+        self.limit.tick_in.next = self.dsmu.tick.val();
+        self.limit.tick_valid_in.next = self.dsmu.tick_valid.val();
+        self.cu.tick_in.next = self.limit.tick.val();
+        self.cu.tick_valid_in.next = self.limit.tick_valid.val();
         self.cu.window_rank.next = self.window_rank.val();
         self.cu.window_row_first.next = self.window_row_first.val();
         self.cu.window_row_count.next = self.window_row_count.val();
         self.cu.window_first_line.next = self.window_first_line.val();
         self.encoder.tick_in.next = self.cu.tick.val();
         self.encoder.tick_valid_in.next = self.cu.tick_valid.val();
+        self.encoder.tracing_in.next = self.cu.tracing.val();
+        self.encoder.tags_only_in.next = self.cu.tags_only.val();
+        self.over_delayed.d.next = self.limit.over.val();
+        self.encoder.over.next = self.over_delayed.q.val();
         self.encoder.depth.next = self.depth.val();
         self.encoder.drain_num.next = self.drain_num.val();
         self.encoder.drain_den.next = self.drain_den.val();
-        self.storage.pop.next = self.encoder.pop.val();
-        self.storage.pop_ptr.next = self.encoder.pop_ptr.val();
-        self.pop_tracing_now.next = false;
-        self.pop_tags_only_now.next = false;
         for j in 0..L {
-            self.dcbu.cs_n[j].next = self.cs_n[j].val();
-            self.dcbu.ras_n[j].next = self.ras_n[j].val();
-            self.dcbu.cas_n[j].next = self.cas_n[j].val();
-            self.dcbu.we_n[j].next = self.we_n[j].val();
-            self.dcbu.cke[j].next = self.cke[j].val();
-            self.dcbu.ba[j].next = self.ba[j].val();
-            self.dcbu.addr[j].next = self.addr[j].val();
+            self.dcbu.pins[j].cs_n.next = self.pins[j].cs_n.val();
+            self.dcbu.pins[j].ras_n.next = self.pins[j].ras_n.val();
+            self.dcbu.pins[j].cas_n.next = self.pins[j].cas_n.val();
+            self.dcbu.pins[j].we_n.next = self.pins[j].we_n.val();
+            self.dcbu.pins[j].cke.next = self.pins[j].cke.val();
+            self.dcbu.pins[j].ba.next = self.pins[j].ba.val();
+            self.dcbu.pins[j].addr.next = self.pins[j].addr.val();
             self.dsmu.cmd_kind[j].next = self.dcbu.cmd_kind[j].val();
             self.dsmu.cmd_rank[j].next = self.dcbu.cmd_rank[j].val();
             self.dsmu.cmd_bank[j].next = self.dcbu.cmd_bank[j].val();
             self.dsmu.cmd_arg[j].next = self.dcbu.cmd_arg[j].val();
-            self.cu.ref_valid[j].next = self.dsmu.ref_valid[j].val();
-            self.cu.ref_write[j].next = self.dsmu.ref_write[j].val();
-            self.cu.ref_line[j].next = self.dsmu.ref_line[j].val();
-            self.cu.ref_rank[j].next = self.dsmu.ref_rank[j].val();
-            self.cu.ref_row[j].next = self.dsmu.ref_row[j].val();
-            self.encoder.ev_valid[j].next = self.cu.ev_valid[j].val();
-            self.encoder.ev_kind[j].next = self.cu.ev_kind[j].val();
-            self.encoder.ev_write[j].next = self.cu.ev_write[j].val();
-            self.encoder.ev_value[j].next = self.cu.ev_value[j].val();
-            self.storage.lane_count[j].next = self.encoder.lane_count[j].val();
-            self.storage.lane_pos[j].next = self.encoder.lane_pos[j].val();
-            self.storage.word0[j].next = self.encoder.word0[j].val();
-            self.storage.word1[j].next = self.encoder.word1[j].val();
-            self.storage.word2[j].next = self.encoder.word2[j].val();
-            self.storage.word3[j].next = self.encoder.word3[j].val();
-            self.storage.word4[j].next = self.encoder.word4[j].val();
-            self.push_count[j].next = self.encoder.lane_count[j].val();
-            self.push_word0[j].next = self.encoder.word0[j].val();
-            self.push_word1[j].next = self.encoder.word1[j].val();
-            self.push_word2[j].next = self.encoder.word2[j].val();
-            self.push_word3[j].next = self.encoder.word3[j].val();
-            self.push_word4[j].next = self.encoder.word4[j].val();
-            self.fill[j].next = self.encoder.fill[j].val();
-            // Mode: CU output is aligned with the encoder's input.
-            self.mode_tracing_e1[j].clock.next = self.clock.val();
-            self.mode_tags_only_e1[j].clock.next = self.clock.val();
-            self.mode_tracing_e2[j].clock.next = self.clock.val();
-            self.mode_tags_only_e2[j].clock.next = self.clock.val();
-            self.mode_tracing_e3[j].clock.next = self.clock.val();
-            self.mode_tags_only_e3[j].clock.next = self.clock.val();
-            self.mode_tracing_e1[j].d.next = self.cu.tracing[j].val();
-            self.mode_tags_only_e1[j].d.next = self.cu.tags_only[j].val();
-            self.mode_tracing_e2[j].d.next = self.mode_tracing_e1[j].q.val();
-            self.mode_tags_only_e2[j].d.next = self.mode_tags_only_e1[j].q.val();
-            self.mode_tracing_e3[j].d.next = self.mode_tracing_e2[j].q.val();
-            self.mode_tags_only_e3[j].d.next = self.mode_tags_only_e2[j].q.val();
-            self.mode_tracing_1[j].clock.next = self.clock.val();
-            self.mode_tags_only_1[j].clock.next = self.clock.val();
-            self.mode_tracing_2[j].clock.next = self.clock.val();
-            self.mode_tags_only_2[j].clock.next = self.clock.val();
-            self.mode_tracing_3[j].clock.next = self.clock.val();
-            self.mode_tags_only_3[j].clock.next = self.clock.val();
-            self.mode_tracing_1[j].d.next = self.mode_tracing_e3[j].q.val();
-            self.mode_tags_only_1[j].d.next = self.mode_tags_only_e3[j].q.val();
-            self.mode_tracing_2[j].d.next = self.mode_tracing_1[j].q.val();
-            self.mode_tags_only_2[j].d.next = self.mode_tags_only_1[j].q.val();
-            self.mode_tracing_3[j].d.next = self.mode_tracing_2[j].q.val();
-            self.mode_tags_only_3[j].d.next = self.mode_tags_only_2[j].q.val();
-            self.out_tracing[j].next = self.mode_tracing_3[j].q.val();
-            self.out_tags_only[j].next = self.mode_tags_only_3[j].q.val();
-            if self.encoder.pop_lane.val().index() == j {
-                self.pop_tracing_now.next = self.mode_tracing_1[j].q.val();
-                self.pop_tags_only_now.next = self.mode_tags_only_1[j].q.val();
-            }
+            self.limit.ref_valid[j].next = self.dsmu.ref_valid[j].val();
+            self.limit.ref_write[j].next = self.dsmu.ref_write[j].val();
+            self.limit.ref_line[j].next = self.dsmu.ref_line[j].val();
+            self.limit.ref_rank[j].next = self.dsmu.ref_rank[j].val();
+            self.limit.ref_row[j].next = self.dsmu.ref_row[j].val();
+        }
+        for s in 0..E {
+            self.cu.ref_valid[s].next = self.limit.slot_valid[s].val();
+            self.cu.ref_write[s].next = self.limit.slot_write[s].val();
+            self.cu.ref_line[s].next = self.limit.slot_line[s].val();
+            self.cu.ref_rank[s].next = self.limit.slot_rank[s].val();
+            self.cu.ref_row[s].next = self.limit.slot_row[s].val();
+            self.cu.ref_lane[s].next = self.limit.slot_lane[s].val();
+            self.encoder.ev_valid[s].next = self.cu.ev_valid[s].val();
+            self.encoder.ev_kind[s].next = self.cu.ev_kind[s].val();
+            self.encoder.ev_write[s].next = self.cu.ev_write[s].val();
+            self.encoder.ev_value[s].next = self.cu.ev_value[s].val();
+            self.encoder.ev_lane[s].next = self.cu.ev_lane[s].val();
+        }
+        // Encoder -> storage, and the push side's observation.
+        self.storage.base.next = self.encoder.base.val();
+        self.storage.pop.next = self.encoder.pop.val();
+        self.storage.pop_ptr.next = self.encoder.pop_ptr.val();
+        for g in 0..GROUPS {
+            self.storage.count[g].next = self.encoder.group_count[g].val();
+            self.storage.word0[g].next = self.encoder.group_word0[g].val();
+            self.storage.word1[g].next = self.encoder.group_word1[g].val();
+            self.storage.word2[g].next = self.encoder.group_word2[g].val();
+            self.push_count[g].next = self.encoder.group_count[g].val();
+            self.push_word0[g].next = self.encoder.group_word0[g].val();
+            self.push_word1[g].next = self.encoder.group_word1[g].val();
+            self.push_word2[g].next = self.encoder.group_word2[g].val();
         }
         self.push_tick.next = self.encoder.tick.val();
         self.push_tick_valid.next = self.encoder.tick_valid.val();
-        // Pop side: the storage answers two clocks after the encoder's pop.
-        self.pop_tick_2.d.next =
-            self.encoder.tick.val() + bit_cast::<64, 2>(self.encoder.pop_lane.val());
-        self.pop_tick_3.d.next = self.pop_tick_2.q.val();
-        self.pop_tracing_2.d.next = self.pop_tracing_now.val();
-        self.pop_tracing_3.d.next = self.pop_tracing_2.q.val();
-        self.pop_tags_only_2.d.next = self.pop_tags_only_now.val();
-        self.pop_tags_only_3.d.next = self.pop_tags_only_2.q.val();
-        self.tick_2.d.next = self.encoder.tick.val();
+        self.fill.next = self.encoder.fill.val();
+        // Pop side: the storage answers READ_LATENCY clocks after the pop.
+        self.tick_1.d.next = self.encoder.tick.val();
+        self.tick_2.d.next = self.tick_1.q.val();
         self.tick_3.d.next = self.tick_2.q.val();
-        self.tick_valid_2.d.next = self.encoder.tick_valid.val();
+        self.tick_valid_1.d.next = self.encoder.tick_valid.val();
+        self.tick_valid_2.d.next = self.tick_valid_1.q.val();
         self.tick_valid_3.d.next = self.tick_valid_2.q.val();
+        self.tracing_1.d.next = self.encoder.tracing.val();
+        self.tracing_2.d.next = self.tracing_1.q.val();
+        self.tracing_3.d.next = self.tracing_2.q.val();
+        self.tags_only_1.d.next = self.encoder.tags_only.val();
+        self.tags_only_2.d.next = self.tags_only_1.q.val();
+        self.tags_only_3.d.next = self.tags_only_2.q.val();
         self.pop_valid.next = self.storage.read_valid.val();
         self.pop_word.next = self.storage.read_word.val();
-        self.pop_tick.next = self.pop_tick_3.q.val();
-        self.pop_tracing.next = self.pop_tracing_3.q.val();
-        self.pop_tags_only.next = self.pop_tags_only_3.q.val();
-        self.out_tick.next = self.tick_3.q.val();
-        self.out_tick_valid.next = self.tick_valid_3.q.val();
+        self.tick.next = self.tick_3.q.val();
+        self.tick_valid.next = self.tick_valid_3.q.val();
+        self.tracing.next = self.tracing_3.q.val();
+        self.tags_only.next = self.tags_only_3.q.val();
         self.protocol_errors.next = self.dsmu.protocol_errors.val();
         self.unknown_commands.next = self.dsmu.unknown_commands.val();
         self.out_of_range.next = self.dcbu.out_of_range.val();
+        self.references_over_limit.next = self.limit.references_over_limit.val();
+        self.clocks_over_limit.next = self.limit.clocks_over_limit.val();
         self.config_events.next = self.cu.config_events.val();
         self.events_dropped.next = self.encoder.events_dropped.val();
         self.lost_words.next = self.encoder.lost_words.val();

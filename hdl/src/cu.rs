@@ -3,8 +3,9 @@
 //! is a config event with index `line - first_line`. Indices 0..63 are inner
 //! commands (executed and recorded as CMD in every mode), the others become
 //! TAG events when tracing is on. Other references become ACCESS events when
-//! tracing is on and not tags-only. With `L` lanes the mode changes of lane i
-//! apply to lanes j > i of the same fabric clock.
+//! tracing is on and not tags-only. It takes the `E` slots the reference
+//! limit passes per fabric clock (`ref_limit`), in stream order: the mode
+//! changes of slot i apply to slots j > i of the same clock.
 
 use rust_hdl::prelude::*;
 
@@ -16,13 +17,14 @@ pub mod event_kind {
 }
 
 #[derive(LogicBlock)]
-pub struct ConfigUnit<const L: usize> {
+pub struct ConfigUnit<const E: usize> {
     pub clock: Signal<In, Clock>,
-    pub ref_valid: [Signal<In, Bit>; L],
-    pub ref_write: [Signal<In, Bit>; L],
-    pub ref_line: [Signal<In, Bits<48>>; L],
-    pub ref_rank: [Signal<In, Bits<2>>; L],
-    pub ref_row: [Signal<In, Bits<18>>; L],
+    pub ref_valid: [Signal<In, Bit>; E],
+    pub ref_write: [Signal<In, Bit>; E],
+    pub ref_line: [Signal<In, Bits<48>>; E],
+    pub ref_rank: [Signal<In, Bits<2>>; E],
+    pub ref_row: [Signal<In, Bits<18>>; E],
+    pub ref_lane: [Signal<In, Bits<3>>; E],
     pub tick_in: Signal<In, Bits<64>>,
     pub tick_valid_in: Signal<In, Bit>,
     /// The window (build parameters of the board, held constant).
@@ -31,35 +33,36 @@ pub struct ConfigUnit<const L: usize> {
     pub window_row_count: Signal<In, Bits<32>>,
     pub window_first_line: Signal<In, Bits<48>>,
     /// One fabric clock after the references.
-    pub ev_valid: [Signal<Out, Bit>; L],
+    pub ev_valid: [Signal<Out, Bit>; E],
     /// An [`event_kind`] code.
-    pub ev_kind: [Signal<Out, Bits<2>>; L],
-    pub ev_write: [Signal<Out, Bit>; L],
+    pub ev_kind: [Signal<Out, Bits<2>>; E],
+    pub ev_write: [Signal<Out, Bit>; E],
     /// The line (ACCESS) or the event index (TAG, CMD).
-    pub ev_value: [Signal<Out, Bits<48>>; L],
-    /// Board mode after each lane's tick.
-    pub tracing: [Signal<Out, Bit>; L],
-    pub tags_only: [Signal<Out, Bit>; L],
+    pub ev_value: [Signal<Out, Bits<48>>; E],
+    /// The slot's lane (tick offset in the clock).
+    pub ev_lane: [Signal<Out, Bits<3>>; E],
+    /// Board mode after the clock (after its last slot).
+    pub tracing: Signal<Out, Bit>,
+    pub tags_only: Signal<Out, Bit>,
     pub tick: Signal<Out, Bits<64>>,
     pub tick_valid: Signal<Out, Bit>,
     pub config_events: Signal<Out, Bits<32>>,
-    lane: [ConfigLane; L],
+    lane: [ConfigLane; E],
     mode_tracing: DFF<Bit>,
     mode_tags_only: DFF<Bit>,
-    out_valid: [DFF<Bit>; L],
-    out_kind: [DFF<Bits<2>>; L],
-    out_write: [DFF<Bit>; L],
-    out_value: [DFF<Bits<48>>; L],
-    out_tracing: [DFF<Bit>; L],
-    out_tags_only: [DFF<Bit>; L],
+    out_valid: [DFF<Bit>; E],
+    out_kind: [DFF<Bits<2>>; E],
+    out_write: [DFF<Bit>; E],
+    out_value: [DFF<Bits<48>>; E],
+    out_lane: [DFF<Bits<3>>; E],
     out_tick: DFF<Bits<64>>,
     out_tick_valid: DFF<Bit>,
     config_count: DFF<Bits<32>>,
-    config_sum: [Signal<Local, Bits<32>>; L],
+    config_sum: [Signal<Local, Bits<32>>; E],
     tracing_at_reset: Constant<Bit>,
 }
 
-impl<const L: usize> ConfigUnit<L> {
+impl<const E: usize> ConfigUnit<E> {
     /// `initially_tracing`: the board's reset mode (format.md: tracing on,
     /// all references; a build parameter).
     pub fn new(initially_tracing: bool) -> Self {
@@ -70,6 +73,7 @@ impl<const L: usize> ConfigUnit<L> {
             ref_line: std::array::from_fn(|_| Default::default()),
             ref_rank: std::array::from_fn(|_| Default::default()),
             ref_row: std::array::from_fn(|_| Default::default()),
+            ref_lane: std::array::from_fn(|_| Default::default()),
             tick_in: Default::default(),
             tick_valid_in: Default::default(),
             window_rank: Default::default(),
@@ -80,8 +84,9 @@ impl<const L: usize> ConfigUnit<L> {
             ev_kind: std::array::from_fn(|_| Default::default()),
             ev_write: std::array::from_fn(|_| Default::default()),
             ev_value: std::array::from_fn(|_| Default::default()),
-            tracing: std::array::from_fn(|_| Default::default()),
-            tags_only: std::array::from_fn(|_| Default::default()),
+            ev_lane: std::array::from_fn(|_| Default::default()),
+            tracing: Default::default(),
+            tags_only: Default::default(),
             tick: Default::default(),
             tick_valid: Default::default(),
             config_events: Default::default(),
@@ -94,8 +99,7 @@ impl<const L: usize> ConfigUnit<L> {
             out_kind: std::array::from_fn(|_| Default::default()),
             out_write: std::array::from_fn(|_| Default::default()),
             out_value: std::array::from_fn(|_| Default::default()),
-            out_tracing: std::array::from_fn(|_| Default::default()),
-            out_tags_only: std::array::from_fn(|_| Default::default()),
+            out_lane: std::array::from_fn(|_| Default::default()),
             out_tick: Default::default(),
             out_tick_valid: Default::default(),
             config_count: Default::default(),
@@ -105,7 +109,7 @@ impl<const L: usize> ConfigUnit<L> {
     }
 }
 
-impl<const L: usize> Logic for ConfigUnit<L> {
+impl<const E: usize> Logic for ConfigUnit<E> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -122,14 +126,17 @@ impl<const L: usize> Logic for ConfigUnit<L> {
         self.tick.next = self.out_tick.q.val();
         self.tick_valid.next = self.out_tick_valid.q.val();
         self.config_events.next = self.config_count.q.val();
+        // The mode registers hold the mode after the previous clock.
+        self.tracing.next = self.mode_tracing.q.val() ^ self.tracing_at_reset.val();
+        self.tags_only.next = self.mode_tags_only.q.val();
         // mode_tracing.q holds "tracing differs from the reset mode".
         self.lane[0].tracing_in.next = self.mode_tracing.q.val() ^ self.tracing_at_reset.val();
         self.lane[0].tags_only_in.next = self.mode_tags_only.q.val();
-        for j in 1..L {
+        for j in 1..E {
             self.lane[j].tracing_in.next = self.lane[j - 1].tracing_out.val();
             self.lane[j].tags_only_in.next = self.lane[j - 1].tags_only_out.val();
         }
-        for j in 0..L {
+        for j in 0..E {
             self.lane[j].ref_valid.next = self.ref_valid[j].val();
             self.lane[j].ref_line.next = self.ref_line[j].val();
             self.lane[j].ref_rank.next = self.ref_rank[j].val();
@@ -142,29 +149,26 @@ impl<const L: usize> Logic for ConfigUnit<L> {
             self.out_kind[j].clock.next = self.clock.val();
             self.out_write[j].clock.next = self.clock.val();
             self.out_value[j].clock.next = self.clock.val();
-            self.out_tracing[j].clock.next = self.clock.val();
-            self.out_tags_only[j].clock.next = self.clock.val();
+            self.out_lane[j].clock.next = self.clock.val();
             self.out_valid[j].d.next = self.lane[j].ev_valid.val();
             self.out_kind[j].d.next = self.lane[j].ev_kind.val();
             self.out_write[j].d.next = self.ref_write[j].val();
             self.out_value[j].d.next = self.lane[j].ev_value.val();
-            self.out_tracing[j].d.next = self.lane[j].tracing_out.val();
-            self.out_tags_only[j].d.next = self.lane[j].tags_only_out.val();
+            self.out_lane[j].d.next = self.ref_lane[j].val();
             self.ev_valid[j].next = self.out_valid[j].q.val();
             self.ev_kind[j].next = self.out_kind[j].q.val();
             self.ev_write[j].next = self.out_write[j].q.val();
             self.ev_value[j].next = self.out_value[j].q.val();
-            self.tracing[j].next = self.out_tracing[j].q.val();
-            self.tags_only[j].next = self.out_tags_only[j].q.val();
+            self.ev_lane[j].next = self.out_lane[j].q.val();
             // The last lane's mode is the mode for the next fabric clock.
             self.mode_tracing.d.next = self.lane[j].tracing_out.val() ^ self.tracing_at_reset.val();
             self.mode_tags_only.d.next = self.lane[j].tags_only_out.val();
         }
         self.config_sum[0].next = self.config_count.q.val() + self.lane[0].in_window.val();
-        for j in 1..L {
+        for j in 1..E {
             self.config_sum[j].next = self.config_sum[j - 1].val() + self.lane[j].in_window.val();
         }
-        for j in 0..L {
+        for j in 0..E {
             self.config_count.d.next = self.config_sum[j].val();
         }
     }

@@ -11,6 +11,7 @@
 //! DSMU's tables with its high bits cut off.
 
 use crate::dsmu::LineGeometry;
+use crate::pins::DimmPins;
 use rust_hdl::prelude::*;
 
 /// Decoded command kinds on `cmd_kind` (4 bits).
@@ -100,15 +101,7 @@ impl CommandPins {
 #[derive(LogicBlock)]
 pub struct Dcbu<const L: usize> {
     pub clock: Signal<In, Clock>,
-    /// Chip selects, one bit per rank (active low); unused ranks tied high.
-    pub cs_n: [Signal<In, Bits<4>>; L],
-    pub ras_n: [Signal<In, Bit>; L],
-    pub cas_n: [Signal<In, Bit>; L],
-    pub we_n: [Signal<In, Bit>; L],
-    pub cke: [Signal<In, Bit>; L],
-    /// Bank address; DDR4 bank-group bits are the high bits.
-    pub ba: [Signal<In, Bits<4>>; L],
-    pub addr: [Signal<In, Bits<18>>; L],
+    pub pins: [DimmPins; L],
     /// Decoded command per lane (a [`kind`] code), two fabric clocks after
     /// the pins.
     pub cmd_kind: [Signal<Out, Bits<4>>; L],
@@ -176,19 +169,13 @@ impl<const L: usize> Default for Dcbu<L> {
 
 impl<const L: usize> Dcbu<L> {
     pub fn new(geometry: LineGeometry) -> Self {
-        assert!(L == 1 || L == 2 || L == 4, "L must be 1, 2 or 4");
+        assert!(matches!(L, 1 | 2 | 4 | 8), "L must be 1, 2, 4 or 8");
         let g = geometry.checked();
         // Pin bits above `bits` within a `width`-bit field.
         let high = |bits: u32, width: u32| ((1u64 << width) - 1) & !((1u64 << bits) - 1);
         Self {
             clock: Default::default(),
-            cs_n: std::array::from_fn(|_| Default::default()),
-            ras_n: std::array::from_fn(|_| Default::default()),
-            cas_n: std::array::from_fn(|_| Default::default()),
-            we_n: std::array::from_fn(|_| Default::default()),
-            cke: std::array::from_fn(|_| Default::default()),
-            ba: std::array::from_fn(|_| Default::default()),
-            addr: std::array::from_fn(|_| Default::default()),
+            pins: crate::pins::lanes(),
             cmd_kind: std::array::from_fn(|_| Default::default()),
             cmd_rank: std::array::from_fn(|_| Default::default()),
             cmd_bank: std::array::from_fn(|_| Default::default()),
@@ -271,13 +258,13 @@ impl<const L: usize> Logic for Dcbu<L> {
             self.dec_rank[i].clock.next = self.clock.val();
             self.dec_bank[i].clock.next = self.clock.val();
             self.dec_arg[i].clock.next = self.clock.val();
-            self.pin_cs_n[i].d.next = self.cs_n[i].val();
-            self.pin_ras_n[i].d.next = self.ras_n[i].val();
-            self.pin_cas_n[i].d.next = self.cas_n[i].val();
-            self.pin_we_n[i].d.next = self.we_n[i].val();
-            self.pin_cke[i].d.next = self.cke[i].val();
-            self.pin_ba[i].d.next = self.ba[i].val();
-            self.pin_addr[i].d.next = self.addr[i].val();
+            self.pin_cs_n[i].d.next = self.pins[i].cs_n.val();
+            self.pin_ras_n[i].d.next = self.pins[i].ras_n.val();
+            self.pin_cas_n[i].d.next = self.pins[i].cas_n.val();
+            self.pin_we_n[i].d.next = self.pins[i].we_n.val();
+            self.pin_cke[i].d.next = self.pins[i].cke.val();
+            self.pin_ba[i].d.next = self.pins[i].ba.val();
+            self.pin_addr[i].d.next = self.pins[i].addr.val();
             // The lowest selected rank wins (a broadcast MRS selects several).
             self.rank_now[i].next = 0.into();
             if !self.pin_cs_n[i].q.val().get_bit(3) {

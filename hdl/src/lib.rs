@@ -12,6 +12,8 @@ pub mod encoder;
 pub mod framer;
 pub mod gmii;
 pub mod packetizer;
+pub mod pins;
 pub mod port_buffer;
+pub mod ref_limit;
 pub mod rgmii;
 pub mod tx_fifo;

@@ -1,19 +1,20 @@
-//! The packetizer (format.md 5.2, board.md "Drain" and "Idle flush"): cuts
-//! the stream of popped record words into packets and deals them to the
-//! ports round-robin.
+//! The packetizer (format.md 5.2, board.md 2.0 steps 3 and 4): cuts the
+//! stream of popped record words into packets and deals them to the ports
+//! round-robin.
 //!
-//! It runs in the fabric clock domain, after the capture chain's drain
-//! (`capture::Capture` decides *when* a word is popped, tick-exact, and hands
-//! the word over with its tick). Per fabric cycle it takes at most one popped
-//! word and the cycle's tick range `out_tick .. out_tick + L`, which it needs
-//! for the idle flush. It does not touch the header bytes: the words of the
-//! open packet go straight into the data buffer of the port the packet will
-//! be dealt to (the packet that closes next always gets the next `seq`, so its
-//! port is known when it opens), and at close a short descriptor (t0, nwords,
-//! flags, injected LINE_HI) goes to that port's descriptor buffer. The framer
-//! ([`crate::framer`]) builds the header from the descriptor, puts the
-//! injected LINE_HI word first, and counts `seq` per port
-//! (`seq = k * ports + port` for the port's k-th packet).
+//! It runs in the fabric clock domain, once per clock, after the capture
+//! chain's drain: per clock it takes at most one popped word (popped at the
+//! clock's tick `k L`), the clock's tick and the board mode after the
+//! clock's events (the header flags of a packet closed in the clock). It
+//! does not touch the header bytes: the words of the open packet go
+//! straight into the data buffer of the port the packet will be dealt to
+//! (the packet that closes next always gets the next `seq`, so its port is
+//! known when it opens), and at close a short descriptor (t0, nwords,
+//! flags, injected LINE_HI) goes to that port's descriptor buffer. The
+//! framer ([`crate::framer`]) builds the header from the descriptor, puts
+//! the injected LINE_HI word first, and counts `seq` per port (`seq = k *
+//! ports + port` for the port's k-th packet). A clock closes at most one
+//! packet: the idle flush happens only in a clock without a pop.
 //!
 //! Descriptor layout ([`Descriptor`]): bits 0..64 t0, 64..80 nwords
 //! (including the injected word), 80..88 header flags, 88..109 the injected
@@ -62,7 +63,7 @@ impl Descriptor {
 pub struct PacketizerConfig {
     /// Words per packet at most (including the injected LINE_HI); >= 2.
     pub max_words: u16,
-    /// Idle ticks after the last pop that close a non-empty packet; >= L.
+    /// Idle ticks after the last pop that close a non-empty packet; >= 1.
     pub idle_flush_ticks: u64,
     /// Number of Ethernet ports (1..=4).
     pub ports: u8,
@@ -82,18 +83,15 @@ impl Default for PacketizerConfig {
 #[derive(LogicBlock)]
 pub struct Packetizer<const L: usize> {
     pub clock: Signal<In, Clock>,
-    // From the capture chain's drain.
+    // From the capture chain's drain, once per fabric clock.
     pub pop_valid: Signal<In, Bit>,
     pub pop_word: Signal<In, Bits<32>>,
-    pub pop_tick: Signal<In, Bits<64>>,
-    pub pop_tracing: Signal<In, Bit>,
-    pub pop_tags_only: Signal<In, Bit>,
-    pub out_tick: Signal<In, Bits<64>>,
-    pub out_tick_valid: Signal<In, Bit>,
-    /// Tracing on after tick `out_tick + j`.
-    pub out_tracing: [Signal<In, Bit>; L],
-    /// Tags-only mode after tick `out_tick + j`.
-    pub out_tags_only: [Signal<In, Bit>; L],
+    /// The clock's tick `k L`.
+    pub tick: Signal<In, Bits<64>>,
+    pub tick_valid: Signal<In, Bit>,
+    /// Board mode after the clock's events.
+    pub tracing: Signal<In, Bit>,
+    pub tags_only: Signal<In, Bit>,
     // To the port buffers.
     pub word_write: Signal<Out, Bit>,
     pub word_data: Signal<Out, Bits<32>>,
@@ -101,9 +99,6 @@ pub struct Packetizer<const L: usize> {
     pub desc_write: Signal<Out, Bit>,
     pub desc_data: Signal<Out, Bits<DESC_BITS>>,
     pub desc_port: Signal<Out, Bits<2>>,
-    /// Sticky: two descriptors were due while one was still held back (only
-    /// possible with one port and L > 1; see `hold`).
-    pub desc_overrun: Signal<Out, Bit>,
     // Parameters.
     /// `max_words - 1`, and `max_words == 2`: the close test on the
     /// count before the word (a register), not on the count after it.
@@ -112,13 +107,11 @@ pub struct Packetizer<const L: usize> {
     count_full: Signal<Local, Bit>,
     fresh_full: Signal<Local, Bit>,
     words_full: Signal<Local, Bit>,
-    /// `idle_flush_ticks - L`: ticks left to the deadline at the next
-    /// cycle's `out_tick` after a pop at lane 0.
-    rem_after_pop: Constant<Bits<32>>,
-    /// Bit j: a pop at lane j leaves at least `L` ticks to the deadline.
-    big_after_pop: Constant<Bits<4>>,
-    lanes: Constant<Bits<32>>,
-    twice_lanes: Constant<Bits<32>>,
+    /// `idle_flush_ticks - L`: ticks left to the deadline at the clock
+    /// after a pop, and whether that is already <= 0.
+    rem_after_pop: Constant<Bits<33>>,
+    due_after_pop: Constant<Bit>,
+    lanes: Constant<Bits<33>>,
     last_port: Constant<Bits<2>>,
     // Stream state.
     /// The running time in halves; the high half takes `run_hi_inc`
@@ -129,42 +122,25 @@ pub struct Packetizer<const L: usize> {
     run_hi_inc: DFFWithInit<Bits<32>>,
     stream_hi: DFF<Bits<21>>,
     /// The flush deadline (last pop tick + `idle_flush_ticks`) as ticks
-    /// left from this cycle's `out_tick`, counted down by `L` a cycle, so
-    /// the flush decision starts from flops instead of a 64-bit compare
-    /// with `out_tick`. This relies on `out_tick` advancing by exactly `L`
-    /// each cycle from the first pop on (the capture chain's tick counter
-    /// is free-running). `rem_neg`: the deadline has passed (sticky until
-    /// the next pop; `rem` is then stale); `rem_big`: `rem >= L`.
-    rem: DFF<Bits<32>>,
-    rem_neg: DFF<Bit>,
-    rem_big: DFF<Bit>,
+    /// left from this clock's tick, counted down by `L` a clock, so the
+    /// flush decision is a flag: `due` once the deadline is reached
+    /// (sticky until the next pop). This relies on the tick advancing by
+    /// exactly `L` each clock (the capture chain's counter is free-running).
+    rem: DFF<Bits<33>>,
+    due: DFF<Bit>,
     // The open packet.
     open: DFF<Bit>,
     count: DFF<Bits<16>>,
     t0: DFF<Bits<64>>,
     pkt_hi: DFF<Bits<21>>,
     port: DFF<Bits<2>>,
-    // A descriptor held back one cycle when two close in one cycle.
-    hold_valid: DFF<Bit>,
-    hold_data: DFF<Bits<DESC_BITS>>,
-    hold_port: DFF<Bits<2>>,
-    overrun: DFF<Bit>,
     // Combinational intermediates.
     flush: Signal<Local, Bit>,
-    flush_lane: Signal<Local, Bits<2>>,
-    flush_tracing: Signal<Local, Bit>,
-    flush_tags_only: Signal<Local, Bit>,
-    flush_flags: Signal<Local, Bits<8>>,
-    open_after_flush: Signal<Local, Bit>,
-    port_after_flush: Signal<Local, Bits<2>>,
-    port_after_pop: Signal<Local, Bits<2>>,
+    flags: Signal<Local, Bits<8>>,
+    port_next: Signal<Local, Bits<2>>,
     word_step: Signal<Local, Bits<32>>,
     run_lo_sum: Signal<Local, Bits<33>>,
     run_time: Signal<Local, Bits<64>>,
-    pop_lane: Signal<Local, Bits<2>>,
-    flush_due: Signal<Local, Bit>,
-    pop_in_time: Signal<Local, Bit>,
-    deadline_ahead: Signal<Local, Bit>,
     word_is_control: Signal<Local, Bit>,
     word_op: Signal<Local, Bits<4>>,
     word_payload: Signal<Local, Bits<21>>,
@@ -172,7 +148,6 @@ pub struct Packetizer<const L: usize> {
     new_t0: Signal<Local, Bits<64>>,
     new_hi: Signal<Local, Bits<21>>,
     pop_close: Signal<Local, Bit>,
-    pop_flags: Signal<Local, Bits<8>>,
 }
 
 impl<const L: usize> Packetizer<L> {
@@ -181,78 +156,54 @@ impl<const L: usize> Packetizer<L> {
             config.max_words >= 2,
             "max_words must leave room for the injected LINE_HI"
         );
-        assert!(matches!(L, 1 | 2 | 4), "L must be 1, 2 or 4");
+        assert!(matches!(L, 1 | 2 | 4 | 8), "L must be 1, 2, 4 or 8");
         assert!((1..=4).contains(&config.ports), "1 to 4 ports");
-        assert!(config.idle_flush_ticks >= L as u64);
+        assert!(config.idle_flush_ticks >= 1);
         assert!(
             config.idle_flush_ticks <= 1 << 32,
             "idle_flush_ticks must fit the 32-bit deadline countdown"
         );
-        let rem_after_pop = config.idle_flush_ticks - L as u64;
+        let rem_after_pop = config.idle_flush_ticks as i64 - L as i64;
         Self {
             clock: Default::default(),
             pop_valid: Default::default(),
             pop_word: Default::default(),
-            pop_tick: Default::default(),
-            pop_tracing: Default::default(),
-            pop_tags_only: Default::default(),
-            out_tick: Default::default(),
-            out_tick_valid: Default::default(),
-            out_tracing: std::array::from_fn(|_| Default::default()),
-            out_tags_only: std::array::from_fn(|_| Default::default()),
+            tick: Default::default(),
+            tick_valid: Default::default(),
+            tracing: Default::default(),
+            tags_only: Default::default(),
             word_write: Default::default(),
             word_data: Default::default(),
             word_port: Default::default(),
             desc_write: Default::default(),
             desc_data: Default::default(),
             desc_port: Default::default(),
-            desc_overrun: Default::default(),
             max_words_m1: Constant::new((config.max_words as u64 - 1).to_bits()),
             max_words_is_2: Constant::new(config.max_words == 2),
             count_full: Default::default(),
             fresh_full: Default::default(),
             words_full: Default::default(),
-            rem_after_pop: Constant::new(rem_after_pop.to_bits()),
-            big_after_pop: Constant::new(
-                (0..4u64)
-                    .filter(|j| rem_after_pop + j >= L as u64)
-                    .fold(0u64, |m, j| m | 1 << j)
-                    .to_bits(),
-            ),
+            rem_after_pop: Constant::new((rem_after_pop.max(0) as u64).to_bits()),
+            due_after_pop: Constant::new(rem_after_pop <= 0),
             lanes: Constant::new((L as u64).to_bits()),
-            twice_lanes: Constant::new((2 * L as u64).to_bits()),
             last_port: Constant::new(((config.ports - 1) as u64).to_bits()),
             run_lo: Default::default(),
             run_hi: Default::default(),
             run_hi_inc: DFFWithInit::new(1u64.to_bits()),
             stream_hi: Default::default(),
             rem: Default::default(),
-            rem_neg: Default::default(),
-            rem_big: Default::default(),
+            due: Default::default(),
             open: Default::default(),
             count: Default::default(),
             t0: Default::default(),
             pkt_hi: Default::default(),
             port: Default::default(),
-            hold_valid: Default::default(),
-            hold_data: Default::default(),
-            hold_port: Default::default(),
-            overrun: Default::default(),
             flush: Default::default(),
-            flush_lane: Default::default(),
-            flush_tracing: Default::default(),
-            flush_tags_only: Default::default(),
-            flush_flags: Default::default(),
-            open_after_flush: Default::default(),
-            port_after_flush: Default::default(),
-            port_after_pop: Default::default(),
+            flags: Default::default(),
+            port_next: Default::default(),
             word_step: Default::default(),
             run_lo_sum: Default::default(),
             run_time: Default::default(),
-            pop_lane: Default::default(),
-            flush_due: Default::default(),
-            pop_in_time: Default::default(),
-            deadline_ahead: Default::default(),
             word_is_control: Default::default(),
             word_op: Default::default(),
             word_payload: Default::default(),
@@ -260,7 +211,6 @@ impl<const L: usize> Packetizer<L> {
             new_t0: Default::default(),
             new_hi: Default::default(),
             pop_close: Default::default(),
-            pop_flags: Default::default(),
         }
     }
 }
@@ -269,56 +219,21 @@ impl<const L: usize> Logic for Packetizer<L> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, run_lo, run_hi, run_hi_inc, stream_hi, rem, rem_neg, rem_big, open, count,
-            t0, pkt_hi, port, hold_valid, hold_data, hold_port, overrun
+            self, clock, run_lo, run_hi, run_hi_inc, stream_hi, rem, due, open, count, t0, pkt_hi,
+            port
         );
-        // Idle flush (board.md step 3): the first tick t >= deadline of this
-        // cycle closes the open packet, unless a word is popped at or before
-        // t (a pop at tick t resets the age to 0 before the check).
-        // With `rem` = deadline - out_tick: due when the cycle's last tick
-        // reaches the deadline (rem <= L-1), and a pop at lane `pop_lane`
-        // (pop_tick = out_tick + pop_lane) is in time when pop_lane <= rem.
-        self.pop_lane.next =
-            self.pop_tick.val().get_bits::<2>(0) - self.out_tick.val().get_bits::<2>(0);
-        self.flush_due.next = self.rem_neg.q.val() | !self.rem_big.q.val();
-        self.pop_in_time.next = !self.rem_neg.q.val()
-            & (self.rem_big.q.val() | (self.pop_lane.val() <= self.rem.q.val().get_bits::<2>(0)));
-        self.deadline_ahead.next = !self.rem_neg.q.val()
-            & (self.rem_big.q.val() | self.rem.q.val().get_bits::<2>(0).any());
-        self.flush.next = self.out_tick_valid.val() & self.open.q.val() & self.flush_due.val();
-        if self.pop_valid.val() & self.pop_in_time.val() {
-            self.flush.next = false;
-        }
-        // The lane of the flush tick (earlier lanes when the deadline passed
-        // while the capture chain was not yet running).
-        self.flush_lane.next = 0.into();
-        if self.deadline_ahead.val() {
-            self.flush_lane.next = self.rem.q.val().get_bits::<2>(0);
-        }
-        self.flush_tracing.next = false;
-        self.flush_tags_only.next = false;
-        for j in 0..L {
-            if self.flush_lane.val().index() == j {
-                self.flush_tracing.next = self.out_tracing[j].val();
-                self.flush_tags_only.next = self.out_tags_only[j].val();
+        // Idle flush (step 4): an open packet closes in a clock without a
+        // pop whose tick is at least the last pop's plus idle_flush_ticks.
+        self.flush.next =
+            self.tick_valid.val() & self.open.q.val() & self.due.q.val() & !self.pop_valid.val();
+        self.flags.next = 0.into();
+        if self.tracing.val() {
+            self.flags.next = 1.into();
+            if self.tags_only.val() {
+                self.flags.next = 3.into();
             }
-        }
-        self.flush_flags.next = 0.into();
-        if self.flush_tracing.val() {
-            self.flush_flags.next = 1.into();
-            if self.flush_tags_only.val() {
-                self.flush_flags.next = 3.into();
-            }
-        } else if self.flush_tags_only.val() {
-            self.flush_flags.next = 2.into();
-        }
-        self.open_after_flush.next = self.open.q.val() & !self.flush.val();
-        self.port_after_flush.next = self.port.q.val();
-        if self.flush.val() {
-            self.port_after_flush.next = self.port.q.val() + 1;
-            if self.port.q.val() == self.last_port.val() {
-                self.port_after_flush.next = 0.into();
-            }
+        } else if self.tags_only.val() {
+            self.flags.next = 2.into();
         }
         // The popped word: decode what the running time and LINE_HI need.
         // dt, plus payload * 64 for TIME: the two do not overlap.
@@ -336,7 +251,7 @@ impl<const L: usize> Logic for Packetizer<L> {
             | bit_cast::<64, 32>(self.run_lo.q.val());
         // A packet opened by this word starts at the running time before it,
         // with an injected LINE_HI word when the stream's LINE_HI is not 0.
-        if self.open_after_flush.val() {
+        if self.open.q.val() {
             self.new_count.next = self.count.q.val() + 1;
             self.new_t0.next = self.t0.q.val();
             self.new_hi.next = self.pkt_hi.q.val();
@@ -348,12 +263,12 @@ impl<const L: usize> Logic for Packetizer<L> {
             self.new_t0.next = self.run_time.val();
             self.new_hi.next = self.stream_hi.q.val();
         }
-        // new_count == max_words, side by side with the flush that picks:
-        // an open packet holds count + 1 words, a new one 1 or 2.
+        // new_count == max_words, from the count register: an open packet
+        // holds count + 1 words, a new one 1 or 2.
         self.count_full.next = self.count.q.val() == self.max_words_m1.val();
         self.fresh_full.next = self.max_words_is_2.val() & self.stream_hi.q.val().any();
         self.words_full.next = self.fresh_full.val();
-        if self.open_after_flush.val() {
+        if self.open.q.val() {
             self.words_full.next = self.count_full.val();
         }
         self.pop_close.next = self.pop_valid.val()
@@ -361,33 +276,18 @@ impl<const L: usize> Logic for Packetizer<L> {
                 | (self.word_is_control.val()
                     & (self.word_op.val() == 3)
                     & (self.word_payload.val() == 5)));
-        self.pop_flags.next = 0.into();
-        if self.pop_tracing.val() {
-            self.pop_flags.next = 1.into();
-            if self.pop_tags_only.val() {
-                self.pop_flags.next = 3.into();
-            }
-        } else if self.pop_tags_only.val() {
-            self.pop_flags.next = 2.into();
-        }
-        self.port_after_pop.next = self.port_after_flush.val();
-        if self.pop_close.val() {
-            self.port_after_pop.next = self.port_after_flush.val() + 1;
-            if self.port_after_flush.val() == self.last_port.val() {
-                self.port_after_pop.next = 0.into();
-            }
+        self.port_next.next = self.port.q.val() + 1;
+        if self.port.q.val() == self.last_port.val() {
+            self.port_next.next = 0.into();
         }
         // Words go to the data buffer of the open packet's port.
         self.word_write.next = self.pop_valid.val();
         self.word_data.next = self.pop_word.val();
-        self.word_port.next = self.port_after_flush.val();
-        // Next state.
-        self.open.d.next = self.open_after_flush.val();
-        self.port.d.next = self.port_after_pop.val();
-        if !self.rem_neg.q.val() {
+        self.word_port.next = self.port.q.val();
+        // The deadline: counted down by L a clock; due once it is <= 0.
+        if !self.due.q.val() {
             self.rem.d.next = self.rem.q.val() - self.lanes.val();
-            self.rem_neg.d.next = !self.rem_big.q.val();
-            self.rem_big.d.next = self.rem.q.val() >= self.twice_lanes.val();
+            self.due.d.next = self.rem.q.val() <= self.lanes.val();
         }
         if self.pop_valid.val() {
             self.run_lo.d.next = self.run_lo_sum.val().get_bits::<32>(0);
@@ -398,54 +298,33 @@ impl<const L: usize> Logic for Packetizer<L> {
             if self.word_is_control.val() & (self.word_op.val() == 1) {
                 self.stream_hi.d.next = self.word_payload.val();
             }
-            // The deadline moves to pop_tick + idle_flush_ticks.
-            self.rem.d.next = self.rem_after_pop.val() + bit_cast::<32, 2>(self.pop_lane.val());
-            self.rem_neg.d.next = false;
-            for j in 0..4 {
-                if self.pop_lane.val().index() == j {
-                    self.rem_big.d.next = self.big_after_pop.val().get_bit(j);
-                }
-            }
+            // The deadline moves to this clock's tick + idle_flush_ticks.
+            self.rem.d.next = self.rem_after_pop.val();
+            self.due.d.next = self.due_after_pop.val();
             self.open.d.next = !self.pop_close.val();
             self.count.d.next = self.new_count.val();
             self.t0.d.next = self.new_t0.val();
             self.pkt_hi.d.next = self.new_hi.val();
         }
-        // Descriptors: at most one written per cycle; a second one in the
-        // same cycle (idle flush, then a pop that closes at once) waits one
-        // cycle in `hold`.
-        self.desc_write.next = false;
-        self.desc_data.next = self.hold_data.q.val();
-        self.desc_port.next = self.hold_port.q.val();
-        self.hold_valid.d.next = false;
-        if self.hold_valid.q.val() {
-            self.desc_write.next = true;
-            if self.flush.val() | self.pop_close.val() {
-                self.overrun.d.next = true;
-            }
-        } else if self.flush.val() {
-            self.desc_write.next = true;
+        if self.flush.val() {
+            self.open.d.next = false;
+        }
+        // Descriptors: at most one per clock (a flush needs a clock
+        // without a pop).
+        self.desc_write.next = self.flush.val() | self.pop_close.val();
+        self.desc_port.next = self.port.q.val();
+        self.desc_data.next = bit_cast::<DESC_BITS, 64>(self.new_t0.val())
+            | (bit_cast::<DESC_BITS, 16>(self.new_count.val()) << 64)
+            | (bit_cast::<DESC_BITS, 8>(self.flags.val()) << 80)
+            | (bit_cast::<DESC_BITS, 21>(self.new_hi.val()) << 88);
+        if self.flush.val() {
             self.desc_data.next = bit_cast::<DESC_BITS, 64>(self.t0.q.val())
                 | (bit_cast::<DESC_BITS, 16>(self.count.q.val()) << 64)
-                | (bit_cast::<DESC_BITS, 8>(self.flush_flags.val()) << 80)
+                | (bit_cast::<DESC_BITS, 8>(self.flags.val()) << 80)
                 | (bit_cast::<DESC_BITS, 21>(self.pkt_hi.q.val()) << 88);
-            self.desc_port.next = self.port.q.val();
-            if self.pop_close.val() {
-                self.hold_valid.d.next = true;
-                self.hold_data.d.next = bit_cast::<DESC_BITS, 64>(self.new_t0.val())
-                    | (bit_cast::<DESC_BITS, 16>(self.new_count.val()) << 64)
-                    | (bit_cast::<DESC_BITS, 8>(self.pop_flags.val()) << 80)
-                    | (bit_cast::<DESC_BITS, 21>(self.new_hi.val()) << 88);
-                self.hold_port.d.next = self.port_after_flush.val();
-            }
-        } else if self.pop_close.val() {
-            self.desc_write.next = true;
-            self.desc_data.next = bit_cast::<DESC_BITS, 64>(self.new_t0.val())
-                | (bit_cast::<DESC_BITS, 16>(self.new_count.val()) << 64)
-                | (bit_cast::<DESC_BITS, 8>(self.pop_flags.val()) << 80)
-                | (bit_cast::<DESC_BITS, 21>(self.new_hi.val()) << 88);
-            self.desc_port.next = self.port_after_flush.val();
         }
-        self.desc_overrun.next = self.overrun.q.val();
+        if self.flush.val() | self.pop_close.val() {
+            self.port.d.next = self.port_next.val();
+        }
     }
 }

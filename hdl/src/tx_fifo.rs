@@ -1,47 +1,35 @@
-//! TX FIFO: the drain's rate limiter step (board.md step 2) and the word
-//! storage, a banked block RAM that takes up to `5 L` words per fabric clock.
+//! TX FIFO word storage: a banked block RAM that takes one clock's words
+//! (up to `2 + 3E`, board.md "Words per clock") and gives back one popped
+//! word per clock.
 //!
-//! The logical FIFO (fill level, room, which tick pops) lives in the encoder
-//! (`encoder.rs`) because it interleaves with the pushes tick by tick; this
-//! module stores the words at their logical positions and reads popped words
-//! back. Word `p` of the stream lives in bank `p mod B` at address
-//! `(p / B) mod 2^AB`, so the up-to-`B` consecutive words of one fabric clock
-//! all go to different banks. Depth = `B * 2^AB` words.
+//! The logical FIFO (fill level, room, which clock pops) lives in the
+//! encoder (`encoder`); this module stores the words at their stream
+//! positions and reads popped words back. Word `p` of the stream lives in
+//! bank `p mod B` at address `(p / B) mod 2^AB`, so the words of one clock
+//! all go to different banks (`B >= 2 + 3E`). Depth = `B * 2^AB` words.
+//!
+//! Writes and reads are registered on both sides of the block RAMs: the
+//! write crossbar's outputs, the read address, the RAM's read data (yosys
+//! maps it to the RAM's output register) and the bank select. A word
+//! pushed in encoder clock `k` is written at the end of clock `k + 2`; the
+//! earliest pop of it (clock `k + 1`) reads at the end of clock `k + 3`,
+//! so no bypass is needed. `read_word` comes `READ_LATENCY` clocks after
+//! the encoder's pop.
 
 use rust_hdl::prelude::*;
 
-/// Combinational: one tick of the rational rate limiter,
-/// `credit += num; pop if not empty and credit >= den; credit -= den on a
-/// pop; an empty FIFO caps the credit at den`.
-#[derive(LogicBlock, Default)]
-pub struct DrainStep {
-    /// Fill level after this tick's pushes.
-    pub fill_in: Signal<In, Bits<32>>,
-    pub credit_in: Signal<In, Bits<32>>,
-    pub num: Signal<In, Bits<32>>,
-    pub den: Signal<In, Bits<32>>,
-    pub pop: Signal<Out, Bit>,
-    pub fill_out: Signal<Out, Bits<32>>,
-    pub credit_out: Signal<Out, Bits<32>>,
-    credit_added: Signal<Local, Bits<32>>,
-    credit_left: Signal<Local, Bits<32>>,
-}
+/// Clocks from a pop at the storage's input to `read_valid`/`read_word`.
+pub const READ_LATENCY: usize = 3;
+/// Word groups per clock (the encoder's: filler and TIME, then a slot each).
+pub const GROUPS: usize = crate::encoder::GROUPS;
 
-impl Logic for DrainStep {
-    #[hdl_gen]
-    fn update(&mut self) {
-        self.credit_added.next = self.credit_in.val() + self.num.val();
-        self.pop.next = (self.fill_in.val() != 0) & (self.credit_added.val() >= self.den.val());
-        self.credit_left.next = self.credit_added.val();
-        self.fill_out.next = self.fill_in.val();
-        if (self.fill_in.val() != 0) & (self.credit_added.val() >= self.den.val()) {
-            self.credit_left.next = self.credit_added.val() - self.den.val();
-            self.fill_out.next = self.fill_in.val() - 1;
-        }
-        self.credit_out.next = self.credit_left.val();
-        if (self.fill_out.val() == 0) & (self.credit_left.val() > self.den.val()) {
-            self.credit_out.next = self.den.val();
-        }
+/// Words group `g` holds at most, for `E` slots: 2 (filler, TIME), then 3
+/// per slot (LOST, LINE_HI, word).
+pub fn group_max(slots: usize, g: usize) -> usize {
+    match g {
+        0 => 2,
+        g if g <= slots => 3,
+        _ => 0,
     }
 }
 
@@ -123,48 +111,37 @@ end
     }
 }
 
-/// The storage: `L` lanes of up to 5 words each are written at their
-/// stream positions; a pop at stream position `pop_ptr`, given with the
-/// words of the same encoder clock, comes out on `read_word` two clocks
-/// later (`read_valid`).
-///
-/// The encoder hands over one clock's words contiguously (lane `j + 1`
-/// starts where lane `j` ends, `5 L <= B` words in all), so the words of a
-/// clock fill banks `base .. base + n` (mod `B`) at row `base / B`, or the
-/// next row for the banks before `base mod B`. [`BankWriteRouter`] moves
-/// them there with two shifters (compaction, then rotation by `base`).
+/// The storage; see the module documentation.
 #[derive(LogicBlock)]
-pub struct TxFifoStorage<const L: usize, const B: usize, const AB: usize> {
+pub struct TxFifoStorage<const E: usize, const B: usize, const AB: usize> {
     pub clock: Signal<In, Clock>,
-    /// Words of each lane, in order; `lane_count[j]` of them are valid.
-    pub lane_count: [Signal<In, Bits<32>>; L],
-    /// Stream position of each lane's first word.
-    pub lane_pos: [Signal<In, Bits<32>>; L],
-    pub word0: [Signal<In, Bits<32>>; L],
-    pub word1: [Signal<In, Bits<32>>; L],
-    pub word2: [Signal<In, Bits<32>>; L],
-    pub word3: [Signal<In, Bits<32>>; L],
-    pub word4: [Signal<In, Bits<32>>; L],
+    /// The encoder's groups: `count[g]` words each, from position `base`.
+    pub count: [Signal<In, Bits<2>>; GROUPS],
+    pub word0: [Signal<In, Bits<32>>; GROUPS],
+    pub word1: [Signal<In, Bits<32>>; GROUPS],
+    pub word2: [Signal<In, Bits<32>>; GROUPS],
+    pub base: Signal<In, Bits<32>>,
     pub pop: Signal<In, Bit>,
     pub pop_ptr: Signal<In, Bits<32>>,
     pub read_valid: Signal<Out, Bit>,
     pub read_word: Signal<Out, Bits<32>>,
     bank: [FifoBank<AB>; B],
-    /// Per slot (lane-major, `5 L` used): valid, word (for the bypass).
-    slot_valid: [Signal<Local, Bit>; 32],
-    slot_word: [Signal<Local, Bits<32>>; 32],
-    /// Bank of the clock's first word.
-    base_bank: Signal<Local, Bits<32>>,
-    /// Pop position relative to each lane's first word.
-    pop_offset: [Signal<Local, Bits<32>>; L],
     /// The write crossbar: each bank's word and write enable.
-    router: BankWriteRouter<L, B>,
-    bypass_pick: OrPick,
+    router: BankWriteRouter<E, B>,
+    write_enable: [DFF<Bit>; B],
+    write_data: [DFF<Bits<32>>; B],
+    /// Row of the clock's first word, and the next row (for the banks
+    /// before the first word's bank).
+    write_row: DFF<Bits<32>>,
+    write_next_row: DFF<Bits<32>>,
+    write_base_bank: DFF<Bits<32>>,
+    base_bank: Signal<Local, Bits<32>>,
     read_pick: OrPick,
     reading_valid: DFF<Bit>,
     reading_bank: DFF<Bits<32>>,
-    bypass_valid: DFF<Bit>,
-    bypass_word: DFF<Bits<32>>,
+    reading_row: DFF<Bits<32>>,
+    picked_valid: DFF<Bit>,
+    picked_bank: DFF<Bits<32>>,
     out_valid: DFF<Bit>,
     out_word: DFF<Bits<32>>,
     bank_mask: Constant<Bits<32>>,
@@ -175,38 +152,38 @@ pub struct TxFifoStorage<const L: usize, const B: usize, const AB: usize> {
     next_row_cast: AddressCast<AB>,
 }
 
-impl<const L: usize, const B: usize, const AB: usize> Default for TxFifoStorage<L, B, AB> {
+impl<const E: usize, const B: usize, const AB: usize> Default for TxFifoStorage<E, B, AB> {
     fn default() -> Self {
         assert!(
-            B.is_power_of_two() && B >= 5 * L && B <= 32,
-            "B must be a power of two >= 5 L"
+            B.is_power_of_two() && B >= 2 + 3 * E && B <= 32,
+            "B must be a power of two >= 2 + 3 E"
         );
-        assert!(AB >= 1 && AB <= 24);
+        assert!((1..=24).contains(&AB));
         Self {
             clock: Default::default(),
-            lane_count: std::array::from_fn(|_| Default::default()),
-            lane_pos: std::array::from_fn(|_| Default::default()),
+            count: std::array::from_fn(|_| Default::default()),
             word0: std::array::from_fn(|_| Default::default()),
             word1: std::array::from_fn(|_| Default::default()),
             word2: std::array::from_fn(|_| Default::default()),
-            word3: std::array::from_fn(|_| Default::default()),
-            word4: std::array::from_fn(|_| Default::default()),
+            base: Default::default(),
             pop: Default::default(),
             pop_ptr: Default::default(),
             read_valid: Default::default(),
             read_word: Default::default(),
             bank: std::array::from_fn(|_| Default::default()),
-            slot_valid: std::array::from_fn(|_| Default::default()),
-            slot_word: std::array::from_fn(|_| Default::default()),
-            base_bank: Default::default(),
-            pop_offset: std::array::from_fn(|_| Default::default()),
             router: Default::default(),
-            bypass_pick: Default::default(),
+            write_enable: std::array::from_fn(|_| Default::default()),
+            write_data: std::array::from_fn(|_| Default::default()),
+            write_row: Default::default(),
+            write_next_row: Default::default(),
+            write_base_bank: Default::default(),
+            base_bank: Default::default(),
             read_pick: Default::default(),
             reading_valid: Default::default(),
             reading_bank: Default::default(),
-            bypass_valid: Default::default(),
-            bypass_word: Default::default(),
+            reading_row: Default::default(),
+            picked_valid: Default::default(),
+            picked_bank: Default::default(),
             out_valid: Default::default(),
             out_word: Default::default(),
             bank_mask: Constant::new(((B - 1) as u64).to_bits()),
@@ -219,107 +196,73 @@ impl<const L: usize, const B: usize, const AB: usize> Default for TxFifoStorage<
     }
 }
 
-impl<const L: usize, const B: usize, const AB: usize> TxFifoStorage<L, B, AB> {
+impl<const E: usize, const B: usize, const AB: usize> TxFifoStorage<E, B, AB> {
     pub const DEPTH: usize = B << AB;
-    const USED_SLOTS: usize = 5 * L;
 }
 
-impl<const L: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<L, B, AB> {
+impl<const E: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<E, B, AB> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
             self,
             clock,
+            write_row,
+            write_next_row,
+            write_base_bank,
             reading_valid,
             reading_bank,
-            bypass_valid,
-            bypass_word,
+            reading_row,
+            picked_valid,
+            picked_bank,
             out_valid,
             out_word
         );
-        for j in 0..L {
-            self.slot_valid[j * 5].next = self.lane_count[j].val() > 0;
-            self.slot_valid[j * 5 + 1].next = self.lane_count[j].val() > 1;
-            self.slot_valid[j * 5 + 2].next = self.lane_count[j].val() > 2;
-            self.slot_valid[j * 5 + 3].next = self.lane_count[j].val() > 3;
-            self.slot_valid[j * 5 + 4].next = self.lane_count[j].val() > 4;
-            self.slot_word[j * 5].next = self.word0[j].val();
-            self.slot_word[j * 5 + 1].next = self.word1[j].val();
-            self.slot_word[j * 5 + 2].next = self.word2[j].val();
-            self.slot_word[j * 5 + 3].next = self.word3[j].val();
-            self.slot_word[j * 5 + 4].next = self.word4[j].val();
+        // Write side: the crossbar, registered, then the banks.
+        self.router.base.next = self.base.val();
+        for g in 0..GROUPS {
+            self.router.count[g].next = self.count[g].val();
+            self.router.word0[g].next = self.word0[g].val();
+            self.router.word1[g].next = self.word1[g].val();
+            self.router.word2[g].next = self.word2[g].val();
         }
-        for k in Self::USED_SLOTS..32 {
-            self.slot_valid[k].next = false;
-            self.slot_word[k].next = 0.into();
-        }
-        self.router.base.next = self.lane_pos[0].val();
-        for j in 0..L {
-            self.router.lane_count[j].next = self.lane_count[j].val();
-            self.router.word0[j].next = self.word0[j].val();
-            self.router.word1[j].next = self.word1[j].val();
-            self.router.word2[j].next = self.word2[j].val();
-            self.router.word3[j].next = self.word3[j].val();
-            self.router.word4[j].next = self.word4[j].val();
-        }
-        self.base_bank.next = self.lane_pos[0].val() & self.bank_mask.val();
-        self.row_cast.wide.next =
-            (self.lane_pos[0].val() >> self.bank_shift.val()) & self.address_mask.val();
-        self.next_row_cast.wide.next =
-            ((self.lane_pos[0].val() >> self.bank_shift.val()) + 1) & self.address_mask.val();
-
-        // A pop comes with the words of the same encoder clock. The banks
-        // read at the edge that writes those words (read before write): a
-        // slot freed and refilled within one encoder clock (L > 1) still
-        // gives the old word, and a word pushed and popped in the same clock
-        // comes from the bypass. Data one clock later, registered once more.
+        self.base_bank.next = self.base.val() & self.bank_mask.val();
+        self.write_base_bank.d.next = self.base_bank.val();
+        self.write_row.d.next = self.base.val() >> self.bank_shift.val();
+        self.write_next_row.d.next = (self.base.val() >> self.bank_shift.val()) + 1;
+        self.row_cast.wide.next = self.write_row.q.val() & self.address_mask.val();
+        self.next_row_cast.wide.next = self.write_next_row.q.val() & self.address_mask.val();
+        // Read side: the address registered, the RAM's registered read,
+        // the bank select registered.
         self.reading_valid.d.next = self.pop.val();
         self.reading_bank.d.next = self.pop_ptr.val() & self.bank_mask.val();
-        self.read_cast.wide.next =
+        self.reading_row.d.next =
             (self.pop_ptr.val() >> self.bank_shift.val()) & self.address_mask.val();
-        // Stream positions of one clock are distinct: at most one slot matches.
-        for k in 0..32 {
-            self.bypass_pick.words[k].next = self.slot_word[k].val();
-            self.bypass_pick.select[k].next = false;
-        }
-        for j in 0..L {
-            self.pop_offset[j].next = self.pop_ptr.val() - self.lane_pos[j].val();
-            self.bypass_pick.select[j * 5].next =
-                self.slot_valid[j * 5].val() & (self.pop_offset[j].val() == 0);
-            self.bypass_pick.select[j * 5 + 1].next =
-                self.slot_valid[j * 5 + 1].val() & (self.pop_offset[j].val() == 1);
-            self.bypass_pick.select[j * 5 + 2].next =
-                self.slot_valid[j * 5 + 2].val() & (self.pop_offset[j].val() == 2);
-            self.bypass_pick.select[j * 5 + 3].next =
-                self.slot_valid[j * 5 + 3].val() & (self.pop_offset[j].val() == 3);
-            self.bypass_pick.select[j * 5 + 4].next =
-                self.slot_valid[j * 5 + 4].val() & (self.pop_offset[j].val() == 4);
-        }
-        self.bypass_valid.d.next = self.bypass_pick.any.val();
-        self.bypass_word.d.next = self.bypass_pick.picked.val();
-
+        self.read_cast.wide.next = self.reading_row.q.val();
+        self.picked_valid.d.next = self.reading_valid.q.val();
+        self.picked_bank.d.next = self.reading_bank.q.val();
         for b in 0..32 {
             self.read_pick.words[b].next = 0.into();
             self.read_pick.select[b].next = false;
         }
         for b in 0..B {
+            self.write_enable[b].clock.next = self.clock.val();
+            self.write_data[b].clock.next = self.clock.val();
+            self.write_enable[b].d.next = self.router.write_enable[b].val();
+            self.write_data[b].d.next = self.router.write_data[b].val();
             self.bank[b].clock.next = self.clock.val();
             self.bank[b].read_address.next = self.read_cast.narrow.val();
             self.read_pick.words[b].next = self.bank[b].read_data.val();
-            self.read_pick.select[b].next = self.reading_bank.q.val().index() == b;
-            self.bank[b].write_enable.next = self.router.write_enable[b].val();
-            self.bank[b].write_data.next = self.router.write_data[b].val();
+            self.read_pick.select[b].next = self.picked_bank.q.val().index() == b;
+            self.bank[b].write_enable.next = self.write_enable[b].q.val();
+            self.bank[b].write_data.next = self.write_data[b].q.val();
             // Banks before the first word's bank are on the next row.
             self.bank[b].write_address.next = self.row_cast.narrow.val();
-            if self.base_bank.val().index() > b {
+            if self.write_base_bank.q.val().index() > b {
                 self.bank[b].write_address.next = self.next_row_cast.narrow.val();
             }
         }
-        self.out_valid.d.next = self.reading_valid.q.val();
+        self.out_valid.d.next = self.picked_valid.q.val();
         self.out_word.d.next = self.read_pick.picked.val();
-        if self.bypass_valid.q.val() {
-            self.out_word.d.next = self.bypass_word.q.val();
-        }
         self.read_valid.next = self.out_valid.q.val();
         self.read_word.next = self.out_word.q.val();
     }
@@ -372,75 +315,64 @@ impl<const AB: usize> Logic for AddressCast<AB> {
     }
 }
 
-/// Combinational: one clock's words (`lane_count[j]` <= 5 valid words per
-/// lane, lanes contiguous in the stream from position `base`) to their
-/// banks: stream position `p` goes to bank `p mod B`.
+/// Combinational: one clock's words (`count[g]` words per group, groups
+/// contiguous in the stream from position `base`) to their banks: stream
+/// position `p` goes to bank `p mod B`.
 ///
-/// The Verilog is a network of 2:1 multiplexers, generated per `(L, B)`:
-/// each lane's words are shifted up by the count of the lanes before it
-/// (a log shifter, `rel_j <= 5 j`), a position takes the highest lane that
-/// starts at or below it (lanes are contiguous), and the dense words are
-/// rotated by `base mod B` (a log rotator). Every signal drives two
-/// multiplexers of the next stage, where an AND-OR pick of all `5 L` slots
-/// per bank sends every slot word to all `B` banks (on the ECP5 with
-/// `L = 4, B = 32`: 17k of the design's 26.5k LUT4, and routing that did
-/// not converge). Entries no valid word can reach are left out. The Rust
-/// model below computes each word's bank directly, so the Icarus checks of
-/// the generated Verilog test the network against it.
+/// The Verilog is a network of 2:1 multiplexers, generated per `(E, B)`:
+/// each group's words are shifted up by the count of the groups before it
+/// (a log shifter), a position takes the highest group that starts at or
+/// below it (groups are contiguous), and the dense words are rotated by
+/// `base mod B` (a log rotator). Entries no valid word can reach are left
+/// out. The Rust model below computes each word's bank directly, so the
+/// Icarus checks of the generated Verilog test the network against it.
 #[derive(LogicBlock)]
-pub struct BankWriteRouter<const L: usize, const B: usize> {
-    /// Stream position of the clock's first word (lane 0's).
+pub struct BankWriteRouter<const E: usize, const B: usize> {
+    /// Stream position of the clock's first word (group 0's).
     pub base: Signal<In, Bits<32>>,
-    pub lane_count: [Signal<In, Bits<32>>; L],
-    pub word0: [Signal<In, Bits<32>>; L],
-    pub word1: [Signal<In, Bits<32>>; L],
-    pub word2: [Signal<In, Bits<32>>; L],
-    pub word3: [Signal<In, Bits<32>>; L],
-    pub word4: [Signal<In, Bits<32>>; L],
+    pub count: [Signal<In, Bits<2>>; GROUPS],
+    pub word0: [Signal<In, Bits<32>>; GROUPS],
+    pub word1: [Signal<In, Bits<32>>; GROUPS],
+    pub word2: [Signal<In, Bits<32>>; GROUPS],
     pub write_enable: [Signal<Out, Bit>; B],
     /// The bank's word; meaningful only where `write_enable` is set.
     pub write_data: [Signal<Out, Bits<32>>; B],
 }
 
-impl<const L: usize, const B: usize> Default for BankWriteRouter<L, B> {
+impl<const E: usize, const B: usize> Default for BankWriteRouter<E, B> {
     fn default() -> Self {
         assert!(
-            B.is_power_of_two() && B >= 5 * L && B <= 32 && L >= 1,
-            "B must be a power of two >= 5 L"
+            B.is_power_of_two() && B >= 2 + 3 * E && B <= 32 && (1..GROUPS).contains(&E),
+            "B must be a power of two >= 2 + 3 E"
         );
         Self {
             base: Default::default(),
-            lane_count: std::array::from_fn(|_| Default::default()),
+            count: std::array::from_fn(|_| Default::default()),
             word0: std::array::from_fn(|_| Default::default()),
             word1: std::array::from_fn(|_| Default::default()),
             word2: std::array::from_fn(|_| Default::default()),
-            word3: std::array::from_fn(|_| Default::default()),
-            word4: std::array::from_fn(|_| Default::default()),
             write_enable: std::array::from_fn(|_| Default::default()),
             write_data: std::array::from_fn(|_| Default::default()),
         }
     }
 }
 
-impl<const L: usize, const B: usize> Logic for BankWriteRouter<L, B> {
+impl<const E: usize, const B: usize> Logic for BankWriteRouter<E, B> {
     fn update(&mut self) {
         let mut enable = [false; B];
         let mut data = [0u32; B];
         let mut position = self.base.val().index();
-        for j in 0..L {
+        for g in 0..=E {
             let words = [
-                self.word0[j].val(),
-                self.word1[j].val(),
-                self.word2[j].val(),
-                self.word3[j].val(),
-                self.word4[j].val(),
+                self.word0[g].val(),
+                self.word1[g].val(),
+                self.word2[g].val(),
             ];
-            // Three count bits, as the hardware's prefix sums use.
-            let count = self.lane_count[j].val().index() & 7;
-            for i in 0..count {
+            let count = self.count[g].val().index().min(group_max(E, g));
+            for word in &words[..count] {
                 let bank = position % B;
                 enable[bank] = true;
-                data[bank] = words.get(i).map_or(0, |w| w.to_u32());
+                data[bank] = word.to_u32();
                 position += 1;
             }
         }
@@ -458,7 +390,7 @@ impl<const L: usize, const B: usize> Logic for BankWriteRouter<L, B> {
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(bank_router_verilog(L, B))
+        Verilog::Custom(bank_router_verilog(E, B))
     }
 }
 
@@ -467,51 +399,63 @@ fn bits_for(max: usize) -> usize {
     (usize::BITS - max.leading_zeros()) as usize
 }
 
-/// The Verilog body of `BankWriteRouter<lanes, banks>` (see there).
-fn bank_router_verilog(lanes: usize, banks: usize) -> String {
+/// The Verilog body of `BankWriteRouter<slots, banks>` (see there).
+fn bank_router_verilog(slots: usize, banks: usize) -> String {
     use std::fmt::Write;
     let mut v = String::new();
     let bank_bits = banks.trailing_zeros() as usize;
-    let word = |j: usize, i: usize| format!("word{i}${j}");
-    // Inputs' upper bits are unused (counts <= 5, bank = base mod B).
-    let mut unused: Vec<String> = (0..lanes)
-        .map(|j| format!("lane_count${j}[31:3]"))
-        .collect();
-    unused.push(format!("base[31:{bank_bits}]"));
+    let groups = slots + 1;
+    let max: Vec<usize> = (0..groups).map(|g| group_max(slots, g)).collect();
+    let used: usize = max.iter().sum();
+    let word = |g: usize, i: usize| format!("word{i}${g}");
+    // Inputs no word of the build can use.
+    let mut unused: Vec<String> = vec![format!("base[31:{bank_bits}]")];
+    for (g, &m) in max.iter().enumerate() {
+        for i in m..3 {
+            unused.push(word(g, i));
+        }
+    }
+    for g in groups..GROUPS {
+        unused.push(format!("count${g}"));
+        for i in 0..3 {
+            unused.push(word(g, i));
+        }
+    }
     writeln!(
         v,
         "wire unused_router_bits = &{{1'b0, {}}};",
         unused.join(", ")
     )
     .unwrap();
-    // Lane j starts rel_j words after lane 0 (prefix sums of the counts).
-    for j in 0..lanes {
-        writeln!(v, "wire [4:0] count_{j} = {{2'b0, lane_count${j}[2:0]}};").unwrap();
+    // Group g starts rel_g words after group 0 (prefix sums of the counts).
+    for g in 0..groups {
+        writeln!(v, "wire [4:0] count_{g} = {{3'b0, count${g}}};").unwrap();
     }
     writeln!(v, "wire [4:0] rel_0 = 5'd0;").unwrap();
-    for j in 1..lanes {
-        writeln!(v, "wire [4:0] rel_{j} = rel_{} + count_{};", j - 1, j - 1).unwrap();
+    for g in 1..groups {
+        writeln!(v, "wire [4:0] rel_{g} = rel_{} + count_{};", g - 1, g - 1).unwrap();
     }
-    writeln!(v, "wire [4:0] total = rel_{0} + count_{0};", lanes - 1).unwrap();
+    writeln!(v, "wire [4:0] total = rel_{0} + count_{0};", groups - 1).unwrap();
 
-    // Compaction: lane j's words shifted up by rel_j (<= 5 j). `lane[j][x]`
-    // names the expression holding lane j's word x - rel_j at position x.
-    let mut lane_words: Vec<Vec<String>> = vec![(0..5).map(|i| word(0, i)).collect()];
-    for j in 1..lanes {
-        let max_rel = 5 * j;
-        let mut cur: Vec<String> = (0..5).map(|i| word(j, i)).collect();
+    // Compaction: group g's words shifted up by rel_g (<= the maxima of
+    // the groups before it). `group_words[g][x]` names the expression
+    // holding group g's word x - rel_g at position x.
+    let mut group_words: Vec<Vec<String>> = vec![(0..max[0]).map(|i| word(0, i)).collect()];
+    for g in 1..groups {
+        let max_rel: usize = max[..g].iter().sum();
+        let mut cur: Vec<String> = (0..max[g]).map(|i| word(g, i)).collect();
         for s in 0..bits_for(max_rel) {
             let step = 1usize << s;
-            // Positions reachable after shifting by rel_j mod 2^(s+1).
-            let width = (5 + (2 * step - 1)).min(5 + max_rel);
+            // Positions reachable after shifting by rel_g mod 2^(s+1).
+            let width = (max[g] + (2 * step - 1)).min(max[g] + max_rel);
             let mut next = Vec::with_capacity(width);
             for x in 0..width {
                 let keep = cur.get(x);
                 let shifted = x.checked_sub(step).and_then(|y| cur.get(y));
                 next.push(match (keep, shifted) {
                     (Some(k), Some(sh)) => {
-                        let name = format!("lane{j}_s{}_{x}", s + 1);
-                        writeln!(v, "wire [31:0] {name} = rel_{j}[{s}] ? {sh} : {k};").unwrap();
+                        let name = format!("group{g}_s{}_{x}", s + 1);
+                        writeln!(v, "wire [31:0] {name} = rel_{g}[{s}] ? {sh} : {k};").unwrap();
                         name
                     }
                     (Some(k), None) => k.clone(),
@@ -521,23 +465,23 @@ fn bank_router_verilog(lanes: usize, banks: usize) -> String {
             }
             cur = next;
         }
-        lane_words.push(cur);
+        group_words.push(cur);
     }
-    // Merge: position q holds the word of the highest lane starting at or
-    // below it (a lane that ended before q is followed by one starting
-    // at or below q). The lowest lane that can reach q needs no test.
-    for q in 0..5 * lanes {
-        let reach: Vec<usize> = (0..lanes).filter(|&j| q < lane_words[j].len()).collect();
-        let mut expr = lane_words[reach[0]][q].clone();
-        for &j in &reach[1..] {
-            expr = format!("(rel_{j} <= 5'd{q}) ? {} : ({expr})", lane_words[j][q]);
+    // Merge: position q holds the word of the highest group starting at or
+    // below it (a group that ended before q is followed by one starting at
+    // or below q). The lowest group that can reach q needs no test.
+    for q in 0..used {
+        let reach: Vec<usize> = (0..groups).filter(|&g| q < group_words[g].len()).collect();
+        let mut expr = group_words[reach[0]][q].clone();
+        for &g in &reach[1..] {
+            expr = format!("(rel_{g} <= 5'd{q}) ? {} : ({expr})", group_words[g][q]);
         }
         writeln!(v, "wire [31:0] dense_{q} = {expr};").unwrap();
     }
     // Rotation by base mod B: bank b takes dense word (b - base) mod B.
     // `None` marks entries that no dense word can reach yet.
     let mut cur: Vec<Option<String>> = (0..banks)
-        .map(|x| (x < 5 * lanes).then(|| format!("dense_{x}")))
+        .map(|x| (x < used).then(|| format!("dense_{x}")))
         .collect();
     for s in 0..bank_bits {
         let step = 1usize << s;

@@ -1,0 +1,678 @@
+//! Record encoder and the logical TX FIFO, once per fabric clock (board.md
+//! 2.0 steps 1 to 3, format.md 4.1): the keeper's filler, then per slot the
+//! pending LOST event and the slot's event, each pushed atomically if the
+//! FIFO has room at the start of the clock less the clock's earlier pushes;
+//! beside them the drain's pop, decided from registers only (a pop frees
+//! its slot for the next clock). The words go to `tx_fifo::TxFifoStorage`.
+//!
+//! Pipeline (fabric clocks): the inputs are registered (P1, with the tick
+//! step from the previous clock), prepared (P2: the event word without dt,
+//! LINE_HI, which slots share one), then decided; the outputs are
+//! registered: `LATENCY` clocks after the inputs, the counters one more.
+//!
+//! What a clock leaves for the next runs through one clock, so the state
+//! is held in forms that the decision tests on bits, and every carry chain
+//! of the update runs beside or after the decision, into a register:
+//! - the gap to the last pushed word as a number relative to the clock's
+//!   tick (`gap`; a slot's gap is `gap + lane`, and after a push in the
+//!   clock every later gap is a lane difference, below 64); its tests are
+//!   on the bits of `gap >> 6` and a 6-bit add of the low bits and the lane;
+//! - the room as a thermometer code of the free count (`room`), the fill
+//!   level's `!= 0` as a flag;
+//! - the drain credit as `credit - (den - L num)`, so the pop test is its
+//!   sign bit, and the pop depends on registers only;
+//! - the lost count's comparisons with multiples of the LOST payload limit.
+//!
+//! `tick_valid_in`, once true, must stay true (the DCBU's is); the ticks
+//! before the first valid one count as time since reset (last = 0). The
+//! tick may jump between clocks (tests skip idle stretches); the keeper
+//! then runs only at the clocks given. The gap is held in 32 bits and
+//! saturates at `2^32 - 1` ticks, reached only with a drain slower than one
+//! word per `KEEPER_GAP` ticks. The fill level is held in `LEVEL_BITS` bits
+//! (FIFO depth below `2^LEVEL_BITS`) and the drain needs `den < 2^32`.
+
+mod decide;
+mod prepare;
+mod slot;
+mod words;
+
+pub use decide::Decide;
+pub use prepare::EventBody;
+pub use slot::{SlotGap, SlotWords};
+pub use words::{Words, FILLER_WORD};
+
+use rust_hdl::prelude::*;
+
+/// Largest TIME / LINE_HI / LOST payload, 2^21-1.
+pub const PAYLOAD_MAX: u64 = (1 << 21) - 1;
+/// Gap in ticks at which the keeper pushes a filler TIME word.
+pub const KEEPER_GAP: u64 = PAYLOAD_MAX * 64;
+/// Width of the fill level: the FIFO depth must be below `2^LEVEL_BITS`.
+pub const LEVEL_BITS: usize = 20;
+/// Fabric clocks from the encoder's inputs to its word, fill and pop outputs.
+pub const LATENCY: usize = 3;
+/// Word groups per clock: the filler and TIME word, then one per slot.
+pub const GROUPS: usize = 5;
+/// The gap register's saturation value.
+const GAP_MAX: u64 = u32::MAX as u64;
+const MASK34: u64 = (1 << 34) - 1;
+
+#[derive(LogicBlock)]
+pub struct Encoder<const E: usize> {
+    pub clock: Signal<In, Clock>,
+    /// The clock's events in stream order, each with its lane.
+    pub ev_valid: [Signal<In, Bit>; E],
+    pub ev_kind: [Signal<In, Bits<2>>; E],
+    pub ev_write: [Signal<In, Bit>; E],
+    pub ev_value: [Signal<In, Bits<48>>; E],
+    pub ev_lane: [Signal<In, Bits<3>>; E],
+    /// References the limit dropped in this clock (after its events).
+    pub over: Signal<In, Bits<4>>,
+    /// Board mode after the clock's events (passed along for the packets).
+    pub tracing_in: Signal<In, Bit>,
+    pub tags_only_in: Signal<In, Bit>,
+    /// The clock's tick (`k L`).
+    pub tick_in: Signal<In, Bits<64>>,
+    pub tick_valid_in: Signal<In, Bit>,
+    /// FIFO depth in words (a build parameter, held constant).
+    pub depth: Signal<In, Bits<32>>,
+    /// Drain rate per clock, `L num / den` words, `L num < den`.
+    pub drain_num: Signal<In, Bits<32>>,
+    pub drain_den: Signal<In, Bits<32>>,
+    /// `LATENCY` clocks after the events: the words pushed, in groups
+    /// (see `words`), from stream position `base`; `pushed` in all.
+    pub group_count: [Signal<Out, Bits<2>>; GROUPS],
+    pub group_word0: [Signal<Out, Bits<32>>; GROUPS],
+    pub group_word1: [Signal<Out, Bits<32>>; GROUPS],
+    pub group_word2: [Signal<Out, Bits<32>>; GROUPS],
+    pub base: Signal<Out, Bits<32>>,
+    pub pushed: Signal<Out, Bits<8>>,
+    /// Fill level after the clock (`level_{k+1}`).
+    pub fill: Signal<Out, Bits<32>>,
+    /// The clock pops the word at stream position `pop_ptr`.
+    pub pop: Signal<Out, Bit>,
+    pub pop_ptr: Signal<Out, Bits<32>>,
+    pub tick: Signal<Out, Bits<64>>,
+    pub tick_valid: Signal<Out, Bit>,
+    pub tracing: Signal<Out, Bit>,
+    pub tags_only: Signal<Out, Bit>,
+    /// Counters, one clock behind the words.
+    pub events_dropped: Signal<Out, Bits<32>>,
+    pub lost_words: Signal<Out, Bits<32>>,
+    pub time_fillers: Signal<Out, Bits<32>>,
+    pub time_overflows: Signal<Out, Bits<32>>,
+    pub high_water: Signal<Out, Bits<32>>,
+    // P1: the inputs, and the tick step from the previous clock.
+    p1_valid: DFF<Bit>,
+    p1_tick: DFF<Bits<64>>,
+    p1_tick_hi_inc: DFF<Bits<32>>,
+    p1_ev_valid: [DFF<Bit>; E],
+    p1_ev_kind: [DFF<Bits<2>>; E],
+    p1_ev_write: [DFF<Bit>; E],
+    p1_ev_value: [DFF<Bits<48>>; E],
+    p1_lane: [DFF<Bits<3>>; E],
+    p1_over: DFF<Bits<4>>,
+    p1_tracing: DFF<Bit>,
+    p1_tags_only: DFF<Bit>,
+    /// Ticks from P2's clock to P1's, saturated, and minus `KEEPER_GAP`.
+    p1_step: DFF<Bits<32>>,
+    p1_step_k: DFF<Bits<34>>,
+    step_lo: Signal<Local, Bits<33>>,
+    step_now: Signal<Local, Bits<32>>,
+    p1_tick_sat: Signal<Local, Bits<32>>,
+    prep: [EventBody; E],
+    // P2: the clock being decided.
+    p2_valid: DFF<Bit>,
+    p2_tick: DFF<Bits<64>>,
+    p2_ev_valid: [DFF<Bit>; E],
+    p2_access: [DFF<Bit>; E],
+    p2_body: [DFF<Bits<32>>; E],
+    p2_line_hi: [DFF<Bits<21>>; E],
+    p2_lane: [DFF<Bits<3>>; E],
+    /// Entry `4 s + t`: slots `s` and `t < s` share a LINE_HI.
+    p2_hi_eq: [DFF<Bit>; 16],
+    p2_over: DFF<Bits<4>>,
+    p2_tracing: DFF<Bit>,
+    p2_tags_only: DFF<Bit>,
+    // State carried from clock to clock.
+    gap: DFF<Bits<32>>,
+    hi: DFF<Bits<21>>,
+    lost: DFF<Bits<32>>,
+    level: DFF<Bits<LEVEL_BITS>>,
+    /// `depth - level`, and as a thermometer code (bit `n`: `free >= n`).
+    free: DFF<Bits<LEVEL_BITS>>,
+    room: DFF<Bits<16>>,
+    level_nonzero: DFF<Bit>,
+    /// The drain's credit minus `den - L num`.
+    credit: DFF<Bits<33>>,
+    /// Stream positions of the next word pushed and the next popped.
+    write_pos: DFF<Bits<32>>,
+    read_pos: DFF<Bits<32>>,
+    /// The drain rate as used: `L num`, and `L num - den`.
+    num: DFF<Bits<33>>,
+    num_minus_den: DFF<Bits<33>>,
+    // The decision.
+    decide: Decide<E>,
+    words: Words<E>,
+    slot_gap: [SlotGap; E],
+    units: Signal<Local, Bits<26>>,
+    pop_now: Signal<Local, Bit>,
+    total: Signal<Local, Bits<8>>,
+    level_pushed: Signal<Local, Bits<LEVEL_BITS>>,
+    level_next: Signal<Local, Bits<LEVEL_BITS>>,
+    free_next: Signal<Local, Bits<LEVEL_BITS>>,
+    free_low: Signal<Local, Bits<4>>,
+    room_next: Signal<Local, Bits<16>>,
+    sum_none: Signal<Local, Bits<34>>,
+    sum_keep: Signal<Local, Bits<34>>,
+    lost_sum: Signal<Local, Bits<34>>,
+    lost_take: Signal<Local, Bits<34>>,
+    lost_add: Signal<Local, Bits<34>>,
+    lost_thresholds: [Constant<Bits<32>>; decide::LOST_FLAGS],
+    payload_multiples: [Constant<Bits<34>>; 5],
+    keeper_gap_34: Constant<Bits<34>>,
+    /// Entry `v`: bits `0..=v` set.
+    thermometer: [Constant<Bits<16>>; 16],
+    gap_max: Constant<Bits<32>>,
+    // Outputs.
+    out_count: [DFF<Bits<2>>; GROUPS],
+    out_word0: [DFF<Bits<32>>; GROUPS],
+    out_word1: [DFF<Bits<32>>; GROUPS],
+    out_word2: [DFF<Bits<32>>; GROUPS],
+    out_base: DFF<Bits<32>>,
+    out_pushed: DFF<Bits<8>>,
+    out_fill: DFF<Bits<32>>,
+    out_fill_pushed: DFF<Bits<32>>,
+    out_pop: DFF<Bit>,
+    out_pop_ptr: DFF<Bits<32>>,
+    out_tick: DFF<Bits<64>>,
+    out_tick_valid: DFF<Bit>,
+    out_tracing: DFF<Bit>,
+    out_tags_only: DFF<Bit>,
+    out_dropped: DFF<Bits<3>>,
+    out_lost_pushed: DFF<Bits<3>>,
+    out_filler: DFF<Bit>,
+    out_overflows: DFF<Bits<3>>,
+    dropped_sum: Signal<Local, Bits<3>>,
+    overflow_sum: Signal<Local, Bits<3>>,
+    dropped: DFF<Bits<32>>,
+    lost_count: DFF<Bits<32>>,
+    filler_count: DFF<Bits<32>>,
+    overflow_count: DFF<Bits<32>>,
+    high: DFF<Bits<32>>,
+}
+
+impl<const E: usize> Default for Encoder<E> {
+    fn default() -> Self {
+        assert!((1..=4).contains(&E), "1 <= E <= 4");
+        Self {
+            clock: Default::default(),
+            ev_valid: std::array::from_fn(|_| Default::default()),
+            ev_kind: std::array::from_fn(|_| Default::default()),
+            ev_write: std::array::from_fn(|_| Default::default()),
+            ev_value: std::array::from_fn(|_| Default::default()),
+            ev_lane: std::array::from_fn(|_| Default::default()),
+            over: Default::default(),
+            tracing_in: Default::default(),
+            tags_only_in: Default::default(),
+            tick_in: Default::default(),
+            tick_valid_in: Default::default(),
+            depth: Default::default(),
+            drain_num: Default::default(),
+            drain_den: Default::default(),
+            group_count: std::array::from_fn(|_| Default::default()),
+            group_word0: std::array::from_fn(|_| Default::default()),
+            group_word1: std::array::from_fn(|_| Default::default()),
+            group_word2: std::array::from_fn(|_| Default::default()),
+            base: Default::default(),
+            pushed: Default::default(),
+            fill: Default::default(),
+            pop: Default::default(),
+            pop_ptr: Default::default(),
+            tick: Default::default(),
+            tick_valid: Default::default(),
+            tracing: Default::default(),
+            tags_only: Default::default(),
+            events_dropped: Default::default(),
+            lost_words: Default::default(),
+            time_fillers: Default::default(),
+            time_overflows: Default::default(),
+            high_water: Default::default(),
+            p1_valid: Default::default(),
+            p1_tick: Default::default(),
+            p1_tick_hi_inc: Default::default(),
+            p1_ev_valid: std::array::from_fn(|_| Default::default()),
+            p1_ev_kind: std::array::from_fn(|_| Default::default()),
+            p1_ev_write: std::array::from_fn(|_| Default::default()),
+            p1_ev_value: std::array::from_fn(|_| Default::default()),
+            p1_lane: std::array::from_fn(|_| Default::default()),
+            p1_over: Default::default(),
+            p1_tracing: Default::default(),
+            p1_tags_only: Default::default(),
+            p1_step: Default::default(),
+            p1_step_k: Default::default(),
+            step_lo: Default::default(),
+            step_now: Default::default(),
+            p1_tick_sat: Default::default(),
+            prep: std::array::from_fn(|_| Default::default()),
+            p2_valid: Default::default(),
+            p2_tick: Default::default(),
+            p2_ev_valid: std::array::from_fn(|_| Default::default()),
+            p2_access: std::array::from_fn(|_| Default::default()),
+            p2_body: std::array::from_fn(|_| Default::default()),
+            p2_line_hi: std::array::from_fn(|_| Default::default()),
+            p2_lane: std::array::from_fn(|_| Default::default()),
+            p2_hi_eq: std::array::from_fn(|_| Default::default()),
+            p2_over: Default::default(),
+            p2_tracing: Default::default(),
+            p2_tags_only: Default::default(),
+            gap: Default::default(),
+            hi: Default::default(),
+            lost: Default::default(),
+            level: Default::default(),
+            free: Default::default(),
+            room: Default::default(),
+            level_nonzero: Default::default(),
+            credit: Default::default(),
+            write_pos: Default::default(),
+            read_pos: Default::default(),
+            num: Default::default(),
+            num_minus_den: Default::default(),
+            decide: Default::default(),
+            words: Default::default(),
+            slot_gap: std::array::from_fn(|_| Default::default()),
+            units: Default::default(),
+            pop_now: Default::default(),
+            total: Default::default(),
+            level_pushed: Default::default(),
+            level_next: Default::default(),
+            free_next: Default::default(),
+            free_low: Default::default(),
+            room_next: Default::default(),
+            sum_none: Default::default(),
+            sum_keep: Default::default(),
+            lost_sum: Default::default(),
+            lost_take: Default::default(),
+            lost_add: Default::default(),
+            // Entry m E + d: u > m (2^21-1) - d; entries with m = 0 unused.
+            lost_thresholds: std::array::from_fn(|i| {
+                let (m, d) = ((i / E) as u64, (i % E) as u64);
+                let t = if m == 0 || m > E as u64 {
+                    u32::MAX as u64
+                } else {
+                    m * PAYLOAD_MAX - d
+                };
+                Constant::new(t.to_bits())
+            }),
+            payload_multiples: std::array::from_fn(|n| {
+                Constant::new(((n as u64 * PAYLOAD_MAX) & MASK34).to_bits())
+            }),
+            keeper_gap_34: Constant::new(KEEPER_GAP.to_bits()),
+            thermometer: std::array::from_fn(|v| Constant::new(((2u64 << v) - 1).to_bits())),
+            gap_max: Constant::new(GAP_MAX.to_bits()),
+            out_count: std::array::from_fn(|_| Default::default()),
+            out_word0: std::array::from_fn(|_| Default::default()),
+            out_word1: std::array::from_fn(|_| Default::default()),
+            out_word2: std::array::from_fn(|_| Default::default()),
+            out_base: Default::default(),
+            out_pushed: Default::default(),
+            out_fill: Default::default(),
+            out_fill_pushed: Default::default(),
+            out_pop: Default::default(),
+            out_pop_ptr: Default::default(),
+            out_tick: Default::default(),
+            out_tick_valid: Default::default(),
+            out_tracing: Default::default(),
+            out_tags_only: Default::default(),
+            out_dropped: Default::default(),
+            out_lost_pushed: Default::default(),
+            out_filler: Default::default(),
+            out_overflows: Default::default(),
+            dropped_sum: Default::default(),
+            overflow_sum: Default::default(),
+            dropped: Default::default(),
+            lost_count: Default::default(),
+            filler_count: Default::default(),
+            overflow_count: Default::default(),
+            high: Default::default(),
+        }
+    }
+}
+
+impl<const E: usize> Logic for Encoder<E> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            p1_valid,
+            p1_tick,
+            p1_tick_hi_inc,
+            p1_over,
+            p1_tracing,
+            p1_tags_only,
+            p1_step,
+            p1_step_k,
+            p2_valid,
+            p2_tick,
+            p2_over,
+            p2_tracing,
+            p2_tags_only,
+            gap,
+            hi,
+            lost,
+            level,
+            free,
+            room,
+            level_nonzero,
+            credit,
+            write_pos,
+            read_pos,
+            num,
+            num_minus_den,
+            out_base,
+            out_pushed,
+            out_fill,
+            out_fill_pushed,
+            out_pop,
+            out_pop_ptr,
+            out_tick,
+            out_tick_valid,
+            out_tracing,
+            out_tags_only,
+            out_dropped,
+            out_lost_pushed,
+            out_filler,
+            out_overflows,
+            dropped,
+            lost_count,
+            filler_count,
+            overflow_count,
+            high
+        );
+        // The drain rate, registered (a build parameter).
+        self.num.d.next = bit_cast::<33, 32>(self.drain_num.val());
+        self.num_minus_den.d.next =
+            bit_cast::<33, 32>(self.drain_num.val()) - bit_cast::<33, 32>(self.drain_den.val());
+        // P1. The tick step from the previous clock, saturated to 32 bits:
+        // a 32-bit difference and a comparison of the high halves.
+        self.p1_valid.d.next = self.tick_valid_in.val();
+        self.p1_tick.d.next = self.tick_in.val();
+        self.p1_tick_hi_inc.d.next = self.tick_in.val().get_bits::<32>(32) + 1;
+        self.step_lo.next = bit_cast::<33, 32>(self.tick_in.val().get_bits::<32>(0))
+            - bit_cast::<33, 32>(self.p1_tick.q.val().get_bits::<32>(0));
+        self.step_now.next = self.gap_max.val();
+        if self.step_lo.val().get_bit(32) {
+            if self.tick_in.val().get_bits::<32>(32) == self.p1_tick_hi_inc.q.val() {
+                self.step_now.next = self.step_lo.val().get_bits::<32>(0);
+            }
+        } else if self.tick_in.val().get_bits::<32>(32) == self.p1_tick.q.val().get_bits::<32>(32) {
+            self.step_now.next = self.step_lo.val().get_bits::<32>(0);
+        }
+        self.p1_step.d.next = self.step_now.val();
+        self.p1_step_k.d.next = bit_cast::<34, 32>(self.step_now.val()) - self.keeper_gap_34.val();
+        self.p1_over.d.next = self.over.val();
+        self.p1_tracing.d.next = self.tracing_in.val();
+        self.p1_tags_only.d.next = self.tags_only_in.val();
+        // P2.
+        self.p2_valid.d.next = self.p1_valid.q.val();
+        self.p2_tick.d.next = self.p1_tick.q.val();
+        self.p2_over.d.next = self.p1_over.q.val();
+        self.p2_tracing.d.next = self.p1_tracing.q.val();
+        self.p2_tags_only.d.next = self.p1_tags_only.q.val();
+        for s in 0..E {
+            self.p1_ev_valid[s].clock.next = self.clock.val();
+            self.p1_ev_kind[s].clock.next = self.clock.val();
+            self.p1_ev_write[s].clock.next = self.clock.val();
+            self.p1_ev_value[s].clock.next = self.clock.val();
+            self.p1_lane[s].clock.next = self.clock.val();
+            self.p2_ev_valid[s].clock.next = self.clock.val();
+            self.p2_access[s].clock.next = self.clock.val();
+            self.p2_body[s].clock.next = self.clock.val();
+            self.p2_line_hi[s].clock.next = self.clock.val();
+            self.p2_lane[s].clock.next = self.clock.val();
+            self.p1_ev_valid[s].d.next = self.ev_valid[s].val() & self.tick_valid_in.val();
+            self.p1_ev_kind[s].d.next = self.ev_kind[s].val();
+            self.p1_ev_write[s].d.next = self.ev_write[s].val();
+            self.p1_ev_value[s].d.next = self.ev_value[s].val();
+            self.p1_lane[s].d.next = self.ev_lane[s].val();
+            self.prep[s].kind.next = self.p1_ev_kind[s].q.val();
+            self.prep[s].write.next = self.p1_ev_write[s].q.val();
+            self.prep[s].value.next = self.p1_ev_value[s].q.val();
+            self.p2_ev_valid[s].d.next = self.p1_ev_valid[s].q.val();
+            self.p2_access[s].d.next = self.prep[s].access.val();
+            self.p2_body[s].d.next = self.prep[s].body.val();
+            self.p2_line_hi[s].d.next = self.prep[s].line_hi.val();
+            self.p2_lane[s].d.next = self.p1_lane[s].q.val();
+        }
+        for i in 0..16 {
+            self.p2_hi_eq[i].clock.next = self.clock.val();
+            self.p2_hi_eq[i].d.next = false;
+        }
+        for s in 0..E {
+            for t in 0..E {
+                if t < s {
+                    self.p2_hi_eq[s * 4 + t].d.next =
+                        self.prep[s].line_hi.val() == self.prep[t].line_hi.val();
+                }
+            }
+        }
+
+        // The decision's flags, from registers. The gap in units of 64
+        // ticks; a slot's gap `gap + lane` has `units + carry` units.
+        self.units.next = self.gap.q.val().get_bits::<26>(6);
+        self.decide.valid.next = self.p2_valid.q.val();
+        // The keeper is due at `gap >= KEEPER_GAP`, i.e. 2^21-1 units.
+        self.decide.due.next =
+            self.units.val().get_bits::<5>(21).any() | self.units.val().get_bits::<21>(0).all();
+        self.decide.room.next = self.room.q.val();
+        self.decide.lost_nonzero.next = self.lost.q.val().any();
+        for i in 0..decide::LOST_FLAGS {
+            self.decide.lost_over[i].next = self.lost.q.val() > self.lost_thresholds[i].val();
+        }
+        for i in 0..16 {
+            self.decide.hi_eq_slot[i].next = self.p2_hi_eq[i].q.val();
+        }
+        for s in 0..E {
+            self.slot_gap[s].gap.next = self.gap.q.val();
+            self.slot_gap[s].lane.next = self.p2_lane[s].q.val();
+            self.slot_gap[s].step.next = self.p1_step.q.val();
+            self.decide.ev_valid[s].next = self.p2_ev_valid[s].q.val() & self.p2_valid.q.val();
+            self.decide.access[s].next = self.p2_access[s].q.val();
+            self.decide.hi_eq_reg[s].next = self.p2_line_hi[s].q.val() == self.hi.q.val();
+            self.decide.need_time[s].next = self.slot_gap[s].need_time.val();
+            self.decide.too_long[s].next = self.slot_gap[s].too_long.val();
+            self.decide.need_time_k[s].next = self.slot_gap[s].need_time_k.val();
+            self.decide.too_long_k[s].next = self.slot_gap[s].too_long_k.val();
+            // Word contents.
+            self.words.lost_ok[s].next = self.decide.lost_ok[s].val();
+            self.words.hi_used[s].next = self.decide.hi_used[s].val();
+            self.words.event_ok[s].next = self.decide.event_ok[s].val();
+            self.words.time_used[s].next = self.decide.time_used[s].val();
+            self.words.access[s].next = self.p2_access[s].q.val();
+            self.words.pushed_before[s].next = self.decide.pushed_before[s].val();
+            self.words.remainder_before[s].next = self.decide.remainder_before[s].val();
+            self.words.drops_since_before[s].next = self.decide.drops_since_before[s].val();
+            self.words.losts_before[s].next = self.decide.losts_before[s].val();
+            self.words.drops_before[s].next = self.decide.drops_before[s].val();
+            self.words.lost_leaves_rest[s].next = self.decide.lost_leaves_rest[s].val();
+            self.words.body[s].next = self.p2_body[s].q.val();
+            self.words.line_hi[s].next = self.p2_line_hi[s].q.val();
+            self.words.lane[s].next = self.p2_lane[s].q.val();
+            self.words.first_dt[s].next = self.slot_gap[s].first_dt.val();
+            self.words.time_units[s].next = self.slot_gap[s].time_units.val();
+        }
+        self.words.keep.next = self.decide.keep.val();
+        self.words.lost_low.next = self.lost.q.val().get_bits::<21>(0);
+        self.words.hi_in.next = self.hi.q.val();
+
+        // The drain (step 3), from registers: credit += L num; pop if the
+        // level at the clock start is not 0 and credit >= den.
+        self.pop_now.next =
+            self.p2_valid.q.val() & self.level_nonzero.q.val() & !self.credit.q.val().get_bit(32);
+
+        // The state after the clock.
+        self.total.next = bit_cast::<8, 2>(self.words.count[0].val())
+            + bit_cast::<8, 2>(self.words.count[1].val())
+            + bit_cast::<8, 2>(self.words.count[2].val())
+            + bit_cast::<8, 2>(self.words.count[3].val())
+            + bit_cast::<8, 2>(self.words.count[4].val());
+        self.level_pushed.next = self.level.q.val() + bit_cast::<LEVEL_BITS, 8>(self.total.val());
+        self.level_next.next =
+            self.level_pushed.val() - bit_cast::<LEVEL_BITS, 1>(self.pop_now.val().into());
+        self.free_next.next = self.free.q.val() - bit_cast::<LEVEL_BITS, 8>(self.total.val())
+            + bit_cast::<LEVEL_BITS, 1>(self.pop_now.val().into());
+        // The room as a thermometer: bit n is free >= n.
+        self.free_low.next = self.free_next.val().get_bits::<4>(0);
+        self.room_next.next = 0xFFFF.into();
+        if !(self.free_next.val() >> 4).any() {
+            for v in 0..16 {
+                if self.free_low.val().index() == v {
+                    self.room_next.next = self.thermometer[v].val();
+                }
+            }
+        }
+        // The gap at the next clock's tick: from the last push, or the gap
+        // (less KEEPER_GAP after a filler) plus the step, saturated.
+        self.sum_none.next =
+            bit_cast::<34, 32>(self.gap.q.val()) + bit_cast::<34, 32>(self.p1_step.q.val());
+        self.sum_keep.next = bit_cast::<34, 32>(self.gap.q.val()) + self.p1_step_k.q.val();
+        // The lost count after the clock: `u + drops - losts (2^21-1)`
+        // while every LOST left a remainder, else the drops since the last
+        // one; plus the references the limit dropped; saturated.
+        self.lost_add.next =
+            bit_cast::<34, 3>(self.decide.drops.val()) + bit_cast::<34, 4>(self.p2_over.q.val());
+        self.lost_take.next = 0.into();
+        for n in 0..5 {
+            if self.decide.losts.val().index() == n {
+                self.lost_take.next = self.payload_multiples[n].val();
+            }
+        }
+        self.lost_sum.next =
+            bit_cast::<34, 32>(self.lost.q.val()) + self.lost_add.val() - self.lost_take.val();
+        if !self.decide.remainder_after.val() {
+            self.lost_sum.next = bit_cast::<34, 3>(self.decide.drops_since_after.val())
+                + bit_cast::<34, 4>(self.p2_over.q.val());
+        }
+        if self.p2_valid.q.val() {
+            self.gap.d.next = bit_cast::<32, 34>(self.sum_none.val());
+            if self.sum_none.val().get_bit(32) {
+                self.gap.d.next = self.gap_max.val();
+            }
+            if self.decide.keep.val() {
+                self.gap.d.next = bit_cast::<32, 34>(self.sum_keep.val());
+                if self.sum_keep.val().get_bit(32) {
+                    self.gap.d.next = self.gap_max.val();
+                }
+            }
+            for s in 0..E {
+                if self.decide.lost_ok[s].val() | self.decide.event_ok[s].val() {
+                    self.gap.d.next = self.slot_gap[s].step_after.val();
+                }
+            }
+            self.hi.d.next = self.words.hi_out.val();
+            self.lost.d.next = bit_cast::<32, 34>(self.lost_sum.val());
+            if self.lost_sum.val().get_bit(32) {
+                self.lost.d.next = self.gap_max.val();
+            }
+            self.level.d.next = self.level_next.val();
+            self.free.d.next = self.free_next.val();
+            self.room.d.next = self.room_next.val();
+            self.level_nonzero.d.next = self.level_next.val().any();
+            self.write_pos.d.next = self.write_pos.q.val() + bit_cast::<32, 8>(self.total.val());
+            self.read_pos.d.next =
+                self.read_pos.q.val() + bit_cast::<32, 1>(self.pop_now.val().into());
+            // credit + L num - den on a pop; an empty FIFO (no word at the
+            // clock start, so none popped) caps the credit at den.
+            self.credit.d.next = self.credit.q.val() + self.num.q.val();
+            if self.pop_now.val() {
+                self.credit.d.next = self.credit.q.val() + self.num_minus_den.q.val();
+            } else if !self.level_nonzero.q.val() & !self.credit.q.val().get_bit(32) {
+                self.credit.d.next = self.num.q.val();
+            }
+        } else {
+            // Not started: last = 0, the FIFO empty, the credit 0.
+            self.gap.d.next = self.p1_tick_sat.val();
+            self.free.d.next = bit_cast::<LEVEL_BITS, 32>(self.depth.val());
+            self.room.d.next = 0xFFFF.into();
+            self.credit.d.next = self.num_minus_den.q.val();
+        }
+        self.p1_tick_sat.next = self.p1_tick.q.val().get_bits::<32>(0);
+        if self.p1_tick.q.val().get_bits::<32>(32).any() {
+            self.p1_tick_sat.next = self.gap_max.val();
+        }
+
+        // Outputs.
+        for g in 0..GROUPS {
+            self.out_count[g].clock.next = self.clock.val();
+            self.out_word0[g].clock.next = self.clock.val();
+            self.out_word1[g].clock.next = self.clock.val();
+            self.out_word2[g].clock.next = self.clock.val();
+            self.out_count[g].d.next = 0.into();
+            if self.p2_valid.q.val() {
+                self.out_count[g].d.next = self.words.count[g].val();
+            }
+            self.out_word0[g].d.next = self.words.word0[g].val();
+            self.out_word1[g].d.next = self.words.word1[g].val();
+            self.out_word2[g].d.next = self.words.word2[g].val();
+            self.group_count[g].next = self.out_count[g].q.val();
+            self.group_word0[g].next = self.out_word0[g].q.val();
+            self.group_word1[g].next = self.out_word1[g].q.val();
+            self.group_word2[g].next = self.out_word2[g].q.val();
+        }
+        self.out_base.d.next = self.write_pos.q.val();
+        self.out_pushed.d.next = 0.into();
+        self.out_fill.d.next = self.out_fill.q.val();
+        self.out_fill_pushed.d.next = 0.into();
+        if self.p2_valid.q.val() {
+            self.out_pushed.d.next = self.total.val();
+            self.out_fill.d.next = bit_cast::<32, LEVEL_BITS>(self.level_next.val());
+            self.out_fill_pushed.d.next = bit_cast::<32, LEVEL_BITS>(self.level_pushed.val());
+        }
+        self.out_pop.d.next = self.pop_now.val();
+        self.out_pop_ptr.d.next = self.read_pos.q.val();
+        self.out_tick.d.next = self.p2_tick.q.val();
+        self.out_tick_valid.d.next = self.p2_valid.q.val();
+        self.out_tracing.d.next = self.p2_tracing.q.val();
+        self.out_tags_only.d.next = self.p2_tags_only.q.val();
+        // Counters and the high-water mark, a clock later.
+        self.dropped_sum.next = 0.into();
+        self.overflow_sum.next = 0.into();
+        for s in 0..E {
+            if self.decide.dropped[s].val() {
+                self.dropped_sum.next = self.dropped_sum.val() + 1;
+            }
+            if self.decide.overflow[s].val() {
+                self.overflow_sum.next = self.overflow_sum.val() + 1;
+            }
+        }
+        self.out_dropped.d.next = self.dropped_sum.val();
+        self.out_lost_pushed.d.next = self.decide.losts.val();
+        self.out_filler.d.next = self.decide.keep.val();
+        self.out_overflows.d.next = self.overflow_sum.val();
+        self.dropped.d.next = self.dropped.q.val() + bit_cast::<32, 3>(self.out_dropped.q.val());
+        self.lost_count.d.next =
+            self.lost_count.q.val() + bit_cast::<32, 3>(self.out_lost_pushed.q.val());
+        self.filler_count.d.next =
+            self.filler_count.q.val() + bit_cast::<32, 1>(self.out_filler.q.val().into());
+        self.overflow_count.d.next =
+            self.overflow_count.q.val() + bit_cast::<32, 3>(self.out_overflows.q.val());
+        if self.out_fill_pushed.q.val() > self.high.q.val() {
+            self.high.d.next = self.out_fill_pushed.q.val();
+        }
+        self.base.next = self.out_base.q.val();
+        self.pushed.next = self.out_pushed.q.val();
+        self.fill.next = self.out_fill.q.val();
+        self.pop.next = self.out_pop.q.val();
+        self.pop_ptr.next = self.out_pop_ptr.q.val();
+        self.tick.next = self.out_tick.q.val();
+        self.tick_valid.next = self.out_tick_valid.q.val();
+        self.tracing.next = self.out_tracing.q.val();
+        self.tags_only.next = self.out_tags_only.q.val();
+        self.events_dropped.next = self.dropped.q.val();
+        self.lost_words.next = self.lost_count.q.val();
+        self.time_fillers.next = self.filler_count.q.val();
+        self.time_overflows.next = self.overflow_count.q.val();
+        self.high_water.next = self.high.q.val();
+    }
+}

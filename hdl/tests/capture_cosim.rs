@@ -1,7 +1,9 @@
-//! Co-simulation: the capture chain's FIFO push stream, pop stream and fill
-//! level per tick equal the golden model's (`hmtt_sim::board`) for random
-//! legal streams, L = 1 and L = 4, 24- and 28-bit line indices, 8 and 16
-//! banks, with and without FIFO overflow (LOST words).
+//! Co-simulation: the capture chain's FIFO push stream, pop stream, fill
+//! level and mode per clock and its counters equal board.md 2.0's
+//! (`capture_support::reference`) for random streams, for the (L, E)
+//! pairs the boards use (8, 3) and (2, 2) and a few others, 24- and 28-bit
+//! line indices, 8 and 16 banks, with and without FIFO overflow (LOST
+//! words), and with more than E references per clock (the limit).
 
 mod capture_support;
 
@@ -22,10 +24,10 @@ fn geometry_28() -> Geometry {
 const SLOW: DrainRate = DrainRate { num: 1, den: 9 };
 
 #[test]
-fn cosim_l1_24bit_overflow() {
+fn cosim_l1_e1_24bit_overflow() {
     let cfg = board_config(geometry_24(), 64, SLOW);
     let cmds = random_stream(&cfg, 1, 1500, 3);
-    let hw = cosim::<1, 8, 3>(&cfg, &cmds);
+    let hw = cosim::<1, 1, 8, 3>(&cfg, &cmds);
     assert!(
         hw.lost_words > 0 && hw.events_dropped > 0,
         "the test must overflow"
@@ -33,10 +35,10 @@ fn cosim_l1_24bit_overflow() {
 }
 
 #[test]
-fn cosim_l1_28bit_no_overflow() {
+fn cosim_l2_e2_28bit_no_overflow() {
     let cfg = board_config(geometry_28(), 64, DrainRate { num: 1, den: 5 });
     let cmds = random_stream(&cfg, 2, 600, 12);
-    let hw = cosim::<1, 8, 3>(&cfg, &cmds);
+    let hw = cosim::<2, 2, 8, 3>(&cfg, &cmds);
     assert_eq!(hw.events_dropped, 0);
     assert!(
         hw.pushed.iter().any(|(_, w)| w >> 21 & 0x1F == 0x11),
@@ -45,24 +47,42 @@ fn cosim_l1_28bit_no_overflow() {
 }
 
 #[test]
-fn cosim_l4_28bit_overflow() {
-    let cfg = board_config(geometry_28(), 64, SLOW);
-    let cmds = random_stream(&cfg, 3, 1500, 2);
-    let hw = cosim::<4, 32, 1>(&cfg, &cmds);
-    assert!(hw.lost_words > 0);
-}
-
-#[test]
-fn cosim_l4_24bit_default_rate() {
-    let cfg = board_config(geometry_24(), 64, DrainRate::line_rate(3, 360, 1250));
-    let cmds = random_stream(&cfg, 4, 1500, 6);
-    cosim::<4, 32, 1>(&cfg, &cmds);
-}
-
-#[test]
-fn cosim_l2_28bit_overflow() {
+fn cosim_l2_e2_28bit_overflow() {
     let cfg = board_config(geometry_28(), 64, SLOW);
     let cmds = random_stream(&cfg, 5, 1000, 2);
-    let hw = cosim::<2, 16, 2>(&cfg, &cmds);
+    let hw = cosim::<2, 2, 8, 3>(&cfg, &cmds);
     assert!(hw.lost_words > 0);
+}
+
+#[test]
+fn cosim_l8_e3_28bit_overflow_and_limit() {
+    let cfg = board_config(geometry_28(), 64, SLOW);
+    let cmds = random_stream(&cfg, 3, 1500, 2);
+    let hw = cosim::<8, 3, 16, 2>(&cfg, &cmds);
+    assert!(hw.lost_words > 0);
+    assert!(hw.references_over_limit > 0, "the stream must exceed E");
+}
+
+#[test]
+fn cosim_l8_e3_24bit_default_rate() {
+    let cfg = board_config(geometry_24(), 64, DrainRate::line_rate(3, 360, 1250));
+    let cmds = random_stream(&cfg, 4, 1500, 6);
+    cosim::<8, 3, 16, 2>(&cfg, &cmds);
+}
+
+#[test]
+fn cosim_l4_e2_28bit_limit() {
+    let cfg = board_config(geometry_28(), 64, DrainRate { num: 1, den: 5 });
+    let cmds = random_stream(&cfg, 6, 1200, 1);
+    let hw = cosim::<4, 2, 8, 3>(&cfg, &cmds);
+    assert!(hw.references_over_limit > 0 && hw.clocks_over_limit > 0);
+}
+
+#[test]
+fn cosim_l4_e4_24bit_overflow() {
+    let cfg = board_config(geometry_24(), 64, SLOW);
+    let cmds = random_stream(&cfg, 7, 1200, 2);
+    let hw = cosim::<4, 4, 16, 2>(&cfg, &cmds);
+    assert!(hw.lost_words > 0);
+    assert_eq!(hw.references_over_limit, 0);
 }

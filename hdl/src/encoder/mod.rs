@@ -414,6 +414,11 @@ impl<const E: usize> Logic for Encoder<E> {
         self.p1_over.d.next = self.over.val();
         self.p1_tracing.d.next = self.tracing_in.val();
         self.p1_tags_only.d.next = self.tags_only_in.val();
+        // The gap at P1's tick since reset (until the first clock is decided).
+        self.p1_tick_sat.next = self.p1_tick.q.val().get_bits::<32>(0);
+        if self.p1_tick.q.val().get_bits::<32>(32).any() {
+            self.p1_tick_sat.next = self.gap_max.val();
+        }
         // P2.
         self.p2_valid.d.next = self.p1_valid.q.val();
         self.p2_tick.d.next = self.p1_tick.q.val();
@@ -596,10 +601,6 @@ impl<const E: usize> Logic for Encoder<E> {
             self.free.d.next = bit_cast::<LEVEL_BITS, 32>(self.depth.val());
             self.room.d.next = 0xFFFF.into();
             self.credit.d.next = self.num_minus_den.q.val();
-        }
-        self.p1_tick_sat.next = self.p1_tick.q.val().get_bits::<32>(0);
-        if self.p1_tick.q.val().get_bits::<32>(32).any() {
-            self.p1_tick_sat.next = self.gap_max.val();
         }
 
         // Outputs.

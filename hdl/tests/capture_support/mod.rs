@@ -1,6 +1,6 @@
 //! Shared test harness: drives `Capture` with a DDR command stream through
 //! rust-hdl's `Simulation` and records the push side (words and fill level
-//! per tick) and the pop side (words and their pop ticks).
+//! per clock) and the pop side (words and their pop clocks).
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -8,6 +8,11 @@ use std::fmt::Write as _;
 
 use hmtt_hdl::capture::{Capture, CaptureConfig};
 use hmtt_hdl::dcbu::{kind, CommandPins};
+use hmtt_hdl::encoder::GROUPS;
+use hmtt_hdl::pins::DimmPins;
+
+mod reference;
+pub use reference::reference;
 use rust_hdl::prelude::*;
 
 /// One command for the pins: a [`kind`] code, rank, bank, arg.
@@ -20,24 +25,30 @@ pub struct PinCommand {
     pub arg: u64,
 }
 
-/// What the capture chain did, tick by tick.
+/// What the capture chain did, clock by clock (board.md 2.0: `k` is the
+/// fabric clock carrying ticks `k L .. k L + L - 1`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CaptureTrace {
-    /// Every word pushed, with its tick.
+    /// Every word pushed, with the clock of its push.
     pub pushed: Vec<(u64, u32)>,
-    /// Every word popped, with its pop tick.
+    /// Every word popped, with the clock of its pop.
     pub popped: Vec<(u64, u32)>,
-    /// Fill level after every tick, from tick 0.
+    /// Fill level after every clock, from clock 0.
     pub levels: Vec<u32>,
+    /// Header flags of the board mode after every clock.
+    pub modes: Vec<u8>,
     pub protocol_errors: u64,
     pub unknown_commands: u64,
     pub out_of_range: u64,
+    pub references_over_limit: u64,
+    pub clocks_over_limit: u64,
     pub events_dropped: u64,
     pub lost_words: u64,
+    pub time_fillers: u64,
     pub time_overflows: u64,
     pub high_water: u64,
-    /// Fabric clocks simulated.
-    pub clocks: u64,
+    /// Lost count still pending at the end (reference only).
+    pub lost_pending: u64,
 }
 
 pub struct Drain {
@@ -45,26 +56,25 @@ pub struct Drain {
     pub den: u64,
 }
 
-macro_rules! set_lane_pins {
-    ($x: expr, $j: expr, $p: expr) => {
-        $x.cs_n[$j].next = $p.cs_n.to_bits();
-        $x.ras_n[$j].next = $p.ras_n;
-        $x.cas_n[$j].next = $p.cas_n;
-        $x.we_n[$j].next = $p.we_n;
-        $x.cke[$j].next = $p.cke;
-        $x.ba[$j].next = $p.ba.to_bits();
-        $x.addr[$j].next = $p.addr.to_bits();
-    };
+/// Puts `p` on lane `j` of `pins`.
+pub fn set_pins(pins: &mut DimmPins, p: CommandPins) {
+    pins.cs_n.next = p.cs_n.to_bits();
+    pins.ras_n.next = p.ras_n;
+    pins.cas_n.next = p.cas_n;
+    pins.we_n.next = p.we_n;
+    pins.cke.next = p.cke;
+    pins.ba.next = p.ba.to_bits();
+    pins.addr.next = p.addr.to_bits();
 }
 
-/// Runs `commands` (ticks strictly increasing) through a `Capture<L, B, AB>`
-/// until the stream has ended, the FIFO is empty and every pop came out,
-/// or `max_ticks` ticks. Lanes per clock: `L`.
-pub fn run_capture<const L: usize, const B: usize, const AB: usize>(
+/// Runs `commands` (ticks strictly increasing) through a `Capture<L, E, B,
+/// AB>` until the stream has ended, the FIFO is empty and every pop came
+/// out, or `max_clocks` clocks. The drain is `num / den` words per tick.
+pub fn run_capture<const L: usize, const E: usize, const B: usize, const AB: usize>(
     config: CaptureConfig,
     drain: Drain,
     commands: &[PinCommand],
-    max_ticks: u64,
+    max_clocks: u64,
 ) -> CaptureTrace {
     let by_tick: BTreeMap<u64, PinCommand> = commands.iter().map(|c| (c.tick, *c)).collect();
     assert_eq!(
@@ -72,17 +82,17 @@ pub fn run_capture<const L: usize, const B: usize, const AB: usize>(
         commands.len(),
         "one command per tick on the pins"
     );
-    let last_command = commands.last().map_or(0, |c| c.tick);
-    let mut uut = Capture::<L, B, AB>::new(config);
+    let last_clock = commands.last().map_or(0, |c| c.tick / L as u64);
+    let mut uut = Capture::<L, E, B, AB>::new(config);
     uut.connect_all();
     let mut sim = Simulation::new();
-    sim.add_clock(5, |x: &mut Box<Capture<L, B, AB>>| {
+    sim.add_clock(5, |x: &mut Box<Capture<L, E, B, AB>>| {
         x.clock.next = !x.clock.val()
     });
     let (tx, rx) = std::sync::mpsc::channel();
-    sim.add_testbench(move |mut sim: Sim<Capture<L, B, AB>>| {
+    sim.add_testbench(move |mut sim: Sim<Capture<L, E, B, AB>>| {
         let mut x = sim.init()?;
-        x.drain_num.next = drain.num.to_bits();
+        x.drain_num.next = (drain.num * L as u64).to_bits();
         x.drain_den.next = drain.den.to_bits();
         let mut trace = CaptureTrace::default();
         let mut clock = 0u64;
@@ -94,55 +104,58 @@ pub fn run_capture<const L: usize, const B: usize, const AB: usize>(
                     Some(c) => CommandPins::for_command(c.kind, c.rank, c.bank, c.arg),
                     None => CommandPins::DESELECT,
                 };
-                set_lane_pins!(x, j, pins);
+                set_pins(&mut x.pins[j], pins);
             }
             wait_clock_cycle!(sim, clock, x);
             clock += 1;
             if x.push_tick_valid.val() {
-                let base = x.push_tick.val().to_u64();
-                for j in 0..L {
-                    let t = base + j as u64;
+                let k = x.push_tick.val().to_u64() / L as u64;
+                assert_eq!(trace.levels.len() as u64, k, "clocks out of order");
+                for g in 0..GROUPS {
                     let words = [
-                        x.push_word0[j].val().to_u32(),
-                        x.push_word1[j].val().to_u32(),
-                        x.push_word2[j].val().to_u32(),
-                        x.push_word3[j].val().to_u32(),
-                        x.push_word4[j].val().to_u32(),
+                        x.push_word0[g].val().to_u32(),
+                        x.push_word1[g].val().to_u32(),
+                        x.push_word2[g].val().to_u32(),
                     ];
-                    let n = x.push_count[j].val().to_u64() as usize;
+                    let n = x.push_count[g].val().to_u64() as usize;
                     for w in &words[..n] {
-                        trace.pushed.push((t, *w));
+                        trace.pushed.push((k, *w));
                     }
-                    assert_eq!(trace.levels.len() as u64, t, "ticks out of order");
-                    trace.levels.push(x.fill[j].val().to_u32());
+                }
+                trace.levels.push(x.fill.val().to_u32());
+            }
+            if x.tick_valid.val() {
+                let k = x.tick.val().to_u64() / L as u64;
+                let flags = u8::from(x.tracing.val()) | u8::from(x.tags_only.val()) << 1;
+                assert_eq!(trace.modes.len() as u64, k, "pop clocks out of order");
+                trace.modes.push(flags);
+                if x.pop_valid.val() {
+                    trace.popped.push((k, x.pop_word.val().to_u32()));
                 }
             }
-            if x.pop_valid.val() {
-                trace
-                    .popped
-                    .push((x.pop_tick.val().to_u64(), x.pop_word.val().to_u32()));
-            }
-            let tick_seen = trace.levels.len() as u64;
+            let clocks_seen = trace.levels.len() as u64;
             let empty = trace.levels.last() == Some(&0);
-            if tick_seen > last_command && empty && trace.popped.len() == trace.pushed.len() {
+            if clocks_seen > last_clock && empty && trace.popped.len() == trace.pushed.len() {
                 // A few clocks more so a late pop would show up.
                 let since = *drained_since.get_or_insert(clock);
-                if clock >= since + 4 {
+                if clock >= since + 6 {
                     break;
                 }
             }
-            if tick_seen >= max_ticks {
+            if clocks_seen >= max_clocks {
                 break;
             }
         }
         trace.protocol_errors = x.protocol_errors.val().to_u64();
         trace.unknown_commands = x.unknown_commands.val().to_u64();
         trace.out_of_range = x.out_of_range.val().to_u64();
+        trace.references_over_limit = x.references_over_limit.val().to_u64();
+        trace.clocks_over_limit = x.clocks_over_limit.val().to_u64();
         trace.events_dropped = x.events_dropped.val().to_u64();
         trace.lost_words = x.lost_words.val().to_u64();
+        trace.time_fillers = x.time_fillers.val().to_u64();
         trace.time_overflows = x.time_overflows.val().to_u64();
         trace.high_water = x.high_water.val().to_u64();
-        trace.clocks = clock;
         tx.send(trace).unwrap();
         sim.done(x)
     });
@@ -165,7 +178,7 @@ pub use kind::*;
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
 use hmtt_hdl::dsmu::LineGeometry;
-use hmtt_sim::board::{Board, BoardConfig, DrainRate};
+use hmtt_sim::board::{BoardConfig, DrainRate};
 
 /// The DCBU kind code a memory controller puts on the pins for `cmd`.
 pub fn kind_of(cmd: DdrCmd) -> u64 {
@@ -216,32 +229,6 @@ pub fn capture_config(cfg: &BoardConfig) -> CaptureConfig {
         window_row_first: cfg.window.row_first.into(),
         window_row_count: cfg.window.row_count.into(),
         start_tracing: cfg.start_tracing,
-    }
-}
-
-/// The golden model's push stream, pop stream and fill level per tick for
-/// ticks `0..ticks`.
-pub fn golden(cfg: &BoardConfig, cmds: &[Command], ticks: u64) -> CaptureTrace {
-    let mut board = Board::new(cfg.clone()).expect("valid board config");
-    board.enable_probe();
-    for c in cmds {
-        board.command(c).expect("legal stream");
-    }
-    board.finish();
-    let probe = board.take_probe().expect("probe on");
-    let counters = board.counters().clone();
-    CaptureTrace {
-        pushed: probe.pushed.iter().map(|(t, w)| (*t, w.0)).collect(),
-        popped: probe.popped.iter().map(|(t, w)| (*t, w.0)).collect(),
-        levels: probe.levels(0, ticks.saturating_sub(1)),
-        protocol_errors: counters.protocol_errors,
-        unknown_commands: counters.unknown_commands,
-        out_of_range: counters.out_of_range,
-        events_dropped: counters.events_dropped,
-        lost_words: counters.lost_words,
-        time_overflows: 0,
-        high_water: counters.fifo_high_water,
-        clocks: 0,
     }
 }
 
@@ -379,14 +366,15 @@ pub fn board_config(geometry: Geometry, depth: usize, drain: DrainRate) -> Board
     cfg
 }
 
-/// Runs both sides and compares pushes, pops, fill levels and counters.
-pub fn cosim<const L: usize, const B: usize, const AB: usize>(
+/// Runs the capture chain and the board.md 2.0 reference
+/// (`reference`) and compares pushes, pops, fill levels, modes and counters.
+pub fn cosim<const L: usize, const E: usize, const B: usize, const AB: usize>(
     cfg: &BoardConfig,
     cmds: &[Command],
 ) -> CaptureTrace {
     assert_eq!(cfg.fifo_depth, B << AB, "FIFO depths differ");
     let pins = pin_commands(cmds);
-    let hw = run_capture::<L, B, AB>(
+    let hw = run_capture::<L, E, B, AB>(
         capture_config(cfg),
         Drain {
             num: cfg.drain.num,
@@ -395,29 +383,45 @@ pub fn cosim<const L: usize, const B: usize, const AB: usize>(
         &pins,
         u64::MAX,
     );
-    let gold = golden(cfg, cmds, hw.levels.len() as u64);
+    let gold = reference(cfg, L as u64, E, cmds, hw.levels.len() as u64);
+    compare(&hw, &gold);
+    hw
+}
+
+/// Asserts that the capture chain's trace equals the reference's.
+pub fn compare(hw: &CaptureTrace, gold: &CaptureTrace) {
     assert_eq!(hw.pushed.len(), gold.pushed.len(), "number of pushed words");
     for (i, (h, g)) in hw.pushed.iter().zip(&gold.pushed).enumerate() {
         assert_eq!(
             h, g,
-            "pushed word {i} (tick, word) differs: hdl {h:x?} golden {g:x?}"
+            "pushed word {i} (clock, word) differs: hdl {h:x?} reference {g:x?}"
         );
     }
-    assert_eq!(hw.popped, gold.popped, "popped words and their ticks");
-    for (t, (h, g)) in hw.levels.iter().zip(&gold.levels).enumerate() {
-        assert_eq!(h, g, "fill level after tick {t}");
+    assert_eq!(hw.popped, gold.popped, "popped words and their clocks");
+    for (k, (h, g)) in hw.levels.iter().zip(&gold.levels).enumerate() {
+        assert_eq!(h, g, "fill level after clock {k}");
     }
+    let n = hw.modes.len().min(gold.modes.len());
+    assert_eq!(hw.modes[..n], gold.modes[..n], "mode after each clock");
     assert_eq!(hw.protocol_errors, gold.protocol_errors, "protocol errors");
     assert_eq!(
         hw.unknown_commands, gold.unknown_commands,
         "unknown commands"
     );
     assert_eq!(hw.out_of_range, gold.out_of_range, "out-of-range commands");
+    assert_eq!(
+        hw.references_over_limit, gold.references_over_limit,
+        "references over the limit"
+    );
+    assert_eq!(
+        hw.clocks_over_limit, gold.clocks_over_limit,
+        "clocks over the limit"
+    );
     assert_eq!(hw.events_dropped, gold.events_dropped, "events dropped");
     assert_eq!(hw.lost_words, gold.lost_words, "LOST words");
+    assert_eq!(hw.time_fillers, gold.time_fillers, "keeper fillers");
+    assert_eq!(hw.time_overflows, gold.time_overflows, "time overflows");
     assert_eq!(hw.high_water, gold.high_water, "high-water mark");
-    assert_eq!(hw.time_overflows, 0);
-    hw
 }
 
 /// `capture_lanes`: packs the per-lane ports `x$j` of the generated `top`

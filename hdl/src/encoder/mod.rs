@@ -294,10 +294,11 @@ impl<const E: usize> Default for Encoder<E> {
             lost_sum: Default::default(),
             lost_take: Default::default(),
             lost_add: Default::default(),
-            // Entry m E + d: u > m (2^21-1) - d; entries with m = 0 unused.
+            // Entry 4 m + d: u > m (2^21-1) - d; entries with m = 0, m > E
+            // or d >= E unused.
             lost_thresholds: std::array::from_fn(|i| {
-                let (m, d) = ((i / E) as u64, (i % E) as u64);
-                let t = if m == 0 || m > E as u64 {
+                let (m, d) = ((i / 4) as u64, (i % 4) as u64);
+                let t = if m == 0 || m > E as u64 || d >= E as u64 {
                     u32::MAX as u64
                 } else {
                     m * PAYLOAD_MAX - d

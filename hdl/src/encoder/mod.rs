@@ -596,7 +596,11 @@ impl<const E: usize> Logic for Encoder<E> {
             self.level.d.next = self.level_next.val();
             self.free.d.next = self.free_next.val();
             self.room.d.next = self.room_next.val();
-            self.level_nonzero.d.next = self.level_next.val().any();
+            // level + total - pop != 0, from flags of the level register
+            // rather than after the level's carry chain.
+            self.level_nonzero.d.next = self.total.val().any()
+                | (self.level.q.val() >> 1).any()
+                | (self.level.q.val().get_bit(0) & !self.pop_now.val());
             self.write_pos.d.next = self.write_pos.q.val() + bit_cast::<32, 8>(self.total.val());
             self.read_pos.d.next =
                 self.read_pos.q.val() + bit_cast::<32, 1>(self.pop_now.val().into());

@@ -737,7 +737,10 @@ pub struct StreamChecker {
     ranks: Vec<CheckedRank>,
     /// Data-bus bursts: (start, end, rank, write) of the last burst.
     last_burst: Option<(u64, u64, u32, bool)>,
-    last_col: Option<u64>,
+    /// The last column command per rank: tCCD binds the commands of one
+    /// rank; across ranks only the data bus does (JEDEC, and DRAMsim3's
+    /// rank-to-rank rules).
+    last_col: Vec<Option<u64>>,
     last: Option<Command>,
     /// Commands checked so far.
     index: usize,
@@ -754,7 +757,7 @@ impl StreamChecker {
             banks: vec![CheckedBank::default(); (geometry.banks() * geometry.ranks()) as usize],
             ranks: vec![CheckedRank::default(); geometry.ranks() as usize],
             last_burst: None,
-            last_col: None,
+            last_col: vec![None; geometry.ranks() as usize],
             last: None,
             index: 0,
             keep,
@@ -864,8 +867,8 @@ impl StreamChecker {
                     if !since(b.act, t, tm.trcd) {
                         bad("tRCD: column command too soon after ACT".into());
                     }
-                    if !since(self.last_col, t, tm.tccd.max(tm.burst)) {
-                        bad("tCCD: column commands closer than a burst".into());
+                    if !since(self.last_col[ri], t, tm.tccd.max(tm.burst)) {
+                        bad("tCCD: column commands to one rank closer than a burst".into());
                     }
                     let start = t + if write { tm.cwl } else { tm.cl };
                     if let Some((_, end, rank, was_write)) = self.last_burst {
@@ -883,7 +886,7 @@ impl StreamChecker {
                         bad("tWTR: read too soon after a write on the same rank".into());
                     }
                     self.last_burst = Some((start, start + tm.burst, c.rank, write));
-                    self.last_col = Some(t);
+                    self.last_col[ri] = Some(t);
                     if write {
                         banks[bi].wr = Some(t);
                         ranks[ri].last_wr = Some(t);
@@ -1073,6 +1076,42 @@ mod tests {
         assert_eq!(acts(&cmds_in), 12);
         assert!(acts(&cmds_fr) < 12);
         assert_eq!(issued.len(), 12);
+    }
+
+    #[test]
+    fn tccd_binds_one_rank_and_the_data_bus_binds_two() {
+        let g = Geometry::ddr3_default();
+        let t = Timing::DDR3_1600;
+        let cmd = |cycle, cmd, rank, bank, arg| Command {
+            cycle,
+            cmd,
+            rank,
+            bank,
+            arg,
+        };
+        let opened = |rest: &[Command]| {
+            let mut s = vec![
+                cmd(100, DdrCmd::Act, 0, 0, 1),
+                cmd(106, DdrCmd::Act, 1, 0, 1),
+            ];
+            s.extend_from_slice(rest);
+            check(&s, &g, &t)
+        };
+        // WR on rank 0, RD on rank 1: write data [128, 132), read data from
+        // 120 + 3 + 11 = 134, after the rank switch (tRTRS 2).
+        let wr_rd = [cmd(120, DdrCmd::Wr, 0, 0, 0), cmd(123, DdrCmd::Rd, 1, 0, 0)];
+        assert_eq!(opened(&wr_rd), vec![]);
+        // One tick closer, the read's data leaves no rank-switch gap.
+        let too_close = [cmd(120, DdrCmd::Wr, 0, 0, 0), cmd(122, DdrCmd::Rd, 1, 0, 0)];
+        assert!(opened(&too_close)[0].rule.starts_with("data bus"));
+        // Same rank, 3 ticks apart: tCCD.
+        let same_rank = [cmd(120, DdrCmd::Rd, 0, 0, 0), cmd(123, DdrCmd::Rd, 0, 0, 8)];
+        assert!(opened(&same_rank)[0].rule.starts_with("tCCD"));
+        // Reads on two ranks need a burst and the switch between them.
+        let rd_rd = [cmd(120, DdrCmd::Rd, 0, 0, 0), cmd(125, DdrCmd::Rd, 1, 0, 0)];
+        assert!(!opened(&rd_rd).is_empty());
+        let rd_rd = [cmd(120, DdrCmd::Rd, 0, 0, 0), cmd(126, DdrCmd::Rd, 1, 0, 0)];
+        assert_eq!(opened(&rd_rd), vec![]);
     }
 
     #[test]

@@ -65,10 +65,11 @@ impl Board {
         let mut rest = cs[from..].iter();
         while let Some(c) = rest.as_slice().first() {
             let t = c.cycle;
+            let clock_tick = t & clock_of_tick;
             // No keeper is due up to the clock of `t`: the keeper needs its
             // clock's tick KEEPER_GAP after the last push (and then every
             // gap of the clock is below GAP_TOO_LONG for the encoder).
-            if (t < cur) | ((t & clock_of_tick) >= enc.last + KEEPER_GAP) {
+            if (t < cur) | (clock_tick >= enc.last + KEEPER_GAP) {
                 break;
             }
             let k = c.cmd as usize;
@@ -80,7 +81,7 @@ impl Board {
                 if line.wrapping_sub(first_line) < window_lines {
                     break;
                 }
-                match limit.admit(t) {
+                match limit.admit_in_clock(clock_tick) {
                     Admission::Taken => {
                         if record_access {
                             if fifo.pushed() + 3 <= push_limit {

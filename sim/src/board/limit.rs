@@ -16,11 +16,11 @@ pub enum Admission {
 /// The count of the current clock's references.
 #[derive(Debug, Clone, Copy)]
 pub struct RefLimit {
-    /// `log2(L)`: a tick's clock is `tick >> shift`.
-    shift: u32,
+    /// `!(L - 1)`: a tick's clock starts at `tick & clock_mask`.
+    clock_mask: u64,
     per_clock: u32,
-    /// The clock whose references `taken` counts.
-    clock: u64,
+    /// The first tick of the clock whose references `taken` counts.
+    clock_tick: u64,
     taken: u32,
 }
 
@@ -29,9 +29,9 @@ impl RefLimit {
     pub fn new(lanes: u32, per_clock: u32) -> RefLimit {
         debug_assert!(lanes.is_power_of_two() && per_clock >= 1);
         RefLimit {
-            shift: lanes.trailing_zeros(),
+            clock_mask: !(u64::from(lanes) - 1),
             per_clock,
-            clock: 0,
+            clock_tick: 0,
             taken: 0,
         }
     }
@@ -39,15 +39,26 @@ impl RefLimit {
     /// A reference at `tick` (ticks never decrease).
     #[inline(always)]
     pub fn admit(&mut self, tick: u64) -> Admission {
-        let clock = tick >> self.shift;
-        if clock != self.clock {
-            self.clock = clock;
-            self.taken = 0;
-        }
-        self.taken += 1;
+        self.admit_in_clock(tick & self.clock_mask)
+    }
+
+    /// A reference in the clock that starts at tick `clock_tick`.
+    #[inline(always)]
+    pub fn admit_in_clock(&mut self, clock_tick: u64) -> Admission {
+        // Without a branch on the clock: a new one starts the count again.
+        let same = clock_tick == self.clock_tick;
+        self.taken = if same { self.taken + 1 } else { 1 };
+        self.clock_tick = clock_tick;
         if self.taken <= self.per_clock {
             Admission::Taken
-        } else if self.taken == self.per_clock + 1 {
+        } else {
+            self.over()
+        }
+    }
+
+    #[cold]
+    fn over(&self) -> Admission {
+        if self.taken == self.per_clock + 1 {
             Admission::FirstOver
         } else {
             Admission::Over

@@ -69,7 +69,7 @@ impl Board {
             // No keeper is due up to the clock of `t`: the keeper needs its
             // clock's tick KEEPER_GAP after the last push (and then every
             // gap of the clock is below GAP_TOO_LONG for the encoder).
-            if (t < cur) | (clock_tick >= enc.last + KEEPER_GAP) {
+            if (t < cur) | (clock_tick.saturating_sub(enc.last) >= KEEPER_GAP) {
                 break;
             }
             let k = c.cmd as usize;

@@ -3,6 +3,7 @@
 //! implements. Pure Rust: no I/O, no allocation on the hot paths. Nothing
 //! else in the workspace may encode or decode these formats by hand.
 
+mod bytes;
 pub mod capture;
 pub mod command;
 pub mod config;

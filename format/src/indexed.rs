@@ -6,7 +6,6 @@
 //! on top; this module checks and walks the common parts once for both.
 //! Pure: no I/O here.
 
-
 use crate::bytes::{put_u16, put_u64, u16_at, u32_at, u64_at};
 
 /// Length of one time-index entry.

@@ -14,6 +14,7 @@ pub mod mapping;
 pub mod packet;
 pub mod record;
 pub mod trace;
+pub mod truth;
 pub mod vtrace;
 
 pub use command::{Command, DdrCmd};

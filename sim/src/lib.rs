@@ -10,5 +10,4 @@ pub mod machine;
 pub mod os;
 pub mod send;
 pub mod stream;
-pub mod truth;
 pub mod workload;

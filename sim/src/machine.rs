@@ -18,12 +18,12 @@ use crate::board::{
 use crate::cache::{Cache, CacheConfig, CacheShapeError, CacheStats};
 use crate::dram::{Controller, ControllerConfig, ControllerStats, Issued, Request};
 use crate::os::{FramePool, Os, OsEffect, OsError, OsStats};
-use crate::truth::{RefKind, TruthHeader, TruthRecord};
 use crate::workload::{DmaDir, Op, Workload, PAGE};
 use hmtt_format::config::{
     log_tag_event, ConfigWindow, FIRST_HIGH_USER_EVENT, FIRST_LOG_TAG, FIRST_USER_EVENT,
 };
 use hmtt_format::klog::{FileHeaderRepr, RecordRepr};
+use hmtt_format::truth::{RefKind, TruthHeader, TruthRecord};
 use hmtt_format::{AddressMapping, Command, Geometry, LINE_BYTES};
 use std::collections::HashMap;
 use std::io::Write;
@@ -789,7 +789,7 @@ impl SimOutput {
             .map_err(io(&p))?;
         }
         let (mut f, p) = create(files::TRUTH)?;
-        crate::truth::write_binary(
+        hmtt_format::truth::write_binary(
             &mut f,
             &TruthHeader {
                 boards: self.commands.len() as u16,
@@ -801,7 +801,7 @@ impl SimOutput {
         .map_err(io(&p))?;
         if truth_csv {
             let (mut f, p) = create(files::TRUTH_CSV)?;
-            crate::truth::write_csv(&mut f, &self.truth)
+            hmtt_format::truth::write_csv(&mut f, &self.truth)
                 .and_then(|_| f.flush())
                 .map_err(io(&p))?;
         }

@@ -16,13 +16,13 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use hmtt_format::record::BoardEvent;
 use hmtt_format::trace::{RecordKind, TraceRecord, TraceView};
+use hmtt_format::truth::{RefKind, TruthRecord};
 use hmtt_format::Packet;
 use hmtt_merge::names::event_name;
 use hmtt_merge::verify::compare;
 use hmtt_receiver::{Capture, CaptureConfig, Input, Source};
 use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
 use hmtt_sim::send::{PacketSender, SenderOptions};
-use hmtt_sim::truth::{RefKind, TruthRecord};
 use hmtt_sim::workload::Workload;
 
 /// Arguments of `hmtt demo`.

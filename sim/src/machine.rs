@@ -738,7 +738,7 @@ pub mod files {
     pub const TRUTH: &str = "truth.hmtttruth";
     pub const TRUTH_CSV: &str = "truth.csv";
     pub const KLOG: &str = "pagetable.hmttlog";
-    pub const EVENTS: &str = "events.toml";
+    pub const EVENTS: &str = hmtt_format::events::FILE_NAME;
     pub const SUMMARY: &str = "summary.json";
 }
 

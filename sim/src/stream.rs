@@ -183,13 +183,9 @@ pub(crate) fn write_command_lines<W: Write>(
     Ok(())
 }
 
-/// The events file.
+/// The events file, entries in index order.
 pub(crate) fn events_toml(events: &[(String, u32)]) -> String {
-    let mut s = String::from("[events]\n");
-    for (name, i) in events {
-        s.push_str(&format!("{name} = {i}\n"));
-    }
-    s
+    hmtt_format::events::emit(events.iter().map(|(name, i)| (name.as_str(), *i)))
 }
 
 /// `summary.json` (informative).

@@ -190,13 +190,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if dropped_board > 0 {
         println!("  note: the boards dropped {dropped_board} events (TX FIFO overflow)");
     }
-    {
-        let mut text = String::from("[events]\n");
-        for (name, i) in &out.events {
-            text.push_str(&format!("{name} = {i}\n"));
-        }
-        std::fs::write(dir.join("events.toml"), text)?;
-    }
+    let events = hmtt_format::events::emit(out.events.iter().map(|(n, i)| (n.as_str(), *i)));
+    std::fs::write(dir.join("events.toml"), events)?;
 
     // 2. The receiver, one UDP socket per board port.
     let mut rx_inputs = Vec::new();

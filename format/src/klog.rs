@@ -3,7 +3,8 @@
 //!
 //! The kernel module writes the records (`hmtt_printk`), `hmtt log` drains
 //! them into a file behind a 32-byte header, and merge places each record
-//! at the TAG that announced its sequence number ([`tag_event_index`]).
+//! at the TAG that announced its sequence number
+//! ([`log_tag_event`](crate::config::log_tag_event)).
 //! [`FileHeader`] and [`Record`] are zero-copy views over byte buffers;
 //! [`FileHeaderRepr`] and [`RecordRepr`] are their parsed forms, and
 //! `parse`/`emit` convert between the two symmetrically.
@@ -22,16 +23,6 @@ pub const HEADER_LEN: usize = 32;
 pub const RECORD_LEN: usize = 64;
 /// Length of the NUL-padded name field in bytes.
 pub const NAME_LEN: usize = 16;
-/// First configuration-space event index of the kernel log tags.
-pub const TAG_EVENT_FIRST: u32 = 0x10000;
-/// Number of kernel log tag indices (the sequence number modulo this).
-pub const TAG_EVENT_COUNT: u32 = 0x10000;
-
-/// The configuration-space event index that announces record `seq`.
-pub fn tag_event_index(seq: u64) -> u32 {
-    TAG_EVENT_FIRST + (seq % u64::from(TAG_EVENT_COUNT)) as u32
-}
-
 /// Why a header or record could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
@@ -638,7 +629,7 @@ mod tests {
             }
         );
         assert_eq!(repr.to_bytes(), DMA_MAP_BYTES);
-        assert_eq!(tag_event_index(repr.seq), 0x1002a);
+        assert_eq!(crate::config::log_tag_event(repr.seq), 0x1002a);
     }
 
     #[test]
@@ -797,13 +788,5 @@ mod tests {
         assert_eq!(records.remainder(), 10);
         let seqs: Vec<u64> = records.map(|r| r.unwrap().seq).collect();
         assert_eq!(seqs, [0, 1, 2]);
-    }
-
-    #[test]
-    fn tag_index_wraps_in_the_log_range() {
-        assert_eq!(tag_event_index(0), 0x10000);
-        assert_eq!(tag_event_index(0xffff), 0x1ffff);
-        assert_eq!(tag_event_index(0x1_0000), 0x10000);
-        assert_eq!(tag_event_index(u64::MAX), 0x1ffff);
     }
 }

@@ -454,6 +454,25 @@ pub trait FileRecord: Timed + Sized {
     const FILE: FileType;
     /// Reads one record from exactly `FILE.record_len` bytes.
     fn parse_bytes(b: &[u8]) -> Self;
+    /// Writes the record into exactly `FILE.record_len` bytes.
+    fn emit_bytes(&self, b: &mut [u8]);
+    /// The file bytes of `records`, converted into `scratch`; a type whose
+    /// memory is its file layout borrows the records instead.
+    fn as_file_bytes<'a>(records: &'a [Self], scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        let len = Self::FILE.record_len;
+        scratch.clear();
+        scratch.resize(records.len() * len, 0);
+        for (chunk, r) in scratch.chunks_exact_mut(len).zip(records) {
+            r.emit_bytes(chunk);
+        }
+        scratch
+    }
+    /// `bytes` as records to build in place, where the type's memory is
+    /// its file layout (and `bytes` aligned for it); `None` otherwise.
+    fn in_file_bytes_mut(bytes: &mut [u8]) -> Option<&mut [Self]> {
+        let _ = bytes;
+        None
+    }
 }
 
 /// A header type of an indexed file: the common fields plus its own.

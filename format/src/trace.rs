@@ -345,6 +345,18 @@ impl FileRecord for TraceRecord {
     fn parse_bytes(b: &[u8]) -> TraceRecord {
         TraceRecord::parse(b.try_into().expect("16 bytes"))
     }
+    #[inline]
+    fn emit_bytes(&self, b: &mut [u8]) {
+        self.emit(b)
+    }
+    #[inline]
+    fn as_file_bytes<'a>(records: &'a [TraceRecord], scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        records_as_bytes(records, scratch)
+    }
+    #[inline]
+    fn in_file_bytes_mut(bytes: &mut [u8]) -> Option<&mut [TraceRecord]> {
+        records_in_bytes_mut(bytes)
+    }
 }
 
 #[cfg(test)]

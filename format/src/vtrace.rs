@@ -317,6 +317,10 @@ impl FileRecord for VirtualRecord {
     fn parse_bytes(b: &[u8]) -> VirtualRecord {
         VirtualRecord::parse(b.try_into().expect("32 bytes"))
     }
+    #[inline]
+    fn emit_bytes(&self, b: &mut [u8]) {
+        self.emit(b)
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 //! [`writer::TraceWriter`], and returns a [`report::MergeReport`].
 
 pub mod error;
+pub mod indexed_writer;
 pub mod input;
 pub mod merge;
 pub mod names;

@@ -8,6 +8,7 @@ pub mod cache;
 pub mod dram;
 pub mod machine;
 pub mod os;
+pub mod outdir;
 pub mod send;
 pub mod stream;
 pub mod workload;

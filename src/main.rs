@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod shared;
 
 #[derive(Parser)]
 #[command(name = "hmtt", version, about = "Hybrid memory trace tool", long_about = None)]

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use hmtt_format::command::CommandReader;
 use hmtt_format::config::ConfigWindow;
 use hmtt_format::geometry::Geometry;
@@ -15,6 +15,8 @@ use hmtt_sim::board::{
     Board, BoardConfig, DrainRate, DEFAULT_CONFIG_BYTES, DEFAULT_FIFO_DEPTH,
     DEFAULT_IDLE_FLUSH_TICKS, DEFAULT_MAX_WORDS, DEFAULT_PORTS, DEFAULT_TICK_PS,
 };
+
+use crate::shared::{bytes_bar, parse_list, parse_number};
 
 /// Arguments of `hmtt board`.
 #[derive(clap::Args)]
@@ -36,10 +38,10 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     mapping: Option<PathBuf>,
     /// Physical base of the config space (default: the top --config-bytes).
-    #[arg(long, value_parser = parse_u64)]
+    #[arg(long, value_parser = parse_number)]
     config_base: Option<u64>,
     /// Size of the config space in bytes.
-    #[arg(long, value_parser = parse_u64, default_value_t = DEFAULT_CONFIG_BYTES)]
+    #[arg(long, value_parser = parse_number, default_value_t = DEFAULT_CONFIG_BYTES)]
     config_bytes: u64,
     /// Config window in DDR coordinates, RANK,ROW_FIRST,ROW_COUNT (overrides
     /// --config-base/--config-bytes/--mapping).
@@ -82,27 +84,6 @@ pub struct Args {
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
-}
-
-fn parse_u64(s: &str) -> Result<u64, String> {
-    let s = s.trim().replace('_', "");
-    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => s.parse(),
-    };
-    r.map_err(|e| format!("'{s}': {e}"))
-}
-
-fn parse_list<const N: usize>(what: &str, s: &str) -> anyhow::Result<[u64; N]> {
-    let parts: Vec<&str> = s.split([',', '/']).map(str::trim).collect();
-    if parts.len() != N {
-        bail!("{what} '{s}': expected {N} numbers");
-    }
-    let mut out = [0u64; N];
-    for (o, p) in out.iter_mut().zip(parts) {
-        *o = parse_u64(p).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
-    }
-    Ok(out)
 }
 
 fn config(args: &Args) -> anyhow::Result<BoardConfig> {
@@ -160,22 +141,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config(&args)?;
     let name = args.commands.display().to_string();
     // A bar over the bytes of the command file, for long DRAM-simulator
-    // streams; hidden for stdin, small files and when stderr is no terminal.
+    // streams; hidden for stdin.
     let mut bar = indicatif::ProgressBar::hidden();
     let input: Box<dyn std::io::BufRead> = if name == "-" {
         Box::new(std::io::stdin().lock())
     } else {
         let f = File::open(&args.commands).with_context(|| format!("opening {name}"))?;
         let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        if !args.quiet && len >= (64 << 20) {
-            bar = indicatif::ProgressBar::new(len);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "board {bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-                )
-                .expect("valid template"),
-            );
-        }
+        bar = bytes_bar("board", len, args.quiet);
         Box::new(BufReader::with_capacity(1 << 20, bar.wrap_read(f)))
     };
     std::fs::create_dir_all(&args.out)

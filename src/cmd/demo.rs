@@ -25,6 +25,8 @@ use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
 use hmtt_sim::send::{PacketSender, SenderOptions};
 use hmtt_sim::workload::Workload;
 
+use crate::shared::parse_size;
+
 /// Arguments of `hmtt demo`.
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  hmtt demo\n  \
@@ -125,13 +127,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if inputs > 64 {
         bail!("{inputs} ports in all is more than this demo opens (64)");
     }
-    let size = args
-        .n
-        .as_deref()
-        .map(crate::cmd::sim::parse_size)
-        .transpose()?;
-    let unit = u32::try_from(crate::cmd::sim::parse_size(&args.unit)?).context("--unit")?;
-    let stride = crate::cmd::sim::parse_size(&args.stride)?;
+    let size = args.n.as_deref().map(parse_size).transpose()?;
+    let unit = u32::try_from(parse_size(&args.unit)?).context("--unit")?;
+    let stride = parse_size(&args.stride)?;
     let default = match args.workload.as_str() {
         "quicksort" => 50_000,
         "mix" => 64 << 10,

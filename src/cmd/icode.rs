@@ -9,6 +9,8 @@ use hmtt_format::geometry::Geometry;
 use hmtt_format::mapping::AddressMapping;
 use hmtt_icode::{Access, ConfigSpace, EventRegistry};
 
+use crate::shared::parse_number;
+
 /// Arguments of `hmtt icode`.
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -29,7 +31,7 @@ pub struct Args {
     #[arg(long)]
     pub file: Option<PathBuf>,
     /// Physical base address of --file.
-    #[arg(long, default_value = "0x10000000", value_parser = parse_u64)]
+    #[arg(long, default_value = "0x10000000", value_parser = parse_number)]
     pub base: u64,
     /// Events file (TOML, docs/format.md section 9) that names user events.
     #[arg(long)]
@@ -58,14 +60,6 @@ pub struct Args {
     /// Print the module's view (base, size, log counters) and exit.
     #[arg(long, conflicts_with = "file")]
     pub info: bool,
-}
-
-fn parse_u64(s: &str) -> Result<u64, String> {
-    let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => s.parse(),
-    };
-    parsed.map_err(|e| format!("{s:?} is not a number: {e}"))
 }
 
 fn inner_command(name: &str) -> Option<InnerCommand> {
@@ -125,7 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Resolve every event before touching anything: all or nothing.
     let mut indices = Vec::with_capacity(args.events.len());
     for event in &args.events {
-        let index = if let Ok(n) = parse_u64(event) {
+        let index = if let Ok(n) = parse_number(event) {
             u32::try_from(n).with_context(|| format!("event {event} is too large"))?
         } else if let Some(command) = inner_command(event) {
             command.index()

@@ -15,6 +15,8 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Instant;
 
+use crate::shared::parse_size;
+
 /// Arguments of `hmtt sim` (boxed: they are many, and the subcommand enum
 /// stays small).
 #[derive(clap::Args, Debug)]
@@ -128,33 +130,6 @@ pub struct SimArgs {
     /// Aggregate send rate in Gb/s of packet bytes; default as fast as possible.
     #[arg(long)]
     pub rate: Option<f64>,
-}
-
-/// Parses `123`, `4K`, `16M`, `2G`, `8KiB`.
-pub fn parse_size(s: &str) -> anyhow::Result<u64> {
-    let t = s.trim();
-    let t = t
-        .strip_suffix("iB")
-        .or_else(|| t.strip_suffix('B'))
-        .unwrap_or(t);
-    let (num, mul) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let mul = match c.to_ascii_uppercase() {
-                'K' => 1u64 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                _ => bail!("size '{s}': unknown suffix '{c}' (K, M or G)"),
-            };
-            (&t[..i], mul)
-        }
-        _ => (t, 1),
-    };
-    let n: u64 = num
-        .trim()
-        .parse()
-        .with_context(|| format!("size '{s}' is not a number"))?;
-    n.checked_mul(mul)
-        .with_context(|| format!("size '{s}' is too large"))
 }
 
 fn workload(a: &SimArgs) -> anyhow::Result<Workload> {
@@ -396,19 +371,4 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_size;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("123").unwrap(), 123);
-        assert_eq!(parse_size("4K").unwrap(), 4096);
-        assert_eq!(parse_size("16MiB").unwrap(), 16 << 20);
-        assert_eq!(parse_size("2g").unwrap(), 2 << 30);
-        assert!(parse_size("3X").is_err());
-        assert!(parse_size("M").is_err());
-    }
 }

@@ -7,6 +7,22 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use hmtt_format::trace::NameTable;
 
+/// An option that is `on` or `off`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+impl OnOff {
+    pub fn name(self) -> &'static str {
+        match self {
+            OnOff::On => "on",
+            OnOff::Off => "off",
+        }
+    }
+}
+
 /// A number: decimal or `0x` hexadecimal, `_` between digits allowed
 /// (`4096`, `0x1000_0000`, `1_000_000`).
 pub fn parse_number(s: &str) -> anyhow::Result<u64> {

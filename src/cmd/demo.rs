@@ -23,9 +23,9 @@ use hmtt_merge::verify::compare;
 use hmtt_receiver::{Capture, CaptureConfig, Input, Source};
 use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
 use hmtt_sim::send::{PacketSender, SenderOptions};
-use hmtt_sim::workload::Workload;
+use hmtt_sim::workload::{Workload, WorkloadKind};
 
-use crate::shared::parse_size;
+use crate::shared::{parse_size, OnOff};
 
 /// Arguments of `hmtt demo`.
 #[derive(clap::Args)]
@@ -33,9 +33,9 @@ use crate::shared::parse_size;
 hmtt demo --workload seq-read --n 1M --boards 2 --ports 3 --keep out/demo\n  \
 hmtt demo --drop 0:5,1:9 --duplicate 0:3 --reorder 4 --truncate 1:2")]
 pub struct Args {
-    /// seq-read, seq-write, read-after-write, random-read, strided, quicksort, mix.
-    #[arg(long, default_value = "quicksort")]
-    pub workload: String,
+    /// The simulated machine's workload (all but `trace`).
+    #[arg(long, value_enum, default_value_t = WorkloadKind::Quicksort)]
+    pub workload: WorkloadKind,
     /// Workload size: elements for quicksort, bytes (K/M/G) for the others.
     #[arg(long)]
     pub n: Option<String>,
@@ -52,8 +52,8 @@ pub struct Args {
     #[arg(long, default_value_t = 3)]
     pub ports: u8,
     /// Cache on or off.
-    #[arg(long, default_value = "on")]
-    pub cache: String,
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pub cache: OnOff,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Sending rate over all ports, Gb/s of UDP payload.
@@ -130,22 +130,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let size = args.n.as_deref().map(parse_size).transpose()?;
     let unit = u32::try_from(parse_size(&args.unit)?).context("--unit")?;
     let stride = parse_size(&args.stride)?;
-    let default = match args.workload.as_str() {
-        "quicksort" => 50_000,
-        "mix" => 64 << 10,
-        "dma" => 16,
-        _ => 256 << 10,
-    };
-    let workload = Workload::by_name(&args.workload, size.unwrap_or(default), unit, stride)?;
+    if args.workload == WorkloadKind::Trace {
+        bail!("hmtt demo has no trace workload (hmtt sim --workload trace has)");
+    }
+    let size = size.unwrap_or(args.workload.demo_size());
+    let workload = Workload::of_kind(args.workload, size, unit, stride)?;
     let mut cfg = SimConfig::default()
         .workload(workload)
         .seed(args.seed)
         .boards(args.boards)
         .ports(args.ports);
-    match args.cache.as_str() {
-        "on" => {}
-        "off" => cfg = cfg.cache_off(),
-        c => bail!("--cache must be on or off, not '{c}'"),
+    if args.cache == OnOff::Off {
+        cfg = cfg.cache_off();
     }
     cfg.wall_start_ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -179,7 +175,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let total_packets: usize = out.packets.iter().map(Vec::len).sum();
     println!(
         "hmtt demo: {} on a simulated machine (cache {}), {} boards x {} ports, loopback UDP",
-        args.workload, args.cache, args.boards, args.ports
+        args.workload.name(),
+        args.cache.name(),
+        args.boards,
+        args.ports
     );
     println!(
         "  simulated:  {refs} memory references, {icodes} I-codes, {total_packets} packets from the boards' golden model"

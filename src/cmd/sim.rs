@@ -10,12 +10,33 @@ use hmtt_sim::machine::{SimConfig, SimError};
 use hmtt_sim::outdir::StreamSummary;
 use hmtt_sim::send::{PacketSender, SenderOptions};
 use hmtt_sim::stream::{run_streamed, PacketSink, StreamOutputs};
-use hmtt_sim::workload::{read_trace_opts, TraceFormat, Workload};
+use hmtt_sim::workload::{read_trace_opts, TraceFormat, Workload, WorkloadKind};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::shared::parse_size;
+use crate::shared::{parse_size, OnOff};
+
+/// `--trace-format`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum TraceFormatArg {
+    /// Guessed from the first record line.
+    Auto,
+    /// `R|W <address> [size] [pid]` lines.
+    Rw,
+    /// Valgrind lackey output.
+    Lackey,
+}
+
+impl TraceFormatArg {
+    fn format(self) -> Option<TraceFormat> {
+        match self {
+            TraceFormatArg::Auto => None,
+            TraceFormatArg::Rw => Some(TraceFormat::ReadWrite),
+            TraceFormatArg::Lackey => Some(TraceFormat::Lackey),
+        }
+    }
+}
 
 /// Arguments of `hmtt sim` (boxed: they are many, and the subcommand enum
 /// stays small).
@@ -34,10 +55,8 @@ pub struct Args {
   hmtt sim --workload trace --trace prog.lackey --out out/trace
   hmtt sim --workload seq-write --n 16M --send 127.0.0.1:5000,127.0.0.1:5001,127.0.0.1:5002 --rate 3")]
 pub struct SimArgs {
-    /// seq-read, seq-write, read-after-write, random-read, strided,
-    /// quicksort, dma, mix (several processes with remaps and DMA), trace.
-    #[arg(long, default_value = "seq-read")]
-    pub workload: String,
+    #[arg(long, value_enum, default_value_t = WorkloadKind::SeqRead)]
+    pub workload: WorkloadKind,
     /// Workload size: bytes for the micro-benchmarks (K/M/G suffixes),
     /// elements for quicksort, transfers for dma, buffer bytes for mix.
     #[arg(long)]
@@ -63,17 +82,17 @@ pub struct SimArgs {
     /// Trace file for `--workload trace`.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Trace format: auto, rw (`R|W <address> [size] [pid]`), lackey.
-    #[arg(long, default_value = "auto")]
-    pub trace_format: String,
+    /// Trace file format.
+    #[arg(long, value_enum, default_value_t = TraceFormatArg::Auto)]
+    pub trace_format: TraceFormatArg,
     /// Keep lackey's instruction fetches (`I` lines) as reads.
     #[arg(long)]
     pub instructions: bool,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Last-level cache on or off (off: the paper's cache-disabled mode).
-    #[arg(long, default_value = "on")]
-    pub cache: String,
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pub cache: OnOff,
     #[arg(long, default_value = "2M")]
     pub cache_size: String,
     #[arg(long, default_value_t = 16)]
@@ -137,63 +156,31 @@ fn workload(a: &SimArgs) -> anyhow::Result<Workload> {
     let unit = u32::try_from(unit).context("--unit is too large")?;
     let stride = parse_size(&a.stride)?;
     let n = a.n.as_deref().map(parse_size).transpose()?;
-    let mut w = match a.workload.as_str() {
-        "trace" => {
+    let w = match a.workload {
+        WorkloadKind::Trace => {
             let path = a
                 .trace
                 .as_ref()
                 .context("--workload trace needs --trace FILE")?;
-            let format = match a.trace_format.as_str() {
-                "auto" => None,
-                "rw" => Some(TraceFormat::ReadWrite),
-                "lackey" => Some(TraceFormat::Lackey),
-                f => bail!("unknown trace format '{f}' (auto, rw or lackey)"),
-            };
-            read_trace_opts(path, format, a.instructions)?
+            read_trace_opts(path, a.trace_format.format(), a.instructions)?
         }
-        name => {
-            let default = match name {
-                "quicksort" => 100_000,
-                "dma" => 16,
-                "mix" => 64 << 10,
-                _ => 1 << 20,
-            };
-            Workload::by_name(name, n.unwrap_or(default), unit, stride)?
-        }
+        kind => Workload::of_kind(kind, n.unwrap_or(kind.default_size()), unit, stride)?,
     };
-    if a.rounds > 1 {
-        w = Workload::Rounds {
-            inner: Box::new(w),
-            rounds: a.rounds,
-        };
-    }
-    w = w.processes(a.processes, a.quantum);
-    if a.dma > 0 {
-        w = Workload::Processes {
-            parts: vec![
-                w,
-                Workload::Dma {
-                    transfers: a.dma,
-                    bytes: 4 * 4096,
-                },
-            ],
-            quantum: a.quantum,
-        };
-    }
-    Ok(w)
+    Ok(w.rounds(a.rounds)
+        .processes(a.processes, a.quantum)
+        .with_dma(a.dma, a.quantum))
 }
 
 fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
     let geometry: Geometry = a.geometry.parse()?;
     let mut cfg = SimConfig::default().workload(workload(a)?).seed(a.seed);
     cfg.geometry = geometry;
-    cfg.cache = match a.cache.as_str() {
-        "on" => Some(CacheConfig {
+    cfg.cache = match a.cache {
+        OnOff::On => Some(CacheConfig {
             size_bytes: parse_size(&a.cache_size)?,
             ways: a.ways,
         }),
-        "off" => None,
-        c => bail!("--cache must be on or off, not '{c}'"),
+        OnOff::Off => None,
     };
     if let Some(path) = &a.mapping {
         let text = std::fs::read_to_string(path)

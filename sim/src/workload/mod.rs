@@ -88,10 +88,106 @@ pub enum WorkloadError {
     },
     #[error("{file}: {error}")]
     Io { file: String, error: std::io::Error },
-    #[error("unknown workload '{0}' (known: {known})", known = Workload::NAMES.join(", "))]
+    #[error("unknown workload '{0}' (known: {known})", known = WorkloadKind::known())]
     UnknownName(String),
     #[error("bad workload parameter: {0}")]
     Bad(String),
+}
+
+/// The workloads the command line names (`--workload`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum WorkloadKind {
+    /// Sequential reads.
+    SeqRead,
+    /// Sequential writes.
+    SeqWrite,
+    /// Each unit written, then read back.
+    #[cfg_attr(feature = "clap", value(alias = "raw"))]
+    ReadAfterWrite,
+    /// Reads at random offsets.
+    #[cfg_attr(feature = "clap", value(alias = "random"))]
+    RandomRead,
+    /// Reads `--stride` apart.
+    Strided,
+    /// Quicksort of random integers.
+    Quicksort,
+    /// A DMA device alone.
+    Dma,
+    /// Several processes with remaps and DMA.
+    Mix,
+    /// A trace file's references.
+    Trace,
+}
+
+impl WorkloadKind {
+    pub const ALL: [WorkloadKind; 9] = [
+        WorkloadKind::SeqRead,
+        WorkloadKind::SeqWrite,
+        WorkloadKind::ReadAfterWrite,
+        WorkloadKind::RandomRead,
+        WorkloadKind::Strided,
+        WorkloadKind::Quicksort,
+        WorkloadKind::Dma,
+        WorkloadKind::Mix,
+        WorkloadKind::Trace,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::SeqRead => "seq-read",
+            WorkloadKind::SeqWrite => "seq-write",
+            WorkloadKind::ReadAfterWrite => "read-after-write",
+            WorkloadKind::RandomRead => "random-read",
+            WorkloadKind::Strided => "strided",
+            WorkloadKind::Quicksort => "quicksort",
+            WorkloadKind::Dma => "dma",
+            WorkloadKind::Mix => "mix",
+            WorkloadKind::Trace => "trace",
+        }
+    }
+
+    /// The kind a name (or its short alias, `raw`, `random`) stands for.
+    pub fn from_name(name: &str) -> Option<WorkloadKind> {
+        match name {
+            "raw" => Some(WorkloadKind::ReadAfterWrite),
+            "random" => Some(WorkloadKind::RandomRead),
+            _ => WorkloadKind::ALL.into_iter().find(|k| k.name() == name),
+        }
+    }
+
+    /// The names [`Workload::by_name`] takes.
+    fn known() -> String {
+        let names: Vec<&str> = WorkloadKind::ALL
+            .iter()
+            .filter(|&&k| k != WorkloadKind::Trace)
+            .map(|k| k.name())
+            .collect();
+        names.join(", ")
+    }
+
+    /// The size (`n` of [`Workload::of_kind`]) `hmtt sim` runs when none
+    /// is given: a megabyte of references, a hundred thousand elements.
+    pub fn default_size(self) -> u64 {
+        match self {
+            WorkloadKind::Quicksort => 100_000,
+            WorkloadKind::Dma => 16,
+            WorkloadKind::Mix => 64 << 10,
+            _ => 1 << 20,
+        }
+    }
+
+    /// The smaller size `hmtt demo` runs when none is given, so that the
+    /// whole path (simulation, UDP, capture, merge, check) takes about a
+    /// second.
+    pub fn demo_size(self) -> u64 {
+        match self {
+            WorkloadKind::Quicksort => 50_000,
+            WorkloadKind::Dma => 16,
+            WorkloadKind::Mix => 64 << 10,
+            _ => 256 << 10,
+        }
+    }
 }
 
 /// A workload description; `ops` turns it into a stream.
@@ -138,60 +234,97 @@ impl Default for Workload {
 }
 
 impl Workload {
-    /// Names accepted by [`Workload::by_name`].
-    pub const NAMES: &'static [&'static str] = &[
-        "seq-read",
-        "seq-write",
-        "read-after-write",
-        "random-read",
-        "strided",
-        "quicksort",
-        "dma",
-        "mix",
-    ];
-
-    /// A workload by its command-line name. `n` is the size in bytes (the
-    /// element count for quicksort, the transfer count for dma), `unit` the
-    /// reference size, `stride` the distance between references.
+    /// A workload by its command-line name (see [`WorkloadKind`]); the
+    /// trace workload, which reads a file, is [`read_trace`]'s.
     pub fn by_name(name: &str, n: u64, unit: u32, stride: u64) -> Result<Workload, WorkloadError> {
+        match WorkloadKind::from_name(name) {
+            Some(kind) if kind != WorkloadKind::Trace => Workload::of_kind(kind, n, unit, stride),
+            _ => Err(WorkloadError::UnknownName(name.to_string())),
+        }
+    }
+
+    /// A workload of `kind`. `n` is the size in bytes (the element count
+    /// for quicksort, the transfer count for dma), `unit` the reference
+    /// size, `stride` the distance between references.
+    pub fn of_kind(
+        kind: WorkloadKind,
+        n: u64,
+        unit: u32,
+        stride: u64,
+    ) -> Result<Workload, WorkloadError> {
         if unit == 0 || n == 0 {
             return Err(WorkloadError::Bad("size and unit must be above 0".into()));
         }
         let stride = stride.max(1);
-        Ok(match name {
-            "seq-read" => Workload::SeqRead {
+        Ok(match kind {
+            WorkloadKind::SeqRead => Workload::SeqRead {
                 bytes: n,
                 unit,
                 stride: u64::from(unit),
             },
-            "seq-write" => Workload::SeqWrite {
+            WorkloadKind::SeqWrite => Workload::SeqWrite {
                 bytes: n,
                 unit,
                 stride: u64::from(unit),
             },
-            "read-after-write" | "raw" => Workload::ReadAfterWrite {
+            WorkloadKind::ReadAfterWrite => Workload::ReadAfterWrite {
                 bytes: n,
                 unit,
                 stride: u64::from(unit),
             },
-            "random-read" | "random" => Workload::RandomRead {
+            WorkloadKind::RandomRead => Workload::RandomRead {
                 bytes: n,
                 unit,
                 count: (n / u64::from(unit)).max(1),
             },
-            "strided" => Workload::SeqRead {
+            WorkloadKind::Strided => Workload::SeqRead {
                 bytes: n,
                 unit,
                 stride,
             },
-            "quicksort" => Workload::Quicksort { n },
-            "dma" => Workload::Dma {
+            WorkloadKind::Quicksort => Workload::Quicksort { n },
+            WorkloadKind::Dma => Workload::Dma {
                 transfers: n,
                 bytes: 4 * PAGE,
             },
-            "mix" => Workload::mix(n),
-            other => return Err(WorkloadError::UnknownName(other.to_string())),
+            WorkloadKind::Mix => Workload::mix(n),
+            WorkloadKind::Trace => {
+                return Err(WorkloadError::Bad(
+                    "the trace workload reads a file (read_trace)".into(),
+                ))
+            }
         })
+    }
+
+    /// `rounds` rounds of this workload in one process, each on a fresh
+    /// buffer (one round: the workload itself).
+    pub fn rounds(self, rounds: u32) -> Workload {
+        if rounds <= 1 {
+            return self;
+        }
+        Workload::Rounds {
+            inner: Box::new(self),
+            rounds,
+        }
+    }
+
+    /// This workload beside a DMA device doing `transfers` transfers of
+    /// four pages, interleaved `quantum` operations at a time (none: the
+    /// workload itself).
+    pub fn with_dma(self, transfers: u64, quantum: u32) -> Workload {
+        if transfers == 0 {
+            return self;
+        }
+        Workload::Processes {
+            parts: vec![
+                self,
+                Workload::Dma {
+                    transfers,
+                    bytes: 4 * PAGE,
+                },
+            ],
+            quantum,
+        }
     }
 
     /// Several processes that free and remap buffers, plus a DMA device:

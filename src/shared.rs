@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use hmtt_format::trace::NameTable;
+use hmtt_format::{AddressMapping, Geometry};
 
 /// An option that is `on` or `off`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +100,15 @@ pub fn bytes_bar(label: &str, total: u64, quiet: bool) -> indicatif::ProgressBar
         .expect("valid template"),
     );
     bar
+}
+
+/// The address mapping file at `path` (TOML, docs/format.md §3) for
+/// `geometry`.
+pub fn load_mapping(path: &Path, geometry: Geometry) -> anyhow::Result<AddressMapping> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading mapping file {}", path.display()))?;
+    AddressMapping::from_toml(&text, geometry)
+        .with_context(|| format!("mapping file {}", path.display()))
 }
 
 /// A trace file's bytes: mapped, or read when empty.

@@ -128,6 +128,13 @@ impl SimConfig {
     pub fn cache_off(self) -> Self {
         self.cache(None)
     }
+    /// The run starts now on the wall clock (its files' start times).
+    pub fn starting_now(mut self) -> Self {
+        self.wall_start_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        self
+    }
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self

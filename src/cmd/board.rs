@@ -16,7 +16,7 @@ use hmtt_sim::board::{
     DEFAULT_IDLE_FLUSH_TICKS, DEFAULT_MAX_WORDS, DEFAULT_PORTS, DEFAULT_TICK_PS,
 };
 
-use crate::shared::{bytes_bar, parse_list, parse_number};
+use crate::shared::{bytes_bar, load_mapping, parse_list, parse_number};
 
 /// Arguments of `hmtt board`.
 #[derive(clap::Args)]
@@ -108,12 +108,7 @@ fn config(args: &Args) -> anyhow::Result<BoardConfig> {
         ConfigWindow::new(&geometry, n(rank)?, n(first)?, n(count)?).context("--window")?
     } else {
         let mapping = match &args.mapping {
-            Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .with_context(|| format!("reading {}", p.display()))?;
-                AddressMapping::from_toml(&text, geometry)
-                    .with_context(|| format!("{}", p.display()))?
-            }
+            Some(p) => load_mapping(p, geometry)?,
             None => AddressMapping::linear(geometry),
         };
         let base = match args.config_base {

@@ -143,9 +143,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.cache == OnOff::Off {
         cfg = cfg.cache_off();
     }
-    cfg.wall_start_ns = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
+    cfg = cfg.starting_now();
 
     let temp;
     let dir: PathBuf = match &args.keep {

@@ -6,10 +6,9 @@ use std::path::PathBuf;
 use anyhow::Context;
 use hmtt_format::config::{ConfigWindow, InnerCommand};
 use hmtt_format::geometry::Geometry;
-use hmtt_format::mapping::AddressMapping;
 use hmtt_icode::{Access, ConfigSpace, EventRegistry};
 
-use crate::shared::parse_number;
+use crate::shared::{load_mapping, parse_number};
 
 /// Arguments of `hmtt icode`.
 #[derive(clap::Args)]
@@ -94,10 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     if let Some(path) = &args.mapping {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading the mapping {}", path.display()))?;
-        let mapping = AddressMapping::from_toml(&text, args.geometry)
-            .with_context(|| format!("mapping {}", path.display()))?;
+        let mapping = load_mapping(path, args.geometry)?;
         let window = ConfigWindow::top_of_memory(&args.geometry, space.size())
             .context("the configuration space as a window at the top of memory")?;
         space = space.with_mapping(mapping, window);

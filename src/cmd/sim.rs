@@ -2,20 +2,18 @@
 //! outputs (docs/format.md §10) and/or send the packets over UDP.
 
 use anyhow::{bail, Context};
-use hmtt_format::{AddressMapping, Geometry};
-use hmtt_sim::board::BoardPacket;
+use hmtt_format::Geometry;
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::dram::{Scheduler, Timing};
-use hmtt_sim::machine::{SimConfig, SimError};
+use hmtt_sim::machine::SimConfig;
 use hmtt_sim::outdir::StreamSummary;
-use hmtt_sim::send::{PacketSender, SenderOptions};
+use hmtt_sim::send::{resolve, UdpSink};
 use hmtt_sim::stream::{run_streamed, PacketSink, StreamOutputs};
 use hmtt_sim::workload::{read_trace_opts, TraceFormat, Workload, WorkloadKind};
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::shared::{parse_size, OnOff};
+use crate::shared::{load_mapping, parse_size, OnOff};
 
 /// `--trace-format`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -99,16 +97,16 @@ pub struct SimArgs {
     pub ways: u32,
     /// DIMM geometry per channel: a preset or rank,bank,row,col_line bits.
     #[arg(long, default_value = "ddr3-4g")]
-    pub geometry: String,
+    pub geometry: Geometry,
     /// Address mapping file (TOML, docs/format.md §3); default linear.
     #[arg(long)]
     pub mapping: Option<PathBuf>,
     /// ddr3-1600, ddr2-400 or ddr-200.
     #[arg(long, default_value = "ddr3-1600")]
-    pub speed: String,
+    pub speed: Timing,
     /// fcfs or frfcfs.
     #[arg(long, default_value = "frfcfs")]
-    pub scheduler: String,
+    pub scheduler: Scheduler,
     #[arg(long, default_value_t = 16)]
     pub queue_depth: usize,
     /// CPU ticks per line referenced (the processor's pace).
@@ -172,7 +170,7 @@ fn workload(a: &SimArgs) -> anyhow::Result<Workload> {
 }
 
 fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
-    let geometry: Geometry = a.geometry.parse()?;
+    let geometry = a.geometry;
     let mut cfg = SimConfig::default().workload(workload(a)?).seed(a.seed);
     cfg.geometry = geometry;
     cfg.cache = match a.cache {
@@ -182,19 +180,13 @@ fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
         }),
         OnOff::Off => None,
     };
-    if let Some(path) = &a.mapping {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading mapping file {}", path.display()))?;
-        cfg.mapping = Some(
-            AddressMapping::from_toml(&text, geometry)
-                .with_context(|| format!("mapping file {}", path.display()))?,
-        );
-    }
-    cfg.controller.timing = a.speed.parse::<Timing>().map_err(anyhow::Error::msg)?;
-    cfg.controller.scheduler = a
-        .scheduler
-        .parse::<Scheduler>()
-        .map_err(anyhow::Error::msg)?;
+    cfg.mapping = a
+        .mapping
+        .as_deref()
+        .map(|p| load_mapping(p, geometry))
+        .transpose()?;
+    cfg.controller.timing = a.speed;
+    cfg.controller.scheduler = a.scheduler;
     if a.queue_depth == 0 {
         bail!("--queue-depth must be at least 1");
     }
@@ -212,92 +204,22 @@ fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
         cfg.board.max_words = m;
     }
     cfg.flush_cache_at_end = a.flush_at_end;
-    cfg.wall_start_ns = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    Ok(cfg)
+    Ok(cfg.starting_now())
 }
 
-/// `--send`: the boards' packets to UDP destinations as the run makes them.
-struct UdpSink {
-    tx: PacketSender,
-    /// Destinations per board: `ports` (board-major) or shared.
-    per_board: usize,
-    started: Option<Instant>,
-}
-
-impl UdpSink {
-    fn new(a: &SimArgs) -> anyhow::Result<UdpSink> {
-        let dests: Vec<SocketAddr> = a
-            .send
-            .iter()
-            .map(|d| {
-                d.to_socket_addrs()
-                    .with_context(|| format!("bad destination '{d}'"))?
-                    .next()
-                    .with_context(|| format!("destination '{d}' resolves to nothing"))
-            })
-            .collect::<anyhow::Result<_>>()?;
-        let ports = usize::from(a.ports);
-        let boards = usize::from(a.boards);
-        if ![1, ports, ports * boards].contains(&dests.len()) {
-            bail!(
-                "{} destinations for {boards} board(s) of {ports} ports: give 1, {ports} or {}",
-                dests.len(),
-                ports * boards
-            );
-        }
-        let per_board = if dests.len() == ports * boards && boards > 1 {
-            ports
-        } else {
-            0
-        };
-        let tx = PacketSender::new(
-            &dests,
-            SenderOptions {
-                rate_bps: a.rate.map(|g| g * 1e9),
-                ..Default::default()
-            },
-        )?;
-        Ok(UdpSink {
-            tx,
-            per_board,
-            started: None,
-        })
-    }
-
-    fn report(&self) {
-        let stats = self.tx.stats();
-        let secs = self.started.map_or(0.0, |t| t.elapsed().as_secs_f64());
-        println!(
-            "sent {} packets ({} bytes) as the run went, over {:.3} s: {:.3} Gb/s, {} sendmmsg calls, {} retries",
-            stats.packets,
-            stats.bytes,
-            secs,
-            stats.bytes as f64 * 8.0 / secs.max(1e-9) / 1e9,
-            stats.calls,
-            stats.retries
-        );
-    }
-}
-
-impl PacketSink for UdpSink {
-    fn packet(&mut self, board: usize, p: &BoardPacket) -> Result<(), SimError> {
-        self.started.get_or_insert_with(Instant::now);
-        let dest = board * self.per_board + usize::from(p.port);
-        self.tx.send(dest, &p.bytes).map_err(|error| SimError::Io {
-            path: format!("UDP destination {dest}"),
-            error,
-        })
-    }
-
-    fn finish(&mut self) -> Result<(), SimError> {
-        self.tx.flush().map_err(|error| SimError::Io {
-            path: "UDP send".into(),
-            error,
-        })
-    }
+/// What `--send` sent.
+fn report_sent(sink: &UdpSink) {
+    let stats = sink.stats();
+    let secs = sink.seconds();
+    println!(
+        "sent {} packets ({} bytes) as the run went, over {:.3} s: {:.3} Gb/s, {} sendmmsg calls, {} retries",
+        stats.packets,
+        stats.bytes,
+        secs,
+        stats.bytes as f64 * 8.0 / secs.max(1e-9) / 1e9,
+        stats.calls,
+        stats.retries
+    );
 }
 
 /// What a run produced, and the events its boards lost.
@@ -334,7 +256,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut sink = if args.send.is_empty() {
         None
     } else {
-        Some(UdpSink::new(&args)?)
+        let dests = resolve(&args.send)?;
+        let rate = args.rate.map(|g| g * 1e9);
+        Some(UdpSink::new(&dests, args.boards, args.ports, rate)?)
     };
     let start = Instant::now();
     let outputs = StreamOutputs {
@@ -349,7 +273,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         println!("wrote {}", dir.display());
     }
     if let Some(sink) = &sink {
-        sink.report();
+        report_sent(sink);
     }
     for (b, (kept, total)) in run.checks.iter().enumerate() {
         match kept.first() {

@@ -26,4 +26,4 @@ pub use error::MergeError;
 pub use input::CaptureSet;
 pub use merge::{merge, MergeOptions, RecordSink, VecSink};
 pub use report::MergeReport;
-pub use writer::TraceWriter;
+pub use writer::{merge_to_trace, TraceWriter};

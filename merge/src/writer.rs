@@ -10,8 +10,24 @@ use hmtt_format::Geometry;
 
 use crate::error::MergeError;
 use crate::indexed_writer::IndexedWriter;
-use crate::merge::RecordSink;
+use crate::input::CaptureSet;
+use crate::merge::{merge, MergeOptions, RecordSink};
 use crate::report::MergeReport;
+
+/// Merges `set` into a new trace file at `path`, with the event `names`;
+/// `progress` as for [`merge`]. Returns the report and the file's size.
+pub fn merge_to_trace(
+    set: &CaptureSet,
+    opts: &MergeOptions,
+    path: &Path,
+    names: &NameTable,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(MergeReport, u64), MergeError> {
+    let mut writer = TraceWriter::create(path)?;
+    let report = merge(set, opts, &mut writer, progress)?;
+    let size = writer.finish(&report, set.geometry, set.start_ns, names)?;
+    Ok((report, size))
+}
 
 /// Streams a trace file to disk.
 pub struct TraceWriter(IndexedWriter<TraceRecord>);

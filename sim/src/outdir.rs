@@ -76,7 +76,7 @@ pub(crate) fn write_command_lines<W: Write>(
 }
 
 /// The events file, entries in index order.
-pub(crate) fn events_toml(events: &[(String, u32)]) -> String {
+pub fn events_toml(events: &[(String, u32)]) -> String {
     hmtt_format::events::emit(events.iter().map(|(name, i)| (name.as_str(), *i)))
 }
 

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_merge::input::DEFAULT_MAX_START_SKEW_NS;
+use hmtt_merge::merge::decode_threads_pay_off;
 use hmtt_merge::reassemble::DEFAULT_REORDER_DEPTH;
-use hmtt_merge::{merge, CaptureSet, MergeOptions, MergeReport, TraceWriter};
+use hmtt_merge::{merge_to_trace, CaptureSet, MergeOptions, MergeReport};
 
 use crate::shared::{bytes_bar, load_names};
 
@@ -61,16 +62,13 @@ impl DecodeThreads {
         match self {
             DecodeThreads::On => true,
             DecodeThreads::Off => false,
-            DecodeThreads::Auto => {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                boards > 1 && cores > boards
-            }
+            DecodeThreads::Auto => decode_threads_pay_off(boards),
         }
     }
 }
 
 /// Merges `inputs` into `output`; shows a progress bar unless `quiet`.
-pub fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
+fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
     let set = CaptureSet::open(&args.inputs, (args.max_start_skew * 1e9) as u64)?;
     let names = load_names(args.events.as_deref(), &args.inputs)?;
     let mapping_toml = match &args.mapping {
@@ -87,10 +85,9 @@ pub fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
         decode_threads: args.decode_threads.wanted(set.boards.len()),
     };
     let bar = bytes_bar("merging", set.total_bytes(), args.quiet);
-    let mut writer = TraceWriter::create(&args.output)?;
-    let report = merge(&set, &opts, &mut writer, &mut |done| bar.set_position(done))?;
+    let progress = &mut |done| bar.set_position(done);
+    let (report, _) = merge_to_trace(&set, &opts, &args.output, &names, progress)?;
     bar.finish_and_clear();
-    writer.finish(&report, set.geometry, set.start_ns, &names)?;
     Ok(report)
 }
 

@@ -81,6 +81,14 @@ pub struct MergeOptions {
     pub decode_threads: bool,
 }
 
+/// Whether a decode thread per board pays off here: when the machine has
+/// a core for each of the `boards` and one for the merge; with fewer the
+/// threads only take turns, at a cost.
+pub fn decode_threads_pay_off(boards: usize) -> bool {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    boards > 1 && cores > boards
+}
+
 impl Default for MergeOptions {
     fn default() -> Self {
         MergeOptions {

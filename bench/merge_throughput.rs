@@ -1,6 +1,6 @@
 //! Merge throughput on at least 1 GB of captures, beside `cat` of the same
-//! files in the same run (DESIGN §4: >= 500 MB/s of capture input per core,
-//! >= 50% of cat).
+//! files in the same run, against the merge's targets (README, Status):
+//! >= 500 MB/s of capture input per core, >= 50% of cat.
 //!
 //! `cargo bench -p hmtt-merge --bench merge_throughput`
 //! Environment: HMTT_BENCH_DIR (default: the system temp dir), HMTT_BENCH_MB

@@ -1,5 +1,6 @@
 //! From capture files to traces: reassembly by sequence number, multi-board
-//! merge, address decoding, log alignment and replay, analysis and export.
+//! merge, address decoding, log alignment and replay, statistics, and
+//! checks of a trace against a simulation's ground truth.
 //! It reads captures and logs; it never talks to the network or the board.
 //!
 //! The path of `hmtt merge`: [`input::CaptureSet`] maps and checks the

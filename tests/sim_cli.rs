@@ -255,7 +255,7 @@ fn bad_options_are_refused_clearly() {
     let cases: BTreeMap<&str, Vec<&str>> = BTreeMap::from([
         ("nothing to do", vec!["sim", "--workload", "seq-read"]),
         (
-            "--cache must be on or off",
+            "invalid value 'maybe' for '--cache",
             vec!["sim", "--cache", "maybe", "--out", s(&dir)],
         ),
         ("unknown suffix", vec!["sim", "--n", "3X", "--out", s(&dir)]),

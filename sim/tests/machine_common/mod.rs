@@ -3,10 +3,10 @@
 #![allow(dead_code)]
 
 use hmtt_format::record::{BoardEvent, TimedEvent};
+use hmtt_format::truth::{RefKind, TruthRecord};
 use hmtt_format::Packet;
 use hmtt_sim::dram;
 use hmtt_sim::machine::{SimConfig, SimOutput};
-use hmtt_sim::truth::{RefKind, TruthRecord};
 
 /// Every event of board `b`'s packets, packets taken in `seq` order.
 pub fn decode_board(out: &SimOutput, b: usize) -> Vec<TimedEvent> {

@@ -1,9 +1,12 @@
-//! `hmtt`: the command-line front end. It parses arguments and calls the
-//! library crates; it holds no logic of its own (see each `cmd` module).
+//! `hmtt`: the command-line front end. Each `cmd` module parses one
+//! subcommand's arguments, calls the library crates, which do the work,
+//! and prints what they return; `shared` holds what several subcommands
+//! share (number and size syntax, the progress bar, opening traces).
 
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod shared;
 
 #[derive(Parser)]
 #[command(name = "hmtt", version, about = "Hybrid memory trace tool", long_about = None)]

@@ -5,10 +5,10 @@
 use std::collections::HashSet;
 
 use hmtt_format::trace::TraceRecord;
+use hmtt_format::truth::RefKind;
 use hmtt_merge::replay::{ReplayFilter, Replayer, VirtualRef};
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
-use hmtt_sim::truth::RefKind;
 use hmtt_sim::workload::Workload;
 
 mod support;

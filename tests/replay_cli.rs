@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use hmtt_format::truth::{RefKind, TruthRecord};
 use hmtt_format::vtrace::VtraceView;
-use hmtt_sim::truth::{RefKind, TruthRecord};
 
 fn hmtt(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hmtt"))
@@ -71,7 +71,7 @@ fn run(dir: &Path) -> (PathBuf, PathBuf, Vec<TruthRecord>) {
         "--quiet",
     ]);
     let bytes = std::fs::read(sim.join("truth.hmtttruth")).unwrap();
-    let (_, truth) = hmtt_sim::truth::read_binary(&bytes).unwrap();
+    let (_, truth) = hmtt_format::truth::read_binary(&bytes).unwrap();
     (sim, trace, truth)
 }
 

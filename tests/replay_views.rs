@@ -7,10 +7,10 @@
 use std::collections::HashSet;
 
 use hmtt_format::trace::TraceRecord;
+use hmtt_format::truth::{RefKind, TruthRecord};
 use hmtt_merge::replay::{Miss, ReplayFilter, Replayer, Unplaced, VirtualRef};
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
-use hmtt_sim::truth::{RefKind, TruthRecord};
 use hmtt_sim::workload::Workload;
 
 mod support;

@@ -2,6 +2,7 @@
 //! packets byte-exact, each behind a 16-byte record header. The reader works
 //! on a byte slice (a memory map, typically) and stops cleanly at a cut.
 
+use crate::bytes::{put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
 use crate::geometry::Geometry;
 
 /// "HMTTCAP\0".
@@ -26,24 +27,24 @@ pub const RECORD_FLAG_CUT: u32 = 2;
 pub const MAX_RECORD_LEN: usize = 9018;
 
 mod field {
-    use core::ops::Range;
-    pub const MAGIC: Range<usize> = 0..8;
-    pub const VERSION: Range<usize> = 8..10;
-    pub const HEADER_LEN: Range<usize> = 10..12;
+    use crate::bytes::Field;
+    pub const MAGIC: Field = 0..8;
+    pub const VERSION: Field = 8..10;
+    pub const HEADER_LEN: Field = 10..12;
     pub const BOARD: usize = 12;
     pub const PORT: usize = 13;
-    pub const STRIPE: Range<usize> = 14..16;
-    pub const START_NS: Range<usize> = 16..24;
+    pub const STRIPE: Field = 14..16;
+    pub const START_NS: Field = 16..24;
     pub const ROW_BITS: usize = 24;
     pub const RANK_BANK: usize = 25;
     pub const COL_LINE_BITS: usize = 26;
     pub const SOURCE_KIND: usize = 27;
-    pub const TICK_PS: Range<usize> = 28..30;
-    pub const SOURCE_NAME: Range<usize> = 32..64;
+    pub const TICK_PS: Field = 28..30;
+    pub const SOURCE_NAME: Field = 32..64;
 
-    pub const REC_TIME: Range<usize> = 0..8;
-    pub const REC_LEN: Range<usize> = 8..12;
-    pub const REC_FLAGS: Range<usize> = 12..16;
+    pub const REC_TIME: Field = 0..8;
+    pub const REC_LEN: Field = 8..12;
+    pub const REC_FLAGS: Field = 12..16;
 }
 
 /// Where the packets came from.
@@ -115,11 +116,11 @@ impl CaptureHeader {
         if magic != MAGIC {
             return Err(CaptureError::BadMagic(magic));
         }
-        let version = u16::from_le_bytes([b[8], b[9]]);
+        let version = u16_at(b, field::VERSION);
         if version != VERSION {
             return Err(CaptureError::BadVersion(version));
         }
-        let hlen = u16::from_le_bytes([b[field::HEADER_LEN][0], b[field::HEADER_LEN][1]]);
+        let hlen = u16_at(b, field::HEADER_LEN);
         if usize::from(hlen) < HEADER_LEN || usize::from(hlen) > b.len() {
             return Err(CaptureError::BadHeaderLen(hlen));
         }
@@ -139,11 +140,11 @@ impl CaptureHeader {
             CaptureHeader {
                 board: b[field::BOARD],
                 port: b[field::PORT],
-                stripe: u16::from_le_bytes([b[field::STRIPE][0], b[field::STRIPE][1]]),
-                start_ns: u64::from_le_bytes(b[field::START_NS].try_into().expect("8 bytes")),
+                stripe: u16_at(b, field::STRIPE),
+                start_ns: u64_at(b, field::START_NS),
                 geometry,
                 source_kind: SourceKind::from_byte(b[field::SOURCE_KIND]),
-                tick_ps: u16::from_le_bytes([b[field::TICK_PS][0], b[field::TICK_PS][1]]),
+                tick_ps: u16_at(b, field::TICK_PS),
                 source_name: String::from_utf8_lossy(&name[..end]).into_owned(),
             },
             usize::from(hlen),
@@ -154,12 +155,12 @@ impl CaptureHeader {
     pub fn emit(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
         b[field::MAGIC].copy_from_slice(&MAGIC);
-        b[field::VERSION].copy_from_slice(&VERSION.to_le_bytes());
-        b[field::HEADER_LEN].copy_from_slice(&(HEADER_LEN as u16).to_le_bytes());
+        put_u16(&mut b, field::VERSION, VERSION);
+        put_u16(&mut b, field::HEADER_LEN, HEADER_LEN as u16);
         b[field::BOARD] = self.board;
         b[field::PORT] = self.port;
-        b[field::STRIPE].copy_from_slice(&self.stripe.to_le_bytes());
-        b[field::START_NS].copy_from_slice(&self.start_ns.to_le_bytes());
+        put_u16(&mut b, field::STRIPE, self.stripe);
+        put_u64(&mut b, field::START_NS, self.start_ns);
         if let Some(g) = self.geometry {
             let (row, rank_bank, col) = g.header_bytes();
             b[field::ROW_BITS] = row;
@@ -167,7 +168,7 @@ impl CaptureHeader {
             b[field::COL_LINE_BITS] = col;
         }
         b[field::SOURCE_KIND] = self.source_kind.byte();
-        b[field::TICK_PS].copy_from_slice(&self.tick_ps.to_le_bytes());
+        put_u16(&mut b, field::TICK_PS, self.tick_ps);
         let name = self.source_name.as_bytes();
         let n = name.len().min(32);
         b[field::SOURCE_NAME][..n].copy_from_slice(&name[..n]);
@@ -178,9 +179,9 @@ impl CaptureHeader {
 /// The 16-byte header of one packet record.
 pub fn emit_record_header(recv_ns: u64, len: u32, flags: u32) -> [u8; RECORD_HEADER_LEN] {
     let mut b = [0u8; RECORD_HEADER_LEN];
-    b[field::REC_TIME].copy_from_slice(&recv_ns.to_le_bytes());
-    b[field::REC_LEN].copy_from_slice(&len.to_le_bytes());
-    b[field::REC_FLAGS].copy_from_slice(&flags.to_le_bytes());
+    put_u64(&mut b, field::REC_TIME, recv_ns);
+    put_u32(&mut b, field::REC_LEN, len);
+    put_u32(&mut b, field::REC_FLAGS, flags);
     b
 }
 
@@ -258,9 +259,9 @@ impl<'a> Iterator for CaptureReader<'a> {
             });
             return None;
         }
-        let recv_ns = u64::from_le_bytes(rest[field::REC_TIME].try_into().expect("8 bytes"));
-        let len = u32::from_le_bytes(rest[field::REC_LEN].try_into().expect("4 bytes"));
-        let flags = u32::from_le_bytes(rest[field::REC_FLAGS].try_into().expect("4 bytes"));
+        let recv_ns = u64_at(rest, field::REC_TIME);
+        let len = u32_at(rest, field::REC_LEN);
+        let flags = u32_at(rest, field::REC_FLAGS);
         if len as usize > MAX_RECORD_LEN {
             self.end = Some(CaptureEnd::Corrupt {
                 offset: self.pos,

@@ -243,6 +243,10 @@ mod tests {
         assert_eq!(classify_event(0x20000), EventKind::User(0x20000));
         assert_eq!(log_tag_event(0x12345), 0x12345);
         assert_eq!(log_tag_event(0x3_0007), 0x1_0007);
+        // The sequence number wraps within the log tags' range.
+        assert_eq!(log_tag_event(0), FIRST_LOG_TAG);
+        assert_eq!(log_tag_event(0xffff), FIRST_HIGH_USER_EVENT - 1);
+        assert_eq!(log_tag_event(u64::MAX), FIRST_HIGH_USER_EVENT - 1);
         for i in 0..64 {
             assert_eq!(InnerCommand::from_index(i).unwrap().index(), i);
         }

@@ -6,7 +6,7 @@
 //! on top; this module checks and walks the common parts once for both.
 //! Pure: no I/O here.
 
-use core::ops::Range;
+use crate::bytes::{put_u16, put_u64, u16_at, u32_at, u64_at};
 
 /// Length of one time-index entry.
 pub const INDEX_ENTRY_LEN: usize = 16;
@@ -15,40 +15,23 @@ pub const FLAG_COMPLETE: u16 = 1;
 
 /// Offsets of the header fields every indexed file has.
 mod field {
-    use core::ops::Range;
-    pub const MAGIC: Range<usize> = 0..8;
-    pub const VERSION: Range<usize> = 8..10;
-    pub const HEADER_LEN: Range<usize> = 10..12;
-    pub const RECORD_LEN: Range<usize> = 12..14;
-    pub const FLAGS: Range<usize> = 14..16;
-    pub const RECORD_COUNT: Range<usize> = 16..24;
-    pub const INDEX_OFFSET: Range<usize> = 24..32;
-    pub const INDEX_COUNT: Range<usize> = 32..40;
-    pub const INDEX_STRIDE: Range<usize> = 40..48;
-    pub const FIRST_TICK: Range<usize> = 48..56;
-    pub const LAST_TICK: Range<usize> = 56..64;
-    pub const START_NS: Range<usize> = 64..72;
-    pub const TICK_PS: Range<usize> = 72..74;
-    pub const NAMES_OFFSET: Range<usize> = 80..88;
-    pub const NAMES_LEN: Range<usize> = 88..96;
-    pub const REC_TICK: Range<usize> = 0..8;
-}
-
-pub(crate) fn u16_at(b: &[u8], r: Range<usize>) -> u16 {
-    u16::from_le_bytes([b[r.start], b[r.start + 1]])
-}
-pub(crate) fn u32_at(b: &[u8], r: Range<usize>) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(&b[r]);
-    u32::from_le_bytes(a)
-}
-pub(crate) fn u64_at(b: &[u8], r: Range<usize>) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[r]);
-    u64::from_le_bytes(a)
-}
-pub(crate) fn put_u64(b: &mut [u8], r: Range<usize>, v: u64) {
-    b[r].copy_from_slice(&v.to_le_bytes());
+    use crate::bytes::Field;
+    pub const MAGIC: Field = 0..8;
+    pub const VERSION: Field = 8..10;
+    pub const HEADER_LEN: Field = 10..12;
+    pub const RECORD_LEN: Field = 12..14;
+    pub const FLAGS: Field = 14..16;
+    pub const RECORD_COUNT: Field = 16..24;
+    pub const INDEX_OFFSET: Field = 24..32;
+    pub const INDEX_COUNT: Field = 32..40;
+    pub const INDEX_STRIDE: Field = 40..48;
+    pub const FIRST_TICK: Field = 48..56;
+    pub const LAST_TICK: Field = 56..64;
+    pub const START_NS: Field = 64..72;
+    pub const TICK_PS: Field = 72..74;
+    pub const NAMES_OFFSET: Field = 80..88;
+    pub const NAMES_LEN: Field = 88..96;
+    pub const REC_TICK: Field = 0..8;
 }
 
 /// One kind of indexed file: what tells it apart from the other.
@@ -181,10 +164,10 @@ impl CommonHeader {
     /// `ty.header_len` bytes); the file type writes its own fields.
     pub fn emit(&self, ty: &FileType, b: &mut [u8]) {
         b[field::MAGIC].copy_from_slice(&ty.magic);
-        b[field::VERSION].copy_from_slice(&ty.version.to_le_bytes());
-        b[field::HEADER_LEN].copy_from_slice(&(ty.header_len as u16).to_le_bytes());
-        b[field::RECORD_LEN].copy_from_slice(&(ty.record_len as u16).to_le_bytes());
-        b[field::FLAGS].copy_from_slice(&self.flags.to_le_bytes());
+        put_u16(b, field::VERSION, ty.version);
+        put_u16(b, field::HEADER_LEN, ty.header_len as u16);
+        put_u16(b, field::RECORD_LEN, ty.record_len as u16);
+        put_u16(b, field::FLAGS, self.flags);
         put_u64(b, field::RECORD_COUNT, self.record_count);
         put_u64(b, field::INDEX_OFFSET, self.index_offset);
         put_u64(b, field::INDEX_COUNT, self.index_count);
@@ -192,7 +175,7 @@ impl CommonHeader {
         put_u64(b, field::FIRST_TICK, self.first_tick);
         put_u64(b, field::LAST_TICK, self.last_tick);
         put_u64(b, field::START_NS, self.start_ns);
-        b[field::TICK_PS].copy_from_slice(&self.tick_ps.to_le_bytes());
+        put_u16(b, field::TICK_PS, self.tick_ps);
         put_u64(b, field::NAMES_OFFSET, self.names_offset);
         put_u64(b, field::NAMES_LEN, self.names_len);
     }
@@ -238,8 +221,8 @@ pub struct IndexEntry {
 impl IndexEntry {
     pub fn emit(&self) -> [u8; INDEX_ENTRY_LEN] {
         let mut b = [0u8; INDEX_ENTRY_LEN];
-        b[0..8].copy_from_slice(&self.tick.to_le_bytes());
-        b[8..16].copy_from_slice(&self.record.to_le_bytes());
+        put_u64(&mut b, 0..8, self.tick);
+        put_u64(&mut b, 8..16, self.record);
         b
     }
     pub fn parse(b: &[u8]) -> IndexEntry {
@@ -276,8 +259,8 @@ impl NameTable {
             if b.len() < 6 {
                 return None;
             }
-            let index = u32::from_le_bytes(b[0..4].try_into().ok()?);
-            let len = usize::from(u16::from_le_bytes([b[4], b[5]]));
+            let index = u32_at(b, 0..4);
+            let len = usize::from(u16_at(b, 4..6));
             let name = b.get(6..6 + len)?;
             names.push((index, String::from_utf8_lossy(name).into_owned()));
             b = &b[6 + len..];
@@ -471,6 +454,25 @@ pub trait FileRecord: Timed + Sized {
     const FILE: FileType;
     /// Reads one record from exactly `FILE.record_len` bytes.
     fn parse_bytes(b: &[u8]) -> Self;
+    /// Writes the record into exactly `FILE.record_len` bytes.
+    fn emit_bytes(&self, b: &mut [u8]);
+    /// The file bytes of `records`, converted into `scratch`; a type whose
+    /// memory is its file layout borrows the records instead.
+    fn as_file_bytes<'a>(records: &'a [Self], scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        let len = Self::FILE.record_len;
+        scratch.clear();
+        scratch.resize(records.len() * len, 0);
+        for (chunk, r) in scratch.chunks_exact_mut(len).zip(records) {
+            r.emit_bytes(chunk);
+        }
+        scratch
+    }
+    /// `bytes` as records to build in place, where the type's memory is
+    /// its file layout (and `bytes` aligned for it); `None` otherwise.
+    fn in_file_bytes_mut(bytes: &mut [u8]) -> Option<&mut [Self]> {
+        let _ = bytes;
+        None
+    }
 }
 
 /// A header type of an indexed file: the common fields plus its own.

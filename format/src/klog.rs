@@ -3,12 +3,15 @@
 //!
 //! The kernel module writes the records (`hmtt_printk`), `hmtt log` drains
 //! them into a file behind a 32-byte header, and merge places each record
-//! at the TAG that announced its sequence number ([`tag_event_index`]).
+//! at the TAG that announced its sequence number
+//! ([`log_tag_event`](crate::config::log_tag_event)).
 //! [`FileHeader`] and [`Record`] are zero-copy views over byte buffers;
 //! [`FileHeaderRepr`] and [`RecordRepr`] are their parsed forms, and
 //! `parse`/`emit` convert between the two symmetrically.
 
 use core::fmt;
+
+use crate::bytes::{put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
 
 /// The eight magic bytes that open a `.hmttlog` file.
 pub const FILE_MAGIC: [u8; 8] = *b"HMTTLOG\0";
@@ -20,16 +23,6 @@ pub const HEADER_LEN: usize = 32;
 pub const RECORD_LEN: usize = 64;
 /// Length of the NUL-padded name field in bytes.
 pub const NAME_LEN: usize = 16;
-/// First configuration-space event index of the kernel log tags.
-pub const TAG_EVENT_FIRST: u32 = 0x10000;
-/// Number of kernel log tag indices (the sequence number modulo this).
-pub const TAG_EVENT_COUNT: u32 = 0x10000;
-
-/// The configuration-space event index that announces record `seq`.
-pub fn tag_event_index(seq: u64) -> u32 {
-    TAG_EVENT_FIRST + (seq % u64::from(TAG_EVENT_COUNT)) as u32
-}
-
 /// Why a header or record could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
@@ -50,7 +43,7 @@ pub enum Error {
 pub type Result<T> = core::result::Result<T, Error>;
 
 mod field {
-    pub type Field = core::ops::Range<usize>;
+    pub use crate::bytes::Field;
 
     pub const MAGIC: Field = 0..8;
     pub const VERSION: Field = 8..10;
@@ -68,18 +61,6 @@ mod field {
     pub const C: Field = 32..40;
     pub const TIME: Field = 40..48;
     pub const NAME: Field = 48..64;
-}
-
-fn get_u16(buf: &[u8], f: field::Field) -> u16 {
-    u16::from_le_bytes(buf[f].try_into().expect("field is 2 bytes"))
-}
-
-fn get_u32(buf: &[u8], f: field::Field) -> u32 {
-    u32::from_le_bytes(buf[f].try_into().expect("field is 4 bytes"))
-}
-
-fn get_u64(buf: &[u8], f: field::Field) -> u64 {
-    u64::from_le_bytes(buf[f].try_into().expect("field is 8 bytes"))
 }
 
 /// A view of the 32-byte file header.
@@ -124,16 +105,16 @@ impl<T: AsRef<[u8]>> FileHeader<T> {
     }
 
     pub fn version(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), field::VERSION)
+        u16_at(self.buffer.as_ref(), field::VERSION)
     }
 
     pub fn record_size(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), field::RECORD_SIZE)
+        u16_at(self.buffer.as_ref(), field::RECORD_SIZE)
     }
 
     /// Wall-clock time when logging started, ns since the Unix epoch.
     pub fn start_ns(&self) -> u64 {
-        get_u64(self.buffer.as_ref(), field::START_NS)
+        u64_at(self.buffer.as_ref(), field::START_NS)
     }
 }
 
@@ -143,15 +124,15 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> FileHeader<T> {
     }
 
     pub fn set_version(&mut self, version: u16) {
-        self.buffer.as_mut()[field::VERSION].copy_from_slice(&version.to_le_bytes());
+        put_u16(self.buffer.as_mut(), field::VERSION, version);
     }
 
     pub fn set_record_size(&mut self, size: u16) {
-        self.buffer.as_mut()[field::RECORD_SIZE].copy_from_slice(&size.to_le_bytes());
+        put_u16(self.buffer.as_mut(), field::RECORD_SIZE, size);
     }
 
     pub fn set_start_ns(&mut self, ns: u64) {
-        self.buffer.as_mut()[field::START_NS].copy_from_slice(&ns.to_le_bytes());
+        put_u64(self.buffer.as_mut(), field::START_NS, ns);
     }
 
     /// Zero both reserved fields.
@@ -343,36 +324,36 @@ impl<T: AsRef<[u8]>> Record<T> {
     }
 
     pub fn seq(&self) -> u64 {
-        get_u64(self.buffer.as_ref(), field::SEQ)
+        u64_at(self.buffer.as_ref(), field::SEQ)
     }
 
     pub fn kind(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), field::KIND)
+        u16_at(self.buffer.as_ref(), field::KIND)
     }
 
     pub fn cpu(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), field::CPU)
+        u16_at(self.buffer.as_ref(), field::CPU)
     }
 
     pub fn pid(&self) -> u32 {
-        get_u32(self.buffer.as_ref(), field::PID)
+        u32_at(self.buffer.as_ref(), field::PID)
     }
 
     pub fn a(&self) -> u64 {
-        get_u64(self.buffer.as_ref(), field::A)
+        u64_at(self.buffer.as_ref(), field::A)
     }
 
     pub fn b(&self) -> u64 {
-        get_u64(self.buffer.as_ref(), field::B)
+        u64_at(self.buffer.as_ref(), field::B)
     }
 
     pub fn c(&self) -> u64 {
-        get_u64(self.buffer.as_ref(), field::C)
+        u64_at(self.buffer.as_ref(), field::C)
     }
 
     /// Kernel monotonic time of the event, ns.
     pub fn time_ns(&self) -> u64 {
-        get_u64(self.buffer.as_ref(), field::TIME)
+        u64_at(self.buffer.as_ref(), field::TIME)
     }
 
     pub fn name(&self) -> [u8; NAME_LEN] {
@@ -384,35 +365,35 @@ impl<T: AsRef<[u8]>> Record<T> {
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Record<T> {
     pub fn set_seq(&mut self, v: u64) {
-        self.buffer.as_mut()[field::SEQ].copy_from_slice(&v.to_le_bytes());
+        put_u64(self.buffer.as_mut(), field::SEQ, v);
     }
 
     pub fn set_kind(&mut self, v: u16) {
-        self.buffer.as_mut()[field::KIND].copy_from_slice(&v.to_le_bytes());
+        put_u16(self.buffer.as_mut(), field::KIND, v);
     }
 
     pub fn set_cpu(&mut self, v: u16) {
-        self.buffer.as_mut()[field::CPU].copy_from_slice(&v.to_le_bytes());
+        put_u16(self.buffer.as_mut(), field::CPU, v);
     }
 
     pub fn set_pid(&mut self, v: u32) {
-        self.buffer.as_mut()[field::PID].copy_from_slice(&v.to_le_bytes());
+        put_u32(self.buffer.as_mut(), field::PID, v);
     }
 
     pub fn set_a(&mut self, v: u64) {
-        self.buffer.as_mut()[field::A].copy_from_slice(&v.to_le_bytes());
+        put_u64(self.buffer.as_mut(), field::A, v);
     }
 
     pub fn set_b(&mut self, v: u64) {
-        self.buffer.as_mut()[field::B].copy_from_slice(&v.to_le_bytes());
+        put_u64(self.buffer.as_mut(), field::B, v);
     }
 
     pub fn set_c(&mut self, v: u64) {
-        self.buffer.as_mut()[field::C].copy_from_slice(&v.to_le_bytes());
+        put_u64(self.buffer.as_mut(), field::C, v);
     }
 
     pub fn set_time_ns(&mut self, v: u64) {
-        self.buffer.as_mut()[field::TIME].copy_from_slice(&v.to_le_bytes());
+        put_u64(self.buffer.as_mut(), field::TIME, v);
     }
 
     pub fn set_name(&mut self, name: [u8; NAME_LEN]) {
@@ -648,7 +629,7 @@ mod tests {
             }
         );
         assert_eq!(repr.to_bytes(), DMA_MAP_BYTES);
-        assert_eq!(tag_event_index(repr.seq), 0x1002a);
+        assert_eq!(crate::config::log_tag_event(repr.seq), 0x1002a);
     }
 
     #[test]
@@ -807,13 +788,5 @@ mod tests {
         assert_eq!(records.remainder(), 10);
         let seqs: Vec<u64> = records.map(|r| r.unwrap().seq).collect();
         assert_eq!(seqs, [0, 1, 2]);
-    }
-
-    #[test]
-    fn tag_index_wraps_in_the_log_range() {
-        assert_eq!(tag_event_index(0), 0x10000);
-        assert_eq!(tag_event_index(0xffff), 0x1ffff);
-        assert_eq!(tag_event_index(0x1_0000), 0x10000);
-        assert_eq!(tag_event_index(u64::MAX), 0x1ffff);
     }
 }

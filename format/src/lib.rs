@@ -1,11 +1,15 @@
 //! The wire and file formats shared by the board (HDL and golden model), the
-//! receiver and the merge tool. See `docs/format.md`, which this crate
-//! implements. Pure Rust: no I/O, no allocation on the hot paths. Nothing
-//! else in the workspace may encode or decode these formats by hand.
+//! receiver, the merge tool, the kernel module's tools and the simulator.
+//! See `docs/format.md`, which this crate implements. Pure Rust: it opens no
+//! files or sockets (writers take any `io::Write`), and allocates nothing on
+//! the hot paths. Nothing else in the workspace may encode or decode these
+//! formats by hand.
 
+mod bytes;
 pub mod capture;
 pub mod command;
 pub mod config;
+pub mod events;
 pub mod geometry;
 pub mod indexed;
 pub mod klog;
@@ -13,6 +17,7 @@ pub mod mapping;
 pub mod packet;
 pub mod record;
 pub mod trace;
+pub mod truth;
 pub mod vtrace;
 
 pub use command::{Command, DdrCmd};

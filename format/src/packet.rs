@@ -5,6 +5,7 @@
 //! accessor can panic. `PacketHeader` is the high-level representation with
 //! symmetric `parse` and `emit`.
 
+use crate::bytes::{put_u16, put_u64, u16_at, u64_at};
 use crate::geometry::{Geometry, GeometryError};
 use crate::record::{CorruptWord, RecordWord, TimedEvent, WordDecoder};
 
@@ -66,15 +67,6 @@ pub enum PacketError {
 #[derive(Debug, Clone)]
 pub struct Packet<T: AsRef<[u8]>> {
     buffer: T,
-}
-
-fn u16_at(b: &[u8], r: core::ops::Range<usize>) -> u16 {
-    u16::from_le_bytes([b[r.start], b[r.start + 1]])
-}
-fn u64_at(b: &[u8], r: core::ops::Range<usize>) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[r]);
-    u64::from_le_bytes(a)
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
@@ -177,17 +169,14 @@ impl<T: AsRef<[u8]>> Packet<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
-    fn put_u64(&mut self, r: core::ops::Range<usize>, v: u64) {
-        self.buffer.as_mut()[r].copy_from_slice(&v.to_le_bytes());
-    }
     pub fn set_seq(&mut self, seq: u64) {
-        self.put_u64(field::SEQ, seq)
+        put_u64(self.buffer.as_mut(), field::SEQ, seq)
     }
     pub fn set_port(&mut self, port: u8) {
         self.buffer.as_mut()[field::PORT] = port;
     }
     pub fn set_t0(&mut self, t0: u64) {
-        self.put_u64(field::T0, t0)
+        put_u64(self.buffer.as_mut(), field::T0, t0)
     }
     pub fn set_word(&mut self, i: usize, w: RecordWord) {
         let off = HEADER_LEN + 4 * i;
@@ -237,15 +226,15 @@ impl PacketHeader {
         b[field::FLAGS] = self.flags;
         b[field::BOARD] = self.board;
         b[field::PORT] = self.port;
-        b[field::SEQ].copy_from_slice(&self.seq.to_le_bytes());
-        b[field::T0].copy_from_slice(&self.t0.to_le_bytes());
-        b[field::NWORDS].copy_from_slice(&self.nwords.to_le_bytes());
+        put_u64(b, field::SEQ, self.seq);
+        put_u64(b, field::T0, self.t0);
+        put_u16(b, field::NWORDS, self.nwords);
         let (row, rank_bank, col) = self.geometry.header_bytes();
         b[field::ROW_BITS] = row;
         b[field::RANK_BANK] = rank_bank;
         b[field::COL_LINE_BITS] = col;
         b[field::RESERVED] = 0;
-        b[field::TICK_PS].copy_from_slice(&self.tick_ps.to_le_bytes());
+        put_u16(b, field::TICK_PS, self.tick_ps);
     }
 
     /// A whole packet: this header (with `nwords` set from `words`) and the words.

@@ -17,16 +17,34 @@ pub const LINE_LO_MASK: u64 = (1 << 24) - 1;
 /// Event indices carried by a TAG word: 20 bits.
 pub const TAG_EVENT_MAX: u32 = (1 << 20) - 1;
 
-mod field {
+/// The word's bit fields, for code that takes words apart by hand (the
+/// merge's word loops, the HDL encoder) instead of through [`RecordWord`].
+pub mod field {
+    /// `dt` is bits 31..26.
     pub const DT_SHIFT: u32 = 26;
-    pub const K_BIT: u32 = 1 << 25;
-    pub const W_BIT: u32 = 1 << 24;
+    /// The K bit: 0 ACCESS, 1 CONTROL.
+    pub const K_SHIFT: u32 = 25;
+    pub const K_BIT: u32 = 1 << K_SHIFT;
+    /// The W bit of an ACCESS word (bit 24; the opcode's top bit in a
+    /// CONTROL word).
+    pub const W_SHIFT: u32 = 24;
+    pub const W_BIT: u32 = 1 << W_SHIFT;
+    /// The opcode of a CONTROL word is bits 24..21.
     pub const OP_SHIFT: u32 = 21;
     pub const OP_MASK: u32 = 0xf;
     pub const LINE_LO_MASK: u32 = (1 << 24) - 1;
     pub const PAYLOAD_MASK: u32 = (1 << 21) - 1;
     pub const TAG_WRITE_BIT: u32 = 1 << 20;
     pub const TAG_EVENT_MASK: u32 = (1 << 20) - 1;
+    /// Bits 25..21, the K bit and the opcode as one number `kind`: below
+    /// [`KIND_TIME`] an ACCESS word, then TIME, LINE_HI and the rare
+    /// CONTROL words; one shift and mask tells the common words apart.
+    pub const KIND_SHIFT: u32 = OP_SHIFT;
+    pub const KIND_MASK: u32 = K_BIT >> KIND_SHIFT | OP_MASK;
+    /// `kind` of a TIME word.
+    pub const KIND_TIME: u32 = K_BIT >> KIND_SHIFT;
+    /// `kind` of a LINE_HI word.
+    pub const KIND_LINE_HI: u32 = K_BIT >> KIND_SHIFT | 1;
 }
 
 /// CONTROL opcodes.
@@ -392,7 +410,8 @@ impl EventEncoder {
     /// [`KEEPER_GAP`], one filler TIME word (`dt = 0`, payload `2^21-1`) and
     /// the state after it (`last + KEEPER_GAP`, whatever `t` is). `None`
     /// while the gap is shorter. The board pushes at most one filler per
-    /// tick, before the tick's events; an encoder without a FIFO (a packet
+    /// fabric clock, at the clock's tick, before the clock's events
+    /// (board.md 2.0); an encoder without a FIFO (a packet
     /// synthesizer) pushes fillers until this gives `None`, then encodes.
     #[inline]
     pub fn time_filler(&self, t: u64) -> Option<(RecordWord, EventEncoder)> {
@@ -503,6 +522,25 @@ impl WordDecoder {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn the_kind_field_tells_access_time_and_line_hi_apart() {
+        let kind = |w: RecordWord| (w.0 >> field::KIND_SHIFT) & field::KIND_MASK;
+        for write in [false, true] {
+            let w = RecordWord::access_unchecked(DT_MAX, write, LINE_LO_MASK);
+            assert!(kind(w) < field::KIND_TIME, "{w:?}");
+            assert_eq!((w.0 >> field::W_SHIFT) & 1, u32::from(write));
+        }
+        let control = |op| RecordWord::control_unchecked(DT_MAX, op, PAYLOAD_MAX);
+        assert_eq!(kind(control(Opcode::Time)), field::KIND_TIME);
+        assert_eq!(kind(control(Opcode::LineHi)), field::KIND_LINE_HI);
+        for op in [Opcode::Tag, Opcode::Cmd, Opcode::Lost, Opcode::Pad] {
+            assert!(kind(control(op)) > field::KIND_LINE_HI, "{op:?}");
+            assert_eq!((control(op).0 >> field::K_SHIFT) & 1, 1);
+        }
+        assert_eq!(control(Opcode::Time).dt(), DT_MAX);
+        assert_eq!(control(Opcode::Time).0 >> field::DT_SHIFT, DT_MAX);
+    }
 
     #[test]
     fn word_layout_matches_the_spec() {

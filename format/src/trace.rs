@@ -9,9 +9,9 @@
 //! parse/emit. The layout shared with the virtual trace (header fields,
 //! index, names, the checks) lives in [`crate::indexed`]. Pure: no I/O here.
 
+use crate::bytes::{put_u64, u64_at};
 use crate::indexed::{
-    put_u64, u64_at, CommonHeader, FileHeader, FileRecord, FileType, IndexedView, Timed,
-    TraceFileError,
+    CommonHeader, FileHeader, FileRecord, FileType, IndexedView, Timed, TraceFileError,
 };
 pub use crate::indexed::{
     IndexBuilder, IndexEntry, NameTable, TraceFileError as TraceError, FLAG_COMPLETE,
@@ -48,18 +48,18 @@ const FILE: FileType = FileType {
 
 /// Offsets of this file type's own header fields and of its record fields.
 mod field {
-    use core::ops::Range;
+    use crate::bytes::Field;
     pub const ROW_BITS: usize = 74;
     pub const RANK_BANK: usize = 75;
     pub const COL_LINE_BITS: usize = 76;
     pub const BOARDS: usize = 77;
-    pub const PACKETS: Range<usize> = 96..104;
-    pub const PACKETS_MISSING: Range<usize> = 104..112;
-    pub const PACKETS_DUPLICATE: Range<usize> = 112..120;
-    pub const PACKETS_REJECTED: Range<usize> = 120..128;
+    pub const PACKETS: Field = 96..104;
+    pub const PACKETS_MISSING: Field = 104..112;
+    pub const PACKETS_DUPLICATE: Field = 112..120;
+    pub const PACKETS_REJECTED: Field = 120..128;
 
-    pub const REC_TICK: Range<usize> = 0..8;
-    pub const REC_PACKED: Range<usize> = 8..16;
+    pub const REC_TICK: Field = 0..8;
+    pub const REC_PACKED: Field = 8..16;
 }
 
 /// What a record says.
@@ -192,8 +192,8 @@ impl TraceRecord {
     }
     #[inline]
     pub fn emit(&self, out: &mut [u8]) {
-        out[field::REC_TICK].copy_from_slice(&self.tick.to_le_bytes());
-        out[field::REC_PACKED].copy_from_slice(&self.packed.to_le_bytes());
+        put_u64(out, field::REC_TICK, self.tick);
+        put_u64(out, field::REC_PACKED, self.packed);
     }
     #[inline]
     pub fn to_bytes(&self) -> [u8; RECORD_LEN] {
@@ -344,6 +344,18 @@ impl FileRecord for TraceRecord {
     #[inline]
     fn parse_bytes(b: &[u8]) -> TraceRecord {
         TraceRecord::parse(b.try_into().expect("16 bytes"))
+    }
+    #[inline]
+    fn emit_bytes(&self, b: &mut [u8]) {
+        self.emit(b)
+    }
+    #[inline]
+    fn as_file_bytes<'a>(records: &'a [TraceRecord], scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        records_as_bytes(records, scratch)
+    }
+    #[inline]
+    fn in_file_bytes_mut(bytes: &mut [u8]) -> Option<&mut [TraceRecord]> {
+        records_in_bytes_mut(bytes)
     }
 }
 

@@ -11,9 +11,9 @@
 //! parse/emit. The layout shared with the physical trace (header fields,
 //! index, names, the checks) lives in [`crate::indexed`]. Pure: no I/O here.
 
+use crate::bytes::{put_u32, put_u64, u32_at, u64_at};
 use crate::indexed::{
-    put_u64, u32_at, u64_at, CommonHeader, FileHeader, FileRecord, FileType, IndexedView, Timed,
-    TraceFileError,
+    CommonHeader, FileHeader, FileRecord, FileType, IndexedView, Timed, TraceFileError,
 };
 pub use crate::indexed::{
     IndexBuilder, IndexEntry, NameTable, TraceFileError as VtraceError, FLAG_COMPLETE,
@@ -55,17 +55,17 @@ const FILE: FileType = FileType {
 
 /// Offsets of this file type's own header fields and of its record fields.
 mod field {
-    use core::ops::Range;
+    use crate::bytes::Field;
     pub const BOARDS: usize = 74;
-    pub const REFERENCES: Range<usize> = 96..104;
-    pub const TRANSLATED: Range<usize> = 104..112;
-    pub const LOG_PLACED: Range<usize> = 112..120;
-    pub const LOG_UNPLACED: Range<usize> = 120..128;
+    pub const REFERENCES: Field = 96..104;
+    pub const TRANSLATED: Field = 104..112;
+    pub const LOG_PLACED: Field = 112..120;
+    pub const LOG_UNPLACED: Field = 120..128;
 
-    pub const REC_TICK: Range<usize> = 0..8;
-    pub const REC_PACKED: Range<usize> = 8..16;
-    pub const REC_VADDR: Range<usize> = 16..24;
-    pub const REC_PID: Range<usize> = 24..28;
+    pub const REC_TICK: Field = 0..8;
+    pub const REC_PACKED: Field = 8..16;
+    pub const REC_VADDR: Field = 16..24;
+    pub const REC_PID: Field = 24..28;
     pub const REC_FLAGS: usize = 28;
 }
 
@@ -214,10 +214,10 @@ impl VirtualRecord {
     }
     #[inline]
     pub fn emit(&self, out: &mut [u8]) {
-        out[field::REC_TICK].copy_from_slice(&self.tick.to_le_bytes());
-        out[field::REC_PACKED].copy_from_slice(&self.packed.to_le_bytes());
-        out[field::REC_VADDR].copy_from_slice(&self.vaddr.to_le_bytes());
-        out[field::REC_PID].copy_from_slice(&self.pid.to_le_bytes());
+        put_u64(out, field::REC_TICK, self.tick);
+        put_u64(out, field::REC_PACKED, self.packed);
+        put_u64(out, field::REC_VADDR, self.vaddr);
+        put_u32(out, field::REC_PID, self.pid);
         out[field::REC_FLAGS] = self.flags;
         out[field::REC_FLAGS + 1..RECORD_LEN].fill(0);
     }
@@ -316,6 +316,10 @@ impl FileRecord for VirtualRecord {
     #[inline]
     fn parse_bytes(b: &[u8]) -> VirtualRecord {
         VirtualRecord::parse(b.try_into().expect("32 bytes"))
+    }
+    #[inline]
+    fn emit_bytes(&self, b: &mut [u8]) {
+        self.emit(b)
     }
 }
 

@@ -1,5 +1,6 @@
 //! From capture files to traces: reassembly by sequence number, multi-board
-//! merge, address decoding, log alignment and replay, analysis and export.
+//! merge, address decoding, log alignment and replay, statistics, and
+//! checks of a trace against a simulation's ground truth.
 //! It reads captures and logs; it never talks to the network or the board.
 //!
 //! The path of `hmtt merge`: [`input::CaptureSet`] maps and checks the
@@ -10,6 +11,7 @@
 //! [`writer::TraceWriter`], and returns a [`report::MergeReport`].
 
 pub mod error;
+pub mod indexed_writer;
 pub mod input;
 pub mod merge;
 pub mod names;
@@ -25,4 +27,4 @@ pub use error::MergeError;
 pub use input::CaptureSet;
 pub use merge::{merge, MergeOptions, RecordSink, VecSink};
 pub use report::MergeReport;
-pub use writer::TraceWriter;
+pub use writer::{merge_to_trace, TraceWriter};

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::{Packet, PacketHeader, FLAG_TRACING};
 use hmtt_format::record::{Opcode, RecordWord};
-use hmtt_receiver::{Capture, CaptureConfig, Input, Source};
+use hmtt_receiver::{Capture, CaptureConfig, Input};
 
 const PORTS: usize = 3;
 
@@ -163,14 +163,7 @@ struct Step {
 
 fn run_receiver(dir: &Path, packets: &mut [Vec<u8>], gbps: f64, total: u64) -> Step {
     let _ = std::fs::remove_dir_all(dir);
-    let inputs = (0..PORTS)
-        .map(|p| Input {
-            source: Source::Udp("127.0.0.1:0".into()),
-            port: p as u8,
-            udp_port: None,
-        })
-        .collect();
-    let mut c = CaptureConfig::new(inputs, vec![dir.to_path_buf()]);
+    let mut c = CaptureConfig::new(Input::loopback(PORTS as u8), vec![dir.to_path_buf()]);
     c.progress = false;
     c.name = "bench".into();
     c.packets = Some(total);

@@ -78,6 +78,20 @@ pub struct Input {
     pub udp_port: Option<u16>,
 }
 
+impl Input {
+    /// `n` UDP inputs on 127.0.0.1, port ids 0..n, on ports the system
+    /// chooses (`Capture::local_addrs` tells which).
+    pub fn loopback(n: u8) -> Vec<Input> {
+        (0..n)
+            .map(|port| Input {
+                source: Source::Udp("127.0.0.1:0".into()),
+                port,
+                udp_port: None,
+            })
+            .collect()
+    }
+}
+
 /// A whole capture run.
 #[derive(Debug, Clone)]
 pub struct CaptureConfig {

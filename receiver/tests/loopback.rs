@@ -13,18 +13,8 @@ use hmtt_format::capture::{CaptureEnd, RECORD_FLAG_CUT};
 use hmtt_receiver::read::{port_files, CaptureFile};
 use hmtt_receiver::{Capture, CaptureConfig, Input, Source};
 
-fn udp_inputs(n: u8) -> Vec<Input> {
-    (0..n)
-        .map(|p| Input {
-            source: Source::Udp("127.0.0.1:0".into()),
-            port: p,
-            udp_port: None,
-        })
-        .collect()
-}
-
 fn config(n: u8, dirs: Vec<std::path::PathBuf>) -> CaptureConfig {
-    let mut c = CaptureConfig::new(udp_inputs(n), dirs);
+    let mut c = CaptureConfig::new(Input::loopback(n), dirs);
     c.progress = false;
     c.name = "t".into();
     c.duration = Some(Duration::from_secs(60)); // a safety net only

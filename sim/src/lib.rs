@@ -6,9 +6,11 @@
 pub mod board;
 pub mod cache;
 pub mod dram;
+pub mod faults;
+pub mod full_rate;
 pub mod machine;
 pub mod os;
+pub mod outdir;
 pub mod send;
 pub mod stream;
-pub mod truth;
 pub mod workload;

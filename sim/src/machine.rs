@@ -11,28 +11,32 @@
 //! assert_eq!(out.packets.len(), 1);
 //! ```
 
-use crate::board::output::{CaptureWriters, OutputError};
+use crate::board::output::OutputError;
 use crate::board::{
     default_window, Board, BoardConfig, BoardCounters, BoardError, BoardPacket, DrainRate,
+    DEFAULT_REFS_PER_CLOCK,
 };
 use crate::cache::{Cache, CacheConfig, CacheShapeError, CacheStats};
 use crate::dram::{Controller, ControllerConfig, ControllerStats, Issued, Request};
 use crate::os::{FramePool, Os, OsEffect, OsError, OsStats};
-use crate::truth::{RefKind, TruthHeader, TruthRecord};
 use crate::workload::{DmaDir, Op, Workload, PAGE};
 use hmtt_format::config::{
     log_tag_event, ConfigWindow, FIRST_HIGH_USER_EVENT, FIRST_LOG_TAG, FIRST_USER_EVENT,
 };
-use hmtt_format::klog::{FileHeaderRepr, RecordRepr};
+use hmtt_format::klog::RecordRepr;
+use hmtt_format::truth::{RefKind, TruthRecord};
 use hmtt_format::{AddressMapping, Command, Geometry, LINE_BYTES};
 use std::collections::HashMap;
-use std::io::Write;
-use std::path::Path;
 
 /// The board side of the machine: one board per channel, numbered from
 /// `first_board_id`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoardSettings {
+    /// Lanes `L`; `None`: the model's default, halved while the drain
+    /// would pop a word or more per clock ([`BoardConfig::fit_lanes`]).
+    pub lanes: Option<u32>,
+    /// References per clock `E`; `None`: the default capped at `L`.
+    pub refs_per_clock: Option<u32>,
     pub ports: u8,
     pub fifo_depth: usize,
     pub max_words: usize,
@@ -46,6 +50,8 @@ impl Default for BoardSettings {
     fn default() -> Self {
         let d = BoardConfig::new(Geometry::ddr3_default());
         BoardSettings {
+            lanes: None,
+            refs_per_clock: None,
             ports: d.ports,
             fifo_depth: d.fifo_depth,
             max_words: d.max_words,
@@ -130,6 +136,13 @@ impl SimConfig {
     pub fn cache_off(self) -> Self {
         self.cache(None)
     }
+    /// The run starts now on the wall clock (its files' start times).
+    pub fn starting_now(mut self) -> Self {
+        self.wall_start_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        self
+    }
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self
@@ -163,6 +176,14 @@ impl SimConfig {
         match s.drain {
             Some(d) => c.drain = d,
             None => c.set_line_rate(),
+        }
+        c.fit_lanes();
+        if let Some(lanes) = s.lanes {
+            c.lanes = lanes;
+            c.refs_per_clock = DEFAULT_REFS_PER_CLOCK.min(lanes);
+        }
+        if let Some(e) = s.refs_per_clock {
+            c.refs_per_clock = e;
         }
         c
     }
@@ -722,118 +743,5 @@ impl Machine {
             m.step(&op?)?;
         }
         m.finish()
-    }
-}
-
-/// File names in an outputs directory (docs/format.md §10).
-pub mod files {
-    /// DDR command stream of board `b`.
-    pub fn commands(b: usize) -> String {
-        format!("commands-b{b}.txt")
-    }
-    /// Capture file of board `b`, port `p`.
-    pub fn capture(b: u8, p: u8) -> String {
-        crate::board::output::capture_file_name(b, p)
-    }
-    pub const TRUTH: &str = "truth.hmtttruth";
-    pub const TRUTH_CSV: &str = "truth.csv";
-    pub const KLOG: &str = "pagetable.hmttlog";
-    pub const EVENTS: &str = "events.toml";
-    pub const SUMMARY: &str = "summary.json";
-}
-
-impl SimOutput {
-    /// The run's counts, as a streamed run reports them.
-    pub fn summary(&self) -> crate::stream::StreamSummary {
-        crate::stream::StreamSummary {
-            stats: self.stats.clone(),
-            commands: self.commands.iter().map(|c| c.len() as u64).collect(),
-            truth_records: self.truth.len() as u64,
-            klog_records: self.klog.len() as u64,
-            packets: self.packets.iter().map(|p| p.len() as u64).collect(),
-            board_counters: self.board_counters.clone(),
-        }
-    }
-
-    /// Writes every output into `dir` (created if missing). A run too
-    /// large to hold in memory writes the same files with
-    /// [`crate::stream::run_to_dir`].
-    pub fn write_dir(&self, dir: &Path, truth_csv: bool) -> Result<(), SimError> {
-        use crate::stream::{
-            commands_head, commands_tail, events_toml, summary_json, write_command_lines,
-            SOURCE_NAME,
-        };
-        let io = |path: &Path| {
-            let path = path.display().to_string();
-            move |error| SimError::Io {
-                path: path.clone(),
-                error,
-            }
-        };
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
-        let create = |name: &str| {
-            let p = dir.join(name);
-            std::fs::File::create(&p)
-                .map(std::io::BufWriter::new)
-                .map_err(io(&p))
-                .map(|f| (f, p))
-        };
-        for (b, cmds) in self.commands.iter().enumerate() {
-            let (mut f, p) = create(&files::commands(b))?;
-            (|| {
-                f.write_all(commands_head(b).as_bytes())?;
-                write_command_lines(&mut f, cmds, &mut Vec::new())?;
-                f.write_all(commands_tail(cmds.len() as u64).as_bytes())?;
-                f.flush()
-            })()
-            .map_err(io(&p))?;
-        }
-        let (mut f, p) = create(files::TRUTH)?;
-        crate::truth::write_binary(
-            &mut f,
-            &TruthHeader {
-                boards: self.commands.len() as u16,
-                tick_ps: self.tick_ps,
-            },
-            &self.truth,
-        )
-        .and_then(|_| f.flush())
-        .map_err(io(&p))?;
-        if truth_csv {
-            let (mut f, p) = create(files::TRUTH_CSV)?;
-            crate::truth::write_csv(&mut f, &self.truth)
-                .and_then(|_| f.flush())
-                .map_err(io(&p))?;
-        }
-        let (mut f, p) = create(files::KLOG)?;
-        (|| {
-            f.write_all(
-                &FileHeaderRepr {
-                    start_ns: self.wall_start_ns,
-                }
-                .to_bytes(),
-            )?;
-            for r in &self.klog {
-                f.write_all(&r.to_bytes())?;
-            }
-            f.flush()
-        })()
-        .map_err(io(&p))?;
-        let (mut f, p) = create(files::EVENTS)?;
-        f.write_all(events_toml(&self.events).as_bytes())
-            .and_then(|_| f.flush())
-            .map_err(io(&p))?;
-        for (cfg, packets) in self.board_configs.iter().zip(&self.packets) {
-            let mut w = CaptureWriters::create(dir, cfg, self.wall_start_ns, SOURCE_NAME)?;
-            w.write(packets)?;
-            w.finish()?;
-        }
-        let (mut f, p) = create(files::SUMMARY)?;
-        let summary = summary_json(&self.summary(), self.tick_ps);
-        serde_json::to_writer_pretty(&mut f, &summary)
-            .map_err(std::io::Error::other)
-            .and_then(|_| f.flush())
-            .map_err(io(&p))?;
-        Ok(())
     }
 }

@@ -13,8 +13,12 @@
 
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::io;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
+
+use crate::board::BoardPacket;
+use crate::machine::SimError;
+use crate::stream::PacketSink;
 
 /// How to send.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -283,6 +287,99 @@ impl PacketSender {
         self.socket
             .send_to(&self.arena[off..off + len], &self.dests[dest])?;
         Ok(1)
+    }
+}
+
+/// `HOST:PORT` destinations as addresses (the first each resolves to).
+pub fn resolve(dests: &[String]) -> Result<Vec<SocketAddr>, SimError> {
+    dests
+        .iter()
+        .map(|d| {
+            d.to_socket_addrs()
+                .map_err(|e| SimError::Config(format!("bad destination '{d}': {e}")))?
+                .next()
+                .ok_or_else(|| SimError::Config(format!("destination '{d}' resolves to nothing")))
+        })
+        .collect()
+}
+
+/// A streamed run's packets to UDP destinations as the run makes them
+/// (`hmtt sim --send`).
+pub struct UdpSink {
+    tx: PacketSender,
+    /// Destinations per board: `ports` (board-major), or 0 when the boards
+    /// share them.
+    per_board: usize,
+    started: Option<Instant>,
+}
+
+impl UdpSink {
+    /// Sends board `b`'s port `p` to `dests[b * ports + p]` when there are
+    /// `boards * ports` destinations, else to `dests[p]` (`ports` of them,
+    /// shared by the boards) or `dests[0]` (one takes all); `rate_bps`
+    /// paces the aggregate.
+    pub fn new(
+        dests: &[SocketAddr],
+        boards: u8,
+        ports: u8,
+        rate_bps: Option<f64>,
+    ) -> Result<UdpSink, SimError> {
+        let (boards, ports) = (usize::from(boards), usize::from(ports));
+        if ![1, ports, ports * boards].contains(&dests.len()) {
+            return Err(SimError::Config(format!(
+                "{} destinations for {boards} board(s) of {ports} ports: give 1, {ports} or {}",
+                dests.len(),
+                ports * boards
+            )));
+        }
+        let per_board = if dests.len() == ports * boards && boards > 1 {
+            ports
+        } else {
+            0
+        };
+        let tx = PacketSender::new(
+            dests,
+            SenderOptions {
+                rate_bps,
+                ..Default::default()
+            },
+        )
+        .map_err(|error| SimError::Io {
+            path: "UDP sender".into(),
+            error,
+        })?;
+        Ok(UdpSink {
+            tx,
+            per_board,
+            started: None,
+        })
+    }
+
+    pub fn stats(&self) -> SendStats {
+        self.tx.stats()
+    }
+
+    /// Seconds since the first packet went out.
+    pub fn seconds(&self) -> f64 {
+        self.started.map_or(0.0, |t| t.elapsed().as_secs_f64())
+    }
+}
+
+impl PacketSink for UdpSink {
+    fn packet(&mut self, board: usize, p: &BoardPacket) -> Result<(), SimError> {
+        self.started.get_or_insert_with(Instant::now);
+        let dest = board * self.per_board + usize::from(p.port);
+        self.tx.send(dest, &p.bytes).map_err(|error| SimError::Io {
+            path: format!("UDP destination {dest}"),
+            error,
+        })
+    }
+
+    fn finish(&mut self) -> Result<(), SimError> {
+        self.tx.flush().map_err(|error| SimError::Io {
+            path: "UDP send".into(),
+            error,
+        })
     }
 }
 

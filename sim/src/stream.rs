@@ -2,39 +2,27 @@
 //! over each channel's DDR commands and ground truth as they become final,
 //! the boards run on them at once, and every output file (docs/format.md
 //! §10) is written as it grows. The files are byte for byte those of
-//! [`SimOutput::write_dir`](crate::machine::SimOutput::write_dir).
+//! [`SimOutput::write_dir`](crate::machine::SimOutput::write_dir), from the
+//! same pieces ([`crate::outdir`]).
 
 use crate::board::output::CaptureWriters;
-use crate::board::{Board, BoardCounters, BoardPacket};
+use crate::board::{Board, BoardPacket};
 use crate::dram::{StreamChecker, Violation};
-use crate::machine::{files, Machine, SimConfig, SimError, SimStats};
-use crate::truth::{self, TruthHeader, TruthRecord};
+use crate::machine::{Machine, SimConfig, SimError, SimStats};
+use crate::outdir::{
+    commands_head, commands_tail, events_toml, files, summary_json, write_command_lines,
+    StreamSummary, SOURCE_NAME,
+};
 use hmtt_format::klog::{FileHeaderRepr, RecordRepr};
+use hmtt_format::truth::{self, TruthHeader, TruthRecord};
 use hmtt_format::Command;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-/// The capture files' source name.
-pub(crate) const SOURCE_NAME: &str = "hmtt sim";
-
 /// Operations the machine runs between two hand-overs to the writer.
 const OPS_PER_FLUSH: u64 = 1 << 14;
-
-/// The counts of a run, streamed ([`run_to_dir`]) or held
-/// ([`crate::machine::SimOutput::summary`]): the command line's report and
-/// `summary.json`.
-#[derive(Debug, Clone)]
-pub struct StreamSummary {
-    pub stats: SimStats,
-    pub commands: Vec<u64>,
-    pub truth_records: u64,
-    pub klog_records: u64,
-    /// Packets per board (empty when the boards did not run).
-    pub packets: Vec<u64>,
-    pub board_counters: Vec<BoardCounters>,
-}
 
 /// Where a streamed run's outputs go; any combination.
 #[derive(Default)]
@@ -155,53 +143,6 @@ impl OutFile {
     fn close(mut self) -> Result<(), SimError> {
         self.f.flush().map_err(io_err(&self.path))
     }
-}
-
-/// The first line of a command stream file.
-pub(crate) fn commands_head(board: usize) -> String {
-    format!("# hmtt sim: board {board}\n")
-}
-
-/// The last line of a command stream file.
-pub(crate) fn commands_tail(count: u64) -> String {
-    format!("# {count} commands\n")
-}
-
-/// Writes `cmds` as text lines, a chunk at a time through `text`.
-pub(crate) fn write_command_lines<W: Write>(
-    f: &mut W,
-    cmds: &[Command],
-    text: &mut Vec<u8>,
-) -> std::io::Result<()> {
-    for chunk in cmds.chunks(1 << 14) {
-        text.clear();
-        for c in chunk {
-            c.push_line(text);
-        }
-        f.write_all(text)?;
-    }
-    Ok(())
-}
-
-/// The events file.
-pub(crate) fn events_toml(events: &[(String, u32)]) -> String {
-    let mut s = String::from("[events]\n");
-    for (name, i) in events {
-        s.push_str(&format!("{name} = {i}\n"));
-    }
-    s
-}
-
-/// `summary.json` (informative).
-pub(crate) fn summary_json(s: &StreamSummary, tick_ps: u16) -> serde_json::Value {
-    serde_json::json!({
-        "stats": s.stats,
-        "boards": s.board_counters,
-        "tick_ps": tick_ps,
-        "truth_records": s.truth_records,
-        "klog_records": s.klog_records,
-        "packets": s.packets,
-    })
 }
 
 /// Where the ground truth goes: straight into the file with one board;

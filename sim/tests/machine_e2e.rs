@@ -6,11 +6,11 @@
 
 mod machine_common;
 
+use hmtt_format::truth::RefKind;
 use hmtt_format::{AddressMapping, Geometry};
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::dram::{Scheduler, Timing};
 use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
-use hmtt_sim::truth::RefKind;
 use hmtt_sim::workload::{Workload, HEAP_BASE};
 use machine_common::*;
 

@@ -5,8 +5,9 @@
 use hmtt_format::capture::{CaptureEnd, CaptureReader, SourceKind};
 use hmtt_format::command::CommandReader;
 use hmtt_format::klog;
-use hmtt_sim::machine::{files, simulate, SimConfig};
-use hmtt_sim::truth;
+use hmtt_format::truth;
+use hmtt_sim::machine::{simulate, SimConfig};
+use hmtt_sim::outdir::files;
 use hmtt_sim::workload::Workload;
 
 #[test]

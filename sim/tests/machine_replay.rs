@@ -7,9 +7,9 @@
 mod machine_common;
 
 use hmtt_format::klog::{Event, Kind};
+use hmtt_format::truth::RefKind;
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::machine::{simulate, SimConfig};
-use hmtt_sim::truth::RefKind;
 use hmtt_sim::workload::Workload;
 use machine_common::*;
 use std::collections::{HashMap, HashSet};

@@ -8,9 +8,8 @@
 use hmtt_sim::board::BoardPacket;
 use hmtt_sim::dram::check;
 use hmtt_sim::machine::{simulate, SimConfig, SimError, SimOutput};
-use hmtt_sim::stream::{
-    run_streamed, run_to_dir, PacketSink, StreamOutputs, StreamSummary, CHECK_KEEP,
-};
+use hmtt_sim::outdir::StreamSummary;
+use hmtt_sim::stream::{run_streamed, run_to_dir, PacketSink, StreamOutputs, CHECK_KEEP};
 use hmtt_sim::workload::Workload;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -3,8 +3,8 @@
 
 mod machine_common;
 
+use hmtt_format::truth::RefKind;
 use hmtt_sim::machine::{simulate, SimConfig};
-use hmtt_sim::truth::RefKind;
 use hmtt_sim::workload::{
     parse_trace, parse_trace_opts, read_trace, Op, TraceFormat, Workload, WorkloadError,
 };

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use hmtt_format::command::CommandReader;
 use hmtt_format::config::ConfigWindow;
 use hmtt_format::geometry::Geometry;
@@ -13,8 +13,11 @@ use hmtt_format::mapping::AddressMapping;
 use hmtt_sim::board::output::{window_for_range, CaptureWriters, RunSummary};
 use hmtt_sim::board::{
     Board, BoardConfig, DrainRate, DEFAULT_CONFIG_BYTES, DEFAULT_FIFO_DEPTH,
-    DEFAULT_IDLE_FLUSH_TICKS, DEFAULT_MAX_WORDS, DEFAULT_PORTS, DEFAULT_TICK_PS,
+    DEFAULT_IDLE_FLUSH_TICKS, DEFAULT_MAX_WORDS, DEFAULT_PORTS, DEFAULT_REFS_PER_CLOCK,
+    DEFAULT_TICK_PS,
 };
+
+use crate::shared::{bytes_bar, load_mapping, parse_list, parse_number};
 
 /// Arguments of `hmtt board`.
 #[derive(clap::Args)]
@@ -36,10 +39,10 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     mapping: Option<PathBuf>,
     /// Physical base of the config space (default: the top --config-bytes).
-    #[arg(long, value_parser = parse_u64)]
+    #[arg(long, value_parser = parse_number)]
     config_base: Option<u64>,
     /// Size of the config space in bytes.
-    #[arg(long, value_parser = parse_u64, default_value_t = DEFAULT_CONFIG_BYTES)]
+    #[arg(long, value_parser = parse_number, default_value_t = DEFAULT_CONFIG_BYTES)]
     config_bytes: u64,
     /// Config window in DDR coordinates, RANK,ROW_FIRST,ROW_COUNT (overrides
     /// --config-base/--config-bytes/--mapping).
@@ -48,6 +51,15 @@ pub struct Args {
     /// Ethernet ports the packets are dealt to.
     #[arg(long, default_value_t = DEFAULT_PORTS)]
     ports: u8,
+    /// Lanes: ticks the board samples per fabric clock, 1, 2, 4 or 8
+    /// (default 8, halved while the drain would need a word or more per
+    /// clock; docs/board.md).
+    #[arg(long)]
+    lanes: Option<u32>,
+    /// References a fabric clock takes, 1..=lanes (default 3, at most the
+    /// lanes); more are counted lost.
+    #[arg(long)]
+    refs_per_clock: Option<u32>,
     /// TX FIFO depth in words.
     #[arg(long, default_value_t = DEFAULT_FIFO_DEPTH)]
     fifo_depth: usize,
@@ -84,27 +96,6 @@ pub struct Args {
     quiet: bool,
 }
 
-fn parse_u64(s: &str) -> Result<u64, String> {
-    let s = s.trim().replace('_', "");
-    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => s.parse(),
-    };
-    r.map_err(|e| format!("'{s}': {e}"))
-}
-
-fn parse_list<const N: usize>(what: &str, s: &str) -> anyhow::Result<[u64; N]> {
-    let parts: Vec<&str> = s.split([',', '/']).map(str::trim).collect();
-    if parts.len() != N {
-        bail!("{what} '{s}': expected {N} numbers");
-    }
-    let mut out = [0u64; N];
-    for (o, p) in out.iter_mut().zip(parts) {
-        *o = parse_u64(p).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
-    }
-    Ok(out)
-}
-
 fn config(args: &Args) -> anyhow::Result<BoardConfig> {
     let geometry: Geometry = args.geometry.parse().context("--geometry")?;
     let mut cfg = BoardConfig::new(geometry);
@@ -121,18 +112,21 @@ fn config(args: &Args) -> anyhow::Result<BoardConfig> {
         let [num, den] = parse_list::<2>("--drain", d)?;
         cfg.drain = DrainRate { num, den };
     }
+    cfg.fit_lanes();
+    if let Some(lanes) = args.lanes {
+        cfg.lanes = lanes;
+        cfg.refs_per_clock = DEFAULT_REFS_PER_CLOCK.min(lanes);
+    }
+    if let Some(e) = args.refs_per_clock {
+        cfg.refs_per_clock = e;
+    }
     cfg.window = if let Some(w) = &args.window {
         let [rank, first, count] = parse_list::<3>("--window", w)?;
         let n = |v: u64| u32::try_from(v).context("--window: number too large");
         ConfigWindow::new(&geometry, n(rank)?, n(first)?, n(count)?).context("--window")?
     } else {
         let mapping = match &args.mapping {
-            Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .with_context(|| format!("reading {}", p.display()))?;
-                AddressMapping::from_toml(&text, geometry)
-                    .with_context(|| format!("{}", p.display()))?
-            }
+            Some(p) => load_mapping(p, geometry)?,
             None => AddressMapping::linear(geometry),
         };
         let base = match args.config_base {
@@ -160,22 +154,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config(&args)?;
     let name = args.commands.display().to_string();
     // A bar over the bytes of the command file, for long DRAM-simulator
-    // streams; hidden for stdin, small files and when stderr is no terminal.
+    // streams; hidden for stdin.
     let mut bar = indicatif::ProgressBar::hidden();
     let input: Box<dyn std::io::BufRead> = if name == "-" {
         Box::new(std::io::stdin().lock())
     } else {
         let f = File::open(&args.commands).with_context(|| format!("opening {name}"))?;
         let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        if !args.quiet && len >= (64 << 20) {
-            bar = indicatif::ProgressBar::new(len);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "board {bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-                )
-                .expect("valid template"),
-            );
-        }
+        bar = bytes_bar("board", len, args.quiet);
         Box::new(BufReader::with_capacity(1 << 20, bar.wrap_read(f)))
     };
     std::fs::create_dir_all(&args.out)
@@ -235,148 +221,4 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-    use hmtt_format::capture::CaptureReader;
-    use hmtt_format::packet::Packet;
-    use hmtt_format::record::BoardEvent;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: Args,
-    }
-
-    fn scratch(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("hmtt-board-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
-
-    fn args(extra: &[&str]) -> Args {
-        let mut v = vec!["hmtt-board"];
-        v.extend_from_slice(extra);
-        Cli::try_parse_from(v).unwrap().args
-    }
-
-    #[test]
-    fn writes_one_capture_per_port_and_a_summary() {
-        let dir = scratch("ok");
-        let cmds = dir.join("cmds.txt");
-        let mut text = String::from("# a tiny stream\n0 ACT 0 1 0x55\n");
-        for i in 0..40u64 {
-            text.push_str(&format!("{} RD 0 1 {}\n", 5 + i * 7, (i % 128) * 8));
-            text.push_str(&format!("{} REF\n", 6 + i * 7));
-        }
-        text.push_str("400 CKE 0 0 0\n");
-        std::fs::write(&cmds, text).unwrap();
-        let out = dir.join("out");
-        run(args(&[
-            "--commands",
-            cmds.to_str().unwrap(),
-            "--ports",
-            "2",
-            "--max-words",
-            "8",
-            "--out",
-            out.to_str().unwrap(),
-        ]))
-        .unwrap();
-        let mut events = vec![];
-        let mut seqs = vec![];
-        for port in 0..2u8 {
-            let data = std::fs::read(out.join(format!("board0-port{port}.hmttcap"))).unwrap();
-            let (h, r) = CaptureReader::new(&data).unwrap();
-            assert_eq!(h.port, port);
-            assert_eq!(h.source_kind, hmtt_format::capture::SourceKind::Simulation);
-            assert_eq!(h.geometry, Some(Geometry::ddr3_default()));
-            for rec in r {
-                let p = Packet::new_checked(rec.packet).unwrap();
-                assert_eq!(p.port(), port);
-                seqs.push(p.seq());
-                events.extend(p.events().map(|e| (p.seq(), e.unwrap())));
-            }
-        }
-        seqs.sort();
-        assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
-        events.sort_by_key(|e| e.0);
-        let ticks: Vec<u64> = events.iter().map(|e| e.1.tick).collect();
-        assert_eq!(ticks, (0..40).map(|i| 5 + i * 7).collect::<Vec<_>>());
-        assert!(matches!(
-            events[0].1.event,
-            BoardEvent::Access { write: false, .. }
-        ));
-        let summary = std::fs::read_to_string(out.join("board0-summary.json")).unwrap();
-        assert!(summary.contains("\"unknown_commands\": 1"), "{summary}");
-        assert!(summary.contains("\"references\": 40"), "{summary}");
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn malformed_file_names_the_file_and_line() {
-        let dir = scratch("bad");
-        let cmds = dir.join("bad.txt");
-        std::fs::write(&cmds, "0 ACT 0 0 1\n\n3 RD 0 zero 8\n").unwrap();
-        let e = run(args(&[
-            "--commands",
-            cmds.to_str().unwrap(),
-            "--out",
-            dir.join("out").to_str().unwrap(),
-        ]))
-        .unwrap_err();
-        let msg = format!("{e:#}");
-        assert!(msg.contains(&format!("{}:3", cmds.display())), "{msg}");
-        assert!(msg.contains("bank 'zero' is not a number"), "{msg}");
-        let e = run(args(&[
-            "--commands",
-            dir.join("missing.txt").to_str().unwrap(),
-            "--out",
-            dir.join("out").to_str().unwrap(),
-        ]))
-        .unwrap_err();
-        assert!(format!("{e:#}").contains("missing.txt"), "{e:#}");
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn options_shape_the_board() {
-        let a = args(&[
-            "--commands",
-            "x",
-            "--geometry",
-            "ddr4-64g",
-            "--drain",
-            "1/7",
-            "--window",
-            "3,100,2",
-            "--board-id",
-            "4",
-            "--tracing-off",
-            "--out",
-            "o",
-        ]);
-        let cfg = config(&a).unwrap();
-        assert_eq!(cfg.drain, DrainRate { num: 1, den: 7 });
-        assert_eq!(
-            (cfg.window.rank, cfg.window.row_first, cfg.window.row_count),
-            (3, 100, 2)
-        );
-        assert_eq!(cfg.board_id, 4);
-        assert!(!cfg.start_tracing);
-        let bad = args(&["--commands", "x", "--drain", "7/7", "--out", "o"]);
-        assert!(config(&bad).is_err());
-        let range = args(&[
-            "--commands",
-            "x",
-            "--config-base",
-            "0x10000000",
-            "--out",
-            "o",
-        ]);
-        let cfg = config(&range).unwrap();
-        let g = Geometry::ddr3_default();
-        assert_eq!(cfg.window.first_line(&g), 0x1000_0000 / 64);
-    }
-}
+mod tests;

@@ -4,26 +4,31 @@
 //! them into a trace; the trace is compared record by record with the
 //! simulation's ground truth. Optional faults (dropped, duplicated,
 //! reordered packets, a cut capture file) show that the merge reports
-//! exactly what is missing and that everything else still matches.
+//! exactly what is missing and that everything else still matches. The
+//! faults are `hmtt_sim::faults`, the checks `hmtt_merge::verify`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use hmtt_format::record::BoardEvent;
-use hmtt_format::trace::{RecordKind, TraceRecord, TraceView};
-use hmtt_format::Packet;
-use hmtt_merge::names::event_name;
-use hmtt_merge::verify::compare;
-use hmtt_receiver::{Capture, CaptureConfig, Input, Source};
+use hmtt_format::trace::TraceView;
+use hmtt_merge::merge::decode_threads_pay_off;
+use hmtt_merge::verify::{expected_trace, LostEvents, Verdict};
+use hmtt_merge::{merge_to_trace, CaptureSet, MergeOptions, MergeReport};
+use hmtt_receiver::{Capture, CaptureConfig, Input};
+use hmtt_sim::faults::{cut_capture, schedule, Faults, Send};
 use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
+use hmtt_sim::outdir::{events_toml, files};
 use hmtt_sim::send::{PacketSender, SenderOptions};
-use hmtt_sim::truth::{RefKind, TruthRecord};
-use hmtt_sim::workload::Workload;
+use hmtt_sim::workload::{Workload, WorkloadKind};
+
+use crate::shared::{load_names, parse_number, parse_size, OnOff};
+
+mod print;
 
 /// Arguments of `hmtt demo`.
 #[derive(clap::Args)]
@@ -31,9 +36,9 @@ use hmtt_sim::workload::Workload;
 hmtt demo --workload seq-read --n 1M --boards 2 --ports 3 --keep out/demo\n  \
 hmtt demo --drop 0:5,1:9 --duplicate 0:3 --reorder 4 --truncate 1:2")]
 pub struct Args {
-    /// seq-read, seq-write, read-after-write, random-read, strided, quicksort, mix.
-    #[arg(long, default_value = "quicksort")]
-    pub workload: String,
+    /// The simulated machine's workload (all but `trace`).
+    #[arg(long, value_enum, default_value_t = WorkloadKind::Quicksort)]
+    pub workload: WorkloadKind,
     /// Workload size: elements for quicksort, bytes (K/M/G) for the others.
     #[arg(long)]
     pub n: Option<String>,
@@ -50,8 +55,8 @@ pub struct Args {
     #[arg(long, default_value_t = 3)]
     pub ports: u8,
     /// Cache on or off.
-    #[arg(long, default_value = "on")]
-    pub cache: String,
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pub cache: OnOff,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Sending rate over all ports, Gb/s of UDP payload.
@@ -74,210 +79,68 @@ pub struct Args {
     pub truncate: Option<String>,
 }
 
+/// `BOARD:NUMBER`.
 fn board_seq(s: &str) -> anyhow::Result<(u8, u64)> {
     let (b, q) = s
         .split_once(':')
         .with_context(|| format!("'{s}' is not BOARD:NUMBER"))?;
-    Ok((b.trim().parse()?, q.trim().parse()?))
+    let board = u8::try_from(parse_number(b)?).with_context(|| format!("board in '{s}'"))?;
+    Ok((board, parse_number(q)?))
 }
 
-/// The trace record the merge must produce for a ground-truth reference.
-fn expected_record(out: &SimOutput, r: &TruthRecord) -> anyhow::Result<TraceRecord> {
-    let board = out.board_configs[usize::from(r.board)].board_id;
-    Ok(if r.kind == RefKind::Icode {
-        let index = r.event.context("an I-code without an event index")?;
-        if index < 64 {
-            TraceRecord::new(r.tick, board, RecordKind::Cmd, u64::from(index))
-        } else {
-            TraceRecord::new(
-                r.tick,
-                board,
-                RecordKind::Tag { write: r.write },
-                u64::from(index),
-            )
-        }
-    } else {
-        TraceRecord::access(r.tick, board, r.write, r.pa)
-    })
+fn board_seqs(specs: &[String]) -> anyhow::Result<BTreeSet<(u8, u64)>> {
+    specs.iter().map(|s| board_seq(s)).collect()
 }
 
-/// (board, tick, kind) of every event a packet carries: what is lost with it.
-fn events_of(board: u8, bytes: &[u8], lost: &mut HashMap<(u8, u64, u8), u32>) {
-    if let Ok(p) = Packet::new_checked(bytes) {
-        for e in p.events().flatten() {
-            let k = match e.event {
-                BoardEvent::Access { write, .. } => u8::from(write),
-                BoardEvent::Tag { write, .. } => 2 + u8::from(write),
-                BoardEvent::Cmd { .. } => 4,
-                BoardEvent::Lost { .. } => 5,
-            };
-            *lost.entry((board, e.tick, k)).or_default() += 1;
-        }
+/// The simulated machine of `args`.
+fn config(args: &Args) -> anyhow::Result<SimConfig> {
+    if args.workload == WorkloadKind::Trace {
+        bail!("hmtt demo has no trace workload (hmtt sim --workload trace has)");
     }
-}
-
-pub fn run(args: Args) -> anyhow::Result<()> {
-    let t_start = Instant::now();
-    if args.boards == 0 || args.ports == 0 {
-        bail!("--boards and --ports must be at least 1");
-    }
-    let inputs = u32::from(args.boards) * u32::from(args.ports);
-    if inputs > 64 {
-        bail!("{inputs} ports in all is more than this demo opens (64)");
-    }
-    let size = args
-        .n
-        .as_deref()
-        .map(crate::cmd::sim::parse_size)
-        .transpose()?;
-    let unit = u32::try_from(crate::cmd::sim::parse_size(&args.unit)?).context("--unit")?;
-    let stride = crate::cmd::sim::parse_size(&args.stride)?;
-    let default = match args.workload.as_str() {
-        "quicksort" => 50_000,
-        "mix" => 64 << 10,
-        "dma" => 16,
-        _ => 256 << 10,
-    };
-    let workload = Workload::by_name(&args.workload, size.unwrap_or(default), unit, stride)?;
+    let size = args.n.as_deref().map(parse_size).transpose()?;
+    let unit = u32::try_from(parse_size(&args.unit)?).context("--unit")?;
+    let stride = parse_size(&args.stride)?;
+    let size = size.unwrap_or(args.workload.demo_size());
+    let workload = Workload::of_kind(args.workload, size, unit, stride)?;
     let mut cfg = SimConfig::default()
         .workload(workload)
         .seed(args.seed)
         .boards(args.boards)
         .ports(args.ports);
-    match args.cache.as_str() {
-        "on" => {}
-        "off" => cfg = cfg.cache_off(),
-        c => bail!("--cache must be on or off, not '{c}'"),
+    if args.cache == OnOff::Off {
+        cfg = cfg.cache_off();
     }
-    cfg.wall_start_ns = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
+    Ok(cfg.starting_now())
+}
 
-    let temp;
-    let dir: PathBuf = match &args.keep {
-        Some(d) => {
-            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-            d.clone()
-        }
-        None => {
-            temp = TempDir::new()?;
-            temp.0.clone()
-        }
-    };
-    let capture_dir = dir.join("capture");
-    if capture_dir.exists() {
-        std::fs::remove_dir_all(&capture_dir)
-            .with_context(|| format!("clearing {}", capture_dir.display()))?;
-    }
-
-    // 1. The simulated machine and its boards.
-    let out = simulate(&cfg).context("simulating the machine")?;
-    let refs = out
-        .truth
-        .iter()
-        .filter(|r| r.kind != RefKind::Icode)
-        .count();
-    let icodes = out.truth.len() - refs;
-    let total_packets: usize = out.packets.iter().map(Vec::len).sum();
-    println!(
-        "hmtt demo: {} on a simulated machine (cache {}), {} boards x {} ports, loopback UDP",
-        args.workload, args.cache, args.boards, args.ports
+/// Starts the receiver on a loopback UDP socket per board port, sends it
+/// `sends` and waits until it has them all (or times out); prints what
+/// went.
+fn send_and_capture(args: &Args, sends: &[Send], capture_dir: &Path) -> anyhow::Result<()> {
+    let mut rcfg = CaptureConfig::new(
+        Input::loopback(args.boards * args.ports),
+        vec![capture_dir.to_path_buf()],
     );
-    println!(
-        "  simulated:  {refs} memory references, {icodes} I-codes, {total_packets} packets from the boards' golden model"
-    );
-    let dropped_board: u64 = out.board_counters.iter().map(|c| c.events_dropped).sum();
-    if dropped_board > 0 {
-        println!("  note: the boards dropped {dropped_board} events (TX FIFO overflow)");
-    }
-    {
-        let mut text = String::from("[events]\n");
-        for (name, i) in &out.events {
-            text.push_str(&format!("{name} = {i}\n"));
-        }
-        std::fs::write(dir.join("events.toml"), text)?;
-    }
-
-    // 2. The receiver, one UDP socket per board port.
-    let mut rx_inputs = Vec::new();
-    for b in 0..args.boards {
-        for p in 0..args.ports {
-            rx_inputs.push(Input {
-                source: Source::Udp("127.0.0.1:0".into()),
-                port: b * args.ports + p,
-                udp_port: None,
-            });
-        }
-    }
-    let mut rcfg = CaptureConfig::new(rx_inputs, vec![capture_dir.clone()]);
     rcfg.name = "demo".into();
     rcfg.progress = false;
     rcfg.preallocate = false;
     rcfg.rcvbuf_bytes = 64 << 20;
-
-    // 3. What to send, in the order the boards would, with the faults.
-    let drops: BTreeSet<(u8, u64)> = args
-        .drop
-        .iter()
-        .map(|s| board_seq(s))
-        .collect::<Result<_, _>>()?;
-    let dups: BTreeSet<(u8, u64)> = args
-        .duplicate
-        .iter()
-        .map(|s| board_seq(s))
-        .collect::<Result<_, _>>()?;
-    let mut schedule: Vec<(u64, usize, &[u8], u8, u64)> = Vec::new();
-    for (bi, packets) in out.packets.iter().enumerate() {
-        let board = out.board_configs[bi].board_id;
-        let mut per_port: Vec<Vec<&hmtt_sim::board::BoardPacket>> =
-            vec![Vec::new(); usize::from(args.ports)];
-        for p in packets {
-            per_port[usize::from(p.port)].push(p);
-        }
-        for (port, list) in per_port.iter_mut().enumerate() {
-            // Send times stay in place; reordering swaps the packets in them.
-            let times: Vec<u64> = list.iter().map(|p| p.leave_tick).collect();
-            if args.reorder > 0 {
-                let mut i = args.reorder - 1;
-                while i + 1 < list.len() {
-                    list.swap(i, i + 1);
-                    i += args.reorder;
-                }
-            }
-            let dest = bi * usize::from(args.ports) + port;
-            for (k, p) in list.iter().enumerate() {
-                if drops.contains(&(board, p.seq)) {
-                    continue;
-                }
-                let when = times[k];
-                schedule.push((when, dest, &p.bytes, board, p.seq));
-                if dups.contains(&(board, p.seq)) {
-                    schedule.push((when, dest, &p.bytes, board, p.seq));
-                }
-            }
-        }
-    }
-    // Stable: each port keeps its own order.
-    schedule.sort_by_key(|s| s.0);
+    rcfg.packets = Some(sends.len() as u64);
+    rcfg.duration = Some(Duration::from_secs(30 + sends.len() as u64 / 20_000));
     let stop = Arc::new(AtomicBool::new(false));
-    rcfg.packets = Some(schedule.len() as u64);
-    rcfg.duration = Some(Duration::from_secs(30 + schedule.len() as u64 / 20_000));
     let handle = Capture::start(rcfg, stop).context("starting the receiver")?;
     let dests: Vec<SocketAddr> = handle
         .local_addrs()
         .iter()
         .map(|a| a.context("a receiver input without a UDP address"))
         .collect::<anyhow::Result<_>>()?;
-    let mut tx = PacketSender::new(
-        &dests,
-        SenderOptions {
-            rate_bps: (args.rate > 0.0).then_some(args.rate * 1e9),
-            ..Default::default()
-        },
-    )
-    .context("opening the UDP sender")?;
-    for (_, dest, bytes, _, _) in &schedule {
-        tx.send(*dest, bytes).context("sending")?;
+    let options = SenderOptions {
+        rate_bps: (args.rate > 0.0).then_some(args.rate * 1e9),
+        ..Default::default()
+    };
+    let mut tx = PacketSender::new(&dests, options).context("opening the UDP sender")?;
+    for s in sends {
+        tx.send(s.dest, s.bytes).context("sending")?;
     }
     tx.flush()?;
     let sent = tx.stats();
@@ -294,209 +157,136 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         capture_dir.display(),
         summary.stop_reason
     );
+    Ok(())
+}
 
-    // 4. Fault: cut a capture file after reception.
-    let mut lost: HashMap<(u8, u64, u8), u32> = HashMap::new();
-    let mut lost_seqs: BTreeSet<(u8, u64)> = drops.clone();
-    if let Some(spec) = &args.truncate {
-        let (b, p) = board_seq(spec)?;
-        let bi = out
-            .board_configs
-            .iter()
-            .position(|c| c.board_id == b)
-            .with_context(|| format!("--truncate: no board {b}"))?;
-        let input_port = u8::try_from(bi * usize::from(args.ports) + p as usize)?;
-        let path = capture_dir.join(hmtt_receiver::writer::file_name(
-            "demo", input_port, 0, false,
-        ));
-        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-        let (_, reader) = hmtt_format::capture::CaptureReader::new(&bytes)?;
-        let recs: Vec<_> = reader
-            .map(|r| (r.offset, r.packet.len(), r.packet.to_vec()))
-            .collect();
-        if recs.len() < 2 {
-            bail!(
-                "--truncate: {} holds too few packets to cut",
-                path.display()
-            );
-        }
-        let (cut, len, _) = recs[recs.len() / 2];
-        for (_, _, pkt) in &recs[recs.len() / 2..] {
-            if let Ok(v) = Packet::new_checked(&pkt[..]) {
-                lost_seqs.insert((b, v.seq()));
-            }
-        }
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .and_then(|f| f.set_len((cut + 16 + len / 2) as u64))
-            .with_context(|| format!("cutting {}", path.display()))?;
-        println!(
-            "  fault:      cut {} at byte {}",
-            path.display(),
-            cut + 16 + len / 2
-        );
-    }
-    for (bi, packets) in out.packets.iter().enumerate() {
-        let board = out.board_configs[bi].board_id;
-        for p in packets {
-            if lost_seqs.contains(&(board, p.seq)) {
-                events_of(board, &p.bytes, &mut lost);
-            }
-        }
-    }
+/// `--truncate BOARD:PORT`: cuts that port's capture file; the packets
+/// cut off join `lost`.
+fn truncate(
+    spec: &str,
+    out: &SimOutput,
+    ports: u8,
+    capture_dir: &Path,
+    lost: &mut BTreeSet<(u8, u64)>,
+) -> anyhow::Result<()> {
+    let (b, p) = board_seq(spec)?;
+    let bi = out
+        .board_configs
+        .iter()
+        .position(|c| c.board_id == b)
+        .with_context(|| format!("--truncate: no board {b}"))?;
+    let input_port = u8::try_from(bi * usize::from(ports) + p as usize)?;
+    let name = hmtt_receiver::writer::file_name("demo", input_port, 0, false);
+    let path = capture_dir.join(name);
+    let cut = cut_capture(&path).context("--truncate")?;
+    lost.extend(cut.lost.iter().map(|&s| (b, s)));
+    println!("  fault:      cut {} at byte {}", path.display(), cut.at);
+    Ok(())
+}
 
-    // 5. Merge.
-    let trace_path = dir.join("demo.hmtttrace");
-    let margs = crate::cmd::merge::Args {
-        inputs: vec![capture_dir.clone()],
-        output: trace_path.clone(),
-        events: Some(dir.join("events.toml")),
-        mapping: None,
+/// The merge of the captures in `dir`, with the demo's event names.
+fn merge_captures(
+    args: &Args,
+    cfg: &SimConfig,
+    dir: &Path,
+    trace: &Path,
+) -> anyhow::Result<MergeReport> {
+    let set = CaptureSet::open(&[dir.join("capture")], 600_000_000_000)?;
+    let names = load_names(Some(&dir.join(files::EVENTS)), &[])?;
+    let opts = MergeOptions {
         interleave_shift: (args.boards > 1).then_some(cfg.interleave_shift),
-        reorder_depth: hmtt_merge::reassemble::DEFAULT_REORDER_DEPTH,
-        max_start_skew: 600.0,
-        quiet: true,
-        decode_threads: crate::cmd::merge::DecodeThreads::Auto,
+        decode_threads: decode_threads_pay_off(set.boards.len()),
+        ..Default::default()
     };
-    let report = crate::cmd::merge::merge_files(&margs)?;
+    let (report, _) = merge_to_trace(&set, &opts, trace, &names, &mut |_| {})?;
     println!(
         "  merged:     {} packets, {} records into {}",
         report.packets(),
         report.records,
-        trace_path.display()
+        trace.display()
     );
     if !report.is_clean() {
         for line in report.to_string().lines().skip(1) {
             println!("    {line}");
         }
     }
+    Ok(report)
+}
 
-    // 6. Compare with the ground truth.
-    let bytes = std::fs::read(&trace_path)?;
-    let view = TraceView::new_checked(&bytes)?;
-    let mut expected = Vec::with_capacity(out.truth.len());
-    for r in &out.truth {
-        let rec = expected_record(&out, r)?;
-        let k = rec.kind().bits().min(5);
-        if let Some(n) = lost.get_mut(&(rec.board(), rec.tick, k)) {
-            if *n > 0 {
-                *n -= 1;
-                continue;
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let t_start = Instant::now();
+    if args.boards == 0 || args.ports == 0 {
+        bail!("--boards and --ports must be at least 1");
+    }
+    let inputs = u32::from(args.boards) * u32::from(args.ports);
+    if inputs > 64 {
+        bail!("{inputs} ports in all is more than this demo opens (64)");
+    }
+    let cfg = config(&args)?;
+    let temp;
+    let dir: PathBuf = match &args.keep {
+        Some(d) => {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+            d.clone()
+        }
+        None => {
+            temp = tempfile::Builder::new().prefix("hmtt-demo-").tempdir()?;
+            temp.path().to_path_buf()
+        }
+    };
+    let capture_dir = dir.join("capture");
+    if capture_dir.exists() {
+        std::fs::remove_dir_all(&capture_dir)
+            .with_context(|| format!("clearing {}", capture_dir.display()))?;
+    }
+
+    // 1. The simulated machine and its boards.
+    let out = simulate(&cfg).context("simulating the machine")?;
+    print::simulated(&args, &out);
+    std::fs::write(dir.join(files::EVENTS), events_toml(&out.events))?;
+
+    // 2. Over loopback UDP to the receiver, with the faults.
+    let faults = Faults {
+        drop: board_seqs(&args.drop)?,
+        duplicate: board_seqs(&args.duplicate)?,
+        reorder: args.reorder,
+    };
+    send_and_capture(&args, &schedule(&out, &faults), &capture_dir)?;
+
+    // 3. Fault: cut a capture file after reception.
+    let mut lost_seqs = faults.drop.clone();
+    if let Some(spec) = &args.truncate {
+        truncate(spec, &out, args.ports, &capture_dir, &mut lost_seqs)?;
+    }
+    let mut lost = LostEvents::default();
+    for (packets, config) in out.packets.iter().zip(&out.board_configs) {
+        for p in packets {
+            if lost_seqs.contains(&(config.board_id, p.seq)) {
+                lost.add_packet(config.board_id, &p.bytes);
             }
         }
-        expected.push(rec);
     }
-    let cmp = compare(expected.iter().copied(), view.records());
-    let tick_ns = f64::from(out.tick_ps) / 1000.0;
-    println!("  first records (trace | ground truth):");
-    let truth_refs = expected.iter().filter(|r| r.is_access());
-    for (r, t) in view
-        .records()
-        .filter(|r| r.is_access())
-        .zip(truth_refs)
-        .take(4)
-    {
-        let line = |r: &TraceRecord| {
-            format!(
-                "{:>12.3} ns  board {}  {:#012x} {:<5}",
-                r.tick as f64 * tick_ns,
-                r.board(),
-                r.pa(),
-                r.kind().name()
-            )
-        };
-        println!("    {} | {}", line(&r), line(t));
-    }
-    if let Some(r) = view
-        .records()
-        .find(|r| matches!(r.kind(), RecordKind::Tag { .. }))
-    {
-        println!(
-            "    first tag: {} at {:.3} ns",
-            event_name(r.value() as u32, view.names()),
-            r.tick as f64 * tick_ns
-        );
-    }
-    let reported: BTreeSet<(u8, u64)> = report
-        .boards
-        .iter()
-        .flat_map(|b| {
-            b.gaps
-                .iter()
-                .flat_map(move |g| (g.first_seq..=g.last_seq).map(move |s| (b.board, s)))
-        })
-        .collect();
-    // A loss after a board's last merged packet leaves no gap anyone can see.
-    let visible: BTreeSet<(u8, u64)> = lost_seqs
-        .iter()
-        .copied()
-        .filter(|(b, s)| {
-            report
-                .boards
-                .iter()
-                .find(|r| r.board == *b)
-                .and_then(|r| r.last_seq)
-                .is_some_and(|last| *s < last)
-        })
-        .collect();
-    let losses_exact = reported == visible;
-    let dup_expected = dups.iter().filter(|d| !lost_seqs.contains(d)).count() as u64;
-    println!(
-        "  ground truth: {} of {} records match ({:.2}%), {} in the trace{}",
-        cmp.matched,
-        cmp.expected,
-        cmp.match_percent(),
-        cmp.got,
-        if lost_seqs.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; {} packets lost on purpose, {} reported missing",
-                lost_seqs.len(),
-                reported.len()
-            )
-        }
+
+    // 4. Merge.
+    let trace_path = dir.join("demo.hmtttrace");
+    let report = merge_captures(&args, &cfg, &dir, &trace_path)?;
+
+    // 5. Compare with the ground truth, less what the faults took.
+    let bytes = std::fs::read(&trace_path)?;
+    let view = TraceView::new_checked(&bytes)?;
+    let board_ids: Vec<u8> = out.board_configs.iter().map(|c| c.board_id).collect();
+    let expected = expected_trace(&out.truth, &board_ids, lost)?;
+    print::first_records(&view, &expected, out.tick_ps);
+    let verdict = Verdict::new(
+        &expected,
+        view.records(),
+        &report,
+        &lost_seqs,
+        &faults.duplicate,
     );
-    if let Some((at, e, g)) = &cmp.first_difference {
-        println!("  FIRST DIFFERENCE at record {at}: expected {e:?}, got {g:?}");
-    }
-    let ok = cmp.is_exact() && losses_exact && report.packets_duplicate() == dup_expected;
-    println!(
-        "RESULT exact={} matched={} expected={} got={} missing_reported={} missing_expected={} duplicates={} seconds={:.2}",
-        ok,
-        cmp.matched,
-        cmp.expected,
-        cmp.got,
-        reported.len(),
-        visible.len(),
-        report.packets_duplicate(),
-        t_start.elapsed().as_secs_f64()
-    );
-    if !ok {
+    print::verdict(&verdict, lost_seqs.len(), t_start.elapsed().as_secs_f64());
+    if !verdict.is_exact() {
         bail!("the merged trace does not match the ground truth");
     }
     Ok(())
-}
-
-/// A temporary directory removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> anyhow::Result<TempDir> {
-        let base = std::env::temp_dir();
-        for i in 0..1000u32 {
-            let p = base.join(format!("hmtt-demo-{}-{i}", std::process::id()));
-            if std::fs::create_dir(&p).is_ok() {
-                return Ok(TempDir(p));
-            }
-        }
-        bail!("cannot create a temporary directory in {}", base.display())
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

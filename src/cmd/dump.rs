@@ -7,6 +7,8 @@ use anyhow::Context;
 use hmtt_format::trace::{NameTable, RecordKind, TraceRecord, TraceView};
 use hmtt_merge::names::event_name;
 
+use crate::shared::{with_names_of, TraceBytes};
+
 /// Arguments of `hmtt dump`.
 #[derive(clap::Args)]
 #[command(after_help = "Example:\n  hmtt dump run.hmtttrace --limit 20\n  \
@@ -37,54 +39,6 @@ pub struct Args {
     /// Events file for names not stored in the trace.
     #[arg(long)]
     pub events: Option<PathBuf>,
-}
-
-/// Maps a trace file read-only.
-pub fn map_trace(path: &std::path::Path) -> anyhow::Result<memmap_or_vec::Bytes> {
-    memmap_or_vec::Bytes::open(path)
-}
-
-/// A trace file's bytes: mapped, or read when empty.
-pub mod memmap_or_vec {
-    use anyhow::Context;
-
-    pub struct Bytes(Inner);
-    enum Inner {
-        Map(memmap2::Mmap),
-        Vec(Vec<u8>),
-    }
-    impl Bytes {
-        pub fn open(path: &std::path::Path) -> anyhow::Result<Bytes> {
-            let f =
-                std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-            let len = f.metadata()?.len();
-            if len == 0 {
-                return Ok(Bytes(Inner::Vec(Vec::new())));
-            }
-            // SAFETY: read-only map of a finished trace; every access is
-            // bounds-checked by TraceView.
-            let m = unsafe { memmap2::Mmap::map(&f) }
-                .with_context(|| format!("mapping {}", path.display()))?;
-            Ok(Bytes(Inner::Map(m)))
-        }
-        pub fn as_slice(&self) -> &[u8] {
-            match &self.0 {
-                Inner::Map(m) => m,
-                Inner::Vec(v) => v,
-            }
-        }
-    }
-}
-
-/// The event names: the trace's own, plus those of `--events`.
-fn event_names(args: &Args, stored: &NameTable) -> anyhow::Result<NameTable> {
-    let mut names = stored.clone();
-    if args.events.is_some() {
-        names
-            .names
-            .extend(crate::cmd::merge::load_names(args.events.as_deref(), &[])?.names);
-    }
-    Ok(names)
 }
 
 /// The selection of `--from-ns`, `--to-ns`, `--board`, `--accesses-only`
@@ -172,13 +126,13 @@ fn to_stdout(body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> anyhow
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let bytes = map_trace(&args.trace)?;
+    let bytes = TraceBytes::open(&args.trace)?;
     if bytes.as_slice().starts_with(&hmtt_format::vtrace::MAGIC) {
         return run_virtual(&args, bytes.as_slice());
     }
     let view = TraceView::new_checked(bytes.as_slice())
         .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
-    let names = event_names(&args, view.names())?;
+    let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let mut sel = Selection::new(&args, view.header().common.tick_ps);
     let start = sel.start_tick().map_or(0, |t| view.seek_tick(t));
     to_stdout(|out| {
@@ -220,7 +174,7 @@ fn run_virtual(args: &Args, bytes: &[u8]) -> anyhow::Result<()> {
     use hmtt_format::vtrace::VtraceView;
     let view = VtraceView::new_checked(bytes)
         .with_context(|| format!("{}: not a usable virtual trace file", args.trace.display()))?;
-    let names = event_names(args, view.names())?;
+    let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let mut sel = Selection::new(args, view.header().common.tick_ps);
     let start = sel.start_tick().map_or(0, |t| view.seek_tick(t));
     to_stdout(|out| {

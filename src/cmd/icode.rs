@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use anyhow::Context;
 use hmtt_format::config::{ConfigWindow, InnerCommand};
 use hmtt_format::geometry::Geometry;
-use hmtt_format::mapping::AddressMapping;
 use hmtt_icode::{Access, ConfigSpace, EventRegistry};
+
+use crate::shared::{load_mapping, parse_number};
 
 /// Arguments of `hmtt icode`.
 #[derive(clap::Args)]
@@ -29,7 +30,7 @@ pub struct Args {
     #[arg(long)]
     pub file: Option<PathBuf>,
     /// Physical base address of --file.
-    #[arg(long, default_value = "0x10000000", value_parser = parse_u64)]
+    #[arg(long, default_value = "0x10000000", value_parser = parse_number)]
     pub base: u64,
     /// Events file (TOML, docs/format.md section 9) that names user events.
     #[arg(long)]
@@ -58,14 +59,6 @@ pub struct Args {
     /// Print the module's view (base, size, log counters) and exit.
     #[arg(long, conflicts_with = "file")]
     pub info: bool,
-}
-
-fn parse_u64(s: &str) -> Result<u64, String> {
-    let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => s.parse(),
-    };
-    parsed.map_err(|e| format!("{s:?} is not a number: {e}"))
 }
 
 fn inner_command(name: &str) -> Option<InnerCommand> {
@@ -100,10 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     if let Some(path) = &args.mapping {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading the mapping {}", path.display()))?;
-        let mapping = AddressMapping::from_toml(&text, args.geometry)
-            .with_context(|| format!("mapping {}", path.display()))?;
+        let mapping = load_mapping(path, args.geometry)?;
         let window = ConfigWindow::top_of_memory(&args.geometry, space.size())
             .context("the configuration space as a window at the top of memory")?;
         space = space.with_mapping(mapping, window);
@@ -125,7 +115,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Resolve every event before touching anything: all or nothing.
     let mut indices = Vec::with_capacity(args.events.len());
     for event in &args.events {
-        let index = if let Ok(n) = parse_u64(event) {
+        let index = if let Ok(n) = parse_number(event) {
             u32::try_from(n).with_context(|| format!("event {event} is too large"))?
         } else if let Some(command) = inner_command(event) {
             command.index()

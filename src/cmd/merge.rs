@@ -1,12 +1,14 @@
 //! `hmtt merge`: capture files → one native trace file (format.md §11).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
-use hmtt_format::trace::NameTable;
 use hmtt_merge::input::DEFAULT_MAX_START_SKEW_NS;
+use hmtt_merge::merge::decode_threads_pay_off;
 use hmtt_merge::reassemble::DEFAULT_REORDER_DEPTH;
-use hmtt_merge::{merge, CaptureSet, MergeOptions, MergeReport, TraceWriter};
+use hmtt_merge::{merge_to_trace, CaptureSet, MergeOptions, MergeReport};
+
+use crate::shared::{bytes_bar, load_names};
 
 /// Arguments of `hmtt merge`.
 #[derive(clap::Args)]
@@ -60,36 +62,13 @@ impl DecodeThreads {
         match self {
             DecodeThreads::On => true,
             DecodeThreads::Off => false,
-            DecodeThreads::Auto => {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                boards > 1 && cores > boards
-            }
+            DecodeThreads::Auto => decode_threads_pay_off(boards),
         }
     }
 }
 
-/// Event names from `--events`, or from an `events.toml` beside the inputs.
-pub fn load_names(events: Option<&Path>, inputs: &[PathBuf]) -> anyhow::Result<NameTable> {
-    let path = match events {
-        Some(p) => Some(p.to_path_buf()),
-        None => inputs
-            .iter()
-            .filter(|p| p.is_dir())
-            .map(|d| d.join("events.toml"))
-            .find(|p| p.exists()),
-    };
-    let Some(path) = path else {
-        return Ok(NameTable::default());
-    };
-    let reg = hmtt_icode::EventRegistry::open(&path)
-        .with_context(|| format!("reading events file {}", path.display()))?;
-    Ok(NameTable {
-        names: reg.iter().map(|(n, i)| (i, n.to_string())).collect(),
-    })
-}
-
 /// Merges `inputs` into `output`; shows a progress bar unless `quiet`.
-pub fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
+fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
     let set = CaptureSet::open(&args.inputs, (args.max_start_skew * 1e9) as u64)?;
     let names = load_names(args.events.as_deref(), &args.inputs)?;
     let mapping_toml = match &args.mapping {
@@ -105,22 +84,10 @@ pub fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
         interleave_shift: args.interleave_shift,
         decode_threads: args.decode_threads.wanted(set.boards.len()),
     };
-    let bar = if args.quiet || set.total_bytes() < (64 << 20) {
-        indicatif::ProgressBar::hidden()
-    } else {
-        let b = indicatif::ProgressBar::new(set.total_bytes());
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "merging {bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-            )
-            .expect("valid template"),
-        );
-        b
-    };
-    let mut writer = TraceWriter::create(&args.output)?;
-    let report = merge(&set, &opts, &mut writer, &mut |done| bar.set_position(done))?;
+    let bar = bytes_bar("merging", set.total_bytes(), args.quiet);
+    let progress = &mut |done| bar.set_position(done);
+    let (report, _) = merge_to_trace(&set, &opts, &args.output, &names, progress)?;
     bar.finish_and_clear();
-    writer.finish(&report, set.geometry, set.start_ns, &names)?;
     Ok(report)
 }
 

@@ -6,11 +6,13 @@
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use hmtt_format::trace::TraceView;
 use hmtt_format::vtrace::VirtualRecord;
 use hmtt_merge::replay::writer::VtraceInfo;
 use hmtt_merge::replay::{Miss, ReplayFilter, ReplayOutput, Replayer, VtraceWriter};
+
+use crate::shared::{parse_number, parse_range, with_names_of, TraceBytes};
 
 /// Arguments of `hmtt replay`.
 #[derive(clap::Args)]
@@ -50,25 +52,6 @@ pub struct Args {
     pub csv: Option<PathBuf>,
 }
 
-fn number(s: &str) -> anyhow::Result<u64> {
-    let s = s.trim();
-    Ok(match s.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16)?,
-        None => s.parse()?,
-    })
-}
-
-fn range(s: &str) -> anyhow::Result<(u64, u64)> {
-    let (a, b) = s
-        .split_once("..")
-        .with_context(|| format!("'{s}' is not a range LO..HI"))?;
-    let (a, b) = (number(a)?, number(b)?);
-    if a >= b {
-        bail!("range '{s}' is empty");
-    }
-    Ok((a, b))
-}
-
 /// One CSV line; no allocation.
 fn write_csv_line(w: &mut dyn Write, v: &VirtualRecord, tick_ns: f64) -> std::io::Result<()> {
     write!(
@@ -89,7 +72,7 @@ fn write_csv_line(w: &mut dyn Write, v: &VirtualRecord, tick_ns: f64) -> std::io
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let bytes = crate::cmd::dump::map_trace(&args.trace)?;
+    let bytes = TraceBytes::open(&args.trace)?;
     let view = TraceView::new_checked(bytes.as_slice())
         .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
     let log_bytes =
@@ -102,18 +85,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     log.sort_by_key(|r| r.seq);
     log.dedup_by_key(|r| r.seq);
-    let mut names = view.names().clone();
-    if args.events.is_some() {
-        names
-            .names
-            .extend(crate::cmd::merge::load_names(args.events.as_deref(), &[])?.names);
-    }
+    let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let event = |s: &str| -> anyhow::Result<u32> {
         let s = s.trim();
         if let Some((i, _)) = names.names.iter().find(|(_, n)| n == s) {
             return Ok(*i);
         }
-        number(s)
+        parse_number(s)
             .ok()
             .and_then(|n| u32::try_from(n).ok())
             .with_context(|| format!("no event named '{s}' in the trace (or --events)"))
@@ -127,8 +105,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let filter = ReplayFilter {
         pid: args.pid,
-        pa: args.pa.as_deref().map(range).transpose()?,
-        va: args.va.as_deref().map(range).transpose()?,
+        pa: args.pa.as_deref().map(parse_range).transpose()?,
+        va: args.va.as_deref().map(parse_range).transpose()?,
         window,
     };
     let selection = !filter.is_empty();

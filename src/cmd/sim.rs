@@ -2,17 +2,39 @@
 //! outputs (docs/format.md §10) and/or send the packets over UDP.
 
 use anyhow::{bail, Context};
-use hmtt_format::{AddressMapping, Geometry};
-use hmtt_sim::board::BoardPacket;
+use hmtt_format::Geometry;
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::dram::{Scheduler, Timing};
-use hmtt_sim::machine::{SimConfig, SimError};
-use hmtt_sim::send::{PacketSender, SenderOptions};
-use hmtt_sim::stream::{run_streamed, PacketSink, StreamOutputs, StreamSummary};
-use hmtt_sim::workload::{read_trace_opts, TraceFormat, Workload};
-use std::net::{SocketAddr, ToSocketAddrs};
+use hmtt_sim::machine::SimConfig;
+use hmtt_sim::outdir::StreamSummary;
+use hmtt_sim::send::{resolve, UdpSink};
+use hmtt_sim::stream::{run_streamed, PacketSink, StreamOutputs};
+use hmtt_sim::workload::{read_trace_opts, TraceFormat, Workload, WorkloadKind};
 use std::path::PathBuf;
 use std::time::Instant;
+
+use crate::shared::{load_mapping, parse_size, OnOff};
+
+/// `--trace-format`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum TraceFormatArg {
+    /// Guessed from the first record line.
+    Auto,
+    /// `R|W <address> [size] [pid]` lines.
+    Rw,
+    /// Valgrind lackey output.
+    Lackey,
+}
+
+impl TraceFormatArg {
+    fn format(self) -> Option<TraceFormat> {
+        match self {
+            TraceFormatArg::Auto => None,
+            TraceFormatArg::Rw => Some(TraceFormat::ReadWrite),
+            TraceFormatArg::Lackey => Some(TraceFormat::Lackey),
+        }
+    }
+}
 
 /// Arguments of `hmtt sim` (boxed: they are many, and the subcommand enum
 /// stays small).
@@ -31,10 +53,8 @@ pub struct Args {
   hmtt sim --workload trace --trace prog.lackey --out out/trace
   hmtt sim --workload seq-write --n 16M --send 127.0.0.1:5000,127.0.0.1:5001,127.0.0.1:5002 --rate 3")]
 pub struct SimArgs {
-    /// seq-read, seq-write, read-after-write, random-read, strided,
-    /// quicksort, dma, mix (several processes with remaps and DMA), trace.
-    #[arg(long, default_value = "seq-read")]
-    pub workload: String,
+    #[arg(long, value_enum, default_value_t = WorkloadKind::SeqRead)]
+    pub workload: WorkloadKind,
     /// Workload size: bytes for the micro-benchmarks (K/M/G suffixes),
     /// elements for quicksort, transfers for dma, buffer bytes for mix.
     #[arg(long)]
@@ -60,33 +80,33 @@ pub struct SimArgs {
     /// Trace file for `--workload trace`.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Trace format: auto, rw (`R|W <address> [size] [pid]`), lackey.
-    #[arg(long, default_value = "auto")]
-    pub trace_format: String,
+    /// Trace file format.
+    #[arg(long, value_enum, default_value_t = TraceFormatArg::Auto)]
+    pub trace_format: TraceFormatArg,
     /// Keep lackey's instruction fetches (`I` lines) as reads.
     #[arg(long)]
     pub instructions: bool,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Last-level cache on or off (off: the paper's cache-disabled mode).
-    #[arg(long, default_value = "on")]
-    pub cache: String,
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pub cache: OnOff,
     #[arg(long, default_value = "2M")]
     pub cache_size: String,
     #[arg(long, default_value_t = 16)]
     pub ways: u32,
     /// DIMM geometry per channel: a preset or rank,bank,row,col_line bits.
     #[arg(long, default_value = "ddr3-4g")]
-    pub geometry: String,
+    pub geometry: Geometry,
     /// Address mapping file (TOML, docs/format.md §3); default linear.
     #[arg(long)]
     pub mapping: Option<PathBuf>,
     /// ddr3-1600, ddr2-400 or ddr-200.
     #[arg(long, default_value = "ddr3-1600")]
-    pub speed: String,
+    pub speed: Timing,
     /// fcfs or frfcfs.
     #[arg(long, default_value = "frfcfs")]
-    pub scheduler: String,
+    pub scheduler: Scheduler,
     #[arg(long, default_value_t = 16)]
     pub queue_depth: usize,
     /// CPU ticks per line referenced (the processor's pace).
@@ -103,6 +123,15 @@ pub struct SimArgs {
     pub ports: u8,
     #[arg(long)]
     pub fifo_depth: Option<usize>,
+    /// Lanes: ticks the board samples per fabric clock, 1, 2, 4 or 8
+    /// (default 8, halved while the ports' line rate would need a word or
+    /// more per clock, as for DDR2-400 or DDR-200; docs/board.md).
+    #[arg(long)]
+    pub lanes: Option<u32>,
+    /// References a fabric clock takes, 1..=lanes (default 3, at most the
+    /// lanes); more are counted lost.
+    #[arg(long)]
+    pub refs_per_clock: Option<u32>,
     /// Words per packet (360 for 1500-byte frames, up to 2235 for jumbo).
     #[arg(long)]
     pub max_words: Option<usize>,
@@ -129,109 +158,44 @@ pub struct SimArgs {
     pub rate: Option<f64>,
 }
 
-/// Parses `123`, `4K`, `16M`, `2G`, `8KiB`.
-pub fn parse_size(s: &str) -> anyhow::Result<u64> {
-    let t = s.trim();
-    let t = t
-        .strip_suffix("iB")
-        .or_else(|| t.strip_suffix('B'))
-        .unwrap_or(t);
-    let (num, mul) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let mul = match c.to_ascii_uppercase() {
-                'K' => 1u64 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                _ => bail!("size '{s}': unknown suffix '{c}' (K, M or G)"),
-            };
-            (&t[..i], mul)
-        }
-        _ => (t, 1),
-    };
-    let n: u64 = num
-        .trim()
-        .parse()
-        .with_context(|| format!("size '{s}' is not a number"))?;
-    n.checked_mul(mul)
-        .with_context(|| format!("size '{s}' is too large"))
-}
-
 fn workload(a: &SimArgs) -> anyhow::Result<Workload> {
     let unit = parse_size(&a.unit)?;
     let unit = u32::try_from(unit).context("--unit is too large")?;
     let stride = parse_size(&a.stride)?;
     let n = a.n.as_deref().map(parse_size).transpose()?;
-    let mut w = match a.workload.as_str() {
-        "trace" => {
+    let w = match a.workload {
+        WorkloadKind::Trace => {
             let path = a
                 .trace
                 .as_ref()
                 .context("--workload trace needs --trace FILE")?;
-            let format = match a.trace_format.as_str() {
-                "auto" => None,
-                "rw" => Some(TraceFormat::ReadWrite),
-                "lackey" => Some(TraceFormat::Lackey),
-                f => bail!("unknown trace format '{f}' (auto, rw or lackey)"),
-            };
-            read_trace_opts(path, format, a.instructions)?
+            read_trace_opts(path, a.trace_format.format(), a.instructions)?
         }
-        name => {
-            let default = match name {
-                "quicksort" => 100_000,
-                "dma" => 16,
-                "mix" => 64 << 10,
-                _ => 1 << 20,
-            };
-            Workload::by_name(name, n.unwrap_or(default), unit, stride)?
-        }
+        kind => Workload::of_kind(kind, n.unwrap_or(kind.default_size()), unit, stride)?,
     };
-    if a.rounds > 1 {
-        w = Workload::Rounds {
-            inner: Box::new(w),
-            rounds: a.rounds,
-        };
-    }
-    w = w.processes(a.processes, a.quantum);
-    if a.dma > 0 {
-        w = Workload::Processes {
-            parts: vec![
-                w,
-                Workload::Dma {
-                    transfers: a.dma,
-                    bytes: 4 * 4096,
-                },
-            ],
-            quantum: a.quantum,
-        };
-    }
-    Ok(w)
+    Ok(w.rounds(a.rounds)
+        .processes(a.processes, a.quantum)
+        .with_dma(a.dma, a.quantum))
 }
 
 fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
-    let geometry: Geometry = a.geometry.parse()?;
+    let geometry = a.geometry;
     let mut cfg = SimConfig::default().workload(workload(a)?).seed(a.seed);
     cfg.geometry = geometry;
-    cfg.cache = match a.cache.as_str() {
-        "on" => Some(CacheConfig {
+    cfg.cache = match a.cache {
+        OnOff::On => Some(CacheConfig {
             size_bytes: parse_size(&a.cache_size)?,
             ways: a.ways,
         }),
-        "off" => None,
-        c => bail!("--cache must be on or off, not '{c}'"),
+        OnOff::Off => None,
     };
-    if let Some(path) = &a.mapping {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading mapping file {}", path.display()))?;
-        cfg.mapping = Some(
-            AddressMapping::from_toml(&text, geometry)
-                .with_context(|| format!("mapping file {}", path.display()))?,
-        );
-    }
-    cfg.controller.timing = a.speed.parse::<Timing>().map_err(anyhow::Error::msg)?;
-    cfg.controller.scheduler = a
-        .scheduler
-        .parse::<Scheduler>()
-        .map_err(anyhow::Error::msg)?;
+    cfg.mapping = a
+        .mapping
+        .as_deref()
+        .map(|p| load_mapping(p, geometry))
+        .transpose()?;
+    cfg.controller.timing = a.speed;
+    cfg.controller.scheduler = a.scheduler;
     if a.queue_depth == 0 {
         bail!("--queue-depth must be at least 1");
     }
@@ -245,96 +209,28 @@ fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
     if let Some(d) = a.fifo_depth {
         cfg.board.fifo_depth = d;
     }
+    cfg.board.lanes = a.lanes;
+    cfg.board.refs_per_clock = a.refs_per_clock;
     if let Some(m) = a.max_words {
         cfg.board.max_words = m;
     }
     cfg.flush_cache_at_end = a.flush_at_end;
-    cfg.wall_start_ns = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    Ok(cfg)
+    Ok(cfg.starting_now())
 }
 
-/// `--send`: the boards' packets to UDP destinations as the run makes them.
-struct UdpSink {
-    tx: PacketSender,
-    /// Destinations per board: `ports` (board-major) or shared.
-    per_board: usize,
-    started: Option<Instant>,
-}
-
-impl UdpSink {
-    fn new(a: &SimArgs) -> anyhow::Result<UdpSink> {
-        let dests: Vec<SocketAddr> = a
-            .send
-            .iter()
-            .map(|d| {
-                d.to_socket_addrs()
-                    .with_context(|| format!("bad destination '{d}'"))?
-                    .next()
-                    .with_context(|| format!("destination '{d}' resolves to nothing"))
-            })
-            .collect::<anyhow::Result<_>>()?;
-        let ports = usize::from(a.ports);
-        let boards = usize::from(a.boards);
-        if ![1, ports, ports * boards].contains(&dests.len()) {
-            bail!(
-                "{} destinations for {boards} board(s) of {ports} ports: give 1, {ports} or {}",
-                dests.len(),
-                ports * boards
-            );
-        }
-        let per_board = if dests.len() == ports * boards && boards > 1 {
-            ports
-        } else {
-            0
-        };
-        let tx = PacketSender::new(
-            &dests,
-            SenderOptions {
-                rate_bps: a.rate.map(|g| g * 1e9),
-                ..Default::default()
-            },
-        )?;
-        Ok(UdpSink {
-            tx,
-            per_board,
-            started: None,
-        })
-    }
-
-    fn report(&self) {
-        let stats = self.tx.stats();
-        let secs = self.started.map_or(0.0, |t| t.elapsed().as_secs_f64());
-        println!(
-            "sent {} packets ({} bytes) as the run went, over {:.3} s: {:.3} Gb/s, {} sendmmsg calls, {} retries",
-            stats.packets,
-            stats.bytes,
-            secs,
-            stats.bytes as f64 * 8.0 / secs.max(1e-9) / 1e9,
-            stats.calls,
-            stats.retries
-        );
-    }
-}
-
-impl PacketSink for UdpSink {
-    fn packet(&mut self, board: usize, p: &BoardPacket) -> Result<(), SimError> {
-        self.started.get_or_insert_with(Instant::now);
-        let dest = board * self.per_board + usize::from(p.port);
-        self.tx.send(dest, &p.bytes).map_err(|error| SimError::Io {
-            path: format!("UDP destination {dest}"),
-            error,
-        })
-    }
-
-    fn finish(&mut self) -> Result<(), SimError> {
-        self.tx.flush().map_err(|error| SimError::Io {
-            path: "UDP send".into(),
-            error,
-        })
-    }
+/// What `--send` sent.
+fn report_sent(sink: &UdpSink) {
+    let stats = sink.stats();
+    let secs = sink.seconds();
+    println!(
+        "sent {} packets ({} bytes) as the run went, over {:.3} s: {:.3} Gb/s, {} sendmmsg calls, {} retries",
+        stats.packets,
+        stats.bytes,
+        secs,
+        stats.bytes as f64 * 8.0 / secs.max(1e-9) / 1e9,
+        stats.calls,
+        stats.retries
+    );
 }
 
 /// What a run produced, and the events its boards lost.
@@ -371,7 +267,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut sink = if args.send.is_empty() {
         None
     } else {
-        Some(UdpSink::new(&args)?)
+        let dests = resolve(&args.send)?;
+        let rate = args.rate.map(|g| g * 1e9);
+        Some(UdpSink::new(&dests, args.boards, args.ports, rate)?)
     };
     let start = Instant::now();
     let outputs = StreamOutputs {
@@ -386,7 +284,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         println!("wrote {}", dir.display());
     }
     if let Some(sink) = &sink {
-        sink.report();
+        report_sent(sink);
     }
     for (b, (kept, total)) in run.checks.iter().enumerate() {
         match kept.first() {
@@ -395,19 +293,4 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_size;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("123").unwrap(), 123);
-        assert_eq!(parse_size("4K").unwrap(), 4096);
-        assert_eq!(parse_size("16MiB").unwrap(), 16 << 20);
-        assert_eq!(parse_size("2g").unwrap(), 2 << 30);
-        assert!(parse_size("3X").is_err());
-        assert!(parse_size("M").is_err());
-    }
 }

@@ -8,6 +8,8 @@ use hmtt_format::trace::TraceView;
 use hmtt_merge::names::event_name;
 use hmtt_merge::stats::TraceStats;
 
+use crate::shared::TraceBytes;
+
 /// Arguments of `hmtt stats`.
 #[derive(clap::Args)]
 #[command(after_help = "Example:\n  hmtt stats run.hmtttrace --interval-ms 10")]
@@ -23,7 +25,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let bytes = crate::cmd::dump::map_trace(&args.trace)?;
+    let bytes = TraceBytes::open(&args.trace)?;
     let view = TraceView::new_checked(bytes.as_slice())
         .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
     let h = view.header().clone();

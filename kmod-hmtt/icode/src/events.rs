@@ -1,16 +1,12 @@
-//! Named user events and the events file (docs/format.md section 9):
-//!
-//! ```toml
-//! [events]
-//! sort-begin = 64
-//! sort-end = 65
-//! ```
+//! Named user events kept in an events file (docs/format.md section 9) that
+//! merge reads: the table and its text are `hmtt_format::events`; this is
+//! the file on disk and the choice of free indices.
 
-use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use hmtt_format::config::{FIRST_HIGH_USER_EVENT, FIRST_LOG_TAG, FIRST_USER_EVENT};
+use hmtt_format::events::EventNames;
+pub use hmtt_format::events::EventsError as TableError;
 
 /// Why the events file could not be read, changed or written.
 #[derive(Debug, thiserror::Error)]
@@ -19,50 +15,19 @@ pub enum EventsError {
     Read { path: PathBuf, source: io::Error },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
-    #[error("{path}: not a valid events file: {message}")]
-    Parse { path: PathBuf, message: String },
-    #[error("event name must not be empty")]
-    EmptyName,
-    #[error(
-        "event {name:?}: index {index:#x} is not a user event (0x40..0xffff or 0x20000 and up)"
-    )]
-    NotUserEvent { name: String, index: u32 },
-    #[error("event index {index:#x} is taken by both {first:?} and {second:?}")]
-    Duplicate {
-        index: u32,
-        first: String,
-        second: String,
-    },
-    #[error("event {name:?} is already {existing:#x}, not {requested:#x}")]
-    Rebound {
-        name: String,
-        existing: u32,
-        requested: u32,
-    },
-    #[error("no free user event index left")]
-    Full,
+    #[error("{path}: {source}")]
+    File { path: PathBuf, source: TableError },
+    #[error(transparent)]
+    Table(#[from] TableError),
     #[error("this registry has no file to save to")]
     NoPath,
-}
-
-#[derive(serde::Serialize, serde::Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct EventsFile {
-    #[serde(default)]
-    events: BTreeMap<String, u32>,
-}
-
-/// Whether `index` may name a user event.
-pub fn is_user_event(index: u32) -> bool {
-    (FIRST_USER_EVENT..FIRST_LOG_TAG).contains(&index) || index >= FIRST_HIGH_USER_EVENT
 }
 
 /// Names for user event indices, kept in an events file that merge reads.
 #[derive(Debug, Clone, Default)]
 pub struct EventRegistry {
     path: Option<PathBuf>,
-    events: BTreeMap<String, u32>,
-    by_index: BTreeMap<u32, String>,
+    names: EventNames,
 }
 
 impl EventRegistry {
@@ -75,40 +40,31 @@ impl EventRegistry {
     /// writes it back.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, EventsError> {
         let path = path.as_ref().to_path_buf();
-        let mut registry = match std::fs::read_to_string(&path) {
-            Ok(text) => Self::from_toml(&text).map_err(|e| match e {
-                EventsError::Parse { message, .. } => EventsError::Parse {
-                    path: path.clone(),
-                    message,
-                },
-                other => other,
+        let names = match std::fs::read_to_string(&path) {
+            Ok(text) => EventNames::parse(&text).map_err(|source| EventsError::File {
+                path: path.clone(),
+                source,
             })?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Self::default(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => EventNames::default(),
             Err(source) => return Err(EventsError::Read { path, source }),
         };
-        registry.path = Some(path);
-        Ok(registry)
+        Ok(EventRegistry {
+            path: Some(path),
+            names,
+        })
     }
 
     /// Parse the text of an events file.
     pub fn from_toml(text: &str) -> Result<Self, EventsError> {
-        let file: EventsFile = toml::from_str(text).map_err(|e| EventsError::Parse {
-            path: PathBuf::new(),
-            message: e.to_string(),
-        })?;
-        let mut registry = Self::default();
-        for (name, index) in file.events {
-            registry.register_at(&name, index)?;
-        }
-        Ok(registry)
+        Ok(EventRegistry {
+            path: None,
+            names: EventNames::parse(text)?,
+        })
     }
 
     /// The events file text.
     pub fn to_toml(&self) -> String {
-        let file = EventsFile {
-            events: self.events.clone(),
-        };
-        toml::to_string(&file).expect("a map of strings to integers serializes")
+        self.names.to_toml()
     }
 
     /// Write the events file (atomically: a temporary file renamed over it).
@@ -129,12 +85,12 @@ impl EventRegistry {
 
     /// The index of `name`, if registered.
     pub fn get(&self, name: &str) -> Option<u32> {
-        self.events.get(name).copied()
+        self.names.get(name)
     }
 
     /// The name of `index`, if any.
     pub fn name_of(&self, index: u32) -> Option<&str> {
-        self.by_index.get(&index).map(String::as_str)
+        self.names.name_of(index)
     }
 
     /// Register `name` at the lowest free user index (or return its index
@@ -143,64 +99,34 @@ impl EventRegistry {
         if let Some(index) = self.get(name) {
             return Ok(index);
         }
-        let index = (FIRST_USER_EVENT..FIRST_LOG_TAG)
-            .chain(FIRST_HIGH_USER_EVENT..=u32::MAX)
-            .find(|i| !self.by_index.contains_key(i))
-            .ok_or(EventsError::Full)?;
+        let index = self.names.first_free()?;
         self.register_at(name, index)?;
         Ok(index)
     }
 
     /// Register `name` at a chosen index.
     pub fn register_at(&mut self, name: &str, index: u32) -> Result<(), EventsError> {
-        if name.is_empty() {
-            return Err(EventsError::EmptyName);
-        }
-        if !is_user_event(index) {
-            return Err(EventsError::NotUserEvent {
-                name: name.to_string(),
-                index,
-            });
-        }
-        if let Some(existing) = self.get(name) {
-            if existing == index {
-                return Ok(());
-            }
-            return Err(EventsError::Rebound {
-                name: name.to_string(),
-                existing,
-                requested: index,
-            });
-        }
-        if let Some(other) = self.name_of(index) {
-            return Err(EventsError::Duplicate {
-                index,
-                first: other.to_string(),
-                second: name.to_string(),
-            });
-        }
-        self.events.insert(name.to_string(), index);
-        self.by_index.insert(index, name.to_string());
-        Ok(())
+        Ok(self.names.insert(name, index)?)
     }
 
     /// (name, index) pairs in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, u32)> {
-        self.events.iter().map(|(n, &i)| (n.as_str(), i))
+        self.names.iter()
     }
 
     pub fn len(&self) -> usize {
-        self.events.len()
+        self.names.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
+        self.names.is_empty()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hmtt_format::config::{FIRST_HIGH_USER_EVENT, FIRST_LOG_TAG, FIRST_USER_EVENT};
 
     #[test]
     fn registers_lowest_free_user_indices_and_round_trips() {
@@ -242,36 +168,45 @@ mod tests {
         let mut r = EventRegistry::in_memory();
         assert!(matches!(
             r.register_at("inner", 5),
-            Err(EventsError::NotUserEvent { index: 5, .. })
+            Err(EventsError::Table(TableError::NotUserEvent {
+                index: 5,
+                ..
+            }))
         ));
         assert!(matches!(
             r.register_at("tag", 0x1_0001),
-            Err(EventsError::NotUserEvent { .. })
+            Err(EventsError::Table(TableError::NotUserEvent { .. }))
         ));
         assert!(matches!(
             r.register_at("", 0x40),
-            Err(EventsError::EmptyName)
+            Err(EventsError::Table(TableError::EmptyName))
         ));
         r.register_at("a", 0x50).unwrap();
         assert!(matches!(
             r.register_at("b", 0x50),
-            Err(EventsError::Duplicate { index: 0x50, .. })
+            Err(EventsError::Table(TableError::Duplicate {
+                index: 0x50,
+                ..
+            }))
         ));
         assert!(matches!(
             r.register_at("a", 0x51),
-            Err(EventsError::Rebound { existing: 0x50, .. })
+            Err(EventsError::Table(TableError::Rebound {
+                existing: 0x50,
+                ..
+            }))
         ));
         assert!(matches!(
             EventRegistry::from_toml("[events]\na = 64\nb = 64\n"),
-            Err(EventsError::Duplicate { .. })
+            Err(EventsError::Table(TableError::Duplicate { .. }))
         ));
         assert!(matches!(
             EventRegistry::from_toml("[events]\na = \"x\"\n"),
-            Err(EventsError::Parse { .. })
+            Err(EventsError::Table(TableError::Parse(_)))
         ));
         assert!(matches!(
             EventRegistry::from_toml("[other]\na = 1\n"),
-            Err(EventsError::Parse { .. })
+            Err(EventsError::Table(TableError::Parse(_)))
         ));
     }
 

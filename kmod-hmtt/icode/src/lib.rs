@@ -17,7 +17,7 @@ pub mod drain;
 mod events;
 mod space;
 
-pub use events::{EventRegistry, EventsError};
+pub use events::{EventRegistry, EventsError, TableError};
 pub use space::{Access, ConfigSpace, SpaceError};
 
 use hmtt_format::config::InnerCommand;

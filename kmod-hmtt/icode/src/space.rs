@@ -5,8 +5,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use hmtt_format::config::{ConfigWindow, InnerCommand, FIRST_LOG_TAG};
-use hmtt_format::klog::TAG_EVENT_COUNT;
+use hmtt_format::config::{ConfigWindow, InnerCommand, FIRST_HIGH_USER_EVENT, FIRST_LOG_TAG};
 use hmtt_format::mapping::AddressMapping;
 use memmap2::{MmapOptions, MmapRaw};
 
@@ -244,7 +243,7 @@ impl ConfigSpace {
 
     /// Inject event `event` with an explicit access kind.
     pub fn touch(&self, event: u32, access: Access) -> Result<(), SpaceError> {
-        if (FIRST_LOG_TAG..FIRST_LOG_TAG + TAG_EVENT_COUNT).contains(&event) {
+        if (FIRST_LOG_TAG..FIRST_HIGH_USER_EVENT).contains(&event) {
             return Err(SpaceError::ReservedForKernelLog(event));
         }
         let offset = self.offset_of(event)?;

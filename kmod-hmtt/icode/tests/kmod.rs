@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use hmtt_format::config::log_tag_event;
 use hmtt_format::klog::{self, Event, Kind};
 
 const CFG_BASE: u64 = 0x1000_0000;
@@ -367,7 +368,7 @@ fn qemu_guest_loads_maps_logs_and_unloads() {
     // the second session's tags overwrite the first's.
     let mut latest: BTreeMap<u32, u64> = BTreeMap::new();
     for r in records.iter().chain(&overrun_session) {
-        latest.insert(klog::tag_event_index(r.seq), r.seq);
+        latest.insert(log_tag_event(r.seq), r.seq);
     }
     for (event, seq) in latest {
         assert_eq!(

@@ -3,10 +3,10 @@
 #![allow(dead_code)]
 
 use hmtt_format::record::{BoardEvent, TimedEvent};
+use hmtt_format::truth::{RefKind, TruthRecord};
 use hmtt_format::Packet;
 use hmtt_sim::dram;
 use hmtt_sim::machine::{SimConfig, SimOutput};
-use hmtt_sim::truth::{RefKind, TruthRecord};
 
 /// Every event of board `b`'s packets, packets taken in `seq` order.
 pub fn decode_board(out: &SimOutput, b: usize) -> Vec<TimedEvent> {
@@ -73,6 +73,12 @@ pub fn assert_packets_match_truth(out: &SimOutput) {
         assert_eq!(
             out.board_counters[b].events_dropped, 0,
             "board {b} dropped events"
+        );
+        // The controller's streams are legal: never more than E RD/WR in
+        // a fabric clock (board.md "Why E = 3 at L = 8").
+        assert_eq!(
+            out.board_counters[b].references_over_limit, 0,
+            "board {b}: references over the limit"
         );
         if decoded != expected {
             let first = decoded

@@ -2,7 +2,8 @@
 //! the boards are interleaved by a merge on the tick (ties go to the lower
 //! board id): two-way merges of blocks, in a tree for more than two boards.
 //! Records flow in blocks into a [`RecordSink`]; memory stays bounded by a
-//! few decoded blocks per board.
+//! few decoded blocks per board. The two-way merge of two runs, the inner
+//! loop, is `two_way`.
 
 use hmtt_format::trace::TraceRecord;
 use hmtt_format::AddressMapping;
@@ -12,7 +13,12 @@ use crate::input::CaptureSet;
 use crate::reassemble::{BoardStream, ChannelJoin, DEFAULT_REORDER_DEPTH};
 use crate::report::{BoardReport, MergeReport};
 use crossbeam_channel::{Receiver, Sender};
-use std::hint::select_unpredictable;
+
+#[cfg(test)]
+mod tests;
+mod two_way;
+
+use two_way::merge_two;
 
 /// Where merged records go: whole blocks through `write`, or, for a sink
 /// with its own output buffer, built in place through `spare` and `commit`.
@@ -73,6 +79,14 @@ pub struct MergeOptions {
     pub interleave_shift: Option<u32>,
     /// Decode each board in a thread of its own (the output is the same).
     pub decode_threads: bool,
+}
+
+/// Whether a decode thread per board pays off here: when the machine has
+/// a core for each of the `boards` and one for the merge; with fewer the
+/// threads only take turns, at a cost.
+pub fn decode_threads_pay_off(boards: usize) -> bool {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    boards > 1 && cores > boards
 }
 
 impl Default for MergeOptions {
@@ -257,193 +271,6 @@ impl<'s> Out<'s> {
         }
         Ok(())
     }
-}
-
-/// Merges two time-sorted runs into `out` (ties go to `a`) until `out` is
-/// full or one run is used up; returns how many records of each it took.
-/// A run that ends before the other's next record is copied wholesale.
-/// Otherwise the output is cut in two halves at their exact split points
-/// (a binary search) and both halves are merged in one loop: each step of
-/// a half depends on the one before it (load, compare, select), so two
-/// independent halves keep the core twice as busy. Records are picked
-/// without a branch on the comparison, since interleaved boards make that
-/// branch unpredictable. Not inlined, so that the loop has the registers
-/// to itself.
-#[inline(never)]
-fn merge_two(a: &[TraceRecord], b: &[TraceRecord], out: &mut [TraceRecord]) -> (usize, usize) {
-    let (Some(a_last), Some(b_last)) = (a.last(), b.last()) else {
-        return (0, 0);
-    };
-    if a_last.tick <= b[0].tick {
-        let n = a.len().min(out.len());
-        out[..n].copy_from_slice(&a[..n]);
-        return (n, 0);
-    }
-    if b_last.tick < a[0].tick {
-        let n = b.len().min(out.len());
-        out[..n].copy_from_slice(&b[..n]);
-        return (0, n);
-    }
-    // Records that can go out now: up to where the first run is used up
-    // (the other's later records may belong after it), at most `out`.
-    let until_a_ends = a.len() + b.partition_point(|r| r.tick < a_last.tick);
-    let until_b_ends = b.len() + a.partition_point(|r| r.tick <= b_last.tick);
-    let m = until_a_ends.min(until_b_ends).min(out.len());
-    let (p, q) = split(a, b, m);
-    let half = m / 2;
-    let (p1, q1) = split(&a[..p], &b[..q], half);
-    let (out1, out2) = out[..m].split_at_mut(half);
-    let mut first = Half::new(&a[..p1], &b[..q1], out1);
-    let mut second = Half::new(&a[p1..p], &b[q1..q], out2);
-    loop {
-        let steps = first.steps().min(second.steps());
-        if steps == 0 {
-            break;
-        }
-        for _ in 0..steps {
-            // SAFETY: each step uses up one record of one part of its
-            // half, so `steps` steps leave both halves' parts non-empty
-            // before each step (and fill at most as many output slots).
-            unsafe {
-                first.step();
-                second.step();
-            }
-        }
-    }
-    first.finish();
-    second.finish();
-    (p, q)
-}
-
-/// How many of the first `k` records of the merge of `a` and `b` (ties to
-/// `a`) come from each: the merge-path split, by binary search.
-fn split(a: &[TraceRecord], b: &[TraceRecord], k: usize) -> (usize, usize) {
-    let (mut lo, mut hi) = (k.saturating_sub(b.len()), k.min(a.len()));
-    while lo < hi {
-        let i = (lo + hi) / 2;
-        // a[i] goes before b[k - i - 1]: more of a is in the first k.
-        if a[i].tick <= b[k - i - 1].tick {
-            lo = i + 1;
-        } else {
-            hi = i;
-        }
-    }
-    (lo, k - lo)
-}
-
-/// Bytes of a record, the step of the addresses in [`Half`].
-const RECORD: usize = std::mem::size_of::<TraceRecord>();
-
-/// One half of a two-run merge: its part of each run and its output,
-/// walked by address, since the bounds checks of both halves would cost
-/// the loop its registers. Every step puts one record out and takes one
-/// from `a` or `b`, so `b`'s next record is found from the other two
-/// (`b = k + out - a`): a step moves two addresses, not three. The output
-/// has exactly the room for both parts.
-struct Half<'r> {
-    a_base: *const TraceRecord,
-    b_base: *const TraceRecord,
-    out_base: *mut TraceRecord,
-    /// Address of `a`'s next record, and its end.
-    a: usize,
-    a_end: usize,
-    b_end: usize,
-    /// `b`'s start minus the output's start plus `a`'s start (wrapping).
-    k: usize,
-    /// Address of the next output slot.
-    out: usize,
-    _runs: std::marker::PhantomData<(&'r [TraceRecord], &'r mut [TraceRecord])>,
-}
-
-impl<'r> Half<'r> {
-    fn new(a: &'r [TraceRecord], b: &'r [TraceRecord], out: &'r mut [TraceRecord]) -> Half<'r> {
-        assert_eq!(a.len() + b.len(), out.len());
-        let (a_base, b_base, out_base) = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr());
-        Half {
-            a_base,
-            b_base,
-            out_base,
-            a: a_base as usize,
-            a_end: a_base as usize + a.len() * RECORD,
-            b_end: b_base as usize + b.len() * RECORD,
-            k: (b_base as usize)
-                .wrapping_sub(out_base as usize)
-                .wrapping_add(a_base as usize),
-            out: out_base as usize,
-            _runs: std::marker::PhantomData,
-        }
-    }
-    /// Address of `b`'s next record.
-    #[inline(always)]
-    fn b(&self) -> usize {
-        self.k.wrapping_add(self.out).wrapping_sub(self.a)
-    }
-    /// Steps that can run before either part is used up.
-    fn steps(&self) -> usize {
-        ((self.a_end - self.a) / RECORD).min((self.b_end - self.b()) / RECORD)
-    }
-    /// Puts the next record of the half out.
-    ///
-    /// # Safety
-    /// `self.steps() > 0`: neither part is used up.
-    #[inline(always)]
-    unsafe fn step(&mut self) {
-        debug_assert!(self.steps() > 0);
-        let a = self.a_base.with_addr(self.a);
-        let b = self.b_base.with_addr(self.b());
-        // SAFETY: both parts have a record left by the caller's promise,
-        // and the output has a slot for each.
-        let take_b = unsafe { (*b).tick < (*a).tick };
-        unsafe {
-            copy_record(
-                select_unpredictable(take_b, b, a),
-                self.out_base.with_addr(self.out),
-            )
-        };
-        self.a = select_unpredictable(take_b, self.a, self.a + RECORD);
-        self.out += RECORD;
-    }
-    /// Runs to the end of the output.
-    fn finish(&mut self) {
-        while self.steps() > 0 {
-            // SAFETY: checked just above.
-            unsafe { self.step() };
-        }
-        let (rest, n) = if self.a < self.a_end {
-            (
-                self.a_base.with_addr(self.a),
-                (self.a_end - self.a) / RECORD,
-            )
-        } else {
-            let b = self.b();
-            (self.b_base.with_addr(b), (self.b_end - b) / RECORD)
-        };
-        // SAFETY: the rest of one part, and the output's room left is as
-        // long (the output has exactly the room for both parts).
-        unsafe { std::ptr::copy_nonoverlapping(rest, self.out_base.with_addr(self.out), n) };
-        self.out += n * RECORD;
-    }
-}
-
-/// One record from `from` to `to` as one 16-byte move (the compiler would
-/// otherwise split it in two and keep the tick from the comparison, which
-/// costs the loop more instructions).
-///
-/// # Safety
-/// `from` is readable and `to` writable for a record.
-#[inline(always)]
-unsafe fn copy_record(from: *const TraceRecord, to: *mut TraceRecord) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: the caller's promise; SSE2 is part of x86_64.
-    unsafe {
-        use std::arch::x86_64::{_mm_loadu_si128, _mm_storeu_si128};
-        _mm_storeu_si128(to.cast(), _mm_loadu_si128(from.cast()));
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: the caller's promise.
-    unsafe {
-        to.write(from.read())
-    };
 }
 
 /// Merges every board of `set` into `sink`. `progress` is called now and
@@ -692,218 +519,4 @@ fn interleave(
     out.flush()?;
     progress(bytes_done(lanes));
     Ok(out.records)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::synth;
-    use hmtt_format::record::TimedEvent;
-    use hmtt_format::trace::RecordKind;
-    use hmtt_format::Geometry;
-    use proptest::prelude::*;
-
-    fn sorted_run(ticks: Vec<u64>, board: u8) -> Vec<TraceRecord> {
-        let mut ticks = ticks;
-        ticks.sort_unstable();
-        ticks
-            .into_iter()
-            .enumerate()
-            .map(|(i, t)| TraceRecord::new(t, board, RecordKind::Cmd, i as u64))
-            .collect()
-    }
-
-    proptest! {
-        #[test]
-        fn merge_two_is_a_stable_merge(
-            a in proptest::collection::vec(0u64..50, 0..60),
-            b in proptest::collection::vec(0u64..50, 0..60),
-            room in 1usize..130,
-        ) {
-            let (a, b) = (sorted_run(a, 0), sorted_run(b, 1));
-            let mut out = vec![TraceRecord::default(); room];
-            let (i, j) = merge_two(&a, &b, &mut out);
-            prop_assert!(i <= a.len() && j <= b.len() && i + j <= room);
-            // It stops only when out is full or a run is used up.
-            prop_assert!(i + j == room || i == a.len() || j == b.len());
-            let mut want: Vec<TraceRecord> = a[..i].iter().chain(&b[..j]).copied().collect();
-            want.sort_by_key(|r| (r.tick, r.board()));
-            prop_assert_eq!(&out[..i + j], &want[..]);
-            // Nothing left behind comes before what was taken.
-            let last = out[..i + j].last().map(|r| (r.tick, r.board()));
-            if let Some(last) = last {
-                for r in a[i..].iter().chain(&b[j..]) {
-                    prop_assert!((r.tick, r.board()) >= last);
-                }
-            }
-        }
-    }
-
-    /// `boards` boards of a mixed workload (with gaps in time long enough
-    /// that one board runs alone for a while), merged with `opts`; compared
-    /// with each board decoded alone and stably sorted by (tick, board).
-    fn check_boards(boards: u8, events: usize, opts: &MergeOptions) {
-        let g = Geometry::ddr3_default();
-        let mut files = Vec::new();
-        let mut per_board: Vec<Vec<TimedEvent>> = Vec::new();
-        for b in 0..boards {
-            let mut ev = synth::workload(100 + u64::from(b), events, g);
-            // A long stretch where only this board is busy.
-            let shift = u64::from(b) * 3_000_000;
-            for e in ev.iter_mut().skip(events / 2) {
-                e.tick += shift;
-            }
-            let packets = synth::packets(b, g, 1250, 360, &ev);
-            for (p, f) in synth::deal(&synth::capture_header(b, 0, g, 1250), 3, &packets)
-                .into_iter()
-                .enumerate()
-            {
-                files.push((format!("b{b}p{p}"), f));
-            }
-            per_board.push(ev);
-        }
-        let set = CaptureSet::from_memory(files, u64::MAX).unwrap();
-        let mut sink = VecSink::default();
-        let report = merge(&set, opts, &mut sink, &mut |_| {}).unwrap();
-        let mut want = Vec::new();
-        for b in 0..boards {
-            let one = CaptureSet::from_memory(
-                set.sources
-                    .iter()
-                    .filter(|s| s.board == b)
-                    .map(|s| (s.name.clone(), s.data().to_vec()))
-                    .collect(),
-                u64::MAX,
-            )
-            .unwrap();
-            // Decoded alone, then given the board's channel as the merge
-            // of all boards would.
-            let mut alone = VecSink::default();
-            let o = MergeOptions {
-                interleave_shift: None,
-                ..opts.clone()
-            };
-            merge(&one, &o, &mut alone, &mut |_| {}).unwrap();
-            assert_eq!(alone.0.len(), per_board[usize::from(b)].len());
-            let join = opts.interleave_shift.map(|shift| ChannelJoin {
-                channels: u64::from(boards),
-                channel: u64::from(b),
-                shift,
-            });
-            want.extend(alone.0.into_iter().map(|r| match join {
-                Some(j) if r.is_access() && boards > 1 => {
-                    TraceRecord::access(r.tick, b, r.kind() == RecordKind::Write, j.join(r.pa()))
-                }
-                _ => r,
-            }));
-        }
-        want.sort_by_key(|r| (r.tick, r.board()));
-        assert_eq!(report.records, want.len() as u64);
-        assert_eq!(sink.0.len(), want.len());
-        assert!(sink.0 == want, "{boards} boards differ");
-    }
-
-    #[test]
-    fn one_to_four_boards_merge_like_a_stable_sort() {
-        for decode_threads in [false, true] {
-            let opts = MergeOptions {
-                decode_threads,
-                ..Default::default()
-            };
-            for boards in 1..=4 {
-                check_boards(boards, 40_000, &opts);
-            }
-        }
-    }
-
-    #[test]
-    fn damaged_packets_in_a_decode_thread_are_counted_as_without_threads() {
-        // Board 1's first port file ends with packets of another geometry:
-        // rejected and counted the same way with and without decode threads.
-        let g = Geometry::ddr3_default();
-        let other = Geometry::preset("ddr2-2g").unwrap();
-        let mut files = Vec::new();
-        for b in 0..2u8 {
-            let ev = synth::workload(50 + u64::from(b), 20_000, g);
-            let packets = synth::packets(b, g, 1250, 360, &ev);
-            for (p, f) in synth::deal(&synth::capture_header(b, 0, g, 1250), 2, &packets)
-                .into_iter()
-                .enumerate()
-            {
-                files.push((format!("b{b}p{p}"), f));
-            }
-        }
-        let ev = synth::workload(99, 2_000, other);
-        let foreign = synth::packets(1, other, 1250, 360, &ev);
-        for p in &foreign {
-            synth::append_record(&mut files[2].1, 0, &p.bytes).unwrap();
-        }
-        let set = CaptureSet::from_memory(files, u64::MAX).unwrap();
-        let mut runs = Vec::new();
-        for decode_threads in [false, true] {
-            let opts = MergeOptions {
-                decode_threads,
-                ..Default::default()
-            };
-            let mut sink = VecSink::default();
-            let report = merge(&set, &opts, &mut sink, &mut |_| {}).unwrap();
-            assert_eq!(report.boards[0].packets_rejected, 0);
-            assert_eq!(
-                report.boards[1].packets_rejected,
-                foreign.len() as u64,
-                "{report}"
-            );
-            assert!(report.to_string().contains("geometry"), "{report}");
-            runs.push((report.records, sink.0));
-        }
-        assert_eq!(runs[0].0, 40_000);
-        assert!(runs[0] == runs[1], "threaded and unthreaded merges differ");
-    }
-
-    #[test]
-    fn records_built_in_the_writers_blocks_equal_the_block_path() {
-        let g = Geometry::ddr3_default();
-        for boards in 1..=3u8 {
-            let mut files = Vec::new();
-            for b in 0..boards {
-                // Enough records to fill several of the writer's blocks.
-                let ev = synth::workload(7 + u64::from(b), 150_000, g);
-                let packets = synth::packets(b, g, 1250, 360, &ev);
-                for (p, f) in synth::deal(&synth::capture_header(b, 0, g, 1250), 2, &packets)
-                    .into_iter()
-                    .enumerate()
-                {
-                    files.push((format!("b{b}p{p}"), f));
-                }
-            }
-            let set = CaptureSet::from_memory(files, u64::MAX).unwrap();
-            let opts = MergeOptions::default();
-            let mut vec = VecSink::default();
-            merge(&set, &opts, &mut vec, &mut |_| {}).unwrap();
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("t.hmtttrace");
-            let mut w = crate::TraceWriter::create(&path).unwrap();
-            assert!(w.spare().is_some_and(|s| !s.is_empty()));
-            let report = merge(&set, &opts, &mut w, &mut |_| {}).unwrap();
-            w.finish(&report, set.geometry, set.start_ns, &Default::default())
-                .unwrap();
-            let bytes = std::fs::read(&path).unwrap();
-            let v = hmtt_format::trace::TraceView::new_checked(&bytes).unwrap();
-            assert_eq!(v.len(), vec.0.len(), "{boards} boards");
-            assert!(v.records().eq(vec.0.iter().copied()), "{boards} boards");
-            assert_eq!(v.index().count(), vec.0.len().div_ceil(4096));
-            assert_eq!(v.header().common.last_tick, vec.0.last().unwrap().tick);
-        }
-    }
-
-    #[test]
-    fn interleaved_channels_merge_like_a_stable_sort() {
-        for boards in 2..=3 {
-            let opts = MergeOptions {
-                interleave_shift: Some(12),
-                ..Default::default()
-            };
-            check_boards(boards, 20_000, &opts);
-        }
-    }
 }

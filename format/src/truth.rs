@@ -1,10 +1,13 @@
-//! The ground truth: every reference the board should see, in the order
-//! and at the tick of its RD/WR command, with who made it.
+//! The ground truth of a simulated run: every reference the board should
+//! see, in the order and at the tick of its RD/WR command, with who made it.
+//! The simulator writes it; checks of the merged trace read it.
 //!
-//! File format (`truth.hmtttruth`, docs/format.md §10): a 32-byte header and
-//! 48-byte records, little-endian; or CSV with the same columns.
+//! File format (`truth.hmtttruth`, docs/format.md §10.1): a 32-byte header
+//! and 48-byte records, little-endian; or CSV with the same columns.
 
 use std::io::{self, Write};
+
+use crate::bytes::{put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
 
 pub const MAGIC: [u8; 8] = *b"HMTTTRU\0";
 pub const VERSION: u16 = 1;
@@ -12,22 +15,22 @@ pub const HEADER_LEN: usize = 32;
 pub const RECORD_LEN: usize = 48;
 
 mod field {
-    use core::ops::Range;
-    pub const MAGIC: Range<usize> = 0..8;
-    pub const VERSION: Range<usize> = 8..10;
-    pub const RECORD_LEN: Range<usize> = 10..12;
-    pub const BOARDS: Range<usize> = 12..14;
-    pub const TICK_PS: Range<usize> = 14..16;
+    use crate::bytes::Field;
+    pub const MAGIC: Field = 0..8;
+    pub const VERSION: Field = 8..10;
+    pub const RECORD_LEN: Field = 10..12;
+    pub const BOARDS: Field = 12..14;
+    pub const TICK_PS: Field = 14..16;
 
-    pub const TICK: Range<usize> = 0..8;
-    pub const PA: Range<usize> = 8..16;
-    pub const LINE: Range<usize> = 16..24;
-    pub const VADDR: Range<usize> = 24..32;
-    pub const PID: Range<usize> = 32..36;
+    pub const TICK: Field = 0..8;
+    pub const PA: Field = 8..16;
+    pub const LINE: Field = 16..24;
+    pub const VADDR: Field = 24..32;
+    pub const PID: Field = 32..36;
     pub const BOARD: usize = 36;
     pub const KIND: usize = 37;
     pub const FLAGS: usize = 38;
-    pub const EVENT: Range<usize> = 40..44;
+    pub const EVENT: Field = 40..44;
 }
 
 const FLAG_WRITE: u8 = 1;
@@ -104,17 +107,17 @@ impl TruthRecord {
 
     pub fn to_bytes(&self) -> [u8; RECORD_LEN] {
         let mut b = [0u8; RECORD_LEN];
-        b[field::TICK].copy_from_slice(&self.tick.to_le_bytes());
-        b[field::PA].copy_from_slice(&self.pa.to_le_bytes());
-        b[field::LINE].copy_from_slice(&self.line.to_le_bytes());
+        put_u64(&mut b, field::TICK, self.tick);
+        put_u64(&mut b, field::PA, self.pa);
+        put_u64(&mut b, field::LINE, self.line);
         let (pid, vaddr) = self.owner.unwrap_or((0, 0));
-        b[field::VADDR].copy_from_slice(&vaddr.to_le_bytes());
-        b[field::PID].copy_from_slice(&pid.to_le_bytes());
+        put_u64(&mut b, field::VADDR, vaddr);
+        put_u32(&mut b, field::PID, pid);
         b[field::BOARD] = self.board;
         b[field::KIND] = self.kind as u8;
         b[field::FLAGS] = if self.write { FLAG_WRITE } else { 0 }
             | if self.owner.is_some() { FLAG_OWNER } else { 0 };
-        b[field::EVENT].copy_from_slice(&self.event.unwrap_or(0).to_le_bytes());
+        put_u32(&mut b, field::EVENT, self.event.unwrap_or(0));
         b
     }
 
@@ -122,19 +125,18 @@ impl TruthRecord {
         if b.len() < RECORD_LEN {
             return Err(TruthError::Truncated(b.len()));
         }
-        let u64_at = |r: core::ops::Range<usize>| u64::from_le_bytes(b[r].try_into().expect("8"));
-        let u32_at = |r: core::ops::Range<usize>| u32::from_le_bytes(b[r].try_into().expect("4"));
         let kind = RefKind::from_u8(b[field::KIND]).ok_or(TruthError::BadKind(b[field::KIND]))?;
         let flags = b[field::FLAGS];
         Ok(TruthRecord {
-            tick: u64_at(field::TICK),
+            tick: u64_at(b, field::TICK),
             board: b[field::BOARD],
-            pa: u64_at(field::PA),
-            line: u64_at(field::LINE),
+            pa: u64_at(b, field::PA),
+            line: u64_at(b, field::LINE),
             write: flags & FLAG_WRITE != 0,
             kind,
-            owner: (flags & FLAG_OWNER != 0).then(|| (u32_at(field::PID), u64_at(field::VADDR))),
-            event: (kind == RefKind::Icode).then(|| u32_at(field::EVENT)),
+            owner: (flags & FLAG_OWNER != 0)
+                .then(|| (u32_at(b, field::PID), u64_at(b, field::VADDR))),
+            event: (kind == RefKind::Icode).then(|| u32_at(b, field::EVENT)),
         })
     }
 }
@@ -167,10 +169,10 @@ impl TruthHeader {
     pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
         b[field::MAGIC].copy_from_slice(&MAGIC);
-        b[field::VERSION].copy_from_slice(&VERSION.to_le_bytes());
-        b[field::RECORD_LEN].copy_from_slice(&(RECORD_LEN as u16).to_le_bytes());
-        b[field::BOARDS].copy_from_slice(&self.boards.to_le_bytes());
-        b[field::TICK_PS].copy_from_slice(&self.tick_ps.to_le_bytes());
+        put_u16(&mut b, field::VERSION, VERSION);
+        put_u16(&mut b, field::RECORD_LEN, RECORD_LEN as u16);
+        put_u16(&mut b, field::BOARDS, self.boards);
+        put_u16(&mut b, field::TICK_PS, self.tick_ps);
         b
     }
 
@@ -182,18 +184,17 @@ impl TruthHeader {
         if magic != MAGIC {
             return Err(TruthError::BadMagic(magic));
         }
-        let u16_at = |r: core::ops::Range<usize>| u16::from_le_bytes(b[r].try_into().expect("2"));
-        let version = u16_at(field::VERSION);
+        let version = u16_at(b, field::VERSION);
         if version != VERSION {
             return Err(TruthError::BadVersion(version));
         }
-        let len = u16_at(field::RECORD_LEN);
+        let len = u16_at(b, field::RECORD_LEN);
         if usize::from(len) != RECORD_LEN {
             return Err(TruthError::BadRecordLen(len));
         }
         Ok(TruthHeader {
-            boards: u16_at(field::BOARDS),
-            tick_ps: u16_at(field::TICK_PS),
+            boards: u16_at(b, field::BOARDS),
+            tick_ps: u16_at(b, field::TICK_PS),
         })
     }
 }

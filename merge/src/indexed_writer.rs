@@ -1,0 +1,377 @@
+//! Writes an indexed file (the native trace of format.md §11 and the
+//! virtual trace of §12 share its layout) as records stream in: a
+//! placeholder header and the records through large page-aligned blocks,
+//! then the time index and the names, and finally the real header, which
+//! the file type fills in. A writer that dies leaves a file without
+//! FLAG_COMPLETE that readers still read.
+//!
+//! A trace holds about four times the bytes of its captures, so writing is
+//! the largest cost of a merge. The blocks go to the file with direct I/O
+//! (O_DIRECT, bypassing the page cache, whose per-page work costs more CPU
+//! than the decoding here) from a writer thread, so decoding and the disk
+//! work at the same time. Where direct I/O is refused (tmpfs, some network
+//! file systems) the same blocks are written through the page cache.
+
+use std::fs::{File, OpenOptions};
+use std::marker::PhantomData;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender};
+use hmtt_format::indexed::{CommonHeader, FileRecord, IndexBuilder, NameTable};
+use memmap2::MmapMut;
+
+use crate::error::MergeError;
+
+/// Bytes per block written; a multiple of [`ALIGN`].
+pub(crate) const BLOCK_BYTES: usize = 4 << 20;
+/// Offsets, lengths and addresses of direct writes are multiples of this
+/// (the largest logical block size of common devices; blocks are mapped
+/// pages, so they are aligned to it).
+const ALIGN: usize = 4096;
+/// Blocks in rotation: one being filled, the others being written.
+const BLOCKS: usize = 3;
+
+/// Size of a huge page (x86-64 and most 64-bit Linux systems).
+const HUGE_PAGE: usize = 2 << 20;
+
+/// [`BLOCK_BYTES`] of anonymous memory, starting on a huge-page boundary
+/// inside a slightly larger mapping and advised to use huge pages: the
+/// kernel pins a block for each direct write (its largest cost in a merge),
+/// and two huge pages pin faster than a thousand small ones; the first
+/// writes fault twice instead of a thousand times. Where huge pages are
+/// off the advice is ignored and the block works the same.
+struct Block {
+    map: MmapMut,
+    start: usize,
+}
+
+impl Block {
+    fn new() -> std::io::Result<Block> {
+        let map = MmapMut::map_anon(BLOCK_BYTES + HUGE_PAGE)?;
+        let start = map.as_ptr().align_offset(HUGE_PAGE).min(HUGE_PAGE);
+        #[cfg(target_os = "linux")]
+        let _ = map.advise_range(memmap2::Advice::HugePage, start, BLOCK_BYTES);
+        Ok(Block { map, start })
+    }
+}
+
+impl std::ops::Deref for Block {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.map[self.start..self.start + BLOCK_BYTES]
+    }
+}
+
+impl std::ops::DerefMut for Block {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.map[self.start..self.start + BLOCK_BYTES]
+    }
+}
+
+/// A block and the file offset it goes to.
+struct Job {
+    block: Block,
+    offset: u64,
+    len: usize,
+}
+
+/// Streams an indexed file of `R` records to disk.
+pub struct IndexedWriter<R> {
+    path: PathBuf,
+    /// Header, index and names: small positioned writes through the cache.
+    plain: File,
+    /// The block being filled and how many bytes it holds.
+    block: Option<Block>,
+    filled: usize,
+    /// File offset of the block being filled.
+    offset: u64,
+    to_writer: Option<Sender<Job>>,
+    /// Blocks written (or the first error), back from the writer thread.
+    free: Receiver<std::io::Result<Block>>,
+    writer: Option<JoinHandle<()>>,
+    /// Byte conversion where the records' memory is not their layout.
+    staging: Vec<u8>,
+    index: IndexBuilder,
+    count: u64,
+    first_tick: Option<u64>,
+    last_tick: u64,
+    records: PhantomData<fn(&R)>,
+}
+
+/// Opens `path` for direct I/O where the system allows it.
+fn open_direct(path: &Path) -> Option<File> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(path)
+            .ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// The writer thread: writes each block where it belongs, directly while
+/// the file system accepts it, through the page cache after that.
+fn write_blocks(
+    mut direct: Option<File>,
+    plain: File,
+    jobs: Receiver<Job>,
+    free: Sender<std::io::Result<Block>>,
+) {
+    for job in jobs {
+        let bytes = &job.block[..job.len];
+        let mut result = Err(std::io::ErrorKind::Other.into());
+        if let Some(d) = &direct {
+            result = d.write_all_at(bytes, job.offset);
+            if result.is_err() {
+                // EINVAL and the like: this file system or device does not
+                // take direct writes; a real I/O error shows again below.
+                direct = None;
+            }
+        }
+        if direct.is_none() {
+            result = plain.write_all_at(bytes, job.offset);
+        }
+        let failed = result.is_err();
+        if free.send(result.map(|()| job.block)).is_err() || failed {
+            return;
+        }
+    }
+}
+
+impl<R: FileRecord> IndexedWriter<R> {
+    /// Creates `path` with a placeholder header (the file type's
+    /// identification, not complete); the index gets an entry every
+    /// `index_stride` records.
+    pub fn create(path: &Path, index_stride: u64) -> Result<IndexedWriter<R>, MergeError> {
+        let io = |e| MergeError::io(path, e);
+        let header_len = R::FILE.header_len;
+        // Records never straddle two blocks, so they can be built in place.
+        assert!(header_len.is_multiple_of(R::FILE.record_len));
+        assert!(BLOCK_BYTES.is_multiple_of(R::FILE.record_len));
+        let plain = File::create(path).map_err(io)?;
+        let direct = open_direct(path);
+        let (to_writer, jobs) = crossbeam_channel::bounded::<Job>(BLOCKS);
+        let (give_back, free) = crossbeam_channel::bounded(BLOCKS);
+        for _ in 1..BLOCKS {
+            give_back.send(Block::new()).expect("the receiver is here");
+        }
+        let thread_file = plain.try_clone().map_err(io)?;
+        let writer = std::thread::Builder::new()
+            .name("trace-writer".into())
+            .spawn(move || write_blocks(direct, thread_file, jobs, give_back))
+            .map_err(io)?;
+        let mut block = Block::new().map_err(io)?;
+        block[..header_len].fill(0);
+        CommonHeader::default().emit(&R::FILE, &mut block[..header_len]);
+        Ok(IndexedWriter {
+            path: path.to_path_buf(),
+            plain,
+            block: Some(block),
+            filled: header_len,
+            offset: 0,
+            to_writer: Some(to_writer),
+            free,
+            writer: Some(writer),
+            staging: Vec::new(),
+            index: IndexBuilder::new(index_stride),
+            count: 0,
+            first_tick: None,
+            last_tick: 0,
+            records: PhantomData,
+        })
+    }
+
+    pub fn records(&self) -> u64 {
+        self.count
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends records (in tick order).
+    pub fn write(&mut self, records: &[R]) -> Result<(), MergeError> {
+        self.account(records);
+        let mut staging = std::mem::take(&mut self.staging);
+        let mut bytes = R::as_file_bytes(records, &mut staging);
+        while !bytes.is_empty() {
+            let Some(block) = self.block.as_mut() else {
+                return Err(self.stopped());
+            };
+            let n = bytes.len().min(BLOCK_BYTES - self.filled);
+            block[self.filled..self.filled + n].copy_from_slice(&bytes[..n]);
+            self.filled += n;
+            bytes = &bytes[n..];
+            if self.filled == BLOCK_BYTES {
+                self.send_block(BLOCK_BYTES)?;
+            }
+        }
+        self.staging = staging;
+        Ok(())
+    }
+
+    /// The rest of the block being filled, where records can be built
+    /// straight into the bytes that go to the file
+    /// ([`FileRecord::in_file_bytes_mut`]); [`commit`](Self::commit) keeps
+    /// the first of them.
+    pub fn spare(&mut self) -> Option<&mut [R]> {
+        let block = self.block.as_mut()?;
+        R::in_file_bytes_mut(&mut block[self.filled..])
+    }
+
+    /// Keeps the first `n` records built in [`spare`](Self::spare).
+    pub fn commit(&mut self, n: usize) -> Result<(), MergeError> {
+        let Some(block) = self.block.as_mut() else {
+            return Err(self.stopped());
+        };
+        let end = self.filled + n * R::FILE.record_len;
+        if end > BLOCK_BYTES {
+            return Err(MergeError::io(
+                &self.path,
+                std::io::Error::other("more records committed than there was room for"),
+            ));
+        }
+        let start = self.filled;
+        self.filled = end;
+        // The committed records, seen again for the index and the counts.
+        if let Some(done) = R::in_file_bytes_mut(&mut block[start..end]) {
+            if let (Some(first), Some(last)) = (done.first(), done.last()) {
+                self.first_tick.get_or_insert(first.tick());
+                self.last_tick = last.tick();
+            }
+            self.index.push_block(self.count, done);
+            self.count += n as u64;
+        }
+        if self.filled == BLOCK_BYTES {
+            self.send_block(BLOCK_BYTES)?;
+        }
+        Ok(())
+    }
+
+    /// Bookkeeping for `records`, which were just placed at the end of the
+    /// file (index, count, first and last tick).
+    fn account(&mut self, records: &[R]) {
+        let (Some(first), Some(last)) = (records.first(), records.last()) else {
+            return;
+        };
+        self.first_tick.get_or_insert(first.tick());
+        self.last_tick = last.tick();
+        self.index.push_block(self.count, records);
+        self.count += records.len() as u64;
+    }
+
+    /// Hands the block being filled (its first `len` bytes) to the writer
+    /// thread and takes a free one.
+    fn send_block(&mut self, len: usize) -> Result<(), MergeError> {
+        let Some(block) = self.block.take() else {
+            return Err(self.stopped());
+        };
+        let job = Job {
+            block,
+            offset: self.offset,
+            len,
+        };
+        let sent = self.to_writer.as_ref().is_some_and(|t| t.send(job).is_ok());
+        self.offset += len as u64;
+        self.filled = 0;
+        // A thread that stopped left its error behind it.
+        let next = if sent {
+            self.free.recv().ok()
+        } else {
+            self.free.try_iter().find(|r| r.is_err())
+        };
+        match next {
+            Some(Ok(block)) => {
+                self.block = Some(block);
+                Ok(())
+            }
+            Some(Err(e)) => Err(MergeError::io(&self.path, e)),
+            None => Err(self.stopped()),
+        }
+    }
+
+    fn stopped(&self) -> MergeError {
+        MergeError::io(
+            &self.path,
+            std::io::Error::other("the trace writer stopped after an error"),
+        )
+    }
+
+    /// Writes the index and the names, then the header that `header` makes
+    /// of the finished file's common fields (counts, offsets, ticks, the
+    /// complete flag; start time, tick length and further flags are the
+    /// caller's to set). Returns the file's size.
+    pub fn finish(
+        mut self,
+        names: &NameTable,
+        header: impl FnOnce(CommonHeader) -> Vec<u8>,
+    ) -> Result<u64, MergeError> {
+        // The last block, padded for direct I/O; the padding is cut below.
+        let len = self.filled;
+        let padded = len.div_ceil(ALIGN) * ALIGN;
+        let Some(block) = self.block.as_mut() else {
+            return Err(self.stopped());
+        };
+        block[len..padded].fill(0);
+        if len > 0 {
+            self.send_block(padded)?;
+        }
+        drop(self.to_writer.take());
+        if let Some(w) = self.writer.take() {
+            w.join().map_err(|_| {
+                MergeError::io(
+                    &self.path,
+                    std::io::Error::other("the trace writer thread panicked"),
+                )
+            })?;
+        }
+        // Errors of the blocks still in flight.
+        while let Ok(r) = self.free.try_recv() {
+            r.map_err(|e| MergeError::io(&self.path, e))?;
+        }
+        let io = |e| MergeError::io(&self.path, e);
+        let index = self.index.emit();
+        let names_bytes = names.emit();
+        let common = CommonHeader {
+            first_tick: self.first_tick.unwrap_or(0),
+            last_tick: self.last_tick,
+            ..CommonHeader::finished(
+                R::FILE.header_len,
+                R::FILE.record_len,
+                self.count,
+                &self.index,
+                names_bytes.len(),
+            )
+        };
+        self.plain.set_len(common.index_offset).map_err(io)?;
+        self.plain
+            .write_all_at(&index, common.index_offset)
+            .map_err(io)?;
+        self.plain
+            .write_all_at(&names_bytes, common.names_offset)
+            .map_err(io)?;
+        self.plain.write_all_at(&header(common), 0).map_err(io)?;
+        self.plain.sync_data().ok();
+        Ok(common.names_offset + common.names_len)
+    }
+}
+
+impl<R> Drop for IndexedWriter<R> {
+    fn drop(&mut self) {
+        // Not finished (an error elsewhere): stop the thread; the file keeps
+        // the blocks written so far, without FLAG_COMPLETE.
+        drop(self.to_writer.take());
+        if let Some(w) = self.writer.take() {
+            let _ = w.join();
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! What several subcommands share: how numbers and sizes are written on
+//! the command line, the progress bar over a long input, and opening a
+//! trace file and its event names.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use hmtt_format::trace::NameTable;
+use hmtt_format::{AddressMapping, Geometry};
+
+/// An option that is `on` or `off`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+impl OnOff {
+    pub fn name(self) -> &'static str {
+        match self {
+            OnOff::On => "on",
+            OnOff::Off => "off",
+        }
+    }
+}
+
+/// A number: decimal or `0x` hexadecimal, `_` between digits allowed
+/// (`4096`, `0x1000_0000`, `1_000_000`).
+pub fn parse_number(s: &str) -> anyhow::Result<u64> {
+    let t = s.trim().replace('_', "");
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => t.parse(),
+    };
+    parsed.with_context(|| format!("'{s}' is not a number (decimal or 0x hexadecimal)"))
+}
+
+/// A size: a number with an optional K, M or G suffix (powers of 1024),
+/// optionally followed by `B` or `iB` (`123`, `4K`, `16MiB`, `2g`).
+pub fn parse_size(s: &str) -> anyhow::Result<u64> {
+    let t = s.trim();
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
+    let (num, mul) = match t.char_indices().last() {
+        // Hexadecimal digits are not suffixes.
+        Some((i, c)) if c.is_ascii_alphabetic() && !t.to_ascii_lowercase().starts_with("0x") => {
+            let mul = match c.to_ascii_uppercase() {
+                'K' => 1u64 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                _ => bail!("size '{s}': unknown suffix '{c}' (K, M or G)"),
+            };
+            (&t[..i], mul)
+        }
+        _ => (t, 1),
+    };
+    let n = parse_number(num).with_context(|| format!("size '{s}'"))?;
+    n.checked_mul(mul)
+        .with_context(|| format!("size '{s}' is too large"))
+}
+
+/// `N` numbers separated by `,` or `/` (`--drain 1/7`, `--window 3,100,2`).
+pub fn parse_list<const N: usize>(what: &str, s: &str) -> anyhow::Result<[u64; N]> {
+    let parts: Vec<&str> = s.split([',', '/']).collect();
+    if parts.len() != N {
+        bail!("{what} '{s}': expected {N} numbers");
+    }
+    let mut out = [0u64; N];
+    for (o, p) in out.iter_mut().zip(parts) {
+        *o = parse_number(p).with_context(|| what.to_string())?;
+    }
+    Ok(out)
+}
+
+/// `LO..HI`, a non-empty range of numbers.
+pub fn parse_range(s: &str) -> anyhow::Result<(u64, u64)> {
+    let (a, b) = s
+        .split_once("..")
+        .with_context(|| format!("'{s}' is not a range LO..HI"))?;
+    let (a, b) = (parse_number(a)?, parse_number(b)?);
+    if a >= b {
+        bail!("range '{s}' is empty");
+    }
+    Ok((a, b))
+}
+
+/// A bar over `total` bytes of input, labelled `label`; hidden when
+/// `quiet`, for inputs under 64 MiB, and when stderr is no terminal.
+pub fn bytes_bar(label: &str, total: u64, quiet: bool) -> indicatif::ProgressBar {
+    if quiet || total < (64 << 20) {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{label} {{bar:40}} {{bytes}}/{{total_bytes}} {{binary_bytes_per_sec}} eta {{eta}}"
+        ))
+        .expect("valid template"),
+    );
+    bar
+}
+
+/// The address mapping file at `path` (TOML, docs/format.md §3) for
+/// `geometry`.
+pub fn load_mapping(path: &Path, geometry: Geometry) -> anyhow::Result<AddressMapping> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading mapping file {}", path.display()))?;
+    AddressMapping::from_toml(&text, geometry)
+        .with_context(|| format!("mapping file {}", path.display()))
+}
+
+/// A trace file's bytes: mapped, or read when empty.
+pub struct TraceBytes(Inner);
+
+enum Inner {
+    Map(memmap2::Mmap),
+    Empty,
+}
+
+impl TraceBytes {
+    /// Maps a trace file read-only.
+    pub fn open(path: &Path) -> anyhow::Result<TraceBytes> {
+        let f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+        if f.metadata()?.len() == 0 {
+            return Ok(TraceBytes(Inner::Empty));
+        }
+        // SAFETY: read-only map of a finished trace; every access is
+        // bounds-checked by the trace views.
+        let m = unsafe { memmap2::Mmap::map(&f) }
+            .with_context(|| format!("mapping {}", path.display()))?;
+        Ok(TraceBytes(Inner::Map(m)))
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        match &self.0 {
+            Inner::Map(m) => m,
+            Inner::Empty => &[],
+        }
+    }
+}
+
+/// Event names from `events`, or from an `events.toml` in one of the
+/// `inputs` directories; none if there is no such file.
+pub fn load_names(events: Option<&Path>, inputs: &[PathBuf]) -> anyhow::Result<NameTable> {
+    let path = match events {
+        Some(p) => Some(p.to_path_buf()),
+        None => inputs
+            .iter()
+            .filter(|p| p.is_dir())
+            .map(|d| d.join(hmtt_format::events::FILE_NAME))
+            .find(|p| p.exists()),
+    };
+    let Some(path) = path else {
+        return Ok(NameTable::default());
+    };
+    let reg = hmtt_icode::EventRegistry::open(&path)
+        .with_context(|| format!("reading events file {}", path.display()))?;
+    Ok(NameTable {
+        names: reg.iter().map(|(n, i)| (i, n.to_string())).collect(),
+    })
+}
+
+/// `names` with those of `events` added (names not stored in a trace).
+pub fn with_names_of(mut names: NameTable, events: Option<&Path>) -> anyhow::Result<NameTable> {
+    if events.is_some() {
+        names.names.extend(load_names(events, &[])?.names);
+    }
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_sizes() {
+        for (text, n) in [
+            ("123", 123),
+            (" 0x10 ", 16),
+            ("0X1f", 31),
+            ("1_000", 1000),
+            ("0x1000_0000", 0x1000_0000),
+        ] {
+            assert_eq!(parse_number(text).unwrap(), n, "{text}");
+        }
+        for bad in ["", "x", "0x", "-1", "1.5"] {
+            assert!(parse_number(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_size("123").unwrap(), 123);
+        assert_eq!(parse_size("4K").unwrap(), 4096);
+        assert_eq!(parse_size("16MiB").unwrap(), 16 << 20);
+        assert_eq!(parse_size("2g").unwrap(), 2 << 30);
+        assert_eq!(parse_size("8kB").unwrap(), 8 << 10);
+        assert_eq!(parse_size("0x1000").unwrap(), 4096);
+        assert_eq!(parse_size("1_024K").unwrap(), 1 << 20);
+        let e = parse_size("3X").unwrap_err();
+        assert!(format!("{e:#}").contains("unknown suffix"), "{e:#}");
+        assert!(parse_size("M").is_err());
+        assert!(parse_size("99999999999G").is_err());
+        assert_eq!(parse_list::<2>("--drain", "1/7").unwrap(), [1, 7]);
+        assert_eq!(parse_list::<3>("--w", "3, 0x64,2").unwrap(), [3, 100, 2]);
+        assert!(parse_list::<2>("--drain", "1/7/9").is_err());
+        assert_eq!(parse_range("0x10..0x20").unwrap(), (16, 32));
+        assert!(parse_range("5..5").is_err());
+        assert!(parse_range("5").is_err());
+    }
+}

@@ -1,5 +1,7 @@
 //! The boards the flows know: device, package, constraints, the clocks each
-//! must meet and how its bitstream is packed and flashed.
+//! must meet (with [`REQUIRED_MARGIN`]), the clock crossings whose budget
+//! the design sets rather than nextpnr, and how its bitstream is packed
+//! and flashed.
 
 use crate::error::FirmwareError;
 use serde::{Deserialize, Serialize};
@@ -21,6 +23,11 @@ pub enum Family {
     Ice40,
 }
 
+/// How much faster than required a clock must route to PASS (5 %: the
+/// routed fmax at least 1.05 times the required frequency), and how much
+/// shorter than its budget a clock crossing's longest path must be.
+pub const REQUIRED_MARGIN: f64 = 0.05;
+
 /// A clock domain the design must meet, and how to find it in nextpnr's log.
 #[derive(Clone, Copy, Debug)]
 pub struct ClockRequirement {
@@ -29,7 +36,31 @@ pub struct ClockRequirement {
     /// Net name as the top level names it; nextpnr's clock names contain it.
     pub net: &'static str,
     pub required_mhz: f64,
+    /// DIMM command ticks this clock takes per cycle (0: not on the
+    /// command path), so `ticks x fmax` is the command clock it can follow.
+    pub ticks_per_clock: usize,
     pub purpose: &'static str,
+}
+
+/// A crossing between two clocks that nextpnr treats as unrelated (it
+/// reports only its longest path, against nothing), made safe by the
+/// design: its paths must stay within `budget_ns`.
+#[derive(Clone, Copy, Debug)]
+pub struct TransferRequirement {
+    /// Domains (as in [`ClockRequirement::domain`]) it goes from and to.
+    pub from: &'static str,
+    pub to: &'static str,
+    pub budget_ns: f64,
+    pub why: &'static str,
+}
+
+/// The DIMM a board is built to follow.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DimmSpeed {
+    /// JEDEC name, e.g. "DDR3-1600".
+    pub name: &'static str,
+    /// Its command clock (CK).
+    pub ck_mhz: f64,
 }
 
 impl Board {
@@ -63,11 +94,25 @@ impl Board {
         }
     }
 
-    /// Commands per fabric clock.
+    /// Command ticks per fabric (core) clock, `L` of board.md.
     pub fn lanes(self) -> usize {
         match self {
-            Board::Ecp5_85f => 4,
-            Board::Ice40Hx8k => 1,
+            Board::Ecp5_85f => 8,
+            Board::Ice40Hx8k => 2,
+        }
+    }
+
+    /// The DIMM speed the board's clocks are chosen for.
+    pub fn dimm(self) -> DimmSpeed {
+        match self {
+            Board::Ecp5_85f => DimmSpeed {
+                name: "DDR3-1600",
+                ck_mhz: 800.0,
+            },
+            Board::Ice40Hx8k => DimmSpeed {
+                name: "DDR-200",
+                ck_mhz: 100.0,
+            },
         }
     }
 
@@ -105,30 +150,57 @@ impl Board {
                 ClockRequirement {
                     domain: "fabric",
                     net: "fabric_clk",
+                    required_mhz: 100.0,
+                    ticks_per_clock: 8,
+                    purpose: "the core: DDR3-1600 CK / 8 (L = 8, E = 3)",
+                },
+                ClockRequirement {
+                    domain: "sampler",
+                    net: "sample_clk",
                     required_mhz: 200.0,
-                    purpose: "DDR3-1600 command clock / 4 (L = 4 lanes)",
+                    ticks_per_clock: 4,
+                    purpose: "IDDRX2F and the 2:1 widening stage: CK / 4",
                 },
                 ClockRequirement {
                     domain: "ethernet",
                     net: "ref_clk_125",
                     required_mhz: 125.0,
+                    ticks_per_clock: 0,
                     purpose: "RGMII transmit, 1 Gb/s",
                 },
             ],
             Board::Ice40Hx8k => &[
                 ClockRequirement {
                     domain: "fabric",
-                    net: "ddr_ck",
-                    required_mhz: 100.0,
-                    purpose: "DDR-200 command clock (L = 1)",
+                    net: "fabric_clk",
+                    required_mhz: 50.0,
+                    ticks_per_clock: 2,
+                    purpose: "the core: DDR-200 CK / 2, both edges sampled (L = 2, E = 2)",
                 },
                 ClockRequirement {
                     domain: "ethernet",
                     net: "ref_clk_125",
                     required_mhz: 125.0,
+                    ticks_per_clock: 0,
                     purpose: "GMII transmit, 1 Gb/s",
                 },
             ],
+        }
+    }
+
+    /// The crossings between clocks nextpnr does not time against each
+    /// other, with the budget the design gives them.
+    pub fn transfers(self) -> &'static [TransferRequirement] {
+        match self {
+            Board::Ecp5_85f => &[TransferRequirement {
+                from: "sampler",
+                to: "fabric",
+                budget_ns: crate::widen::TRANSFER_BUDGET_NS,
+                why: "widening ring: a slot is read 10-30 ns after its write, whatever the phase",
+            }],
+            // One PLL clock for the core; the command pins' DDR input
+            // registers are in the I/O cells on that clock.
+            Board::Ice40Hx8k => &[],
         }
     }
 }

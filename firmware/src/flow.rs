@@ -232,6 +232,11 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, FirmwareError> {
         Family::Ice40 => Some(report::count_yosys_cells(&stat, &["SB_DFF"])),
     };
     let (clocks, other_clocks) = report::match_clocks(board.required_clocks(), &figures.clocks);
+    let transfers = report::match_transfers(
+        board.required_clocks(),
+        board.transfers(),
+        &figures.crossings,
+    );
     let bitstream_bytes = std::fs::metadata(&paths.bitstream)
         .map_err(|e| FirmwareError::io("reading", &paths.bitstream, e))?
         .len();
@@ -246,9 +251,12 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, FirmwareError> {
         seed: options.seed,
         summary: report::summarize(board, &figures.resources, flip_flops),
         resources: figures.resources,
-        pass: clocks.iter().all(|c| c.pass),
+        pass: clocks.iter().all(|c| c.pass) && transfers.iter().all(|t| t.pass),
         clocks,
         other_clocks,
+        transfers,
+        dimm: board.dimm().name.to_string(),
+        dimm_ck_mhz: board.dimm().ck_mhz,
         stage_seconds: stages,
         bitstream: paths.bitstream.clone(),
         bitstream_bytes,

@@ -10,6 +10,7 @@ pub mod primitives;
 pub mod report;
 pub mod tools;
 pub mod tops;
+pub mod widen;
 
 pub use board::Board;
 pub use error::FirmwareError;

@@ -1,21 +1,25 @@
 //! Vendor primitives the board tops need, as rust-hdl wrappers: ECP5
 //! clocking (EHXPLLL, ECLKSYNCB, CLKDIVF), the 1:4 command/address deserializer
-//! (IDDRX2F) and RGMII's DDR outputs (ODDRX1F); iCE40 clock forwarding
-//! (SB_IO in DDR output mode). They are not simulated: `update` does
+//! (IDDRX2F) and RGMII's DDR outputs (ODDRX1F); iCE40 clocking (SB_PLL40_PAD),
+//! the command/address pins' DDR input registers and clock forwarding (SB_IO). They are not simulated: `update` does
 //! nothing, and yosys' `synth_ecp5`/`synth_ice40` supply the cell
 //! definitions, so the wrappers declare no black boxes of their own.
 
 use rust_hdl::prelude::*;
 
-/// DIMM clock to the deserializer's clocks: the PLL locks to the pin
-/// (DIMM CK/2, 400 MHz for DDR3-1600) and drives the edge clock at the same
-/// frequency, sampling both edges, i.e. once per DDR tCK; CLKDIVF divides it
-/// by 2 for the fabric (200 MHz, one fabric clock per 4 ticks).
+/// DIMM clock to the deserializer's and the core's clocks: the PLL locks to
+/// the pin (DIMM CK/2, 400 MHz for DDR3-1600) and drives the edge clock at
+/// the same frequency (CLKOP), sampling both edges, i.e. once per DDR tCK;
+/// CLKDIVF divides it by 2 into `sclk` (200 MHz, the deserializers' 4
+/// ticks per clock). CLKOS, a quarter of CLKOP from the same VCO (100 MHz,
+/// zero phase at the PLL), clocks the core (8 ticks per clock, through
+/// `widen::LaneWidener`, which does not rely on the phase).
 #[derive(LogicBlock, Default)]
 pub struct Ecp5CommandClocking {
     pub ck_in: Signal<In, Clock>,
     pub eclk: Signal<Out, Clock>,
     pub sclk: Signal<Out, Clock>,
+    pub core_clk: Signal<Out, Clock>,
     pub locked: Signal<Out, Bit>,
 }
 
@@ -25,6 +29,7 @@ impl Logic for Ecp5CommandClocking {
     fn connect(&mut self) {
         self.eclk.connect();
         self.sclk.connect();
+        self.core_clk.connect();
         self.locked.connect();
     }
 
@@ -32,13 +37,15 @@ impl Logic for Ecp5CommandClocking {
         Verilog::Wrapper(Wrapper {
             code: r#"
 wire pll_clkop;
-// VCO = 400 MHz * CLKOP_DIV (2) = 800 MHz, inside EHXPLLL's 400-800 MHz range.
-(* FREQUENCY_PIN_CLKI="400.000000", FREQUENCY_PIN_CLKOP="400.000000" *)
+// VCO = 400 MHz * CLKOP_DIV (2) = 800 MHz, inside EHXPLLL's 400-800 MHz range;
+// CLKOS = VCO / 8 = 100 MHz. CPHASE = DIV - 1 is zero phase.
+(* FREQUENCY_PIN_CLKI="400.000000", FREQUENCY_PIN_CLKOP="400.000000", FREQUENCY_PIN_CLKOS="100.000000" *)
 EHXPLLL #(
     .CLKI_DIV(1), .CLKFB_DIV(1), .CLKOP_DIV(2), .CLKOP_CPHASE(1), .CLKOP_FPHASE(0),
-    .CLKOP_ENABLE("ENABLED"), .FEEDBK_PATH("CLKOP")
+    .CLKOS_DIV(8), .CLKOS_CPHASE(7), .CLKOS_FPHASE(0),
+    .CLKOP_ENABLE("ENABLED"), .CLKOS_ENABLE("ENABLED"), .FEEDBK_PATH("CLKOP")
 ) pll (
-    .CLKI(ck_in), .CLKFB(pll_clkop), .CLKOP(pll_clkop), .LOCK(locked),
+    .CLKI(ck_in), .CLKFB(pll_clkop), .CLKOP(pll_clkop), .CLKOS(core_clk), .LOCK(locked),
     .RST(1'b0), .STDBY(1'b0), .PHASESEL0(1'b0), .PHASESEL1(1'b0), .PHASEDIR(1'b0),
     .PHASESTEP(1'b0), .PHASELOADREG(1'b0), .PLLWAKESYNC(1'b0), .ENCLKOP(1'b0)
 );
@@ -171,6 +178,91 @@ SB_IO #(.PIN_TYPE(6'b010001)) forward (
     .PACKAGE_PIN(pin), .OUTPUT_CLK(clock), .CLOCK_ENABLE(1'b1),
     .D_OUT_0(1'b1), .D_OUT_1(1'b0), .OUTPUT_ENABLE(1'b1)
 );
+"#
+            .into(),
+            cores: String::new(),
+        })
+    }
+}
+
+/// DIMM clock to the iCE40 core's clock: the bottom PLL, fed from its own
+/// pad (R9), divides CK (100 MHz at DDR-200) by 2 (VCO 800 MHz, DIVQ 16;
+/// parameters from `icepll -i 100 -o 50`). Its global output clocks the
+/// command pins' DDR input registers ([`Ice40DdrInputs`]: one sample on
+/// each edge, i.e. every CK cycle) and the core (2 ticks per clock).
+#[derive(LogicBlock, Default)]
+pub struct Ice40CommandClocking {
+    /// The pad (the PLL's own input, not a fabric net).
+    pub ck_pin: Signal<In, Clock>,
+    pub fabric_clk: Signal<Out, Clock>,
+    pub locked: Signal<Out, Bit>,
+}
+
+impl Logic for Ice40CommandClocking {
+    fn update(&mut self) {}
+
+    fn connect(&mut self) {
+        self.fabric_clk.connect();
+        self.locked.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Wrapper(Wrapper {
+            code: r#"
+SB_PLL40_PAD #(
+    .FEEDBACK_PATH("SIMPLE"), .PLLOUT_SELECT("GENCLK"),
+    .DIVR(4'd0), .DIVF(7'd7), .DIVQ(3'd4), .FILTER_RANGE(3'd5)
+) pll (
+    .PACKAGEPIN(ck_pin), .PLLOUTGLOBAL(fabric_clk), .LOCK(locked),
+    .RESETB(1'b1), .BYPASS(1'b0)
+);
+"#
+            .into(),
+            cores: String::new(),
+        })
+    }
+}
+
+/// The DIMM's command/address pins, each through an SB_IO input register
+/// in DDR mode on the core's clock: `lane0` holds the sample taken on the
+/// rising edge before the clock's own (the earlier tick), `lane1` the one
+/// on the falling edge between them, packed as [`CA_LAYOUT`] says.
+#[derive(LogicBlock, Default)]
+pub struct Ice40DdrInputs {
+    pub clock: Signal<In, Clock>,
+    pub cke: Signal<In, Bit>,
+    pub cs_n: Signal<In, Bits<2>>,
+    pub ras_n: Signal<In, Bit>,
+    pub cas_n: Signal<In, Bit>,
+    pub we_n: Signal<In, Bit>,
+    pub ba: Signal<In, Bits<3>>,
+    pub a: Signal<In, Bits<16>>,
+    pub odt: Signal<In, Bit>,
+    pub lane0: Signal<Out, Bits<CA_BITS>>,
+    pub lane1: Signal<Out, Bits<CA_BITS>>,
+}
+
+impl Logic for Ice40DdrInputs {
+    fn update(&mut self) {}
+
+    fn connect(&mut self) {
+        self.lane0.connect();
+        self.lane1.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Wrapper(Wrapper {
+            code: r#"
+wire [25:0] pins = {odt, a, ba, we_n, cas_n, ras_n, cs_n, cke};
+// PIN_TYPE 0000_00: no output, registered DDR input (D_IN_0 on the rising
+// edge, D_IN_1 on the falling edge of INPUT_CLK).
+genvar i;
+generate for (i = 0; i < 26; i = i + 1) begin : pin
+    SB_IO #(.PIN_TYPE(6'b000000)) ddr_in (
+        .PACKAGE_PIN(pins[i]), .INPUT_CLK(clock), .CLOCK_ENABLE(1'b1),
+        .D_IN_0(lane0[i]), .D_IN_1(lane1[i])
+    );
+end endgenerate
 "#
             .into(),
             cores: String::new(),

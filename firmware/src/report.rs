@@ -1,9 +1,11 @@
-//! The build report: resources and fmax per clock domain parsed from
-//! nextpnr's log (and flip-flop counts from yosys' statistics), pass/fail
-//! against each board's required clocks, as JSON and as text; and the fmax
-//! history the benchmark keeps so regressions show.
+//! The build report: resources, fmax per clock domain and the longest path
+//! of each clock crossing, parsed from nextpnr's log (and flip-flop counts
+//! from yosys' statistics); pass/fail against each board's required clocks
+//! and crossing budgets with a 5 % margin ([`REQUIRED_MARGIN`]), and the
+//! DIMM command clock the routed design can follow; as JSON and as text;
+//! and the fmax history the benchmark keeps so regressions show.
 
-use crate::board::{Board, ClockRequirement};
+use crate::board::{Board, ClockRequirement, TransferRequirement, REQUIRED_MARGIN};
 use crate::error::FirmwareError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -27,11 +29,23 @@ pub struct ClockFmax {
     pub constraint_mhz: f64,
 }
 
+/// One "Max delay" line: the longest path from one clock (or `<async>`) to
+/// another, which nextpnr reports for clocks it does not relate and times
+/// against nothing (the last line per pair, i.e. after routing).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CrossingDelay {
+    /// As nextpnr names them, e.g. "posedge $glbnet$sample_clk".
+    pub from: String,
+    pub to: String,
+    pub delay_ns: f64,
+}
+
 /// What nextpnr's log says about a placed-and-routed design.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PnrFigures {
     pub resources: Vec<Resource>,
     pub clocks: Vec<ClockFmax>,
+    pub crossings: Vec<CrossingDelay>,
 }
 
 /// A required clock domain against what place and route reached.
@@ -41,9 +55,35 @@ pub struct ClockResult {
     pub net: String,
     pub purpose: String,
     pub required_mhz: f64,
+    /// DIMM command ticks per cycle of this clock (0: not on the command path).
+    #[serde(default)]
+    pub ticks_per_clock: usize,
     /// None when nextpnr reported no clock with this net in its name.
     pub fmax_mhz: Option<f64>,
     pub nextpnr_name: Option<String>,
+    /// The required period less the routed critical path.
+    #[serde(default)]
+    pub slack_ns: Option<f64>,
+    /// `fmax / required - 1`.
+    #[serde(default)]
+    pub margin: Option<f64>,
+    /// Routed at least at the required frequency.
+    #[serde(default)]
+    pub meets: bool,
+    /// Routed with at least [`REQUIRED_MARGIN`] to spare.
+    pub pass: bool,
+}
+
+/// A clock crossing's longest routed path against the design's budget.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TransferResult {
+    pub from: String,
+    pub to: String,
+    pub budget_ns: f64,
+    pub why: String,
+    /// None when nextpnr reported no path between the two clocks.
+    pub delay_ns: Option<f64>,
+    /// Within the budget less [`REQUIRED_MARGIN`] of it.
     pub pass: bool,
 }
 
@@ -74,10 +114,18 @@ pub struct BuildReport {
     pub clocks: Vec<ClockResult>,
     /// Clocks nextpnr timed that match no required domain.
     pub other_clocks: Vec<ClockFmax>,
+    #[serde(default)]
+    pub transfers: Vec<TransferResult>,
+    /// The DIMM the board is built for, e.g. "DDR3-1600", and its CK.
+    #[serde(default)]
+    pub dimm: String,
+    #[serde(default)]
+    pub dimm_ck_mhz: f64,
     pub stage_seconds: Vec<(String, f64)>,
     pub bitstream: PathBuf,
     pub bitstream_bytes: u64,
-    /// Every required clock met.
+    /// Every required clock met and every crossing within its budget, each
+    /// with [`REQUIRED_MARGIN`].
     pub pass: bool,
 }
 
@@ -115,13 +163,28 @@ fn parse_fmax_line(line: &str) -> Option<ClockFmax> {
     })
 }
 
-/// Parses nextpnr's log text: the first "Device utilisation" table and the
-/// last fmax line per clock.
+fn parse_crossing_line(line: &str) -> Option<CrossingDelay> {
+    // "Info: Max delay posedge $glbnet$a     -> posedge $glbnet$b: 1.83 ns"
+    let rest = line.split_once("Max delay ")?.1;
+    let (from, rest) = rest.split_once("->")?;
+    let (to, delay) = rest.rsplit_once(':')?;
+    let delay_ns = delay.trim().strip_suffix("ns")?.trim().parse().ok()?;
+    Some(CrossingDelay {
+        from: from.trim().to_string(),
+        to: to.trim().to_string(),
+        delay_ns,
+    })
+}
+
+/// Parses nextpnr's log text: the first "Device utilisation" table, the
+/// last fmax line per clock and the last "Max delay" line per pair of
+/// clocks.
 pub fn parse_nextpnr_log(text: &str) -> PnrFigures {
     let mut resources = Vec::new();
     let mut in_table = false;
     let mut table_done = false;
     let mut clocks: BTreeMap<String, ClockFmax> = BTreeMap::new();
+    let mut crossings: BTreeMap<(String, String), CrossingDelay> = BTreeMap::new();
     for line in text.lines() {
         if !table_done {
             if line.contains("Device utilisation:") {
@@ -141,10 +204,14 @@ pub fn parse_nextpnr_log(text: &str) -> PnrFigures {
         if let Some(c) = parse_fmax_line(line) {
             clocks.insert(c.nextpnr_name.clone(), c);
         }
+        if let Some(c) = parse_crossing_line(line) {
+            crossings.insert((c.from.clone(), c.to.clone()), c);
+        }
     }
     PnrFigures {
         resources,
         clocks: clocks.into_values().collect(),
+        crossings: crossings.into_values().collect(),
     }
 }
 
@@ -181,14 +248,20 @@ pub fn match_clocks(
                     }
                 }
             }
+            let fmax = best.map(|b| b.fmax_mhz);
+            let margin = fmax.map(|f| f / req.required_mhz - 1.0);
             ClockResult {
                 domain: req.domain.to_string(),
                 net: req.net.to_string(),
                 purpose: req.purpose.to_string(),
                 required_mhz: req.required_mhz,
-                fmax_mhz: best.map(|b| b.fmax_mhz),
+                ticks_per_clock: req.ticks_per_clock,
+                fmax_mhz: fmax,
                 nextpnr_name: best.map(|b| b.nextpnr_name.clone()),
-                pass: best.is_some_and(|b| b.fmax_mhz >= req.required_mhz),
+                slack_ns: fmax.map(|f| 1000.0 / req.required_mhz - 1000.0 / f),
+                margin,
+                meets: fmax.is_some_and(|f| f >= req.required_mhz),
+                pass: margin.is_some_and(|m| m >= REQUIRED_MARGIN - 1e-9),
             }
         })
         .collect();
@@ -199,6 +272,44 @@ pub fn match_clocks(
         .map(|(c, _)| c.clone())
         .collect();
     (results, others)
+}
+
+/// Each required crossing against nextpnr's longest path from a clock
+/// whose name contains the source domain's net to one whose name contains
+/// the destination's (the longest if several match).
+pub fn match_transfers(
+    clocks: &[ClockRequirement],
+    transfers: &[TransferRequirement],
+    seen: &[CrossingDelay],
+) -> Vec<TransferResult> {
+    let net_of = |domain: &str| {
+        clocks
+            .iter()
+            .find(|c| c.domain == domain)
+            .map(|c| c.net)
+            .unwrap_or_else(|| panic!("transfer names an unknown domain `{domain}`"))
+    };
+    transfers
+        .iter()
+        .map(|t| {
+            let (from, to) = (net_of(t.from), net_of(t.to));
+            let delay = seen
+                .iter()
+                .filter(|c| c.from.contains(from) && c.to.contains(to))
+                .map(|c| c.delay_ns)
+                .fold(None, |worst: Option<f64>, d| {
+                    Some(worst.map_or(d, |w| w.max(d)))
+                });
+            TransferResult {
+                from: t.from.to_string(),
+                to: t.to.to_string(),
+                budget_ns: t.budget_ns,
+                why: t.why.to_string(),
+                delay_ns: delay,
+                pass: delay.is_some_and(|d| d <= t.budget_ns * (1.0 - REQUIRED_MARGIN) + 1e-9),
+            }
+        })
+        .collect()
 }
 
 fn find_resource(resources: &[Resource], names: &[&str]) -> Option<Resource> {
@@ -250,12 +361,24 @@ impl BuildReport {
         })
     }
 
-    /// The fastest DIMM command clock the routed fabric can follow: the
-    /// core takes `L` command ticks per fabric clock, so `L x fabric fmax`
-    /// (None when the fabric clock was not timed).
+    /// The fastest DIMM command clock the routed design can follow: each
+    /// clock on the command path takes a fixed number of ticks per cycle
+    /// (the core `L`), so the least of `ticks x fmax` over them (None when
+    /// one of them was not timed). Reports from before the ticks were
+    /// recorded count the fabric clock with `L`.
     pub fn command_clock_allowed_mhz(&self) -> Option<f64> {
-        let fabric = self.clocks.iter().find(|c| c.domain == "fabric")?;
-        Some(fabric.fmax_mhz? * self.lanes as f64)
+        let mut allowed: Option<f64> = None;
+        for c in &self.clocks {
+            let ticks = match c.ticks_per_clock {
+                0 if c.domain == "fabric" => self.lanes,
+                t => t,
+            };
+            if ticks > 0 {
+                let mhz = c.fmax_mhz? * ticks as f64;
+                allowed = Some(allowed.map_or(mhz, |a| a.min(mhz)));
+            }
+        }
+        allowed
     }
 
     /// The human-readable report.
@@ -302,18 +425,28 @@ impl BuildReport {
         row(&mut s, "block RAM", &self.summary.block_rams);
         row(&mut s, "I/O", &self.summary.ios);
         row(&mut s, "PLL", &self.summary.plls);
-        let _ = writeln!(s, "\nclocks (fmax after routing vs required)");
+        let _ = writeln!(
+            s,
+            "\nclocks (fmax after routing vs required; PASS needs {:.0} % margin)",
+            100.0 * REQUIRED_MARGIN
+        );
         for c in &self.clocks {
             match c.fmax_mhz {
                 Some(f) => {
+                    let verdict = match (c.pass, c.meets) {
+                        (true, _) => "PASS",
+                        (false, true) => "FAIL (margin)",
+                        (false, false) => "FAIL",
+                    };
                     let _ = writeln!(
                         s,
-                        "  {:<10} {:>8.2} MHz  need {:>7.2} MHz  {:+8.2} MHz  {}  [{}; {}]",
+                        "  {:<10} {:>8.2} MHz  need {:>7.2} MHz  slack {:+6.2} ns ({:+6.1} %)  {}  [{}; {}]",
                         c.domain,
                         f,
                         c.required_mhz,
-                        f - c.required_mhz,
-                        if c.pass { "PASS" } else { "FAIL" },
+                        c.slack_ns.unwrap_or(1000.0 / c.required_mhz - 1000.0 / f),
+                        100.0 * c.margin.unwrap_or(f / c.required_mhz - 1.0),
+                        verdict,
                         c.purpose,
                         c.nextpnr_name.as_deref().unwrap_or("")
                     );
@@ -334,16 +467,61 @@ impl BuildReport {
                 c.fmax_mhz, c.nextpnr_name
             );
         }
+        if !self.transfers.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nclock crossings (not timed by nextpnr: longest routed path vs the design's budget)"
+            );
+        }
+        for t in &self.transfers {
+            match t.delay_ns {
+                Some(d) => {
+                    let _ = writeln!(
+                        s,
+                        "  {} -> {}  {:>6.2} ns  budget {:>5.2} ns  slack {:+6.2} ns  {}  [{}]",
+                        t.from,
+                        t.to,
+                        d,
+                        t.budget_ns,
+                        t.budget_ns - d,
+                        if t.pass { "PASS" } else { "FAIL" },
+                        t.why
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        s,
+                        "  {} -> {}  no path reported by nextpnr  budget {:.2} ns  FAIL  [{}]",
+                        t.from, t.to, t.budget_ns, t.why
+                    );
+                }
+            }
+        }
         if let Some(ck) = self.command_clock_allowed_mhz() {
             // The speed the timing allows, stated as the memory's own
             // figures: DDR moves data on both edges, so DDR-(2 x clock).
             let _ = writeln!(
                 s,
-                "  timing allows a DIMM command clock up to {ck:.1} MHz (DDR-{:.0}, tCK {:.2} ns) with L = {}",
+                "\nDIMM       timing allows a command clock up to {ck:.1} MHz (DDR-{:.0}, tCK {:.2} ns) with L = {}",
                 2.0 * ck,
                 1000.0 / ck,
                 self.lanes
             );
+            if self.dimm_ck_mhz > 0.0 {
+                let _ = writeln!(
+                    s,
+                    "           {} (CK {:.0} MHz): {}",
+                    self.dimm,
+                    self.dimm_ck_mhz,
+                    if self.pass {
+                        "followed, every clock and crossing with its margin"
+                    } else if ck >= self.dimm_ck_mhz {
+                        "within the timing, but not every clock and crossing has its margin"
+                    } else {
+                        "NOT followed"
+                    }
+                );
+            }
         }
         let _ = writeln!(s, "\nstages");
         for (stage, secs) in &self.stage_seconds {
@@ -353,9 +531,9 @@ impl BuildReport {
             s,
             "\nresult     {}{}",
             if self.pass {
-                "PASS: every required clock is met"
+                "PASS: every required clock and crossing is met with its margin"
             } else {
-                "FAIL: a required clock is not met"
+                "FAIL: a required clock or crossing is not met with its margin"
             },
             if self.placeholder {
                 " (placeholder top)"
@@ -378,6 +556,9 @@ pub struct FmaxRecord {
     pub placeholder: bool,
     pub seed: u64,
     pub fmax_mhz: BTreeMap<String, Option<f64>>,
+    /// Longest routed path per budgeted clock crossing ("from->to").
+    #[serde(default)]
+    pub transfer_ns: BTreeMap<String, Option<f64>>,
     pub logic_cells: Option<u64>,
     pub flip_flops: Option<u64>,
     pub block_rams: Option<u64>,
@@ -408,6 +589,11 @@ impl FmaxRecord {
                 .clocks
                 .iter()
                 .map(|c| (c.domain.clone(), c.fmax_mhz))
+                .collect(),
+            transfer_ns: report
+                .transfers
+                .iter()
+                .map(|t| (format!("{}->{}", t.from, t.to), t.delay_ns))
                 .collect(),
             logic_cells: report.summary.logic_cells.as_ref().map(|r| r.used),
             flip_flops: report.summary.flip_flops,
@@ -482,6 +668,17 @@ pub fn compare_text(current: &FmaxRecord, history: &[FmaxRecord]) -> String {
             change
         );
     }
+    for (crossing, now) in &current.transfer_ns {
+        let before = previous.and_then(|p| p.transfer_ns.get(crossing).copied().flatten());
+        let _ = writeln!(
+            s,
+            "  {:<22} {:>10} {:>10} {:>9}",
+            format!("{crossing} (ns)"),
+            fmt_opt(*now),
+            fmt_opt(before),
+            "-"
+        );
+    }
     let counts: [(&str, Option<u64>, Option<u64>); 4] = [
         (
             "logic cells",
@@ -554,15 +751,20 @@ Info: \t        TRELLIS_COMB:      28/  83640     0%
 
 Info: Placed 33 cells based on constraints.
 Info: Max frequency for clock '$glbnet$ref_clk_125$TRELLIS_IO_IN': 672.49 MHz (PASS at 125.00 MHz)
-Info: Max frequency for clock                      '$glbnet$fabric_clk': 213.56 MHz (PASS at 200.00 MHz)
+Info: Max frequency for clock                      '$glbnet$fabric_clk': 213.56 MHz (PASS at 100.00 MHz)
+Info: Max delay posedge $glbnet$sample_clk -> posedge $glbnet$fabric_clk: 2.10 ns
 Info: Device utilisation:
 Info: \t          TRELLIS_IO:      99/    365     4%
-Info: Max frequency for clock '$glbnet$ref_clk_125$TRELLIS_IO_IN': 515.20 MHz (PASS at 125.00 MHz)
-Info: Max frequency for clock                      '$glbnet$fabric_clk': 178.93 MHz (FAIL at 200.00 MHz)
+Info: Max frequency for clock '$glbnet$ref_clk_125$TRELLIS_IO_IN': 131.00 MHz (PASS at 125.00 MHz)
+Info: Max frequency for clock                      '$glbnet$fabric_clk': 104.00 MHz (PASS at 100.00 MHz)
+Info: Max frequency for clock                      '$glbnet$sample_clk': 221.50 MHz (PASS at 200.00 MHz)
+Info: Max delay <async>                    -> posedge $glbnet$fabric_clk: 3.66 ns
+Info: Max delay posedge $glbnet$fabric_clk -> posedge $glbnet$sample_clk: 1.32 ns
+Info: Max delay posedge $glbnet$sample_clk -> posedge $glbnet$fabric_clk: 7.55 ns
 ";
 
     #[test]
-    fn parses_first_utilisation_table_and_last_fmax() {
+    fn parses_first_utilisation_table_last_fmax_and_last_crossing_delays() {
         let f = parse_nextpnr_log(ECP5_LOG);
         assert_eq!(f.resources.len(), 5);
         assert_eq!(
@@ -574,64 +776,175 @@ Info: Max frequency for clock                      '$glbnet$fabric_clk': 178.93 
             }
         );
         assert_eq!(f.resources[1].used, 3);
-        assert_eq!(f.clocks.len(), 2);
+        assert_eq!(f.clocks.len(), 3);
         let fabric = f
             .clocks
             .iter()
             .find(|c| c.nextpnr_name.contains("fabric"))
             .unwrap();
-        assert_eq!(fabric.fmax_mhz, 178.93);
-        assert_eq!(fabric.constraint_mhz, 200.0);
+        assert_eq!(fabric.fmax_mhz, 104.0);
+        assert_eq!(fabric.constraint_mhz, 100.0);
+        assert_eq!(f.crossings.len(), 3);
+        let widen = f
+            .crossings
+            .iter()
+            .find(|c| c.from.contains("sample_clk") && c.to.contains("fabric_clk"))
+            .unwrap();
+        assert_eq!(widen.delay_ns, 7.55);
+        assert!(f.crossings.iter().any(|c| c.from == "<async>"));
+        // nextpnr-ice40 pads the name before the colon.
+        let ice = parse_crossing_line(
+            "Info: Max delay posedge ddr_ck$SB_IO_IN_$glb_clk      -> posedge ref_clk_125$SB_IO_IN_$glb_clk: 1.60 ns",
+        )
+        .unwrap();
+        assert_eq!(ice.to, "posedge ref_clk_125$SB_IO_IN_$glb_clk");
+        assert_eq!(ice.delay_ns, 1.6);
     }
 
     #[test]
-    fn required_clocks_pass_fail_and_missing() {
+    fn clocks_pass_only_with_five_percent_margin() {
         let f = parse_nextpnr_log(ECP5_LOG);
         let req = Board::Ecp5_85f.required_clocks();
         let (results, others) = match_clocks(req, &f.clocks);
         assert!(others.is_empty());
-        let fabric = &results[0];
-        assert_eq!(fabric.fmax_mhz, Some(178.93));
-        assert!(!fabric.pass);
-        assert!(results[1].pass);
-        let (missing, others) = match_clocks(req, &f.clocks[..1]);
-        assert_eq!(missing.iter().filter(|c| c.fmax_mhz.is_none()).count(), 1);
-        assert!(!missing.iter().all(|c| c.pass));
-        assert!(others.is_empty());
+        let by = |d: &str| results.iter().find(|c| c.domain == d).unwrap();
+        // 104 MHz against 100: met, but 4 % is below the margin.
+        let fabric = by("fabric");
+        assert_eq!(fabric.fmax_mhz, Some(104.0));
+        assert!(fabric.meets && !fabric.pass);
+        assert!((fabric.slack_ns.unwrap() - (10.0 - 1000.0 / 104.0)).abs() < 1e-9);
+        assert!((fabric.margin.unwrap() - 0.04).abs() < 1e-9);
+        // 221.5 against 200: 10.75 %.
+        assert!(by("sampler").pass);
+        // 131.00 against 125: 4.8 %, short of 131.25.
+        let eth = by("ethernet");
+        assert!(eth.meets && !eth.pass);
+        let mut at_margin = f.clocks.clone();
+        for c in &mut at_margin {
+            c.fmax_mhz = if c.nextpnr_name.contains("ref_clk") {
+                131.25
+            } else if c.nextpnr_name.contains("fabric") {
+                105.0
+            } else {
+                199.0
+            };
+        }
+        let (results, _) = match_clocks(req, &at_margin);
+        let by = |d: &str| results.iter().find(|c| c.domain == d).unwrap();
+        assert!(by("ethernet").pass && by("fabric").pass);
+        assert!(!by("sampler").meets && !by("sampler").pass);
+        let (missing, _) = match_clocks(req, &f.clocks[..1]);
+        assert_eq!(missing.iter().filter(|c| c.fmax_mhz.is_none()).count(), 2);
+        assert!(missing
+            .iter()
+            .filter(|c| c.fmax_mhz.is_none())
+            .all(|c| !c.pass));
     }
 
     #[test]
-    fn text_states_the_command_clock_the_fabric_allows() {
+    fn crossings_pass_within_their_budget_less_the_margin() {
         let f = parse_nextpnr_log(ECP5_LOG);
-        let (clocks, other_clocks) = match_clocks(Board::Ecp5_85f.required_clocks(), &f.clocks);
-        let mut report = BuildReport {
-            board: Board::Ecp5_85f,
+        let board = Board::Ecp5_85f;
+        let t = match_transfers(board.required_clocks(), board.transfers(), &f.crossings);
+        assert_eq!(t.len(), 1);
+        assert_eq!(
+            (t[0].from.as_str(), t[0].to.as_str()),
+            ("sampler", "fabric")
+        );
+        // 7.55 ns against 8 ns less 5 % (7.6 ns).
+        assert_eq!(t[0].delay_ns, Some(7.55));
+        assert!(t[0].pass);
+        let mut slower = f.crossings.clone();
+        slower.iter_mut().for_each(|c| c.delay_ns = 7.65);
+        let t = match_transfers(board.required_clocks(), board.transfers(), &slower);
+        assert!(!t[0].pass);
+        let t = match_transfers(board.required_clocks(), board.transfers(), &[]);
+        assert_eq!(t[0].delay_ns, None);
+        assert!(!t[0].pass);
+    }
+
+    fn ecp5_report(log: &str) -> BuildReport {
+        let f = parse_nextpnr_log(log);
+        let board = Board::Ecp5_85f;
+        let (clocks, other_clocks) = match_clocks(board.required_clocks(), &f.clocks);
+        let transfers = match_transfers(board.required_clocks(), board.transfers(), &f.crossings);
+        BuildReport {
+            board,
             device: "LFE5U-85F".into(),
             memory: "DDR3-1600".into(),
-            lanes: 4,
+            lanes: 8,
             top: "ecp5-board".into(),
             placeholder: false,
             top_note: String::new(),
             seed: 1,
             summary: ResourceSummary::default(),
             resources: Vec::new(),
+            pass: clocks.iter().all(|c| c.pass) && transfers.iter().all(|t| t.pass),
             clocks,
             other_clocks,
+            transfers,
+            dimm: board.dimm().name.into(),
+            dimm_ck_mhz: board.dimm().ck_mhz,
             stage_seconds: Vec::new(),
             bitstream: PathBuf::from("x.bit"),
             bitstream_bytes: 1,
-            pass: false,
-        };
-        // 4 lanes x 178.93 MHz fabric.
-        assert_eq!(report.command_clock_allowed_mhz(), Some(4.0 * 178.93));
+        }
+    }
+
+    #[test]
+    fn text_states_slack_crossings_and_the_dimm_speed_followed() {
+        let mut report = ecp5_report(ECP5_LOG);
+        // The least of 8 x 104.00 (fabric) and 4 x 221.50 (sampler).
+        assert_eq!(report.command_clock_allowed_mhz(), Some(8.0 * 104.0));
         let text = report.to_text();
-        assert!(
-            text.contains("command clock up to 715.7 MHz (DDR-1431, tCK 1.40 ns) with L = 4"),
-            "{text}"
-        );
+        for want in [
+            "command clock up to 832.0 MHz (DDR-1664, tCK 1.20 ns) with L = 8",
+            "DDR3-1600 (CK 800 MHz): within the timing, but not every clock and crossing has its margin",
+            "slack  +0.38 ns (  +4.0 %)  FAIL (margin)",
+            "sampler -> fabric    7.55 ns  budget  8.00 ns  slack  +0.45 ns  PASS",
+            "FAIL: a required clock or crossing is not met with its margin",
+        ] {
+            assert!(text.contains(want), "`{want}` not in\n{text}");
+        }
+        let fast = ECP5_LOG
+            .replace("131.00 MHz (PASS", "140.00 MHz (PASS")
+            .replace("104.00 MHz (PASS", "110.00 MHz (PASS");
+        report = ecp5_report(&fast);
+        assert!(report.pass);
+        let text = report.to_text();
+        assert!(text.contains("DDR3-1600 (CK 800 MHz): followed"), "{text}");
+        let slow = ECP5_LOG.replace("221.50 MHz", "190.00 MHz");
+        report = ecp5_report(&slow);
+        // The sampler now limits: 4 x 190.
+        assert_eq!(report.command_clock_allowed_mhz(), Some(760.0));
+        assert!(report
+            .to_text()
+            .contains("DDR3-1600 (CK 800 MHz): NOT followed"));
         report.clocks.retain(|c| c.domain != "fabric");
+        report.clocks[0].fmax_mhz = None;
         assert_eq!(report.command_clock_allowed_mhz(), None);
         assert!(!report.to_text().contains("timing allows"));
+    }
+
+    #[test]
+    fn reports_from_before_margins_and_crossings_still_load() {
+        let mut json: serde_json::Value =
+            serde_json::from_str(&ecp5_report(ECP5_LOG).to_json()).unwrap();
+        let obj = json.as_object_mut().unwrap();
+        for key in ["transfers", "dimm", "dimm_ck_mhz"] {
+            obj.remove(key);
+        }
+        for c in obj["clocks"].as_array_mut().unwrap() {
+            let c = c.as_object_mut().unwrap();
+            for key in ["ticks_per_clock", "slack_ns", "margin", "meets"] {
+                c.remove(key);
+            }
+        }
+        let old: BuildReport = serde_json::from_value(json).unwrap();
+        assert!(old.transfers.is_empty());
+        // Without ticks per clock, the fabric clock counts with L.
+        assert_eq!(old.command_clock_allowed_mhz(), Some(8.0 * 104.0));
+        assert!(old.to_text().contains("slack"));
     }
 
     #[test]
@@ -652,6 +965,7 @@ Info: Max frequency for clock                      '$glbnet$fabric_clk': 178.93 
             placeholder: false,
             seed: 1,
             fmax_mhz: fmax.clone(),
+            transfer_ns: BTreeMap::new(),
             logic_cells: Some(100),
             flip_flops: Some(50),
             block_rams: Some(4),

@@ -1,6 +1,7 @@
 //! Per-board top levels: clocks, deserialization of the DIMM's
-//! command/address pins, Ethernet pin drivers and the pin names the
-//! constraints in `constraints/` refer to, around a trace core.
+//! command/address pins into the core's `L` lanes, Ethernet pin drivers and
+//! the pin names the constraints in `constraints/` refer to, around a trace
+//! core.
 //!
 //! Two cores exist: the board's logic from `hmtt-hdl` (its board top) and a
 //! flow probe (a placeholder that folds the sampled pins into a counter on
@@ -10,8 +11,10 @@
 use crate::board::Board;
 use crate::error::FirmwareError;
 use crate::primitives::{
-    Ecp5CommandClocking, Ecp5CommandDeserializer, Ecp5RgmiiTx, Ice40ClockForward, CA_BITS,
+    Ecp5CommandClocking, Ecp5CommandDeserializer, Ecp5RgmiiTx, Ice40ClockForward,
+    Ice40CommandClocking, Ice40DdrInputs, CA_BITS,
 };
+use crate::widen::{LaneWidener, SLOW_LANES};
 use hmtt_format::Geometry;
 use hmtt_hdl::board_top::{BoardTop, BoardTopConfig};
 use hmtt_hdl::pins::DimmPins;
@@ -194,16 +197,15 @@ impl Logic for LaneUnpack {
     }
 }
 
-/// ECP5 board core as the shell feeds it today: L = 4 (board.md 2.0 wants
-/// L = 8, E = 3 behind a 200 MHz widening stage), E = 2, TX FIFO 8 banks x
-/// 2048 words = 16384 words (board.md's default), 3 ports.
-pub type Ecp5Core = BoardTop<4, 2, 8, 11, 3>;
-/// iCE40 board core as the shell feeds it today: L = 1 (board.md 2.0 wants
-/// L = 2, E = 2, both clock edges sampled), E = 1, TX FIFO 8 banks x 256
-/// words = 2048 words (16 EBR), 1 port with a 1024-word data FIFO (8 EBR,
-/// two 1500-byte packets at `max_words` 360), so the core fits the HX8K's
-/// 32 EBR.
-pub type Ice40Core = BoardTop<1, 1, 8, 8, 1, 10, 11>;
+/// ECP5 board core: L = 8 behind the 200 -> 100 MHz widening stage, E = 3
+/// references per clock (board.md 2.0), TX FIFO 16 banks (>= 2 + 3E words a
+/// clock) x 1024 words = 16384 words (board.md's default), 3 ports.
+pub type Ecp5Core = BoardTop<8, 3, 16, 10, 3>;
+/// iCE40 board core: L = 2 (both clock edges sampled), E = 2, TX FIFO 8
+/// banks (>= 2 + 3E) x 256 words = 2048 words (16 EBR), 1 port with a
+/// 1024-word data FIFO (8 EBR, two 1500-byte packets at `max_words` 360),
+/// so the core fits the HX8K's 32 EBR.
+pub type Ice40Core = BoardTop<2, 2, 8, 8, 1, 10, 11>;
 
 /// The ECP5 core's parameters: DDR3-4G geometry (2 ranks), tCK 1250 ps,
 /// 3 ports, board id 0.
@@ -223,9 +225,11 @@ pub fn ice40_core_config() -> BoardTopConfig {
 }
 
 /// The ECP5 reference board's I/O shell around a core with the board
-/// core's ports: DDR3 command/address pins deserialized 1:4 (L = 4 at 200
-/// MHz, PLL, IDDRX2F), three RGMII transmitters (ODDRX1F) on the 125 MHz
-/// reference clock. One port list for the board and the flow probe.
+/// core's ports: DDR3 command/address pins deserialized 1:4 (IDDRX2F, 4
+/// ticks per 200 MHz `sample_clk`), widened 2:1 into the 100 MHz
+/// `fabric_clk` (L = 8, [`LaneWidener`]), three RGMII transmitters
+/// (ODDRX1F) on the 125 MHz reference clock. One port list for the board
+/// and the flow probe.
 macro_rules! ecp5_shell {
     ($(#[$attr:meta])* $name:ident, $core:ty) => {
         $(#[$attr])*
@@ -255,10 +259,12 @@ macro_rules! ecp5_shell {
             pub eth_rst_n: Signal<Out, Bit>,
             /// Status LEDs: PLL locked, events dropped, packet error, frame underrun.
             pub led: Signal<Out, Bits<4>>,
+            sample_clk: Signal<Local, Clock>,
             fabric_clk: Signal<Local, Clock>,
             clocking: Ecp5CommandClocking,
             deserializer: Ecp5CommandDeserializer,
-            unpack: [LaneUnpack; 4],
+            widener: LaneWidener,
+            unpack: [LaneUnpack; SLOW_LANES],
             core: $core,
             rgmii: [Ecp5RgmiiTx; 3],
         }
@@ -287,9 +293,11 @@ macro_rules! ecp5_shell {
                     eth2_txd: Default::default(),
                     eth_rst_n: Default::default(),
                     led: Default::default(),
+                    sample_clk: Default::default(),
                     fabric_clk: Default::default(),
                     clocking: Default::default(),
                     deserializer: Default::default(),
+                    widener: Default::default(),
                     unpack: Default::default(),
                     core,
                     rgmii: Default::default(),
@@ -301,9 +309,10 @@ macro_rules! ecp5_shell {
             #[hdl_gen]
             fn update(&mut self) {
                 self.clocking.ck_in.next = self.ddr_ck.val();
-                self.fabric_clk.next = self.clocking.sclk.val();
+                self.sample_clk.next = self.clocking.sclk.val();
+                self.fabric_clk.next = self.clocking.core_clk.val();
                 self.deserializer.eclk.next = self.clocking.eclk.val();
-                self.deserializer.sclk.next = self.fabric_clk.val();
+                self.deserializer.sclk.next = self.sample_clk.val();
                 self.deserializer.cke.next = self.ddr_cke.val();
                 self.deserializer.cs_n.next = self.ddr_cs_n.val();
                 self.deserializer.ras_n.next = self.ddr_ras_n.val();
@@ -312,13 +321,17 @@ macro_rules! ecp5_shell {
                 self.deserializer.ba.next = self.ddr_ba.val();
                 self.deserializer.a.next = self.ddr_a.val();
                 self.deserializer.odt.next = self.ddr_odt.val();
-                self.unpack[0].lane.next = self.deserializer.lane0.val();
-                self.unpack[1].lane.next = self.deserializer.lane1.val();
-                self.unpack[2].lane.next = self.deserializer.lane2.val();
-                self.unpack[3].lane.next = self.deserializer.lane3.val();
+                self.widener.fast_clock.next = self.sample_clk.val();
+                self.widener.slow_clock.next = self.fabric_clk.val();
+                self.widener.locked.next = self.clocking.locked.val();
+                self.widener.fast_lanes[0].next = self.deserializer.lane0.val();
+                self.widener.fast_lanes[1].next = self.deserializer.lane1.val();
+                self.widener.fast_lanes[2].next = self.deserializer.lane2.val();
+                self.widener.fast_lanes[3].next = self.deserializer.lane3.val();
                 self.core.fabric_clock.next = self.fabric_clk.val();
                 self.core.eth_clock.next = self.ref_clk_125.val();
-                for j in 0..4 {
+                for j in 0..SLOW_LANES {
+                    self.unpack[j].lane.next = self.widener.slow_lanes[j].val();
                     self.core.pins[j].cs_n.next = self.unpack[j].cs_n.val();
                     self.core.pins[j].ras_n.next = self.unpack[j].ras_n.val();
                     self.core.pins[j].cas_n.next = self.unpack[j].cas_n.val();
@@ -353,14 +366,16 @@ macro_rules! ecp5_shell {
 }
 
 /// The iCE40-HX8K small build's I/O shell around a core with the board
-/// core's ports: DDR-200 command/address pins sampled directly on the DIMM
-/// clock (L = 1), one GMII transmitter on the 125 MHz reference clock.
+/// core's ports: the bottom PLL divides the DIMM clock (DDR-200's 100 MHz,
+/// on the PLL's own pad) by 2 into `fabric_clk` (50 MHz), whose two edges
+/// sample the command/address pins in the I/O cells' DDR input registers
+/// (L = 2); one GMII transmitter on the 125 MHz reference clock.
 macro_rules! ice40_shell {
     ($(#[$attr:meta])* $name:ident, $core:ty) => {
         $(#[$attr])*
         #[derive(LogicBlock)]
         pub struct $name {
-            /// DIMM CK (100 MHz for DDR-200), the fabric clock.
+            /// DIMM CK (100 MHz for DDR-200), the PLL's reference.
             pub ddr_ck: Signal<In, Clock>,
             pub ddr_cke: Signal<In, Bit>,
             pub ddr_cs_n: Signal<In, Bits<2>>,
@@ -375,13 +390,16 @@ macro_rules! ice40_shell {
             pub eth_txd: Signal<Out, Bits<8>>,
             pub eth_tx_en: Signal<Out, Bit>,
             pub eth_tx_er: Signal<Out, Bit>,
+            /// PHY reset, released when the command clock's PLL has locked.
             pub eth_rst_n: Signal<Out, Bit>,
             /// Status LEDs: FIFO not empty, events dropped, packet error, frame underrun.
             pub led: Signal<Out, Bits<4>>,
-            unpack: LaneUnpack,
+            fabric_clk: Signal<Local, Clock>,
+            clocking: Ice40CommandClocking,
+            inputs: Ice40DdrInputs,
+            unpack: [LaneUnpack; 2],
             core: $core,
             gtx_forward: Ice40ClockForward,
-            released: Constant<Bit>,
         }
 
         impl $name {
@@ -403,10 +421,12 @@ macro_rules! ice40_shell {
                     eth_tx_er: Default::default(),
                     eth_rst_n: Default::default(),
                     led: Default::default(),
+                    fabric_clk: Default::default(),
+                    clocking: Default::default(),
+                    inputs: Default::default(),
                     unpack: Default::default(),
                     core,
                     gtx_forward: Default::default(),
-                    released: Constant::new(true),
                 }
             }
         }
@@ -414,29 +434,36 @@ macro_rules! ice40_shell {
         impl Logic for $name {
             #[hdl_gen]
             fn update(&mut self) {
-                self.unpack.lane.next = bit_cast::<CA_BITS, 1>(self.ddr_cke.val().into())
-                    | (bit_cast::<CA_BITS, 2>(self.ddr_cs_n.val()) << 1)
-                    | (bit_cast::<CA_BITS, 1>(self.ddr_ras_n.val().into()) << 3)
-                    | (bit_cast::<CA_BITS, 1>(self.ddr_cas_n.val().into()) << 4)
-                    | (bit_cast::<CA_BITS, 1>(self.ddr_we_n.val().into()) << 5)
-                    | (bit_cast::<CA_BITS, 3>(self.ddr_ba.val()) << 6)
-                    | (bit_cast::<CA_BITS, 16>(self.ddr_a.val()) << 9)
-                    | (bit_cast::<CA_BITS, 1>(self.ddr_odt.val().into()) << 25);
-                self.core.fabric_clock.next = self.ddr_ck.val();
+                self.clocking.ck_pin.next = self.ddr_ck.val();
+                self.fabric_clk.next = self.clocking.fabric_clk.val();
+                self.inputs.clock.next = self.fabric_clk.val();
+                self.inputs.cke.next = self.ddr_cke.val();
+                self.inputs.cs_n.next = self.ddr_cs_n.val();
+                self.inputs.ras_n.next = self.ddr_ras_n.val();
+                self.inputs.cas_n.next = self.ddr_cas_n.val();
+                self.inputs.we_n.next = self.ddr_we_n.val();
+                self.inputs.ba.next = self.ddr_ba.val();
+                self.inputs.a.next = self.ddr_a.val();
+                self.inputs.odt.next = self.ddr_odt.val();
+                self.unpack[0].lane.next = self.inputs.lane0.val();
+                self.unpack[1].lane.next = self.inputs.lane1.val();
+                self.core.fabric_clock.next = self.fabric_clk.val();
                 self.core.eth_clock.next = self.ref_clk_125.val();
-                self.core.pins[0].cs_n.next = self.unpack.cs_n.val();
-                self.core.pins[0].ras_n.next = self.unpack.ras_n.val();
-                self.core.pins[0].cas_n.next = self.unpack.cas_n.val();
-                self.core.pins[0].we_n.next = self.unpack.we_n.val();
-                self.core.pins[0].cke.next = self.unpack.cke.val();
-                self.core.pins[0].ba.next = self.unpack.ba.val();
-                self.core.pins[0].addr.next = self.unpack.addr.val();
+                for j in 0..2 {
+                    self.core.pins[j].cs_n.next = self.unpack[j].cs_n.val();
+                    self.core.pins[j].ras_n.next = self.unpack[j].ras_n.val();
+                    self.core.pins[j].cas_n.next = self.unpack[j].cas_n.val();
+                    self.core.pins[j].we_n.next = self.unpack[j].we_n.val();
+                    self.core.pins[j].cke.next = self.unpack[j].cke.val();
+                    self.core.pins[j].ba.next = self.unpack[j].ba.val();
+                    self.core.pins[j].addr.next = self.unpack[j].addr.val();
+                }
                 self.gtx_forward.clock.next = self.ref_clk_125.val();
                 self.eth_gtx_clk.next = self.gtx_forward.pin.val();
                 self.eth_txd.next = self.core.txd[0].val();
                 self.eth_tx_en.next = self.core.tx_en[0].val();
                 self.eth_tx_er.next = self.core.tx_er[0].val();
-                self.eth_rst_n.next = self.released.val();
+                self.eth_rst_n.next = self.clocking.locked.val();
                 self.led.next = bit_cast::<4, 1>(self.core.fifo_fill.val().any().into())
                     | (bit_cast::<4, 1>(self.core.events_dropped.val().any().into()) << 1)
                     | (bit_cast::<4, 1>(self.core.packet_error.val().into()) << 2)
@@ -454,7 +481,7 @@ ecp5_shell!(
 ecp5_shell!(
     /// The ECP5 I/O shell around the flow probe (PLACEHOLDER core).
     Ecp5ProbeTop,
-    FlowProbeCore<4, 3>
+    FlowProbeCore<SLOW_LANES, 3>
 );
 ice40_shell!(
     /// The small build: the iCE40 I/O shell around `hmtt-hdl`'s board core.
@@ -464,7 +491,7 @@ ice40_shell!(
 ice40_shell!(
     /// The iCE40 I/O shell around the flow probe (PLACEHOLDER core).
     Ice40ProbeTop,
-    FlowProbeCore<1, 1>
+    FlowProbeCore<2, 1>
 );
 
 fn checked_verilog<U: Block>(uut: &mut U) -> Result<String, FirmwareError> {
@@ -497,19 +524,19 @@ fn generate_here(board: Board, choice: TopChoice) -> Result<GeneratedTop, Firmwa
         (Board::Ecp5_85f, TopChoice::FlowProbe) => Ok(GeneratedTop {
             name: "ecp5-flow-probe",
             placeholder: true,
-            note: "ECP5 I/O shell (PLL, IDDRX2F 1:4, RGMII ODDRX1F) around the flow probe",
+            note: "ECP5 I/O shell (PLL, IDDRX2F 1:4 at 200 MHz, 2:1 widening to 100 MHz, RGMII ODDRX1F) around the flow probe",
             verilog: checked_verilog(&mut Ecp5ProbeTop::with_core(Default::default()))?,
         }),
         (Board::Ice40Hx8k, TopChoice::FlowProbe) => Ok(GeneratedTop {
             name: "ice40-flow-probe",
             placeholder: true,
-            note: "iCE40 I/O shell (GMII, SB_IO clock forward) around the flow probe",
+            note: "iCE40 I/O shell (PLL 50 MHz, SB_IO DDR inputs, GMII, SB_IO clock forward) around the flow probe",
             verilog: checked_verilog(&mut Ice40ProbeTop::with_core(Default::default()))?,
         }),
         (Board::Ecp5_85f, TopChoice::Board) => Ok(GeneratedTop {
             name: "ecp5-board",
             placeholder: false,
-            note: "hmtt-hdl BoardTop<L=4, FIFO 32x512 = 16384 words, 3 ports>, DDR3-4G geometry, tCK 1250 ps",
+            note: "hmtt-hdl BoardTop<L=8, FIFO 32x512 = 16384 words, 3 ports> at 100 MHz behind the 200 MHz sampler, DDR3-4G geometry, tCK 1250 ps",
             verilog: checked_verilog(&mut Ecp5BoardTop::with_core(Ecp5Core::new(
                 &ecp5_core_config(),
             )))?,
@@ -517,7 +544,7 @@ fn generate_here(board: Board, choice: TopChoice) -> Result<GeneratedTop, Firmwa
         (Board::Ice40Hx8k, TopChoice::Board) => Ok(GeneratedTop {
             name: "ice40-board",
             placeholder: false,
-            note: "hmtt-hdl BoardTop<L=1, FIFO 8x256 = 2048 words, 1 port, port FIFO 1024 words>, DDR-512M geometry, tCK 10 ns",
+            note: "hmtt-hdl BoardTop<L=2, FIFO 16x256 = 4096 words, 1 port, port FIFO 1024 words> at 50 MHz, DDR-512M geometry, tCK 10 ns",
             verilog: checked_verilog(&mut Ice40BoardTop::with_core(Ice40Core::new(
                 &ice40_core_config(),
             )))?,

@@ -144,45 +144,62 @@ fn sim_outputs_merge_back_to_the_ground_truth() {
 
 #[test]
 fn board_on_the_sim_command_stream_gives_the_same_packets() {
-    let dir = scratch("board");
-    let out = dir.join("run");
-    ok(&[
-        "sim",
-        "--workload",
-        "mix",
-        "--n",
-        "32K",
-        "--processes",
-        "2",
-        "--ports",
-        "3",
-        "--out",
-        s(&out),
-    ]);
-    let replayed = dir.join("board");
-    let stdout = ok(&[
-        "board",
-        "--commands",
-        s(&out.join("commands-b0.txt")),
-        "--ports",
-        "3",
-        "--out",
-        s(&replayed),
-    ]);
-    assert!(stdout.contains("packets on 3 ports"), "{stdout}");
-    let mut total = 0;
-    for p in 0..3 {
-        let name = format!("board0-port{p}.hmttcap");
-        let want = packets(&out.join(&name));
-        let got = packets(&replayed.join(&name));
-        assert_eq!(got.len(), want.len(), "{name}: packet counts");
-        assert!(got == want, "{name}: packet bytes differ");
-        total += got.len();
+    // The default lanes (8, 3 references a clock) and two lanes taking one
+    // reference a clock, passed to both.
+    for (name, lanes) in [
+        ("default", vec![]),
+        ("lanes2", vec!["--lanes", "2", "--refs-per-clock", "1"]),
+    ] {
+        let dir = scratch(&format!("board-{name}"));
+        let out = dir.join("run");
+        let mut sim = vec![
+            "sim",
+            "--workload",
+            "mix",
+            "--n",
+            "32K",
+            "--processes",
+            "2",
+            "--ports",
+            "3",
+            "--out",
+            s(&out),
+        ];
+        sim.extend_from_slice(&lanes);
+        ok(&sim);
+        let replayed = dir.join("board");
+        let commands = out.join("commands-b0.txt");
+        let mut board = vec![
+            "board",
+            "--commands",
+            s(&commands),
+            "--ports",
+            "3",
+            "--out",
+            s(&replayed),
+        ];
+        board.extend_from_slice(&lanes);
+        let stdout = ok(&board);
+        assert!(stdout.contains("packets on 3 ports"), "{stdout}");
+        let mut total = 0;
+        for p in 0..3 {
+            let name = format!("board0-port{p}.hmttcap");
+            let want = packets(&out.join(&name));
+            let got = packets(&replayed.join(&name));
+            assert_eq!(got.len(), want.len(), "{name}: packet counts");
+            assert!(got == want, "{name}: packet bytes differ");
+            total += got.len();
+        }
+        assert!(total > 3, "only {total} packets");
+        let summary = std::fs::read_to_string(replayed.join("board0-summary.json")).unwrap();
+        assert!(summary.contains("\"protocol_errors\": 0"), "{summary}");
+        let want_lanes = if lanes.is_empty() { "8" } else { "2" };
+        assert!(
+            summary.contains(&format!("\"lanes\": {want_lanes},")),
+            "{summary}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
-    assert!(total > 3, "only {total} packets");
-    let summary = std::fs::read_to_string(replayed.join("board0-summary.json")).unwrap();
-    assert!(summary.contains("\"protocol_errors\": 0"), "{summary}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -249,6 +266,20 @@ fn bad_options_are_refused_clearly() {
         (
             "destinations",
             vec!["sim", "--ports", "3", "--send", "127.0.0.1:9,127.0.0.1:10"],
+        ),
+        (
+            "less than one word per fabric clock",
+            vec![
+                "sim",
+                "--speed",
+                "ddr-200",
+                "--lanes",
+                "8",
+                "--n",
+                "4K",
+                "--out",
+                s(&dir),
+            ],
         ),
     ]);
     for (needle, args) in cases {

@@ -392,7 +392,8 @@ impl EventEncoder {
     /// [`KEEPER_GAP`], one filler TIME word (`dt = 0`, payload `2^21-1`) and
     /// the state after it (`last + KEEPER_GAP`, whatever `t` is). `None`
     /// while the gap is shorter. The board pushes at most one filler per
-    /// tick, before the tick's events; an encoder without a FIFO (a packet
+    /// fabric clock, at the clock's tick, before the clock's events
+    /// (board.md 2.0); an encoder without a FIFO (a packet
     /// synthesizer) pushes fillers until this gives `None`, then encodes.
     #[inline]
     pub fn time_filler(&self, t: u64) -> Option<(RecordWord, EventEncoder)> {

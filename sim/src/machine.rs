@@ -14,6 +14,7 @@
 use crate::board::output::{CaptureWriters, OutputError};
 use crate::board::{
     default_window, Board, BoardConfig, BoardCounters, BoardError, BoardPacket, DrainRate,
+    DEFAULT_REFS_PER_CLOCK,
 };
 use crate::cache::{Cache, CacheConfig, CacheShapeError, CacheStats};
 use crate::dram::{Controller, ControllerConfig, ControllerStats, Issued, Request};
@@ -33,6 +34,11 @@ use std::path::Path;
 /// `first_board_id`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoardSettings {
+    /// Lanes `L`; `None`: the model's default, halved while the drain
+    /// would pop a word or more per clock ([`BoardConfig::fit_lanes`]).
+    pub lanes: Option<u32>,
+    /// References per clock `E`; `None`: the default capped at `L`.
+    pub refs_per_clock: Option<u32>,
     pub ports: u8,
     pub fifo_depth: usize,
     pub max_words: usize,
@@ -46,6 +52,8 @@ impl Default for BoardSettings {
     fn default() -> Self {
         let d = BoardConfig::new(Geometry::ddr3_default());
         BoardSettings {
+            lanes: None,
+            refs_per_clock: None,
             ports: d.ports,
             fifo_depth: d.fifo_depth,
             max_words: d.max_words,
@@ -163,6 +171,14 @@ impl SimConfig {
         match s.drain {
             Some(d) => c.drain = d,
             None => c.set_line_rate(),
+        }
+        c.fit_lanes();
+        if let Some(lanes) = s.lanes {
+            c.lanes = lanes;
+            c.refs_per_clock = DEFAULT_REFS_PER_CLOCK.min(lanes);
+        }
+        if let Some(e) = s.refs_per_clock {
+            c.refs_per_clock = e;
         }
         c
     }

@@ -1,5 +1,5 @@
 //! The golden model against hand-computed references and against a literal
-//! tick-by-tick model of board.md.
+//! clock-by-clock model of board.md 2.0, for every lanes `L` and limit `E`.
 
 mod board_common;
 
@@ -7,7 +7,7 @@ use board_common::*;
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::config::ConfigWindow;
 use hmtt_format::geometry::Geometry;
-use hmtt_format::record::{BoardEvent, TimedEvent};
+use hmtt_format::record::{BoardEvent, TimedEvent, KEEPER_GAP};
 use hmtt_sim::board::{run_commands, Board, BoardConfig, BoardError, DrainRate};
 
 fn timed(e: &[Expected]) -> Vec<TimedEvent> {
@@ -32,6 +32,7 @@ fn decoded_packets_give_back_every_reference_in_order_and_time() {
             commands: 20_000,
             // Sparse enough that the default FIFO never overflows.
             max_gap: 40,
+            clock_limit: Some((cfg.lanes.into(), cfg.refs_per_clock)),
             ..StreamShape::default()
         };
         let cmds = gen_stream(&g, &cfg.window, &shape, &mut rng);
@@ -39,6 +40,7 @@ fn decoded_packets_give_back_every_reference_in_order_and_time() {
         let expect = expected_events(&cfg, &cmds);
         assert!(expect.len() > 5_000, "{name}: stream too thin");
         assert_eq!(counters.events_dropped, 0, "{name}");
+        assert_eq!(counters.references_over_limit, 0, "{name}: a legal stream");
         let got = decode(&cfg, &packets);
         assert_eq!(got.len(), expect.len(), "{name}");
         assert_eq!(got, timed(&expect), "{name}");
@@ -63,12 +65,14 @@ fn inner_commands_change_what_is_recorded() {
         max_gap: 40,
         tag_percent: 5,
         inner_percent: 2,
+        clock_limit: Some((cfg.lanes.into(), cfg.refs_per_clock)),
         ..StreamShape::default()
     };
     let cmds = gen_stream(&g, &cfg.window, &shape, &mut rng);
     let (packets, counters) = run_commands(cfg.clone(), cmds.iter().copied()).unwrap();
     let expect = expected_events(&cfg, &cmds);
     assert_eq!(decode(&cfg, &packets), timed(&expect));
+    assert!(packets.iter().all(|p| p.leave_tick % 8 == 0));
     assert!(counters.suppressed > 0, "mode changes suppressed something");
     assert!(counters.packets_closed_sync > 0, "SYNC closed packets");
     // Every SYNC's CMD word is the last word of its packet.
@@ -83,8 +87,32 @@ fn inner_commands_change_what_is_recorded() {
     }
 }
 
+/// A random configuration for `g` with lanes `L` and limit `E`: FIFO,
+/// packet size, idle flush, drain (at most one word per clock), ports,
+/// board id and start mode.
+fn random_config(g: Geometry, lanes: u32, refs: u32, rng: &mut Rng) -> BoardConfig {
+    let mut cfg = BoardConfig::new(g).with_lanes(lanes, refs);
+    cfg.ports = 1 + rng.below(4) as u8;
+    cfg.max_words = [2, 3, 7, 360][rng.below(4) as usize];
+    cfg.fifo_depth = [8, 9, 16, 64, 16384][rng.below(5) as usize].max(cfg.min_fifo_depth());
+    cfg.idle_flush_ticks = [1, 5, 37, 1000, 65536][rng.below(5) as usize];
+    cfg.drain = match rng.below(4) {
+        0 => DrainRate::line_rate(cfg.ports, cfg.max_words, cfg.tick_ps),
+        1 => per_clock_drain(lanes, 1, 2),
+        2 => per_clock_drain(lanes, 3, 37),
+        _ => per_clock_drain(lanes, 1 + rng.below(999), 1000),
+    };
+    if !cfg.drain.fits_lanes(lanes) {
+        cfg.drain = per_clock_drain(lanes, 87, 100);
+    }
+    cfg.board_id = rng.below(256) as u8;
+    cfg.start_tracing = rng.chance(80);
+    cfg.start_tags_only = rng.chance(20);
+    cfg
+}
+
 #[test]
-fn golden_model_equals_the_literal_tick_by_tick_model() {
+fn golden_model_equals_the_literal_clock_by_clock_model_for_every_lanes_and_limit() {
     let geometries = [
         Geometry::ddr3_default(),
         Geometry::preset("ddr4-64g").unwrap(),
@@ -92,82 +120,52 @@ fn golden_model_equals_the_literal_tick_by_tick_model() {
         Geometry::new(0, 1, 10, 3).unwrap(),
     ];
     let mut seen = hmtt_sim::board::BoardCounters::default();
-    for case in 0..48u64 {
-        let mut rng = Rng::new(1000 + case);
-        let g = geometries[(case % 4) as usize];
-        let mut cfg = BoardConfig::new(g);
-        cfg.ports = 1 + rng.below(4) as u8;
-        cfg.max_words = [2, 3, 7, 360][rng.below(4) as usize];
-        cfg.fifo_depth = [8, 9, 16, 64, 16384][rng.below(5) as usize];
-        cfg.idle_flush_ticks = [1, 5, 37, 1000, 65536][rng.below(5) as usize];
-        cfg.drain = match rng.below(4) {
-            0 => DrainRate::line_rate(cfg.ports, cfg.max_words, cfg.tick_ps),
-            1 => DrainRate { num: 1, den: 2 },
-            2 => DrainRate { num: 3, den: 37 },
-            _ => DrainRate {
-                num: 1 + rng.below(999),
-                den: 1000,
-            },
-        };
-        cfg.board_id = rng.below(256) as u8;
-        cfg.start_tracing = rng.chance(80);
-        cfg.start_tags_only = rng.chance(20);
-        let shape = StreamShape {
-            commands: 3000,
-            max_gap: [1, 4, 12, 100][rng.below(4) as usize],
-            long_gap: 5000,
-            long_gap_percent: 2,
-            tag_percent: 5,
-            inner_percent: 3,
-            noise_percent: 15,
-            illegal_percent: 3,
-        };
-        let cmds = gen_stream(&g, &cfg.window, &shape, &mut rng);
-
-        let mut naive = NaiveBoard::new(cfg.clone());
-        naive.run(&cmds);
-
-        let mut board = Board::new(cfg.clone()).unwrap();
-        board.enable_probe();
-        for c in &cmds {
-            board.command(c).unwrap();
+    let mut case = 0u64;
+    for lanes in [1u32, 2, 4, 8] {
+        for refs in 1..=lanes {
+            for _ in 0..4 {
+                case += 1;
+                let mut rng = Rng::new(1000 + case);
+                let g = geometries[(case % 4) as usize];
+                let cfg = random_config(g, lanes, refs, &mut rng);
+                let shape = StreamShape {
+                    commands: 3000,
+                    // From several references per clock (the limit) to
+                    // sparse.
+                    max_gap: [1, 2, 4, 12, 100][rng.below(5) as usize],
+                    long_gap: [5000, 3 * KEEPER_GAP][rng.below(2) as usize],
+                    long_gap_percent: 2,
+                    tag_percent: 5,
+                    inner_percent: 3,
+                    noise_percent: 15,
+                    illegal_percent: 3,
+                    clock_limit: None,
+                };
+                let cmds = gen_stream(&g, &cfg.window, &shape, &mut rng);
+                let (board, packets) = run_against_literal(&cfg, &cmds);
+                assert_eq!(board.fifo_level(), 0, "case {case}");
+                assert!(
+                    packets.iter().all(|p| p.leave_tick % u64::from(lanes) == 0),
+                    "case {case}: packets leave at clock ticks"
+                );
+                let n = board.counters();
+                seen.events_dropped += n.events_dropped;
+                seen.references_over_limit += n.references_over_limit;
+                seen.lost_words += n.lost_words;
+                seen.time_fillers += n.time_fillers;
+                seen.packets_closed_idle += n.packets_closed_idle;
+                seen.packets_closed_sync += n.packets_closed_sync;
+                seen.packets_closed_full += n.packets_closed_full;
+                seen.injected_line_hi += n.injected_line_hi;
+                seen.protocol_errors += n.protocol_errors;
+                seen.cmd_events += n.cmd_events;
+            }
         }
-        board.finish();
-        let mut packets = Vec::new();
-        board.drain_packets(&mut packets);
-
-        assert_eq!(packets.len(), naive.packets.len(), "case {case}: {cfg:?}");
-        for (a, b) in packets.iter().zip(&naive.packets) {
-            assert_eq!(a, b, "case {case}: packet {} differs; {cfg:?}", a.seq);
-        }
-        let model_levels = level_changes(board.probe().unwrap());
-        if let Some(k) = (0..model_levels.len().max(naive.level_changes.len()))
-            .find(|&k| model_levels.get(k) != naive.level_changes.get(k))
-        {
-            panic!(
-                "case {case}: fill level change {k}: model {:?} literal {:?}; {cfg:?}",
-                model_levels.get(k),
-                naive.level_changes.get(k)
-            );
-        }
-        assert_eq!(
-            board.counters().events_dropped,
-            naive.dropped,
-            "case {case}"
-        );
-        assert_eq!(board.fifo_level(), 0);
-        let n = board.counters();
-        check_counters_against_literal(n, &naive);
-        seen.events_dropped += n.events_dropped;
-        seen.lost_words += n.lost_words;
-        seen.packets_closed_idle += n.packets_closed_idle;
-        seen.packets_closed_sync += n.packets_closed_sync;
-        seen.packets_closed_full += n.packets_closed_full;
-        seen.injected_line_hi += n.injected_line_hi;
-        seen.protocol_errors += n.protocol_errors;
     }
     // The cases exercise every path.
     assert!(seen.events_dropped > 0 && seen.lost_words > 0, "{seen:?}");
+    assert!(seen.references_over_limit > 0, "{seen:?}");
+    assert!(seen.time_fillers > 0 && seen.cmd_events > 0, "{seen:?}");
     assert!(
         seen.packets_closed_idle > 0 && seen.packets_closed_sync > 0,
         "{seen:?}"
@@ -185,15 +183,18 @@ fn long_streams_across_many_packetizer_batches_equal_the_literal_model() {
     // mode changes make it catch up in between. Long streams cross many
     // batch boundaries, with and without overflow.
     let g = Geometry::ddr3_default();
-    for case in 0..6u64 {
+    for case in 0..8u64 {
         let mut rng = Rng::new(7000 + case);
-        let mut cfg = BoardConfig::new(g);
+        let (lanes, refs) = [(1, 1), (2, 2), (4, 3), (8, 3)][(case % 4) as usize];
+        let mut cfg = BoardConfig::new(g).with_lanes(lanes, refs);
         cfg.fifo_depth = [64, 2000, 16384][(case % 3) as usize];
         cfg.max_words = [360, 7][(case % 2) as usize];
         cfg.idle_flush_ticks = [3, 300, 65536][(case % 3) as usize];
-        if case >= 3 {
-            cfg.drain = DrainRate { num: 1, den: 7 };
-        }
+        cfg.drain = if case >= 4 {
+            per_clock_drain(lanes, 1, 7)
+        } else {
+            per_clock_drain(lanes, 7, 8)
+        };
         let shape = StreamShape {
             commands: 25_000,
             max_gap: [2, 6, 30][(case % 3) as usize],
@@ -203,6 +204,7 @@ fn long_streams_across_many_packetizer_batches_equal_the_literal_model() {
             inner_percent: 1,
             noise_percent: 10,
             illegal_percent: 1,
+            clock_limit: None,
         };
         let cmds = gen_stream(&g, &cfg.window, &shape, &mut rng);
         let (board, _) = run_against_literal(&cfg, &cmds);
@@ -226,32 +228,31 @@ fn slices_of_commands_without_the_probe_equal_the_literal_model_and_one_by_one()
     for case in 0..24u64 {
         let mut rng = Rng::new(9100 + case);
         let g = geometries[(case % 3) as usize];
-        let mut cfg = BoardConfig::new(g);
+        let (lanes, refs) = random_lanes(&mut rng);
+        let mut cfg = BoardConfig::new(g).with_lanes(lanes, refs);
         cfg.max_words = [3, 50, 360][rng.below(3) as usize];
-        cfg.fifo_depth = [8, 64, 2000, 16384][rng.below(4) as usize];
+        cfg.fifo_depth = [8, 64, 2000, 16384][rng.below(4) as usize].max(cfg.min_fifo_depth());
         cfg.idle_flush_ticks = [7, 1000, 65536][rng.below(3) as usize];
         cfg.drain = match rng.below(3) {
-            0 => DrainRate::line_rate(cfg.ports, cfg.max_words, cfg.tick_ps),
-            1 => DrainRate { num: 1, den: 3 },
-            _ => DrainRate {
-                num: 1 + rng.below(99),
-                den: 100,
-            },
+            0 => DrainRate::line_rate(1, cfg.max_words, cfg.tick_ps),
+            1 => per_clock_drain(lanes, 1, 3),
+            _ => per_clock_drain(lanes, 1 + rng.below(99), 100),
         };
         cfg.start_tags_only = rng.chance(10);
         let shape = StreamShape {
             commands: 20_000,
             max_gap: [1, 3, 10, 40][rng.below(4) as usize],
-            long_gap: 100_000,
+            long_gap: [100_000, 2 * KEEPER_GAP][rng.below(2) as usize],
             long_gap_percent: 1,
             tag_percent: 1,
             inner_percent: [0, 1][rng.below(2) as usize],
             noise_percent: 20,
             illegal_percent: [0, 1][rng.below(2) as usize],
+            clock_limit: None,
         };
         let cmds = gen_stream(&g, &cfg.window, &shape, &mut rng);
-        let mut naive = NaiveBoard::new(cfg.clone());
-        naive.run(&cmds);
+        let mut lit = LiteralBoard::new(cfg.clone());
+        lit.run(&cmds);
 
         let mut sliced = Board::new(cfg.clone()).unwrap();
         let mut i = 0;
@@ -263,14 +264,8 @@ fn slices_of_commands_without_the_probe_equal_the_literal_model_and_one_by_one()
         sliced.finish();
         let mut packets = Vec::new();
         sliced.drain_packets(&mut packets);
-        assert_eq!(packets.len(), naive.packets.len(), "case {case}: {cfg:?}");
-        for (a, b) in packets.iter().zip(&naive.packets) {
-            assert_eq!(a, b, "case {case}: packet {} differs; {cfg:?}", a.seq);
-        }
-        let n = sliced.counters();
-        assert_eq!(n.events_dropped, naive.dropped, "case {case}");
-        assert_eq!(n.time_fillers, naive.fillers, "case {case}");
-        check_counters_against_literal(n, &naive);
+        assert_same(&format!("case {case}: packets"), &packets, &lit.packets);
+        check_counters_against_literal(sliced.counters(), &lit, &format!("case {case}"));
 
         let mut one_by_one = Board::new(cfg.clone()).unwrap();
         one_by_one.enable_probe();
@@ -283,7 +278,10 @@ fn slices_of_commands_without_the_probe_equal_the_literal_model_and_one_by_one()
 }
 
 #[test]
-fn overflow_is_reported_by_lost_words_that_add_up_exactly() {
+fn overflow_and_the_limit_are_reported_by_lost_words_that_add_up_exactly() {
+    // A dense stream (about three references per clock of 8 ticks) into a
+    // 16-word FIFO: both a full FIFO and the limit of 3 references a clock
+    // drop references, and the LOST words account for every one.
     let g = Geometry::ddr3_default();
     let mut cfg = BoardConfig::new(g);
     cfg.fifo_depth = 16;
@@ -322,6 +320,8 @@ fn overflow_is_reported_by_lost_words_that_add_up_exactly() {
     let expect = expected_events(&cfg, &cmds);
     let got = decode(&cfg, &packets);
     assert!(counters.events_dropped > 1000, "the FIFO overflowed a lot");
+    assert!(counters.references_over_limit > 100, "{counters:?}");
+    assert!(counters.clocks_over_limit > 100, "{counters:?}");
     assert_eq!(counters.lost_pending, 0);
     // Walk both: a LOST of n stands for the next n expected references.
     let mut i = 0;
@@ -348,7 +348,10 @@ fn overflow_is_reported_by_lost_words_that_add_up_exactly() {
         .filter(|e| !matches!(e.event, BoardEvent::Lost { .. }))
         .count() as u64;
     assert_eq!(lost_sum, expect.len() as u64 - recorded);
-    assert_eq!(lost_sum, counters.events_dropped);
+    assert_eq!(
+        lost_sum,
+        counters.events_dropped + counters.references_over_limit
+    );
     assert_eq!(lost_sum, counters.lost_reported);
     assert_eq!(counters.fifo_high_water, 16);
 }
@@ -367,6 +370,7 @@ fn ddr4_sixteen_banks_several_ranks_and_wide_lines_decode_to_the_right_coordinat
             commands: 40_000,
             max_gap: 30,
             noise_percent: 35,
+            clock_limit: Some((cfg.lanes.into(), cfg.refs_per_clock)),
             ..StreamShape::default()
         };
         let cmds = gen_stream(&g, &cfg.window, &shape, &mut rng);
@@ -530,9 +534,16 @@ fn invalid_configurations_are_refused() {
     let mut c = ok.clone();
     c.ports = 0;
     bad.push(c);
+    // The FIFO holds the most one clock pushes: 2 + 3E words.
     let mut c = ok.clone();
+    c.fifo_depth = 10;
+    bad.push(c);
+    let mut c = ok.clone().with_lanes(2, 2);
     c.fifo_depth = 7;
     bad.push(c);
+    for (lanes, refs) in [(3, 1), (16, 3), (0, 0), (8, 0), (4, 5), (1, 2)] {
+        bad.push(ok.clone().with_lanes(lanes, refs));
+    }
     let mut c = ok.clone();
     c.max_words = 1;
     bad.push(c);
@@ -544,6 +555,13 @@ fn invalid_configurations_are_refused() {
     bad.push(c);
     let mut c = ok.clone();
     c.drain = DrainRate { num: 5, den: 5 };
+    bad.push(c);
+    // One word per clock of 8 ticks is too fast: L * num < den.
+    let mut c = ok.clone();
+    c.drain = DrainRate { num: 1, den: 8 };
+    bad.push(c);
+    let mut c = ok.clone().with_lanes(1, 1);
+    c.drain = DrainRate { num: 1, den: 1 };
     bad.push(c);
     let mut c = ok.clone();
     c.drain = DrainRate { num: 0, den: 5 };
@@ -558,6 +576,22 @@ fn invalid_configurations_are_refused() {
     for c in bad {
         assert!(Board::new(c.clone()).is_err(), "{c:?}");
     }
+    // Just inside the bounds.
+    let mut good = vec![];
+    let mut c = ok.clone();
+    c.fifo_depth = 11;
+    c.drain = DrainRate { num: 1, den: 9 };
+    good.push(c);
+    let mut c = ok.clone().with_lanes(1, 1);
+    c.fifo_depth = 5;
+    c.drain = DrainRate { num: 1, den: 2 };
+    good.push(c);
+    let mut c = ok.clone().with_lanes(8, 8);
+    c.fifo_depth = 26;
+    good.push(c);
+    for c in good {
+        assert!(Board::new(c.clone()).is_ok(), "{c:?}");
+    }
 }
 
 #[test]
@@ -569,4 +603,34 @@ fn default_drain_is_the_line_rate_of_three_gigabit_ports() {
     assert!((words_per_s / 1e6 - 87.8).abs() < 0.1, "{words_per_s}");
     let one = cfg.clone().with_ports(1);
     assert_eq!(one.drain.num * 3, cfg.drain.num);
+    // 0.878 words per clock of 8 ticks.
+    assert_eq!((cfg.lanes, cfg.refs_per_clock), (8, 3));
+    let per_clock = per_tick * f64::from(cfg.lanes);
+    assert!((per_clock - 0.878).abs() < 1e-3, "{per_clock}");
+}
+
+#[test]
+fn the_default_lanes_fit_the_drain() {
+    // DDR3-1600, 3 ports: 0.878 words per clock at L = 8.
+    let mut cfg = BoardConfig::new(Geometry::ddr3_default());
+    cfg.fit_lanes();
+    assert_eq!((cfg.lanes, cfg.refs_per_clock), (8, 3));
+    // DDR2-400 (5000 ps), 3 ports: 0.439 words per tick, so 2 lanes (0.878
+    // per clock); 4 would be 1.76.
+    cfg.tick_ps = 5000;
+    cfg.set_line_rate();
+    cfg.fit_lanes();
+    assert_eq!((cfg.lanes, cfg.refs_per_clock), (2, 2));
+    assert!(cfg.validate().is_ok());
+    // DDR-200 (10 ns), 3 ports: 0.878 words per tick, one lane.
+    cfg.tick_ps = 10_000;
+    cfg.set_line_rate();
+    cfg.fit_lanes();
+    assert_eq!((cfg.lanes, cfg.refs_per_clock), (1, 1));
+    assert!(cfg.validate().is_ok());
+    // The iCE40 board's DDR-200 with one port: 0.293 words per tick, two
+    // lanes as the board samples.
+    let mut ice = cfg.clone().with_ports(1);
+    ice.fit_lanes();
+    assert_eq!((ice.lanes, ice.refs_per_clock), (2, 2));
 }

@@ -13,7 +13,8 @@ use hmtt_format::mapping::AddressMapping;
 use hmtt_sim::board::output::{window_for_range, CaptureWriters, RunSummary};
 use hmtt_sim::board::{
     Board, BoardConfig, DrainRate, DEFAULT_CONFIG_BYTES, DEFAULT_FIFO_DEPTH,
-    DEFAULT_IDLE_FLUSH_TICKS, DEFAULT_MAX_WORDS, DEFAULT_PORTS, DEFAULT_TICK_PS,
+    DEFAULT_IDLE_FLUSH_TICKS, DEFAULT_MAX_WORDS, DEFAULT_PORTS, DEFAULT_REFS_PER_CLOCK,
+    DEFAULT_TICK_PS,
 };
 
 /// Arguments of `hmtt board`.
@@ -48,6 +49,15 @@ pub struct Args {
     /// Ethernet ports the packets are dealt to.
     #[arg(long, default_value_t = DEFAULT_PORTS)]
     ports: u8,
+    /// Lanes: ticks the board samples per fabric clock, 1, 2, 4 or 8
+    /// (default 8, halved while the drain would need a word or more per
+    /// clock; docs/board.md).
+    #[arg(long)]
+    lanes: Option<u32>,
+    /// References a fabric clock takes, 1..=lanes (default 3, at most the
+    /// lanes); more are counted lost.
+    #[arg(long)]
+    refs_per_clock: Option<u32>,
     /// TX FIFO depth in words.
     #[arg(long, default_value_t = DEFAULT_FIFO_DEPTH)]
     fifo_depth: usize,
@@ -120,6 +130,14 @@ fn config(args: &Args) -> anyhow::Result<BoardConfig> {
     if let Some(d) = &args.drain {
         let [num, den] = parse_list::<2>("--drain", d)?;
         cfg.drain = DrainRate { num, den };
+    }
+    cfg.fit_lanes();
+    if let Some(lanes) = args.lanes {
+        cfg.lanes = lanes;
+        cfg.refs_per_clock = DEFAULT_REFS_PER_CLOCK.min(lanes);
+    }
+    if let Some(e) = args.refs_per_clock {
+        cfg.refs_per_clock = e;
     }
     cfg.window = if let Some(w) = &args.window {
         let [rank, first, count] = parse_list::<3>("--window", w)?;
@@ -365,8 +383,27 @@ mod tests {
         );
         assert_eq!(cfg.board_id, 4);
         assert!(!cfg.start_tracing);
+        // 1/7 word per tick would be 8/7 per clock at 8 lanes: 4 lanes.
+        assert_eq!((cfg.lanes, cfg.refs_per_clock), (4, 3));
         let bad = args(&["--commands", "x", "--drain", "7/7", "--out", "o"]);
         assert!(config(&bad).is_err());
+        let lanes = |extra: &[&str]| {
+            let mut v = vec!["--commands", "x", "--out", "o"];
+            v.extend_from_slice(extra);
+            config(&args(&v)).map(|c| (c.lanes, c.refs_per_clock))
+        };
+        assert_eq!(lanes(&[]).unwrap(), (8, 3));
+        assert_eq!(
+            lanes(&["--lanes", "4", "--refs-per-clock", "2"]).unwrap(),
+            (4, 2)
+        );
+        assert_eq!(lanes(&["--lanes", "2"]).unwrap(), (2, 2));
+        // DDR-200 with 3 ports: 0.88 words per tick, one lane by default;
+        // 8 lanes would pop 7 words per clock.
+        assert_eq!(lanes(&["--tick-ps", "10000"]).unwrap(), (1, 1));
+        assert!(lanes(&["--tick-ps", "10000", "--lanes", "8"]).is_err());
+        assert!(lanes(&["--lanes", "3"]).is_err());
+        assert!(lanes(&["--lanes", "4", "--refs-per-clock", "5"]).is_err());
         let range = args(&[
             "--commands",
             "x",

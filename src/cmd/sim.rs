@@ -103,6 +103,15 @@ pub struct SimArgs {
     pub ports: u8,
     #[arg(long)]
     pub fifo_depth: Option<usize>,
+    /// Lanes: ticks the board samples per fabric clock, 1, 2, 4 or 8
+    /// (default 8, halved while the ports' line rate would need a word or
+    /// more per clock, as for DDR2-400 or DDR-200; docs/board.md).
+    #[arg(long)]
+    pub lanes: Option<u32>,
+    /// References a fabric clock takes, 1..=lanes (default 3, at most the
+    /// lanes); more are counted lost.
+    #[arg(long)]
+    pub refs_per_clock: Option<u32>,
     /// Words per packet (360 for 1500-byte frames, up to 2235 for jumbo).
     #[arg(long)]
     pub max_words: Option<usize>,
@@ -245,6 +254,8 @@ fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
     if let Some(d) = a.fifo_depth {
         cfg.board.fifo_depth = d;
     }
+    cfg.board.lanes = a.lanes;
+    cfg.board.refs_per_clock = a.refs_per_clock;
     if let Some(m) = a.max_words {
         cfg.board.max_words = m;
     }

@@ -1,4 +1,4 @@
-//! The config unit (format.md §6, board.md step 1): references inside the
+//! The config unit (format.md §6, board.md step 2): references inside the
 //! config window become CMD or TAG events, every other reference an ACCESS
 //! event, according to the board's mode.
 
@@ -83,7 +83,7 @@ impl ConfigUnit {
     }
 
     /// Classifies a reference; an inner command changes the mode at once
-    /// (the next reference, even in the same tick, sees the new mode).
+    /// (the next reference, even in the same clock, sees the new mode).
     #[inline]
     pub fn reference(&mut self, r: &Reference) -> CuOutcome {
         // `ConfigWindow::contains` in one comparison: the window's rows of

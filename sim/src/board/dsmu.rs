@@ -1,4 +1,4 @@
-//! The DDR state machine unit (paper Fig. 5, simplified; board.md step 1):
+//! The DDR state machine unit (paper Fig. 5, simplified; board.md step 2):
 //! ACT stores the open row of (rank, bank); RD/WR turn the open row and the
 //! column into a line index. Everything else is accepted and ignored.
 

@@ -131,6 +131,9 @@ pub struct RunSummary {
     /// `rank_bits,bank_bits,row_bits,col_line_bits`.
     pub geometry: String,
     pub board_id: u8,
+    /// Lanes `L` (ticks per fabric clock) and references per clock `E`.
+    pub lanes: u32,
+    pub refs_per_clock: u32,
     pub ports: u8,
     pub fifo_depth: usize,
     pub max_words: usize,
@@ -158,6 +161,8 @@ impl RunSummary {
             source: source.into(),
             geometry: cfg.geometry.to_string(),
             board_id: cfg.board_id,
+            lanes: cfg.lanes,
+            refs_per_clock: cfg.refs_per_clock,
             ports: cfg.ports,
             fifo_depth: cfg.fifo_depth,
             max_words: cfg.max_words,

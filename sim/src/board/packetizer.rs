@@ -1,7 +1,8 @@
-//! The packetizer (format.md §5.2, board.md steps 2 and 3): cuts the stream
+//! The packetizer (format.md §5.2, board.md steps 3 and 4): cuts the stream
 //! of popped words into packets, injects LINE_HI at packet open, closes on
 //! `max_words`, SYNC and idle flush, numbers the packets and deals them to
-//! the ports round-robin.
+//! the ports round-robin. It works in fabric clocks (at most one pop per
+//! clock); a packet closing in clock `k` leaves at tick `k*L`.
 
 use hmtt_format::config::InnerCommand;
 use hmtt_format::geometry::Geometry;
@@ -15,7 +16,8 @@ pub struct BoardPacket {
     pub port: u8,
     /// Per-board packet number, from 0.
     pub seq: u64,
-    /// The tick at which the packet closed (board.md "leaves").
+    /// The tick at which the packet closed (board.md "leaves"): `k*L` for
+    /// a close in clock `k`.
     pub leave_tick: u64,
     /// The whole packet, header and words (the UDP payload).
     pub bytes: Vec<u8>,
@@ -47,12 +49,16 @@ pub struct Packetizer {
     header: PacketHeader,
     max_words: usize,
     ports: u64,
-    idle_flush_ticks: u64,
+    /// Clocks from a pop to the idle flush it arms: the first clock `k`
+    /// with `k*L - last_pop*L >= idle_flush_ticks`, `ceil(idle / L)` after.
+    idle_flush_clocks: u64,
+    /// `log2(L)`.
+    lanes_shift: u32,
     /// Time of the last word popped (0 at reset).
     run_time: u64,
     /// LINE_HI of the stream as of the last word popped.
     run_hi: u32,
-    /// Tick of the last pop.
+    /// Clock of the last pop.
     last_pop: u64,
     open: bool,
     /// Whether the open packet starts with an injected LINE_HI word.
@@ -90,7 +96,9 @@ impl Packetizer {
         ports: u8,
         max_words: usize,
         idle_flush_ticks: u64,
+        lanes: u32,
     ) -> Packetizer {
+        debug_assert!(lanes.is_power_of_two() && idle_flush_ticks >= 1);
         debug_assert_eq!(InnerCommand::Sync.index(), SYNC_CODE);
         debug_assert_eq!(
             RecordWord::control_unchecked(0, Opcode::LineHi, 0).0,
@@ -113,7 +121,8 @@ impl Packetizer {
             },
             max_words,
             ports: u64::from(ports),
-            idle_flush_ticks,
+            idle_flush_clocks: idle_flush_ticks.div_ceil(u64::from(lanes)),
+            lanes_shift: lanes.trailing_zeros(),
             run_time: 0,
             run_hi: 0,
             last_pop: 0,
@@ -134,12 +143,12 @@ impl Packetizer {
         b
     }
 
-    /// The tick at which the open packet closes by idle flush unless a word
-    /// is popped at or before it; `None` when no packet is open.
+    /// The clock in which the open packet closes by idle flush unless a
+    /// word is popped in it or before; `None` when no packet is open.
     #[inline]
     pub fn flush_deadline(&self) -> Option<u64> {
         self.open
-            .then(|| self.last_pop.saturating_add(self.idle_flush_ticks))
+            .then(|| self.last_pop.saturating_add(self.idle_flush_clocks))
     }
 
     pub fn is_open(&self) -> bool {
@@ -157,9 +166,14 @@ impl Packetizer {
         self.nwords - usize::from(self.injected)
     }
 
-    /// Tick of the last pop (0 before any).
-    pub fn last_pop_tick(&self) -> u64 {
+    /// Clock of the last pop (0 before any).
+    pub fn last_pop_clock(&self) -> u64 {
         self.last_pop
+    }
+
+    /// Clocks from a pop to the idle flush it arms.
+    pub fn idle_flush_clocks(&self) -> u64 {
+        self.idle_flush_clocks
     }
 
     /// Time of the last word popped.
@@ -171,45 +185,45 @@ impl Packetizer {
         &self.counters
     }
 
-    /// Takes one popped word at tick `tick`; `flags` is the board mode after
-    /// that tick's commands, used if the packet closes now. Returns whether
-    /// the packet closed.
+    /// Takes the word popped in clock `clock`; `flags` is the board mode
+    /// after that clock's commands, used if the packet closes now. Returns
+    /// whether the packet closed.
     #[inline]
-    pub fn pop(&mut self, tick: u64, word: RecordWord, flags: u8) -> bool {
+    pub fn pop(&mut self, clock: u64, word: RecordWord, flags: u8) -> bool {
         if !self.open {
             self.open_packet();
         }
         self.bytes.extend_from_slice(&word.to_le_bytes());
         self.nwords += 1;
-        self.last_pop = tick;
+        self.last_pop = clock;
         self.run_time += u64::from(word.dt());
         if word.is_control() {
             match word.opcode() {
                 Opcode::Time => self.run_time += u64::from(word.payload()) * TIME_UNIT,
                 Opcode::LineHi => self.run_hi = word.payload(),
                 Opcode::Cmd if word.payload() == SYNC_CODE && self.nwords < self.max_words => {
-                    self.close(tick, flags, CloseReason::Sync);
+                    self.close(clock, flags, CloseReason::Sync);
                     return true;
                 }
                 _ => {}
             }
         }
         if self.nwords >= self.max_words {
-            self.close(tick, flags, CloseReason::Full);
+            self.close(clock, flags, CloseReason::Full);
             return true;
         }
         false
     }
 
-    /// Takes popped words in order, each with its pop tick (`ticks`, not
-    /// decreasing; the caller has closed the packet if its idle flush falls
-    /// before `ticks[0]`), until the packet closes, an idle flush falls
+    /// Takes popped words in order, each with its pop clock (`clocks`,
+    /// increasing; the caller has closed the packet if its idle flush falls
+    /// before `clocks[0]`), until the packet closes, an idle flush falls
     /// before the next word, or the words run out; returns how many it took
     /// (at least one if `words` is not empty). Same result as `pop` per
     /// word.
     #[inline]
-    pub fn pop_run(&mut self, words: &[u32], ticks: &[u64], flags: u8) -> usize {
-        debug_assert_eq!(words.len(), ticks.len());
+    pub fn pop_run(&mut self, words: &[u32], clocks: &[u64], flags: u8) -> usize {
+        debug_assert_eq!(words.len(), clocks.len());
         if words.is_empty() {
             return 0;
         }
@@ -217,11 +231,11 @@ impl Packetizer {
             self.open_packet();
         }
         let mut n = words.len().min(self.max_words - self.nwords);
-        if ticks[n - 1] - ticks[0] > self.idle_flush_ticks {
+        if clocks[n - 1] - clocks[0] > self.idle_flush_clocks {
             // An idle flush may fall inside: stop before the first gap
-            // longer than `idle_flush_ticks`.
-            let idle = self.idle_flush_ticks;
-            n = 1 + ticks[..n]
+            // longer than `idle_flush_clocks`.
+            let idle = self.idle_flush_clocks;
+            n = 1 + clocks[..n]
                 .windows(2)
                 .position(|w| w[1] - w[0] > idle)
                 .unwrap_or(n - 1);
@@ -269,12 +283,12 @@ impl Packetizer {
             }
         }
         self.nwords += n;
-        let tick = ticks[n - 1];
-        self.last_pop = tick;
+        let clock = clocks[n - 1];
+        self.last_pop = clock;
         if self.nwords >= self.max_words {
-            self.close(tick, flags, CloseReason::Full);
+            self.close(clock, flags, CloseReason::Full);
         } else if sync {
-            self.close(tick, flags, CloseReason::Sync);
+            self.close(clock, flags, CloseReason::Sync);
         }
         n
     }
@@ -292,8 +306,8 @@ impl Packetizer {
         }
     }
 
-    /// Closes the open packet at `tick`.
-    pub fn close(&mut self, tick: u64, flags: u8, reason: CloseReason) {
+    /// Closes the open packet in clock `clock`.
+    pub fn close(&mut self, clock: u64, flags: u8, reason: CloseReason) {
         debug_assert!(self.open && self.nwords > 0);
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -316,7 +330,7 @@ impl Packetizer {
         self.closed.push(BoardPacket {
             port,
             seq,
-            leave_tick: tick,
+            leave_tick: clock.saturating_mul(1 << self.lanes_shift),
             bytes,
         });
         self.nwords = 0;
@@ -336,8 +350,9 @@ mod tests {
     use hmtt_format::packet::Packet;
     use hmtt_format::record::{BoardEvent, TimedEvent};
 
+    /// Four lanes: an idle flush of 100 ticks is 25 clocks.
     fn pk(max_words: usize) -> Packetizer {
-        Packetizer::new(Geometry::ddr3_default(), 7, 1250, 3, max_words, 100)
+        Packetizer::new(Geometry::ddr3_default(), 7, 1250, 3, max_words, 100, 4)
     }
 
     fn access(dt: u32, lo: u64) -> RecordWord {
@@ -366,11 +381,12 @@ mod tests {
             assert_eq!(h.nwords, 4);
             // t0: time of the last word before the packet.
             assert_eq!(h.t0, 8 * i as u64);
-            assert_eq!(bp.leave_tick, 10 + 4 * i as u64 + 3);
+            // Closed in the clock of its fourth pop, at that clock's tick.
+            assert_eq!(bp.leave_tick, 4 * (10 + 4 * i as u64 + 3));
         }
         assert!(p.is_open());
         assert_eq!(p.open_words(), 1);
-        assert_eq!(p.flush_deadline(), Some(22 + 100));
+        assert_eq!(p.flush_deadline(), Some(22 + 25));
     }
 
     #[test]
@@ -436,12 +452,76 @@ mod tests {
         p.drain_packets(&mut out);
         assert_eq!(out.len(), 2);
         let a = Packet::new_checked(&out[0].bytes[..]).unwrap();
-        assert_eq!((a.nwords(), a.flags(), out[0].leave_tick), (3, 3, 7));
+        assert_eq!((a.nwords(), a.flags(), out[0].leave_tick), (3, 3, 4 * 7));
         let b = Packet::new_checked(&out[1].bytes[..]).unwrap();
         assert_eq!((b.nwords(), b.flags(), b.t0()), (1, 0, 3 + 128 + 1));
-        assert_eq!(out[1].leave_tick, 50);
+        assert_eq!(out[1].leave_tick, 4 * 50);
         let c = p.counters();
         assert_eq!((c.closed_sync, c.closed_idle, c.closed_full), (1, 1, 0));
         assert_eq!(c.packet_words, 4);
+    }
+
+    #[test]
+    fn the_idle_flush_falls_in_the_first_clock_at_least_idle_ticks_after_the_pop() {
+        // L = 8, 100 ticks: 13 clocks (104 ticks; 12 clocks are 96).
+        for (lanes, idle, clocks) in [(8, 100, 13), (8, 104, 13), (8, 105, 14), (1, 100, 100)] {
+            let p = Packetizer::new(Geometry::ddr3_default(), 0, 1250, 1, 360, idle, lanes);
+            assert_eq!(p.idle_flush_clocks(), clocks, "L {lanes} idle {idle}");
+        }
+    }
+
+    #[test]
+    fn a_run_is_taken_as_word_by_word_pops() {
+        let mut seed = 99u64;
+        let mut rnd = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for case in 0..40 {
+            let max_words = [2, 3, 7, 360][case % 4];
+            let mk = || Packetizer::new(Geometry::ddr3_default(), 1, 1250, 2, max_words, 37, 8);
+            let (mut one, mut run) = (mk(), mk());
+            let mut clock = 0u64;
+            let mut words = vec![];
+            let mut clocks = vec![];
+            for _ in 0..300 {
+                clock += [1, 1, 2, 4, 5, 6][rnd(6) as usize];
+                clocks.push(clock);
+                words.push(match rnd(10) {
+                    0 => RecordWord::control_unchecked(1, Opcode::Cmd, 5),
+                    1 => RecordWord::control_unchecked(0, Opcode::LineHi, rnd(3) as u32),
+                    2 => RecordWord::control_unchecked(2, Opcode::Time, 9),
+                    _ => access(rnd(64) as u32, rnd(1 << 24)),
+                });
+            }
+            // Word by word, with the idle flushes the board would do.
+            for (&w, &c) in words.iter().zip(&clocks) {
+                if let Some(f) = one.flush_deadline() {
+                    if f < c {
+                        one.close(f, 1, CloseReason::IdleFlush);
+                    }
+                }
+                one.pop(c, RecordWord(w.0), 1);
+            }
+            let raw: Vec<u32> = words.iter().map(|w| w.0).collect();
+            let mut i = 0;
+            while i < raw.len() {
+                if let Some(f) = run.flush_deadline() {
+                    if f < clocks[i] {
+                        run.close(f, 1, CloseReason::IdleFlush);
+                    }
+                }
+                i += run.pop_run(&raw[i..], &clocks[i..], 1);
+            }
+            let (mut a, mut b) = (vec![], vec![]);
+            one.drain_packets(&mut a);
+            run.drain_packets(&mut b);
+            assert!(a.len() > 3, "case {case}");
+            assert_eq!(a, b, "case {case}");
+            assert_eq!(one.counters(), run.counters());
+            assert!(a.iter().all(|p| p.leave_tick % 8 == 0));
+        }
     }
 }

@@ -74,6 +74,12 @@ pub fn assert_packets_match_truth(out: &SimOutput) {
             out.board_counters[b].events_dropped, 0,
             "board {b} dropped events"
         );
+        // The controller's streams are legal: never more than E RD/WR in
+        // a fabric clock (board.md "Why E = 3 at L = 8").
+        assert_eq!(
+            out.board_counters[b].references_over_limit, 0,
+            "board {b}: references over the limit"
+        );
         if decoded != expected {
             let first = decoded
                 .iter()

@@ -117,6 +117,7 @@ pub struct Capture<const L: usize, const E: usize, const B: usize, const AB: usi
     tags_only_2: DFF<Bit>,
     tags_only_3: DFF<Bit>,
     depth: Constant<Bits<32>>,
+    chain_ticks: Constant<Bits<64>>,
     window_rank: Constant<Bits<2>>,
     window_row_first: Constant<Bits<32>>,
     window_row_count: Constant<Bits<32>>,
@@ -176,6 +177,7 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Capture<L,
             tags_only_2: Default::default(),
             tags_only_3: Default::default(),
             depth: Constant::new(((B << AB) as u64).to_bits()),
+            chain_ticks: Constant::new((3 * L as u64).to_bits()),
             window_rank: Constant::new(config.window_rank.to_bits()),
             window_row_first: Constant::new(config.window_row_first.to_bits()),
             window_row_count: Constant::new(config.window_row_count.to_bits()),
@@ -223,7 +225,10 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Logic
         self.cu.window_row_first.next = self.window_row_first.val();
         self.cu.window_row_count.next = self.window_row_count.val();
         self.cu.window_first_line.next = self.window_first_line.val();
-        self.encoder.tick_in.next = self.cu.tick.val();
+        // The encoder's clock is three clocks (DSMU, limit, CU) behind the
+        // DCBU's, whose free-running counter runs from 0 with step L: its
+        // tick from the DCBU's instead of a 64-bit register per stage.
+        self.encoder.tick_in.next = self.dcbu.tick.val() - self.chain_ticks.val();
         self.encoder.tick_valid_in.next = self.cu.tick_valid.val();
         self.encoder.tracing_in.next = self.cu.tracing.val();
         self.encoder.tags_only_in.next = self.cu.tags_only.val();

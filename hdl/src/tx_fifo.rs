@@ -8,13 +8,13 @@
 //! bank `p mod B` at address `(p / B) mod 2^AB`, so the words of one clock
 //! all go to different banks (`B >= 2 + 3E`). Depth = `B * 2^AB` words.
 //!
-//! Writes and reads are registered on both sides of the block RAMs: the
-//! write crossbar's outputs, the read address, the RAM's read data (yosys
-//! maps it to the RAM's output register) and the bank select. A word
-//! pushed in encoder clock `k` is written at the end of clock `k + 2`; the
-//! earliest pop of it (clock `k + 1`) reads at the end of clock `k + 3`,
-//! so no bypass is needed. `read_word` comes `READ_LATENCY` clocks after
-//! the encoder's pop.
+//! The write crossbar runs from the encoder's output registers into the
+//! block RAMs; the read side is registered throughout: the read address,
+//! the RAM's read data (yosys maps it to the RAM's output register) and the
+//! bank select. A word pushed in encoder clock `k` is written at the end
+//! of clock `k + 1`; the earliest pop of it (clock `k + 1`) reads at the
+//! end of clock `k + 3`, so no bypass is needed. `read_word` comes
+//! `READ_LATENCY` clocks after the encoder's pop.
 
 use rust_hdl::prelude::*;
 
@@ -128,13 +128,6 @@ pub struct TxFifoStorage<const E: usize, const B: usize, const AB: usize> {
     bank: [FifoBank<AB>; B],
     /// The write crossbar: each bank's word and write enable.
     router: BankWriteRouter<E, B>,
-    write_enable: [DFF<Bit>; B],
-    write_data: [DFF<Bits<32>>; B],
-    /// Row of the clock's first word, and the next row (for the banks
-    /// before the first word's bank).
-    write_row: DFF<Bits<32>>,
-    write_next_row: DFF<Bits<32>>,
-    write_base_bank: DFF<Bits<32>>,
     base_bank: Signal<Local, Bits<32>>,
     read_pick: OrPick,
     reading_valid: DFF<Bit>,
@@ -172,11 +165,6 @@ impl<const E: usize, const B: usize, const AB: usize> Default for TxFifoStorage<
             read_word: Default::default(),
             bank: std::array::from_fn(|_| Default::default()),
             router: Default::default(),
-            write_enable: std::array::from_fn(|_| Default::default()),
-            write_data: std::array::from_fn(|_| Default::default()),
-            write_row: Default::default(),
-            write_next_row: Default::default(),
-            write_base_bank: Default::default(),
             base_bank: Default::default(),
             read_pick: Default::default(),
             reading_valid: Default::default(),
@@ -206,9 +194,6 @@ impl<const E: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<E,
         dff_setup!(
             self,
             clock,
-            write_row,
-            write_next_row,
-            write_base_bank,
             reading_valid,
             reading_bank,
             reading_row,
@@ -217,7 +202,7 @@ impl<const E: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<E,
             out_valid,
             out_word
         );
-        // Write side: the crossbar, registered, then the banks.
+        // Write side: the crossbar into the banks.
         self.router.base.next = self.base.val();
         for g in 0..GROUPS {
             self.router.count[g].next = self.count[g].val();
@@ -226,11 +211,10 @@ impl<const E: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<E,
             self.router.word2[g].next = self.word2[g].val();
         }
         self.base_bank.next = self.base.val() & self.bank_mask.val();
-        self.write_base_bank.d.next = self.base_bank.val();
-        self.write_row.d.next = self.base.val() >> self.bank_shift.val();
-        self.write_next_row.d.next = (self.base.val() >> self.bank_shift.val()) + 1;
-        self.row_cast.wide.next = self.write_row.q.val() & self.address_mask.val();
-        self.next_row_cast.wide.next = self.write_next_row.q.val() & self.address_mask.val();
+        self.row_cast.wide.next =
+            (self.base.val() >> self.bank_shift.val()) & self.address_mask.val();
+        self.next_row_cast.wide.next =
+            ((self.base.val() >> self.bank_shift.val()) + 1) & self.address_mask.val();
         // Read side: the address registered, the RAM's registered read,
         // the bank select registered.
         self.reading_valid.d.next = self.pop.val();
@@ -245,19 +229,15 @@ impl<const E: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<E,
             self.read_pick.select[b].next = false;
         }
         for b in 0..B {
-            self.write_enable[b].clock.next = self.clock.val();
-            self.write_data[b].clock.next = self.clock.val();
-            self.write_enable[b].d.next = self.router.write_enable[b].val();
-            self.write_data[b].d.next = self.router.write_data[b].val();
             self.bank[b].clock.next = self.clock.val();
             self.bank[b].read_address.next = self.read_cast.narrow.val();
             self.read_pick.words[b].next = self.bank[b].read_data.val();
             self.read_pick.select[b].next = self.picked_bank.q.val().index() == b;
-            self.bank[b].write_enable.next = self.write_enable[b].q.val();
-            self.bank[b].write_data.next = self.write_data[b].q.val();
+            self.bank[b].write_enable.next = self.router.write_enable[b].val();
+            self.bank[b].write_data.next = self.router.write_data[b].val();
             // Banks before the first word's bank are on the next row.
             self.bank[b].write_address.next = self.row_cast.narrow.val();
-            if self.write_base_bank.q.val().index() > b {
+            if self.base_bank.val().index() > b {
                 self.bank[b].write_address.next = self.next_row_cast.narrow.val();
             }
         }

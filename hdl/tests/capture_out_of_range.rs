@@ -22,13 +22,13 @@ fn out_of_range_commands_are_counted_and_ignored_l1() {
     );
     let legal = random_stream(&cfg, 41, 700, 3);
     let cmds = with_out_of_range(&cfg, &legal, 42, 5);
-    let hw = cosim::<1, 8, 3>(&cfg, &cmds);
+    let hw = cosim::<1, 1, 8, 3>(&cfg, &cmds);
     assert!(hw.out_of_range > 60, "out of range: {}", hw.out_of_range);
     assert!(!hw.pushed.is_empty());
 }
 
 #[test]
-fn out_of_range_commands_are_counted_and_ignored_l4() {
+fn out_of_range_commands_are_counted_and_ignored_l4_e2() {
     let cfg = board_config(
         Geometry::new(0, 2, 14, 6).unwrap(),
         64,
@@ -36,6 +36,6 @@ fn out_of_range_commands_are_counted_and_ignored_l4() {
     );
     let legal = random_stream(&cfg, 43, 1200, 2);
     let cmds = with_out_of_range(&cfg, &legal, 44, 4);
-    let hw = cosim::<4, 32, 1>(&cfg, &cmds);
+    let hw = cosim::<4, 2, 8, 3>(&cfg, &cmds);
     assert!(hw.out_of_range > 150, "out of range: {}", hw.out_of_range);
 }

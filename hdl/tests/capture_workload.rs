@@ -37,17 +37,17 @@ fn workload_stream(
 }
 
 #[test]
-fn cosim_quicksort_cache_on() {
+fn cosim_quicksort_cache_on_l2_e2() {
     let (cfg, cmds) = workload_stream(true);
     assert!(cmds.len() > 50, "a real stream: {} commands", cmds.len());
-    let hw = cosim::<1, 8, 11>(&cfg, &cmds);
+    let hw = cosim::<2, 2, 8, 11>(&cfg, &cmds);
     assert!(!hw.pushed.is_empty());
 }
 
 #[test]
-fn cosim_quicksort_cache_off_l4() {
+fn cosim_quicksort_cache_off_l8_e3() {
     let (cfg, cmds) = workload_stream(false);
     assert!(cmds.len() > 50, "a real stream: {} commands", cmds.len());
-    let hw = cosim::<4, 32, 9>(&cfg, &cmds);
+    let hw = cosim::<8, 3, 16, 10>(&cfg, &cmds);
     assert!(!hw.pushed.is_empty());
 }

@@ -17,7 +17,7 @@ use rust_hdl::prelude::*;
 /// Width of the room thermometer: the most words one clock pushes,
 /// `2 + 3E`, plus one, for `E <= 4`.
 pub const ROOM_BITS: usize = 16;
-/// Entries of the lost-count flags: `(E + 1) * E` used.
+/// Entries of the lost-count flags, `4 m + d` for `m <= E <= 4`.
 pub const LOST_FLAGS: usize = 20;
 
 #[derive(LogicBlock)]
@@ -43,7 +43,7 @@ pub struct Decide<const E: usize> {
     pub too_long_k: [Signal<In, Bit>; E],
     /// The lost count `u` at the clock start is not 0.
     pub lost_nonzero: Signal<In, Bit>,
-    /// Entry `m * E + d` (`1 <= m <= E`, `d < E`): `u + d > m * (2^21-1)`,
+    /// Entry `4 m + d` (`1 <= m <= E`, `d < E`): `u + d > m * (2^21-1)`,
     /// i.e. the `m`-th LOST of the clock, pushed after `d` drops, leaves a
     /// remainder pending.
     pub lost_over: [Signal<In, Bit>; LOST_FLAGS],
@@ -262,7 +262,7 @@ impl<const E: usize> Logic for Decide<E> {
             for m in 0..E {
                 for d in 0..E {
                     if (self.nl_c[s].val().index() == m) & (self.dr_c[s].val().index() == d) {
-                        self.rest[s].next = self.lost_over[(m + 1) * E + d].val();
+                        self.rest[s].next = self.lost_over[(m + 1) * 4 + d].val();
                     }
                 }
             }

@@ -161,7 +161,7 @@ pub struct Encoder<const E: usize> {
     level_pushed: Signal<Local, Bits<LEVEL_BITS>>,
     level_next: Signal<Local, Bits<LEVEL_BITS>>,
     free_next: Signal<Local, Bits<LEVEL_BITS>>,
-    free_low: Signal<Local, Bits<4>>,
+    room_wide: Signal<Local, Bits<32>>,
     room_next: Signal<Local, Bits<16>>,
     sum_none: Signal<Local, Bits<34>>,
     sum_keep: Signal<Local, Bits<34>>,
@@ -172,7 +172,7 @@ pub struct Encoder<const E: usize> {
     payload_multiples: [Constant<Bits<34>>; 5],
     keeper_gap_34: Constant<Bits<34>>,
     /// Entry `v`: bits `0..=v` set.
-    thermometer: [Constant<Bits<16>>; 16],
+    thermometer_wide: [Constant<Bits<32>>; 32],
     gap_max: Constant<Bits<32>>,
     // Outputs.
     out_count: [DFF<Bits<2>>; GROUPS],
@@ -287,17 +287,18 @@ impl<const E: usize> Default for Encoder<E> {
             level_pushed: Default::default(),
             level_next: Default::default(),
             free_next: Default::default(),
-            free_low: Default::default(),
+            room_wide: Default::default(),
             room_next: Default::default(),
             sum_none: Default::default(),
             sum_keep: Default::default(),
             lost_sum: Default::default(),
             lost_take: Default::default(),
             lost_add: Default::default(),
-            // Entry m E + d: u > m (2^21-1) - d; entries with m = 0 unused.
+            // Entry 4 m + d: u > m (2^21-1) - d; entries with m = 0, m > E
+            // or d >= E unused.
             lost_thresholds: std::array::from_fn(|i| {
-                let (m, d) = ((i / E) as u64, (i % E) as u64);
-                let t = if m == 0 || m > E as u64 {
+                let (m, d) = ((i / 4) as u64, (i % 4) as u64);
+                let t = if m == 0 || m > E as u64 || d >= E as u64 {
                     u32::MAX as u64
                 } else {
                     m * PAYLOAD_MAX - d
@@ -308,7 +309,7 @@ impl<const E: usize> Default for Encoder<E> {
                 Constant::new(((n as u64 * PAYLOAD_MAX) & MASK34).to_bits())
             }),
             keeper_gap_34: Constant::new(KEEPER_GAP.to_bits()),
-            thermometer: std::array::from_fn(|v| Constant::new(((2u64 << v) - 1).to_bits())),
+            thermometer_wide: std::array::from_fn(|v| Constant::new(((2u64 << v) - 1).to_bits())),
             gap_max: Constant::new(GAP_MAX.to_bits()),
             out_count: std::array::from_fn(|_| Default::default()),
             out_word0: std::array::from_fn(|_| Default::default()),
@@ -527,13 +528,25 @@ impl<const E: usize> Logic for Encoder<E> {
             self.level_pushed.val() - bit_cast::<LEVEL_BITS, 1>(self.pop_now.val().into());
         self.free_next.next = self.free.q.val() - bit_cast::<LEVEL_BITS, 8>(self.total.val())
             + bit_cast::<LEVEL_BITS, 1>(self.pop_now.val().into());
-        // The room as a thermometer: bit n is free >= n.
-        self.free_low.next = self.free_next.val().get_bits::<4>(0);
-        self.room_next.next = 0xFFFF.into();
-        if !(self.free_next.val() >> 4).any() {
-            for v in 0..16 {
-                if self.free_low.val().index() == v {
-                    self.room_next.next = self.thermometer[v].val();
+        // The room at the next clock as a thermometer (bit n: free_next
+        // >= n), without the free count's carry chain: the thermometer of
+        // the free count at this clock's start, wide enough (bit m: free
+        // >= m, m < 32), shifted down by the clock's net words `total -
+        // pop` (-1..=11), which the decision gives late.
+        self.room_wide.next = self.thermometer_wide[31].val();
+        if !(self.free.q.val() >> 5).any() {
+            for v in 0..32 {
+                if self.free.q.val().get_bits::<5>(0).index() == v {
+                    self.room_wide.next = self.thermometer_wide[v].val();
+                }
+            }
+        }
+        self.room_next.next = self.room_wide.val().get_bits::<16>(0);
+        for d in 0..12 {
+            if self.total.val().index() == d {
+                self.room_next.next = self.room_wide.val().get_bits::<16>(d);
+                if self.pop_now.val() {
+                    self.room_next.next = (self.room_wide.val().get_bits::<16>(d) << 1) | 1;
                 }
             }
         }

@@ -89,7 +89,13 @@ pub fn parse_range(s: &str) -> anyhow::Result<(u64, u64)> {
 /// A bar over `total` bytes of input, labelled `label`; hidden when
 /// `quiet`, for inputs under 64 MiB, and when stderr is no terminal.
 pub fn bytes_bar(label: &str, total: u64, quiet: bool) -> indicatif::ProgressBar {
-    if quiet || total < (64 << 20) {
+    bytes_bar_above(label, total, quiet, 64 << 20)
+}
+
+/// [`bytes_bar`] for inputs of at least `min` bytes (a slow consumer wants
+/// a bar over smaller inputs).
+pub fn bytes_bar_above(label: &str, total: u64, quiet: bool, min: u64) -> indicatif::ProgressBar {
+    if quiet || total < min {
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::new(total);

@@ -3,6 +3,7 @@
 //! external tools and reports; it holds no logic of the board itself.
 
 pub mod board;
+pub mod engine;
 pub mod error;
 pub mod flash;
 pub mod flow;

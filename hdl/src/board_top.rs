@@ -119,6 +119,19 @@ pub struct BoardTop<
     pub packet_error: Signal<Out, Bit>,
     /// Sticky: a framer ran out of words mid-frame.
     pub frame_underrun: Signal<Out, Bit>,
+    // Observation for simulation; the firmware shells leave it unconnected
+    // and synthesis removes it. Per fabric clock at the packetizer: the
+    // clock's tick `k L` (valid with `obs_tick_valid`), whether it popped a
+    // word and whether it closed a packet (packets close in `seq` order and
+    // leave at the tick of their close). `fifo_fill` is the fill level after
+    // the clock `obs_fill_tick` (valid with `obs_fill_valid`), a few clocks
+    // ahead of `obs_tick`.
+    pub obs_tick: Signal<Out, Bits<64>>,
+    pub obs_tick_valid: Signal<Out, Bit>,
+    pub obs_pop: Signal<Out, Bit>,
+    pub obs_close: Signal<Out, Bit>,
+    pub obs_fill_tick: Signal<Out, Bits<64>>,
+    pub obs_fill_valid: Signal<Out, Bit>,
     drain_num: Constant<Bits<32>>,
     drain_den: Constant<Bits<32>>,
     capture: Capture<L, E, B, AB>,
@@ -169,6 +182,12 @@ impl<
             clocks_over_limit: Default::default(),
             packet_error: Default::default(),
             frame_underrun: Default::default(),
+            obs_tick: Default::default(),
+            obs_tick_valid: Default::default(),
+            obs_pop: Default::default(),
+            obs_close: Default::default(),
+            obs_fill_tick: Default::default(),
+            obs_fill_valid: Default::default(),
             drain_num: Constant::new((config.drain_num * L as u64).to_bits()),
             drain_den: Constant::new(config.drain_den.to_bits()),
             capture: Capture::new(config.capture),
@@ -231,6 +250,12 @@ impl<
             }
         }
         self.fifo_fill.next = self.capture.fill.val();
+        self.obs_tick.next = self.capture.tick.val();
+        self.obs_tick_valid.next = self.capture.tick_valid.val();
+        self.obs_pop.next = self.capture.pop_valid.val();
+        self.obs_close.next = self.packetizer.desc_write.val();
+        self.obs_fill_tick.next = self.capture.push_tick.val();
+        self.obs_fill_valid.next = self.capture.push_tick_valid.val();
         self.references_over_limit.next = self.capture.references_over_limit.val();
         self.clocks_over_limit.next = self.capture.clocks_over_limit.val();
         self.events_dropped.next = self.capture.events_dropped.val();

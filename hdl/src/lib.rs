@@ -16,4 +16,5 @@ pub mod pins;
 pub mod port_buffer;
 pub mod ref_limit;
 pub mod rgmii;
+pub mod testbench;
 pub mod tx_fifo;

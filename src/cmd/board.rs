@@ -1,39 +1,83 @@
-//! `hmtt board`: runs the board's golden model on a DDR command stream file
-//! and writes its packets as capture files, one per port, with a JSON summary.
+//! `hmtt board`: runs the board on a DDR command stream file and writes its
+//! packets as capture files, one per port, with a JSON summary. The engine
+//! is the golden model or a firmware core's generated Verilog under
+//! Verilator (`hmtt_firmware::engine`).
 
 use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
 
-use anyhow::Context;
-use hmtt_format::command::CommandReader;
+use anyhow::{bail, Context};
+use clap::ValueEnum;
+use hmtt_firmware::engine::{self, CoreSpec};
+use hmtt_firmware::Board as Core;
 use hmtt_format::config::ConfigWindow;
 use hmtt_format::geometry::Geometry;
 use hmtt_format::mapping::AddressMapping;
-use hmtt_sim::board::output::{window_for_range, CaptureWriters, RunSummary};
+use hmtt_sim::board::output::window_for_range;
 use hmtt_sim::board::{
-    Board, BoardConfig, DrainRate, DEFAULT_CONFIG_BYTES, DEFAULT_FIFO_DEPTH,
-    DEFAULT_IDLE_FLUSH_TICKS, DEFAULT_MAX_WORDS, DEFAULT_PORTS, DEFAULT_REFS_PER_CLOCK,
-    DEFAULT_TICK_PS,
+    default_window, BoardConfig, DrainRate, DEFAULT_CONFIG_BYTES, DEFAULT_REFS_PER_CLOCK,
 };
 
-use crate::shared::{bytes_bar, load_mapping, parse_list, parse_number};
+use crate::shared::{bytes_bar_above, load_mapping, parse_list, parse_number};
+
+/// Which engine runs the board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// The golden model (hmtt-sim).
+    Model,
+    /// A firmware core's generated Verilog, built with Verilator.
+    Verilator,
+}
 
 /// Arguments of `hmtt board`.
 #[derive(clap::Args)]
-#[command(
-    after_help = "Example: hmtt board --commands run/commands-b0.txt --geometry ddr3-4g --ports 3 --out run/board0
-Writes run/board0/board0-port{0,1,2}.hmttcap and run/board0/board0-summary.json.
-The command file holds one `<cycle> <CMD> <rank> <bank> <arg>` per line (docs/format.md §1)."
-)]
+#[command(after_help = "Examples:
+  hmtt board --commands run/commands-b0.txt --geometry ddr3-4g --ports 3 --out run/board0
+  hmtt board --engine verilator --commands run/commands-b0.txt --out run/hw0
+Writes OUT/board0-port{0,1,2}.hmttcap and OUT/board0-summary.json.
+The command file holds one `<cycle> <CMD> <rank> <bank> <arg>` per line (docs/format.md §1).
+
+Engines. `model` runs the golden model (docs/board.md). `verilator` runs the Verilog of a
+firmware core (--core, default ecp5-85f), generated with the run's constants, built with
+`verilator --binary --timing` (cached in --work by a hash of the Verilog, so only the first
+run of a core and its constants compiles), and writes the packets its Ethernet ports send,
+each with the tick its close was observed at, up to where the model ends the stream: the
+capture files are byte-identical to `--engine model --core <same core>` with the same
+options. The pins carry one command per tick: a second command at the same tick, or a rank,
+bank, row or column beyond the pins, is refused. A core fixes its lanes, references per
+clock, TX FIFO depth and ports (options that differ are refused); the other options
+default to the core's and become constants of the generated Verilog.
+
+Summary. Both engines write the same keys (`engine` says which ran). The Verilator run's
+counters hold what the hardware counts (64-bit extended), what its frames show (packets,
+words, close reasons, LOST sums), what the command file held (commands, per kind, last
+tick), the words popped (observed) and lost_pending derived from them; the figures the
+hardware does not measure (references, events by kind, suppressed, inner commands,
+references after precharge, words pushed) are null, listed in measurement.not_measured,
+and never taken from the model. measurement also says where each figure came from,
+whether a port buffer overflowed, and the simulation speed.")]
 pub struct Args {
     /// DDR command stream, text (docs/format.md §1); `-` reads standard input.
     #[arg(long, value_name = "FILE")]
     commands: PathBuf,
+    /// Engine: the golden model or a firmware core's Verilog under Verilator.
+    #[arg(long, value_enum, default_value_t = EngineArg::Model)]
+    engine: EngineArg,
+    /// Firmware core (ecp5-85f, ice40-hx8k) whose build parameters the run
+    /// takes; --engine verilator runs it (default ecp5-85f), the model runs
+    /// its exact configuration.
+    #[arg(long, value_parser = parse_core)]
+    core: Option<Core>,
+    /// Verilator's work directory: cached simulators and the run's scratch
+    /// (default OUT/verilator).
+    #[arg(long, value_name = "DIR")]
+    work: Option<PathBuf>,
     /// DIMM geometry: a preset (ddr-512m, ddr2-2g, ddr3-4g, ddr3-8g, ddr4-64g)
-    /// or rank_bits,bank_bits,row_bits,col_line_bits.
-    #[arg(long, default_value = "ddr3-4g")]
-    geometry: String,
+    /// or rank_bits,bank_bits,row_bits,col_line_bits [default: ddr3-4g, or
+    /// the core's].
+    #[arg(long)]
+    geometry: Option<String>,
     /// Address mapping file (TOML, docs/format.md §3), used to find the
     /// config window of --config-base/--config-bytes; linear if absent.
     #[arg(long, value_name = "FILE")]
@@ -48,37 +92,40 @@ pub struct Args {
     /// --config-base/--config-bytes/--mapping).
     #[arg(long, value_name = "RANK,ROW_FIRST,ROW_COUNT")]
     window: Option<String>,
-    /// Ethernet ports the packets are dealt to.
-    #[arg(long, default_value_t = DEFAULT_PORTS)]
-    ports: u8,
+    /// Ethernet ports the packets are dealt to [default: 3, or the core's].
+    #[arg(long)]
+    ports: Option<u8>,
     /// Lanes: ticks the board samples per fabric clock, 1, 2, 4 or 8
     /// (default 8, halved while the drain would need a word or more per
-    /// clock; docs/board.md).
+    /// clock; docs/board.md; a core's own).
     #[arg(long)]
     lanes: Option<u32>,
     /// References a fabric clock takes, 1..=lanes (default 3, at most the
-    /// lanes); more are counted lost.
+    /// lanes; a core's own); more are counted lost.
     #[arg(long)]
     refs_per_clock: Option<u32>,
-    /// TX FIFO depth in words.
-    #[arg(long, default_value_t = DEFAULT_FIFO_DEPTH)]
-    fifo_depth: usize,
-    /// Words per packet (360 for a 1500-byte MTU, up to 2235 for jumbo frames).
-    #[arg(long, default_value_t = DEFAULT_MAX_WORDS)]
-    max_words: usize,
-    /// Ticks without a pop after which an open packet closes.
-    #[arg(long, default_value_t = DEFAULT_IDLE_FLUSH_TICKS)]
-    idle_flush_ticks: u64,
+    /// TX FIFO depth in words [default: 16384, or the core's].
+    #[arg(long)]
+    fifo_depth: Option<usize>,
+    /// Words per packet (360 for a 1500-byte MTU, up to 2235 for jumbo
+    /// frames) [default: 360, or the core's].
+    #[arg(long)]
+    max_words: Option<usize>,
+    /// Ticks without a pop after which an open packet closes [default:
+    /// 65536, or the core's].
+    #[arg(long)]
+    idle_flush_ticks: Option<u64>,
     /// Drain rate NUM/DEN words per tick (default: the line rate of --ports
     /// Gigabit Ethernet ports, docs/board.md).
     #[arg(long, value_name = "NUM/DEN")]
     drain: Option<String>,
-    /// Length of a tick in picoseconds (1250 for DDR3-1600).
-    #[arg(long, default_value_t = DEFAULT_TICK_PS)]
-    tick_ps: u16,
-    /// Board id written in every packet.
-    #[arg(long, default_value_t = 0)]
-    board_id: u8,
+    /// Length of a tick in picoseconds [default: 1250 (DDR3-1600), or the
+    /// core's].
+    #[arg(long)]
+    tick_ps: Option<u16>,
+    /// Board id written in every packet [default: 0, or the core's].
+    #[arg(long)]
+    board_id: Option<u8>,
     /// Start with tracing off (only CMD words until BEGIN_TRACING).
     #[arg(long)]
     tracing_off: bool,
@@ -96,35 +143,70 @@ pub struct Args {
     quiet: bool,
 }
 
-fn config(args: &Args) -> anyhow::Result<BoardConfig> {
-    let geometry: Geometry = args.geometry.parse().context("--geometry")?;
-    let mut cfg = BoardConfig::new(geometry);
-    cfg.ports = args.ports;
-    cfg.fifo_depth = args.fifo_depth;
-    cfg.max_words = args.max_words;
-    cfg.idle_flush_ticks = args.idle_flush_ticks;
-    cfg.tick_ps = args.tick_ps;
-    cfg.board_id = args.board_id;
-    cfg.start_tracing = !args.tracing_off;
-    cfg.start_tags_only = args.tags_only;
-    cfg.set_line_rate();
+fn parse_core(s: &str) -> Result<Core, String> {
+    Core::from_name(s).map_err(|e| e.to_string())
+}
+
+/// The firmware core the run takes its build parameters from, if any.
+fn core(args: &Args) -> Option<CoreSpec> {
+    match (args.engine, args.core) {
+        (_, Some(c)) => Some(CoreSpec::of(c)),
+        (EngineArg::Verilator, None) => Some(CoreSpec::of(Core::Ecp5_85f)),
+        (EngineArg::Model, None) => None,
+    }
+}
+
+/// The board's configuration: the core's (or board.md's defaults) with the
+/// options applied; checked against the core.
+fn config(args: &Args, core: Option<&CoreSpec>) -> anyhow::Result<BoardConfig> {
+    let mut cfg = match core {
+        Some(c) => c.board_config(),
+        None => BoardConfig::new(Geometry::ddr3_default()),
+    };
+    let base = cfg.clone();
+    if let Some(g) = &args.geometry {
+        let geometry: Geometry = g.parse().context("--geometry")?;
+        cfg.geometry = geometry;
+        cfg.window = default_window(&geometry);
+    }
+    let geometry = cfg.geometry;
+    cfg.ports = args.ports.unwrap_or(cfg.ports);
+    cfg.fifo_depth = args.fifo_depth.unwrap_or(cfg.fifo_depth);
+    cfg.max_words = args.max_words.unwrap_or(cfg.max_words);
+    cfg.idle_flush_ticks = args.idle_flush_ticks.unwrap_or(cfg.idle_flush_ticks);
+    cfg.tick_ps = args.tick_ps.unwrap_or(cfg.tick_ps);
+    cfg.board_id = args.board_id.unwrap_or(cfg.board_id);
+    cfg.start_tracing &= !args.tracing_off;
+    cfg.start_tags_only |= args.tags_only;
+    let same_link =
+        (cfg.ports, cfg.max_words, cfg.tick_ps) == (base.ports, base.max_words, base.tick_ps);
     if let Some(d) = &args.drain {
         let [num, den] = parse_list::<2>("--drain", d)?;
         cfg.drain = DrainRate { num, den };
+    } else if !(core.is_some() && same_link) {
+        cfg.set_line_rate();
     }
-    cfg.fit_lanes();
-    if let Some(lanes) = args.lanes {
+    if core.is_none() {
+        cfg.fit_lanes();
+        if let Some(lanes) = args.lanes {
+            cfg.lanes = lanes;
+            cfg.refs_per_clock = DEFAULT_REFS_PER_CLOCK.min(lanes);
+        }
+    } else if let Some(lanes) = args.lanes {
         cfg.lanes = lanes;
-        cfg.refs_per_clock = DEFAULT_REFS_PER_CLOCK.min(lanes);
     }
     if let Some(e) = args.refs_per_clock {
         cfg.refs_per_clock = e;
     }
-    cfg.window = if let Some(w) = &args.window {
+    if let Some(w) = &args.window {
         let [rank, first, count] = parse_list::<3>("--window", w)?;
         let n = |v: u64| u32::try_from(v).context("--window: number too large");
-        ConfigWindow::new(&geometry, n(rank)?, n(first)?, n(count)?).context("--window")?
-    } else {
+        cfg.window =
+            ConfigWindow::new(&geometry, n(rank)?, n(first)?, n(count)?).context("--window")?;
+    } else if args.mapping.is_some()
+        || args.config_base.is_some()
+        || args.config_bytes != DEFAULT_CONFIG_BYTES
+    {
         let mapping = match &args.mapping {
             Some(p) => load_mapping(p, geometry)?,
             None => AddressMapping::linear(geometry),
@@ -136,87 +218,147 @@ fn config(args: &Args) -> anyhow::Result<BoardConfig> {
                 .checked_sub(args.config_bytes)
                 .context("--config-bytes is larger than the DIMM")?,
         };
-        if args.mapping.is_none()
-            && args.config_base.is_none()
-            && args.config_bytes == DEFAULT_CONFIG_BYTES
-        {
-            // The documented default, with its fallback for small DIMMs.
-            cfg.window
-        } else {
-            window_for_range(&mapping, base, args.config_bytes).context("config space")?
-        }
-    };
+        cfg.window = window_for_range(&mapping, base, args.config_bytes).context("config space")?;
+    }
     cfg.validate()?;
+    if let Some(c) = core {
+        c.top_config(&cfg)?;
+    }
     Ok(cfg)
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let cfg = config(&args)?;
+    let core = core(&args);
+    let cfg = config(&args, core.as_ref())?;
     let name = args.commands.display().to_string();
-    // A bar over the bytes of the command file, for long DRAM-simulator
-    // streams; hidden for stdin.
+    // A bar over the bytes of the command file, for long streams (the
+    // Verilator engine is some thousand times slower than the model);
+    // hidden for stdin, small files and when stderr is no terminal.
+    let bar_from: u64 = match args.engine {
+        EngineArg::Model => 64 << 20,
+        EngineArg::Verilator => 256 << 10,
+    };
     let mut bar = indicatif::ProgressBar::hidden();
-    let input: Box<dyn std::io::BufRead> = if name == "-" {
-        Box::new(std::io::stdin().lock())
+    let input: Box<dyn std::io::BufRead + Send> = if name == "-" {
+        Box::new(BufReader::with_capacity(1 << 20, std::io::stdin()))
     } else {
         let f = File::open(&args.commands).with_context(|| format!("opening {name}"))?;
         let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        bar = bytes_bar("board", len, args.quiet);
+        bar = bytes_bar_above("board", len, args.quiet, bar_from);
         Box::new(BufReader::with_capacity(1 << 20, bar.wrap_read(f)))
     };
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
-    let mut writers = CaptureWriters::create(&args.out, &cfg, args.start_ns, "hmtt board")?;
-    let mut board = Board::new(cfg.clone())?;
-    let mut packets = Vec::new();
-    let mut reader = CommandReader::new(input, name.clone());
-    let mut n = 0u64;
-    while let Some(c) = reader.next() {
-        let c = c?;
-        board
-            .command(&c)
-            .with_context(|| format!("{name}:{}", reader.line_no()))?;
-        n += 1;
-        if n.is_multiple_of(1 << 16) {
-            board.drain_packets(&mut packets);
-            writers.write(&packets)?;
-            packets.clear();
+    let summary_path = args.out.join(format!("board{}-summary.json", cfg.board_id));
+    let write_summary = |json: String| {
+        std::fs::write(&summary_path, json + "\n")
+            .with_context(|| format!("writing {}", summary_path.display()))
+    };
+    let warn_unusable = |protocol: u64, unknown: u64, out_of_range: u64| {
+        if protocol + unknown + out_of_range > 0 {
+            tracing::warn!(
+                protocol_errors = protocol,
+                unknown = unknown,
+                out_of_range = out_of_range,
+                "{name}: commands the board could not use (counted, skipped)"
+            );
+        }
+    };
+    match (args.engine, core) {
+        (EngineArg::Verilator, Some(core)) => {
+            let work = args
+                .work
+                .clone()
+                .unwrap_or_else(|| args.out.join("verilator"));
+            let spinner = if args.quiet {
+                indicatif::ProgressBar::hidden()
+            } else {
+                indicatif::ProgressBar::new_spinner()
+            };
+            spinner.set_message(format!(
+                "generating the {} core and building its simulator in {}",
+                core.board,
+                work.display()
+            ));
+            spinner.enable_steady_tick(std::time::Duration::from_millis(200));
+            let simulator = engine::build_simulator(&core, &cfg, &work);
+            spinner.finish_and_clear();
+            let r = engine::run_verilator(
+                &core,
+                &cfg,
+                simulator?,
+                input,
+                &name,
+                &args.out,
+                args.start_ns,
+                &work,
+            )?;
+            bar.finish_and_clear();
+            write_summary(r.summary.to_json())?;
+            let h = &r.hardware;
+            let count = |n: &str| h.counter(n).unwrap_or(0);
+            warn_unusable(
+                count("protocol_errors"),
+                count("unknown_commands"),
+                count("out_of_range"),
+            );
+            let build = match r.simulator.build_seconds {
+                Some(s) => format!("simulator built in {s:.0} s"),
+                None => "simulator from the cache".to_string(),
+            };
+            println!(
+                "{} commands, {} events dropped, {} packets on {} ports -> {} (verilator, {} core: {} fabric clocks in {:.1} s, {:.0}/s; {build})",
+                h.input.commands,
+                count("events_dropped"),
+                h.frames.packets,
+                cfg.ports,
+                args.out.display(),
+                core.board,
+                h.fabric_clocks,
+                h.seconds,
+                h.fabric_clocks as f64 / h.seconds.max(1e-9),
+            );
+            if !h.missing.is_empty() {
+                bail!(
+                    "{} packet(s) up to the end of the stream never left the ports (seq {:?}; packet_error {}, frame_underrun {}): the capture files lack them",
+                    h.missing.len(),
+                    &h.missing[..h.missing.len().min(10)],
+                    h.packet_error,
+                    h.frame_underrun
+                );
+            }
+        }
+        (_, core) => {
+            let s = engine::run_model(
+                &cfg,
+                core.map(|c| c.board),
+                input,
+                &name,
+                &args.out,
+                args.start_ns,
+            )?;
+            bar.finish_and_clear();
+            let c = &s.counters;
+            tracing::info!(
+                commands = c.commands,
+                references = c.references,
+                dropped = c.events_dropped,
+                packets = c.packets,
+                "board run done"
+            );
+            warn_unusable(c.protocol_errors, c.unknown_commands, c.out_of_range);
+            write_summary(s.to_json())?;
+            println!(
+                "{} commands, {} references, {} events dropped, {} packets on {} ports -> {}",
+                c.commands,
+                c.references,
+                c.events_dropped,
+                c.packets,
+                cfg.ports,
+                args.out.display()
+            );
         }
     }
-    bar.finish_and_clear();
-    board.finish();
-    board.drain_packets(&mut packets);
-    writers.write(&packets)?;
-    let files = writers.finish()?;
-    let c = board.counters().clone();
-    tracing::info!(
-        commands = c.commands,
-        references = c.references,
-        dropped = c.events_dropped,
-        packets = c.packets,
-        "board run done"
-    );
-    if c.protocol_errors + c.unknown_commands + c.out_of_range > 0 {
-        tracing::warn!(
-            protocol_errors = c.protocol_errors,
-            unknown = c.unknown_commands,
-            out_of_range = c.out_of_range,
-            "{name}: commands the board could not use (counted, skipped)"
-        );
-    }
-    let summary = RunSummary::new(name, &cfg, board.mode(), c, files);
-    let path = args.out.join(format!("board{}-summary.json", cfg.board_id));
-    std::fs::write(&path, summary.to_json() + "\n")
-        .with_context(|| format!("writing {}", path.display()))?;
-    println!(
-        "{} commands, {} references, {} events dropped, {} packets on {} ports -> {}",
-        summary.counters.commands,
-        summary.counters.references,
-        summary.counters.events_dropped,
-        summary.counters.packets,
-        cfg.ports,
-        args.out.display()
-    );
     Ok(())
 }
 

@@ -124,8 +124,16 @@ impl CaptureWriters {
 }
 
 /// The JSON summary of one run of the board (`hmtt board`'s summary file).
+/// The golden model fills every counter ([`super::BoardCounters`]); another
+/// engine (the core's Verilog under Verilator) gives its own counters type
+/// `C` with the same keys, absent figures as null, and says in
+/// `measurement` where each figure came from.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct RunSummary {
+pub struct RunSummary<C = super::BoardCounters> {
+    /// What ran the board: `model` (the golden model) or `verilator`.
+    pub engine: String,
+    /// The firmware core whose build parameters the run used, if any.
+    pub core: Option<String>,
     /// Where the commands came from.
     pub source: String,
     /// `rank_bits,bank_bits,row_bits,col_line_bits`.
@@ -144,12 +152,17 @@ pub struct RunSummary {
     /// Config window: rank, first row, row count.
     pub window: [u32; 3],
     pub start_mode: super::Mode,
-    pub end_mode: super::Mode,
-    pub counters: super::BoardCounters,
+    /// The mode at the end; null when the engine cannot see it.
+    pub end_mode: Option<super::Mode>,
+    pub counters: C,
+    /// How an engine other than the model measured its figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measurement: Option<serde_json::Value>,
     pub files: Vec<PortFile>,
 }
 
 impl RunSummary {
+    /// The golden model's summary.
     pub fn new(
         source: impl Into<String>,
         cfg: &BoardConfig,
@@ -157,7 +170,23 @@ impl RunSummary {
         counters: super::BoardCounters,
         files: Vec<PortFile>,
     ) -> RunSummary {
+        RunSummary::with_counters("model", source, cfg, Some(end_mode), counters, files)
+    }
+}
+
+impl<C: serde::Serialize> RunSummary<C> {
+    /// A summary of `engine`'s run with its own counters type.
+    pub fn with_counters(
+        engine: impl Into<String>,
+        source: impl Into<String>,
+        cfg: &BoardConfig,
+        end_mode: Option<super::Mode>,
+        counters: C,
+        files: Vec<PortFile>,
+    ) -> RunSummary<C> {
         RunSummary {
+            engine: engine.into(),
+            core: None,
             source: source.into(),
             geometry: cfg.geometry.to_string(),
             board_id: cfg.board_id,
@@ -177,6 +206,7 @@ impl RunSummary {
             },
             end_mode,
             counters,
+            measurement: None,
             files,
         }
     }

@@ -121,7 +121,7 @@ fn options_shape_the_board() {
         "--out",
         "o",
     ]);
-    let cfg = config(&a).unwrap();
+    let cfg = config(&a, None).unwrap();
     assert_eq!(cfg.drain, DrainRate { num: 1, den: 7 });
     assert_eq!(
         (cfg.window.rank, cfg.window.row_first, cfg.window.row_count),
@@ -132,11 +132,11 @@ fn options_shape_the_board() {
     // 1/7 word per tick would be 8/7 per clock at 8 lanes: 4 lanes.
     assert_eq!((cfg.lanes, cfg.refs_per_clock), (4, 3));
     let bad = args(&["--commands", "x", "--drain", "7/7", "--out", "o"]);
-    assert!(config(&bad).is_err());
+    assert!(config(&bad, None).is_err());
     let lanes = |extra: &[&str]| {
         let mut v = vec!["--commands", "x", "--out", "o"];
         v.extend_from_slice(extra);
-        config(&args(&v)).map(|c| (c.lanes, c.refs_per_clock))
+        config(&args(&v), None).map(|c| (c.lanes, c.refs_per_clock))
     };
     assert_eq!(lanes(&[]).unwrap(), (8, 3));
     assert_eq!(
@@ -158,7 +158,7 @@ fn options_shape_the_board() {
         "--out",
         "o",
     ]);
-    let cfg = config(&range).unwrap();
+    let cfg = config(&range, None).unwrap();
     let g = Geometry::ddr3_default();
     assert_eq!(cfg.window.first_line(&g), 0x1000_0000 / 64);
 }

@@ -1,0 +1,177 @@
+//! The engines of `hmtt board`: the golden model (`hmtt_sim::board`) or the
+//! generated Verilog of a firmware core (`hmtt_hdl::board_top::BoardTop` as
+//! `tops` instantiates it) built with Verilator, on the same command stream,
+//! writing the same capture files (one per port) and summary.
+//!
+//! The Verilator engine generates the core with the run's constants, builds
+//! the simulator once per distinct Verilog ([`verilator::build`], cached in
+//! a work directory), drives the DIMM pins from the command file as the
+//! simulator asks for them, decodes every port's GMII frames and writes each
+//! packet with the tick its close was observed at, up to where the golden
+//! model ends the stream (board.md "End of a stream").
+
+pub mod core;
+pub mod simulate;
+pub mod summary;
+pub mod verilator;
+
+use std::io::BufRead;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use hmtt_format::command::{CommandReader, ReadError};
+use hmtt_hdl::testbench::FrameError;
+use hmtt_sim::board::output::{CaptureWriters, OutputError, RunSummary};
+use hmtt_sim::board::{Board as Model, BoardConfig, BoardError};
+
+use crate::board::Board;
+use crate::error::FirmwareError;
+
+pub use self::core::CoreSpec;
+pub use simulate::HardwareRun;
+pub use summary::MeasuredCounters;
+pub use verilator::Simulator;
+
+/// The name capture files give as their source (both engines, so their
+/// files are byte-identical).
+pub const SOURCE_NAME: &str = "hmtt board";
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("the {core} core cannot run this: {reason}")]
+    Unsupported { core: Board, reason: String },
+    #[error(transparent)]
+    Firmware(#[from] FirmwareError),
+    #[error(transparent)]
+    Config(#[from] BoardError),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    #[error("{source_name}:{line}: {error}")]
+    Command {
+        source_name: String,
+        line: usize,
+        error: BoardError,
+    },
+    #[error("{source_name}:{line}: {reason}")]
+    Stream {
+        source_name: String,
+        line: usize,
+        reason: String,
+    },
+    #[error("the Verilator simulator {0}")]
+    Simulator(String),
+    #[error("port {port}: {reason}")]
+    Frame { port: usize, reason: String },
+    #[error(transparent)]
+    Wire(#[from] FrameError),
+}
+
+/// Commands taken between two looks for packets (bounded memory).
+const MODEL_BATCH: u64 = 1 << 16;
+
+/// Runs the golden model with `cfg` on `input`; writes the capture files
+/// into `out`. `core`: the firmware core `cfg` was made from, if any.
+pub fn run_model(
+    cfg: &BoardConfig,
+    core: Option<Board>,
+    input: Box<dyn BufRead + Send>,
+    source_name: &str,
+    out: &Path,
+    start_ns: u64,
+) -> Result<RunSummary, EngineError> {
+    let mut writers = CaptureWriters::create(out, cfg, start_ns, SOURCE_NAME)?;
+    let mut board = Model::new(cfg.clone())?;
+    let mut packets = Vec::new();
+    let mut reader = CommandReader::new(input, source_name);
+    let mut n = 0u64;
+    while let Some(c) = reader.next() {
+        let c = c?;
+        board.command(&c).map_err(|error| EngineError::Command {
+            source_name: source_name.into(),
+            line: reader.line_no(),
+            error,
+        })?;
+        n += 1;
+        if n.is_multiple_of(MODEL_BATCH) {
+            board.drain_packets(&mut packets);
+            writers.write(&packets)?;
+            packets.clear();
+        }
+    }
+    board.finish();
+    board.drain_packets(&mut packets);
+    writers.write(&packets)?;
+    let files = writers.finish()?;
+    let mut s = RunSummary::new(
+        source_name,
+        cfg,
+        board.mode(),
+        board.counters().clone(),
+        files,
+    );
+    s.core = core.map(|b| b.name().to_string());
+    Ok(s)
+}
+
+/// A Verilator run: its summary, what the simulation gave, the simulator.
+#[derive(Debug)]
+pub struct VerilatorRun {
+    pub summary: RunSummary<MeasuredCounters>,
+    pub hardware: HardwareRun,
+    pub simulator: Simulator,
+}
+
+/// Generates `core`'s Verilog with `cfg`'s constants and builds its
+/// simulator in `work` (or finds it there).
+pub fn build_simulator(
+    core: &CoreSpec,
+    cfg: &BoardConfig,
+    work: &Path,
+) -> Result<Simulator, EngineError> {
+    cfg.validate()?;
+    let top = core.top_config(cfg)?;
+    let verilog = core.verilog(&top)?;
+    Ok(verilator::build(
+        work,
+        &verilog,
+        core.lanes as usize,
+        usize::from(core.ports),
+    )?)
+}
+
+/// Runs `simulator` (from [`build_simulator`] with the same `core` and
+/// `cfg`) on `input`; writes the capture files into `out`. The run's
+/// scratch files go under `work`.
+#[allow(clippy::too_many_arguments)]
+pub fn run_verilator(
+    core: &CoreSpec,
+    cfg: &BoardConfig,
+    simulator: Simulator,
+    input: Box<dyn BufRead + Send>,
+    source_name: &str,
+    out: &Path,
+    start_ns: u64,
+    work: &Path,
+) -> Result<VerilatorRun, EngineError> {
+    let mut writers = CaptureWriters::create(out, cfg, start_ns, SOURCE_NAME)?;
+    // Scratch of this run (the simulator's standard error); kept on failure.
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let run_dir = work.join(format!(
+        "run-{}-{}",
+        std::process::id(),
+        RUNS.fetch_add(1, Ordering::Relaxed)
+    ));
+    let hardware = simulate::simulate(&simulator, &run_dir, input, source_name, cfg, &mut writers)?;
+    let _ = std::fs::remove_dir_all(&run_dir);
+    let files = writers.finish()?;
+    let summary =
+        summary::hardware_summary(source_name, cfg, core.board, files, &hardware, &simulator);
+    Ok(VerilatorRun {
+        summary,
+        hardware,
+        simulator,
+    })
+}

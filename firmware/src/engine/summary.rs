@@ -1,0 +1,225 @@
+//! The summary of a Verilator run: the golden model's summary file with
+//! every figure the hardware (or its frames) gives and null for the rest,
+//! and where each figure came from.
+
+use std::collections::BTreeMap;
+
+use hmtt_format::command::DdrCmd;
+use hmtt_format::packet::{FLAG_TAGS_ONLY, FLAG_TRACING};
+use hmtt_hdl::testbench::COUNTERS;
+use hmtt_sim::board::output::{PortFile, RunSummary};
+use hmtt_sim::board::{BoardConfig, BoardCounters, Mode};
+use serde::de::{IgnoredAny, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde_json::{json, Value};
+
+use super::simulate::HardwareRun;
+use super::verilator::Simulator;
+use crate::board::Board;
+
+/// Counters in the golden model's order ([`BoardCounters`]' keys), each a
+/// figure or null.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredCounters(pub Vec<(String, Value)>);
+
+impl MeasuredCounters {
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+impl serde::Serialize for MeasuredCounters {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// The keys of a JSON object in their order.
+struct Keys(Vec<String>);
+
+impl<'de> serde::Deserialize<'de> for Keys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Keys, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Keys;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Keys, A::Error> {
+                let mut keys = Vec::new();
+                while let Some((k, IgnoredAny)) = a.next_entry::<String, IgnoredAny>()? {
+                    keys.push(k);
+                }
+                Ok(Keys(keys))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The golden model's counter names, in its order.
+pub fn model_counter_names() -> Vec<String> {
+    let text = serde_json::to_string(&BoardCounters::default()).expect("counters serialize");
+    serde_json::from_str::<Keys>(&text)
+        .expect("counters are an object")
+        .0
+}
+
+/// Where the figures of a Verilator run come from.
+const FROM_COMMAND_FILE: [&str; 3] = ["commands", "per_kind", "last_command_tick"];
+const FROM_FRAMES: [&str; 6] = [
+    "packets",
+    "packet_words",
+    "packets_closed_full",
+    "packets_closed_sync",
+    "packets_closed_idle",
+    "lost_reported",
+];
+const FROM_POPS: [&str; 2] = ["words_popped", "injected_line_hi"];
+const DERIVED: [&str; 1] = ["lost_pending"];
+
+/// The figures of `run` by the model's counter names.
+fn measured(run: &HardwareRun) -> BTreeMap<&'static str, Value> {
+    let mut m: BTreeMap<&'static str, Value> = BTreeMap::new();
+    let i = &run.input;
+    m.insert("commands", i.commands.into());
+    let per_kind: BTreeMap<&str, u64> = DdrCmd::ALL
+        .iter()
+        .zip(i.per_kind)
+        .map(|(c, n)| (c.mnemonic(), n))
+        .collect();
+    m.insert("per_kind", json!(per_kind));
+    m.insert("last_command_tick", i.last_command_tick.into());
+    for (name, v) in COUNTERS.iter().zip(run.counters) {
+        m.insert(name, v.into());
+    }
+    let f = &run.frames;
+    m.insert("packets", f.packets.into());
+    m.insert("packet_words", f.packet_words.into());
+    m.insert("packets_closed_full", f.closed_full.into());
+    m.insert("packets_closed_sync", f.closed_sync.into());
+    m.insert("packets_closed_idle", f.closed_idle.into());
+    m.insert("lost_reported", f.lost_reported.into());
+    m.insert("words_popped", run.words_at_cut.into());
+    if run.missing.is_empty() {
+        m.insert(
+            "injected_line_hi",
+            f.packet_words.saturating_sub(run.words_at_cut).into(),
+        );
+    }
+    let lost = run.counter("events_dropped").unwrap_or(0)
+        + run.counter("references_over_limit").unwrap_or(0);
+    m.insert("lost_pending", lost.saturating_sub(f.lost_reported).into());
+    m
+}
+
+/// The mode at the end: the last packet's header flags, if it closed at or
+/// after the clock of the last command (no mode change after it).
+fn end_mode(cfg: &BoardConfig, run: &HardwareRun) -> Option<Mode> {
+    let start = Mode {
+        tracing: cfg.start_tracing,
+        tags_only: cfg.start_tags_only,
+    };
+    if run.input.commands == 0 {
+        return Some(start);
+    }
+    let lanes = u64::from(cfg.lanes);
+    let last_clock_tick = run.input.last_command_tick / lanes * lanes;
+    match run.frames.last {
+        Some((flags, leave)) if leave >= last_clock_tick && run.missing.is_empty() => Some(Mode {
+            tracing: flags & FLAG_TRACING != 0,
+            tags_only: flags & FLAG_TAGS_ONLY != 0,
+        }),
+        _ => None,
+    }
+}
+
+/// The summary of a Verilator run of `core`.
+pub fn hardware_summary(
+    source: &str,
+    cfg: &BoardConfig,
+    core: Board,
+    files: Vec<PortFile>,
+    run: &HardwareRun,
+    sim: &Simulator,
+) -> RunSummary<MeasuredCounters> {
+    let figures = measured(run);
+    let names = model_counter_names();
+    let not_measured: Vec<&str> = names
+        .iter()
+        .filter(|n| !figures.contains_key(n.as_str()))
+        .map(String::as_str)
+        .collect();
+    let counters = MeasuredCounters(
+        names
+            .iter()
+            .map(|n| {
+                let v = figures.get(n.as_str()).cloned().unwrap_or(Value::Null);
+                (n.clone(), v)
+            })
+            .collect(),
+    );
+    let mut s = RunSummary::with_counters(
+        "verilator",
+        source,
+        cfg,
+        end_mode(cfg, run),
+        counters,
+        files,
+    );
+    s.core = Some(core.name().into());
+    let pops: Vec<&str> = FROM_POPS
+        .into_iter()
+        .filter(|n| figures.contains_key(n))
+        .collect();
+    s.measurement = Some(json!({
+        "sources": {
+            "command file (the pins driven)": FROM_COMMAND_FILE,
+            "hardware counters (64-bit extended)": COUNTERS,
+            "frames sent": FROM_FRAMES,
+            "pops observed in the simulation (injected_line_hi: packet_words - words_popped)": pops,
+            "derived (events_dropped + references_over_limit - lost_reported)": DERIVED,
+        },
+        "not_measured": not_measured,
+        "end_mode": if s.end_mode.is_some() {
+            "the last packet's header flags"
+        } else {
+            "not seen: no packet closed after the last command"
+        },
+        "packets_closed": run.packets_at_cut,
+        "packets_missing": run.missing,
+        "packet_error": run.packet_error,
+        "frame_underrun": run.frame_underrun,
+        "fabric_clocks": run.fabric_clocks,
+        "simulation_seconds": run.seconds,
+        "fabric_clocks_per_second": run.fabric_clocks as f64 / run.seconds.max(1e-9),
+        "verilator_build_seconds": sim.build_seconds,
+        "simulator": sim.binary,
+    }));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counter_names_follow_the_model_and_cover_the_hardware() {
+        let names = model_counter_names();
+        assert_eq!(names[0], "commands");
+        assert_eq!(names.last().map(String::as_str), Some("last_command_tick"));
+        for n in COUNTERS
+            .iter()
+            .chain(&FROM_COMMAND_FILE)
+            .chain(&FROM_FRAMES)
+            .chain(&FROM_POPS)
+            .chain(&DERIVED)
+        {
+            assert!(names.iter().any(|m| m == n), "{n} is a model counter");
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Burst: a read or write every tCK (two per clock at L = 2, E = 2) into
 //! the full 16K-word TX FIFO at the default drain rate. No record is lost
-//! until the FIFO is full, and the fill level follows board.md 2.0 clock
-//! for clock.
+//! until the FIFO is full, and the fill level follows the golden model
+//! clock for clock.
 
 mod capture_support;
 
@@ -47,7 +47,7 @@ fn burst_fills_the_16k_fifo_without_loss_then_reports_lost() {
         hw.levels.len() as f64 / start.elapsed().as_secs_f64()
     );
     let n = hw.levels.len() as u64;
-    let gold = reference(&cfg, 2, 2, &cmds, n);
+    let gold = model(&cfg, 2, 2, &cmds, n);
     assert_eq!(hw.levels, gold.levels, "fill level per clock");
     assert_eq!(hw.pushed, gold.pushed, "pushed words");
     // Pops come out READ_LATENCY clocks after the push side.

@@ -1,5 +1,5 @@
 //! The whole capture chain against hand-computed expectations (format.md
-//! 4.1, board.md steps 1-2), and its generated Verilog through yosys.
+//! 4.1, board.md 2.0 steps 2-3), and its generated Verilog through yosys.
 
 mod capture_support;
 
@@ -26,7 +26,7 @@ fn two_references_and_a_time_word_l1() {
         cmd(11, RD, 0, 1, 16),
         cmd(100, WR, 0, 1, 24),
     ];
-    let trace = run_capture::<1, 8, 3>(cfg, Drain { num: 1, den: 10 }, &cmds, 400);
+    let trace = run_capture::<1, 1, 8, 3>(cfg, Drain { num: 1, den: 10 }, &cmds, 400);
     let l1 = g.line(0, 42, 1, 16);
     let l2 = g.line(0, 42, 1, 24);
     assert_eq!(
@@ -37,25 +37,31 @@ fn two_references_and_a_time_word_l1() {
             (100, access(25, true, l2)),
         ]
     );
-    // Credit is capped at den while empty: pops at 11, 100, then 109.
+    // A word pushed in clock k pops in k + 1 at the earliest; credit is
+    // capped at den while empty: pops at 12, 101, then 110 (credit 1 after
+    // the pop at 101, den = 10 again nine clocks later).
     let pops: Vec<u64> = trace.popped.iter().map(|p| p.0).collect();
-    assert_eq!(pops, vec![11, 100, 109]);
+    assert_eq!(pops, vec![12, 101, 110]);
     let popped: Vec<u32> = trace.popped.iter().map(|p| p.1).collect();
     let pushed: Vec<u32> = trace.pushed.iter().map(|p| p.1).collect();
     assert_eq!(popped, pushed);
-    assert_eq!(trace.levels[11], 0);
-    assert_eq!(trace.levels[100], 1);
-    assert_eq!(trace.levels[108], 1);
-    assert_eq!(trace.levels[109], 0);
+    assert_eq!(trace.levels[10], 0);
+    assert_eq!(trace.levels[11], 1);
+    assert_eq!(trace.levels[12], 0);
+    assert_eq!(trace.levels[99], 0);
+    assert_eq!(trace.levels[100], 2);
+    assert_eq!(trace.levels[101], 1);
+    assert_eq!(trace.levels[109], 1);
+    assert_eq!(trace.levels[110], 0);
 }
 
 #[test]
 fn capture_verilog_passes_yosys() {
     let cfg = CaptureConfig::with_default_window(DDR3_4G);
-    let mut uut = Capture::<1, 8, 3>::new(cfg);
+    let mut uut = Capture::<1, 1, 8, 3>::new(cfg);
     uut.connect_all();
     yosys_validate("hmtt_capture_l1", &generate_verilog(&uut)).unwrap();
-    let mut uut = Capture::<4, 32, 2>::new(cfg);
+    let mut uut = Capture::<4, 2, 8, 3>::new(cfg);
     uut.connect_all();
-    yosys_validate("hmtt_capture_l4", &generate_verilog(&uut)).unwrap();
+    yosys_validate("hmtt_capture_l4_e2", &generate_verilog(&uut)).unwrap();
 }

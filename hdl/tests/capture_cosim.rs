@@ -1,6 +1,6 @@
 //! Co-simulation: the capture chain's FIFO push stream, pop stream, fill
-//! level and mode per clock and its counters equal board.md 2.0's
-//! (`capture_support::reference`) for random streams, for the (L, E)
+//! level and mode per clock and its counters equal the golden model's
+//! (`hmtt_sim::board::Board` and its probe) for random streams, for the (L, E)
 //! pairs the boards use (8, 3) and (2, 2) and a few others, 24- and 28-bit
 //! line indices, 8 and 16 banks, with and without FIFO overflow (LOST
 //! words), and with more than E references per clock (the limit).
@@ -9,7 +9,9 @@ mod capture_support;
 
 use capture_support::*;
 use hmtt_format::geometry::Geometry;
+use hmtt_format::record::RecordWord;
 use hmtt_sim::board::DrainRate;
+use hmtt_sim::full_rate::{full_rate_stream, FullRate};
 
 /// 2 ranks, 8 banks, 13 row bits, 7 column-line bits: 24-bit lines.
 fn geometry_24() -> Geometry {
@@ -85,4 +87,34 @@ fn cosim_l4_e4_24bit_overflow() {
     let hw = cosim::<4, 4, 16, 2>(&cfg, &cmds);
     assert!(hw.lost_words > 0);
     assert_eq!(hw.references_over_limit, 0);
+}
+
+/// The ECP5 board's worst legal case: a DDR3-1600 stream at the densest
+/// spacing the timing allows (`hmtt_sim::full_rate`) never has more than
+/// E = 3 references in a clock of L = 8 ticks, on either side, and the
+/// chain matches the model word for word through FIFO overflow.
+#[test]
+fn cosim_l8_e3_full_rate_legal_stream() {
+    let g = Geometry::ddr3_default();
+    let cmds = full_rate_stream(&FullRate::ddr3_1600(g, 3000, 11));
+    let cfg = board_config(g, 256, DrainRate::line_rate(3, 360, 1250));
+    let (hw, gold) = cosim_with_model::<8, 3, 16, 4>(&cfg, &cmds);
+    assert_eq!(hw.references_over_limit, 0, "HDL: references over E = 3");
+    assert_eq!(
+        gold.references_over_limit, 0,
+        "model: references over E = 3"
+    );
+    assert_eq!(hw.clocks_over_limit + gold.clocks_over_limit, 0);
+    assert_eq!(hw.protocol_errors, 0);
+    let accesses = hw
+        .pushed
+        .iter()
+        .filter(|(_, w)| !RecordWord(*w).is_control())
+        .count() as u64;
+    assert_eq!(
+        accesses + hw.events_dropped,
+        3000,
+        "every RD/WR is an ACCESS word or dropped"
+    );
+    assert!(hw.events_dropped > 0, "the stream outruns the drain");
 }

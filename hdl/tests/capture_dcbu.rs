@@ -21,13 +21,14 @@ fn decode<const L: usize>(per_clock: Vec<[CommandPins; L]>) -> Vec<Decoded> {
         for k in 0..clocks {
             for j in 0..L {
                 let p = per_clock.get(k).map_or(CommandPins::DESELECT, |c| c[j]);
-                x.cs_n[j].next = p.cs_n.to_bits();
-                x.ras_n[j].next = p.ras_n;
-                x.cas_n[j].next = p.cas_n;
-                x.we_n[j].next = p.we_n;
-                x.cke[j].next = p.cke;
-                x.ba[j].next = p.ba.to_bits();
-                x.addr[j].next = p.addr.to_bits();
+                let pins = &mut x.pins[j];
+                pins.cs_n.next = p.cs_n.to_bits();
+                pins.ras_n.next = p.ras_n;
+                pins.cas_n.next = p.cas_n;
+                pins.we_n.next = p.we_n;
+                pins.cke.next = p.cke;
+                pins.ba.next = p.ba.to_bits();
+                pins.addr.next = p.addr.to_bits();
             }
             wait_clock_cycle!(sim, clock, x);
             if x.tick_valid.val() {

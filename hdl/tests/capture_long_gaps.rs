@@ -1,38 +1,35 @@
 //! Long idle gaps (several `KEEPER_GAP = 64 * (2^21-1)` ticks, about 0.17 s
-//! each at DDR3-1600) against the golden model's keeper rule (format.md
-//! 1.1 section 4.1, board.md 1.1 step 1): one filler TIME word at the first
-//! tick with `tick - last >= KEEPER_GAP`, before the tick's events, and at
-//! most one TIME word per event.
+//! each at DDR3-1600) against the golden model's keeper, clock by clock
+//! (format.md section 4.1, board.md 2.0 step 1): one filler TIME word in
+//! the first clock with `k L - last >= KEEPER_GAP`, before the clock's
+//! events, at most one per clock, and at most one TIME word per event.
 //!
-//! Simulating 10^9 ticks one by one is out of reach for RustHDL (a few
-//! thousand ticks per second), so this runs the encoder with the drain's
+//! Simulating 10^9 ticks clock by clock is out of reach for RustHDL (a few
+//! thousand clocks per second), so this runs the encoder with the drain's
 //! pop decision (`encoder::Encoder`, the part of the capture chain that
 //! owns time) and skips idle stretches: its tick input jumps ahead only when
 //! nothing can happen in between, i.e. the FIFO has been empty long enough
 //! for the drain's credit to sit at its cap (`den`), no event is due and the
 //! keeper is not due (it is due `KEEPER_GAP` after the encoder's `last`,
-//! which the harness follows from the pushes). The DCBU's free-running tick counter cannot jump, so the
-//! whole chain is not run here; the events are the references the DSMU
-//! would make of the same DDR command stream the golden model gets. Pushed
-//! words with their ticks, popped words with their ticks, the fill level
-//! after every tick with activity and the counters must be equal.
+//! the running time of the words pushed). The DCBU's free-running tick
+//! counter cannot jump, so the whole chain is not run here; the events are
+//! the references the DSMU would make of the same DDR command stream the
+//! golden model gets, the first `E` of a clock in its slots (the limit).
+//! Pushed words with their clocks, popped words with their clocks, the
+//! fill level after every clock with activity and the counters must be
+//! equal.
 
 mod capture_support;
 
 use capture_support::{board_config, Rng};
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
-use hmtt_format::record::KEEPER_GAP;
+use hmtt_format::record::{Opcode, RecordWord, KEEPER_GAP};
 use hmtt_hdl::cu::event_kind;
-use hmtt_hdl::encoder::{Encoder, KEEPER_GAP as HDL_KEEPER_GAP, LATENCY, PAYLOAD_MAX};
+use hmtt_hdl::encoder::{Encoder, GROUPS, KEEPER_GAP as HDL_KEEPER_GAP, LATENCY};
 use hmtt_sim::board::{Board, BoardConfig, DrainRate};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
-
-/// The keeper's filler: TIME, dt 0, payload 2^21-1. An event's own TIME
-/// word never equals it (the keeper runs first, so its gap stays below
-/// `KEEPER_GAP`).
-const FILLER: u32 = (1 << 25) | PAYLOAD_MAX as u32;
 
 /// One ACCESS event for the encoder: (tick, write, line).
 type Access = (u64, bool, u64);
@@ -101,9 +98,13 @@ fn golden(cfg: &BoardConfig, cmds: &[Command]) -> FifoTrace {
     let probe = board.take_probe().expect("probe on");
     let c = board.counters();
     FifoTrace {
-        pushed: probe.pushed.iter().map(|(t, w)| (*t, w.0)).collect(),
-        popped: probe.popped.iter().map(|(t, w)| (*t, w.0)).collect(),
-        activity: probe.activity().iter().map(|a| (a.tick, a.level)).collect(),
+        pushed: probe.pushed.iter().map(|(k, w)| (*k, w.0)).collect(),
+        popped: probe.popped.iter().map(|(k, w)| (*k, w.0)).collect(),
+        activity: probe
+            .activity()
+            .iter()
+            .map(|a| (a.clock, a.level))
+            .collect(),
         events_dropped: c.events_dropped,
         lost_words: c.lost_words,
         time_fillers: c.time_fillers,
@@ -111,102 +112,122 @@ fn golden(cfg: &BoardConfig, cmds: &[Command]) -> FifoTrace {
     }
 }
 
-/// Runs `refs` through an `Encoder<L>` up to tick `end`, skipping idle
-/// stretches (see the module documentation). Returns the trace and the
+/// The running time after `w` from `t` (format.md 4.1: `+ dt`, and
+/// `+ payload * 64` for TIME).
+fn time_after(t: u64, w: u32) -> u64 {
+    let word = RecordWord(w);
+    let t = t + u64::from(word.dt());
+    if word.is_control() && word.opcode() == Opcode::Time {
+        t + u64::from(word.payload()) * 64
+    } else {
+        t
+    }
+}
+
+/// Runs `refs` through an `Encoder<E>` at `L` ticks per clock up to clock
+/// `end`, skipping idle stretches (see the module documentation); the
+/// harness applies the limit (a clock's first `E` references go into the
+/// slots, the others are counted in `over`). Returns the trace and the
 /// number of fabric clocks simulated.
-fn run_encoder<const L: usize>(
+fn run_encoder<const L: usize, const E: usize>(
     refs: &[Access],
     depth: u64,
     drain: DrainRate,
     end: u64,
 ) -> (FifoTrace, u64) {
     let by_tick: BTreeMap<u64, (bool, u64)> = refs.iter().map(|&(t, w, l)| (t, (w, l))).collect();
-    // Idle ticks with an empty FIFO after which the credit is at its cap.
-    let settle = drain.den.div_ceil(drain.num) + 2;
-    let mut uut = Encoder::<L>::default();
+    let lanes = L as u64;
+    // Idle clocks with an empty FIFO after which the credit is at its cap.
+    let settle = drain.den.div_ceil(drain.num * lanes) + 2;
+    let mut uut = Encoder::<E>::default();
     uut.connect_all();
     let mut sim = Simulation::new();
-    sim.add_clock(5, |x: &mut Box<Encoder<L>>| x.clock.next = !x.clock.val());
+    sim.add_clock(5, |x: &mut Box<Encoder<E>>| x.clock.next = !x.clock.val());
     let (tx, rx) = std::sync::mpsc::channel();
-    sim.add_testbench(move |mut sim: Sim<Encoder<L>>| {
+    sim.add_testbench(move |mut sim: Sim<Encoder<E>>| {
         let mut x = sim.init()?;
         x.depth.next = depth.to_bits();
-        x.drain_num.next = drain.num.to_bits();
+        x.drain_num.next = (drain.num * lanes).to_bits();
         x.drain_den.next = drain.den.to_bits();
         let mut trace = FifoTrace::default();
         let (mut base, mut clocks) = (0u64, 0u64);
         let (mut empty_run, mut last) = (0u64, 0u64);
         // The outputs come `LATENCY` clocks after the inputs: `seen` is
-        // the first tick whose outputs have not come out yet. Idle
-        // stretches are skipped on what has come out; the ticks still in
+        // the first clock whose outputs have not come out yet. Idle
+        // stretches are skipped on what has come out; the clocks still in
         // the pipeline hold no event (checked) and no keeper push (the
         // target stays at or below `last + KEEPER_GAP`), so nothing
         // happens in them either.
         let mut seen = 0u64;
         let mut flush = 0;
         while flush < LATENCY + 2 {
-            if base > end {
+            if base / lanes > end {
                 flush += 1;
             }
             x.tick_in.next = base.to_bits();
             x.tick_valid_in.next = true;
-            for j in 0..L {
-                let ev = by_tick.get(&(base + j as u64)).filter(|_| base <= end);
-                x.ev_valid[j].next = ev.is_some();
-                x.ev_kind[j].next = event_kind::ACCESS.to_bits();
-                x.ev_write[j].next = ev.is_some_and(|e| e.0);
-                x.ev_value[j].next = ev.map_or(0, |e| e.1).to_bits();
+            let events: Vec<(u64, bool, u64)> = (0..lanes)
+                .filter_map(|j| {
+                    by_tick
+                        .get(&(base + j))
+                        .filter(|_| base / lanes <= end)
+                        .map(|e| (j, e.0, e.1))
+                })
+                .collect();
+            for s in 0..E {
+                let ev = events.get(s);
+                x.ev_valid[s].next = ev.is_some();
+                x.ev_kind[s].next = event_kind::ACCESS.to_bits();
+                x.ev_lane[s].next = ev.map_or(0, |e| e.0).to_bits();
+                x.ev_write[s].next = ev.is_some_and(|e| e.1);
+                x.ev_value[s].next = ev.map_or(0, |e| e.2).to_bits();
             }
+            x.over.next = (events.len().saturating_sub(E) as u64).to_bits();
             wait_clock_cycle!(sim, clock, x);
             clocks += 1;
-            let out_base = x.tick.val().to_u64();
-            if x.tick_valid.val() && out_base <= end {
-                assert!(out_base >= seen, "encoder tick output in order");
-                for j in 0..L {
-                    let t = out_base + j as u64;
-                    let words = [
-                        x.word0[j].val().to_u32(),
-                        x.word1[j].val().to_u32(),
-                        x.word2[j].val().to_u32(),
-                        x.word3[j].val().to_u32(),
-                        x.word4[j].val().to_u32(),
+            let k = x.tick.val().to_u64() / lanes;
+            if x.tick_valid.val() && k <= end {
+                assert!(k >= seen, "encoder tick output in order");
+                let mut n = 0;
+                for g in 0..GROUPS {
+                    let group = [
+                        x.group_word0[g].val().to_u32(),
+                        x.group_word1[g].val().to_u32(),
+                        x.group_word2[g].val().to_u32(),
                     ];
-                    let n = x.lane_count[j].val().to_u64() as usize;
-                    for w in &words[..n] {
-                        trace.pushed.push((t, *w));
+                    for &w in &group[..x.group_count[g].val().to_u64() as usize] {
+                        trace.pushed.push((k, w));
+                        // The encoder's `last` is the running time.
+                        last = time_after(last, w);
+                        n += 1;
                     }
-                    // The encoder's `last`: a filler (first in its tick) moves
-                    // it on by KEEPER_GAP (not to its own tick: the keeper may
-                    // have been blocked), any other push sets it to the tick.
-                    if n > 1 || (n == 1 && words[0] != FILLER) {
-                        last = t;
-                    } else if n == 1 {
-                        last += HDL_KEEPER_GAP;
-                    }
-                    let popped = x.pop.val() && x.pop_lane.val().to_u64() == j as u64;
-                    if popped {
-                        let ptr = x.pop_ptr.val().to_u64() as usize;
-                        trace.popped.push((t, trace.pushed[ptr].1));
-                    }
-                    let fill = x.fill[j].val().to_u32();
-                    if n > 0 || popped {
-                        trace.activity.push((t, fill));
-                    }
-                    // Ticks with nothing pushed or popped and an empty FIFO:
-                    // after `settle` of them the credit is at its cap.
-                    empty_run = if fill == 0 && n == 0 && !popped {
-                        empty_run + 1
-                    } else {
-                        0
-                    };
                 }
-                seen = out_base + L as u64;
+                let popped = x.pop.val();
+                if popped {
+                    let ptr = x.pop_ptr.val().to_u64() as usize;
+                    trace.popped.push((k, trace.pushed[ptr].1));
+                }
+                let fill = x.fill.val().to_u32();
+                if n > 0 || popped {
+                    trace.activity.push((k, fill));
+                }
+                // Clocks with nothing pushed or popped and an empty FIFO:
+                // after `settle` of them the credit is at its cap.
+                empty_run = if fill == 0 && n == 0 && !popped {
+                    empty_run + 1
+                } else {
+                    0
+                };
+                seen = k + 1;
             }
-            let mut next = base + L as u64;
-            if empty_run >= settle && base <= end {
-                let event = by_tick.range(seen..).next().map_or(u64::MAX, |(t, _)| *t);
-                let target = event.min(last + HDL_KEEPER_GAP).min(end + 1);
-                next = next.max(target / L as u64 * L as u64);
+            let mut next = base + lanes;
+            if empty_run >= settle && base / lanes <= end {
+                let event = by_tick
+                    .range(seen * lanes..)
+                    .next()
+                    .map_or(u64::MAX, |(t, _)| *t);
+                let target = event.min(last + HDL_KEEPER_GAP).min((end + 1) * lanes);
+                next = next.max(target / lanes * lanes);
             }
             base = next;
         }
@@ -264,12 +285,12 @@ fn first_difference<T: Copy + PartialEq + Into<u64>>(
     );
 }
 
-fn long_gaps<const L: usize>(seed: u64) {
+fn long_gaps<const L: usize, const E: usize>(seed: u64) {
     assert_eq!(KEEPER_GAP, HDL_KEEPER_GAP, "one keeper gap for both sides");
     let g = Geometry::new(2, 4, 15, 7).unwrap();
     let drain = DrainRate { num: 1, den: 9 };
     let depth = 16;
-    let cfg = board_config(g, depth, drain);
+    let cfg = board_config(g, depth, drain).with_lanes(L as u32, E as u32);
     let gaps = [
         KEEPER_GAP - 3,
         KEEPER_GAP + 1,
@@ -284,9 +305,10 @@ fn long_gaps<const L: usize>(seed: u64) {
     let (cmds, refs) = stream(&g, &gaps, 30, seed);
     let gold = golden(&cfg, &cmds);
     let end = gold.activity.last().expect("activity").0;
-    let (hw, clocks) = run_encoder::<L>(&refs, depth as u64, drain, end);
+    let (hw, clocks) = run_encoder::<L, E>(&refs, depth as u64, drain, end);
     eprintln!(
-        "L={L}: {end} ticks in {clocks} fabric clocks; {} words, {} fillers, {} dropped",
+        "L={L} E={E}: {} clocks simulated of {end}; {} words, {} fillers, {} dropped",
+        clocks,
         gold.pushed.len(),
         gold.time_fillers,
         gold.events_dropped
@@ -295,17 +317,18 @@ fn long_gaps<const L: usize>(seed: u64) {
     assert!(gold.events_dropped > 0 && gold.lost_words > 0);
     // The earliest divergence in time first.
     first_difference(
-        "activity (tick, level)",
+        "activity (clock, level)",
         &hw.activity,
         &gold.activity,
         false,
     );
     first_difference("pushed word", &hw.pushed, &gold.pushed, true);
     first_difference("popped word", &hw.popped, &gold.popped, true);
-    assert_eq!(hw.popped, gold.popped, "popped words and their ticks");
+    assert_eq!(hw.pushed, gold.pushed, "pushed words and their clocks");
+    assert_eq!(hw.popped, gold.popped, "popped words and their clocks");
     assert_eq!(
         hw.activity, gold.activity,
-        "fill level after each active tick"
+        "fill level after each active clock"
     );
     assert_eq!(hw.events_dropped, gold.events_dropped, "events dropped");
     assert_eq!(hw.lost_words, gold.lost_words, "LOST words");
@@ -314,11 +337,16 @@ fn long_gaps<const L: usize>(seed: u64) {
 }
 
 #[test]
-fn keeper_matches_golden_over_long_gaps_l1() {
-    long_gaps::<1>(51);
+fn keeper_matches_golden_over_long_gaps_l1_e1() {
+    long_gaps::<1, 1>(51);
 }
 
 #[test]
-fn keeper_matches_golden_over_long_gaps_l4() {
-    long_gaps::<4>(52);
+fn keeper_matches_golden_over_long_gaps_l2_e2() {
+    long_gaps::<2, 2>(53);
+}
+
+#[test]
+fn keeper_matches_golden_over_long_gaps_l8_e3() {
+    long_gaps::<8, 3>(52);
 }

@@ -1,6 +1,8 @@
 //! Shared test harness: drives `Capture` with a DDR command stream through
 //! rust-hdl's `Simulation` and records the push side (words and fill level
-//! per clock) and the pop side (words and their pop clocks).
+//! per clock) and the pop side (words and their pop clocks); `cosim`
+//! compares that with the golden model's probe over the same clocks
+//! (`model`).
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -11,8 +13,8 @@ use hmtt_hdl::dcbu::{kind, CommandPins};
 use hmtt_hdl::encoder::GROUPS;
 use hmtt_hdl::pins::DimmPins;
 
-mod reference;
-pub use reference::reference;
+mod model;
+pub use model::model;
 use rust_hdl::prelude::*;
 
 /// One command for the pins: a [`kind`] code, rank, bank, arg.
@@ -47,7 +49,7 @@ pub struct CaptureTrace {
     pub time_fillers: u64,
     pub time_overflows: u64,
     pub high_water: u64,
-    /// Lost count still pending at the end (reference only).
+    /// Lost count still pending at the end (model only).
     pub lost_pending: u64,
 }
 
@@ -366,12 +368,20 @@ pub fn board_config(geometry: Geometry, depth: usize, drain: DrainRate) -> Board
     cfg
 }
 
-/// Runs the capture chain and the board.md 2.0 reference
-/// (`reference`) and compares pushes, pops, fill levels, modes and counters.
+/// Runs the capture chain and the golden model (`model`) over the same
+/// clocks and compares pushes, pops, fill levels, modes and counters.
 pub fn cosim<const L: usize, const E: usize, const B: usize, const AB: usize>(
     cfg: &BoardConfig,
     cmds: &[Command],
 ) -> CaptureTrace {
+    cosim_with_model::<L, E, B, AB>(cfg, cmds).0
+}
+
+/// [`cosim`], returning the capture chain's trace and the model's.
+pub fn cosim_with_model<const L: usize, const E: usize, const B: usize, const AB: usize>(
+    cfg: &BoardConfig,
+    cmds: &[Command],
+) -> (CaptureTrace, CaptureTrace) {
     assert_eq!(cfg.fifo_depth, B << AB, "FIFO depths differ");
     let pins = pin_commands(cmds);
     let hw = run_capture::<L, E, B, AB>(
@@ -383,18 +393,18 @@ pub fn cosim<const L: usize, const E: usize, const B: usize, const AB: usize>(
         &pins,
         u64::MAX,
     );
-    let gold = reference(cfg, L as u64, E, cmds, hw.levels.len() as u64);
+    let gold = model(cfg, L as u64, E, cmds, hw.levels.len() as u64);
     compare(&hw, &gold);
-    hw
+    (hw, gold)
 }
 
-/// Asserts that the capture chain's trace equals the reference's.
+/// Asserts that the capture chain's trace equals the golden model's.
 pub fn compare(hw: &CaptureTrace, gold: &CaptureTrace) {
     assert_eq!(hw.pushed.len(), gold.pushed.len(), "number of pushed words");
     for (i, (h, g)) in hw.pushed.iter().zip(&gold.pushed).enumerate() {
         assert_eq!(
             h, g,
-            "pushed word {i} (clock, word) differs: hdl {h:x?} reference {g:x?}"
+            "pushed word {i} (clock, word) differs: hdl {h:x?} model {g:x?}"
         );
     }
     assert_eq!(hw.popped, gold.popped, "popped words and their clocks");

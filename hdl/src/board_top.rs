@@ -135,7 +135,8 @@ pub struct BoardTop<
     drain_num: Constant<Bits<32>>,
     drain_den: Constant<Bits<32>>,
     capture: Capture<L, E, B, AB>,
-    packetizer: Packetizer<L>,
+    /// Public so that co-simulation can see when packets close.
+    pub packetizer: Packetizer<L>,
     ports: [EthPort<DN, DNP1>; P],
 }
 

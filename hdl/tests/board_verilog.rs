@@ -15,6 +15,7 @@ use verilog_support::*;
 
 fn board_verilog<
     const L: usize,
+    const E: usize,
     const B: usize,
     const AB: usize,
     const P: usize,
@@ -24,7 +25,7 @@ fn board_verilog<
     geometry: Geometry,
 ) -> String {
     let config = BoardTopConfig::new(geometry, P as u8, 0, 1250);
-    let mut uut = BoardTop::<L, B, AB, P, DN, DNP1>::new(&config);
+    let mut uut = BoardTop::<L, E, B, AB, P, DN, DNP1>::new(&config);
     uut.connect_all();
     generate_verilog(&uut)
 }
@@ -33,21 +34,31 @@ fn lint(name: &str, verilog: &str) {
     verilator_lint(name, verilog, &["capture_lint.vlt", "board_lint.vlt"]);
 }
 
-/// The defaults: DDR3-1600 (L = 4) with a 16K-word TX FIFO and three ports.
+/// The ECP5 board's core (board.md 2.0): DDR3-1600 at L = 8, E = 3, a
+/// 16K-word TX FIFO in 16 banks (`2 + 3E` = 11 words a clock), three ports.
 #[test]
-fn board_top_l4_verilog_passes_yosys_and_verilator() {
-    let v = board_verilog::<4, 32, 9, 3, 12, 13>(Geometry::preset("ddr3-4g").unwrap());
-    yosys_validate("hmtt_board_top_l4", &v).unwrap();
-    lint("board_l4", &v);
+fn board_top_l8_e3_verilog_passes_yosys_and_verilator() {
+    let v = board_verilog::<8, 3, 16, 10, 3, 12, 13>(Geometry::preset("ddr3-4g").unwrap());
+    yosys_validate("hmtt_board_top_l8_e3", &v).unwrap();
+    lint("board_l8_e3", &v);
 }
 
-/// DDR2-400 style (L = 1), 16 banks and four ranks, two ports with
+/// The iCE40 board's core: L = 2, E = 2, a 2K-word TX FIFO in 8 banks, one
+/// port with a 1024-word data FIFO, DDR-512M geometry.
+#[test]
+fn board_top_l2_e2_verilog_passes_yosys_and_verilator() {
+    let v = board_verilog::<2, 2, 8, 8, 1, 10, 11>(Geometry::preset("ddr-512m").unwrap());
+    yosys_validate("hmtt_board_top_l2_e2", &v).unwrap();
+    lint("board_l2_e2", &v);
+}
+
+/// L = 1 (DDR2-400 style), 16 banks and four ranks, two ports with
 /// 1024-word data FIFOs.
 #[test]
-fn board_top_l1_verilog_passes_yosys_and_verilator() {
-    let v = board_verilog::<1, 8, 11, 2, 10, 11>(Geometry::preset("ddr4-64g").unwrap());
-    yosys_validate("hmtt_board_top_l1", &v).unwrap();
-    lint("board_l1", &v);
+fn board_top_l1_e1_verilog_passes_yosys_and_verilator() {
+    let v = board_verilog::<1, 1, 8, 11, 2, 10, 11>(Geometry::preset("ddr4-64g").unwrap());
+    yosys_validate("hmtt_board_top_l1_e1", &v).unwrap();
+    lint("board_l1_e1", &v);
 }
 
 #[test]

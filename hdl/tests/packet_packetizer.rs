@@ -1,9 +1,10 @@
 //! The packetizer alone, against the golden model's packetizer
-//! (`hmtt_sim::board::Packetizer`) fed the same popped words: packets are
-//! rebuilt from what the HDL writes into the port buffers (words per port,
-//! descriptors in close order) and must equal the model's byte for byte,
-//! for L = 1, 2 and 4, one and three ports, with closes by max_words, SYNC
-//! and idle flush, and LINE_HI injection.
+//! (`hmtt_sim::board::Packetizer`, board.md 2.0 steps 3 and 4, in clocks)
+//! fed the same popped words in the same clocks: packets are rebuilt from
+//! what the HDL writes into the port buffers (words per port, descriptors
+//! in close order) and must equal the model's byte for byte, each leaving
+//! in the same clock, for L = 1, 2, 4 and 8, one to four ports, with closes
+//! by max_words, SYNC and idle flush, and LINE_HI injection.
 
 mod eth_support;
 
@@ -17,20 +18,19 @@ use rust_hdl::prelude::*;
 const BOARD_ID: u8 = 5;
 const TICK_PS: u16 = 1250;
 
-/// One popped word: tick, word, mode flags at that tick.
+/// One word popped in fabric clock `clock`.
 #[derive(Clone, Copy, Debug)]
 struct Pop {
-    tick: u64,
+    clock: u64,
     word: RecordWord,
-    flags: u8,
 }
 
-/// A random stream of popped words as the encoder would produce them:
-/// accesses crossing LINE_HI boundaries, tags, SYNC commands, long gaps.
-fn random_pops(rng: &mut Lcg, n: usize, lanes: u64) -> Vec<Pop> {
+/// A random stream of popped words as the encoder would produce them
+/// (accesses crossing LINE_HI boundaries, tags, SYNC commands, long gaps),
+/// popped at most one per clock with random idle clocks between them.
+fn random_pops(rng: &mut Lcg, n: usize) -> Vec<Pop> {
     let mut enc = EventEncoder::default();
     let mut tick = 0u64;
-    let mut flags = 1u8;
     let mut words = vec![];
     while words.len() < n {
         tick += match rng.below(10) {
@@ -52,34 +52,48 @@ fn random_pops(rng: &mut Lcg, n: usize, lanes: u64) -> Vec<Pop> {
                 write: rng.below(2) == 0,
             },
         };
-        if rng.below(50) == 0 {
-            flags = rng.below(4) as u8;
-        }
         let e = enc.encode(tick, event).unwrap();
         enc = e.next;
-        words.extend(e.words().iter().map(|&w| (w, flags)));
+        words.extend(e.words().iter().copied());
     }
-    // The drain pops later than the pushes and at most once per cycle;
-    // here words are popped at random later ticks, one per fabric cycle.
-    let mut pops = vec![];
-    let mut t = 0u64;
-    for (word, flags) in words {
-        t += lanes
-            * (1 + match rng.below(8) {
+    let mut clock = 0u64;
+    words
+        .into_iter()
+        .map(|word| {
+            clock += 1 + match rng.below(8) {
                 0 => rng.below(300),
                 _ => rng.below(3),
-            });
-        pops.push(Pop {
-            tick: t + rng.below(lanes),
-            word,
-            flags,
-        });
-    }
-    pops
+            };
+            Pop { clock, word }
+        })
+        .collect()
 }
 
-/// The golden packetizer with board.md's idle flush, tick by tick.
-fn golden(pops: &[Pop], cfg: &PacketizerConfig, flags_at: impl Fn(u64) -> u8) -> Vec<BoardPacket> {
+/// The board mode (header flags) after each clock's events: random, held
+/// for a few clocks to a few hundred.
+fn random_modes(rng: &mut Lcg, clocks: u64) -> Vec<u8> {
+    let mut modes = Vec::with_capacity(clocks as usize);
+    let mut mode = 1u8;
+    while (modes.len() as u64) < clocks {
+        let hold = 1 + match rng.below(4) {
+            0 => rng.below(4),
+            _ => rng.below(300),
+        };
+        modes.extend(std::iter::repeat_n(mode, hold as usize));
+        mode = rng.below(4) as u8;
+    }
+    modes
+}
+
+/// The clocks the HDL runs: past the last pop's idle flush.
+fn clocks_to_run(pops: &[Pop], cfg: &PacketizerConfig, lanes: u64) -> u64 {
+    pops.last().map_or(0, |p| p.clock) + cfg.idle_flush_ticks.div_ceil(lanes) + 3
+}
+
+/// The golden packetizer driven as board.md's steps 3 and 4: an open
+/// packet whose idle flush falls in a clock before the next pop closes
+/// there; a pop in the deadline clock itself joins the packet.
+fn golden(pops: &[Pop], cfg: &PacketizerConfig, lanes: u32, modes: &[u8]) -> Vec<BoardPacket> {
     let mut p = GoldenPacketizer::new(
         Geometry::ddr3_default(),
         BOARD_ID,
@@ -87,17 +101,18 @@ fn golden(pops: &[Pop], cfg: &PacketizerConfig, flags_at: impl Fn(u64) -> u8) ->
         cfg.ports,
         cfg.max_words as usize,
         cfg.idle_flush_ticks,
+        lanes,
     );
     for pop in pops {
         if let Some(deadline) = p.flush_deadline() {
-            if deadline < pop.tick {
-                p.close(deadline, flags_at(deadline), CloseReason::IdleFlush);
+            if deadline < pop.clock {
+                p.close(deadline, modes[deadline as usize], CloseReason::IdleFlush);
             }
         }
-        p.pop(pop.tick, pop.word, pop.flags);
+        p.pop(pop.clock, pop.word, modes[pop.clock as usize]);
     }
     if let Some(deadline) = p.flush_deadline() {
-        p.close(deadline, flags_at(deadline), CloseReason::IdleFlush);
+        p.close(deadline, modes[deadline as usize], CloseReason::IdleFlush);
     }
     let mut out = vec![];
     p.drain_packets(&mut out);
@@ -108,43 +123,30 @@ fn golden(pops: &[Pop], cfg: &PacketizerConfig, flags_at: impl Fn(u64) -> u8) ->
 #[derive(Default)]
 struct PortWrites {
     words: Vec<Vec<u32>>,
-    descs: Vec<(u8, Descriptor)>,
+    /// Port, descriptor and the clock of the write, in write order.
+    descs: Vec<(u8, Descriptor, u64)>,
 }
 
-fn run_hdl<const L: usize>(
-    pops: &[Pop],
-    cfg: PacketizerConfig,
-    flags_at: impl Fn(u64) -> u8,
-) -> (PortWrites, bool) {
+/// Clocks the HDL packetizer: clock `k` carries tick `k L`, the mode after
+/// the clock's events and the word popped in it, if any.
+fn run_hdl<const L: usize>(pops: &[Pop], cfg: PacketizerConfig, modes: &[u8]) -> PortWrites {
     let mut uut = Packetizer::<L>::new(cfg);
     uut.connect_all();
     let mut out = PortWrites {
         words: vec![vec![]; cfg.ports as usize],
         ..Default::default()
     };
-    let last = pops.last().map(|p| p.tick).unwrap_or(0) + cfg.idle_flush_ticks + 2 * L as u64;
-    let mut next = 0;
-    let mut cycle_tick = 0u64;
-    while cycle_tick <= last {
-        uut.out_tick.next = cycle_tick.to_bits();
-        uut.out_tick_valid.next = true;
-        for j in 0..L {
-            let f = flags_at(cycle_tick + j as u64);
-            uut.out_tracing[j].next = f & 1 != 0;
-            uut.out_tags_only[j].next = f & 2 != 0;
-        }
-        let pop = pops.get(next).filter(|p| p.tick < cycle_tick + L as u64);
+    let mut pops = pops.iter().peekable();
+    for clock in 0..modes.len() as u64 {
+        uut.tick.next = (clock * L as u64).to_bits();
+        uut.tick_valid.next = true;
+        let mode = modes[clock as usize];
+        uut.tracing.next = mode & 1 != 0;
+        uut.tags_only.next = mode & 2 != 0;
+        let pop = pops.next_if(|p| p.clock == clock);
         uut.pop_valid.next = pop.is_some();
         if let Some(p) = pop {
-            assert!(
-                p.tick >= cycle_tick,
-                "test stream has two pops in one cycle"
-            );
             uut.pop_word.next = (p.word.0 as u64).to_bits();
-            uut.pop_tick.next = p.tick.to_bits();
-            uut.pop_tracing.next = p.flags & 1 != 0;
-            uut.pop_tags_only.next = p.flags & 2 != 0;
-            next += 1;
         }
         assert!(simulate(&mut uut, 100));
         if uut.word_write.val() {
@@ -155,25 +157,24 @@ fn run_hdl<const L: usize>(
         if uut.desc_write.val() {
             let port: u64 = uut.desc_port.val().into();
             out.descs
-                .push((port as u8, Descriptor::unpack(uut.desc_data.val())));
+                .push((port as u8, Descriptor::unpack(uut.desc_data.val()), clock));
         }
         uut.clock.next = Clock { clk: true };
         assert!(simulate(&mut uut, 100));
         uut.clock.next = Clock { clk: false };
         assert!(simulate(&mut uut, 100));
-        cycle_tick += L as u64;
     }
-    let overrun = uut.desc_overrun.val();
-    (out, overrun)
+    assert!(pops.next().is_none(), "every pop was fed");
+    out
 }
 
 /// Rebuilds the packets from the port buffer writes, as the framers do.
-fn rebuild(w: &PortWrites, ports: u8) -> Vec<BoardPacket> {
+fn rebuild(w: &PortWrites, ports: u8, lanes: u64) -> Vec<BoardPacket> {
     let mut cursor = vec![0usize; ports as usize];
     w.descs
         .iter()
         .enumerate()
-        .map(|(seq, &(port, d))| {
+        .map(|(seq, &(port, d, clock))| {
             assert_eq!(port as u64, seq as u64 % ports as u64, "round-robin");
             let mut words = vec![];
             if d.line_hi != 0 {
@@ -201,43 +202,64 @@ fn rebuild(w: &PortWrites, ports: u8) -> Vec<BoardPacket> {
             BoardPacket {
                 port,
                 seq: seq as u64,
-                leave_tick: 0,
+                leave_tick: clock * lanes,
                 bytes,
             }
         })
         .collect()
 }
 
+/// Every word written to a port buffer belongs to a closed packet.
+fn assert_no_stray_words(w: &PortWrites) {
+    let mut per_port = vec![0usize; w.words.len()];
+    for &(port, d, _) in &w.descs {
+        per_port[port as usize] += d.nwords as usize - usize::from(d.line_hi != 0);
+    }
+    let written: Vec<usize> = w.words.iter().map(Vec::len).collect();
+    assert_eq!(written, per_port, "words written per port vs in packets");
+}
+
+fn compare(got: &[BoardPacket], expected: &[BoardPacket]) {
+    assert_eq!(got.len(), expected.len(), "packet count");
+    for (g, e) in got.iter().zip(expected) {
+        assert_eq!((g.port, g.seq), (e.port, e.seq));
+        assert_eq!(g.leave_tick, e.leave_tick, "leave tick of seq {}", e.seq);
+        assert_eq!(g.bytes, e.bytes, "packet seq {}", e.seq);
+    }
+}
+
 fn check<const L: usize>(seed: u64, ports: u8, max_words: u16, idle: u64) {
     let mut rng = Lcg(seed);
-    let pops = random_pops(&mut rng, 1500, L as u64);
+    let pops = random_pops(&mut rng, 1500);
     let cfg = PacketizerConfig {
         max_words,
         idle_flush_ticks: idle,
         ports,
     };
-    // Mode after each tick, for idle-flush headers: changes every 1000 ticks.
-    let flags_at = |t: u64| ((t / 1000) % 4) as u8;
-    let expected = golden(&pops, &cfg, flags_at);
-    let (writes, overrun) = run_hdl::<L>(&pops, cfg, flags_at);
-    assert!(!overrun);
-    let got = rebuild(&writes, ports);
+    let modes = random_modes(&mut rng, clocks_to_run(&pops, &cfg, L as u64));
+    let expected = golden(&pops, &cfg, L as u32, &modes);
+    let writes = run_hdl::<L>(&pops, cfg, &modes);
+    assert_no_stray_words(&writes);
+    let got = rebuild(&writes, ports, L as u64);
     assert!(
         expected.len() > 20,
         "too few packets to be a test: {}",
         expected.len()
     );
-    assert_eq!(got.len(), expected.len(), "packet count");
-    for (g, e) in got.iter().zip(&expected) {
-        assert_eq!((g.port, g.seq), (e.port, e.seq));
-        assert_eq!(g.bytes, e.bytes, "packet seq {}", e.seq);
-    }
-    // Every close reason must have happened for the test to mean anything.
-    let (mut full, mut sync, mut idle_closed) = (0, 0, 0);
+    compare(&got, &expected);
+    // Every close reason and LINE_HI injection must have happened for the
+    // test to mean anything.
+    let (mut full, mut sync, mut idle_closed, mut injected) = (0, 0, 0, 0);
     for e in &expected {
         let words = (e.bytes.len() - 32) / 4;
-        let last = &e.bytes[e.bytes.len() - 4..];
-        let last = RecordWord(u32::from_le_bytes([last[0], last[1], last[2], last[3]]));
+        let word = |i: usize| {
+            let b = &e.bytes[32 + 4 * i..36 + 4 * i];
+            RecordWord(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        let (first, last) = (word(0), word(words - 1));
+        if first.is_control() && first.opcode() == Opcode::LineHi && first.dt() == 0 {
+            injected += 1;
+        }
         if words == max_words as usize {
             full += 1;
         } else if last.is_control() && last.opcode() == Opcode::Cmd && last.payload() == 5 {
@@ -247,8 +269,8 @@ fn check<const L: usize>(seed: u64, ports: u8, max_words: u16, idle: u64) {
         }
     }
     assert!(
-        full > 0 && sync > 0 && idle_closed > 0,
-        "{full} full, {sync} sync, {idle_closed} idle"
+        full > 0 && sync > 0 && idle_closed > 0 && injected > 0,
+        "{full} full, {sync} sync, {idle_closed} idle, {injected} with an injected LINE_HI"
     );
 }
 
@@ -273,34 +295,48 @@ fn l4_four_ports_short_idle_flush() {
 }
 
 #[test]
+fn l8_three_ports_idle_flush_not_a_multiple_of_the_lanes() {
+    check::<8>(15, 3, 12, 101);
+}
+
+#[test]
+fn l8_two_ports_two_word_packets() {
+    check::<8>(16, 2, 2, 40);
+}
+
+#[test]
 fn packetizer_is_synthesizable() {
-    let mut uut = Packetizer::<4>::new(PacketizerConfig::default());
+    let mut uut = Packetizer::<8>::new(PacketizerConfig::default());
     uut.connect_all();
     yosys_validate("hmtt_packetizer", &generate_verilog(&uut)).unwrap();
 }
 
-/// An idle flush and a pop that closes at once (SYNC) in the same fabric
-/// cycle, with one port: the second descriptor waits a cycle in `hold`.
+/// The idle flush around a pop, one port, L = 4, idle flush 8 ticks (2
+/// clocks): a pop in the deadline clock joins the open packet (here a SYNC
+/// that then closes it), and a deadline one clock before a pop closes the
+/// packet there, the pop opening the next one.
 #[test]
-fn idle_flush_and_sync_close_in_one_cycle() {
+fn pop_in_the_deadline_clock_joins_the_open_packet() {
     let access = |dt| RecordWord::access(dt, false, 7).unwrap();
     let sync = RecordWord::control(1, Opcode::Cmd, 5).unwrap();
     let pops = [
         Pop {
-            tick: 0,
+            clock: 0,
             word: access(3),
-            flags: 1,
         },
-        // Deadline 0 + 8 = tick 8; this cycle carries ticks 8..12.
+        // The deadline of the pop in clock 0.
         Pop {
-            tick: 10,
+            clock: 2,
             word: sync,
-            flags: 3,
         },
         Pop {
-            tick: 13,
+            clock: 5,
             word: access(2),
-            flags: 1,
+        },
+        // One clock after the deadline (7) of the pop in clock 5.
+        Pop {
+            clock: 8,
+            word: access(1),
         },
     ];
     let cfg = PacketizerConfig {
@@ -308,16 +344,13 @@ fn idle_flush_and_sync_close_in_one_cycle() {
         idle_flush_ticks: 8,
         ports: 1,
     };
-    let flags_at = |t: u64| if t < 9 { 1 } else { 2 };
-    let expected = golden(&pops, &cfg, flags_at);
-    assert_eq!(expected.len(), 3);
-    assert_eq!(expected[0].leave_tick, 8);
-    assert_eq!(expected[1].leave_tick, 10);
-    let (writes, overrun) = run_hdl::<4>(&pops, cfg, flags_at);
-    assert!(!overrun);
-    let got = rebuild(&writes, 1);
-    assert_eq!(got.len(), 3);
-    for (g, e) in got.iter().zip(&expected) {
-        assert_eq!(g.bytes, e.bytes, "packet seq {}", e.seq);
-    }
+    let modes: Vec<u8> = (0..clocks_to_run(&pops, &cfg, 4))
+        .map(|k| if k < 2 { 1 } else { 2 + (k % 2) as u8 })
+        .collect();
+    let expected = golden(&pops, &cfg, 4, &modes);
+    let leave: Vec<u64> = expected.iter().map(|p| p.leave_tick).collect();
+    assert_eq!(leave, [8, 28, 40], "SYNC in clock 2, flushes in 7 and 10");
+    let writes = run_hdl::<4>(&pops, cfg, &modes);
+    assert_no_stray_words(&writes);
+    compare(&rebuild(&writes, 1, 4), &expected);
 }

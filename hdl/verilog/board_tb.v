@@ -11,7 +11,8 @@
 // Plusargs: +commands=<file> +out=<file> +clocks=<fabric clocks to run>
 // +fabric_half=<ps> +eth_half=<ps> (half periods).
 // The DUT is `board_lanes`, a wrapper (written by hdl/tests/board_testbench.rs)
-// that packs the generated module's per-lane and per-port ports.
+// that packs the generated module's per-lane pins (`pins$j$cs_n`, ...) and
+// per-port ports (`txd$p`, ...) into vectors.
 `timescale 1ps/1ps
 module board_tb;
    localparam L = `LANES;

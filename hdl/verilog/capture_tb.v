@@ -3,17 +3,21 @@
 // of format.md section 1 (`<cycle> <CMD> <rank> <bank> <arg>`, one per line,
 // decimal, cycles strictly increasing: the pins carry one command per tick),
 // drives the DIMM command pins `LANES` ticks per fabric clock and writes what
-// the TX FIFO did:
-//   P <tick> <word>    a word pushed at <tick> (hex)
-//   F <tick> <level>   fill level after <tick>
-//   O <tick> <word>    a word popped at <tick> (hex)
+// the TX FIFO did, per fabric clock `k` (board.md 2.0):
+//   P <k> <word>       a word pushed in clock k (hex)
+//   F <k> <level>      fill level after clock k
+//   O <k> <word>       a word popped in clock k (hex)
+//   M <k> <flags>      header flags of the board mode after clock k
 //   C <name> <value>   counters at the end
-// Plusargs: +commands=<file> +out=<file> +num=<n> +den=<d> +clocks=<n>.
+// Plusargs: +commands=<file> +out=<file> +num=<n> +den=<d> +clocks=<n>; the
+// drain is num/den words per tick, so the chain gets L num per clock.
 // The DUT is `capture_lanes`, a wrapper (written by hdl/tests/
-// capture_verilog.rs) that packs the generated module's per-lane ports.
+// capture_verilog.rs) that packs the generated module's per-lane pins
+// (`pins$j$cs_n`, ...) and per-group push outputs (`push_count$g`, ...).
 `timescale 1ns/1ps
 module capture_tb;
    localparam L = `LANES;
+   localparam G = 5;  // word groups per clock (hmtt_hdl::encoder::GROUPS)
 
    reg clock = 1'b0;
    reg [4*L-1:0] cs_n;
@@ -23,29 +27,36 @@ module capture_tb;
    reg [31:0] drain_num, drain_den;
    wire push_tick_valid;
    wire [63:0] push_tick;
-   wire [32*L-1:0] push_count, push_word0, push_word1, push_word2, push_word3, push_word4, fill;
-   wire pop_valid;
+   wire [2*G-1:0] push_count;
+   wire [32*G-1:0] push_word0, push_word1, push_word2;
+   wire [31:0] fill;
+   wire pop_valid, tick_valid, tracing, tags_only;
    wire [31:0] pop_word;
-   wire [63:0] pop_tick;
-   wire [31:0] protocol_errors, unknown_commands, events_dropped, lost_words, high_water;
+   wire [63:0] tick;
+   wire [31:0] protocol_errors, unknown_commands, out_of_range, references_over_limit;
+   wire [31:0] clocks_over_limit, config_events, events_dropped, lost_words;
+   wire [31:0] time_fillers, time_overflows, high_water;
 
    capture_lanes dut(
       .clock(clock), .cs_n(cs_n), .ras_n(ras_n), .cas_n(cas_n), .we_n(we_n), .cke(cke),
       .ba(ba), .addr(addr), .drain_num(drain_num), .drain_den(drain_den),
       .push_tick_valid(push_tick_valid), .push_tick(push_tick), .push_count(push_count),
-      .push_word0(push_word0), .push_word1(push_word1), .push_word2(push_word2),
-      .push_word3(push_word3), .push_word4(push_word4), .fill(fill),
-      .pop_valid(pop_valid), .pop_word(pop_word), .pop_tick(pop_tick),
+      .push_word0(push_word0), .push_word1(push_word1), .push_word2(push_word2), .fill(fill),
+      .pop_valid(pop_valid), .pop_word(pop_word), .tick(tick), .tick_valid(tick_valid),
+      .tracing(tracing), .tags_only(tags_only),
       .protocol_errors(protocol_errors), .unknown_commands(unknown_commands),
-      .events_dropped(events_dropped), .lost_words(lost_words), .high_water(high_water));
+      .out_of_range(out_of_range), .references_over_limit(references_over_limit),
+      .clocks_over_limit(clocks_over_limit), .config_events(config_events),
+      .events_dropped(events_dropped), .lost_words(lost_words),
+      .time_fillers(time_fillers), .time_overflows(time_overflows), .high_water(high_water));
 
    reg [1023:0] commands_path, out_path;
    integer commands_file, out_file, scanned, j, s;
    reg have_command;
-   reg [63:0] cycle, tick, clocks, max_clocks;
+   reg [63:0] cycle, pin_tick, clocks, max_clocks, drain_per_tick;
    reg [8*8-1:0] mnemonic;
    reg [31:0] rank, bank, arg, count;
-   reg [31:0] lane_words [0:4];
+   reg [31:0] group_words [0:2];
 
    task read_command;
       begin
@@ -91,7 +102,8 @@ module capture_tb;
          $display("capture_tb: +out=<file> missing");
          $finish;
       end
-      if (!$value$plusargs("num=%d", drain_num)) drain_num = 1;
+      if (!$value$plusargs("num=%d", drain_per_tick)) drain_per_tick = 1;
+      drain_num = drain_per_tick * L;
       if (!$value$plusargs("den=%d", drain_den)) drain_den = 9;
       if (!$value$plusargs("clocks=%d", max_clocks)) max_clocks = 10000;
       commands_file = $fopen(commands_path, "r");
@@ -103,12 +115,12 @@ module capture_tb;
       read_command;
       for (clocks = 0; clocks < max_clocks; clocks = clocks + 1) begin
          for (j = 0; j < L; j = j + 1) begin
-            tick = clocks * L + j;
+            pin_tick = clocks * L + j;
             cs_n[4*j +: 4] = 4'hF;
             {ras_n[j], cas_n[j], we_n[j], cke[j]} = 4'b1111;
             ba[4*j +: 4] = 4'd0;
             addr[18*j +: 18] = 18'd0;
-            if (have_command && cycle == tick) begin
+            if (have_command && cycle == pin_tick) begin
                drive_command(j);
                read_command;
             end
@@ -116,25 +128,32 @@ module capture_tb;
          #5 clock = 1'b1;
          #5 clock = 1'b0;
          if (push_tick_valid) begin
-            for (j = 0; j < L; j = j + 1) begin
-               count = push_count[32*j +: 32];
-               lane_words[0] = push_word0[32*j +: 32];
-               lane_words[1] = push_word1[32*j +: 32];
-               lane_words[2] = push_word2[32*j +: 32];
-               lane_words[3] = push_word3[32*j +: 32];
-               lane_words[4] = push_word4[32*j +: 32];
+            for (j = 0; j < G; j = j + 1) begin
+               count = push_count[2*j +: 2];
+               group_words[0] = push_word0[32*j +: 32];
+               group_words[1] = push_word1[32*j +: 32];
+               group_words[2] = push_word2[32*j +: 32];
                for (s = 0; s < count; s = s + 1)
-                  $fdisplay(out_file, "P %0d %08x", push_tick + j, lane_words[s]);
-               $fdisplay(out_file, "F %0d %0d", push_tick + j, fill[32*j +: 32]);
+                  $fdisplay(out_file, "P %0d %08x", push_tick / L, group_words[s]);
             end
+            $fdisplay(out_file, "F %0d %0d", push_tick / L, fill);
          end
-         if (pop_valid)
-            $fdisplay(out_file, "O %0d %08x", pop_tick, pop_word);
+         if (tick_valid) begin
+            $fdisplay(out_file, "M %0d %0d", tick / L, {tags_only, tracing});
+            if (pop_valid)
+               $fdisplay(out_file, "O %0d %08x", tick / L, pop_word);
+         end
       end
       $fdisplay(out_file, "C protocol_errors %0d", protocol_errors);
       $fdisplay(out_file, "C unknown_commands %0d", unknown_commands);
+      $fdisplay(out_file, "C out_of_range %0d", out_of_range);
+      $fdisplay(out_file, "C references_over_limit %0d", references_over_limit);
+      $fdisplay(out_file, "C clocks_over_limit %0d", clocks_over_limit);
+      $fdisplay(out_file, "C config_events %0d", config_events);
       $fdisplay(out_file, "C events_dropped %0d", events_dropped);
       $fdisplay(out_file, "C lost_words %0d", lost_words);
+      $fdisplay(out_file, "C time_fillers %0d", time_fillers);
+      $fdisplay(out_file, "C time_overflows %0d", time_overflows);
       $fdisplay(out_file, "C high_water %0d", high_water);
       $fclose(out_file);
       $finish;

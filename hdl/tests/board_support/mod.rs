@@ -46,6 +46,9 @@ pub const SLOW: DrainRate = DrainRate { num: 1, den: 9 };
 /// Board parameters shared by both sides.
 #[derive(Clone, Debug)]
 pub struct BoardParams {
+    /// Lanes `L` and references per clock `E` (board.md 2.0).
+    pub lanes: u32,
+    pub refs_per_clock: u32,
     pub geometry: Geometry,
     pub ports: u8,
     pub fifo_depth: usize,
@@ -62,7 +65,7 @@ impl BoardParams {
         cfg.max_words = self.max_words;
         cfg.idle_flush_ticks = self.idle_flush_ticks;
         cfg.board_id = BOARD_ID;
-        cfg
+        cfg.with_lanes(self.lanes, self.refs_per_clock)
     }
 
     pub fn top_config(&self) -> BoardTopConfig {
@@ -92,18 +95,59 @@ impl BoardParams {
 pub struct BoardRun {
     /// Frames per port, in order.
     pub frames: Vec<Vec<WireFrame>>,
+    /// The tick at which each packet left the packetizer (its clock's tick
+    /// `k L` when it wrote the descriptor), in close (`seq`) order.
+    pub leave_ticks: Vec<u64>,
+    /// The core's counter outputs at the end of the run.
+    pub counters: HdlCounters,
     pub ticks: u64,
     pub seconds: f64,
     pub packet_error: bool,
     pub frame_underrun: bool,
-    pub events_dropped: u64,
 }
 
-/// Runs `cmds` through a `BoardTop` (RustHDL's simulator) until `packets` frames have come out or
-/// `max_ticks` ticks have passed. `eth_period` is the Ethernet clock's
-/// period in simulation time units (a tick is [`TICK_TIME`]).
+/// `BoardTop`'s counter outputs (board.md "Counters").
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HdlCounters {
+    pub protocol_errors: u64,
+    pub unknown_commands: u64,
+    pub out_of_range: u64,
+    pub references_over_limit: u64,
+    pub clocks_over_limit: u64,
+    pub config_events: u64,
+    pub events_dropped: u64,
+    pub lost_words: u64,
+    pub time_fillers: u64,
+    pub time_overflows: u64,
+    pub fifo_high_water: u64,
+}
+
+impl HdlCounters {
+    /// The golden model's values of the same counters.
+    pub fn of_golden(c: &BoardCounters) -> HdlCounters {
+        HdlCounters {
+            protocol_errors: c.protocol_errors,
+            unknown_commands: c.unknown_commands,
+            out_of_range: c.out_of_range,
+            references_over_limit: c.references_over_limit,
+            clocks_over_limit: c.clocks_over_limit,
+            config_events: c.config_events,
+            events_dropped: c.events_dropped,
+            lost_words: c.lost_words,
+            time_fillers: c.time_fillers,
+            time_overflows: c.time_overflows,
+            fifo_high_water: c.fifo_high_water,
+        }
+    }
+}
+
+/// Runs `cmds` through a `BoardTop` (RustHDL's simulator) until `packets`
+/// frames have come out or `max_ticks` ticks have passed. `eth_period` is
+/// the Ethernet clock's period in simulation time units (a tick is
+/// [`TICK_TIME`]).
 pub fn run_board<
     const L: usize,
+    const E: usize,
     const B: usize,
     const AB: usize,
     const P: usize,
@@ -122,7 +166,7 @@ pub fn run_board<
         cmds.len(),
         "one command per tick on the pins"
     );
-    let mut uut = BoardTop::<L, B, AB, P, DN, DNP1>::new(config);
+    let mut uut = BoardTop::<L, E, B, AB, P, DN, DNP1>::new(config);
     uut.connect_all();
     let mut gmii: Vec<GmiiDecoder> = (0..P).map(|_| GmiiDecoder::new()).collect();
     let mut frames: Vec<Vec<WireFrame>> = vec![vec![]; P];
@@ -132,7 +176,8 @@ pub fn run_board<
     let (mut fabric_high, mut eth_high) = (false, false);
     let mut cycle = 0u64;
     let start = Instant::now();
-    let set_pins = |uut: &mut BoardTop<L, B, AB, P, DN, DNP1>, cycle: u64| {
+    let mut leave_ticks = vec![];
+    let set_pins = |uut: &mut BoardTop<L, E, B, AB, P, DN, DNP1>, cycle: u64| {
         for j in 0..L {
             let tick = cycle * L as u64 + j as u64;
             let p = match by_tick.get(&tick) {
@@ -144,13 +189,14 @@ pub fn run_board<
                 ),
                 None => CommandPins::DESELECT,
             };
-            uut.cs_n[j].next = p.cs_n.to_bits();
-            uut.ras_n[j].next = p.ras_n;
-            uut.cas_n[j].next = p.cas_n;
-            uut.we_n[j].next = p.we_n;
-            uut.cke[j].next = p.cke;
-            uut.ba[j].next = p.ba.to_bits();
-            uut.addr[j].next = p.addr.to_bits();
+            let pins = &mut uut.pins[j];
+            pins.cs_n.next = p.cs_n.to_bits();
+            pins.ras_n.next = p.ras_n;
+            pins.cas_n.next = p.cas_n;
+            pins.we_n.next = p.we_n;
+            pins.cke.next = p.cke;
+            pins.ba.next = p.ba.to_bits();
+            pins.addr.next = p.addr.to_bits();
         }
     };
     set_pins(&mut uut, 0);
@@ -160,6 +206,12 @@ pub fn run_board<
         let fabric_edge = next_fabric == now;
         let eth_edge = next_eth == now;
         if fabric_edge {
+            // Before the rising edge: a descriptor written in this clock
+            // leaves at the packetizer's clock tick.
+            if !fabric_high && uut.packetizer.desc_write.val() {
+                assert!(uut.packetizer.tick_valid.val());
+                leave_ticks.push(uut.packetizer.tick.val().into());
+            }
             fabric_high = !fabric_high;
             uut.fabric_clock.next = Clock { clk: fabric_high };
             next_fabric += fabric_half;
@@ -192,14 +244,28 @@ pub fn run_board<
     for g in &gmii {
         assert!(g.errors().is_empty(), "GMII errors: {:?}", g.errors());
     }
-    let dropped: u64 = uut.events_dropped.val().into();
+    let count = |s: &Signal<Out, Bits<32>>| -> u64 { s.val().into() };
+    let counters = HdlCounters {
+        protocol_errors: count(&uut.protocol_errors),
+        unknown_commands: count(&uut.unknown_commands),
+        out_of_range: count(&uut.out_of_range),
+        references_over_limit: count(&uut.references_over_limit),
+        clocks_over_limit: count(&uut.clocks_over_limit),
+        config_events: count(&uut.config_events),
+        events_dropped: count(&uut.events_dropped),
+        lost_words: count(&uut.lost_words),
+        time_fillers: count(&uut.time_fillers),
+        time_overflows: count(&uut.time_overflows),
+        fifo_high_water: count(&uut.fifo_high_water),
+    };
     BoardRun {
         frames,
+        leave_ticks,
+        counters,
         ticks: cycle * L as u64,
         seconds: start.elapsed().as_secs_f64(),
         packet_error: uut.packet_error.val(),
         frame_underrun: uut.frame_underrun.val(),
-        events_dropped: dropped,
     }
 }
 
@@ -211,6 +277,21 @@ pub fn golden(cfg: &BoardConfig, cmds: &[Command]) -> (Vec<BoardPacket>, BoardCo
     let mut out = vec![];
     board.drain_packets(&mut out);
     (out, board.counters().clone())
+}
+
+/// The packets left the HDL's packetizer in the golden model's leave
+/// ticks, and the core's counters equal the model's.
+pub fn check_leave_ticks_and_counters(
+    run: &BoardRun,
+    expected: &[BoardPacket],
+    counters: &BoardCounters,
+) {
+    let want: Vec<u64> = expected.iter().map(|p| p.leave_tick).collect();
+    assert_eq!(run.leave_ticks.len(), want.len(), "packets closed");
+    for (seq, (got, want)) in run.leave_ticks.iter().zip(&want).enumerate() {
+        assert_eq!(got, want, "leave tick of packet seq {seq}");
+    }
+    assert_eq!(run.counters, HdlCounters::of_golden(counters), "counters");
 }
 
 /// The UDP payload of a frame, after checking its FCS and that it is the

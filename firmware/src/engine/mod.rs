@@ -133,6 +133,7 @@ pub fn build_simulator(
 ) -> Result<Simulator, EngineError> {
     cfg.validate()?;
     let top = core.top_config(cfg)?;
+    verilator::VERILATOR.locate()?;
     let verilog = core.verilog(&top)?;
     Ok(verilator::build(
         work,

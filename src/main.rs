@@ -22,7 +22,7 @@ struct Cli {
 enum Command {
     /// Run the simulated traced machine and board.
     Sim(cmd::sim::Args),
-    /// Run the board's golden model on a DDR command stream file.
+    /// Run the board (golden model, or a core's Verilog under Verilator) on a DDR command stream file.
     Board(cmd::board::Args),
     /// Capture the board's packets from several ports to disk.
     Capture(cmd::capture::Args),

@@ -3,7 +3,7 @@
 //! testbench `verilog/board_run_tb.v` ([`TESTBENCH`]), the wrapper that packs
 //! the generated module's per-lane and per-port ports into vectors for it
 //! ([`board_wrapper`]), the pins of a command as the testbench reads them
-//! ([`command_pins`], [`pin_word`]), and the reading of what it prints
+//! ([`command_pins`], [`pin_word`], [`pin_record`]), and the reading of what it prints
 //! ([`parse_line`], [`PortFrames`], [`frame_payload`]).
 //!
 //! The testbench runs the stream as the golden model does (board.md "End of
@@ -128,6 +128,19 @@ pub fn pin_word(p: &CommandPins) -> u32 {
         | u32::from(p.cas_n) << 24
         | u32::from(p.ras_n) << 25
         | (p.cs_n as u32 & 0xF) << 26
+}
+
+/// Bytes of one command in the testbench's input ([`pin_record`]).
+pub const PIN_RECORD_BYTES: usize = 12;
+
+/// One command as the testbench reads it: its tick and [`pin_word`], both
+/// big-endian (Verilog's `$fread` fills a 96-bit register from the first
+/// byte down).
+pub fn pin_record(tick: u64, word: u32) -> [u8; PIN_RECORD_BYTES] {
+    let mut r = [0u8; PIN_RECORD_BYTES];
+    r[..8].copy_from_slice(&tick.to_be_bytes());
+    r[8..].copy_from_slice(&word.to_be_bytes());
+    r
 }
 
 /// A command the DIMM's pins cannot carry.
@@ -415,6 +428,10 @@ mod tests {
     #[test]
     fn pin_words_pack_the_lane_as_the_wrapper_unpacks_it() {
         assert_eq!(pin_word(&CommandPins::DESELECT), 0x3FC0_0000);
+        assert_eq!(
+            pin_record(0x0102, 0x3FC0_0000),
+            [0, 0, 0, 0, 0, 0, 1, 2, 0x3F, 0xC0, 0, 0]
+        );
         let c = Command {
             cycle: 5,
             cmd: DdrCmd::Wra,

@@ -307,7 +307,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 None => "simulator from the cache".to_string(),
             };
             println!(
-                "{} commands, {} events dropped, {} packets on {} ports -> {} (verilator, {} core: {} fabric clocks in {:.1} s, {:.0}/s; {build})",
+                "{} commands, {} events dropped, {} packets on {} ports -> {} (verilator, {} core: {} fabric clocks in {:.2} s, {:.2} CPU s, {:.0}/CPU s; {build})",
                 h.input.commands,
                 count("events_dropped"),
                 h.frames.packets,
@@ -316,7 +316,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 core.board,
                 h.fabric_clocks,
                 h.seconds,
-                h.fabric_clocks as f64 / h.seconds.max(1e-9),
+                h.cpu_seconds,
+                h.fabric_clocks as f64 / h.cpu_seconds.max(1e-9),
             );
             if !h.missing.is_empty() {
                 bail!(

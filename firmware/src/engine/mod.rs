@@ -133,6 +133,7 @@ pub fn build_simulator(
 ) -> Result<Simulator, EngineError> {
     cfg.validate()?;
     let top = core.top_config(cfg)?;
+    verilator::VERILATOR.locate()?;
     let verilog = core.verilog(&top)?;
     Ok(verilator::build(
         work,
@@ -157,15 +158,17 @@ pub fn run_verilator(
     work: &Path,
 ) -> Result<VerilatorRun, EngineError> {
     let mut writers = CaptureWriters::create(out, cfg, start_ns, SOURCE_NAME)?;
-    // Scratch of this run (the simulator's standard error); kept on failure.
+    // Scratch of this run (the simulator's standard error, whose tail an
+    // error quotes).
     static RUNS: AtomicU64 = AtomicU64::new(0);
     let run_dir = work.join(format!(
         "run-{}-{}",
         std::process::id(),
         RUNS.fetch_add(1, Ordering::Relaxed)
     ));
-    let hardware = simulate::simulate(&simulator, &run_dir, input, source_name, cfg, &mut writers)?;
+    let hardware = simulate::simulate(&simulator, &run_dir, input, source_name, cfg, &mut writers);
     let _ = std::fs::remove_dir_all(&run_dir);
+    let hardware = hardware?;
     let files = writers.finish()?;
     let summary =
         summary::hardware_summary(source_name, cfg, core.board, files, &hardware, &simulator);

@@ -6,8 +6,9 @@
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command as Process, Stdio};
+use std::process::{Child, ChildStdin, Command as Process, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,7 +17,7 @@ use hmtt_format::command::CommandReader;
 use hmtt_format::packet::Packet;
 use hmtt_format::{InnerCommand, Opcode};
 use hmtt_hdl::testbench::{
-    command_pins, frame_payload, parse_line, pin_word, PortFrames, TbLine, COUNTERS,
+    command_pins, frame_payload, parse_line, pin_record, pin_word, PortFrames, TbLine, COUNTERS,
 };
 use hmtt_sim::board::output::CaptureWriters;
 use hmtt_sim::board::{kind_index, BoardConfig, BoardPacket};
@@ -70,7 +71,10 @@ pub struct HardwareRun {
     pub packet_error: bool,
     pub frame_underrun: bool,
     pub fabric_clocks: u64,
+    /// Wall-clock and CPU seconds of the simulator (the Verilog's
+    /// generation and the build not included).
     pub seconds: f64,
+    pub cpu_seconds: f64,
 }
 
 impl HardwareRun {
@@ -82,7 +86,8 @@ impl HardwareRun {
     }
 }
 
-/// Feeds the simulator's standard input; refuses what the pins cannot do.
+/// Feeds the simulator's standard input with pin records; refuses what
+/// the pins cannot do.
 fn feed(
     input: Box<dyn BufRead + Send>,
     source_name: String,
@@ -91,7 +96,6 @@ fn feed(
     let mut reader = CommandReader::new(input, source_name.clone());
     let mut out = BufWriter::with_capacity(1 << 16, stdin);
     let mut counts = InputCounts::default();
-    let mut line = String::with_capacity(32);
     let broken = |e| EngineError::Simulator(format!("stopped reading its commands ({e})"));
     while let Some(c) = reader.next() {
         let c = c?;
@@ -110,10 +114,8 @@ fn feed(
         counts.commands += 1;
         counts.per_kind[kind_index(c.cmd)] += 1;
         counts.last_command_tick = c.cycle;
-        line.clear();
-        use std::fmt::Write as _;
-        let _ = writeln!(line, "{} {:08x}", c.cycle, pin_word(&pins));
-        out.write_all(line.as_bytes()).map_err(broken)?;
+        out.write_all(&pin_record(c.cycle, pin_word(&pins)))
+            .map_err(broken)?;
     }
     out.flush().map_err(broken)?;
     Ok(counts)
@@ -283,11 +285,12 @@ pub fn simulate(
         max_words: cfg.max_words,
     };
     let read = read_output(&mut child, stdout, &feed_failed, &mut c);
-    let status = child.wait();
+    let status = wait_with_cpu(&mut child);
     let fed = feeder
         .join()
         .unwrap_or_else(|_| Err(EngineError::Simulator("the feeder panicked".into())));
-    let status = status.map_err(|e| crate::FirmwareError::io("waiting for", &sim.binary, e))?;
+    let (status, cpu_seconds) =
+        status.map_err(|e| crate::FirmwareError::io("waiting for", &sim.binary, e))?;
     // The input's own errors first (they stop the simulator), then what
     // the output showed; a feeder cut off by a dead simulator comes last.
     let input = match fed {
@@ -332,7 +335,32 @@ pub fn simulate(
         frame_underrun: end.frame_underrun,
         fabric_clocks: end.clocks,
         seconds: started.elapsed().as_secs_f64(),
+        cpu_seconds,
     })
+}
+
+/// Waits for `child`, returning its exit status and the CPU seconds it used.
+fn wait_with_cpu(child: &mut Child) -> std::io::Result<(ExitStatus, f64)> {
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: waits for our own child, writing into the locals above.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
+    Ok((
+        ExitStatus::from_raw(status),
+        t(usage.ru_utime) + t(usage.ru_stime),
+    ))
 }
 
 /// What the testbench printed at its end.

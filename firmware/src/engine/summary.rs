@@ -196,7 +196,8 @@ pub fn hardware_summary(
         "frame_underrun": run.frame_underrun,
         "fabric_clocks": run.fabric_clocks,
         "simulation_seconds": run.seconds,
-        "fabric_clocks_per_second": run.fabric_clocks as f64 / run.seconds.max(1e-9),
+        "simulation_cpu_seconds": run.cpu_seconds,
+        "fabric_clocks_per_cpu_second": run.fabric_clocks as f64 / run.cpu_seconds.max(1e-9),
         "verilator_build_seconds": sim.build_seconds,
         "simulator": sim.binary,
     }));

@@ -68,6 +68,11 @@ fn flags(lanes: usize, ports: usize, jobs: usize) -> Vec<String> {
         "-Wno-lint",
         "-Wno-style",
         "-Wno-UNOPTFLAT",
+        // Verilator's makefile compiles with -Os; -O2 simulates a quarter
+        // faster (ECP5 core, 2.7 M fabric clocks: 2.6 against 3.4 CPU s)
+        // for a few seconds more of build.
+        "-MAKEFLAGS",
+        "OPT_FAST=-O2 OPT_GLOBAL=-O2",
         "--top-module",
         TESTBENCH_MODULE,
         "-o",

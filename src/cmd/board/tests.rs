@@ -105,6 +105,51 @@ fn malformed_file_names_the_file_and_line() {
 }
 
 #[test]
+fn a_core_gives_its_configuration_and_refuses_its_build_parameters() {
+    let with = |extra: &[&str]| {
+        let mut v = vec!["--commands", "x", "--out", "o"];
+        v.extend_from_slice(extra);
+        let a = args(&v);
+        let core = core(&a);
+        config(&a, core.as_ref()).map(|c| (core.map(|c| c.board), c))
+    };
+    let (core, cfg) = with(&["--core", "ice40-hx8k"]).unwrap();
+    assert_eq!(core, Some(Core::Ice40Hx8k));
+    let spec = CoreSpec::of(Core::Ice40Hx8k);
+    assert_eq!(cfg, spec.board_config());
+    assert_eq!(cfg.geometry, Geometry::preset("ddr-512m").unwrap());
+    // The Verilator engine runs the ECP5 core unless told otherwise.
+    let (core, cfg) = with(&["--engine", "verilator"]).unwrap();
+    assert_eq!(core, Some(Core::Ecp5_85f));
+    assert_eq!(cfg, CoreSpec::of(Core::Ecp5_85f).board_config());
+    // Run-time constants change; the line rate follows the packet size.
+    let (_, cfg) = with(&[
+        "--core",
+        "ecp5-85f",
+        "--max-words",
+        "100",
+        "--board-id",
+        "3",
+    ])
+    .unwrap();
+    assert_eq!((cfg.max_words, cfg.board_id), (100, 3));
+    assert_eq!(cfg.drain, DrainRate::line_rate(cfg.ports, 100, cfg.tick_ps));
+    for bad in [
+        &["--core", "ice40-hx8k", "--ports", "3"][..],
+        &["--core", "ice40-hx8k", "--max-words", "600"],
+        &["--core", "ecp5-85f", "--fifo-depth", "4096"],
+        &["--core", "ecp5-85f", "--tags-only"],
+        &["--engine", "verilator", "--refs-per-clock", "1"],
+    ] {
+        let e = with(bad).map(|_| ()).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("core cannot run this"),
+            "{bad:?}: {e:#}"
+        );
+    }
+}
+
+#[test]
 fn options_shape_the_board() {
     let a = args(&[
         "--commands",

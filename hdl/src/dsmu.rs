@@ -155,7 +155,6 @@ impl<const L: usize> Logic for Dsmu<L> {
             self.address[j].rank.next = self.cmd_rank[j].val();
             self.address[j].bank.next = self.cmd_bank[j].val();
             self.address[j].column.next = self.cmd_arg[j].val();
-            self.address[j].row.next = self.row_now[j].val();
             // Kinds 2..=5 are RD, WR, RDA, WRA.
             self.is_access[j].next = (self.cmd_kind[j].val() >= 2) & (self.cmd_kind[j].val() <= 5);
             // Open row as of this lane: the register, or an ACT earlier in
@@ -177,6 +176,10 @@ impl<const L: usize> Logic for Dsmu<L> {
                     self.opened_now[j].next = true;
                 }
             }
+            // After `row_now`'s last write: the generated Verilog runs this
+            // block once, top to bottom, and a read ahead of the write
+            // would pass the previous evaluation's row.
+            self.address[j].row.next = self.row_now[j].val();
             for e in 0..64 {
                 if (self.cmd_kind[j].val() == 1) & (self.address[j].slot.val().index() == e) {
                     self.open_row[e].d.next = self.cmd_arg[j].val() & self.row_mask.val();

@@ -1,4 +1,5 @@
-//! The whole board core's generated Verilog: yosys accepts it, and
+//! The whole board core's generated Verilog: yosys accepts it, no
+//! `always @(*)` reads a signal before writing it, and
 //! `verilator --lint-only -Wall` is clean with the capture chain's waivers
 //! (`verilog/capture_lint.vlt`) and the packet path's
 //! (`verilog/board_lint.vlt`), each justified there. Also the ECP5 flavour
@@ -31,6 +32,7 @@ fn board_verilog<
 }
 
 fn lint(name: &str, verilog: &str) {
+    assert_no_read_before_write(name, verilog);
     verilator_lint(name, verilog, &["capture_lint.vlt", "board_lint.vlt"]);
 }
 

@@ -1,4 +1,5 @@
-//! The capture chain's generated Verilog: `verilator --lint-only -Wall`
+//! The capture chain's generated Verilog: no `always @(*)` reads a signal
+//! before writing it, `verilator --lint-only -Wall`
 //! clean with the waivers of `verilog/capture_lint.vlt` (each justified
 //! there), and the Icarus testbench `verilog/capture_tb.v`, reading a DDR
 //! command stream file, produces the golden model's FIFO pushes, pops, fill
@@ -107,6 +108,7 @@ fn capture_wrapper(lanes: usize) -> String {
 }
 
 fn lint(name: &str, verilog: &str) {
+    assert_no_read_before_write(name, verilog);
     verilator_lint(name, verilog, &["capture_lint.vlt"]);
 }
 

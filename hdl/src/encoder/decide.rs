@@ -182,15 +182,6 @@ impl<const E: usize> Logic for Decide<E> {
         self.nl_c[0].next = 0.into();
         self.dr_c[0].next = 0.into();
         self.hi_last[0].next = 0.into();
-        for s in 1..E {
-            self.room_c[s].next = self.room_after[s - 1].val();
-            self.any_c[s].next = self.any_n[s - 1].val();
-            self.rem_c[s].next = self.rem_n[s - 1].val();
-            self.since_c[s].next = self.since_n[s - 1].val();
-            self.nl_c[s].next = self.nl_n[s - 1].val();
-            self.dr_c[s].next = self.dr_n[s - 1].val();
-            self.hi_last[s].next = self.hi_last_n[s - 1].val();
-        }
         for s in 0..E {
             // The gap tests apply to the clock's first push only.
             self.need[s].next = !self.any_c[s].val() & self.need_time[s].val();
@@ -292,6 +283,21 @@ impl<const E: usize> Logic for Decide<E> {
             self.drops_since_before[s].next = self.since_c[s].val();
             self.losts_before[s].next = self.nl_c[s].val();
             self.drops_before[s].next = self.dr_c[s].val();
+            // The state before the next slot, written here, after this
+            // slot's state: the generated Verilog runs this block once, top
+            // to bottom, so every read must follow its write (a read ahead
+            // of it would see the previous evaluation's value).
+            for t in 0..E {
+                if t == s + 1 {
+                    self.room_c[t].next = self.room_after[s].val();
+                    self.any_c[t].next = self.any_n[s].val();
+                    self.rem_c[t].next = self.rem_n[s].val();
+                    self.since_c[t].next = self.since_n[s].val();
+                    self.nl_c[t].next = self.nl_n[s].val();
+                    self.dr_c[t].next = self.dr_n[s].val();
+                    self.hi_last[t].next = self.hi_last_n[s].val();
+                }
+            }
         }
         for s in 0..E {
             self.pushed_any.next = self.any_n[s].val();

@@ -185,7 +185,9 @@ pub struct Framer {
     pub underrun: Signal<Out, Bit>,
     // Parameters.
     template: Constant<Bits<HEADER_BITS>>,
-    penultimate_header_byte: Constant<Bits<7>>,
+    /// The header's third-to-last byte (`count_at_penultimate` is set
+    /// after it).
+    before_penultimate_header_byte: Constant<Bits<7>>,
     udp_mode: Constant<Bit>,
     /// The one's-complement sum of the IPv4 header without its length,
     /// plus the 60 bytes of the length that do not depend on `nwords`,
@@ -211,6 +213,19 @@ pub struct Framer {
     ending: DFF<Bit>,
     /// Byte counter within the preamble, header, FCS and gap (< 128).
     count: DFF<Bits<7>>,
+    /// `count` is 6, the header's second-to-last byte, 2, 9 (the last but
+    /// one clock of the preamble, header, FCS and gap), and `frame_len` is
+    /// 58: compares made a clock ahead, on the value before the increment.
+    count_at_6: DFF<Bit>,
+    count_at_penultimate: DFF<Bit>,
+    count_at_2: DFF<Bit>,
+    count_at_9: DFF<Bit>,
+    len_at_58: DFF<Bit>,
+    /// This clock sends the first byte of a word from the data FIFO (and
+    /// takes it), of the injected LINE_HI word, or a later byte of `word`.
+    read_now: DFF<Bit>,
+    inject_now: DFF<Bit>,
+    word_shift: DFF<Bit>,
     header: DFF<Bits<HEADER_BITS>>,
     words_left: DFF<Bits<16>>,
     /// `words_left == 1`, registered (off the state's enable path).
@@ -276,7 +291,9 @@ pub struct Framer {
     crc_step: Crc32Byte,
     // Combinational.
     start: Signal<Local, Bit>,
-    word_start: Signal<Local, Bit>,
+    counting: Signal<Local, Bit>,
+    count_reset: Signal<Local, Bit>,
+    frame_counting: Signal<Local, Bit>,
     ending_preamble: Signal<Local, Bit>,
     ending_header: Signal<Local, Bit>,
     ending_payload: Signal<Local, Bit>,
@@ -318,7 +335,9 @@ impl Framer {
             tx_er: Default::default(),
             underrun: Default::default(),
             template: Constant::new(template),
-            penultimate_header_byte: Constant::new(((config.header_len() - 2) as u64).to_bits()),
+            before_penultimate_header_byte: Constant::new(
+                ((config.header_len() - 3) as u64).to_bits(),
+            ),
             udp_mode: Constant::new(!config.raw_ethernet),
             ip_base_sum: Constant::new(
                 (ones_complement_fold(config.ipv4_partial_sum() + 60) as u64).to_bits(),
@@ -340,6 +359,14 @@ impl Framer {
             in_gap: Default::default(),
             ending: Default::default(),
             count: Default::default(),
+            count_at_6: Default::default(),
+            count_at_penultimate: Default::default(),
+            count_at_2: Default::default(),
+            count_at_9: Default::default(),
+            len_at_58: Default::default(),
+            read_now: Default::default(),
+            inject_now: Default::default(),
+            word_shift: Default::default(),
             header: Default::default(),
             words_left: Default::default(),
             last_word: Default::default(),
@@ -379,7 +406,9 @@ impl Framer {
             crc_pending: Default::default(),
             crc_step: Default::default(),
             start: Default::default(),
-            word_start: Default::default(),
+            counting: Default::default(),
+            count_reset: Default::default(),
+            frame_counting: Default::default(),
             ending_preamble: Default::default(),
             ending_header: Default::default(),
             ending_payload: Default::default(),
@@ -410,6 +439,14 @@ impl Logic for Framer {
             in_gap,
             ending,
             count,
+            count_at_6,
+            count_at_penultimate,
+            count_at_2,
+            count_at_9,
+            len_at_58,
+            read_now,
+            inject_now,
+            word_shift,
             header,
             words_left,
             last_word,
@@ -496,11 +533,9 @@ impl Logic for Framer {
                 & (self.frame_len.q.val().get_bit(2)
                     | (self.frame_len.q.val().get_bit(1) & self.frame_len.q.val().get_bit(0))));
         self.start.next = self.in_idle.q.val() & self.desc_ready2.q.val();
-        self.word_start.next =
-            self.in_payload.q.val() & (self.byte_index.q.val() == 0) & !self.inject.q.val();
         self.desc_read.next = self.start.val();
-        self.data_read.next = self.word_start.val();
-        self.underrun_now.d.next = self.word_start.val() & self.data_empty.val();
+        self.data_read.next = self.read_now.q.val();
+        self.underrun_now.d.next = self.read_now.q.val() & self.data_empty.val();
         self.underrun_reg.d.next = self.underrun_reg.q.val() | self.underrun_now.q.val();
         // Idle: a frame starts.
         if self.start.val() {
@@ -564,19 +599,16 @@ impl Logic for Framer {
         // this one (possibly right after the payload); the gap after 11
         // clocks, the 12th being the Idle clock that starts the next frame.
         self.ending_preamble.next =
-            self.in_preamble.q.val() & !self.ending.q.val() & (self.count.q.val() == 6);
-        self.ending_header.next = self.in_header.q.val()
-            & !self.ending.q.val()
-            & (self.count.q.val() == self.penultimate_header_byte.val());
+            self.in_preamble.q.val() & !self.ending.q.val() & self.count_at_6.q.val();
+        self.ending_header.next =
+            self.in_header.q.val() & !self.ending.q.val() & self.count_at_penultimate.q.val();
         self.ending_payload.next =
             self.in_payload.q.val() & (self.byte_index.q.val() == 2) & self.last_word.q.val();
         self.ending_pad.next = ((self.in_pad.q.val() & !self.ending.q.val())
             | (self.in_payload.q.val() & self.ending.q.val() & !self.frame_len_ge59.val()))
-            & (self.frame_len.q.val() == 58);
-        self.ending_fcs.next =
-            self.in_fcs.q.val() & !self.ending.q.val() & (self.count.q.val() == 2);
-        self.ending_gap.next =
-            self.in_gap.q.val() & !self.ending.q.val() & (self.count.q.val() == 9);
+            & self.len_at_58.q.val();
+        self.ending_fcs.next = self.in_fcs.q.val() & !self.ending.q.val() & self.count_at_2.q.val();
+        self.ending_gap.next = self.in_gap.q.val() & !self.ending.q.val() & self.count_at_9.q.val();
         self.ending.d.next = self.ending_preamble.val()
             | self.ending_header.val()
             | self.ending_payload.val()
@@ -585,23 +617,45 @@ impl Logic for Framer {
             | self.ending_gap.val();
         // The byte counter of the preamble, header, FCS and gap; each
         // starts from 0 (the FCS after the payload and padding).
-        self.count.d.next = self.count.q.val();
-        if self.in_preamble.q.val()
+        self.counting.next = self.in_preamble.q.val()
             | self.in_header.q.val()
             | self.in_fcs.q.val()
-            | self.in_gap.q.val()
-        {
+            | self.in_gap.q.val();
+        self.count_reset.next = self.start.val()
+            | ((self.in_preamble.q.val() | self.in_payload.q.val() | self.in_fcs.q.val())
+                & self.ending.q.val());
+        self.count.d.next = self.count.q.val();
+        if self.counting.val() {
             self.count.d.next = self.count.q.val() + 1;
         }
-        if self.start.val()
-            | ((self.in_preamble.q.val() | self.in_payload.q.val() | self.in_fcs.q.val())
-                & self.ending.q.val())
-        {
+        if self.count_reset.val() {
             self.count.d.next = 0.into();
         }
-        if self.in_header.q.val() | self.in_payload.q.val() | self.in_pad.q.val() {
+        // (Only read in their own states, where `count` counts.)
+        self.count_at_6.d.next =
+            self.counting.val() & !self.count_reset.val() & (self.count.q.val() == 5);
+        self.count_at_penultimate.d.next = self.counting.val()
+            & !self.count_reset.val()
+            & (self.count.q.val() == self.before_penultimate_header_byte.val());
+        self.count_at_2.d.next =
+            self.counting.val() & !self.count_reset.val() & (self.count.q.val() == 1);
+        self.count_at_9.d.next =
+            self.counting.val() & !self.count_reset.val() & (self.count.q.val() == 8);
+        self.frame_counting.next =
+            self.in_header.q.val() | self.in_payload.q.val() | self.in_pad.q.val();
+        if self.frame_counting.val() {
             self.frame_len.d.next = self.frame_len_inc.val();
         }
+        self.len_at_58.d.next =
+            self.frame_counting.val() & !self.start.val() & (self.frame_len.q.val() == 57);
+        // The payload's byte sources for the next clock: the first byte of
+        // each word from the FIFO's head (the frame's first word may be the
+        // injected LINE_HI instead), then three of `word`.
+        self.read_now.d.next =
+            (self.in_header.q.val() & self.ending.q.val() & !self.inject.q.val())
+                | (self.in_payload.q.val() & (self.byte_index.q.val() == 3) & !self.ending.q.val());
+        self.inject_now.d.next = self.in_header.q.val() & self.ending.q.val() & self.inject.q.val();
+        self.word_shift.d.next = self.in_payload.q.val() & (self.byte_index.q.val() != 3);
         // Payload bytes count from 0 in each word (0 outside the payload).
         self.byte_index.d.next = 0.into();
         if self.in_payload.q.val() {
@@ -621,23 +675,22 @@ impl Logic for Framer {
             self.header_byte.next = self.header.q.val().get_bits::<8>(0);
             self.header.d.next = self.header.q.val() >> 8;
         }
-        if self.in_payload.q.val() {
+        // (The three sources never meet.)
+        if self.word_shift.q.val() {
             self.payload_byte.next = self.word.q.val().get_bits::<8>(0);
             self.word.d.next = self.word.q.val() >> 8;
-            if self.byte_index.q.val() == 0 {
-                if self.inject.q.val() {
-                    self.payload_byte.next = self.inject_word.q.val().get_bits::<8>(0);
-                    self.word.d.next = self.inject_word.q.val() >> 8;
-                    self.inject.d.next = false;
-                } else {
-                    self.payload_byte.next = self.data.val().get_bits::<8>(0);
-                    self.word.d.next = self.data.val() >> 8;
-                }
-            }
-            if self.byte_index.q.val() == 3 {
-                self.words_left.d.next = self.words_left.q.val() - 1;
-                self.last_word.d.next = self.words_left.q.val() == 2;
-            }
+        }
+        if self.inject_now.q.val() {
+            self.payload_byte.next = self.inject_word.q.val().get_bits::<8>(0);
+            self.word.d.next = self.inject_word.q.val() >> 8;
+        }
+        if self.read_now.q.val() {
+            self.payload_byte.next = self.data.val().get_bits::<8>(0);
+            self.word.d.next = self.data.val() >> 8;
+        }
+        if self.in_payload.q.val() & (self.byte_index.q.val() == 3) {
+            self.words_left.d.next = self.words_left.q.val() - 1;
+            self.last_word.d.next = self.words_left.q.val() == 2;
         }
         // The byte: an OR of the states' bytes (FCS and padding are zero
         // here).

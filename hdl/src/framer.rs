@@ -211,7 +211,8 @@ pub struct Framer {
     /// clock ahead so that no counter compare sits before the state and
     /// counter enables.
     ending: DFF<Bit>,
-    /// Byte counter within the preamble, header, FCS and gap (< 128).
+    /// Clocks since the state began (wrapping; read in the preamble,
+    /// header, FCS and gap, all shorter than 128 clocks).
     count: DFF<Bits<7>>,
     /// `count` is 6, the header's second-to-last byte, 2, 9 (the last but
     /// one clock of the preamble, header, FCS and gap), and `frame_len` is
@@ -252,12 +253,13 @@ pub struct Framer {
     inject_word: DFF<Bits<32>>,
     word: DFF<Bits<32>>,
     byte_index: DFF<Bits<2>>,
-    /// Bytes of the frame sent so far, saturating at 64: it is only
-    /// compared with the 60-byte minimum.
+    /// Bytes of the frame sent so far (counted from the header's first
+    /// byte, every clock, saturating at 64): it is only compared with the
+    /// 60-byte minimum.
     frame_len: DFF<Bits<7>>,
     frame_len_inc: Signal<Local, Bits<7>>,
-    /// `frame_len >= 59`, in gates (no carry chain before the state).
-    frame_len_ge59: Signal<Local, Bit>,
+    /// `frame_len >= 59`, registered from `frame_len >= 58` a clock ahead.
+    len_ge59: DFF<Bit>,
     crc: DFF<Bits<32>>,
     /// The next packet's `seq` (`k * ports + port`) in 16-bit pieces: the
     /// lowest adds `ports` at each packet, a carry reaches the next piece a
@@ -291,9 +293,8 @@ pub struct Framer {
     crc_step: Crc32Byte,
     // Combinational.
     start: Signal<Local, Bit>,
-    counting: Signal<Local, Bit>,
     count_reset: Signal<Local, Bit>,
-    frame_counting: Signal<Local, Bit>,
+    frame_reset: Signal<Local, Bit>,
     ending_preamble: Signal<Local, Bit>,
     ending_header: Signal<Local, Bit>,
     ending_payload: Signal<Local, Bit>,
@@ -385,7 +386,7 @@ impl Framer {
             byte_index: Default::default(),
             frame_len: Default::default(),
             frame_len_inc: Default::default(),
-            frame_len_ge59: Default::default(),
+            len_ge59: Default::default(),
             crc: Default::default(),
             seq0: piece(0),
             seq1: piece(1),
@@ -406,9 +407,8 @@ impl Framer {
             crc_pending: Default::default(),
             crc_step: Default::default(),
             start: Default::default(),
-            counting: Default::default(),
             count_reset: Default::default(),
-            frame_counting: Default::default(),
+            frame_reset: Default::default(),
             ending_preamble: Default::default(),
             ending_header: Default::default(),
             ending_payload: Default::default(),
@@ -464,6 +464,7 @@ impl Logic for Framer {
             word,
             byte_index,
             frame_len,
+            len_ge59,
             crc,
             seq0,
             seq1,
@@ -525,13 +526,6 @@ impl Logic for Framer {
         if self.frame_len.q.val().get_bit(6) {
             self.frame_len_inc.next = self.frame_len.q.val();
         }
-        // 59 = 0b0111011; below 64 that is 59..=63.
-        self.frame_len_ge59.next = self.frame_len.q.val().get_bit(6)
-            | (self.frame_len.q.val().get_bit(5)
-                & self.frame_len.q.val().get_bit(4)
-                & self.frame_len.q.val().get_bit(3)
-                & (self.frame_len.q.val().get_bit(2)
-                    | (self.frame_len.q.val().get_bit(1) & self.frame_len.q.val().get_bit(0))));
         self.start.next = self.in_idle.q.val() & self.desc_ready2.q.val();
         self.desc_read.next = self.start.val();
         self.data_read.next = self.read_now.q.val();
@@ -572,7 +566,6 @@ impl Logic for Framer {
             self.inject_word.d.next = bit_cast::<32, 21>(self.d_hi.val()) | self.line_hi_word.val();
             self.seq0.d.next = bit_cast::<16, 17>(self.seq_sum.q.val());
             self.carry0.d.next = self.seq_sum.q.val().get_bit(16);
-            self.frame_len.d.next = 0.into();
         }
         // The state: each flag's next value is one expression (with `if`s
         // for different states yosys would chain their priorities).
@@ -586,10 +579,10 @@ impl Logic for Framer {
             | (self.in_payload.q.val() & !self.ending.q.val());
         // (frame_len + 1 < 60 after the last payload byte: padding.)
         self.in_pad.d.next =
-            (self.in_payload.q.val() & self.ending.q.val() & !self.frame_len_ge59.val())
+            (self.in_payload.q.val() & self.ending.q.val() & !self.len_ge59.q.val())
                 | (self.in_pad.q.val() & !self.ending.q.val());
         self.in_fcs.d.next =
-            (self.in_payload.q.val() & self.ending.q.val() & self.frame_len_ge59.val())
+            (self.in_payload.q.val() & self.ending.q.val() & self.len_ge59.q.val())
                 | (self.in_pad.q.val() & self.ending.q.val())
                 | (self.in_fcs.q.val() & !self.ending.q.val());
         self.in_gap.d.next = (self.in_fcs.q.val() & self.ending.q.val())
@@ -605,7 +598,7 @@ impl Logic for Framer {
         self.ending_payload.next =
             self.in_payload.q.val() & (self.byte_index.q.val() == 2) & self.last_word.q.val();
         self.ending_pad.next = ((self.in_pad.q.val() & !self.ending.q.val())
-            | (self.in_payload.q.val() & self.ending.q.val() & !self.frame_len_ge59.val()))
+            | (self.in_payload.q.val() & self.ending.q.val() & !self.len_ge59.q.val()))
             & self.len_at_58.q.val();
         self.ending_fcs.next = self.in_fcs.q.val() & !self.ending.q.val() & self.count_at_2.q.val();
         self.ending_gap.next = self.in_gap.q.val() & !self.ending.q.val() & self.count_at_9.q.val();
@@ -615,39 +608,33 @@ impl Logic for Framer {
             | self.ending_pad.val()
             | self.ending_fcs.val()
             | self.ending_gap.val();
-        // The byte counter of the preamble, header, FCS and gap; each
-        // starts from 0 (the FCS after the payload and padding).
-        self.counting.next = self.in_preamble.q.val()
-            | self.in_header.q.val()
-            | self.in_fcs.q.val()
-            | self.in_gap.q.val();
-        self.count_reset.next = self.start.val()
-            | ((self.in_preamble.q.val() | self.in_payload.q.val() | self.in_fcs.q.val())
-                & self.ending.q.val());
-        self.count.d.next = self.count.q.val();
-        if self.counting.val() {
-            self.count.d.next = self.count.q.val() + 1;
-        }
+        // The clocks since the state began (0 in its first), counted every
+        // clock (no enable); read in the preamble, header, FCS and gap only.
+        self.count_reset.next = self.start.val() | self.ending.q.val();
+        self.count.d.next = self.count.q.val() + 1;
         if self.count_reset.val() {
             self.count.d.next = 0.into();
         }
-        // (Only read in their own states, where `count` counts.)
-        self.count_at_6.d.next =
-            self.counting.val() & !self.count_reset.val() & (self.count.q.val() == 5);
-        self.count_at_penultimate.d.next = self.counting.val()
-            & !self.count_reset.val()
+        self.count_at_6.d.next = !self.count_reset.val() & (self.count.q.val() == 5);
+        self.count_at_penultimate.d.next = !self.count_reset.val()
             & (self.count.q.val() == self.before_penultimate_header_byte.val());
-        self.count_at_2.d.next =
-            self.counting.val() & !self.count_reset.val() & (self.count.q.val() == 1);
-        self.count_at_9.d.next =
-            self.counting.val() & !self.count_reset.val() & (self.count.q.val() == 8);
-        self.frame_counting.next =
-            self.in_header.q.val() | self.in_payload.q.val() | self.in_pad.q.val();
-        if self.frame_counting.val() {
-            self.frame_len.d.next = self.frame_len_inc.val();
+        self.count_at_2.d.next = !self.count_reset.val() & (self.count.q.val() == 1);
+        self.count_at_9.d.next = !self.count_reset.val() & (self.count.q.val() == 8);
+        // The frame's length from the header on, also counted every clock.
+        self.frame_reset.next = self.in_preamble.q.val() & self.ending.q.val();
+        self.frame_len.d.next = self.frame_len_inc.val();
+        if self.frame_reset.val() {
+            self.frame_len.d.next = 0.into();
         }
-        self.len_at_58.d.next =
-            self.frame_counting.val() & !self.start.val() & (self.frame_len.q.val() == 57);
+        self.len_at_58.d.next = !self.frame_reset.val() & (self.frame_len.q.val() == 57);
+        // 58 = 0b0111010; below 64, 58..=63 are the values with bits 5..3
+        // set and bit 2 or 1.
+        self.len_ge59.d.next = !self.frame_reset.val()
+            & (self.frame_len.q.val().get_bit(6)
+                | (self.frame_len.q.val().get_bit(5)
+                    & self.frame_len.q.val().get_bit(4)
+                    & self.frame_len.q.val().get_bit(3)
+                    & (self.frame_len.q.val().get_bit(2) | self.frame_len.q.val().get_bit(1))));
         // The payload's byte sources for the next clock: the first byte of
         // each word from the FIFO's head (the frame's first word may be the
         // injected LINE_HI instead), then three of `word`.

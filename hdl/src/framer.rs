@@ -34,6 +34,10 @@ pub const UDP_FRAME_OVERHEAD: usize = 98;
 /// The EtherType of raw-Ethernet frames (IEEE local experimental).
 pub const ETHERTYPE_HMTT: u16 = 0x88B5;
 const HEADER_BITS: usize = 8 * UDP_HEADER_BYTES;
+/// The per-packet header bytes in UDP mode, in the order they are sent:
+/// IPv4 total length and checksum, UDP length (2 each), HMTT flags, seq (8),
+/// t0 (8), nwords (2).
+const FIELD_BYTES: usize = 25;
 /// Frames shorter than this before the FCS are padded (Ethernet minimum).
 pub const MIN_FRAME_BEFORE_FCS: usize = 60;
 /// Idle byte times between frames.
@@ -162,12 +166,15 @@ pub fn ipv4_checksum(partial: u32, total_len: u16) -> u16 {
 ///
 /// Timing (the Ethernet clock is 125 MHz, 8 ns, also on the iCE40): the
 /// state is one-hot flags, each state's last clock is a flop worked out a
-/// clock ahead (`ending`), the output byte is an AND-OR of the states'
-/// bytes, the header fields of the head descriptor are summed into
-/// registers while it waits, `seq` is four 16-bit pieces whose carries
-/// ripple a piece per clock (frames are far apart), and the FCS bytes are
-/// put in at a second output register straight from the CRC register, so
-/// no CRC step sits before an output register.
+/// clock ahead (`ending`, from compares made a clock before that), the
+/// output byte is an OR of the states' bytes, each chosen by a flop; the
+/// header is a constant template, read a byte ahead, with the 25 per-packet
+/// field bytes shifted out of a register in their place (a 592-bit header
+/// register was the framer's largest part); the head descriptor's lengths
+/// and checksum are summed into registers while it waits; `seq` is four
+/// 16-bit pieces whose carries ripple a piece per clock (frames are far
+/// apart); the FCS bytes go in at a second output register straight from
+/// the CRC register, so no CRC step sits before an output register.
 #[derive(LogicBlock)]
 pub struct Framer {
     pub clock: Signal<In, Clock>,
@@ -194,10 +201,9 @@ pub struct Framer {
     /// folded to 16 bits (never 0).
     ip_base_sum: Constant<Bits<17>>,
     ports: Constant<Bits<17>>,
-    flags_shift: Constant<Bits<16>>,
-    seq_shift: Constant<Bits<16>>,
-    t0_shift: Constant<Bits<16>>,
-    nwords_shift: Constant<Bits<16>>,
+    /// Bit `k`: header byte `k` is a per-packet field (from `fields`), not
+    /// the template's.
+    field_mask: Constant<Bits<128>>,
     line_hi_word: Constant<Bits<32>>,
     // The state, one hot.
     in_idle: DFFWithInit<Bit>,
@@ -227,7 +233,15 @@ pub struct Framer {
     read_now: DFF<Bit>,
     inject_now: DFF<Bit>,
     word_shift: DFF<Bit>,
-    header: DFF<Bits<HEADER_BITS>>,
+    /// The header byte to send next clock (`header_pos` counts them), as
+    /// the template's byte and whether it is a field's instead: the header
+    /// comes from a constant and `fields`, not from a 592-bit register.
+    header_pos: DFF<Bits<7>>,
+    template_byte: DFF<Bits<8>>,
+    field_now: DFF<Bit>,
+    /// The packet's header fields, loaded when the frame starts and shifted
+    /// out a byte per field byte.
+    fields: DFF<Bits<{ 8 * FIELD_BYTES }>>,
     words_left: DFF<Bits<16>>,
     /// `words_left == 1`, registered (off the state's enable path).
     last_word: DFF<Bit>,
@@ -322,7 +336,13 @@ impl Framer {
         for (i, b) in config.header_template().iter().enumerate() {
             template.set_bits::<8>(8 * i, (*b as u64).to_bits());
         }
-        let h = config.hmtt_offset() as u64;
+        let h = config.hmtt_offset();
+        let mut field_bytes: Vec<usize> = vec![h + 5];
+        field_bytes.extend(h + 8..h + 26);
+        if !config.raw_ethernet {
+            field_bytes.extend([16, 17, 24, 25, 38, 39]);
+        }
+        let field_mask: u128 = field_bytes.iter().map(|&b| 1u128 << b).sum();
         Self {
             clock: Default::default(),
             desc_empty: Default::default(),
@@ -344,10 +364,7 @@ impl Framer {
                 (ones_complement_fold(config.ipv4_partial_sum() + 60) as u64).to_bits(),
             ),
             ports: Constant::new((config.ports as u64).to_bits()),
-            flags_shift: Constant::new((8 * (h + 5)).to_bits()),
-            seq_shift: Constant::new((8 * (h + 8)).to_bits()),
-            t0_shift: Constant::new((8 * (h + 16)).to_bits()),
-            nwords_shift: Constant::new((8 * (h + 24)).to_bits()),
+            field_mask: Constant::new(field_mask.to_bits()),
             line_hi_word: Constant::new(
                 (RecordWord::control_unchecked(0, Opcode::LineHi, 0).0 as u64).to_bits(),
             ),
@@ -368,7 +385,10 @@ impl Framer {
             read_now: Default::default(),
             inject_now: Default::default(),
             word_shift: Default::default(),
-            header: Default::default(),
+            header_pos: Default::default(),
+            template_byte: Default::default(),
+            field_now: Default::default(),
+            fields: Default::default(),
             words_left: Default::default(),
             last_word: Default::default(),
             desc_ready: Default::default(),
@@ -447,7 +467,10 @@ impl Logic for Framer {
             read_now,
             inject_now,
             word_shift,
-            header,
+            header_pos,
+            template_byte,
+            field_now,
+            fields,
             words_left,
             last_word,
             desc_ready,
@@ -533,32 +556,35 @@ impl Logic for Framer {
         self.underrun_reg.d.next = self.underrun_reg.q.val() | self.underrun_now.q.val();
         // Idle: a frame starts.
         if self.start.val() {
-            // The HMTT header's fields are little-endian, like the bit
-            // order here; the IPv4 and UDP ones go high byte first.
-            // (Computed only here: 592-bit arithmetic is what the
-            // simulation spends its time on.)
+            // In the order they are sent: the IPv4 and UDP ones high byte
+            // first, the HMTT ones little-endian like the bit order here.
+            self.fields.d.next =
+                bit_cast::<{ 8 * FIELD_BYTES }, 8>(self.desc_data.val().get_bits::<8>(80))
+                    | (bit_cast::<{ 8 * FIELD_BYTES }, 64>(self.seq.val()) << 8)
+                    | (bit_cast::<{ 8 * FIELD_BYTES }, 64>(self.desc_data.val().get_bits::<64>(0))
+                        << 72)
+                    | (bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.d_nwords.val()) << 136);
             if self.udp_mode.val() {
-                self.header.d.next = self.template.val()
-                    | (bit_cast::<HEADER_BITS, 8>(self.desc_data.val().get_bits::<8>(80))
-                        << self.flags_shift.val())
-                    | (bit_cast::<HEADER_BITS, 64>(self.seq.val()) << self.seq_shift.val())
-                    | (bit_cast::<HEADER_BITS, 64>(self.desc_data.val().get_bits::<64>(0))
-                        << self.t0_shift.val())
-                    | (bit_cast::<HEADER_BITS, 16>(self.d_nwords.val()) << self.nwords_shift.val())
-                    | (bit_cast::<HEADER_BITS, 16>(self.ip_len_reg.q.val() >> 8) << 128)
-                    | (bit_cast::<HEADER_BITS, 16>(self.ip_len_reg.q.val() & 0xff) << 136)
-                    | (bit_cast::<HEADER_BITS, 16>(self.checksum_reg.q.val() >> 8) << 192)
-                    | (bit_cast::<HEADER_BITS, 16>(self.checksum_reg.q.val() & 0xff) << 200)
-                    | (bit_cast::<HEADER_BITS, 16>(self.udp_len_reg.q.val() >> 8) << 304)
-                    | (bit_cast::<HEADER_BITS, 16>(self.udp_len_reg.q.val() & 0xff) << 312);
-            } else {
-                self.header.d.next = self.template.val()
-                    | (bit_cast::<HEADER_BITS, 8>(self.desc_data.val().get_bits::<8>(80))
-                        << self.flags_shift.val())
-                    | (bit_cast::<HEADER_BITS, 64>(self.seq.val()) << self.seq_shift.val())
-                    | (bit_cast::<HEADER_BITS, 64>(self.desc_data.val().get_bits::<64>(0))
-                        << self.t0_shift.val())
-                    | (bit_cast::<HEADER_BITS, 16>(self.d_nwords.val()) << self.nwords_shift.val());
+                self.fields.d.next =
+                    bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.ip_len_reg.q.val() >> 8)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.ip_len_reg.q.val() & 0xff)
+                            << 8)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.checksum_reg.q.val() >> 8)
+                            << 16)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.checksum_reg.q.val() & 0xff)
+                            << 24)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.udp_len_reg.q.val() >> 8)
+                            << 32)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.udp_len_reg.q.val() & 0xff)
+                            << 40)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 8>(
+                            self.desc_data.val().get_bits::<8>(80),
+                        ) << 48)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 64>(self.seq.val()) << 56)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 64>(
+                            self.desc_data.val().get_bits::<64>(0),
+                        ) << 120)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.d_nwords.val()) << 184);
             }
             self.words_left.d.next = self.d_nwords.val();
             self.last_word.d.next = self.single_word.q.val();
@@ -658,9 +684,25 @@ impl Logic for Framer {
                 self.preamble_byte.next = 0xd5.into();
             }
         }
+        // The next clock's header byte: the template's, or the next field
+        // byte (positions counted from the preamble's last clock on).
+        self.template_byte.d.next = bit_cast::<8, HEADER_BITS>(
+            self.template.val() >> (bit_cast::<16, 7>(self.header_pos.q.val()) << 3),
+        );
+        self.field_now.d.next =
+            bit_cast::<1, 128>(self.field_mask.val() >> self.header_pos.q.val()).any();
+        if (self.in_preamble.q.val() & self.ending.q.val()) | self.in_header.q.val() {
+            self.header_pos.d.next = self.header_pos.q.val() + 1;
+        }
+        if self.start.val() {
+            self.header_pos.d.next = 0.into();
+        }
         if self.in_header.q.val() {
-            self.header_byte.next = self.header.q.val().get_bits::<8>(0);
-            self.header.d.next = self.header.q.val() >> 8;
+            self.header_byte.next = self.template_byte.q.val();
+            if self.field_now.q.val() {
+                self.header_byte.next = self.fields.q.val().get_bits::<8>(0);
+                self.fields.d.next = self.fields.q.val() >> 8;
+            }
         }
         // (The three sources never meet.)
         if self.word_shift.q.val() {

@@ -24,6 +24,7 @@ use hmtt_format::packet::HEADER_LEN;
 use hmtt_format::record::Opcode;
 use hmtt_format::{Geometry, PacketHeader, RecordWord};
 use rust_hdl::prelude::*;
+use std::collections::BTreeMap;
 
 /// Bytes of Ethernet + IPv4 + UDP + HMTT headers.
 pub const UDP_HEADER_BYTES: usize = 14 + 20 + 8 + 32;
@@ -33,7 +34,6 @@ pub const RAW_HEADER_BYTES: usize = 14 + 32;
 pub const UDP_FRAME_OVERHEAD: usize = 98;
 /// The EtherType of raw-Ethernet frames (IEEE local experimental).
 pub const ETHERTYPE_HMTT: u16 = 0x88B5;
-const HEADER_BITS: usize = 8 * UDP_HEADER_BYTES;
 /// The per-packet header bytes in UDP mode, in the order they are sent:
 /// IPv4 total length and checksum, UDP length (2 each), HMTT flags, seq (8),
 /// t0 (8), nwords (2).
@@ -168,9 +168,9 @@ pub fn ipv4_checksum(partial: u32, total_len: u16) -> u16 {
 /// state is one-hot flags, each state's last clock is a flop worked out a
 /// clock ahead (`ending`, from compares made a clock before that), the
 /// output byte is an OR of the states' bytes, each chosen by a flop; the
-/// header is a constant template, read a byte ahead, with the 25 per-packet
-/// field bytes shifted out of a register in their place (a 592-bit header
-/// register was the framer's largest part); the head descriptor's lengths
+/// header is a constant template in a ROM read a byte ahead, with the 25
+/// per-packet field bytes shifted out of a register in their place (a
+/// 592-bit header register was the framer's largest part); the head descriptor's lengths
 /// and checksum are summed into registers while it waits; `seq` is four
 /// 16-bit pieces whose carries ripple a piece per clock (frames are far
 /// apart); the FCS bytes go in at a second output register straight from
@@ -191,7 +191,6 @@ pub struct Framer {
     /// Sticky: a record word was due while the data FIFO was empty.
     pub underrun: Signal<Out, Bit>,
     // Parameters.
-    template: Constant<Bits<HEADER_BITS>>,
     /// The header's third-to-last byte (`count_at_penultimate` is set
     /// after it).
     before_penultimate_header_byte: Constant<Bits<7>>,
@@ -201,9 +200,6 @@ pub struct Framer {
     /// folded to 16 bits (never 0).
     ip_base_sum: Constant<Bits<17>>,
     ports: Constant<Bits<17>>,
-    /// Bit `k`: header byte `k` is a per-packet field (from `fields`), not
-    /// the template's.
-    field_mask: Constant<Bits<128>>,
     line_hi_word: Constant<Bits<32>>,
     // The state, one hot.
     in_idle: DFFWithInit<Bit>,
@@ -233,12 +229,12 @@ pub struct Framer {
     read_now: DFF<Bit>,
     inject_now: DFF<Bit>,
     word_shift: DFF<Bit>,
-    /// The header byte to send next clock (`header_pos` counts them), as
-    /// the template's byte and whether it is a field's instead: the header
-    /// comes from a constant and `fields`, not from a 592-bit register.
+    /// The header byte to send next clock (`header_pos` counts them): the
+    /// template's byte (bits 0..8, the per-packet fields 0) and whether it
+    /// is a field byte instead (bit 8), from a ROM with a registered output
+    /// (a block RAM on the iCE40), so the header is not a 592-bit register.
     header_pos: DFF<Bits<7>>,
-    template_byte: DFF<Bits<8>>,
-    field_now: DFF<Bit>,
+    header_rom: SyncROM<Bits<9>, 7>,
     /// The packet's header fields, loaded when the frame starts and shifted
     /// out a byte per field byte.
     fields: DFF<Bits<{ 8 * FIELD_BYTES }>>,
@@ -332,17 +328,21 @@ impl Framer {
     /// format.md says. For tests of the carries between `seq`'s pieces.
     pub fn with_first_seq(config: &FramerConfig, first_seq: u64) -> Self {
         let piece = |k: u32| DFFWithInit::new(((first_seq >> (16 * k)) & 0xffff).to_bits());
-        let mut template: Bits<HEADER_BITS> = Bits::default();
-        for (i, b) in config.header_template().iter().enumerate() {
-            template.set_bits::<8>(8 * i, (*b as u64).to_bits());
-        }
         let h = config.hmtt_offset();
         let mut field_bytes: Vec<usize> = vec![h + 5];
         field_bytes.extend(h + 8..h + 26);
         if !config.raw_ethernet {
             field_bytes.extend([16, 17, 24, 25, 38, 39]);
         }
-        let field_mask: u128 = field_bytes.iter().map(|&b| 1u128 << b).sum();
+        let header_rom: BTreeMap<Bits<7>, Bits<9>> = config
+            .header_template()
+            .iter()
+            .enumerate()
+            .map(|(k, &b)| {
+                let field = if field_bytes.contains(&k) { 0x100 } else { 0 };
+                (k.to_bits(), (field | b as u64).to_bits())
+            })
+            .collect();
         Self {
             clock: Default::default(),
             desc_empty: Default::default(),
@@ -355,7 +355,6 @@ impl Framer {
             tx_en: Default::default(),
             tx_er: Default::default(),
             underrun: Default::default(),
-            template: Constant::new(template),
             before_penultimate_header_byte: Constant::new(
                 ((config.header_len() - 3) as u64).to_bits(),
             ),
@@ -364,7 +363,6 @@ impl Framer {
                 (ones_complement_fold(config.ipv4_partial_sum() + 60) as u64).to_bits(),
             ),
             ports: Constant::new((config.ports as u64).to_bits()),
-            field_mask: Constant::new(field_mask.to_bits()),
             line_hi_word: Constant::new(
                 (RecordWord::control_unchecked(0, Opcode::LineHi, 0).0 as u64).to_bits(),
             ),
@@ -386,8 +384,7 @@ impl Framer {
             inject_now: Default::default(),
             word_shift: Default::default(),
             header_pos: Default::default(),
-            template_byte: Default::default(),
-            field_now: Default::default(),
+            header_rom: SyncROM::new(header_rom),
             fields: Default::default(),
             words_left: Default::default(),
             last_word: Default::default(),
@@ -468,8 +465,6 @@ impl Logic for Framer {
             inject_now,
             word_shift,
             header_pos,
-            template_byte,
-            field_now,
             fields,
             words_left,
             last_word,
@@ -686,11 +681,8 @@ impl Logic for Framer {
         }
         // The next clock's header byte: the template's, or the next field
         // byte (positions counted from the preamble's last clock on).
-        self.template_byte.d.next = bit_cast::<8, HEADER_BITS>(
-            self.template.val() >> (bit_cast::<16, 7>(self.header_pos.q.val()) << 3),
-        );
-        self.field_now.d.next =
-            bit_cast::<1, 128>(self.field_mask.val() >> self.header_pos.q.val()).any();
+        self.header_rom.clock.next = self.clock.val();
+        self.header_rom.address.next = self.header_pos.q.val();
         if (self.in_preamble.q.val() & self.ending.q.val()) | self.in_header.q.val() {
             self.header_pos.d.next = self.header_pos.q.val() + 1;
         }
@@ -698,8 +690,8 @@ impl Logic for Framer {
             self.header_pos.d.next = 0.into();
         }
         if self.in_header.q.val() {
-            self.header_byte.next = self.template_byte.q.val();
-            if self.field_now.q.val() {
+            self.header_byte.next = self.header_rom.data.val().get_bits::<8>(0);
+            if self.header_rom.data.val().get_bit(8) {
                 self.header_byte.next = self.fields.q.val().get_bits::<8>(0);
                 self.fields.d.next = self.fields.q.val() >> 8;
             }

@@ -1,5 +1,5 @@
-//! The constraint files, the top levels' ports and constraints/README.md's
-//! pinout tables agree.
+//! The constraint files, the top levels' ports, the boards' required clocks
+//! and constraints/README.md's pinout and summary tables agree.
 
 use hmtt_firmware::board::Board;
 use hmtt_firmware::tops::{self, TopChoice};
@@ -109,5 +109,74 @@ fn every_top_port_is_constrained_exactly_once() {
         let before = balls.len();
         balls.dedup();
         assert_eq!(before, balls.len(), "{board}: a ball is used twice");
+    }
+}
+
+/// clock name -> MHz, from the constraint file's FREQUENCY / set_frequency lines.
+fn constraint_frequencies(board: Board) -> BTreeMap<String, f64> {
+    let (_, text) = board.constraints();
+    let mut freqs = BTreeMap::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap().trim();
+        if let Some(rest) = line
+            .strip_prefix("FREQUENCY PORT \"")
+            .or_else(|| line.strip_prefix("FREQUENCY NET \""))
+        {
+            let (name, rest) = rest.split_once('"').unwrap();
+            let mhz = rest.split_whitespace().next().unwrap().parse().unwrap();
+            freqs.insert(name.to_string(), mhz);
+        } else if let Some(rest) = line.strip_prefix("set_frequency ") {
+            let mut words = rest.split_whitespace();
+            let name = words.next().unwrap();
+            let mhz = words.next().unwrap().parse().unwrap();
+            freqs.insert(name.to_string(), mhz);
+        }
+    }
+    freqs
+}
+
+/// The constraint files constrain the clocks the reports require (each
+/// required clock by its net, or derived by nextpnr from the DIMM clock pin
+/// through a PLL), the DIMM clock pin runs at the board's DIMM CK (the ECP5
+/// takes CK / 2 from the board's divider), and constraints/README.md's
+/// summary row states each board's L and its command-path clocks.
+#[test]
+fn clock_constraints_and_readme_agree_with_the_boards() {
+    let readme = include_str!("../../constraints/README.md");
+    for board in Board::ALL {
+        let freqs = constraint_frequencies(board);
+        for clock in board.required_clocks() {
+            if let Some(&mhz) = freqs.get(clock.net) {
+                assert_eq!(mhz, clock.required_mhz, "{board}: {}", clock.net);
+            } else {
+                // Not constrained by name: nextpnr derives it from the PLL.
+                assert_eq!(
+                    (board, clock.domain),
+                    (Board::Ice40Hx8k, "fabric"),
+                    "{board}: {} not constrained",
+                    clock.net
+                );
+            }
+        }
+        let ddr_ck = freqs["ddr_ck"];
+        let ck_divider = match board {
+            Board::Ecp5_85f => 2.0,
+            Board::Ice40Hx8k => 1.0,
+        };
+        assert_eq!(ddr_ck * ck_divider, board.dimm().ck_mhz, "{board}: ddr_ck");
+        let row = readme
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{board}`")))
+            .unwrap_or_else(|| panic!("{board}: no summary row"));
+        assert!(row.contains(&format!("L = {}", board.lanes())), "{row}");
+        for clock in board.required_clocks() {
+            if clock.ticks_per_clock > 0 {
+                assert!(
+                    row.contains(&format!("{} MHz", clock.required_mhz)),
+                    "{board}: {} MHz not in `{row}`",
+                    clock.required_mhz
+                );
+            }
+        }
     }
 }

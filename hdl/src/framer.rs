@@ -24,6 +24,7 @@ use hmtt_format::packet::HEADER_LEN;
 use hmtt_format::record::Opcode;
 use hmtt_format::{Geometry, PacketHeader, RecordWord};
 use rust_hdl::prelude::*;
+use std::collections::BTreeMap;
 
 /// Bytes of Ethernet + IPv4 + UDP + HMTT headers.
 pub const UDP_HEADER_BYTES: usize = 14 + 20 + 8 + 32;
@@ -33,7 +34,10 @@ pub const RAW_HEADER_BYTES: usize = 14 + 32;
 pub const UDP_FRAME_OVERHEAD: usize = 98;
 /// The EtherType of raw-Ethernet frames (IEEE local experimental).
 pub const ETHERTYPE_HMTT: u16 = 0x88B5;
-const HEADER_BITS: usize = 8 * UDP_HEADER_BYTES;
+/// The per-packet header bytes in UDP mode, in the order they are sent:
+/// IPv4 total length and checksum, UDP length (2 each), HMTT flags, seq (8),
+/// t0 (8), nwords (2).
+const FIELD_BYTES: usize = 25;
 /// Frames shorter than this before the FCS are padded (Ethernet minimum).
 pub const MIN_FRAME_BEFORE_FCS: usize = 60;
 /// Idle byte times between frames.
@@ -162,12 +166,15 @@ pub fn ipv4_checksum(partial: u32, total_len: u16) -> u16 {
 ///
 /// Timing (the Ethernet clock is 125 MHz, 8 ns, also on the iCE40): the
 /// state is one-hot flags, each state's last clock is a flop worked out a
-/// clock ahead (`ending`), the output byte is an AND-OR of the states'
-/// bytes, the header fields of the head descriptor are summed into
-/// registers while it waits, `seq` is four 16-bit pieces whose carries
-/// ripple a piece per clock (frames are far apart), and the FCS bytes are
-/// put in at a second output register straight from the CRC register, so
-/// no CRC step sits before an output register.
+/// clock ahead (`ending`, from compares made a clock before that), the
+/// output byte is an OR of the states' bytes, each chosen by a flop; the
+/// header is a constant template in a ROM read a byte ahead, with the 25
+/// per-packet field bytes shifted out of a register in their place (a
+/// 592-bit header register was the framer's largest part); the head descriptor's lengths
+/// and checksum are summed into registers while it waits; `seq` is four
+/// 16-bit pieces whose carries ripple a piece per clock (frames are far
+/// apart); the FCS bytes go in at a second output register straight from
+/// the CRC register, so no CRC step sits before an output register.
 #[derive(LogicBlock)]
 pub struct Framer {
     pub clock: Signal<In, Clock>,
@@ -184,18 +191,15 @@ pub struct Framer {
     /// Sticky: a record word was due while the data FIFO was empty.
     pub underrun: Signal<Out, Bit>,
     // Parameters.
-    template: Constant<Bits<HEADER_BITS>>,
-    penultimate_header_byte: Constant<Bits<7>>,
+    /// The header's third-to-last byte (`count_at_penultimate` is set
+    /// after it).
+    before_penultimate_header_byte: Constant<Bits<7>>,
     udp_mode: Constant<Bit>,
     /// The one's-complement sum of the IPv4 header without its length,
     /// plus the 60 bytes of the length that do not depend on `nwords`,
     /// folded to 16 bits (never 0).
     ip_base_sum: Constant<Bits<17>>,
     ports: Constant<Bits<17>>,
-    flags_shift: Constant<Bits<16>>,
-    seq_shift: Constant<Bits<16>>,
-    t0_shift: Constant<Bits<16>>,
-    nwords_shift: Constant<Bits<16>>,
     line_hi_word: Constant<Bits<32>>,
     // The state, one hot.
     in_idle: DFFWithInit<Bit>,
@@ -209,9 +213,31 @@ pub struct Framer {
     /// clock ahead so that no counter compare sits before the state and
     /// counter enables.
     ending: DFF<Bit>,
-    /// Byte counter within the preamble, header, FCS and gap (< 128).
+    /// Clocks since the state began (wrapping; read in the preamble,
+    /// header, FCS and gap, all shorter than 128 clocks).
     count: DFF<Bits<7>>,
-    header: DFF<Bits<HEADER_BITS>>,
+    /// `count` is 6, the header's second-to-last byte, 2, 9 (the last but
+    /// one clock of the preamble, header, FCS and gap), and `frame_len` is
+    /// 58: compares made a clock ahead, on the value before the increment.
+    count_at_6: DFF<Bit>,
+    count_at_penultimate: DFF<Bit>,
+    count_at_2: DFF<Bit>,
+    count_at_9: DFF<Bit>,
+    len_at_58: DFF<Bit>,
+    /// This clock sends the first byte of a word from the data FIFO (and
+    /// takes it), of the injected LINE_HI word, or a later byte of `word`.
+    read_now: DFF<Bit>,
+    inject_now: DFF<Bit>,
+    word_shift: DFF<Bit>,
+    /// The header byte to send next clock (`header_pos` counts them): the
+    /// template's byte (bits 0..8, the per-packet fields 0) and whether it
+    /// is a field byte instead (bit 8), from a ROM with a registered output
+    /// (a block RAM on the iCE40), so the header is not a 592-bit register.
+    header_pos: DFF<Bits<7>>,
+    header_rom: SyncROM<Bits<9>, 7>,
+    /// The packet's header fields, loaded when the frame starts and shifted
+    /// out a byte per field byte.
+    fields: DFF<Bits<{ 8 * FIELD_BYTES }>>,
     words_left: DFF<Bits<16>>,
     /// `words_left == 1`, registered (off the state's enable path).
     last_word: DFF<Bit>,
@@ -237,12 +263,13 @@ pub struct Framer {
     inject_word: DFF<Bits<32>>,
     word: DFF<Bits<32>>,
     byte_index: DFF<Bits<2>>,
-    /// Bytes of the frame sent so far, saturating at 64: it is only
-    /// compared with the 60-byte minimum.
+    /// Bytes of the frame sent so far (counted from the header's first
+    /// byte, every clock, saturating at 64): it is only compared with the
+    /// 60-byte minimum.
     frame_len: DFF<Bits<7>>,
     frame_len_inc: Signal<Local, Bits<7>>,
-    /// `frame_len >= 59`, in gates (no carry chain before the state).
-    frame_len_ge59: Signal<Local, Bit>,
+    /// `frame_len >= 59`, registered from `frame_len >= 58` a clock ahead.
+    len_ge59: DFF<Bit>,
     crc: DFF<Bits<32>>,
     /// The next packet's `seq` (`k * ports + port`) in 16-bit pieces: the
     /// lowest adds `ports` at each packet, a carry reaches the next piece a
@@ -276,7 +303,8 @@ pub struct Framer {
     crc_step: Crc32Byte,
     // Combinational.
     start: Signal<Local, Bit>,
-    word_start: Signal<Local, Bit>,
+    count_reset: Signal<Local, Bit>,
+    frame_reset: Signal<Local, Bit>,
     ending_preamble: Signal<Local, Bit>,
     ending_header: Signal<Local, Bit>,
     ending_payload: Signal<Local, Bit>,
@@ -300,11 +328,21 @@ impl Framer {
     /// format.md says. For tests of the carries between `seq`'s pieces.
     pub fn with_first_seq(config: &FramerConfig, first_seq: u64) -> Self {
         let piece = |k: u32| DFFWithInit::new(((first_seq >> (16 * k)) & 0xffff).to_bits());
-        let mut template: Bits<HEADER_BITS> = Bits::default();
-        for (i, b) in config.header_template().iter().enumerate() {
-            template.set_bits::<8>(8 * i, (*b as u64).to_bits());
+        let h = config.hmtt_offset();
+        let mut field_bytes: Vec<usize> = vec![h + 5];
+        field_bytes.extend(h + 8..h + 26);
+        if !config.raw_ethernet {
+            field_bytes.extend([16, 17, 24, 25, 38, 39]);
         }
-        let h = config.hmtt_offset() as u64;
+        let header_rom: BTreeMap<Bits<7>, Bits<9>> = config
+            .header_template()
+            .iter()
+            .enumerate()
+            .map(|(k, &b)| {
+                let field = if field_bytes.contains(&k) { 0x100 } else { 0 };
+                (k.to_bits(), (field | b as u64).to_bits())
+            })
+            .collect();
         Self {
             clock: Default::default(),
             desc_empty: Default::default(),
@@ -317,17 +355,14 @@ impl Framer {
             tx_en: Default::default(),
             tx_er: Default::default(),
             underrun: Default::default(),
-            template: Constant::new(template),
-            penultimate_header_byte: Constant::new(((config.header_len() - 2) as u64).to_bits()),
+            before_penultimate_header_byte: Constant::new(
+                ((config.header_len() - 3) as u64).to_bits(),
+            ),
             udp_mode: Constant::new(!config.raw_ethernet),
             ip_base_sum: Constant::new(
                 (ones_complement_fold(config.ipv4_partial_sum() + 60) as u64).to_bits(),
             ),
             ports: Constant::new((config.ports as u64).to_bits()),
-            flags_shift: Constant::new((8 * (h + 5)).to_bits()),
-            seq_shift: Constant::new((8 * (h + 8)).to_bits()),
-            t0_shift: Constant::new((8 * (h + 16)).to_bits()),
-            nwords_shift: Constant::new((8 * (h + 24)).to_bits()),
             line_hi_word: Constant::new(
                 (RecordWord::control_unchecked(0, Opcode::LineHi, 0).0 as u64).to_bits(),
             ),
@@ -340,7 +375,17 @@ impl Framer {
             in_gap: Default::default(),
             ending: Default::default(),
             count: Default::default(),
-            header: Default::default(),
+            count_at_6: Default::default(),
+            count_at_penultimate: Default::default(),
+            count_at_2: Default::default(),
+            count_at_9: Default::default(),
+            len_at_58: Default::default(),
+            read_now: Default::default(),
+            inject_now: Default::default(),
+            word_shift: Default::default(),
+            header_pos: Default::default(),
+            header_rom: SyncROM::new(header_rom),
+            fields: Default::default(),
             words_left: Default::default(),
             last_word: Default::default(),
             desc_ready: Default::default(),
@@ -358,7 +403,7 @@ impl Framer {
             byte_index: Default::default(),
             frame_len: Default::default(),
             frame_len_inc: Default::default(),
-            frame_len_ge59: Default::default(),
+            len_ge59: Default::default(),
             crc: Default::default(),
             seq0: piece(0),
             seq1: piece(1),
@@ -379,7 +424,8 @@ impl Framer {
             crc_pending: Default::default(),
             crc_step: Default::default(),
             start: Default::default(),
-            word_start: Default::default(),
+            count_reset: Default::default(),
+            frame_reset: Default::default(),
             ending_preamble: Default::default(),
             ending_header: Default::default(),
             ending_payload: Default::default(),
@@ -410,7 +456,16 @@ impl Logic for Framer {
             in_gap,
             ending,
             count,
-            header,
+            count_at_6,
+            count_at_penultimate,
+            count_at_2,
+            count_at_9,
+            len_at_58,
+            read_now,
+            inject_now,
+            word_shift,
+            header_pos,
+            fields,
             words_left,
             last_word,
             desc_ready,
@@ -427,6 +482,7 @@ impl Logic for Framer {
             word,
             byte_index,
             frame_len,
+            len_ge59,
             crc,
             seq0,
             seq1,
@@ -488,48 +544,42 @@ impl Logic for Framer {
         if self.frame_len.q.val().get_bit(6) {
             self.frame_len_inc.next = self.frame_len.q.val();
         }
-        // 59 = 0b0111011; below 64 that is 59..=63.
-        self.frame_len_ge59.next = self.frame_len.q.val().get_bit(6)
-            | (self.frame_len.q.val().get_bit(5)
-                & self.frame_len.q.val().get_bit(4)
-                & self.frame_len.q.val().get_bit(3)
-                & (self.frame_len.q.val().get_bit(2)
-                    | (self.frame_len.q.val().get_bit(1) & self.frame_len.q.val().get_bit(0))));
         self.start.next = self.in_idle.q.val() & self.desc_ready2.q.val();
-        self.word_start.next =
-            self.in_payload.q.val() & (self.byte_index.q.val() == 0) & !self.inject.q.val();
         self.desc_read.next = self.start.val();
-        self.data_read.next = self.word_start.val();
-        self.underrun_now.d.next = self.word_start.val() & self.data_empty.val();
+        self.data_read.next = self.read_now.q.val();
+        self.underrun_now.d.next = self.read_now.q.val() & self.data_empty.val();
         self.underrun_reg.d.next = self.underrun_reg.q.val() | self.underrun_now.q.val();
         // Idle: a frame starts.
         if self.start.val() {
-            // The HMTT header's fields are little-endian, like the bit
-            // order here; the IPv4 and UDP ones go high byte first.
-            // (Computed only here: 592-bit arithmetic is what the
-            // simulation spends its time on.)
+            // In the order they are sent: the IPv4 and UDP ones high byte
+            // first, the HMTT ones little-endian like the bit order here.
+            self.fields.d.next =
+                bit_cast::<{ 8 * FIELD_BYTES }, 8>(self.desc_data.val().get_bits::<8>(80))
+                    | (bit_cast::<{ 8 * FIELD_BYTES }, 64>(self.seq.val()) << 8)
+                    | (bit_cast::<{ 8 * FIELD_BYTES }, 64>(self.desc_data.val().get_bits::<64>(0))
+                        << 72)
+                    | (bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.d_nwords.val()) << 136);
             if self.udp_mode.val() {
-                self.header.d.next = self.template.val()
-                    | (bit_cast::<HEADER_BITS, 8>(self.desc_data.val().get_bits::<8>(80))
-                        << self.flags_shift.val())
-                    | (bit_cast::<HEADER_BITS, 64>(self.seq.val()) << self.seq_shift.val())
-                    | (bit_cast::<HEADER_BITS, 64>(self.desc_data.val().get_bits::<64>(0))
-                        << self.t0_shift.val())
-                    | (bit_cast::<HEADER_BITS, 16>(self.d_nwords.val()) << self.nwords_shift.val())
-                    | (bit_cast::<HEADER_BITS, 16>(self.ip_len_reg.q.val() >> 8) << 128)
-                    | (bit_cast::<HEADER_BITS, 16>(self.ip_len_reg.q.val() & 0xff) << 136)
-                    | (bit_cast::<HEADER_BITS, 16>(self.checksum_reg.q.val() >> 8) << 192)
-                    | (bit_cast::<HEADER_BITS, 16>(self.checksum_reg.q.val() & 0xff) << 200)
-                    | (bit_cast::<HEADER_BITS, 16>(self.udp_len_reg.q.val() >> 8) << 304)
-                    | (bit_cast::<HEADER_BITS, 16>(self.udp_len_reg.q.val() & 0xff) << 312);
-            } else {
-                self.header.d.next = self.template.val()
-                    | (bit_cast::<HEADER_BITS, 8>(self.desc_data.val().get_bits::<8>(80))
-                        << self.flags_shift.val())
-                    | (bit_cast::<HEADER_BITS, 64>(self.seq.val()) << self.seq_shift.val())
-                    | (bit_cast::<HEADER_BITS, 64>(self.desc_data.val().get_bits::<64>(0))
-                        << self.t0_shift.val())
-                    | (bit_cast::<HEADER_BITS, 16>(self.d_nwords.val()) << self.nwords_shift.val());
+                self.fields.d.next =
+                    bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.ip_len_reg.q.val() >> 8)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.ip_len_reg.q.val() & 0xff)
+                            << 8)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.checksum_reg.q.val() >> 8)
+                            << 16)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.checksum_reg.q.val() & 0xff)
+                            << 24)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.udp_len_reg.q.val() >> 8)
+                            << 32)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.udp_len_reg.q.val() & 0xff)
+                            << 40)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 8>(
+                            self.desc_data.val().get_bits::<8>(80),
+                        ) << 48)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 64>(self.seq.val()) << 56)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 64>(
+                            self.desc_data.val().get_bits::<64>(0),
+                        ) << 120)
+                        | (bit_cast::<{ 8 * FIELD_BYTES }, 16>(self.d_nwords.val()) << 184);
             }
             self.words_left.d.next = self.d_nwords.val();
             self.last_word.d.next = self.single_word.q.val();
@@ -537,7 +587,6 @@ impl Logic for Framer {
             self.inject_word.d.next = bit_cast::<32, 21>(self.d_hi.val()) | self.line_hi_word.val();
             self.seq0.d.next = bit_cast::<16, 17>(self.seq_sum.q.val());
             self.carry0.d.next = self.seq_sum.q.val().get_bit(16);
-            self.frame_len.d.next = 0.into();
         }
         // The state: each flag's next value is one expression (with `if`s
         // for different states yosys would chain their priorities).
@@ -551,10 +600,10 @@ impl Logic for Framer {
             | (self.in_payload.q.val() & !self.ending.q.val());
         // (frame_len + 1 < 60 after the last payload byte: padding.)
         self.in_pad.d.next =
-            (self.in_payload.q.val() & self.ending.q.val() & !self.frame_len_ge59.val())
+            (self.in_payload.q.val() & self.ending.q.val() & !self.len_ge59.q.val())
                 | (self.in_pad.q.val() & !self.ending.q.val());
         self.in_fcs.d.next =
-            (self.in_payload.q.val() & self.ending.q.val() & self.frame_len_ge59.val())
+            (self.in_payload.q.val() & self.ending.q.val() & self.len_ge59.q.val())
                 | (self.in_pad.q.val() & self.ending.q.val())
                 | (self.in_fcs.q.val() & !self.ending.q.val());
         self.in_gap.d.next = (self.in_fcs.q.val() & self.ending.q.val())
@@ -564,44 +613,57 @@ impl Logic for Framer {
         // this one (possibly right after the payload); the gap after 11
         // clocks, the 12th being the Idle clock that starts the next frame.
         self.ending_preamble.next =
-            self.in_preamble.q.val() & !self.ending.q.val() & (self.count.q.val() == 6);
-        self.ending_header.next = self.in_header.q.val()
-            & !self.ending.q.val()
-            & (self.count.q.val() == self.penultimate_header_byte.val());
+            self.in_preamble.q.val() & !self.ending.q.val() & self.count_at_6.q.val();
+        self.ending_header.next =
+            self.in_header.q.val() & !self.ending.q.val() & self.count_at_penultimate.q.val();
         self.ending_payload.next =
             self.in_payload.q.val() & (self.byte_index.q.val() == 2) & self.last_word.q.val();
         self.ending_pad.next = ((self.in_pad.q.val() & !self.ending.q.val())
-            | (self.in_payload.q.val() & self.ending.q.val() & !self.frame_len_ge59.val()))
-            & (self.frame_len.q.val() == 58);
-        self.ending_fcs.next =
-            self.in_fcs.q.val() & !self.ending.q.val() & (self.count.q.val() == 2);
-        self.ending_gap.next =
-            self.in_gap.q.val() & !self.ending.q.val() & (self.count.q.val() == 9);
+            | (self.in_payload.q.val() & self.ending.q.val() & !self.len_ge59.q.val()))
+            & self.len_at_58.q.val();
+        self.ending_fcs.next = self.in_fcs.q.val() & !self.ending.q.val() & self.count_at_2.q.val();
+        self.ending_gap.next = self.in_gap.q.val() & !self.ending.q.val() & self.count_at_9.q.val();
         self.ending.d.next = self.ending_preamble.val()
             | self.ending_header.val()
             | self.ending_payload.val()
             | self.ending_pad.val()
             | self.ending_fcs.val()
             | self.ending_gap.val();
-        // The byte counter of the preamble, header, FCS and gap; each
-        // starts from 0 (the FCS after the payload and padding).
-        self.count.d.next = self.count.q.val();
-        if self.in_preamble.q.val()
-            | self.in_header.q.val()
-            | self.in_fcs.q.val()
-            | self.in_gap.q.val()
-        {
-            self.count.d.next = self.count.q.val() + 1;
-        }
-        if self.start.val()
-            | ((self.in_preamble.q.val() | self.in_payload.q.val() | self.in_fcs.q.val())
-                & self.ending.q.val())
-        {
+        // The clocks since the state began (0 in its first), counted every
+        // clock (no enable); read in the preamble, header, FCS and gap only.
+        self.count_reset.next = self.start.val() | self.ending.q.val();
+        self.count.d.next = self.count.q.val() + 1;
+        if self.count_reset.val() {
             self.count.d.next = 0.into();
         }
-        if self.in_header.q.val() | self.in_payload.q.val() | self.in_pad.q.val() {
-            self.frame_len.d.next = self.frame_len_inc.val();
+        self.count_at_6.d.next = !self.count_reset.val() & (self.count.q.val() == 5);
+        self.count_at_penultimate.d.next = !self.count_reset.val()
+            & (self.count.q.val() == self.before_penultimate_header_byte.val());
+        self.count_at_2.d.next = !self.count_reset.val() & (self.count.q.val() == 1);
+        self.count_at_9.d.next = !self.count_reset.val() & (self.count.q.val() == 8);
+        // The frame's length from the header on, also counted every clock.
+        self.frame_reset.next = self.in_preamble.q.val() & self.ending.q.val();
+        self.frame_len.d.next = self.frame_len_inc.val();
+        if self.frame_reset.val() {
+            self.frame_len.d.next = 0.into();
         }
+        self.len_at_58.d.next = !self.frame_reset.val() & (self.frame_len.q.val() == 57);
+        // 58 = 0b0111010; below 64, 58..=63 are the values with bits 5..3
+        // set and bit 2 or 1.
+        self.len_ge59.d.next = !self.frame_reset.val()
+            & (self.frame_len.q.val().get_bit(6)
+                | (self.frame_len.q.val().get_bit(5)
+                    & self.frame_len.q.val().get_bit(4)
+                    & self.frame_len.q.val().get_bit(3)
+                    & (self.frame_len.q.val().get_bit(2) | self.frame_len.q.val().get_bit(1))));
+        // The payload's byte sources for the next clock: the first byte of
+        // each word from the FIFO's head (the frame's first word may be the
+        // injected LINE_HI instead), then three of `word`.
+        self.read_now.d.next =
+            (self.in_header.q.val() & self.ending.q.val() & !self.inject.q.val())
+                | (self.in_payload.q.val() & (self.byte_index.q.val() == 3) & !self.ending.q.val());
+        self.inject_now.d.next = self.in_header.q.val() & self.ending.q.val() & self.inject.q.val();
+        self.word_shift.d.next = self.in_payload.q.val() & (self.byte_index.q.val() != 3);
         // Payload bytes count from 0 in each word (0 outside the payload).
         self.byte_index.d.next = 0.into();
         if self.in_payload.q.val() {
@@ -617,27 +679,39 @@ impl Logic for Framer {
                 self.preamble_byte.next = 0xd5.into();
             }
         }
-        if self.in_header.q.val() {
-            self.header_byte.next = self.header.q.val().get_bits::<8>(0);
-            self.header.d.next = self.header.q.val() >> 8;
+        // The next clock's header byte: the template's, or the next field
+        // byte (positions counted from the preamble's last clock on).
+        self.header_rom.clock.next = self.clock.val();
+        self.header_rom.address.next = self.header_pos.q.val();
+        if (self.in_preamble.q.val() & self.ending.q.val()) | self.in_header.q.val() {
+            self.header_pos.d.next = self.header_pos.q.val() + 1;
         }
-        if self.in_payload.q.val() {
+        if self.start.val() {
+            self.header_pos.d.next = 0.into();
+        }
+        if self.in_header.q.val() {
+            self.header_byte.next = self.header_rom.data.val().get_bits::<8>(0);
+            if self.header_rom.data.val().get_bit(8) {
+                self.header_byte.next = self.fields.q.val().get_bits::<8>(0);
+                self.fields.d.next = self.fields.q.val() >> 8;
+            }
+        }
+        // (The three sources never meet.)
+        if self.word_shift.q.val() {
             self.payload_byte.next = self.word.q.val().get_bits::<8>(0);
             self.word.d.next = self.word.q.val() >> 8;
-            if self.byte_index.q.val() == 0 {
-                if self.inject.q.val() {
-                    self.payload_byte.next = self.inject_word.q.val().get_bits::<8>(0);
-                    self.word.d.next = self.inject_word.q.val() >> 8;
-                    self.inject.d.next = false;
-                } else {
-                    self.payload_byte.next = self.data.val().get_bits::<8>(0);
-                    self.word.d.next = self.data.val() >> 8;
-                }
-            }
-            if self.byte_index.q.val() == 3 {
-                self.words_left.d.next = self.words_left.q.val() - 1;
-                self.last_word.d.next = self.words_left.q.val() == 2;
-            }
+        }
+        if self.inject_now.q.val() {
+            self.payload_byte.next = self.inject_word.q.val().get_bits::<8>(0);
+            self.word.d.next = self.inject_word.q.val() >> 8;
+        }
+        if self.read_now.q.val() {
+            self.payload_byte.next = self.data.val().get_bits::<8>(0);
+            self.word.d.next = self.data.val() >> 8;
+        }
+        if self.in_payload.q.val() & (self.byte_index.q.val() == 3) {
+            self.words_left.d.next = self.words_left.q.val() - 1;
+            self.last_word.d.next = self.words_left.q.val() == 2;
         }
         // The byte: an OR of the states' bytes (FCS and padding are zero
         // here).

@@ -7,6 +7,7 @@ pub mod board;
 pub mod cache;
 pub mod dram;
 pub mod faults;
+pub mod full_rate;
 pub mod machine;
 pub mod os;
 pub mod outdir;

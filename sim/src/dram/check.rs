@@ -64,7 +64,10 @@ pub struct StreamChecker {
     ranks: Vec<CheckedRank>,
     /// Data-bus bursts: (start, end, rank, write) of the last burst.
     last_burst: Option<(u64, u64, u32, bool)>,
-    last_col: Option<u64>,
+    /// The last column command per rank: tCCD binds the commands of one
+    /// rank; across ranks only the data bus does (JEDEC, and DRAMsim3's
+    /// rank-to-rank rules).
+    last_col: Vec<Option<u64>>,
     last: Option<Command>,
     /// Commands checked so far.
     index: usize,
@@ -81,7 +84,7 @@ impl StreamChecker {
             banks: vec![CheckedBank::default(); (geometry.banks() * geometry.ranks()) as usize],
             ranks: vec![CheckedRank::default(); geometry.ranks() as usize],
             last_burst: None,
-            last_col: None,
+            last_col: vec![None; geometry.ranks() as usize],
             last: None,
             index: 0,
             keep,
@@ -191,8 +194,8 @@ impl StreamChecker {
                     if !since(b.act, t, tm.trcd) {
                         bad("tRCD: column command too soon after ACT".into());
                     }
-                    if !since(self.last_col, t, tm.tccd.max(tm.burst)) {
-                        bad("tCCD: column commands closer than a burst".into());
+                    if !since(self.last_col[ri], t, tm.tccd.max(tm.burst)) {
+                        bad("tCCD: column commands to one rank closer than a burst".into());
                     }
                     let start = t + if write { tm.cwl } else { tm.cl };
                     if let Some((_, end, rank, was_write)) = self.last_burst {
@@ -210,7 +213,7 @@ impl StreamChecker {
                         bad("tWTR: read too soon after a write on the same rank".into());
                     }
                     self.last_burst = Some((start, start + tm.burst, c.rank, write));
-                    self.last_col = Some(t);
+                    self.last_col[ri] = Some(t);
                     if write {
                         banks[bi].wr = Some(t);
                         ranks[ri].last_wr = Some(t);

@@ -106,6 +106,42 @@ fn frfcfs_serves_row_hits_first_and_stays_legal() {
 }
 
 #[test]
+fn tccd_binds_one_rank_and_the_data_bus_binds_two() {
+    let g = Geometry::ddr3_default();
+    let t = Timing::DDR3_1600;
+    let cmd = |cycle, cmd, rank, bank, arg| Command {
+        cycle,
+        cmd,
+        rank,
+        bank,
+        arg,
+    };
+    let opened = |rest: &[Command]| {
+        let mut s = vec![
+            cmd(100, DdrCmd::Act, 0, 0, 1),
+            cmd(106, DdrCmd::Act, 1, 0, 1),
+        ];
+        s.extend_from_slice(rest);
+        check(&s, &g, &t)
+    };
+    // WR on rank 0, RD on rank 1: write data [128, 132), read data from
+    // 120 + 3 + 11 = 134, after the rank switch (tRTRS 2).
+    let wr_rd = [cmd(120, DdrCmd::Wr, 0, 0, 0), cmd(123, DdrCmd::Rd, 1, 0, 0)];
+    assert_eq!(opened(&wr_rd), vec![]);
+    // One tick closer, the read's data leaves no rank-switch gap.
+    let too_close = [cmd(120, DdrCmd::Wr, 0, 0, 0), cmd(122, DdrCmd::Rd, 1, 0, 0)];
+    assert!(opened(&too_close)[0].rule.starts_with("data bus"));
+    // Same rank, 3 ticks apart: tCCD.
+    let same_rank = [cmd(120, DdrCmd::Rd, 0, 0, 0), cmd(123, DdrCmd::Rd, 0, 0, 8)];
+    assert!(opened(&same_rank)[0].rule.starts_with("tCCD"));
+    // Reads on two ranks need a burst and the switch between them.
+    let rd_rd = [cmd(120, DdrCmd::Rd, 0, 0, 0), cmd(125, DdrCmd::Rd, 1, 0, 0)];
+    assert!(!opened(&rd_rd).is_empty());
+    let rd_rd = [cmd(120, DdrCmd::Rd, 0, 0, 0), cmd(126, DdrCmd::Rd, 1, 0, 0)];
+    assert_eq!(opened(&rd_rd), vec![]);
+}
+
+#[test]
 fn checker_catches_violations() {
     let g = Geometry::ddr3_default();
     let t = Timing::DDR3_1600;

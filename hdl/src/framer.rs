@@ -11,8 +11,8 @@
 //! headers and uses EtherType 0x88B5 with the same payload.
 //!
 //! The framer runs in the Ethernet clock domain and reads both of its
-//! inputs from first-word-fall-through FIFOs ([`crate::port_buffer`]): the
-//! descriptor FIFO (one entry per closed packet, see
+//! inputs from first-word-fall-through FIFOs ([`crate::port_buffer`]) whose
+//! head stays put until it is read: the descriptor FIFO (one entry per closed packet, see
 //! [`crate::packetizer::Descriptor`]) and the data FIFO (the packet's words
 //! except the injected LINE_HI word, which the framer sends first itself).
 //! The port's `seq` is counted here: the port's k-th packet has
@@ -158,18 +158,16 @@ pub fn ipv4_checksum(partial: u32, total_len: u16) -> u16 {
     !(s as u16)
 }
 
-#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
-pub enum FramerState {
-    Idle,
-    Preamble,
-    Header,
-    Payload,
-    Pad,
-    Fcs,
-    Gap,
-}
-
 /// One port's framer; see the module documentation.
+///
+/// Timing (the Ethernet clock is 125 MHz, 8 ns, also on the iCE40): the
+/// state is one-hot flags, each state's last clock is a flop worked out a
+/// clock ahead (`ending`), the output byte is an AND-OR of the states'
+/// bytes, the header fields of the head descriptor are summed into
+/// registers while it waits, `seq` is four 16-bit pieces whose carries
+/// ripple a piece per clock (frames are far apart), and the FCS bytes are
+/// put in at a second output register straight from the CRC register, so
+/// no CRC step sits before an output register.
 #[derive(LogicBlock)]
 pub struct Framer {
     pub clock: Signal<In, Clock>,
@@ -187,37 +185,54 @@ pub struct Framer {
     pub underrun: Signal<Out, Bit>,
     // Parameters.
     template: Constant<Bits<HEADER_BITS>>,
-    last_header_byte: Constant<Bits<7>>,
+    penultimate_header_byte: Constant<Bits<7>>,
     udp_mode: Constant<Bit>,
     /// The one's-complement sum of the IPv4 header without its length,
     /// plus the 60 bytes of the length that do not depend on `nwords`,
     /// folded to 16 bits (never 0).
     ip_base_sum: Constant<Bits<17>>,
-    ports: Constant<Bits<33>>,
+    ports: Constant<Bits<17>>,
     flags_shift: Constant<Bits<16>>,
     seq_shift: Constant<Bits<16>>,
     t0_shift: Constant<Bits<16>>,
     nwords_shift: Constant<Bits<16>>,
     line_hi_word: Constant<Bits<32>>,
-    // State.
-    state: DFF<FramerState>,
+    // The state, one hot.
+    in_idle: DFFWithInit<Bit>,
+    in_preamble: DFF<Bit>,
+    in_header: DFF<Bit>,
+    in_payload: DFF<Bit>,
+    in_pad: DFF<Bit>,
+    in_fcs: DFF<Bit>,
+    in_gap: DFF<Bit>,
+    /// This clock is the last of the state (not used in Idle), worked out a
+    /// clock ahead so that no counter compare sits before the state and
+    /// counter enables.
+    ending: DFF<Bit>,
     /// Byte counter within the preamble, header, FCS and gap (< 128).
     count: DFF<Bits<7>>,
     header: DFF<Bits<HEADER_BITS>>,
     words_left: DFF<Bits<16>>,
     /// `words_left == 1`, registered (off the state's enable path).
     last_word: DFF<Bit>,
-    /// The descriptor FIFO was not empty a clock ago. Idle starts a frame on
-    /// this flop, not on the FIFO's pointer compare (which fanned out to the
-    /// whole header load). Only the framer reads that FIFO and it leaves
-    /// Idle on each read, so the flag is never stale where it is used; a
-    /// descriptor reaching an idle port starts one clock later, as if the
-    /// clock-domain crossing took one more clock.
+    /// The descriptor FIFO was not empty a clock ago / two clocks ago: the
+    /// head descriptor's fields below are registered from it in two steps,
+    /// and Idle starts a frame on `desc_ready2`. Only the framer reads that
+    /// FIFO and it leaves Idle on each read (for 80 clocks at least), so
+    /// the flags are never stale where they are used; a descriptor reaching
+    /// an idle port starts two clocks later, as if the clock-domain
+    /// crossing took two more clocks. Back to back, the next descriptor
+    /// has long been waiting, so frames keep their pace.
     desc_ready: DFF<Bit>,
-    /// The FIFO's head descriptor a clock ago (valid with `desc_ready`: the
-    /// head stays put until the framer reads it), so the header sums start
-    /// from flops, not from the block RAM's output.
-    desc_head: DFF<Bits<DESC_BITS>>,
+    desc_ready2: DFF<Bit>,
+    udp_len_reg: DFF<Bits<16>>,
+    ip_len_reg: DFF<Bits<16>>,
+    /// `4 nwords + ip_base_sum` and that plus one (the end-around carry).
+    words_sum: DFF<Bits<17>>,
+    words_sum_inc: DFF<Bits<17>>,
+    checksum_reg: DFF<Bits<16>>,
+    single_word: DFF<Bit>,
+    has_line_hi: DFF<Bit>,
     inject: DFF<Bit>,
     inject_word: DFF<Bits<32>>,
     word: DFF<Bits<32>>,
@@ -229,39 +244,62 @@ pub struct Framer {
     /// `frame_len >= 59`, in gates (no carry chain before the state).
     frame_len_ge59: Signal<Local, Bit>,
     crc: DFF<Bits<32>>,
-    /// The next packet's `seq` (`k * ports + port`), low and high halves:
-    /// the low half adds `ports` at each packet and the carry reaches the
-    /// high half a clock later (packets are far apart), so no 64-bit carry
-    /// chain sits between two registers.
-    seq_lo: DFFWithInit<Bits<32>>,
-    seq_hi: DFF<Bits<32>>,
-    seq_carry: DFF<Bit>,
-    seq_sum: Signal<Local, Bits<33>>,
+    /// The next packet's `seq` (`k * ports + port`) in 16-bit pieces: the
+    /// lowest adds `ports` at each packet, a carry reaches the next piece a
+    /// clock later.
+    seq0: DFFWithInit<Bits<16>>,
+    seq1: DFFWithInit<Bits<16>>,
+    seq2: DFFWithInit<Bits<16>>,
+    seq3: DFFWithInit<Bits<16>>,
+    carry0: DFF<Bit>,
+    carry1: DFF<Bit>,
+    carry2: DFF<Bit>,
+    /// `seq0 + ports`, a clock behind `seq0` (which changes only when a
+    /// frame starts).
+    seq_sum: DFF<Bits<17>>,
     seq: Signal<Local, Bits<64>>,
+    /// First output register: the frame's bytes, FCS bytes still zero.
     txd_reg: DFF<Bits<8>>,
     tx_en_reg: DFF<Bit>,
+    /// Second output register: the FCS bytes put in.
+    txd_out: DFF<Bits<8>>,
+    tx_en_out: DFF<Bit>,
+    /// `txd_reg` holds an FCS position (the FCS state a clock ago).
+    fcs_out: DFF<Bit>,
+    /// A word was due while the data FIFO was empty (this clock), and the
+    /// sticky flag a clock later (the output may sit far away).
+    underrun_now: DFF<Bit>,
     underrun_reg: DFF<Bit>,
     /// The byte in `txd_reg` is not yet in `crc` (the CRC folds each byte
     /// one clock after sending it, off the FIFO-read-to-byte path).
     crc_pending: DFF<Bit>,
-    /// The CRC of every byte sent so far.
-    crc_now: Signal<Local, Bits<32>>,
     crc_step: Crc32Byte,
     // Combinational.
-    out_byte: Signal<Local, Bits<8>>,
-    send: Signal<Local, Bit>,
-    crc_enable: Signal<Local, Bit>,
+    start: Signal<Local, Bit>,
+    word_start: Signal<Local, Bit>,
+    ending_preamble: Signal<Local, Bit>,
+    ending_header: Signal<Local, Bit>,
+    ending_payload: Signal<Local, Bit>,
+    ending_pad: Signal<Local, Bit>,
+    ending_fcs: Signal<Local, Bit>,
+    ending_gap: Signal<Local, Bit>,
+    preamble_byte: Signal<Local, Bits<8>>,
+    header_byte: Signal<Local, Bits<8>>,
+    payload_byte: Signal<Local, Bits<8>>,
     d_nwords: Signal<Local, Bits<16>>,
     d_hi: Signal<Local, Bits<21>>,
-    ip_len: Signal<Local, Bits<16>>,
-    udp_len: Signal<Local, Bits<16>>,
-    words_sum: Signal<Local, Bits<17>>,
-    words_sum_inc: Signal<Local, Bits<17>>,
-    checksum: Signal<Local, Bits<16>>,
 }
 
 impl Framer {
     pub fn new(config: &FramerConfig) -> Self {
+        Framer::with_first_seq(config, config.port_id as u64)
+    }
+
+    /// A framer whose first packet gets `seq = first_seq` (then `+ ports`
+    /// per packet); [`Framer::new`] starts at the port's number, as
+    /// format.md says. For tests of the carries between `seq`'s pieces.
+    pub fn with_first_seq(config: &FramerConfig, first_seq: u64) -> Self {
+        let piece = |k: u32| DFFWithInit::new(((first_seq >> (16 * k)) & 0xffff).to_bits());
         let mut template: Bits<HEADER_BITS> = Bits::default();
         for (i, b) in config.header_template().iter().enumerate() {
             template.set_bits::<8>(8 * i, (*b as u64).to_bits());
@@ -280,7 +318,7 @@ impl Framer {
             tx_er: Default::default(),
             underrun: Default::default(),
             template: Constant::new(template),
-            last_header_byte: Constant::new(((config.header_len() - 1) as u64).to_bits()),
+            penultimate_header_byte: Constant::new(((config.header_len() - 2) as u64).to_bits()),
             udp_mode: Constant::new(!config.raw_ethernet),
             ip_base_sum: Constant::new(
                 (ones_complement_fold(config.ipv4_partial_sum() + 60) as u64).to_bits(),
@@ -293,13 +331,27 @@ impl Framer {
             line_hi_word: Constant::new(
                 (RecordWord::control_unchecked(0, Opcode::LineHi, 0).0 as u64).to_bits(),
             ),
-            state: Default::default(),
+            in_idle: DFFWithInit::new(true),
+            in_preamble: Default::default(),
+            in_header: Default::default(),
+            in_payload: Default::default(),
+            in_pad: Default::default(),
+            in_fcs: Default::default(),
+            in_gap: Default::default(),
+            ending: Default::default(),
             count: Default::default(),
             header: Default::default(),
             words_left: Default::default(),
             last_word: Default::default(),
             desc_ready: Default::default(),
-            desc_head: Default::default(),
+            desc_ready2: Default::default(),
+            udp_len_reg: Default::default(),
+            ip_len_reg: Default::default(),
+            words_sum: Default::default(),
+            words_sum_inc: Default::default(),
+            checksum_reg: Default::default(),
+            single_word: Default::default(),
+            has_line_hi: Default::default(),
             inject: Default::default(),
             inject_word: Default::default(),
             word: Default::default(),
@@ -308,27 +360,37 @@ impl Framer {
             frame_len_inc: Default::default(),
             frame_len_ge59: Default::default(),
             crc: Default::default(),
-            seq_lo: DFFWithInit::new((config.port_id as u64).to_bits()),
-            seq_hi: Default::default(),
-            seq_carry: Default::default(),
+            seq0: piece(0),
+            seq1: piece(1),
+            seq2: piece(2),
+            seq3: piece(3),
+            carry0: Default::default(),
+            carry1: Default::default(),
+            carry2: Default::default(),
             seq_sum: Default::default(),
             seq: Default::default(),
             txd_reg: Default::default(),
             tx_en_reg: Default::default(),
+            txd_out: Default::default(),
+            tx_en_out: Default::default(),
+            fcs_out: Default::default(),
+            underrun_now: Default::default(),
             underrun_reg: Default::default(),
             crc_pending: Default::default(),
-            crc_now: Default::default(),
             crc_step: Default::default(),
-            out_byte: Default::default(),
-            send: Default::default(),
-            crc_enable: Default::default(),
+            start: Default::default(),
+            word_start: Default::default(),
+            ending_preamble: Default::default(),
+            ending_header: Default::default(),
+            ending_payload: Default::default(),
+            ending_pad: Default::default(),
+            ending_fcs: Default::default(),
+            ending_gap: Default::default(),
+            preamble_byte: Default::default(),
+            header_byte: Default::default(),
+            payload_byte: Default::default(),
             d_nwords: Default::default(),
             d_hi: Default::default(),
-            ip_len: Default::default(),
-            udp_len: Default::default(),
-            words_sum: Default::default(),
-            words_sum_inc: Default::default(),
-            checksum: Default::default(),
         }
     }
 }
@@ -339,58 +401,88 @@ impl Logic for Framer {
         dff_setup!(
             self,
             clock,
-            state,
+            in_idle,
+            in_preamble,
+            in_header,
+            in_payload,
+            in_pad,
+            in_fcs,
+            in_gap,
+            ending,
             count,
             header,
             words_left,
             last_word,
             desc_ready,
-            desc_head,
+            desc_ready2,
+            udp_len_reg,
+            ip_len_reg,
+            words_sum,
+            words_sum_inc,
+            checksum_reg,
+            single_word,
+            has_line_hi,
             inject,
             inject_word,
             word,
             byte_index,
             frame_len,
             crc,
-            seq_lo,
-            seq_hi,
-            seq_carry,
+            seq0,
+            seq1,
+            seq2,
+            seq3,
+            carry0,
+            carry1,
+            carry2,
+            seq_sum,
             txd_reg,
             tx_en_reg,
+            txd_out,
+            tx_en_out,
+            fcs_out,
+            underrun_now,
             underrun_reg,
             crc_pending
         );
+        // The head descriptor's header fields, registered in two steps.
         self.desc_ready.d.next = !self.desc_empty.val();
-        self.desc_head.d.next = self.desc_data.val();
-        self.crc_step.crc_in.next = self.crc.q.val();
-        self.crc_step.data.next = self.txd_reg.q.val();
-        self.crc_now.next = self.crc.q.val();
-        if self.crc_pending.q.val() {
-            self.crc_now.next = self.crc_step.crc_out.val();
-        }
-        self.crc.d.next = self.crc_now.val();
-        self.seq.next = (bit_cast::<64, 32>(self.seq_hi.q.val()) << 32)
-            | bit_cast::<64, 32>(self.seq_lo.q.val());
-        self.seq_sum.next = bit_cast::<33, 32>(self.seq_lo.q.val()) + self.ports.val();
-        self.seq_carry.d.next = false;
-        if self.seq_carry.q.val() {
-            self.seq_hi.d.next = self.seq_hi.q.val() + 1;
-        }
-        // The per-packet header fields, from the descriptor at the head of
-        // the descriptor FIFO.
-        self.d_nwords.next = self.desc_head.q.val().get_bits::<16>(64);
-        self.d_hi.next = self.desc_head.q.val().get_bits::<21>(88);
-        self.udp_len.next = (self.d_nwords.val() << 2) + 40;
-        self.ip_len.next = self.udp_len.val() + 20;
-        // One's-complement sum of the base and `4 * nwords`: one 16-bit
-        // add, and the end-around carry picks the sum plus one (computed
-        // beside it, not after it).
-        self.words_sum.next = bit_cast::<17, 16>(self.d_nwords.val() << 2) + self.ip_base_sum.val();
-        self.words_sum_inc.next =
+        self.desc_ready2.d.next = self.desc_ready.q.val();
+        self.d_nwords.next = self.desc_data.val().get_bits::<16>(64);
+        self.d_hi.next = self.desc_data.val().get_bits::<21>(88);
+        self.udp_len_reg.d.next = (self.d_nwords.val() << 2) + 40;
+        self.ip_len_reg.d.next = (self.d_nwords.val() << 2) + 60;
+        // One's-complement sum of the base and `4 * nwords`: the
+        // end-around carry picks the sum plus one (computed beside it).
+        self.words_sum.d.next =
+            bit_cast::<17, 16>(self.d_nwords.val() << 2) + self.ip_base_sum.val();
+        self.words_sum_inc.d.next =
             bit_cast::<17, 16>(self.d_nwords.val() << 2) + self.ip_base_sum.val() + 1;
-        self.checksum.next = !bit_cast::<16, 17>(self.words_sum.val());
-        if self.words_sum.val().get_bit(16) {
-            self.checksum.next = !bit_cast::<16, 17>(self.words_sum_inc.val());
+        self.checksum_reg.d.next = !bit_cast::<16, 17>(self.words_sum.q.val());
+        if self.words_sum.q.val().get_bit(16) {
+            self.checksum_reg.d.next = !bit_cast::<16, 17>(self.words_sum_inc.q.val());
+        }
+        self.single_word.d.next = self.d_nwords.val() == 1;
+        self.has_line_hi.d.next = self.d_hi.val().any();
+        // seq, in pieces.
+        self.seq.next = (bit_cast::<64, 16>(self.seq3.q.val()) << 48)
+            | (bit_cast::<64, 16>(self.seq2.q.val()) << 32)
+            | (bit_cast::<64, 16>(self.seq1.q.val()) << 16)
+            | bit_cast::<64, 16>(self.seq0.q.val());
+        self.seq_sum.d.next = bit_cast::<17, 16>(self.seq0.q.val()) + self.ports.val();
+        self.carry0.d.next = false;
+        self.carry1.d.next = false;
+        self.carry2.d.next = false;
+        if self.carry0.q.val() {
+            self.seq1.d.next = self.seq1.q.val() + 1;
+            self.carry1.d.next = self.seq1.q.val() == 0xffff;
+        }
+        if self.carry1.q.val() {
+            self.seq2.d.next = self.seq2.q.val() + 1;
+            self.carry2.d.next = self.seq2.q.val() == 0xffff;
+        }
+        if self.carry2.q.val() {
+            self.seq3.d.next = self.seq3.q.val() + 1;
         }
         self.frame_len_inc.next = self.frame_len.q.val() + 1;
         if self.frame_len.q.val().get_bit(6) {
@@ -403,150 +495,180 @@ impl Logic for Framer {
                 & self.frame_len.q.val().get_bit(3)
                 & (self.frame_len.q.val().get_bit(2)
                     | (self.frame_len.q.val().get_bit(1) & self.frame_len.q.val().get_bit(0))));
-        self.out_byte.next = 0.into();
-        self.send.next = false;
-        self.crc_enable.next = false;
-        self.desc_read.next = false;
-        self.data_read.next = false;
-        match self.state.q.val() {
-            FramerState::Idle => {
-                if self.desc_ready.q.val() {
-                    self.desc_read.next = true;
-                    // The HMTT header's fields are little-endian, like the
-                    // bit order here; the IPv4 and UDP ones go high byte
-                    // first. (Computed only here: 592-bit arithmetic is what
-                    // the simulation spends its time on.)
-                    if self.udp_mode.val() {
-                        self.header.d.next = self.template.val()
-                            | (bit_cast::<HEADER_BITS, 8>(
-                                self.desc_head.q.val().get_bits::<8>(80),
-                            ) << self.flags_shift.val())
-                            | (bit_cast::<HEADER_BITS, 64>(self.seq.val()) << self.seq_shift.val())
-                            | (bit_cast::<HEADER_BITS, 64>(
-                                self.desc_head.q.val().get_bits::<64>(0),
-                            ) << self.t0_shift.val())
-                            | (bit_cast::<HEADER_BITS, 16>(self.d_nwords.val())
-                                << self.nwords_shift.val())
-                            | (bit_cast::<HEADER_BITS, 16>(self.ip_len.val() >> 8) << 128)
-                            | (bit_cast::<HEADER_BITS, 16>(self.ip_len.val() & 0xff) << 136)
-                            | (bit_cast::<HEADER_BITS, 16>(self.checksum.val() >> 8) << 192)
-                            | (bit_cast::<HEADER_BITS, 16>(self.checksum.val() & 0xff) << 200)
-                            | (bit_cast::<HEADER_BITS, 16>(self.udp_len.val() >> 8) << 304)
-                            | (bit_cast::<HEADER_BITS, 16>(self.udp_len.val() & 0xff) << 312);
-                    } else {
-                        self.header.d.next = self.template.val()
-                            | (bit_cast::<HEADER_BITS, 8>(
-                                self.desc_head.q.val().get_bits::<8>(80),
-                            ) << self.flags_shift.val())
-                            | (bit_cast::<HEADER_BITS, 64>(self.seq.val()) << self.seq_shift.val())
-                            | (bit_cast::<HEADER_BITS, 64>(
-                                self.desc_head.q.val().get_bits::<64>(0),
-                            ) << self.t0_shift.val())
-                            | (bit_cast::<HEADER_BITS, 16>(self.d_nwords.val())
-                                << self.nwords_shift.val());
-                    }
-                    self.words_left.d.next = self.d_nwords.val();
-                    self.last_word.d.next = self.d_nwords.val() == 1;
-                    self.inject.d.next = self.d_hi.val().any();
-                    self.inject_word.d.next =
-                        bit_cast::<32, 21>(self.d_hi.val()) | self.line_hi_word.val();
-                    self.seq_lo.d.next = bit_cast::<32, 33>(self.seq_sum.val());
-                    self.seq_carry.d.next = self.seq_sum.val().get_bit(32);
-                    self.count.d.next = 0.into();
-                    self.frame_len.d.next = 0.into();
-                    self.crc.d.next = 0xffff_ffff_u64.into();
-                    self.state.d.next = FramerState::Preamble;
-                }
+        self.start.next = self.in_idle.q.val() & self.desc_ready2.q.val();
+        self.word_start.next =
+            self.in_payload.q.val() & (self.byte_index.q.val() == 0) & !self.inject.q.val();
+        self.desc_read.next = self.start.val();
+        self.data_read.next = self.word_start.val();
+        self.underrun_now.d.next = self.word_start.val() & self.data_empty.val();
+        self.underrun_reg.d.next = self.underrun_reg.q.val() | self.underrun_now.q.val();
+        // Idle: a frame starts.
+        if self.start.val() {
+            // The HMTT header's fields are little-endian, like the bit
+            // order here; the IPv4 and UDP ones go high byte first.
+            // (Computed only here: 592-bit arithmetic is what the
+            // simulation spends its time on.)
+            if self.udp_mode.val() {
+                self.header.d.next = self.template.val()
+                    | (bit_cast::<HEADER_BITS, 8>(self.desc_data.val().get_bits::<8>(80))
+                        << self.flags_shift.val())
+                    | (bit_cast::<HEADER_BITS, 64>(self.seq.val()) << self.seq_shift.val())
+                    | (bit_cast::<HEADER_BITS, 64>(self.desc_data.val().get_bits::<64>(0))
+                        << self.t0_shift.val())
+                    | (bit_cast::<HEADER_BITS, 16>(self.d_nwords.val()) << self.nwords_shift.val())
+                    | (bit_cast::<HEADER_BITS, 16>(self.ip_len_reg.q.val() >> 8) << 128)
+                    | (bit_cast::<HEADER_BITS, 16>(self.ip_len_reg.q.val() & 0xff) << 136)
+                    | (bit_cast::<HEADER_BITS, 16>(self.checksum_reg.q.val() >> 8) << 192)
+                    | (bit_cast::<HEADER_BITS, 16>(self.checksum_reg.q.val() & 0xff) << 200)
+                    | (bit_cast::<HEADER_BITS, 16>(self.udp_len_reg.q.val() >> 8) << 304)
+                    | (bit_cast::<HEADER_BITS, 16>(self.udp_len_reg.q.val() & 0xff) << 312);
+            } else {
+                self.header.d.next = self.template.val()
+                    | (bit_cast::<HEADER_BITS, 8>(self.desc_data.val().get_bits::<8>(80))
+                        << self.flags_shift.val())
+                    | (bit_cast::<HEADER_BITS, 64>(self.seq.val()) << self.seq_shift.val())
+                    | (bit_cast::<HEADER_BITS, 64>(self.desc_data.val().get_bits::<64>(0))
+                        << self.t0_shift.val())
+                    | (bit_cast::<HEADER_BITS, 16>(self.d_nwords.val()) << self.nwords_shift.val());
             }
-            FramerState::Preamble => {
-                self.send.next = true;
-                self.out_byte.next = 0x55.into();
-                self.count.d.next = self.count.q.val() + 1;
-                if self.count.q.val() == 7 {
-                    self.out_byte.next = 0xd5.into();
-                    self.count.d.next = 0.into();
-                    self.state.d.next = FramerState::Header;
-                }
-            }
-            FramerState::Header => {
-                self.send.next = true;
-                self.crc_enable.next = true;
-                self.out_byte.next = self.header.q.val().get_bits::<8>(0);
-                self.header.d.next = self.header.q.val() >> 8;
-                self.frame_len.d.next = self.frame_len_inc.val();
-                self.count.d.next = self.count.q.val() + 1;
-                if self.count.q.val() == self.last_header_byte.val() {
-                    self.byte_index.d.next = 0.into();
-                    self.state.d.next = FramerState::Payload;
-                }
-            }
-            FramerState::Payload => {
-                self.send.next = true;
-                self.crc_enable.next = true;
-                self.frame_len.d.next = self.frame_len_inc.val();
-                self.out_byte.next = self.word.q.val().get_bits::<8>(0);
-                self.word.d.next = self.word.q.val() >> 8;
-                if self.byte_index.q.val() == 0 {
-                    if self.inject.q.val() {
-                        self.out_byte.next = self.inject_word.q.val().get_bits::<8>(0);
-                        self.word.d.next = self.inject_word.q.val() >> 8;
-                        self.inject.d.next = false;
-                    } else {
-                        self.data_read.next = true;
-                        self.out_byte.next = self.data.val().get_bits::<8>(0);
-                        self.word.d.next = self.data.val() >> 8;
-                        if self.data_empty.val() {
-                            self.underrun_reg.d.next = true;
-                        }
-                    }
-                }
-                self.byte_index.d.next = self.byte_index.q.val() + 1;
-                if self.byte_index.q.val() == 3 {
-                    self.words_left.d.next = self.words_left.q.val() - 1;
-                    self.last_word.d.next = self.words_left.q.val() == 2;
-                    if self.last_word.q.val() {
-                        self.count.d.next = 0.into();
-                        // (frame_len + 1 < 60, without an adder in front.)
-                        if !self.frame_len_ge59.val() {
-                            self.state.d.next = FramerState::Pad;
-                        } else {
-                            self.state.d.next = FramerState::Fcs;
-                        }
-                    }
-                }
-            }
-            FramerState::Pad => {
-                self.send.next = true;
-                self.crc_enable.next = true;
-                self.frame_len.d.next = self.frame_len_inc.val();
-                if self.frame_len.q.val() == 59 {
-                    self.state.d.next = FramerState::Fcs;
-                }
-            }
-            FramerState::Fcs => {
-                self.send.next = true;
-                self.out_byte.next = !self.crc_now.val().get_bits::<8>(0);
-                self.crc.d.next = self.crc_now.val() >> 8;
-                self.count.d.next = self.count.q.val() + 1;
-                if self.count.q.val() == 3 {
-                    self.count.d.next = 0.into();
-                    self.state.d.next = FramerState::Gap;
-                }
-            }
-            FramerState::Gap => {
-                // Gap cycles 1..=11 here, the 12th is the Idle cycle that
-                // reads the next descriptor.
-                self.count.d.next = self.count.q.val() + 1;
-                if self.count.q.val() == 10 {
-                    self.state.d.next = FramerState::Idle;
-                }
+            self.words_left.d.next = self.d_nwords.val();
+            self.last_word.d.next = self.single_word.q.val();
+            self.inject.d.next = self.has_line_hi.q.val();
+            self.inject_word.d.next = bit_cast::<32, 21>(self.d_hi.val()) | self.line_hi_word.val();
+            self.seq0.d.next = bit_cast::<16, 17>(self.seq_sum.q.val());
+            self.carry0.d.next = self.seq_sum.q.val().get_bit(16);
+            self.frame_len.d.next = 0.into();
+        }
+        // The state: each flag's next value is one expression (with `if`s
+        // for different states yosys would chain their priorities).
+        self.in_idle.d.next = (self.in_idle.q.val() & !self.start.val())
+            | (self.in_gap.q.val() & self.ending.q.val());
+        self.in_preamble.d.next =
+            self.start.val() | (self.in_preamble.q.val() & !self.ending.q.val());
+        self.in_header.d.next = (self.in_preamble.q.val() & self.ending.q.val())
+            | (self.in_header.q.val() & !self.ending.q.val());
+        self.in_payload.d.next = (self.in_header.q.val() & self.ending.q.val())
+            | (self.in_payload.q.val() & !self.ending.q.val());
+        // (frame_len + 1 < 60 after the last payload byte: padding.)
+        self.in_pad.d.next =
+            (self.in_payload.q.val() & self.ending.q.val() & !self.frame_len_ge59.val())
+                | (self.in_pad.q.val() & !self.ending.q.val());
+        self.in_fcs.d.next =
+            (self.in_payload.q.val() & self.ending.q.val() & self.frame_len_ge59.val())
+                | (self.in_pad.q.val() & self.ending.q.val())
+                | (self.in_fcs.q.val() & !self.ending.q.val());
+        self.in_gap.d.next = (self.in_fcs.q.val() & self.ending.q.val())
+            | (self.in_gap.q.val() & !self.ending.q.val());
+        // Whether the next clock is its state's last. Payload ends at
+        // byte 3 of the last word; padding when 59 bytes are out after
+        // this one (possibly right after the payload); the gap after 11
+        // clocks, the 12th being the Idle clock that starts the next frame.
+        self.ending_preamble.next =
+            self.in_preamble.q.val() & !self.ending.q.val() & (self.count.q.val() == 6);
+        self.ending_header.next = self.in_header.q.val()
+            & !self.ending.q.val()
+            & (self.count.q.val() == self.penultimate_header_byte.val());
+        self.ending_payload.next =
+            self.in_payload.q.val() & (self.byte_index.q.val() == 2) & self.last_word.q.val();
+        self.ending_pad.next = ((self.in_pad.q.val() & !self.ending.q.val())
+            | (self.in_payload.q.val() & self.ending.q.val() & !self.frame_len_ge59.val()))
+            & (self.frame_len.q.val() == 58);
+        self.ending_fcs.next =
+            self.in_fcs.q.val() & !self.ending.q.val() & (self.count.q.val() == 2);
+        self.ending_gap.next =
+            self.in_gap.q.val() & !self.ending.q.val() & (self.count.q.val() == 9);
+        self.ending.d.next = self.ending_preamble.val()
+            | self.ending_header.val()
+            | self.ending_payload.val()
+            | self.ending_pad.val()
+            | self.ending_fcs.val()
+            | self.ending_gap.val();
+        // The byte counter of the preamble, header, FCS and gap; each
+        // starts from 0 (the FCS after the payload and padding).
+        self.count.d.next = self.count.q.val();
+        if self.in_preamble.q.val()
+            | self.in_header.q.val()
+            | self.in_fcs.q.val()
+            | self.in_gap.q.val()
+        {
+            self.count.d.next = self.count.q.val() + 1;
+        }
+        if self.start.val()
+            | ((self.in_preamble.q.val() | self.in_payload.q.val() | self.in_fcs.q.val())
+                & self.ending.q.val())
+        {
+            self.count.d.next = 0.into();
+        }
+        if self.in_header.q.val() | self.in_payload.q.val() | self.in_pad.q.val() {
+            self.frame_len.d.next = self.frame_len_inc.val();
+        }
+        // Payload bytes count from 0 in each word (0 outside the payload).
+        self.byte_index.d.next = 0.into();
+        if self.in_payload.q.val() {
+            self.byte_index.d.next = self.byte_index.q.val() + 1;
+        }
+        // Each state's byte, zero outside the state.
+        self.preamble_byte.next = 0.into();
+        self.header_byte.next = 0.into();
+        self.payload_byte.next = 0.into();
+        if self.in_preamble.q.val() {
+            self.preamble_byte.next = 0x55.into();
+            if self.ending.q.val() {
+                self.preamble_byte.next = 0xd5.into();
             }
         }
-        self.crc_pending.d.next = self.crc_enable.val();
-        self.txd_reg.d.next = self.out_byte.val();
-        self.tx_en_reg.d.next = self.send.val();
-        self.txd.next = self.txd_reg.q.val();
-        self.tx_en.next = self.tx_en_reg.q.val();
+        if self.in_header.q.val() {
+            self.header_byte.next = self.header.q.val().get_bits::<8>(0);
+            self.header.d.next = self.header.q.val() >> 8;
+        }
+        if self.in_payload.q.val() {
+            self.payload_byte.next = self.word.q.val().get_bits::<8>(0);
+            self.word.d.next = self.word.q.val() >> 8;
+            if self.byte_index.q.val() == 0 {
+                if self.inject.q.val() {
+                    self.payload_byte.next = self.inject_word.q.val().get_bits::<8>(0);
+                    self.word.d.next = self.inject_word.q.val() >> 8;
+                    self.inject.d.next = false;
+                } else {
+                    self.payload_byte.next = self.data.val().get_bits::<8>(0);
+                    self.word.d.next = self.data.val() >> 8;
+                }
+            }
+            if self.byte_index.q.val() == 3 {
+                self.words_left.d.next = self.words_left.q.val() - 1;
+                self.last_word.d.next = self.words_left.q.val() == 2;
+            }
+        }
+        // The byte: an OR of the states' bytes (FCS and padding are zero
+        // here).
+        self.txd_reg.d.next =
+            self.preamble_byte.val() | self.header_byte.val() | self.payload_byte.val();
+        self.tx_en_reg.d.next = !self.in_idle.q.val() & !self.in_gap.q.val();
+        // The CRC folds the byte in `txd_reg` a clock after it was chosen;
+        // while the FCS goes out it shifts a byte per clock.
+        self.crc_pending.d.next =
+            self.in_header.q.val() | self.in_payload.q.val() | self.in_pad.q.val();
+        self.crc_step.crc_in.next = self.crc.q.val();
+        self.crc_step.data.next = self.txd_reg.q.val();
+        self.fcs_out.d.next = self.in_fcs.q.val();
+        // (The three cases never meet; the fold is tested last so that it
+        // is the last multiplexer after the CRC step.)
+        if self.start.val() {
+            self.crc.d.next = 0xffff_ffff_u64.into();
+        }
+        if self.fcs_out.q.val() {
+            self.crc.d.next = self.crc.q.val() >> 8;
+        }
+        if self.crc_pending.q.val() {
+            self.crc.d.next = self.crc_step.crc_out.val();
+        }
+        self.txd_out.d.next = self.txd_reg.q.val();
+        if self.fcs_out.q.val() {
+            self.txd_out.d.next = !self.crc.q.val().get_bits::<8>(0);
+        }
+        self.tx_en_out.d.next = self.tx_en_reg.q.val();
+        self.txd.next = self.txd_out.q.val();
+        self.tx_en.next = self.tx_en_out.q.val();
         self.tx_er.next = false;
         self.underrun.next = self.underrun_reg.q.val();
     }

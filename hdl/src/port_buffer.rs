@@ -31,16 +31,17 @@ pub const PORT_DESCRIPTORS: usize = 16;
 ///   so a pointer sampled mid-change is either its old or its new value
 ///   (one bit changes per step). Empty and full compare Gray codes.
 /// - The RAM's read address is the fetch pointer register itself. A fetch
-///   happens when the RAM holds a word (as far as the synchronized write
-///   pointer says) and the output stage is free: nothing in flight and no
+///   happens when the RAM held a word a clock ago (as far as the
+///   synchronized write pointer says) and the output stage is free: nothing in flight and no
 ///   head word. The word read then lands in the head register a clock
 ///   later, and `data_out`/`empty` are that register and its valid flag.
 ///   `read` only clears the head, so it never reaches the RAM or the
 ///   pointers.
 ///
-/// A word written at a write-clock edge is visible (`empty` low) four or
-/// five read clocks later: two synchronizer flip-flops, the fetch and the
-/// head register. The head is refilled three read clocks after a `read`,
+/// A word written at a write-clock edge is visible (`empty` low) five read
+/// clocks later (six when the first synchronizer flip-flop misses the
+/// change): two synchronizer flip-flops, the registered pointer compare, the
+/// fetch and the head register. The head is refilled three read clocks after a `read`,
 /// so the FIFO delivers at most one word per three read clocks (the framer
 /// takes at most one per four: a word is four GMII bytes). `full` counts
 /// the RAM only, as the read side last reported it: with the reader idle
@@ -78,11 +79,18 @@ pub struct AsyncFifo<D: Synth, const N: usize, const NP1: usize> {
     /// The write side's pointer (Gray), two flip-flops into the read clock.
     write_gray_meta: DFF<Bits<NP1>>,
     write_gray_sync: DFF<Bits<NP1>>,
+    /// The RAM held a word a clock ago (the pointer compare, registered).
+    /// One clock stale: a word that just arrived waits a clock, and a fetch
+    /// at the last edge (after which the RAM may be empty) blocks the next
+    /// one through `ram_valid` anyway.
+    has_word: DFF<Bit>,
     /// The RAM's output holds the word fetched at the last edge.
     ram_valid: DFF<Bit>,
     head_valid: DFF<Bit>,
     head: DFF<D>,
-    fetch_next: Signal<Local, Bits<NP1>>,
+    /// `fetch_ptr + 1`, a clock behind `fetch_ptr` (fetches are three
+    /// clocks apart at least).
+    fetch_next: DFF<Bits<NP1>>,
     fetch: Signal<Local, Bit>,
 }
 
@@ -113,6 +121,7 @@ impl<D: Synth, const N: usize, const NP1: usize> Default for AsyncFifo<D, N, NP1
             fetch_gray: Default::default(),
             write_gray_meta: Default::default(),
             write_gray_sync: Default::default(),
+            has_word: Default::default(),
             ram_valid: Default::default(),
             head_valid: Default::default(),
             head: Default::default(),
@@ -141,6 +150,8 @@ impl<D: Synth, const N: usize, const NP1: usize> Logic for AsyncFifo<D, N, NP1> 
             fetch_gray,
             write_gray_meta,
             write_gray_sync,
+            has_word,
+            fetch_next,
             ram_valid,
             head_valid,
             head
@@ -169,13 +180,13 @@ impl<D: Synth, const N: usize, const NP1: usize> Logic for AsyncFifo<D, N, NP1> 
         self.ram.read_address.next = bit_cast::<N, NP1>(self.fetch_ptr.q.val());
         self.write_gray_meta.d.next = self.write_gray.q.val();
         self.write_gray_sync.d.next = self.write_gray_meta.q.val();
-        self.fetch.next = (self.fetch_gray.q.val() != self.write_gray_sync.q.val())
-            & !self.ram_valid.q.val()
-            & !self.head_valid.q.val();
-        self.fetch_next.next = self.fetch_ptr.q.val() + 1;
+        self.has_word.d.next = self.fetch_gray.q.val() != self.write_gray_sync.q.val();
+        self.fetch.next =
+            self.has_word.q.val() & !self.ram_valid.q.val() & !self.head_valid.q.val();
+        self.fetch_next.d.next = self.fetch_ptr.q.val() + 1;
         if self.fetch.val() {
-            self.fetch_ptr.d.next = self.fetch_next.val();
-            self.fetch_gray.d.next = self.fetch_next.val() ^ (self.fetch_next.val() >> 1);
+            self.fetch_ptr.d.next = self.fetch_next.q.val();
+            self.fetch_gray.d.next = self.fetch_next.q.val() ^ (self.fetch_next.q.val() >> 1);
         }
         self.ram_valid.d.next = self.fetch.val();
         if self.ram_valid.q.val() {

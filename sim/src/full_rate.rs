@@ -1,5 +1,7 @@
 //! A legal DDR command stream at the densest spacing the timing allows: the
-//! board's worst case (board.md 2.0, "Why `E = 3` at `L = 8`"). Column
+//! board's worst case (at DDR3-1600, 3 RD/WR in 8 ticks and 2 in 4: bursts
+//! of 4 ticks never overlap on the data bus, and a read's data starts
+//! `CL - CWL` ticks later after its command than a write's). Column
 //! commands follow a fixed pattern of reads and writes over the ranks (same
 //! rank streaks, write-to-read rank switches, alternating ranks), each at the
 //! first tick at which the independent checker ([`crate::dram::StreamChecker`])

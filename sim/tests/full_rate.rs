@@ -38,8 +38,8 @@ fn ddr3_1600_two_ranks_is_legal_and_as_dense_as_the_rules_allow() {
     assert_eq!(check(&s, &g, &Timing::DDR3_1600), vec![]);
     let cols = columns(&s);
     assert_eq!(cols.len(), 30_000);
-    // board.md 2.0: at most 3 RD/WR in an 8-tick clock, 2 in a 4-tick one;
-    // the stream reaches both bounds.
+    // The data bus allows at most 3 RD/WR in 8 aligned ticks and 2 in 4
+    // (with CL - CWL = 3); the stream reaches both bounds.
     assert_eq!(densest(&s, 8), 3);
     assert_eq!(densest(&s, 4), 2);
     // A write on one rank followed by a read on the other 3 ticks later

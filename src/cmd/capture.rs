@@ -8,6 +8,8 @@ use std::time::Duration;
 use anyhow::Context;
 use hmtt_receiver::{Capture, CaptureConfig};
 
+use crate::shared::parse_number;
+
 /// Arguments of `hmtt capture`.
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -66,14 +68,11 @@ pub struct Args {
 
 fn udp_range(spec: &str, bind: &str) -> anyhow::Result<Vec<String>> {
     let (a, b) = spec.split_once('-').unwrap_or((spec, spec));
-    let a: u16 = a
-        .trim()
-        .parse()
-        .with_context(|| format!("--udp-ports `{spec}`"))?;
-    let b: u16 = b
-        .trim()
-        .parse()
-        .with_context(|| format!("--udp-ports `{spec}`"))?;
+    let port = |p: &str| -> anyhow::Result<u16> {
+        u16::try_from(parse_number(p)?).with_context(|| format!("port {p} is above 65535"))
+    };
+    let a = port(a).with_context(|| format!("--udp-ports `{spec}`"))?;
+    let b = port(b).with_context(|| format!("--udp-ports `{spec}`"))?;
     anyhow::ensure!(a <= b, "--udp-ports `{spec}`: first port after last");
     Ok((a..=b).map(|p| format!("udp:{bind}:{p}")).collect())
 }

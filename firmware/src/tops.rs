@@ -198,7 +198,7 @@ impl Logic for LaneUnpack {
 }
 
 /// ECP5 board core: L = 8 behind the 200 -> 100 MHz widening stage, E = 3
-/// references per clock (board.md 2.0), TX FIFO 16 banks (>= 2 + 3E words a
+/// references per clock (board.md 2.1), TX FIFO 16 banks (>= 2 + 3E words a
 /// clock) x 1024 words = 16384 words (board.md's default), 3 ports.
 pub type Ecp5Core = BoardTop<8, 3, 16, 10, 3>;
 /// iCE40 board core: L = 2 (both clock edges sampled), E = 2, TX FIFO 8
@@ -536,7 +536,7 @@ fn generate_here(board: Board, choice: TopChoice) -> Result<GeneratedTop, Firmwa
         (Board::Ecp5_85f, TopChoice::Board) => Ok(GeneratedTop {
             name: "ecp5-board",
             placeholder: false,
-            note: "hmtt-hdl BoardTop<L=8, FIFO 32x512 = 16384 words, 3 ports> at 100 MHz behind the 200 MHz sampler, DDR3-4G geometry, tCK 1250 ps",
+            note: "hmtt-hdl BoardTop<L=8, E=3, FIFO 16x1024 = 16384 words, 3 ports> at 100 MHz behind the 200 MHz sampler, DDR3-4G geometry, tCK 1250 ps",
             verilog: checked_verilog(&mut Ecp5BoardTop::with_core(Ecp5Core::new(
                 &ecp5_core_config(),
             )))?,
@@ -544,7 +544,7 @@ fn generate_here(board: Board, choice: TopChoice) -> Result<GeneratedTop, Firmwa
         (Board::Ice40Hx8k, TopChoice::Board) => Ok(GeneratedTop {
             name: "ice40-board",
             placeholder: false,
-            note: "hmtt-hdl BoardTop<L=2, FIFO 16x256 = 4096 words, 1 port, port FIFO 1024 words> at 50 MHz, DDR-512M geometry, tCK 10 ns",
+            note: "hmtt-hdl BoardTop<L=2, E=2, FIFO 8x256 = 2048 words, 1 port, port FIFO 1024 words> at 50 MHz, DDR-512M geometry, tCK 10 ns",
             verilog: checked_verilog(&mut Ice40BoardTop::with_core(Ice40Core::new(
                 &ice40_core_config(),
             )))?,

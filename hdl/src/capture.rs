@@ -1,7 +1,7 @@
 //! The capture chain, DDR command pins to TX FIFO words: DCBU → DSMU →
 //! reference limit → CU → encoder (with the logical FIFO and the drain's
 //! pop decision) → TX FIFO storage. Everything runs in the fabric clock
-//! domain, once per clock of `L` ticks (board.md 2.0); the crossing to the
+//! domain, once per clock of `L` ticks (board.md 2.1); the crossing to the
 //! Ethernet clock comes after the packetizer.
 //!
 //! Latencies (fabric clocks after the pins of a clock are sampled): DCBU 2,
@@ -103,6 +103,10 @@ pub struct Capture<const L: usize, const E: usize, const B: usize, const AB: usi
     storage: TxFifoStorage<E, B, AB>,
     /// The limit's count, delayed by the CU's clock.
     over_delayed: DFF<Bits<4>>,
+    /// The encoder's tick, registered: the DCBU's tick of the clock before,
+    /// less `2 L` (the counter steps by `L` a clock once valid), so no
+    /// 64-bit subtraction sits in front of the encoder's tick step.
+    encoder_tick: DFF<Bits<64>>,
     /// The encoder's per-clock outputs, delayed to the popped word.
     tick_1: DFF<Bits<64>>,
     tick_2: DFF<Bits<64>>,
@@ -164,6 +168,7 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Capture<L,
             encoder: Default::default(),
             storage: Default::default(),
             over_delayed: Default::default(),
+            encoder_tick: Default::default(),
             tick_1: Default::default(),
             tick_2: Default::default(),
             tick_3: Default::default(),
@@ -177,7 +182,7 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Capture<L,
             tags_only_2: Default::default(),
             tags_only_3: Default::default(),
             depth: Constant::new(((B << AB) as u64).to_bits()),
-            chain_ticks: Constant::new((3 * L as u64).to_bits()),
+            chain_ticks: Constant::new((2 * L as u64).to_bits()),
             window_rank: Constant::new(config.window_rank.to_bits()),
             window_row_first: Constant::new(config.window_row_first.to_bits()),
             window_row_count: Constant::new(config.window_row_count.to_bits()),
@@ -195,6 +200,7 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Logic
             self,
             clock,
             over_delayed,
+            encoder_tick,
             tick_1,
             tick_2,
             tick_3,
@@ -228,7 +234,8 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Logic
         // The encoder's clock is three clocks (DSMU, limit, CU) behind the
         // DCBU's, whose free-running counter runs from 0 with step L: its
         // tick from the DCBU's instead of a 64-bit register per stage.
-        self.encoder.tick_in.next = self.dcbu.tick.val() - self.chain_ticks.val();
+        self.encoder_tick.d.next = self.dcbu.tick.val() - self.chain_ticks.val();
+        self.encoder.tick_in.next = self.encoder_tick.q.val();
         self.encoder.tick_valid_in.next = self.cu.tick_valid.val();
         self.encoder.tracing_in.next = self.cu.tracing.val();
         self.encoder.tags_only_in.next = self.cu.tags_only.val();

@@ -1,7 +1,7 @@
 //! Burst: a read or write every tCK (two per clock at L = 2, E = 2) into
-//! the full 16K-word TX FIFO at the default drain rate. No record is lost
-//! until the FIFO is full, and the fill level follows the golden model
-//! clock for clock.
+//! the 16K-word TX FIFO at the default drain rate. No record is lost until
+//! a clock starts with less than `2 + 3E` words free, and the fill level
+//! follows the golden model clock for clock.
 
 mod capture_support;
 
@@ -56,7 +56,8 @@ fn burst_fills_the_16k_fifo_without_loss_then_reports_lost() {
     };
     assert_eq!(settled(&hw.popped), settled(&gold.popped), "popped words");
     // Two references a clock, one word each: every clock pushes two words
-    // until the first clock that finds the FIFO (nearly) full.
+    // until the first clock that starts with less than 2 + 3E = 8 words
+    // free (board.md 2.1).
     let mut per_clock = vec![0u32; n as usize];
     for (k, _) in &hw.pushed {
         per_clock[*k as usize] += 1;
@@ -64,13 +65,15 @@ fn burst_fills_the_16k_fifo_without_loss_then_reports_lost() {
     let first_drop = (1..ticks / 2)
         .find(|&k| per_clock[k as usize] < 2)
         .expect("the burst overflows");
+    // `levels[k]` is the level after clock k, the level at the start of
+    // clock k + 1.
     assert!(
-        hw.levels[(first_drop - 1) as usize] + 2 > 16384,
-        "first loss only when full"
+        hw.levels[(first_drop - 1) as usize] > 16384 - 8,
+        "first loss only when closed"
     );
     assert!(hw.levels[..first_drop as usize - 1]
         .iter()
-        .all(|&l| l < 16384));
+        .all(|&l| l <= 16384 - 8));
     assert!(hw.lost_words > 0, "LOST words once room returns");
-    assert_eq!(hw.high_water, 16384);
+    assert!(hw.high_water > 16384 - 8 && hw.high_water <= 16384);
 }

@@ -1,7 +1,7 @@
-//! Encoder (format.md 4.1 with the keeper, board.md 2.0 per clock: up to
-//! `E` slots with their lanes, the limit's drops, atomic pushes against the
-//! room at the clock's start) and TX FIFO storage alone, plus yosys on
-//! both.
+//! Encoder (format.md 4.1 with the keeper, board.md 2.1 per clock: up to
+//! `E` slots with their lanes, the limit's drops, a clock open only with
+//! room for `2 + 3E` words at its start) and TX FIFO storage alone, plus
+//! yosys on both.
 
 use hmtt_format::record::{Opcode, RecordWord};
 use hmtt_hdl::cu::event_kind;
@@ -105,18 +105,20 @@ fn acc(dt: u32, write: bool, line: u64) -> u32 {
 }
 
 #[test]
-fn encoder_time_line_hi_and_atomic_push() {
+fn encoder_time_line_hi_and_closed_clocks() {
     use event_kind::*;
-    // Depth 5 = 2 + 3E, the least for E = 1.
+    // Depth 9: a clock is open with 2 + 3E = 5 words free, at a level of 4
+    // or less.
     let (out, dropped, lost) = encode::<1>(
-        5,
+        9,
         one_per_clock(&[
             (0, ACCESS, true, 0x100_0005),
             (100, ACCESS, false, 0x100_0006),
             (101, TAG, true, 0x45),
-            // The FIFO is full: dropped (lost 1).
+            // Level 5: the clock is closed, its event dropped (lost 1)
+            // although its two words would fit.
             (102, ACCESS, false, 0x200_0007),
-            // Still full: the pending LOST and the event both fail.
+            // Still closed: no LOST, the event dropped.
             (103, CMD, false, 5),
         ]),
     );
@@ -138,10 +140,10 @@ fn encoder_time_line_hi_and_atomic_push() {
 fn encoder_keeper_fills_long_gaps() {
     use event_kind::*;
     // The keeper pushes a filler TIME word at a gap of 64 * (2^21-1) ticks,
-    // before the event's own TIME word; then the FIFO (depth 5, no drain)
-    // is full and later events are dropped.
+    // before the event's own TIME word; then the FIFO (depth 9, no drain)
+    // holds 5 words, more than 9 - (2 + 3E), and later events are dropped.
     let (out, dropped, _) = encode::<1>(
-        5,
+        9,
         one_per_clock(&[
             (0, CMD, false, 4),
             (KEEPER_GAP + 70, TAG, false, 0x10001),
@@ -170,8 +172,10 @@ fn encoder_keeper_fills_long_gaps() {
 fn encoder_takes_three_slots_a_clock_with_their_lanes_and_the_limits_drops() {
     use event_kind::*;
     // L = 8: clock k has tick 8k; each slot's event is at tick 8k + lane.
+    // Depth 19: a clock is open with 2 + 3E = 11 words free, at a level of
+    // 8 or less.
     let (out, dropped, lost) = encode::<3>(
-        11,
+        19,
         vec![
             // Two slots share LINE_HI 1, the third needs LINE_HI 2; two
             // references over the limit after them.
@@ -191,9 +195,8 @@ fn encoder_takes_three_slots_a_clock_with_their_lanes_and_the_limits_drops() {
                 slots: vec![(6, TAG, true, 0x45)],
                 over: 0,
             },
-            // Room for 11 - 8 = 3 more: the first event fits (1 word), the
-            // second (LINE_HI back to 1 and the word) does too, the third
-            // does not: dropped, lost 1 (no room for a LOST either).
+            // Level 8: open. The CMD (1 word), LINE_HI back to 1 and the
+            // word, then an ACCESS of the same LINE_HI (1 word).
             Clock {
                 tick: 80,
                 slots: vec![
@@ -201,6 +204,12 @@ fn encoder_takes_three_slots_a_clock_with_their_lanes_and_the_limits_drops() {
                     (2, ACCESS, true, 0x100_0009),
                     (3, ACCESS, false, 0x100_000A),
                 ],
+                over: 0,
+            },
+            // Level 12: closed, the event dropped (lost 1).
+            Clock {
+                tick: 88,
+                slots: vec![(1, ACCESS, false, 0x100_000B)],
                 over: 0,
             },
         ],
@@ -236,10 +245,12 @@ fn encoder_takes_three_slots_a_clock_with_their_lanes_and_the_limits_drops() {
                 ctl(2, Opcode::Cmd, 5),
                 ctl(2, Opcode::LineHi, 1),
                 acc(0, true, 9),
+                acc(1, false, 0xA),
             ],
-            11
+            12
         )
     );
+    assert_eq!(out[3], (vec![], 12));
     assert_eq!((dropped, lost), (1, 1));
 }
 

@@ -1,6 +1,6 @@
 //! Long idle gaps (several `KEEPER_GAP = 64 * (2^21-1)` ticks, about 0.17 s
 //! each at DDR3-1600) against the golden model's keeper, clock by clock
-//! (format.md section 4.1, board.md 2.0 step 1): one filler TIME word in
+//! (format.md section 4.1, board.md 2.1 step 1): one filler TIME word in
 //! the first clock with `k L - last >= KEEPER_GAP`, before the clock's
 //! events, at most one per clock, and at most one TIME word per event.
 //!

@@ -1,4 +1,4 @@
-//! The rules of board.md 2.0 that come from stepping the FIFO, the drain
+//! The rules of board.md 2.1 that come from stepping the FIFO, the drain
 //! and the packetizer once per fabric clock, and from the reference limit,
 //! by hand; each stream is also run against the literal model.
 
@@ -55,13 +55,15 @@ fn a_word_pushed_in_clock_k_pops_in_clock_k_plus_one_at_the_earliest() {
 }
 
 #[test]
-fn the_room_of_a_clock_does_not_count_its_own_pop() {
-    // One lane, a 5-word FIFO, 1/8 word per clock: five RDs in clocks 0-4
-    // fill it; the credit reaches den in clock 7, which pops a word, but an
-    // event of clock 7 still finds the FIFO full. In clock 8 there is one
-    // word of room: the pending LOST takes it and the event is dropped.
+fn a_clock_is_open_only_with_room_for_its_most_words_and_not_by_its_own_pop() {
+    // One lane, E = 1: a clock is open with 2 + 3E = 5 words of room at its
+    // start, so with a 6-word FIFO only at a level of 1 or less. At 1/8
+    // word per clock the first pop comes in clock 7. RDs in clocks 0 and 1
+    // are pushed; those of clocks 2-4 find 2 words in the FIFO and are
+    // dropped. Clock 7 pops a word, but its own RD still sees level 2 and
+    // is dropped; clock 8 starts at level 1 and pushes LOST(4) and its RD.
     let mut cfg = BoardConfig::new(Geometry::ddr3_default()).with_lanes(1, 1);
-    cfg.fifo_depth = 5;
+    cfg.fifo_depth = 6;
     cfg.drain = DrainRate { num: 1, den: 8 };
     let mut cmds = vec![cmd(0, DdrCmd::Act, 1, 3)];
     for t in 0..5 {
@@ -70,21 +72,28 @@ fn the_room_of_a_clock_does_not_count_its_own_pop() {
     let mut b = Board::new(cfg.clone()).unwrap();
     b.enable_probe();
     b.commands(&cmds).unwrap();
+    assert_eq!(b.fifo_level(), 2);
+    assert_eq!(b.counters().events_dropped, 3);
     b.command(&cmd(7, DdrCmd::Rd, 1, 0)).unwrap();
-    assert_eq!(b.fifo_level(), 5);
-    assert_eq!(b.counters().events_dropped, 1);
+    assert_eq!(b.fifo_level(), 2);
+    assert_eq!(b.counters().events_dropped, 4);
+    assert_eq!(b.counters().lost_words, 0);
     b.command(&cmd(8, DdrCmd::Rd, 1, 0)).unwrap();
-    assert_eq!(b.fifo_level(), 5);
+    assert_eq!(b.fifo_level(), 3);
     assert_eq!(b.counters().lost_words, 1);
-    assert_eq!(b.counters().events_dropped, 2);
+    assert_eq!(b.counters().lost_reported, 4);
+    assert_eq!(b.counters().events_dropped, 4);
     b.advance_to(16).unwrap();
     let p = b.probe().unwrap();
     assert_eq!(
         p.popped.iter().map(|w| w.0).collect::<Vec<_>>(),
         vec![7, 15]
     );
-    assert_eq!(p.pushed.last().unwrap().0, 8);
-    assert_eq!(b.counters().fifo_high_water, 5);
+    assert_eq!(
+        p.pushed.iter().map(|w| w.0).collect::<Vec<_>>(),
+        vec![0, 1, 8, 8]
+    );
+    assert_eq!(b.counters().fifo_high_water, 3);
     cmds.push(cmd(7, DdrCmd::Rd, 1, 0));
     cmds.push(cmd(8, DdrCmd::Rd, 1, 0));
     run_against_literal(&cfg, &cmds);

@@ -1,4 +1,4 @@
-//! Encoder and TX FIFO at board level: atomic pushes and LOST, and the
+//! Encoder and TX FIFO at board level: open and closed clocks and LOST, and the
 //! probe's clocks, by hand.
 
 use hmtt_format::command::{Command, DdrCmd};
@@ -17,16 +17,14 @@ fn rd(cycle: u64, bank: u32) -> Command {
 }
 
 #[test]
-fn events_go_in_whole_or_not_at_all_and_lost_comes_first_when_there_is_room() {
+fn a_closed_clock_drops_its_events_and_the_next_open_one_pushes_lost_first() {
     let g = Geometry::ddr3_default();
-    // Two lanes, two references a clock: an 8-word FIFO is allowed.
+    // Two lanes, two references a clock: a clock is open with 2 + 3E = 8
+    // words of room at its start, so with an 8-word FIFO only when empty.
     let mut cfg = BoardConfig::new(g).with_lanes(2, 2);
     cfg.fifo_depth = 8;
-    // Practically no drain during the test.
-    cfg.drain = DrainRate {
-        num: 1,
-        den: 1 << 40,
-    };
+    // A quarter word per clock: pops in clocks 3 and 7.
+    cfg.drain = DrainRate { num: 1, den: 8 };
     let mut b = Board::new(cfg).unwrap();
     b.enable_probe();
     let act = |cycle, bank, row| Command {
@@ -39,37 +37,47 @@ fn events_go_in_whole_or_not_at_all_and_lost_comes_first_when_there_is_room() {
     // Bank 0 row 0 (LINE_HI 0), bank 1 a row with LINE_HI 1 (row bit 14).
     b.command(&act(0, 0, 0)).unwrap();
     b.command(&act(0, 1, 1 << 14)).unwrap();
-    for t in 0..6 {
-        b.command(&rd(t, 0)).unwrap(); // one word each
-    }
-    assert_eq!(b.fifo_level(), 6);
-    // TIME + LINE_HI + ACCESS = 3 words: no room for all, nothing pushed.
-    b.command(&rd(200, 1)).unwrap();
-    assert_eq!(b.fifo_level(), 6);
+    // Clock 0 is open: a word each.
+    b.command(&rd(0, 0)).unwrap();
+    b.command(&rd(1, 0)).unwrap();
+    assert_eq!(b.fifo_level(), 2);
+    // Clock 1 starts with 2 words in the FIFO: its one-word event is
+    // dropped although it would fit.
+    b.command(&rd(2, 0)).unwrap();
+    assert_eq!(b.fifo_level(), 2);
     assert_eq!(b.counters().events_dropped, 1);
     assert_eq!(b.counters().lost_pending, 1);
-    // Next event (TIME + ACCESS, 2 words): LOST goes first (TIME + LOST, 2
-    // words) and fills the FIFO; the event itself is then dropped.
-    b.command(&rd(300, 0)).unwrap();
-    assert_eq!(b.fifo_level(), 8);
+    // Clock 8 starts empty: LOST(1) first, then both events (LINE_HI +
+    // ACCESS each), 5 words in one clock.
+    b.command(&rd(16, 1)).unwrap();
+    b.command(&rd(17, 0)).unwrap();
+    assert_eq!(b.fifo_level(), 5);
     assert_eq!(b.counters().lost_words, 1);
     assert_eq!(b.counters().lost_reported, 1);
-    assert_eq!(b.counters().events_dropped, 2);
-    assert_eq!(b.counters().lost_pending, 1);
-    // The high-water mark is worked out with the pops, in batches.
-    b.advance_to(300).unwrap();
-    assert_eq!(b.counters().fifo_high_water, 8);
-    let pushed = &b.probe().unwrap().pushed;
-    assert_eq!(pushed.len(), 8);
-    assert_eq!(pushed[6].1.opcode(), Opcode::Time);
-    // Pushed in the clock of tick 300.
-    assert_eq!(pushed[6].0, 150);
-    assert_eq!(pushed[7].1.opcode(), Opcode::Lost);
-    assert_eq!(pushed[7].1.payload(), 1);
-    // Full: a LOST finds no room either and is not counted.
-    b.command(&rd(300, 0)).unwrap();
-    assert_eq!(b.counters().lost_words, 1);
-    assert_eq!(b.counters().lost_pending, 2);
+    assert_eq!(b.counters().events_dropped, 1);
+    assert_eq!(b.counters().lost_pending, 0);
+    b.advance_to(18).unwrap();
+    assert_eq!(b.counters().fifo_high_water, 5);
+    let p = b.probe().unwrap();
+    let clocks: Vec<u64> = p.pushed.iter().map(|w| w.0).collect();
+    assert_eq!(clocks, vec![0, 0, 8, 8, 8, 8, 8]);
+    // Control words by opcode, ACCESS words as None.
+    let ops: Vec<Option<Opcode>> = p.pushed[2..]
+        .iter()
+        .map(|w| w.1.is_control().then(|| w.1.opcode()))
+        .collect();
+    assert_eq!(
+        ops,
+        vec![
+            Some(Opcode::Lost),
+            Some(Opcode::LineHi),
+            None,
+            Some(Opcode::LineHi),
+            None
+        ]
+    );
+    assert_eq!(p.pushed[2].1.payload(), 1);
+    assert_eq!(p.popped.iter().map(|w| w.0).collect::<Vec<_>>(), vec![3, 7]);
     b.finish();
     let mut packets = vec![];
     b.drain_packets(&mut packets);
@@ -83,9 +91,9 @@ fn events_go_in_whole_or_not_at_all_and_lost_comes_first_when_there_is_room() {
                 .collect::<Vec<_>>()
         })
         .collect();
-    assert_eq!(events.len(), 7);
-    assert_eq!(events[6].event, BoardEvent::Lost { count: 1 });
-    assert_eq!(events[6].tick, 300);
+    assert_eq!(events.len(), 5);
+    assert_eq!(events[2].event, BoardEvent::Lost { count: 1 });
+    assert_eq!(events[2].tick, 16);
 }
 
 #[test]

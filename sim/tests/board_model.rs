@@ -1,5 +1,5 @@
 //! The golden model against hand-computed references and against a literal
-//! clock-by-clock model of board.md 2.0, for every lanes `L` and limit `E`.
+//! clock-by-clock model of board.md 2.1, for every lanes `L` and limit `E`.
 
 mod board_common;
 
@@ -353,7 +353,14 @@ fn overflow_and_the_limit_are_reported_by_lost_words_that_add_up_exactly() {
         counters.events_dropped + counters.references_over_limit
     );
     assert_eq!(lost_sum, counters.lost_reported);
-    assert_eq!(counters.fifo_high_water, 16);
+    // Clocks close above depth - (2 + 3E) words; an open one may push up
+    // to 2 + 3E, so the mark lies above the first and at most the depth.
+    let most = 2 + 3 * u64::from(cfg.refs_per_clock);
+    let depth = cfg.fifo_depth as u64;
+    assert!(
+        counters.fifo_high_water > depth - most && counters.fifo_high_water <= depth,
+        "{counters:?}"
+    );
 }
 
 #[test]

@@ -1,11 +1,12 @@
-//! The encoder's per-clock decision (board.md 2.0 step 2, format.md 4.1):
+//! The encoder's per-clock decision (board.md 2.1 step 2, format.md 4.1):
 //! which of the clock's candidate words are pushed. Combinational, and only
-//! one-bit flags and a few small counts flow through it: the room is a
-//! thermometer code (`room` bit `n`: at least `n` free slots at the start
-//! of the clock, from a register), and a push of `w` words shifts it down
-//! by `w`; the gap tests, the LINE_HI comparisons and the lost-count tests
-//! come in as flags prepared from registers. Word contents are worked out
-//! beside it (`words`).
+//! one-bit flags and a few small counts flow through it: whether the clock
+//! is open (room for `2 + 3E` words at its start) and whether the keeper's
+//! filler has a slot are bits of a registered thermometer code of the free
+//! count, so no push waits for the words pushed before it in the clock;
+//! the gap tests, the LINE_HI comparisons and the lost-count tests come in
+//! as flags prepared from registers. Word contents are worked out beside it
+//! (`words`).
 //!
 //! Order within the clock: the keeper's filler, then per slot (stream
 //! order) the pending LOST event and the slot's event, each atomic. Only
@@ -14,9 +15,6 @@
 
 use rust_hdl::prelude::*;
 
-/// Width of the room thermometer: the most words one clock pushes,
-/// `2 + 3E`, plus one, for `E <= 4`.
-pub const ROOM_BITS: usize = 16;
 /// Entries of the lost-count flags, `4 m + d` for `m <= E <= 4`.
 pub const LOST_FLAGS: usize = 20;
 
@@ -26,8 +24,10 @@ pub struct Decide<const E: usize> {
     pub valid: Signal<In, Bit>,
     /// The gap at the clock's tick is at least `KEEPER_GAP`.
     pub due: Signal<In, Bit>,
-    /// Bit `n`: at least `n` words of room at the start of the clock.
-    pub room: Signal<In, Bits<ROOM_BITS>>,
+    /// At least a word of room at the start of the clock (the filler's).
+    pub filler_room: Signal<In, Bit>,
+    /// The clock takes its events: at least `2 + 3E` words of room.
+    pub open: Signal<In, Bit>,
     pub ev_valid: [Signal<In, Bit>; E],
     pub access: [Signal<In, Bit>; E],
     /// The slot's LINE_HI equals the stream's LINE_HI at the clock start.
@@ -75,9 +75,6 @@ pub struct Decide<const E: usize> {
     pub losts: Signal<Out, Bits<3>>,
     pub drops: Signal<Out, Bits<3>>,
     // Chains through the slots (index s: before slot s).
-    room_c: [Signal<Local, Bits<ROOM_BITS>>; E],
-    room_mid: [Signal<Local, Bits<ROOM_BITS>>; E],
-    room_after: [Signal<Local, Bits<ROOM_BITS>>; E],
     any_c: [Signal<Local, Bit>; E],
     rem_c: [Signal<Local, Bit>; E],
     since_c: [Signal<Local, Bits<3>>; E],
@@ -96,9 +93,7 @@ pub struct Decide<const E: usize> {
     pending: [Signal<Local, Bit>; E],
     hi_match: [Signal<Local, Bit>; E],
     hi_change: [Signal<Local, Bit>; E],
-    time_after_lost: [Signal<Local, Bit>; E],
     rest: [Signal<Local, Bit>; E],
-    room0: Signal<Local, Bits<ROOM_BITS>>,
     /// Bit `s` alone.
     slot_bit: [Constant<Bits<4>>; E],
 }
@@ -109,7 +104,8 @@ impl<const E: usize> Default for Decide<E> {
         Self {
             valid: Default::default(),
             due: Default::default(),
-            room: Default::default(),
+            filler_room: Default::default(),
+            open: Default::default(),
             ev_valid: std::array::from_fn(|_| Default::default()),
             access: std::array::from_fn(|_| Default::default()),
             hi_eq_reg: std::array::from_fn(|_| Default::default()),
@@ -138,9 +134,6 @@ impl<const E: usize> Default for Decide<E> {
             drops_since_after: Default::default(),
             losts: Default::default(),
             drops: Default::default(),
-            room_c: std::array::from_fn(|_| Default::default()),
-            room_mid: std::array::from_fn(|_| Default::default()),
-            room_after: std::array::from_fn(|_| Default::default()),
             any_c: std::array::from_fn(|_| Default::default()),
             rem_c: std::array::from_fn(|_| Default::default()),
             since_c: std::array::from_fn(|_| Default::default()),
@@ -158,9 +151,7 @@ impl<const E: usize> Default for Decide<E> {
             pending: std::array::from_fn(|_| Default::default()),
             hi_match: std::array::from_fn(|_| Default::default()),
             hi_change: std::array::from_fn(|_| Default::default()),
-            time_after_lost: std::array::from_fn(|_| Default::default()),
             rest: std::array::from_fn(|_| Default::default()),
-            room0: Default::default(),
             slot_bit: std::array::from_fn(|s| Constant::new((1u64 << s).to_bits())),
         }
     }
@@ -170,12 +161,7 @@ impl<const E: usize> Logic for Decide<E> {
     #[hdl_gen]
     fn update(&mut self) {
         // The keeper's filler: one word, before everything else.
-        self.keep.next = self.valid.val() & self.due.val() & self.room.val().get_bit(1);
-        self.room0.next = self.room.val();
-        if self.keep.val() {
-            self.room0.next = self.room.val() >> 1;
-        }
-        self.room_c[0].next = self.room0.val();
+        self.keep.next = self.valid.val() & self.due.val() & self.filler_room.val();
         self.any_c[0].next = false;
         self.rem_c[0].next = self.lost_nonzero.val();
         self.since_c[0].next = 0.into();
@@ -195,16 +181,7 @@ impl<const E: usize> Logic for Decide<E> {
             self.lost_ok[s].next = self.ev_valid[s].val()
                 & self.pending[s].val()
                 & !self.long[s].val()
-                & self.room_c[s].val().get_bit(1)
-                & (!self.need[s].val() | self.room_c[s].val().get_bit(2));
-            self.room_mid[s].next = self.room_c[s].val();
-            if self.lost_ok[s].val() {
-                self.room_mid[s].next = self.room_c[s].val() >> 1;
-                if self.need[s].val() {
-                    self.room_mid[s].next = self.room_c[s].val() >> 2;
-                }
-            }
-            self.time_after_lost[s].next = self.need[s].val() & !self.lost_ok[s].val();
+                & self.open.val();
             // LINE_HI: against the last ACCESS pushed in this clock, or the
             // stream's at the clock start.
             self.hi_match[s].next = self.hi_eq_reg[s].val();
@@ -215,26 +192,7 @@ impl<const E: usize> Logic for Decide<E> {
             }
             self.hi_change[s].next = self.access[s].val() & !self.hi_match[s].val();
             // The event: [TIME] [LINE_HI] word, 1 to 3 words.
-            self.event_ok[s].next =
-                self.ev_valid[s].val() & !self.long[s].val() & self.room_mid[s].val().get_bit(1);
-            if self.time_after_lost[s].val() & self.hi_change[s].val() {
-                self.event_ok[s].next = self.ev_valid[s].val()
-                    & !self.long[s].val()
-                    & self.room_mid[s].val().get_bit(3);
-            } else if self.time_after_lost[s].val() | self.hi_change[s].val() {
-                self.event_ok[s].next = self.ev_valid[s].val()
-                    & !self.long[s].val()
-                    & self.room_mid[s].val().get_bit(2);
-            }
-            self.room_after[s].next = self.room_mid[s].val();
-            if self.event_ok[s].val() {
-                self.room_after[s].next = self.room_mid[s].val() >> 1;
-                if self.time_after_lost[s].val() & self.hi_change[s].val() {
-                    self.room_after[s].next = self.room_mid[s].val() >> 3;
-                } else if self.time_after_lost[s].val() | self.hi_change[s].val() {
-                    self.room_after[s].next = self.room_mid[s].val() >> 2;
-                }
-            }
+            self.event_ok[s].next = self.ev_valid[s].val() & !self.long[s].val() & self.open.val();
             self.hi_used[s].next = self.event_ok[s].val() & self.hi_change[s].val();
             self.time_used[s].next =
                 self.need[s].val() & (self.lost_ok[s].val() | self.event_ok[s].val());
@@ -289,7 +247,6 @@ impl<const E: usize> Logic for Decide<E> {
             // of it would see the previous evaluation's value).
             for t in 0..E {
                 if t == s + 1 {
-                    self.room_c[t].next = self.room_after[s].val();
                     self.any_c[t].next = self.any_n[s].val();
                     self.rem_c[t].next = self.rem_n[s].val();
                     self.since_c[t].next = self.since_n[s].val();

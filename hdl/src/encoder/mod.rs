@@ -1,7 +1,7 @@
 //! Record encoder and the logical TX FIFO, once per fabric clock (board.md
-//! 2.0 steps 1 to 3, format.md 4.1): the keeper's filler, then per slot the
-//! pending LOST event and the slot's event, each pushed atomically if the
-//! FIFO has room at the start of the clock less the clock's earlier pushes;
+//! 2.1 steps 1 to 3, format.md 4.1): the keeper's filler, then per slot the
+//! pending LOST event and the slot's event, pushed if the clock is open
+//! (the FIFO had room for `2 + 3E` words at the clock's start);
 //! beside them the drain's pop, decided from registers only (a pop frees
 //! its slot for the next clock). The words go to `tx_fifo::TxFifoStorage`.
 //!
@@ -53,6 +53,12 @@ pub const LEVEL_BITS: usize = 20;
 pub const LATENCY: usize = 3;
 /// Word groups per clock: the filler and TIME word, then one per slot.
 pub const GROUPS: usize = 5;
+/// Entry `4 m + d` of the lost-count flags is used: `1 <= m <= E`, `d < E`.
+const fn lost_flag_used<const E: usize>(i: usize) -> bool {
+    let (m, d) = (i / 4, i % 4);
+    m >= 1 && m <= E && d < E
+}
+
 /// The gap register's saturation value.
 const GAP_MAX: u64 = u32::MAX as u64;
 const MASK34: u64 = (1 << 34) - 1;
@@ -119,6 +125,14 @@ pub struct Encoder<const E: usize> {
     p1_step_k: DFF<Bits<34>>,
     step_lo: Signal<Local, Bits<33>>,
     step_now: Signal<Local, Bits<32>>,
+    /// `step - KEEPER_GAP` beside `step` rather than after it: the low
+    /// halves' difference less `KEEPER_GAP` (`_b`: plus `2^32`, for a
+    /// borrow from the high halves), chosen as `step_now` is.
+    step_k_nb: Signal<Local, Bits<34>>,
+    step_k_b: Signal<Local, Bits<34>>,
+    step_k_now: Signal<Local, Bits<34>>,
+    gap_max_k: Constant<Bits<34>>,
+    two_32: Constant<Bits<34>>,
     p1_tick_sat: Signal<Local, Bits<32>>,
     prep: [EventBody; E],
     // P2: the clock being decided.
@@ -166,13 +180,35 @@ pub struct Encoder<const E: usize> {
     sum_none: Signal<Local, Bits<34>>,
     sum_keep: Signal<Local, Bits<34>>,
     lost_sum: Signal<Local, Bits<34>>,
-    lost_take: Signal<Local, Bits<34>>,
-    lost_add: Signal<Local, Bits<34>>,
-    lost_thresholds: [Constant<Bits<32>>; decide::LOST_FLAGS],
-    payload_multiples: [Constant<Bits<34>>; 5],
+    /// `u + over`, and entry `5 n + d`: `u + over + d - n (2^21-1)`, the
+    /// lost count after a clock of `n` LOST pushes and `d` drops, worked
+    /// out beside the decision, which only picks one.
+    lost_base: Signal<Local, Bits<34>>,
+    lost_candidates: [Signal<Local, Bits<34>>; 25],
+    lost_steps: [Constant<Bits<34>>; 25],
+    /// Entry `5 n + d` with `n, d <= E` (yosys prunes the others).
+    candidate_used: [Constant<Bit>; 25],
+    /// The lost count `u` as `hi = u >> 21` and `lo = u mod 2^21`, for the
+    /// `lost_over` tests without a carry chain: `u > m (2^21-1) - d` with
+    /// `c = m + d` iff `hi >= m`, or `hi = m - 1` and `lo >= 2^21 - c + 1`.
+    /// Bits 24.. of `u` any, bits 3..21 all ones:
+    lost_hi_any: Signal<Local, Bit>,
+    lost_lo_ones: Signal<Local, Bit>,
+    /// Bits 21..24 and 0..3 of `u`, one-hot.
+    hi_onehot: Signal<Local, Bits<8>>,
+    lo_onehot: Signal<Local, Bits<8>>,
+    bit_of: [Constant<Bits<8>>; 8],
+    /// Per flag: the values of bits 21..24 that are `>= m`, the one that
+    /// is `m - 1`, and the values of bits 0..3 that make `lo >= 2^21 - c
+    /// + 1` (with bits 3..21 all ones); zero for unused flags.
+    over_ge_m: [Constant<Bits<8>>; decide::LOST_FLAGS],
+    over_eq_m1: [Constant<Bits<8>>; decide::LOST_FLAGS],
+    over_lo: [Constant<Bits<8>>; decide::LOST_FLAGS],
     keeper_gap_34: Constant<Bits<34>>,
     /// Entry `v`: bits `0..=v` set.
     thermometer_wide: [Constant<Bits<32>>; 32],
+    /// The room thermometer's bit `2 + 3E`: the clock is open.
+    open_bit: Constant<Bits<16>>,
     gap_max: Constant<Bits<32>>,
     // Outputs.
     out_count: [DFF<Bits<2>>; GROUPS],
@@ -253,6 +289,11 @@ impl<const E: usize> Default for Encoder<E> {
             p1_step_k: Default::default(),
             step_lo: Default::default(),
             step_now: Default::default(),
+            step_k_nb: Default::default(),
+            step_k_b: Default::default(),
+            step_k_now: Default::default(),
+            gap_max_k: Constant::new((GAP_MAX.wrapping_sub(KEEPER_GAP) & MASK34).to_bits()),
+            two_32: Constant::new((1u64 << 32).to_bits()),
             p1_tick_sat: Default::default(),
             prep: std::array::from_fn(|_| Default::default()),
             p2_valid: Default::default(),
@@ -292,23 +333,48 @@ impl<const E: usize> Default for Encoder<E> {
             sum_none: Default::default(),
             sum_keep: Default::default(),
             lost_sum: Default::default(),
-            lost_take: Default::default(),
-            lost_add: Default::default(),
-            // Entry 4 m + d: u > m (2^21-1) - d; entries with m = 0, m > E
-            // or d >= E unused.
-            lost_thresholds: std::array::from_fn(|i| {
-                let (m, d) = ((i / 4) as u64, (i % 4) as u64);
-                let t = if m == 0 || m > E as u64 || d >= E as u64 {
-                    u32::MAX as u64
-                } else {
-                    m * PAYLOAD_MAX - d
-                };
-                Constant::new(t.to_bits())
+            lost_base: Default::default(),
+            lost_candidates: std::array::from_fn(|_| Default::default()),
+            lost_steps: std::array::from_fn(|i| {
+                let (n, d) = ((i / 5) as u64, (i % 5) as u64);
+                Constant::new((d.wrapping_sub(n * PAYLOAD_MAX) & MASK34).to_bits())
             }),
-            payload_multiples: std::array::from_fn(|n| {
-                Constant::new(((n as u64 * PAYLOAD_MAX) & MASK34).to_bits())
+            candidate_used: std::array::from_fn(|i| Constant::new(i / 5 <= E && i % 5 <= E)),
+            lost_hi_any: Default::default(),
+            lost_lo_ones: Default::default(),
+            hi_onehot: Default::default(),
+            lo_onehot: Default::default(),
+            bit_of: std::array::from_fn(|v| Constant::new((1u64 << v).to_bits())),
+            // Entry 4 m + d (1 <= m <= E, d < E) tests u > m (2^21-1) - d.
+            over_ge_m: std::array::from_fn(|i| {
+                let mask = if lost_flag_used::<E>(i) {
+                    0xFFu64 << (i / 4)
+                } else {
+                    0
+                };
+                Constant::new((mask & 0xFF).to_bits())
+            }),
+            over_eq_m1: std::array::from_fn(|i| {
+                let mask = if lost_flag_used::<E>(i) {
+                    1u64 << (i / 4 - 1)
+                } else {
+                    0
+                };
+                Constant::new(mask.to_bits())
+            }),
+            over_lo: std::array::from_fn(|i| {
+                // lo >= 2^21 - (c - 1), c = m + d: bits 0..3 >= 8 - (c - 1)
+                // for c >= 2; never for c = 1.
+                let c1 = i / 4 + i % 4;
+                let mask = if lost_flag_used::<E>(i) && c1 >= 2 {
+                    0xFFu64 << (8 - (c1 - 1))
+                } else {
+                    0
+                };
+                Constant::new((mask & 0xFF).to_bits())
             }),
             keeper_gap_34: Constant::new(KEEPER_GAP.to_bits()),
+            open_bit: Constant::new((1u64 << (2 + 3 * E)).to_bits()),
             thermometer_wide: std::array::from_fn(|v| Constant::new(((2u64 << v) - 1).to_bits())),
             gap_max: Constant::new(GAP_MAX.to_bits()),
             out_count: std::array::from_fn(|_| Default::default()),
@@ -402,16 +468,23 @@ impl<const E: usize> Logic for Encoder<E> {
         self.p1_tick_hi_inc.d.next = self.tick_in.val().get_bits::<32>(32) + 1;
         self.step_lo.next = bit_cast::<33, 32>(self.tick_in.val().get_bits::<32>(0))
             - bit_cast::<33, 32>(self.p1_tick.q.val().get_bits::<32>(0));
+        self.step_k_nb.next = bit_cast::<34, 32>(self.tick_in.val().get_bits::<32>(0))
+            - bit_cast::<34, 32>(self.p1_tick.q.val().get_bits::<32>(0))
+            - self.keeper_gap_34.val();
+        self.step_k_b.next = self.step_k_nb.val() + self.two_32.val();
         self.step_now.next = self.gap_max.val();
+        self.step_k_now.next = self.gap_max_k.val();
         if self.step_lo.val().get_bit(32) {
             if self.tick_in.val().get_bits::<32>(32) == self.p1_tick_hi_inc.q.val() {
                 self.step_now.next = self.step_lo.val().get_bits::<32>(0);
+                self.step_k_now.next = self.step_k_b.val();
             }
         } else if self.tick_in.val().get_bits::<32>(32) == self.p1_tick.q.val().get_bits::<32>(32) {
             self.step_now.next = self.step_lo.val().get_bits::<32>(0);
+            self.step_k_now.next = self.step_k_nb.val();
         }
         self.p1_step.d.next = self.step_now.val();
-        self.p1_step_k.d.next = bit_cast::<34, 32>(self.step_now.val()) - self.keeper_gap_34.val();
+        self.p1_step_k.d.next = self.step_k_now.val();
         self.p1_over.d.next = self.over.val();
         self.p1_tracing.d.next = self.tracing_in.val();
         self.p1_tags_only.d.next = self.tags_only_in.val();
@@ -471,10 +544,28 @@ impl<const E: usize> Logic for Encoder<E> {
         // The keeper is due at `gap >= KEEPER_GAP`, i.e. 2^21-1 units.
         self.decide.due.next =
             self.units.val().get_bits::<5>(21).any() | self.units.val().get_bits::<21>(0).all();
-        self.decide.room.next = self.room.q.val();
+        self.decide.filler_room.next = self.room.q.val().get_bit(1);
+        self.decide.open.next = (self.room.q.val() & self.open_bit.val()).any();
         self.decide.lost_nonzero.next = self.lost.q.val().any();
+        self.lost_hi_any.next = self.lost.q.val().get_bits::<8>(24).any();
+        self.lost_lo_ones.next = self.lost.q.val().get_bits::<18>(3).all();
+        self.hi_onehot.next = 0.into();
+        self.lo_onehot.next = 0.into();
+        for v in 0..8 {
+            if self.lost.q.val().get_bits::<3>(21).index() == v {
+                self.hi_onehot.next = self.bit_of[v].val();
+            }
+            if self.lost.q.val().get_bits::<3>(0).index() == v {
+                self.lo_onehot.next = self.bit_of[v].val();
+            }
+        }
         for i in 0..decide::LOST_FLAGS {
-            self.decide.lost_over[i].next = self.lost.q.val() > self.lost_thresholds[i].val();
+            self.decide.lost_over[i].next = (self.hi_onehot.val() & self.over_ge_m[i].val()).any()
+                | (self.lost_hi_any.val() & self.over_ge_m[i].val().any())
+                | ((self.hi_onehot.val() & self.over_eq_m1[i].val()).any()
+                    & !self.lost_hi_any.val()
+                    & self.lost_lo_ones.val()
+                    & (self.lo_onehot.val() & self.over_lo[i].val()).any());
         }
         for i in 0..16 {
             self.decide.hi_eq_slot[i].next = self.p2_hi_eq[i].q.val();
@@ -558,16 +649,25 @@ impl<const E: usize> Logic for Encoder<E> {
         // The lost count after the clock: `u + drops - losts (2^21-1)`
         // while every LOST left a remainder, else the drops since the last
         // one; plus the references the limit dropped; saturated.
-        self.lost_add.next =
-            bit_cast::<34, 3>(self.decide.drops.val()) + bit_cast::<34, 4>(self.p2_over.q.val());
-        self.lost_take.next = 0.into();
-        for n in 0..5 {
-            if self.decide.losts.val().index() == n {
-                self.lost_take.next = self.payload_multiples[n].val();
+        self.lost_base.next =
+            bit_cast::<34, 32>(self.lost.q.val()) + bit_cast::<34, 4>(self.p2_over.q.val());
+        for i in 0..25 {
+            self.lost_candidates[i].next = 0.into();
+            if self.candidate_used[i].val() {
+                self.lost_candidates[i].next = self.lost_base.val() + self.lost_steps[i].val();
             }
         }
-        self.lost_sum.next =
-            bit_cast::<34, 32>(self.lost.q.val()) + self.lost_add.val() - self.lost_take.val();
+        self.lost_sum.next = self.lost_candidates[0].val();
+        for n in 0..5 {
+            for d in 0..5 {
+                if self.candidate_used[n * 5 + d].val()
+                    & (self.decide.losts.val().index() == n)
+                    & (self.decide.drops.val().index() == d)
+                {
+                    self.lost_sum.next = self.lost_candidates[n * 5 + d].val();
+                }
+            }
+        }
         if !self.decide.remainder_after.val() {
             self.lost_sum.next = bit_cast::<34, 3>(self.decide.drops_since_after.val())
                 + bit_cast::<34, 4>(self.p2_over.q.val());

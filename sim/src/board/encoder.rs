@@ -1,8 +1,9 @@
 //! The encoder step (board.md steps 1 and 2, format.md §4.1): the keeper's
 //! filler TIME word at a clock's tick, the reference limit and the config
-//! unit in front of the encoder, and each event's words pushed atomically
-//! into the TX FIFO, the pending LOST first, with the room of the clock:
-//! `depth - level_k - words already pushed in clock k`.
+//! unit in front of the encoder, and each event's words pushed into the TX
+//! FIFO, the pending LOST first, if the clock is open (board.md 2.1: the
+//! FIFO had room for `2 + 3E` words at the clock's start); a clock that is
+//! not open drops its events.
 //!
 //! These are the general ("slow") paths of the board; `fast_path.rs` does
 //! the same for the common commands with its state in locals.
@@ -119,8 +120,9 @@ impl Board {
     /// already run (`run_until`).
     pub(super) fn record(&mut self, ev: BoardEvent) {
         let t = self.cur;
-        if self.prepare_push(t >> self.shift) == self.fifo_depth {
-            // No room for LOST nor the event: both need a word at least.
+        let clock = t >> self.shift;
+        let level = self.prepare_push(clock);
+        if !self.clock_is_open(clock, level) {
             self.drop_event(t);
         } else {
             if self.lost > 0 {
@@ -137,20 +139,27 @@ impl Board {
             self.counters.lost_pending = self.lost;
         }
         self.refresh_push_limit();
-        // While the FIFO stays this full, the events of the fast path are
-        // dropped without looking: none fits before the clock after the
-        // next pop.
+        // While the clocks stay closed, the events of the fast path are
+        // dropped without looking: the fill level at a clock's start can
+        // fall only after a pop, so no clock before the one after the next
+        // pop is open.
         self.drop_before = 0;
-        if self.lost > 0 {
-            let room = self.fifo_depth - self.fifo.len();
-            if room == 0 || (room == 1 && t - self.encoder.last >= TIME_UNIT) {
-                if self.fifo.front() >= self.fifo.settled() {
-                    self.fifo.settle();
-                }
-                let free_clock = self.fifo.front_pop_clock().saturating_add(1);
-                self.drop_before = free_clock.saturating_mul(1 << self.shift);
+        if self.lost > 0 && !self.clock_is_open(clock, self.fifo.len()) {
+            if self.fifo.front() >= self.fifo.settled() {
+                self.fifo.settle();
             }
+            let free_clock = self.fifo.front_pop_clock().saturating_add(1);
+            self.drop_before = free_clock.saturating_mul(1 << self.shift);
         }
+    }
+
+    /// Board.md 2.1: clock `clock` takes its events if the FIFO had room
+    /// for `2 + 3E` words at its start; `level` is the fill level now
+    /// (`level_k` plus the words pushed in the clock so far).
+    #[inline]
+    fn clock_is_open(&self, clock: u64, level: usize) -> bool {
+        let level_k = level - self.fifo.pushed_in_clock(clock) as usize;
+        self.fifo_depth - level_k >= self.open_room
     }
 
     /// An event found no room (or its gap needs two TIME words).
@@ -257,10 +266,12 @@ impl Board {
 
     /// The fast path's bound (see `push_limit`).
     pub(super) fn refresh_push_limit(&mut self) {
-        self.push_limit = if self.lost > 0 {
+        // An event pushed while `pushed + 3 <= push_limit` finds its clock
+        // open: the level at the clock's start is at most `pushed - front`.
+        self.push_limit = if self.lost > 0 || self.fifo_depth < self.open_room {
             0
         } else {
-            let room = self.fifo.front() + self.fifo_depth as u64;
+            let room = self.fifo.front() + (self.fifo_depth - self.open_room) as u64 + 3;
             room.min(self.fifo.consumed() + self.fifo.capacity())
                 .min(self.fifo.pushed() + super::TAKE_BATCH)
         };

@@ -41,6 +41,11 @@ pub struct TxFifo {
     /// (a lower bound for later words: push clocks never decrease).
     high_water: u64,
     popped_before_push: u64,
+    /// The clock of the last push and `end` before that clock's first
+    /// push: the words pushed in the current clock, for the fill level at
+    /// its start (board.md 2.1, an open clock).
+    push_clock: u64,
+    end_before_push_clock: u64,
 }
 
 impl TxFifo {
@@ -61,6 +66,19 @@ impl TxFifo {
             limiter: Limiter::new(num, den),
             high_water: 0,
             popped_before_push: 0,
+            push_clock: u64::MAX,
+            end_before_push_clock: 0,
+        }
+    }
+
+    /// Words pushed in clock `clock` so far (`clock` at or after every
+    /// push's clock).
+    #[inline(always)]
+    pub fn pushed_in_clock(&self, clock: u64) -> u64 {
+        if self.push_clock == clock {
+            self.end - self.end_before_push_clock
+        } else {
+            0
         }
     }
 
@@ -237,6 +255,10 @@ impl TxFifo {
             self.end + 3 - self.consumed <= self.capacity(),
             "ring overrun"
         );
+        if clock != self.push_clock {
+            self.push_clock = clock;
+            self.end_before_push_clock = self.end;
+        }
         let i = self.slot(self.end);
         self.words[i] = word;
         self.clocks[i] = clock;
@@ -254,6 +276,8 @@ impl TxFifo {
             mask: self.mask,
             end: self.end,
             fifo_end: &mut self.end,
+            push_clock: &mut self.push_clock,
+            end_before_push_clock: &mut self.end_before_push_clock,
         }
     }
 
@@ -314,6 +338,8 @@ pub struct Pusher<'a> {
     mask: u64,
     end: u64,
     fifo_end: &'a mut u64,
+    push_clock: &'a mut u64,
+    end_before_push_clock: &'a mut u64,
 }
 
 impl Pusher<'_> {
@@ -337,6 +363,10 @@ impl Pusher<'_> {
     #[inline(always)]
     pub fn push_event(&mut self, words: [u32; 3], skip1: u64, skip2: u64, clock: u64) {
         debug_assert!(skip1 <= 1 && skip2 <= 1);
+        if clock != *self.push_clock {
+            *self.push_clock = clock;
+            *self.end_before_push_clock = self.end;
+        }
         let mask = self.mask;
         let i0 = self.end;
         let i1 = i0 + skip1;

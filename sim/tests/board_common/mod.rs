@@ -1,5 +1,5 @@
 //! Shared helpers of the board tests: a seeded generator of command streams,
-//! an independent clock-by-clock model of board.md 2.0 written as literally
+//! an independent clock-by-clock model of board.md 2.1 written as literally
 //! as possible (no analytic shortcuts), and packet decoding.
 #![allow(dead_code)]
 
@@ -299,7 +299,7 @@ pub fn random_lanes(rng: &mut Rng) -> (u32, u32) {
 const KEEPER_GAP: u64 = 64 * ((1 << 21) - 1);
 const GAP_TOO_LONG: u64 = 64 << 21;
 
-/// An independent, literal, clock-by-clock model of board.md 2.0: one loop
+/// An independent, literal, clock-by-clock model of board.md 2.1: one loop
 /// iteration per fabric clock, in the order of the spec's steps. Clocks in
 /// which nothing but the drain's `credit += L * num` happens (no command,
 /// keeper, pop or idle flush due) are added up at once (the credit capped
@@ -344,6 +344,8 @@ pub struct LiteralBoard {
     pushed: u64,
     popped: u64,
     popped_before_open: u64,
+    /// The current clock takes its events (board.md 2.1).
+    clock_open: bool,
 }
 
 impl LiteralBoard {
@@ -379,6 +381,7 @@ impl LiteralBoard {
             pushed: 0,
             popped: 0,
             popped_before_open: 0,
+            clock_open: true,
         }
     }
 
@@ -392,15 +395,19 @@ impl LiteralBoard {
         self.pushed += 1;
     }
 
-    /// Pushes the event's words if all fit: room is the depth less every
-    /// word in the FIFO, those pushed in this clock included.
+    /// Pushes the event's words if its clock is open and its gap needs one
+    /// TIME word at most; an open clock always has the room.
     fn try_push(&mut self, t: u64, ev: BoardEvent) -> bool {
         let Some(e) = self.enc.encode(t, ev) else {
             return false;
         };
-        if e.len() > self.cfg.fifo_depth - self.fifo.len() {
+        if !self.clock_open {
             return false;
         }
+        assert!(
+            e.len() <= self.cfg.fifo_depth - self.fifo.len(),
+            "an open clock ran out of room"
+        );
         for &w in e.words() {
             self.push_word(t / self.lanes, w);
         }
@@ -549,6 +556,10 @@ impl LiteralBoard {
     pub fn clock(&mut self, k: u64, cmds: &[Command]) {
         let tick = k * self.lanes;
         let level_k = self.fifo.len();
+        // Board.md 2.1: the clock takes its events if the FIFO has room for
+        // the most words a clock pushes, the filler included.
+        let most = 2 + 3 * self.cfg.refs_per_clock as usize;
+        self.clock_open = self.cfg.fifo_depth - level_k >= most;
         // 1. Keeper.
         if tick.saturating_sub(self.enc.last) >= KEEPER_GAP && level_k < self.cfg.fifo_depth {
             self.push_word(

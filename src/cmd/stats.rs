@@ -31,7 +31,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let h = view.header().clone();
     let tick_ns = f64::from(h.common.tick_ps.max(1)) / 1000.0;
     let interval_ticks = ((args.interval_ms * 1e6) / tick_ns).max(1.0) as u64;
-    let mut s = TraceStats::new(interval_ticks);
+    let mut s = TraceStats::new(interval_ticks, args.max_rows);
     for r in view.records() {
         s.add(&r);
     }
@@ -91,7 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             n as f64 * 4.0 / secs / 1e6
         );
     };
-    for iv in s.intervals.iter().take(args.max_rows) {
+    for iv in s.intervals() {
         row(
             iv.start_tick as f64 * tick_ns / 1e6,
             iv.reads + iv.writes,
@@ -100,18 +100,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             secs,
         );
     }
-    if s.intervals.len() > args.max_rows {
-        let rest = &s.intervals[args.max_rows..];
-        let (r, w) = rest
-            .iter()
-            .fold((0, 0), |a, iv| (a.0 + iv.reads, a.1 + iv.writes));
+    if let Some(later) = s.later_intervals() {
         println!(
             "{:>12} {:>12} {:>10} {:>10}  ({} more intervals)",
             "...",
-            r + w,
-            r,
-            w,
-            rest.len()
+            later.reads + later.writes,
+            later.reads,
+            later.writes,
+            later.intervals
         );
     }
     println!();

@@ -32,7 +32,9 @@ pub struct Args {
     /// Several boards on interleaved channels: log2 of the interleave block in bytes.
     #[arg(long)]
     pub interleave_shift: Option<u32>,
-    /// Packets a port may be out of order and still be put back in place.
+    /// Positions a packet may arrive late in its port's stream (behind
+    /// packets that follow it) and still be put back in place; 0 undoes no
+    /// reordering. Each port keeps this many packets ahead in memory.
     #[arg(long, default_value_t = DEFAULT_REORDER_DEPTH)]
     pub reorder_depth: usize,
     /// Largest spread of the capture files' start times (seconds) in one run.

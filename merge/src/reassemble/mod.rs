@@ -46,7 +46,9 @@ impl ChannelJoin {
     }
 }
 
-/// Packets each port may be ahead of its place (reordering it undoes).
+/// Positions a packet may be late in its port's file (behind packets with
+/// higher `seq`) and still be put in place: each port keeps this many
+/// packets beyond the one due. 0: no reordering is undone.
 pub const DEFAULT_REORDER_DEPTH: usize = 64;
 /// Notes (duplicates, late or rejected packets) kept in full per board;
 /// beyond this they are only counted.
@@ -99,7 +101,8 @@ pub struct BoardStream<'a> {
     board: u8,
     ports: Vec<PortCursor<'a>>,
     heap: BinaryHeap<Reverse<Pending<'a>>>,
-    depth: usize,
+    /// Packets each port has in `heap`: the reorder depth plus the one due.
+    per_port: usize,
     arrivals: u64,
     mapping: AddressMapping,
     channel: Option<ChannelJoin>,
@@ -148,7 +151,7 @@ impl<'a> BoardStream<'a> {
             board,
             ports,
             heap: BinaryHeap::new(),
-            depth: depth.max(1),
+            per_port: depth.saturating_add(1),
             arrivals: 0,
             mapping,
             channel,
@@ -174,7 +177,7 @@ impl<'a> BoardStream<'a> {
 
     /// Tops up port `p`'s look-ahead from its files.
     fn refill(&mut self, p: usize) -> Result<(), MergeError> {
-        while self.ports[p].in_heap < self.depth {
+        while self.ports[p].in_heap < self.per_port {
             let port = &mut self.ports[p];
             let Some((source, reader)) = port.parts.get_mut(port.part) else {
                 return Ok(());

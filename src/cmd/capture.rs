@@ -142,8 +142,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     for b in &summary.boards {
         eprintln!(
-            "board {}: seq {}..{}, {} received, {} lost (sequence gaps), {} duplicates",
-            b.board, b.seq.first_seq, b.seq.last_seq, b.seq.received, b.seq.lost, b.seq.duplicates
+            "board {}: seq {}..{}, {} received, {} lost (sequence gaps), {} duplicates, \
+             {} with a corrupt seq (far outside the stream's; not counted as lost)",
+            b.board,
+            b.seq.first_seq,
+            b.seq.last_seq,
+            b.seq.received,
+            b.seq.lost,
+            b.seq.duplicates,
+            b.seq.corrupt_seq
         );
     }
     eprintln!(

@@ -224,3 +224,24 @@ fn replay_of_a_cut_log_or_one_with_seq_holes_says_so() {
     );
     std::fs::remove_dir_all(d).unwrap();
 }
+
+#[test]
+fn capture_repair_cuts_a_partial_record_and_help_states_the_loss_bound() {
+    let (d, run) = simulated("repair");
+    let file = run.join("board0-port0.hmttcap");
+    let whole = std::fs::read(&file).unwrap();
+    let mut cut = whole.clone();
+    cut.extend_from_slice(&whole[64..64 + 40]);
+    std::fs::write(&file, &cut).unwrap();
+    let out = ok(&["capture", "--repair", "-o", s(&run)]);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("40 bytes of a partial record cut"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), whole);
+    let help = text(&ok(&["capture", "--help"]).stdout);
+    assert!(help.contains("most the last 150 ms of packets"), "{help}");
+    assert!(help.contains("--repair"));
+    std::fs::remove_dir_all(d).unwrap();
+}

@@ -14,6 +14,7 @@ pub mod frame;
 mod input;
 pub mod pcapng;
 pub mod read;
+pub mod repair;
 pub mod seq;
 pub mod stats;
 mod status;

@@ -99,7 +99,7 @@ fn a_corrupt_t0_in_the_last_or_first_packet_is_rejected() {
 
 #[test]
 fn a_forged_seq_far_ahead_is_rejected_not_a_gap() {
-    for forged in [u64::MAX - 2, 1 << 40, 1000 + MAX_SEQ_JUMP] {
+    for forged in [u64::MAX, u64::MAX - 2, 1 << 40, 1000 + MAX_SEQ_JUMP] {
         let (report, records) = merged(|p| set_seq(&mut p[40], forged));
         assert_one_rejected(&report, 40);
         assert_eq!(report.packets_missing(), 1);
@@ -137,5 +137,17 @@ fn a_real_long_loss_is_still_a_gap() {
     let b = &report.boards[0];
     assert_eq!(b.packets_rejected, 0, "{report}");
     assert_eq!(report.packets_missing(), jump);
+    assert_in_time_order(&records);
+}
+
+#[test]
+fn two_packets_forged_to_the_last_seq_are_rejected() {
+    let (report, records) = merged(|p| {
+        set_seq(&mut p[40], u64::MAX);
+        set_seq(&mut p[41], u64::MAX);
+    });
+    let b = &report.boards[0];
+    assert_eq!(b.packets_rejected + b.packets_duplicate, 2, "{report}");
+    assert_eq!(report.packets_missing(), 2);
     assert_in_time_order(&records);
 }

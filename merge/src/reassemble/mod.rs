@@ -337,7 +337,7 @@ impl<'a> BoardStream<'a> {
                     missing,
                 ));
             }
-            self.next_seq = Some(seq + 1);
+            self.next_seq = Some(seq.saturating_add(1));
             self.report.packets += 1;
             if self.report.first_seq.is_none() {
                 self.report.first_seq = Some(seq);
@@ -369,9 +369,10 @@ impl<'a> BoardStream<'a> {
             .heap
             .peek()
             .map(|Reverse(p)| (p.seq, Packet::new_unchecked(p.packet).t0()));
-        // The stream carries on from this packet when the next one follows it.
-        let carried_on =
-            after.is_none_or(|(s, t)| s >= seq && t >= t0 && can_follow(seq + 1, t0, s, t));
+        // The stream carries on from this packet when the next one follows
+        // it (a copy of it proves nothing).
+        let carried_on = after
+            .is_none_or(|(s, t)| s > seq && t >= t0 && can_follow(seq.saturating_add(1), t0, s, t));
         match self.next_seq {
             // The first packet has nothing before it: only what follows
             // it tells a corrupt one.

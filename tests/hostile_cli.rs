@@ -245,3 +245,43 @@ fn capture_repair_cuts_a_partial_record_and_help_states_the_loss_bound() {
     assert!(help.contains("--repair"));
     std::fs::remove_dir_all(d).unwrap();
 }
+
+#[test]
+fn a_pcap_file_with_timestamps_before_1970_is_captured_without_a_panic() {
+    use hmtt_receiver::frame::{build_udp_frame, UdpEndpoints};
+    let (d, run) = simulated("pcapts");
+    let data = std::fs::read(run.join("board0-port0.hmttcap")).unwrap();
+    let (_, records) = CaptureReader::new(&data).unwrap();
+    let mut pcap = 0xa1b2_3c4du32.to_le_bytes().to_vec();
+    pcap.extend_from_slice(&[2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    pcap.extend_from_slice(&65535u32.to_le_bytes());
+    pcap.extend_from_slice(&1u32.to_le_bytes()); // Ethernet
+    let mut sent = 0;
+    for r in records {
+        let mut frame = Vec::new();
+        build_udp_frame(&UdpEndpoints::board_defaults(0, 0), r.packet, &mut frame);
+        // A seconds field with the top bit set: negative in libpcap's time_t.
+        pcap.extend_from_slice(&0x8000_0000u32.to_le_bytes());
+        pcap.extend_from_slice(&0u32.to_le_bytes());
+        pcap.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        pcap.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        pcap.extend_from_slice(&frame);
+        sent += 1;
+    }
+    let input = d.join("in.pcap");
+    std::fs::write(&input, &pcap).unwrap();
+    let out_dir = d.join("out");
+    let out = hmtt(&[
+        "capture",
+        "-i",
+        &format!("file:{}", s(&input)),
+        "-o",
+        s(&out_dir),
+        "-q",
+    ]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains(&format!("{sent} received")), "{stderr}");
+    std::fs::remove_dir_all(d).unwrap();
+}

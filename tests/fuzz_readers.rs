@@ -137,7 +137,8 @@ fn hmtt(args: &[&str]) {
 fn seeds() -> &'static Seeds {
     static SEEDS: OnceLock<Seeds> = OnceLock::new();
     SEEDS.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("hmtt-fuzz-{}", std::process::id()));
+        // One fixed place, cleared each run, so runs leave no heaps behind.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz-readers");
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let run = dir.join("run");

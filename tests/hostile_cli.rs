@@ -166,7 +166,7 @@ fn onto_full_disk(args: &[&str]) -> Output {
 }
 
 #[test]
-fn stats_and_merge_end_quietly_into_a_closed_pipe_and_fail_clearly_on_a_full_disk() {
+fn stats_merge_and_sim_end_quietly_into_a_closed_pipe_and_fail_clearly_on_a_full_disk() {
     let (d, run) = simulated("pipe");
     let trace = d.join("x.hmtttrace");
     ok(&["merge", s(&run), "-o", s(&trace), "-q"]);
@@ -187,6 +187,18 @@ fn stats_and_merge_end_quietly_into_a_closed_pipe_and_fail_clearly_on_a_full_dis
     let full = onto_full_disk(&["merge", s(&run), "-o", s(&trace), "-q"]);
     assert_eq!(full.status.code(), Some(1), "{}", text(&full.stderr));
     assert!(text(&full.stderr).contains("writing the merge summary"));
+    let again = d.join("again");
+    let full = onto_full_disk(&[
+        "sim",
+        "--workload",
+        "strided",
+        "--n",
+        "1000",
+        "--out",
+        s(&again),
+    ]);
+    assert_eq!(full.status.code(), Some(1), "{}", text(&full.stderr));
+    assert!(text(&full.stderr).contains("writing the run summary"));
     std::fs::remove_dir_all(d).unwrap();
 }
 

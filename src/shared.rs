@@ -2,6 +2,7 @@
 //! the command line, the progress bar over a long input, and opening a
 //! trace file and its event names.
 
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
@@ -174,6 +175,21 @@ pub fn with_names_of(mut names: NameTable, events: Option<&Path>) -> anyhow::Res
         names.names.extend(load_names(events, &[])?.names);
     }
     Ok(names)
+}
+
+/// Runs `body` on buffered standard output. A reader that closes the pipe
+/// early (`hmtt dump | head`) ends the output quietly; any other failure
+/// (a full disk) is an error, with `what` as its context.
+pub fn to_stdout(
+    what: &'static str,
+    body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    match body(&mut out).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.context(what),
+    }
 }
 
 #[cfg(test)]

@@ -557,6 +557,50 @@ pub fn parse_file(bytes: &[u8]) -> Result<(FileHeaderRepr, Records<'_>)> {
     Ok((header, Records::new(&bytes[HEADER_LEN..])))
 }
 
+/// A kernel log read whole for replay: its records in `seq` order, one per
+/// `seq`, and what was wrong with the file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogImage {
+    pub records: Vec<RecordRepr>,
+    /// Bytes of a partial record at the end: the file was cut short.
+    pub cut_short_bytes: usize,
+    /// Runs of `seq` numbers missing between the first and last record.
+    pub seq_holes: u64,
+    /// `seq` numbers missing in those runs (saturating).
+    pub seq_missing: u64,
+    /// Records whose `seq` another record already had (dropped).
+    pub duplicates: u64,
+}
+
+/// Reads a whole `.hmttlog` image (see [`LogImage`]); fails on a bad header
+/// or on a record that does not parse, giving its index.
+pub fn read_image(bytes: &[u8]) -> core::result::Result<LogImage, (Option<usize>, Error)> {
+    let (_, records) = parse_file(bytes).map_err(|e| (None, e))?;
+    let cut_short_bytes = records.remainder();
+    let mut log = records
+        .enumerate()
+        .map(|(i, r)| r.map_err(|e| (Some(i), e)))
+        .collect::<core::result::Result<Vec<_>, _>>()?;
+    log.sort_by_key(|r| r.seq);
+    let before = log.len();
+    log.dedup_by_key(|r| r.seq);
+    let (mut seq_holes, mut seq_missing) = (0u64, 0u64);
+    for w in log.windows(2) {
+        let missing = w[1].seq - w[0].seq - 1;
+        if missing > 0 {
+            seq_holes += 1;
+            seq_missing = seq_missing.saturating_add(missing);
+        }
+    }
+    Ok(LogImage {
+        duplicates: (before - log.len()) as u64,
+        records: log,
+        cut_short_bytes,
+        seq_holes,
+        seq_missing,
+    })
+}
+
 /// Iterator over the records of a byte slice holding whole records.
 #[derive(Debug, Clone)]
 pub struct Records<'a> {
@@ -608,6 +652,42 @@ mod tests {
         0x00, 0xca, 0x9a, 0x3b, 0, 0, 0, 0, // time 1e9 ns
         b'h', b'm', b't', b't', b'_', b'd', b'm', b'a', b't', b'e', b's', b't', 0, 0, 0, 0,
     ];
+
+    #[test]
+    fn read_image_reports_a_cut_and_seq_holes() {
+        let record = |seq| {
+            RecordRepr {
+                seq,
+                cpu: 0,
+                pid: 1,
+                time_ns: seq,
+                event: Event::Overrun { lost: 0 },
+            }
+            .to_bytes()
+        };
+        let header = FileHeaderRepr { start_ns: 5 }.to_bytes();
+        let mut file = header.to_vec();
+        for seq in [0, 1, 2, 5, 4, 9, 9, 10] {
+            file.extend_from_slice(&record(seq));
+        }
+        let whole = read_image(&file).unwrap();
+        assert_eq!(whole.cut_short_bytes, 0);
+        let seqs: Vec<u64> = whole.records.iter().map(|r| r.seq).collect();
+        assert_eq!(seqs, [0, 1, 2, 4, 5, 9, 10]);
+        assert_eq!(
+            (whole.seq_holes, whole.seq_missing, whole.duplicates),
+            (2, 4, 1)
+        );
+        file.extend_from_slice(&record(11)[..40]);
+        let cut = read_image(&file).unwrap();
+        assert_eq!(cut.cut_short_bytes, 40);
+        assert_eq!(cut.records, whole.records);
+        file.truncate(HEADER_LEN);
+        file.extend_from_slice(&record(u64::MAX));
+        file.extend_from_slice(&record(0));
+        let forged = read_image(&file).unwrap();
+        assert_eq!((forged.seq_holes, forged.seq_missing), (1, u64::MAX - 1));
+    }
 
     #[test]
     fn dma_record_parses_and_emits_byte_for_byte() {

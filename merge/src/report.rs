@@ -126,6 +126,27 @@ impl MergeReport {
                 && b.file_damage.is_empty()
         })
     }
+    /// What of the input was read but not merged, as the last line of the
+    /// summary: packets rejected or placed too late, corrupt record words,
+    /// files unreadable part-way. `None` when nothing was (losses in
+    /// transit are gaps, not rejected input).
+    pub fn rejected_input(&self) -> Option<String> {
+        let packets = self.packets_rejected();
+        let words: u64 = self.boards.iter().map(|b| b.corrupt_words).sum();
+        let files = self
+            .boards
+            .iter()
+            .flat_map(|b| &b.file_damage)
+            .filter(|d| matches!(d.end, CaptureEnd::Corrupt { .. }))
+            .count();
+        if packets + words == 0 && files == 0 {
+            return None;
+        }
+        Some(format!(
+            "INPUT REJECTED: {packets} packets, {words} record words and the rest of {files} \
+             corrupt files were not merged (reasons above)"
+        ))
+    }
     fn ns(&self, ticks: u64) -> f64 {
         ticks as f64 * f64::from(self.tick_ps) / 1000.0
     }

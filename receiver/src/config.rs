@@ -114,7 +114,9 @@ pub struct CaptureConfig {
     pub buffers_per_input: usize,
     /// Largest datagram kept whole; longer ones are cut and rejected.
     pub max_packet: usize,
-    /// A partly filled buffer is handed on after this long.
+    /// A partly filled buffer is handed on after this long (checked when a
+    /// receive returns: at the latest after the 50 ms receive timeout), so
+    /// a kill loses at most this plus 50 ms of received packets.
     pub flush_after: Duration,
     /// Also write `<name>-p<port>.pcapng` per port for Wireshark.
     pub pcapng: bool,

@@ -316,8 +316,10 @@ pub fn run_pcap(
         let mut flush = false;
         match handle.next() {
             Ok(p) => {
-                let recv_ns =
-                    p.header.ts.tv_sec as u64 * 1_000_000_000 + p.header.ts.tv_usec as u64;
+                // A damaged file can hold any timestamp: saturate, not wrap.
+                let recv_ns = (p.header.ts.tv_sec as u64)
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(p.header.ts.tv_usec as u64);
                 let whole = p.header.caplen == p.header.len;
                 match extract(linktype, p.data, udp_port) {
                     Frame::Other => {

@@ -14,6 +14,7 @@ pub mod frame;
 mod input;
 pub mod pcapng;
 pub mod read;
+pub mod repair;
 pub mod seq;
 pub mod stats;
 mod status;
@@ -120,6 +121,98 @@ pub struct CaptureHandle {
     local_addrs: Vec<Option<SocketAddr>>,
     buffer_bytes: Vec<Option<u64>>,
     kinds: Vec<SourceKind>,
+    /// The summary's temporary file, with room reserved for it.
+    summary_room: Option<std::fs::File>,
+}
+
+/// Bytes reserved at the start for the JSON summary, so that a full disk
+/// at the end still leaves room for it (a summary of a few ports and
+/// boards takes a few KiB).
+pub const SUMMARY_ROOM: u64 = 256 << 10;
+
+/// Where the summary is written before it is renamed into place.
+fn summary_temp_path(path: &std::path::Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    path.with_file_name(name)
+}
+
+/// Refuses a run that would clash with an earlier one's files (the
+/// summary, or a port's first stripe), before anything is created, so a
+/// failed second run cannot overwrite the first one's summary.
+fn refuse_earlier_outputs(config: &CaptureConfig) -> Result<(), ReceiverError> {
+    if config.overwrite {
+        return Ok(());
+    }
+    let first_stripes = config.dirs.iter().flat_map(|d| {
+        config
+            .inputs
+            .iter()
+            .map(move |i| d.join(writer::file_name(&config.name, i.port, 0, false)))
+    });
+    for path in std::iter::once(config.summary_path()).chain(first_stripes) {
+        if path.exists() {
+            return Err(ReceiverError::Config(format!(
+                "{} already exists (an earlier capture?): choose another directory or \
+                 name, or overwrite",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Creates the summary's temporary file and reserves [`SUMMARY_ROOM`]
+/// bytes for it; `None` (and a warning) when it cannot: the summary is then
+/// written without reserved room.
+fn reserve_summary_room(path: &std::path::Path) -> Option<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let temp = summary_temp_path(path);
+    let file = match std::fs::File::create(&temp) {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::warn!("{}: {e}; the summary gets no reserved room", temp.display());
+            return None;
+        }
+    };
+    // SAFETY: fallocate on an open descriptor; KEEP_SIZE leaves the
+    // length at 0 until the summary is written.
+    let r = unsafe {
+        libc::fallocate(
+            file.as_raw_fd(),
+            libc::FALLOC_FL_KEEP_SIZE,
+            0,
+            SUMMARY_ROOM as i64,
+        )
+    };
+    if r != 0 {
+        tracing::info!(
+            "{}: no room reserved ({})",
+            temp.display(),
+            std::io::Error::last_os_error()
+        );
+    }
+    Some(file)
+}
+
+/// Writes `text` as `path`: into the temporary file (its reserved room when
+/// there is one), then renamed over `path`, so the summary is whole or absent,
+/// never cut.
+fn write_summary(
+    path: &std::path::Path,
+    room: Option<std::fs::File>,
+    text: &str,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let temp = summary_temp_path(path);
+    let mut file = match room {
+        Some(f) => f,
+        None => std::fs::File::create(&temp)?,
+    };
+    file.write_all(text.as_bytes())?;
+    file.set_len(text.len() as u64)?;
+    file.sync_all()?;
+    std::fs::rename(&temp, path)
 }
 
 /// Starts captures.
@@ -133,6 +226,7 @@ impl Capture {
         stop: Arc<AtomicBool>,
     ) -> Result<CaptureHandle, ReceiverError> {
         config.validate()?;
+        refuse_earlier_outputs(&config)?;
         for d in &config.dirs {
             std::fs::create_dir_all(d).map_err(|e| ReceiverError::Io {
                 path: d.clone(),
@@ -318,7 +412,9 @@ impl Capture {
         } else {
             None
         };
+        let summary_room = reserve_summary_room(&config.summary_path());
         Ok(CaptureHandle {
+            summary_room,
             config,
             shared,
             started: Instant::now(),
@@ -402,7 +498,7 @@ impl CaptureHandle {
         let summary = self.summary(&reports);
         let path = self.config.summary_path();
         let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
-        std::fs::write(&path, json + "\n")
+        write_summary(&path, self.summary_room.take(), &(json + "\n"))
             .map_err(|e| ReceiverError::Summary { path, source: e })?;
         Ok(summary)
     }

@@ -2,6 +2,11 @@
 //! all its ports, so gaps are counted on the union of the ports: a sliding
 //! bitmap of seen sequence numbers per board, which tolerates reordering
 //! between ports up to the window's width.
+//!
+//! A number a window or more ahead of the highest seen is held back until
+//! the next packet: if that one carries on near it, the board's stream did
+//! jump (a long loss) and both count; if not, the far number was a corrupt
+//! packet's and is counted as such, not as a gap of up to 2^64 packets.
 
 use serde::Serialize;
 
@@ -20,6 +25,10 @@ pub struct SeqTracker {
     duplicates: u64,
     /// Older than the window: cannot tell duplicate from very late.
     too_late: u64,
+    /// A number far ahead, waiting for the next packet to confirm it.
+    far_ahead: Option<u64>,
+    /// Far numbers the next packet did not confirm.
+    corrupt: u64,
 }
 
 /// Counts of one board.
@@ -33,6 +42,9 @@ pub struct SeqCounts {
     pub lost: u64,
     pub duplicates: u64,
     pub too_late: u64,
+    /// Packets whose number was far outside the stream's (corrupt); not
+    /// counted in `received` or `lost`.
+    pub corrupt_seq: u64,
 }
 
 impl SeqTracker {
@@ -48,6 +60,8 @@ impl SeqTracker {
             received: 0,
             duplicates: 0,
             too_late: 0,
+            far_ahead: None,
+            corrupt: 0,
         }
     }
 
@@ -75,6 +89,21 @@ impl SeqTracker {
     }
 
     pub fn record(&mut self, seq: u64) {
+        if let Some(far) = self.far_ahead.take() {
+            if seq.abs_diff(far) < WINDOW {
+                self.place(far);
+            } else {
+                self.corrupt += 1;
+            }
+        }
+        if seq >= self.max_seen.saturating_add(WINDOW) {
+            self.far_ahead = Some(seq);
+            return;
+        }
+        self.place(seq);
+    }
+
+    fn place(&mut self, seq: u64) {
         if seq < self.base {
             self.too_late += 1;
             return;
@@ -94,6 +123,8 @@ impl SeqTracker {
     pub fn counts(&self) -> SeqCounts {
         let span = self.max_seen - self.min_seen + 1;
         SeqCounts {
+            // Unconfirmed at the end: nothing came after it.
+            corrupt_seq: self.corrupt + u64::from(self.far_ahead.is_some()),
             first_seq: self.min_seen,
             last_seq: self.max_seen,
             received: self.received,
@@ -143,11 +174,42 @@ mod tests {
                 sent += 1;
             }
         }
-        t.record(5_000_000); // a far jump
+        // A far jump, confirmed by the packet after it.
+        t.record(5_000_000);
+        t.record(5_000_001);
         let c = t.counts();
-        assert_eq!(c.received, sent + 1);
+        assert_eq!(c.received, sent + 2);
         assert_eq!(c.lost, 1000 + (5_000_000 - 1_000_000));
+        assert_eq!(c.corrupt_seq, 0);
         t.record(1); // long gone
         assert_eq!(t.counts().too_late, 1);
+    }
+
+    #[test]
+    fn a_forged_far_seq_is_corrupt_not_a_gap() {
+        for forged in [u64::MAX - 2, 2_800_000_000, 1000 + WINDOW] {
+            let mut t = SeqTracker::new(0);
+            for s in 0..1000u64 {
+                t.record(s);
+                if s == 500 {
+                    t.record(forged);
+                }
+            }
+            let c = t.counts();
+            assert_eq!(
+                (c.received, c.lost, c.corrupt_seq),
+                (1000, 0, 1),
+                "{forged}"
+            );
+            assert_eq!((c.first_seq, c.last_seq), (0, 999));
+            // As the last packet, nothing confirms it.
+            t.record(forged);
+            let c = t.counts();
+            assert_eq!(
+                (c.received, c.lost, c.corrupt_seq),
+                (1000, 0, 2),
+                "{forged}"
+            );
+        }
     }
 }

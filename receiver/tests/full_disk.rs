@@ -149,3 +149,44 @@ fn a_full_disk_among_two_moves_later_stripes_to_the_other() {
         assert_eq!(got.last(), want.last());
     }
 }
+
+#[test]
+fn a_summary_on_the_full_disk_is_still_written_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mnt = tmp.path().join("small");
+    let _mount = match small_tmpfs(&mnt) {
+        Ok(m) => m,
+        Err(e) => {
+            println!("SKIPPED: cannot mount a 1 MiB tmpfs to fill up ({e})");
+            return;
+        }
+    };
+    let (stream, _) = board_stream(0, 2, 3000, 360); // about 3 MB
+    let summary = mnt.join("summary.json");
+    let mut c = config(vec![mnt.clone()], summary.clone());
+    c.packets = Some(stream.len() as u64);
+    let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
+    // The disk fills up (with another program's file) once the capture
+    // has started: nothing is left for the summary but its reserved room.
+    fill_up(&mnt.join("filler"));
+    let addrs: Vec<_> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for p in &stream {
+        let _ = tx.send_to(&p.bytes, addrs[usize::from(p.port)]);
+    }
+    let s = handle.wait().unwrap();
+    assert!(!s.ok);
+    let json = std::fs::read_to_string(&summary).unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(&json).expect("a whole JSON summary");
+    assert_eq!(parsed["stop_reason"], "every output directory failed");
+    assert!(!mnt.join("summary.json.partial").exists());
+}
+
+/// Writes `path` until the disk is full.
+fn fill_up(path: &Path) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(path).unwrap();
+    let block = vec![0xA5u8; 4096];
+    while f.write_all(&block).and_then(|_| f.flush()).is_ok() {}
+    assert!(f.write_all(&block).is_err(), "the disk did not fill up");
+}

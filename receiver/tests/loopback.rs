@@ -254,3 +254,43 @@ fn pcapng_output_opens_with_libpcap() {
     assert_eq!(s.stop_reason, "every input ended");
     assert!(captured(&[out], "t", 0) == for_port(&stream, 0));
 }
+
+#[test]
+fn a_second_capture_into_the_same_directory_is_refused_before_touching_anything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = vec![tmp.path().join("d0")];
+    let (stream, _) = board_stream(1, 2, 200, 360);
+    let mut c = config(2, dirs.clone());
+    c.packets = Some(stream.len() as u64);
+    let handle = Capture::start(c.clone(), Arc::new(AtomicBool::new(false))).unwrap();
+    let addrs: Vec<_> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for p in &stream {
+        tx.send_to(&p.bytes, addrs[usize::from(p.port)]).unwrap();
+    }
+    let s = handle.wait().unwrap();
+    assert!(s.ok, "{s:?}");
+    let summary = c.summary_path();
+    let first = std::fs::read(&summary).unwrap();
+    assert!(!dirs[0].join("t-summary.json.partial").exists());
+    let listing = |d: &std::path::Path| {
+        let mut names: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing(&dirs[0]);
+    let err = match Capture::start(c.clone(), Arc::new(AtomicBool::new(false))) {
+        Ok(_) => panic!("a second run into the same directory started"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("already exists"), "{err}");
+    assert_eq!(std::fs::read(&summary).unwrap(), first);
+    assert_eq!(listing(&dirs[0]), before);
+    // With only the summary gone, the first stripe files still refuse it.
+    std::fs::remove_file(&summary).unwrap();
+    assert!(Capture::start(c.clone(), Arc::new(AtomicBool::new(false))).is_err());
+    assert!(!summary.exists());
+}

@@ -16,7 +16,15 @@ use crate::shared::parse_number;
   hmtt capture --udp-ports 5000-5002 -o /disk0/hmtt -o /disk1/hmtt --name run1
   hmtt capture -i pcap:eth1 -i pcap:eth2 -o /raid/hmtt --duration 60
   hmtt capture -i file:board.pcapng -o out --pcapng
-  hmtt capture --run run.toml")]
+  hmtt capture --run run.toml
+  hmtt capture --repair -o /disk0/hmtt -o /disk1/hmtt
+
+A received packet is handed to the writer (and written, so a kill cannot
+lose it) once its buffer of 64 packets is full or at most 100 ms after
+the buffer's first packet arrived (150 ms when the input then falls
+silent: the receive timeout is 50 ms). A kill (SIGKILL) thus loses at
+most the last 150 ms of packets; the files end on whole records, and
+`--repair` gives back the space preallocated past their ends.")]
 pub struct Args {
     /// Input, repeatable: udp:HOST:PORT, pcap:INTERFACE or file:PATH (.pcap/.pcapng);
     /// port ids are given in order (0, 1, ...).
@@ -64,6 +72,34 @@ pub struct Args {
     /// No live status lines.
     #[arg(short, long)]
     quiet: bool,
+    /// Instead of capturing, repair the capture files in the output
+    /// directories after a killed capture: give back the space
+    /// preallocated past their ends and cut a partial last record.
+    #[arg(long)]
+    repair: bool,
+}
+
+/// `hmtt capture --repair`.
+fn repair(dirs: &[PathBuf]) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !dirs.is_empty(),
+        "--repair needs the output directories (-o)"
+    );
+    for dir in dirs {
+        for f in hmtt_receiver::repair::repair_dir(dir)? {
+            if f.not_a_capture {
+                eprintln!("{}: not a capture file, left alone", f.path.display());
+            } else if f.cut_bytes > 0 || f.freed_bytes > 0 {
+                eprintln!(
+                    "{}: {} bytes of a partial record cut, {} bytes of preallocated space given back",
+                    f.path.display(),
+                    f.cut_bytes,
+                    f.freed_bytes
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn udp_range(spec: &str, bind: &str) -> anyhow::Result<Vec<String>> {
@@ -82,6 +118,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Some(path) => CaptureConfig::from_toml_file(path)?,
         None => CaptureConfig::new(Vec::new(), Vec::new()),
     };
+    if args.repair {
+        let dirs = if args.dirs.is_empty() {
+            &config.dirs
+        } else {
+            &args.dirs
+        };
+        return repair(dirs);
+    }
     let mut specs = args.inputs.clone();
     if let Some(r) = &args.udp_ports {
         specs.extend(udp_range(r, &args.bind)?);
@@ -142,8 +186,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     for b in &summary.boards {
         eprintln!(
-            "board {}: seq {}..{}, {} received, {} lost (sequence gaps), {} duplicates",
-            b.board, b.seq.first_seq, b.seq.last_seq, b.seq.received, b.seq.lost, b.seq.duplicates
+            "board {}: seq {}..{}, {} received, {} lost (sequence gaps), {} duplicates, \
+             {} with a corrupt seq (far outside the stream's; not counted as lost)",
+            b.board,
+            b.seq.first_seq,
+            b.seq.last_seq,
+            b.seq.received,
+            b.seq.lost,
+            b.seq.duplicates,
+            b.seq.corrupt_seq
         );
     }
     eprintln!(

@@ -1,13 +1,12 @@
 //! `hmtt dump`: a trace file as text or CSV.
 
-use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::trace::{NameTable, RecordKind, TraceRecord, TraceView};
 use hmtt_merge::names::event_name;
 
-use crate::shared::{with_names_of, TraceBytes};
+use crate::shared::{to_stdout, with_names_of, TraceBytes};
 
 /// Arguments of `hmtt dump`.
 #[derive(clap::Args)]
@@ -114,17 +113,6 @@ fn physical_columns(r: &TraceRecord, names: &NameTable) -> (String, &'static str
     }
 }
 
-/// Runs `body` on buffered standard output.
-fn to_stdout(body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    match body(&mut out).and_then(|_| out.flush()) {
-        // `hmtt dump | head` closes the pipe early: not an error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => r.context("writing the dump"),
-    }
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     let bytes = TraceBytes::open(&args.trace)?;
     if bytes.as_slice().starts_with(&hmtt_format::vtrace::MAGIC) {
@@ -135,7 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let mut sel = Selection::new(&args, view.header().common.tick_ps);
     let start = sel.start_tick().map_or(0, |t| view.seek_tick(t));
-    to_stdout(|out| {
+    to_stdout("writing the dump", |out| {
         if args.csv {
             writeln!(out, "time_ns,tick,board,pa,rw,kind,event")?;
         } else {
@@ -177,7 +165,7 @@ fn run_virtual(args: &Args, bytes: &[u8]) -> anyhow::Result<()> {
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let mut sel = Selection::new(args, view.header().common.tick_ps);
     let start = sel.start_tick().map_or(0, |t| view.seek_tick(t));
-    to_stdout(|out| {
+    to_stdout("writing the dump", |out| {
         if args.csv {
             writeln!(
                 out,

@@ -8,13 +8,22 @@ use hmtt_merge::merge::decode_threads_pay_off;
 use hmtt_merge::reassemble::DEFAULT_REORDER_DEPTH;
 use hmtt_merge::{merge_to_trace, CaptureSet, MergeOptions, MergeReport};
 
-use crate::shared::{bytes_bar, load_names};
+use crate::shared::{bytes_bar, load_names, to_stdout};
+
+/// Exit status of a merge that wrote its trace but rejected some input
+/// (2 is clap's for a wrong command line).
+pub const EXIT_REJECTED_INPUT: i32 = 3;
 
 /// Arguments of `hmtt merge`.
 #[derive(clap::Args)]
 #[command(
     after_help = "Example:\n  hmtt merge capture/ -o run.hmtttrace --events capture/events.toml\n  \
-hmtt merge board0-port*.hmttcap board1-port*.hmttcap --interleave-shift 12 -o run.hmtttrace"
+hmtt merge board0-port*.hmttcap board1-port*.hmttcap --interleave-shift 12 -o run.hmtttrace\n\n\
+Exit status:\n  0  merged; every packet read was merged (packets lost in transit are gaps, reported)\n  \
+1  error: no usable trace written\n  \
+2  the command line is wrong\n  \
+3  merged with rejected input: packets, record words or the rest of a corrupt file were\n     \
+not merged (counted, with the reasons, in the summary; its last line says so)"
 )]
 pub struct Args {
     /// Capture files (.hmttcap) or directories holding them.
@@ -32,7 +41,9 @@ pub struct Args {
     /// Several boards on interleaved channels: log2 of the interleave block in bytes.
     #[arg(long)]
     pub interleave_shift: Option<u32>,
-    /// Packets a port may be out of order and still be put back in place.
+    /// Positions a packet may arrive late in its port's stream (behind
+    /// packets that follow it) and still be put back in place; 0 undoes no
+    /// reordering. Each port keeps this many packets ahead in memory.
     #[arg(long, default_value_t = DEFAULT_REORDER_DEPTH)]
     pub reorder_depth: usize,
     /// Largest spread of the capture files' start times (seconds) in one run.
@@ -95,13 +106,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let start = std::time::Instant::now();
     let report = merge_files(&args)?;
     let secs = start.elapsed().as_secs_f64();
-    print!("{report}");
-    println!(
-        "wrote {} ({} records) in {:.2} s ({:.0} MB/s of capture input)",
-        args.output.display(),
-        report.records,
-        secs,
-        report.input_bytes as f64 / 1e6 / secs.max(1e-9)
-    );
+    let rejected = report.rejected_input();
+    to_stdout("writing the merge summary", |out| {
+        write!(out, "{report}")?;
+        writeln!(
+            out,
+            "wrote {} ({} records) in {:.2} s ({:.0} MB/s of capture input)",
+            args.output.display(),
+            report.records,
+            secs,
+            report.input_bytes as f64 / 1e6 / secs.max(1e-9)
+        )?;
+        if let Some(rejected) = &rejected {
+            writeln!(out, "{rejected}")?;
+        }
+        Ok(())
+    })?;
+    if rejected.is_some() {
+        std::process::exit(EXIT_REJECTED_INPUT);
+    }
     Ok(())
 }

@@ -77,14 +77,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
     let log_bytes =
         std::fs::read(&args.log).with_context(|| format!("reading {}", args.log.display()))?;
-    let (_, records) = hmtt_format::klog::parse_file(&log_bytes)
-        .map_err(|e| anyhow::anyhow!("{}: not a usable kernel log: {e}", args.log.display()))?;
-    let mut log = Vec::new();
-    for (i, r) in records.enumerate() {
-        log.push(r.map_err(|e| anyhow::anyhow!("{}: record {i}: {e}", args.log.display()))?);
+    let image = hmtt_format::klog::read_image(&log_bytes).map_err(|(i, e)| match i {
+        Some(i) => anyhow::anyhow!("{}: record {i}: {e}", args.log.display()),
+        None => anyhow::anyhow!("{}: not a usable kernel log: {e}", args.log.display()),
+    })?;
+    if image.cut_short_bytes > 0 {
+        tracing::warn!(
+            "{} is cut short: {} bytes of a partial record ignored",
+            args.log.display(),
+            image.cut_short_bytes
+        );
     }
-    log.sort_by_key(|r| r.seq);
-    log.dedup_by_key(|r| r.seq);
+    let log = &image.records;
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let event = |s: &str| -> anyhow::Result<u32> {
         let s = s.trim();
@@ -129,7 +133,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut vout = args.out.as_deref().map(VtraceWriter::create).transpose()?;
     let mut err: Option<anyhow::Error> = None;
     let start = std::time::Instant::now();
-    let mut replayer = Replayer::new(&log, filter);
+    let mut replayer = Replayer::new(log, filter);
     let what = ReplayOutput {
         markers: vout.is_some(),
     };
@@ -237,6 +241,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     )?;
     for u in r.unplaced.iter().take(10) {
         writeln!(out, "  {u:?}")?;
+    }
+    if image.cut_short_bytes > 0 {
+        writeln!(
+            out,
+            "kernel log cut short: {} bytes of a partial record at its end ignored",
+            image.cut_short_bytes
+        )?;
+    }
+    if image.seq_holes > 0 {
+        writeln!(
+            out,
+            "kernel log seq holes: {} records missing in {} holes (their mappings are unknown)",
+            image.seq_missing, image.seq_holes
+        )?;
+    }
+    if image.duplicates > 0 {
+        writeln!(
+            out,
+            "kernel log duplicate seqs: {} records dropped",
+            image.duplicates
+        )?;
     }
     if r.lost_window_count > 0 {
         writeln!(

@@ -10,10 +10,11 @@ use hmtt_sim::outdir::StreamSummary;
 use hmtt_sim::send::{resolve, UdpSink};
 use hmtt_sim::stream::{run_streamed, PacketSink, StreamOutputs};
 use hmtt_sim::workload::{read_trace_opts, TraceFormat, Workload, WorkloadKind};
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::shared::{load_mapping, parse_size, OnOff};
+use crate::shared::{load_mapping, parse_size, to_stdout, OnOff};
 
 /// `--trace-format`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -219,10 +220,11 @@ fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
 }
 
 /// What `--send` sent.
-fn report_sent(sink: &UdpSink) {
+fn report_sent(out: &mut dyn Write, sink: &UdpSink) -> std::io::Result<()> {
     let stats = sink.stats();
     let secs = sink.seconds();
-    println!(
+    writeln!(
+        out,
         "sent {} packets ({} bytes) as the run went, over {:.3} s: {:.3} Gb/s, {} sendmmsg calls, {} retries",
         stats.packets,
         stats.bytes,
@@ -230,32 +232,36 @@ fn report_sent(sink: &UdpSink) {
         stats.bytes as f64 * 8.0 / secs.max(1e-9) / 1e9,
         stats.calls,
         stats.retries
-    );
+    )
 }
 
 /// What a run produced, and the events its boards lost.
-fn report(s: &StreamSummary, secs: f64) {
-    println!(
+fn report(out: &mut dyn Write, s: &StreamSummary, secs: f64) -> std::io::Result<()> {
+    writeln!(
+        out,
         "simulated {} references ({} memory requests, {} DDR commands, {} ticks) in {secs:.2} s",
         s.stats.references,
         s.stats.memory_requests,
         s.commands.iter().sum::<u64>(),
         s.stats.end_tick
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "kernel log: {} records; ground truth: {} rows; packets: {}",
         s.klog_records,
         s.truth_records,
         s.packets.iter().sum::<u64>()
-    );
+    )?;
     for (b, c) in s.board_counters.iter().enumerate() {
         if c.events_dropped > 0 {
-            println!(
+            writeln!(
+                out,
                 "board {b}: {} events lost to TX FIFO overflow (slow the CPU with --cpu-ticks or add ports)",
                 c.events_dropped
-            );
+            )?;
         }
     }
+    Ok(())
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -279,18 +285,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         packets: sink.as_mut().map(|s| s as &mut dyn PacketSink),
     };
     let run = run_streamed(cfg, outputs)?;
-    report(&run.summary, start.elapsed().as_secs_f64());
-    if let Some(dir) = &args.out {
-        println!("wrote {}", dir.display());
-    }
-    if let Some(sink) = &sink {
-        report_sent(sink);
-    }
-    for (b, (kept, total)) in run.checks.iter().enumerate() {
-        match kept.first() {
-            None => println!("board {b}: command stream legal"),
-            Some(first) => bail!("board {b}: {total} timing violations, first: {first}"),
+    let secs = start.elapsed().as_secs_f64();
+    let mut violation = None;
+    to_stdout("writing the run summary", |out| {
+        report(out, &run.summary, secs)?;
+        if let Some(dir) = &args.out {
+            writeln!(out, "wrote {}", dir.display())?;
         }
+        if let Some(sink) = &sink {
+            report_sent(out, sink)?;
+        }
+        for (b, (kept, total)) in run.checks.iter().enumerate() {
+            match kept.first() {
+                None => writeln!(out, "board {b}: command stream legal")?,
+                Some(first) => {
+                    violation = Some(format!(
+                        "board {b}: {total} timing violations, first: {first}"
+                    ));
+                    break;
+                }
+            }
+        }
+        Ok(())
+    })?;
+    match violation {
+        Some(v) => bail!(v),
+        None => Ok(()),
     }
-    Ok(())
 }

@@ -1,6 +1,7 @@
 //! `hmtt stats`: counts, read/write mix, bandwidth over time (the paper's
 //! Table 5), tags seen and losses of a trace file.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -8,7 +9,7 @@ use hmtt_format::trace::TraceView;
 use hmtt_merge::names::event_name;
 use hmtt_merge::stats::TraceStats;
 
-use crate::shared::TraceBytes;
+use crate::shared::{to_stdout, TraceBytes};
 
 /// Arguments of `hmtt stats`.
 #[derive(clap::Args)]
@@ -31,12 +32,45 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let h = view.header().clone();
     let tick_ns = f64::from(h.common.tick_ps.max(1)) / 1000.0;
     let interval_ticks = ((args.interval_ms * 1e6) / tick_ns).max(1.0) as u64;
-    let mut s = TraceStats::new(interval_ticks);
+    let mut s = TraceStats::new(interval_ticks, args.max_rows);
     for r in view.records() {
         s.add(&r);
     }
     let span_ns = (s.last_tick - s.first_tick.unwrap_or(0)) as f64 * tick_ns;
-    println!(
+    to_stdout("writing the statistics", |out| {
+        print_stats(out, &args, &s, &view, interval_ticks, tick_ns, span_ns)
+    })
+}
+
+/// One row of the bandwidth table.
+fn row(
+    out: &mut dyn Write,
+    start_ms: f64,
+    n: u64,
+    r: u64,
+    w: u64,
+    secs: f64,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{start_ms:>12.3} {n:>12} {r:>10} {w:>10} {:>12.1} {:>12.1}",
+        n as f64 * 64.0 / secs / 1e6,
+        n as f64 * 4.0 / secs / 1e6
+    )
+}
+
+fn print_stats(
+    out: &mut dyn Write,
+    args: &Args,
+    s: &TraceStats,
+    view: &TraceView,
+    interval_ticks: u64,
+    tick_ns: f64,
+    span_ns: f64,
+) -> std::io::Result<()> {
+    let h = view.header();
+    writeln!(
+        out,
         "trace {}: {} records, {} boards, tick {} ps{}",
         args.trace.display(),
         s.records,
@@ -47,8 +81,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         } else {
             " (INCOMPLETE: the writer did not finish)"
         }
-    );
-    println!("time span: {:.3} ms", span_ns / 1e6);
+    )?;
+    writeln!(out, "time span: {:.3} ms", span_ns / 1e6)?;
     let refs = s.references();
     let pct = |x: u64| {
         if refs == 0 {
@@ -57,68 +91,63 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             100.0 * x as f64 / refs as f64
         }
     };
-    println!(
+    writeln!(
+        out,
         "references: {refs} ({} reads {:.1}%, {} writes {:.1}%)",
         s.reads,
         pct(s.reads),
         s.writes,
         pct(s.writes)
-    );
+    )?;
     for (b, (r, w)) in &s.by_board {
-        println!("  board {b}: {r} reads, {w} writes");
+        writeln!(out, "  board {b}: {r} reads, {w} writes")?;
     }
     if span_ns > 0.0 {
-        println!(
+        writeln!(
+            out,
             "average: {:.1} MB/s of memory traffic (64-byte lines), {:.1} MB/s of trace (4-byte records)",
             refs as f64 * 64.0 / span_ns * 1e3,
             refs as f64 * 4.0 / span_ns * 1e3
-        );
+        )?;
     }
-    println!();
-    println!(
+    writeln!(out)?;
+    writeln!(
+        out,
         "bandwidth over time (as the paper's Table 5), intervals of {} ms:",
         args.interval_ms
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "{:>12} {:>12} {:>10} {:>10} {:>12} {:>12}",
         "start_ms", "references", "reads", "writes", "mem MB/s", "trace MB/s"
-    );
+    )?;
     let secs = interval_ticks as f64 * tick_ns / 1e9;
-    let row = |start_ms: f64, n: u64, r: u64, w: u64, secs: f64| {
-        println!(
-            "{start_ms:>12.3} {n:>12} {r:>10} {w:>10} {:>12.1} {:>12.1}",
-            n as f64 * 64.0 / secs / 1e6,
-            n as f64 * 4.0 / secs / 1e6
-        );
-    };
-    for iv in s.intervals.iter().take(args.max_rows) {
+    for iv in s.intervals() {
         row(
+            out,
             iv.start_tick as f64 * tick_ns / 1e6,
             iv.reads + iv.writes,
             iv.reads,
             iv.writes,
             secs,
-        );
+        )?;
     }
-    if s.intervals.len() > args.max_rows {
-        let rest = &s.intervals[args.max_rows..];
-        let (r, w) = rest
-            .iter()
-            .fold((0, 0), |a, iv| (a.0 + iv.reads, a.1 + iv.writes));
-        println!(
+    if let Some(later) = s.later_intervals() {
+        writeln!(
+            out,
             "{:>12} {:>12} {:>10} {:>10}  ({} more intervals)",
             "...",
-            r + w,
-            r,
-            w,
-            rest.len()
-        );
+            later.reads + later.writes,
+            later.reads,
+            later.writes,
+            later.intervals
+        )?;
     }
-    println!();
+    writeln!(out)?;
     if s.tags.is_empty() && s.commands.is_empty() {
-        println!("tags: none");
+        writeln!(out, "tags: none")?;
     } else {
-        println!("tags and inner commands seen:");
+        writeln!(out, "tags and inner commands seen:")?;
         let names = view.names();
         let log_tags: u64 = s
             .tags
@@ -132,29 +161,37 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .filter(|((i, _), _)| !(0x10000..0x20000).contains(i))
             .take(50)
         {
-            println!(
+            writeln!(
+                out,
                 "  {:<24} {:>10} {}",
                 event_name(*i, names),
                 n,
                 if *write { "(write)" } else { "" }
-            );
+            )?;
         }
         if log_tags > 0 {
-            println!("  {:<24} {:>10}", "kernel log tags", log_tags);
+            writeln!(out, "  {:<24} {:>10}", "kernel log tags", log_tags)?;
         }
         for (c, n) in &s.commands {
-            println!("  {:<24} {:>10} (inner command)", event_name(*c, names), n);
+            writeln!(
+                out,
+                "  {:<24} {:>10} (inner command)",
+                event_name(*c, names),
+                n
+            )?;
         }
     }
-    println!();
-    println!("losses:");
-    println!(
+    writeln!(out)?;
+    writeln!(out, "losses:")?;
+    writeln!(
+        out,
         "  packets merged {}, missing {} (in {} gaps), duplicates dropped {}, rejected {}",
         h.packets, h.packets_missing, s.gaps, h.packets_duplicate, h.packets_rejected
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "  references dropped by the boards (LOST words): {} in {} LOST records",
         s.references_lost, s.lost_words
-    );
+    )?;
     Ok(())
 }

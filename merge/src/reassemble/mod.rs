@@ -12,7 +12,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use hmtt_format::capture::{CaptureEnd, CaptureReader};
-use hmtt_format::packet::{Packet, HEADER_LEN as PACKET_HEADER_LEN};
+use hmtt_format::packet::{Packet, HEADER_LEN as PACKET_HEADER_LEN, MAX_WORDS_JUMBO};
+use hmtt_format::record::{DT_MAX, PAYLOAD_MAX, TIME_UNIT};
 use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::{AddressMapping, Geometry};
 
@@ -45,11 +46,35 @@ impl ChannelJoin {
     }
 }
 
-/// Packets each port may be ahead of its place (reordering it undoes).
+/// Positions a packet may be late in its port's file (behind packets with
+/// higher `seq`) and still be put in place: each port keeps this many
+/// packets beyond the one due. 0: no reordering is undone.
 pub const DEFAULT_REORDER_DEPTH: usize = 64;
 /// Notes (duplicates, late or rejected packets) kept in full per board;
 /// beyond this they are only counted.
 pub const MAX_NOTES: usize = 1000;
+/// Most ticks one record word can move time on: a TIME word's largest
+/// payload and dt (format.md §4).
+pub const MAX_WORD_TICKS: u64 = PAYLOAD_MAX as u64 * TIME_UNIT + DT_MAX as u64;
+/// Most ticks one packet can span (a jumbo packet of TIME words). A board's
+/// packets are cut from one word stream, so a packet starts where the one
+/// before it (in `seq` order) ended, and `n` lost packets hide at most
+/// `n` times this.
+pub const MAX_PACKET_TICKS: u64 = MAX_WORDS_JUMBO as u64 * MAX_WORD_TICKS;
+/// Largest `seq` jump taken on a packet's word alone: a packet further
+/// than this from the stream's position is only placed when the packet
+/// after it carries on from it (a long loss); otherwise its `seq` is
+/// corrupt and the packet is rejected, not turned into a gap.
+pub const MAX_SEQ_JUMP: u64 = 1 << 16;
+
+/// Whether a packet (`seq`, `t0`) can follow a stream that expects `seq`
+/// `from_seq` next and whose time is `from_tick`: a `seq` not far ahead
+/// and a `t0` no later than the lost packets in between could reach.
+fn can_follow(from_seq: u64, from_tick: u64, seq: u64, t0: u64) -> bool {
+    let skipped = seq.saturating_sub(from_seq);
+    skipped <= MAX_SEQ_JUMP
+        && t0 <= from_tick.saturating_add((skipped + 1).saturating_mul(MAX_PACKET_TICKS))
+}
 
 struct PortCursor<'a> {
     /// (source index, reader) for each stripe, in order.
@@ -65,6 +90,8 @@ struct Pending<'a> {
     /// Arrival order within the port: equal seqs come out in file order.
     arrival: u64,
     source: usize,
+    /// Offset of the packet's record in its file.
+    offset: u64,
     packet: &'a [u8],
 }
 
@@ -74,7 +101,8 @@ pub struct BoardStream<'a> {
     board: u8,
     ports: Vec<PortCursor<'a>>,
     heap: BinaryHeap<Reverse<Pending<'a>>>,
-    depth: usize,
+    /// Packets each port has in `heap`: the reorder depth plus the one due.
+    per_port: usize,
     arrivals: u64,
     mapping: AddressMapping,
     channel: Option<ChannelJoin>,
@@ -123,7 +151,7 @@ impl<'a> BoardStream<'a> {
             board,
             ports,
             heap: BinaryHeap::new(),
-            depth: depth.max(1),
+            per_port: depth.saturating_add(1),
             arrivals: 0,
             mapping,
             channel,
@@ -149,7 +177,7 @@ impl<'a> BoardStream<'a> {
 
     /// Tops up port `p`'s look-ahead from its files.
     fn refill(&mut self, p: usize) -> Result<(), MergeError> {
-        while self.ports[p].in_heap < self.depth {
+        while self.ports[p].in_heap < self.per_port {
             let port = &mut self.ports[p];
             let Some((source, reader)) = port.parts.get_mut(port.part) else {
                 return Ok(());
@@ -232,6 +260,7 @@ impl<'a> BoardStream<'a> {
                 port: p,
                 arrival: self.arrivals,
                 source,
+                offset: rec.offset as u64,
                 packet: rec.packet,
             }));
             self.ports[p].in_heap += 1;
@@ -275,6 +304,17 @@ impl<'a> BoardStream<'a> {
             }
             let pkt = Packet::new_unchecked(next.packet);
             let t0 = pkt.t0();
+            if let Some(reason) = self.implausible(seq, t0, pkt.nwords()) {
+                self.report.packets_rejected += 1;
+                if self.report.notes.len() < MAX_NOTES {
+                    self.report.notes.push(PacketNote::Rejected {
+                        file: self.set.sources[next.source].name.clone(),
+                        offset: next.offset,
+                        reason,
+                    });
+                }
+                continue;
+            }
             if seq > expected {
                 let missing = seq - expected;
                 self.report.gaps.push(Gap {
@@ -297,7 +337,7 @@ impl<'a> BoardStream<'a> {
                     missing,
                 ));
             }
-            self.next_seq = Some(seq + 1);
+            self.next_seq = Some(seq.saturating_add(1));
             self.report.packets += 1;
             if self.report.first_seq.is_none() {
                 self.report.first_seq = Some(seq);
@@ -312,6 +352,49 @@ impl<'a> BoardStream<'a> {
             };
             self.decode(&pkt, start, out);
             return Ok(true);
+        }
+    }
+
+    /// Why the packet (`seq`, `t0`, `nwords`) that comes next in `seq`
+    /// order cannot be this board's: its words would run time past 2^64,
+    /// or its `seq` or `t0` jumps further than lost packets explain and the
+    /// packet after it does not carry on from it. `None`: it is placed.
+    fn implausible(&self, seq: u64, t0: u64, nwords: usize) -> Option<String> {
+        if t0.checked_add(nwords as u64 * MAX_WORD_TICKS).is_none() {
+            return Some(format!(
+                "packet seq {seq} has t0 {t0}: its words could run time past 2^64 ticks"
+            ));
+        }
+        let after = self
+            .heap
+            .peek()
+            .map(|Reverse(p)| (p.seq, Packet::new_unchecked(p.packet).t0()));
+        // The stream carries on from this packet when the next one follows
+        // it (a copy of it proves nothing).
+        let carried_on = after
+            .is_none_or(|(s, t)| s > seq && t >= t0 && can_follow(seq.saturating_add(1), t0, s, t));
+        match self.next_seq {
+            // The first packet has nothing before it: only what follows
+            // it tells a corrupt one.
+            None if carried_on => None,
+            None => Some(format!(
+                "packet seq {seq} (t0 {t0}) is the first, but the next packet does not follow it"
+            )),
+            Some(expected) => {
+                if can_follow(expected, self.last_tick, seq, t0) {
+                    return None;
+                }
+                let back_on_track =
+                    after.is_some_and(|(s, t)| can_follow(expected, self.last_tick, s, t));
+                (after.is_none() || !carried_on || back_on_track).then(|| {
+                    format!(
+                        "packet seq {seq} (t0 {t0}) cannot follow seq {} at tick {}: \
+                         a jump no lost packets explain",
+                        expected.wrapping_sub(1),
+                        self.last_tick
+                    )
+                })
+            }
         }
     }
 

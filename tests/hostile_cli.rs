@@ -1,0 +1,299 @@
+//! The binary on damaged input and into closed or full outputs (issue 19):
+//! a clear message or a counted, reported anomaly with a documented exit
+//! status; never a panic (101) or an abort (134).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use hmtt_format::capture::CaptureReader;
+use hmtt_format::trace::TraceView;
+
+/// `hmtt merge`'s status for a trace written with rejected input.
+const EXIT_REJECTED_INPUT: i32 = 3;
+
+fn hmtt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hmtt"))
+        .args(args)
+        .output()
+        .expect("the hmtt binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ok(args: &[&str]) -> Output {
+    let out = hmtt(args);
+    assert!(
+        out.status.success(),
+        "hmtt {args:?}: {:?}\n{}\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    out
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A fresh directory with `hmtt sim`'s outputs of quicksort in `run/`.
+fn simulated(name: &str) -> (PathBuf, PathBuf) {
+    let d = std::env::temp_dir().join(format!("hmtt-hostile-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let run = d.join("run");
+    ok(&[
+        "sim",
+        "--workload",
+        "quicksort",
+        "--n",
+        "20000",
+        "--out",
+        s(&run),
+    ]);
+    (d, run)
+}
+
+/// Offset in `file` of the `i`-th packet's t0.
+fn t0_offset(file: &Path, i: usize) -> usize {
+    let data = std::fs::read(file).unwrap();
+    let (_, mut records) = CaptureReader::new(&data).unwrap();
+    let r = records.nth(i).expect("enough packets");
+    r.offset + hmtt_format::capture::RECORD_HEADER_LEN + 16
+}
+
+fn patch(file: &Path, at: usize, bytes: &[u8]) {
+    let mut data = std::fs::read(file).unwrap();
+    data[at..at + bytes.len()].copy_from_slice(bytes);
+    std::fs::write(file, data).unwrap();
+}
+
+#[test]
+fn a_t0_near_2_pow_64_is_rejected_with_status_3_and_stats_stays_small() {
+    let (d, run) = simulated("t0");
+    let port0 = run.join("board0-port0.hmttcap");
+    // The issue's repro: 2^64-100 over the second packet's t0.
+    patch(&port0, t0_offset(&port0, 1), &(u64::MAX - 99).to_le_bytes());
+    let trace = d.join("x.hmtttrace");
+    let out = hmtt(&["merge", s(&run), "-o", s(&trace), "-q"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(EXIT_REJECTED_INPUT), "{stdout}");
+    assert!(stdout.contains("1 packets rejected"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("INPUT REJECTED: 1 packets"),
+        "{stdout}"
+    );
+    let bytes = std::fs::read(&trace).unwrap();
+    let view = TraceView::new_checked(&bytes[..]).unwrap();
+    let ticks: Vec<u64> = view.records().map(|r| r.tick).collect();
+    assert!(ticks.windows(2).all(|w| w[0] <= w[1]), "out of time order");
+    assert!(*ticks.last().unwrap() < 1 << 40);
+    let stats = ok(&["stats", s(&trace)]);
+    assert!(text(&stats.stdout).contains("rejected 1"));
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn a_bad_tick_in_a_capture_header_is_said_and_exits_3() {
+    let (d, run) = simulated("tick");
+    let port1 = run.join("board0-port1.hmttcap");
+    // Byte 28 of the capture header is tick_ps (format.md §7).
+    patch(&port1, 28, &65535u16.to_le_bytes());
+    let trace = d.join("x.hmtttrace");
+    let out = hmtt(&["merge", s(&port1), "-o", s(&trace), "-q"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(EXIT_REJECTED_INPUT), "{stdout}");
+    assert!(stdout.contains("a tick of 1250 ps but the run's is 65535 ps"));
+    let last = stdout.lines().last().unwrap();
+    assert!(last.starts_with("INPUT REJECTED"), "{stdout}");
+    // The other ports, with good headers, merge with status 0.
+    let port0 = run.join("board0-port0.hmttcap");
+    ok(&["merge", s(&port0), "-o", s(&d.join("y.hmtttrace")), "-q"]);
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn merge_help_documents_the_exit_statuses() {
+    let help = text(&ok(&["merge", "--help"]).stdout);
+    assert!(help.contains("Exit status:"), "{help}");
+    assert!(
+        help.contains(&format!(
+            "{EXIT_REJECTED_INPUT}  merged with rejected input"
+        )),
+        "{help}"
+    );
+    assert!(help.contains("--reorder-depth"));
+    assert!(help.contains("0 undoes no"), "{help}");
+}
+
+/// `hmtt args` with standard output into a pipe that is closed after one
+/// line: the status and standard error.
+fn into_closed_pipe(args: &[&str]) -> (std::process::ExitStatus, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hmtt"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(!first.is_empty());
+    let out = child.wait_with_output().unwrap();
+    (out.status, text(&out.stderr))
+}
+
+/// `hmtt args` with standard output on a full disk (`/dev/full`).
+fn onto_full_disk(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hmtt"))
+        .args(args)
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn stats_merge_and_sim_end_quietly_into_a_closed_pipe_and_fail_clearly_on_a_full_disk() {
+    let (d, run) = simulated("pipe");
+    let trace = d.join("x.hmtttrace");
+    ok(&["merge", s(&run), "-o", s(&trace), "-q"]);
+    let many_rows = [
+        "stats",
+        s(&trace),
+        "--interval-ms",
+        "0.001",
+        "--max-rows",
+        "100000",
+    ];
+    let (status, stderr) = into_closed_pipe(&many_rows);
+    assert!(status.success(), "{status:?}: {stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    let full = onto_full_disk(&many_rows);
+    assert_eq!(full.status.code(), Some(1), "{}", text(&full.stderr));
+    assert!(text(&full.stderr).contains("writing the statistics"));
+    let full = onto_full_disk(&["merge", s(&run), "-o", s(&trace), "-q"]);
+    assert_eq!(full.status.code(), Some(1), "{}", text(&full.stderr));
+    assert!(text(&full.stderr).contains("writing the merge summary"));
+    let again = d.join("again");
+    let full = onto_full_disk(&[
+        "sim",
+        "--workload",
+        "strided",
+        "--n",
+        "1000",
+        "--out",
+        s(&again),
+    ]);
+    assert_eq!(full.status.code(), Some(1), "{}", text(&full.stderr));
+    assert!(text(&full.stderr).contains("writing the run summary"));
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn replay_of_a_cut_log_or_one_with_seq_holes_says_so() {
+    let (d, run) = simulated("log");
+    let trace = d.join("x.hmtttrace");
+    ok(&["merge", s(&run), "-o", s(&trace), "-q"]);
+    let log = std::fs::read(run.join("pagetable.hmttlog")).unwrap();
+    let (header, record) = (hmtt_format::klog::HEADER_LEN, hmtt_format::klog::RECORD_LEN);
+    assert!(log.len() >= header + 10 * record);
+    let replay = |bytes: &[u8]| {
+        let path = d.join("damaged.hmttlog");
+        std::fs::write(&path, bytes).unwrap();
+        text(&ok(&["replay", s(&trace), "--log", s(&path)]).stderr)
+    };
+    let whole = replay(&log);
+    assert!(
+        !whole.contains("cut short") && !whole.contains("seq holes"),
+        "{whole}"
+    );
+    let cut = replay(&log[..log.len() - 10]);
+    assert!(
+        cut.contains(&format!("kernel log cut short: {} bytes", record - 10)),
+        "{cut}"
+    );
+    // Records 3 and 4 and record 7 taken out: two holes, three records.
+    let mut holes = log[..header + 3 * record].to_vec();
+    holes.extend_from_slice(&log[header + 5 * record..header + 7 * record]);
+    holes.extend_from_slice(&log[header + 8 * record..]);
+    let holed = replay(&holes);
+    assert!(
+        holed.contains("kernel log seq holes: 3 records missing in 2 holes"),
+        "{holed}"
+    );
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn capture_repair_cuts_a_partial_record_and_help_states_the_loss_bound() {
+    let (d, run) = simulated("repair");
+    let file = run.join("board0-port0.hmttcap");
+    let whole = std::fs::read(&file).unwrap();
+    let mut cut = whole.clone();
+    cut.extend_from_slice(&whole[64..64 + 40]);
+    std::fs::write(&file, &cut).unwrap();
+    let out = ok(&["capture", "--repair", "-o", s(&run)]);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("40 bytes of a partial record cut"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), whole);
+    let help = text(&ok(&["capture", "--help"]).stdout);
+    assert!(help.contains("most the last 150 ms of packets"), "{help}");
+    assert!(help.contains("--repair"));
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn a_pcap_file_with_timestamps_before_1970_is_captured_without_a_panic() {
+    use hmtt_receiver::frame::{build_udp_frame, UdpEndpoints};
+    let (d, run) = simulated("pcapts");
+    let data = std::fs::read(run.join("board0-port0.hmttcap")).unwrap();
+    let (_, records) = CaptureReader::new(&data).unwrap();
+    let mut pcap = 0xa1b2_3c4du32.to_le_bytes().to_vec();
+    pcap.extend_from_slice(&[2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    pcap.extend_from_slice(&65535u32.to_le_bytes());
+    pcap.extend_from_slice(&1u32.to_le_bytes()); // Ethernet
+    let mut sent = 0;
+    for r in records {
+        let mut frame = Vec::new();
+        build_udp_frame(&UdpEndpoints::board_defaults(0, 0), r.packet, &mut frame);
+        // A seconds field with the top bit set: negative in libpcap's time_t.
+        pcap.extend_from_slice(&0x8000_0000u32.to_le_bytes());
+        pcap.extend_from_slice(&0u32.to_le_bytes());
+        pcap.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        pcap.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        pcap.extend_from_slice(&frame);
+        sent += 1;
+    }
+    let input = d.join("in.pcap");
+    std::fs::write(&input, &pcap).unwrap();
+    let out_dir = d.join("out");
+    let out = hmtt(&[
+        "capture",
+        "-i",
+        &format!("file:{}", s(&input)),
+        "-o",
+        s(&out_dir),
+        "-q",
+    ]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains(&format!("{sent} received")), "{stderr}");
+    std::fs::remove_dir_all(d).unwrap();
+}

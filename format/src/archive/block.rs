@@ -2,19 +2,20 @@
 //! columns (OP, DT, AUX) that a general-purpose entropy coder squeezes far
 //! better than the 16-byte records, and back.
 //!
-//! An access's line is coded against the closest of a few recently used
-//! lines (move-to-front), so interleaved streams (instruction fetch,
-//! stack, a few arrays) each see their own small deltas; the common
-//! record is one OP byte (slot, small delta, write bit) and one DT byte.
+//! An access's line is coded against one of 16 recently used lines
+//! (move-to-front), so interleaved streams (stack, heap, a few arrays)
+//! each see their own small deltas; the common record is one OP byte
+//! (slot, small delta, write bit) and one DT byte.
 //! Everything rare (wide deltas, board switches, other kinds, long time
 //! steps) goes to AUX. Pure: no I/O, no compression here.
 
 use crate::trace::TraceRecord;
 
-/// Recently used lines an access is coded against.
-pub const SLOTS: usize = 4;
-/// Zigzag deltas below this fit the OP byte.
-pub const SMALL_DELTAS: u8 = 30;
+/// Recently used lines an access is coded against (on a lackey trace 16
+/// leave 4% of accesses wide, 4 leave 30%).
+pub const SLOTS: usize = 16;
+/// Zigzag deltas below this (-3..=2 lines) fit the OP byte.
+pub const SMALL_DELTAS: u8 = 6;
 /// OP codes below this: an access with a small delta.
 const OP_WIDE: u8 = 2 * SLOTS as u8 * SMALL_DELTAS;
 /// OP codes `OP_WIDE..OP_WIDE + 2 * SLOTS`: an access whose zigzag delta
@@ -72,6 +73,19 @@ fn unzigzag(z: u64) -> i64 {
     (z >> 1) as i64 ^ -((z & 1) as i64)
 }
 
+/// Slot and delta of each small-delta OP code (the write bit is bit 0).
+const SMALL_CODES: [(u8, i64); OP_WIDE as usize] = {
+    let mut t = [(0u8, 0i64); OP_WIDE as usize];
+    let mut code = 0;
+    while code < OP_WIDE as usize {
+        let c = (code >> 1) as u8;
+        let z = (c % SMALL_DELTAS) as i64;
+        t[code] = (c / SMALL_DELTAS, (z >> 1) ^ -(z & 1));
+        code += 1;
+    }
+    t
+};
+
 #[inline]
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -119,9 +133,17 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The slot whose line is closest to `line`, and the delta from it.
+/// The slot to code `line` against, and the delta from it: the most
+/// recently used slot within a small delta, else the closest slot. (Only
+/// the encoder chooses; the decoder reads the choice.)
 #[inline]
-fn closest(slots: &[u64; SLOTS], line: u64) -> (usize, i64) {
+fn choose(slots: &[u64; SLOTS], line: u64) -> (usize, i64) {
+    for (s, &l) in slots.iter().enumerate() {
+        let d = line.wrapping_sub(l) as i64;
+        if zigzag(d) < u64::from(SMALL_DELTAS) {
+            return (s, d);
+        }
+    }
     let mut best = (0, line.wrapping_sub(slots[0]) as i64);
     for (s, &l) in slots.iter().enumerate().skip(1) {
         let d = line.wrapping_sub(l) as i64;
@@ -137,7 +159,9 @@ fn closest(slots: &[u64; SLOTS], line: u64) -> (usize, i64) {
 /// leaves the one it was coded against in place.
 #[inline]
 fn touch(slots: &mut [u64; SLOTS], s: usize, line: u64) {
-    slots.copy_within(0..s, 1);
+    for i in (1..=s.min(SLOTS - 1)).rev() {
+        slots[i] = slots[i - 1];
+    }
     slots[0] = line;
 }
 
@@ -171,7 +195,7 @@ pub fn encode(records: &[TraceRecord], out: &mut Columns) {
         let low = (r.packed & 0x3f) as u8;
         let value = (r.packed >> VALUE_SHIFT) & VALUE_MASK;
         if low <= 1 {
-            let (s, d) = closest(&slots, value);
+            let (s, d) = choose(&slots, value);
             let z = zigzag(d);
             if z < u64::from(SMALL_DELTAS) {
                 touch(&mut slots, s, value);
@@ -197,11 +221,7 @@ pub fn decode(
     first_tick: u64,
     out: &mut Vec<TraceRecord>,
 ) -> Result<(), ColumnError> {
-    let mut op = Reader {
-        bytes: &cols.op,
-        pos: 0,
-        name: "OP",
-    };
+    let mut ops = cols.op.iter().copied();
     let mut aux = Reader {
         bytes: &cols.aux,
         pos: 0,
@@ -218,10 +238,10 @@ pub fn decode(
     let mut slots = [0u64; SLOTS];
     out.reserve(n);
     for &dt in &cols.dt {
-        let mut code = op.byte()?;
+        let mut code = ops.next().ok_or(ColumnError::Short("OP"))?;
         while code == OP_BOARD {
             board_bits = u64::from(aux.byte()?) << BOARD_SHIFT;
-            code = op.byte()?;
+            code = ops.next().ok_or(ColumnError::Short("OP"))?;
         }
         tick = tick.wrapping_add(if dt == DT_WIDE {
             aux.varint()?.wrapping_add(u64::from(DT_WIDE))
@@ -229,13 +249,11 @@ pub fn decode(
             u64::from(dt)
         });
         let (low, value) = if code < OP_WIDE {
-            let write = code & 1;
-            let c = code >> 1;
-            let s = usize::from(c / SMALL_DELTAS);
-            let d = unzigzag(u64::from(c % SMALL_DELTAS));
+            let (s, d) = SMALL_CODES[usize::from(code)];
+            let s = usize::from(s);
             let line = slots[s].wrapping_add(d as u64) & VALUE_MASK;
             touch(&mut slots, s, line);
-            (u64::from(write), line)
+            (u64::from(code & 1), line)
         } else if code < OP_WIDE_END {
             let write = code & 1;
             let s = usize::from((code - OP_WIDE) >> 1);
@@ -254,7 +272,9 @@ pub fn decode(
             packed: board_bits | (value << VALUE_SHIFT) | low,
         });
     }
-    op.finished()?;
+    if ops.next().is_some() {
+        return Err(ColumnError::Long("OP"));
+    }
     aux.finished()
 }
 

@@ -1,7 +1,7 @@
 //! Reading an archive held in memory: the checks done once when it is
 //! opened, then block decoding on demand, counted.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use super::block::{self, Columns};
 use super::{
@@ -25,6 +25,19 @@ pub struct ArchiveView<'a> {
     names: NameTable,
     index: Vec<BlockEntry>,
     blocks_decoded: Cell<u64>,
+    /// Column buffers and a zstd context kept from block to block.
+    scratch: RefCell<Option<Scratch>>,
+}
+
+struct Scratch {
+    columns: Columns,
+    zstd: zstd::bulk::Decompressor<'static>,
+}
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Scratch")
+    }
 }
 
 fn damaged(what: impl Into<String>) -> ArchiveError {
@@ -125,6 +138,7 @@ impl<'a> ArchiveView<'a> {
             names,
             index,
             blocks_decoded: Cell::new(0),
+            scratch: RefCell::new(None),
         })
     }
 
@@ -186,7 +200,15 @@ impl<'a> ArchiveView<'a> {
         if n != e.records || first_tick != e.first_tick {
             return Err(bad("its header disagrees with the block index"));
         }
-        let mut cols = Columns::default();
+        let mut scratch = self.scratch.borrow_mut();
+        let scratch = match scratch.as_mut() {
+            Some(s) => s,
+            None => scratch.insert(Scratch {
+                columns: Columns::default(),
+                zstd: zstd::bulk::Decompressor::new().map_err(|e| bad(&format!("zstd: {e}")))?,
+            }),
+        };
+        let cols = &mut scratch.columns;
         let mut pos = BLOCK_HEADER_LEN;
         for (c, name) in COLUMNS.iter().enumerate() {
             let at = field::BLOCK_COLUMNS + 8 * c;
@@ -205,7 +227,11 @@ impl<'a> ArchiveView<'a> {
                 1 => &mut cols.dt,
                 _ => &mut cols.aux,
             };
-            *col = zstd::bulk::decompress(frame, raw)
+            col.clear();
+            col.reserve(raw);
+            scratch
+                .zstd
+                .decompress_to_buffer(frame, col)
                 .map_err(|e| bad(&format!("column {name}: {}", zstd_error(e))))?;
             if col.len() != raw {
                 return Err(bad(&format!("column {name} is not {raw} bytes long")));
@@ -214,7 +240,7 @@ impl<'a> ArchiveView<'a> {
         if pos != bytes.len() {
             return Err(bad("bytes after its columns"));
         }
-        block::decode(&cols, n as usize, first_tick, out).map_err(|e| ArchiveError::block(b, e))?;
+        block::decode(cols, n as usize, first_tick, out).map_err(|e| ArchiveError::block(b, e))?;
         if out.last().map(|r| r.tick) != Some(e.last_tick) {
             return Err(bad("its last tick disagrees with the block index"));
         }

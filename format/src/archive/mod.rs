@@ -404,15 +404,22 @@ pub fn pack<W: Write + Seek>(
     let header_len = usize::from(u16_at(trace, 10..12));
     let records_end = header_len + view.len() * RECORD_LEN;
     let mut w = ArchiveWriter::new(out, opts)?;
-    let mut buf = Vec::with_capacity(opts.block_records.max(1) as usize);
-    let mut it = view.records();
-    loop {
-        buf.clear();
-        buf.extend(it.by_ref().take(opts.block_records.max(1) as usize));
-        if buf.is_empty() {
-            break;
+    // A mapped trace's records are used in place; elsewhere they are read
+    // a block at a time.
+    match crate::trace::records_in_bytes(&trace[header_len..records_end]) {
+        Some(records) => w.write(records)?,
+        None => {
+            let mut buf = Vec::with_capacity(opts.block_records.max(1) as usize);
+            let mut it = view.records();
+            loop {
+                buf.clear();
+                buf.extend(it.by_ref().take(opts.block_records.max(1) as usize));
+                if buf.is_empty() {
+                    break;
+                }
+                w.write(&buf)?;
+            }
         }
-        w.write(&buf)?;
     }
     w.finish(&trace[..header_len], &trace[records_end..])
 }

@@ -111,6 +111,21 @@ fn unpack_gives_the_trace_back_byte_for_byte() {
 }
 
 #[test]
+fn a_trace_whose_records_are_not_aligned_packs_the_same() {
+    let trace = trace_file(&sample_records(5000), &names());
+    // u64 storage, so that one byte in is surely misaligned.
+    let mut store = vec![0u64; trace.len() / 8 + 2];
+    // SAFETY: u64 storage seen as its bytes.
+    let bytes = unsafe {
+        core::slice::from_raw_parts_mut(store.as_mut_ptr().cast::<u8>(), store.len() * 8)
+    };
+    bytes[1..1 + trace.len()].copy_from_slice(&trace);
+    let misaligned = &bytes[1..1 + trace.len()];
+    assert!(crate::trace::records_in_bytes(&misaligned[TRACE_HEADER_LEN..]).is_none());
+    assert!(pack_bytes(misaligned, 999) == pack_bytes(&trace, 999));
+}
+
+#[test]
 fn empty_and_unfinished_traces_round_trip() {
     let empty = trace_file(&[], &NameTable::default());
     let archive = pack_bytes(&empty, 100);

@@ -28,6 +28,10 @@ enum Command {
     Capture(cmd::capture::Args),
     /// Merge capture files into a physical-address trace.
     Merge(cmd::merge::Args),
+    /// Compress a trace into a seekable archive (.hmttz).
+    Pack(cmd::pack::PackArgs),
+    /// Restore the exact trace file an archive holds.
+    Unpack(cmd::pack::UnpackArgs),
     /// Print a trace as text or CSV.
     Dump(cmd::dump::Args),
     /// Summarise a trace.
@@ -64,6 +68,8 @@ fn main() -> anyhow::Result<()> {
         Command::Board(a) => cmd::board::run(a),
         Command::Capture(a) => cmd::capture::run(a),
         Command::Merge(a) => cmd::merge::run(a),
+        Command::Pack(a) => cmd::pack::run_pack(a),
+        Command::Unpack(a) => cmd::pack::run_unpack(a),
         Command::Dump(a) => cmd::dump::run(a),
         Command::Stats(a) => cmd::stats::run(a),
         Command::Replay(a) => cmd::replay::run(a),

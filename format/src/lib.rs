@@ -5,6 +5,7 @@
 //! the hot paths. Nothing else in the workspace may encode or decode these
 //! formats by hand.
 
+pub mod archive;
 mod bytes;
 pub mod capture;
 pub mod command;

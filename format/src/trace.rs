@@ -241,6 +241,23 @@ pub fn records_as_bytes<'a>(records: &'a [TraceRecord], scratch: &'a mut Vec<u8>
 
 const _: () = assert!(core::mem::size_of::<TraceRecord>() == RECORD_LEN);
 
+/// `bytes` seen as records (format.md §11 layout), without a copy. `None`
+/// on big-endian machines or when `bytes` is not 8-byte aligned; a tail
+/// shorter than a record is left out.
+#[inline]
+pub fn records_in_bytes(bytes: &[u8]) -> Option<&[TraceRecord]> {
+    if cfg!(target_endian = "big") || bytes.as_ptr().align_offset(8) != 0 {
+        return None;
+    }
+    // SAFETY: as for `records_in_bytes_mut`, shared instead of mutable.
+    Some(unsafe {
+        core::slice::from_raw_parts(
+            bytes.as_ptr().cast::<TraceRecord>(),
+            bytes.len() / RECORD_LEN,
+        )
+    })
+}
+
 /// `bytes` seen as records to build in place (format.md §11 layout), so a
 /// writer's output block can be filled without a copy. `None` on
 /// big-endian machines or when `bytes` is not 8-byte aligned; a tail

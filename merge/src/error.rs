@@ -32,6 +32,11 @@ pub enum MergeError {
     Mapping(#[from] MappingError),
     #[error("{path}: not a usable trace file: {source}")]
     NotATrace { path: PathBuf, source: TraceError },
+    #[error("{path}: {source}")]
+    Archive {
+        path: PathBuf,
+        source: hmtt_format::archive::ArchiveError,
+    },
 }
 
 impl MergeError {

@@ -10,6 +10,7 @@
 //! boards by time into a [`merge::RecordSink`] such as
 //! [`writer::TraceWriter`], and returns a [`report::MergeReport`].
 
+pub mod archive_writer;
 pub mod error;
 pub mod indexed_writer;
 pub mod input;
@@ -23,6 +24,7 @@ pub mod synth;
 pub mod verify;
 pub mod writer;
 
+pub use archive_writer::{merge_to_archive, ArchiveTraceWriter};
 pub use error::MergeError;
 pub use input::CaptureSet;
 pub use merge::{merge, MergeOptions, RecordSink, VecSink};

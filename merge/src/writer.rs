@@ -53,22 +53,33 @@ impl TraceWriter {
         names: &NameTable,
     ) -> Result<u64, MergeError> {
         self.0.finish(names, |common| {
-            TraceHeader {
-                common: CommonHeader {
-                    start_ns,
-                    tick_ps: report.tick_ps,
-                    ..common
-                },
-                geometry_bytes: geometry.map_or((0, 0, 0), |g| g.header_bytes()),
-                boards: report.boards.len().min(255) as u8,
-                packets: report.packets(),
-                packets_missing: report.packets_missing(),
-                packets_duplicate: report.packets_duplicate(),
-                packets_rejected: report.packets_rejected(),
-            }
-            .emit()
-            .to_vec()
+            trace_header(common, report, geometry, start_ns)
+                .emit()
+                .to_vec()
         })
+    }
+}
+
+/// The header of a merged trace whose common fields (counts, offsets,
+/// ticks) are `common`: the rest comes from the merge.
+pub(crate) fn trace_header(
+    common: CommonHeader,
+    report: &MergeReport,
+    geometry: Option<Geometry>,
+    start_ns: u64,
+) -> TraceHeader {
+    TraceHeader {
+        common: CommonHeader {
+            start_ns,
+            tick_ps: report.tick_ps,
+            ..common
+        },
+        geometry_bytes: geometry.map_or((0, 0, 0), |g| g.header_bytes()),
+        boards: report.boards.len().min(255) as u8,
+        packets: report.packets(),
+        packets_missing: report.packets_missing(),
+        packets_duplicate: report.packets_duplicate(),
+        packets_rejected: report.packets_rejected(),
     }
 }
 

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use hmtt_format::trace::{NameTable, RecordKind, TraceRecord, TraceView};
+use hmtt_format::archive::AnyTrace;
+use hmtt_format::trace::{NameTable, RecordKind, TraceRecord};
 use hmtt_merge::names::event_name;
 
 use crate::shared::{to_stdout, with_names_of, TraceBytes};
@@ -14,8 +15,8 @@ use crate::shared::{to_stdout, with_names_of, TraceBytes};
 hmtt dump run.hmtttrace --csv --from-ns 1000000 --to-ns 2000000 > window.csv\n  \
 hmtt dump run.hmttvtrace --csv --accesses-only > virtual.csv")]
 pub struct Args {
-    /// Trace file written by `hmtt merge`, or virtual trace written by
-    /// `hmtt replay --out` (told apart by their magic).
+    /// Trace file written by `hmtt merge`, its archive (.hmttz), or virtual
+    /// trace written by `hmtt replay --out` (told apart by their magic).
     pub trace: PathBuf,
     /// Comma-separated values with a header line.
     #[arg(long)]
@@ -118,12 +119,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if bytes.as_slice().starts_with(&hmtt_format::vtrace::MAGIC) {
         return run_virtual(&args, bytes.as_slice());
     }
-    let view = TraceView::new_checked(bytes.as_slice())
-        .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
+    let view = AnyTrace::new_checked(bytes.as_slice()).with_context(|| {
+        format!(
+            "{}: not a usable trace file or archive",
+            args.trace.display()
+        )
+    })?;
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let mut sel = Selection::new(&args, view.header().common.tick_ps);
-    let start = sel.start_tick().map_or(0, |t| view.seek_tick(t));
-    to_stdout("writing the dump", |out| {
+    let records = view
+        .records_from_tick(sel.start_tick().unwrap_or(0))
+        .with_context(|| format!("{}: seeking", args.trace.display()))?;
+    let mut damaged = None;
+    let shown = to_stdout("writing the dump", |out| {
         if args.csv {
             writeln!(out, "time_ns,tick,board,pa,rw,kind,event")?;
         } else {
@@ -133,7 +141,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "time_ns", "tick", "board", "pa", "rw", "kind"
             )?;
         }
-        for r in view.records_from(start) {
+        for r in records {
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    damaged = Some(e);
+                    break;
+                }
+            };
             match sel.pick(&r) {
                 Pick::Stop => break,
                 Pick::Skip => continue,
@@ -153,7 +168,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         }
         Ok(())
-    })
+    });
+    if let AnyTrace::Archive(a) = &view {
+        tracing::info!(
+            "decoded {} of {} archive blocks",
+            a.blocks_decoded(),
+            a.block_count()
+        );
+    }
+    if let Some(e) = damaged {
+        return Err(anyhow::Error::from(e).context(format!("reading {}", args.trace.display())));
+    }
+    shown
 }
 
 /// A virtual trace (format.md §12): the physical columns plus source

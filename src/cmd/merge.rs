@@ -6,7 +6,9 @@ use anyhow::Context;
 use hmtt_merge::input::DEFAULT_MAX_START_SKEW_NS;
 use hmtt_merge::merge::decode_threads_pay_off;
 use hmtt_merge::reassemble::DEFAULT_REORDER_DEPTH;
-use hmtt_merge::{merge_to_trace, CaptureSet, MergeOptions, MergeReport};
+use hmtt_merge::{merge_to_archive, merge_to_trace, CaptureSet, MergeOptions, MergeReport};
+
+use crate::cmd::pack::ArchiveArgs;
 
 use crate::shared::{bytes_bar, load_names, to_stdout};
 
@@ -18,7 +20,8 @@ pub const EXIT_REJECTED_INPUT: i32 = 3;
 #[derive(clap::Args)]
 #[command(
     after_help = "Example:\n  hmtt merge capture/ -o run.hmtttrace --events capture/events.toml\n  \
-hmtt merge board0-port*.hmttcap board1-port*.hmttcap --interleave-shift 12 -o run.hmtttrace\n\n\
+hmtt merge board0-port*.hmttcap board1-port*.hmttcap --interleave-shift 12 -o run.hmtttrace\n  \
+hmtt merge capture/ -o run.hmttz\n\n\
 Exit status:\n  0  merged; every packet read was merged (packets lost in transit are gaps, reported)\n  \
 1  error: no usable trace written\n  \
 2  the command line is wrong\n  \
@@ -29,9 +32,16 @@ pub struct Args {
     /// Capture files (.hmttcap) or directories holding them.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// The trace file to write.
+    /// The trace file to write (an archive, format.md §13, with
+    /// --compress or when the name ends in .hmttz).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Write a compressed, seekable archive (.hmttz) instead of a trace
+    /// file: `hmtt unpack` gives back the trace the merge would have written.
+    #[arg(long)]
+    pub compress: bool,
+    #[command(flatten)]
+    pub archive: ArchiveArgs,
     /// Events file (names of user events); default: events.toml in an input directory.
     #[arg(long)]
     pub events: Option<PathBuf>,
@@ -57,6 +67,17 @@ pub struct Args {
     /// the threads only take turns, at a cost); the trace is the same.
     #[arg(long, value_enum, default_value_t = DecodeThreads::Auto)]
     pub decode_threads: DecodeThreads,
+}
+
+impl Args {
+    /// Whether the output is an archive rather than a trace file.
+    pub fn writes_archive(&self) -> bool {
+        self.compress
+            || self
+                .output
+                .extension()
+                .is_some_and(|e| e == hmtt_format::archive::EXTENSION)
+    }
 }
 
 /// When `hmtt merge` decodes boards in threads of their own.
@@ -97,7 +118,18 @@ fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
     };
     let bar = bytes_bar("merging", set.total_bytes(), args.quiet);
     let progress = &mut |done| bar.set_position(done);
-    let (report, _) = merge_to_trace(&set, &opts, &args.output, &names, progress)?;
+    let (report, _) = if args.writes_archive() {
+        merge_to_archive(
+            &set,
+            &opts,
+            args.archive.options(),
+            &args.output,
+            &names,
+            progress,
+        )?
+    } else {
+        merge_to_trace(&set, &opts, &args.output, &names, progress)?
+    };
     bar.finish_and_clear();
     Ok(report)
 }

@@ -7,6 +7,7 @@ pub mod firmware;
 pub mod icode;
 pub mod log;
 pub mod merge;
+pub mod pack;
 pub mod replay;
 pub mod sim;
 pub mod stats;

@@ -7,10 +7,11 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use hmtt_format::trace::TraceView;
+use hmtt_format::archive::AnyTrace;
 use hmtt_format::vtrace::VirtualRecord;
+use hmtt_merge::replay::archive::ArchiveSource;
 use hmtt_merge::replay::writer::VtraceInfo;
-use hmtt_merge::replay::{Miss, ReplayFilter, ReplayOutput, Replayer, VtraceWriter};
+use hmtt_merge::replay::{Miss, RecordSource, ReplayFilter, ReplayOutput, Replayer, VtraceWriter};
 
 use crate::shared::{parse_number, parse_range, with_names_of, TraceBytes};
 
@@ -22,7 +23,7 @@ hmtt replay run.hmtttrace --log pagetable.hmttlog --pid 2 --csv refs.csv\n  \
 hmtt replay run.hmtttrace --log pagetable.hmttlog --window phase_begin,phase_end --va 0x10000000..0x10100000"
 )]
 pub struct Args {
-    /// Trace file written by `hmtt merge`.
+    /// Trace file written by `hmtt merge`, or its archive (.hmttz).
     pub trace: PathBuf,
     /// Kernel log (.hmttlog) written by `hmtt log` or `hmtt sim`.
     #[arg(long)]
@@ -73,8 +74,12 @@ fn write_csv_line(w: &mut dyn Write, v: &VirtualRecord, tick_ns: f64) -> std::io
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let bytes = TraceBytes::open(&args.trace)?;
-    let view = TraceView::new_checked(bytes.as_slice())
-        .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
+    let view = AnyTrace::new_checked(bytes.as_slice()).with_context(|| {
+        format!(
+            "{}: not a usable trace file or archive",
+            args.trace.display()
+        )
+    })?;
     let log_bytes =
         std::fs::read(&args.log).with_context(|| format!("reading {}", args.log.display()))?;
     let image = hmtt_format::klog::read_image(&log_bytes).map_err(|(i, e)| match i {
@@ -137,7 +142,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let what = ReplayOutput {
         markers: vout.is_some(),
     };
-    replayer.run_blocks(&view, what, &mut |block| {
+    let archive = match &view {
+        AnyTrace::Archive(a) => Some(ArchiveSource::new(a)),
+        AnyTrace::Trace(_) => None,
+    };
+    let source: &dyn RecordSource = match (&view, &archive) {
+        (_, Some(a)) => a,
+        (AnyTrace::Trace(t), None) => t,
+        (AnyTrace::Archive(_), None) => unreachable!("an archive has its source"),
+    };
+    replayer.run_blocks(source, what, &mut |block| {
         if err.is_some() {
             return;
         }
@@ -159,6 +173,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let secs = start.elapsed().as_secs_f64();
     if let Some(e) = err {
         return Err(e);
+    }
+    if let Some(e) = archive.as_ref().and_then(ArchiveSource::take_error) {
+        return Err(anyhow::Error::from(e).context(format!("reading {}", args.trace.display())));
     }
     if let Some(mut w) = csv {
         w.flush().context("writing the CSV")?;

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use hmtt_format::trace::TraceView;
+use hmtt_format::archive::AnyTrace;
 use hmtt_merge::names::event_name;
 use hmtt_merge::stats::TraceStats;
 
@@ -15,7 +15,7 @@ use crate::shared::{to_stdout, TraceBytes};
 #[derive(clap::Args)]
 #[command(after_help = "Example:\n  hmtt stats run.hmtttrace --interval-ms 10")]
 pub struct Args {
-    /// Trace file written by `hmtt merge`.
+    /// Trace file written by `hmtt merge`, or its archive (.hmttz).
     pub trace: PathBuf,
     /// Length of one bandwidth interval in milliseconds of traced time.
     #[arg(long, default_value_t = 1.0)]
@@ -27,14 +27,18 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let bytes = TraceBytes::open(&args.trace)?;
-    let view = TraceView::new_checked(bytes.as_slice())
-        .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
+    let view = AnyTrace::new_checked(bytes.as_slice()).with_context(|| {
+        format!(
+            "{}: not a usable trace file or archive",
+            args.trace.display()
+        )
+    })?;
     let h = view.header().clone();
     let tick_ns = f64::from(h.common.tick_ps.max(1)) / 1000.0;
     let interval_ticks = ((args.interval_ms * 1e6) / tick_ns).max(1.0) as u64;
     let mut s = TraceStats::new(interval_ticks, args.max_rows);
     for r in view.records() {
-        s.add(&r);
+        s.add(&r.with_context(|| format!("reading {}", args.trace.display()))?);
     }
     let span_ns = (s.last_tick - s.first_tick.unwrap_or(0)) as f64 * tick_ns;
     to_stdout("writing the statistics", |out| {

@@ -17,6 +17,7 @@
 //! previous one, and the results go out as blocks of
 //! [`hmtt_format::vtrace::VirtualRecord`]s (the virtual trace's records).
 
+pub mod archive;
 mod frames;
 pub mod writer;
 

@@ -1,0 +1,447 @@
+//! The trace archive (`.hmttz`, format.md §13): a native trace (§11) in
+//! independently decodable blocks of column-coded, zstd-compressed
+//! records, with a time index over the blocks, and the trace's own header
+//! and trailing bytes (time index, event names) kept so that unpacking
+//! gives the trace back byte for byte.
+//!
+//! [`ArchiveWriter`] streams records into blocks on any `Write + Seek`;
+//! [`pack`] converts a whole trace; [`ArchiveView`] reads an archive in
+//! memory (a map), decoding only the blocks asked for and counting them;
+//! [`unpack`] writes the trace back. [`AnyTrace`] reads a trace or an
+//! archive alike. No files are opened here.
+
+mod any;
+pub mod block;
+mod view;
+
+use std::io::{Seek, SeekFrom, Write};
+
+use crate::bytes::{put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
+use crate::trace::{TraceRecord, TraceView, RECORD_LEN};
+
+pub use any::{AnyTrace, AnyTraceError, Records};
+pub use block::{ColumnError, Columns};
+pub use view::ArchiveView;
+
+/// "HMTTARC\0".
+pub const MAGIC: [u8; 8] = *b"HMTTARC\0";
+/// Archive version.
+pub const VERSION: u16 = 1;
+/// Header length written by this version.
+pub const HEADER_LEN: usize = 64;
+/// Length of one block-index entry.
+pub const BLOCK_ENTRY_LEN: usize = 32;
+/// Length of a block's own header (record count, first tick, column sizes).
+pub const BLOCK_HEADER_LEN: usize = 40;
+/// Records per block by default: big enough for the coder to learn a
+/// program's patterns (a 2 M-record lackey trace: 2.18 bits per record in
+/// blocks of 1 M, 2.27 in blocks of 256 K), small enough that a seek
+/// decodes a few milliseconds' worth.
+pub const DEFAULT_BLOCK_RECORDS: u32 = 1 << 20;
+/// zstd level by default: the fastest level that meets the size targets on
+/// the benchmark's traces; level 9 is about 20% smaller and 7 times slower.
+pub const DEFAULT_LEVEL: i32 = 3;
+/// File extension.
+pub const EXTENSION: &str = "hmttz";
+/// Header flag: the writer finished (trailer and block index valid).
+pub const FLAG_COMPLETE: u16 = 1;
+/// Columns per block, in their order in the block.
+pub const COLUMNS: [&str; 3] = ["OP", "DT", "AUX"];
+
+mod field {
+    use crate::bytes::Field;
+    pub const MAGIC: Field = 0..8;
+    pub const VERSION: Field = 8..10;
+    pub const HEADER_LEN: Field = 10..12;
+    pub const FLAGS: Field = 12..14;
+    pub const TRACE_HEADER_LEN: Field = 14..16;
+    pub const RECORD_COUNT: Field = 16..24;
+    pub const BLOCK_COUNT: Field = 24..32;
+    pub const BLOCK_RECORDS: Field = 32..36;
+    pub const TRAILER_OFFSET: Field = 40..48;
+    pub const TRAILER_LEN: Field = 48..56;
+    pub const TRAILER_RAW_LEN: Field = 56..64;
+
+    pub const ENTRY_OFFSET: Field = 0..8;
+    pub const ENTRY_FIRST_TICK: Field = 8..16;
+    pub const ENTRY_LAST_TICK: Field = 16..24;
+    pub const ENTRY_LEN: Field = 24..28;
+    pub const ENTRY_RECORDS: Field = 28..32;
+
+    pub const BLOCK_RECORD_COUNT: Field = 0..4;
+    pub const BLOCK_FIRST_TICK: Field = 8..16;
+    /// Then per column: u32 raw length, u32 compressed length.
+    pub const BLOCK_COLUMNS: usize = 16;
+}
+
+/// Why an archive cannot be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    #[error("file of {0} bytes is too short for an archive header")]
+    TooShort(usize),
+    #[error("not an hmtt trace archive (magic {0:02x?})")]
+    BadMagic([u8; 8]),
+    #[error("archive version {0} is not supported (this build reads version {VERSION})")]
+    BadVersion(u16),
+    #[error("the archive is incomplete: its writer did not finish")]
+    Incomplete,
+    #[error("archive damaged: {0}")]
+    Damaged(String),
+    #[error("archive block {block} damaged: {what}")]
+    BadBlock { block: u64, what: String },
+    #[error("the trace to pack is not usable: {0}")]
+    Trace(#[from] crate::trace::TraceError),
+    #[error("writing the archive: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl ArchiveError {
+    fn block(block: usize, what: impl ToString) -> ArchiveError {
+        ArchiveError::BadBlock {
+            block: block as u64,
+            what: what.to_string(),
+        }
+    }
+}
+
+/// How an archive is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArchiveOptions {
+    /// Records per block (the last block may hold fewer).
+    pub block_records: u32,
+    /// zstd compression level of the columns.
+    pub level: i32,
+}
+
+impl Default for ArchiveOptions {
+    fn default() -> ArchiveOptions {
+        ArchiveOptions {
+            block_records: DEFAULT_BLOCK_RECORDS,
+            level: DEFAULT_LEVEL,
+        }
+    }
+}
+
+/// One block-index entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockEntry {
+    /// Offset of the block from the start of the file.
+    pub offset: u64,
+    pub first_tick: u64,
+    pub last_tick: u64,
+    /// Length of the block in bytes.
+    pub len: u32,
+    pub records: u32,
+}
+
+impl BlockEntry {
+    fn emit(&self) -> [u8; BLOCK_ENTRY_LEN] {
+        let mut b = [0u8; BLOCK_ENTRY_LEN];
+        put_u64(&mut b, field::ENTRY_OFFSET, self.offset);
+        put_u64(&mut b, field::ENTRY_FIRST_TICK, self.first_tick);
+        put_u64(&mut b, field::ENTRY_LAST_TICK, self.last_tick);
+        put_u32(&mut b, field::ENTRY_LEN, self.len);
+        put_u32(&mut b, field::ENTRY_RECORDS, self.records);
+        b
+    }
+    fn parse(b: &[u8]) -> BlockEntry {
+        BlockEntry {
+            offset: u64_at(b, field::ENTRY_OFFSET),
+            first_tick: u64_at(b, field::ENTRY_FIRST_TICK),
+            last_tick: u64_at(b, field::ENTRY_LAST_TICK),
+            len: u32_at(b, field::ENTRY_LEN),
+            records: u32_at(b, field::ENTRY_RECORDS),
+        }
+    }
+}
+
+/// The archive header as plain values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ArchiveHeader {
+    pub flags: u16,
+    /// Length of the trace header at the start of the trailer.
+    pub trace_header_len: u16,
+    pub record_count: u64,
+    pub block_count: u64,
+    pub block_records: u32,
+    /// Where the trailer starts (one zstd frame: the trace's header, then
+    /// its bytes after the records); the block index follows it.
+    pub trailer_offset: u64,
+    /// Compressed and raw lengths of the trailer.
+    pub trailer_len: u64,
+    pub trailer_raw_len: u64,
+}
+
+impl ArchiveHeader {
+    pub fn emit(&self) -> [u8; HEADER_LEN] {
+        let mut b = [0u8; HEADER_LEN];
+        b[field::MAGIC].copy_from_slice(&MAGIC);
+        put_u16(&mut b, field::VERSION, VERSION);
+        put_u16(&mut b, field::HEADER_LEN, HEADER_LEN as u16);
+        put_u16(&mut b, field::FLAGS, self.flags);
+        put_u16(&mut b, field::TRACE_HEADER_LEN, self.trace_header_len);
+        put_u64(&mut b, field::RECORD_COUNT, self.record_count);
+        put_u64(&mut b, field::BLOCK_COUNT, self.block_count);
+        put_u32(&mut b, field::BLOCK_RECORDS, self.block_records);
+        put_u64(&mut b, field::TRAILER_OFFSET, self.trailer_offset);
+        put_u64(&mut b, field::TRAILER_LEN, self.trailer_len);
+        put_u64(&mut b, field::TRAILER_RAW_LEN, self.trailer_raw_len);
+        b
+    }
+
+    /// Checks magic, version and length; returns the header and its length.
+    pub fn parse(b: &[u8]) -> Result<(ArchiveHeader, usize), ArchiveError> {
+        if b.len() < HEADER_LEN {
+            return Err(ArchiveError::TooShort(b.len()));
+        }
+        let magic: [u8; 8] = b[field::MAGIC].try_into().expect("8 bytes");
+        if magic != MAGIC {
+            return Err(ArchiveError::BadMagic(magic));
+        }
+        let version = u16_at(b, field::VERSION);
+        if version != VERSION {
+            return Err(ArchiveError::BadVersion(version));
+        }
+        let len = usize::from(u16_at(b, field::HEADER_LEN));
+        if len < HEADER_LEN || len > b.len() || len % 8 != 0 {
+            return Err(ArchiveError::Damaged(format!("header length {len}")));
+        }
+        Ok((
+            ArchiveHeader {
+                flags: u16_at(b, field::FLAGS),
+                trace_header_len: u16_at(b, field::TRACE_HEADER_LEN),
+                record_count: u64_at(b, field::RECORD_COUNT),
+                block_count: u64_at(b, field::BLOCK_COUNT),
+                block_records: u32_at(b, field::BLOCK_RECORDS),
+                trailer_offset: u64_at(b, field::TRAILER_OFFSET),
+                trailer_len: u64_at(b, field::TRAILER_LEN),
+                trailer_raw_len: u64_at(b, field::TRAILER_RAW_LEN),
+            },
+            len,
+        ))
+    }
+}
+
+/// Sizes an archive writer reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ArchiveSummary {
+    pub records: u64,
+    pub blocks: u64,
+    /// Bytes of the whole archive.
+    pub bytes: u64,
+    /// Compressed bytes of each column, summed over the blocks.
+    pub column_bytes: [u64; 3],
+}
+
+/// Streams records into an archive: blocks go out as they fill; the trace
+/// header, tail and block index at [`ArchiveWriter::finish`], which then
+/// writes the header (flagged complete) at the start.
+pub struct ArchiveWriter<W: Write + Seek> {
+    out: W,
+    opts: ArchiveOptions,
+    pending: Vec<TraceRecord>,
+    index: Vec<BlockEntry>,
+    offset: u64,
+    records: u64,
+    columns: Columns,
+    frames: [Vec<u8>; 3],
+    compressor: zstd::bulk::Compressor<'static>,
+    column_bytes: [u64; 3],
+}
+
+impl<W: Write + Seek> ArchiveWriter<W> {
+    /// Starts an archive at the current position of `out` (an incomplete
+    /// header is written at once, so a writer that dies leaves a file
+    /// readers refuse by name).
+    pub fn new(mut out: W, opts: ArchiveOptions) -> Result<ArchiveWriter<W>, ArchiveError> {
+        let opts = ArchiveOptions {
+            block_records: opts.block_records.max(1),
+            ..opts
+        };
+        let start = out.stream_position()?;
+        if start != 0 {
+            return Err(ArchiveError::Damaged(
+                "an archive starts at the start of its file".into(),
+            ));
+        }
+        out.write_all(&ArchiveHeader::default().emit())?;
+        let mut compressor = zstd::bulk::Compressor::new(opts.level)?;
+        // A damaged column is then found by its checksum, not decoded.
+        compressor.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
+        Ok(ArchiveWriter {
+            out,
+            opts,
+            pending: Vec::with_capacity(opts.block_records as usize),
+            index: Vec::new(),
+            offset: HEADER_LEN as u64,
+            records: 0,
+            columns: Columns::default(),
+            frames: Default::default(),
+            compressor,
+            column_bytes: [0; 3],
+        })
+    }
+
+    /// Records written so far (in blocks or waiting for the next).
+    pub fn records(&self) -> u64 {
+        self.records + self.pending.len() as u64
+    }
+
+    /// Adds records (in trace order).
+    pub fn write(&mut self, mut records: &[TraceRecord]) -> Result<(), ArchiveError> {
+        let per_block = self.opts.block_records as usize;
+        while !records.is_empty() {
+            if self.pending.is_empty() && records.len() >= per_block {
+                let (block, rest) = records.split_at(per_block);
+                self.write_block(block)?;
+                records = rest;
+                continue;
+            }
+            let take = (per_block - self.pending.len()).min(records.len());
+            self.pending.extend_from_slice(&records[..take]);
+            records = &records[take..];
+            if self.pending.len() == per_block {
+                let block = std::mem::take(&mut self.pending);
+                let r = self.write_block(&block);
+                self.pending = block;
+                self.pending.clear();
+                r?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_block(&mut self, block: &[TraceRecord]) -> Result<(), ArchiveError> {
+        self.columns.clear();
+        block::encode(block, &mut self.columns);
+        let raw = [&self.columns.op, &self.columns.dt, &self.columns.aux];
+        let mut head = [0u8; BLOCK_HEADER_LEN];
+        put_u32(&mut head, field::BLOCK_RECORD_COUNT, block.len() as u32);
+        put_u64(&mut head, field::BLOCK_FIRST_TICK, block[0].tick);
+        for (c, column) in raw.iter().enumerate() {
+            let frame = &mut self.frames[c];
+            frame.clear();
+            frame.reserve(zstd::zstd_safe::compress_bound(column.len()));
+            self.compressor.compress_to_buffer(column, frame)?;
+            let at = field::BLOCK_COLUMNS + 8 * c;
+            put_u32(&mut head, at..at + 4, column.len() as u32);
+            put_u32(&mut head, at + 4..at + 8, frame.len() as u32);
+            self.column_bytes[c] += frame.len() as u64;
+        }
+        self.out.write_all(&head)?;
+        for frame in &self.frames {
+            self.out.write_all(frame)?;
+        }
+        let len = BLOCK_HEADER_LEN + self.frames.iter().map(Vec::len).sum::<usize>();
+        self.index.push(BlockEntry {
+            offset: self.offset,
+            first_tick: block[0].tick,
+            last_tick: block[block.len() - 1].tick,
+            len: len as u32,
+            records: block.len() as u32,
+        });
+        self.offset += len as u64;
+        self.records += block.len() as u64;
+        Ok(())
+    }
+
+    /// Writes the last block, the trailer (`trace_header`: the trace's
+    /// header bytes; `tail`: its bytes after the records) and the header.
+    /// Returns the output and what was written.
+    pub fn finish(
+        mut self,
+        trace_header: &[u8],
+        tail: &[u8],
+    ) -> Result<(W, ArchiveSummary), ArchiveError> {
+        if !self.pending.is_empty() {
+            let block = std::mem::take(&mut self.pending);
+            self.write_block(&block)?;
+        }
+        let trace_header_len = u16::try_from(trace_header.len())
+            .map_err(|_| ArchiveError::Damaged("trace header over 64 KiB".into()))?;
+        let mut trailer = Vec::with_capacity(trace_header.len() + tail.len());
+        trailer.extend_from_slice(trace_header);
+        trailer.extend_from_slice(tail);
+        let frame = self.compressor.compress(&trailer)?;
+        self.out.write_all(&frame)?;
+        for e in &self.index {
+            self.out.write_all(&e.emit())?;
+        }
+        let header = ArchiveHeader {
+            flags: FLAG_COMPLETE,
+            trace_header_len,
+            record_count: self.records,
+            block_count: self.index.len() as u64,
+            block_records: self.opts.block_records,
+            trailer_offset: self.offset,
+            trailer_len: frame.len() as u64,
+            trailer_raw_len: trailer.len() as u64,
+        };
+        let bytes = self.offset + frame.len() as u64 + (self.index.len() * BLOCK_ENTRY_LEN) as u64;
+        self.out.seek(SeekFrom::Start(0))?;
+        self.out.write_all(&header.emit())?;
+        self.out.seek(SeekFrom::Start(bytes))?;
+        self.out.flush()?;
+        Ok((
+            self.out,
+            ArchiveSummary {
+                records: self.records,
+                blocks: self.index.len() as u64,
+                bytes,
+                column_bytes: self.column_bytes,
+            },
+        ))
+    }
+}
+
+/// Packs a whole trace file (`trace`, checked as §11 says) into `out`.
+pub fn pack<W: Write + Seek>(
+    trace: &[u8],
+    out: W,
+    opts: ArchiveOptions,
+) -> Result<(W, ArchiveSummary), ArchiveError> {
+    let view = TraceView::new_checked(trace)?;
+    let header_len = usize::from(u16_at(trace, 10..12));
+    let records_end = header_len + view.len() * RECORD_LEN;
+    let mut w = ArchiveWriter::new(out, opts)?;
+    // A mapped trace's records are used in place; elsewhere they are read
+    // a block at a time.
+    match crate::trace::records_in_bytes(&trace[header_len..records_end]) {
+        Some(records) => w.write(records)?,
+        None => {
+            let mut buf = Vec::with_capacity(opts.block_records.max(1) as usize);
+            let mut it = view.records();
+            loop {
+                buf.clear();
+                buf.extend(it.by_ref().take(opts.block_records.max(1) as usize));
+                if buf.is_empty() {
+                    break;
+                }
+                w.write(&buf)?;
+            }
+        }
+    }
+    w.finish(&trace[..header_len], &trace[records_end..])
+}
+
+/// Writes the trace an archive holds to `out`, byte for byte the packed
+/// one; returns its length.
+pub fn unpack(archive: &ArchiveView<'_>, out: &mut dyn Write) -> Result<u64, ArchiveError> {
+    out.write_all(archive.trace_header_bytes())?;
+    let mut written = archive.trace_header_bytes().len() as u64;
+    let mut buf = Vec::new();
+    let mut scratch = Vec::new();
+    for b in 0..archive.block_count() {
+        archive.decode_block(b, &mut buf)?;
+        let bytes = crate::trace::records_as_bytes(&buf, &mut scratch);
+        out.write_all(bytes)?;
+        written += bytes.len() as u64;
+    }
+    out.write_all(archive.tail())?;
+    written += archive.tail().len() as u64;
+    out.flush()?;
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests;

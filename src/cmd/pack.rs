@@ -1,0 +1,113 @@
+//! `hmtt pack` and `hmtt unpack`: a trace file to a compressed, seekable
+//! archive (.hmttz, format.md §13) and back, byte for byte.
+
+use std::io::BufWriter;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use hmtt_format::archive::{self, ArchiveOptions, ArchiveView};
+
+use crate::shared::TraceBytes;
+
+/// Arguments of `hmtt pack`.
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  hmtt pack run.hmtttrace -o run.hmttz")]
+pub struct PackArgs {
+    /// Trace file written by `hmtt merge`.
+    pub trace: PathBuf,
+    /// The archive to write.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub archive: ArchiveArgs,
+}
+
+/// How archives are written (`hmtt pack`, `hmtt merge --compress`).
+#[derive(clap::Args, Clone, Copy)]
+pub struct ArchiveArgs {
+    /// Records per archive block: a seek decodes one block.
+    #[arg(long, default_value_t = archive::DEFAULT_BLOCK_RECORDS)]
+    pub block_records: u32,
+    /// zstd level of the archive's columns (1..=22).
+    #[arg(long, default_value_t = archive::DEFAULT_LEVEL)]
+    pub level: i32,
+}
+
+impl ArchiveArgs {
+    pub fn options(self) -> ArchiveOptions {
+        ArchiveOptions {
+            block_records: self.block_records,
+            level: self.level,
+        }
+    }
+}
+
+/// Arguments of `hmtt unpack`.
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  hmtt unpack run.hmttz -o run.hmtttrace")]
+pub struct UnpackArgs {
+    /// Archive written by `hmtt pack` or `hmtt merge --compress`.
+    pub archive: PathBuf,
+    /// The trace file to write.
+    #[arg(short, long)]
+    pub output: PathBuf,
+}
+
+fn create(path: &std::path::Path) -> anyhow::Result<BufWriter<std::fs::File>> {
+    let f = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    Ok(BufWriter::with_capacity(1 << 20, f))
+}
+
+pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
+    let bytes = TraceBytes::open(&args.trace)?;
+    let start = std::time::Instant::now();
+    let (_, s) = archive::pack(
+        bytes.as_slice(),
+        create(&args.output)?,
+        args.archive.options(),
+    )
+    .with_context(|| {
+        format!(
+            "packing {} into {}",
+            args.trace.display(),
+            args.output.display()
+        )
+    })?;
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "wrote {} ({} records in {} blocks, {} bytes: {:.3} bits per record, {:.1}x smaller) in {:.2} s ({:.1} M records/s)",
+        args.output.display(),
+        s.records,
+        s.blocks,
+        s.bytes,
+        s.bytes as f64 * 8.0 / s.records.max(1) as f64,
+        bytes.as_slice().len() as f64 / s.bytes.max(1) as f64,
+        secs,
+        s.records as f64 / 1e6 / secs.max(1e-9)
+    );
+    Ok(())
+}
+
+pub fn run_unpack(args: UnpackArgs) -> anyhow::Result<()> {
+    let bytes = TraceBytes::open(&args.archive)?;
+    let view = ArchiveView::new_checked(bytes.as_slice())
+        .with_context(|| format!("{}: not a usable trace archive", args.archive.display()))?;
+    let start = std::time::Instant::now();
+    let mut out = create(&args.output)?;
+    let n = archive::unpack(&view, &mut out).with_context(|| {
+        format!(
+            "unpacking {} into {}",
+            args.archive.display(),
+            args.output.display()
+        )
+    })?;
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "wrote {} ({} records, {n} bytes) in {:.2} s ({:.1} M records/s)",
+        args.output.display(),
+        view.len(),
+        secs,
+        view.len() as f64 / 1e6 / secs.max(1e-9)
+    );
+    Ok(())
+}

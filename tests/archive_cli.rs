@@ -1,0 +1,230 @@
+//! Trace archives through the binary: sim → merge → pack → unpack gives
+//! the trace back byte for byte; `merge --compress` writes the archive of
+//! the very trace `merge` writes; `dump`, `stats` and `replay` print the
+//! same from the archive as from the trace; a seek with `--from-ns` and
+//! `--limit` decodes one block (the count `hmtt -v dump` logs); damaged or
+//! cut archives are refused with a clear message, not a panic.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn hmtt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hmtt"))
+        .args(args)
+        .output()
+        .expect("the hmtt binary runs")
+}
+
+/// Runs `hmtt args`, which must succeed; returns (stdout, stderr).
+fn ok(args: &[&str]) -> (String, String) {
+    let out = hmtt(args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "hmtt {args:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    (stdout, stderr)
+}
+
+/// Runs `hmtt args`, which must fail without a panic; returns stderr.
+fn fails(args: &[&str]) -> String {
+    let out = hmtt(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "hmtt {args:?} succeeded");
+    assert!(
+        !stderr.contains("panicked"),
+        "hmtt {args:?} panicked:\n{stderr}"
+    );
+    stderr
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hmtt-archivecli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A simulated run with processes, remaps and DMA on 2 boards, merged.
+fn run(dir: &Path) -> (PathBuf, PathBuf) {
+    let sim = dir.join("run");
+    ok(&[
+        "sim",
+        "--workload",
+        "mix",
+        "--n",
+        "16K",
+        "--cache",
+        "off",
+        "--boards",
+        "2",
+        "--ports",
+        "2",
+        "--out",
+        s(&sim),
+    ]);
+    let trace = dir.join("run.hmtttrace");
+    ok(&["merge", s(&sim), "-o", s(&trace), "-q"]);
+    (sim, trace)
+}
+
+#[test]
+fn archives_round_trip_and_read_like_the_trace() {
+    let dir = scratch("round");
+    let (sim, trace) = run(&dir);
+    let trace_bytes = std::fs::read(&trace).unwrap();
+    let records = (trace_bytes.len() - 128) / 16;
+    assert!(records > 5000, "{records}");
+
+    // Small blocks, so that the trace spans many.
+    let archive = dir.join("run.hmttz");
+    let (out, _) = ok(&[
+        "pack",
+        s(&trace),
+        "-o",
+        s(&archive),
+        "--block-records",
+        "1000",
+    ]);
+    assert!(out.contains("bits per record"), "{out}");
+    let archive_len = std::fs::metadata(&archive).unwrap().len() as usize;
+    assert!(archive_len * 4 < trace_bytes.len(), "{archive_len}");
+    let back = dir.join("back.hmtttrace");
+    ok(&["unpack", s(&archive), "-o", s(&back)]);
+    assert!(
+        std::fs::read(&back).unwrap() == trace_bytes,
+        "unpack differs"
+    );
+
+    // merge --compress and merge -o *.hmttz: the same trace inside.
+    for (name, extra) in [("m1.hmttz", &["--compress"][..]), ("m2.hmttz", &[][..])] {
+        let merged = dir.join(name);
+        let mut args = vec!["merge", s(&sim), "-o", s(&merged), "-q"];
+        args.extend_from_slice(extra);
+        ok(&args);
+        let back = dir.join(format!("{name}.hmtttrace"));
+        ok(&["unpack", s(&merged), "-o", s(&back)]);
+        assert!(std::fs::read(&back).unwrap() == trace_bytes, "{name}");
+    }
+
+    for args in [
+        &["dump"][..],
+        &["dump", "--csv", "--board", "1"][..],
+        &["stats"][..],
+    ] {
+        let mut a = args.to_vec();
+        a.push(s(&trace));
+        let (from_trace, _) = ok(&a);
+        *a.last_mut().unwrap() = s(&archive);
+        let (from_archive, _) = ok(&a);
+        assert_eq!(
+            from_trace.replace(s(&trace), "FILE"),
+            from_archive.replace(s(&archive), "FILE"),
+            "{args:?}"
+        );
+    }
+    let log = sim.join("pagetable.hmttlog");
+    let (csv1, csv2) = (dir.join("r1.csv"), dir.join("r2.csv"));
+    ok(&["replay", s(&trace), "--log", s(&log), "--csv", s(&csv1)]);
+    ok(&["replay", s(&archive), "--log", s(&log), "--csv", s(&csv2)]);
+    let csv = std::fs::read(&csv1).unwrap();
+    assert!(
+        csv.len() > 1000 && csv == std::fs::read(&csv2).unwrap(),
+        "replay differs"
+    );
+}
+
+#[test]
+fn a_seek_decodes_one_block() {
+    let dir = scratch("seek");
+    let (_, trace) = run(&dir);
+    let archive = dir.join("run.hmttz");
+    ok(&[
+        "pack",
+        s(&trace),
+        "-o",
+        s(&archive),
+        "--block-records",
+        "1000",
+    ]);
+    // A time in the middle of the trace, from the trace's own dump.
+    let (full, _) = ok(&["dump", "--csv", s(&trace)]);
+    let lines: Vec<&str> = full.lines().skip(1).collect();
+    let blocks = lines.len().div_ceil(1000);
+    assert!(blocks >= 5, "{blocks}");
+    // In the middle of a block, so the ten records lie in that block.
+    let mid = lines[blocks / 2 * 1000 + 500];
+    let ns: f64 = mid.split(',').next().unwrap().parse().unwrap();
+    let from = format!("{ns}");
+    let (want, _) = ok(&["dump", s(&trace), "--from-ns", &from, "--limit", "10"]);
+    let (got, log) = ok(&[
+        "-v",
+        "dump",
+        s(&archive),
+        "--from-ns",
+        &from,
+        "--limit",
+        "10",
+    ]);
+    assert_eq!(got, want);
+    assert_eq!(got.lines().count(), 11);
+    assert!(
+        log.contains(&format!("decoded 1 of {blocks} archive blocks")),
+        "{log}"
+    );
+    // Without a seek every block is decoded.
+    let (_, log) = ok(&["-v", "dump", s(&archive)]);
+    assert!(
+        log.contains(&format!("decoded {blocks} of {blocks} archive blocks")),
+        "{log}"
+    );
+}
+
+#[test]
+fn damaged_and_cut_archives_are_refused_clearly() {
+    let dir = scratch("bad");
+    let (_, trace) = run(&dir);
+    let archive = dir.join("run.hmttz");
+    ok(&[
+        "pack",
+        s(&trace),
+        "-o",
+        s(&archive),
+        "--block-records",
+        "1000",
+    ]);
+    let bytes = std::fs::read(&archive).unwrap();
+
+    let cut = dir.join("cut.hmttz");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    for cmd in ["dump", "stats"] {
+        let err = fails(&[cmd, s(&cut)]);
+        assert!(err.contains("archive damaged"), "{cmd}: {err}");
+    }
+    let err = fails(&["unpack", s(&cut), "-o", s(&dir.join("x"))]);
+    assert!(err.contains("not a usable trace archive"), "{err}");
+
+    // A flipped byte inside the first block's columns: the index is fine,
+    // the block is not.
+    let mut bad = bytes.clone();
+    bad[64 + 40 + 20] ^= 0x5a;
+    let damaged = dir.join("damaged.hmttz");
+    std::fs::write(&damaged, &bad).unwrap();
+    for cmd in [&["dump"][..], &["stats"][..]] {
+        let mut a = cmd.to_vec();
+        a.push(s(&damaged));
+        let err = fails(&a);
+        assert!(err.contains("archive block 0 damaged"), "{cmd:?}: {err}");
+    }
+    let err = fails(&["unpack", s(&damaged), "-o", s(&dir.join("y"))]);
+    assert!(err.contains("archive block 0 damaged"), "{err}");
+
+    // A trace file is not an archive.
+    let err = fails(&["unpack", s(&trace), "-o", s(&dir.join("z"))]);
+    assert!(err.contains("not an hmtt trace archive"), "{err}");
+}

@@ -67,7 +67,7 @@ fn print_stats(
     out: &mut dyn Write,
     args: &Args,
     s: &TraceStats,
-    view: &TraceView,
+    view: &AnyTrace,
     interval_ticks: u64,
     tick_ns: f64,
     span_ns: f64,

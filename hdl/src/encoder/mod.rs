@@ -179,7 +179,14 @@ pub struct Encoder<const E: usize> {
     room_next: Signal<Local, Bits<16>>,
     sum_none: Signal<Local, Bits<34>>,
     sum_keep: Signal<Local, Bits<34>>,
-    lost_sum: Signal<Local, Bits<34>>,
+    /// The lost count after the clock, saturated.
+    lost_next: Signal<Local, Bits<32>>,
+    /// The candidates saturated (bit 32 set: `2^32 - 1`), and `over + d`
+    /// for the count after a last LOST that left no remainder: both from
+    /// registers, so no adder or saturation follows the decision.
+    lost_saturated: [Signal<Local, Bits<32>>; 25],
+    lost_fresh: [Signal<Local, Bits<32>>; 5],
+    small_d: [Constant<Bits<32>>; 5],
     /// `u + over`, and entry `5 n + d`: `u + over + d - n (2^21-1)`, the
     /// lost count after a clock of `n` LOST pushes and `d` drops, worked
     /// out beside the decision, which only picks one.
@@ -332,7 +339,10 @@ impl<const E: usize> Default for Encoder<E> {
             room_next: Default::default(),
             sum_none: Default::default(),
             sum_keep: Default::default(),
-            lost_sum: Default::default(),
+            lost_next: Default::default(),
+            lost_saturated: std::array::from_fn(|_| Default::default()),
+            lost_fresh: std::array::from_fn(|_| Default::default()),
+            small_d: std::array::from_fn(|d| Constant::new((d as u64).to_bits())),
             lost_base: Default::default(),
             lost_candidates: std::array::from_fn(|_| Default::default()),
             lost_steps: std::array::from_fn(|i| {
@@ -657,20 +667,33 @@ impl<const E: usize> Logic for Encoder<E> {
                 self.lost_candidates[i].next = self.lost_base.val() + self.lost_steps[i].val();
             }
         }
-        self.lost_sum.next = self.lost_candidates[0].val();
+        for i in 0..25 {
+            self.lost_saturated[i].next = self.lost_candidates[i].val().get_bits::<32>(0);
+            if self.lost_candidates[i].val().get_bits::<2>(32).any() {
+                self.lost_saturated[i].next = self.gap_max.val();
+            }
+        }
+        for d in 0..5 {
+            self.lost_fresh[d].next =
+                bit_cast::<32, 4>(self.p2_over.q.val()) + self.small_d[d].val();
+        }
+        self.lost_next.next = self.lost_saturated[0].val();
         for n in 0..5 {
             for d in 0..5 {
                 if self.candidate_used[n * 5 + d].val()
                     & (self.decide.losts.val().index() == n)
                     & (self.decide.drops.val().index() == d)
                 {
-                    self.lost_sum.next = self.lost_candidates[n * 5 + d].val();
+                    self.lost_next.next = self.lost_saturated[n * 5 + d].val();
                 }
             }
         }
         if !self.decide.remainder_after.val() {
-            self.lost_sum.next = bit_cast::<34, 3>(self.decide.drops_since_after.val())
-                + bit_cast::<34, 4>(self.p2_over.q.val());
+            for d in 0..5 {
+                if self.decide.drops_since_after.val().index() == d {
+                    self.lost_next.next = self.lost_fresh[d].val();
+                }
+            }
         }
         if self.p2_valid.q.val() {
             self.gap.d.next = bit_cast::<32, 34>(self.sum_none.val());
@@ -689,10 +712,7 @@ impl<const E: usize> Logic for Encoder<E> {
                 }
             }
             self.hi.d.next = self.words.hi_out.val();
-            self.lost.d.next = bit_cast::<32, 34>(self.lost_sum.val());
-            if self.lost_sum.val().get_bit(32) {
-                self.lost.d.next = self.gap_max.val();
-            }
+            self.lost.d.next = self.lost_next.val();
             self.level.d.next = self.level_next.val();
             self.free.d.next = self.free_next.val();
             self.room.d.next = self.room_next.val();

@@ -8,7 +8,7 @@ mod board_common;
 use board_common::*;
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
-use hmtt_format::record::{BoardEvent, Opcode, RecordWord, KEEPER_GAP};
+use hmtt_format::record::{Opcode, RecordWord, KEEPER_GAP};
 use hmtt_sim::board::{Board, BoardConfig, BoardCounters, DrainRate};
 
 fn cmd(cycle: u64, cmd: DdrCmd, bank: u32, arg: u32) -> Command {
@@ -239,4 +239,30 @@ fn a_keeper_that_finds_the_fifo_full_retries_after_the_next_pop_and_long_gaps_dr
         let ticks: Vec<u64> = decoded.iter().map(|e| e.tick).collect();
         assert_eq!(ticks, vec![1]);
     }
+}
+
+#[test]
+fn a_gap_beyond_the_models_limit_is_a_clear_error_not_hours_of_fillers() {
+    use hmtt_sim::board::{BoardError, MAX_COMMAND_GAP};
+    let cfg = BoardConfig::new(Geometry::ddr3_default());
+    let mut b = Board::new(cfg).unwrap();
+    b.command(&cmd(0, DdrCmd::Act, 0, 5)).unwrap();
+    b.command(&cmd(10, DdrCmd::Rd, 0, 0)).unwrap();
+    // The longest gap is taken (8192 fillers)...
+    b.command(&cmd(10 + MAX_COMMAND_GAP, DdrCmd::Rd, 0, 8))
+        .unwrap();
+    assert_eq!(b.counters().time_fillers, MAX_COMMAND_GAP / KEEPER_GAP);
+    // ... one tick more is refused, and the board is unchanged.
+    let before = b.counters().clone();
+    let far = 10 + 2 * MAX_COMMAND_GAP + 1;
+    let err = b.command(&cmd(far, DdrCmd::Rd, 0, 16)).unwrap_err();
+    assert!(matches!(err, BoardError::GapTooLong { .. }), "{err}");
+    assert!(err.to_string().contains("2^40"), "{err}");
+    assert_eq!(b.counters(), &before);
+    let err = b.command(&cmd(u64::MAX, DdrCmd::Rd, 0, 16)).unwrap_err();
+    assert!(matches!(err, BoardError::GapTooLong { .. }), "{err}");
+    assert!(matches!(
+        b.advance_to(u64::MAX).unwrap_err(),
+        BoardError::GapTooLong { .. }
+    ));
 }

@@ -223,4 +223,18 @@ pub enum BoardError {
     CycleDecreased { cycle: u64, current: u64 },
     #[error("command after the end of the stream (finish was called)")]
     Finished,
+    #[error(
+        "command at tick {cycle} is {} ticks after the board's current tick {current}: \
+         the model takes gaps up to 2^40 ticks (a live DDR bus refreshes every few \
+         microseconds; a gap that long stands for {} keeper fillers)",
+        cycle - current,
+        (cycle - current) / hmtt_format::record::KEEPER_GAP
+    )]
+    GapTooLong { cycle: u64, current: u64 },
 }
+
+/// The longest gap between commands (or to `advance_to`'s tick) the model
+/// takes, 2^40 ticks (23 minutes at DDR3-1600, 8192 keeper fillers): its
+/// keeper steps through a gap filler by filler, so a forged tick near 2^64
+/// would run for hours and pile up packets.
+pub const MAX_COMMAND_GAP: u64 = 1 << 40;

@@ -59,7 +59,7 @@ use hmtt_format::record::EventEncoder;
 pub use config::{
     default_window, BoardConfig, BoardError, DrainRate, DEFAULT_CONFIG_BYTES, DEFAULT_FIFO_DEPTH,
     DEFAULT_IDLE_FLUSH_TICKS, DEFAULT_LANES, DEFAULT_MAX_WORDS, DEFAULT_PORTS,
-    DEFAULT_REFS_PER_CLOCK, DEFAULT_TICK_PS, FRAME_OVERHEAD_BYTES,
+    DEFAULT_REFS_PER_CLOCK, DEFAULT_TICK_PS, FRAME_OVERHEAD_BYTES, MAX_COMMAND_GAP,
 };
 pub use counters::{kind_index, BoardCounters};
 pub use cu::{ConfigUnit, CuOutcome, Mode};
@@ -305,6 +305,12 @@ impl Board {
                 current: self.cur,
             });
         }
+        if cycle - self.cur > MAX_COMMAND_GAP {
+            return Err(BoardError::GapTooLong {
+                cycle,
+                current: self.cur,
+            });
+        }
         if cycle > self.next_event {
             self.run_until(cycle);
         } else {
@@ -322,6 +328,12 @@ impl Board {
         }
         if tick < self.cur {
             return Err(BoardError::CycleDecreased {
+                cycle: tick,
+                current: self.cur,
+            });
+        }
+        if tick - self.cur > MAX_COMMAND_GAP {
+            return Err(BoardError::GapTooLong {
                 cycle: tick,
                 current: self.cur,
             });

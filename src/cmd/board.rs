@@ -220,10 +220,12 @@ fn config(args: &Args, core: Option<&CoreSpec>) -> anyhow::Result<BoardConfig> {
         };
         cfg.window = window_for_range(&mapping, base, args.config_bytes).context("config space")?;
     }
-    cfg.validate()?;
+    // The core's build parameters first: an option it cannot take (three
+    // ports on the one-port iCE40) says so, not what follows from it.
     if let Some(c) = core {
         c.top_config(&cfg)?;
     }
+    cfg.validate()?;
     Ok(cfg)
 }
 

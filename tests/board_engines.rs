@@ -174,13 +174,14 @@ fn line(out: &mut String, tick: u64, cmd: &str, rank: u32, bank: u32, arg: u32) 
     let _ = writeln!(out, "{tick} {cmd} {rank} {bank} {arg}");
 }
 
-/// A stream the ECP5 core (4 lanes, 2 references per clock, 16384 words)
-/// cannot keep up with: a read or write every tick, so two references a
-/// clock go over the limit and the FIFO overflows; config-space reads
-/// (inner commands 0..5 and a user event) throughout, a sparse tail while
-/// the FIFO drains (the pending LOST counts go out), and commands the board
-/// counts: an unknown one, a read of a bank never opened, an ACT beyond
-/// the rows.
+/// A stream the ECP5 core (8 lanes, 3 references per clock, 16384 words)
+/// cannot keep up with: a read or write every tick for 120,000 ticks, so
+/// five references a clock go over the limit and the FIFO, drained at 0.88
+/// words a clock, fills in about 86,000 ticks and overflows; config-space
+/// reads (inner commands 0..5 and a user event) throughout, a sparse tail
+/// while the FIFO drains (the pending LOST counts go out), and commands the
+/// board counts: an unknown one, a read of a bank never opened, an ACT
+/// beyond the rows.
 fn overflow_stream() -> String {
     let g = Geometry::ddr3_default();
     let w = default_window(&g);
@@ -193,7 +194,7 @@ fn overflow_stream() -> String {
     // Inner commands by event index (column = 8 * index in bank 0).
     let config = [4u32, 5, 2, 0x40, 3, 1, 0x41, 0, 5];
     let mut next_config = 0;
-    for t in 10..60_000u64 {
+    for t in 10..120_000u64 {
         if t % 6_000 == 0 && next_config < config.len() {
             line(&mut out, t, "RD", w.rank, 0, config[next_config] * 8);
             next_config += 1;
@@ -202,11 +203,11 @@ fn overflow_stream() -> String {
             line(&mut out, t, cmd, 0, 0, ((t % 128) * 8) as u32);
         }
     }
-    for t in (60_000..120_000u64).step_by(97) {
+    for t in (120_000..240_000u64).step_by(97) {
         line(&mut out, t, "RD", 0, 0, ((t % 128) * 8) as u32);
     }
     // The last packet closes on SYNC.
-    line(&mut out, 120_001, "RD", w.rank, 0, 5 * 8);
+    line(&mut out, 240_001, "RD", w.rank, 0, 5 * 8);
     out
 }
 

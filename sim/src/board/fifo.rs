@@ -255,10 +255,12 @@ impl TxFifo {
             self.end + 3 - self.consumed <= self.capacity(),
             "ring overrun"
         );
-        if clock != self.push_clock {
-            self.push_clock = clock;
-            self.end_before_push_clock = self.end;
-        }
+        mark_push_clock(
+            &mut self.push_clock,
+            &mut self.end_before_push_clock,
+            self.end,
+            clock,
+        );
         let i = self.slot(self.end);
         self.words[i] = word;
         self.clocks[i] = clock;
@@ -330,6 +332,16 @@ impl TxFifo {
     }
 }
 
+/// Before a push in clock `clock` at position `end`: the first push of a
+/// clock records where that clock's words start.
+#[inline(always)]
+fn mark_push_clock(push_clock: &mut u64, end_before_push_clock: &mut u64, end: u64, clock: u64) {
+    if clock != *push_clock {
+        *push_clock = clock;
+        *end_before_push_clock = end;
+    }
+}
+
 /// The push end of the ring, borrowed for a run of events
 /// ([`TxFifo::pusher`]): the position in a register.
 pub struct Pusher<'a> {
@@ -363,10 +375,7 @@ impl Pusher<'_> {
     #[inline(always)]
     pub fn push_event(&mut self, words: [u32; 3], skip1: u64, skip2: u64, clock: u64) {
         debug_assert!(skip1 <= 1 && skip2 <= 1);
-        if clock != *self.push_clock {
-            *self.push_clock = clock;
-            *self.end_before_push_clock = self.end;
-        }
+        mark_push_clock(self.push_clock, self.end_before_push_clock, self.end, clock);
         let mask = self.mask;
         let i0 = self.end;
         let i1 = i0 + skip1;

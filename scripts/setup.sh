@@ -22,6 +22,9 @@ apt_packages=(
     # Capture (receiver/): libpcap for the pcap crate, tcpdump as the benchmark
     # reference, tshark to check frames, iproute2 for namespaces and veth.
     libpcap-dev tcpdump tshark iproute2
+    # The font of `hmtt analyze --plot`'s text (read at run time by plotters'
+    # ab_glyph backend).
+    fonts-dejavu-core
     # Misc tools used by scripts and tests.
     python3-pip ca-certificates
 )

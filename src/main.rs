@@ -38,6 +38,8 @@ enum Command {
     Stats(cmd::stats::Args),
     /// Replay a trace into a virtual-address trace with the kernel logs.
     Replay(cmd::replay::Args),
+    /// Analyse a trace: mix, bandwidth, banks, rows, pages, reuse, streams; pictures.
+    Analyze(cmd::analyze::Args),
     /// Simulate, capture over loopback, merge and check against the ground truth.
     Demo(cmd::demo::Args),
     /// Build and flash the board's bitstreams.
@@ -73,6 +75,7 @@ fn main() -> anyhow::Result<()> {
         Command::Dump(a) => cmd::dump::run(a),
         Command::Stats(a) => cmd::stats::run(a),
         Command::Replay(a) => cmd::replay::run(a),
+        Command::Analyze(a) => cmd::analyze::run(a),
         Command::Demo(a) => cmd::demo::run(a),
         Command::Firmware(a) => cmd::firmware::run(a),
         Command::Icode(a) => cmd::icode::run(a),

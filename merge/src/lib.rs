@@ -10,6 +10,7 @@
 //! boards by time into a [`merge::RecordSink`] such as
 //! [`writer::TraceWriter`], and returns a [`report::MergeReport`].
 
+pub mod analyze;
 pub mod archive_writer;
 pub mod error;
 pub mod indexed_writer;
@@ -22,6 +23,7 @@ pub mod report;
 pub mod stats;
 pub mod synth;
 pub mod verify;
+pub mod window;
 pub mod writer;
 
 pub use archive_writer::{merge_to_archive, ArchiveTraceWriter};

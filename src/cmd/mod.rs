@@ -1,4 +1,5 @@
 //! One module per subcommand; each owns its arguments and calls the libraries.
+pub mod analyze;
 pub mod board;
 pub mod capture;
 pub mod demo;

@@ -31,6 +31,7 @@ use hmtt_format::vtrace::{ref_flags, VirtualRecord, REF_DMA, REF_TRANSLATED};
 pub use hmtt_format::vtrace::Miss;
 pub use writer::VtraceWriter;
 
+use crate::window::EventWindow;
 use frames::{FrameTable, PAGE_TABLE};
 
 const PAGE_SHIFT: u32 = 12;
@@ -281,7 +282,6 @@ struct BoardState {
     /// Live DMA buffers `[lo, hi)`.
     dma: Vec<(u64, u64)>,
     cur: CurrentPage,
-    in_window: bool,
     gap_from: u64,
 }
 
@@ -356,6 +356,7 @@ pub struct Replayer<'l> {
     seen: [bool; 256],
     pub report: ReplayReport,
     filter: ReplayFilter,
+    window: Option<EventWindow>,
     dma_counted_upto: u64,
     /// References by record flags and write bit: `flags << 1 | write`.
     counts: [u64; 32],
@@ -369,6 +370,7 @@ impl<'l> Replayer<'l> {
             boards: (0..256).map(|_| BoardState::default()).collect(),
             seen: [false; 256],
             report: ReplayReport::default(),
+            window: filter.window.map(|(a, b)| EventWindow::new(a, b)),
             filter,
             dma_counted_upto: 0,
             counts: [0; 32],
@@ -453,7 +455,6 @@ impl<'l> Replayer<'l> {
         }
         let n = trace.len();
         let selecting = !self.filter.is_empty();
-        let windowed = self.filter.window.is_some();
         let mut buf = Vec::with_capacity(BLOCK);
         // Written by index, handed on as `virt[..used]`: no per-record
         // capacity check, no clearing.
@@ -508,7 +509,8 @@ impl<'l> Replayer<'l> {
                         flags,
                     };
                     if selecting
-                        && ((windowed && !self.boards[board].in_window) || !self.filter.accepts(&v))
+                        && (self.window.as_ref().is_some_and(|w| !w.contains(r.board()))
+                            || !self.filter.accepts(&v))
                     {
                         continue;
                     }
@@ -554,13 +556,8 @@ impl<'l> Replayer<'l> {
         match r.kind() {
             RecordKind::Tag { .. } => {
                 let index = r.value() as u32;
-                if let Some((a, b)) = self.filter.window {
-                    let st = &mut self.boards[usize::from(board)];
-                    if index == a {
-                        st.in_window = true;
-                    } else if index == b {
-                        st.in_window = false;
-                    }
+                if let Some(w) = self.window.as_mut() {
+                    w.tag(board, index);
                 }
                 if let EventKind::LogSeq(low) = classify_event(index) {
                     let next = self.boards[usize::from(board)].next_seq;

@@ -1,0 +1,421 @@
+//! `hmtt analyze`: what users study in a trace, computed in one streaming
+//! pass over a physical trace (`.hmtttrace`), its archive (`.hmttz`) or a
+//! virtual trace (`.hmttvtrace`), optionally restricted to the span
+//! between two I-code events ([`crate::window::EventWindow`], as `hmtt
+//! replay --window`). One file per analysis:
+//!
+//! - [`mix`]: the read/write mix (and CPU/DMA for virtual traces);
+//! - [`timeline`]: bandwidth over time, with the I-code events;
+//! - [`banks`]: references per rank and per bank, decoded with the
+//!   trace's geometry; [`bank_parallelism`]: distinct banks per short
+//!   window; [`row_locality`]: same-row references per bank (an estimate);
+//! - [`page_hotness`]: the hottest pages;
+//! - [`reuse_distance`]: exact LRU stack distances of lines;
+//! - [`streams`]: sequential streams and the paper's SCR;
+//! - [`footprint`], [`dma_requests`]: per-process footprint and DMA
+//!   request sizes of virtual traces.
+//!
+//! Memory is bounded by the distinct lines (reuse distances) and pages
+//! (hotness), not by the references. The pictures ([`pictures`],
+//! [`plot`]) take a second pass over the same records, once the first has
+//! fixed the time span and the pages touched, into fixed grids.
+
+pub mod bank_parallelism;
+pub mod banks;
+pub mod dma_requests;
+pub mod footprint;
+pub mod mix;
+pub mod page_hotness;
+pub mod pictures;
+pub mod plot;
+pub mod reuse_distance;
+pub mod row_locality;
+pub mod streams;
+pub mod timeline;
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use hmtt_format::archive::{AnyTrace, ArchiveError};
+use hmtt_format::config::{classify_event, EventKind};
+use hmtt_format::mapping::MappingError;
+use hmtt_format::trace::{NameTable, RecordKind, TraceRecord};
+use hmtt_format::vtrace::VtraceView;
+use hmtt_format::{AddressMapping, Geometry};
+use serde::Serialize;
+
+use crate::names::event_name;
+use crate::window::EventWindow;
+
+/// Why an analysis could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalyzeError {
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    #[error(transparent)]
+    Mapping(#[from] MappingError),
+}
+
+/// A hasher for integer keys (the std one is made for untrusted keys and
+/// costs several times more per lookup).
+#[derive(Default, Clone, Copy)]
+pub struct MulHasher(u64);
+
+impl Hasher for MulHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A map with integer keys.
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<MulHasher>>;
+
+/// Bucket of `d` among powers of two: 0 for 0, `k` for `2^(k-1) <= d < 2^k`.
+#[inline]
+pub fn log2_bucket(d: u64) -> usize {
+    (64 - d.leading_zeros()) as usize
+}
+
+/// `part / whole` in percent (0 when `whole` is 0).
+pub fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// A trace to analyse.
+pub enum TraceInput<'v, 'a> {
+    Physical(&'v AnyTrace<'a>),
+    Virtual(&'v VtraceView<'a>),
+}
+
+/// What a virtual trace adds to a reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VirtualInfo {
+    /// (pid, virtual address) when translated.
+    pub owner: Option<(u32, u64)>,
+    pub dma: bool,
+}
+
+/// One reference, as the analyses see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    pub tick: u64,
+    pub board: u8,
+    pub pa: u64,
+    pub write: bool,
+    /// Virtual traces only.
+    pub virt: Option<VirtualInfo>,
+}
+
+/// A record of the trace, as a pass sees it.
+pub enum Item {
+    /// A reference inside the window (or any, without one).
+    Access(Access),
+    /// A user I-code event (TAG of a user event index) seen inside the
+    /// window, or any without one.
+    Event { tick: u64, index: u32 },
+}
+
+impl TraceInput<'_, '_> {
+    pub fn names(&self) -> &NameTable {
+        match self {
+            TraceInput::Physical(t) => t.names(),
+            TraceInput::Virtual(v) => v.names(),
+        }
+    }
+    pub fn tick_ps(&self) -> u16 {
+        match self {
+            TraceInput::Physical(t) => t.header().common.tick_ps,
+            TraceInput::Virtual(v) => v.header().common.tick_ps,
+        }
+    }
+    pub fn boards(&self) -> u8 {
+        match self {
+            TraceInput::Physical(t) => t.header().boards,
+            TraceInput::Virtual(v) => v.header().boards,
+        }
+    }
+    pub fn is_virtual(&self) -> bool {
+        matches!(self, TraceInput::Virtual(_))
+    }
+    /// The geometry in the header (virtual traces carry none).
+    pub fn geometry(&self) -> Option<Geometry> {
+        match self {
+            TraceInput::Physical(t) => {
+                let (a, b, c) = t.header().geometry_bytes;
+                Geometry::from_header_bytes(a, b, c).ok()
+            }
+            TraceInput::Virtual(_) => None,
+        }
+    }
+
+    /// Runs `f` on each reference and user event inside `window` (all
+    /// without one), in trace order.
+    pub fn each(
+        &self,
+        mut window: Option<EventWindow>,
+        f: &mut dyn FnMut(Item),
+    ) -> Result<(), AnalyzeError> {
+        let mut one = |r: TraceRecord, virt: Option<VirtualInfo>| {
+            let inside = window.as_ref().is_none_or(|w| w.contains(r.board()));
+            match r.kind() {
+                RecordKind::Read | RecordKind::Write if inside => f(Item::Access(Access {
+                    tick: r.tick,
+                    board: r.board(),
+                    pa: r.pa(),
+                    write: r.kind() == RecordKind::Write,
+                    virt,
+                })),
+                RecordKind::Tag { .. } => {
+                    let index = r.value() as u32;
+                    if let Some(w) = window.as_mut() {
+                        w.tag(r.board(), index);
+                    }
+                    let inside = window.as_ref().is_none_or(|w| w.contains(r.board()));
+                    let boundary = window
+                        .as_ref()
+                        .is_some_and(|w| w.events().0 == index || w.events().1 == index);
+                    if matches!(classify_event(index), EventKind::User(_)) && (inside || boundary) {
+                        f(Item::Event {
+                            tick: r.tick,
+                            index,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        };
+        match self {
+            TraceInput::Physical(t) => {
+                for r in t.records() {
+                    one(r?, None);
+                }
+            }
+            TraceInput::Virtual(v) => {
+                for r in v.records_from(0) {
+                    let info = VirtualInfo {
+                        owner: r.owner(),
+                        dma: r.is_dma(),
+                    };
+                    one(r.physical(), r.is_access().then_some(info));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What to analyse and how.
+#[derive(Debug, Clone)]
+pub struct AnalyzeOptions {
+    pub window: Option<EventWindow>,
+    /// Bandwidth interval, ns; `None`: the shortest 2^k µs that spans the
+    /// analysis in 512 intervals.
+    pub interval_ns: Option<f64>,
+    /// Bank-level parallelism window, ns.
+    pub blp_window_ns: f64,
+    /// The DIMM geometry, when the trace has none or to override it.
+    pub geometry: Option<Geometry>,
+    /// Address mapping file (TOML); linear without.
+    pub mapping_toml: Option<String>,
+    /// log2 of the channel interleave block of a trace of several boards.
+    pub interleave_shift: u32,
+    /// Hottest pages reported.
+    pub top_pages: usize,
+    pub stream_window: usize,
+    pub stream_min_len: u64,
+}
+
+impl Default for AnalyzeOptions {
+    fn default() -> Self {
+        AnalyzeOptions {
+            window: None,
+            interval_ns: None,
+            blp_window_ns: bank_parallelism::DEFAULT_WINDOW_NS,
+            geometry: None,
+            mapping_toml: None,
+            interleave_shift: 12,
+            top_pages: 20,
+            stream_window: streams::DEFAULT_WINDOW,
+            stream_min_len: streams::DEFAULT_MIN_LEN,
+        }
+    }
+}
+
+/// Everything `hmtt analyze` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct Analysis {
+    pub virtual_trace: bool,
+    pub tick_ps: u16,
+    /// `BEGIN,END` event indices, when restricted to a window.
+    pub window: Option<(u32, u32)>,
+    pub mix: mix::Mix,
+    pub duration_ns: f64,
+    pub timeline: timeline::TimelineReport,
+    pub banks: banks::BankReport,
+    pub bank_parallelism: bank_parallelism::ParallelismReport,
+    pub row_locality: row_locality::RowReport,
+    pub pages: page_hotness::PageReport,
+    pub reuse: reuse_distance::ReuseReport,
+    /// Over physical lines.
+    pub streams: streams::StreamReport,
+    /// Virtual traces: over each process's virtual lines.
+    pub virtual_streams: Option<streams::StreamReport>,
+    pub processes: Option<Vec<footprint::ProcessRow>>,
+    pub dma_requests: Option<Vec<dma_requests::DmaRow>>,
+}
+
+/// The state of the first pass.
+pub struct Analyzer {
+    decoder: banks::BankDecoder,
+    geometry_source: &'static str,
+    tick_ns: f64,
+    mix: mix::Mix,
+    timeline: timeline::Timeline,
+    banks: banks::BankCounts,
+    blp: bank_parallelism::BankParallelism,
+    rows: row_locality::RowLocality,
+    pub(crate) pages: page_hotness::PageHotness,
+    reuse: reuse_distance::ReuseDistance,
+    streams: streams::Streams,
+    virtual_streams: Option<streams::Streams>,
+    footprint: Option<footprint::Footprint>,
+    dma: Option<dma_requests::DmaRequests>,
+}
+
+impl Analyzer {
+    pub fn new(input: &TraceInput, opts: &AnalyzeOptions) -> Result<Analyzer, AnalyzeError> {
+        let (geometry, geometry_source) = match (opts.geometry, input.geometry()) {
+            (Some(g), _) => (g, "option"),
+            (None, Some(g)) => (g, "trace header"),
+            (None, None) => (Geometry::default(), "assumed"),
+        };
+        let mapping = match &opts.mapping_toml {
+            Some(t) => AddressMapping::from_toml(t, geometry)?,
+            None => AddressMapping::linear(geometry),
+        };
+        let tick_ns = f64::from(input.tick_ps().max(1)) / 1000.0;
+        let ticks = |ns: f64| (ns / tick_ns).round().max(1.0) as u64;
+        let timeline = match opts.interval_ns {
+            Some(ns) => timeline::Timeline::new(ticks(ns), timeline::MAX_INTERVALS),
+            None => timeline::Timeline::new(ticks(1000.0), timeline::DEFAULT_INTERVALS),
+        };
+        let virt = input.is_virtual();
+        Ok(Analyzer {
+            decoder: banks::BankDecoder::new(
+                mapping,
+                u64::from(input.boards()),
+                opts.interleave_shift,
+            ),
+            geometry_source,
+            tick_ns,
+            mix: mix::Mix::default(),
+            timeline,
+            banks: banks::BankCounts::default(),
+            blp: bank_parallelism::BankParallelism::new(ticks(opts.blp_window_ns)),
+            rows: row_locality::RowLocality::default(),
+            pages: page_hotness::PageHotness::default(),
+            reuse: reuse_distance::ReuseDistance::default(),
+            streams: streams::Streams::new(opts.stream_window, opts.stream_min_len),
+            virtual_streams: virt
+                .then(|| streams::Streams::new(opts.stream_window, opts.stream_min_len)),
+            footprint: virt.then(footprint::Footprint::default),
+            dma: virt.then(dma_requests::DmaRequests::default),
+        })
+    }
+
+    /// One item of the pass.
+    #[inline]
+    pub fn add(&mut self, item: Item) {
+        let a = match item {
+            Item::Access(a) => a,
+            Item::Event { tick, index } => return self.timeline.event(tick, index),
+        };
+        let line = a.pa >> 6;
+        self.mix.add(&a);
+        self.timeline.reference(a.tick, a.write);
+        match self.decoder.coord(a.pa) {
+            Some(c) => {
+                let id = self.decoder.bank_id(a.board, &c);
+                self.banks.add(id, a.write);
+                self.rows.add(id, c.row);
+                if let Some((start, banks)) = self.blp.add(a.tick, id) {
+                    self.timeline.parallelism(start, banks);
+                }
+            }
+            None => self.banks.outside(),
+        }
+        self.pages.add(a.pa, a.write);
+        self.reuse.access(line);
+        self.streams.access(0, line);
+        if let Some(v) = a.virt {
+            if let Some((pid, va)) = v.owner {
+                if let Some(s) = self.virtual_streams.as_mut() {
+                    s.access(pid, va >> 6);
+                }
+                if let Some(f) = self.footprint.as_mut() {
+                    f.add(pid, va, a.write);
+                }
+            }
+            if v.dma {
+                if let Some(d) = self.dma.as_mut() {
+                    d.add(line, a.write);
+                }
+            }
+        }
+    }
+
+    /// The report, once every item has been added.
+    pub fn finish(&mut self, input: &TraceInput, opts: &AnalyzeOptions) -> Analysis {
+        if let Some((start, banks)) = self.blp.finish() {
+            self.timeline.parallelism(start, banks);
+        }
+        let names = input.names();
+        let duration_ticks = self.mix.last_tick - self.mix.first_tick.unwrap_or(self.mix.last_tick);
+        Analysis {
+            virtual_trace: input.is_virtual(),
+            tick_ps: input.tick_ps(),
+            window: opts.window.as_ref().map(EventWindow::events),
+            mix: self.mix.clone(),
+            duration_ns: duration_ticks as f64 * self.tick_ns,
+            timeline: self
+                .timeline
+                .report(self.tick_ns, &|i| event_name(i, names)),
+            banks: self
+                .banks
+                .report(self.decoder.geometry(), self.geometry_source),
+            bank_parallelism: self.blp.report(self.tick_ns),
+            row_locality: self.rows.report(),
+            pages: self.pages.report(opts.top_pages, self.mix.references()),
+            reuse: self.reuse.report(),
+            streams: self.streams.finish(),
+            virtual_streams: self.virtual_streams.as_mut().map(streams::Streams::finish),
+            processes: self.footprint.as_ref().map(footprint::Footprint::report),
+            dma_requests: self.dma.as_mut().map(dma_requests::DmaRequests::finish),
+        }
+    }
+}
+
+/// Analyses `input` in one pass; returns the report and the analyzer (whose
+/// pages the pictures need).
+pub fn analyze(
+    input: &TraceInput,
+    opts: &AnalyzeOptions,
+) -> Result<(Analysis, Analyzer), AnalyzeError> {
+    let mut a = Analyzer::new(input, opts)?;
+    input.each(opts.window.clone(), &mut |item| a.add(item))?;
+    let report = a.finish(input, opts);
+    Ok((report, a))
+}

@@ -1,0 +1,163 @@
+//! The data of the pictures, gathered in a second pass once the first has
+//! fixed the time span and the pages touched, into fixed grids whatever
+//! the trace's length (a 100 M-record trace plots in the same memory as a
+//! small one, plus the sorted list of its pages):
+//!
+//! - the address-versus-time scatter is a density grid of
+//!   [`SCATTER_COLS`] × [`SCATTER_ROWS`] counters. Its address axis is
+//!   compressed: the pages touched, in address order, keep their gaps up
+//!   to [`MAX_GAP_PAGES`] pages, and longer gaps (the OS scatters a
+//!   program's pages over all of memory) shrink to one page, so the
+//!   touched memory fills the picture; the axis labels give the real
+//!   addresses where each stretch starts.
+//! - the page heat map counts the references of the [`HEAT_PAGES`]
+//!   hottest pages in [`HEAT_COLS`] time columns.
+
+use super::page_hotness::PAGE_SHIFT;
+use super::{Access, Analysis, AnalyzeError, AnalyzeOptions, Analyzer, Item, TraceInput};
+
+pub const SCATTER_COLS: usize = 480;
+pub const SCATTER_ROWS: usize = 320;
+pub const HEAT_COLS: usize = 240;
+pub const HEAT_PAGES: usize = 32;
+/// Longest gap between touched pages kept on the address axis.
+pub const MAX_GAP_PAGES: u64 = 16;
+
+/// The compressed address axis: page numbers in order and their positions.
+#[derive(Debug, Clone, Default)]
+pub struct AddressAxis {
+    pages: Vec<u64>,
+    pos: Vec<u64>,
+}
+
+impl AddressAxis {
+    /// The axis over `pages` (page numbers, sorted, distinct).
+    pub fn new(pages: Vec<u64>) -> AddressAxis {
+        let mut pos = Vec::with_capacity(pages.len());
+        for (i, &p) in pages.iter().enumerate() {
+            pos.push(match i {
+                0 => 0,
+                _ => {
+                    let gap = p - pages[i - 1];
+                    pos[i - 1] + if gap <= MAX_GAP_PAGES { gap } else { 1 }
+                }
+            });
+        }
+        AddressAxis { pages, pos }
+    }
+
+    /// Length of the axis in pages.
+    pub fn span(&self) -> u64 {
+        self.pos.last().map_or(1, |p| p + 1)
+    }
+
+    /// Position of `pa` on the axis, in pages; `None` for an untouched page.
+    #[inline]
+    pub fn position(&self, pa: u64) -> Option<f64> {
+        let i = self.pages.binary_search(&(pa >> PAGE_SHIFT)).ok()?;
+        Some(self.pos[i] as f64 + (pa & ((1 << PAGE_SHIFT) - 1)) as f64 / 4096.0)
+    }
+
+    /// The physical address at position `y` (the page at or below it).
+    pub fn address_at(&self, y: f64) -> u64 {
+        let at = y.max(0.0) as u64;
+        let i = self.pos.partition_point(|&p| p <= at).saturating_sub(1);
+        match (self.pages.get(i), self.pos.get(i)) {
+            (Some(&page), Some(&p)) => {
+                (page + at.saturating_sub(p).min(MAX_GAP_PAGES)) << PAGE_SHIFT
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// The grids of the pictures.
+#[derive(Debug, Clone)]
+pub struct Pictures {
+    pub first_tick: u64,
+    pub last_tick: u64,
+    pub axis: AddressAxis,
+    /// Row-major, row 0 at the lowest address.
+    pub scatter: Vec<u32>,
+    /// The hottest pages (addresses), in address order.
+    pub heat_pages: Vec<u64>,
+    /// Row `i` for `heat_pages[i]`.
+    pub heat: Vec<u32>,
+}
+
+impl Pictures {
+    fn new(analysis: &Analysis, analyzer: &Analyzer) -> Pictures {
+        let mut heat_pages: Vec<u64> = analysis
+            .pages
+            .top
+            .iter()
+            .take(HEAT_PAGES)
+            .map(|p| p.page)
+            .collect();
+        heat_pages.sort_unstable();
+        Pictures {
+            first_tick: analysis.mix.first_tick.unwrap_or(0),
+            last_tick: analysis.mix.last_tick,
+            axis: AddressAxis::new(analyzer.pages.sorted_pages()),
+            scatter: vec![0; SCATTER_COLS * SCATTER_ROWS],
+            heat: vec![0; heat_pages.len() * HEAT_COLS],
+            heat_pages,
+        }
+    }
+
+    #[inline]
+    fn column(&self, tick: u64, cols: usize) -> usize {
+        let span = (self.last_tick - self.first_tick + 1) as u128;
+        let c = (u128::from(tick.saturating_sub(self.first_tick)) * cols as u128 / span) as usize;
+        c.min(cols - 1)
+    }
+
+    #[inline]
+    fn add(&mut self, a: &Access) {
+        if let Some(y) = self.axis.position(a.pa) {
+            let row = ((y / self.axis.span() as f64) * SCATTER_ROWS as f64) as usize;
+            let col = self.column(a.tick, SCATTER_COLS);
+            self.scatter[row.min(SCATTER_ROWS - 1) * SCATTER_COLS + col] += 1;
+        }
+        let page = a.pa >> PAGE_SHIFT << PAGE_SHIFT;
+        if let Ok(i) = self.heat_pages.binary_search(&page) {
+            let col = self.column(a.tick, HEAT_COLS);
+            self.heat[i * HEAT_COLS + col] += 1;
+        }
+    }
+
+    /// The second pass over `input`, with the first pass's `analysis`.
+    pub fn collect(
+        input: &TraceInput,
+        opts: &AnalyzeOptions,
+        analysis: &Analysis,
+        analyzer: &Analyzer,
+    ) -> Result<Pictures, AnalyzeError> {
+        let mut p = Pictures::new(analysis, analyzer);
+        input.each(opts.window.clone(), &mut |item| {
+            if let Item::Access(a) = item {
+                p.add(&a);
+            }
+        })?;
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_gaps_shrink_and_addresses_come_back() {
+        let axis = AddressAxis::new(vec![10, 11, 20, 1000, 1001]);
+        // Positions 0, 1, 10 (a gap of 9 pages kept), 11 (980 shrunk to 1), 12.
+        assert_eq!(axis.span(), 13);
+        assert_eq!(axis.position(11 << 12), Some(1.0));
+        assert_eq!(axis.position((20 << 12) + 2048), Some(10.5));
+        assert_eq!(axis.position(1000 << 12), Some(11.0));
+        assert_eq!(axis.position(500 << 12), None);
+        assert_eq!(axis.address_at(11.3), 1000 << 12);
+        assert_eq!(axis.address_at(10.0), 20 << 12);
+        assert_eq!(axis.address_at(5.0), 15 << 12);
+    }
+}

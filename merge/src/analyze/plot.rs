@@ -1,0 +1,416 @@
+//! The pictures of `hmtt analyze --plot DIR`, each as PNG and SVG (the
+//! `plotters` crate): `address_time` (address-versus-time density),
+//! `bandwidth` (the timeline, I-code events marked), `reuse_cdf` (the
+//! reuse-distance CDF), `page_heat` (the hottest pages over time) and
+//! `banks` (references per bank). Text is drawn with a TrueType font read
+//! at run time (`HMTT_FONT`, or DejaVu Sans of Debian's
+//! `fonts-dejavu-core`), so no font library of the system is needed.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::{register_font, FontStyle};
+
+use super::pictures::{Pictures, HEAT_COLS, SCATTER_COLS, SCATTER_ROWS};
+use super::reuse_distance::bucket_range;
+use super::Analysis;
+
+/// Font files tried in order after `HMTT_FONT`.
+pub const FONT_PATHS: &[&str] = &[
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+];
+const SIZE: (u32, u32) = (1000, 640);
+const FONT: &str = "sans-serif";
+
+/// Why the pictures could not be drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    #[error("no font for the pictures' text: install Debian's fonts-dejavu-core or set HMTT_FONT to a .ttf file (tried {0})")]
+    NoFont(String),
+    #[error("creating {0}: {1}")]
+    Dir(PathBuf, std::io::Error),
+    #[error("drawing {0}: {1}")]
+    Draw(PathBuf, String),
+}
+
+/// Registers the font once.
+fn font() -> Result<(), PlotError> {
+    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let mut tried: Vec<String> = std::env::var("HMTT_FONT").into_iter().collect();
+        tried.extend(FONT_PATHS.iter().map(|s| s.to_string()));
+        for p in &tried {
+            if let Ok(bytes) = std::fs::read(p) {
+                let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                if register_font(FONT, FontStyle::Normal, bytes).is_ok() {
+                    return Ok(());
+                }
+            }
+        }
+        Err(tried.join(", "))
+    })
+    .clone()
+    .map_err(PlotError::NoFont)
+}
+
+type DrawResult = Result<(), String>;
+
+fn err<E: std::fmt::Debug>(e: E) -> String {
+    format!("{e:?}")
+}
+
+/// Black through blue, green and yellow for `t` in 0..=1.
+fn heat_colour(t: f64) -> RGBColor {
+    const STOPS: [(f64, f64, f64); 5] = [
+        (68.0, 1.0, 84.0),
+        (59.0, 82.0, 139.0),
+        (33.0, 145.0, 140.0),
+        (94.0, 201.0, 98.0),
+        (253.0, 231.0, 37.0),
+    ];
+    let x = t.clamp(0.0, 1.0) * 4.0;
+    let i = (x as usize).min(3);
+    let f = x - i as f64;
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    let mix = |p: f64, q: f64| (p + (q - p) * f) as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// Log-scaled colour of `n` among counts up to `max`.
+fn density(n: u32, max: u32) -> RGBColor {
+    heat_colour(f64::from(n).ln_1p() / f64::from(max.max(1)).ln_1p())
+}
+
+fn ms(ns: f64) -> f64 {
+    ns / 1e6
+}
+
+fn address_time<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    a: &Analysis,
+    p: &Pictures,
+) -> DrawResult {
+    root.fill(&WHITE).map_err(err)?;
+    let tick_ns = f64::from(a.tick_ps) / 1000.0;
+    let (t0, t1) = (
+        ms(p.first_tick as f64 * tick_ns),
+        ms((p.last_tick + 1) as f64 * tick_ns),
+    );
+    let span = p.axis.span() as f64;
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            "Address versus time (density; long gaps between touched pages removed)",
+            (FONT, 20),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(110)
+        .build_cartesian_2d(t0..t1, 0.0..span)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_desc("time (ms)")
+        .y_desc("physical address")
+        .y_label_formatter(&|y| format!("{:#x}", p.axis.address_at(*y)))
+        .label_style((FONT, 13))
+        .draw()
+        .map_err(err)?;
+    let max = p.scatter.iter().copied().max().unwrap_or(0);
+    let (dx, dy) = ((t1 - t0) / SCATTER_COLS as f64, span / SCATTER_ROWS as f64);
+    chart
+        .draw_series(
+            p.scatter
+                .iter()
+                .enumerate()
+                .filter(|(_, &n)| n > 0)
+                .map(|(i, &n)| {
+                    let (row, col) = (i / SCATTER_COLS, i % SCATTER_COLS);
+                    let (x, y) = (t0 + col as f64 * dx, row as f64 * dy);
+                    Rectangle::new([(x, y), (x + dx, y + dy)], density(n, max).filled())
+                }),
+        )
+        .map_err(err)?;
+    Ok(())
+}
+
+fn bandwidth<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) -> DrawResult {
+    root.fill(&WHITE).map_err(err)?;
+    let t = &a.timeline;
+    let points: Vec<(f64, f64)> = t
+        .intervals
+        .iter()
+        .map(|r| (ms(r.start_ns + t.interval_ns / 2.0), r.mb_per_s))
+        .collect();
+    let x0 = t.intervals.first().map_or(0.0, |r| ms(r.start_ns));
+    let x1 = t
+        .intervals
+        .last()
+        .map_or(1.0, |r| ms(r.start_ns + t.interval_ns))
+        .max(x0 + 1e-6);
+    let ymax = points.iter().map(|p| p.1).fold(0.0, f64::max).max(1.0) * 1.15;
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            format!(
+                "Bandwidth (intervals of {:.3} ms), I-code events marked",
+                ms(t.interval_ns)
+            ),
+            (FONT, 20),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, 0.0..ymax)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (ms)")
+        .y_desc("MB/s (64-byte lines)")
+        .label_style((FONT, 13))
+        .draw()
+        .map_err(err)?;
+    let events: Vec<_> = t
+        .events
+        .iter()
+        .filter(|e| (x0..=x1).contains(&ms(e.time_ns)))
+        .collect();
+    let label_every = events.len().div_ceil(24).max(1);
+    for (k, e) in events.iter().enumerate() {
+        let x = ms(e.time_ns);
+        chart
+            .draw_series(LineSeries::new([(x, 0.0), (x, ymax)], RED.mix(0.5)))
+            .map_err(err)?;
+        if k % label_every == 0 {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    e.name.clone(),
+                    (x, ymax * (0.97 - 0.04 * ((k / label_every) % 4) as f64)),
+                    (FONT, 12).into_font().color(&RED),
+                )))
+                .map_err(err)?;
+        }
+    }
+    chart
+        .draw_series(LineSeries::new(points, BLUE.stroke_width(2)))
+        .map_err(err)?;
+    Ok(())
+}
+
+fn reuse_cdf<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) -> DrawResult {
+    root.fill(&WHITE).map_err(err)?;
+    let r = &a.reuse;
+    let reuses: u64 = r.buckets.iter().map(|b| b.2).sum();
+    let mut acc = 0u64;
+    let mut points = vec![(0.0, 0.0)];
+    for (k, b) in r.buckets.iter().enumerate() {
+        acc += b.2;
+        points.push(((k + 1) as f64, acc as f64 / reuses.max(1) as f64));
+    }
+    let xmax = (r.buckets.len() as f64).max(1.0);
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            format!(
+                "Reuse-distance CDF (exact LRU stack distance of 64-byte lines; {} reuses, {} first uses)",
+                reuses, r.cold
+            ),
+            (FONT, 18),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..xmax, 0.0..1.0)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("distance below (distinct lines between uses)")
+        .y_desc("fraction of reuses")
+        .x_label_formatter(&|x| {
+            let k = x.round() as usize;
+            match k {
+                0 => "0".into(),
+                k => format!("{}", bucket_range(k).0.saturating_mul(2)),
+            }
+        })
+        .label_style((FONT, 13))
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(LineSeries::new(points.clone(), BLUE.stroke_width(2)))
+        .map_err(err)?;
+    chart
+        .draw_series(points.iter().map(|&p| Circle::new(p, 3, BLUE.filled())))
+        .map_err(err)?;
+    Ok(())
+}
+
+fn page_heat<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    a: &Analysis,
+    p: &Pictures,
+) -> DrawResult {
+    root.fill(&WHITE).map_err(err)?;
+    let tick_ns = f64::from(a.tick_ps) / 1000.0;
+    let (t0, t1) = (
+        ms(p.first_tick as f64 * tick_ns),
+        ms((p.last_tick + 1) as f64 * tick_ns),
+    );
+    let rows = p.heat_pages.len().max(1);
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            format!(
+                "Hottest {} pages over time (references per cell, log colour)",
+                p.heat_pages.len()
+            ),
+            (FONT, 20),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(110)
+        .build_cartesian_2d(t0..t1, 0.0..rows as f64)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_desc("time (ms)")
+        .y_desc("page")
+        .y_labels(rows.min(32))
+        .y_label_formatter(&|y| {
+            p.heat_pages
+                .get(y.floor() as usize)
+                .map_or(String::new(), |pg| format!("{pg:#x}"))
+        })
+        .label_style((FONT, 11))
+        .draw()
+        .map_err(err)?;
+    let max = p.heat.iter().copied().max().unwrap_or(0);
+    let dx = (t1 - t0) / HEAT_COLS as f64;
+    chart
+        .draw_series(
+            p.heat
+                .iter()
+                .enumerate()
+                .filter(|(_, &n)| n > 0)
+                .map(|(i, &n)| {
+                    let (row, col) = (i / HEAT_COLS, i % HEAT_COLS);
+                    let x = t0 + col as f64 * dx;
+                    Rectangle::new(
+                        [(x, row as f64), (x + dx, row as f64 + 1.0)],
+                        density(n, max).filled(),
+                    )
+                }),
+        )
+        .map_err(err)?;
+    Ok(())
+}
+
+fn banks<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) -> DrawResult {
+    root.fill(&WHITE).map_err(err)?;
+    let b = &a.banks.banks;
+    let ymax = b.iter().map(|r| r.reads + r.writes).max().unwrap_or(1) as f64 * 1.1;
+    let n = b.len().max(1);
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            format!(
+                "References per bank (geometry {}, {}): reads blue, writes orange",
+                a.banks.geometry, a.banks.geometry_source
+            ),
+            (FONT, 18),
+        )
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..n as f64, 0.0..ymax.max(1.0))
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc("board/rank/bank")
+        .y_desc("references")
+        .x_labels(n.min(32))
+        .x_label_formatter(&|x| {
+            b.get(x.floor() as usize).map_or(String::new(), |r| {
+                format!("{}/{}/{}", r.board, r.rank, r.bank)
+            })
+        })
+        .label_style((FONT, 11))
+        .draw()
+        .map_err(err)?;
+    let orange = RGBColor(240, 140, 30);
+    chart
+        .draw_series(b.iter().enumerate().flat_map(|(i, r)| {
+            let x = i as f64;
+            [
+                Rectangle::new([(x + 0.1, 0.0), (x + 0.9, r.reads as f64)], BLUE.filled()),
+                Rectangle::new(
+                    [
+                        (x + 0.1, r.reads as f64),
+                        (x + 0.9, (r.reads + r.writes) as f64),
+                    ],
+                    orange.filled(),
+                ),
+            ]
+        }))
+        .map_err(err)?;
+    Ok(())
+}
+
+/// Draws `draw` into `dir/name.png` and `dir/name.svg`; returns both paths.
+fn both(
+    dir: &Path,
+    name: &str,
+    png: impl FnOnce(&DrawingArea<BitMapBackend, Shift>) -> DrawResult,
+    svg: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> DrawResult,
+) -> Result<[PathBuf; 2], PlotError> {
+    let png_path = dir.join(format!("{name}.png"));
+    let svg_path = dir.join(format!("{name}.svg"));
+    {
+        let root = BitMapBackend::new(&png_path, SIZE).into_drawing_area();
+        png(&root)
+            .and_then(|_| root.present().map_err(err))
+            .map_err(|e| PlotError::Draw(png_path.clone(), e))?;
+    }
+    {
+        let root = SVGBackend::new(&svg_path, SIZE).into_drawing_area();
+        svg(&root)
+            .and_then(|_| root.present().map_err(err))
+            .map_err(|e| PlotError::Draw(svg_path.clone(), e))?;
+    }
+    Ok([png_path, svg_path])
+}
+
+/// Draws every picture into `dir` (created if needed); returns the files.
+pub fn draw_all(dir: &Path, a: &Analysis, p: &Pictures) -> Result<Vec<PathBuf>, PlotError> {
+    font()?;
+    std::fs::create_dir_all(dir).map_err(|e| PlotError::Dir(dir.to_path_buf(), e))?;
+    let mut files = Vec::new();
+    files.extend(both(
+        dir,
+        "address_time",
+        |r| address_time(r, a, p),
+        |r| address_time(r, a, p),
+    )?);
+    files.extend(both(
+        dir,
+        "bandwidth",
+        |r| bandwidth(r, a),
+        |r| bandwidth(r, a),
+    )?);
+    files.extend(both(
+        dir,
+        "reuse_cdf",
+        |r| reuse_cdf(r, a),
+        |r| reuse_cdf(r, a),
+    )?);
+    files.extend(both(
+        dir,
+        "page_heat",
+        |r| page_heat(r, a, p),
+        |r| page_heat(r, a, p),
+    )?);
+    files.extend(both(dir, "banks", |r| banks(r, a), |r| banks(r, a))?);
+    Ok(files)
+}

@@ -1,0 +1,177 @@
+//! Bandwidth over time: references per interval from the first reference
+//! analysed, reads and writes apart, with the mean bank-level parallelism
+//! of each interval and the I-code events seen. Memory is bounded: when
+//! an interval past `max_intervals` would be needed, the interval doubles
+//! and neighbours are summed. Without an interval given, it starts at
+//! 1 µs and the timeline keeps at most 512 intervals, so the interval is
+//! the shortest 2^k µs that spans the analysis in 512.
+
+use serde::Serialize;
+
+/// Intervals kept when no interval is given.
+pub const DEFAULT_INTERVALS: usize = 512;
+/// Intervals kept when one is given (then it doubles).
+pub const MAX_INTERVALS: usize = 1 << 20;
+/// User events kept for the timeline.
+pub const MAX_EVENTS: usize = 10_000;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Bin {
+    reads: u64,
+    writes: u64,
+    blp_sum: u64,
+    blp_windows: u64,
+}
+
+/// The timeline in the making.
+pub struct Timeline {
+    origin: Option<u64>,
+    width: u64,
+    max: usize,
+    bins: Vec<Bin>,
+    events: Vec<(u64, u32)>,
+    events_dropped: u64,
+}
+
+/// One interval of the bandwidth timeline.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct IntervalRow {
+    pub start_ns: f64,
+    pub reads: u64,
+    pub writes: u64,
+    /// Memory traffic, MB/s (64-byte lines).
+    pub mb_per_s: f64,
+    /// Mean distinct banks per bank-parallelism window (windows with references).
+    pub mean_banks: f64,
+}
+
+/// An I-code event on the timeline.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct EventMark {
+    pub time_ns: f64,
+    pub index: u32,
+    pub name: String,
+}
+
+/// The bandwidth timeline.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TimelineReport {
+    pub interval_ns: f64,
+    pub intervals: Vec<IntervalRow>,
+    pub events: Vec<EventMark>,
+    /// User events beyond the first MAX_EVENTS.
+    pub events_dropped: u64,
+}
+
+impl Timeline {
+    /// Intervals of `width` ticks, at most `max` of them before doubling.
+    pub fn new(width: u64, max: usize) -> Timeline {
+        Timeline {
+            origin: None,
+            width: width.max(1),
+            max: max.max(2),
+            bins: Vec::new(),
+            events: Vec::new(),
+            events_dropped: 0,
+        }
+    }
+
+    /// The tick of the first reference (None before one).
+    pub fn origin(&self) -> Option<u64> {
+        self.origin
+    }
+
+    #[inline]
+    fn bin(&mut self, tick: u64) -> &mut Bin {
+        let origin = *self.origin.get_or_insert(tick);
+        let offset = tick.saturating_sub(origin);
+        while offset / self.width >= self.max as u64 {
+            self.coarsen();
+        }
+        let i = (offset / self.width) as usize;
+        if i >= self.bins.len() {
+            self.bins.resize(i + 1, Bin::default());
+        }
+        &mut self.bins[i]
+    }
+
+    fn coarsen(&mut self) {
+        self.width = self.width.saturating_mul(2);
+        let merged: Vec<Bin> = self
+            .bins
+            .chunks(2)
+            .map(|c| {
+                c.iter().fold(Bin::default(), |a, b| Bin {
+                    reads: a.reads + b.reads,
+                    writes: a.writes + b.writes,
+                    blp_sum: a.blp_sum + b.blp_sum,
+                    blp_windows: a.blp_windows + b.blp_windows,
+                })
+            })
+            .collect();
+        self.bins = merged;
+    }
+
+    #[inline]
+    pub fn reference(&mut self, tick: u64, write: bool) {
+        let b = self.bin(tick);
+        if write {
+            b.writes += 1;
+        } else {
+            b.reads += 1;
+        }
+    }
+
+    /// A bank-parallelism window starting at `tick` had `banks` distinct banks.
+    pub fn parallelism(&mut self, tick: u64, banks: u32) {
+        if self.origin.is_none() {
+            return;
+        }
+        let b = self.bin(tick.max(self.origin.unwrap_or(0)));
+        b.blp_sum += u64::from(banks);
+        b.blp_windows += 1;
+    }
+
+    /// A user I-code event `index` at `tick`.
+    pub fn event(&mut self, tick: u64, index: u32) {
+        if self.events.len() < MAX_EVENTS {
+            self.events.push((tick, index));
+        } else {
+            self.events_dropped += 1;
+        }
+    }
+
+    pub fn report(&self, tick_ns: f64, name: &dyn Fn(u32) -> String) -> TimelineReport {
+        let origin = self.origin.unwrap_or(0);
+        let secs = self.width as f64 * tick_ns / 1e9;
+        TimelineReport {
+            interval_ns: self.width as f64 * tick_ns,
+            intervals: self
+                .bins
+                .iter()
+                .enumerate()
+                .map(|(i, b)| IntervalRow {
+                    start_ns: (origin + i as u64 * self.width) as f64 * tick_ns,
+                    reads: b.reads,
+                    writes: b.writes,
+                    mb_per_s: (b.reads + b.writes) as f64 * 64.0 / secs / 1e6,
+                    mean_banks: if b.blp_windows == 0 {
+                        0.0
+                    } else {
+                        b.blp_sum as f64 / b.blp_windows as f64
+                    },
+                })
+                .collect(),
+            events: self
+                .events
+                .iter()
+                .map(|&(t, index)| EventMark {
+                    time_ns: t as f64 * tick_ns,
+                    index,
+                    name: name(index),
+                })
+                .collect(),
+            events_dropped: self.events_dropped,
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! `hmtt analyze`: the read/write mix, bandwidth over time, banks, row
+//! locality, hot pages, reuse distances and streams of a trace (physical,
+//! archive or virtual), as text, JSON (`--json`) and pictures (`--plot`).
+//! The analyses are `hmtt_merge::analyze`; this module parses and prints.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use hmtt_format::archive::AnyTrace;
+use hmtt_format::vtrace::VtraceView;
+use hmtt_format::Geometry;
+use hmtt_merge::analyze::pictures::Pictures;
+use hmtt_merge::analyze::{analyze, plot, Analysis, AnalyzeOptions, TraceInput};
+use hmtt_merge::window::EventWindow;
+
+use crate::shared::{to_stdout, with_names_of, TraceBytes};
+
+/// Arguments of `hmtt analyze`.
+#[derive(clap::Args)]
+#[command(after_help = "Examples:\n  hmtt analyze run.hmtttrace\n  \
+hmtt analyze run.hmtttrace --window quicksort_begin,quicksort_end --plot plots/ --json run.json\n  \
+hmtt analyze run.hmttvtrace --interval-ms 0.1")]
+pub struct Args {
+    /// Trace written by `hmtt merge`, its archive (.hmttz), or a virtual
+    /// trace written by `hmtt replay --out` (told apart by their magic).
+    pub trace: PathBuf,
+    /// Only between two I-code events: BEGIN,END (names or indices), as
+    /// `hmtt replay --window`.
+    #[arg(long)]
+    pub window: Option<String>,
+    /// Bandwidth interval in ms of traced time (default: the shortest
+    /// 2^k µs that covers the analysis in 512 intervals).
+    #[arg(long)]
+    pub interval_ms: Option<f64>,
+    /// Window of bank-level parallelism (distinct banks per window), ns.
+    #[arg(long, default_value_t = hmtt_merge::analyze::bank_parallelism::DEFAULT_WINDOW_NS)]
+    pub blp_ns: f64,
+    /// DIMM geometry for decoding banks (a preset or rank,bank,row,col_line
+    /// bits); default: the trace's, or ddr3-4g for a virtual trace.
+    #[arg(long)]
+    pub geometry: Option<Geometry>,
+    /// Memory-controller address mapping file (TOML, format.md §3) the
+    /// merge used; default linear.
+    #[arg(long)]
+    pub mapping: Option<PathBuf>,
+    /// Channel interleave of a trace of several boards: log2 of the block.
+    #[arg(long, default_value_t = 12)]
+    pub interleave_shift: u32,
+    /// Hottest pages listed.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Stream detection window (references), as the paper's 32-entry table.
+    #[arg(long, default_value_t = hmtt_merge::analyze::streams::DEFAULT_WINDOW)]
+    pub stream_window: usize,
+    /// Events file for names not stored in the trace.
+    #[arg(long)]
+    pub events: Option<PathBuf>,
+    /// Draw the pictures (PNG and SVG) into this directory.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Write every figure as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let bytes = TraceBytes::open(&args.trace)?;
+    let data = bytes.as_slice();
+    let what = || {
+        format!(
+            "{}: not a usable trace, archive or virtual trace",
+            args.trace.display()
+        )
+    };
+    let (physical, virt);
+    let input = if data.starts_with(&hmtt_format::vtrace::MAGIC) {
+        virt = VtraceView::new_checked(data).with_context(what)?;
+        TraceInput::Virtual(&virt)
+    } else {
+        physical = AnyTrace::new_checked(data).with_context(what)?;
+        TraceInput::Physical(&physical)
+    };
+    let names = with_names_of(input.names().clone(), args.events.as_deref())?;
+    let window = args
+        .window
+        .as_deref()
+        .map(|w| EventWindow::parse(w, &names))
+        .transpose()?;
+    let mapping_toml = args
+        .mapping
+        .as_deref()
+        .map(|p| {
+            std::fs::read_to_string(p)
+                .with_context(|| format!("reading mapping file {}", p.display()))
+        })
+        .transpose()?;
+    let opts = AnalyzeOptions {
+        window,
+        interval_ns: args.interval_ms.map(|ms| ms * 1e6),
+        blp_window_ns: args.blp_ns,
+        geometry: args.geometry,
+        mapping_toml,
+        interleave_shift: args.interleave_shift,
+        top_pages: args.top,
+        stream_window: args.stream_window,
+        ..AnalyzeOptions::default()
+    };
+    let start = std::time::Instant::now();
+    let (analysis, analyzer) =
+        analyze(&input, &opts).with_context(|| format!("reading {}", args.trace.display()))?;
+    let secs = start.elapsed().as_secs_f64();
+    tracing::info!(
+        "analysed {} references in {secs:.2} s",
+        analysis.mix.references()
+    );
+    if let Some(dir) = &args.plot {
+        let pictures = Pictures::collect(&input, &opts, &analysis, &analyzer)
+            .with_context(|| format!("reading {}", args.trace.display()))?;
+        let files = plot::draw_all(dir, &analysis, &pictures)?;
+        eprintln!("wrote {} pictures into {}", files.len(), dir.display());
+    }
+    if let Some(path) = &args.json {
+        let f =
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        serde_json::to_writer_pretty(std::io::BufWriter::new(f), &analysis)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    to_stdout("writing the analysis", |out| print(out, &args, &analysis))
+}
+
+fn print(out: &mut dyn Write, args: &Args, a: &Analysis) -> std::io::Result<()> {
+    let m = &a.mix;
+    let refs = m.references();
+    let pct = |x: u64| hmtt_merge::analyze::percent(x, refs);
+    writeln!(
+        out,
+        "{} {}: {refs} references over {:.3} ms{}",
+        if a.virtual_trace {
+            "virtual trace"
+        } else {
+            "trace"
+        },
+        args.trace.display(),
+        a.duration_ns / 1e6,
+        match (&args.window, a.window) {
+            (Some(w), Some((b, e))) => format!(" in the window {w} (events {b},{e})"),
+            _ => String::new(),
+        }
+    )?;
+    writeln!(out, "\nread/write mix")?;
+    writeln!(
+        out,
+        "  reads {} ({:.1}%), writes {} ({:.1}%)",
+        m.reads,
+        pct(m.reads),
+        m.writes,
+        pct(m.writes)
+    )?;
+    for (b, (r, w)) in &m.by_board {
+        writeln!(out, "  board {b}: {r} reads, {w} writes")?;
+    }
+    if a.virtual_trace {
+        let [cr, cw, dr, dw] = m.cpu_dma;
+        writeln!(
+            out,
+            "  CPU read {cr}, CPU write {cw}, DMA read {dr}, DMA write {dw}; translated {} ({:.1}%)",
+            m.translated,
+            pct(m.translated)
+        )?;
+    }
+    let t = &a.timeline;
+    writeln!(
+        out,
+        "\nbandwidth over time: {} intervals of {:.3} ms (--json or --plot for all)",
+        t.intervals.len(),
+        t.interval_ns / 1e6
+    )?;
+    let peak = t.intervals.iter().map(|r| r.mb_per_s).fold(0.0, f64::max);
+    let mean = if a.duration_ns > 0.0 {
+        refs as f64 * 64.0 / a.duration_ns * 1e3
+    } else {
+        0.0
+    };
+    writeln!(out, "  mean {mean:.1} MB/s, peak interval {peak:.1} MB/s")?;
+    writeln!(
+        out,
+        "  {:>12} {:>10} {:>10} {:>12} {:>10}",
+        "start_ms", "reads", "writes", "MB/s", "banks"
+    )?;
+    let step = t.intervals.len().div_ceil(16).max(1);
+    for r in t.intervals.iter().step_by(step) {
+        writeln!(
+            out,
+            "  {:>12.4} {:>10} {:>10} {:>12.1} {:>10.2}",
+            r.start_ns / 1e6,
+            r.reads,
+            r.writes,
+            r.mb_per_s,
+            r.mean_banks
+        )?;
+    }
+    if step > 1 {
+        writeln!(out, "  (every {step}th interval shown)")?;
+    }
+    writeln!(
+        out,
+        "  I-code events: {}",
+        t.events.len() as u64 + t.events_dropped
+    )?;
+    let b = &a.banks;
+    writeln!(
+        out,
+        "\nbanks (geometry {}, from the {}): {} banks referenced, {} references beyond the DIMM",
+        b.geometry,
+        b.geometry_source,
+        b.banks.len(),
+        b.outside
+    )?;
+    for (board, rank, n) in &b.ranks {
+        writeln!(out, "  board {board} rank {rank}: {n} ({:.1}%)", pct(*n))?;
+    }
+    for r in &b.banks {
+        writeln!(
+            out,
+            "    board {} rank {} bank {:>2}: {:>10} reads {:>10} writes ({:.1}%)",
+            r.board,
+            r.rank,
+            r.bank,
+            r.reads,
+            r.writes,
+            pct(r.reads + r.writes)
+        )?;
+    }
+    let p = &a.bank_parallelism;
+    writeln!(
+        out,
+        "  bank-level parallelism: distinct banks per {:.0} ns window with references: mean {:.2}, max {} ({} windows)",
+        p.window_ns, p.mean, p.max, p.windows
+    )?;
+    let r = &a.row_locality;
+    writeln!(
+        out,
+        "\nrow locality (an estimate: the trace has no ACTIVATE/PRECHARGE; a hit is a reference to the row last referenced in its bank)"
+    )?;
+    writeln!(
+        out,
+        "  same row {} ({:.1}%), other row {}, first in bank {}",
+        r.same_row, r.hit_percent, r.other_row, r.first_in_bank
+    )?;
+    let pg = &a.pages;
+    writeln!(
+        out,
+        "\npages: {} distinct 4 KiB pages; the {} hottest take {:.1}% of the references",
+        pg.distinct_pages,
+        pg.top.len(),
+        pg.top_share_percent
+    )?;
+    for h in &pg.top {
+        writeln!(
+            out,
+            "  {:#014x} {:>10} refs ({} reads, {} writes)",
+            h.page,
+            h.reads + h.writes,
+            h.reads,
+            h.writes
+        )?;
+    }
+    let u = &a.reuse;
+    let reuses: u64 = u.buckets.iter().map(|b| b.2).sum();
+    writeln!(
+        out,
+        "\nreuse distance (exact LRU stack distance over {} distinct lines): {} first uses, {} reuses",
+        u.distinct_lines, u.cold, reuses
+    )?;
+    let mut acc = 0;
+    for (lo, hi, n) in &u.buckets {
+        acc += n;
+        writeln!(
+            out,
+            "  {:>12} ..= {:<12} {:>10}  cdf {:.3}",
+            lo,
+            hi,
+            n,
+            acc as f64 / reuses.max(1) as f64
+        )?;
+    }
+    for (label, s) in [
+        ("physical", Some(&a.streams)),
+        ("virtual", a.virtual_streams.as_ref()),
+    ] {
+        let Some(s) = s else { continue };
+        writeln!(
+            out,
+            "\nsequential streams over {label} lines (window {}, at least {} lines): SCR {:.1}% ({} of {} references in {} streams), longest {}",
+            s.window, s.min_len, s.scr_percent, s.stream_references, s.references, s.streams, s.longest
+        )?;
+        for (lo, hi, n) in &s.run_lengths {
+            writeln!(out, "  run length {lo:>8} ..= {hi:<8} {n:>10}")?;
+        }
+    }
+    if let Some(procs) = &a.processes {
+        writeln!(out, "\nprocesses (translated references):")?;
+        for p in procs {
+            writeln!(
+                out,
+                "  pid {:>6}: {:>10} reads {:>10} writes, footprint {} pages ({:.1} KiB)",
+                p.pid,
+                p.reads,
+                p.writes,
+                p.pages,
+                p.footprint_bytes as f64 / 1024.0
+            )?;
+        }
+    }
+    if let Some(dma) = &a.dma_requests {
+        writeln!(
+            out,
+            "\nDMA requests (estimated from runs of DMA references; `hmtt replay` gives the logged sizes):"
+        )?;
+        if dma.is_empty() {
+            writeln!(out, "  none")?;
+        }
+        for d in dma {
+            writeln!(
+                out,
+                "  {:<24} {:>8} requests, {} bytes; <=4K {}, 4K-16K {}, 16K-64K {}, >64K {}",
+                d.direction,
+                d.requests,
+                d.bytes,
+                d.size_classes[0],
+                d.size_classes[1],
+                d.size_classes[2],
+                d.size_classes[3]
+            )?;
+        }
+    }
+    Ok(())
+}

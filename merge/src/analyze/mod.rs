@@ -392,7 +392,7 @@ impl Analyzer {
             duration_ns: duration_ticks as f64 * self.tick_ns,
             timeline: self
                 .timeline
-                .report(self.tick_ns, &|i| event_name(i, names)),
+                .report(self.tick_ns, self.mix.last_tick, &|i| event_name(i, names)),
             banks: self
                 .banks
                 .report(self.decoder.geometry(), self.geometry_source),

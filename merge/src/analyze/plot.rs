@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle};
 
 use super::pictures::{Pictures, HEAT_COLS, SCATTER_COLS, SCATTER_ROWS};
@@ -146,12 +147,16 @@ fn bandwidth<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) ->
         .iter()
         .map(|r| (ms(r.start_ns + t.interval_ns / 2.0), r.mb_per_s))
         .collect();
-    let x0 = t.intervals.first().map_or(0.0, |r| ms(r.start_ns));
-    let x1 = t
+    let event_times = t.events.iter().map(|e| ms(e.time_ns));
+    let first = t.intervals.first().map_or(0.0, |r| ms(r.start_ns));
+    let last = t
         .intervals
         .last()
-        .map_or(1.0, |r| ms(r.start_ns + t.interval_ns))
-        .max(x0 + 1e-6);
+        .map_or(1.0, |r| ms(r.start_ns + t.interval_ns));
+    let lo = event_times.clone().fold(first, f64::min);
+    let hi = event_times.fold(last, f64::max).max(lo + 1e-6);
+    // A margin, so events at the ends stay visible.
+    let (x0, x1) = (lo - (hi - lo) * 0.03, hi + (hi - lo) * 0.03);
     let ymax = points.iter().map(|p| p.1).fold(0.0, f64::max).max(1.0) * 1.15;
     let mut chart = ChartBuilder::on(root)
         .caption(
@@ -185,11 +190,19 @@ fn bandwidth<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) ->
             .draw_series(LineSeries::new([(x, 0.0), (x, ymax)], RED.mix(0.5)))
             .map_err(err)?;
         if k % label_every == 0 {
+            // Labels in the right half end at their line.
+            let right_half = x > (x0 + x1) / 2.0;
+            let pos = if right_half {
+                Pos::new(HPos::Right, VPos::Top)
+            } else {
+                Pos::new(HPos::Left, VPos::Top)
+            };
+            let style = (FONT, 12).into_font().color(&RED).pos(pos);
             chart
                 .draw_series(std::iter::once(Text::new(
-                    e.name.clone(),
-                    (x, ymax * (0.97 - 0.04 * ((k / label_every) % 4) as f64)),
-                    (FONT, 12).into_font().color(&RED),
+                    format!(" {} ", e.name),
+                    (x, ymax * (0.99 - 0.04 * ((k / label_every) % 4) as f64)),
+                    style,
                 )))
                 .map_err(err)?;
         }
@@ -226,13 +239,13 @@ fn reuse_cdf<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) ->
         .map_err(err)?;
     chart
         .configure_mesh()
-        .x_desc("distance below (distinct lines between uses)")
+        .x_desc("d: share of reuses at a distance below d (distinct lines between two uses)")
         .y_desc("fraction of reuses")
         .x_label_formatter(&|x| {
             let k = x.round() as usize;
             match k {
                 0 => "0".into(),
-                k => format!("{}", bucket_range(k).0.saturating_mul(2)),
+                k => format!("{}", bucket_range(k).0),
             }
         })
         .label_style((FONT, 13))
@@ -330,6 +343,7 @@ fn banks<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) -> Dra
         .disable_x_mesh()
         .x_desc("board/rank/bank")
         .y_desc("references")
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .x_labels(n.min(32))
         .x_label_formatter(&|x| {
             b.get(x.floor() as usize).map_or(String::new(), |r| {

@@ -141,20 +141,36 @@ impl Timeline {
         }
     }
 
-    pub fn report(&self, tick_ns: f64, name: &dyn Fn(u32) -> String) -> TimelineReport {
+    /// The report; `last_tick` (the last reference's) ends the last
+    /// interval, whose rate is over the time it covers.
+    pub fn report(
+        &self,
+        tick_ns: f64,
+        last_tick: u64,
+        name: &dyn Fn(u32) -> String,
+    ) -> TimelineReport {
         let origin = self.origin.unwrap_or(0);
-        let secs = self.width as f64 * tick_ns / 1e9;
+        let n = self.bins.len();
         TimelineReport {
             interval_ns: self.width as f64 * tick_ns,
             intervals: self
                 .bins
                 .iter()
                 .enumerate()
-                .map(|(i, b)| IntervalRow {
-                    start_ns: (origin + i as u64 * self.width) as f64 * tick_ns,
+                .map(|(i, b)| {
+                    let start = origin + i as u64 * self.width;
+                    let ticks = if i + 1 == n {
+                        (last_tick + 1).saturating_sub(start).clamp(1, self.width)
+                    } else {
+                        self.width
+                    };
+                    (start, ticks, b)
+                })
+                .map(|(start, ticks, b)| IntervalRow {
+                    start_ns: start as f64 * tick_ns,
                     reads: b.reads,
                     writes: b.writes,
-                    mb_per_s: (b.reads + b.writes) as f64 * 64.0 / secs / 1e6,
+                    mb_per_s: (b.reads + b.writes) as f64 * 64.0 / (ticks as f64 * tick_ns) * 1e3,
                     mean_banks: if b.blp_windows == 0 {
                         0.0
                     } else {

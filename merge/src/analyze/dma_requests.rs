@@ -4,26 +4,37 @@
 //! a run of DMA references of one direction (read: to the device; write:
 //! from it), each within 4 KiB of the one before (the controller may
 //! reorder the lines of a transfer); CPU references in between do not end
-//! it. Its size is the span of lines it covers.
+//! it, and up to [`OPEN_RUNS`] runs go on at once (a device streams
+//! several buffers together, on several channels). A line the run already
+//! holds starts a new run (the next transfer through the same buffer; the
+//! lines held are remembered up to [`MAX_TRACKED`] per run). Its size is
+//! the span of lines it covers.
+
+use std::collections::HashSet;
 
 use serde::Serialize;
 
 const NEAR_LINES: u64 = 64;
+/// Runs followed at once; the least recently extended ends first.
+pub const OPEN_RUNS: usize = 8;
+/// Lines a run remembers (1 MiB) to tell a repeated transfer.
+pub const MAX_TRACKED: usize = 16384;
 /// Table 4's size classes, upper bounds in bytes.
 pub const SIZE_CLASSES: [u64; 3] = [4096, 16384, 65536];
 
-#[derive(Clone, Copy)]
 struct Run {
     write: bool,
     lo: u64,
     hi: u64,
     last: u64,
+    lines: HashSet<u64>,
 }
 
 /// Runs in the making.
 #[derive(Default)]
 pub struct DmaRequests {
-    run: Option<Run>,
+    /// Open runs, most recently extended last.
+    runs: Vec<Run>,
     /// [read, write] → (requests, bytes, counts per size class (4 classes)).
     by_dir: [(u64, u64, [u64; 4]); 2],
 }
@@ -43,36 +54,52 @@ impl DmaRequests {
     /// A DMA reference to `line`.
     #[inline]
     pub fn add(&mut self, line: u64, write: bool) {
-        match &mut self.run {
-            Some(r) if r.write == write && r.last.abs_diff(line) <= NEAR_LINES => {
-                r.lo = r.lo.min(line);
-                r.hi = r.hi.max(line);
-                r.last = line;
-            }
-            _ => {
-                self.close();
-                self.run = Some(Run {
+        let near = self
+            .runs
+            .iter()
+            .rposition(|r| r.write == write && r.last.abs_diff(line) <= NEAR_LINES);
+        let repeated = near.is_some_and(|i| self.runs[i].lines.contains(&line));
+        if let (Some(i), true) = (near, repeated) {
+            let r = self.runs.remove(i);
+            self.close(r);
+        }
+        let mut run = match near.filter(|_| !repeated) {
+            Some(i) => self.runs.remove(i),
+            None => {
+                if self.runs.len() == OPEN_RUNS {
+                    let oldest = self.runs.remove(0);
+                    self.close(oldest);
+                }
+                Run {
                     write,
                     lo: line,
                     hi: line,
                     last: line,
-                });
+                    lines: HashSet::new(),
+                }
             }
+        };
+        run.lo = run.lo.min(line);
+        run.hi = run.hi.max(line);
+        run.last = line;
+        if run.lines.len() < MAX_TRACKED {
+            run.lines.insert(line);
         }
+        self.runs.push(run);
     }
 
-    fn close(&mut self) {
-        if let Some(r) = self.run.take() {
-            let bytes = (r.hi - r.lo + 1) * 64;
-            let d = &mut self.by_dir[usize::from(r.write)];
-            d.0 += 1;
-            d.1 += bytes;
-            d.2[SIZE_CLASSES.iter().take_while(|&&c| bytes > c).count()] += 1;
-        }
+    fn close(&mut self, r: Run) {
+        let bytes = (r.hi - r.lo + 1) * 64;
+        let d = &mut self.by_dir[usize::from(r.write)];
+        d.0 += 1;
+        d.1 += bytes;
+        d.2[SIZE_CLASSES.iter().take_while(|&&c| bytes > c).count()] += 1;
     }
 
     pub fn finish(&mut self) -> Vec<DmaRow> {
-        self.close();
+        for r in std::mem::take(&mut self.runs) {
+            self.close(r);
+        }
         ["to device (DMA read)", "from device (DMA write)"]
             .iter()
             .zip(&self.by_dir)

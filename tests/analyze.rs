@@ -1,0 +1,557 @@
+//! `hmtt analyze` against independent computations on small simulated
+//! traces: every figure is recomputed here from `hmtt dump --csv` (or the
+//! kernel log) by the plainest method (a linear LRU stack walk for reuse
+//! distances, a scan of all earlier chain ends for streams, bit slicing of
+//! the address for banks), and compared with the library's one-pass
+//! analysis; then the command line's pictures and JSON.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hmtt_format::archive::AnyTrace;
+use hmtt_format::vtrace::VtraceView;
+use hmtt_merge::analyze::{analyze, Analysis, AnalyzeOptions, TraceInput};
+use hmtt_merge::window::EventWindow;
+
+fn hmtt(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_hmtt"))
+        .args(args)
+        .output()
+        .expect("the hmtt binary runs");
+    assert!(
+        out.status.success(),
+        "hmtt {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hmtt-analyze-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `hmtt sim` with `sim_args`, merged; returns (sim dir, trace).
+fn simulate(dir: &Path, sim_args: &[&str], merge_args: &[&str]) -> (PathBuf, PathBuf) {
+    let sim = dir.join("run");
+    let mut a = vec!["sim"];
+    a.extend_from_slice(sim_args);
+    a.extend_from_slice(&["--out", s(&sim)]);
+    hmtt(&a);
+    let trace = dir.join("run.hmtttrace");
+    let mut m = vec!["merge", s(&sim), "-o", s(&trace), "--quiet"];
+    m.extend_from_slice(merge_args);
+    hmtt(&m);
+    (sim, trace)
+}
+
+/// One row of a CSV dump.
+#[derive(Debug, Clone)]
+struct Row {
+    tick: u64,
+    board: u8,
+    pa: Option<u64>,
+    write: bool,
+    kind: String,
+    event: String,
+    dma: bool,
+    owner: Option<(u32, u64)>,
+}
+
+/// Every record of `hmtt dump --csv`, columns found by their names.
+fn dump(trace: &Path) -> Vec<Row> {
+    let csv = hmtt(&["dump", s(trace), "--csv"]);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name);
+    let (tick, board, pa, rw, kind, event) = (
+        col("tick").unwrap(),
+        col("board").unwrap(),
+        col("pa").unwrap(),
+        col("rw").unwrap(),
+        col("kind").unwrap(),
+        col("event").unwrap(),
+    );
+    let (source, pid, va) = (col("source"), col("pid"), col("va"));
+    let hex = |t: &str| u64::from_str_radix(t.trim_start_matches("0x"), 16).unwrap();
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            Row {
+                tick: f[tick].parse().unwrap(),
+                board: f[board].parse().unwrap(),
+                pa: (!f[pa].is_empty()).then(|| hex(f[pa])),
+                write: f[rw] == "W",
+                kind: f[kind].to_string(),
+                event: f[event].to_string(),
+                dma: source.is_some_and(|c| f[c] == "dma"),
+                owner: pid
+                    .filter(|&c| !f[c].is_empty())
+                    .map(|c| (f[c].parse().unwrap(), hex(f[va.unwrap()]))),
+            }
+        })
+        .collect()
+}
+
+fn accesses(rows: &[Row]) -> Vec<Row> {
+    rows.iter()
+        .filter(|r| r.kind == "READ" || r.kind == "WRITE")
+        .cloned()
+        .collect()
+}
+
+/// The library's analysis of `path` (trace or virtual trace).
+fn analysis(path: &Path, opts: &AnalyzeOptions) -> Analysis {
+    let bytes = std::fs::read(path).unwrap();
+    if bytes.starts_with(&hmtt_format::vtrace::MAGIC) {
+        let v = VtraceView::new_checked(&bytes).unwrap();
+        analyze(&TraceInput::Virtual(&v), opts).unwrap().0
+    } else {
+        let t = AnyTrace::new_checked(&bytes).unwrap();
+        analyze(&TraceInput::Physical(&t), opts).unwrap().0
+    }
+}
+
+fn bucket(d: u64) -> usize {
+    (64 - d.leading_zeros()) as usize
+}
+
+/// Reuse distances by walking an LRU stack: (first uses, bucket → count).
+fn naive_reuse(lines: &[u64]) -> (u64, BTreeMap<usize, u64>) {
+    let mut stack: Vec<u64> = Vec::new();
+    let mut cold = 0;
+    let mut hist = BTreeMap::new();
+    for &l in lines {
+        match stack.iter().rposition(|&x| x == l) {
+            Some(i) => {
+                let d = (stack.len() - 1 - i) as u64;
+                *hist.entry(bucket(d)).or_insert(0) += 1;
+                stack.remove(i);
+            }
+            None => cold += 1,
+        }
+        stack.push(l);
+    }
+    (cold, hist)
+}
+
+fn reuse_of(a: &Analysis) -> (u64, BTreeMap<usize, u64>) {
+    let hist = a
+        .reuse
+        .buckets
+        .iter()
+        .filter(|b| b.2 > 0)
+        .map(|&(lo, _, n)| (bucket(lo), n))
+        .collect();
+    (a.reuse.cold, hist)
+}
+
+/// Chain lengths of the stream definition, by scanning the `window`
+/// references before each one for a chain end it continues.
+fn naive_chains(lines: &[u64], window: usize) -> Vec<u64> {
+    let n = lines.len();
+    let (mut len, mut dir, mut end) = (vec![0u64; n], vec![0i64; n], vec![false; n]);
+    for i in 0..n {
+        let mut joined = None;
+        for j in (i.saturating_sub(window)..i).rev() {
+            let d = lines[i] as i64 - lines[j] as i64;
+            if end[j] && d.abs() == 1 && (dir[j] == 0 || dir[j] == d) {
+                joined = Some((j, d));
+                break;
+            }
+        }
+        match joined {
+            Some((j, d)) => {
+                end[j] = false;
+                len[i] = len[j] + 1;
+                dir[i] = d;
+            }
+            None => len[i] = 1,
+        }
+        end[i] = true;
+    }
+    (0..n).filter(|&i| end[i]).map(|i| len[i]).collect()
+}
+
+/// Runs of consecutive lines, one direction each, read straight off the
+/// sequence (the stream definition with a window of one reference).
+fn direct_runs(lines: &[u64]) -> Vec<u64> {
+    let mut runs = Vec::new();
+    let (mut len, mut dir) = (0u64, 0i64);
+    for (i, &l) in lines.iter().enumerate() {
+        let d = if i == 0 {
+            0
+        } else {
+            l as i64 - lines[i - 1] as i64
+        };
+        if i > 0 && d.abs() == 1 && (dir == 0 || dir == d) {
+            len += 1;
+            dir = d;
+        } else {
+            if len > 0 {
+                runs.push(len);
+            }
+            (len, dir) = (1, 0);
+        }
+    }
+    if len > 0 {
+        runs.push(len);
+    }
+    runs
+}
+
+fn check_streams(a: &hmtt_merge::analyze::streams::StreamReport, chains: &[u64]) {
+    let min = a.min_len;
+    let long: Vec<u64> = chains.iter().copied().filter(|&l| l >= min).collect();
+    assert_eq!(a.streams, long.len() as u64);
+    assert_eq!(a.stream_references, long.iter().sum::<u64>());
+    assert_eq!(a.longest, chains.iter().copied().max().unwrap_or(0));
+    let mut hist = BTreeMap::new();
+    for &l in chains {
+        *hist.entry(bucket(l)).or_insert(0u64) += 1;
+    }
+    let got: BTreeMap<usize, u64> = a
+        .run_lengths
+        .iter()
+        .filter(|b| b.2 > 0)
+        .map(|&(lo, _, n)| (bucket(lo), n))
+        .collect();
+    assert_eq!(got, hist);
+}
+
+/// (board, rank, bank, row) of a DDR3-4G (1,3,15,7) linear mapping, with
+/// `channels` boards interleaved in 4 KiB blocks.
+fn ddr3_coord(board: u8, pa: u64, channels: u64) -> (u8, u64, u64, u64) {
+    let local = ((pa >> 12) / channels) << 12 | (pa & 0xfff);
+    let line = local >> 6;
+    (
+        board,
+        (line >> 25) & 1,
+        (line >> 7) & 7,
+        (line >> 10) & 0x7fff,
+    )
+}
+
+#[test]
+fn physical_analyses_match_independent_recounts() {
+    let dir = scratch("physical");
+    let (_, trace) = simulate(
+        &dir,
+        &["--workload", "quicksort", "--n", "1500", "--cache", "off"],
+        &[],
+    );
+    let rows = dump(&trace);
+    let acc = accesses(&rows);
+    assert!(acc.len() > 20_000, "{} references", acc.len());
+    let opts = AnalyzeOptions::default();
+    let a = analysis(&trace, &opts);
+    let lines: Vec<u64> = acc.iter().map(|r| r.pa.unwrap() >> 6).collect();
+
+    // Mix.
+    let writes = acc.iter().filter(|r| r.write).count() as u64;
+    assert_eq!(
+        (a.mix.reads, a.mix.writes),
+        (acc.len() as u64 - writes, writes)
+    );
+
+    // Reuse distances against the LRU stack walk.
+    assert_eq!(reuse_of(&a), naive_reuse(&lines));
+    let distinct: HashSet<u64> = lines.iter().copied().collect();
+    assert_eq!(a.reuse.distinct_lines, distinct.len() as u64);
+
+    // Streams against the scan of earlier chain ends (window 32), and
+    // with a window of one against the direct scan of runs.
+    check_streams(&a.streams, &naive_chains(&lines, 32));
+    let one = AnalyzeOptions {
+        stream_window: 1,
+        ..AnalyzeOptions::default()
+    };
+    check_streams(&analysis(&trace, &one).streams, &direct_runs(&lines));
+
+    // Banks, rows and bank-level parallelism against bit slicing.
+    let mut banks: BTreeMap<(u8, u64, u64), (u64, u64)> = BTreeMap::new();
+    let mut last_row: HashMap<(u8, u64, u64), u64> = HashMap::new();
+    let (mut same, mut other) = (0u64, 0u64);
+    let blp_ticks = (100.0 / (f64::from(a.tick_ps) / 1000.0)).round() as u64;
+    let mut windows: BTreeMap<u64, HashSet<(u8, u64, u64)>> = BTreeMap::new();
+    for r in &acc {
+        let (b, rank, bank, row) = ddr3_coord(r.board, r.pa.unwrap(), 1);
+        let c = banks.entry((b, rank, bank)).or_default();
+        if r.write {
+            c.1 += 1
+        } else {
+            c.0 += 1
+        }
+        match last_row.insert((b, rank, bank), row) {
+            Some(x) if x == row => same += 1,
+            Some(_) => other += 1,
+            None => {}
+        }
+        windows
+            .entry(r.tick / blp_ticks)
+            .or_default()
+            .insert((b, rank, bank));
+    }
+    let got: BTreeMap<(u8, u64, u64), (u64, u64)> = a
+        .banks
+        .banks
+        .iter()
+        .map(|b| {
+            (
+                (b.board, u64::from(b.rank), u64::from(b.bank)),
+                (b.reads, b.writes),
+            )
+        })
+        .collect();
+    assert_eq!(got, banks);
+    assert_eq!(a.banks.geometry, "1,3,15,7");
+    assert_eq!(
+        (a.row_locality.same_row, a.row_locality.other_row),
+        (same, other)
+    );
+    let mut blp: BTreeMap<u32, u64> = BTreeMap::new();
+    for w in windows.values() {
+        *blp.entry(w.len() as u32).or_default() += 1;
+    }
+    assert_eq!(
+        a.bank_parallelism.histogram,
+        blp.into_iter().collect::<Vec<_>>()
+    );
+
+    // Hot pages.
+    let mut pages: HashMap<u64, u64> = HashMap::new();
+    for r in &acc {
+        *pages.entry(r.pa.unwrap() >> 12 << 12).or_default() += 1;
+    }
+    let mut top: Vec<(u64, u64)> = pages.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    top.truncate(opts.top_pages);
+    let got: Vec<(u64, u64)> = a
+        .pages
+        .top
+        .iter()
+        .map(|p| (p.page, p.reads + p.writes))
+        .collect();
+    assert_eq!(got, top);
+
+    // Bandwidth timeline: every reference in one interval.
+    let (r, w) = a
+        .timeline
+        .intervals
+        .iter()
+        .fold((0, 0), |(r, w), i| (r + i.reads, w + i.writes));
+    assert_eq!((r, w), (a.mix.reads, a.mix.writes));
+    assert!(a.timeline.intervals.len() <= 512);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_window_restricts_every_figure_to_its_span() {
+    let dir = scratch("window");
+    let (_, trace) = simulate(
+        &dir,
+        &["--workload", "quicksort", "--n", "1500", "--cache", "off"],
+        &[],
+    );
+    let rows = dump(&trace);
+    // Between the tags of kernel log records 1 and 2 (indices 0x10001 and
+    // 0x10002): a stretch in the middle of the run.
+    let begin = rows.iter().position(|r| r.event == "LOG#1").unwrap();
+    let end = rows.iter().position(|r| r.event == "LOG#2").unwrap();
+    let inside = accesses(&rows[begin..end]);
+    assert!(!inside.is_empty() && inside.len() < accesses(&rows).len());
+    let names = hmtt_format::trace::NameTable::default();
+    let opts = AnalyzeOptions {
+        window: Some(EventWindow::parse("0x10001,0x10002", &names).unwrap()),
+        ..AnalyzeOptions::default()
+    };
+    let a = analysis(&trace, &opts);
+    let lines: Vec<u64> = inside.iter().map(|r| r.pa.unwrap() >> 6).collect();
+    let writes = inside.iter().filter(|r| r.write).count() as u64;
+    assert_eq!(
+        (a.mix.reads + a.mix.writes, a.mix.writes),
+        (inside.len() as u64, writes)
+    );
+    assert_eq!(a.mix.first_tick, Some(inside[0].tick));
+    assert_eq!(reuse_of(&a), naive_reuse(&lines));
+    check_streams(&a.streams, &naive_chains(&lines, 32));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn two_boards_and_a_virtual_trace() {
+    let dir = scratch("virtual");
+    let (sim, trace) = simulate(
+        &dir,
+        &[
+            "--workload",
+            "mix",
+            "--n",
+            "16K",
+            "--cache",
+            "off",
+            "--boards",
+            "2",
+            "--ports",
+            "2",
+            "--dma",
+            "8",
+        ],
+        &["--interleave-shift", "12"],
+    );
+    // Banks of two interleaved channels against bit slicing.
+    let a = analysis(&trace, &AnalyzeOptions::default());
+    let mut banks: BTreeMap<(u8, u64, u64), u64> = BTreeMap::new();
+    for r in accesses(&dump(&trace)) {
+        let (b, rank, bank, _) = ddr3_coord(r.board, r.pa.unwrap(), 2);
+        *banks.entry((b, rank, bank)).or_default() += 1;
+    }
+    let got: BTreeMap<(u8, u64, u64), u64> = a
+        .banks
+        .banks
+        .iter()
+        .map(|b| {
+            (
+                (b.board, u64::from(b.rank), u64::from(b.bank)),
+                b.reads + b.writes,
+            )
+        })
+        .collect();
+    assert_eq!(got, banks);
+    assert_eq!(a.banks.outside, 0);
+
+    let vtrace = dir.join("run.hmttvtrace");
+    let log = sim.join("pagetable.hmttlog");
+    let out = Command::new(env!("CARGO_BIN_EXE_hmtt"))
+        .args(["replay", s(&trace), "--log", s(&log), "--out", s(&vtrace)])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v = analysis(&vtrace, &AnalyzeOptions::default());
+    let acc = accesses(&dump(&vtrace));
+    assert!(v.virtual_trace);
+    // CPU/DMA split and footprints against the dump.
+    let mut split = [0u64; 4];
+    let mut per_pid: BTreeMap<u32, (u64, u64, HashSet<u64>)> = BTreeMap::new();
+    for r in &acc {
+        split[usize::from(r.dma) * 2 + usize::from(r.write)] += 1;
+        if let Some((pid, va)) = r.owner {
+            let e = per_pid.entry(pid).or_default();
+            if r.write {
+                e.1 += 1
+            } else {
+                e.0 += 1
+            }
+            e.2.insert(va >> 12);
+        }
+    }
+    assert_eq!(v.mix.cpu_dma, split);
+    let got: Vec<(u32, u64, u64, u64)> = v
+        .processes
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|p| (p.pid, p.reads, p.writes, p.pages))
+        .collect();
+    let want: Vec<(u32, u64, u64, u64)> = per_pid
+        .iter()
+        .map(|(&pid, (r, w, p))| (pid, *r, *w, p.len() as u64))
+        .collect();
+    assert_eq!(got, want);
+    // Virtual streams: per process, over virtual lines, as the scan sees
+    // them when each process's lines are kept apart.
+    let vlines: Vec<u64> = acc
+        .iter()
+        .filter_map(|r| r.owner.map(|(pid, va)| (u64::from(pid) << 44) | (va >> 6)))
+        .collect();
+    check_streams(
+        v.virtual_streams.as_ref().unwrap(),
+        &naive_chains(&vlines, 32),
+    );
+    // DMA request sizes: the estimate against the kernel log's DMA_MAPs.
+    let image =
+        hmtt_format::klog::read_image(&std::fs::read(&log).unwrap()).expect("a readable log");
+    let mut logged: BTreeMap<bool, (u64, u64)> = BTreeMap::new();
+    for r in &image.records {
+        if let hmtt_format::klog::Event::DmaMap { size, dir, .. } = r.event {
+            let write = dir == hmtt_format::klog::DmaDirection::FromDevice;
+            let e = logged.entry(write).or_default();
+            e.0 += 1;
+            e.1 += size;
+        }
+    }
+    assert!(!logged.is_empty());
+    let got: BTreeMap<bool, (u64, u64)> = v
+        .dma_requests
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|d| (d.direction.contains("DMA write"), (d.requests, d.bytes)))
+        .collect();
+    assert_eq!(got, logged);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_command_line_writes_pictures_and_json() {
+    let dir = scratch("cli");
+    let (sim, trace) = simulate(
+        &dir,
+        &["--workload", "quicksort", "--n", "1000", "--cache", "off"],
+        &[],
+    );
+    let events = sim.join("events.toml");
+    let plots = dir.join("plots");
+    let json = dir.join("a.json");
+    let text = hmtt(&[
+        "analyze",
+        s(&trace),
+        "--window",
+        "quicksort_begin,quicksort_end",
+        "--events",
+        s(&events),
+        "--plot",
+        s(&plots),
+        "--json",
+        s(&json),
+    ]);
+    assert!(text.contains("reuse distance"), "{text}");
+    for name in [
+        "address_time",
+        "bandwidth",
+        "reuse_cdf",
+        "page_heat",
+        "banks",
+    ] {
+        let png = std::fs::read(plots.join(format!("{name}.png"))).unwrap();
+        assert!(
+            png.len() > 1000 && png.starts_with(b"\x89PNG"),
+            "{name}.png"
+        );
+        let svg = std::fs::read_to_string(plots.join(format!("{name}.svg"))).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("</svg>"), "{name}.svg");
+    }
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let refs = j["mix"]["reads"].as_u64().unwrap() + j["mix"]["writes"].as_u64().unwrap();
+    assert!(text.contains(&format!("{refs} references")), "{text}");
+    assert_eq!(j["window"], serde_json::json!([64, 65]));
+    for key in [
+        "timeline",
+        "banks",
+        "bank_parallelism",
+        "row_locality",
+        "pages",
+        "reuse",
+        "streams",
+    ] {
+        assert!(j.get(key).is_some(), "{key} missing from the JSON");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

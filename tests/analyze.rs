@@ -408,8 +408,18 @@ fn two_boards_and_a_virtual_trace() {
     );
     // Banks of two interleaved channels against bit slicing.
     let a = analysis(&trace, &AnalyzeOptions::default());
+    let rows = dump(&trace);
+    // Each board carries every tag: the timeline has each event once.
+    let board0: Vec<String> = rows
+        .iter()
+        .filter(|r| r.board == 0 && r.kind.starts_with("TAG") && !r.event.starts_with("LOG#"))
+        .map(|r| r.event.clone())
+        .collect();
+    assert!(rows.iter().any(|r| r.board == 1 && r.event == board0[0]));
+    let marked: Vec<String> = a.timeline.events.iter().map(|e| e.name.clone()).collect();
+    assert_eq!(marked, board0);
     let mut banks: BTreeMap<(u8, u64, u64), u64> = BTreeMap::new();
-    for r in accesses(&dump(&trace)) {
+    for r in accesses(&rows) {
         let (b, rank, bank, _) = ddr3_coord(r.board, r.pa.unwrap(), 2);
         *banks.entry((b, rank, bank)).or_default() += 1;
     }

@@ -277,6 +277,9 @@ pub struct Analysis {
     pub dma_requests: Option<Vec<dma_requests::DmaRow>>,
 }
 
+/// Tags of one event on several boards closer than this are one event.
+const SAME_EVENT_NS: f64 = 1000.0;
+
 /// The state of the first pass.
 pub struct Analyzer {
     decoder: banks::BankDecoder,
@@ -341,7 +344,10 @@ impl Analyzer {
     pub fn add(&mut self, item: Item) {
         let a = match item {
             Item::Access(a) => a,
-            Item::Event { tick, index } => return self.timeline.event(tick, index),
+            Item::Event { tick, index } => {
+                let same = (SAME_EVENT_NS / self.tick_ns) as u64;
+                return self.timeline.event(tick, index, same);
+            }
         };
         let line = a.pa >> 6;
         self.mix.add(&a);

@@ -132,8 +132,19 @@ impl Timeline {
         b.blp_windows += 1;
     }
 
-    /// A user I-code event `index` at `tick`.
-    pub fn event(&mut self, tick: u64, index: u32) {
+    /// A user I-code event `index` at `tick`. Every board records every
+    /// tag, so the same event on another board within `same_ticks` of one
+    /// kept is left out.
+    pub fn event(&mut self, tick: u64, index: u32, same_ticks: u64) {
+        let seen = self
+            .events
+            .iter()
+            .rev()
+            .take(256)
+            .any(|&(t, i)| i == index && t.abs_diff(tick) <= same_ticks);
+        if seen {
+            return;
+        }
         if self.events.len() < MAX_EVENTS {
             self.events.push((tick, index));
         } else {

@@ -34,6 +34,9 @@ struct ChainEnd {
 /// The stream detector.
 pub struct Streams {
     ring: Vec<ChainEnd>,
+    /// The ring's lines alone (`u64::MAX` for a slot never used), for the
+    /// search.
+    lines: Vec<u64>,
     pos: usize,
     min_len: u64,
     references: u64,
@@ -65,6 +68,7 @@ impl Streams {
     pub fn new(window: usize, min_len: u64) -> Streams {
         Streams {
             ring: vec![ChainEnd::default(); window.max(1)],
+            lines: vec![u64::MAX; window.max(1)],
             pos: 0,
             min_len: min_len.max(1),
             references: 0,
@@ -80,26 +84,7 @@ impl Streams {
     #[inline]
     pub fn access(&mut self, space: u32, line: u64) -> u64 {
         self.references += 1;
-        let w = self.ring.len();
-        let mut joined = None;
-        for back in 1..=w {
-            let j = (self.pos + w - back) % w;
-            let e = &self.ring[j];
-            if !e.live || e.space != space {
-                continue;
-            }
-            let dir = if line == e.line.wrapping_add(1) {
-                1
-            } else if line == e.line.wrapping_sub(1) {
-                -1
-            } else {
-                continue;
-            };
-            if e.dir == 0 || e.dir == dir {
-                joined = Some((j, dir));
-                break;
-            }
-        }
+        let joined = self.find(space, line);
         let (dir, len) = match joined {
             Some((j, dir)) => {
                 self.ring[j].live = false;
@@ -118,8 +103,67 @@ impl Streams {
             len,
             live: true,
         };
-        self.pos = (self.pos + 1) % w;
+        self.lines[self.pos] = line;
+        self.pos = if self.pos + 1 == self.ring.len() {
+            0
+        } else {
+            self.pos + 1
+        };
         len
+    }
+
+    /// The newest live chain end `line` continues: (slot, direction).
+    #[inline]
+    fn find(&self, space: u32, line: u64) -> Option<(usize, i8)> {
+        let fits = |e: &ChainEnd| -> Option<i8> {
+            if !e.live || e.space != space {
+                return None;
+            }
+            let dir = if line == e.line.wrapping_add(1) {
+                1
+            } else if line == e.line.wrapping_sub(1) {
+                -1
+            } else {
+                return None;
+            };
+            (e.dir == 0 || e.dir == dir).then_some(dir)
+        };
+        let w = self.ring.len();
+        if w <= 64 {
+            // One pass the compiler vectorises over the lines alone finds
+            // the few candidates; they are then tried newest first.
+            let (up, down) = (line.wrapping_sub(1), line.wrapping_add(1));
+            let mut mask = 0u64;
+            for (j, &l) in self.lines.iter().enumerate() {
+                mask |= u64::from((l == up) | (l == down)) << j;
+            }
+            // Slots below `pos` are the newer, the highest of each part newest.
+            let newer = mask & ((1u64 << self.pos) - 1);
+            for mut part in [newer, mask & !newer] {
+                while part != 0 {
+                    let j = 63 - part.leading_zeros() as usize;
+                    part &= !(1u64 << j);
+                    if let Some(dir) = fits(&self.ring[j]) {
+                        return Some((j, dir));
+                    }
+                }
+            }
+            return None;
+        }
+        // Newest first: the slots before `pos`, then those from it on.
+        let (before, after) = self.ring.split_at(self.pos);
+        before
+            .iter()
+            .enumerate()
+            .rev()
+            .chain(
+                after
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .map(|(i, e)| (i + self.pos, e)),
+            )
+            .find_map(|(j, e)| fits(e).map(|dir| (j, dir)))
     }
 
     fn close(&mut self, len: u64) {

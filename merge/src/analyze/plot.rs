@@ -223,7 +223,7 @@ fn reuse_cdf<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) ->
         acc += b.2;
         points.push(((k + 1) as f64, acc as f64 / reuses.max(1) as f64));
     }
-    let xmax = (r.buckets.len() as f64).max(1.0);
+    let xmax = r.buckets.len().max(4) as f64;
     let mut chart = ChartBuilder::on(root)
         .caption(
             format!(
@@ -241,9 +241,12 @@ fn reuse_cdf<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) ->
         .configure_mesh()
         .x_desc("d: share of reuses at a distance below d (distinct lines between two uses)")
         .y_desc("fraction of reuses")
+        .x_labels(xmax as usize + 1)
         .x_label_formatter(&|x| {
-            let k = x.round() as usize;
-            match k {
+            if (x - x.round()).abs() > 1e-6 {
+                return String::new();
+            }
+            match x.round() as usize {
                 0 => "0".into(),
                 k => format!("{}", bucket_range(k).0),
             }
@@ -251,6 +254,15 @@ fn reuse_cdf<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) ->
         .label_style((FONT, 13))
         .draw()
         .map_err(err)?;
+    if reuses == 0 {
+        chart
+            .draw_series(std::iter::once(Text::new(
+                "no line was referenced twice",
+                (xmax * 0.35, 0.5),
+                (FONT, 18),
+            )))
+            .map_err(err)?;
+    }
     chart
         .draw_series(LineSeries::new(points.clone(), BLUE.stroke_width(2)))
         .map_err(err)?;

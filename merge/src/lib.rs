@@ -12,6 +12,7 @@
 
 pub mod archive_writer;
 pub mod error;
+pub mod export;
 pub mod indexed_writer;
 pub mod input;
 pub mod merge;

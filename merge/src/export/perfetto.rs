@@ -5,8 +5,8 @@
 //!   (under a process track with its pid), holding the bandwidth in MB/s
 //!   of each interval of `interval_ns` (64 bytes per reference);
 //! - an instant event for every I-code tag and inner command on the track
-//!   "I-codes", named after the event (a tag that several boards saw at the
-//!   same tick is one event);
+//!   "I-codes", named after the event (a tag that several boards saw within
+//!   1 µs of each other is one event);
 //! - a slice for every pair of user events named `X…begin` / `X…end`
 //!   (`sort-begin`/`sort-end`, `phase_begin`/`phase_end`), on a track of
 //!   its own per pair name, so slices of different pairs may overlap.
@@ -112,6 +112,9 @@ pub const PROCESS_COUNTER_BASE: u64 = 2 << 40;
 pub const PAIR_TRACK_BASE: u64 = 3 << 40;
 
 const LINE_BYTES: f64 = 64.0;
+/// A tag that another board saw this close before is the same I-code
+/// (boards see one I-code a few clocks apart).
+pub const SAME_ICODE_PS: u64 = 1_000_000;
 
 /// The pair name of a user event named `X…begin` or `X…end`, and whether
 /// it begins: `sort-begin` → (`sort`, true).
@@ -140,9 +143,10 @@ pub struct PerfettoWriter<W: Write> {
     processes_seen: HashSet<u32>,
     /// Pair tracks by name, and how many slices are open on each.
     pairs: HashMap<String, (u64, u32)>,
-    /// The last tag written: the same tag seen by several boards at one
-    /// tick is one I-code.
-    last_tag: Option<(u64, u64)>,
+    /// Per tag (kind and value), when and on which board it was last
+    /// written: the same tag seen by another board within
+    /// `SAME_ICODE_PS` is the same I-code.
+    last_tags: HashMap<u64, (u64, u8)>,
     buf: Vec<u8>,
 }
 
@@ -161,7 +165,7 @@ impl<W: Write> PerfettoWriter<W> {
             boards_seen: vec![false; 256],
             processes_seen: HashSet::new(),
             pairs: HashMap::new(),
-            last_tag: None,
+            last_tags: HashMap::new(),
             buf: Vec::with_capacity(256),
         };
         w.packet(TracePacket {
@@ -304,13 +308,17 @@ impl<W: Write> PerfettoWriter<W> {
 
     fn tag(&mut self, v: &VirtualRecord) -> Result<(), ExportError> {
         let r = v.physical();
-        if self.last_tag == Some((r.tick, r.packed & !(0xff << 56))) {
-            return Ok(());
+        let ps = self.meta.ps_since_start(r.tick);
+        let tag = r.packed & !(0xff << 56);
+        if let Some(&(last_ps, board)) = self.last_tags.get(&tag) {
+            if board != r.board() && ps - last_ps <= SAME_ICODE_PS {
+                return Ok(());
+            }
         }
-        self.last_tag = Some((r.tick, r.packed & !(0xff << 56)));
+        self.last_tags.insert(tag, (ps, r.board()));
         let index = r.value() as u32;
         let name = event_name(index, &self.meta.names);
-        let ts_ns = self.meta.ps_since_start(r.tick) / 1000;
+        let ts_ns = ps / 1000;
         self.event(
             ts_ns,
             TrackEvent {

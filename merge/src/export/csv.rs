@@ -26,7 +26,7 @@ pub const VIRTUAL_HEADER: &str = "time_ns,tick,board,pa,rw,kind,source,pid,va,mi
 pub struct CsvWriter<W: Write> {
     out: W,
     meta: TraceMeta,
-    tick_ns: f64,
+    tick_ps: u64,
 }
 
 impl<W: Write> CsvWriter<W> {
@@ -38,7 +38,7 @@ impl<W: Write> CsvWriter<W> {
         writeln!(out, "{header}")?;
         Ok(CsvWriter {
             out,
-            tick_ns: meta.tick_ns(),
+            tick_ps: u64::from(meta.tick_ps),
             meta,
         })
     }
@@ -47,10 +47,12 @@ impl<W: Write> CsvWriter<W> {
     pub fn write_record(&mut self, v: &VirtualRecord) -> std::io::Result<()> {
         let r = v.physical();
         let w = &mut self.out;
+        let ps = u128::from(r.tick) * u128::from(self.tick_ps);
         write!(
             w,
-            "{:.3},{},{},",
-            r.tick as f64 * self.tick_ns,
+            "{}.{:03},{},{},",
+            ps / 1000,
+            ps % 1000,
             r.tick,
             r.board()
         )?;

@@ -30,6 +30,7 @@ use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int32Ty
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::ColumnPath;
 
 use super::{ExportError, RecordWriter, TraceKind, TraceMeta};
 use crate::names::event_name;
@@ -112,11 +113,15 @@ impl<W: Write + Send> ParquetWriter<W> {
         let schema = Arc::new(parse_message_type(&format!(
             "message hmtt_trace {{{columns}\n}}"
         ))?);
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
             .set_max_row_group_size(group_rows.max(1))
-            .set_created_by(format!("hmtt {}", env!("CARGO_PKG_VERSION")))
-            .build();
+            .set_created_by(format!("hmtt {}", env!("CARGO_PKG_VERSION")));
+        // Times and addresses hardly repeat: a dictionary only costs there.
+        for column in ["tick", "time_ns", "pa", "va"] {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(column), false);
+        }
+        let props = props.build();
         let file = SerializedFileWriter::new(out, schema, Arc::new(props))?;
         let kind_names = (0..16u8)
             .map(|b| ByteArray::from(RecordKind::from_bits(b).name()))

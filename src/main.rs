@@ -34,6 +34,8 @@ enum Command {
     Unpack(cmd::pack::UnpackArgs),
     /// Print a trace as text or CSV.
     Dump(cmd::dump::Args),
+    /// Write a trace for DRAMsim3, Ramulator 2, gem5, Perfetto, or as CSV or Parquet.
+    Export(cmd::export::Args),
     /// Summarise a trace.
     Stats(cmd::stats::Args),
     /// Replay a trace into a virtual-address trace with the kernel logs.
@@ -73,6 +75,7 @@ fn main() -> anyhow::Result<()> {
         Command::Pack(a) => cmd::pack::run_pack(a),
         Command::Unpack(a) => cmd::pack::run_unpack(a),
         Command::Dump(a) => cmd::dump::run(a),
+        Command::Export(a) => cmd::export::run(a),
         Command::Stats(a) => cmd::stats::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::Analyze(a) => cmd::analyze::run(a),

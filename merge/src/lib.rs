@@ -13,6 +13,7 @@
 pub mod analyze;
 pub mod archive_writer;
 pub mod error;
+pub mod export;
 pub mod indexed_writer;
 pub mod input;
 pub mod merge;

@@ -1,11 +1,15 @@
 //! `hmtt dump`: a trace file as text or CSV.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
-use hmtt_format::trace::{NameTable, RecordKind, TraceRecord};
-use hmtt_merge::names::event_name;
+use hmtt_format::trace::TraceRecord;
+use hmtt_format::vtrace::VirtualRecord;
+use hmtt_merge::export::csv::CsvWriter;
+use hmtt_merge::export::table::TableWriter;
+use hmtt_merge::export::{TraceKind, TraceMeta};
 
 use crate::shared::{to_stdout, with_names_of, TraceBytes};
 
@@ -95,22 +99,25 @@ impl<'a> Selection<'a> {
     }
 }
 
-/// The columns every dump has: pa, rw and event.
-fn physical_columns(r: &TraceRecord, names: &NameTable) -> (String, &'static str, String) {
-    match r.kind() {
-        RecordKind::Read => (format!("{:#x}", r.pa()), "R", String::new()),
-        RecordKind::Write => (format!("{:#x}", r.pa()), "W", String::new()),
-        RecordKind::Tag { write } => (
-            String::new(),
-            if write { "W" } else { "R" },
-            event_name(r.value() as u32, names),
-        ),
-        RecordKind::Cmd => (String::new(), "", event_name(r.value() as u32, names)),
-        RecordKind::Lost => (String::new(), "", format!("{} references", r.value())),
-        RecordKind::GapBegin | RecordKind::GapEnd => {
-            (String::new(), "", format!("{} packets missing", r.value()))
+/// The CSV or table writer of `--csv`, over the output.
+enum Rows<'w> {
+    Csv(CsvWriter<&'w mut dyn Write>),
+    Table(TableWriter<&'w mut dyn Write>),
+}
+
+impl<'w> Rows<'w> {
+    fn new(csv: bool, out: &'w mut dyn Write, meta: TraceMeta) -> std::io::Result<Rows<'w>> {
+        Ok(if csv {
+            Rows::Csv(CsvWriter::new(out, meta)?)
+        } else {
+            Rows::Table(TableWriter::new(out, meta)?)
+        })
+    }
+    fn write(&mut self, v: &VirtualRecord) -> std::io::Result<()> {
+        match self {
+            Rows::Csv(w) => w.write_record(v),
+            Rows::Table(w) => w.write_record(v),
         }
-        RecordKind::Reserved(_) => (String::new(), "", String::new()),
     }
 }
 
@@ -131,16 +138,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .records_from_tick(sel.start_tick().unwrap_or(0))
         .with_context(|| format!("{}: seeking", args.trace.display()))?;
     let mut damaged = None;
+    let meta = TraceMeta {
+        kind: TraceKind::Physical,
+        tick_ps: view.header().common.tick_ps,
+        first_tick: view.header().common.first_tick,
+        names,
+    };
     let shown = to_stdout("writing the dump", |out| {
-        if args.csv {
-            writeln!(out, "time_ns,tick,board,pa,rw,kind,event")?;
-        } else {
-            writeln!(
-                out,
-                "{:>16} {:>14} {:>5} {:>14} {:>2} {:<9} event",
-                "time_ns", "tick", "board", "pa", "rw", "kind"
-            )?;
-        }
+        let mut rows = Rows::new(args.csv, out, meta)?;
         for r in records {
             let r = match r {
                 Ok(r) => r,
@@ -154,18 +159,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 Pick::Skip => continue,
                 Pick::Print => {}
             }
-            let (pa, rw, event) = physical_columns(&r, &names);
-            let kind = r.kind().name();
-            let ns = r.tick as f64 * sel.tick_ns;
-            let (tick, board) = (r.tick, r.board());
-            if args.csv {
-                writeln!(out, "{ns:.3},{tick},{board},{pa},{rw},{kind},{event}")?;
-            } else {
-                writeln!(
-                    out,
-                    "{ns:>16.3} {tick:>14} {board:>5} {pa:>14} {rw:>2} {kind:<9} {event}"
-                )?;
-            }
+            rows.write(&VirtualRecord::marker(r))?;
         }
         Ok(())
     });
@@ -191,50 +185,21 @@ fn run_virtual(args: &Args, bytes: &[u8]) -> anyhow::Result<()> {
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let mut sel = Selection::new(args, view.header().common.tick_ps);
     let start = sel.start_tick().map_or(0, |t| view.seek_tick(t));
+    let meta = TraceMeta {
+        kind: TraceKind::Virtual,
+        tick_ps: view.header().common.tick_ps,
+        first_tick: view.header().common.first_tick,
+        names,
+    };
     to_stdout("writing the dump", |out| {
-        if args.csv {
-            writeln!(
-                out,
-                "time_ns,tick,board,pa,rw,kind,source,pid,va,miss,event"
-            )?;
-        } else {
-            writeln!(
-                out,
-                "{:>16} {:>14} {:>5} {:>14} {:>2} {:<9} {:<6} {:>7} {:>18} {:<8} event",
-                "time_ns", "tick", "board", "pa", "rw", "kind", "source", "pid", "va", "miss"
-            )?;
-        }
+        let mut rows = Rows::new(args.csv, out, meta)?;
         for v in view.records_from(start) {
-            let r = v.physical();
-            match sel.pick(&r) {
+            match sel.pick(&v.physical()) {
                 Pick::Stop => break,
                 Pick::Skip => continue,
                 Pick::Print => {}
             }
-            let (pa, rw, event) = physical_columns(&r, &names);
-            let source = match (r.is_access(), v.is_dma()) {
-                (false, _) => "",
-                (true, true) => "dma",
-                (true, false) => "cpu",
-            };
-            let (pid, va) = v.owner().map_or((String::new(), String::new()), |(p, a)| {
-                (p.to_string(), format!("{a:#x}"))
-            });
-            let miss = v.miss().map_or("", |m| m.name());
-            let kind = r.kind().name();
-            let ns = r.tick as f64 * sel.tick_ns;
-            let (tick, board) = (r.tick, r.board());
-            if args.csv {
-                writeln!(
-                    out,
-                    "{ns:.3},{tick},{board},{pa},{rw},{kind},{source},{pid},{va},{miss},{event}"
-                )?;
-            } else {
-                writeln!(
-                    out,
-                    "{ns:>16.3} {tick:>14} {board:>5} {pa:>14} {rw:>2} {kind:<9} {source:<6} {pid:>7} {va:>18} {miss:<8} {event}"
-                )?;
-            }
+            rows.write(&v)?;
         }
         Ok(())
     })

@@ -4,6 +4,7 @@ pub mod board;
 pub mod capture;
 pub mod demo;
 pub mod dump;
+pub mod export;
 pub mod firmware;
 pub mod icode;
 pub mod log;

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
-use hmtt_format::vtrace::VirtualRecord;
+use hmtt_merge::export::csv::CsvWriter;
+use hmtt_merge::export::{TraceKind, TraceMeta};
 use hmtt_merge::replay::archive::ArchiveSource;
 use hmtt_merge::replay::writer::VtraceInfo;
 use hmtt_merge::replay::{Miss, RecordSource, ReplayFilter, ReplayOutput, Replayer, VtraceWriter};
@@ -51,25 +52,6 @@ pub struct Args {
     /// Write the selected references as CSV to this file ("-": standard output).
     #[arg(long)]
     pub csv: Option<PathBuf>,
-}
-
-/// One CSV line; no allocation.
-fn write_csv_line(w: &mut dyn Write, v: &VirtualRecord, tick_ns: f64) -> std::io::Result<()> {
-    write!(
-        w,
-        "{:.3},{},{},{:#x},{},{},",
-        v.tick as f64 * tick_ns,
-        v.tick,
-        v.board(),
-        v.pa(),
-        if v.is_write() { "W" } else { "R" },
-        if v.is_dma() { "dma" } else { "cpu" }
-    )?;
-    match v.owner() {
-        Some((pid, va)) => write!(w, "{pid},{va:#x},")?,
-        None => w.write_all(b",,")?,
-    }
-    writeln!(w, "{}", v.miss().map_or("", Miss::name))
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -121,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let selection = !filter.is_empty();
     let header = view.header().clone();
     let tick_ns = f64::from(header.common.tick_ps) / 1000.0;
-    let mut csv: Option<Box<dyn Write>> = match &args.csv {
+    let csv_out: Option<Box<dyn Write>> = match &args.csv {
         None => None,
         Some(p) if p.as_os_str() == "-" => Some(Box::new(BufWriter::with_capacity(
             1 << 20,
@@ -132,9 +114,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
         ))),
     };
-    if let Some(w) = csv.as_mut() {
-        writeln!(w, "time_ns,tick,board,pa,rw,source,pid,va,miss")?;
-    }
+    // The virtual trace's CSV, the same writer as `hmtt dump --csv`.
+    let mut csv = match csv_out {
+        None => None,
+        Some(w) => Some(
+            CsvWriter::new(
+                w,
+                TraceMeta {
+                    kind: TraceKind::Virtual,
+                    tick_ps: header.common.tick_ps,
+                    first_tick: header.common.first_tick,
+                    names: names.clone(),
+                },
+            )
+            .context("writing the CSV")?,
+        ),
+    };
     let mut vout = args.out.as_deref().map(VtraceWriter::create).transpose()?;
     let mut err: Option<anyhow::Error> = None;
     let start = std::time::Instant::now();
@@ -163,7 +158,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         if let Some(w) = csv.as_mut() {
             for v in block.iter().filter(|v| v.is_access()) {
-                if let Err(e) = write_csv_line(w, v, tick_ns) {
+                if let Err(e) = w.write_record(v) {
                     err = Some(anyhow::Error::from(e).context("writing the CSV"));
                     return;
                 }
@@ -177,8 +172,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(e) = archive.as_ref().and_then(ArchiveSource::take_error) {
         return Err(anyhow::Error::from(e).context(format!("reading {}", args.trace.display())));
     }
-    if let Some(mut w) = csv {
-        w.flush().context("writing the CSV")?;
+    if let Some(w) = csv {
+        w.into_inner().flush().context("writing the CSV")?;
     }
     let r = &replayer.report;
     if let (Some(w), Some(path)) = (vout, &args.out) {

@@ -1,0 +1,273 @@
+//! Apache Parquet: one row per record, typed columns, written in row
+//! groups of a bounded number of rows (the writer holds one group), so a
+//! trace larger than memory exports in one pass and DuckDB, DataFusion or
+//! Spark query it in place. Columns are zstd-compressed.
+//!
+//! Columns (`physical` and `virtual` traces alike, then the virtual ones):
+//!
+//! | column | type | value |
+//! |---|---|---|
+//! | `tick` | uint64 | board ticks since the boards' tick 0 |
+//! | `time_ns` | double | `tick` in ns |
+//! | `board` | uint8 (int32) | board id |
+//! | `kind` | string | READ, WRITE, TAG, TAG_W, CMD, LOST, GAP_BEGIN, GAP_END, RESERVED |
+//! | `pa` | uint64, null unless a reference | physical byte address of the line |
+//! | `is_write` | bool, null unless a reference or a tag | written (`W` of the CSV) |
+//! | `value` | uint64, null for a reference | event index (TAG, CMD), count (LOST, gaps) |
+//! | `event` | string, null unless TAG or CMD | the event's name |
+//! | `source` | string, null unless a reference (virtual) | `cpu` or `dma` |
+//! | `pid` | uint32, null unless translated (virtual) | process id |
+//! | `va` | uint64, null unless translated (virtual) | virtual byte address |
+//! | `miss` | string, null unless untranslated (virtual) | `unmapped`, `kernel`, `dma` |
+
+use std::io::Write;
+use std::sync::Arc;
+
+use hmtt_format::trace::{RecordKind, TraceRecord};
+use hmtt_format::vtrace::VirtualRecord;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type};
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::ColumnPath;
+
+use super::{ExportError, RecordWriter, TraceKind, TraceMeta};
+use crate::names::event_name;
+
+/// Rows of one row group unless told otherwise (about 50 MB buffered).
+pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 19;
+
+const PHYSICAL_COLUMNS: &str = "
+    required int64 tick (INTEGER(64,false));
+    required double time_ns;
+    required int32 board (INTEGER(8,false));
+    required binary kind (STRING);
+    optional int64 pa (INTEGER(64,false));
+    optional boolean is_write;
+    optional int64 value (INTEGER(64,false));
+    optional binary event (STRING);";
+
+const VIRTUAL_COLUMNS: &str = "
+    optional binary source (STRING);
+    optional int32 pid (INTEGER(32,false));
+    optional int64 va (INTEGER(64,false));
+    optional binary miss (STRING);";
+
+/// One column's values of the row group being filled; an optional
+/// column keeps its definition levels (1 present, 0 null) beside them.
+#[derive(Default)]
+struct Col<T> {
+    values: Vec<T>,
+    defined: Vec<i16>,
+}
+
+impl<T> Col<T> {
+    fn push(&mut self, v: Option<T>) {
+        self.defined.push(i16::from(v.is_some()));
+        if let Some(v) = v {
+            self.values.push(v);
+        }
+    }
+    fn clear(&mut self) {
+        self.values.clear();
+        self.defined.clear();
+    }
+}
+
+#[derive(Default)]
+struct Group {
+    rows: usize,
+    tick: Vec<i64>,
+    time_ns: Vec<f64>,
+    board: Vec<i32>,
+    kind: Vec<ByteArray>,
+    pa: Col<i64>,
+    is_write: Col<bool>,
+    value: Col<i64>,
+    event: Col<ByteArray>,
+    source: Col<ByteArray>,
+    pid: Col<i32>,
+    va: Col<i64>,
+    miss: Col<ByteArray>,
+}
+
+pub struct ParquetWriter<W: Write + Send> {
+    file: SerializedFileWriter<W>,
+    meta: TraceMeta,
+    tick_ns: f64,
+    group_rows: usize,
+    group: Group,
+    /// The kind names by kind bits, shared by every row (no allocation).
+    kind_names: Vec<ByteArray>,
+    cpu: ByteArray,
+    dma: ByteArray,
+}
+
+impl<W: Write + Send> ParquetWriter<W> {
+    pub fn new(out: W, meta: TraceMeta, group_rows: usize) -> Result<Self, ExportError> {
+        let mut columns = PHYSICAL_COLUMNS.to_string();
+        if meta.kind == TraceKind::Virtual {
+            columns.push_str(VIRTUAL_COLUMNS);
+        }
+        let schema = Arc::new(parse_message_type(&format!(
+            "message hmtt_trace {{{columns}\n}}"
+        ))?);
+        let mut props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
+            .set_max_row_group_size(group_rows.max(1))
+            .set_created_by(format!("hmtt {}", env!("CARGO_PKG_VERSION")));
+        // Times and addresses hardly repeat: a dictionary only costs there.
+        for column in ["tick", "time_ns", "pa", "va"] {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(column), false);
+        }
+        let props = props.build();
+        let file = SerializedFileWriter::new(out, schema, Arc::new(props))?;
+        let kind_names = (0..16u8)
+            .map(|b| ByteArray::from(RecordKind::from_bits(b).name()))
+            .collect();
+        Ok(ParquetWriter {
+            file,
+            tick_ns: meta.tick_ns(),
+            meta,
+            group_rows: group_rows.max(1),
+            group: Group::default(),
+            kind_names,
+            cpu: ByteArray::from("cpu"),
+            dma: ByteArray::from("dma"),
+        })
+    }
+
+    fn push(&mut self, v: &VirtualRecord) {
+        let r: TraceRecord = v.physical();
+        let g = &mut self.group;
+        let kind = r.kind();
+        let access = r.is_access();
+        g.rows += 1;
+        g.tick.push(r.tick as i64);
+        g.time_ns.push(r.tick as f64 * self.tick_ns);
+        g.board.push(i32::from(r.board()));
+        g.kind
+            .push(self.kind_names[usize::from(kind.bits())].clone());
+        g.pa.push(access.then_some(r.pa() as i64));
+        g.is_write.push(match kind {
+            RecordKind::Read | RecordKind::Tag { write: false } => Some(false),
+            RecordKind::Write | RecordKind::Tag { write: true } => Some(true),
+            _ => None,
+        });
+        g.value.push((!access).then_some(r.value() as i64));
+        g.event.push(match kind {
+            RecordKind::Tag { .. } | RecordKind::Cmd => Some(ByteArray::from(
+                event_name(r.value() as u32, &self.meta.names).into_bytes(),
+            )),
+            _ => None,
+        });
+        if self.meta.kind == TraceKind::Virtual {
+            g.source.push(access.then(|| {
+                if v.is_dma() {
+                    self.dma.clone()
+                } else {
+                    self.cpu.clone()
+                }
+            }));
+            let owner = v.owner();
+            g.pid.push(owner.map(|(p, _)| p as i32));
+            g.va.push(owner.map(|(_, a)| a as i64));
+            g.miss.push(v.miss().map(|m| ByteArray::from(m.name())));
+        }
+    }
+
+    /// Writes the buffered rows as one row group.
+    fn flush_group(&mut self) -> Result<(), ExportError> {
+        if self.group.rows == 0 {
+            return Ok(());
+        }
+        let g = &mut self.group;
+        let mut rg = self.file.next_row_group()?;
+        let mut i = 0;
+        while let Some(mut col) = rg.next_column()? {
+            match i {
+                0 => col.typed::<Int64Type>().write_batch(&g.tick, None, None)?,
+                1 => col
+                    .typed::<DoubleType>()
+                    .write_batch(&g.time_ns, None, None)?,
+                2 => col.typed::<Int32Type>().write_batch(&g.board, None, None)?,
+                3 => col
+                    .typed::<ByteArrayType>()
+                    .write_batch(&g.kind, None, None)?,
+                4 => {
+                    col.typed::<Int64Type>()
+                        .write_batch(&g.pa.values, Some(&g.pa.defined), None)?
+                }
+                5 => col.typed::<BoolType>().write_batch(
+                    &g.is_write.values,
+                    Some(&g.is_write.defined),
+                    None,
+                )?,
+                6 => col.typed::<Int64Type>().write_batch(
+                    &g.value.values,
+                    Some(&g.value.defined),
+                    None,
+                )?,
+                7 => col.typed::<ByteArrayType>().write_batch(
+                    &g.event.values,
+                    Some(&g.event.defined),
+                    None,
+                )?,
+                8 => col.typed::<ByteArrayType>().write_batch(
+                    &g.source.values,
+                    Some(&g.source.defined),
+                    None,
+                )?,
+                9 => col.typed::<Int32Type>().write_batch(
+                    &g.pid.values,
+                    Some(&g.pid.defined),
+                    None,
+                )?,
+                10 => {
+                    col.typed::<Int64Type>()
+                        .write_batch(&g.va.values, Some(&g.va.defined), None)?
+                }
+                11 => col.typed::<ByteArrayType>().write_batch(
+                    &g.miss.values,
+                    Some(&g.miss.defined),
+                    None,
+                )?,
+                _ => unreachable!("the schema has at most 12 columns"),
+            };
+            col.close()?;
+            i += 1;
+        }
+        rg.close()?;
+        g.rows = 0;
+        g.tick.clear();
+        g.time_ns.clear();
+        g.board.clear();
+        g.kind.clear();
+        g.pa.clear();
+        g.is_write.clear();
+        g.value.clear();
+        g.event.clear();
+        g.source.clear();
+        g.pid.clear();
+        g.va.clear();
+        g.miss.clear();
+        Ok(())
+    }
+}
+
+impl<W: Write + Send> RecordWriter for ParquetWriter<W> {
+    fn write(&mut self, v: &VirtualRecord) -> Result<(), ExportError> {
+        self.push(v);
+        if self.group.rows >= self.group_rows {
+            self.flush_group()?;
+        }
+        Ok(())
+    }
+    fn finish(mut self: Box<Self>) -> Result<(), ExportError> {
+        self.flush_group()?;
+        let mut out = self.file.into_inner()?;
+        out.flush()?;
+        Ok(())
+    }
+}

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use hmtt_receiver::{Capture, CaptureConfig};
 
-use crate::shared::parse_number;
+use crate::shared::{parse_number, status};
 
 /// Arguments of `hmtt capture`.
 #[derive(clap::Args)]
@@ -88,9 +88,9 @@ fn repair(dirs: &[PathBuf]) -> anyhow::Result<()> {
     for dir in dirs {
         for f in hmtt_receiver::repair::repair_dir(dir)? {
             if f.not_a_capture {
-                eprintln!("{}: not a capture file, left alone", f.path.display());
+                status!("{}: not a capture file, left alone", f.path.display());
             } else if f.cut_bytes > 0 || f.freed_bytes > 0 {
-                eprintln!(
+                status!(
                     "{}: {} bytes of a partial record cut, {} bytes of preallocated space given back",
                     f.path.display(),
                     f.cut_bytes,
@@ -171,7 +171,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let summary = handle.wait()?;
     for p in &summary.ports {
-        eprintln!(
+        status!(
             "port {} ({}): {} packets, {} records, {} bytes, {} rejected, {} LOST words, {} kernel drops, buffer {} bytes",
             p.port,
             p.source,
@@ -185,7 +185,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     for b in &summary.boards {
-        eprintln!(
+        status!(
             "board {}: seq {}..{}, {} received, {} lost (sequence gaps), {} duplicates, \
              {} with a corrupt seq (far outside the stream's; not counted as lost)",
             b.board,
@@ -197,13 +197,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             b.seq.corrupt_seq
         );
     }
-    eprintln!(
+    status!(
         "stopped: {}; summary in {}",
         summary.stop_reason,
         summary_path.display()
     );
     for e in &summary.errors {
-        eprintln!("error: {e}");
+        status!("error: {e}");
     }
     anyhow::ensure!(
         summary.ok,

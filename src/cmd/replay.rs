@@ -13,7 +13,9 @@ use hmtt_merge::replay::archive::ArchiveSource;
 use hmtt_merge::replay::writer::VtraceInfo;
 use hmtt_merge::replay::{Miss, RecordSource, ReplayFilter, ReplayOutput, Replayer, VtraceWriter};
 
-use crate::shared::{parse_number, parse_range, with_names_of, TraceBytes};
+use crate::shared::{
+    is_closed_pipe, parse_number, parse_range, status, with_names_of, Stdout, TraceBytes,
+};
 
 /// Arguments of `hmtt replay`.
 #[derive(clap::Args)]
@@ -123,10 +125,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let tick_ns = f64::from(header.common.tick_ps) / 1000.0;
     let mut csv: Option<Box<dyn Write>> = match &args.csv {
         None => None,
-        Some(p) if p.as_os_str() == "-" => Some(Box::new(BufWriter::with_capacity(
-            1 << 20,
-            std::io::stdout(),
-        ))),
+        Some(p) if p.as_os_str() == "-" => Some(Box::new(Stdout::default())),
         Some(p) => Some(Box::new(BufWriter::with_capacity(
             1 << 20,
             std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
@@ -163,9 +162,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         if let Some(w) = csv.as_mut() {
             for v in block.iter().filter(|v| v.is_access()) {
-                if let Err(e) = write_csv_line(w, v, tick_ns) {
-                    err = Some(anyhow::Error::from(e).context("writing the CSV"));
-                    return;
+                match write_csv_line(w, v, tick_ns) {
+                    Ok(()) => {}
+                    // The reader has what it wanted; the replay goes on.
+                    Err(e) if is_closed_pipe(&e) => {
+                        csv = None;
+                        return;
+                    }
+                    Err(e) => {
+                        err = Some(anyhow::Error::from(e).context("writing the CSV"));
+                        return;
+                    }
                 }
             }
         }
@@ -191,7 +198,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             names: names.clone(),
         };
         let size = w.finish(&info, r)?;
-        eprintln!(
+        status!(
             "wrote {} ({records} records, {:.1} MB)",
             path.display(),
             size as f64 / 1e6

@@ -434,3 +434,75 @@ fn every_printing_command_ends_quietly_into_a_closed_pipe_and_fails_clearly_on_a
     }
     std::fs::remove_dir_all(d).unwrap();
 }
+
+/// Blocks of `file` on the disk, bytes.
+fn allocated(file: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(file).unwrap().blocks() * 512
+}
+
+#[test]
+fn merge_ignores_a_zero_tail_and_gives_back_a_killed_captures_preallocation() {
+    let (d, run) = simulated("tails");
+    let clean = d.join("clean.hmtttrace");
+    ok(&["merge", s(&run), "-o", s(&clean), "-q"]);
+    // A zero tail, as a crash can show preallocated space, on port 0; a
+    // preallocation past the end (fallocate --keep-size), as a killed
+    // capture leaves it, on port 1.
+    let port0 = run.join("board0-port0.hmttcap");
+    let port1 = run.join("board0-port1.hmttcap");
+    let len0 = std::fs::metadata(&port0).unwrap().len();
+    let mut zeros = std::fs::read(&port0).unwrap();
+    zeros.resize(len0 as usize + 4096 + 40, 0);
+    std::fs::write(&port0, &zeros).unwrap();
+    let prealloc = Command::new("fallocate")
+        .args(["--keep-size", "--length", "8MiB", s(&port1)])
+        .status()
+        .is_ok_and(|s| s.success());
+    let len1 = std::fs::metadata(&port1).unwrap().len();
+    if prealloc {
+        assert!(allocated(&port1) >= 8 << 20);
+    } else {
+        println!("no preallocation on this filesystem: only the zero tail is checked");
+    }
+
+    let tailed = d.join("tailed.hmtttrace");
+    if prealloc {
+        // A running capture holds a lock on the file it writes: merge
+        // leaves that file's space alone.
+        let held = std::fs::File::open(&port1).unwrap();
+        held.lock().unwrap();
+        let summary = text(&ok(&["merge", s(&run), "-o", s(&tailed)]).stdout);
+        assert!(!summary.contains("preallocated"), "{summary}");
+        assert!(allocated(&port1) >= 8 << 20);
+    }
+    let summary = text(&ok(&["merge", s(&run), "-o", s(&tailed)]).stdout);
+    assert!(
+        summary.contains(&format!(
+            "board0-port0.hmttcap ends in {} bytes of zeros at offset {len0}: space no record was written into",
+            4096 + 40
+        )),
+        "{summary}"
+    );
+    assert!(!summary.contains("rejected"), "{summary}");
+    // The zeros are not records: the trace is the clean one, record for record.
+    let dump = |t: &Path| ok(&["dump", s(t)]).stdout;
+    assert_eq!(dump(&tailed), dump(&clean));
+    // Merge reads the inputs and trims only space past their ends.
+    assert_eq!(std::fs::read(&port0).unwrap(), zeros);
+    assert_eq!(std::fs::metadata(&port1).unwrap().len(), len1);
+    if prealloc {
+        assert!(
+            summary.contains("bytes of disk space preallocated past the ends of 1 capture files"),
+            "{summary}"
+        );
+        assert!(allocated(&port1) < 1 << 20, "{}", allocated(&port1));
+        let again = text(&ok(&["merge", s(&run), "-o", s(&tailed)]).stdout);
+        assert!(!again.contains("preallocated"), "{again}");
+    }
+    // repair cuts the zero tail.
+    let out = text(&ok(&["capture", "--repair", "-o", s(&run)]).stderr);
+    assert!(out.contains("4136 bytes of zeros"), "{out}");
+    assert_eq!(std::fs::metadata(&port0).unwrap().len(), len0);
+    std::fs::remove_dir_all(d).unwrap();
+}

@@ -87,13 +87,19 @@ fn repair(dirs: &[PathBuf]) -> anyhow::Result<()> {
     );
     for dir in dirs {
         for f in hmtt_receiver::repair::repair_dir(dir)? {
-            if f.not_a_capture {
-                status!("{}: not a capture file, left alone", f.path.display());
-            } else if f.cut_bytes > 0 || f.freed_bytes > 0 {
+            if f.being_written {
                 status!(
-                    "{}: {} bytes of a partial record cut, {} bytes of preallocated space given back",
+                    "{}: a running capture is writing it, left alone",
+                    f.path.display()
+                );
+            } else if f.not_a_capture {
+                status!("{}: not a capture file, left alone", f.path.display());
+            } else if f.cut_bytes > 0 || f.zero_bytes > 0 || f.freed_bytes > 0 {
+                status!(
+                    "{}: {} bytes of a partial record cut, {} bytes of zeros (space no record was written into) cut, {} bytes of preallocated space given back",
                     f.path.display(),
                     f.cut_bytes,
+                    f.zero_bytes,
                     f.freed_bytes
                 );
             }

@@ -74,7 +74,8 @@ pub struct Args {
     quiet: bool,
     /// Instead of capturing, repair the capture files in the output
     /// directories after a killed capture: give back the space
-    /// preallocated past their ends and cut a partial last record.
+    /// preallocated past their ends and cut a partial last record or an
+    /// all-zero tail (files a running capture is writing are left alone).
     #[arg(long)]
     repair: bool,
 }

@@ -20,8 +20,9 @@ apt_packages=(
     # Kernel module build and its QEMU boot test.
     linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod build-essential
     # Capture (receiver/): libpcap for the pcap crate, tcpdump as the benchmark
-    # reference, tshark to check frames, iproute2 for namespaces and veth.
-    libpcap-dev tcpdump tshark iproute2
+    # reference, tshark to check frames, iproute2 for namespaces and veth,
+    # nftables for the loss test's random drops (the kernel has no netem).
+    libpcap-dev tcpdump tshark iproute2 nftables
     # The font of `hmtt analyze --plot`'s text (read at run time by plotters'
     # ab_glyph backend).
     fonts-dejavu-core

@@ -3,6 +3,8 @@
 //! and prints what they return; `shared` holds what several subcommands
 //! share (number and size syntax, the progress bar, opening traces).
 
+use std::io::IsTerminal as _;
+
 use clap::{Parser, Subcommand};
 
 mod cmd;
@@ -53,7 +55,15 @@ enum Command {
 }
 
 fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and version into a file or pipe go through the commands'
+        // standard output, so a full disk is an error there too.
+        Err(e) if !e.use_stderr() && !std::io::stdout().is_terminal() => {
+            return shared::to_stdout("writing the help", |out| write!(out, "{}", e.render()));
+        }
+        Err(e) => e.exit(),
+    };
     let default_level = match cli.verbose {
         0 => "warn",
         1 => "info",
@@ -66,6 +76,9 @@ fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .with_writer(std::io::stderr)
+        // Its own report of a failed write goes to the same closed or full
+        // standard error, with a panic; a log line is not worth either.
+        .log_internal_errors(false)
         .init();
     match cli.command {
         Command::Sim(a) => cmd::sim::run(a),

@@ -4,6 +4,7 @@
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{bail, Context};
 use hmtt_format::trace::NameTable;
@@ -177,20 +178,81 @@ pub fn with_names_of(mut names: NameTable, events: Option<&Path>) -> anyhow::Res
     Ok(names)
 }
 
-/// Runs `body` on buffered standard output. A reader that closes the pipe
-/// early (`hmtt dump | head`) ends the output quietly; any other failure
-/// (a full disk) is an error, with `what` as its context.
+/// Set once a reader has closed standard output: later output is dropped.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Whether a reader has closed standard output (`hmtt dump | head`).
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// Buffered standard output, the one way every command prints. When the
+/// reader closes the pipe, the write that finds it out fails with
+/// `BrokenPipe` (so a loop writing rows stops) and every later write is
+/// dropped: the command finishes its work and exits with its own status,
+/// quietly. Any other failure (a full disk) is returned as it is.
+pub struct Stdout(BufWriter<std::io::Stdout>);
+
+impl Default for Stdout {
+    fn default() -> Stdout {
+        Stdout(BufWriter::with_capacity(1 << 16, std::io::stdout()))
+    }
+}
+
+impl Stdout {
+    fn watch<T>(r: std::io::Result<T>) -> std::io::Result<T> {
+        if matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe) {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if stdout_closed() {
+            return Ok(buf.len());
+        }
+        Self::watch(self.0.write(buf))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if stdout_closed() {
+            return Ok(());
+        }
+        Self::watch(self.0.flush())
+    }
+}
+
+/// Whether `e` is standard output closed by its reader.
+pub fn is_closed_pipe(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::BrokenPipe && stdout_closed()
+}
+
+/// Runs `body` on [`Stdout`] and flushes it. A reader that closes the pipe
+/// early ends the output quietly; any other failure (a full disk) is an
+/// error, with `what` as its context.
 pub fn to_stdout(
     what: &'static str,
     body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut out = Stdout::default();
     match body(&mut out).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) if is_closed_pipe(&e) => Ok(()),
         r => r.context(what),
     }
 }
+
+/// A status line on standard error. A closed or full standard error is
+/// not worth failing a run for (a capture goes on capturing), so the line
+/// is then dropped.
+macro_rules! status {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+pub(crate) use status;
 
 #[cfg(test)]
 mod tests {

@@ -24,6 +24,7 @@ use hmtt_merge::replay::{ReplayFilter, Replayer};
 use hmtt_merge::stats::TraceStats;
 use hmtt_merge::{merge, CaptureSet, MergeOptions, VecSink};
 use hmtt_receiver::frame::{build_udp_frame, extract, UdpEndpoints, LINKTYPE_ETHERNET};
+use hmtt_receiver::pcapng::PcapngWriter;
 use hmtt_receiver::{Capture, CaptureConfig, Input, Source};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -341,14 +342,48 @@ fn pcap_of_seed() -> Vec<u8> {
     f
 }
 
-/// A damaged pcap file captured by the receiver (`capture -i file:`).
-fn fuzz_pcap(case: u64, edits: &[Edit]) {
+/// A pcapng file of the seed packets, as the receiver's `--pcapng` writes
+/// them (one section, one Ethernet interface, an Enhanced Packet Block per
+/// packet).
+fn pcapng_of_seed() -> Vec<u8> {
+    let seeds = seeds();
+    let mut w = PcapngWriter::new(Vec::new(), "fuzz", 0, 0).unwrap();
+    for (_, file) in &seeds.captures {
+        let (_, records) = CaptureReader::new(file).unwrap();
+        for r in records {
+            w.write_packet(r.recv_ns, r.packet).unwrap();
+        }
+    }
+    w.into_inner()
+}
+
+/// Packets in the seed capture files.
+fn seed_packets() -> u64 {
+    let seeds = seeds();
+    let count = |(_, file): &(_, Vec<u8>)| CaptureReader::new(file).unwrap().1.count() as u64;
+    seeds.captures.iter().map(count).sum()
+}
+
+/// Which kind of packet file [`fuzz_pcap`] damages.
+#[derive(Debug, Clone, Copy)]
+enum PacketFile {
+    Pcap,
+    Pcapng,
+}
+
+/// A damaged pcap or pcapng file captured by the receiver (`capture -i
+/// file:`, which reads both through libpcap).
+fn fuzz_pcap(kind: PacketFile, case: u64, edits: &[Edit]) {
     static PCAP: OnceLock<Vec<u8>> = OnceLock::new();
-    let pcap = PCAP.get_or_init(pcap_of_seed);
-    let dir = seeds().dir.join(format!("pcap-{case}"));
+    static PCAPNG: OnceLock<Vec<u8>> = OnceLock::new();
+    let (seed, name) = match kind {
+        PacketFile::Pcap => (PCAP.get_or_init(pcap_of_seed), "in.pcap"),
+        PacketFile::Pcapng => (PCAPNG.get_or_init(pcapng_of_seed), "in.pcapng"),
+    };
+    let dir = seeds().dir.join(format!("{kind:?}-{case}"));
     std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join("in.pcap");
-    std::fs::write(&input, damaged(pcap, edits)).unwrap();
+    let input = dir.join(name);
+    std::fs::write(&input, damaged(seed, edits)).unwrap();
     let mut c = CaptureConfig::new(
         vec![Input {
             source: Source::PcapFile(input.clone()),
@@ -362,6 +397,11 @@ fn fuzz_pcap(case: u64, edits: &[Edit]) {
     c.duration = Some(Duration::from_secs(20));
     if let Ok(handle) = Capture::start(c, Arc::new(AtomicBool::new(false))) {
         if let Ok(s) = handle.wait() {
+            if edits.is_empty() {
+                // The seed itself is read whole: the damage is what varies.
+                let received: u64 = s.boards.iter().map(|b| b.seq.received).sum();
+                assert_eq!(received, seed_packets(), "{kind:?} seed: {s:?}");
+            }
             assert!(
                 !s.errors.iter().any(|e| e.contains("panicked")),
                 "{:?}",
@@ -478,7 +518,13 @@ fn fuzz_frames_and_pcap_files_through_the_receiver() {
     fuzz("frames", 10000, (any::<usize>(), edits()), |(w, e)| {
         fuzz_frame(w, &e)
     });
+    for kind in [PacketFile::Pcap, PacketFile::Pcapng] {
+        fuzz_pcap(kind, 0, &[]);
+    }
     fuzz("pcap files", 150, (any::<u64>(), edits()), |(c, e)| {
-        fuzz_pcap(c, &e)
+        fuzz_pcap(PacketFile::Pcap, c, &e)
+    });
+    fuzz("pcapng files", 150, (any::<u64>(), edits()), |(c, e)| {
+        fuzz_pcap(PacketFile::Pcapng, c, &e)
     });
 }

@@ -297,3 +297,212 @@ fn a_pcap_file_with_timestamps_before_1970_is_captured_without_a_panic() {
     assert!(stderr.contains(&format!("{sent} received")), "{stderr}");
     std::fs::remove_dir_all(d).unwrap();
 }
+
+/// `hmtt args` with standard output a pipe whose reader is already gone,
+/// so the first write fails however short the output: the status and
+/// standard error.
+fn into_pipe_closed_from_the_start(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hmtt"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child.wait_with_output().unwrap()
+}
+
+/// `hmtt args` with standard error a pipe closed from the start, or
+/// `/dev/full`: status lines are dropped, the run goes on.
+fn with_stderr_gone(args: &[&str], full: bool) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hmtt"));
+    cmd.args(args).stdout(Stdio::piped());
+    if full {
+        let dev_full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        return cmd.stderr(dev_full).output().unwrap();
+    }
+    let mut child = cmd.stderr(Stdio::piped()).spawn().unwrap();
+    drop(child.stderr.take());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn every_printing_command_ends_quietly_into_a_closed_pipe_and_fails_clearly_on_a_full_disk() {
+    let (d, run) = simulated("every");
+    let trace = d.join("x.hmtttrace");
+    let archive = d.join("x.hmttz");
+    let restored = d.join("restored.hmtttrace");
+    ok(&["merge", s(&run), "-o", s(&trace), "-q"]);
+    ok(&["pack", s(&trace), "-o", s(&archive)]);
+    let commands = d.join("commands.txt");
+    std::fs::write(&commands, "0 ACT 0 0 5\n10 RD 0 0 0\n20 WR 0 0 8\n").unwrap();
+    let board_out = d.join("board").to_str().unwrap().to_string();
+    let demo_out = d.join("demo").to_str().unwrap().to_string();
+    let log = run.join("pagetable.hmttlog");
+    // Each command that prints on standard output, with the context its
+    // full-disk error names. Each run writes its files afresh.
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--help"], "writing the help"),
+        (vec!["dump", "--help"], "writing the help"),
+        (vec!["--version"], "writing the help"),
+        (
+            vec!["board", "--commands", s(&commands), "--out", &board_out],
+            "writing the board summary",
+        ),
+        (
+            vec![
+                "demo",
+                "--workload",
+                "quicksort",
+                "--n",
+                "2000",
+                "--keep",
+                &demo_out,
+            ],
+            "writing the demo's report",
+        ),
+        (
+            vec!["firmware", "flash", "--board", "ice40-hx8k", "--dry-run"],
+            "writing the report",
+        ),
+        (
+            vec!["pack", s(&trace), "-o", s(&archive)],
+            "writing the summary",
+        ),
+        (
+            vec!["unpack", s(&archive), "-o", s(&restored)],
+            "writing the summary",
+        ),
+        (vec!["dump", s(&archive)], "writing the dump"),
+        (vec!["stats", s(&trace)], "writing the statistics"),
+        (
+            vec!["replay", s(&trace), "--log", s(&log), "--csv", "-"],
+            "writing the CSV",
+        ),
+    ];
+    for (args, what) in &cases {
+        let closed = into_pipe_closed_from_the_start(args);
+        let stderr = text(&closed.stderr);
+        assert!(
+            closed.status.success(),
+            "{args:?} into a closed pipe: {:?}\n{stderr}",
+            closed.status
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+        let full = onto_full_disk(args);
+        let stderr = text(&full.stderr);
+        assert_eq!(
+            full.status.code(),
+            Some(1),
+            "{args:?} onto /dev/full: {stderr}"
+        );
+        assert!(stderr.contains(what), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("No space left on device"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // Commands that talk on standard error only: a capture goes on when
+    // its status lines cannot be written.
+    for full in [false, true] {
+        let out_dir = d.join(format!("repaired-{full}"));
+        std::fs::create_dir_all(&out_dir).unwrap();
+        let file = out_dir.join("board0-port0.hmttcap");
+        let mut cut = std::fs::read(run.join("board0-port0.hmttcap")).unwrap();
+        cut.extend_from_within(64..64 + 40);
+        std::fs::write(&file, &cut).unwrap();
+        let out = with_stderr_gone(&["capture", "--repair", "-o", s(&out_dir)], full);
+        assert!(out.status.success(), "capture, stderr full={full}: {out:?}");
+        assert_eq!(std::fs::read(&file).unwrap().len() + 40, cut.len());
+        let drained = d.join(format!("drained-{full}.hmttlog"));
+        let out = with_stderr_gone(
+            &[
+                "log",
+                "--device",
+                s(&log),
+                "--out",
+                s(&drained),
+                "--until-empty",
+            ],
+            full,
+        );
+        assert!(out.status.success(), "log, stderr full={full}: {out:?}");
+    }
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+/// Blocks of `file` on the disk, bytes.
+fn allocated(file: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(file).unwrap().blocks() * 512
+}
+
+#[test]
+fn merge_ignores_a_zero_tail_and_gives_back_a_killed_captures_preallocation() {
+    let (d, run) = simulated("tails");
+    let clean = d.join("clean.hmtttrace");
+    ok(&["merge", s(&run), "-o", s(&clean), "-q"]);
+    // A zero tail, as a crash can show preallocated space, on port 0; a
+    // preallocation past the end (fallocate --keep-size), as a killed
+    // capture leaves it, on port 1.
+    let port0 = run.join("board0-port0.hmttcap");
+    let port1 = run.join("board0-port1.hmttcap");
+    let len0 = std::fs::metadata(&port0).unwrap().len();
+    let mut zeros = std::fs::read(&port0).unwrap();
+    zeros.resize(len0 as usize + 4096 + 40, 0);
+    std::fs::write(&port0, &zeros).unwrap();
+    let prealloc = Command::new("fallocate")
+        .args(["--keep-size", "--length", "8MiB", s(&port1)])
+        .status()
+        .is_ok_and(|s| s.success());
+    let len1 = std::fs::metadata(&port1).unwrap().len();
+    if prealloc {
+        assert!(allocated(&port1) >= 8 << 20);
+    } else {
+        println!("no preallocation on this filesystem: only the zero tail is checked");
+    }
+
+    let tailed = d.join("tailed.hmtttrace");
+    if prealloc {
+        // A running capture holds a lock on the file it writes: merge
+        // leaves that file's space alone.
+        let held = std::fs::File::open(&port1).unwrap();
+        held.lock().unwrap();
+        let summary = text(&ok(&["merge", s(&run), "-o", s(&tailed)]).stdout);
+        assert!(!summary.contains("preallocated"), "{summary}");
+        assert!(allocated(&port1) >= 8 << 20);
+    }
+    let summary = text(&ok(&["merge", s(&run), "-o", s(&tailed)]).stdout);
+    assert!(
+        summary.contains(&format!(
+            "board0-port0.hmttcap ends in {} bytes of zeros at offset {len0}: space no record was written into",
+            4096 + 40
+        )),
+        "{summary}"
+    );
+    assert!(!summary.contains("rejected"), "{summary}");
+    // The zeros are not records: the trace is the clean one, record for record.
+    let dump = |t: &Path| ok(&["dump", s(t)]).stdout;
+    assert_eq!(dump(&tailed), dump(&clean));
+    // Merge reads the inputs and trims only space past their ends.
+    assert_eq!(std::fs::read(&port0).unwrap(), zeros);
+    assert_eq!(std::fs::metadata(&port1).unwrap().len(), len1);
+    if prealloc {
+        assert!(
+            summary.contains("bytes of disk space preallocated past the ends of 1 capture files"),
+            "{summary}"
+        );
+        assert!(allocated(&port1) < 1 << 20, "{}", allocated(&port1));
+        let again = text(&ok(&["merge", s(&run), "-o", s(&tailed)]).stdout);
+        assert!(!again.contains("preallocated"), "{again}");
+    }
+    // repair cuts the zero tail.
+    let out = text(&ok(&["capture", "--repair", "-o", s(&run)]).stderr);
+    assert!(out.contains("4136 bytes of zeros"), "{out}");
+    assert_eq!(std::fs::metadata(&port0).unwrap().len(), len0);
+    std::fs::remove_dir_all(d).unwrap();
+}

@@ -205,6 +205,11 @@ pub enum CaptureEnd {
     Truncated { offset: usize, leftover: usize },
     /// A record header claims an impossible length: the rest is unreadable.
     Corrupt { offset: usize, claimed_len: u32 },
+    /// From the record boundary `offset` to the end, `len` bytes are all
+    /// zero: space the file system gave the file (preallocated, or shown
+    /// after a crash) that no record was written into. No real record
+    /// starts with a zero receive time and length, so these are not records.
+    ZeroTail { offset: usize, len: usize },
 }
 
 /// Iterates over the records of a whole capture file held in memory.
@@ -252,6 +257,14 @@ impl<'a> Iterator for CaptureReader<'a> {
             self.end = Some(CaptureEnd::Clean);
             return None;
         }
+        // Only a zero first byte costs the scan of the rest.
+        if rest[0] == 0 && is_zero_tail(rest) {
+            self.end = Some(CaptureEnd::ZeroTail {
+                offset: self.pos,
+                len: rest.len(),
+            });
+            return None;
+        }
         if rest.len() < RECORD_HEADER_LEN {
             self.end = Some(CaptureEnd::Truncated {
                 offset: self.pos,
@@ -286,6 +299,53 @@ impl<'a> Iterator for CaptureReader<'a> {
         self.pos += total;
         Some(rec)
     }
+}
+
+/// Whether the file system holds blocks for the file of `meta` past its
+/// end: a preallocation (`fallocate` with KEEP_SIZE) a killed writer left.
+pub fn has_space_past_end(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let block = meta.blksize().max(512);
+    meta.blocks() * 512 > meta.len().div_ceil(block) * block
+}
+
+/// Opens the capture file at `path` to trim it, or gives `None` when a
+/// running capture is writing it: the receiver holds a lock on each file it
+/// writes ([`lock_while_writing`]), released when it closes or dies.
+pub fn open_unless_being_written(path: &std::path::Path) -> std::io::Result<Option<std::fs::File>> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+/// Marks `file` as being written, for [`open_unless_being_written`]. On a
+/// file system without locks the error says so; the file then stays
+/// unmarked, which only lets a trim run beside the writer.
+pub fn lock_while_writing(file: &std::fs::File) -> Result<(), std::fs::TryLockError> {
+    file.try_lock()
+}
+
+/// Sets the length of `file` (open for writing) to `len`, which gives back
+/// every block held past it, a preallocation included; returns the bytes
+/// of disk space freed.
+pub fn set_len_giving_back_space(file: &std::fs::File, len: u64) -> std::io::Result<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let before = file.metadata()?.blocks() * 512;
+    file.set_len(len)?;
+    file.sync_all()?;
+    Ok(before.saturating_sub(file.metadata()?.blocks() * 512))
+}
+
+/// Whether `rest`, from a record boundary, is unwritten space: nothing but
+/// zeros to the end.
+fn is_zero_tail(rest: &[u8]) -> bool {
+    rest.iter().all(|&b| b == 0)
 }
 
 #[cfg(test)]
@@ -386,5 +446,32 @@ mod tests {
             r.end(),
             Some(CaptureEnd::Corrupt { offset: 64, .. })
         ));
+    }
+
+    #[test]
+    fn a_zero_tail_is_unwritten_space_not_records() {
+        let f = file(&[&[1, 2, 3, 4], &[5, 6, 7, 8]]);
+        for zeros in [1, 15, 16, 17, 32, 4096] {
+            let mut g = f.clone();
+            g.resize(f.len() + zeros, 0);
+            let (_, mut r) = CaptureReader::new(&g).unwrap();
+            assert_eq!(r.by_ref().count(), 2, "{zeros} zeros");
+            assert_eq!(
+                r.end(),
+                Some(CaptureEnd::ZeroTail {
+                    offset: f.len(),
+                    len: zeros
+                })
+            );
+        }
+        // A zero header with anything after it is read as before: a
+        // zero-length record, which merge rejects as a packet.
+        let mut g = f.clone();
+        g.extend_from_slice(&[0; 16]);
+        g.extend_from_slice(&emit_record_header(30, 4, 0));
+        g.extend_from_slice(&[9; 4]);
+        let (_, mut r) = CaptureReader::new(&g).unwrap();
+        assert_eq!(r.by_ref().count(), 4);
+        assert_eq!(r.end(), Some(CaptureEnd::Clean));
     }
 }

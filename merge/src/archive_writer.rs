@@ -8,15 +8,14 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use hmtt_format::archive::{ArchiveError, ArchiveOptions, ArchiveWriter};
-use hmtt_format::indexed::{CommonHeader, IndexBuilder};
-use hmtt_format::trace::{NameTable, TraceRecord, DEFAULT_INDEX_STRIDE, HEADER_LEN, RECORD_LEN};
-use hmtt_format::Geometry;
+use hmtt_format::trace::{NameTable, TraceRecord};
 
 use crate::error::MergeError;
+use crate::indexed_writer::{FinishedParts, RecordStore};
 use crate::input::CaptureSet;
-use crate::merge::{merge, MergeOptions, RecordSink};
+use crate::merge::{merge, MergeOptions};
 use crate::report::MergeReport;
-use crate::writer::trace_header;
+use crate::writer::MergedTraceWriter;
 
 /// Merges `set` into a new archive at `path`, with the event `names`;
 /// `progress` as for [`merge`]. Returns the report and the archive's size.
@@ -35,12 +34,13 @@ pub fn merge_to_archive(
 }
 
 /// Streams a merged trace into an archive file.
-pub struct ArchiveTraceWriter {
+pub type ArchiveTraceWriter = MergedTraceWriter<ArchiveStore>;
+
+/// An archive file as the store of a trace's records: the header, index
+/// and names go into its trailer (format.md §13).
+pub struct ArchiveStore {
     path: PathBuf,
     archive: ArchiveWriter<BufWriter<File>>,
-    index: IndexBuilder,
-    first_tick: Option<u64>,
-    last_tick: u64,
 }
 
 impl ArchiveTraceWriter {
@@ -48,47 +48,10 @@ impl ArchiveTraceWriter {
         let file = File::create(path).map_err(|e| MergeError::io(path, e))?;
         let archive = ArchiveWriter::new(BufWriter::with_capacity(1 << 20, file), opts)
             .map_err(|e| archive_error(path, e))?;
-        Ok(ArchiveTraceWriter {
+        Ok(MergedTraceWriter::over(ArchiveStore {
             path: path.to_path_buf(),
             archive,
-            index: IndexBuilder::new(DEFAULT_INDEX_STRIDE),
-            first_tick: None,
-            last_tick: 0,
-        })
-    }
-
-    pub fn records(&self) -> u64 {
-        self.archive.records()
-    }
-
-    /// Writes the last block and the trailer; returns the archive's size.
-    pub fn finish(
-        self,
-        report: &MergeReport,
-        geometry: Option<Geometry>,
-        start_ns: u64,
-        names: &NameTable,
-    ) -> Result<u64, MergeError> {
-        let names_bytes = names.emit();
-        let common = CommonHeader {
-            first_tick: self.first_tick.unwrap_or(0),
-            last_tick: self.last_tick,
-            ..CommonHeader::finished(
-                HEADER_LEN,
-                RECORD_LEN,
-                self.archive.records(),
-                &self.index,
-                names_bytes.len(),
-            )
-        };
-        let header = trace_header(common, report, geometry, start_ns).emit();
-        let mut tail = self.index.emit();
-        tail.extend_from_slice(&names_bytes);
-        let (_, summary) = self
-            .archive
-            .finish(&header, &tail)
-            .map_err(|e| archive_error(&self.path, e))?;
-        Ok(summary.bytes)
+        }))
     }
 }
 
@@ -102,23 +65,35 @@ fn archive_error(path: &Path, source: ArchiveError) -> MergeError {
     }
 }
 
-impl RecordSink for ArchiveTraceWriter {
-    fn write(&mut self, records: &[TraceRecord]) -> Result<(), MergeError> {
-        let (Some(first), Some(last)) = (records.first(), records.last()) else {
-            return Ok(());
-        };
-        self.first_tick.get_or_insert(first.tick);
-        self.last_tick = last.tick;
-        self.index.push_block(self.archive.records(), records);
+impl RecordStore<TraceRecord> for ArchiveStore {
+    fn put(&mut self, records: &[TraceRecord]) -> Result<(), MergeError> {
         self.archive
             .write(records)
             .map_err(|e| archive_error(&self.path, e))
+    }
+
+    fn keep(&mut self, _: usize) -> Result<&mut [TraceRecord], MergeError> {
+        Err(MergeError::io(
+            &self.path,
+            std::io::Error::other("an archive builds no records in place"),
+        ))
+    }
+
+    fn finish(self, parts: FinishedParts) -> Result<u64, MergeError> {
+        let mut tail = parts.index;
+        tail.extend_from_slice(&parts.names);
+        let (_, summary) = self
+            .archive
+            .finish(&parts.header, &tail)
+            .map_err(|e| archive_error(&self.path, e))?;
+        Ok(summary.bytes)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::merge::RecordSink;
     use crate::writer::TraceWriter;
     use hmtt_format::archive::{unpack, ArchiveView};
     use hmtt_format::trace::RecordKind;

@@ -1,9 +1,14 @@
 //! Writes an indexed file (the native trace of format.md §11 and the
-//! virtual trace of §12 share its layout) as records stream in: a
-//! placeholder header and the records through large page-aligned blocks,
-//! then the time index and the names, and finally the real header, which
-//! the file type fills in. A writer that dies leaves a file without
-//! FLAG_COMPLETE that readers still read.
+//! virtual trace of §12 share its layout) as records stream in.
+//! [`IndexedWriter`] keeps what every such file needs whatever holds its
+//! bytes (the time index, the count, the first and last tick, the finished
+//! common header) and hands the records to a [`RecordStore`]: a
+//! [`BlockFile`] (the file itself), or the trace archive's blocks
+//! (`crate::archive_writer`). A [`BlockFile`] writes a placeholder header and
+//! the records through large page-aligned blocks, then the time index and
+//! the names, and finally the real header, which the file type fills in. A
+//! writer that dies leaves a file without FLAG_COMPLETE that readers still
+//! read.
 //!
 //! A trace holds about four times the bytes of its captures, so writing is
 //! the largest cost of a merge. The blocks go to the file with direct I/O
@@ -77,8 +82,49 @@ struct Job {
     len: usize,
 }
 
-/// Streams an indexed file of `R` records to disk.
-pub struct IndexedWriter<R> {
+/// Where an [`IndexedWriter`] puts the records and, at the end, the header,
+/// index and names.
+pub trait RecordStore<R> {
+    /// Appends records (in tick order).
+    fn put(&mut self, records: &[R]) -> Result<(), MergeError>;
+    /// Room to build the next records in place; `None` when the store only
+    /// takes [`put`](Self::put).
+    fn spare(&mut self) -> Option<&mut [R]> {
+        None
+    }
+    /// Keeps the first `n` records built in [`spare`](Self::spare) and
+    /// gives them back for the bookkeeping; [`settle`](Self::settle) follows.
+    fn keep(&mut self, n: usize) -> Result<&mut [R], MergeError>;
+    /// Called after the bookkeeping of [`keep`](Self::keep)'s records.
+    fn settle(&mut self) -> Result<(), MergeError> {
+        Ok(())
+    }
+    /// Stores the finished file's parts, `common` saying where each goes;
+    /// returns the stored size.
+    fn finish(self, parts: FinishedParts) -> Result<u64, MergeError>;
+}
+
+/// A finished indexed file's parts besides its records.
+pub struct FinishedParts {
+    pub common: CommonHeader,
+    pub header: Vec<u8>,
+    pub index: Vec<u8>,
+    pub names: Vec<u8>,
+}
+
+/// Streams an indexed file of `R` records into a [`RecordStore`].
+pub struct IndexedWriter<R, S = BlockFile<R>> {
+    store: S,
+    index: IndexBuilder,
+    count: u64,
+    first_tick: Option<u64>,
+    last_tick: u64,
+    records: PhantomData<fn(&R)>,
+}
+
+/// The file itself as an indexed file's store: records through large
+/// page-aligned blocks, written by a thread with direct I/O.
+pub struct BlockFile<R> {
     path: PathBuf,
     /// Header, index and names: small positioned writes through the cache.
     plain: File,
@@ -93,10 +139,6 @@ pub struct IndexedWriter<R> {
     writer: Option<JoinHandle<()>>,
     /// Byte conversion where the records' memory is not their layout.
     staging: Vec<u8>,
-    index: IndexBuilder,
-    count: u64,
-    first_tick: Option<u64>,
-    last_tick: u64,
     records: PhantomData<fn(&R)>,
 }
 
@@ -148,10 +190,106 @@ fn write_blocks(
 }
 
 impl<R: FileRecord> IndexedWriter<R> {
-    /// Creates `path` with a placeholder header (the file type's
-    /// identification, not complete); the index gets an entry every
-    /// `index_stride` records.
+    /// Creates `path` as a [`BlockFile`] (see [`BlockFile::create`]); the
+    /// index gets an entry every `index_stride` records.
     pub fn create(path: &Path, index_stride: u64) -> Result<IndexedWriter<R>, MergeError> {
+        Ok(IndexedWriter::over(BlockFile::create(path)?, index_stride))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.store.path
+    }
+}
+
+impl<R: FileRecord, S: RecordStore<R>> IndexedWriter<R, S> {
+    /// A writer into `store`; the index gets an entry every `index_stride`
+    /// records.
+    pub fn over(store: S, index_stride: u64) -> IndexedWriter<R, S> {
+        IndexedWriter {
+            store,
+            index: IndexBuilder::new(index_stride),
+            count: 0,
+            first_tick: None,
+            last_tick: 0,
+            records: PhantomData,
+        }
+    }
+
+    pub fn records(&self) -> u64 {
+        self.count
+    }
+
+    /// Appends records (in tick order).
+    pub fn write(&mut self, records: &[R]) -> Result<(), MergeError> {
+        self.account(records);
+        self.store.put(records)
+    }
+
+    /// Room where records can be built straight into the bytes that are
+    /// stored ([`FileRecord::in_file_bytes_mut`]), if the store has it;
+    /// [`commit`](Self::commit) keeps the first of them.
+    pub fn spare(&mut self) -> Option<&mut [R]> {
+        self.store.spare()
+    }
+
+    /// Keeps the first `n` records built in [`spare`](Self::spare).
+    pub fn commit(&mut self, n: usize) -> Result<(), MergeError> {
+        let done = self.store.keep(n)?;
+        if let (Some(first), Some(last)) = (done.first(), done.last()) {
+            self.first_tick.get_or_insert(first.tick());
+            self.last_tick = last.tick();
+        }
+        self.index.push_block(self.count, done);
+        self.count += n as u64;
+        self.store.settle()
+    }
+
+    /// Bookkeeping for `records`, which were just placed at the end of the
+    /// file (index, count, first and last tick).
+    fn account(&mut self, records: &[R]) {
+        let (Some(first), Some(last)) = (records.first(), records.last()) else {
+            return;
+        };
+        self.first_tick.get_or_insert(first.tick());
+        self.last_tick = last.tick();
+        self.index.push_block(self.count, records);
+        self.count += records.len() as u64;
+    }
+
+    /// Stores the index and the names, then the header that `header` makes
+    /// of the finished file's common fields (counts, offsets, ticks, the
+    /// complete flag; start time, tick length and further flags are the
+    /// caller's to set). Returns the stored size.
+    pub fn finish(
+        self,
+        names: &NameTable,
+        header: impl FnOnce(CommonHeader) -> Vec<u8>,
+    ) -> Result<u64, MergeError> {
+        let names = names.emit();
+        let common = CommonHeader {
+            first_tick: self.first_tick.unwrap_or(0),
+            last_tick: self.last_tick,
+            ..CommonHeader::finished(
+                R::FILE.header_len,
+                R::FILE.record_len,
+                self.count,
+                &self.index,
+                names.len(),
+            )
+        };
+        self.store.finish(FinishedParts {
+            common,
+            header: header(common),
+            index: self.index.emit(),
+            names,
+        })
+    }
+}
+
+impl<R: FileRecord> BlockFile<R> {
+    /// Creates `path` with a placeholder header (the file type's
+    /// identification, not complete).
+    pub fn create(path: &Path) -> Result<BlockFile<R>, MergeError> {
         let io = |e| MergeError::io(path, e);
         let header_len = R::FILE.header_len;
         // Records never straddle two blocks, so they can be built in place.
@@ -172,7 +310,7 @@ impl<R: FileRecord> IndexedWriter<R> {
         let mut block = Block::new().map_err(io)?;
         block[..header_len].fill(0);
         CommonHeader::default().emit(&R::FILE, &mut block[..header_len]);
-        Ok(IndexedWriter {
+        Ok(BlockFile {
             path: path.to_path_buf(),
             plain,
             block: Some(block),
@@ -182,91 +320,8 @@ impl<R: FileRecord> IndexedWriter<R> {
             free,
             writer: Some(writer),
             staging: Vec::new(),
-            index: IndexBuilder::new(index_stride),
-            count: 0,
-            first_tick: None,
-            last_tick: 0,
             records: PhantomData,
         })
-    }
-
-    pub fn records(&self) -> u64 {
-        self.count
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Appends records (in tick order).
-    pub fn write(&mut self, records: &[R]) -> Result<(), MergeError> {
-        self.account(records);
-        let mut staging = std::mem::take(&mut self.staging);
-        let mut bytes = R::as_file_bytes(records, &mut staging);
-        while !bytes.is_empty() {
-            let Some(block) = self.block.as_mut() else {
-                return Err(self.stopped());
-            };
-            let n = bytes.len().min(BLOCK_BYTES - self.filled);
-            block[self.filled..self.filled + n].copy_from_slice(&bytes[..n]);
-            self.filled += n;
-            bytes = &bytes[n..];
-            if self.filled == BLOCK_BYTES {
-                self.send_block(BLOCK_BYTES)?;
-            }
-        }
-        self.staging = staging;
-        Ok(())
-    }
-
-    /// The rest of the block being filled, where records can be built
-    /// straight into the bytes that go to the file
-    /// ([`FileRecord::in_file_bytes_mut`]); [`commit`](Self::commit) keeps
-    /// the first of them.
-    pub fn spare(&mut self) -> Option<&mut [R]> {
-        let block = self.block.as_mut()?;
-        R::in_file_bytes_mut(&mut block[self.filled..])
-    }
-
-    /// Keeps the first `n` records built in [`spare`](Self::spare).
-    pub fn commit(&mut self, n: usize) -> Result<(), MergeError> {
-        let Some(block) = self.block.as_mut() else {
-            return Err(self.stopped());
-        };
-        let end = self.filled + n * R::FILE.record_len;
-        if end > BLOCK_BYTES {
-            return Err(MergeError::io(
-                &self.path,
-                std::io::Error::other("more records committed than there was room for"),
-            ));
-        }
-        let start = self.filled;
-        self.filled = end;
-        // The committed records, seen again for the index and the counts.
-        if let Some(done) = R::in_file_bytes_mut(&mut block[start..end]) {
-            if let (Some(first), Some(last)) = (done.first(), done.last()) {
-                self.first_tick.get_or_insert(first.tick());
-                self.last_tick = last.tick();
-            }
-            self.index.push_block(self.count, done);
-            self.count += n as u64;
-        }
-        if self.filled == BLOCK_BYTES {
-            self.send_block(BLOCK_BYTES)?;
-        }
-        Ok(())
-    }
-
-    /// Bookkeeping for `records`, which were just placed at the end of the
-    /// file (index, count, first and last tick).
-    fn account(&mut self, records: &[R]) {
-        let (Some(first), Some(last)) = (records.first(), records.last()) else {
-            return;
-        };
-        self.first_tick.get_or_insert(first.tick());
-        self.last_tick = last.tick();
-        self.index.push_block(self.count, records);
-        self.count += records.len() as u64;
     }
 
     /// Hands the block being filled (its first `len` bytes) to the writer
@@ -305,16 +360,64 @@ impl<R: FileRecord> IndexedWriter<R> {
             std::io::Error::other("the trace writer stopped after an error"),
         )
     }
+}
 
-    /// Writes the index and the names, then the header that `header` makes
-    /// of the finished file's common fields (counts, offsets, ticks, the
-    /// complete flag; start time, tick length and further flags are the
-    /// caller's to set). Returns the file's size.
-    pub fn finish(
-        mut self,
-        names: &NameTable,
-        header: impl FnOnce(CommonHeader) -> Vec<u8>,
-    ) -> Result<u64, MergeError> {
+impl<R: FileRecord> RecordStore<R> for BlockFile<R> {
+    fn put(&mut self, records: &[R]) -> Result<(), MergeError> {
+        let mut staging = std::mem::take(&mut self.staging);
+        let mut bytes = R::as_file_bytes(records, &mut staging);
+        while !bytes.is_empty() {
+            let Some(block) = self.block.as_mut() else {
+                return Err(self.stopped());
+            };
+            let n = bytes.len().min(BLOCK_BYTES - self.filled);
+            block[self.filled..self.filled + n].copy_from_slice(&bytes[..n]);
+            self.filled += n;
+            bytes = &bytes[n..];
+            if self.filled == BLOCK_BYTES {
+                self.send_block(BLOCK_BYTES)?;
+            }
+        }
+        self.staging = staging;
+        Ok(())
+    }
+
+    fn spare(&mut self) -> Option<&mut [R]> {
+        let block = self.block.as_mut()?;
+        R::in_file_bytes_mut(&mut block[self.filled..])
+    }
+
+    fn keep(&mut self, n: usize) -> Result<&mut [R], MergeError> {
+        if self.block.is_none() {
+            return Err(self.stopped());
+        }
+        let end = self.filled + n * R::FILE.record_len;
+        if end > BLOCK_BYTES {
+            return Err(MergeError::io(
+                &self.path,
+                std::io::Error::other("more records committed than there was room for"),
+            ));
+        }
+        let start = self.filled;
+        self.filled = end;
+        let block = self.block.as_mut().expect("checked above");
+        match R::in_file_bytes_mut(&mut block[start..end]) {
+            Some(done) => Ok(done),
+            None => Err(MergeError::io(
+                &self.path,
+                std::io::Error::other("records cannot be built in place here"),
+            )),
+        }
+    }
+
+    fn settle(&mut self) -> Result<(), MergeError> {
+        if self.filled == BLOCK_BYTES {
+            self.send_block(BLOCK_BYTES)?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, parts: FinishedParts) -> Result<u64, MergeError> {
         // The last block, padded for direct I/O; the padding is cut below.
         let len = self.filled;
         let padded = len.div_ceil(ALIGN) * ALIGN;
@@ -339,33 +442,21 @@ impl<R: FileRecord> IndexedWriter<R> {
             r.map_err(|e| MergeError::io(&self.path, e))?;
         }
         let io = |e| MergeError::io(&self.path, e);
-        let index = self.index.emit();
-        let names_bytes = names.emit();
-        let common = CommonHeader {
-            first_tick: self.first_tick.unwrap_or(0),
-            last_tick: self.last_tick,
-            ..CommonHeader::finished(
-                R::FILE.header_len,
-                R::FILE.record_len,
-                self.count,
-                &self.index,
-                names_bytes.len(),
-            )
-        };
+        let common = parts.common;
         self.plain.set_len(common.index_offset).map_err(io)?;
         self.plain
-            .write_all_at(&index, common.index_offset)
+            .write_all_at(&parts.index, common.index_offset)
             .map_err(io)?;
         self.plain
-            .write_all_at(&names_bytes, common.names_offset)
+            .write_all_at(&parts.names, common.names_offset)
             .map_err(io)?;
-        self.plain.write_all_at(&header(common), 0).map_err(io)?;
+        self.plain.write_all_at(&parts.header, 0).map_err(io)?;
         self.plain.sync_data().ok();
         Ok(common.names_offset + common.names_len)
     }
 }
 
-impl<R> Drop for IndexedWriter<R> {
+impl<R> Drop for BlockFile<R> {
     fn drop(&mut self) {
         // Not finished (an error elsewhere): stop the thread; the file keeps
         // the blocks written so far, without FLAG_COMPLETE.

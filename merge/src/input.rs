@@ -6,7 +6,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use hmtt_format::capture::{CaptureHeader, CaptureReader, EXTENSION, UNKNOWN_ID};
+use hmtt_format::capture::{
+    has_space_past_end, open_unless_being_written, set_len_giving_back_space, CaptureHeader,
+    CaptureReader, EXTENSION, UNKNOWN_ID,
+};
 use hmtt_format::packet::Packet;
 use hmtt_format::Geometry;
 
@@ -62,6 +65,9 @@ pub struct CaptureSet {
     pub geometry: Option<Geometry>,
     pub tick_ps: u16,
     pub start_ns: u64,
+    /// Disk space given back from past the files' ends (a killed capture's
+    /// preallocation), bytes, and in how many files.
+    pub preallocation_freed: (u64, usize),
 }
 
 /// Expands directories into their `*.hmttcap` files (reject files left out),
@@ -89,14 +95,36 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
     Ok(out)
 }
 
+/// Gives back the space a killed capture preallocated past the end of the
+/// file at `path`, `len` bytes long, as `hmtt capture --repair` does; a file
+/// a running capture is writing keeps it. Returns the bytes freed.
+fn give_back_preallocation(path: &Path, len: u64) -> std::io::Result<u64> {
+    match open_unless_being_written(path)? {
+        Some(f) => set_len_giving_back_space(&f, len),
+        None => Ok(0),
+    }
+}
+
 impl CaptureSet {
     /// Maps every file (directories are searched for `*.hmttcap`).
     pub fn open(paths: &[PathBuf], max_start_skew_ns: u64) -> Result<CaptureSet, MergeError> {
         let files = expand_paths(paths)?;
         let mut named = Vec::with_capacity(files.len());
+        let mut freed = (0, 0);
         for path in files {
             let f = std::fs::File::open(&path).map_err(|e| MergeError::io(&path, e))?;
-            let len = f.metadata().map_err(|e| MergeError::io(&path, e))?.len();
+            let meta = f.metadata().map_err(|e| MergeError::io(&path, e))?;
+            let len = meta.len();
+            if has_space_past_end(&meta) {
+                match give_back_preallocation(&path, len) {
+                    Ok(0) => {}
+                    Ok(n) => freed = (freed.0 + n, freed.1 + 1),
+                    Err(e) => tracing::warn!(
+                        "{}: space preallocated past the end not given back: {e}",
+                        path.display()
+                    ),
+                }
+            }
             // An empty file cannot be mapped; it is refused as too short below.
             let bytes = if len == 0 {
                 Bytes::Owned(Vec::new())
@@ -108,7 +136,9 @@ impl CaptureSet {
             };
             named.push((path, bytes));
         }
-        Self::build(named, max_start_skew_ns)
+        let mut set = Self::build(named, max_start_skew_ns)?;
+        set.preallocation_freed = freed;
+        Ok(set)
     }
 
     /// A set over in-memory files (tests, pipelines): `(name, bytes)`.
@@ -277,6 +307,7 @@ impl CaptureSet {
             geometry,
             tick_ps,
             start_ns,
+            preallocation_freed: (0, 0),
         })
     }
 

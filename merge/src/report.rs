@@ -95,6 +95,9 @@ pub struct MergeReport {
     pub input_bytes: u64,
     pub records: u64,
     pub tick_ps: u16,
+    /// Disk space given back from past the input files' ends (a killed
+    /// capture's preallocation), bytes, and in how many files.
+    pub preallocation_freed: (u64, usize),
 }
 
 impl MergeReport {
@@ -163,6 +166,13 @@ impl fmt::Display for MergeReport {
             self.records,
             self.boards.len()
         )?;
+        let (freed, files) = self.preallocation_freed;
+        if files > 0 {
+            writeln!(
+                f,
+                "gave back {freed} bytes of disk space preallocated past the ends of {files} capture files (left by a killed capture)"
+            )?;
+        }
         for b in &self.boards {
             write!(f, "board {}: {} packets", b.board, b.packets)?;
             if let (Some(a), Some(z)) = (b.first_seq, b.last_seq) {
@@ -242,6 +252,11 @@ impl fmt::Display for MergeReport {
                     } => writeln!(
                         f,
                         "  {} is corrupt at offset {offset} (record claims {claimed_len} bytes); the rest is unreadable",
+                        d.file
+                    )?,
+                    CaptureEnd::ZeroTail { offset, len } => writeln!(
+                        f,
+                        "  {} ends in {len} bytes of zeros at offset {offset}: space no record was written into (a crash), not records; `hmtt capture --repair` cuts it",
                         d.file
                     )?,
                     CaptureEnd::Clean => {}

@@ -9,7 +9,7 @@ use hmtt_format::trace::{NameTable, TraceHeader, TraceRecord, DEFAULT_INDEX_STRI
 use hmtt_format::Geometry;
 
 use crate::error::MergeError;
-use crate::indexed_writer::IndexedWriter;
+use crate::indexed_writer::{BlockFile, IndexedWriter, RecordStore};
 use crate::input::CaptureSet;
 use crate::merge::{merge, MergeOptions, RecordSink};
 use crate::report::MergeReport;
@@ -29,22 +29,30 @@ pub fn merge_to_trace(
     Ok((report, size))
 }
 
+/// Streams a merged trace into a store: the trace file itself
+/// ([`TraceWriter`]) or an archive
+/// ([`crate::archive_writer::ArchiveTraceWriter`]).
+pub struct MergedTraceWriter<S>(IndexedWriter<TraceRecord, S>);
+
 /// Streams a trace file to disk.
-pub struct TraceWriter(IndexedWriter<TraceRecord>);
+pub type TraceWriter = MergedTraceWriter<BlockFile<TraceRecord>>;
 
 impl TraceWriter {
     pub fn create(path: &Path) -> Result<TraceWriter, MergeError> {
-        Ok(TraceWriter(IndexedWriter::create(
-            path,
-            DEFAULT_INDEX_STRIDE,
-        )?))
+        Ok(MergedTraceWriter::over(BlockFile::create(path)?))
+    }
+}
+
+impl<S: RecordStore<TraceRecord>> MergedTraceWriter<S> {
+    pub fn over(store: S) -> MergedTraceWriter<S> {
+        MergedTraceWriter(IndexedWriter::over(store, DEFAULT_INDEX_STRIDE))
     }
 
     pub fn records(&self) -> u64 {
         self.0.records()
     }
 
-    /// Writes the index, the names and the header; returns the file's size.
+    /// Stores the index, the names and the header; returns the stored size.
     pub fn finish(
         self,
         report: &MergeReport,
@@ -83,13 +91,13 @@ pub(crate) fn trace_header(
     }
 }
 
-impl RecordSink for TraceWriter {
+impl<S: RecordStore<TraceRecord>> RecordSink for MergedTraceWriter<S> {
     fn write(&mut self, records: &[TraceRecord]) -> Result<(), MergeError> {
         self.0.write(records)
     }
 
-    /// The rest of the block being filled: records are built straight into
-    /// the bytes that go to the file.
+    /// Where the store has it (the trace file's block being filled),
+    /// records are built straight into the bytes that are stored.
     fn spare(&mut self) -> Option<&mut [TraceRecord]> {
         self.0.spare()
     }

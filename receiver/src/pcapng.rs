@@ -83,4 +83,9 @@ impl<W: Write> PcapngWriter<W> {
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
+
+    /// The underlying writer (its buffered blocks are in it already).
+    pub fn into_inner(self) -> W {
+        self.out
+    }
 }

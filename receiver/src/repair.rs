@@ -4,11 +4,11 @@
 //! possibly a partial last record; repair gives the space back and cuts
 //! the partial record. Files that are not captures are left alone.
 
-use std::fs::OpenOptions;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use hmtt_format::capture::{CaptureEnd, CaptureReader, EXTENSION};
+use hmtt_format::capture::{
+    open_unless_being_written, set_len_giving_back_space, CaptureEnd, CaptureReader, EXTENSION,
+};
 
 use crate::ReceiverError;
 
@@ -18,10 +18,27 @@ pub struct RepairedFile {
     pub path: PathBuf,
     /// Bytes of a partial last record cut off.
     pub cut_bytes: u64,
+    /// Bytes of an all-zero tail (space no record was written into) cut off.
+    pub zero_bytes: u64,
     /// Disk space given back (allocated beyond the end), bytes.
     pub freed_bytes: u64,
     /// The file is not a readable capture (left as it is).
     pub not_a_capture: bool,
+    /// A running capture is writing the file (left as it is).
+    pub being_written: bool,
+}
+
+impl RepairedFile {
+    fn untouched(path: &Path) -> RepairedFile {
+        RepairedFile {
+            path: path.to_path_buf(),
+            cut_bytes: 0,
+            zero_bytes: 0,
+            freed_bytes: 0,
+            not_a_capture: false,
+            being_written: false,
+        }
+    }
 }
 
 /// Repairs every `*.hmttcap` file in `dir` (see the module doc).
@@ -45,38 +62,35 @@ pub fn repair_file(path: &Path) -> Result<RepairedFile, ReceiverError> {
         path: path.to_path_buf(),
         source,
     };
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(io)?;
-    let bytes = std::fs::read(path).map_err(io)?;
-    let mut repaired = RepairedFile {
-        path: path.to_path_buf(),
-        cut_bytes: 0,
-        freed_bytes: 0,
-        not_a_capture: false,
+    let Some(file) = open_unless_being_written(path).map_err(io)? else {
+        return Ok(RepairedFile {
+            being_written: true,
+            ..RepairedFile::untouched(path)
+        });
     };
-    let whole = match CaptureReader::new(&bytes) {
+    let bytes = std::fs::read(path).map_err(io)?;
+    let mut repaired = RepairedFile::untouched(path);
+    let end = match CaptureReader::new(&bytes) {
         Err(_) => {
             repaired.not_a_capture = true;
             return Ok(repaired);
         }
         Ok((_, mut records)) => {
             records.by_ref().for_each(drop);
-            match records.end() {
-                Some(CaptureEnd::Truncated { offset, .. }) => offset as u64,
-                _ => bytes.len() as u64,
-            }
+            records.end()
         }
     };
-    let allocated = |f: &std::fs::File| f.metadata().map(|m| m.blocks() * 512).map_err(io);
-    let before = allocated(&file)?;
-    // Setting the length, even to the same one, gives back the blocks
-    // preallocated past it.
-    file.set_len(whole).map_err(io)?;
-    file.sync_all().map_err(io)?;
-    repaired.cut_bytes = bytes.len() as u64 - whole;
-    repaired.freed_bytes = before.saturating_sub(allocated(&file)?);
+    let whole = match end {
+        Some(CaptureEnd::Truncated { offset, .. }) => {
+            repaired.cut_bytes = (bytes.len() - offset) as u64;
+            offset
+        }
+        Some(CaptureEnd::ZeroTail { offset, len }) => {
+            repaired.zero_bytes = len as u64;
+            offset
+        }
+        _ => bytes.len(),
+    };
+    repaired.freed_bytes = set_len_giving_back_space(&file, whole as u64).map_err(io)?;
     Ok(repaired)
 }

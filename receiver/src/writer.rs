@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
-use hmtt_format::capture::{CaptureHeader, SourceKind, UNKNOWN_ID};
+use hmtt_format::capture::{lock_while_writing, CaptureHeader, SourceKind, UNKNOWN_ID};
 use hmtt_format::packet::Packet;
 
 use crate::batch::{Batch, SlotKind};
@@ -267,6 +267,9 @@ impl Writer {
             tick_ps: first.as_ref().map_or(0, |p| p.tick_ps()),
             source_name: meta.name.clone(),
         };
+        if let Err(e) = lock_while_writing(&file) {
+            tracing::debug!("{}: not locked while written ({e})", path.display());
+        }
         if self.can_preallocate && !reject {
             self.preallocate(&file, &path);
         }

@@ -19,7 +19,7 @@ use hmtt_sim::board::{
     default_window, BoardConfig, DrainRate, DEFAULT_CONFIG_BYTES, DEFAULT_REFS_PER_CLOCK,
 };
 
-use crate::shared::{bytes_bar_above, load_mapping, parse_list, parse_number};
+use crate::shared::{bytes_bar_above, load_mapping, parse_list, parse_number, to_stdout};
 
 /// Which engine runs the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -308,7 +308,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 Some(s) => format!("simulator built in {s:.0} s"),
                 None => "simulator from the cache".to_string(),
             };
-            println!(
+            to_stdout("writing the board summary", |out| {
+                writeln!(out,
                 "{} commands, {} events dropped, {} packets on {} ports -> {} (verilator, {} core: {} fabric clocks in {:.2} s, {:.2} CPU s, {:.0}/CPU s; {build})",
                 h.input.commands,
                 count("events_dropped"),
@@ -320,7 +321,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 h.seconds,
                 h.cpu_seconds,
                 h.fabric_clocks as f64 / h.cpu_seconds.max(1e-9),
-            );
+            )
+            })?;
             if !h.missing.is_empty() {
                 bail!(
                     "{} packet(s) up to the end of the stream never left the ports (seq {:?}; packet_error {}, frame_underrun {}): the capture files lack them",
@@ -351,15 +353,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             );
             warn_unusable(c.protocol_errors, c.unknown_commands, c.out_of_range);
             write_summary(s.to_json())?;
-            println!(
-                "{} commands, {} references, {} events dropped, {} packets on {} ports -> {}",
-                c.commands,
-                c.references,
-                c.events_dropped,
-                c.packets,
-                cfg.ports,
-                args.out.display()
-            );
+            to_stdout("writing the board summary", |out| {
+                writeln!(
+                    out,
+                    "{} commands, {} references, {} events dropped, {} packets on {} ports -> {}",
+                    c.commands,
+                    c.references,
+                    c.events_dropped,
+                    c.packets,
+                    cfg.ports,
+                    args.out.display()
+                )
+            })?;
         }
     }
     Ok(())

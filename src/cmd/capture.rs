@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use hmtt_receiver::{Capture, CaptureConfig};
 
-use crate::shared::parse_number;
+use crate::shared::{parse_number, status};
 
 /// Arguments of `hmtt capture`.
 #[derive(clap::Args)]
@@ -74,7 +74,8 @@ pub struct Args {
     quiet: bool,
     /// Instead of capturing, repair the capture files in the output
     /// directories after a killed capture: give back the space
-    /// preallocated past their ends and cut a partial last record.
+    /// preallocated past their ends and cut a partial last record or an
+    /// all-zero tail (files a running capture is writing are left alone).
     #[arg(long)]
     repair: bool,
 }
@@ -87,13 +88,19 @@ fn repair(dirs: &[PathBuf]) -> anyhow::Result<()> {
     );
     for dir in dirs {
         for f in hmtt_receiver::repair::repair_dir(dir)? {
-            if f.not_a_capture {
-                eprintln!("{}: not a capture file, left alone", f.path.display());
-            } else if f.cut_bytes > 0 || f.freed_bytes > 0 {
-                eprintln!(
-                    "{}: {} bytes of a partial record cut, {} bytes of preallocated space given back",
+            if f.being_written {
+                status!(
+                    "{}: a running capture is writing it, left alone",
+                    f.path.display()
+                );
+            } else if f.not_a_capture {
+                status!("{}: not a capture file, left alone", f.path.display());
+            } else if f.cut_bytes > 0 || f.zero_bytes > 0 || f.freed_bytes > 0 {
+                status!(
+                    "{}: {} bytes of a partial record cut, {} bytes of zeros (space no record was written into) cut, {} bytes of preallocated space given back",
                     f.path.display(),
                     f.cut_bytes,
+                    f.zero_bytes,
                     f.freed_bytes
                 );
             }
@@ -171,7 +178,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let summary = handle.wait()?;
     for p in &summary.ports {
-        eprintln!(
+        status!(
             "port {} ({}): {} packets, {} records, {} bytes, {} rejected, {} LOST words, {} kernel drops, buffer {} bytes",
             p.port,
             p.source,
@@ -185,7 +192,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     for b in &summary.boards {
-        eprintln!(
+        status!(
             "board {}: seq {}..{}, {} received, {} lost (sequence gaps), {} duplicates, \
              {} with a corrupt seq (far outside the stream's; not counted as lost)",
             b.board,
@@ -197,13 +204,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             b.seq.corrupt_seq
         );
     }
-    eprintln!(
+    status!(
         "stopped: {}; summary in {}",
         summary.stop_reason,
         summary_path.display()
     );
     for e in &summary.errors {
-        eprintln!("error: {e}");
+        status!("error: {e}");
     }
     anyhow::ensure!(
         summary.ok,

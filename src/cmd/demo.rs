@@ -26,7 +26,7 @@ use hmtt_sim::outdir::{events_toml, files};
 use hmtt_sim::send::{PacketSender, SenderOptions};
 use hmtt_sim::workload::{Workload, WorkloadKind};
 
-use crate::shared::{load_names, parse_number, parse_size, OnOff};
+use crate::shared::{load_names, parse_number, parse_size, to_stdout, OnOff};
 
 mod print;
 
@@ -146,17 +146,22 @@ fn send_and_capture(args: &Args, sends: &[Send], capture_dir: &Path) -> anyhow::
     let sent = tx.stats();
     let summary = handle.wait().context("receiver")?;
     let received: u64 = summary.ports.iter().map(|p| p.packets).sum();
-    println!(
-        "  sent:       {} packets ({} bytes) to {} ports on 127.0.0.1",
-        sent.packets,
-        sent.bytes,
-        dests.len()
-    );
-    println!(
-        "  received:   {received} packets into {} ({})",
-        capture_dir.display(),
-        summary.stop_reason
-    );
+    to_stdout("writing the demo's report", |w| {
+        writeln!(
+            w,
+            "  sent:       {} packets ({} bytes) to {} ports on 127.0.0.1",
+            sent.packets,
+            sent.bytes,
+            dests.len()
+        )?;
+        writeln!(
+            w,
+            "  received:   {received} packets into {} ({})",
+            capture_dir.display(),
+            summary.stop_reason
+        )?;
+        Ok(())
+    })?;
     Ok(())
 }
 
@@ -180,7 +185,9 @@ fn truncate(
     let path = capture_dir.join(name);
     let cut = cut_capture(&path).context("--truncate")?;
     lost.extend(cut.lost.iter().map(|&s| (b, s)));
-    println!("  fault:      cut {} at byte {}", path.display(), cut.at);
+    to_stdout("writing the demo's report", |w| {
+        writeln!(w, "  fault:      cut {} at byte {}", path.display(), cut.at)
+    })?;
     Ok(())
 }
 
@@ -199,17 +206,21 @@ fn merge_captures(
         ..Default::default()
     };
     let (report, _) = merge_to_trace(&set, &opts, trace, &names, &mut |_| {})?;
-    println!(
-        "  merged:     {} packets, {} records into {}",
-        report.packets(),
-        report.records,
-        trace.display()
-    );
-    if !report.is_clean() {
-        for line in report.to_string().lines().skip(1) {
-            println!("    {line}");
+    to_stdout("writing the demo's report", |w| {
+        writeln!(
+            w,
+            "  merged:     {} packets, {} records into {}",
+            report.packets(),
+            report.records,
+            trace.display()
+        )?;
+        if !report.is_clean() {
+            for line in report.to_string().lines().skip(1) {
+                writeln!(w, "    {line}")?;
+            }
         }
-    }
+        Ok(())
+    })?;
     Ok(report)
 }
 
@@ -242,7 +253,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     // 1. The simulated machine and its boards.
     let out = simulate(&cfg).context("simulating the machine")?;
-    print::simulated(&args, &out);
+    to_stdout("writing the demo's report", |w| {
+        print::simulated(w, &args, &out)
+    })?;
     std::fs::write(dir.join(files::EVENTS), events_toml(&out.events))?;
 
     // 2. Over loopback UDP to the receiver, with the faults.
@@ -276,7 +289,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let view = TraceView::new_checked(&bytes)?;
     let board_ids: Vec<u8> = out.board_configs.iter().map(|c| c.board_id).collect();
     let expected = expected_trace(&out.truth, &board_ids, lost)?;
-    print::first_records(&view, &expected, out.tick_ps);
+    to_stdout("writing the demo's report", |w| {
+        print::first_records(w, &view, &expected, out.tick_ps)
+    })?;
     let verdict = Verdict::new(
         &expected,
         view.records(),
@@ -284,7 +299,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &lost_seqs,
         &faults.duplicate,
     );
-    print::verdict(&verdict, lost_seqs.len(), t_start.elapsed().as_secs_f64());
+    let seconds = t_start.elapsed().as_secs_f64();
+    to_stdout("writing the demo's report", |w| {
+        print::verdict(w, &verdict, lost_seqs.len(), seconds)
+    })?;
     if !verdict.is_exact() {
         bail!("the merged trace does not match the ground truth");
     }

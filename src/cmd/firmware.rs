@@ -7,7 +7,10 @@ use hmtt_firmware::flash::{self, FlashOptions, FlashTool};
 use hmtt_firmware::flow::{self, BuildOptions, BuildPaths};
 use hmtt_firmware::report::{self, BuildReport, FmaxRecord};
 use hmtt_firmware::tops::TopChoice;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
+
+use crate::shared::to_stdout;
 
 /// Arguments of `hmtt firmware`.
 #[derive(clap::Args)]
@@ -148,19 +151,21 @@ fn build(a: BuildArgs) -> anyhow::Result<()> {
         TopArg::FlowProbe => TopChoice::FlowProbe,
     };
     let report = flow::build(&options).with_context(|| format!("building {board}"))?;
-    print_report(&report, a.json);
+    print_report(&report, a.json)?;
     if !report.pass {
         anyhow::bail!("{board}: a required clock is not met (see the report above)");
     }
     Ok(())
 }
 
-fn print_report(report: &BuildReport, json: bool) {
-    if json {
-        println!("{}", report.to_json());
-    } else {
-        print!("{}", report.to_text());
-    }
+fn print_report(report: &BuildReport, json: bool) -> anyhow::Result<()> {
+    to_stdout("writing the report", |out| {
+        if json {
+            writeln!(out, "{}", report.to_json())
+        } else {
+            write!(out, "{}", report.to_text())
+        }
+    })
 }
 
 fn flash_cmd(a: FlashArgs) -> anyhow::Result<()> {
@@ -179,11 +184,15 @@ fn flash_cmd(a: FlashArgs) -> anyhow::Result<()> {
         to_flash: a.to_flash,
     };
     if a.dry_run {
-        println!("{}", flash::command(&options));
+        to_stdout("writing the report", |out| {
+            writeln!(out, "{}", flash::command(&options))
+        })?;
         return Ok(());
     }
     let cmd = flash::flash(&options)?;
-    println!("programmed {board}: {cmd}");
+    to_stdout("writing the report", |out| {
+        writeln!(out, "programmed {board}: {cmd}")
+    })?;
     Ok(())
 }
 
@@ -195,7 +204,7 @@ fn report_cmd(a: ReportArgs) -> anyhow::Result<()> {
     let board: Board = a.board.into();
     let path = report_path(board, &a.out);
     let report = BuildReport::load(&path)?;
-    print_report(&report, a.json);
+    print_report(&report, a.json)?;
     if let Some(history_path) = a.history {
         let text = match std::fs::read_to_string(&history_path) {
             Ok(t) => t,
@@ -211,10 +220,10 @@ fn report_cmd(a: ReportArgs) -> anyhow::Result<()> {
             .map(|d| d.as_secs())
             .unwrap_or(0);
         let record = FmaxRecord::from_report(&report, when, &a.commit);
-        println!();
-        print!("{}", report::compare_text(&record, &history));
+        to_stdout("writing the report", |out| {
+            write!(out, "\n{}", report::compare_text(&record, &history))
+        })?;
         if a.record {
-            use std::io::Write as _;
             let mut f = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)

@@ -8,7 +8,7 @@ use hmtt_format::config::{ConfigWindow, InnerCommand};
 use hmtt_format::geometry::Geometry;
 use hmtt_icode::{Access, ConfigSpace, EventRegistry};
 
-use crate::shared::{load_mapping, parse_number};
+use crate::shared::{load_mapping, parse_number, to_stdout};
 
 /// Arguments of `hmtt icode`.
 #[derive(clap::Args)]
@@ -80,16 +80,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     if args.info {
         let info = space.info()?;
-        println!("base        {:#x}", info.base);
-        println!("size        {:#x}", info.size);
-        println!("line size   {}", info.line_size);
-        println!("version     {}", info.version);
-        println!("log ring    {} records", info.log_capacity);
-        println!("log written {}", info.log_written);
-        println!("log lost    {}", info.log_overruns);
-        println!("icodes      {}", info.icodes);
-        println!("last phys   {:#x}", info.last_phys);
-        println!("hook misses {}", info.probe_misses);
+        to_stdout("writing the module's state", |out| {
+            writeln!(out, "base        {:#x}", info.base)?;
+            writeln!(out, "size        {:#x}", info.size)?;
+            writeln!(out, "line size   {}", info.line_size)?;
+            writeln!(out, "version     {}", info.version)?;
+            writeln!(out, "log ring    {} records", info.log_capacity)?;
+            writeln!(out, "log written {}", info.log_written)?;
+            writeln!(out, "log lost    {}", info.log_overruns)?;
+            writeln!(out, "icodes      {}", info.icodes)?;
+            writeln!(out, "last phys   {:#x}", info.last_phys)?;
+            writeln!(out, "hook misses {}", info.probe_misses)?;
+            Ok(())
+        })?;
         return Ok(());
     }
     if let Some(path) = &args.mapping {

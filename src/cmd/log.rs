@@ -7,6 +7,8 @@ use std::time::Duration;
 use hmtt_icode::drain::{self, StopWhen};
 use hmtt_icode::ConfigSpace;
 
+use crate::shared::status;
+
 /// Arguments of `hmtt log`.
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -71,7 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let cancel = drain::cancel_on_sigint();
     let stats = drain::drain_to_file(&args.device, &args.out, &stop, cancel)?;
-    eprintln!(
+    status!(
         "{}: {} records (seq {}..{}), {} lost in the kernel ring, {} unparsable, {} seq breaks",
         args.out.display(),
         stats.records,

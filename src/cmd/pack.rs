@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use hmtt_format::archive::{self, ArchiveOptions, ArchiveView};
 
-use crate::shared::TraceBytes;
+use crate::shared::{to_stdout, TraceBytes};
 
 /// Arguments of `hmtt pack`.
 #[derive(clap::Args)]
@@ -74,7 +74,8 @@ pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
         )
     })?;
     let secs = start.elapsed().as_secs_f64();
-    println!(
+    to_stdout("writing the summary", |out| {
+        writeln!(out,
         "wrote {} ({} records in {} blocks, {} bytes: {:.3} bits per record, {:.1}x smaller) in {:.2} s ({:.1} M records/s)",
         args.output.display(),
         s.records,
@@ -84,7 +85,8 @@ pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
         bytes.as_slice().len() as f64 / s.bytes.max(1) as f64,
         secs,
         s.records as f64 / 1e6 / secs.max(1e-9)
-    );
+    )
+    })?;
     Ok(())
 }
 
@@ -102,12 +104,15 @@ pub fn run_unpack(args: UnpackArgs) -> anyhow::Result<()> {
         )
     })?;
     let secs = start.elapsed().as_secs_f64();
-    println!(
-        "wrote {} ({} records, {n} bytes) in {:.2} s ({:.1} M records/s)",
-        args.output.display(),
-        view.len(),
-        secs,
-        view.len() as f64 / 1e6 / secs.max(1e-9)
-    );
+    to_stdout("writing the summary", |out| {
+        writeln!(
+            out,
+            "wrote {} ({} records, {n} bytes) in {:.2} s ({:.1} M records/s)",
+            args.output.display(),
+            view.len(),
+            secs,
+            view.len() as f64 / 1e6 / secs.max(1e-9)
+        )
+    })?;
     Ok(())
 }

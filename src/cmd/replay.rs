@@ -14,7 +14,9 @@ use hmtt_merge::replay::archive::ArchiveSource;
 use hmtt_merge::replay::writer::VtraceInfo;
 use hmtt_merge::replay::{Miss, RecordSource, ReplayFilter, ReplayOutput, Replayer, VtraceWriter};
 
-use crate::shared::{parse_number, parse_range, with_names_of, TraceBytes};
+use crate::shared::{
+    parse_number, parse_range, status, with_names_of, Stdout, TraceBytes,
+};
 
 /// Arguments of `hmtt replay`.
 #[derive(clap::Args)]
@@ -105,10 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let tick_ns = f64::from(header.common.tick_ps) / 1000.0;
     let csv_out: Option<Box<dyn Write>> = match &args.csv {
         None => None,
-        Some(p) if p.as_os_str() == "-" => Some(Box::new(BufWriter::with_capacity(
-            1 << 20,
-            std::io::stdout(),
-        ))),
+        Some(p) if p.as_os_str() == "-" => Some(Box::new(Stdout::default())),
         Some(p) => Some(Box::new(BufWriter::with_capacity(
             1 << 20,
             std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
@@ -186,7 +185,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             names: names.clone(),
         };
         let size = w.finish(&info, r)?;
-        eprintln!(
+        status!(
             "wrote {} ({records} records, {:.1} MB)",
             path.display(),
             size as f64 / 1e6

@@ -134,19 +134,17 @@ impl<'a> Reader<'a> {
 }
 
 /// The slot to code `line` against, and the delta from it: the most
-/// recently used slot within a small delta, else the closest slot. (Only
-/// the encoder chooses; the decoder reads the choice.)
+/// recently used slot within a small delta, else the closest slot (the
+/// most recent of equals). One pass over the slots. (Only the encoder
+/// chooses; the decoder reads the choice.)
 #[inline]
 fn choose(slots: &[u64; SLOTS], line: u64) -> (usize, i64) {
+    let mut best = (0, line.wrapping_sub(slots[0]) as i64);
     for (s, &l) in slots.iter().enumerate() {
         let d = line.wrapping_sub(l) as i64;
         if zigzag(d) < u64::from(SMALL_DELTAS) {
             return (s, d);
         }
-    }
-    let mut best = (0, line.wrapping_sub(slots[0]) as i64);
-    for (s, &l) in slots.iter().enumerate().skip(1) {
-        let d = line.wrapping_sub(l) as i64;
         if d.unsigned_abs() < best.1.unsigned_abs() {
             best = (s, d);
         }

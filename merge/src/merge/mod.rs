@@ -362,6 +362,7 @@ pub fn merge(
         input_bytes: set.total_bytes(),
         records,
         tick_ps: set.tick_ps,
+        preallocation_freed: set.preallocation_freed,
     })
 }
 

@@ -2,6 +2,8 @@
 //! truth, and the verdict with its `RESULT key=value ...` line (read by the
 //! tests and scripts).
 
+use std::io::{self, Write};
+
 use hmtt_format::trace::{RecordKind, TraceRecord, TraceView};
 use hmtt_format::truth::RefKind;
 use hmtt_merge::names::event_name;
@@ -11,7 +13,7 @@ use hmtt_sim::machine::SimOutput;
 use super::Args;
 
 /// The run and what the simulation gave.
-pub(super) fn simulated(args: &Args, out: &SimOutput) {
+pub(super) fn simulated(w: &mut dyn Write, args: &Args, out: &SimOutput) -> io::Result<()> {
     let refs = out
         .truth
         .iter()
@@ -19,27 +21,37 @@ pub(super) fn simulated(args: &Args, out: &SimOutput) {
         .count();
     let icodes = out.truth.len() - refs;
     let total_packets: usize = out.packets.iter().map(Vec::len).sum();
-    println!(
+    writeln!(
+        w,
         "hmtt demo: {} on a simulated machine (cache {}), {} boards x {} ports, loopback UDP",
         args.workload.name(),
         args.cache.name(),
         args.boards,
         args.ports
-    );
-    println!(
+    )?;
+    writeln!(w,
         "  simulated:  {refs} memory references, {icodes} I-codes, {total_packets} packets from the boards' golden model"
-    );
+    )?;
     let dropped_board: u64 = out.board_counters.iter().map(|c| c.events_dropped).sum();
     if dropped_board > 0 {
-        println!("  note: the boards dropped {dropped_board} events (TX FIFO overflow)");
+        writeln!(
+            w,
+            "  note: the boards dropped {dropped_board} events (TX FIFO overflow)"
+        )?;
     }
+    Ok(())
 }
 
 /// The first references of the trace beside the ground truth's, and the
 /// first tag.
-pub(super) fn first_records(view: &TraceView, expected: &[TraceRecord], tick_ps: u16) {
+pub(super) fn first_records(
+    w: &mut dyn Write,
+    view: &TraceView,
+    expected: &[TraceRecord],
+    tick_ps: u16,
+) -> io::Result<()> {
     let tick_ns = f64::from(tick_ps) / 1000.0;
-    println!("  first records (trace | ground truth):");
+    writeln!(w, "  first records (trace | ground truth):")?;
     let truth_refs = expected.iter().filter(|r| r.is_access());
     for (r, t) in view
         .records()
@@ -56,24 +68,32 @@ pub(super) fn first_records(view: &TraceView, expected: &[TraceRecord], tick_ps:
                 r.kind().name()
             )
         };
-        println!("    {} | {}", line(&r), line(t));
+        writeln!(w, "    {} | {}", line(&r), line(t))?;
     }
     if let Some(r) = view
         .records()
         .find(|r| matches!(r.kind(), RecordKind::Tag { .. }))
     {
-        println!(
+        writeln!(
+            w,
             "    first tag: {} at {:.3} ns",
             event_name(r.value() as u32, view.names()),
             r.tick as f64 * tick_ns
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// How the trace compares with the ground truth, and the RESULT line.
-pub(super) fn verdict(v: &Verdict, lost_on_purpose: usize, seconds: f64) {
+pub(super) fn verdict(
+    w: &mut dyn Write,
+    v: &Verdict,
+    lost_on_purpose: usize,
+    seconds: f64,
+) -> io::Result<()> {
     let cmp = &v.comparison;
-    println!(
+    writeln!(
+        w,
         "  ground truth: {} of {} records match ({:.2}%), {} in the trace{}",
         cmp.matched,
         cmp.expected,
@@ -87,11 +107,14 @@ pub(super) fn verdict(v: &Verdict, lost_on_purpose: usize, seconds: f64) {
                 v.reported.len()
             )
         }
-    );
+    )?;
     if let Some((at, e, g)) = &cmp.first_difference {
-        println!("  FIRST DIFFERENCE at record {at}: expected {e:?}, got {g:?}");
+        writeln!(
+            w,
+            "  FIRST DIFFERENCE at record {at}: expected {e:?}, got {g:?}"
+        )?;
     }
-    println!(
+    writeln!(w,
         "RESULT exact={} matched={} expected={} got={} missing_reported={} missing_expected={} duplicates={} seconds={seconds:.2}",
         v.is_exact(),
         cmp.matched,
@@ -100,5 +123,6 @@ pub(super) fn verdict(v: &Verdict, lost_on_purpose: usize, seconds: f64) {
         v.reported.len(),
         v.visible.len(),
         v.duplicates,
-    );
+    )?;
+    Ok(())
 }

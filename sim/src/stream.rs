@@ -78,6 +78,22 @@ pub fn run_streamed(cfg: SimConfig, outputs: StreamOutputs<'_>) -> Result<Stream
     machine.end_to(out)
 }
 
+/// [`run_streamed`] on references from outside: `feed` runs the next batch
+/// of them on the machine and returns whether more may come; the outputs
+/// are handed over after each batch.
+pub fn run_streamed_with(
+    cfg: SimConfig,
+    outputs: StreamOutputs<'_>,
+    mut feed: impl FnMut(&mut Machine) -> Result<bool, SimError>,
+) -> Result<StreamReport, SimError> {
+    let mut machine = Machine::new(cfg)?;
+    let mut out = Streamer::create(&machine.cfg, outputs)?;
+    while feed(&mut machine)? {
+        machine.flush_to(&mut out)?;
+    }
+    machine.end_to(out)
+}
+
 /// [`run_streamed`] writing the run's files into `dir` only.
 pub fn run_to_dir(cfg: SimConfig, dir: &Path, truth_csv: bool) -> Result<StreamSummary, SimError> {
     let outputs = StreamOutputs {

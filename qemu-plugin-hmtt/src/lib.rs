@@ -20,7 +20,7 @@
 
 use qemu_plugin::install::{Args, Info, Value};
 use qemu_plugin::plugin::{HasCallbacks, Register};
-use qemu_plugin::{register, MemRW, PluginId, TranslationBlock};
+use qemu_plugin::{register, MemRW, MemoryInfo, PluginId, TranslationBlock};
 use std::cell::UnsafeCell;
 use std::fs::File;
 use std::io::Write;
@@ -73,6 +73,8 @@ impl Shared {
         if buf.is_empty() {
             return;
         }
+        self.recorded
+            .fetch_add((buf.len() / RECORD_BYTES) as u64, Ordering::Relaxed);
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         if let Err(e) = out.write_all(buf) {
             eprintln!("qemu-plugin-hmtt: writing the records: {e}");
@@ -102,7 +104,20 @@ impl Shared {
         if buf.len() >= BATCH_RECORDS * RECORD_BYTES {
             self.flush(buf);
         }
-        self.recorded.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An access seen by QEMU: dropped unless it is to RAM.
+    #[inline]
+    fn ram_access(&self, vcpu: u32, info: &MemoryInfo<'_>, vaddr: u64, store: bool) {
+        let Some(hw) = info.hwaddr(vaddr) else { return };
+        let paddr = hw.hwaddr();
+        if hw.is_io() || paddr >= self.ram_size {
+            if self.tracing.load(Ordering::Relaxed) {
+                self.dropped_io.fetch_add(1, Ordering::Relaxed);
+            }
+            return;
+        }
+        self.access(vcpu, vaddr, paddr, info.size_shift() as u32, store);
     }
 
     fn finish(&self) {
@@ -113,7 +128,7 @@ impl Shared {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         let _ = out.flush();
         eprintln!(
-            "qemu-plugin-hmtt: {} accesses recorded, {} MMIO or ROM accesses dropped",
+            "qemu-plugin-hmtt: {} accesses recorded, {} MMIO or ROM accesses dropped while tracing",
             self.recorded.load(Ordering::Relaxed),
             self.dropped_io.load(Ordering::Relaxed)
         );
@@ -192,23 +207,18 @@ impl HasCallbacks for HmttPlugin {
     ) -> qemu_plugin::Result<()> {
         abort_on_panic(|| {
             for insn in tb.instructions() {
+                // One callback for loads and stores (QEMU 7.2 ran separate
+                // load and store callbacks on every access). Until the trace
+                // begins a load returns at once: only stores look up their
+                // physical address, to see the store that begins it.
                 insn.register_memory_access_callback(
                     |vcpu, info, vaddr| {
                         abort_on_panic(|| {
                             let Some(s) = SHARED.get() else { return };
-                            let Some(hw) = info.hwaddr(vaddr) else { return };
-                            let paddr = hw.hwaddr();
-                            if hw.is_io() || paddr >= s.ram_size {
-                                s.dropped_io.fetch_add(1, Ordering::Relaxed);
-                                return;
+                            let store = info.is_store();
+                            if store || s.tracing.load(Ordering::Relaxed) {
+                                s.ram_access(vcpu, &info, vaddr, store);
                             }
-                            s.access(
-                                vcpu,
-                                vaddr,
-                                paddr,
-                                info.size_shift() as u32,
-                                info.is_store(),
-                            );
                         })
                     },
                     MemRW::QEMU_PLUGIN_MEM_RW,

@@ -16,9 +16,6 @@ use std::io::{self, Read, Write};
 /// Bytes of one plugin record (see the plugin's crate documentation).
 pub const RECORD_BYTES: usize = 24;
 
-/// Virtual addresses from here up are the kernel's (x86-64, 4-level paging).
-pub const KERNEL_HALF: u64 = 0xFFFF_8000_0000_0000;
-
 /// One guest memory access as the plugin saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QemuAccess {
@@ -54,9 +51,12 @@ impl QemuAccess {
         b
     }
 
-    /// A user-space address (else the kernel's half).
+    /// A user-space address, else the kernel's half: canonical x86-64
+    /// addresses have the top bit clear in the user half, with 4-level and
+    /// 5-level paging alike (QEMU's `-cpu max` has LA57, so Debian's kernel
+    /// uses 5 levels and lives from 0xff00_0000_0000_0000 up).
     pub fn is_user(&self) -> bool {
-        self.vaddr < KERNEL_HALF
+        self.vaddr >> 63 == 0
     }
 }
 
@@ -78,12 +78,14 @@ impl<R: Read> QemuReader<R> {
         while got < RECORD_BYTES {
             match self.inner.read(&mut b[got..]) {
                 Ok(0) if got == 0 => return Ok(None),
-                Ok(0) => return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!(
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!(
                         "the access stream ends inside a record ({got} of {RECORD_BYTES} bytes)"
                     ),
-                )),
+                    ))
+                }
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -235,6 +237,21 @@ mod tests {
         let mut r = QemuReader::new(&bytes[..]);
         assert_eq!(r.next_access().unwrap(), Some(a));
         assert!(r.next_access().is_err());
+    }
+
+    #[test]
+    fn user_and_kernel_halves() {
+        let at = |vaddr| QemuAccess {
+            vcpu: 0,
+            vaddr,
+            paddr: 0,
+            size: 1,
+            store: false,
+        };
+        assert!(at(0x7fff_ffff_f000).is_user());
+        assert!(at(0x00ff_ffff_ffff_f000).is_user());
+        assert!(!at(0xffff_8880_0000_0000).is_user());
+        assert!(!at(0xff1a_0000_0000_0000).is_user());
     }
 
     #[test]

@@ -68,7 +68,7 @@ pub struct Kit {
 impl Kit {
     pub fn in_dir(dir: &Path) -> Kit {
         Kit {
-            kernel: dir.join("vmlinuz"),
+            kernel: dir.join("vmlinux"),
             module: dir.join("hmtt.ko"),
             helper: dir.join("hmtt_qemu_guest"),
             plugin: dir.join("libqemu_plugin_hmtt.so"),

@@ -11,7 +11,7 @@
 
 use crate::machine::{SimConfig, SimError};
 use crate::outdir::files;
-use crate::qemu::{write_reference_row, GuestConfigSpace, QemuReader, REFERENCE_CSV_HEADER};
+use crate::qemu::{push_reference_row, GuestConfigSpace, QemuReader, REFERENCE_CSV_HEADER};
 use crate::stream::{run_streamed_with, StreamOutputs, StreamReport};
 use hmtt_format::klog::{FileHeaderRepr, RECORD_LEN};
 use std::fs::File;
@@ -537,6 +537,7 @@ pub fn run_traced(
     let mut lines = 0u64;
     let mut first: Option<Instant> = None;
     let mut csv_error = None;
+    let mut ref_text = Vec::new();
     let space = run.space;
     let report = run_streamed_with(cfg, outputs, |m| {
         for _ in 0..ACCESSES_PER_BATCH {
@@ -553,13 +554,17 @@ pub fn run_traced(
             first.get_or_insert_with(Instant::now);
             accesses += 1;
             m.guest_access(&a, &space, |r| {
-                if let Some((w, _)) = &mut refs {
-                    if let Err(e) = write_reference_row(w, lines, r) {
-                        csv_error.get_or_insert(e);
-                    }
+                if refs.is_some() {
+                    push_reference_row(&mut ref_text, lines, r);
                 }
                 lines += 1;
             })?;
+        }
+        if let Some((w, _)) = &mut refs {
+            if let Err(e) = w.write_all(&ref_text) {
+                csv_error.get_or_insert(e);
+            }
+            ref_text.clear();
         }
         Ok(true)
     });

@@ -268,7 +268,11 @@ impl DirFiles {
                     bin.write(&r.to_bytes())?;
                 }
                 if let Some(csv) = csv {
-                    csv.with(|f| records.iter().try_for_each(|r| truth::write_csv_row(f, r)))?;
+                    self.text.clear();
+                    for r in records {
+                        truth::push_csv_row(&mut self.text, r);
+                    }
+                    csv.write(&self.text)?;
                 }
             }
             TruthOut::PerBoard {

@@ -540,10 +540,14 @@ pub fn run_traced(
     let mut ref_text = Vec::new();
     let space = run.space;
     let report = run_streamed_with(cfg, outputs, |m| {
+        let mut more = true;
         for _ in 0..ACCESSES_PER_BATCH {
             let a = match reader.next_access() {
                 Ok(Some(a)) => a,
-                Ok(None) => return Ok(false),
+                Ok(None) => {
+                    more = false;
+                    break;
+                }
                 Err(error) => {
                     return Err(SimError::Io {
                         path: fifo.display().to_string(),
@@ -566,7 +570,7 @@ pub fn run_traced(
             }
             ref_text.clear();
         }
-        Ok(true)
+        Ok(more)
     });
     let stream_secs = first.map_or(0.0, |t| t.elapsed().as_secs_f64());
     let _ = std::fs::remove_file(&fifo);

@@ -102,7 +102,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         dir: Some(&a.out),
         truth_csv: a.truth_csv,
         check: false,
-        packets: sink.as_mut().map(|s| s as &mut dyn PacketSink),
+        packets: sink.as_mut().map(|s| s as &mut (dyn PacketSink + Send)),
     };
     let t = run_traced(&guest, &a.out, cfg, outputs, a.events.as_deref()).context("hmtt qemu")?;
     let s = &t.report.summary;

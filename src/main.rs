@@ -52,6 +52,8 @@ enum Command {
     Icode(cmd::icode::Args),
     /// Drain the kernel module's log to a file.
     Log(cmd::log::Args),
+    /// Trace a command in Linux under QEMU TCG (hmtt.ko in the guest, a TCG plugin as the DIMM).
+    Qemu(Box<cmd::qemu::Args>),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -96,5 +98,6 @@ fn main() -> anyhow::Result<()> {
         Command::Firmware(a) => cmd::firmware::run(a),
         Command::Icode(a) => cmd::icode::run(a),
         Command::Log(a) => cmd::log::run(a),
+        Command::Qemu(a) => cmd::qemu::run(*a),
     }
 }

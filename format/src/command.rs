@@ -114,6 +114,8 @@ pub struct Command {
     pub arg: u32,
 }
 
+use crate::text::push_decimal;
+
 impl Command {
     /// Appends the command's text line (its `Display` form and a newline)
     /// to `out`: what a writer of long streams calls, at a tenth of the cost
@@ -128,21 +130,6 @@ impl Command {
         }
         out.push(b'\n');
     }
-}
-
-/// Appends `v` in decimal.
-fn push_decimal(out: &mut Vec<u8>, mut v: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
 }
 
 impl fmt::Display for Command {

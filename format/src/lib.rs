@@ -17,6 +17,7 @@ pub mod klog;
 pub mod mapping;
 pub mod packet;
 pub mod record;
+pub mod text;
 pub mod trace;
 pub mod truth;
 pub mod vtrace;

@@ -8,6 +8,7 @@
 use std::io::{self, Write};
 
 use crate::bytes::{put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
+use crate::text::{push_decimal, push_hex};
 
 pub const MAGIC: [u8; 8] = *b"HMTTTRU\0";
 pub const VERSION: u16 = 1;
@@ -240,24 +241,38 @@ pub fn write_csv<W: Write>(out: &mut W, records: &[TruthRecord]) -> io::Result<(
 
 /// Writes one record as a CSV row (after [`CSV_HEADER`]).
 pub fn write_csv_row<W: Write>(out: &mut W, r: &TruthRecord) -> io::Result<()> {
-    let (pid, vaddr) = match r.owner {
-        Some((p, v)) => (p.to_string(), format!("{v:#x}")),
-        None => (String::new(), String::new()),
-    };
-    let event = r.event.map(|e| format!("{e:#x}")).unwrap_or_default();
-    writeln!(
-        out,
-        "{},{},{:#x},{:#x},{},{},{},{},{}",
-        r.tick,
-        r.board,
-        r.pa,
-        r.line,
-        if r.write { 'W' } else { 'R' },
-        r.kind.name(),
-        pid,
-        vaddr,
-        event
-    )
+    let mut line = Vec::with_capacity(96);
+    push_csv_row(&mut line, r);
+    out.write_all(&line)
+}
+
+/// Appends one record's CSV row, newline included, to `out`: what a writer
+/// of long streams calls, without `fmt` machinery or allocation.
+pub fn push_csv_row(out: &mut Vec<u8>, r: &TruthRecord) {
+    push_decimal(out, r.tick);
+    out.push(b',');
+    push_decimal(out, u64::from(r.board));
+    out.push(b',');
+    push_hex(out, r.pa);
+    out.push(b',');
+    push_hex(out, r.line);
+    out.push(b',');
+    out.push(if r.write { b'W' } else { b'R' });
+    out.push(b',');
+    out.extend_from_slice(r.kind.name().as_bytes());
+    out.push(b',');
+    if let Some((pid, vaddr)) = r.owner {
+        push_decimal(out, u64::from(pid));
+        out.push(b',');
+        push_hex(out, vaddr);
+    } else {
+        out.push(b',');
+    }
+    out.push(b',');
+    if let Some(e) = r.event {
+        push_hex(out, u64::from(e));
+    }
+    out.push(b'\n');
 }
 
 #[cfg(test)]

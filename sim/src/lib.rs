@@ -11,6 +11,8 @@ pub mod full_rate;
 pub mod machine;
 pub mod os;
 pub mod outdir;
+pub mod qemu;
+pub mod qemu_guest;
 pub mod send;
 pub mod stream;
 pub mod workload;

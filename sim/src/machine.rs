@@ -303,7 +303,7 @@ pub struct Machine {
     pub(crate) channels: Vec<Channel>,
     mapping: AddressMapping,
     interleave: Interleave,
-    window: ConfigWindow,
+    pub(crate) window: ConfigWindow,
     now: u64,
     fx: Vec<OsEffect>,
     events: HashMap<String, u32>,
@@ -399,7 +399,7 @@ impl Machine {
     }
 
     /// Sends one line request to its channel's controller.
-    fn memory(
+    pub(crate) fn memory(
         &mut self,
         pa: u64,
         write: bool,
@@ -446,7 +446,7 @@ impl Machine {
 
     /// An I-code: an uncached reference to event `index` of the config
     /// space, on every board (or the first).
-    fn icode(&mut self, index: u32, write: bool) {
+    pub(crate) fn icode(&mut self, index: u32, write: bool) {
         let boards = if self.cfg.icodes_to_all_boards {
             self.channels.len()
         } else {
@@ -464,7 +464,13 @@ impl Machine {
     }
 
     /// A cached reference (or a direct one with the cache off).
-    fn cached(&mut self, pa: u64, write: bool, kind: RefKind, owner: Option<(u32, u64)>) {
+    pub(crate) fn cached(
+        &mut self,
+        pa: u64,
+        write: bool,
+        kind: RefKind,
+        owner: Option<(u32, u64)>,
+    ) {
         match &mut self.cache {
             None => self.memory(pa, write, kind, owner, None),
             Some(cache) => {

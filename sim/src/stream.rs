@@ -1,7 +1,7 @@
 //! `hmtt sim --out DIR` without holding the run in memory: the machine hands
-//! over each channel's DDR commands and ground truth as they become final,
-//! the boards run on them at once, and every output file (docs/format.md
-//! §10) is written as it grows. The files are byte for byte those of
+//! over each channel's DDR commands and ground truth as they become final
+//! to a second thread, where the boards run on them at once and every
+//! output file (docs/format.md §10) is written as it grows. The files are byte for byte those of
 //! [`SimOutput::write_dir`](crate::machine::SimOutput::write_dir), from the
 //! same pieces ([`crate::outdir`]).
 
@@ -20,6 +20,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
 /// Operations the machine runs between two hand-overs to the writer.
 const OPS_PER_FLUSH: u64 = 1 << 14;
@@ -35,7 +36,7 @@ pub struct StreamOutputs<'a> {
     /// ([`StreamChecker`]), keeping the first violations.
     pub check: bool,
     /// Gets every board packet once it has left.
-    pub packets: Option<&'a mut dyn PacketSink>,
+    pub packets: Option<&'a mut (dyn PacketSink + Send)>,
 }
 
 /// Takes the boards' packets of a streamed run: per board in leave order,
@@ -64,18 +65,42 @@ pub struct StreamReport {
 /// a few thousand operations' worth of commands and packets.
 pub fn run_streamed(cfg: SimConfig, outputs: StreamOutputs<'_>) -> Result<StreamReport, SimError> {
     let ops = cfg.workload.ops(cfg.seed);
-    let mut machine = Machine::new(cfg)?;
-    let mut out = Streamer::create(&machine.cfg, outputs)?;
-    let mut since_flush = 0;
-    for op in ops {
-        machine.step(&op?)?;
-        since_flush += 1;
-        if since_flush == OPS_PER_FLUSH {
-            machine.flush_to(&mut out)?;
-            since_flush = 0;
+    let machine = Machine::new(cfg)?;
+    let out = Streamer::create(&machine.cfg, outputs)?;
+    run_pipelined(machine, out, |machine, hand_over| {
+        let mut since_flush = 0;
+        for op in ops {
+            machine.step(&op?)?;
+            since_flush += 1;
+            if since_flush == OPS_PER_FLUSH {
+                if !hand_over(machine) {
+                    break;
+                }
+                since_flush = 0;
+            }
         }
-    }
-    machine.end_to(out)
+        Ok(())
+    })
+}
+
+/// [`run_streamed`] on references from outside: `feed` runs the next batch
+/// of them on the machine and returns whether more may come; the outputs
+/// are handed over after each batch.
+pub fn run_streamed_with(
+    cfg: SimConfig,
+    outputs: StreamOutputs<'_>,
+    mut feed: impl FnMut(&mut Machine) -> Result<bool, SimError>,
+) -> Result<StreamReport, SimError> {
+    let machine = Machine::new(cfg)?;
+    let out = Streamer::create(&machine.cfg, outputs)?;
+    run_pipelined(machine, out, |machine, hand_over| {
+        while feed(machine)? {
+            if !hand_over(machine) {
+                break;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// [`run_streamed`] writing the run's files into `dir` only.
@@ -88,24 +113,69 @@ pub fn run_to_dir(cfg: SimConfig, dir: &Path, truth_csv: bool) -> Result<StreamS
     Ok(run_streamed(cfg, outputs)?.summary)
 }
 
-impl Machine {
-    /// Hands every channel's final commands and truth, and the kernel log
-    /// so far, to `out`.
-    fn flush_to(&mut self, out: &mut Streamer<'_>) -> Result<(), SimError> {
-        for b in 0..self.channels.len() {
-            let (cmds, truth) = self.take_channel(b);
-            out.channel(b, &cmds, &truth)?;
-        }
-        out.klog(&self.os.take_log())?;
-        out.send_ready(false)
-    }
+/// Batches of output on their way from the machine to the writer thread.
+const HANDOVERS_IN_FLIGHT: usize = 8;
 
-    fn end_to(mut self, mut out: Streamer<'_>) -> Result<StreamReport, SimError> {
-        self.end_of_run();
-        self.flush_to(&mut out)?;
-        self.final_stats();
-        let events = std::mem::take(&mut self.event_order);
-        out.finish(&events, std::mem::take(&mut self.stats))
+/// What the machine hands the writer thread, in the order it would have
+/// called the [`Streamer`].
+enum Handover {
+    Channel {
+        board: usize,
+        cmds: Vec<Command>,
+        truth: Vec<TruthRecord>,
+    },
+    Klog(Vec<RecordRepr>),
+    SendReady,
+}
+
+/// Runs the machine (`drive`, on this thread) and the outputs (boards,
+/// files, checks, sink: a [`Streamer`] on a second thread) as a pipeline:
+/// the two stages share nothing but the hand-overs, so on a machine with
+/// two cores they run side by side. `drive` calls its second argument to
+/// hand the outputs so far over; it returns false once the writer has
+/// stopped on an error, which the run then returns.
+fn run_pipelined(
+    mut machine: Machine,
+    out: Streamer<'_>,
+    drive: impl FnOnce(&mut Machine, &mut dyn FnMut(&mut Machine) -> bool) -> Result<(), SimError>,
+) -> Result<StreamReport, SimError> {
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::sync_channel::<Handover>(HANDOVERS_IN_FLIGHT);
+        let writer = scope.spawn(move || -> Result<Streamer<'_>, SimError> {
+            let mut out = out;
+            for h in rx {
+                out.take(h)?;
+            }
+            Ok(out)
+        });
+        let mut hand_over = |m: &mut Machine| m.hand_over(&tx);
+        let driven = drive(&mut machine, &mut hand_over).map(|()| {
+            machine.end_of_run();
+            machine.hand_over(&tx);
+        });
+        drop(tx);
+        let out = match writer.join() {
+            Ok(out) => out?,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        driven?;
+        machine.final_stats();
+        let events = std::mem::take(&mut machine.event_order);
+        out.finish(&events, std::mem::take(&mut machine.stats))
+    })
+}
+
+impl Machine {
+    /// Sends every channel's final commands and truth, and the kernel log
+    /// so far, to the writer thread; false if it has stopped.
+    fn hand_over(&mut self, tx: &mpsc::SyncSender<Handover>) -> bool {
+        for board in 0..self.channels.len() {
+            let (cmds, truth) = self.take_channel(board);
+            if tx.send(Handover::Channel { board, cmds, truth }).is_err() {
+                return false;
+            }
+        }
+        tx.send(Handover::Klog(self.os.take_log())).is_ok() && tx.send(Handover::SendReady).is_ok()
     }
 }
 
@@ -252,7 +322,11 @@ impl DirFiles {
                     bin.write(&r.to_bytes())?;
                 }
                 if let Some(csv) = csv {
-                    csv.with(|f| records.iter().try_for_each(|r| truth::write_csv_row(f, r)))?;
+                    self.text.clear();
+                    for r in records {
+                        truth::push_csv_row(&mut self.text, r);
+                    }
+                    csv.write(&self.text)?;
                 }
             }
             TruthOut::PerBoard {
@@ -328,7 +402,7 @@ struct Streamer<'a> {
     packets: Vec<u64>,
     scratch: Vec<BoardPacket>,
     checkers: Vec<StreamChecker>,
-    sink: Option<&'a mut dyn PacketSink>,
+    sink: Option<&'a mut (dyn PacketSink + Send)>,
     /// Per board, packets left but not handed to the sink yet.
     unsent: Vec<VecDeque<BoardPacket>>,
 }
@@ -398,6 +472,14 @@ impl<'a> Streamer<'a> {
             self.take_packets(b)?;
         }
         Ok(())
+    }
+
+    fn take(&mut self, h: Handover) -> Result<(), SimError> {
+        match h {
+            Handover::Channel { board, cmds, truth } => self.channel(board, &cmds, &truth),
+            Handover::Klog(records) => self.klog(&records),
+            Handover::SendReady => self.send_ready(false),
+        }
     }
 
     fn take_packets(&mut self, b: usize) -> Result<(), SimError> {

@@ -10,6 +10,7 @@ pub mod icode;
 pub mod log;
 pub mod merge;
 pub mod pack;
+pub mod qemu;
 pub mod replay;
 pub mod sim;
 pub mod stats;

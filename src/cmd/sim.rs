@@ -282,7 +282,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         dir: args.out.as_deref(),
         truth_csv: args.truth_csv,
         check: args.check,
-        packets: sink.as_mut().map(|s| s as &mut dyn PacketSink),
+        packets: sink.as_mut().map(|s| s as &mut (dyn PacketSink + Send)),
     };
     let run = run_streamed(cfg, outputs)?;
     let secs = start.elapsed().as_secs_f64();

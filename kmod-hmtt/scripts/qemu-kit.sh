@@ -1,0 +1,45 @@
+#!/bin/sh
+# Fill OUT_DIR with what `hmtt qemu --kit OUT_DIR` boots and loads: Debian's
+# kernel (fetch-kernel.sh) unpacked to its ELF vmlinux, booted through its
+# PVH entry (the xz decompressor would run under the plugin's callbacks for
+# minutes), hmtt.ko (build.sh), the static guest helper
+# hmtt_qemu_guest, the I-code example hmtt_sort with its events file, and
+# the TCG plugin (crate qemu-plugin-hmtt, release build in its own target
+# directory so it can be built while another cargo holds the main one).
+#
+# Usage: qemu-kit.sh OUT_DIR
+# Needs: what build.sh needs, gcc with static libc, python3, cargo.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/.." && pwd)
+repo=$(cd "$src/.." && pwd)
+out=${1:?usage: qemu-kit.sh OUT_DIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+kver=$("$here/kernel-version.sh")
+cache=${HMTT_KMOD_CACHE:-$repo/target/kmod-cache}
+
+"$here/fetch-kernel.sh" "$cache" >/dev/null
+python3 - "$cache/vmlinuz-$kver" "$out/vmlinux" <<'PY'
+import lzma, sys
+image = open(sys.argv[1], "rb").read()
+start = image.find(b"\xfd7zXZ\x00")
+if start < 0:
+    sys.exit("qemu-kit.sh: no xz payload in " + sys.argv[1])
+elf = lzma.LZMADecompressor(format=lzma.FORMAT_XZ).decompress(image[start:])
+if not elf.startswith(b"\x7fELF"):
+    sys.exit("qemu-kit.sh: the payload of " + sys.argv[1] + " is not an ELF")
+open(sys.argv[2], "wb").write(elf)
+PY
+"$here/build.sh" "$out/kbuild" >/dev/null
+cp "$out/kbuild/module/hmtt.ko" "$out/hmtt.ko"
+for prog in hmtt_qemu_guest hmtt_sort; do
+	gcc -static -O2 -Wall -Werror -I"$src/include" \
+		-o "$out/$prog" "$src/test/qemu/$prog.c"
+done
+cp "$src/test/qemu/hmtt_sort.events.toml" "$out/"
+plugin_target=${HMTT_PLUGIN_TARGET:-$repo/target/qemu-plugin}
+CARGO_TARGET_DIR="$plugin_target" cargo build --quiet --release \
+	--manifest-path "$repo/Cargo.toml" -p qemu-plugin-hmtt
+cp "$plugin_target/release/libqemu_plugin_hmtt.so" "$out/"
+echo "qemu-kit.sh: $out"

@@ -1,0 +1,302 @@
+//! Guest memory accesses recorded by QEMU (the `qemu-plugin-hmtt` TCG
+//! plugin) through the simulated memory path: LLC model on or off, memory
+//! controller, DDR commands, the board's golden model.
+//!
+//! The plugin knows physical addresses, so the machine's OS model is not
+//! used: its page-table log comes from the guest's `hmtt.ko` instead. A
+//! store or load inside the guest's configuration space (the `memmap=`
+//! range `hmtt.ko` maps uncached) becomes an uncached reference to the
+//! same event of the board's window, i.e. an I-code.
+
+use crate::machine::{Machine, SimError};
+use hmtt_format::text::{push_decimal, push_hex};
+use hmtt_format::truth::RefKind;
+use hmtt_format::LINE_BYTES;
+use std::io::{self, Read};
+
+/// Bytes of one plugin record (see the plugin's crate documentation).
+pub const RECORD_BYTES: usize = 24;
+
+/// One guest memory access as the plugin saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QemuAccess {
+    pub vcpu: u32,
+    pub vaddr: u64,
+    pub paddr: u64,
+    /// Bytes accessed (1, 2, 4, 8, 16, ...).
+    pub size: u32,
+    pub store: bool,
+}
+
+impl QemuAccess {
+    pub fn parse(b: &[u8; RECORD_BYTES]) -> QemuAccess {
+        let word = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        let info = word(2);
+        QemuAccess {
+            vaddr: word(0),
+            paddr: word(1),
+            size: 1 << (info & 0xF),
+            store: info >> 4 & 1 == 1,
+            vcpu: (info >> 32) as u32,
+        }
+    }
+
+    pub fn to_bytes(&self) -> [u8; RECORD_BYTES] {
+        let mut b = [0u8; RECORD_BYTES];
+        b[..8].copy_from_slice(&self.vaddr.to_le_bytes());
+        b[8..16].copy_from_slice(&self.paddr.to_le_bytes());
+        let info = u64::from(self.size.max(1).trailing_zeros())
+            | (u64::from(self.store) << 4)
+            | (u64::from(self.vcpu) << 32);
+        b[16..].copy_from_slice(&info.to_le_bytes());
+        b
+    }
+
+    /// A user-space address, else the kernel's half: canonical x86-64
+    /// addresses have the top bit clear in the user half, with 4-level and
+    /// 5-level paging alike (QEMU's `-cpu max` has LA57, so Debian's kernel
+    /// uses 5 levels and lives from 0xff00_0000_0000_0000 up).
+    pub fn is_user(&self) -> bool {
+        self.vaddr >> 63 == 0
+    }
+}
+
+/// Reads plugin records until the end of the stream; a trailing partial
+/// record is an error.
+pub struct QemuReader<R> {
+    inner: R,
+}
+
+impl<R: Read> QemuReader<R> {
+    pub fn new(inner: R) -> Self {
+        QemuReader { inner }
+    }
+
+    /// The next record, or `None` at the end of the stream.
+    pub fn next_access(&mut self) -> io::Result<Option<QemuAccess>> {
+        let mut b = [0u8; RECORD_BYTES];
+        let mut got = 0;
+        while got < RECORD_BYTES {
+            match self.inner.read(&mut b[got..]) {
+                Ok(0) if got == 0 => return Ok(None),
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!(
+                        "the access stream ends inside a record ({got} of {RECORD_BYTES} bytes)"
+                    ),
+                    ))
+                }
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Some(QemuAccess::parse(&b)))
+    }
+}
+
+/// The guest's configuration space: the physical range reserved with
+/// `memmap=` and given to `hmtt.ko` as `cfg_base`/`cfg_size`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GuestConfigSpace {
+    pub base: u64,
+    pub size: u64,
+}
+
+impl GuestConfigSpace {
+    /// The event index of a physical address inside the space.
+    pub fn event_of(&self, paddr: u64) -> Option<u32> {
+        let off = paddr.checked_sub(self.base)?;
+        if off >= self.size {
+            return None;
+        }
+        u32::try_from(off / LINE_BYTES).ok()
+    }
+}
+
+/// What one access became on its way to memory, one per line touched (an
+/// I-code is one reference), in the order the machine received them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineReference {
+    pub vcpu: u32,
+    /// Virtual address of the line's first byte (the plugin's vaddr).
+    pub vaddr: u64,
+    pub paddr: u64,
+    pub write: bool,
+    pub kind: RefKind,
+    pub event: Option<u32>,
+}
+
+/// Header of [`push_reference_row`]'s CSV.
+pub const REFERENCE_CSV_HEADER: &str = "n,vcpu,vaddr,pa,rw,kind,event";
+
+/// Appends reference `n`'s CSV row, newline included, to `out` (numbers
+/// written by hand: `fmt` cost more than the memory path per reference).
+pub fn push_reference_row(out: &mut Vec<u8>, n: u64, r: &LineReference) {
+    push_decimal(out, n);
+    out.push(b',');
+    push_decimal(out, u64::from(r.vcpu));
+    out.push(b',');
+    push_hex(out, r.vaddr);
+    out.push(b',');
+    push_hex(out, r.paddr);
+    out.push(b',');
+    out.push(if r.write { b'W' } else { b'R' });
+    out.push(b',');
+    out.extend_from_slice(r.kind.name().as_bytes());
+    out.push(b',');
+    if let Some(e) = r.event {
+        push_hex(out, u64::from(e));
+    }
+    out.push(b'\n');
+}
+
+impl Machine {
+    /// Runs one guest access: an I-code inside the configuration space
+    /// (uncached), else one cached reference per line it touches, of kind
+    /// `cpu` for a user-space virtual address and `kernel` otherwise. No
+    /// pid is known (QEMU 7.2's plugin API has no register access), so the
+    /// ground truth carries none. Each line reference is handed to `seen`.
+    pub fn guest_access(
+        &mut self,
+        a: &QemuAccess,
+        space: &GuestConfigSpace,
+        mut seen: impl FnMut(&LineReference),
+    ) -> Result<(), SimError> {
+        self.stats.references += 1;
+        if let Some(event) = space.event_of(a.paddr) {
+            if self
+                .window
+                .line_of_event(&self.cfg.geometry, event)
+                .is_none()
+            {
+                return Err(SimError::Config(format!(
+                    "guest event {event:#x} (physical {:#x}) is outside the board's window",
+                    a.paddr
+                )));
+            }
+            seen(&LineReference {
+                vcpu: a.vcpu,
+                vaddr: a.vaddr & !(LINE_BYTES - 1),
+                paddr: a.paddr & !(LINE_BYTES - 1),
+                write: a.store,
+                kind: RefKind::Icode,
+                event: Some(event),
+            });
+            self.icode(event, a.store);
+            return Ok(());
+        }
+        let kind = if a.is_user() {
+            RefKind::Cpu
+        } else {
+            RefKind::Kernel
+        };
+        let first = a.paddr & !(LINE_BYTES - 1);
+        let last = (a.paddr + u64::from(a.size.max(1)) - 1) & !(LINE_BYTES - 1);
+        let mut pa = first;
+        let mut va = a.vaddr & !(LINE_BYTES - 1);
+        loop {
+            seen(&LineReference {
+                vcpu: a.vcpu,
+                vaddr: va,
+                paddr: pa,
+                write: a.store,
+                kind,
+                event: None,
+            });
+            self.cached(pa, a.store, kind, None);
+            if pa == last {
+                break;
+            }
+            pa += LINE_BYTES;
+            va = va.wrapping_add(LINE_BYTES);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip() {
+        let a = QemuAccess {
+            vcpu: 3,
+            vaddr: 0x7fff_1234_5678,
+            paddr: 0x1234_5640,
+            size: 8,
+            store: true,
+        };
+        assert_eq!(QemuAccess::parse(&a.to_bytes()), a);
+    }
+
+    #[test]
+    fn reader_refuses_a_cut_record() {
+        let a = QemuAccess {
+            vcpu: 0,
+            vaddr: 1,
+            paddr: 2,
+            size: 4,
+            store: false,
+        };
+        let mut bytes = a.to_bytes().to_vec();
+        bytes.extend_from_slice(&a.to_bytes()[..10]);
+        let mut r = QemuReader::new(&bytes[..]);
+        assert_eq!(r.next_access().unwrap(), Some(a));
+        assert!(r.next_access().is_err());
+    }
+
+    #[test]
+    fn reference_rows() {
+        let mut out = Vec::new();
+        let r = LineReference {
+            vcpu: 0,
+            vaddr: 0x7fff_1234_5640,
+            paddr: 0x1234_5640,
+            write: true,
+            kind: RefKind::Cpu,
+            event: None,
+        };
+        push_reference_row(&mut out, 7, &r);
+        let icode = LineReference {
+            write: false,
+            kind: RefKind::Icode,
+            event: Some(0x10005),
+            ..r
+        };
+        push_reference_row(&mut out, 8, &icode);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "7,0,0x7fff12345640,0x12345640,W,cpu,\n8,0,0x7fff12345640,0x12345640,R,icode,0x10005\n"
+        );
+    }
+
+    #[test]
+    fn user_and_kernel_halves() {
+        let at = |vaddr| QemuAccess {
+            vcpu: 0,
+            vaddr,
+            paddr: 0,
+            size: 1,
+            store: false,
+        };
+        assert!(at(0x7fff_ffff_f000).is_user());
+        assert!(at(0x00ff_ffff_ffff_f000).is_user());
+        assert!(!at(0xffff_8880_0000_0000).is_user());
+        assert!(!at(0xff1a_0000_0000_0000).is_user());
+    }
+
+    #[test]
+    fn config_space_events() {
+        let s = GuestConfigSpace {
+            base: 0x1000_0000,
+            size: 0x80_0000,
+        };
+        assert_eq!(s.event_of(0x1000_0000), Some(0));
+        assert_eq!(s.event_of(0x1000_0048), Some(1));
+        assert_eq!(s.event_of(0x1080_0000), None);
+        assert_eq!(s.event_of(0x0fff_ffff), None);
+    }
+}

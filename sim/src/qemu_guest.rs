@@ -1,0 +1,647 @@
+//! `hmtt qemu`: Linux under QEMU TCG with the real `hmtt.ko`, the
+//! `qemu-plugin-hmtt` TCG plugin standing in for the board's DIMM, and the
+//! simulated memory path ([`crate::qemu`]) behind it.
+//!
+//! The guest boots Debian's kernel from a busybox initramfs made here; its
+//! `/init` loads `hmtt.ko`, begins the trace (event 0), runs the command,
+//! ends the trace (event 1), copies what is left in `/dev/hmtt_log` to its
+//! second serial port (a file on the host) and powers off. The plugin
+//! streams the accesses it saw between the two events through a FIFO that
+//! the host reads as the guest runs.
+
+use crate::machine::{SimConfig, SimError};
+use crate::outdir::files;
+use crate::qemu::{push_reference_row, GuestConfigSpace, QemuReader, REFERENCE_CSV_HEADER};
+use crate::stream::{run_streamed_with, StreamOutputs, StreamReport};
+use hmtt_format::klog::{FileHeaderRepr, RECORD_LEN};
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Accesses the machine runs between two hand-overs to the writers.
+const ACCESSES_PER_BATCH: u64 = 1 << 16;
+
+/// The plugin's record stream, the guest's drained kernel log and the
+/// per-line reference list, inside the output directory.
+pub mod names {
+    pub const FIFO: &str = "qemu-accesses.fifo";
+    pub const GUEST_LOG_RAW: &str = "guest-log.raw";
+    pub const CONSOLE: &str = "console.log";
+    pub const REFERENCES_CSV: &str = "qemu-refs.csv";
+    pub const INITRAMFS: &str = "initramfs.cpio";
+}
+
+/// Why a QEMU run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum QemuError {
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    #[error("{0}")]
+    Guest(String),
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> QemuError + '_ {
+    move |error| QemuError::Io {
+        path: path.display().to_string(),
+        error,
+    }
+}
+
+/// What the guest is made of: `kmod-hmtt/scripts/qemu-kit.sh DIR` fills a
+/// directory with these names.
+#[derive(Debug, Clone)]
+pub struct Kit {
+    pub kernel: PathBuf,
+    pub module: PathBuf,
+    /// `hmtt_qemu_guest` (static): I-codes, the log drain, the clock.
+    pub helper: PathBuf,
+    pub plugin: PathBuf,
+    /// A static busybox.
+    pub busybox: PathBuf,
+}
+
+impl Kit {
+    pub fn in_dir(dir: &Path) -> Kit {
+        Kit {
+            kernel: dir.join("vmlinux"),
+            module: dir.join("hmtt.ko"),
+            helper: dir.join("hmtt_qemu_guest"),
+            plugin: dir.join("libqemu_plugin_hmtt.so"),
+            busybox: PathBuf::from("/bin/busybox"),
+        }
+    }
+
+    fn check(&self, traced: bool) -> Result<(), QemuError> {
+        let mut need = vec![&self.kernel, &self.module, &self.helper, &self.busybox];
+        if traced {
+            need.push(&self.plugin);
+        }
+        for p in need {
+            if !p.is_file() {
+                return Err(QemuError::Guest(format!(
+                    "{} missing: run kmod-hmtt/scripts/qemu-kit.sh (busybox: apt-get install busybox-static)",
+                    p.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One guest run.
+#[derive(Debug, Clone)]
+pub struct GuestRun {
+    pub kit: Kit,
+    /// The command and its arguments, run from `/work` with `/work` first
+    /// in `PATH`.
+    pub command: Vec<String>,
+    /// Files copied into the guest's `/work` (static binaries, data).
+    pub adds: Vec<PathBuf>,
+    /// Guest RAM; at most 2 GiB (QEMU 7.2 misplaces ROM accesses by the RAM
+    /// size, and RAM must stay below the 4 GiB hole).
+    pub memory_bytes: u64,
+    pub vcpus: u32,
+    pub space: GuestConfigSpace,
+    /// Kernel log ring records (`hmtt.ko log_records`).
+    pub log_records: u64,
+    /// Give up on the guest after this long.
+    pub timeout: Duration,
+    /// Print the guest's console as it comes.
+    pub show_console: bool,
+}
+
+impl GuestRun {
+    pub fn new(kit: Kit, command: Vec<String>) -> GuestRun {
+        GuestRun {
+            kit,
+            command,
+            adds: Vec::new(),
+            memory_bytes: 512 << 20,
+            vcpus: 1,
+            space: GuestConfigSpace {
+                base: 0x1000_0000,
+                size: 0x80_0000,
+            },
+            log_records: 1 << 16,
+            timeout: Duration::from_secs(600),
+            show_console: true,
+        }
+    }
+
+    fn check(&self) -> Result<(), QemuError> {
+        if self.command.is_empty() {
+            return Err(QemuError::Guest("no command to run in the guest".into()));
+        }
+        if self.memory_bytes > 2 << 30 || self.memory_bytes < 64 << 20 {
+            return Err(QemuError::Guest(
+                "guest memory must be 64 MiB to 2 GiB".into(),
+            ));
+        }
+        if self.space.base + self.space.size > self.memory_bytes {
+            return Err(QemuError::Guest(format!(
+                "the configuration space {:#x}+{:#x} is not inside guest RAM",
+                self.space.base, self.space.size
+            )));
+        }
+        Ok(())
+    }
+
+    /// The command name the kernel gives the program (`trace_comm`).
+    fn comm(&self) -> String {
+        let base = self.command[0].rsplit('/').next().unwrap_or_default();
+        base.chars().take(15).collect()
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The guest's `/init`.
+pub fn init_script(run: &GuestRun) -> String {
+    let command: Vec<String> = run.command.iter().map(|a| shell_quote(a)).collect();
+    format!(
+        r#"#!/bin/sh
+export PATH=/work:/bin
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+if ! insmod /hmtt.ko cfg_base={base:#x} cfg_size={size:#x} log_records={records} trace_comm={comm}; then
+	echo "HMTT-QEMU-FAIL insmod hmtt.ko"
+	poweroff -f
+fi
+cd /work
+echo "HMTT-QEMU-RUN"
+t0=$(hmtt_qemu_guest now)
+hmtt_qemu_guest icode 0
+{command}
+status=$?
+hmtt_qemu_guest icode 1
+t1=$(hmtt_qemu_guest now)
+echo "HMTT-QEMU-TIME $t0 $t1"
+hmtt_qemu_guest drain /dev/ttyS1
+echo "HMTT-QEMU-END $status"
+poweroff -f
+"#,
+        base = run.space.base,
+        size = run.space.size,
+        records = run.log_records,
+        comm = shell_quote(&run.comm()),
+        command = command.join(" "),
+    )
+}
+
+/// An uncompressed newc cpio archive, as the kernel unpacks an initramfs.
+struct Cpio {
+    out: Vec<u8>,
+    ino: u32,
+}
+
+impl Cpio {
+    fn new() -> Cpio {
+        Cpio {
+            out: Vec::new(),
+            ino: 1,
+        }
+    }
+
+    fn entry(&mut self, name: &str, mode: u32, data: &[u8]) {
+        let header = format!(
+            "070701{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}",
+            self.ino,
+            mode,
+            0,
+            0,
+            1,
+            0,
+            data.len(),
+            0,
+            0,
+            0,
+            0,
+            name.len() + 1,
+            0
+        );
+        self.ino += 1;
+        self.out.extend_from_slice(header.as_bytes());
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.push(0);
+        self.pad();
+        self.out.extend_from_slice(data);
+        self.pad();
+    }
+
+    fn pad(&mut self) {
+        while !self.out.len().is_multiple_of(4) {
+            self.out.push(0);
+        }
+    }
+
+    fn dir(&mut self, name: &str) {
+        self.entry(name, 0o040755, &[]);
+    }
+
+    fn file(&mut self, name: &str, mode: u32, data: &[u8]) {
+        self.entry(name, 0o100000 | mode, data);
+    }
+
+    fn symlink(&mut self, name: &str, target: &str) {
+        self.entry(name, 0o120777, target.as_bytes());
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        self.entry("TRAILER!!!", 0, &[]);
+        self.out
+    }
+}
+
+/// Writes the initramfs of `run` to `path`.
+pub fn write_initramfs(run: &GuestRun, path: &Path) -> Result<(), QemuError> {
+    let read = |p: &Path| std::fs::read(p).map_err(io_err(p));
+    let mut c = Cpio::new();
+    for d in ["bin", "dev", "proc", "sys", "tmp", "work"] {
+        c.dir(d);
+    }
+    c.file("bin/busybox", 0o755, &read(&run.kit.busybox)?);
+    c.symlink("bin/sh", "busybox");
+    c.file("bin/hmtt_qemu_guest", 0o755, &read(&run.kit.helper)?);
+    c.file("hmtt.ko", 0o644, &read(&run.kit.module)?);
+    c.file("init", 0o755, init_script(run).as_bytes());
+    for add in &run.adds {
+        let name = add
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| QemuError::Guest(format!("{}: no file name", add.display())))?;
+        c.file(&format!("work/{name}"), 0o755, &read(add)?);
+    }
+    std::fs::write(path, c.finish()).map_err(io_err(path))
+}
+
+/// The QEMU command line; `plugin_out` adds the plugin writing there.
+pub fn qemu_command(
+    run: &GuestRun,
+    initrd: &Path,
+    guest_log: &Path,
+    plugin_out: Option<&Path>,
+) -> Command {
+    let mib = run.memory_bytes >> 20;
+    let mut c = Command::new("qemu-system-x86_64");
+    c.args(["-machine", "pc,accel=tcg", "-cpu", "max"])
+        .args(["-smp", &run.vcpus.to_string(), "-m", &format!("{mib}M")])
+        .arg("-kernel")
+        .arg(&run.kit.kernel)
+        .arg("-initrd")
+        .arg(initrd)
+        .arg("-append")
+        .arg(format!(
+            "console=ttyS0 memmap={}K${:#x} panic=-1 oops=panic loglevel=4",
+            run.space.size >> 10,
+            run.space.base
+        ))
+        .args(["-nic", "none", "-nographic", "-no-reboot"])
+        .args(["-serial", "mon:stdio", "-chardev"])
+        .arg(format!("file,id=hmttlog,path={}", guest_log.display()))
+        .args(["-serial", "chardev:hmttlog"]);
+    if let Some(out) = plugin_out {
+        c.arg("-plugin").arg(format!(
+            "{},out={},cfg_base={:#x},ram_size={}",
+            run.kit.plugin.display(),
+            out.display(),
+            run.space.base,
+            run.memory_bytes
+        ));
+    }
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    c
+}
+
+/// What the guest did.
+#[derive(Debug, Clone)]
+pub struct GuestOutcome {
+    pub console: String,
+    /// The command's exit status in the guest.
+    pub status: i32,
+    /// Guest seconds from just before the trace began to just after it
+    /// ended (the command and the two I-code helpers).
+    pub command_secs: f64,
+    /// Host seconds from starting QEMU to its exit.
+    pub wall_secs: f64,
+    /// Kernel log records drained from the guest.
+    pub log_records: u64,
+}
+
+/// A running QEMU with its console reader and watchdog.
+struct Guest {
+    child: Arc<Mutex<Child>>,
+    console: std::thread::JoinHandle<String>,
+    started: Instant,
+}
+
+fn start(
+    run: &GuestRun,
+    cmd: &mut Command,
+    console_path: &Path,
+    fifo: Option<PathBuf>,
+) -> Result<Guest, QemuError> {
+    let started = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(io_err(Path::new("qemu-system-x86_64")))?;
+    let stdout = child.stdout.take().expect("piped stdout");
+    let child = Arc::new(Mutex::new(child));
+    let mut log = File::create(console_path).map_err(io_err(console_path))?;
+    let show = run.show_console;
+    let console = std::thread::spawn(move || {
+        let mut text = String::new();
+        let mut r = BufReader::new(stdout);
+        let mut line = Vec::new();
+        while matches!(r.read_until(b'\n', &mut line), Ok(n) if n > 0) {
+            let s = String::from_utf8_lossy(&line).replace('\r', "");
+            let _ = log.write_all(s.as_bytes());
+            if show {
+                print!("{s}");
+                let _ = std::io::stdout().flush();
+            }
+            text.push_str(&s);
+            line.clear();
+        }
+        // QEMU has exited: a reader still waiting for the plugin to open
+        // the FIFO is let go (it then reads an empty stream).
+        if let Some(f) = fifo {
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags_nonblock()
+                .open(f);
+        }
+        text
+    });
+    let watched = Arc::clone(&child);
+    let timeout = run.timeout;
+    std::thread::spawn(move || loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let mut c = watched.lock().unwrap_or_else(|e| e.into_inner());
+        match c.try_wait() {
+            Ok(Some(_)) | Err(_) => return,
+            Ok(None) if started.elapsed() > timeout => {
+                let _ = c.kill();
+                return;
+            }
+            Ok(None) => {}
+        }
+    });
+    Ok(Guest {
+        child,
+        console,
+        started,
+    })
+}
+
+trait NonBlock {
+    fn custom_flags_nonblock(&mut self) -> &mut Self;
+}
+
+impl NonBlock for std::fs::OpenOptions {
+    fn custom_flags_nonblock(&mut self) -> &mut Self {
+        use std::os::unix::fs::OpenOptionsExt;
+        self.custom_flags(libc::O_NONBLOCK)
+    }
+}
+
+impl Guest {
+    fn finish(self, run: &GuestRun, guest_log: &Path) -> Result<GuestOutcome, QemuError> {
+        let console = self
+            .console
+            .join()
+            .map_err(|_| QemuError::Guest("the console reader panicked".into()))?;
+        let status = loop {
+            let mut c = self.child.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(s) = c
+                .try_wait()
+                .map_err(io_err(Path::new("qemu-system-x86_64")))?
+            {
+                break s;
+            }
+            drop(c);
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let wall_secs = self.started.elapsed().as_secs_f64();
+        let field = |tag: &str| {
+            console
+                .lines()
+                .find_map(|l| l.trim().strip_prefix(tag).map(str::to_string))
+        };
+        let Some(end) = field("HMTT-QEMU-END ") else {
+            let tail: Vec<&str> = console.lines().rev().take(20).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            return Err(QemuError::Guest(format!(
+                "the guest did not finish within {:?} (qemu: {status}); last console lines:\n{}",
+                run.timeout,
+                tail.join("\n")
+            )));
+        };
+        let times: Vec<f64> = field("HMTT-QEMU-TIME ")
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|t| t.parse().ok())
+            .collect();
+        let log_len = std::fs::metadata(guest_log)
+            .map_err(io_err(guest_log))?
+            .len();
+        Ok(GuestOutcome {
+            status: end.trim().parse().unwrap_or(-1),
+            command_secs: match times[..] {
+                [t0, t1] => t1 - t0,
+                _ => f64::NAN,
+            },
+            wall_secs,
+            log_records: log_len / RECORD_LEN as u64,
+            console,
+        })
+    }
+}
+
+fn prepare(run: &GuestRun, dir: &Path, traced: bool) -> Result<(PathBuf, PathBuf), QemuError> {
+    run.check()?;
+    run.kit.check(traced)?;
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let initrd = dir.join(names::INITRAMFS);
+    write_initramfs(run, &initrd)?;
+    let guest_log = dir.join(names::GUEST_LOG_RAW);
+    Ok((initrd, guest_log))
+}
+
+/// Boots the guest without the plugin (plain TCG), for comparison.
+pub fn run_plain(run: &GuestRun, dir: &Path) -> Result<GuestOutcome, QemuError> {
+    let (initrd, guest_log) = prepare(run, dir, false)?;
+    let mut cmd = qemu_command(run, &initrd, &guest_log, None);
+    let guest = start(run, &mut cmd, &dir.join(names::CONSOLE), None)?;
+    guest.finish(run, &guest_log)
+}
+
+/// A traced run: what the guest did, what the memory path made of it, and
+/// how many accesses the plugin streamed.
+#[derive(Debug)]
+pub struct TracedRun {
+    pub guest: GuestOutcome,
+    pub report: StreamReport,
+    pub accesses: u64,
+    /// Host seconds from the first access received to the last one run.
+    pub stream_secs: f64,
+}
+
+/// Boots the guest with the plugin and runs its accesses through the
+/// memory path as they come, writing `outputs` (with `outputs.dir`, also
+/// the guest's kernel log as `pagetable.hmttlog`, `events` as the events
+/// file, and with `truth_csv` every line reference as `qemu-refs.csv`).
+pub fn run_traced(
+    run: &GuestRun,
+    dir: &Path,
+    cfg: SimConfig,
+    outputs: StreamOutputs<'_>,
+    events: Option<&Path>,
+) -> Result<TracedRun, QemuError> {
+    let (initrd, guest_log) = prepare(run, dir, true)?;
+    let fifo = dir.join(names::FIFO);
+    let _ = std::fs::remove_file(&fifo);
+    let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes())
+        .map_err(|_| QemuError::Guest("the FIFO path holds a NUL".into()))?;
+    // SAFETY: a valid NUL-terminated path.
+    if unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) } != 0 {
+        return Err(io_err(&fifo)(std::io::Error::last_os_error()));
+    }
+    let start_ns = cfg.wall_start_ns;
+    let out_dir = outputs.dir.map(Path::to_path_buf);
+    let mut refs = match (&out_dir, outputs.truth_csv) {
+        (Some(d), true) => {
+            let p = d.join(names::REFERENCES_CSV);
+            let mut w = BufWriter::with_capacity(1 << 20, File::create(&p).map_err(io_err(&p))?);
+            writeln!(w, "{REFERENCE_CSV_HEADER}").map_err(io_err(&p))?;
+            Some((w, p))
+        }
+        _ => None,
+    };
+    let mut cmd = qemu_command(run, &initrd, &guest_log, Some(&fifo));
+    let guest = start(run, &mut cmd, &dir.join(names::CONSOLE), Some(fifo.clone()))?;
+    let reader = File::open(&fifo).map_err(io_err(&fifo))?;
+    let mut reader = QemuReader::new(BufReader::with_capacity(1 << 20, reader));
+    let mut accesses = 0u64;
+    let mut lines = 0u64;
+    let mut first: Option<Instant> = None;
+    let mut csv_error = None;
+    let mut ref_text = Vec::new();
+    let space = run.space;
+    let report = run_streamed_with(cfg, outputs, |m| {
+        let mut more = true;
+        for _ in 0..ACCESSES_PER_BATCH {
+            let a = match reader.next_access() {
+                Ok(Some(a)) => a,
+                Ok(None) => {
+                    more = false;
+                    break;
+                }
+                Err(error) => {
+                    return Err(SimError::Io {
+                        path: fifo.display().to_string(),
+                        error,
+                    })
+                }
+            };
+            first.get_or_insert_with(Instant::now);
+            accesses += 1;
+            m.guest_access(&a, &space, |r| {
+                if refs.is_some() {
+                    push_reference_row(&mut ref_text, lines, r);
+                }
+                lines += 1;
+            })?;
+        }
+        if let Some((w, _)) = &mut refs {
+            if let Err(e) = w.write_all(&ref_text) {
+                csv_error.get_or_insert(e);
+            }
+            ref_text.clear();
+        }
+        Ok(more)
+    });
+    let stream_secs = first.map_or(0.0, |t| t.elapsed().as_secs_f64());
+    let _ = std::fs::remove_file(&fifo);
+    let report = report?;
+    if let Some((mut w, p)) = refs {
+        if let Some(e) = csv_error {
+            return Err(io_err(&p)(e));
+        }
+        w.flush().map_err(io_err(&p))?;
+    }
+    let guest = guest.finish(run, &guest_log)?;
+    if let Some(d) = &out_dir {
+        write_guest_log(&guest_log, &d.join(files::KLOG), start_ns)?;
+        if let Some(ev) = events {
+            let to = d.join(files::EVENTS);
+            std::fs::copy(ev, &to).map_err(io_err(&to))?;
+        }
+    }
+    Ok(TracedRun {
+        guest,
+        report,
+        accesses,
+        stream_secs,
+    })
+}
+
+/// The drained records behind a `.hmttlog` file header.
+fn write_guest_log(raw: &Path, to: &Path, start_ns: u64) -> Result<(), QemuError> {
+    let records = std::fs::read(raw).map_err(io_err(raw))?;
+    if !records.len().is_multiple_of(RECORD_LEN) {
+        return Err(QemuError::Guest(format!(
+            "{}: {} bytes is not a whole number of {RECORD_LEN}-byte log records",
+            raw.display(),
+            records.len()
+        )));
+    }
+    let mut out = FileHeaderRepr { start_ns }.to_bytes().to_vec();
+    out.extend_from_slice(&records);
+    std::fs::write(to, out).map_err(io_err(to))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn init_quotes_the_command_and_traces_its_name() {
+        let mut run = GuestRun::new(
+            Kit::in_dir(Path::new("/k")),
+            vec!["/work/my sort".into(), "it's".into()],
+        );
+        run.log_records = 4096;
+        let s = init_script(&run);
+        assert!(s.contains("'/work/my sort' 'it'\\''s'\n"), "{s}");
+        assert!(s.contains("trace_comm='my sort'"), "{s}");
+        assert!(s.contains("cfg_base=0x10000000 cfg_size=0x800000 log_records=4096"));
+    }
+
+    #[test]
+    fn cpio_entries_are_aligned_and_end_with_the_trailer() {
+        let mut c = Cpio::new();
+        c.dir("bin");
+        c.file("bin/x", 0o755, b"abcde");
+        let out = c.finish();
+        assert_eq!(out.len() % 4, 0);
+        assert!(out.starts_with(b"070701"));
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.contains("bin/x\0"));
+        assert!(text.contains("TRAILER!!!\0"));
+        // The file's data starts 4-aligned right after its padded name.
+        let at = out.windows(5).position(|w| w == b"abcde").unwrap();
+        assert_eq!(at % 4, 0);
+    }
+}

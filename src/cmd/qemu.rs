@@ -1,0 +1,135 @@
+//! `hmtt qemu`: trace real software under QEMU TCG with the real `hmtt.ko`
+//! and the `qemu-plugin-hmtt` plugin as the DIMM; writes the layout of
+//! `hmtt sim --out`.
+
+use anyhow::{bail, Context};
+use hmtt_sim::cache::CacheConfig;
+use hmtt_sim::dram::Scheduler;
+use hmtt_sim::machine::SimConfig;
+use hmtt_sim::qemu_guest::{run_plain, run_traced, GuestRun, Kit};
+use hmtt_sim::send::{resolve, UdpSink};
+use hmtt_sim::stream::{PacketSink, StreamOutputs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::shared::{parse_size, OnOff};
+
+/// Arguments of `hmtt qemu`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  kmod-hmtt/scripts/qemu-kit.sh target/qemu-kit
+  hmtt qemu --kit target/qemu-kit --out run/ --cache off --truth-csv \\
+      --add target/qemu-kit/hmtt_sort --events target/qemu-kit/hmtt_sort.events.toml -- hmtt_sort 4096
+  hmtt qemu --kit target/qemu-kit --out plain/ --plain --add target/qemu-kit/hmtt_sort -- hmtt_sort 4096")]
+pub struct Args {
+    /// Output directory (the layout of `hmtt sim --out`, plus console.log
+    /// and, with --truth-csv, qemu-refs.csv).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Directory made by kmod-hmtt/scripts/qemu-kit.sh (kernel, hmtt.ko,
+    /// guest helper, plugin).
+    #[arg(long, default_value = "target/qemu-kit")]
+    pub kit: PathBuf,
+    /// Static binaries and data files put into the guest's /work (repeatable).
+    #[arg(long)]
+    pub add: Vec<PathBuf>,
+    /// Events file naming the program's I-codes (copied as events.toml).
+    #[arg(long)]
+    pub events: Option<PathBuf>,
+    /// Last-level cache model on or off.
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pub cache: OnOff,
+    #[arg(long, default_value = "2M")]
+    pub cache_size: String,
+    #[arg(long, default_value_t = 16)]
+    pub ways: u32,
+    /// fcfs or frfcfs (fcfs keeps the references in program order).
+    #[arg(long, default_value = "fcfs")]
+    pub scheduler: Scheduler,
+    /// Also write the ground truth as CSV, and qemu-refs.csv (every line
+    /// reference as the plugin saw it, in program order).
+    #[arg(long)]
+    pub truth_csv: bool,
+    /// Send the packets over UDP (as `hmtt sim --send`).
+    #[arg(long, value_delimiter = ',')]
+    pub send: Vec<String>,
+    /// Guest RAM (at most 2G).
+    #[arg(long, default_value = "512M")]
+    pub memory: String,
+    /// Kernel log ring records in the guest.
+    #[arg(long, default_value_t = 65536)]
+    pub log_records: u64,
+    /// Give up on the guest after this many seconds.
+    #[arg(long, default_value_t = 600)]
+    pub timeout: u64,
+    /// Boot without the plugin (plain TCG) and only time the command.
+    #[arg(long)]
+    pub plain: bool,
+    /// The command run in the guest, and its arguments.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let mut guest = GuestRun::new(Kit::in_dir(&a.kit), a.command.clone());
+    guest.adds = a.add.clone();
+    guest.memory_bytes = parse_size(&a.memory)?;
+    guest.log_records = a.log_records;
+    guest.timeout = Duration::from_secs(a.timeout);
+    if a.plain {
+        let g = run_plain(&guest, &a.out)?;
+        println!(
+            "plain TCG: command took {:.3} s in the guest, QEMU ran {:.1} s, exit status {}",
+            g.command_secs, g.wall_secs, g.status
+        );
+        return Ok(());
+    }
+    let mut cfg = SimConfig::default().starting_now();
+    cfg.cache = match a.cache {
+        OnOff::On => Some(CacheConfig {
+            size_bytes: parse_size(&a.cache_size)?,
+            ways: a.ways,
+        }),
+        OnOff::Off => None,
+    };
+    cfg.controller.scheduler = a.scheduler;
+    let mut sink = if a.send.is_empty() {
+        None
+    } else {
+        Some(UdpSink::new(&resolve(&a.send)?, 1, cfg.board.ports, None)?)
+    };
+    let outputs = StreamOutputs {
+        dir: Some(&a.out),
+        truth_csv: a.truth_csv,
+        check: false,
+        packets: sink.as_mut().map(|s| s as &mut (dyn PacketSink + Send)),
+    };
+    let t = run_traced(&guest, &a.out, cfg, outputs, a.events.as_deref()).context("hmtt qemu")?;
+    let s = &t.report.summary;
+    let rate = t.accesses as f64 / t.stream_secs.max(1e-9);
+    println!(
+        "traced {} guest accesses ({} memory requests, {} packets) in {:.2} s of streaming: {:.2} M accesses/s",
+        t.accesses,
+        s.stats.memory_requests,
+        s.packets.iter().sum::<u64>(),
+        t.stream_secs,
+        rate / 1e6
+    );
+    println!(
+        "guest: command took {:.3} s, exit status {}; {} kernel log records; QEMU ran {:.1} s",
+        t.guest.command_secs, t.guest.status, t.guest.log_records, t.guest.wall_secs
+    );
+    for (b, c) in s.board_counters.iter().enumerate() {
+        if c.events_dropped > 0 {
+            println!(
+                "board {b}: {} events lost to TX FIFO overflow",
+                c.events_dropped
+            );
+        }
+    }
+    println!("wrote {}", a.out.display());
+    if t.guest.status != 0 {
+        bail!("the guest command exited with status {}", t.guest.status);
+    }
+    Ok(())
+}

@@ -14,9 +14,7 @@ use hmtt_merge::replay::archive::ArchiveSource;
 use hmtt_merge::replay::writer::VtraceInfo;
 use hmtt_merge::replay::{Miss, RecordSource, ReplayFilter, ReplayOutput, Replayer, VtraceWriter};
 
-use crate::shared::{
-    parse_number, parse_range, status, with_names_of, Stdout, TraceBytes,
-};
+use crate::shared::{parse_number, parse_range, status, with_names_of, Stdout, TraceBytes};
 
 /// Arguments of `hmtt replay`.
 #[derive(clap::Args)]

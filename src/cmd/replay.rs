@@ -14,7 +14,9 @@ use hmtt_merge::replay::archive::ArchiveSource;
 use hmtt_merge::replay::writer::VtraceInfo;
 use hmtt_merge::replay::{Miss, RecordSource, ReplayFilter, ReplayOutput, Replayer, VtraceWriter};
 
-use crate::shared::{parse_number, parse_range, status, with_names_of, Stdout, TraceBytes};
+use crate::shared::{
+    is_closed_pipe, parse_number, parse_range, status, with_names_of, Stdout, TraceBytes,
+};
 
 /// Arguments of `hmtt replay`.
 #[derive(clap::Args)]
@@ -155,9 +157,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         if let Some(w) = csv.as_mut() {
             for v in block.iter().filter(|v| v.is_access()) {
-                if let Err(e) = w.write_record(v) {
-                    err = Some(anyhow::Error::from(e).context("writing the CSV"));
-                    return;
+                match w.write_record(v) {
+                    Ok(()) => {}
+                    // The reader has what it wanted; the replay goes on.
+                    Err(e) if is_closed_pipe(&e) => {
+                        csv = None;
+                        return;
+                    }
+                    Err(e) => {
+                        err = Some(anyhow::Error::from(e).context("writing the CSV"));
+                        return;
+                    }
                 }
             }
         }

@@ -91,18 +91,18 @@ type Replayed = (u64, bool, Option<u32>, Option<u64>);
 fn read_replay(path: &Path) -> Vec<Replayed> {
     let text = std::fs::read_to_string(path).unwrap();
     let mut lines = text.lines();
-    assert_eq!(
-        lines.next(),
-        Some("time_ns,tick,board,pa,rw,source,pid,va,miss")
-    );
+    // The virtual trace's CSV (docs/format.md §14), read by column name.
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (pa, rw, pid, va) = (col("pa"), col("rw"), col("pid"), col("va"));
     lines
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
             (
-                hex(f[3]),
-                f[4] == "W",
-                f[6].parse().ok(),
-                (!f[7].is_empty()).then(|| hex(f[7])),
+                hex(f[pa]),
+                f[rw] == "W",
+                f[pid].parse().ok(),
+                (!f[va].is_empty()).then(|| hex(f[va])),
             )
         })
         .collect()

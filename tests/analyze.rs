@@ -6,51 +6,15 @@
 //! analysis; then the command line's pictures and JSON.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::vtrace::VtraceView;
 use hmtt_merge::analyze::{analyze, Analysis, AnalyzeOptions, TraceInput};
 use hmtt_merge::window::EventWindow;
 
-fn hmtt(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_hmtt"))
-        .args(args)
-        .output()
-        .expect("the hmtt binary runs");
-    assert!(
-        out.status.success(),
-        "hmtt {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hmtt-analyze-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-/// `hmtt sim` with `sim_args`, merged; returns (sim dir, trace).
-fn simulate(dir: &Path, sim_args: &[&str], merge_args: &[&str]) -> (PathBuf, PathBuf) {
-    let sim = dir.join("run");
-    let mut a = vec!["sim"];
-    a.extend_from_slice(sim_args);
-    a.extend_from_slice(&["--out", s(&sim)]);
-    hmtt(&a);
-    let trace = dir.join("run.hmtttrace");
-    let mut m = vec!["merge", s(&sim), "-o", s(&trace), "--quiet"];
-    m.extend_from_slice(merge_args);
-    hmtt(&m);
-    (sim, trace)
-}
+mod support;
+use support::cli::{ok, s, scratch, simulate_and_merge, MIX_ON_2_BOARDS};
 
 /// One row of a CSV dump.
 #[derive(Debug, Clone)]
@@ -67,7 +31,7 @@ struct Row {
 
 /// Every record of `hmtt dump --csv`, columns found by their names.
 fn dump(trace: &Path) -> Vec<Row> {
-    let csv = hmtt(&["dump", s(trace), "--csv"]);
+    let csv = ok(&["dump", s(trace), "--csv"]);
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let col = |name: &str| header.iter().position(|h| *h == name);
@@ -242,7 +206,7 @@ fn ddr3_coord(board: u8, pa: u64, channels: u64) -> (u8, u64, u64, u64) {
 #[test]
 fn physical_analyses_match_independent_recounts() {
     let dir = scratch("physical");
-    let (_, trace) = simulate(
+    let (_, trace) = simulate_and_merge(
         &dir,
         &["--workload", "quicksort", "--n", "1500", "--cache", "off"],
         &[],
@@ -355,7 +319,7 @@ fn physical_analyses_match_independent_recounts() {
 #[test]
 fn a_window_restricts_every_figure_to_its_span() {
     let dir = scratch("window");
-    let (_, trace) = simulate(
+    let (_, trace) = simulate_and_merge(
         &dir,
         &["--workload", "quicksort", "--n", "1500", "--cache", "off"],
         &[],
@@ -388,22 +352,9 @@ fn a_window_restricts_every_figure_to_its_span() {
 #[test]
 fn two_boards_and_a_virtual_trace() {
     let dir = scratch("virtual");
-    let (sim, trace) = simulate(
+    let (sim, trace) = simulate_and_merge(
         &dir,
-        &[
-            "--workload",
-            "mix",
-            "--n",
-            "16K",
-            "--cache",
-            "off",
-            "--boards",
-            "2",
-            "--ports",
-            "2",
-            "--dma",
-            "8",
-        ],
+        &[&MIX_ON_2_BOARDS[..], &["--dma", "8"]].concat(),
         &["--interleave-shift", "12"],
     );
     // Banks of two interleaved channels against bit slicing.
@@ -439,11 +390,7 @@ fn two_boards_and_a_virtual_trace() {
 
     let vtrace = dir.join("run.hmttvtrace");
     let log = sim.join("pagetable.hmttlog");
-    let out = Command::new(env!("CARGO_BIN_EXE_hmtt"))
-        .args(["replay", s(&trace), "--log", s(&log), "--out", s(&vtrace)])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    ok(&["replay", s(&trace), "--log", s(&log), "--out", s(&vtrace)]);
     let v = analysis(&vtrace, &AnalyzeOptions::default());
     let acc = accesses(&dump(&vtrace));
     assert!(v.virtual_trace);
@@ -512,7 +459,7 @@ fn two_boards_and_a_virtual_trace() {
 #[test]
 fn the_command_line_writes_pictures_and_json() {
     let dir = scratch("cli");
-    let (sim, trace) = simulate(
+    let (sim, trace) = simulate_and_merge(
         &dir,
         &["--workload", "quicksort", "--n", "1000", "--cache", "off"],
         &[],
@@ -520,7 +467,7 @@ fn the_command_line_writes_pictures_and_json() {
     let events = sim.join("events.toml");
     let plots = dir.join("plots");
     let json = dir.join("a.json");
-    let text = hmtt(&[
+    let text = ok(&[
         "analyze",
         s(&trace),
         "--window",

@@ -5,92 +5,22 @@
 //! `--limit` decodes one block (the count `hmtt -v dump` logs); damaged or
 //! cut archives are refused with a clear message, not a panic.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn hmtt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hmtt"))
-        .args(args)
-        .output()
-        .expect("the hmtt binary runs")
-}
-
-/// Runs `hmtt args`, which must succeed; returns (stdout, stderr).
-fn ok(args: &[&str]) -> (String, String) {
-    let out = hmtt(args);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        out.status.success(),
-        "hmtt {args:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    (stdout, stderr)
-}
-
-/// Runs `hmtt args`, which must fail without a panic; returns stderr.
-fn fails(args: &[&str]) -> String {
-    let out = hmtt(args);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!out.status.success(), "hmtt {args:?} succeeded");
-    assert!(
-        !stderr.contains("panicked"),
-        "hmtt {args:?} panicked:\n{stderr}"
-    );
-    stderr
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hmtt-archivecli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-/// A simulated run with processes, remaps and DMA on 2 boards, merged.
-fn run(dir: &Path) -> (PathBuf, PathBuf) {
-    let sim = dir.join("run");
-    ok(&[
-        "sim",
-        "--workload",
-        "mix",
-        "--n",
-        "16K",
-        "--cache",
-        "off",
-        "--boards",
-        "2",
-        "--ports",
-        "2",
-        "--out",
-        s(&sim),
-    ]);
-    let trace = dir.join("run.hmtttrace");
-    ok(&["merge", s(&sim), "-o", s(&trace), "-q"]);
-    (sim, trace)
-}
+mod support;
+use support::cli::{
+    fails, mix_merged_on_2_boards, ok, ok_with_stderr, pack_in_small_blocks, s, scratch,
+};
 
 #[test]
 fn archives_round_trip_and_read_like_the_trace() {
     let dir = scratch("round");
-    let (sim, trace) = run(&dir);
+    let (sim, trace) = mix_merged_on_2_boards(&dir);
     let trace_bytes = std::fs::read(&trace).unwrap();
     let records = (trace_bytes.len() - 128) / 16;
     assert!(records > 5000, "{records}");
 
     // Small blocks, so that the trace spans many.
     let archive = dir.join("run.hmttz");
-    let (out, _) = ok(&[
-        "pack",
-        s(&trace),
-        "-o",
-        s(&archive),
-        "--block-records",
-        "1000",
-    ]);
+    let out = pack_in_small_blocks(&trace, &archive);
     assert!(out.contains("bits per record"), "{out}");
     let archive_len = std::fs::metadata(&archive).unwrap().len() as usize;
     assert!(archive_len * 4 < trace_bytes.len(), "{archive_len}");
@@ -119,9 +49,9 @@ fn archives_round_trip_and_read_like_the_trace() {
     ] {
         let mut a = args.to_vec();
         a.push(s(&trace));
-        let (from_trace, _) = ok(&a);
+        let from_trace = ok(&a);
         *a.last_mut().unwrap() = s(&archive);
-        let (from_archive, _) = ok(&a);
+        let from_archive = ok(&a);
         assert_eq!(
             from_trace.replace(s(&trace), "FILE"),
             from_archive.replace(s(&archive), "FILE"),
@@ -142,18 +72,11 @@ fn archives_round_trip_and_read_like_the_trace() {
 #[test]
 fn a_seek_decodes_one_block() {
     let dir = scratch("seek");
-    let (_, trace) = run(&dir);
+    let (_, trace) = mix_merged_on_2_boards(&dir);
     let archive = dir.join("run.hmttz");
-    ok(&[
-        "pack",
-        s(&trace),
-        "-o",
-        s(&archive),
-        "--block-records",
-        "1000",
-    ]);
+    pack_in_small_blocks(&trace, &archive);
     // A time in the middle of the trace, from the trace's own dump.
-    let (full, _) = ok(&["dump", "--csv", s(&trace)]);
+    let full = ok(&["dump", "--csv", s(&trace)]);
     let lines: Vec<&str> = full.lines().skip(1).collect();
     let blocks = lines.len().div_ceil(1000);
     assert!(blocks >= 5, "{blocks}");
@@ -161,8 +84,8 @@ fn a_seek_decodes_one_block() {
     let mid = lines[blocks / 2 * 1000 + 500];
     let ns: f64 = mid.split(',').next().unwrap().parse().unwrap();
     let from = format!("{ns}");
-    let (want, _) = ok(&["dump", s(&trace), "--from-ns", &from, "--limit", "10"]);
-    let (got, log) = ok(&[
+    let want = ok(&["dump", s(&trace), "--from-ns", &from, "--limit", "10"]);
+    let (got, log) = ok_with_stderr(&[
         "-v",
         "dump",
         s(&archive),
@@ -178,7 +101,7 @@ fn a_seek_decodes_one_block() {
         "{log}"
     );
     // Without a seek every block is decoded.
-    let (_, log) = ok(&["-v", "dump", s(&archive)]);
+    let (_, log) = ok_with_stderr(&["-v", "dump", s(&archive)]);
     assert!(
         log.contains(&format!("decoded {blocks} of {blocks} archive blocks")),
         "{log}"
@@ -188,16 +111,9 @@ fn a_seek_decodes_one_block() {
 #[test]
 fn damaged_and_cut_archives_are_refused_clearly() {
     let dir = scratch("bad");
-    let (_, trace) = run(&dir);
+    let (_, trace) = mix_merged_on_2_boards(&dir);
     let archive = dir.join("run.hmttz");
-    ok(&[
-        "pack",
-        s(&trace),
-        "-o",
-        s(&archive),
-        "--block-records",
-        "1000",
-    ]);
+    pack_in_small_blocks(&trace, &archive);
     let bytes = std::fs::read(&archive).unwrap();
 
     let cut = dir.join("cut.hmttz");

@@ -9,51 +9,17 @@
 //! for both cores).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use hmtt_format::geometry::Geometry;
 use hmtt_sim::board::default_window;
 use serde_json::Value;
 
-fn hmtt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hmtt"))
-        .args(args)
-        .output()
-        .expect("the hmtt binary runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = hmtt(args);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "hmtt {args:?} failed\nstdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
-/// The message of a run that must fail.
-fn refused(args: &[&str]) -> String {
-    let out = hmtt(args);
-    assert!(!out.status.success(), "hmtt {args:?} should fail");
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hmtt-engines-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod support;
+use support::cli::{fails, ok, s, scratch, simulate};
 
 /// Verilator's work directory, shared by the tests and kept between runs.
 fn work() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("hmtt-board-verilator")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn summary(dir: &Path) -> Value {
@@ -142,12 +108,9 @@ fn both_engines(dir: &Path, commands: &Path, options: &[&str]) -> Value {
     m
 }
 
+/// The command stream of board 0 of `hmtt sim options`.
 fn sim_stream(dir: &Path, options: &[&str]) -> PathBuf {
-    let out = dir.join("sim");
-    let mut a = vec!["sim", "--out", s(&out)];
-    a.extend_from_slice(options);
-    ok(&a);
-    out.join("commands-b0.txt")
+    simulate(dir, options).join("commands-b0.txt")
 }
 
 #[test]
@@ -246,19 +209,19 @@ fn fifo_overflow_and_the_reference_limit_give_identical_files() {
         "--out",
         s(&out),
     ];
-    let e = refused(&[&base[..], &["--commands", s(&twice)]].concat());
+    let e = fails(&[&base[..], &["--commands", s(&twice)]].concat());
     assert!(
         e.contains("twice.txt:3") && e.contains("one command per tick"),
         "{e}"
     );
     let rank = dir.join("rank.txt");
     std::fs::write(&rank, "0 ACT 5 0 1\n").unwrap();
-    let e = refused(&[&base[..], &["--commands", s(&rank)]].concat());
+    let e = fails(&[&base[..], &["--commands", s(&rank)]].concat());
     assert!(
         e.contains("rank.txt:1") && e.contains("chip selects"),
         "{e}"
     );
-    let e = refused(&[&base[..], &["--commands", s(&rank), "--ports", "2"]].concat());
+    let e = fails(&[&base[..], &["--commands", s(&rank), "--ports", "2"]].concat());
     assert!(
         e.contains("ecp5-85f core cannot run this") && e.contains("ports"),
         "{e}"

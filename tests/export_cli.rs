@@ -8,76 +8,21 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use hmtt_format::trace::{RecordKind, TraceRecord, TraceView};
 use hmtt_format::vtrace::{VirtualRecord, VtraceView};
 
-fn hmtt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hmtt"))
-        .args(args)
-        .output()
-        .expect("the hmtt binary runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = hmtt(args);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "hmtt {args:?} failed\nstdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+mod support;
+use support::cli::{mix_merged_with_events, ok, pack_in_small_blocks, s, scratch};
 
 /// A simulated run merged into a trace, packed, and replayed into a
 /// virtual trace: (dir, trace, archive, vtrace).
 fn run(name: &str) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("hmtt-export-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let sim = dir.join("run");
-    ok(&[
-        "sim",
-        "--workload",
-        "mix",
-        "--n",
-        "16K",
-        "--cache",
-        "off",
-        "--boards",
-        "2",
-        "--ports",
-        "2",
-        "--out",
-        s(&sim),
-    ]);
-    let trace = dir.join("run.hmtttrace");
-    ok(&[
-        "merge",
-        s(&sim),
-        "-o",
-        s(&trace),
-        "--events",
-        s(&sim.join("events.toml")),
-        "--interleave-shift",
-        "12",
-        "--quiet",
-    ]);
+    let dir = scratch(name);
+    let (sim, trace) = mix_merged_with_events(&dir);
     let archive = dir.join("run.hmttz");
-    ok(&[
-        "pack",
-        s(&trace),
-        "-o",
-        s(&archive),
-        "--block-records",
-        "1000",
-    ]);
+    pack_in_small_blocks(&trace, &archive);
     let vtrace = dir.join("run.hmttvtrace");
     ok(&[
         "replay",

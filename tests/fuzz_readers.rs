@@ -10,7 +10,6 @@
 //! passed (e.g. 3600 for the long run).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -28,6 +27,9 @@ use hmtt_receiver::pcapng::PcapngWriter;
 use hmtt_receiver::{Capture, CaptureConfig, Input, Source};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+mod support;
+use support::cli::{ok, s, simulate_and_merge};
 
 /// One damage to a file.
 #[derive(Debug, Clone)]
@@ -123,18 +125,6 @@ struct Seeds {
     dir: PathBuf,
 }
 
-fn hmtt(args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_hmtt"))
-        .args(args)
-        .output()
-        .expect("the hmtt binary runs");
-    assert!(
-        out.status.success(),
-        "hmtt {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 fn seeds() -> &'static Seeds {
     static SEEDS: OnceLock<Seeds> = OnceLock::new();
     SEEDS.get_or_init(|| {
@@ -142,33 +132,16 @@ fn seeds() -> &'static Seeds {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz-readers");
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let run = dir.join("run");
-        let s = |p: &Path| p.to_str().unwrap().to_string();
-        let (trace, vtrace) = (dir.join("t.hmtttrace"), dir.join("t.hmttvtrace"));
-        hmtt(&[
-            "sim",
-            "--workload",
-            "quicksort",
-            "--n",
-            "20000",
-            "--out",
-            &s(&run),
-        ]);
-        hmtt(&["merge", &s(&run), "-o", &s(&trace), "-q"]);
+        let (run, trace) =
+            simulate_and_merge(&dir, &["--workload", "quicksort", "--n", "20000"], &[]);
         let log = run.join("pagetable.hmttlog");
-        hmtt(&[
-            "replay",
-            &s(&trace),
-            "--log",
-            &s(&log),
-            "--out",
-            &s(&vtrace),
-        ]);
+        let vtrace = dir.join("t.hmttvtrace");
+        ok(&["replay", s(&trace), "--log", s(&log), "--out", s(&vtrace)]);
         let mut captures: Vec<(String, Vec<u8>)> = std::fs::read_dir(&run)
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|x| x == "hmttcap"))
-            .map(|p| (s(&p), std::fs::read(&p).unwrap()))
+            .map(|p| (s(&p).to_string(), std::fs::read(&p).unwrap()))
             .collect();
         captures.sort();
         assert!(!captures.is_empty());

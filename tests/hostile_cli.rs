@@ -9,52 +9,21 @@ use std::process::{Command, Output, Stdio};
 use hmtt_format::capture::CaptureReader;
 use hmtt_format::trace::TraceView;
 
+mod support;
+use support::cli::{hmtt, ok, ok_with_stderr, s, scratch, simulate};
+
 /// `hmtt merge`'s status for a trace written with rejected input.
 const EXIT_REJECTED_INPUT: i32 = 3;
-
-fn hmtt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hmtt"))
-        .args(args)
-        .output()
-        .expect("the hmtt binary runs")
-}
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn ok(args: &[&str]) -> Output {
-    let out = hmtt(args);
-    assert!(
-        out.status.success(),
-        "hmtt {args:?}: {:?}\n{}\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    out
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 /// A fresh directory with `hmtt sim`'s outputs of quicksort in `run/`.
 fn simulated(name: &str) -> (PathBuf, PathBuf) {
-    let d = std::env::temp_dir().join(format!("hmtt-hostile-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    let run = d.join("run");
-    ok(&[
-        "sim",
-        "--workload",
-        "quicksort",
-        "--n",
-        "20000",
-        "--out",
-        s(&run),
-    ]);
-    (d, run)
+    let dir = scratch(name);
+    let run = simulate(&dir, &["--workload", "quicksort", "--n", "20000"]);
+    (dir, run)
 }
 
 /// Offset in `file` of the `i`-th packet's t0.
@@ -96,7 +65,7 @@ fn a_t0_near_2_pow_64_is_rejected_with_status_3_and_stats_stays_small() {
     assert!(ticks.windows(2).all(|w| w[0] <= w[1]), "out of time order");
     assert!(*ticks.last().unwrap() < 1 << 40);
     let stats = ok(&["stats", s(&trace)]);
-    assert!(text(&stats.stdout).contains("rejected 1"));
+    assert!(stats.contains("rejected 1"));
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -121,7 +90,7 @@ fn a_bad_tick_in_a_capture_header_is_said_and_exits_3() {
 
 #[test]
 fn merge_help_documents_the_exit_statuses() {
-    let help = text(&ok(&["merge", "--help"]).stdout);
+    let help = ok(&["merge", "--help"]);
     assert!(help.contains("Exit status:"), "{help}");
     assert!(
         help.contains(&format!(
@@ -213,7 +182,7 @@ fn replay_of_a_cut_log_or_one_with_seq_holes_says_so() {
     let replay = |bytes: &[u8]| {
         let path = d.join("damaged.hmttlog");
         std::fs::write(&path, bytes).unwrap();
-        text(&ok(&["replay", s(&trace), "--log", s(&path)]).stderr)
+        ok_with_stderr(&["replay", s(&trace), "--log", s(&path)]).1
     };
     let whole = replay(&log);
     assert!(
@@ -245,14 +214,13 @@ fn capture_repair_cuts_a_partial_record_and_help_states_the_loss_bound() {
     let mut cut = whole.clone();
     cut.extend_from_slice(&whole[64..64 + 40]);
     std::fs::write(&file, &cut).unwrap();
-    let out = ok(&["capture", "--repair", "-o", s(&run)]);
-    let stderr = text(&out.stderr);
+    let (_, stderr) = ok_with_stderr(&["capture", "--repair", "-o", s(&run)]);
     assert!(
         stderr.contains("40 bytes of a partial record cut"),
         "{stderr}"
     );
     assert_eq!(std::fs::read(&file).unwrap(), whole);
-    let help = text(&ok(&["capture", "--help"]).stdout);
+    let help = ok(&["capture", "--help"]);
     assert!(help.contains("most the last 150 ms of packets"), "{help}");
     assert!(help.contains("--repair"));
     std::fs::remove_dir_all(d).unwrap();
@@ -472,11 +440,11 @@ fn merge_ignores_a_zero_tail_and_gives_back_a_killed_captures_preallocation() {
         // leaves that file's space alone.
         let held = std::fs::File::open(&port1).unwrap();
         held.lock().unwrap();
-        let summary = text(&ok(&["merge", s(&run), "-o", s(&tailed)]).stdout);
+        let summary = ok(&["merge", s(&run), "-o", s(&tailed)]);
         assert!(!summary.contains("preallocated"), "{summary}");
         assert!(allocated(&port1) >= 8 << 20);
     }
-    let summary = text(&ok(&["merge", s(&run), "-o", s(&tailed)]).stdout);
+    let summary = ok(&["merge", s(&run), "-o", s(&tailed)]);
     assert!(
         summary.contains(&format!(
             "board0-port0.hmttcap ends in {} bytes of zeros at offset {len0}: space no record was written into",
@@ -486,7 +454,7 @@ fn merge_ignores_a_zero_tail_and_gives_back_a_killed_captures_preallocation() {
     );
     assert!(!summary.contains("rejected"), "{summary}");
     // The zeros are not records: the trace is the clean one, record for record.
-    let dump = |t: &Path| ok(&["dump", s(t)]).stdout;
+    let dump = |t: &Path| ok(&["dump", s(t)]);
     assert_eq!(dump(&tailed), dump(&clean));
     // Merge reads the inputs and trims only space past their ends.
     assert_eq!(std::fs::read(&port0).unwrap(), zeros);
@@ -497,11 +465,11 @@ fn merge_ignores_a_zero_tail_and_gives_back_a_killed_captures_preallocation() {
             "{summary}"
         );
         assert!(allocated(&port1) < 1 << 20, "{}", allocated(&port1));
-        let again = text(&ok(&["merge", s(&run), "-o", s(&tailed)]).stdout);
+        let again = ok(&["merge", s(&run), "-o", s(&tailed)]);
         assert!(!again.contains("preallocated"), "{again}");
     }
     // repair cuts the zero tail.
-    let out = text(&ok(&["capture", "--repair", "-o", s(&run)]).stderr);
+    let (_, out) = ok_with_stderr(&["capture", "--repair", "-o", s(&run)]);
     assert!(out.contains("4136 bytes of zeros"), "{out}");
     assert_eq!(std::fs::metadata(&port0).unwrap().len(), len0);
     std::fs::remove_dir_all(d).unwrap();

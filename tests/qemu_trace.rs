@@ -26,6 +26,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod support;
+use support::cli::{ok, ok_with_stderr, s, scratch};
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -39,14 +42,6 @@ fn run(cmd: &mut Command) -> (String, String) {
         "{cmd:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
     (stdout, stderr)
-}
-
-fn hmtt(args: &[&str]) -> (String, String) {
-    run(Command::new(env!("CARGO_BIN_EXE_hmtt")).args(args))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
 }
 
 /// A line reference of the plugin's record.
@@ -122,14 +117,12 @@ fn is_user(vaddr: u64) -> bool {
 
 #[test]
 fn sort_under_qemu_replays_to_qemus_addresses() {
-    let dir = std::env::temp_dir().join(format!("hmtt-qemu-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("sort");
     let kit = repo().join("target/qemu-kit-test");
     run(Command::new(repo().join("kmod-hmtt/scripts/qemu-kit.sh")).arg(&kit));
 
     let out = dir.join("run");
-    let (stdout, _) = hmtt(&[
+    let stdout = ok(&[
         "qemu",
         "--kit",
         s(&kit),
@@ -164,7 +157,7 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
     let trace = dir.join("run.hmtttrace");
     let events = out.join("events.toml");
     let log = out.join("pagetable.hmttlog");
-    let (merged, _) = hmtt(&["merge", s(&out), "-o", s(&trace), "--events", s(&events)]);
+    let merged = ok(&["merge", s(&out), "-o", s(&trace), "--events", s(&events)]);
     assert!(merged.contains(" 0 LOST"), "{merged}");
     let refs = read_refs(&out.join("qemu-refs.csv"));
     let accesses: Vec<&Ref> = refs.iter().filter(|r| r.event.is_none()).collect();
@@ -172,7 +165,7 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
     // The whole run, reference by reference.
     let all_csv = dir.join("all.csv");
     let (replay_out, replay_err) =
-        hmtt(&["replay", s(&trace), "--log", s(&log), "--csv", s(&all_csv)]);
+        ok_with_stderr(&["replay", s(&trace), "--log", s(&log), "--csv", s(&all_csv)]);
     let replayed_all = format!("{replay_out}{replay_err}");
     assert!(
         replayed_all.contains("not placed: 0"),
@@ -204,7 +197,7 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
 
     // The program's pid, between its first and last I-code.
     let p_csv = dir.join("program.csv");
-    hmtt(&[
+    ok(&[
         "replay",
         s(&trace),
         "--log",
@@ -238,7 +231,7 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
 
     // The I-codes as named tags, where the plugin saw their stores: the
     // dump's records and the plugin's line references are in one order.
-    let (dump, _) = hmtt(&["dump", s(&trace), "--csv", "--events", s(&events)]);
+    let dump = ok(&["dump", s(&trace), "--csv", "--events", s(&events)]);
     for (name, event) in [
         ("sort_begin", 0x40),
         ("sort_end", 0x41),
@@ -257,7 +250,7 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
 
     // The sort's window: exactly the references between its two stores.
     let w_csv = dir.join("sort.csv");
-    hmtt(&[
+    ok(&[
         "replay",
         s(&trace),
         "--log",
@@ -285,7 +278,7 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
 
     // The cache on: the trace is the cache model's ground truth.
     let cached = dir.join("cached");
-    hmtt(&[
+    ok(&[
         "qemu",
         "--kit",
         s(&kit),
@@ -308,8 +301,8 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
         "4096",
     ]);
     let cached_trace = dir.join("cached.hmtttrace");
-    hmtt(&["merge", s(&cached), "-o", s(&cached_trace)]);
-    let (dump, _) = hmtt(&["dump", s(&cached_trace), "--csv", "--accesses-only"]);
+    ok(&["merge", s(&cached), "-o", s(&cached_trace)]);
+    let dump = ok(&["dump", s(&cached_trace), "--csv", "--accesses-only"]);
     let traced: Vec<(u64, bool)> = dump
         .lines()
         .skip(1)

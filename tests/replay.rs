@@ -12,7 +12,7 @@ use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
 use hmtt_sim::workload::Workload;
 
 mod support;
-use support::merged;
+use support::replay::merged;
 
 fn replay(
     out: &SimOutput,

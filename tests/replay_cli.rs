@@ -5,71 +5,17 @@
 //! tags, and damaged files are refused with a clear message.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use hmtt_format::truth::{RefKind, TruthRecord};
 use hmtt_format::vtrace::VtraceView;
 
-fn hmtt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hmtt"))
-        .args(args)
-        .output()
-        .expect("the hmtt binary runs")
-}
+mod support;
+use support::cli::{fails, mix_merged_with_events, ok, ok_with_stderr, s, scratch};
 
-/// Runs `hmtt args`, which must succeed; returns (stdout, stderr).
-fn ok(args: &[&str]) -> (String, String) {
-    let out = hmtt(args);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        out.status.success(),
-        "hmtt {args:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    (stdout, stderr)
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hmtt-replaycli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-/// A simulated run (several processes, remaps, DMA; 2 boards) merged.
+/// A simulated run (several processes, remaps, DMA; 2 boards) merged:
+/// (sim dir, trace, ground truth).
 fn run(dir: &Path) -> (PathBuf, PathBuf, Vec<TruthRecord>) {
-    let sim = dir.join("run");
-    ok(&[
-        "sim",
-        "--workload",
-        "mix",
-        "--n",
-        "16K",
-        "--cache",
-        "off",
-        "--boards",
-        "2",
-        "--ports",
-        "2",
-        "--out",
-        s(&sim),
-    ]);
-    let trace = dir.join("run.hmtttrace");
-    ok(&[
-        "merge",
-        s(&sim),
-        "-o",
-        s(&trace),
-        "--events",
-        s(&sim.join("events.toml")),
-        "--interleave-shift",
-        "12",
-        "--quiet",
-    ]);
+    let (sim, trace) = mix_merged_with_events(dir);
     let bytes = std::fs::read(sim.join("truth.hmtttruth")).unwrap();
     let (_, truth) = hmtt_format::truth::read_binary(&bytes).unwrap();
     (sim, trace, truth)
@@ -145,7 +91,7 @@ fn replay_out_writes_a_virtual_trace_equal_to_the_ground_truth() {
     let (sim, trace, truth) = run(&dir);
     let vtrace = dir.join("run.hmttvtrace");
     let csv = dir.join("refs.csv");
-    let (_, stderr) = ok(&[
+    let (_, stderr) = ok_with_stderr(&[
         "replay",
         s(&trace),
         "--log",
@@ -183,7 +129,7 @@ fn replay_out_writes_a_virtual_trace_equal_to_the_ground_truth() {
     assert!(view.len() > accesses, "tags are kept");
 
     // Read back by `hmtt dump`, and the CSV of `replay`.
-    let (dump, _) = ok(&["dump", s(&vtrace), "--csv", "--accesses-only"]);
+    let dump = ok(&["dump", s(&vtrace), "--csv", "--accesses-only"]);
     let got = dumped(&dump);
     same(&got, &want);
     let got_csv = dumped(&std::fs::read_to_string(&csv).unwrap());
@@ -192,7 +138,7 @@ fn replay_out_writes_a_virtual_trace_equal_to_the_ground_truth() {
     // Text dump with the time index: a slice in the middle.
     let mid = view.record(view.len() / 2).unwrap().tick;
     let ns = h.ticks_to_ns(mid);
-    let (text, _) = ok(&[
+    let text = ok(&[
         "dump",
         s(&vtrace),
         "--from-ns",
@@ -248,7 +194,7 @@ fn a_window_between_named_events_holds_the_truth_between_their_tags() {
     let view = VtraceView::new_checked(&bytes).unwrap();
     assert!(view.header().is_selection());
     assert!(view.header().references > want.len() as u64);
-    let (dump, _) = ok(&["dump", s(&vtrace), "--csv", "--accesses-only"]);
+    let dump = ok(&["dump", s(&vtrace), "--csv", "--accesses-only"]);
     same(&dumped(&dump), &want);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -265,9 +211,7 @@ fn damaged_virtual_traces_and_bad_options_are_refused_clearly() {
     // A finished file cut short: its header promises more records.
     let cut = dir.join("cut.hmttvtrace");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
-    let out = hmtt(&["dump", s(&cut)]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let err = fails(&["dump", s(&cut)]);
     assert!(
         err.contains("not a usable virtual trace file") && err.contains("room for"),
         "{err}"
@@ -277,17 +221,13 @@ fn damaged_virtual_traces_and_bad_options_are_refused_clearly() {
     newer[8] = 9;
     let path = dir.join("newer.hmttvtrace");
     std::fs::write(&path, &newer).unwrap();
-    let out = hmtt(&["dump", s(&path)]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let err = fails(&["dump", s(&path)]);
     assert!(err.contains("version 9 is not supported"), "{err}");
     // A virtual trace is not a physical trace for replay.
-    let out = hmtt(&["replay", s(&vtrace), "--log", s(&log)]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let err = fails(&["replay", s(&vtrace), "--log", s(&log)]);
     assert!(err.contains("not a usable trace file"), "{err}");
     // Unknown event names.
-    let out = hmtt(&[
+    let err = fails(&[
         "replay",
         s(&trace),
         "--log",
@@ -295,10 +235,8 @@ fn damaged_virtual_traces_and_bad_options_are_refused_clearly() {
         "--window",
         "nope_begin,quicksort_end",
     ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
     assert!(err.contains("no event named 'nope_begin'"), "{err}");
-    let (help, _) = ok(&["replay", "--help"]);
+    let help = ok(&["replay", "--help"]);
     assert!(help.contains("Example") && help.contains("--out"), "{help}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -14,7 +14,7 @@ use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
 use hmtt_sim::workload::Workload;
 
 mod support;
-use support::merged;
+use support::replay::merged;
 
 /// The run's packets as capture files, merged.
 fn merged_all(out: &SimOutput, cfg: &SimConfig) -> Vec<TraceRecord> {

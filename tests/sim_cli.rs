@@ -6,40 +6,13 @@
 
 use std::collections::BTreeMap;
 use std::net::UdpSocket;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 use std::time::Duration;
 
 use hmtt_format::capture::CaptureReader;
 
-fn hmtt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hmtt"))
-        .args(args)
-        .output()
-        .expect("the hmtt binary runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = hmtt(args);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "hmtt {args:?} failed\nstdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hmtt-simcli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+mod support;
+use support::cli::{fails, ok, s, scratch};
 
 /// Packet payloads of one capture file, in file order.
 fn packets(path: &Path) -> Vec<Vec<u8>> {
@@ -283,14 +256,11 @@ fn bad_options_are_refused_clearly() {
         ),
     ]);
     for (needle, args) in cases {
-        let out = hmtt(&args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{args:?} succeeded");
+        let stderr = fails(&args);
         assert!(
             stderr.contains(needle),
             "{args:?}: no '{needle}' in:\n{stderr}"
         );
-        assert!(!stderr.contains("panicked"), "{args:?} panicked:\n{stderr}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

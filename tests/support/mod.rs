@@ -1,36 +1,10 @@
-//! Helpers shared by the replay tests.
+//! Helpers shared by the integration tests: each test file declares
+//! `mod support;` and imports what it uses from the submodules.
 
-use std::collections::HashSet;
+// Every test file is its own crate and compiles this whole module, while
+// using only some of its helpers: the rest would warn as dead code in
+// that crate.
+#![allow(dead_code)]
 
-use hmtt_format::trace::TraceRecord;
-use hmtt_merge::synth;
-use hmtt_merge::{merge, CaptureSet, MergeOptions, VecSink};
-use hmtt_sim::machine::{SimConfig, SimOutput};
-
-/// Capture files of the run's packets (one per board port), minus `drop`.
-pub fn merged(out: &SimOutput, cfg: &SimConfig, drop: &HashSet<(u8, u64)>) -> Vec<TraceRecord> {
-    let mut files = Vec::new();
-    for (bi, packets) in out.packets.iter().enumerate() {
-        let c = &out.board_configs[bi];
-        for port in 0..c.ports {
-            let mut f = synth::capture_header(c.board_id, port, c.geometry, c.tick_ps)
-                .emit()
-                .to_vec();
-            for p in packets
-                .iter()
-                .filter(|p| p.port == port && !drop.contains(&(c.board_id, p.seq)))
-            {
-                synth::append_record(&mut f, 0, &p.bytes).unwrap();
-            }
-            files.push((format!("b{}p{port}", c.board_id), f));
-        }
-    }
-    let set = CaptureSet::from_memory(files, u64::MAX).unwrap();
-    let opts = MergeOptions {
-        interleave_shift: (cfg.boards > 1).then_some(cfg.interleave_shift),
-        ..Default::default()
-    };
-    let mut sink = VecSink::default();
-    merge(&set, &opts, &mut sink, &mut |_| {}).unwrap();
-    sink.0
-}
+pub mod cli;
+pub mod replay;

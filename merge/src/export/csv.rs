@@ -15,6 +15,7 @@ use std::io::Write;
 
 use hmtt_format::vtrace::VirtualRecord;
 
+use super::time::TickTime;
 use super::{event_cell, rw_cell, source_cell, ExportError, RecordWriter, TraceKind, TraceMeta};
 
 /// The header line of a physical trace's CSV.
@@ -26,7 +27,6 @@ pub const VIRTUAL_HEADER: &str = "time_ns,tick,board,pa,rw,kind,source,pid,va,mi
 pub struct CsvWriter<W: Write> {
     out: W,
     meta: TraceMeta,
-    tick_ps: u64,
 }
 
 impl<W: Write> CsvWriter<W> {
@@ -36,26 +36,15 @@ impl<W: Write> CsvWriter<W> {
             TraceKind::Virtual => VIRTUAL_HEADER,
         };
         writeln!(out, "{header}")?;
-        Ok(CsvWriter {
-            out,
-            tick_ps: u64::from(meta.tick_ps),
-            meta,
-        })
+        Ok(CsvWriter { out, meta })
     }
 
     /// One line; a reference allocates nothing.
     pub fn write_record(&mut self, v: &VirtualRecord) -> std::io::Result<()> {
         let r = v.physical();
         let w = &mut self.out;
-        let ps = u128::from(r.tick) * u128::from(self.tick_ps);
-        write!(
-            w,
-            "{}.{:03},{},{},",
-            ps / 1000,
-            ps % 1000,
-            r.tick,
-            r.board()
-        )?;
+        let time = TickTime::new(r.tick, self.meta.tick_ps);
+        write!(w, "{time},{},{},", r.tick, r.board())?;
         if r.is_access() {
             write!(w, "{:#x}", r.pa())?;
         }

@@ -15,6 +15,7 @@ pub mod parquet;
 pub mod perfetto;
 pub mod ramulator2;
 pub mod table;
+mod time;
 
 use std::io::Write;
 

@@ -5,13 +5,13 @@ use std::io::Write;
 
 use hmtt_format::vtrace::VirtualRecord;
 
+use super::time::TickTime;
 use super::{event_cell, rw_cell, source_cell, TraceKind, TraceMeta};
 
 /// Writes the table of one trace kind; the header line at creation.
 pub struct TableWriter<W: Write> {
     out: W,
     meta: TraceMeta,
-    tick_ps: u64,
 }
 
 impl<W: Write> TableWriter<W> {
@@ -29,25 +29,14 @@ impl<W: Write> TableWriter<W> {
             )?;
         }
         writeln!(out, "event")?;
-        Ok(TableWriter {
-            out,
-            tick_ps: u64::from(meta.tick_ps),
-            meta,
-        })
+        Ok(TableWriter { out, meta })
     }
 
     pub fn write_record(&mut self, v: &VirtualRecord) -> std::io::Result<()> {
         let r = v.physical();
         let w = &mut self.out;
-        let ps = u128::from(r.tick) * u128::from(self.tick_ps);
-        write!(
-            w,
-            "{:>12}.{:03} {:>14} {:>5} ",
-            ps / 1000,
-            ps % 1000,
-            r.tick,
-            r.board()
-        )?;
+        let time = TickTime::new(r.tick, self.meta.tick_ps);
+        write!(w, "{time:>16} {:>14} {:>5} ", r.tick, r.board())?;
         if r.is_access() {
             write!(w, "{:>#14x} ", r.pa())?;
         } else {

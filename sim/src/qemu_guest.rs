@@ -122,6 +122,10 @@ pub struct GuestRun {
     pub timeout: Duration,
     /// Print the guest's console as it comes.
     pub show_console: bool,
+    /// QEMU `-device` specifications of devices to attach (their drivers,
+    /// if modules, go in `modules`), e.g.
+    /// `virtio-rng-pci,disable-legacy=on,iommu_platform=on`.
+    pub devices: Vec<String>,
 }
 
 impl GuestRun {
@@ -140,6 +144,7 @@ impl GuestRun {
             log_records: 1 << 16,
             timeout: Duration::from_secs(600),
             show_console: true,
+            devices: Vec::new(),
         }
     }
 
@@ -354,6 +359,9 @@ pub fn qemu_command(
         .args(["-serial", "mon:stdio", "-chardev"])
         .arg(format!("file,id=hmttlog,path={}", guest_log.display()))
         .args(["-serial", "chardev:hmttlog"]);
+    for device in &run.devices {
+        c.arg("-device").arg(device);
+    }
     if let Some(out) = plugin_out {
         c.arg("-plugin").arg(format!(
             "{},out={},cfg_base={:#x},ram_size={}",
@@ -716,6 +724,17 @@ mod tests {
 
         run.modules.push("/c/one.ko".into());
         assert!(matches!(run.check(), Err(QemuError::Guest(m)) if m.contains("one.ko")));
+    }
+
+    #[test]
+    fn devices_are_attached() {
+        let mut run = GuestRun::new(Kit::in_dir(Path::new("/k")), vec!["prog".into()]);
+        run.devices = vec!["virtio-rng-pci,iommu_platform=on".into()];
+        let cmd = qemu_command(&run, Path::new("/i"), Path::new("/l"), None);
+        let args: Vec<&std::ffi::OsStr> = cmd.get_args().collect();
+        let at = args.iter().position(|a| *a == "-device").expect("-device");
+        assert_eq!(args[at + 1], "virtio-rng-pci,iommu_platform=on");
+        assert_eq!(args.iter().filter(|a| **a == "-device").count(), 1);
     }
 
     #[test]

@@ -40,6 +40,10 @@ pub struct Args {
     /// order; built against the kit's kernel).
     #[arg(long = "module")]
     pub modules: Vec<PathBuf>,
+    /// QEMU device to attach, as for `qemu-system-x86_64 -device`
+    /// (repeatable); its driver, if a module, goes in with --module.
+    #[arg(long = "device")]
+    pub devices: Vec<String>,
     /// Events file naming I-codes of the program or the modules
     /// (repeatable; merged into events.toml).
     #[arg(long)]
@@ -82,6 +86,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut guest = GuestRun::new(Kit::in_dir(&a.kit), a.command.clone());
     guest.adds = a.add.clone();
     guest.modules = a.modules.clone();
+    guest.devices = a.devices.clone();
     guest.memory_bytes = parse_size(&a.memory)?;
     guest.log_records = a.log_records;
     guest.timeout = Duration::from_secs(a.timeout);

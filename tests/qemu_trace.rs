@@ -17,12 +17,30 @@
 //! - `replay --window sort_begin,sort_end` selects exactly the references
 //!   between those two stores.
 //!
+//! The same run loads the DMA test module `hmtt_dmatest.ko` (`--module`)
+//! after the trace begins, so kernel code is instrumented too:
+//! - every configuration-space store the plugin saw is a tag of `hmtt dump`
+//!   at the same place, named: the program's and the module's I-codes by
+//!   the merged events file, the page-table log's tags (`hmtt_printk`) as
+//!   `LOG#seq`, one per log record, in sequence order;
+//! - the module's eight DMA log records (their kinds, sizes, directions and
+//!   addresses as its code maps them) have their tags between its
+//!   `dmatest_begin` and `dmatest_end` I-codes, and nothing else does;
+//! - the replay of that window places every log record, counts the
+//!   module's DMA buffers in its Table 4, keeps the eight tags between the
+//!   module's two, and selects exactly QEMU's references between the two
+//!   stores, with as many device (DMA) references as QEMU saw the CPU make
+//!   inside a mapped buffer (QEMU's device models bypass the plugin).
+//!
 //! A second run with the cache model on checks that the merged trace
 //! equals the memory path's ground truth, reference by reference.
 //!
 //! Needs qemu-system-x86, busybox-static, gcc, linux-headers-amd64 and the
 //! kernel image (scripts/setup.sh installs them).
 
+use hmtt_format::events::EventNames;
+use hmtt_format::klog::{read_image, DmaDirection, Event, RecordRepr};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -135,8 +153,12 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
         "170",
         "--add",
         s(&kit.join("hmtt_sort")),
+        "--module",
+        s(&kit.join("hmtt_dmatest.ko")),
         "--events",
         s(&kit.join("hmtt_sort.events.toml")),
+        "--events",
+        s(&kit.join("hmtt_dmatest.events.toml")),
         "--",
         "hmtt_sort",
         "4096",
@@ -247,6 +269,14 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
             .collect();
         assert_eq!(rows, vec![position_of(&refs, event)], "tag {name}");
     }
+    let snapshot_logged: usize = stdout
+        .lines()
+        .find_map(|l| l.trim().split("snapshot=").nth(1))
+        .expect("the program reported its snapshot")
+        .trim()
+        .parse()
+        .unwrap();
+    check_kernel_tags(&dir, &out, &trace, &refs, &dump, (pid, snapshot_logged));
 
     // The sort's window: exactly the references between its two stores.
     let w_csv = dir.join("sort.csv");
@@ -333,4 +363,276 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
         traced.len()
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The name `hmtt dump` gives the tag or command of `event` (docs/format.md
+/// §14): inner commands by name, log tags `LOG#seq` (the log here has fewer
+/// than 65536 records, so the seq is the tag's low bits), user events by
+/// the events file.
+fn tag_name(event: u32, names: &EventNames) -> String {
+    match event {
+        0 => "BEGIN_TRACING".into(),
+        1 => "END_TRACING".into(),
+        0x10000..=0x1FFFF => format!("LOG#{}", event - 0x10000),
+        _ => names
+            .name_of(event)
+            .unwrap_or_else(|| panic!("event {event:#x} has no name"))
+            .into(),
+    }
+}
+
+/// Rows of a dump CSV as the named columns, read by header.
+fn columns<'a>(text: &'a str, names: &[&str]) -> Vec<Vec<&'a str>> {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at: Vec<usize> = names
+        .iter()
+        .map(|n| header.iter().position(|h| h == n).unwrap())
+        .collect();
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            at.iter().map(|&i| f[i]).collect()
+        })
+        .collect()
+}
+
+/// A DMA log record's shape: (map, size, direction).
+fn dma_shape(r: &RecordRepr) -> Option<(bool, u64, DmaDirection)> {
+    match r.event {
+        Event::DmaMap {
+            size, dir, device, ..
+        } => Some((true, size, dir, device)),
+        Event::DmaUnmap {
+            size, dir, device, ..
+        } => Some((false, size, dir, device)),
+        _ => None,
+    }
+    .map(|(map, size, dir, device)| {
+        assert_eq!(device.as_bytes(), b"hmtt_dmatest", "seq {}", r.seq);
+        (map, size, dir)
+    })
+}
+
+fn dma_addr(r: &RecordRepr) -> u64 {
+    match r.event {
+        Event::DmaMap { addr, .. } | Event::DmaUnmap { addr, .. } => addr,
+        _ => panic!("seq {} is not a DMA record", r.seq),
+    }
+}
+
+/// Kernel code in the trace: the module's I-codes and DMA log records, and
+/// the page-table log's own tags (see the file's documentation).
+/// `program`: the program's pid and the SNAPSHOT_MAP records it reported.
+fn check_kernel_tags(
+    dir: &Path,
+    out: &Path,
+    trace: &Path,
+    refs: &[Ref],
+    dump: &str,
+    program: (u32, usize),
+) {
+    let (pid, snapshot_logged) = program;
+    let events = out.join("events.toml");
+    let names = EventNames::parse(&std::fs::read_to_string(&events).unwrap()).unwrap();
+    for (name, index) in [
+        ("sort_begin", 0x40),
+        ("prog_start", 0x42),
+        ("dmatest_begin", 0x76),
+        ("dmatest_end", 0x77),
+    ] {
+        assert_eq!(names.get(name), Some(index), "merged events file: {name}");
+    }
+    let log_path = out.join("pagetable.hmttlog");
+    let log = read_image(&std::fs::read(&log_path).unwrap()).unwrap();
+    let records = &log.records;
+    assert_eq!(
+        (log.cut_short_bytes, log.seq_holes, log.duplicates),
+        (0, 0, 0),
+        "a whole log"
+    );
+    assert!(records.len() < 0x10000 && records[0].seq == 0);
+
+    // Every store into the configuration space is the dump's tag at the
+    // same place (merge keeps the plugin's order: one record per line
+    // reference), named; every other row is a reference.
+    let rows = columns(dump, &["rw", "kind", "event"]);
+    assert_eq!(rows.len(), refs.len(), "one dump row per line reference");
+    let mut log_tags = Vec::new();
+    for (i, (row, r)) in rows.iter().zip(refs).enumerate() {
+        let rw = if r.write { "W" } else { "R" };
+        match r.event {
+            Some(e) => {
+                let kind = match (e < 0x40, r.write) {
+                    (true, _) => "CMD",
+                    (false, true) => "TAG_W",
+                    (false, false) => "TAG",
+                };
+                let name = tag_name(e, &names);
+                assert_eq!(row[1..], [kind, name.as_str()], "row {i}");
+                if kind != "CMD" {
+                    assert_eq!(row[0], rw, "row {i}");
+                }
+                if let Some(seq) = name.strip_prefix("LOG#") {
+                    log_tags.push(seq.parse::<u64>().unwrap());
+                }
+            }
+            None => assert_eq!(
+                row[..2],
+                [rw, if r.write { "WRITE" } else { "READ" }],
+                "row {i}"
+            ),
+        }
+    }
+    // hmtt_printk's tags: one per log record, in sequence order.
+    let seqs: Vec<u64> = records.iter().map(|r| r.seq).collect();
+    assert_eq!(log_tags, seqs, "the log tags in the dump");
+    let of_program = |kind: fn(&Event) -> bool| {
+        records
+            .iter()
+            .filter(|r| r.pid == pid && kind(&r.event))
+            .count()
+    };
+    let execs = of_program(|e| matches!(e, Event::Exec { .. }));
+    let exits = of_program(|e| matches!(e, Event::Exit { .. }));
+    let maps = of_program(|e| matches!(e, Event::Map { .. }));
+    let unmaps = of_program(|e| matches!(e, Event::Unmap { .. }));
+    let snapshot = of_program(|e| matches!(e, Event::SnapshotMap { .. }));
+    assert_eq!((execs, exits), (1, 1), "the program's EXEC and EXIT");
+    assert!(maps > 0 && unmaps > 0, "{maps} MAP, {unmaps} UNMAP records");
+    assert_eq!(snapshot, snapshot_logged, "SNAPSHOT_MAP records");
+
+    // The module's DMA records, as hmtt_dmatest.c maps its buffers: a
+    // single buffer to the device, a two-entry scatterlist from it, a
+    // coherent buffer; each unmap at its map's address.
+    let dma: Vec<&RecordRepr> = records.iter().filter(|r| dma_shape(r).is_some()).collect();
+    let shapes: Vec<(bool, u64, DmaDirection)> = dma.iter().filter_map(|r| dma_shape(r)).collect();
+    use DmaDirection::{Bidirectional, FromDevice, ToDevice};
+    assert_eq!(
+        shapes,
+        [
+            (true, 4096, ToDevice),
+            (false, 4096, ToDevice),
+            (true, 2048, FromDevice),
+            (true, 1024, FromDevice),
+            (false, 2048, FromDevice),
+            (false, 1024, FromDevice),
+            (true, 8192, Bidirectional),
+            (false, 8192, Bidirectional),
+        ],
+        "the module's DMA log"
+    );
+    for (map, unmap) in [(0, 1), (2, 4), (3, 5), (6, 7)] {
+        assert_eq!(dma_addr(dma[map]), dma_addr(dma[unmap]), "buffer {map}");
+    }
+    let dma_seqs: Vec<u64> = dma.iter().map(|r| r.seq).collect();
+    // Between the module's two I-codes are its DMA records' tags and no
+    // other tag.
+    let (begin, end) = (position_of(refs, 0x76), position_of(refs, 0x77));
+    let inside: Vec<String> = refs[begin + 1..end]
+        .iter()
+        .filter_map(|r| r.event)
+        .map(|e| tag_name(e, &names))
+        .collect();
+    let dma_tags: Vec<String> = dma_seqs.iter().map(|s| format!("LOG#{s}")).collect();
+    assert_eq!(inside, dma_tags, "the tags inside the module's window");
+
+    // The replay of the module's window.
+    let win = dir.join("dmatest.hmttvtrace");
+    let (o, e) = hmtt(&[
+        "replay",
+        s(trace),
+        "--log",
+        s(&log_path),
+        "--events",
+        s(&events),
+        "--window",
+        "dmatest_begin,dmatest_end",
+        "--out",
+        s(&win),
+    ]);
+    let report = format!("{o}{e}");
+    assert!(report.contains("not placed: 0"), "{report}");
+    for (label, dir) in [
+        ("to device (DMA read)", ToDevice),
+        ("from device (DMA write)", FromDevice),
+        ("bidirectional", Bidirectional),
+    ] {
+        let sizes: Vec<u64> = shapes
+            .iter()
+            .filter(|(map, _, d)| *map && *d == dir)
+            .map(|(_, size, _)| *size)
+            .collect();
+        let mean = sizes.iter().sum::<u64>() as f64 / sizes.len() as f64;
+        let line = report
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} line in Table 4:\n{report}"));
+        assert!(
+            line.contains(&format!(
+                " {} requests, average {mean:.0} bytes",
+                sizes.len()
+            )),
+            "{line}"
+        );
+    }
+    let (vdump, _) = hmtt(&["dump", s(&win), "--csv"]);
+    let vrows = columns(&vdump, &["pa", "rw", "kind", "source", "event"]);
+    let at = |name: &str| {
+        let rows: Vec<usize> = (0..vrows.len()).filter(|&i| vrows[i][4] == name).collect();
+        assert_eq!(rows.len(), 1, "{name} in the replay");
+        rows[0]
+    };
+    let (vbegin, vend) = (at("dmatest_begin"), at("dmatest_end"));
+    let tags: Vec<&str> = vrows[vbegin + 1..vend]
+        .iter()
+        .filter(|r| r[2].starts_with("TAG"))
+        .map(|r| r[4])
+        .collect();
+    assert_eq!(
+        tags, dma_tags,
+        "the replay's tags inside the module's window"
+    );
+    let selected: Vec<(usize, u64, bool)> = vrows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r[2] == "READ" || r[2] == "WRITE")
+        .map(|(i, r)| (i, hex(r[0]), r[1] == "W"))
+        .collect();
+    assert!(selected.iter().all(|&(i, _, _)| vbegin < i && i < vend));
+    // QEMU's references there, and those inside a buffer the log shows
+    // mapped at that point (the replay's device references).
+    let by_seq: HashMap<u64, &RecordRepr> = dma.iter().map(|r| (r.seq, *r)).collect();
+    let mut live: Vec<(u64, u64)> = Vec::new();
+    let mut expected = Vec::new();
+    let mut in_buffers = 0;
+    for r in &refs[begin + 1..end] {
+        match r.event {
+            Some(e) => {
+                let rec = by_seq[&u64::from(e - 0x10000)];
+                let (map, size, _) = dma_shape(rec).unwrap();
+                let buffer = (dma_addr(rec), dma_addr(rec) + size);
+                if map {
+                    live.push(buffer);
+                } else {
+                    live.retain(|&b| b != buffer);
+                }
+            }
+            None => {
+                expected.push((r.pa, r.write));
+                in_buffers += usize::from(live.iter().any(|&(lo, hi)| (lo..hi).contains(&r.pa)));
+            }
+        }
+    }
+    assert!(live.is_empty(), "every buffer unmapped");
+    let got: Vec<(u64, bool)> = selected.iter().map(|&(_, pa, w)| (pa, w)).collect();
+    assert_eq!(got, expected, "the module's window");
+    let device = vrows.iter().filter(|r| r[3] == "dma").count();
+    assert_eq!(device, in_buffers, "references inside mapped buffers");
+    println!(
+        "kernel code: {} log records, all tagged in order ({execs} EXEC, {maps} MAP, {unmaps} UNMAP, {snapshot} SNAPSHOT_MAP, {exits} EXIT of the program); hmtt_dmatest's window holds its {} DMA tags and {} references, {device} of them inside a mapped buffer",
+        records.len(),
+        dma_tags.len(),
+        expected.len()
+    );
 }

@@ -2,10 +2,12 @@
 # Fill OUT_DIR with what `hmtt qemu --kit OUT_DIR` boots and loads: Debian's
 # kernel (fetch-kernel.sh) unpacked to its ELF vmlinux, booted through its
 # PVH entry (the xz decompressor would run under the plugin's callbacks for
-# minutes), hmtt.ko (build.sh), the static guest helper
-# hmtt_qemu_guest, the I-code example hmtt_sort with its events file, and
-# the TCG plugin (crate qemu-plugin-hmtt, release build in its own target
-# directory so it can be built while another cargo holds the main one).
+# minutes), hmtt.ko (build.sh), the static guest helper hmtt_qemu_guest,
+# the I-code example hmtt_sort with its events file, the DMA test module
+# hmtt_dmatest.ko (debug info stripped, since its loading is traced) with
+# its events file, and the TCG plugin (crate qemu-plugin-hmtt, release
+# build in its own target directory so it can be built while another cargo
+# holds the main one).
 #
 # Usage: qemu-kit.sh OUT_DIR
 # Needs: what build.sh needs, gcc with static libc, python3, cargo.
@@ -31,8 +33,10 @@ if not elf.startswith(b"\x7fELF"):
     sys.exit("qemu-kit.sh: the payload of " + sys.argv[1] + " is not an ELF")
 open(sys.argv[2], "wb").write(elf)
 PY
-"$here/build.sh" "$out/kbuild" >/dev/null
+"$here/build.sh" "$out/kbuild" --test >/dev/null
 cp "$out/kbuild/module/hmtt.ko" "$out/hmtt.ko"
+strip --strip-debug -o "$out/hmtt_dmatest.ko" "$out/kbuild/test/dmatest/hmtt_dmatest.ko"
+cp "$src/test/dmatest/hmtt_dmatest.events.toml" "$out/"
 for prog in hmtt_qemu_guest hmtt_sort; do
 	gcc -static -O2 -Wall -Werror -I"$src/include" \
 		-o "$out/$prog" "$src/test/qemu/$prog.c"

@@ -3,7 +3,8 @@
 //! simulated memory path ([`crate::qemu`]) behind it.
 //!
 //! The guest boots Debian's kernel from a busybox initramfs made here; its
-//! `/init` loads `hmtt.ko`, begins the trace (event 0), runs the command,
+//! `/init` loads `hmtt.ko`, begins the trace (event 0), loads the run's
+//! extra kernel modules (so their init work is traced), runs the command,
 //! ends the trace (event 1), copies what is left in `/dev/hmtt_log` to its
 //! second serial port (a file on the host) and powers off. The plugin
 //! streams the accesses it saw between the two events through a FIFO that
@@ -13,6 +14,7 @@ use crate::machine::{SimConfig, SimError};
 use crate::outdir::files;
 use crate::qemu::{push_reference_row, GuestConfigSpace, QemuReader, REFERENCE_CSV_HEADER};
 use crate::stream::{run_streamed_with, StreamOutputs, StreamReport};
+use hmtt_format::events::{EventNames, EventsError};
 use hmtt_format::klog::{FileHeaderRepr, RECORD_LEN};
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -41,6 +43,8 @@ pub enum QemuError {
     Io { path: String, error: std::io::Error },
     #[error(transparent)]
     Sim(#[from] SimError),
+    #[error("{path}: {error}")]
+    Events { path: String, error: EventsError },
     #[error("{0}")]
     Guest(String),
 }
@@ -102,6 +106,11 @@ pub struct GuestRun {
     pub command: Vec<String>,
     /// Files copied into the guest's `/work` (static binaries, data).
     pub adds: Vec<PathBuf>,
+    /// Kernel modules (`.ko`, built against the kit's kernel) copied into
+    /// the guest's `/modules` and loaded with `insmod`, in this order,
+    /// after the trace begins and before the command: their init work is
+    /// traced, and they may use `hmtt.ko`'s in-kernel API.
+    pub modules: Vec<PathBuf>,
     /// Guest RAM; at most 2 GiB (QEMU 7.2 misplaces ROM accesses by the RAM
     /// size, and RAM must stay below the 4 GiB hole).
     pub memory_bytes: u64,
@@ -113,6 +122,10 @@ pub struct GuestRun {
     pub timeout: Duration,
     /// Print the guest's console as it comes.
     pub show_console: bool,
+    /// QEMU `-device` specifications of devices to attach (their drivers,
+    /// if modules, go in `modules`), e.g.
+    /// `virtio-rng-pci,disable-legacy=on,iommu_platform=on`.
+    pub devices: Vec<String>,
 }
 
 impl GuestRun {
@@ -121,6 +134,7 @@ impl GuestRun {
             kit,
             command,
             adds: Vec::new(),
+            modules: Vec::new(),
             memory_bytes: 512 << 20,
             vcpus: 1,
             space: GuestConfigSpace {
@@ -130,6 +144,7 @@ impl GuestRun {
             log_records: 1 << 16,
             timeout: Duration::from_secs(600),
             show_console: true,
+            devices: Vec::new(),
         }
     }
 
@@ -148,7 +163,31 @@ impl GuestRun {
                 self.space.base, self.space.size
             )));
         }
+        let mut names = Vec::new();
+        for m in &self.modules {
+            let name = guest_name(m)?;
+            if names.contains(&name) {
+                return Err(QemuError::Guest(format!(
+                    "two kernel modules are named {name}"
+                )));
+            }
+            names.push(name);
+        }
         Ok(())
+    }
+
+    /// The guest's `insmod` lines of the extra modules, each powering the
+    /// guest off with a failure line if the module does not load.
+    fn module_loads(&self) -> String {
+        self.modules
+            .iter()
+            .filter_map(|m| guest_name(m).ok())
+            .map(|name| {
+                let path = shell_quote(&format!("/modules/{name}"));
+                let failed = shell_quote(&format!("HMTT-QEMU-FAIL insmod {name}"));
+                format!("if ! insmod {path}; then\n\techo {failed}\n\tpoweroff -f\nfi\n")
+            })
+            .collect()
     }
 
     /// The command name the kernel gives the program (`trace_comm`).
@@ -156,6 +195,13 @@ impl GuestRun {
         let base = self.command[0].rsplit('/').next().unwrap_or_default();
         base.chars().take(15).collect()
     }
+}
+
+/// The name a file keeps inside the guest.
+fn guest_name(p: &Path) -> Result<&str, QemuError> {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| QemuError::Guest(format!("{}: no file name", p.display())))
 }
 
 fn shell_quote(s: &str) -> String {
@@ -181,7 +227,7 @@ cd /work
 echo "HMTT-QEMU-RUN"
 t0=$(hmtt_qemu_guest now)
 hmtt_qemu_guest icode 0
-{command}
+{modules}{command}
 status=$?
 hmtt_qemu_guest icode 1
 t1=$(hmtt_qemu_guest now)
@@ -194,6 +240,7 @@ poweroff -f
         size = run.space.size,
         records = run.log_records,
         comm = shell_quote(&run.comm()),
+        modules = run.module_loads(),
         command = command.join(" "),
     )
 }
@@ -266,7 +313,7 @@ impl Cpio {
 pub fn write_initramfs(run: &GuestRun, path: &Path) -> Result<(), QemuError> {
     let read = |p: &Path| std::fs::read(p).map_err(io_err(p));
     let mut c = Cpio::new();
-    for d in ["bin", "dev", "proc", "sys", "tmp", "work"] {
+    for d in ["bin", "dev", "modules", "proc", "sys", "tmp", "work"] {
         c.dir(d);
     }
     c.file("bin/busybox", 0o755, &read(&run.kit.busybox)?);
@@ -275,11 +322,14 @@ pub fn write_initramfs(run: &GuestRun, path: &Path) -> Result<(), QemuError> {
     c.file("hmtt.ko", 0o644, &read(&run.kit.module)?);
     c.file("init", 0o755, init_script(run).as_bytes());
     for add in &run.adds {
-        let name = add
-            .file_name()
-            .and_then(|n| n.to_str())
-            .ok_or_else(|| QemuError::Guest(format!("{}: no file name", add.display())))?;
-        c.file(&format!("work/{name}"), 0o755, &read(add)?);
+        c.file(&format!("work/{}", guest_name(add)?), 0o755, &read(add)?);
+    }
+    for module in &run.modules {
+        c.file(
+            &format!("modules/{}", guest_name(module)?),
+            0o644,
+            &read(module)?,
+        );
     }
     std::fs::write(path, c.finish()).map_err(io_err(path))
 }
@@ -309,6 +359,9 @@ pub fn qemu_command(
         .args(["-serial", "mon:stdio", "-chardev"])
         .arg(format!("file,id=hmttlog,path={}", guest_log.display()))
         .args(["-serial", "chardev:hmttlog"]);
+    for device in &run.devices {
+        c.arg("-device").arg(device);
+    }
     if let Some(out) = plugin_out {
         c.arg("-plugin").arg(format!(
             "{},out={},cfg_base={:#x},ram_size={}",
@@ -439,13 +492,21 @@ impl Guest {
                 .lines()
                 .find_map(|l| l.trim().strip_prefix(tag).map(str::to_string))
         };
+        let tail = || {
+            let lines: Vec<&str> = console.lines().rev().take(20).collect();
+            lines.into_iter().rev().collect::<Vec<_>>().join("\n")
+        };
+        if let Some(failed) = field("HMTT-QEMU-FAIL ") {
+            return Err(QemuError::Guest(format!(
+                "the guest could not {failed}; last console lines:\n{}",
+                tail()
+            )));
+        }
         let Some(end) = field("HMTT-QEMU-END ") else {
-            let tail: Vec<&str> = console.lines().rev().take(20).collect();
-            let tail: Vec<&str> = tail.into_iter().rev().collect();
             return Err(QemuError::Guest(format!(
                 "the guest did not finish within {:?} (qemu: {status}); last console lines:\n{}",
                 run.timeout,
-                tail.join("\n")
+                tail()
             )));
         };
         let times: Vec<f64> = field("HMTT-QEMU-TIME ")
@@ -500,15 +561,18 @@ pub struct TracedRun {
 
 /// Boots the guest with the plugin and runs its accesses through the
 /// memory path as they come, writing `outputs` (with `outputs.dir`, also
-/// the guest's kernel log as `pagetable.hmttlog`, `events` as the events
+/// the guest's kernel log as `pagetable.hmttlog`, the names of `events`,
+/// the events files of the program and the modules, merged into one events
 /// file, and with `truth_csv` every line reference as `qemu-refs.csv`).
 pub fn run_traced(
     run: &GuestRun,
     dir: &Path,
     cfg: SimConfig,
     outputs: StreamOutputs<'_>,
-    events: Option<&Path>,
+    events: &[PathBuf],
 ) -> Result<TracedRun, QemuError> {
+    // Before the boot: a conflict between the files is found at once.
+    let event_names = merge_events(events)?;
     let (initrd, guest_log) = prepare(run, dir, true)?;
     let fifo = dir.join(names::FIFO);
     let _ = std::fs::remove_file(&fifo);
@@ -584,9 +648,9 @@ pub fn run_traced(
     let guest = guest.finish(run, &guest_log)?;
     if let Some(d) = &out_dir {
         write_guest_log(&guest_log, &d.join(files::KLOG), start_ns)?;
-        if let Some(ev) = events {
+        if !events.is_empty() {
             let to = d.join(files::EVENTS);
-            std::fs::copy(ev, &to).map_err(io_err(&to))?;
+            std::fs::write(&to, event_names.to_toml()).map_err(io_err(&to))?;
         }
     }
     Ok(TracedRun {
@@ -595,6 +659,22 @@ pub fn run_traced(
         accesses,
         stream_secs,
     })
+}
+
+/// The names of every events file, each index and each name used once.
+pub fn merge_events(paths: &[PathBuf]) -> Result<EventNames, QemuError> {
+    let mut names = EventNames::default();
+    for p in paths {
+        let text = std::fs::read_to_string(p).map_err(io_err(p))?;
+        let events_err = |error| QemuError::Events {
+            path: p.display().to_string(),
+            error,
+        };
+        for (name, index) in EventNames::parse(&text).map_err(events_err)?.iter() {
+            names.insert(name, index).map_err(events_err)?;
+        }
+    }
+    Ok(names)
 }
 
 /// The drained records behind a `.hmttlog` file header.
@@ -627,6 +707,57 @@ mod tests {
         assert!(s.contains("'/work/my sort' 'it'\\''s'\n"), "{s}");
         assert!(s.contains("trace_comm='my sort'"), "{s}");
         assert!(s.contains("cfg_base=0x10000000 cfg_size=0x800000 log_records=4096"));
+    }
+
+    #[test]
+    fn modules_load_in_order_inside_the_trace_before_the_command() {
+        let mut run = GuestRun::new(Kit::in_dir(Path::new("/k")), vec!["prog".into()]);
+        run.modules = vec!["/a/one.ko".into(), "/b/two's.ko".into()];
+        run.check().unwrap();
+        let s = init_script(&run);
+        let at = |needle: &str| s.find(needle).unwrap_or_else(|| panic!("{needle} in {s}"));
+        let one = at("if ! insmod '/modules/one.ko'; then\n\techo 'HMTT-QEMU-FAIL insmod one.ko'\n\tpoweroff -f\nfi\n");
+        let two = at("insmod '/modules/two'\\''s.ko'");
+        assert!(at("hmtt_qemu_guest icode 0") < one);
+        assert!(one < two);
+        assert!(two < at("'prog'\nstatus=$?"));
+
+        run.modules.push("/c/one.ko".into());
+        assert!(matches!(run.check(), Err(QemuError::Guest(m)) if m.contains("one.ko")));
+    }
+
+    #[test]
+    fn devices_are_attached() {
+        let mut run = GuestRun::new(Kit::in_dir(Path::new("/k")), vec!["prog".into()]);
+        run.devices = vec!["virtio-rng-pci,iommu_platform=on".into()];
+        let cmd = qemu_command(&run, Path::new("/i"), Path::new("/l"), None);
+        let args: Vec<&std::ffi::OsStr> = cmd.get_args().collect();
+        let at = args.iter().position(|a| *a == "-device").expect("-device");
+        assert_eq!(args[at + 1], "virtio-rng-pci,iommu_platform=on");
+        assert_eq!(args.iter().filter(|a| **a == "-device").count(), 1);
+    }
+
+    #[test]
+    fn events_files_merge_and_conflicts_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let prog = write("prog.toml", "[events]\nsort_begin = 64\nsort_end = 65\n");
+        let module = write("mod.toml", "[events]\ndmatest_begin = 118\n");
+        let names = merge_events(&[prog.clone(), module]).unwrap();
+        let merged: Vec<(&str, u32)> = names.iter().collect();
+        assert_eq!(
+            merged,
+            [("dmatest_begin", 118), ("sort_begin", 64), ("sort_end", 65)]
+        );
+        let clash = write("clash.toml", "[events]\nother = 65\n");
+        assert!(matches!(
+            merge_events(&[prog, clash]),
+            Err(QemuError::Events { path, .. }) if path.ends_with("clash.toml")
+        ));
     }
 
     #[test]

@@ -20,6 +20,8 @@ use crate::shared::{parse_size, OnOff};
   kmod-hmtt/scripts/qemu-kit.sh target/qemu-kit
   hmtt qemu --kit target/qemu-kit --out run/ --cache off --truth-csv \\
       --add target/qemu-kit/hmtt_sort --events target/qemu-kit/hmtt_sort.events.toml -- hmtt_sort 4096
+  hmtt qemu --kit target/qemu-kit --out dma/ --module target/qemu-kit/hmtt_dmatest.ko \\
+      --events target/qemu-kit/hmtt_dmatest.events.toml -- true
   hmtt qemu --kit target/qemu-kit --out plain/ --plain --add target/qemu-kit/hmtt_sort -- hmtt_sort 4096")]
 pub struct Args {
     /// Output directory (the layout of `hmtt sim --out`, plus console.log
@@ -33,9 +35,19 @@ pub struct Args {
     /// Static binaries and data files put into the guest's /work (repeatable).
     #[arg(long)]
     pub add: Vec<PathBuf>,
-    /// Events file naming the program's I-codes (copied as events.toml).
+    /// Kernel module loaded in the guest after the trace begins and before
+    /// the command, so that its init work is traced (repeatable, loaded in
+    /// order; built against the kit's kernel).
+    #[arg(long = "module")]
+    pub modules: Vec<PathBuf>,
+    /// QEMU device to attach, as for `qemu-system-x86_64 -device`
+    /// (repeatable); its driver, if a module, goes in with --module.
+    #[arg(long = "device")]
+    pub devices: Vec<String>,
+    /// Events file naming I-codes of the program or the modules
+    /// (repeatable; merged into events.toml).
     #[arg(long)]
-    pub events: Option<PathBuf>,
+    pub events: Vec<PathBuf>,
     /// Last-level cache model on or off.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     pub cache: OnOff,
@@ -73,6 +85,8 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let mut guest = GuestRun::new(Kit::in_dir(&a.kit), a.command.clone());
     guest.adds = a.add.clone();
+    guest.modules = a.modules.clone();
+    guest.devices = a.devices.clone();
     guest.memory_bytes = parse_size(&a.memory)?;
     guest.log_records = a.log_records;
     guest.timeout = Duration::from_secs(a.timeout);
@@ -104,7 +118,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         check: false,
         packets: sink.as_mut().map(|s| s as &mut (dyn PacketSink + Send)),
     };
-    let t = run_traced(&guest, &a.out, cfg, outputs, a.events.as_deref()).context("hmtt qemu")?;
+    let t = run_traced(&guest, &a.out, cfg, outputs, &a.events).context("hmtt qemu")?;
     let s = &t.report.summary;
     let rate = t.accesses as f64 / t.stream_secs.max(1e-9);
     println!(

@@ -317,11 +317,13 @@ fn qemu_guest_loads_maps_logs_and_unloads() {
         }
     }
     // Stores by the user library (0x42 by hand, 0x43 by hmtt_icode), the
-    // module's ioctl (0x41) and the test module's hmtt_icode() call (0x77).
+    // module's ioctl (0x41) and the test module's hmtt_icode() calls
+    // around its DMA work (0x76, 0x77).
     for (event, value) in [
         (0x41u64, 0x41u64),
         (0x42, 0x4242),
         (0x43, 0x43),
+        (0x76, 0x76),
         (0x77, 0x77),
     ] {
         assert_eq!(

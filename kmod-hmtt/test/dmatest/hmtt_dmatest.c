@@ -6,9 +6,10 @@
  * two-entry scatterlist (DMA_FROM_DEVICE) and allocates and frees a
  * coherent buffer for a dummy platform device, and publishes the bus
  * addresses it got as read-only parameters, so the test can find the
- * matching DMA_MAP/DMA_UNMAP records in the hmtt log. It also calls the
- * exported hmtt_icode() once (event 0x77, a store) to show that other
- * modules can use the in-kernel API.
+ * matching DMA_MAP/DMA_UNMAP records in the hmtt log. It brackets that
+ * work with the exported hmtt_icode() (stores of event 0x76 before and
+ * 0x77 after, named in hmtt_dmatest.events.toml), so that in a trace the
+ * eight DMA log tags fall between its two I-codes.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,7 +21,8 @@
 
 #include "hmtt.h"
 
-#define DMATEST_ICODE_EVENT 0x77
+#define DMATEST_BEGIN_EVENT 0x76
+#define DMATEST_END_EVENT 0x77
 
 static unsigned long single_addr, sg_addr0, sg_addr1, coherent_addr;
 module_param(single_addr, ulong, 0444);
@@ -86,9 +88,11 @@ static int __init dmatest_init(void)
 		return PTR_ERR(pdev);
 	ret = dma_coerce_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (!ret)
+		ret = hmtt_icode(DMATEST_BEGIN_EVENT, true);
+	if (!ret)
 		ret = run_dma(&pdev->dev);
 	if (!ret)
-		ret = hmtt_icode(DMATEST_ICODE_EVENT, true);
+		ret = hmtt_icode(DMATEST_END_EVENT, true);
 	if (ret) {
 		platform_device_unregister(pdev);
 		return ret;

@@ -539,7 +539,7 @@ fn check_kernel_tags(
 
     // The replay of the module's window.
     let win = dir.join("dmatest.hmttvtrace");
-    let (o, e) = hmtt(&[
+    let (o, e) = ok_with_stderr(&[
         "replay",
         s(trace),
         "--log",
@@ -576,7 +576,7 @@ fn check_kernel_tags(
             "{line}"
         );
     }
-    let (vdump, _) = hmtt(&["dump", s(&win), "--csv"]);
+    let (vdump, _) = ok_with_stderr(&["dump", s(&win), "--csv"]);
     let vrows = columns(&vdump, &["pa", "rw", "kind", "source", "event"]);
     let at = |name: &str| {
         let rows: Vec<usize> = (0..vrows.len()).filter(|&i| vrows[i][4] == name).collect();

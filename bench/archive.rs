@@ -8,7 +8,8 @@
 //! Speeds are records per second of this thread's CPU time (one core),
 //! the best of `HMTT_ARCHIVE_ROUNDS` rounds (default 3) of at least 0.2 s
 //! each: the machine may be shared. Packing includes reading the trace's
-//! records; unpacking is decoding every block into records. Archive options: `HMTT_ARCHIVE_LEVEL`,
+//! records; unpacking is decoding every block into records. Archive
+//! options: `HMTT_ARCHIVE_LEVEL` (every column's zstd level) and
 //! `HMTT_ARCHIVE_BLOCK_RECORDS` (defaults: the format's).
 
 use std::io::Cursor;
@@ -57,9 +58,16 @@ fn main() {
     };
     let rounds: usize = env_num("HMTT_ARCHIVE_ROUNDS", 3);
     let defaults = ArchiveOptions::default();
-    let opts = ArchiveOptions {
-        level: env_num("HMTT_ARCHIVE_LEVEL", defaults.level),
-        block_records: env_num("HMTT_ARCHIVE_BLOCK_RECORDS", defaults.block_records),
+    let block_records = env_num("HMTT_ARCHIVE_BLOCK_RECORDS", defaults.block_records);
+    let opts = match std::env::var("HMTT_ARCHIVE_LEVEL")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        Some(level) => ArchiveOptions::with_level(block_records, level),
+        None => ArchiveOptions {
+            block_records,
+            ..defaults
+        },
     };
     for path in list.split(':').filter(|p| !p.is_empty()) {
         let trace = std::fs::read(path).unwrap_or_else(|e| panic!("reading {path}: {e}"));

@@ -116,7 +116,7 @@ mod tests {
         let archive_path = dir.path().join("t.hmttz");
         let opts = ArchiveOptions {
             block_records: 3000,
-            level: 3,
+            ..ArchiveOptions::default()
         };
         let mut a = ArchiveTraceWriter::create(&archive_path, opts).unwrap();
         for piece in recs.chunks(1234) {
@@ -139,10 +139,7 @@ mod tests {
         if !full.exists() {
             return;
         }
-        let opts = ArchiveOptions {
-            block_records: 1000,
-            level: 1,
-        };
+        let opts = ArchiveOptions::with_level(1000, 1);
         let mut a = ArchiveTraceWriter::create(full, opts).unwrap();
         let recs: Vec<_> = (0..100_000u64)
             .map(|i| TraceRecord::access(i, 0, false, i * 4096 * 64))

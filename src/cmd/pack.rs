@@ -28,16 +28,20 @@ pub struct ArchiveArgs {
     /// Records per archive block: a seek decodes one block.
     #[arg(long, default_value_t = archive::DEFAULT_BLOCK_RECORDS)]
     pub block_records: u32,
-    /// zstd level of the archive's columns (1..=22).
-    #[arg(long, default_value_t = archive::DEFAULT_LEVEL)]
-    pub level: i32,
+    /// zstd level of every column of the archive (1..=22; by default 3,
+    /// and 1 for the DT and AUX columns of blocks under 65536 records).
+    #[arg(long)]
+    pub level: Option<i32>,
 }
 
 impl ArchiveArgs {
     pub fn options(self) -> ArchiveOptions {
-        ArchiveOptions {
-            block_records: self.block_records,
-            level: self.level,
+        match self.level {
+            Some(level) => ArchiveOptions::with_level(self.block_records, level),
+            None => ArchiveOptions {
+                block_records: self.block_records,
+                ..ArchiveOptions::default()
+            },
         }
     }
 }

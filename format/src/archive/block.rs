@@ -133,34 +133,92 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The slot to code `line` against, and the delta from it: the most
-/// recently used slot within a small delta, else the closest slot (the
-/// most recent of equals). One pass over the slots. (Only the encoder
-/// chooses; the decoder reads the choice.)
-#[inline]
-fn choose(slots: &[u64; SLOTS], line: u64) -> (usize, i64) {
-    let mut best = (0, line.wrapping_sub(slots[0]) as i64);
-    for (s, &l) in slots.iter().enumerate() {
-        let d = line.wrapping_sub(l) as i64;
-        if zigzag(d) < u64::from(SMALL_DELTAS) {
-            return (s, d);
-        }
-        if d.unsigned_abs() < best.1.unsigned_abs() {
-            best = (s, d);
-        }
-    }
-    best
+/// The 16 slots, most recent first, kept as lines at fixed positions and
+/// an order: nibble `r` of `order` is the position of the line of rank
+/// `r`. Moving a rank to the front is then a few bit operations, without
+/// branches, instead of moving up to 15 lines.
+struct Recent {
+    lines: [u64; SLOTS],
+    order: u64,
 }
 
-/// Moves slot `s` to the front with `line` in it. A wide step starts a
-/// new stream: it takes the least recently used slot (`s = SLOTS - 1`) and
-/// leaves the one it was coded against in place.
-#[inline]
-fn touch(slots: &mut [u64; SLOTS], s: usize, line: u64) {
-    for i in (1..=s.min(SLOTS - 1)).rev() {
-        slots[i] = slots[i - 1];
+impl Recent {
+    fn new() -> Recent {
+        Recent {
+            lines: [0; SLOTS],
+            order: 0xFEDC_BA98_7654_3210,
+        }
     }
-    slots[0] = line;
+
+    #[inline(always)]
+    fn position(&self, rank: usize) -> usize {
+        ((self.order >> (4 * rank)) & 0xF) as usize
+    }
+
+    #[inline(always)]
+    fn line(&self, rank: usize) -> u64 {
+        self.lines[self.position(rank)]
+    }
+
+    /// The line of `rank` becomes `line` and moves to the front.
+    #[inline(always)]
+    fn touch(&mut self, rank: usize, line: u64) {
+        let p = self.position(rank);
+        self.lines[p] = line;
+        let before = (1u64 << (4 * rank)) - 1;
+        // `rank` and the ranks before it (all 16 for rank 15: the shift
+        // by 4 then leaves 0, which wraps to every bit).
+        let through = ((1u64 << (4 * rank)) << 4).wrapping_sub(1);
+        self.order = (self.order & !through) | ((self.order & before) << 4) | p as u64;
+    }
+
+    /// The most recent line becomes `line` (a step from it).
+    #[inline(always)]
+    fn set_front(&mut self, line: u64) {
+        self.lines[(self.order & 0xF) as usize] = line;
+    }
+
+    /// A new stream: the least recently used line is dropped and `line`
+    /// takes the front.
+    #[inline(always)]
+    fn push(&mut self, line: u64) {
+        let p = (self.order >> 60) as usize;
+        self.lines[p] = line;
+        self.order = (self.order << 4) | p as u64;
+    }
+}
+
+/// A delta the OP byte holds (zigzag below `SMALL_DELTAS`: -3..=2).
+#[inline(always)]
+fn is_small(d: i64) -> bool {
+    (d.wrapping_add(3) as u64) < u64::from(SMALL_DELTAS)
+}
+
+/// AUX bytes of the rare cases of one record, kept out of the loop.
+#[cold]
+#[inline(never)]
+fn put_varint_cold(out: &mut Vec<u8>, v: u64) {
+    put_varint(out, v);
+}
+
+/// The rank to code `line` against among `slots` (the recently used
+/// lines, most recent first), and whether its delta is small: the most
+/// recent within a small delta, else the closest (the most recent of
+/// equals). Only the encoder chooses; the decoder reads the choice.
+#[inline(always)]
+fn choose(slots: &[u64; SLOTS], line: u64) -> (usize, bool) {
+    // Low 4 bits: the rank; above: the distance. Kept without a branch:
+    // which line is closest is as good as random.
+    let mut closest = u64::MAX;
+    for (rank, &l) in slots.iter().enumerate() {
+        let d = line.wrapping_sub(l) as i64;
+        if is_small(d) {
+            return (rank, true);
+        }
+        let key = (d.unsigned_abs() << 4) | rank as u64;
+        closest = std::hint::select_unpredictable(key < closest, key, closest);
+    }
+    ((closest & 0xF) as usize, false)
 }
 
 /// Turns `records` into columns (appended to `out`, which the caller
@@ -170,45 +228,58 @@ pub fn encode(records: &[TraceRecord], out: &mut Columns) {
     let Some(first) = records.first() else {
         return;
     };
+    // Local columns: their lengths stay in registers (pushes through
+    // `out` would reload them after every store).
+    let mut op = std::mem::take(&mut out.op);
+    let mut dt_col = std::mem::take(&mut out.dt);
+    let mut aux = std::mem::take(&mut out.aux);
+    op.reserve(records.len() + 16);
+    dt_col.reserve(records.len());
     let mut prev = first.tick;
     let mut board = 0u8;
+    // Lines by rank (values are 50 bits, so distances fit the key above).
     let mut slots = [0u64; SLOTS];
-    out.op.reserve(records.len() + 16);
-    out.dt.reserve(records.len());
     for r in records {
         let b = (r.packed >> BOARD_SHIFT) as u8;
         if b != board {
-            out.op.push(OP_BOARD);
-            out.aux.push(b);
+            op.push(OP_BOARD);
+            aux.push(b);
             board = b;
         }
         let dt = r.tick.wrapping_sub(prev);
         prev = r.tick;
         if dt < u64::from(DT_WIDE) {
-            out.dt.push(dt as u8);
+            dt_col.push(dt as u8);
         } else {
-            out.dt.push(DT_WIDE);
-            put_varint(&mut out.aux, dt - u64::from(DT_WIDE));
+            dt_col.push(DT_WIDE);
+            put_varint_cold(&mut aux, dt - u64::from(DT_WIDE));
         }
         let low = (r.packed & 0x3f) as u8;
         let value = (r.packed >> VALUE_SHIFT) & VALUE_MASK;
         if low <= 1 {
-            let (s, d) = choose(&slots, value);
-            let z = zigzag(d);
-            if z < u64::from(SMALL_DELTAS) {
-                touch(&mut slots, s, value);
-                out.op.push(((s as u8 * SMALL_DELTAS + z as u8) << 1) | low);
+            let (s, small) = choose(&slots, value);
+            let z = zigzag(value.wrapping_sub(slots[s]) as i64);
+            if small {
+                for i in (1..=s).rev() {
+                    slots[i] = slots[i - 1];
+                }
+                op.push(((s as u8 * SMALL_DELTAS + z as u8) << 1) | low);
             } else {
-                touch(&mut slots, SLOTS - 1, value);
-                out.op.push(OP_WIDE + ((s as u8) << 1) + low);
-                put_varint(&mut out.aux, z - u64::from(SMALL_DELTAS));
+                // A new stream takes the least recently used slot.
+                slots.copy_within(0..SLOTS - 1, 1);
+                op.push(OP_WIDE + ((s as u8) << 1) + low);
+                put_varint(&mut aux, z - u64::from(SMALL_DELTAS));
             }
+            slots[0] = value;
         } else {
-            out.op.push(OP_OTHER);
-            out.aux.push(low);
-            put_varint(&mut out.aux, value);
+            op.push(OP_OTHER);
+            aux.push(low);
+            put_varint_cold(&mut aux, value);
         }
     }
+    out.op = op;
+    out.dt = dt_col;
+    out.aux = aux;
 }
 
 /// Turns columns back into `n` records (appended to `out`) whose first
@@ -219,7 +290,6 @@ pub fn decode(
     first_tick: u64,
     out: &mut Vec<TraceRecord>,
 ) -> Result<(), ColumnError> {
-    let mut ops = cols.op.iter().copied();
     let mut aux = Reader {
         bytes: &cols.aux,
         pos: 0,
@@ -231,34 +301,45 @@ pub fn decode(
     if cols.dt.len() > n {
         return Err(ColumnError::Long("DT"));
     }
+    let ops = &cols.op[..];
+    let mut next_op = 0usize;
     let mut tick = first_tick;
     let mut board_bits = 0u64;
-    let mut slots = [0u64; SLOTS];
+    let mut recent = Recent::new();
     out.reserve(n);
     for &dt in &cols.dt {
-        let mut code = ops.next().ok_or(ColumnError::Short("OP"))?;
+        let mut code = *ops.get(next_op).ok_or(ColumnError::Short("OP"))?;
+        next_op += 1;
         while code == OP_BOARD {
             board_bits = u64::from(aux.byte()?) << BOARD_SHIFT;
-            code = ops.next().ok_or(ColumnError::Short("OP"))?;
+            code = *ops.get(next_op).ok_or(ColumnError::Short("OP"))?;
+            next_op += 1;
         }
         tick = tick.wrapping_add(if dt == DT_WIDE {
             aux.varint()?.wrapping_add(u64::from(DT_WIDE))
         } else {
             u64::from(dt)
         });
-        let (low, value) = if code < OP_WIDE {
+        let (low, value) = if code < 2 * SMALL_DELTAS {
+            // Rank 0 (most records): the order stays as it is.
+            let line = recent
+                .line(0)
+                .wrapping_add(SMALL_CODES[usize::from(code)].1 as u64)
+                & VALUE_MASK;
+            recent.set_front(line);
+            (u64::from(code & 1), line)
+        } else if code < OP_WIDE {
             let (s, d) = SMALL_CODES[usize::from(code)];
             let s = usize::from(s);
-            let line = slots[s].wrapping_add(d as u64) & VALUE_MASK;
-            touch(&mut slots, s, line);
+            let line = recent.line(s).wrapping_add(d as u64) & VALUE_MASK;
+            recent.touch(s, line);
             (u64::from(code & 1), line)
         } else if code < OP_WIDE_END {
-            let write = code & 1;
             let s = usize::from((code - OP_WIDE) >> 1);
             let z = aux.varint()?.wrapping_add(u64::from(SMALL_DELTAS));
-            let line = slots[s].wrapping_add(unzigzag(z) as u64) & VALUE_MASK;
-            touch(&mut slots, SLOTS - 1, line);
-            (u64::from(write), line)
+            let line = recent.line(s).wrapping_add(unzigzag(z) as u64) & VALUE_MASK;
+            recent.push(line);
+            (u64::from(code & 1), line)
         } else if code == OP_OTHER {
             let low = u64::from(aux.byte()? & 0x3f);
             (low, aux.varint()? & VALUE_MASK)
@@ -270,7 +351,7 @@ pub fn decode(
             packed: board_bits | (value << VALUE_SHIFT) | low,
         });
     }
-    if ops.next().is_some() {
+    if next_op != ops.len() {
         return Err(ColumnError::Long("OP"));
     }
     aux.finished()
@@ -361,11 +442,115 @@ mod tests {
         assert_eq!(decode(&bad, 1, 0, &mut out), Err(ColumnError::BadVarint));
     }
 
+    /// The encoder as format.md §13 words it: lines in an array by rank,
+    /// moved one by one; the closest line found in one pass.
+    fn reference_encode(records: &[TraceRecord]) -> Columns {
+        let mut out = Columns::default();
+        let Some(first) = records.first() else {
+            return out;
+        };
+        let mut prev = first.tick;
+        let mut board = 0u8;
+        let mut slots = [0u64; SLOTS];
+        for r in records {
+            let b = (r.packed >> BOARD_SHIFT) as u8;
+            if b != board {
+                out.op.push(OP_BOARD);
+                out.aux.push(b);
+                board = b;
+            }
+            let dt = r.tick.wrapping_sub(prev);
+            prev = r.tick;
+            if dt < u64::from(DT_WIDE) {
+                out.dt.push(dt as u8);
+            } else {
+                out.dt.push(DT_WIDE);
+                put_varint(&mut out.aux, dt - u64::from(DT_WIDE));
+            }
+            let low = (r.packed & 0x3f) as u8;
+            let value = (r.packed >> VALUE_SHIFT) & VALUE_MASK;
+            if low > 1 {
+                out.op.push(OP_OTHER);
+                out.aux.push(low);
+                put_varint(&mut out.aux, value);
+                continue;
+            }
+            let mut best = (0, value.wrapping_sub(slots[0]) as i64);
+            let mut small = false;
+            for (s, &l) in slots.iter().enumerate() {
+                let d = value.wrapping_sub(l) as i64;
+                if zigzag(d) < u64::from(SMALL_DELTAS) {
+                    best = (s, d);
+                    small = true;
+                    break;
+                }
+                if d.unsigned_abs() < best.1.unsigned_abs() {
+                    best = (s, d);
+                }
+            }
+            let (s, d) = best;
+            let z = zigzag(d);
+            let moved = if small { s } else { SLOTS - 1 };
+            for i in (1..=moved).rev() {
+                slots[i] = slots[i - 1];
+            }
+            slots[0] = value;
+            if small {
+                out.op.push(((s as u8 * SMALL_DELTAS + z as u8) << 1) | low);
+            } else {
+                out.op.push(OP_WIDE + ((s as u8) << 1) + low);
+                put_varint(&mut out.aux, z - u64::from(SMALL_DELTAS));
+            }
+        }
+        out
+    }
+
+    fn same_as_reference(records: &[TraceRecord]) {
+        let cols = round_trip(records);
+        assert_eq!(cols, reference_encode(records));
+    }
+
+    #[test]
+    fn ties_and_rank_fifteen_code_as_the_reference_does() {
+        // Sixteen streams far apart fill every slot; then a line equally
+        // far from two of them (the more recent wins, a wide step that
+        // drops the least recent line), a small step from rank 15 (the
+        // decoder's order then wraps around), wide steps and a small
+        // step from rank 1.
+        let mut recs: Vec<_> = (0..16u64)
+            .map(|i| TraceRecord::access(i, 0, false, (i + 1) << 30))
+            .collect();
+        recs.push(TraceRecord::access(20, 0, false, (3 << 30) + (1 << 29)));
+        recs.push(TraceRecord::access(21, 0, true, (2 << 30) + 64));
+        recs.push(TraceRecord::access(22, 0, false, (1 << 30) + (1 << 20)));
+        recs.push(TraceRecord::access(23, 0, false, 64 << 40));
+        recs.push(TraceRecord::access(
+            24,
+            0,
+            false,
+            (1 << 30) + (1 << 20) - 128,
+        ));
+        same_as_reference(&recs);
+    }
+
     proptest! {
+        #[test]
+        fn many_streams_code_as_the_reference_does(steps in proptest::collection::vec((0usize..24, -5i64..5, any::<bool>(), 0u64..300), 0..600)) {
+            // Up to 24 streams (more than the slots), small and wide steps.
+            let mut lines: Vec<u64> = (0..24u64).map(|i| (i * 0x1234_5678) << 6).collect();
+            let mut tick = 0u64;
+            let recs: Vec<_> = steps.into_iter().map(|(s, dl, w, dt)| {
+                tick += dt;
+                lines[s] = lines[s].wrapping_add((dl * 64) as u64) & ((1 << 56) - 64);
+                TraceRecord::access(tick, 0, w, lines[s])
+            }).collect();
+            same_as_reference(&recs);
+        }
+
         #[test]
         fn any_records_round_trip(recs in proptest::collection::vec((any::<u64>(), any::<u64>()), 0..200)) {
             let recs: Vec<_> = recs.into_iter().map(|(tick, packed)| TraceRecord { tick, packed }).collect();
-            round_trip(&recs);
+            same_as_reference(&recs);
         }
 
         #[test]
@@ -377,7 +562,7 @@ mod tests {
                 line = line.wrapping_add(dl as u64);
                 TraceRecord::access(tick, board, w, line << 6)
             }).collect();
-            round_trip(&recs);
+            same_as_reference(&recs);
         }
     }
 }

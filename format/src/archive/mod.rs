@@ -38,9 +38,20 @@ pub const BLOCK_HEADER_LEN: usize = 40;
 /// blocks of 1 M, 2.27 in blocks of 256 K), small enough that a seek
 /// decodes a few milliseconds' worth.
 pub const DEFAULT_BLOCK_RECORDS: u32 = 1 << 20;
-/// zstd level by default: the fastest level that meets the size targets on
-/// the benchmark's traces; level 9 is about 20% smaller and 7 times slower.
+/// zstd level of the OP column (and the trailer) by default: the fastest
+/// level that meets the size targets on the benchmark's traces (on the
+/// lackey trace level 1 makes OP 4% bigger); level 9 is about 20% smaller
+/// and 7 times slower.
 pub const DEFAULT_LEVEL: i32 = 3;
+/// zstd level of the DT and AUX columns of short blocks by default. There
+/// zstd's work for each frame weighs most: on the benchmark's `mix` trace
+/// (3755 records) level 1 packs 9% faster than level 3 for 0.5% more
+/// bytes (its quicksort trace: 11% more bytes, still 0.29 times `zstd -19`
+/// of its capture files). Long blocks keep level 3, where level 1 saves 1% of the time
+/// for 0.8% more bytes on the lackey trace, whose size target is close.
+pub const DEFAULT_SIDE_LEVEL: i32 = 1;
+/// Blocks of fewer records than this are short (see `side_level`).
+pub const SHORT_BLOCK_RECORDS: usize = 1 << 16;
 /// File extension.
 pub const EXTENSION: &str = "hmttz";
 /// Header flag: the writer finished (trailer and block index valid).
@@ -109,8 +120,22 @@ impl ArchiveError {
 pub struct ArchiveOptions {
     /// Records per block (the last block may hold fewer).
     pub block_records: u32,
-    /// zstd compression level of the columns.
+    /// zstd level of the OP column and the trailer.
     pub level: i32,
+    /// zstd level of the DT and AUX columns of blocks shorter than
+    /// [`SHORT_BLOCK_RECORDS`] (longer blocks use `level` for them too).
+    pub side_level: i32,
+}
+
+impl ArchiveOptions {
+    /// Every column at `level`.
+    pub fn with_level(block_records: u32, level: i32) -> ArchiveOptions {
+        ArchiveOptions {
+            block_records,
+            level,
+            side_level: level,
+        }
+    }
 }
 
 impl Default for ArchiveOptions {
@@ -118,6 +143,7 @@ impl Default for ArchiveOptions {
         ArchiveOptions {
             block_records: DEFAULT_BLOCK_RECORDS,
             level: DEFAULT_LEVEL,
+            side_level: DEFAULT_SIDE_LEVEL,
         }
     }
 }
@@ -271,7 +297,9 @@ impl<W: Write + Seek> ArchiveWriter<W> {
         Ok(ArchiveWriter {
             out,
             opts,
-            pending: Vec::with_capacity(opts.block_records as usize),
+            // Grown as records wait: a small archive's one short block
+            // does not pay for a whole block's buffer.
+            pending: Vec::new(),
             index: Vec::new(),
             offset: HEADER_LEN as u64,
             records: 0,
@@ -319,6 +347,13 @@ impl<W: Write + Seek> ArchiveWriter<W> {
         put_u32(&mut head, field::BLOCK_RECORD_COUNT, block.len() as u32);
         put_u64(&mut head, field::BLOCK_FIRST_TICK, block[0].tick);
         for (c, column) in raw.iter().enumerate() {
+            let level = if c == 0 || block.len() >= SHORT_BLOCK_RECORDS {
+                self.opts.level
+            } else {
+                self.opts.side_level
+            };
+            self.compressor
+                .set_parameter(zstd::zstd_safe::CParameter::CompressionLevel(level))?;
             let frame = &mut self.frames[c];
             frame.clear();
             frame.reserve(zstd::zstd_safe::compress_bound(column.len()));
@@ -362,6 +397,10 @@ impl<W: Write + Seek> ArchiveWriter<W> {
         let mut trailer = Vec::with_capacity(trace_header.len() + tail.len());
         trailer.extend_from_slice(trace_header);
         trailer.extend_from_slice(tail);
+        self.compressor
+            .set_parameter(zstd::zstd_safe::CParameter::CompressionLevel(
+                self.opts.level,
+            ))?;
         let frame = self.compressor.compress(&trailer)?;
         self.out.write_all(&frame)?;
         for e in &self.index {
@@ -407,7 +446,11 @@ pub fn pack<W: Write + Seek>(
     // A mapped trace's records are used in place; elsewhere they are read
     // a block at a time.
     match crate::trace::records_in_bytes(&trace[header_len..records_end]) {
-        Some(records) => w.write(records)?,
+        Some(records) => {
+            for block in records.chunks(w.opts.block_records as usize) {
+                w.write_block(block)?;
+            }
+        }
         None => {
             let mut buf = Vec::with_capacity(opts.block_records.max(1) as usize);
             let mut it = view.records();

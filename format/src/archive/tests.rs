@@ -71,7 +71,7 @@ fn names() -> NameTable {
 fn pack_bytes(trace: &[u8], block_records: u32) -> Vec<u8> {
     let opts = ArchiveOptions {
         block_records,
-        level: 3,
+        ..ArchiveOptions::default()
     };
     let (out, summary) = pack(trace, Cursor::new(Vec::new()), opts).unwrap();
     let bytes = out.into_inner();

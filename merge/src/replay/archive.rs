@@ -116,10 +116,7 @@ mod tests {
         for r in records {
             trace.extend_from_slice(&r.to_bytes());
         }
-        let opts = ArchiveOptions {
-            block_records,
-            level: 1,
-        };
+        let opts = ArchiveOptions::with_level(block_records, 1);
         pack(&trace, std::io::Cursor::new(Vec::new()), opts)
             .unwrap()
             .0

@@ -15,13 +15,15 @@
 //! of the update runs beside or after the decision, into a register:
 //! - the gap to the last pushed word as a number relative to the clock's
 //!   tick (`gap`; a slot's gap is `gap + lane`, and after a push in the
-//!   clock every later gap is a lane difference, below 64); its tests are
-//!   on the bits of `gap >> 6` and a 6-bit add of the low bits and the lane;
+//!   clock every later gap is a lane difference, below 64); its tests
+//!   (the keeper due, a slot needing a TIME word or two) are worked out
+//!   from the next gap and the next clock's lanes, into registers;
 //! - the room as a thermometer code of the free count (`room`), the fill
 //!   level's `!= 0` as a flag;
 //! - the drain credit as `credit - (den - L num)`, so the pop test is its
 //!   sign bit, and the pop depends on registers only;
-//! - the lost count's comparisons with multiples of the LOST payload limit.
+//! - the lost count's comparisons with multiples of the LOST payload limit,
+//!   worked out from the next count into registers.
 //!
 //! `tick_valid_in`, once true, must stay true (the DCBU's is); the ticks
 //! before the first valid one count as time since reset (last = 0). The
@@ -38,7 +40,7 @@ mod words;
 
 pub use decide::Decide;
 pub use prepare::EventBody;
-pub use slot::{SlotGap, SlotWords};
+pub use slot::{GapTests, SlotGap, SlotWords};
 pub use words::{Words, FILLER_WORD};
 
 use rust_hdl::prelude::*;
@@ -150,6 +152,14 @@ pub struct Encoder<const E: usize> {
     p2_tags_only: DFF<Bit>,
     // State carried from clock to clock.
     gap: DFF<Bits<32>>,
+    /// The gap tests of the clock being decided, worked out a clock ahead
+    /// from the gap after the previous clock and the lanes then in P1, so
+    /// the decision starts from flops rather than from the gap's adders.
+    gap_due: DFF<Bit>,
+    gap_need_time: [DFF<Bit>; E],
+    gap_too_long: [DFF<Bit>; E],
+    gap_need_time_k: [DFF<Bit>; E],
+    gap_too_long_k: [DFF<Bit>; E],
     hi: DFF<Bits<21>>,
     lost: DFF<Bits<32>>,
     level: DFF<Bits<LEVEL_BITS>>,
@@ -169,9 +179,20 @@ pub struct Encoder<const E: usize> {
     decide: Decide<E>,
     words: Words<E>,
     slot_gap: [SlotGap; E],
-    units: Signal<Local, Bits<26>>,
+    /// The gap at the next clock's tick, and its tests for the next
+    /// clock's slots.
+    gap_next: Signal<Local, Bits<32>>,
+    units_next: Signal<Local, Bits<26>>,
+    next_gap_tests: [GapTests; E],
     pop_now: Signal<Local, Bit>,
     total: Signal<Local, Bits<8>>,
+    /// The words of the clock if it takes its events, and the room after
+    /// it then and otherwise (only the filler), worked out beside the
+    /// decision, which picks one.
+    total_taken: Signal<Local, Bits<8>>,
+    room_shifted: Signal<Local, Bits<32>>,
+    room_taken: Signal<Local, Bits<16>>,
+    room_dropped: Signal<Local, Bits<16>>,
     level_pushed: Signal<Local, Bits<LEVEL_BITS>>,
     level_next: Signal<Local, Bits<LEVEL_BITS>>,
     free_next: Signal<Local, Bits<LEVEL_BITS>>,
@@ -200,6 +221,11 @@ pub struct Encoder<const E: usize> {
     /// `c = m + d` iff `hi >= m`, or `hi = m - 1` and `lo >= 2^21 - c + 1`.
     /// Bits 24.. of `u` any, bits 3..21 all ones:
     lost_hi_any: Signal<Local, Bit>,
+    /// The lost count after the clock, and its flags for the next clock's
+    /// decision (from `u` as above), registered.
+    lost_after: Signal<Local, Bits<32>>,
+    lost_nonzero_reg: DFF<Bit>,
+    lost_over_reg: [DFF<Bit>; decide::LOST_FLAGS],
     lost_lo_ones: Signal<Local, Bit>,
     /// Bits 21..24 and 0..3 of `u`, one-hot.
     hi_onehot: Signal<Local, Bits<8>>,
@@ -212,8 +238,8 @@ pub struct Encoder<const E: usize> {
     over_eq_m1: [Constant<Bits<8>>; decide::LOST_FLAGS],
     over_lo: [Constant<Bits<8>>; decide::LOST_FLAGS],
     keeper_gap_34: Constant<Bits<34>>,
-    /// Entry `v`: bits `0..=v` set.
-    thermometer_wide: [Constant<Bits<32>>; 32],
+    /// 32 bits set.
+    ones_32: Constant<Bits<32>>,
     /// The room thermometer's bit `2 + 3E`: the clock is open.
     open_bit: Constant<Bits<16>>,
     gap_max: Constant<Bits<32>>,
@@ -315,6 +341,11 @@ impl<const E: usize> Default for Encoder<E> {
             p2_tracing: Default::default(),
             p2_tags_only: Default::default(),
             gap: Default::default(),
+            gap_due: Default::default(),
+            gap_need_time: std::array::from_fn(|_| Default::default()),
+            gap_too_long: std::array::from_fn(|_| Default::default()),
+            gap_need_time_k: std::array::from_fn(|_| Default::default()),
+            gap_too_long_k: std::array::from_fn(|_| Default::default()),
             hi: Default::default(),
             lost: Default::default(),
             level: Default::default(),
@@ -329,9 +360,15 @@ impl<const E: usize> Default for Encoder<E> {
             decide: Default::default(),
             words: Default::default(),
             slot_gap: std::array::from_fn(|_| Default::default()),
-            units: Default::default(),
+            gap_next: Default::default(),
+            units_next: Default::default(),
+            next_gap_tests: std::array::from_fn(|_| Default::default()),
             pop_now: Default::default(),
             total: Default::default(),
+            total_taken: Default::default(),
+            room_shifted: Default::default(),
+            room_taken: Default::default(),
+            room_dropped: Default::default(),
             level_pushed: Default::default(),
             level_next: Default::default(),
             free_next: Default::default(),
@@ -351,6 +388,9 @@ impl<const E: usize> Default for Encoder<E> {
             }),
             candidate_used: std::array::from_fn(|i| Constant::new(i / 5 <= E && i % 5 <= E)),
             lost_hi_any: Default::default(),
+            lost_after: Default::default(),
+            lost_nonzero_reg: Default::default(),
+            lost_over_reg: std::array::from_fn(|_| Default::default()),
             lost_lo_ones: Default::default(),
             hi_onehot: Default::default(),
             lo_onehot: Default::default(),
@@ -385,7 +425,7 @@ impl<const E: usize> Default for Encoder<E> {
             }),
             keeper_gap_34: Constant::new(KEEPER_GAP.to_bits()),
             open_bit: Constant::new((1u64 << (2 + 3 * E)).to_bits()),
-            thermometer_wide: std::array::from_fn(|v| Constant::new(((2u64 << v) - 1).to_bits())),
+            ones_32: Constant::new(u64::from(u32::MAX).to_bits()),
             gap_max: Constant::new(GAP_MAX.to_bits()),
             out_count: std::array::from_fn(|_| Default::default()),
             out_word0: std::array::from_fn(|_| Default::default()),
@@ -436,6 +476,8 @@ impl<const E: usize> Logic for Encoder<E> {
             p2_tracing,
             p2_tags_only,
             gap,
+            gap_due,
+            lost_nonzero_reg,
             hi,
             lost,
             level,
@@ -547,35 +589,14 @@ impl<const E: usize> Logic for Encoder<E> {
             }
         }
 
-        // The decision's flags, from registers. The gap in units of 64
-        // ticks; a slot's gap `gap + lane` has `units + carry` units.
-        self.units.next = self.gap.q.val().get_bits::<26>(6);
+        // The decision's flags, from registers.
         self.decide.valid.next = self.p2_valid.q.val();
-        // The keeper is due at `gap >= KEEPER_GAP`, i.e. 2^21-1 units.
-        self.decide.due.next =
-            self.units.val().get_bits::<5>(21).any() | self.units.val().get_bits::<21>(0).all();
+        self.decide.due.next = self.gap_due.q.val();
         self.decide.filler_room.next = self.room.q.val().get_bit(1);
         self.decide.open.next = (self.room.q.val() & self.open_bit.val()).any();
-        self.decide.lost_nonzero.next = self.lost.q.val().any();
-        self.lost_hi_any.next = self.lost.q.val().get_bits::<8>(24).any();
-        self.lost_lo_ones.next = self.lost.q.val().get_bits::<18>(3).all();
-        self.hi_onehot.next = 0.into();
-        self.lo_onehot.next = 0.into();
-        for v in 0..8 {
-            if self.lost.q.val().get_bits::<3>(21).index() == v {
-                self.hi_onehot.next = self.bit_of[v].val();
-            }
-            if self.lost.q.val().get_bits::<3>(0).index() == v {
-                self.lo_onehot.next = self.bit_of[v].val();
-            }
-        }
+        self.decide.lost_nonzero.next = self.lost_nonzero_reg.q.val();
         for i in 0..decide::LOST_FLAGS {
-            self.decide.lost_over[i].next = (self.hi_onehot.val() & self.over_ge_m[i].val()).any()
-                | (self.lost_hi_any.val() & self.over_ge_m[i].val().any())
-                | ((self.hi_onehot.val() & self.over_eq_m1[i].val()).any()
-                    & !self.lost_hi_any.val()
-                    & self.lost_lo_ones.val()
-                    & (self.lo_onehot.val() & self.over_lo[i].val()).any());
+            self.decide.lost_over[i].next = self.lost_over_reg[i].q.val();
         }
         for i in 0..16 {
             self.decide.hi_eq_slot[i].next = self.p2_hi_eq[i].q.val();
@@ -587,10 +608,10 @@ impl<const E: usize> Logic for Encoder<E> {
             self.decide.ev_valid[s].next = self.p2_ev_valid[s].q.val() & self.p2_valid.q.val();
             self.decide.access[s].next = self.p2_access[s].q.val();
             self.decide.hi_eq_reg[s].next = self.p2_line_hi[s].q.val() == self.hi.q.val();
-            self.decide.need_time[s].next = self.slot_gap[s].need_time.val();
-            self.decide.too_long[s].next = self.slot_gap[s].too_long.val();
-            self.decide.need_time_k[s].next = self.slot_gap[s].need_time_k.val();
-            self.decide.too_long_k[s].next = self.slot_gap[s].too_long_k.val();
+            self.decide.need_time[s].next = self.gap_need_time[s].q.val();
+            self.decide.too_long[s].next = self.gap_too_long[s].q.val();
+            self.decide.need_time_k[s].next = self.gap_need_time_k[s].q.val();
+            self.decide.too_long_k[s].next = self.gap_too_long_k[s].q.val();
             // Word contents.
             self.words.lost_ok[s].next = self.decide.lost_ok[s].val();
             self.words.hi_used[s].next = self.decide.hi_used[s].val();
@@ -619,11 +640,18 @@ impl<const E: usize> Logic for Encoder<E> {
             self.p2_valid.q.val() & self.level_nonzero.q.val() & !self.credit.q.val().get_bit(32);
 
         // The state after the clock.
-        self.total.next = bit_cast::<8, 2>(self.words.count[0].val())
-            + bit_cast::<8, 2>(self.words.count[1].val())
-            + bit_cast::<8, 2>(self.words.count[2].val())
-            + bit_cast::<8, 2>(self.words.count[3].val())
-            + bit_cast::<8, 2>(self.words.count[4].val());
+        // The words pushed: the filler, and if the clock takes its events
+        // their TIME word and each slot's words (the groups' counts).
+        self.total_taken.next = bit_cast::<8, 1>(self.decide.keep.val().into())
+            + bit_cast::<8, 1>(self.decide.time_taken.val().into())
+            + bit_cast::<8, 2>(self.decide.count_taken[0].val())
+            + bit_cast::<8, 2>(self.decide.count_taken[1].val())
+            + bit_cast::<8, 2>(self.decide.count_taken[2].val())
+            + bit_cast::<8, 2>(self.decide.count_taken[3].val());
+        self.total.next = bit_cast::<8, 1>(self.decide.keep.val().into());
+        if self.decide.takes.val() {
+            self.total.next = self.total_taken.val();
+        }
         self.level_pushed.next = self.level.q.val() + bit_cast::<LEVEL_BITS, 8>(self.total.val());
         self.level_next.next =
             self.level_pushed.val() - bit_cast::<LEVEL_BITS, 1>(self.pop_now.val().into());
@@ -633,23 +661,31 @@ impl<const E: usize> Logic for Encoder<E> {
         // >= n), without the free count's carry chain: the thermometer of
         // the free count at this clock's start, wide enough (bit m: free
         // >= m, m < 32), shifted down by the clock's net words `total -
-        // pop` (-1..=11), which the decision gives late.
-        self.room_wide.next = self.thermometer_wide[31].val();
+        // pop` (-1..=2+3E), for both outcomes of the decision, which picks
+        // one.
+        // (Shifts, not chains of comparisons: a barrel shifter is a few
+        // LUT levels deep.) Bits `0..=v` of all ones shifted right by
+        // `31 - v`, which is `!v` in 5 bits.
+        self.room_wide.next = self.ones_32.val();
         if !(self.free.q.val() >> 5).any() {
-            for v in 0..32 {
-                if self.free.q.val().get_bits::<5>(0).index() == v {
-                    self.room_wide.next = self.thermometer_wide[v].val();
-                }
-            }
+            self.room_wide.next = self.ones_32.val() >> !self.free.q.val().get_bits::<5>(0);
         }
-        self.room_next.next = self.room_wide.val().get_bits::<16>(0);
-        for d in 0..12 {
-            if self.total.val().index() == d {
-                self.room_next.next = self.room_wide.val().get_bits::<16>(d);
-                if self.pop_now.val() {
-                    self.room_next.next = (self.room_wide.val().get_bits::<16>(d) << 1) | 1;
-                }
-            }
+        // (Through a signal: Verilog cannot slice an expression.)
+        self.room_shifted.next = self.room_wide.val() >> self.total_taken.val().get_bits::<4>(0);
+        self.room_taken.next = self.room_shifted.val().get_bits::<16>(0);
+        if self.pop_now.val() {
+            self.room_taken.next = (self.room_taken.val() << 1) | 1;
+        }
+        self.room_dropped.next = self.room_wide.val().get_bits::<16>(0);
+        if self.decide.keep.val() {
+            self.room_dropped.next = self.room_wide.val().get_bits::<16>(1);
+        }
+        if self.pop_now.val() {
+            self.room_dropped.next = (self.room_dropped.val() << 1) | 1;
+        }
+        self.room_next.next = self.room_dropped.val();
+        if self.decide.takes.val() {
+            self.room_next.next = self.room_taken.val();
         }
         // The gap at the next clock's tick: from the last push, or the gap
         // (less KEEPER_GAP after a filler) plus the step, saturated.
@@ -695,24 +731,73 @@ impl<const E: usize> Logic for Encoder<E> {
                 }
             }
         }
+        self.lost_after.next = self.lost.q.val();
         if self.p2_valid.q.val() {
-            self.gap.d.next = bit_cast::<32, 34>(self.sum_none.val());
+            self.lost_after.next = self.lost_next.val();
+        }
+        self.lost.d.next = self.lost_after.val();
+        // The next clock's lost-count flags, registered.
+        self.lost_nonzero_reg.d.next = self.lost_after.val().any();
+        self.lost_hi_any.next = self.lost_after.val().get_bits::<8>(24).any();
+        self.lost_lo_ones.next = self.lost_after.val().get_bits::<18>(3).all();
+        self.hi_onehot.next = 0.into();
+        self.lo_onehot.next = 0.into();
+        for v in 0..8 {
+            if self.lost_after.val().get_bits::<3>(21).index() == v {
+                self.hi_onehot.next = self.bit_of[v].val();
+            }
+            if self.lost_after.val().get_bits::<3>(0).index() == v {
+                self.lo_onehot.next = self.bit_of[v].val();
+            }
+        }
+        for i in 0..decide::LOST_FLAGS {
+            self.lost_over_reg[i].clock.next = self.clock.val();
+            self.lost_over_reg[i].d.next = (self.hi_onehot.val() & self.over_ge_m[i].val()).any()
+                | (self.lost_hi_any.val() & self.over_ge_m[i].val().any())
+                | ((self.hi_onehot.val() & self.over_eq_m1[i].val()).any()
+                    & !self.lost_hi_any.val()
+                    & self.lost_lo_ones.val()
+                    & (self.lo_onehot.val() & self.over_lo[i].val()).any());
+        }
+        self.gap_next.next = self.p1_tick_sat.val();
+        if self.p2_valid.q.val() {
+            self.gap_next.next = bit_cast::<32, 34>(self.sum_none.val());
             if self.sum_none.val().get_bit(32) {
-                self.gap.d.next = self.gap_max.val();
+                self.gap_next.next = self.gap_max.val();
             }
             if self.decide.keep.val() {
-                self.gap.d.next = bit_cast::<32, 34>(self.sum_keep.val());
+                self.gap_next.next = bit_cast::<32, 34>(self.sum_keep.val());
                 if self.sum_keep.val().get_bit(32) {
-                    self.gap.d.next = self.gap_max.val();
+                    self.gap_next.next = self.gap_max.val();
                 }
             }
             for s in 0..E {
                 if self.decide.lost_ok[s].val() | self.decide.event_ok[s].val() {
-                    self.gap.d.next = self.slot_gap[s].step_after.val();
+                    self.gap_next.next = self.slot_gap[s].step_after.val();
                 }
             }
+        }
+        self.gap.d.next = self.gap_next.val();
+        // The next clock's gap tests: the keeper is due at `gap >=
+        // KEEPER_GAP`, i.e. 2^21-1 units of 64 ticks; a slot's gap `gap +
+        // lane` is tested by `GapTests` (P1 holds the next clock's lanes).
+        self.units_next.next = self.gap_next.val().get_bits::<26>(6);
+        self.gap_due.d.next = self.units_next.val().get_bits::<5>(21).any()
+            | self.units_next.val().get_bits::<21>(0).all();
+        for s in 0..E {
+            self.next_gap_tests[s].gap.next = self.gap_next.val();
+            self.next_gap_tests[s].lane.next = self.p1_lane[s].q.val();
+            self.gap_need_time[s].clock.next = self.clock.val();
+            self.gap_too_long[s].clock.next = self.clock.val();
+            self.gap_need_time_k[s].clock.next = self.clock.val();
+            self.gap_too_long_k[s].clock.next = self.clock.val();
+            self.gap_need_time[s].d.next = self.next_gap_tests[s].need_time.val();
+            self.gap_too_long[s].d.next = self.next_gap_tests[s].too_long.val();
+            self.gap_need_time_k[s].d.next = self.next_gap_tests[s].need_time_k.val();
+            self.gap_too_long_k[s].d.next = self.next_gap_tests[s].too_long_k.val();
+        }
+        if self.p2_valid.q.val() {
             self.hi.d.next = self.words.hi_out.val();
-            self.lost.d.next = self.lost_next.val();
             self.level.d.next = self.level_next.val();
             self.free.d.next = self.free_next.val();
             self.room.d.next = self.room_next.val();
@@ -734,7 +819,6 @@ impl<const E: usize> Logic for Encoder<E> {
             }
         } else {
             // Not started: last = 0, the FIFO empty, the credit 0.
-            self.gap.d.next = self.p1_tick_sat.val();
             self.free.d.next = bit_cast::<LEVEL_BITS, 32>(self.depth.val());
             self.room.d.next = 0xFFFF.into();
             self.credit.d.next = self.num_minus_den.q.val();

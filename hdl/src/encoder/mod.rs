@@ -602,7 +602,7 @@ impl<const E: usize> Logic for Encoder<E> {
             self.decide.hi_eq_slot[i].next = self.p2_hi_eq[i].q.val();
         }
         for s in 0..E {
-            self.slot_gap[s].gap.next = self.gap.q.val();
+            self.slot_gap[s].gap.next = self.gap.q.val().get_bits::<27>(0);
             self.slot_gap[s].lane.next = self.p2_lane[s].q.val();
             self.slot_gap[s].step.next = self.p1_step.q.val();
             self.decide.ev_valid[s].next = self.p2_ev_valid[s].q.val() & self.p2_valid.q.val();

@@ -24,7 +24,8 @@ pub struct GapTests {
     pub need_time_k: Signal<Out, Bit>,
     pub too_long_k: Signal<Out, Bit>,
     units: Signal<Local, Bits<26>>,
-    low_sum: Signal<Local, Bits<7>>,
+    low_room: Signal<Local, Bits<6>>,
+    lane_wide: Signal<Local, Bits<6>>,
     carry: Signal<Local, Bit>,
 }
 
@@ -32,9 +33,10 @@ impl Logic for GapTests {
     #[hdl_gen]
     fn update(&mut self) {
         self.units.next = self.gap.val().get_bits::<26>(6);
-        self.low_sum.next =
-            bit_cast::<7, 6>(self.gap.val().get_bits::<6>(0)) + bit_cast::<7, 3>(self.lane.val());
-        self.carry.next = self.low_sum.val().get_bit(6);
+        // The low 6-bit add carries when lane > 63 - gap[5:0].
+        self.low_room.next = !self.gap.val().get_bits::<6>(0);
+        self.lane_wide.next = bit_cast::<6, 3>(self.lane.val());
+        self.carry.next = self.low_room.val() < self.lane_wide.val();
         // gap + lane >= 64.
         self.need_time.next = self.units.val().any() | self.carry.val();
         // gap + lane >= 2^27: units >= 2^21, or 2^21-1 and a carry.
@@ -54,7 +56,8 @@ impl Logic for GapTests {
 /// `gap + lane` as for `GapTests`.
 #[derive(LogicBlock, Default)]
 pub struct SlotGap {
-    pub gap: Signal<In, Bits<32>>,
+    /// The gap's low 27 bits: a slot's fields never read higher ones.
+    pub gap: Signal<In, Bits<27>>,
     pub lane: Signal<In, Bits<3>>,
     /// Ticks to the next clock's tick.
     pub step: Signal<In, Bits<32>>,

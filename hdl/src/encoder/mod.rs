@@ -34,11 +34,13 @@
 //! (FIFO depth below `2^LEVEL_BITS`) and the drain needs `den < 2^32`.
 
 mod decide;
+mod lost;
 mod prepare;
 mod slot;
 mod words;
 
 pub use decide::Decide;
+pub use lost::LostCandidate;
 pub use prepare::EventBody;
 pub use slot::{GapTests, SlotGap, SlotWords};
 pub use words::{Words, FILLER_WORD};
@@ -55,11 +57,6 @@ pub const LEVEL_BITS: usize = 20;
 pub const LATENCY: usize = 3;
 /// Word groups per clock: the filler and TIME word, then one per slot.
 pub const GROUPS: usize = 5;
-/// Entry `4 m + d` of the lost-count flags is used: `1 <= m <= E`, `d < E`.
-const fn lost_flag_used<const E: usize>(i: usize) -> bool {
-    let (m, d) = (i / 4, i % 4);
-    m >= 1 && m <= E && d < E
-}
 
 /// The gap register's saturation value.
 const GAP_MAX: u64 = u32::MAX as u64;
@@ -200,43 +197,31 @@ pub struct Encoder<const E: usize> {
     room_next: Signal<Local, Bits<16>>,
     sum_none: Signal<Local, Bits<34>>,
     sum_keep: Signal<Local, Bits<34>>,
-    /// The lost count after the clock, saturated.
-    lost_next: Signal<Local, Bits<32>>,
-    /// The candidates saturated (bit 32 set: `2^32 - 1`), and `over + d`
-    /// for the count after a last LOST that left no remainder: both from
-    /// registers, so no adder or saturation follows the decision.
-    lost_saturated: [Signal<Local, Bits<32>>; 25],
-    lost_fresh: [Signal<Local, Bits<32>>; 5],
-    small_d: [Constant<Bits<32>>; 5],
-    /// `u + over`, and entry `5 n + d`: `u + over + d - n (2^21-1)`, the
-    /// lost count after a clock of `n` LOST pushes and `d` drops, worked
-    /// out beside the decision, which only picks one.
-    lost_base: Signal<Local, Bits<34>>,
-    lost_candidates: [Signal<Local, Bits<34>>; 25],
-    lost_steps: [Constant<Bits<34>>; 25],
+    /// Entry `5 n + d`: `over + d + n`, registered beside `p2_over`, and
+    /// the lost count after a clock of `n` LOST pushes and `d` drops with
+    /// its flags, worked out beside the decision, which only picks one.
+    lost_small: [DFF<Bits<32>>; 25],
+    lost_small_k: [Constant<Bits<32>>; 25],
+    /// `over`, widened (the HDL kernels take no casts inside loops).
+    over_wide: Signal<Local, Bits<32>>,
+    lost_cand: [LostCandidate<E>; 25],
     /// Entry `5 n + d` with `n, d <= E` (yosys prunes the others).
     candidate_used: [Constant<Bit>; 25],
-    /// The lost count `u` as `hi = u >> 21` and `lo = u mod 2^21`, for the
-    /// `lost_over` tests without a carry chain: `u > m (2^21-1) - d` with
-    /// `c = m + d` iff `hi >= m`, or `hi = m - 1` and `lo >= 2^21 - c + 1`.
-    /// Bits 24.. of `u` any, bits 3..21 all ones:
-    lost_hi_any: Signal<Local, Bit>,
+    /// Which candidate the clock leaves: entry `5 n + d` after `n` LOST
+    /// pushes and `d` drops while every LOST left a remainder; `fresh`
+    /// entry `d` (the count `over + d`, whose flags are all false as it
+    /// is below `2^21 - 4`) after a last LOST that left none; `keep`
+    /// without a decided clock.
+    lost_pick: [Signal<Local, Bit>; 25],
+    fresh_pick: [Signal<Local, Bit>; 5],
+    lost_keep: Signal<Local, Bit>,
     /// The lost count after the clock, and its flags for the next clock's
-    /// decision (from `u` as above), registered.
+    /// decision, registered.
     lost_after: Signal<Local, Bits<32>>,
+    lost_nonzero_next: Signal<Local, Bit>,
+    lost_over_next: [Signal<Local, Bit>; decide::LOST_FLAGS],
     lost_nonzero_reg: DFF<Bit>,
     lost_over_reg: [DFF<Bit>; decide::LOST_FLAGS],
-    lost_lo_ones: Signal<Local, Bit>,
-    /// Bits 21..24 and 0..3 of `u`, one-hot.
-    hi_onehot: Signal<Local, Bits<8>>,
-    lo_onehot: Signal<Local, Bits<8>>,
-    bit_of: [Constant<Bits<8>>; 8],
-    /// Per flag: the values of bits 21..24 that are `>= m`, the one that
-    /// is `m - 1`, and the values of bits 0..3 that make `lo >= 2^21 - c
-    /// + 1` (with bits 3..21 all ones); zero for unused flags.
-    over_ge_m: [Constant<Bits<8>>; decide::LOST_FLAGS],
-    over_eq_m1: [Constant<Bits<8>>; decide::LOST_FLAGS],
-    over_lo: [Constant<Bits<8>>; decide::LOST_FLAGS],
     keeper_gap_34: Constant<Bits<34>>,
     /// 32 bits set.
     ones_32: Constant<Bits<32>>,
@@ -376,53 +361,21 @@ impl<const E: usize> Default for Encoder<E> {
             room_next: Default::default(),
             sum_none: Default::default(),
             sum_keep: Default::default(),
-            lost_next: Default::default(),
-            lost_saturated: std::array::from_fn(|_| Default::default()),
-            lost_fresh: std::array::from_fn(|_| Default::default()),
-            small_d: std::array::from_fn(|d| Constant::new((d as u64).to_bits())),
-            lost_base: Default::default(),
-            lost_candidates: std::array::from_fn(|_| Default::default()),
-            lost_steps: std::array::from_fn(|i| {
-                let (n, d) = ((i / 5) as u64, (i % 5) as u64);
-                Constant::new((d.wrapping_sub(n * PAYLOAD_MAX) & MASK34).to_bits())
+            lost_small: std::array::from_fn(|_| Default::default()),
+            over_wide: Default::default(),
+            lost_small_k: std::array::from_fn(|i| {
+                Constant::new(((i / 5 + i % 5) as u64).to_bits())
             }),
+            lost_cand: std::array::from_fn(|i| LostCandidate::new(i / 5)),
             candidate_used: std::array::from_fn(|i| Constant::new(i / 5 <= E && i % 5 <= E)),
-            lost_hi_any: Default::default(),
+            lost_pick: std::array::from_fn(|_| Default::default()),
+            fresh_pick: std::array::from_fn(|_| Default::default()),
+            lost_keep: Default::default(),
             lost_after: Default::default(),
+            lost_nonzero_next: Default::default(),
+            lost_over_next: std::array::from_fn(|_| Default::default()),
             lost_nonzero_reg: Default::default(),
             lost_over_reg: std::array::from_fn(|_| Default::default()),
-            lost_lo_ones: Default::default(),
-            hi_onehot: Default::default(),
-            lo_onehot: Default::default(),
-            bit_of: std::array::from_fn(|v| Constant::new((1u64 << v).to_bits())),
-            // Entry 4 m + d (1 <= m <= E, d < E) tests u > m (2^21-1) - d.
-            over_ge_m: std::array::from_fn(|i| {
-                let mask = if lost_flag_used::<E>(i) {
-                    0xFFu64 << (i / 4)
-                } else {
-                    0
-                };
-                Constant::new((mask & 0xFF).to_bits())
-            }),
-            over_eq_m1: std::array::from_fn(|i| {
-                let mask = if lost_flag_used::<E>(i) {
-                    1u64 << (i / 4 - 1)
-                } else {
-                    0
-                };
-                Constant::new(mask.to_bits())
-            }),
-            over_lo: std::array::from_fn(|i| {
-                // lo >= 2^21 - (c - 1), c = m + d: bits 0..3 >= 8 - (c - 1)
-                // for c >= 2; never for c = 1.
-                let c1 = i / 4 + i % 4;
-                let mask = if lost_flag_used::<E>(i) && c1 >= 2 {
-                    0xFFu64 << (8 - (c1 - 1))
-                } else {
-                    0
-                };
-                Constant::new((mask & 0xFF).to_bits())
-            }),
             keeper_gap_34: Constant::new(KEEPER_GAP.to_bits()),
             open_bit: Constant::new((1u64 << (2 + 3 * E)).to_bits()),
             ones_32: Constant::new(u64::from(u32::MAX).to_bits()),
@@ -549,6 +502,14 @@ impl<const E: usize> Logic for Encoder<E> {
         self.p2_valid.d.next = self.p1_valid.q.val();
         self.p2_tick.d.next = self.p1_tick.q.val();
         self.p2_over.d.next = self.p1_over.q.val();
+        self.over_wide.next = bit_cast::<32, 4>(self.p1_over.q.val());
+        for i in 0..25 {
+            self.lost_small[i].clock.next = self.clock.val();
+            self.lost_small[i].d.next = 0.into();
+            if self.candidate_used[i].val() {
+                self.lost_small[i].d.next = self.over_wide.val() + self.lost_small_k[i].val();
+            }
+        }
         self.p2_tracing.d.next = self.p1_tracing.q.val();
         self.p2_tags_only.d.next = self.p1_tags_only.q.val();
         for s in 0..E {
@@ -694,70 +655,59 @@ impl<const E: usize> Logic for Encoder<E> {
         self.sum_keep.next = bit_cast::<34, 32>(self.gap.q.val()) + self.p1_step_k.q.val();
         // The lost count after the clock: `u + drops - losts (2^21-1)`
         // while every LOST left a remainder, else the drops since the last
-        // one; plus the references the limit dropped; saturated.
-        self.lost_base.next =
-            bit_cast::<34, 32>(self.lost.q.val()) + bit_cast::<34, 4>(self.p2_over.q.val());
+        // one; plus the references the limit dropped; saturated. Every
+        // candidate and its flags are ready before the decision picks.
         for i in 0..25 {
-            self.lost_candidates[i].next = 0.into();
-            if self.candidate_used[i].val() {
-                self.lost_candidates[i].next = self.lost_base.val() + self.lost_steps[i].val();
-            }
+            self.lost_cand[i].count.next = self.lost.q.val();
+            self.lost_cand[i].addend.next = self.lost_small[i].q.val();
         }
-        for i in 0..25 {
-            self.lost_saturated[i].next = self.lost_candidates[i].val().get_bits::<32>(0);
-            if self.lost_candidates[i].val().get_bits::<2>(32).any() {
-                self.lost_saturated[i].next = self.gap_max.val();
+        self.lost_keep.next = !self.p2_valid.q.val();
+        for n in 0..5 {
+            for d in 0..5 {
+                self.lost_pick[n * 5 + d].next = self.candidate_used[n * 5 + d].val()
+                    & self.p2_valid.q.val()
+                    & self.decide.remainder_after.val()
+                    & (self.decide.losts.val().index() == n)
+                    & (self.decide.drops.val().index() == d);
             }
         }
         for d in 0..5 {
-            self.lost_fresh[d].next =
-                bit_cast::<32, 4>(self.p2_over.q.val()) + self.small_d[d].val();
+            self.fresh_pick[d].next = self.p2_valid.q.val()
+                & !self.decide.remainder_after.val()
+                & (self.decide.drops_since_after.val().index() == d);
         }
-        self.lost_next.next = self.lost_saturated[0].val();
-        for n in 0..5 {
-            for d in 0..5 {
-                if self.candidate_used[n * 5 + d].val()
-                    & (self.decide.losts.val().index() == n)
-                    & (self.decide.drops.val().index() == d)
-                {
-                    self.lost_next.next = self.lost_saturated[n * 5 + d].val();
-                }
+        self.lost_after.next = 0.into();
+        if self.lost_keep.val() {
+            self.lost_after.next = self.lost.q.val();
+        }
+        self.lost_nonzero_next.next = self.lost_keep.val() & self.lost_nonzero_reg.q.val();
+        for i in 0..decide::LOST_FLAGS {
+            self.lost_over_next[i].next = self.lost_keep.val() & self.lost_over_reg[i].q.val();
+        }
+        for j in 0..25 {
+            if self.lost_pick[j].val() {
+                self.lost_after.next = self.lost_after.val() | self.lost_cand[j].value.val();
+            }
+            self.lost_nonzero_next.next = self.lost_nonzero_next.val()
+                | (self.lost_pick[j].val() & self.lost_cand[j].nonzero.val());
+            for i in 0..decide::LOST_FLAGS {
+                self.lost_over_next[i].next = self.lost_over_next[i].val()
+                    | (self.lost_pick[j].val() & self.lost_cand[j].over.val().get_bit(i));
             }
         }
-        if !self.decide.remainder_after.val() {
-            for d in 0..5 {
-                if self.decide.drops_since_after.val().index() == d {
-                    self.lost_next.next = self.lost_fresh[d].val();
-                }
+        for d in 0..5 {
+            // The candidate of no LOST and `d` drops is `over + d`.
+            if self.fresh_pick[d].val() {
+                self.lost_after.next = self.lost_after.val() | self.lost_small[d].q.val();
             }
-        }
-        self.lost_after.next = self.lost.q.val();
-        if self.p2_valid.q.val() {
-            self.lost_after.next = self.lost_next.val();
+            self.lost_nonzero_next.next = self.lost_nonzero_next.val()
+                | (self.fresh_pick[d].val() & self.lost_small[d].q.val().any());
         }
         self.lost.d.next = self.lost_after.val();
-        // The next clock's lost-count flags, registered.
-        self.lost_nonzero_reg.d.next = self.lost_after.val().any();
-        self.lost_hi_any.next = self.lost_after.val().get_bits::<8>(24).any();
-        self.lost_lo_ones.next = self.lost_after.val().get_bits::<18>(3).all();
-        self.hi_onehot.next = 0.into();
-        self.lo_onehot.next = 0.into();
-        for v in 0..8 {
-            if self.lost_after.val().get_bits::<3>(21).index() == v {
-                self.hi_onehot.next = self.bit_of[v].val();
-            }
-            if self.lost_after.val().get_bits::<3>(0).index() == v {
-                self.lo_onehot.next = self.bit_of[v].val();
-            }
-        }
+        self.lost_nonzero_reg.d.next = self.lost_nonzero_next.val();
         for i in 0..decide::LOST_FLAGS {
             self.lost_over_reg[i].clock.next = self.clock.val();
-            self.lost_over_reg[i].d.next = (self.hi_onehot.val() & self.over_ge_m[i].val()).any()
-                | (self.lost_hi_any.val() & self.over_ge_m[i].val().any())
-                | ((self.hi_onehot.val() & self.over_eq_m1[i].val()).any()
-                    & !self.lost_hi_any.val()
-                    & self.lost_lo_ones.val()
-                    & (self.lo_onehot.val() & self.over_lo[i].val()).any());
+            self.lost_over_reg[i].d.next = self.lost_over_next[i].val();
         }
         self.gap_next.next = self.p1_tick_sat.val();
         if self.p2_valid.q.val() {

@@ -58,6 +58,9 @@ pub const LATENCY: usize = 3;
 /// Word groups per clock: the filler and TIME word, then one per slot.
 pub const GROUPS: usize = 5;
 
+/// Gaps a clock may leave: since reset, no push, a filler alone, and one
+/// per slot (`E <= 4`).
+const GAP_CANDS: usize = 7;
 /// The gap register's saturation value.
 const GAP_MAX: u64 = u32::MAX as u64;
 const MASK34: u64 = (1 << 34) - 1;
@@ -176,11 +179,23 @@ pub struct Encoder<const E: usize> {
     decide: Decide<E>,
     words: Words<E>,
     slot_gap: [SlotGap; E],
-    /// The gap at the next clock's tick, and its tests for the next
-    /// clock's slots.
+    /// Every gap the clock may leave at the next clock's tick (entry 0:
+    /// no clock decided, the time since reset; 1: no push; 2: a filler
+    /// alone; `3 + s`: slot `s` the clock's last push), with the keeper's
+    /// test and, entry `4 c + s`, the tests of the next clock's slot `s`
+    /// on gap `c`: all worked out beside the decision, which picks one
+    /// (`gap_pick`, one-hot) into the gap and test registers.
+    gap_cand: [Signal<Local, Bits<32>>; GAP_CANDS],
+    gap_cand_due: [Signal<Local, Bit>; GAP_CANDS],
+    gap_cand_tests: [GapTests; GAP_CANDS * 4],
+    gap_pick: Signal<Local, Bits<GAP_CANDS>>,
+    gap_pick_bit: [Constant<Bits<GAP_CANDS>>; GAP_CANDS],
     gap_next: Signal<Local, Bits<32>>,
-    units_next: Signal<Local, Bits<26>>,
-    next_gap_tests: [GapTests; E],
+    due_next: Signal<Local, Bit>,
+    need_time_next: [Signal<Local, Bit>; E],
+    too_long_next: [Signal<Local, Bit>; E],
+    need_time_k_next: [Signal<Local, Bit>; E],
+    too_long_k_next: [Signal<Local, Bit>; E],
     pop_now: Signal<Local, Bit>,
     total: Signal<Local, Bits<8>>,
     /// The words of the clock if it takes its events, and the room after
@@ -346,8 +361,16 @@ impl<const E: usize> Default for Encoder<E> {
             words: Default::default(),
             slot_gap: std::array::from_fn(|_| Default::default()),
             gap_next: Default::default(),
-            units_next: Default::default(),
-            next_gap_tests: std::array::from_fn(|_| Default::default()),
+            gap_cand: std::array::from_fn(|_| Default::default()),
+            gap_cand_due: std::array::from_fn(|_| Default::default()),
+            gap_cand_tests: std::array::from_fn(|_| Default::default()),
+            gap_pick: Default::default(),
+            gap_pick_bit: std::array::from_fn(|c| Constant::new((1u64 << c).to_bits())),
+            due_next: Default::default(),
+            need_time_next: std::array::from_fn(|_| Default::default()),
+            too_long_next: std::array::from_fn(|_| Default::default()),
+            need_time_k_next: std::array::from_fn(|_| Default::default()),
+            too_long_k_next: std::array::from_fn(|_| Default::default()),
             pop_now: Default::default(),
             total: Default::default(),
             total_taken: Default::default(),
@@ -709,42 +732,85 @@ impl<const E: usize> Logic for Encoder<E> {
             self.lost_over_reg[i].clock.next = self.clock.val();
             self.lost_over_reg[i].d.next = self.lost_over_next[i].val();
         }
-        self.gap_next.next = self.p1_tick_sat.val();
-        if self.p2_valid.q.val() {
-            self.gap_next.next = bit_cast::<32, 34>(self.sum_none.val());
-            if self.sum_none.val().get_bit(32) {
-                self.gap_next.next = self.gap_max.val();
+        // The gaps the clock may leave, and the next clock's tests on each
+        // (P1 holds the next clock's lanes): the keeper is due at `gap >=
+        // KEEPER_GAP`, i.e. 2^21-1 units of 64 ticks; a slot's gap `gap +
+        // lane` is tested by `GapTests`.
+        self.gap_cand[0].next = self.p1_tick_sat.val();
+        self.gap_cand[1].next = bit_cast::<32, 34>(self.sum_none.val());
+        if self.sum_none.val().get_bit(32) {
+            self.gap_cand[1].next = self.gap_max.val();
+        }
+        self.gap_cand[2].next = bit_cast::<32, 34>(self.sum_keep.val());
+        if self.sum_keep.val().get_bit(32) {
+            self.gap_cand[2].next = self.gap_max.val();
+        }
+        for c in 3..GAP_CANDS {
+            self.gap_cand[c].next = 0.into();
+        }
+        for s in 0..E {
+            self.gap_cand[3 + s].next = self.slot_gap[s].step_after.val();
+        }
+        for c in 0..GAP_CANDS {
+            self.gap_cand_due[c].next = self.gap_cand[c].val().get_bits::<5>(27).any()
+                | self.gap_cand[c].val().get_bits::<21>(6).all();
+            for s in 0..4 {
+                self.gap_cand_tests[c * 4 + s].gap.next = self.gap_cand[c].val();
+                self.gap_cand_tests[c * 4 + s].lane.next = 0.into();
             }
+            for s in 0..E {
+                self.gap_cand_tests[c * 4 + s].lane.next = self.p1_lane[s].q.val();
+            }
+        }
+        // The pick: the last push of the clock, else a filler alone, else
+        // no push; the time since reset until a clock is decided.
+        self.gap_pick.next = self.gap_pick_bit[0].val();
+        if self.p2_valid.q.val() {
+            self.gap_pick.next = self.gap_pick_bit[1].val();
             if self.decide.keep.val() {
-                self.gap_next.next = bit_cast::<32, 34>(self.sum_keep.val());
-                if self.sum_keep.val().get_bit(32) {
-                    self.gap_next.next = self.gap_max.val();
-                }
+                self.gap_pick.next = self.gap_pick_bit[2].val();
             }
             for s in 0..E {
                 if self.decide.lost_ok[s].val() | self.decide.event_ok[s].val() {
-                    self.gap_next.next = self.slot_gap[s].step_after.val();
+                    self.gap_pick.next = self.gap_pick_bit[3 + s].val();
+                }
+            }
+        }
+        self.gap_next.next = 0.into();
+        self.due_next.next = false;
+        for s in 0..E {
+            self.need_time_next[s].next = false;
+            self.too_long_next[s].next = false;
+            self.need_time_k_next[s].next = false;
+            self.too_long_k_next[s].next = false;
+        }
+        for c in 0..GAP_CANDS {
+            if self.gap_pick.val().get_bit(c) {
+                self.gap_next.next = self.gap_next.val() | self.gap_cand[c].val();
+                self.due_next.next = self.due_next.val() | self.gap_cand_due[c].val();
+                for s in 0..E {
+                    self.need_time_next[s].next = self.need_time_next[s].val()
+                        | self.gap_cand_tests[c * 4 + s].need_time.val();
+                    self.too_long_next[s].next =
+                        self.too_long_next[s].val() | self.gap_cand_tests[c * 4 + s].too_long.val();
+                    self.need_time_k_next[s].next = self.need_time_k_next[s].val()
+                        | self.gap_cand_tests[c * 4 + s].need_time_k.val();
+                    self.too_long_k_next[s].next = self.too_long_k_next[s].val()
+                        | self.gap_cand_tests[c * 4 + s].too_long_k.val();
                 }
             }
         }
         self.gap.d.next = self.gap_next.val();
-        // The next clock's gap tests: the keeper is due at `gap >=
-        // KEEPER_GAP`, i.e. 2^21-1 units of 64 ticks; a slot's gap `gap +
-        // lane` is tested by `GapTests` (P1 holds the next clock's lanes).
-        self.units_next.next = self.gap_next.val().get_bits::<26>(6);
-        self.gap_due.d.next = self.units_next.val().get_bits::<5>(21).any()
-            | self.units_next.val().get_bits::<21>(0).all();
+        self.gap_due.d.next = self.due_next.val();
         for s in 0..E {
-            self.next_gap_tests[s].gap.next = self.gap_next.val();
-            self.next_gap_tests[s].lane.next = self.p1_lane[s].q.val();
             self.gap_need_time[s].clock.next = self.clock.val();
             self.gap_too_long[s].clock.next = self.clock.val();
             self.gap_need_time_k[s].clock.next = self.clock.val();
             self.gap_too_long_k[s].clock.next = self.clock.val();
-            self.gap_need_time[s].d.next = self.next_gap_tests[s].need_time.val();
-            self.gap_too_long[s].d.next = self.next_gap_tests[s].too_long.val();
-            self.gap_need_time_k[s].d.next = self.next_gap_tests[s].need_time_k.val();
-            self.gap_too_long_k[s].d.next = self.next_gap_tests[s].too_long_k.val();
+            self.gap_need_time[s].d.next = self.need_time_next[s].val();
+            self.gap_too_long[s].d.next = self.too_long_next[s].val();
+            self.gap_need_time_k[s].d.next = self.need_time_k_next[s].val();
+            self.gap_too_long_k[s].d.next = self.too_long_k_next[s].val();
         }
         if self.p2_valid.q.val() {
             self.hi.d.next = self.words.hi_out.val();

@@ -37,12 +37,14 @@ mod decide;
 mod lost;
 mod prepare;
 mod slot;
+mod step;
 mod words;
 
 pub use decide::Decide;
 pub use lost::LostCandidate;
 pub use prepare::EventBody;
 pub use slot::{GapTests, SlotGap, SlotWords};
+pub use step::SmallStep;
 pub use words::{Words, FILLER_WORD};
 
 use rust_hdl::prelude::*;
@@ -205,9 +207,16 @@ pub struct Encoder<const E: usize> {
     room_shifted: Signal<Local, Bits<32>>,
     room_taken: Signal<Local, Bits<16>>,
     room_dropped: Signal<Local, Bits<16>>,
-    level_pushed: Signal<Local, Bits<LEVEL_BITS>>,
-    level_next: Signal<Local, Bits<LEVEL_BITS>>,
-    free_next: Signal<Local, Bits<LEVEL_BITS>>,
+    /// The fill level after the clock's pushes, and after its pop too, the
+    /// free count after both, and the next write position: each the
+    /// register plus the clock's word count (late) and pop (early).
+    level_pushed: SmallStep<LEVEL_BITS, { LEVEL_BITS - 4 }>,
+    level_next: SmallStep<LEVEL_BITS, { LEVEL_BITS - 4 }>,
+    free_next: SmallStep<LEVEL_BITS, { LEVEL_BITS - 4 }>,
+    write_pos_next: SmallStep<32, 28>,
+    total_step: Signal<Local, Bits<6>>,
+    pop_up: Signal<Local, Bits<6>>,
+    pop_down: Signal<Local, Bits<6>>,
     room_wide: Signal<Local, Bits<32>>,
     room_next: Signal<Local, Bits<16>>,
     sum_none: Signal<Local, Bits<34>>,
@@ -377,9 +386,13 @@ impl<const E: usize> Default for Encoder<E> {
             room_shifted: Default::default(),
             room_taken: Default::default(),
             room_dropped: Default::default(),
-            level_pushed: Default::default(),
-            level_next: Default::default(),
-            free_next: Default::default(),
+            level_pushed: SmallStep::new(false),
+            level_next: SmallStep::new(false),
+            free_next: SmallStep::new(true),
+            write_pos_next: SmallStep::new(false),
+            total_step: Default::default(),
+            pop_up: Default::default(),
+            pop_down: Default::default(),
             room_wide: Default::default(),
             room_next: Default::default(),
             sum_none: Default::default(),
@@ -636,11 +649,25 @@ impl<const E: usize> Logic for Encoder<E> {
         if self.decide.takes.val() {
             self.total.next = self.total_taken.val();
         }
-        self.level_pushed.next = self.level.q.val() + bit_cast::<LEVEL_BITS, 8>(self.total.val());
-        self.level_next.next =
-            self.level_pushed.val() - bit_cast::<LEVEL_BITS, 1>(self.pop_now.val().into());
-        self.free_next.next = self.free.q.val() - bit_cast::<LEVEL_BITS, 8>(self.total.val())
-            + bit_cast::<LEVEL_BITS, 1>(self.pop_now.val().into());
+        // At most 2 + 3E <= 14 words a clock.
+        self.total_step.next = self.total.val().get_bits::<6>(0);
+        self.pop_up.next = bit_cast::<6, 1>(self.pop_now.val().into());
+        self.pop_down.next = 0.into();
+        if self.pop_now.val() {
+            self.pop_down.next = 63.into();
+        }
+        self.level_pushed.value.next = self.level.q.val();
+        self.level_pushed.early.next = 0.into();
+        self.level_pushed.late.next = self.total_step.val();
+        self.level_next.value.next = self.level.q.val();
+        self.level_next.early.next = self.pop_down.val();
+        self.level_next.late.next = self.total_step.val();
+        self.free_next.value.next = self.free.q.val();
+        self.free_next.early.next = self.pop_up.val();
+        self.free_next.late.next = self.total_step.val();
+        self.write_pos_next.value.next = self.write_pos.q.val();
+        self.write_pos_next.early.next = 0.into();
+        self.write_pos_next.late.next = self.total_step.val();
         // The room at the next clock as a thermometer (bit n: free_next
         // >= n), without the free count's carry chain: the thermometer of
         // the free count at this clock's start, wide enough (bit m: free
@@ -814,15 +841,15 @@ impl<const E: usize> Logic for Encoder<E> {
         }
         if self.p2_valid.q.val() {
             self.hi.d.next = self.words.hi_out.val();
-            self.level.d.next = self.level_next.val();
-            self.free.d.next = self.free_next.val();
+            self.level.d.next = self.level_next.sum.val();
+            self.free.d.next = self.free_next.sum.val();
             self.room.d.next = self.room_next.val();
             // level + total - pop != 0, from flags of the level register
             // rather than after the level's carry chain.
             self.level_nonzero.d.next = self.total.val().any()
                 | (self.level.q.val() >> 1).any()
                 | (self.level.q.val().get_bit(0) & !self.pop_now.val());
-            self.write_pos.d.next = self.write_pos.q.val() + bit_cast::<32, 8>(self.total.val());
+            self.write_pos.d.next = self.write_pos_next.sum.val();
             self.read_pos.d.next =
                 self.read_pos.q.val() + bit_cast::<32, 1>(self.pop_now.val().into());
             // credit + L num - den on a pop; an empty FIFO (no word at the
@@ -864,8 +891,8 @@ impl<const E: usize> Logic for Encoder<E> {
         self.out_fill_pushed.d.next = 0.into();
         if self.p2_valid.q.val() {
             self.out_pushed.d.next = self.total.val();
-            self.out_fill.d.next = bit_cast::<32, LEVEL_BITS>(self.level_next.val());
-            self.out_fill_pushed.d.next = bit_cast::<32, LEVEL_BITS>(self.level_pushed.val());
+            self.out_fill.d.next = bit_cast::<32, LEVEL_BITS>(self.level_next.sum.val());
+            self.out_fill_pushed.d.next = bit_cast::<32, LEVEL_BITS>(self.level_pushed.sum.val());
         }
         self.out_pop.d.next = self.pop_now.val();
         self.out_pop_ptr.d.next = self.read_pos.q.val();

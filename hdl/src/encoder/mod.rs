@@ -149,6 +149,14 @@ pub struct Encoder<const E: usize> {
     p2_lane: [DFF<Bits<3>>; E],
     /// Entry `4 s + t`: slots `s` and `t < s` share a LINE_HI.
     p2_hi_eq: [DFF<Bit>; 16],
+    /// Slot `s`'s LINE_HI equals the LINE_HI register, for the clock in
+    /// P2: worked out a clock ahead against every value the register may
+    /// take (entry `4 c + s`: candidate 0 the register kept, `1 + t` slot
+    /// `t`'s as the clock's last access), picked by the decision.
+    hi_eq_reg: [DFF<Bit>; E],
+    hi_cand_eq: [Signal<Local, Bit>; 20],
+    hi_pick: [Signal<Local, Bit>; 5],
+    hi_eq_next: [Signal<Local, Bit>; E],
     p2_over: DFF<Bits<4>>,
     p2_tracing: DFF<Bit>,
     p2_tags_only: DFF<Bit>,
@@ -346,6 +354,10 @@ impl<const E: usize> Default for Encoder<E> {
             p2_line_hi: std::array::from_fn(|_| Default::default()),
             p2_lane: std::array::from_fn(|_| Default::default()),
             p2_hi_eq: std::array::from_fn(|_| Default::default()),
+            hi_eq_reg: std::array::from_fn(|_| Default::default()),
+            hi_cand_eq: std::array::from_fn(|_| Default::default()),
+            hi_pick: std::array::from_fn(|_| Default::default()),
+            hi_eq_next: std::array::from_fn(|_| Default::default()),
             p2_over: Default::default(),
             p2_tracing: Default::default(),
             p2_tags_only: Default::default(),
@@ -604,7 +616,7 @@ impl<const E: usize> Logic for Encoder<E> {
             self.slot_gap[s].step.next = self.p1_step.q.val();
             self.decide.ev_valid[s].next = self.p2_ev_valid[s].q.val() & self.p2_valid.q.val();
             self.decide.access[s].next = self.p2_access[s].q.val();
-            self.decide.hi_eq_reg[s].next = self.p2_line_hi[s].q.val() == self.hi.q.val();
+            self.decide.hi_eq_reg[s].next = self.hi_eq_reg[s].q.val();
             self.decide.need_time[s].next = self.gap_need_time[s].q.val();
             self.decide.too_long[s].next = self.gap_too_long[s].q.val();
             self.decide.need_time_k[s].next = self.gap_need_time_k[s].q.val();
@@ -630,6 +642,40 @@ impl<const E: usize> Logic for Encoder<E> {
         self.words.keep.next = self.decide.keep.val();
         self.words.lost_low.next = self.lost.q.val().get_bits::<21>(0);
         self.words.hi_in.next = self.hi.q.val();
+        // The next clock's LINE_HI matches (P1's slots, prepared, against
+        // each value the register may take), and the pick of the value it
+        // takes: the last access the clock pushes, else the register.
+        for i in 0..20 {
+            self.hi_cand_eq[i].next = false;
+        }
+        for s in 0..E {
+            self.hi_cand_eq[s].next = self.prep[s].line_hi.val() == self.hi.q.val();
+            for t in 0..E {
+                self.hi_cand_eq[(1 + t) * 4 + s].next =
+                    self.prep[s].line_hi.val() == self.p2_line_hi[t].q.val();
+            }
+        }
+        for c in 0..5 {
+            self.hi_pick[c].next = false;
+        }
+        self.hi_pick[0].next = true;
+        for t in 0..E {
+            if self.p2_valid.q.val() & self.decide.event_ok[t].val() & self.p2_access[t].q.val() {
+                for c in 0..5 {
+                    self.hi_pick[c].next = false;
+                }
+                self.hi_pick[1 + t].next = true;
+            }
+        }
+        for s in 0..E {
+            self.hi_eq_next[s].next = false;
+            for c in 0..5 {
+                self.hi_eq_next[s].next = self.hi_eq_next[s].val()
+                    | (self.hi_pick[c].val() & self.hi_cand_eq[c * 4 + s].val());
+            }
+            self.hi_eq_reg[s].clock.next = self.clock.val();
+            self.hi_eq_reg[s].d.next = self.hi_eq_next[s].val();
+        }
 
         // The drain (step 3), from registers: credit += L num; pop if the
         // level at the clock start is not 0 and credit >= den.

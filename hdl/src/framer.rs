@@ -233,8 +233,13 @@ pub struct Framer {
     /// template's byte (bits 0..8, the per-packet fields 0) and whether it
     /// is a field byte instead (bit 8), from a ROM with a registered output
     /// (a block RAM on the iCE40), so the header is not a 592-bit register.
+    /// The ROM is addressed with the next position and its output is
+    /// registered in the fabric (`header_word`): a block RAM's read data
+    /// arrives late and far from the header logic.
     header_pos: DFF<Bits<7>>,
+    header_pos_next: Signal<Local, Bits<7>>,
     header_rom: SyncROM<Bits<9>, 7>,
+    header_word: DFF<Bits<9>>,
     /// The packet's header fields, loaded when the frame starts and shifted
     /// out a byte per field byte.
     fields: DFF<Bits<{ 8 * FIELD_BYTES }>>,
@@ -384,6 +389,8 @@ impl Framer {
             inject_now: Default::default(),
             word_shift: Default::default(),
             header_pos: Default::default(),
+            header_pos_next: Default::default(),
+            header_word: Default::default(),
             header_rom: SyncROM::new(header_rom),
             fields: Default::default(),
             words_left: Default::default(),
@@ -682,16 +689,20 @@ impl Logic for Framer {
         // The next clock's header byte: the template's, or the next field
         // byte (positions counted from the preamble's last clock on).
         self.header_rom.clock.next = self.clock.val();
-        self.header_rom.address.next = self.header_pos.q.val();
+        self.header_pos_next.next = self.header_pos.q.val();
         if (self.in_preamble.q.val() & self.ending.q.val()) | self.in_header.q.val() {
-            self.header_pos.d.next = self.header_pos.q.val() + 1;
+            self.header_pos_next.next = self.header_pos.q.val() + 1;
         }
         if self.start.val() {
-            self.header_pos.d.next = 0.into();
+            self.header_pos_next.next = 0.into();
         }
+        self.header_pos.d.next = self.header_pos_next.val();
+        self.header_rom.address.next = self.header_pos_next.val();
+        self.header_word.clock.next = self.clock.val();
+        self.header_word.d.next = self.header_rom.data.val();
         if self.in_header.q.val() {
-            self.header_byte.next = self.header_rom.data.val().get_bits::<8>(0);
-            if self.header_rom.data.val().get_bit(8) {
+            self.header_byte.next = self.header_word.q.val().get_bits::<8>(0);
+            if self.header_word.q.val().get_bit(8) {
                 self.header_byte.next = self.fields.q.val().get_bits::<8>(0);
                 self.fields.d.next = self.fields.q.val() >> 8;
             }

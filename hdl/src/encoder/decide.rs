@@ -11,7 +11,10 @@
 //! Order within the clock: the keeper's filler, then per slot (stream
 //! order) the pending LOST event and the slot's event, each atomic. Only
 //! the clock's first non-filler push can need a TIME word: after it every
-//! gap is a lane difference, below `L <= 8`.
+//! gap is a lane difference, below `L <= 8`. The rules of board.md 2.1
+//! make a clock push all its events or none (see `takes`), so no flag
+//! runs from slot to slot: each output is a flag prepared from registers
+//! and gated by one decision per clock.
 
 use rust_hdl::prelude::*;
 
@@ -49,6 +52,14 @@ pub struct Decide<const E: usize> {
     pub lost_over: [Signal<In, Bit>; LOST_FLAGS],
 
     pub keep: Signal<Out, Bit>,
+    /// The clock pushes its events (all of them; else none).
+    pub takes: Signal<Out, Bit>,
+    /// If the clock takes its events: the words of each slot, and whether
+    /// its first push carries a TIME word; from registers, so the room
+    /// after the clock can be worked out before `takes` is known.
+    /// (Entries past `E` are 0.)
+    pub count_taken: [Signal<Out, Bits<2>>; 4],
+    pub time_taken: Signal<Out, Bit>,
     pub lost_ok: [Signal<Out, Bit>; E],
     pub hi_used: [Signal<Out, Bit>; E],
     pub event_ok: [Signal<Out, Bit>; E],
@@ -74,26 +85,28 @@ pub struct Decide<const E: usize> {
     pub drops_since_after: Signal<Out, Bits<3>>,
     pub losts: Signal<Out, Bits<3>>,
     pub drops: Signal<Out, Bits<3>>,
-    // Chains through the slots (index s: before slot s).
-    any_c: [Signal<Local, Bit>; E],
-    rem_c: [Signal<Local, Bit>; E],
-    since_c: [Signal<Local, Bits<3>>; E],
-    nl_c: [Signal<Local, Bits<3>>; E],
-    dr_c: [Signal<Local, Bits<3>>; E],
-    any_n: [Signal<Local, Bit>; E],
-    rem_n: [Signal<Local, Bit>; E],
-    since_n: [Signal<Local, Bits<3>>; E],
-    nl_n: [Signal<Local, Bits<3>>; E],
-    dr_n: [Signal<Local, Bits<3>>; E],
-    /// The last ACCESS pushed earlier in the clock is slot `t`: bit `t`.
-    hi_last: [Signal<Local, Bits<4>>; E],
-    hi_last_n: [Signal<Local, Bits<4>>; E],
+    /// Valid slots before slot `s` (`idx`), in all (`nvalid`), and the
+    /// clock's first valid slot.
+    idx: [Signal<Local, Bits<3>>; E],
+    nvalid: Signal<Local, Bits<3>>,
+    first: [Signal<Local, Bit>; E],
+    /// The slot's gap tests, with the keeper's filler or without.
     need: [Signal<Local, Bit>; E],
     long: [Signal<Local, Bit>; E],
+    long_first: Signal<Local, Bit>,
+    /// The clock pushes all its events (it is open and its first event's
+    /// gap needs at most one TIME word), or none.
+    /// Entry `j`: a LOST is pending after `j` LOST pushes in a clock that
+    /// takes its events (`u > j (2^21-1)`; entry 0: `u != 0`).
+    pending_after: [Signal<Local, Bit>; 5],
     pending: [Signal<Local, Bit>; E],
+    /// LOSTs pushed before the slot in a clock that takes its events.
+    losts_taken: [Signal<Local, Bits<3>>; E],
+    losts_all: Signal<Local, Bits<3>>,
+    /// The last valid ACCESS before slot `s` is slot `t`: bit `t`.
+    hi_last: [Signal<Local, Bits<4>>; E],
     hi_match: [Signal<Local, Bit>; E],
     hi_change: [Signal<Local, Bit>; E],
-    rest: [Signal<Local, Bit>; E],
     /// Bit `s` alone.
     slot_bit: [Constant<Bits<4>>; E],
 }
@@ -117,6 +130,9 @@ impl<const E: usize> Default for Decide<E> {
             lost_nonzero: Default::default(),
             lost_over: std::array::from_fn(|_| Default::default()),
             keep: Default::default(),
+            takes: Default::default(),
+            count_taken: std::array::from_fn(|_| Default::default()),
+            time_taken: Default::default(),
             lost_ok: std::array::from_fn(|_| Default::default()),
             hi_used: std::array::from_fn(|_| Default::default()),
             event_ok: std::array::from_fn(|_| Default::default()),
@@ -134,24 +150,19 @@ impl<const E: usize> Default for Decide<E> {
             drops_since_after: Default::default(),
             losts: Default::default(),
             drops: Default::default(),
-            any_c: std::array::from_fn(|_| Default::default()),
-            rem_c: std::array::from_fn(|_| Default::default()),
-            since_c: std::array::from_fn(|_| Default::default()),
-            nl_c: std::array::from_fn(|_| Default::default()),
-            dr_c: std::array::from_fn(|_| Default::default()),
-            any_n: std::array::from_fn(|_| Default::default()),
-            rem_n: std::array::from_fn(|_| Default::default()),
-            since_n: std::array::from_fn(|_| Default::default()),
-            nl_n: std::array::from_fn(|_| Default::default()),
-            dr_n: std::array::from_fn(|_| Default::default()),
-            hi_last: std::array::from_fn(|_| Default::default()),
-            hi_last_n: std::array::from_fn(|_| Default::default()),
+            idx: std::array::from_fn(|_| Default::default()),
+            nvalid: Default::default(),
+            first: std::array::from_fn(|_| Default::default()),
             need: std::array::from_fn(|_| Default::default()),
             long: std::array::from_fn(|_| Default::default()),
+            long_first: Default::default(),
+            pending_after: std::array::from_fn(|_| Default::default()),
             pending: std::array::from_fn(|_| Default::default()),
+            losts_taken: std::array::from_fn(|_| Default::default()),
+            losts_all: Default::default(),
+            hi_last: std::array::from_fn(|_| Default::default()),
             hi_match: std::array::from_fn(|_| Default::default()),
             hi_change: std::array::from_fn(|_| Default::default()),
-            rest: std::array::from_fn(|_| Default::default()),
             slot_bit: std::array::from_fn(|s| Constant::new((1u64 << s).to_bits())),
         }
     }
@@ -162,28 +173,60 @@ impl<const E: usize> Logic for Decide<E> {
     fn update(&mut self) {
         // The keeper's filler: one word, before everything else.
         self.keep.next = self.valid.val() & self.due.val() & self.filler_room.val();
-        self.any_c[0].next = false;
-        self.rem_c[0].next = self.lost_nonzero.val();
-        self.since_c[0].next = 0.into();
-        self.nl_c[0].next = 0.into();
-        self.dr_c[0].next = 0.into();
+        // Where each slot stands among the clock's valid events, and what
+        // the gap tests say, all from registers.
+        self.nvalid.next = 0.into();
+        for s in 0..E {
+            self.idx[s].next = self.nvalid.val();
+            self.first[s].next = self.ev_valid[s].val() & !self.nvalid.val().any();
+            if self.ev_valid[s].val() {
+                self.nvalid.next = self.nvalid.val() + 1;
+            }
+            self.need[s].next = self.need_time[s].val();
+            self.long[s].next = self.too_long[s].val();
+            if self.keep.val() {
+                self.need[s].next = self.need_time_k[s].val();
+                self.long[s].next = self.too_long_k[s].val();
+            }
+        }
+        // A slot's gap is `gap + lane`, and the lanes rise through the
+        // slots, so an event whose gap needs two TIME words is followed
+        // only by such events: if the first event cannot be pushed, none
+        // can (nothing is pushed before them to shorten their gap). An
+        // open clock thus pushes all its events or drops them all, and
+        // no drop falls between two pushes.
+        self.long_first.next = false;
+        for s in 0..E {
+            if self.first[s].val() & self.long[s].val() {
+                self.long_first.next = true;
+            }
+        }
+        self.takes.next = self.open.val() & !self.long_first.val();
+        // LOSTs in a clock that takes its events: the first valid slot
+        // pushes one if the count `u` is not 0, and each later slot if the
+        // LOSTs before it left a remainder.
+        self.pending_after[0].next = self.lost_nonzero.val();
+        // (The encoder holds the flags of entries past `E` false.)
+        for j in 1..5 {
+            self.pending_after[j].next = self.lost_over[j * 4].val();
+        }
+        self.losts_all.next = 0.into();
         self.hi_last[0].next = 0.into();
         for s in 0..E {
-            // The gap tests apply to the clock's first push only.
-            self.need[s].next = !self.any_c[s].val() & self.need_time[s].val();
-            self.long[s].next = !self.any_c[s].val() & self.too_long[s].val();
-            if self.keep.val() {
-                self.need[s].next = !self.any_c[s].val() & self.need_time_k[s].val();
-                self.long[s].next = !self.any_c[s].val() & self.too_long_k[s].val();
+            self.pending[s].next = false;
+            self.lost_leaves_rest[s].next = false;
+            for j in 0..E {
+                if self.idx[s].val().index() == j {
+                    self.pending[s].next = self.pending_after[j].val();
+                    self.lost_leaves_rest[s].next = self.pending_after[j + 1].val();
+                }
             }
-            // Pending LOST: [TIME] LOST, atomic, before the event.
-            self.pending[s].next = self.rem_c[s].val() | self.since_c[s].val().any();
-            self.lost_ok[s].next = self.ev_valid[s].val()
-                & self.pending[s].val()
-                & !self.long[s].val()
-                & self.open.val();
-            // LINE_HI: against the last ACCESS pushed in this clock, or the
-            // stream's at the clock start.
+            self.losts_taken[s].next = self.losts_all.val();
+            if self.ev_valid[s].val() & self.pending[s].val() {
+                self.losts_all.next = self.losts_all.val() + 1;
+            }
+            // LINE_HI: against the last ACCESS pushed before it in the
+            // clock, or the stream's at the clock start.
             self.hi_match[s].next = self.hi_eq_reg[s].val();
             for t in 0..E {
                 if (t < s) & self.hi_last[s].val().get_bit(t) {
@@ -191,77 +234,69 @@ impl<const E: usize> Logic for Decide<E> {
                 }
             }
             self.hi_change[s].next = self.access[s].val() & !self.hi_match[s].val();
-            // The event: [TIME] [LINE_HI] word, 1 to 3 words.
-            self.event_ok[s].next = self.ev_valid[s].val() & !self.long[s].val() & self.open.val();
-            self.hi_used[s].next = self.event_ok[s].val() & self.hi_change[s].val();
-            self.time_used[s].next =
-                self.need[s].val() & (self.lost_ok[s].val() | self.event_ok[s].val());
-            self.dropped[s].next = self.ev_valid[s].val() & !self.event_ok[s].val();
-            self.overflow[s].next = self.ev_valid[s].val() & self.long[s].val();
-            // The state for the next slot.
-            self.any_n[s].next =
-                self.any_c[s].val() | self.lost_ok[s].val() | self.event_ok[s].val();
-            self.hi_last_n[s].next = self.hi_last[s].val();
-            if self.event_ok[s].val() & self.access[s].val() {
-                self.hi_last_n[s].next = self.slot_bit[s].val();
-            }
-            // The m-th LOST (m = nl + 1) after d = dr drops leaves a
-            // remainder iff every LOST before it did and u + d > m (2^21-1).
-            self.rest[s].next = false;
-            for m in 0..E {
-                for d in 0..E {
-                    if (self.nl_c[s].val().index() == m) & (self.dr_c[s].val().index() == d) {
-                        self.rest[s].next = self.lost_over[(m + 1) * 4 + d].val();
+            for t in 0..E {
+                if t == s + 1 {
+                    self.hi_last[t].next = self.hi_last[s].val();
+                    if self.ev_valid[s].val() & self.access[s].val() {
+                        self.hi_last[t].next = self.slot_bit[s].val();
                     }
                 }
             }
-            self.lost_leaves_rest[s].next = self.rem_c[s].val() & self.rest[s].val();
-            self.rem_n[s].next = self.rem_c[s].val();
-            self.since_n[s].next = self.since_c[s].val();
-            if self.dropped[s].val() {
-                self.since_n[s].next = self.since_c[s].val() + 1;
-            }
-            if self.lost_ok[s].val() {
-                self.rem_n[s].next = self.lost_leaves_rest[s].val();
-                self.since_n[s].next = 0.into();
-                if self.dropped[s].val() {
-                    self.since_n[s].next = 1.into();
-                }
-            }
-            self.nl_n[s].next = self.nl_c[s].val();
-            if self.lost_ok[s].val() {
-                self.nl_n[s].next = self.nl_c[s].val() + 1;
-            }
-            self.dr_n[s].next = self.dr_c[s].val();
-            if self.dropped[s].val() {
-                self.dr_n[s].next = self.dr_c[s].val() + 1;
-            }
-            self.pushed_before[s].next = self.any_c[s].val();
-            self.remainder_before[s].next = self.rem_c[s].val();
-            self.drops_since_before[s].next = self.since_c[s].val();
-            self.losts_before[s].next = self.nl_c[s].val();
-            self.drops_before[s].next = self.dr_c[s].val();
-            // The state before the next slot, written here, after this
-            // slot's state: the generated Verilog runs this block once, top
-            // to bottom, so every read must follow its write (a read ahead
-            // of it would see the previous evaluation's value).
-            for t in 0..E {
-                if t == s + 1 {
-                    self.any_c[t].next = self.any_n[s].val();
-                    self.rem_c[t].next = self.rem_n[s].val();
-                    self.since_c[t].next = self.since_n[s].val();
-                    self.nl_c[t].next = self.nl_n[s].val();
-                    self.dr_c[t].next = self.dr_n[s].val();
-                    self.hi_last[t].next = self.hi_last_n[s].val();
-                }
-            }
+        }
+        self.time_taken.next = false;
+        for s in 0..4 {
+            self.count_taken[s].next = 0.into();
         }
         for s in 0..E {
-            self.pushed_any.next = self.any_n[s].val();
-            self.remainder_after.next = self.rem_n[s].val();
-            self.drops_since_after.next = self.since_n[s].val();
-            self.losts.next = self.nl_n[s].val();
-            self.drops.next = self.dr_n[s].val();
+            // [LOST] [LINE_HI] event.
+            if self.ev_valid[s].val() {
+                self.count_taken[s].next = 1.into();
+                if self.pending[s].val() | self.hi_change[s].val() {
+                    self.count_taken[s].next = 2.into();
+                }
+                if self.pending[s].val() & self.hi_change[s].val() {
+                    self.count_taken[s].next = 3.into();
+                }
+            }
+            if self.first[s].val() & self.need[s].val() {
+                self.time_taken.next = true;
+            }
+        }
+        // The decision: every output is an early flag gated by `takes`.
+        for s in 0..E {
+            self.event_ok[s].next = self.ev_valid[s].val() & self.takes.val();
+            self.lost_ok[s].next = self.event_ok[s].val() & self.pending[s].val();
+            self.hi_used[s].next = self.event_ok[s].val() & self.hi_change[s].val();
+            self.time_used[s].next = self.first[s].val() & self.takes.val() & self.need[s].val();
+            self.dropped[s].next = self.ev_valid[s].val() & !self.takes.val();
+            self.overflow[s].next = self.dropped[s].val() & self.long[s].val();
+            self.pushed_before[s].next = self.takes.val() & self.idx[s].val().any();
+            self.remainder_before[s].next = self.lost_nonzero.val();
+            self.drops_since_before[s].next = self.idx[s].val();
+            self.losts_before[s].next = 0.into();
+            self.drops_before[s].next = self.idx[s].val();
+            if self.takes.val() {
+                self.remainder_before[s].next = self.pending[s].val();
+                self.drops_since_before[s].next = 0.into();
+                self.losts_before[s].next = self.losts_taken[s].val();
+                self.drops_before[s].next = 0.into();
+            }
+        }
+        self.pushed_any.next = self.takes.val() & self.nvalid.val().any();
+        self.remainder_after.next = self.lost_nonzero.val();
+        self.drops_since_after.next = self.nvalid.val();
+        self.losts.next = 0.into();
+        self.drops.next = self.nvalid.val();
+        if self.takes.val() {
+            self.remainder_after.next = false;
+            for j in 0..5 {
+                if self.nvalid.val().index() == j {
+                    self.remainder_after.next = self.pending_after[j].val();
+                }
+            }
+            self.drops_since_after.next = 0.into();
+            self.losts.next = self.losts_all.val();
+            self.drops.next = 0.into();
         }
     }
 }

@@ -15,13 +15,15 @@
 //! of the update runs beside or after the decision, into a register:
 //! - the gap to the last pushed word as a number relative to the clock's
 //!   tick (`gap`; a slot's gap is `gap + lane`, and after a push in the
-//!   clock every later gap is a lane difference, below 64); its tests are
-//!   on the bits of `gap >> 6` and a 6-bit add of the low bits and the lane;
+//!   clock every later gap is a lane difference, below 64); its tests
+//!   (the keeper due, a slot needing a TIME word or two) are worked out
+//!   from the next gap and the next clock's lanes, into registers;
 //! - the room as a thermometer code of the free count (`room`), the fill
 //!   level's `!= 0` as a flag;
 //! - the drain credit as `credit - (den - L num)`, so the pop test is its
 //!   sign bit, and the pop depends on registers only;
-//! - the lost count's comparisons with multiples of the LOST payload limit.
+//! - the lost count's comparisons with multiples of the LOST payload limit,
+//!   worked out from the next count into registers.
 //!
 //! `tick_valid_in`, once true, must stay true (the DCBU's is); the ticks
 //! before the first valid one count as time since reset (last = 0). The
@@ -32,13 +34,17 @@
 //! (FIFO depth below `2^LEVEL_BITS`) and the drain needs `den < 2^32`.
 
 mod decide;
+mod lost;
 mod prepare;
 mod slot;
+mod step;
 mod words;
 
 pub use decide::Decide;
+pub use lost::LostCandidate;
 pub use prepare::EventBody;
-pub use slot::{SlotGap, SlotWords};
+pub use slot::{GapTests, SlotGap, SlotWords};
+pub use step::SmallStep;
 pub use words::{Words, FILLER_WORD};
 
 use rust_hdl::prelude::*;
@@ -53,12 +59,10 @@ pub const LEVEL_BITS: usize = 20;
 pub const LATENCY: usize = 3;
 /// Word groups per clock: the filler and TIME word, then one per slot.
 pub const GROUPS: usize = 5;
-/// Entry `4 m + d` of the lost-count flags is used: `1 <= m <= E`, `d < E`.
-const fn lost_flag_used<const E: usize>(i: usize) -> bool {
-    let (m, d) = (i / 4, i % 4);
-    m >= 1 && m <= E && d < E
-}
 
+/// Gaps a clock may leave: since reset, no push, a filler alone, and one
+/// per slot (`E <= 4`).
+const GAP_CANDS: usize = 7;
 /// The gap register's saturation value.
 const GAP_MAX: u64 = u32::MAX as u64;
 const MASK34: u64 = (1 << 34) - 1;
@@ -145,11 +149,27 @@ pub struct Encoder<const E: usize> {
     p2_lane: [DFF<Bits<3>>; E],
     /// Entry `4 s + t`: slots `s` and `t < s` share a LINE_HI.
     p2_hi_eq: [DFF<Bit>; 16],
+    /// Slot `s`'s LINE_HI equals the LINE_HI register, for the clock in
+    /// P2: worked out a clock ahead against every value the register may
+    /// take (entry `4 c + s`: candidate 0 the register kept, `1 + t` slot
+    /// `t`'s as the clock's last access), picked by the decision.
+    hi_eq_reg: [DFF<Bit>; E],
+    hi_cand_eq: [Signal<Local, Bit>; 20],
+    hi_pick: [Signal<Local, Bit>; 5],
+    hi_eq_next: [Signal<Local, Bit>; E],
     p2_over: DFF<Bits<4>>,
     p2_tracing: DFF<Bit>,
     p2_tags_only: DFF<Bit>,
     // State carried from clock to clock.
     gap: DFF<Bits<32>>,
+    /// The gap tests of the clock being decided, worked out a clock ahead
+    /// from the gap after the previous clock and the lanes then in P1, so
+    /// the decision starts from flops rather than from the gap's adders.
+    gap_due: DFF<Bit>,
+    gap_need_time: [DFF<Bit>; E],
+    gap_too_long: [DFF<Bit>; E],
+    gap_need_time_k: [DFF<Bit>; E],
+    gap_too_long_k: [DFF<Bit>; E],
     hi: DFF<Bits<21>>,
     lost: DFF<Bits<32>>,
     level: DFF<Bits<LEVEL_BITS>>,
@@ -169,51 +189,74 @@ pub struct Encoder<const E: usize> {
     decide: Decide<E>,
     words: Words<E>,
     slot_gap: [SlotGap; E],
-    units: Signal<Local, Bits<26>>,
+    /// Every gap the clock may leave at the next clock's tick (entry 0:
+    /// no clock decided, the time since reset; 1: no push; 2: a filler
+    /// alone; `3 + s`: slot `s` the clock's last push), with the keeper's
+    /// test and, entry `4 c + s`, the tests of the next clock's slot `s`
+    /// on gap `c`: all worked out beside the decision, which picks one
+    /// (`gap_pick`, one-hot) into the gap and test registers.
+    gap_cand: [Signal<Local, Bits<32>>; GAP_CANDS],
+    gap_cand_due: [Signal<Local, Bit>; GAP_CANDS],
+    gap_cand_tests: [GapTests; GAP_CANDS * 4],
+    gap_pick: Signal<Local, Bits<GAP_CANDS>>,
+    gap_pick_bit: [Constant<Bits<GAP_CANDS>>; GAP_CANDS],
+    gap_next: Signal<Local, Bits<32>>,
+    due_next: Signal<Local, Bit>,
+    need_time_next: [Signal<Local, Bit>; E],
+    too_long_next: [Signal<Local, Bit>; E],
+    need_time_k_next: [Signal<Local, Bit>; E],
+    too_long_k_next: [Signal<Local, Bit>; E],
     pop_now: Signal<Local, Bit>,
     total: Signal<Local, Bits<8>>,
-    level_pushed: Signal<Local, Bits<LEVEL_BITS>>,
-    level_next: Signal<Local, Bits<LEVEL_BITS>>,
-    free_next: Signal<Local, Bits<LEVEL_BITS>>,
+    /// The words of the clock if it takes its events, and the room after
+    /// it then and otherwise (only the filler), worked out beside the
+    /// decision, which picks one.
+    total_taken: Signal<Local, Bits<8>>,
+    room_shifted: Signal<Local, Bits<32>>,
+    room_taken: Signal<Local, Bits<16>>,
+    room_dropped: Signal<Local, Bits<16>>,
+    /// The fill level after the clock's pushes, and after its pop too, the
+    /// free count after both, and the next write position: each the
+    /// register plus the clock's word count (late) and pop (early).
+    level_pushed: SmallStep<LEVEL_BITS, { LEVEL_BITS - 4 }>,
+    level_next: SmallStep<LEVEL_BITS, { LEVEL_BITS - 4 }>,
+    free_next: SmallStep<LEVEL_BITS, { LEVEL_BITS - 4 }>,
+    write_pos_next: SmallStep<32, 28>,
+    total_step: Signal<Local, Bits<6>>,
+    pop_up: Signal<Local, Bits<6>>,
+    pop_down: Signal<Local, Bits<6>>,
     room_wide: Signal<Local, Bits<32>>,
     room_next: Signal<Local, Bits<16>>,
     sum_none: Signal<Local, Bits<34>>,
     sum_keep: Signal<Local, Bits<34>>,
-    /// The lost count after the clock, saturated.
-    lost_next: Signal<Local, Bits<32>>,
-    /// The candidates saturated (bit 32 set: `2^32 - 1`), and `over + d`
-    /// for the count after a last LOST that left no remainder: both from
-    /// registers, so no adder or saturation follows the decision.
-    lost_saturated: [Signal<Local, Bits<32>>; 25],
-    lost_fresh: [Signal<Local, Bits<32>>; 5],
-    small_d: [Constant<Bits<32>>; 5],
-    /// `u + over`, and entry `5 n + d`: `u + over + d - n (2^21-1)`, the
-    /// lost count after a clock of `n` LOST pushes and `d` drops, worked
-    /// out beside the decision, which only picks one.
-    lost_base: Signal<Local, Bits<34>>,
-    lost_candidates: [Signal<Local, Bits<34>>; 25],
-    lost_steps: [Constant<Bits<34>>; 25],
+    /// Entry `5 n + d`: `over + d + n`, registered beside `p2_over`, and
+    /// the lost count after a clock of `n` LOST pushes and `d` drops with
+    /// its flags, worked out beside the decision, which only picks one.
+    lost_small: [DFF<Bits<32>>; 25],
+    lost_small_k: [Constant<Bits<32>>; 25],
+    /// `over`, widened (the HDL kernels take no casts inside loops).
+    over_wide: Signal<Local, Bits<32>>,
+    lost_cand: [LostCandidate<E>; 25],
     /// Entry `5 n + d` with `n, d <= E` (yosys prunes the others).
     candidate_used: [Constant<Bit>; 25],
-    /// The lost count `u` as `hi = u >> 21` and `lo = u mod 2^21`, for the
-    /// `lost_over` tests without a carry chain: `u > m (2^21-1) - d` with
-    /// `c = m + d` iff `hi >= m`, or `hi = m - 1` and `lo >= 2^21 - c + 1`.
-    /// Bits 24.. of `u` any, bits 3..21 all ones:
-    lost_hi_any: Signal<Local, Bit>,
-    lost_lo_ones: Signal<Local, Bit>,
-    /// Bits 21..24 and 0..3 of `u`, one-hot.
-    hi_onehot: Signal<Local, Bits<8>>,
-    lo_onehot: Signal<Local, Bits<8>>,
-    bit_of: [Constant<Bits<8>>; 8],
-    /// Per flag: the values of bits 21..24 that are `>= m`, the one that
-    /// is `m - 1`, and the values of bits 0..3 that make `lo >= 2^21 - c
-    /// + 1` (with bits 3..21 all ones); zero for unused flags.
-    over_ge_m: [Constant<Bits<8>>; decide::LOST_FLAGS],
-    over_eq_m1: [Constant<Bits<8>>; decide::LOST_FLAGS],
-    over_lo: [Constant<Bits<8>>; decide::LOST_FLAGS],
+    /// Which candidate the clock leaves: entry `5 n + d` after `n` LOST
+    /// pushes and `d` drops while every LOST left a remainder; `fresh`
+    /// entry `d` (the count `over + d`, whose flags are all false as it
+    /// is below `2^21 - 4`) after a last LOST that left none; `keep`
+    /// without a decided clock.
+    lost_pick: [Signal<Local, Bit>; 25],
+    fresh_pick: [Signal<Local, Bit>; 5],
+    lost_keep: Signal<Local, Bit>,
+    /// The lost count after the clock, and its flags for the next clock's
+    /// decision, registered.
+    lost_after: Signal<Local, Bits<32>>,
+    lost_nonzero_next: Signal<Local, Bit>,
+    lost_over_next: [Signal<Local, Bit>; decide::LOST_FLAGS],
+    lost_nonzero_reg: DFF<Bit>,
+    lost_over_reg: [DFF<Bit>; decide::LOST_FLAGS],
     keeper_gap_34: Constant<Bits<34>>,
-    /// Entry `v`: bits `0..=v` set.
-    thermometer_wide: [Constant<Bits<32>>; 32],
+    /// 32 bits set.
+    ones_32: Constant<Bits<32>>,
     /// The room thermometer's bit `2 + 3E`: the clock is open.
     open_bit: Constant<Bits<16>>,
     gap_max: Constant<Bits<32>>,
@@ -311,10 +354,19 @@ impl<const E: usize> Default for Encoder<E> {
             p2_line_hi: std::array::from_fn(|_| Default::default()),
             p2_lane: std::array::from_fn(|_| Default::default()),
             p2_hi_eq: std::array::from_fn(|_| Default::default()),
+            hi_eq_reg: std::array::from_fn(|_| Default::default()),
+            hi_cand_eq: std::array::from_fn(|_| Default::default()),
+            hi_pick: std::array::from_fn(|_| Default::default()),
+            hi_eq_next: std::array::from_fn(|_| Default::default()),
             p2_over: Default::default(),
             p2_tracing: Default::default(),
             p2_tags_only: Default::default(),
             gap: Default::default(),
+            gap_due: Default::default(),
+            gap_need_time: std::array::from_fn(|_| Default::default()),
+            gap_too_long: std::array::from_fn(|_| Default::default()),
+            gap_need_time_k: std::array::from_fn(|_| Default::default()),
+            gap_too_long_k: std::array::from_fn(|_| Default::default()),
             hi: Default::default(),
             lost: Default::default(),
             level: Default::default(),
@@ -329,63 +381,52 @@ impl<const E: usize> Default for Encoder<E> {
             decide: Default::default(),
             words: Default::default(),
             slot_gap: std::array::from_fn(|_| Default::default()),
-            units: Default::default(),
+            gap_next: Default::default(),
+            gap_cand: std::array::from_fn(|_| Default::default()),
+            gap_cand_due: std::array::from_fn(|_| Default::default()),
+            gap_cand_tests: std::array::from_fn(|_| Default::default()),
+            gap_pick: Default::default(),
+            gap_pick_bit: std::array::from_fn(|c| Constant::new((1u64 << c).to_bits())),
+            due_next: Default::default(),
+            need_time_next: std::array::from_fn(|_| Default::default()),
+            too_long_next: std::array::from_fn(|_| Default::default()),
+            need_time_k_next: std::array::from_fn(|_| Default::default()),
+            too_long_k_next: std::array::from_fn(|_| Default::default()),
             pop_now: Default::default(),
             total: Default::default(),
-            level_pushed: Default::default(),
-            level_next: Default::default(),
-            free_next: Default::default(),
+            total_taken: Default::default(),
+            room_shifted: Default::default(),
+            room_taken: Default::default(),
+            room_dropped: Default::default(),
+            level_pushed: SmallStep::new(false),
+            level_next: SmallStep::new(false),
+            free_next: SmallStep::new(true),
+            write_pos_next: SmallStep::new(false),
+            total_step: Default::default(),
+            pop_up: Default::default(),
+            pop_down: Default::default(),
             room_wide: Default::default(),
             room_next: Default::default(),
             sum_none: Default::default(),
             sum_keep: Default::default(),
-            lost_next: Default::default(),
-            lost_saturated: std::array::from_fn(|_| Default::default()),
-            lost_fresh: std::array::from_fn(|_| Default::default()),
-            small_d: std::array::from_fn(|d| Constant::new((d as u64).to_bits())),
-            lost_base: Default::default(),
-            lost_candidates: std::array::from_fn(|_| Default::default()),
-            lost_steps: std::array::from_fn(|i| {
-                let (n, d) = ((i / 5) as u64, (i % 5) as u64);
-                Constant::new((d.wrapping_sub(n * PAYLOAD_MAX) & MASK34).to_bits())
+            lost_small: std::array::from_fn(|_| Default::default()),
+            over_wide: Default::default(),
+            lost_small_k: std::array::from_fn(|i| {
+                Constant::new(((i / 5 + i % 5) as u64).to_bits())
             }),
+            lost_cand: std::array::from_fn(|i| LostCandidate::new(i / 5)),
             candidate_used: std::array::from_fn(|i| Constant::new(i / 5 <= E && i % 5 <= E)),
-            lost_hi_any: Default::default(),
-            lost_lo_ones: Default::default(),
-            hi_onehot: Default::default(),
-            lo_onehot: Default::default(),
-            bit_of: std::array::from_fn(|v| Constant::new((1u64 << v).to_bits())),
-            // Entry 4 m + d (1 <= m <= E, d < E) tests u > m (2^21-1) - d.
-            over_ge_m: std::array::from_fn(|i| {
-                let mask = if lost_flag_used::<E>(i) {
-                    0xFFu64 << (i / 4)
-                } else {
-                    0
-                };
-                Constant::new((mask & 0xFF).to_bits())
-            }),
-            over_eq_m1: std::array::from_fn(|i| {
-                let mask = if lost_flag_used::<E>(i) {
-                    1u64 << (i / 4 - 1)
-                } else {
-                    0
-                };
-                Constant::new(mask.to_bits())
-            }),
-            over_lo: std::array::from_fn(|i| {
-                // lo >= 2^21 - (c - 1), c = m + d: bits 0..3 >= 8 - (c - 1)
-                // for c >= 2; never for c = 1.
-                let c1 = i / 4 + i % 4;
-                let mask = if lost_flag_used::<E>(i) && c1 >= 2 {
-                    0xFFu64 << (8 - (c1 - 1))
-                } else {
-                    0
-                };
-                Constant::new((mask & 0xFF).to_bits())
-            }),
+            lost_pick: std::array::from_fn(|_| Default::default()),
+            fresh_pick: std::array::from_fn(|_| Default::default()),
+            lost_keep: Default::default(),
+            lost_after: Default::default(),
+            lost_nonzero_next: Default::default(),
+            lost_over_next: std::array::from_fn(|_| Default::default()),
+            lost_nonzero_reg: Default::default(),
+            lost_over_reg: std::array::from_fn(|_| Default::default()),
             keeper_gap_34: Constant::new(KEEPER_GAP.to_bits()),
             open_bit: Constant::new((1u64 << (2 + 3 * E)).to_bits()),
-            thermometer_wide: std::array::from_fn(|v| Constant::new(((2u64 << v) - 1).to_bits())),
+            ones_32: Constant::new(u64::from(u32::MAX).to_bits()),
             gap_max: Constant::new(GAP_MAX.to_bits()),
             out_count: std::array::from_fn(|_| Default::default()),
             out_word0: std::array::from_fn(|_| Default::default()),
@@ -436,6 +477,8 @@ impl<const E: usize> Logic for Encoder<E> {
             p2_tracing,
             p2_tags_only,
             gap,
+            gap_due,
+            lost_nonzero_reg,
             hi,
             lost,
             level,
@@ -507,6 +550,14 @@ impl<const E: usize> Logic for Encoder<E> {
         self.p2_valid.d.next = self.p1_valid.q.val();
         self.p2_tick.d.next = self.p1_tick.q.val();
         self.p2_over.d.next = self.p1_over.q.val();
+        self.over_wide.next = bit_cast::<32, 4>(self.p1_over.q.val());
+        for i in 0..25 {
+            self.lost_small[i].clock.next = self.clock.val();
+            self.lost_small[i].d.next = 0.into();
+            if self.candidate_used[i].val() {
+                self.lost_small[i].d.next = self.over_wide.val() + self.lost_small_k[i].val();
+            }
+        }
         self.p2_tracing.d.next = self.p1_tracing.q.val();
         self.p2_tags_only.d.next = self.p1_tags_only.q.val();
         for s in 0..E {
@@ -547,50 +598,29 @@ impl<const E: usize> Logic for Encoder<E> {
             }
         }
 
-        // The decision's flags, from registers. The gap in units of 64
-        // ticks; a slot's gap `gap + lane` has `units + carry` units.
-        self.units.next = self.gap.q.val().get_bits::<26>(6);
+        // The decision's flags, from registers.
         self.decide.valid.next = self.p2_valid.q.val();
-        // The keeper is due at `gap >= KEEPER_GAP`, i.e. 2^21-1 units.
-        self.decide.due.next =
-            self.units.val().get_bits::<5>(21).any() | self.units.val().get_bits::<21>(0).all();
+        self.decide.due.next = self.gap_due.q.val();
         self.decide.filler_room.next = self.room.q.val().get_bit(1);
         self.decide.open.next = (self.room.q.val() & self.open_bit.val()).any();
-        self.decide.lost_nonzero.next = self.lost.q.val().any();
-        self.lost_hi_any.next = self.lost.q.val().get_bits::<8>(24).any();
-        self.lost_lo_ones.next = self.lost.q.val().get_bits::<18>(3).all();
-        self.hi_onehot.next = 0.into();
-        self.lo_onehot.next = 0.into();
-        for v in 0..8 {
-            if self.lost.q.val().get_bits::<3>(21).index() == v {
-                self.hi_onehot.next = self.bit_of[v].val();
-            }
-            if self.lost.q.val().get_bits::<3>(0).index() == v {
-                self.lo_onehot.next = self.bit_of[v].val();
-            }
-        }
+        self.decide.lost_nonzero.next = self.lost_nonzero_reg.q.val();
         for i in 0..decide::LOST_FLAGS {
-            self.decide.lost_over[i].next = (self.hi_onehot.val() & self.over_ge_m[i].val()).any()
-                | (self.lost_hi_any.val() & self.over_ge_m[i].val().any())
-                | ((self.hi_onehot.val() & self.over_eq_m1[i].val()).any()
-                    & !self.lost_hi_any.val()
-                    & self.lost_lo_ones.val()
-                    & (self.lo_onehot.val() & self.over_lo[i].val()).any());
+            self.decide.lost_over[i].next = self.lost_over_reg[i].q.val();
         }
         for i in 0..16 {
             self.decide.hi_eq_slot[i].next = self.p2_hi_eq[i].q.val();
         }
         for s in 0..E {
-            self.slot_gap[s].gap.next = self.gap.q.val();
+            self.slot_gap[s].gap.next = self.gap.q.val().get_bits::<27>(0);
             self.slot_gap[s].lane.next = self.p2_lane[s].q.val();
             self.slot_gap[s].step.next = self.p1_step.q.val();
             self.decide.ev_valid[s].next = self.p2_ev_valid[s].q.val() & self.p2_valid.q.val();
             self.decide.access[s].next = self.p2_access[s].q.val();
-            self.decide.hi_eq_reg[s].next = self.p2_line_hi[s].q.val() == self.hi.q.val();
-            self.decide.need_time[s].next = self.slot_gap[s].need_time.val();
-            self.decide.too_long[s].next = self.slot_gap[s].too_long.val();
-            self.decide.need_time_k[s].next = self.slot_gap[s].need_time_k.val();
-            self.decide.too_long_k[s].next = self.slot_gap[s].too_long_k.val();
+            self.decide.hi_eq_reg[s].next = self.hi_eq_reg[s].q.val();
+            self.decide.need_time[s].next = self.gap_need_time[s].q.val();
+            self.decide.too_long[s].next = self.gap_too_long[s].q.val();
+            self.decide.need_time_k[s].next = self.gap_need_time_k[s].q.val();
+            self.decide.too_long_k[s].next = self.gap_too_long_k[s].q.val();
             // Word contents.
             self.words.lost_ok[s].next = self.decide.lost_ok[s].val();
             self.words.hi_used[s].next = self.decide.hi_used[s].val();
@@ -612,6 +642,40 @@ impl<const E: usize> Logic for Encoder<E> {
         self.words.keep.next = self.decide.keep.val();
         self.words.lost_low.next = self.lost.q.val().get_bits::<21>(0);
         self.words.hi_in.next = self.hi.q.val();
+        // The next clock's LINE_HI matches (P1's slots, prepared, against
+        // each value the register may take), and the pick of the value it
+        // takes: the last access the clock pushes, else the register.
+        for i in 0..20 {
+            self.hi_cand_eq[i].next = false;
+        }
+        for s in 0..E {
+            self.hi_cand_eq[s].next = self.prep[s].line_hi.val() == self.hi.q.val();
+            for t in 0..E {
+                self.hi_cand_eq[(1 + t) * 4 + s].next =
+                    self.prep[s].line_hi.val() == self.p2_line_hi[t].q.val();
+            }
+        }
+        for c in 0..5 {
+            self.hi_pick[c].next = false;
+        }
+        self.hi_pick[0].next = true;
+        for t in 0..E {
+            if self.p2_valid.q.val() & self.decide.event_ok[t].val() & self.p2_access[t].q.val() {
+                for c in 0..5 {
+                    self.hi_pick[c].next = false;
+                }
+                self.hi_pick[1 + t].next = true;
+            }
+        }
+        for s in 0..E {
+            self.hi_eq_next[s].next = false;
+            for c in 0..5 {
+                self.hi_eq_next[s].next = self.hi_eq_next[s].val()
+                    | (self.hi_pick[c].val() & self.hi_cand_eq[c * 4 + s].val());
+            }
+            self.hi_eq_reg[s].clock.next = self.clock.val();
+            self.hi_eq_reg[s].d.next = self.hi_eq_next[s].val();
+        }
 
         // The drain (step 3), from registers: credit += L num; pop if the
         // level at the clock start is not 0 and credit >= den.
@@ -619,37 +683,66 @@ impl<const E: usize> Logic for Encoder<E> {
             self.p2_valid.q.val() & self.level_nonzero.q.val() & !self.credit.q.val().get_bit(32);
 
         // The state after the clock.
-        self.total.next = bit_cast::<8, 2>(self.words.count[0].val())
-            + bit_cast::<8, 2>(self.words.count[1].val())
-            + bit_cast::<8, 2>(self.words.count[2].val())
-            + bit_cast::<8, 2>(self.words.count[3].val())
-            + bit_cast::<8, 2>(self.words.count[4].val());
-        self.level_pushed.next = self.level.q.val() + bit_cast::<LEVEL_BITS, 8>(self.total.val());
-        self.level_next.next =
-            self.level_pushed.val() - bit_cast::<LEVEL_BITS, 1>(self.pop_now.val().into());
-        self.free_next.next = self.free.q.val() - bit_cast::<LEVEL_BITS, 8>(self.total.val())
-            + bit_cast::<LEVEL_BITS, 1>(self.pop_now.val().into());
+        // The words pushed: the filler, and if the clock takes its events
+        // their TIME word and each slot's words (the groups' counts).
+        self.total_taken.next = bit_cast::<8, 1>(self.decide.keep.val().into())
+            + bit_cast::<8, 1>(self.decide.time_taken.val().into())
+            + bit_cast::<8, 2>(self.decide.count_taken[0].val())
+            + bit_cast::<8, 2>(self.decide.count_taken[1].val())
+            + bit_cast::<8, 2>(self.decide.count_taken[2].val())
+            + bit_cast::<8, 2>(self.decide.count_taken[3].val());
+        self.total.next = bit_cast::<8, 1>(self.decide.keep.val().into());
+        if self.decide.takes.val() {
+            self.total.next = self.total_taken.val();
+        }
+        // At most 2 + 3E <= 14 words a clock.
+        self.total_step.next = self.total.val().get_bits::<6>(0);
+        self.pop_up.next = bit_cast::<6, 1>(self.pop_now.val().into());
+        self.pop_down.next = 0.into();
+        if self.pop_now.val() {
+            self.pop_down.next = 63.into();
+        }
+        self.level_pushed.value.next = self.level.q.val();
+        self.level_pushed.early.next = 0.into();
+        self.level_pushed.late.next = self.total_step.val();
+        self.level_next.value.next = self.level.q.val();
+        self.level_next.early.next = self.pop_down.val();
+        self.level_next.late.next = self.total_step.val();
+        self.free_next.value.next = self.free.q.val();
+        self.free_next.early.next = self.pop_up.val();
+        self.free_next.late.next = self.total_step.val();
+        self.write_pos_next.value.next = self.write_pos.q.val();
+        self.write_pos_next.early.next = 0.into();
+        self.write_pos_next.late.next = self.total_step.val();
         // The room at the next clock as a thermometer (bit n: free_next
         // >= n), without the free count's carry chain: the thermometer of
         // the free count at this clock's start, wide enough (bit m: free
         // >= m, m < 32), shifted down by the clock's net words `total -
-        // pop` (-1..=11), which the decision gives late.
-        self.room_wide.next = self.thermometer_wide[31].val();
+        // pop` (-1..=2+3E), for both outcomes of the decision, which picks
+        // one.
+        // (Shifts, not chains of comparisons: a barrel shifter is a few
+        // LUT levels deep.) Bits `0..=v` of all ones shifted right by
+        // `31 - v`, which is `!v` in 5 bits.
+        self.room_wide.next = self.ones_32.val();
         if !(self.free.q.val() >> 5).any() {
-            for v in 0..32 {
-                if self.free.q.val().get_bits::<5>(0).index() == v {
-                    self.room_wide.next = self.thermometer_wide[v].val();
-                }
-            }
+            self.room_wide.next = self.ones_32.val() >> !self.free.q.val().get_bits::<5>(0);
         }
-        self.room_next.next = self.room_wide.val().get_bits::<16>(0);
-        for d in 0..12 {
-            if self.total.val().index() == d {
-                self.room_next.next = self.room_wide.val().get_bits::<16>(d);
-                if self.pop_now.val() {
-                    self.room_next.next = (self.room_wide.val().get_bits::<16>(d) << 1) | 1;
-                }
-            }
+        // (Through a signal: Verilog cannot slice an expression.)
+        self.room_shifted.next = self.room_wide.val() >> self.total_taken.val().get_bits::<4>(0);
+        self.room_taken.next = self.room_shifted.val().get_bits::<16>(0);
+        if self.pop_now.val() {
+            self.room_taken.next = (self.room_taken.val() << 1) | 1;
+        }
+        self.room_dropped.next = self.room_wide.val().get_bits::<16>(0);
+        if self.decide.keep.val() {
+            self.room_dropped.next = self.room_wide.val().get_bits::<16>(1);
+        }
+        if self.pop_now.val() {
+            self.room_dropped.next = (self.room_dropped.val() << 1) | 1;
+        }
+        self.room_next.next = self.room_dropped.val();
+        if self.decide.takes.val() {
+            self.room_next.next = self.room_taken.val();
         }
         // The gap at the next clock's tick: from the last push, or the gap
         // (less KEEPER_GAP after a filler) plus the step, saturated.
@@ -658,70 +751,151 @@ impl<const E: usize> Logic for Encoder<E> {
         self.sum_keep.next = bit_cast::<34, 32>(self.gap.q.val()) + self.p1_step_k.q.val();
         // The lost count after the clock: `u + drops - losts (2^21-1)`
         // while every LOST left a remainder, else the drops since the last
-        // one; plus the references the limit dropped; saturated.
-        self.lost_base.next =
-            bit_cast::<34, 32>(self.lost.q.val()) + bit_cast::<34, 4>(self.p2_over.q.val());
+        // one; plus the references the limit dropped; saturated. Every
+        // candidate and its flags are ready before the decision picks.
         for i in 0..25 {
-            self.lost_candidates[i].next = 0.into();
-            if self.candidate_used[i].val() {
-                self.lost_candidates[i].next = self.lost_base.val() + self.lost_steps[i].val();
-            }
+            self.lost_cand[i].count.next = self.lost.q.val();
+            self.lost_cand[i].addend.next = self.lost_small[i].q.val();
         }
-        for i in 0..25 {
-            self.lost_saturated[i].next = self.lost_candidates[i].val().get_bits::<32>(0);
-            if self.lost_candidates[i].val().get_bits::<2>(32).any() {
-                self.lost_saturated[i].next = self.gap_max.val();
+        self.lost_keep.next = !self.p2_valid.q.val();
+        for n in 0..5 {
+            for d in 0..5 {
+                self.lost_pick[n * 5 + d].next = self.candidate_used[n * 5 + d].val()
+                    & self.p2_valid.q.val()
+                    & self.decide.remainder_after.val()
+                    & (self.decide.losts.val().index() == n)
+                    & (self.decide.drops.val().index() == d);
             }
         }
         for d in 0..5 {
-            self.lost_fresh[d].next =
-                bit_cast::<32, 4>(self.p2_over.q.val()) + self.small_d[d].val();
+            self.fresh_pick[d].next = self.p2_valid.q.val()
+                & !self.decide.remainder_after.val()
+                & (self.decide.drops_since_after.val().index() == d);
         }
-        self.lost_next.next = self.lost_saturated[0].val();
-        for n in 0..5 {
-            for d in 0..5 {
-                if self.candidate_used[n * 5 + d].val()
-                    & (self.decide.losts.val().index() == n)
-                    & (self.decide.drops.val().index() == d)
-                {
-                    self.lost_next.next = self.lost_saturated[n * 5 + d].val();
-                }
+        self.lost_after.next = 0.into();
+        if self.lost_keep.val() {
+            self.lost_after.next = self.lost.q.val();
+        }
+        self.lost_nonzero_next.next = self.lost_keep.val() & self.lost_nonzero_reg.q.val();
+        for i in 0..decide::LOST_FLAGS {
+            self.lost_over_next[i].next = self.lost_keep.val() & self.lost_over_reg[i].q.val();
+        }
+        for j in 0..25 {
+            if self.lost_pick[j].val() {
+                self.lost_after.next = self.lost_after.val() | self.lost_cand[j].value.val();
+            }
+            self.lost_nonzero_next.next = self.lost_nonzero_next.val()
+                | (self.lost_pick[j].val() & self.lost_cand[j].nonzero.val());
+            for i in 0..decide::LOST_FLAGS {
+                self.lost_over_next[i].next = self.lost_over_next[i].val()
+                    | (self.lost_pick[j].val() & self.lost_cand[j].over.val().get_bit(i));
             }
         }
-        if !self.decide.remainder_after.val() {
-            for d in 0..5 {
-                if self.decide.drops_since_after.val().index() == d {
-                    self.lost_next.next = self.lost_fresh[d].val();
-                }
+        for d in 0..5 {
+            // The candidate of no LOST and `d` drops is `over + d`.
+            if self.fresh_pick[d].val() {
+                self.lost_after.next = self.lost_after.val() | self.lost_small[d].q.val();
+            }
+            self.lost_nonzero_next.next = self.lost_nonzero_next.val()
+                | (self.fresh_pick[d].val() & self.lost_small[d].q.val().any());
+        }
+        self.lost.d.next = self.lost_after.val();
+        self.lost_nonzero_reg.d.next = self.lost_nonzero_next.val();
+        for i in 0..decide::LOST_FLAGS {
+            self.lost_over_reg[i].clock.next = self.clock.val();
+            self.lost_over_reg[i].d.next = self.lost_over_next[i].val();
+        }
+        // The gaps the clock may leave, and the next clock's tests on each
+        // (P1 holds the next clock's lanes): the keeper is due at `gap >=
+        // KEEPER_GAP`, i.e. 2^21-1 units of 64 ticks; a slot's gap `gap +
+        // lane` is tested by `GapTests`.
+        self.gap_cand[0].next = self.p1_tick_sat.val();
+        self.gap_cand[1].next = bit_cast::<32, 34>(self.sum_none.val());
+        if self.sum_none.val().get_bit(32) {
+            self.gap_cand[1].next = self.gap_max.val();
+        }
+        self.gap_cand[2].next = bit_cast::<32, 34>(self.sum_keep.val());
+        if self.sum_keep.val().get_bit(32) {
+            self.gap_cand[2].next = self.gap_max.val();
+        }
+        for c in 3..GAP_CANDS {
+            self.gap_cand[c].next = 0.into();
+        }
+        for s in 0..E {
+            self.gap_cand[3 + s].next = self.slot_gap[s].step_after.val();
+        }
+        for c in 0..GAP_CANDS {
+            self.gap_cand_due[c].next = self.gap_cand[c].val().get_bits::<5>(27).any()
+                | self.gap_cand[c].val().get_bits::<21>(6).all();
+            for s in 0..4 {
+                self.gap_cand_tests[c * 4 + s].gap.next = self.gap_cand[c].val();
+                self.gap_cand_tests[c * 4 + s].lane.next = 0.into();
+            }
+            for s in 0..E {
+                self.gap_cand_tests[c * 4 + s].lane.next = self.p1_lane[s].q.val();
             }
         }
+        // The pick: the last push of the clock, else a filler alone, else
+        // no push; the time since reset until a clock is decided.
+        self.gap_pick.next = self.gap_pick_bit[0].val();
         if self.p2_valid.q.val() {
-            self.gap.d.next = bit_cast::<32, 34>(self.sum_none.val());
-            if self.sum_none.val().get_bit(32) {
-                self.gap.d.next = self.gap_max.val();
-            }
+            self.gap_pick.next = self.gap_pick_bit[1].val();
             if self.decide.keep.val() {
-                self.gap.d.next = bit_cast::<32, 34>(self.sum_keep.val());
-                if self.sum_keep.val().get_bit(32) {
-                    self.gap.d.next = self.gap_max.val();
-                }
+                self.gap_pick.next = self.gap_pick_bit[2].val();
             }
             for s in 0..E {
                 if self.decide.lost_ok[s].val() | self.decide.event_ok[s].val() {
-                    self.gap.d.next = self.slot_gap[s].step_after.val();
+                    self.gap_pick.next = self.gap_pick_bit[3 + s].val();
                 }
             }
+        }
+        self.gap_next.next = 0.into();
+        self.due_next.next = false;
+        for s in 0..E {
+            self.need_time_next[s].next = false;
+            self.too_long_next[s].next = false;
+            self.need_time_k_next[s].next = false;
+            self.too_long_k_next[s].next = false;
+        }
+        for c in 0..GAP_CANDS {
+            if self.gap_pick.val().get_bit(c) {
+                self.gap_next.next = self.gap_next.val() | self.gap_cand[c].val();
+                self.due_next.next = self.due_next.val() | self.gap_cand_due[c].val();
+                for s in 0..E {
+                    self.need_time_next[s].next = self.need_time_next[s].val()
+                        | self.gap_cand_tests[c * 4 + s].need_time.val();
+                    self.too_long_next[s].next =
+                        self.too_long_next[s].val() | self.gap_cand_tests[c * 4 + s].too_long.val();
+                    self.need_time_k_next[s].next = self.need_time_k_next[s].val()
+                        | self.gap_cand_tests[c * 4 + s].need_time_k.val();
+                    self.too_long_k_next[s].next = self.too_long_k_next[s].val()
+                        | self.gap_cand_tests[c * 4 + s].too_long_k.val();
+                }
+            }
+        }
+        self.gap.d.next = self.gap_next.val();
+        self.gap_due.d.next = self.due_next.val();
+        for s in 0..E {
+            self.gap_need_time[s].clock.next = self.clock.val();
+            self.gap_too_long[s].clock.next = self.clock.val();
+            self.gap_need_time_k[s].clock.next = self.clock.val();
+            self.gap_too_long_k[s].clock.next = self.clock.val();
+            self.gap_need_time[s].d.next = self.need_time_next[s].val();
+            self.gap_too_long[s].d.next = self.too_long_next[s].val();
+            self.gap_need_time_k[s].d.next = self.need_time_k_next[s].val();
+            self.gap_too_long_k[s].d.next = self.too_long_k_next[s].val();
+        }
+        if self.p2_valid.q.val() {
             self.hi.d.next = self.words.hi_out.val();
-            self.lost.d.next = self.lost_next.val();
-            self.level.d.next = self.level_next.val();
-            self.free.d.next = self.free_next.val();
+            self.level.d.next = self.level_next.sum.val();
+            self.free.d.next = self.free_next.sum.val();
             self.room.d.next = self.room_next.val();
             // level + total - pop != 0, from flags of the level register
             // rather than after the level's carry chain.
             self.level_nonzero.d.next = self.total.val().any()
                 | (self.level.q.val() >> 1).any()
                 | (self.level.q.val().get_bit(0) & !self.pop_now.val());
-            self.write_pos.d.next = self.write_pos.q.val() + bit_cast::<32, 8>(self.total.val());
+            self.write_pos.d.next = self.write_pos_next.sum.val();
             self.read_pos.d.next =
                 self.read_pos.q.val() + bit_cast::<32, 1>(self.pop_now.val().into());
             // credit + L num - den on a pop; an empty FIFO (no word at the
@@ -734,7 +908,6 @@ impl<const E: usize> Logic for Encoder<E> {
             }
         } else {
             // Not started: last = 0, the FIFO empty, the credit 0.
-            self.gap.d.next = self.p1_tick_sat.val();
             self.free.d.next = bit_cast::<LEVEL_BITS, 32>(self.depth.val());
             self.room.d.next = 0xFFFF.into();
             self.credit.d.next = self.num_minus_den.q.val();
@@ -764,8 +937,8 @@ impl<const E: usize> Logic for Encoder<E> {
         self.out_fill_pushed.d.next = 0.into();
         if self.p2_valid.q.val() {
             self.out_pushed.d.next = self.total.val();
-            self.out_fill.d.next = bit_cast::<32, LEVEL_BITS>(self.level_next.val());
-            self.out_fill_pushed.d.next = bit_cast::<32, LEVEL_BITS>(self.level_pushed.val());
+            self.out_fill.d.next = bit_cast::<32, LEVEL_BITS>(self.level_next.sum.val());
+            self.out_fill_pushed.d.next = bit_cast::<32, LEVEL_BITS>(self.level_pushed.sum.val());
         }
         self.out_pop.d.next = self.pop_now.val();
         self.out_pop_ptr.d.next = self.read_pos.q.val();

@@ -1,6 +1,7 @@
 //! Per-slot pieces of the encoder's clock, as blocks of their own (the HDL
-//! kernels cannot change widths inside loops): the gap tests and gap-derived
-//! fields of a slot (`SlotGap`), and a slot's words (`SlotWords`).
+//! kernels cannot change widths inside loops): the gap tests of a slot
+//! (`GapTests`), its gap-derived fields (`SlotGap`), and its words
+//! (`SlotWords`).
 
 use rust_hdl::prelude::*;
 
@@ -9,39 +10,33 @@ use super::PAYLOAD_MAX;
 const LINE_HI_OP: u64 = 0x0220_0000;
 const LOST_OP: u64 = 0x0280_0000;
 
-/// Combinational: the slot's gap `gap + lane` (the gap at the clock's tick
-/// plus the lane), tested on bits: `gap >> 6` units and a 6-bit add of the
-/// low bits and the lane. `KEEPER_GAP` is `2^21-1` units, so the gap after
-/// a filler needs a TIME word at `gap + lane >= 2^27` and two at `>= 2^28
-/// - 64`.
+/// Combinational: the gap tests of a slot's gap `gap + lane` (the gap at
+/// the clock's tick plus the lane), on bits: `gap >> 6` units and a 6-bit
+/// add of the low bits and the lane. `KEEPER_GAP` is `2^21-1` units, so
+/// the gap after a filler needs a TIME word at `gap + lane >= 2^27` and two
+/// at `>= 2^28 - 64`.
 #[derive(LogicBlock, Default)]
-pub struct SlotGap {
+pub struct GapTests {
     pub gap: Signal<In, Bits<32>>,
     pub lane: Signal<In, Bits<3>>,
-    /// Ticks to the next clock's tick.
-    pub step: Signal<In, Bits<32>>,
     pub need_time: Signal<Out, Bit>,
     pub too_long: Signal<Out, Bit>,
     pub need_time_k: Signal<Out, Bit>,
     pub too_long_k: Signal<Out, Bit>,
-    /// As the clock's first push: the first word's dt, and the gap in
-    /// units of 64 ticks modulo 2^21 (without a filler).
-    pub first_dt: Signal<Out, Bits<32>>,
-    pub time_units: Signal<Out, Bits<21>>,
-    /// The next clock's gap if this slot is the clock's last push.
-    pub step_after: Signal<Out, Bits<32>>,
     units: Signal<Local, Bits<26>>,
-    low_sum: Signal<Local, Bits<7>>,
+    low_room: Signal<Local, Bits<6>>,
+    lane_wide: Signal<Local, Bits<6>>,
     carry: Signal<Local, Bit>,
 }
 
-impl Logic for SlotGap {
+impl Logic for GapTests {
     #[hdl_gen]
     fn update(&mut self) {
         self.units.next = self.gap.val().get_bits::<26>(6);
-        self.low_sum.next =
-            bit_cast::<7, 6>(self.gap.val().get_bits::<6>(0)) + bit_cast::<7, 3>(self.lane.val());
-        self.carry.next = self.low_sum.val().get_bit(6);
+        // The low 6-bit add carries when lane > 63 - gap[5:0].
+        self.low_room.next = !self.gap.val().get_bits::<6>(0);
+        self.lane_wide.next = bit_cast::<6, 3>(self.lane.val());
+        self.carry.next = self.low_room.val() < self.lane_wide.val();
         // gap + lane >= 64.
         self.need_time.next = self.units.val().any() | self.carry.val();
         // gap + lane >= 2^27: units >= 2^21, or 2^21-1 and a carry.
@@ -54,9 +49,35 @@ impl Logic for SlotGap {
             | (self.units.val().get_bits::<21>(1).all()
                 & !self.units.val().get_bit(0)
                 & self.carry.val());
+    }
+}
+
+/// Combinational: the gap-derived fields of a slot's words, from its gap
+/// `gap + lane` as for `GapTests`.
+#[derive(LogicBlock, Default)]
+pub struct SlotGap {
+    /// The gap's low 27 bits: a slot's fields never read higher ones.
+    pub gap: Signal<In, Bits<27>>,
+    pub lane: Signal<In, Bits<3>>,
+    /// Ticks to the next clock's tick.
+    pub step: Signal<In, Bits<32>>,
+    /// As the clock's first push: the first word's dt, and the gap in
+    /// units of 64 ticks modulo 2^21 (without a filler).
+    pub first_dt: Signal<Out, Bits<32>>,
+    pub time_units: Signal<Out, Bits<21>>,
+    /// The next clock's gap if this slot is the clock's last push.
+    pub step_after: Signal<Out, Bits<32>>,
+    low_sum: Signal<Local, Bits<7>>,
+}
+
+impl Logic for SlotGap {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.low_sum.next =
+            bit_cast::<7, 6>(self.gap.val().get_bits::<6>(0)) + bit_cast::<7, 3>(self.lane.val());
         self.first_dt.next = bit_cast::<32, 6>(self.low_sum.val().get_bits::<6>(0));
-        self.time_units.next =
-            self.units.val().get_bits::<21>(0) + bit_cast::<21, 1>(self.carry.val().into());
+        self.time_units.next = self.gap.val().get_bits::<21>(6)
+            + bit_cast::<21, 1>(self.low_sum.val().get_bit(6).into());
         self.step_after.next = self.step.val() - bit_cast::<32, 3>(self.lane.val());
     }
 }

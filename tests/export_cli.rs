@@ -1,8 +1,10 @@
 //! `hmtt export` through the binary on a simulated run (2 boards, several
 //! processes, DMA, I-code pairs), each format checked against the trace
 //! itself: DRAMsim3 and Ramulator 2 lines record by record, gem5 and
-//! Perfetto decoded by a protobuf wire reader written here from the
-//! published schemas (independent of the encoder), Parquet read by DuckDB,
+//! Perfetto decoded with their protobuf schemas by Python's protobuf
+//! runtime (gem5's messages declared in tests/data/gem5_packet.proto,
+//! Perfetto's from the `perfetto` package; both independent of the
+//! encoder's prost structs), Parquet read by DuckDB,
 //! CSV equal to `hmtt dump --csv`, and the CSV of `hmtt replay --csv` with
 //! the same header as the dump of a virtual trace.
 
@@ -12,6 +14,7 @@ use std::process::Command;
 
 use hmtt_format::trace::{RecordKind, TraceRecord, TraceView};
 use hmtt_format::vtrace::{VirtualRecord, VtraceView};
+use serde_json::Value;
 
 mod support;
 use support::cli::{mix_merged_with_events, ok, pack_in_small_blocks, s, scratch};
@@ -100,121 +103,50 @@ fn dramsim3_and_ramulator2_lines_match_the_trace_record_by_record() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A protobuf wire reader: the fields of one message as (number, value).
-#[derive(Debug, Clone)]
-enum Field {
-    Varint(u64),
-    Fixed64(u64),
-    Bytes(Vec<u8>),
-}
-
-fn varint(b: &[u8], at: &mut usize) -> u64 {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let byte = b[*at];
-        *at += 1;
-        v |= u64::from(byte & 0x7f) << shift;
-        if byte & 0x80 == 0 {
-            return v;
-        }
-    }
-    panic!("varint longer than 10 bytes");
-}
-
-fn fields(b: &[u8]) -> Vec<(u64, Field)> {
-    let mut at = 0;
-    let mut out = Vec::new();
-    while at < b.len() {
-        let key = varint(b, &mut at);
-        let value = match key & 7 {
-            0 => Field::Varint(varint(b, &mut at)),
-            1 => {
-                let v = u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-                at += 8;
-                Field::Fixed64(v)
-            }
-            2 => {
-                let n = varint(b, &mut at) as usize;
-                at += n;
-                Field::Bytes(b[at - n..at].to_vec())
-            }
-            // No field of these schemas is a fixed32 (wire type 5).
-            w => panic!("wire type {w}"),
-        };
-        out.push((key >> 3, value));
-    }
-    assert_eq!(at, b.len(), "the message ends where its fields end");
-    out
-}
-
-/// The fields of a message by number (the last value of each, or all).
-struct Msg(Vec<(u64, Field)>);
-
-impl Msg {
-    fn parse(b: &[u8]) -> Msg {
-        Msg(fields(b))
-    }
-    fn get(&self, n: u64) -> Option<&Field> {
-        self.0.iter().rev().find(|(k, _)| *k == n).map(|(_, v)| v)
-    }
-    fn uint(&self, n: u64) -> Option<u64> {
-        match self.get(n)? {
-            Field::Varint(v) => Some(*v),
-            f => panic!("field {n} is {f:?}"),
-        }
-    }
-    fn double(&self, n: u64) -> Option<f64> {
-        match self.get(n)? {
-            Field::Fixed64(v) => Some(f64::from_bits(*v)),
-            f => panic!("field {n} is {f:?}"),
-        }
-    }
-    fn bytes(&self, n: u64) -> Option<&[u8]> {
-        match self.get(n)? {
-            Field::Bytes(v) => Some(v),
-            f => panic!("field {n} is {f:?}"),
-        }
-    }
-    fn string(&self, n: u64) -> Option<String> {
-        self.bytes(n)
-            .map(|b| String::from_utf8(b.to_vec()).unwrap())
-    }
-    fn msg(&self, n: u64) -> Option<Msg> {
-        self.bytes(n).map(Msg::parse)
-    }
+/// Decodes a protobuf export with its schema through
+/// `tests/support/decode_protobuf.py` (pip packages `grpcio-tools` for
+/// gem5's, `perfetto` for Perfetto's, both installed by scripts/setup.sh):
+/// the messages as JSON, each field by its schema name, enums by name.
+fn decode_with_schema(format: &str, file: &Path) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/decode_protobuf.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .args([format, s(file)])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{format} export does not decode with its schema:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the decoder prints JSON")
 }
 
 #[test]
 fn gem5_packet_trace_parses_back_with_its_schema() {
     let (dir, trace, archive, _) = run("gem5");
     let (tick_ps, first, records) = physical_records(&trace);
-    let b = export(&trace, "gem5", &dir.join("t.gem5"), &[]);
+    let file = dir.join("t.gem5");
+    let b = export(&trace, "gem5", &file, &[]);
     // The archive exports the same bytes.
     assert!(b == export(&archive, "gem5", &dir.join("z.gem5"), &[]));
     assert_eq!(&b[..4], b"gem5");
     assert_eq!(u32::from_le_bytes(b[..4].try_into().unwrap()), 0x356d_6567);
-    let mut at = 4;
-    let mut messages = Vec::new();
-    while at < b.len() {
-        let n = varint(&b, &mut at) as usize;
-        messages.push(Msg::parse(&b[at..at + n]));
-        at += n;
-    }
-    // PacketHeader: obj_id = 1, tick_freq = 3.
-    let header = &messages[0];
-    assert_eq!(header.string(1).as_deref(), Some("hmtt"));
-    assert_eq!(header.uint(3), Some(1_000_000_000_000));
-    // Packet: tick = 1, cmd = 2 (MemCmd ReadReq 1, WriteReq 4), addr = 3,
-    // size = 4, pkt_id = 6.
+    let decoded = decode_with_schema("gem5", &file);
+    let header = &decoded["header"];
+    assert_eq!(header["obj_id"], "hmtt");
+    assert_eq!(header["tick_freq"], 1_000_000_000_000u64);
     let accesses: Vec<_> = records.iter().filter(|r| r.is_access()).collect();
-    assert_eq!(messages.len() - 1, accesses.len());
-    for (i, (p, r)) in messages[1..].iter().zip(&accesses).enumerate() {
-        assert_eq!(p.uint(1), Some((r.tick - first) * u64::from(tick_ps)));
+    let packets = decoded["packets"].as_array().unwrap();
+    assert_eq!(packets.len(), accesses.len());
+    // cmd is gem5's MemCmd: ReadReq 1, WriteReq 4.
+    for (i, (p, r)) in packets.iter().zip(&accesses).enumerate() {
+        assert_eq!(p["tick"], (r.tick - first) * u64::from(tick_ps), "{p}");
         let write = r.kind() == RecordKind::Write;
-        assert_eq!(p.uint(2), Some(if write { 4 } else { 1 }));
-        assert_eq!(p.uint(3), Some(r.value() << 6));
-        assert_eq!(p.uint(4), Some(64));
-        assert_eq!(p.uint(6), Some(i as u64));
+        assert_eq!(p["cmd"], if write { 4 } else { 1 }, "{p}");
+        assert_eq!(p["addr"], r.value() << 6, "{p}");
+        assert_eq!(p["size"], 64, "{p}");
+        assert_eq!(p["pkt_id"], i as u64, "{p}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -224,54 +156,44 @@ fn perfetto_trace_parses_back_with_counters_instants_and_slices() {
     let (dir, _, _, vtrace) = run("perfetto");
     let (first, records) = virtual_records(&vtrace);
     let interval_ns = 2000u64;
-    let b = export(
+    let file = dir.join("t.perfetto-trace");
+    export(
         &vtrace,
         "perfetto",
-        &dir.join("t.perfetto-trace"),
+        &file,
         &["--interval-ns", &interval_ns.to_string()],
     );
-    // Trace: repeated TracePacket packet = 1.
-    let packets: Vec<Msg> = fields(&b)
-        .into_iter()
-        .map(|(n, f)| {
-            assert_eq!(n, 1, "a Trace holds packets only");
-            match f {
-                Field::Bytes(p) => Msg::parse(&p),
-                f => panic!("{f:?}"),
-            }
-        })
-        .collect();
-    // TracePacket: timestamp 8, trusted_packet_sequence_id 10,
-    // track_event 11, track_descriptor 60. TrackDescriptor: uuid 1, name 2,
-    // process 3 (ProcessDescriptor pid 1), parent_uuid 5, counter 8.
-    // TrackEvent: type 9 (1 begin, 2 end, 3 instant, 4 counter),
-    // track_uuid 11, name 23, double_counter_value 44.
-    let mut tracks: HashMap<u64, Msg> = HashMap::new();
+    let decoded = decode_with_schema("perfetto", &file);
+    let packets = decoded["packet"].as_array().unwrap();
+    let mut tracks: HashMap<u64, &Value> = HashMap::new();
     let mut counter_sum: HashMap<u64, f64> = HashMap::new();
     let mut instants = Vec::new();
-    let mut slices: Vec<(u64, u64, u64)> = Vec::new(); // (track, type, ts)
+    let mut slices: Vec<(u64, &str, u64)> = Vec::new(); // (track, type, ts)
     let mut last_ts = 0;
-    for p in &packets {
-        assert_eq!(p.uint(10), Some(1));
-        if let Some(d) = p.msg(60) {
-            let uuid = d.uint(1).expect("a track has a uuid");
-            if let Some(parent) = d.uint(5) {
+    for p in packets {
+        assert_eq!(p["trusted_packet_sequence_id"], 1, "{p}");
+        if let Some(d) = p.get("track_descriptor") {
+            let uuid = d["uuid"].as_u64().expect("a track has a uuid");
+            if let Some(parent) = d["parent_uuid"].as_u64() {
                 assert!(tracks.contains_key(&parent), "parent described first");
             }
             tracks.insert(uuid, d);
         }
-        if let Some(e) = p.msg(11) {
-            let ts = p.uint(8).expect("an event has a timestamp");
-            let track = e.uint(11).unwrap();
+        if let Some(e) = p.get("track_event") {
+            let ts = p["timestamp"].as_u64().expect("an event has a timestamp");
+            let track = e["track_uuid"].as_u64().unwrap();
             assert!(tracks.contains_key(&track), "track {track} described first");
-            match e.uint(9) {
-                Some(4) => {
+            match e["type"].as_str() {
+                Some("TYPE_COUNTER") => {
                     assert!(ts >= last_ts, "counters in time order");
                     last_ts = ts;
-                    *counter_sum.entry(track).or_default() += e.double(44).unwrap();
+                    *counter_sum.entry(track).or_default() +=
+                        e["double_counter_value"].as_f64().unwrap_or_else(|| {
+                            panic!("a counter event without double_counter_value: {e}")
+                        });
                 }
-                Some(3) => instants.push((ts, e.string(23).unwrap())),
-                Some(t @ (1 | 2)) => slices.push((track, t, ts)),
+                Some("TYPE_INSTANT") => instants.push((ts, e["name"].as_str().unwrap())),
+                Some(t @ ("TYPE_SLICE_BEGIN" | "TYPE_SLICE_END")) => slices.push((track, t, ts)),
                 t => panic!("event type {t:?}"),
             }
         }
@@ -289,20 +211,23 @@ fn perfetto_trace_parses_back_with_counters_instants_and_slices() {
     }
     assert_eq!(want_board.len(), 2);
     assert!(want_pid.len() >= 2, "{want_pid:?}");
-    let counters: Vec<(&u64, &Msg)> = tracks.iter().filter(|(_, d)| d.msg(8).is_some()).collect();
+    let counters: Vec<(&u64, &&Value)> = tracks
+        .iter()
+        .filter(|(_, d)| d.get("counter").is_some())
+        .collect();
     assert_eq!(counters.len(), want_board.len() + want_pid.len());
     let mut got_board = BTreeMap::new();
     let mut got_pid = BTreeMap::new();
     for (uuid, d) in counters {
         let bytes = to_bytes(counter_sum.get(uuid).copied().unwrap_or(0.0)).round() as u64;
-        match d.uint(5) {
+        match d["parent_uuid"].as_u64() {
             None => {
-                let name = d.string(2).unwrap();
+                let name = d["name"].as_str().unwrap();
                 let b: u8 = name.split(' ').nth(1).unwrap().parse().unwrap();
                 got_board.insert(b, bytes);
             }
             Some(parent) => {
-                let pid = tracks[&parent].msg(3).unwrap().uint(1).unwrap() as u32;
+                let pid = tracks[&parent]["process"]["pid"].as_u64().unwrap() as u32;
                 got_pid.insert(pid, bytes);
             }
         }
@@ -332,7 +257,7 @@ fn perfetto_trace_parses_back_with_counters_instants_and_slices() {
     for ((ts, _), (tick, _)) in instants.iter().zip(&want_tags) {
         assert_eq!(*ts, (tick - first) * 1250 / 1000);
     }
-    let named = |n: &str| instants.iter().filter(|(_, name)| name == n).count();
+    let named = |n: &str| instants.iter().filter(|(_, name)| *name == n).count();
     assert_eq!(named("quicksort_begin"), 1);
     // Slices: each *_begin/*_end pair, balanced, on its pair's track.
     let begins = instants
@@ -340,16 +265,17 @@ fn perfetto_trace_parses_back_with_counters_instants_and_slices() {
         .filter(|(_, n)| n.ends_with("_begin"))
         .count();
     assert!(begins >= 4, "{begins}");
-    assert_eq!(slices.iter().filter(|s| s.1 == 1).count(), begins);
-    assert_eq!(slices.iter().filter(|s| s.1 == 2).count(), begins);
+    let of_type = |t: &str| slices.iter().filter(|s| s.1 == t).count();
+    assert_eq!(of_type("TYPE_SLICE_BEGIN"), begins);
+    assert_eq!(of_type("TYPE_SLICE_END"), begins);
     let quicksort = tracks
         .iter()
-        .find(|(_, d)| d.string(2).as_deref() == Some("quicksort"))
+        .find(|(_, d)| d["name"] == "quicksort")
         .map(|(u, _)| *u)
         .expect("a track for the quicksort pair");
     let qs: Vec<_> = slices.iter().filter(|s| s.0 == quicksort).collect();
     assert_eq!(qs.len(), 2);
-    assert!(qs[0].1 == 1 && qs[1].1 == 2 && qs[0].2 < qs[1].2);
+    assert!(qs[0].1 == "TYPE_SLICE_BEGIN" && qs[1].1 == "TYPE_SLICE_END" && qs[0].2 < qs[1].2);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

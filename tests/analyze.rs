@@ -512,3 +512,47 @@ fn the_command_line_writes_pictures_and_json() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// References the board dropped (LOST records, here from a 16-word TX
+/// FIFO behind one port) are in no figure, and `analyze` says how many.
+#[test]
+fn lost_references_are_counted_and_reported() {
+    let dir = scratch("lost");
+    let (_, trace) = simulate_and_merge(
+        &dir,
+        &[
+            "--workload",
+            "quicksort",
+            "--n",
+            "1000",
+            "--cache",
+            "off",
+            "--ports",
+            "1",
+            "--fifo-depth",
+            "16",
+        ],
+        &[],
+    );
+    let rows = dump(&trace);
+    let lost: u64 = rows
+        .iter()
+        .filter(|r| r.kind == "LOST")
+        .map(|r| {
+            let n = r.event.split(' ').next().unwrap();
+            n.parse::<u64>().unwrap()
+        })
+        .sum();
+    assert!(lost > 0, "the 16-word FIFO overflows");
+    let a = analysis(&trace, &AnalyzeOptions::default());
+    assert_eq!(a.mix.lost_references, lost);
+    assert_eq!(a.mix.references(), accesses(&rows).len() as u64);
+    assert_eq!((a.mix.gaps, a.mix.gap_packets), (0, 0));
+    let text = ok(&["analyze", s(&trace)]);
+    assert!(
+        text.contains(&format!(
+            "not in any figure: {lost} references the board dropped (LOST records), 0 capture gaps"
+        )),
+        "{text}"
+    );
+}

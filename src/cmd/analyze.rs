@@ -148,6 +148,13 @@ fn print(out: &mut dyn Write, args: &Args, a: &Analysis) -> std::io::Result<()> 
             _ => String::new(),
         }
     )?;
+    if m.lost_references > 0 || m.gaps > 0 {
+        writeln!(
+            out,
+            "not in any figure: {} references the board dropped (LOST records), {} capture gaps ({} packets missing)",
+            m.lost_references, m.gaps, m.gap_packets
+        )?;
+    }
     writeln!(out, "\nread/write mix")?;
     writeln!(
         out,

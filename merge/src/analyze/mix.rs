@@ -18,6 +18,12 @@ pub struct Mix {
     pub translated: u64,
     pub first_tick: Option<u64>,
     pub last_tick: u64,
+    /// References the board dropped (LOST records): in no figure.
+    pub lost_references: u64,
+    /// Capture gaps (GAP_BEGIN records) and the packets they miss: their
+    /// references are in no figure either.
+    pub gaps: u64,
+    pub gap_packets: u64,
 }
 
 impl Mix {
@@ -40,6 +46,15 @@ impl Mix {
         }
         self.first_tick.get_or_insert(a.tick);
         self.last_tick = a.tick;
+    }
+
+    pub fn add_lost(&mut self, count: u64) {
+        self.lost_references = self.lost_references.saturating_add(count);
+    }
+
+    pub fn add_gap(&mut self, packets: u64) {
+        self.gaps += 1;
+        self.gap_packets = self.gap_packets.saturating_add(packets);
     }
 
     pub fn references(&self) -> u64 {

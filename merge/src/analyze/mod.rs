@@ -126,6 +126,11 @@ pub enum Item {
     /// A user I-code event (TAG of a user event index) seen inside the
     /// window, or any without one.
     Event { tick: u64, index: u32 },
+    /// References the board dropped (a LOST record) inside the window.
+    Lost { count: u64 },
+    /// Packets missing from a capture (a GAP_BEGIN record) inside the
+    /// window.
+    Gap { packets: u64 },
 }
 
 impl TraceInput<'_, '_> {
@@ -178,6 +183,8 @@ impl TraceInput<'_, '_> {
                     write: r.kind() == RecordKind::Write,
                     virt,
                 })),
+                RecordKind::Lost if inside => f(Item::Lost { count: r.value() }),
+                RecordKind::GapBegin if inside => f(Item::Gap { packets: r.value() }),
                 RecordKind::Tag { .. } => {
                     let index = r.value() as u32;
                     if let Some(w) = window.as_mut() {
@@ -348,6 +355,8 @@ impl Analyzer {
                 let same = (SAME_EVENT_NS / self.tick_ns) as u64;
                 return self.timeline.event(tick, index, same);
             }
+            Item::Lost { count } => return self.mix.add_lost(count),
+            Item::Gap { packets } => return self.mix.add_gap(packets),
         };
         let line = a.pa >> 6;
         self.mix.add(&a);

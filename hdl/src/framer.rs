@@ -256,6 +256,10 @@ pub struct Framer {
     /// has long been waiting, so frames keep their pace.
     desc_ready: DFF<Bit>,
     desc_ready2: DFF<Bit>,
+    /// `in_idle & desc_ready2`, registered from their next values: the
+    /// frame's start drives the descriptor FIFO's read and the state
+    /// counters' reset from a flop.
+    start_reg: DFF<Bit>,
     udp_len_reg: DFF<Bits<16>>,
     ip_len_reg: DFF<Bits<16>>,
     /// `4 nwords + ip_base_sum` and that plus one (the end-around carry).
@@ -397,6 +401,7 @@ impl Framer {
             last_word: Default::default(),
             desc_ready: Default::default(),
             desc_ready2: Default::default(),
+            start_reg: Default::default(),
             udp_len_reg: Default::default(),
             ip_len_reg: Default::default(),
             words_sum: Default::default(),
@@ -551,7 +556,11 @@ impl Logic for Framer {
         if self.frame_len.q.val().get_bit(6) {
             self.frame_len_inc.next = self.frame_len.q.val();
         }
-        self.start.next = self.in_idle.q.val() & self.desc_ready2.q.val();
+        self.start.next = self.start_reg.q.val();
+        self.start_reg.clock.next = self.clock.val();
+        self.start_reg.d.next = ((self.in_idle.q.val() & !self.start.val())
+            | (self.in_gap.q.val() & self.ending.q.val()))
+            & self.desc_ready.q.val();
         self.desc_read.next = self.start.val();
         self.data_read.next = self.read_now.q.val();
         self.underrun_now.d.next = self.read_now.q.val() & self.data_empty.val();

@@ -9,11 +9,15 @@
 //! all go to different banks (`B >= 2 + 3E`). Depth = `B * 2^AB` words.
 //!
 //! The write crossbar runs from the encoder's output registers into the
-//! block RAMs; the read side is registered throughout: the read address,
-//! the RAM's read data (yosys maps it to the RAM's output register) and the
-//! bank select. A word pushed in encoder clock `k` is written at the end
-//! of clock `k + 1`; the earliest pop of it (clock `k + 1`) reads at the
-//! end of clock `k + 3`, so no bypass is needed. `read_word` comes
+//! block RAMs with one register inside (after the words are packed,
+//! before they are rotated to their banks); the read side is registered
+//! throughout: the read address, the RAM's read data (yosys maps it to the
+//! RAM's output register) and the bank select. A word pushed in encoder
+//! clock `k` is written at the end of clock `k + 2`; the earliest pop of
+//! it (clock `k + 1`) reads at the end of clock `k + 3`, so no bypass is
+//! needed. A slot freed by a pop in clock `k` takes a push from clock
+//! `k + 1` on (board.md), written at the end of `k + 3` at the earliest,
+//! after the pop's read at the end of `k + 2`. `read_word` comes
 //! `READ_LATENCY` clocks after the encoder's pop.
 
 use rust_hdl::prelude::*;
@@ -128,7 +132,10 @@ pub struct TxFifoStorage<const E: usize, const B: usize, const AB: usize> {
     bank: [FifoBank<AB>; B],
     /// The write crossbar: each bank's word and write enable.
     router: BankWriteRouter<E, B>,
-    base_bank: Signal<Local, Bits<32>>,
+    /// The rows of the write a clock later (the router's register).
+    write_base_bank: DFF<Bits<32>>,
+    write_row: DFF<Bits<32>>,
+    write_next_row: DFF<Bits<32>>,
     read_pick: OrPick,
     reading_valid: DFF<Bit>,
     reading_bank: DFF<Bits<32>>,
@@ -165,7 +172,9 @@ impl<const E: usize, const B: usize, const AB: usize> Default for TxFifoStorage<
             read_word: Default::default(),
             bank: std::array::from_fn(|_| Default::default()),
             router: Default::default(),
-            base_bank: Default::default(),
+            write_base_bank: Default::default(),
+            write_row: Default::default(),
+            write_next_row: Default::default(),
             read_pick: Default::default(),
             reading_valid: Default::default(),
             reading_bank: Default::default(),
@@ -194,6 +203,9 @@ impl<const E: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<E,
         dff_setup!(
             self,
             clock,
+            write_base_bank,
+            write_row,
+            write_next_row,
             reading_valid,
             reading_bank,
             reading_row,
@@ -202,7 +214,8 @@ impl<const E: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<E,
             out_valid,
             out_word
         );
-        // Write side: the crossbar into the banks.
+        // Write side: the crossbar into the banks, one clock later.
+        self.router.clock.next = self.clock.val();
         self.router.base.next = self.base.val();
         for g in 0..GROUPS {
             self.router.count[g].next = self.count[g].val();
@@ -210,11 +223,13 @@ impl<const E: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<E,
             self.router.word1[g].next = self.word1[g].val();
             self.router.word2[g].next = self.word2[g].val();
         }
-        self.base_bank.next = self.base.val() & self.bank_mask.val();
-        self.row_cast.wide.next =
+        self.write_base_bank.d.next = self.base.val() & self.bank_mask.val();
+        self.write_row.d.next =
             (self.base.val() >> self.bank_shift.val()) & self.address_mask.val();
-        self.next_row_cast.wide.next =
+        self.write_next_row.d.next =
             ((self.base.val() >> self.bank_shift.val()) + 1) & self.address_mask.val();
+        self.row_cast.wide.next = self.write_row.q.val();
+        self.next_row_cast.wide.next = self.write_next_row.q.val();
         // Read side: the address registered, the RAM's registered read,
         // the bank select registered.
         self.reading_valid.d.next = self.pop.val();
@@ -237,7 +252,7 @@ impl<const E: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<E,
             self.bank[b].write_data.next = self.router.write_data[b].val();
             // Banks before the first word's bank are on the next row.
             self.bank[b].write_address.next = self.row_cast.narrow.val();
-            if self.base_bank.val().index() > b {
+            if self.write_base_bank.q.val().index() > b {
                 self.bank[b].write_address.next = self.next_row_cast.narrow.val();
             }
         }
@@ -295,19 +310,22 @@ impl<const AB: usize> Logic for AddressCast<AB> {
     }
 }
 
-/// Combinational: one clock's words (`count[g]` words per group, groups
-/// contiguous in the stream from position `base`) to their banks: stream
+/// One clock's words (`count[g]` words per group, groups contiguous in the
+/// stream from position `base`) to their banks, a clock later: stream
 /// position `p` goes to bank `p mod B`.
 ///
 /// The Verilog is a network of 2:1 multiplexers, generated per `(E, B)`:
 /// each group's words are shifted up by the count of the groups before it
 /// (a log shifter), a position takes the highest group that starts at or
-/// below it (groups are contiguous), and the dense words are rotated by
-/// `base mod B` (a log rotator). Entries no valid word can reach are left
-/// out. The Rust model below computes each word's bank directly, so the
-/// Icarus checks of the generated Verilog test the network against it.
+/// below it (groups are contiguous); the dense words, their total and
+/// `base mod B` are registered (the network's carry chains and compares
+/// end there), then rotated by `base mod B` (a log rotator). Entries no
+/// valid word can reach are left out. The Rust model below computes each
+/// word's bank directly, so the Icarus checks of the generated Verilog
+/// test the network against it.
 #[derive(LogicBlock)]
 pub struct BankWriteRouter<const E: usize, const B: usize> {
+    pub clock: Signal<In, Clock>,
     /// Stream position of the clock's first word (group 0's).
     pub base: Signal<In, Bits<32>>,
     pub count: [Signal<In, Bits<2>>; GROUPS],
@@ -317,6 +335,9 @@ pub struct BankWriteRouter<const E: usize, const B: usize> {
     pub write_enable: [Signal<Out, Bit>; B],
     /// The bank's word; meaningful only where `write_enable` is set.
     pub write_data: [Signal<Out, Bits<32>>; B],
+    /// The model's register: each bank's write of the last clock.
+    _enable: [bool; B],
+    _data: [u32; B],
 }
 
 impl<const E: usize, const B: usize> Default for BankWriteRouter<E, B> {
@@ -326,6 +347,7 @@ impl<const E: usize, const B: usize> Default for BankWriteRouter<E, B> {
             "B must be a power of two >= 2 + 3 E"
         );
         Self {
+            clock: Default::default(),
             base: Default::default(),
             count: std::array::from_fn(|_| Default::default()),
             word0: std::array::from_fn(|_| Default::default()),
@@ -333,12 +355,38 @@ impl<const E: usize, const B: usize> Default for BankWriteRouter<E, B> {
             word2: std::array::from_fn(|_| Default::default()),
             write_enable: std::array::from_fn(|_| Default::default()),
             write_data: std::array::from_fn(|_| Default::default()),
+            _enable: [false; B],
+            _data: [0; B],
         }
     }
 }
 
 impl<const E: usize, const B: usize> Logic for BankWriteRouter<E, B> {
     fn update(&mut self) {
+        if self.clock.pos_edge() {
+            self.latch();
+        }
+        for b in 0..B {
+            self.write_enable[b].next = self._enable[b];
+            self.write_data[b].next = (self._data[b] as u64).to_bits();
+        }
+    }
+
+    fn connect(&mut self) {
+        for b in 0..B {
+            self.write_enable[b].connect();
+            self.write_data[b].connect();
+        }
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(bank_router_verilog(E, B))
+    }
+}
+
+impl<const E: usize, const B: usize> BankWriteRouter<E, B> {
+    /// The register's next value: each bank's word from the inputs.
+    fn latch(&mut self) {
         let mut enable = [false; B];
         let mut data = [0u32; B];
         let mut position = self.base.val().index();
@@ -356,21 +404,8 @@ impl<const E: usize, const B: usize> Logic for BankWriteRouter<E, B> {
                 position += 1;
             }
         }
-        for b in 0..B {
-            self.write_enable[b].next = enable[b];
-            self.write_data[b].next = (data[b] as u64).to_bits();
-        }
-    }
-
-    fn connect(&mut self) {
-        for b in 0..B {
-            self.write_enable[b].connect();
-            self.write_data[b].connect();
-        }
-    }
-
-    fn hdl(&self) -> Verilog {
-        Verilog::Custom(bank_router_verilog(E, B))
+        self._enable = enable;
+        self._data = data;
     }
 }
 
@@ -458,10 +493,23 @@ fn bank_router_verilog(slots: usize, banks: usize) -> String {
         }
         writeln!(v, "wire [31:0] dense_{q} = {expr};").unwrap();
     }
+    // The register: the dense words, their total and the rotation amount.
+    for q in 0..used {
+        writeln!(v, "reg [31:0] dense_r_{q};").unwrap();
+    }
+    writeln!(v, "reg [4:0] total_r;").unwrap();
+    writeln!(v, "reg [{}:0] base_r;", bank_bits - 1).unwrap();
+    writeln!(v, "always @(posedge clock) begin").unwrap();
+    for q in 0..used {
+        writeln!(v, "    dense_r_{q} <= dense_{q};").unwrap();
+    }
+    writeln!(v, "    total_r <= total;").unwrap();
+    writeln!(v, "    base_r <= base[{}:0];", bank_bits - 1).unwrap();
+    writeln!(v, "end").unwrap();
     // Rotation by base mod B: bank b takes dense word (b - base) mod B.
     // `None` marks entries that no dense word can reach yet.
     let mut cur: Vec<Option<String>> = (0..banks)
-        .map(|x| (x < used).then(|| format!("dense_{x}")))
+        .map(|x| (x < used).then(|| format!("dense_r_{x}")))
         .collect();
     for s in 0..bank_bits {
         let step = 1usize << s;
@@ -471,7 +519,7 @@ fn bank_router_verilog(slots: usize, banks: usize) -> String {
             next.push(match (&cur[x], &cur[from]) {
                 (Some(k), Some(sh)) => {
                     let name = format!("rot_s{}_{x}", s + 1);
-                    writeln!(v, "wire [31:0] {name} = base[{s}] ? {sh} : {k};").unwrap();
+                    writeln!(v, "wire [31:0] {name} = base_r[{s}] ? {sh} : {k};").unwrap();
                     Some(name)
                 }
                 (Some(k), None) => Some(k.clone()),
@@ -486,8 +534,7 @@ fn bank_router_verilog(slots: usize, banks: usize) -> String {
         let data = data.as_deref().unwrap_or("32'h0");
         writeln!(
             v,
-            "    write_enable${b} = {{1'b0, {bank_bits}'d{b} - base[{}:0]}} < {{1'b0, total}};",
-            bank_bits - 1
+            "    write_enable${b} = {{1'b0, {bank_bits}'d{b} - base_r}} < {{1'b0, total_r}};"
         )
         .unwrap();
         writeln!(v, "    write_data${b} = {data};").unwrap();

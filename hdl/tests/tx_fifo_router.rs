@@ -1,6 +1,7 @@
 //! The TX FIFO's write crossbar (`tx_fifo::BankWriteRouter`): its generated
-//! Verilog (shifter network) under Icarus against the definition "stream
-//! position `base + k` goes to bank `(base + k) mod B`", for every
+//! Verilog (shifter network and register) under Icarus against the
+//! definition "stream position `base + k` goes to bank `(base + k) mod B`,
+//! one clock later", for every
 //! combination of group counts (the keeper's and TIME group, then one
 //! group of up to three words per slot) and random bases and words, at the
 //! sizes the boards and tests use (E = 1..4). Also the RustHDL model
@@ -91,8 +92,9 @@ fn vectors(slots: usize, banks: usize, per_combination: usize) -> Vec<Vector> {
 fn testbench(banks: usize) -> String {
     let mut tb = String::new();
     writeln!(tb, "module tb;").unwrap();
+    writeln!(tb, "reg clock = 1'b0;").unwrap();
     writeln!(tb, "reg [31:0] base;").unwrap();
-    let mut ports = vec![".base(base)".to_string()];
+    let mut ports = vec![".clock(clock)".to_string(), ".base(base)".to_string()];
     for g in 0..GROUPS {
         writeln!(tb, "reg [1:0] count_{g};").unwrap();
         ports.push(format!(".count${g}(count_{g})"));
@@ -126,6 +128,8 @@ fn testbench(banks: usize) -> String {
     )
     .unwrap();
     writeln!(tb, "  while (got == {}) begin", reads.len()).unwrap();
+    writeln!(tb, "    #1 clock = 1'b1;").unwrap();
+    writeln!(tb, "    #1 clock = 1'b0;").unwrap();
     writeln!(tb, "    #1;").unwrap();
     let outs: Vec<String> = (0..banks).map(|b| format!("en_{b}, data_{b}")).collect();
     let out_format = vec!["%b %h"; banks].join(" ");
@@ -218,6 +222,7 @@ fn router_verilog_puts_every_word_in_its_bank() {
 fn router_model_puts_every_word_in_its_bank() {
     let mut uut = BankWriteRouter::<3, 16>::default();
     uut.connect_all();
+    let mut before: Vec<Option<u32>> = vec![None; 16];
     for v in vectors(3, 16, 1) {
         uut.base.next = (v.base as u64).to_bits();
         for (g, group) in v.groups.iter().enumerate() {
@@ -227,11 +232,25 @@ fn router_model_puts_every_word_in_its_bank() {
             uut.word1[g].next = w(1);
             uut.word2[g].next = w(2);
         }
-        // Inputs settle into `val()` at the next update; combinational, so
-        // two passes give the outputs.
-        for _ in 0..2 {
+        // Inputs settle into `val()` at the next update; then a rising
+        // clock edge registers them, and the next pass gives the outputs.
+        for clock in [false, false] {
+            uut.clock.next = clock.into();
             uut.update_all();
         }
+        // Before the edge the outputs still hold the last clock's writes.
+        for (b, want) in before.iter().enumerate() {
+            assert_eq!(
+                uut.write_enable[b].val(),
+                want.is_some(),
+                "bank {b} before {v:?}"
+            );
+        }
+        for _ in 0..3 {
+            uut.clock.next = true.into();
+            uut.update_all();
+        }
+        before = expected(&v, 16);
         for (b, want) in expected(&v, 16).into_iter().enumerate() {
             assert_eq!(uut.write_enable[b].val(), want.is_some(), "bank {b} {v:?}");
             if let Some(word) = want {

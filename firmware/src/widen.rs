@@ -16,13 +16,21 @@
 //!   into one of 4 slots (a ring), one slot per 10 ns: each slot holds its
 //!   word for 40 ns.
 //! - The fast side starts when the PLL has locked and then raises
-//!   `running`, 10 ns before it writes slot 0. The slow side synchronizes
-//!   `running` through two flip-flops and, from the clock on which the
-//!   second one is high, reads one slot per clock, in the same order.
-//!   Slot 0 is thus read 10 to 20 ns after it was written (20 to 30 ns if
-//!   the first flip-flop missed the change), and since both sides then
-//!   step by exactly 10 ns, every slot is read 10 to 30 ns after its write
-//!   and 10 to 30 ns before it is overwritten.
+//!   `running`, 10 ns before it writes slot 0 (it writes a clock after
+//!   `running_late`, whose copies per pin start the pins' counters). The
+//!   slow side synchronizes `running_late` through two flip-flops and,
+//!   from the clock on which the second one is high, reads one slot per
+//!   clock, in the same order. Slot 0 is thus read 10 to 20 ns after it
+//!   was written (20 to 30 ns if the first flip-flop missed the change),
+//!   and since both sides then step by exactly 10 ns, every slot is read
+//!   10 to 30 ns after its write and 10 to 30 ns before it is overwritten.
+//!
+//! The command pins sit on two banks along the whole left edge, so a
+//! signal shared by all pins spans it. Each pin therefore has its own
+//! copy of the ring's counters (bit `p` of the `pin_*` vectors) and of the
+//! slots' write enables, next to its own deserializer and slot bits; the
+//! only net that spans the pins is `running` into the per-pin copies,
+//! flop to flop, once.
 //!
 //! A path from a slot to the slow side's output register therefore has 10
 //! ns, less the skew between the two clock trees, whatever the phase; the
@@ -69,22 +77,30 @@ pub struct LaneWidener {
     locked_meta: DFF<Bit>,
     locked_sync: DFF<Bit>,
     running: DFF<Bit>,
-    /// This fast clock brings the second half of a word (and writes its slot).
-    second_half: DFF<Bit>,
+    /// `running` a clock later, in step with the per-pin copies.
+    running_late: DFF<Bit>,
+    /// Per pin (bit `p`): `running`, then this fast clock brings the second
+    /// half of a word (and writes a slot), the slot it writes.
+    pin_running: KeptBits<CA_BITS>,
+    pin_second_half: KeptBits<CA_BITS>,
+    pin_slot_low: KeptBits<CA_BITS>,
+    pin_slot_high: KeptBits<CA_BITS>,
     /// The last fast clock's ticks (the first half when a slot is written).
     stage: [DFF<Bits<CA_BITS>>; FAST_LANES],
-    /// Slot `k` is written at the end of this clock, one flop per lane so
-    /// that no enable net spans a whole slot (208 flip-flops) at 200 MHz.
-    write0: [KeptFlop; SLOW_LANES],
-    write1: [KeptFlop; SLOW_LANES],
-    write2: [KeptFlop; SLOW_LANES],
-    write3: [KeptFlop; SLOW_LANES],
+    /// Slot `k` is written at the end of this clock, per pin (bit `p`).
+    write0: KeptBits<CA_BITS>,
+    write1: KeptBits<CA_BITS>,
+    write2: KeptBits<CA_BITS>,
+    write3: KeptBits<CA_BITS>,
     // The ring's slots, one word of SLOW_LANES ticks each.
     slot0: [DFF<Bits<CA_BITS>>; SLOW_LANES],
     slot1: [DFF<Bits<CA_BITS>>; SLOW_LANES],
     slot2: [DFF<Bits<CA_BITS>>; SLOW_LANES],
     slot3: [DFF<Bits<CA_BITS>>; SLOW_LANES],
-    write_slot: DFF<Bits<2>>,
+    all_pins: Constant<Bits<CA_BITS>>,
+    no_pins: Constant<Bits<CA_BITS>>,
+    /// Per pin: this fast clock brings the first half of a word.
+    pin_first: Signal<Local, Bits<CA_BITS>>,
     word: [Signal<Local, Bits<CA_BITS>>; SLOW_LANES],
     running_meta: DFF<Bit>,
     running_sync: DFF<Bit>,
@@ -104,7 +120,11 @@ impl Default for LaneWidener {
             locked_meta: Default::default(),
             locked_sync: Default::default(),
             running: Default::default(),
-            second_half: Default::default(),
+            running_late: Default::default(),
+            pin_running: Default::default(),
+            pin_second_half: Default::default(),
+            pin_slot_low: Default::default(),
+            pin_slot_high: Default::default(),
             stage: Default::default(),
             write0: Default::default(),
             write1: Default::default(),
@@ -114,7 +134,9 @@ impl Default for LaneWidener {
             slot1: Default::default(),
             slot2: Default::default(),
             slot3: Default::default(),
-            write_slot: Default::default(),
+            all_pins: Constant::new(((1u64 << CA_BITS) - 1).to_bits()),
+            no_pins: Constant::new(0u64.to_bits()),
+            pin_first: Default::default(),
             word: Default::default(),
             running_meta: Default::default(),
             running_sync: Default::default(),
@@ -134,75 +156,73 @@ impl Logic for LaneWidener {
             locked_meta,
             locked_sync,
             running,
-            second_half,
-            write_slot
+            running_late
         );
         dff_setup!(self, slow_clock, running_meta, running_sync, read_slot);
+        self.pin_running.clock.next = self.fast_clock.val();
+        self.pin_second_half.clock.next = self.fast_clock.val();
+        self.pin_slot_low.clock.next = self.fast_clock.val();
+        self.pin_slot_high.clock.next = self.fast_clock.val();
+        self.write0.clock.next = self.fast_clock.val();
+        self.write1.clock.next = self.fast_clock.val();
+        self.write2.clock.next = self.fast_clock.val();
+        self.write3.clock.next = self.fast_clock.val();
         for j in 0..FAST_LANES {
             self.stage[j].clock.next = self.fast_clock.val();
             self.stage[j].d.next = self.fast_lanes[j].val();
         }
         for j in 0..SLOW_LANES {
-            self.write0[j].clock.next = self.fast_clock.val();
-            self.write1[j].clock.next = self.fast_clock.val();
-            self.write2[j].clock.next = self.fast_clock.val();
-            self.write3[j].clock.next = self.fast_clock.val();
-            // The clock after a first half writes the slot `write_slot`.
-            self.write0[j].d.next = self.running.q.val()
-                & !self.second_half.q.val()
-                & (self.write_slot.q.val().index() == 0);
-            self.write1[j].d.next = self.running.q.val()
-                & !self.second_half.q.val()
-                & (self.write_slot.q.val().index() == 1);
-            self.write2[j].d.next = self.running.q.val()
-                & !self.second_half.q.val()
-                & (self.write_slot.q.val().index() == 2);
-            self.write3[j].d.next = self.running.q.val()
-                & !self.second_half.q.val()
-                & (self.write_slot.q.val().index() == 3);
             self.slot0[j].clock.next = self.fast_clock.val();
             self.slot1[j].clock.next = self.fast_clock.val();
             self.slot2[j].clock.next = self.fast_clock.val();
             self.slot3[j].clock.next = self.fast_clock.val();
-            self.slot0[j].d.next = self.slot0[j].q.val();
-            self.slot1[j].d.next = self.slot1[j].q.val();
-            self.slot2[j].d.next = self.slot2[j].q.val();
-            self.slot3[j].d.next = self.slot3[j].q.val();
             self.out[j].clock.next = self.slow_clock.val();
             self.out[j].d.next = self.idle_lane.val();
         }
-        // Fast side.
+        // Fast side: the lock synchronized, `running` set once.
         self.locked_meta.d.next = self.locked.val();
         self.locked_sync.d.next = self.locked_meta.q.val();
         self.running.d.next = self.running.q.val() | self.locked_sync.q.val();
+        self.running_late.d.next = self.running.q.val();
+        // Per pin: the same counters, bitwise, started a clock after
+        // `running`. A slot is written on the clock after a first half.
+        self.pin_running.d.next = self.no_pins.val();
         if self.running.q.val() {
-            self.second_half.d.next = !self.second_half.q.val();
-            if self.second_half.q.val() {
-                self.write_slot.d.next = self.write_slot.q.val() + 1;
-            }
+            self.pin_running.d.next = self.all_pins.val();
         }
+        self.pin_second_half.d.next = self.pin_second_half.q.val() ^ self.pin_running.q.val();
+        self.pin_slot_low.d.next =
+            self.pin_slot_low.q.val() ^ (self.pin_running.q.val() & self.pin_second_half.q.val());
+        self.pin_slot_high.d.next = self.pin_slot_high.q.val()
+            ^ (self.pin_running.q.val() & self.pin_second_half.q.val() & self.pin_slot_low.q.val());
+        self.pin_first.next = self.pin_running.q.val() & !self.pin_second_half.q.val();
+        self.write0.d.next =
+            self.pin_first.val() & !self.pin_slot_high.q.val() & !self.pin_slot_low.q.val();
+        self.write1.d.next =
+            self.pin_first.val() & !self.pin_slot_high.q.val() & self.pin_slot_low.q.val();
+        self.write2.d.next =
+            self.pin_first.val() & self.pin_slot_high.q.val() & !self.pin_slot_low.q.val();
+        self.write3.d.next =
+            self.pin_first.val() & self.pin_slot_high.q.val() & self.pin_slot_low.q.val();
         // The word: the staged ticks, then this clock's. (The Verilog
         // generator takes literals only in an index: `4` is FAST_LANES.)
         for j in 0..FAST_LANES {
             self.word[j].next = self.stage[j].q.val();
             self.word[j + 4].next = self.fast_lanes[j].val();
         }
+        // Each pin's bits of a slot take the word where its enable is set.
         for j in 0..SLOW_LANES {
-            if self.write0[j].q.val() {
-                self.slot0[j].d.next = self.word[j].val();
-            }
-            if self.write1[j].q.val() {
-                self.slot1[j].d.next = self.word[j].val();
-            }
-            if self.write2[j].q.val() {
-                self.slot2[j].d.next = self.word[j].val();
-            }
-            if self.write3[j].q.val() {
-                self.slot3[j].d.next = self.word[j].val();
-            }
+            self.slot0[j].d.next = (self.slot0[j].q.val() & !self.write0.q.val())
+                | (self.word[j].val() & self.write0.q.val());
+            self.slot1[j].d.next = (self.slot1[j].q.val() & !self.write1.q.val())
+                | (self.word[j].val() & self.write1.q.val());
+            self.slot2[j].d.next = (self.slot2[j].q.val() & !self.write2.q.val())
+                | (self.word[j].val() & self.write2.q.val());
+            self.slot3[j].d.next = (self.slot3[j].q.val() & !self.write3.q.val())
+                | (self.word[j].val() & self.write3.q.val());
         }
         // Slow side.
-        self.running_meta.d.next = self.running.q.val();
+        self.running_meta.d.next = self.running_late.q.val();
         self.running_sync.d.next = self.running_meta.q.val();
         if self.running_sync.q.val() {
             for j in 0..SLOW_LANES {
@@ -221,17 +241,17 @@ impl Logic for LaneWidener {
     }
 }
 
-/// A one-bit flip-flop that synthesis keeps even when others compute the
-/// same value (yosys merges identical flip-flops, which would undo the
-/// per-lane copies of an enable).
+/// A vector of flip-flops that synthesis keeps even when its bits compute
+/// the same value (yosys merges identical flip-flops, which would undo the
+/// per-pin copies of a counter or an enable). Starts at zero.
 #[derive(LogicBlock, Default)]
-pub struct KeptFlop {
+pub struct KeptBits<const N: usize> {
     pub clock: Signal<In, Clock>,
-    pub d: Signal<In, Bit>,
-    pub q: Signal<Out, Bit>,
+    pub d: Signal<In, Bits<N>>,
+    pub q: Signal<Out, Bits<N>>,
 }
 
-impl Logic for KeptFlop {
+impl<const N: usize> Logic for KeptBits<N> {
     fn update(&mut self) {
         if self.clock.pos_edge() {
             self.q.next = self.d.val();
@@ -246,7 +266,7 @@ impl Logic for KeptFlop {
         Verilog::Custom(
             "\
 initial begin
-   q = 1'b0;
+   q = 0;
 end
 
 (* keep *)
@@ -305,9 +325,20 @@ mod tests {
                     uut.fast_lanes[j].next = (fast_edges * FAST_LANES as u64 + j as u64).to_bits();
                 }
                 assert!(simulate(&mut uut, 100));
-                if uut.running.q.val() && uut.second_half.q.val() {
-                    let s: u64 = uut.write_slot.q.val().into();
-                    writes[s as usize].push(time);
+                // Every pin's copy of an enable agrees; a set one writes
+                // its slot at this edge.
+                let enables = [
+                    uut.write0.q.val(),
+                    uut.write1.q.val(),
+                    uut.write2.q.val(),
+                    uut.write3.q.val(),
+                ];
+                for (s, enable) in enables.into_iter().enumerate() {
+                    let all: Bits<CA_BITS> = ((1u64 << CA_BITS) - 1).to_bits();
+                    assert!(enable == all || !enable.any(), "pins disagree");
+                    if enable == all {
+                        writes[s].push(time);
+                    }
                 }
                 uut.fast_clock.next = Clock { clk: true };
                 fast_edges += 1;

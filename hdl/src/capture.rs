@@ -5,8 +5,9 @@
 //! Ethernet clock comes after the packetizer.
 //!
 //! Latencies (fabric clocks after the pins of a clock are sampled): DCBU 2,
-//! DSMU 1, limit 1, CU 1, encoder `encoder::LATENCY` (3): the clock's pushes,
-//! fill level and pop come out 8 clocks after its pins, the popped word
+//! DSMU `dsmu::LATENCY` (2), limit 1, CU 1, encoder `encoder::LATENCY` (3):
+//! the clock's pushes, fill level and pop come out 9 clocks after its pins,
+//! the popped word
 //! `tx_fifo::READ_LATENCY` (3) later, with the pop clock's tick and mode.
 
 use rust_hdl::prelude::*;
@@ -182,7 +183,7 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Capture<L,
             tags_only_2: Default::default(),
             tags_only_3: Default::default(),
             depth: Constant::new(((B << AB) as u64).to_bits()),
-            chain_ticks: Constant::new((2 * L as u64).to_bits()),
+            chain_ticks: Constant::new((((crate::dsmu::LATENCY + 1) * L) as u64).to_bits()),
             window_rank: Constant::new(config.window_rank.to_bits()),
             window_row_first: Constant::new(config.window_row_first.to_bits()),
             window_row_count: Constant::new(config.window_row_count.to_bits()),
@@ -231,7 +232,7 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Logic
         self.cu.window_row_first.next = self.window_row_first.val();
         self.cu.window_row_count.next = self.window_row_count.val();
         self.cu.window_first_line.next = self.window_first_line.val();
-        // The encoder's clock is three clocks (DSMU, limit, CU) behind the
+        // The encoder's clock is four clocks (DSMU 2, limit, CU) behind the
         // DCBU's, whose free-running counter runs from 0 with step L: its
         // tick from the DCBU's instead of a 64-bit register per stage.
         self.encoder_tick.d.next = self.dcbu.tick.val() - self.chain_ticks.val();

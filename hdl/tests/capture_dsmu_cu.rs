@@ -7,7 +7,7 @@
 
 use hmtt_hdl::cu::{event_kind, ConfigUnit};
 use hmtt_hdl::dcbu::kind;
-use hmtt_hdl::dsmu::{Dsmu, LineGeometry};
+use hmtt_hdl::dsmu::{Dsmu, LineGeometry, LATENCY};
 use hmtt_hdl::ref_limit::RefLimit;
 use rust_hdl::prelude::*;
 
@@ -37,7 +37,8 @@ fn run_dsmu<const L: usize>(
     sim.add_testbench(move |mut sim: Sim<Dsmu<L>>| {
         let mut x = sim.init()?;
         let mut out = vec![];
-        for k in 0..clocks.len() {
+        // The references come `dsmu::LATENCY` clocks after the commands.
+        for k in 0..clocks.len() + LATENCY - 1 {
             for j in 0..L {
                 let (kd, r, b, a) = clocks.get(k).map_or((kind::NONE, 0, 0, 0), |c| c[j]);
                 x.cmd_kind[j].next = kd.to_bits();
@@ -47,7 +48,7 @@ fn run_dsmu<const L: usize>(
             }
             x.tick_valid_in.next = true;
             wait_clock_cycle!(sim, clock, x);
-            {
+            if k + 1 >= LATENCY {
                 for j in 0..L {
                     out.push((
                         x.ref_valid[j].val(),
@@ -110,6 +111,47 @@ fn dsmu_forwards_an_act_to_later_lanes_of_the_same_clock() {
     );
     assert_eq!(errors, 1);
     assert_eq!(unknown, 1);
+}
+
+#[test]
+fn dsmu_keeps_the_last_act_of_a_clock_and_forwards_the_nearest() {
+    use kind::*;
+    let clocks = vec![
+        // Two ACTs to one bank in one clock: each read sees the nearest
+        // ACT before it; an ACT to another bank in between changes nothing.
+        [
+            (ACT, 1, 2, 0x111),
+            (RD, 1, 2, 0x8),
+            (ACT, 1, 3, 0x333),
+            (ACT, 1, 2, 0x222),
+            (WR, 1, 2, 0x10),
+            (RD, 1, 3, 0x18),
+            (NOP, 0, 0, 0),
+            (NOP, 0, 0, 0),
+        ],
+        // The next clock reads the table: the clock's last ACT per bank.
+        [
+            (RD, 1, 2, 0x20),
+            (RD, 1, 3, 0x28),
+            (NOP, 0, 0, 0),
+            (NOP, 0, 0, 0),
+            (NOP, 0, 0, 0),
+            (NOP, 0, 0, 0),
+            (ACT, 1, 2, 0x444),
+            (RD, 1, 2, 0x30),
+        ],
+    ];
+    let (out, errors, _) = run_dsmu::<8>(G28, clocks);
+    let line = |r, row, b, col| G28.line(r, row, b, col);
+    assert_eq!(out[1], (true, false, line(1, 0x111, 2, 0x8)));
+    assert_eq!(out[4], (true, true, line(1, 0x222, 2, 0x10)));
+    assert_eq!(out[5], (true, false, line(1, 0x333, 3, 0x18)));
+    assert_eq!(out[8], (true, false, line(1, 0x222, 2, 0x20)));
+    assert_eq!(out[9], (true, false, line(1, 0x333, 3, 0x28)));
+    assert_eq!(out[15], (true, false, line(1, 0x444, 2, 0x30)));
+    let references = out.iter().filter(|o| o.0).count();
+    assert_eq!(references, 6);
+    assert_eq!(errors, 0);
 }
 
 #[test]

@@ -32,6 +32,12 @@ pub struct Decide<const E: usize> {
     /// The clock takes its events: at least `2 + 3E` words of room.
     pub open: Signal<In, Bit>,
     pub ev_valid: [Signal<In, Bit>; E],
+    /// Valid slots before slot `s`, in all, and the clock's first valid
+    /// slot: registered by the encoder a stage earlier (they are counts
+    /// over `ev_valid`, and every word count of the clock starts there).
+    pub idx: [Signal<In, Bits<3>>; E],
+    pub nvalid: Signal<In, Bits<3>>,
+    pub first: [Signal<In, Bit>; E],
     pub access: [Signal<In, Bit>; E],
     /// The slot's LINE_HI equals the stream's LINE_HI at the clock start.
     pub hi_eq_reg: [Signal<In, Bit>; E],
@@ -85,11 +91,6 @@ pub struct Decide<const E: usize> {
     pub drops_since_after: Signal<Out, Bits<3>>,
     pub losts: Signal<Out, Bits<3>>,
     pub drops: Signal<Out, Bits<3>>,
-    /// Valid slots before slot `s` (`idx`), in all (`nvalid`), and the
-    /// clock's first valid slot.
-    idx: [Signal<Local, Bits<3>>; E],
-    nvalid: Signal<Local, Bits<3>>,
-    first: [Signal<Local, Bit>; E],
     /// The slot's gap tests, with the keeper's filler or without.
     need: [Signal<Local, Bit>; E],
     long: [Signal<Local, Bit>; E],
@@ -173,15 +174,8 @@ impl<const E: usize> Logic for Decide<E> {
     fn update(&mut self) {
         // The keeper's filler: one word, before everything else.
         self.keep.next = self.valid.val() & self.due.val() & self.filler_room.val();
-        // Where each slot stands among the clock's valid events, and what
-        // the gap tests say, all from registers.
-        self.nvalid.next = 0.into();
+        // What the gap tests say, from registers.
         for s in 0..E {
-            self.idx[s].next = self.nvalid.val();
-            self.first[s].next = self.ev_valid[s].val() & !self.nvalid.val().any();
-            if self.ev_valid[s].val() {
-                self.nvalid.next = self.nvalid.val() + 1;
-            }
             self.need[s].next = self.need_time[s].val();
             self.long[s].next = self.too_long[s].val();
             if self.keep.val() {

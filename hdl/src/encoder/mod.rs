@@ -143,6 +143,12 @@ pub struct Encoder<const E: usize> {
     p2_valid: DFF<Bit>,
     p2_tick: DFF<Bits<64>>,
     p2_ev_valid: [DFF<Bit>; E],
+    /// Valid slots before each slot, in all, and the first valid slot.
+    p2_idx: [DFF<Bits<3>>; E],
+    p2_nvalid: DFF<Bits<3>>,
+    p2_first: [DFF<Bit>; E],
+    /// P1's valid slots before slot `s` (entry `E`: all of them).
+    p1_before: [Signal<Local, Bits<3>>; 5],
     p2_access: [DFF<Bit>; E],
     p2_body: [DFF<Bits<32>>; E],
     p2_line_hi: [DFF<Bits<21>>; E],
@@ -349,6 +355,10 @@ impl<const E: usize> Default for Encoder<E> {
             p2_valid: Default::default(),
             p2_tick: Default::default(),
             p2_ev_valid: std::array::from_fn(|_| Default::default()),
+            p2_idx: std::array::from_fn(|_| Default::default()),
+            p2_nvalid: Default::default(),
+            p2_first: std::array::from_fn(|_| Default::default()),
+            p1_before: std::array::from_fn(|_| Default::default()),
             p2_access: std::array::from_fn(|_| Default::default()),
             p2_body: std::array::from_fn(|_| Default::default()),
             p2_line_hi: std::array::from_fn(|_| Default::default()),
@@ -472,6 +482,7 @@ impl<const E: usize> Logic for Encoder<E> {
             p1_step,
             p1_step_k,
             p2_valid,
+            p2_nvalid,
             p2_tick,
             p2_over,
             p2_tracing,
@@ -585,6 +596,25 @@ impl<const E: usize> Logic for Encoder<E> {
             self.p2_line_hi[s].d.next = self.prep[s].line_hi.val();
             self.p2_lane[s].d.next = self.p1_lane[s].q.val();
         }
+        // Where each slot stands among the clock's valid events (P1's
+        // valid events imply P1's valid clock), registered for the
+        // decision, whose word counts all start there.
+        for s in 0..5 {
+            self.p1_before[s].next = 0.into();
+        }
+        for s in 0..E {
+            self.p2_idx[s].clock.next = self.clock.val();
+            self.p2_first[s].clock.next = self.clock.val();
+            self.p2_idx[s].d.next = self.p1_before[s].val();
+            self.p2_first[s].d.next = self.p1_ev_valid[s].q.val() & !self.p1_before[s].val().any();
+            self.p1_before[s + 1].next = self.p1_before[s].val();
+            if self.p1_ev_valid[s].q.val() {
+                self.p1_before[s + 1].next = self.p1_before[s].val() + 1;
+            }
+        }
+        for s in 0..E {
+            self.p2_nvalid.d.next = self.p1_before[s + 1].val();
+        }
         for i in 0..16 {
             self.p2_hi_eq[i].clock.next = self.clock.val();
             self.p2_hi_eq[i].d.next = false;
@@ -600,6 +630,7 @@ impl<const E: usize> Logic for Encoder<E> {
 
         // The decision's flags, from registers.
         self.decide.valid.next = self.p2_valid.q.val();
+        self.decide.nvalid.next = self.p2_nvalid.q.val();
         self.decide.due.next = self.gap_due.q.val();
         self.decide.filler_room.next = self.room.q.val().get_bit(1);
         self.decide.open.next = (self.room.q.val() & self.open_bit.val()).any();
@@ -614,7 +645,10 @@ impl<const E: usize> Logic for Encoder<E> {
             self.slot_gap[s].gap.next = self.gap.q.val().get_bits::<27>(0);
             self.slot_gap[s].lane.next = self.p2_lane[s].q.val();
             self.slot_gap[s].step.next = self.p1_step.q.val();
-            self.decide.ev_valid[s].next = self.p2_ev_valid[s].q.val() & self.p2_valid.q.val();
+            // (A valid event implies a valid clock: `p1_ev_valid`.)
+            self.decide.ev_valid[s].next = self.p2_ev_valid[s].q.val();
+            self.decide.idx[s].next = self.p2_idx[s].q.val();
+            self.decide.first[s].next = self.p2_first[s].q.val();
             self.decide.access[s].next = self.p2_access[s].q.val();
             self.decide.hi_eq_reg[s].next = self.hi_eq_reg[s].q.val();
             self.decide.need_time[s].next = self.gap_need_time[s].q.val();

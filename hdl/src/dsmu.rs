@@ -292,10 +292,11 @@ impl<const L: usize> Logic for Dsmu<L> {
         for i in 0..L {
             self.act_overridden[i].next = false;
             for j in 0..L {
-                if (i < j) & self.in_act[j].val() {
-                    if self.in_slot[i].slot.val() == self.in_slot[j].slot.val() {
-                        self.act_overridden[i].next = true;
-                    }
+                if (i < j)
+                    & self.in_act[j].val()
+                    & (self.in_slot[i].slot.val() == self.in_slot[j].slot.val())
+                {
+                    self.act_overridden[i].next = true;
                 }
             }
             self.s1_last_act[i].d.next = self.in_act[i].val() & !self.act_overridden[i].val();
@@ -327,11 +328,10 @@ impl<const L: usize> Logic for Dsmu<L> {
             }
             self.row_now[j].next = self.row_read.row[j].val();
             self.opened_now[j].next = self.row_read.opened_out[j].val();
-            if j > 0 {
-                if self.s1_forwarded[j].q.val() {
-                    self.row_now[j].next = self.forward_or[8 * ((j + 8 - 1) % 8) + j].val();
-                    self.opened_now[j].next = true;
-                }
+            // (Lane 0 forwards nothing: its flag is never set.)
+            if (j > 0) & self.s1_forwarded[j].q.val() {
+                self.row_now[j].next = self.forward_or[8 * ((j + 8 - 1) % 8) + j].val();
+                self.opened_now[j].next = true;
             }
         }
         for j in 0..L {

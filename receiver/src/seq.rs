@@ -76,7 +76,8 @@ impl SeqTracker {
     /// Slides the window so that `seq` is inside it. Numbers leaving the
     /// window need no settling: `lost` is the span minus distinct arrivals.
     fn advance_to(&mut self, seq: u64) {
-        let new_base = seq + 1 - WINDOW;
+        // `seq >= base + WINDOW`, so this cannot wrap, even at u64::MAX.
+        let new_base = seq - (WINDOW - 1);
         if new_base - self.base >= WINDOW {
             self.bits.fill(0);
         } else {
@@ -96,7 +97,8 @@ impl SeqTracker {
                 self.corrupt += 1;
             }
         }
-        if seq >= self.max_seen.saturating_add(WINDOW) {
+        // (A difference: `max_seen + WINDOW` saturates near 2^64.)
+        if seq > self.max_seen && seq - self.max_seen >= WINDOW {
             self.far_ahead = Some(seq);
             return;
         }
@@ -108,7 +110,8 @@ impl SeqTracker {
             self.too_late += 1;
             return;
         }
-        if seq >= self.base + WINDOW {
+        // (A difference: `base + WINDOW` wraps for a forged seq near 2^64.)
+        if seq - self.base >= WINDOW {
             self.advance_to(seq);
         }
         if self.test_and_set(seq) {
@@ -121,7 +124,7 @@ impl SeqTracker {
     }
 
     pub fn counts(&self) -> SeqCounts {
-        let span = self.max_seen - self.min_seen + 1;
+        let span = (self.max_seen - self.min_seen).saturating_add(1);
         SeqCounts {
             // Unconfirmed at the end: nothing came after it.
             corrupt_seq: self.corrupt + u64::from(self.far_ahead.is_some()),
@@ -147,6 +150,29 @@ mod tests {
         }
         let c = t.counts();
         assert_eq!((c.received, c.lost, c.duplicates), (200_000, 0, 0));
+    }
+
+    /// Found by `fuzz_readers` (a mutated pcap): seqs at the top of the
+    /// u64 range wrapped `base + WINDOW` and panicked the receive thread.
+    #[test]
+    fn seqs_at_the_top_of_the_range_do_not_wrap() {
+        for first in [0, u64::MAX - 3, u64::MAX] {
+            let mut t = SeqTracker::new(first);
+            for s in [u64::MAX - 1, u64::MAX, u64::MAX, 0, u64::MAX - 2] {
+                t.record(s);
+            }
+            let c = t.counts();
+            // Each of the 5 numbers lands in one count at most.
+            let counted = c.received + c.duplicates + c.too_late + c.corrupt_seq;
+            assert!(counted <= 5 && c.received <= 4, "{first}: {c:?}");
+        }
+        // A stream that runs into the top: nothing lost, the end counted.
+        let mut t = SeqTracker::new(u64::MAX - 9);
+        for s in u64::MAX - 9..=u64::MAX {
+            t.record(s);
+        }
+        let c = t.counts();
+        assert_eq!((c.received, c.lost, c.last_seq), (10, 0, u64::MAX));
     }
 
     #[test]

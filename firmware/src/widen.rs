@@ -39,6 +39,7 @@
 //! ticks (no rank selected).
 
 use crate::primitives::CA_BITS;
+use hmtt_hdl::kept::KeptBits;
 use rust_hdl::prelude::*;
 
 /// Ticks per fast (sampling) clock.
@@ -238,44 +239,6 @@ impl Logic for LaneWidener {
         for j in 0..SLOW_LANES {
             self.slow_lanes[j].next = self.out[j].q.val();
         }
-    }
-}
-
-/// A vector of flip-flops that synthesis keeps even when its bits compute
-/// the same value (yosys merges identical flip-flops, which would undo the
-/// per-pin copies of a counter or an enable). Starts at zero.
-#[derive(LogicBlock, Default)]
-pub struct KeptBits<const N: usize> {
-    pub clock: Signal<In, Clock>,
-    pub d: Signal<In, Bits<N>>,
-    pub q: Signal<Out, Bits<N>>,
-}
-
-impl<const N: usize> Logic for KeptBits<N> {
-    fn update(&mut self) {
-        if self.clock.pos_edge() {
-            self.q.next = self.d.val();
-        }
-    }
-
-    fn connect(&mut self) {
-        self.q.connect();
-    }
-
-    fn hdl(&self) -> Verilog {
-        Verilog::Custom(
-            "\
-initial begin
-   q = 0;
-end
-
-(* keep *)
-always @(posedge clock) begin
-   q <= d;
-end
-"
-            .into(),
-        )
     }
 }
 

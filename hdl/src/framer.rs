@@ -19,6 +19,7 @@
 //! `seq = k * ports + port`.
 
 use crate::crc32::Crc32Byte;
+use crate::kept::KeptBits;
 use crate::packetizer::DESC_BITS;
 use hmtt_format::packet::HEADER_LEN;
 use hmtt_format::record::Opcode;
@@ -260,6 +261,11 @@ pub struct Framer {
     /// frame's start drives the descriptor FIFO's read and the state
     /// counters' reset from a flop.
     start_reg: DFF<Bit>,
+    /// A copy of `start_reg` for the header position alone: `start` loads
+    /// the header fields and the state too, and its fan-out would sit in
+    /// front of the header template's address.
+    start_for_header: KeptBits<1>,
+    start_next: Signal<Local, Bit>,
     udp_len_reg: DFF<Bits<16>>,
     ip_len_reg: DFF<Bits<16>>,
     /// `4 nwords + ip_base_sum` and that plus one (the end-around carry).
@@ -402,6 +408,8 @@ impl Framer {
             desc_ready: Default::default(),
             desc_ready2: Default::default(),
             start_reg: Default::default(),
+            start_for_header: Default::default(),
+            start_next: Default::default(),
             udp_len_reg: Default::default(),
             ip_len_reg: Default::default(),
             words_sum: Default::default(),
@@ -558,9 +566,12 @@ impl Logic for Framer {
         }
         self.start.next = self.start_reg.q.val();
         self.start_reg.clock.next = self.clock.val();
-        self.start_reg.d.next = ((self.in_idle.q.val() & !self.start.val())
+        self.start_next.next = ((self.in_idle.q.val() & !self.start.val())
             | (self.in_gap.q.val() & self.ending.q.val()))
             & self.desc_ready.q.val();
+        self.start_reg.d.next = self.start_next.val();
+        self.start_for_header.clock.next = self.clock.val();
+        self.start_for_header.d.next = self.start_next.val().into();
         self.desc_read.next = self.start.val();
         self.data_read.next = self.read_now.q.val();
         self.underrun_now.d.next = self.read_now.q.val() & self.data_empty.val();
@@ -702,7 +713,7 @@ impl Logic for Framer {
         if (self.in_preamble.q.val() & self.ending.q.val()) | self.in_header.q.val() {
             self.header_pos_next.next = self.header_pos.q.val() + 1;
         }
-        if self.start.val() {
+        if self.start_for_header.q.val().any() {
             self.header_pos_next.next = 0.into();
         }
         self.header_pos.d.next = self.header_pos_next.val();

@@ -11,6 +11,7 @@ pub mod dsmu;
 pub mod encoder;
 pub mod framer;
 pub mod gmii;
+pub mod kept;
 pub mod packetizer;
 pub mod pins;
 pub mod port_buffer;

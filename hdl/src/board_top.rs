@@ -237,9 +237,9 @@ impl<
             self.ports[p].word_write.next =
                 self.packetizer.word_write.val() & (self.packetizer.word_port.val().index() == p);
             self.ports[p].word_data.next = self.packetizer.word_data.val();
-            self.ports[p].desc_write.next =
-                self.packetizer.desc_write.val() & (self.packetizer.desc_port.val().index() == p);
-            self.ports[p].desc_data.next = self.packetizer.desc_data.val();
+            self.ports[p].desc_write.next = self.packetizer.desc_write_late.val()
+                & (self.packetizer.desc_port_late.val().index() == p);
+            self.ports[p].desc_data.next = self.packetizer.desc_data_late.val();
             self.txd[p].next = self.ports[p].txd.val();
             self.tx_en[p].next = self.ports[p].tx_en.val();
             self.tx_er[p].next = self.ports[p].tx_er.val();

@@ -10,7 +10,8 @@
 //! straight into the data buffer of the port the packet will be dealt to
 //! (the packet that closes next always gets the next `seq`, so its port is
 //! known when it opens), and at close a short descriptor (t0, nwords,
-//! flags, injected LINE_HI) goes to that port's descriptor buffer. The
+//! flags, injected LINE_HI) goes to that port's descriptor buffer (a clock
+//! later, from registers: `desc_*_late`). The
 //! framer ([`crate::framer`]) builds the header from the descriptor, puts
 //! the injected LINE_HI word first, and counts `seq` per port (`seq = k *
 //! ports + port` for the port's k-th packet). A clock closes at most one
@@ -99,6 +100,18 @@ pub struct Packetizer<const L: usize> {
     pub desc_write: Signal<Out, Bit>,
     pub desc_data: Signal<Out, Bits<DESC_BITS>>,
     pub desc_port: Signal<Out, Bits<2>>,
+    /// The same descriptor write a clock later, for the port buffers: the
+    /// close decision (a compare on the popped word) then ends at a
+    /// register, not in a buffer's write logic, and the descriptor comes
+    /// from registers (after a close `t0`, `count` and `pkt_hi` hold the
+    /// closed packet's fields until the next pop). A packet's words reach
+    /// its port before its descriptor, as the framer needs.
+    pub desc_write_late: Signal<Out, Bit>,
+    pub desc_data_late: Signal<Out, Bits<DESC_BITS>>,
+    pub desc_port_late: Signal<Out, Bits<2>>,
+    closed: DFF<Bit>,
+    closed_port: DFF<Bits<2>>,
+    closed_flags: DFF<Bits<8>>,
     // Parameters.
     /// `max_words - 1`, and `max_words == 2`: the close test on the
     /// count before the word (a register), not on the count after it.
@@ -178,6 +191,12 @@ impl<const L: usize> Packetizer<L> {
             desc_write: Default::default(),
             desc_data: Default::default(),
             desc_port: Default::default(),
+            desc_write_late: Default::default(),
+            desc_data_late: Default::default(),
+            desc_port_late: Default::default(),
+            closed: Default::default(),
+            closed_port: Default::default(),
+            closed_flags: Default::default(),
             max_words_m1: Constant::new((config.max_words as u64 - 1).to_bits()),
             max_words_is_2: Constant::new(config.max_words == 2),
             count_full: Default::default(),
@@ -219,8 +238,22 @@ impl<const L: usize> Logic for Packetizer<L> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, run_lo, run_hi, run_hi_inc, stream_hi, rem, due, open, count, t0, pkt_hi,
-            port
+            self,
+            clock,
+            run_lo,
+            run_hi,
+            run_hi_inc,
+            stream_hi,
+            rem,
+            due,
+            open,
+            count,
+            t0,
+            pkt_hi,
+            port,
+            closed,
+            closed_port,
+            closed_flags
         );
         // Idle flush (step 4): an open packet closes in a clock without a
         // pop whose tick is at least the last pop's plus idle_flush_ticks.
@@ -326,5 +359,14 @@ impl<const L: usize> Logic for Packetizer<L> {
         if self.flush.val() | self.pop_close.val() {
             self.port.d.next = self.port_next.val();
         }
+        self.closed.d.next = self.flush.val() | self.pop_close.val();
+        self.closed_port.d.next = self.port.q.val();
+        self.closed_flags.d.next = self.flags.val();
+        self.desc_write_late.next = self.closed.q.val();
+        self.desc_port_late.next = self.closed_port.q.val();
+        self.desc_data_late.next = bit_cast::<DESC_BITS, 64>(self.t0.q.val())
+            | (bit_cast::<DESC_BITS, 16>(self.count.q.val()) << 64)
+            | (bit_cast::<DESC_BITS, 8>(self.closed_flags.q.val()) << 80)
+            | (bit_cast::<DESC_BITS, 21>(self.pkt_hi.q.val()) << 88);
     }
 }

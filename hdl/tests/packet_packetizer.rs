@@ -137,6 +137,7 @@ fn run_hdl<const L: usize>(pops: &[Pop], cfg: PacketizerConfig, modes: &[u8]) ->
         ..Default::default()
     };
     let mut pops = pops.iter().peekable();
+    let mut late = vec![];
     for clock in 0..modes.len() as u64 {
         uut.tick.next = (clock * L as u64).to_bits();
         uut.tick_valid.next = true;
@@ -159,13 +160,31 @@ fn run_hdl<const L: usize>(pops: &[Pop], cfg: PacketizerConfig, modes: &[u8]) ->
             out.descs
                 .push((port as u8, Descriptor::unpack(uut.desc_data.val()), clock));
         }
+        // The port buffers' copy of the clock before's descriptor.
+        if uut.desc_write_late.val() {
+            late.push(late_desc(&uut, clock - 1));
+        }
         uut.clock.next = Clock { clk: true };
         assert!(simulate(&mut uut, 100));
         uut.clock.next = Clock { clk: false };
         assert!(simulate(&mut uut, 100));
     }
     assert!(pops.next().is_none(), "every pop was fed");
+    if uut.desc_write_late.val() {
+        late.push(late_desc(&uut, modes.len() as u64 - 1));
+    }
+    assert_eq!(late, out.descs, "the late descriptors are the close's");
     out
+}
+
+/// The descriptor the port buffers take in this clock, closed in `clock`.
+fn late_desc<const L: usize>(uut: &Packetizer<L>, clock: u64) -> (u8, Descriptor, u64) {
+    let port: u64 = uut.desc_port_late.val().into();
+    (
+        port as u8,
+        Descriptor::unpack(uut.desc_data_late.val()),
+        clock,
+    )
 }
 
 /// Rebuilds the packets from the port buffer writes, as the framers do.

@@ -6,8 +6,8 @@
 //!
 //! Latencies (fabric clocks after the pins of a clock are sampled): DCBU 2,
 //! DSMU `dsmu::LATENCY` (2), limit 1, CU 1, encoder `encoder::LATENCY` (3):
-//! the clock's pushes, fill level and pop come out 9 clocks after its pins,
-//! the popped word
+//! the clock's pushes and pop come out 9 clocks after its pins (the fill
+//! level a clock later), the popped word
 //! `tx_fifo::READ_LATENCY` (3) later, with the pop clock's tick and mode.
 
 use rust_hdl::prelude::*;
@@ -15,7 +15,7 @@ use rust_hdl::prelude::*;
 use crate::cu::ConfigUnit;
 use crate::dcbu::Dcbu;
 use crate::dsmu::{Dsmu, LineGeometry};
-use crate::encoder::{Encoder, GROUPS};
+use crate::encoder::{Encoder, GROUPS, LEVEL_BITS};
 use crate::pins::DimmPins;
 use crate::ref_limit::RefLimit;
 use crate::tx_fifo::TxFifoStorage;
@@ -74,9 +74,10 @@ pub struct Capture<const L: usize, const E: usize, const B: usize, const AB: usi
     pub tick_valid: Signal<Out, Bit>,
     pub tracing: Signal<Out, Bit>,
     pub tags_only: Signal<Out, Bit>,
-    /// Observation of the push side (`READ_LATENCY` clocks ahead of the pop
-    /// outputs): the clock `push_tick`'s words in groups (`encoder::Words`),
-    /// and the fill level after it.
+    /// Observation of the push side (`READ_LATENCY - 1` clocks ahead of the
+    /// pop outputs): the clock `push_tick`'s words in groups
+    /// (`encoder::Words`), and the fill level after it. The encoder gives
+    /// the level a clock after the words, so the words are held a clock.
     pub push_tick: Signal<Out, Bits<64>>,
     pub push_tick_valid: Signal<Out, Bit>,
     pub push_count: [Signal<Out, Bits<2>>; GROUPS],
@@ -108,6 +109,11 @@ pub struct Capture<const L: usize, const E: usize, const B: usize, const AB: usi
     /// less `2 L` (the counter steps by `L` a clock once valid), so no
     /// 64-bit subtraction sits in front of the encoder's tick step.
     encoder_tick: DFF<Bits<64>>,
+    /// The encoder's words, held for the fill level (observation only).
+    push_count_held: [DFF<Bits<2>>; GROUPS],
+    push_word0_held: [DFF<Bits<32>>; GROUPS],
+    push_word1_held: [DFF<Bits<32>>; GROUPS],
+    push_word2_held: [DFF<Bits<32>>; GROUPS],
     /// The encoder's per-clock outputs, delayed to the popped word.
     tick_1: DFF<Bits<64>>,
     tick_2: DFF<Bits<64>>,
@@ -121,7 +127,7 @@ pub struct Capture<const L: usize, const E: usize, const B: usize, const AB: usi
     tags_only_1: DFF<Bit>,
     tags_only_2: DFF<Bit>,
     tags_only_3: DFF<Bit>,
-    depth: Constant<Bits<32>>,
+    depth: Constant<Bits<LEVEL_BITS>>,
     chain_ticks: Constant<Bits<64>>,
     window_rank: Constant<Bits<2>>,
     window_row_first: Constant<Bits<32>>,
@@ -170,6 +176,10 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Capture<L,
             storage: Default::default(),
             over_delayed: Default::default(),
             encoder_tick: Default::default(),
+            push_count_held: std::array::from_fn(|_| Default::default()),
+            push_word0_held: std::array::from_fn(|_| Default::default()),
+            push_word1_held: std::array::from_fn(|_| Default::default()),
+            push_word2_held: std::array::from_fn(|_| Default::default()),
             tick_1: Default::default(),
             tick_2: Default::default(),
             tick_3: Default::default(),
@@ -285,13 +295,21 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Logic
             self.storage.word0[g].next = self.encoder.group_word0[g].val();
             self.storage.word1[g].next = self.encoder.group_word1[g].val();
             self.storage.word2[g].next = self.encoder.group_word2[g].val();
-            self.push_count[g].next = self.encoder.group_count[g].val();
-            self.push_word0[g].next = self.encoder.group_word0[g].val();
-            self.push_word1[g].next = self.encoder.group_word1[g].val();
-            self.push_word2[g].next = self.encoder.group_word2[g].val();
+            self.push_count_held[g].clock.next = self.clock.val();
+            self.push_word0_held[g].clock.next = self.clock.val();
+            self.push_word1_held[g].clock.next = self.clock.val();
+            self.push_word2_held[g].clock.next = self.clock.val();
+            self.push_count_held[g].d.next = self.encoder.group_count[g].val();
+            self.push_word0_held[g].d.next = self.encoder.group_word0[g].val();
+            self.push_word1_held[g].d.next = self.encoder.group_word1[g].val();
+            self.push_word2_held[g].d.next = self.encoder.group_word2[g].val();
+            self.push_count[g].next = self.push_count_held[g].q.val();
+            self.push_word0[g].next = self.push_word0_held[g].q.val();
+            self.push_word1[g].next = self.push_word1_held[g].q.val();
+            self.push_word2[g].next = self.push_word2_held[g].q.val();
         }
-        self.push_tick.next = self.encoder.tick.val();
-        self.push_tick_valid.next = self.encoder.tick_valid.val();
+        self.push_tick.next = self.encoder.fill_tick.val();
+        self.push_tick_valid.next = self.encoder.fill_tick_valid.val();
         self.fill.next = self.encoder.fill.val();
         // Pop side: the storage answers READ_LATENCY clocks after the pop.
         self.tick_1.d.next = self.encoder.tick.val();

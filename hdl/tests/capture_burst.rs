@@ -50,7 +50,7 @@ fn burst_fills_the_16k_fifo_without_loss_then_reports_lost() {
     let gold = model(&cfg, 2, 2, &cmds, n);
     assert_eq!(hw.levels, gold.levels, "fill level per clock");
     assert_eq!(hw.pushed, gold.pushed, "pushed words");
-    // Pops come out READ_LATENCY clocks after the push side.
+    // Pops come out READ_LATENCY - 1 clocks after the push side.
     let settled = |v: &[(u64, u32)]| -> Vec<(u64, u32)> {
         v.iter().filter(|p| p.0 + 8 < n).copied().collect()
     };

@@ -41,6 +41,7 @@ fn encode<const E: usize>(depth: u64, clocks: Vec<Clock>) -> (Vec<Pushed>, u64, 
         // Then idle clocks until the pipeline has given the last clock's
         // words out; outputs are found by their tick.
         let mut by_tick = std::collections::BTreeMap::new();
+        let mut fill_by_tick = std::collections::BTreeMap::new();
         let last_tick = clocks.last().map_or(0, |c| c.tick);
         let idle = (1..=LATENCY as u64 + 2).map(|k| (last_tick + 8 * k, &[][..], 0));
         let inputs = clocks.iter().map(|c| (c.tick, &c.slots[..], c.over));
@@ -57,6 +58,10 @@ fn encode<const E: usize>(depth: u64, clocks: Vec<Clock>) -> (Vec<Pushed>, u64, 
                 x.ev_value[s].next = value.to_bits();
             }
             wait_clock_cycle!(sim, clock, x);
+            // The fill level comes a clock after the words.
+            if x.fill_tick_valid.val() {
+                fill_by_tick.insert(x.fill_tick.val().to_u64(), x.fill.val().to_u64());
+            }
             if !x.tick_valid.val() {
                 continue;
             }
@@ -70,11 +75,14 @@ fn encode<const E: usize>(depth: u64, clocks: Vec<Clock>) -> (Vec<Pushed>, u64, 
                 words.extend_from_slice(&group[..x.group_count[g].val().to_u64() as usize]);
             }
             assert_eq!(x.pushed.val().to_u64(), words.len() as u64, "pushed");
-            by_tick.insert(x.tick.val().to_u64(), (words, x.fill.val().to_u64()));
+            by_tick.insert(x.tick.val().to_u64(), words);
         }
         // The counters are a clock behind the words.
         wait_clock_cycle!(sim, clock, x);
-        let out: Vec<_> = clocks.iter().map(|c| by_tick[&c.tick].clone()).collect();
+        let out: Vec<_> = clocks
+            .iter()
+            .map(|c| (by_tick[&c.tick].clone(), fill_by_tick[&c.tick]))
+            .collect();
         let dropped = x.events_dropped.val().to_u64();
         let lost = x.lost_words.val().to_u64();
         tx.send((out, dropped, lost)).unwrap();

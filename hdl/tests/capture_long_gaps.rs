@@ -159,6 +159,11 @@ fn run_encoder<const L: usize, const E: usize>(
         // target stays at or below `last + KEEPER_GAP`), so nothing
         // happens in them either.
         let mut seen = 0u64;
+        // A clock's fill level comes a clock after its words and pop: the
+        // clock and whether it pushed or popped wait here for it. The level
+        // after the clock before is then known with a clock's words.
+        let mut awaiting_fill: Option<(u64, bool)> = None;
+        let mut last_fill = 0;
         let mut flush = 0;
         while flush < LATENCY + 2 {
             if base / lanes > end {
@@ -185,6 +190,17 @@ fn run_encoder<const L: usize, const E: usize>(
             x.over.next = (events.len().saturating_sub(E) as u64).to_bits();
             wait_clock_cycle!(sim, clock, x);
             clocks += 1;
+            if let Some((k, active)) = awaiting_fill.take() {
+                assert!(
+                    x.fill_tick_valid.val(),
+                    "fill level a clock after the words"
+                );
+                assert_eq!(x.fill_tick.val().to_u64() / lanes, k, "fill level's clock");
+                last_fill = x.fill.val().to_u32();
+                if active {
+                    trace.activity.push((k, last_fill));
+                }
+            }
             let k = x.tick.val().to_u64() / lanes;
             if x.tick_valid.val() && k <= end {
                 assert!(k >= seen, "encoder tick output in order");
@@ -207,17 +223,16 @@ fn run_encoder<const L: usize, const E: usize>(
                     let ptr = x.pop_ptr.val().to_u64() as usize;
                     trace.popped.push((k, trace.pushed[ptr].1));
                 }
-                let fill = x.fill.val().to_u32();
-                if n > 0 || popped {
-                    trace.activity.push((k, fill));
-                }
-                // Clocks with nothing pushed or popped and an empty FIFO:
-                // after `settle` of them the credit is at its cap.
-                empty_run = if fill == 0 && n == 0 && !popped {
+                // Clocks with nothing pushed or popped and an empty FIFO
+                // (its level the one after the clock before): after
+                // `settle` of them the credit is at its cap.
+                let active = n > 0 || popped;
+                empty_run = if last_fill == 0 && !active {
                     empty_run + 1
                 } else {
                     0
                 };
+                awaiting_fill = Some((k, active));
                 seen = k + 1;
             }
             let mut next = base + lanes;

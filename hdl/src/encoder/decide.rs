@@ -2,8 +2,8 @@
 //! which of the clock's candidate words are pushed. Combinational, and only
 //! one-bit flags and a few small counts flow through it: whether the clock
 //! is open (room for `2 + 3E` words at its start) and whether the keeper's
-//! filler has a slot are bits of a registered thermometer code of the free
-//! count, so no push waits for the words pushed before it in the clock;
+//! filler has a slot are registered flags, so no push waits for the words
+//! pushed before it in the clock;
 //! the gap tests, the LINE_HI comparisons and the lost-count tests come in
 //! as flags prepared from registers. Word contents are worked out beside it
 //! (`words`).
@@ -85,12 +85,16 @@ pub struct Decide<const E: usize> {
     /// The slot's LOST, if pushed, leaves a remainder (its payload is
     /// `2^21-1`).
     pub lost_leaves_rest: [Signal<Out, Bit>; E],
-    /// After the clock's last slot.
+    /// After the clock's last slot: a non-filler word pushed, the LOST
+    /// pushes. If the clock takes its events (from registers, so the lost
+    /// count after it can be picked before `takes` is known): its LOST
+    /// pushes, and whether the last left a remainder (or the count was
+    /// not 0 with no slot). A clock that drops them pushes no LOST and
+    /// drops `nvalid`.
     pub pushed_any: Signal<Out, Bit>,
-    pub remainder_after: Signal<Out, Bit>,
-    pub drops_since_after: Signal<Out, Bits<3>>,
     pub losts: Signal<Out, Bits<3>>,
-    pub drops: Signal<Out, Bits<3>>,
+    pub losts_if_taken: Signal<Out, Bits<3>>,
+    pub remainder_taken: Signal<Out, Bit>,
     /// The slot's gap tests, with the keeper's filler or without.
     need: [Signal<Local, Bit>; E],
     long: [Signal<Local, Bit>; E],
@@ -147,10 +151,9 @@ impl<const E: usize> Default for Decide<E> {
             drops_before: std::array::from_fn(|_| Default::default()),
             lost_leaves_rest: std::array::from_fn(|_| Default::default()),
             pushed_any: Default::default(),
-            remainder_after: Default::default(),
-            drops_since_after: Default::default(),
             losts: Default::default(),
-            drops: Default::default(),
+            losts_if_taken: Default::default(),
+            remainder_taken: Default::default(),
             idx: std::array::from_fn(|_| Default::default()),
             nvalid: Default::default(),
             first: std::array::from_fn(|_| Default::default()),
@@ -277,20 +280,16 @@ impl<const E: usize> Logic for Decide<E> {
             }
         }
         self.pushed_any.next = self.takes.val() & self.nvalid.val().any();
-        self.remainder_after.next = self.lost_nonzero.val();
-        self.drops_since_after.next = self.nvalid.val();
-        self.losts.next = 0.into();
-        self.drops.next = self.nvalid.val();
-        if self.takes.val() {
-            self.remainder_after.next = false;
-            for j in 0..5 {
-                if self.nvalid.val().index() == j {
-                    self.remainder_after.next = self.pending_after[j].val();
-                }
+        self.remainder_taken.next = false;
+        for j in 0..5 {
+            if self.nvalid.val().index() == j {
+                self.remainder_taken.next = self.pending_after[j].val();
             }
-            self.drops_since_after.next = 0.into();
+        }
+        self.losts_if_taken.next = self.losts_all.val();
+        self.losts.next = 0.into();
+        if self.takes.val() {
             self.losts.next = self.losts_all.val();
-            self.drops.next = 0.into();
         }
     }
 }

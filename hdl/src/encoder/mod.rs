@@ -8,7 +8,8 @@
 //! Pipeline (fabric clocks): the inputs are registered (P1, with the tick
 //! step from the previous clock), prepared (P2: the event word without dt,
 //! LINE_HI, which slots share one), then decided; the outputs are
-//! registered: `LATENCY` clocks after the inputs, the counters one more.
+//! registered: `LATENCY` clocks after the inputs, the fill level and the
+//! counters one more.
 //!
 //! What a clock leaves for the next runs through one clock, so the state
 //! is held in forms that the decision tests on bits, and every carry chain
@@ -18,8 +19,11 @@
 //!   clock every later gap is a lane difference, below 64); its tests
 //!   (the keeper due, a slot needing a TIME word or two) are worked out
 //!   from the next gap and the next clock's lanes, into registers;
-//! - the room as a thermometer code of the free count (`room`), the fill
-//!   level's `!= 0` as a flag;
+//! - the room as two flags (a word, `2 + 3E` words), the fill level's
+//!   `!= 0` as a flag;
+//! - the free count and the write position less the previous clock's
+//!   words (`free_lag`, `write_pos_lag`), so adding the words is a carry
+//!   chain in the next clock, from registers;
 //! - the drain credit as `credit - (den - L num)`, so the pop test is its
 //!   sign bit, and the pop depends on registers only;
 //! - the lost count's comparisons with multiples of the LOST payload limit,
@@ -55,7 +59,8 @@ pub const PAYLOAD_MAX: u64 = (1 << 21) - 1;
 pub const KEEPER_GAP: u64 = PAYLOAD_MAX * 64;
 /// Width of the fill level: the FIFO depth must be below `2^LEVEL_BITS`.
 pub const LEVEL_BITS: usize = 20;
-/// Fabric clocks from the encoder's inputs to its word, fill and pop outputs.
+/// Fabric clocks from the encoder's inputs to its word and pop outputs (the
+/// fill level one more).
 pub const LATENCY: usize = 3;
 /// Word groups per clock: the filler and TIME word, then one per slot.
 pub const GROUPS: usize = 5;
@@ -85,7 +90,7 @@ pub struct Encoder<const E: usize> {
     pub tick_in: Signal<In, Bits<64>>,
     pub tick_valid_in: Signal<In, Bit>,
     /// FIFO depth in words (a build parameter, held constant).
-    pub depth: Signal<In, Bits<32>>,
+    pub depth: Signal<In, Bits<LEVEL_BITS>>,
     /// Drain rate per clock, `L num / den` words, `L num < den`.
     pub drain_num: Signal<In, Bits<32>>,
     pub drain_den: Signal<In, Bits<32>>,
@@ -97,8 +102,11 @@ pub struct Encoder<const E: usize> {
     pub group_word2: [Signal<Out, Bits<32>>; GROUPS],
     pub base: Signal<Out, Bits<32>>,
     pub pushed: Signal<Out, Bits<8>>,
-    /// Fill level after the clock (`level_{k+1}`).
+    /// Fill level after the clock (`level_{k+1}`), a clock after its
+    /// words, with the clock's tick.
     pub fill: Signal<Out, Bits<32>>,
+    pub fill_tick: Signal<Out, Bits<64>>,
+    pub fill_tick_valid: Signal<Out, Bit>,
     /// The clock pops the word at stream position `pop_ptr`.
     pub pop: Signal<Out, Bit>,
     pub pop_ptr: Signal<Out, Bits<32>>,
@@ -106,7 +114,7 @@ pub struct Encoder<const E: usize> {
     pub tick_valid: Signal<Out, Bit>,
     pub tracing: Signal<Out, Bit>,
     pub tags_only: Signal<Out, Bit>,
-    /// Counters, one clock behind the words.
+    /// Counters, one clock behind the words (the high-water mark two).
     pub events_dropped: Signal<Out, Bits<32>>,
     pub lost_words: Signal<Out, Bits<32>>,
     pub time_fillers: Signal<Out, Bits<32>>,
@@ -178,15 +186,29 @@ pub struct Encoder<const E: usize> {
     gap_too_long_k: [DFF<Bit>; E],
     hi: DFF<Bits<21>>,
     lost: DFF<Bits<32>>,
-    level: DFF<Bits<LEVEL_BITS>>,
-    /// `depth - level`, and as a thermometer code (bit `n`: `free >= n`).
-    free: DFF<Bits<LEVEL_BITS>>,
-    room: DFF<Bits<16>>,
+    /// The free count (`depth - level`) plus the previous clock's pushes
+    /// (`last_total`), and the next write position less them: the pushes'
+    /// carry chain runs in the next clock, from registers, rather than
+    /// after the decision (`free_now`, `write_pos_now`).
+    free_lag: DFF<Bits<LEVEL_BITS>>,
+    write_pos_lag: DFF<Bits<32>>,
+    /// The previous clock's words, `last_takes ? last_taken : last_keep`,
+    /// registered as the decision leaves them (no pick after the adder).
+    last_taken: DFF<Bits<6>>,
+    last_takes: DFF<Bit>,
+    last_keep: DFF<Bit>,
+    last_total: Signal<Local, Bits<6>>,
+    free_lag_after: Signal<Local, Bits<LEVEL_BITS>>,
+    /// `free_lag`, saturated at 63: all the room flags need of it.
+    free_small: DFF<Bits<6>>,
+    /// The clock's room at its start: a word (the filler's), and `2 + 3E`
+    /// words (the clock is open).
+    room_filler: DFF<Bit>,
+    room_open: DFF<Bit>,
     level_nonzero: DFF<Bit>,
     /// The drain's credit minus `den - L num`.
     credit: DFF<Bits<33>>,
-    /// Stream positions of the next word pushed and the next popped.
-    write_pos: DFF<Bits<32>>,
+    /// Stream position of the next word popped.
     read_pos: DFF<Bits<32>>,
     /// The drain rate as used: `L num`, and `L num - den`.
     num: DFF<Bits<33>>,
@@ -214,25 +236,38 @@ pub struct Encoder<const E: usize> {
     too_long_k_next: [Signal<Local, Bit>; E],
     pop_now: Signal<Local, Bit>,
     total: Signal<Local, Bits<8>>,
-    /// The words of the clock if it takes its events, and the room after
-    /// it then and otherwise (only the filler), worked out beside the
-    /// decision, which picks one.
+    /// The words of the clock if it takes its events.
     total_taken: Signal<Local, Bits<8>>,
-    room_shifted: Signal<Local, Bits<32>>,
-    room_taken: Signal<Local, Bits<16>>,
-    room_dropped: Signal<Local, Bits<16>>,
-    /// The fill level after the clock's pushes, and after its pop too, the
-    /// free count after both, and the next write position: each the
-    /// register plus the clock's word count (late) and pop (early).
-    level_pushed: SmallStep<LEVEL_BITS, { LEVEL_BITS - 4 }>,
-    level_next: SmallStep<LEVEL_BITS, { LEVEL_BITS - 4 }>,
-    free_next: SmallStep<LEVEL_BITS, { LEVEL_BITS - 4 }>,
-    write_pos_next: SmallStep<32, 28>,
+    /// The room flags after the clock, without an adder after the
+    /// decision: the next clock has room for `n` words if the clock's
+    /// words are at most `margin_n = free + pop - n`, worked out from
+    /// registers beside the decision as a thermometer (bit `t`: at least
+    /// `t`); the decision's side is the clock's word count as one-hot
+    /// (`words_onehot`, shifted up by each count in turn), and the test an
+    /// AND-OR of the two.
+    margin_filler: Signal<Local, Bits<8>>,
+    margin_open: Signal<Local, Bits<8>>,
+    fits_filler: Signal<Local, Bits<16>>,
+    fits_open: Signal<Local, Bits<16>>,
+    words_onehot: [Signal<Local, Bits<16>>; 6],
+    filler_next: Signal<Local, Bit>,
+    open_next: Signal<Local, Bit>,
+    one_8: Constant<Bits<8>>,
+    open_words_8: Constant<Bits<8>>,
+    ones_16: Constant<Bits<16>>,
+    /// The free count and the next write position at the clock's start,
+    /// and the lagged free count after the clock (its pop, early, and the
+    /// previous clock's pushes, late).
+    free_now: SmallStep<LEVEL_BITS, { LEVEL_BITS - 4 }>,
+    write_pos_now: SmallStep<32, 28>,
+    free_lag_next: SmallStep<LEVEL_BITS, { LEVEL_BITS - 4 }>,
+    /// `depth - 1`: the level at the clock's start is 0 or 1 when the free
+    /// count equals `depth` or this.
+    depth_level_1: Signal<Local, Bits<LEVEL_BITS>>,
+    /// The fill level at the clock's start.
+    level_now: Signal<Local, Bits<32>>,
     total_step: Signal<Local, Bits<6>>,
     pop_up: Signal<Local, Bits<6>>,
-    pop_down: Signal<Local, Bits<6>>,
-    room_wide: Signal<Local, Bits<32>>,
-    room_next: Signal<Local, Bits<16>>,
     sum_none: Signal<Local, Bits<34>>,
     sum_keep: Signal<Local, Bits<34>>,
     /// Entry `5 n + d`: `over + d + n`, registered beside `p2_over`, and
@@ -245,14 +280,22 @@ pub struct Encoder<const E: usize> {
     lost_cand: [LostCandidate<E>; 25],
     /// Entry `5 n + d` with `n, d <= E` (yosys prunes the others).
     candidate_used: [Constant<Bit>; 25],
-    /// Which candidate the clock leaves: entry `5 n + d` after `n` LOST
-    /// pushes and `d` drops while every LOST left a remainder; `fresh`
-    /// entry `d` (the count `over + d`, whose flags are all false as it
-    /// is below `2^21 - 4`) after a last LOST that left none; `keep`
-    /// without a decided clock.
-    lost_pick: [Signal<Local, Bit>; 25],
+    /// Which candidate the clock leaves if it takes its events (entry `n`:
+    /// candidate `5 n`, `n` LOSTs that all left a remainder) and if it
+    /// drops them (entry `5 + d`: candidate `d`, `d` drops after a pending
+    /// count; `fresh` entry `d`: the count `over + d`, whose flags are all
+    /// false as it is below `2^21 - 4`, with none pending); a clock pushes
+    /// LOSTs or drops, never both, so only these candidates are used. The
+    /// two outcomes' counts and flags are picked from registers, and
+    /// `takes` picks one of them.
+    lost_pick: [Signal<Local, Bit>; 10],
     fresh_pick: [Signal<Local, Bit>; 5],
-    lost_keep: Signal<Local, Bit>,
+    taken_lost: Signal<Local, Bits<32>>,
+    taken_nonzero: Signal<Local, Bit>,
+    taken_over: [Signal<Local, Bit>; decide::LOST_FLAGS],
+    dropped_lost: Signal<Local, Bits<32>>,
+    dropped_nonzero: Signal<Local, Bit>,
+    dropped_over: [Signal<Local, Bit>; decide::LOST_FLAGS],
     /// The lost count after the clock, and its flags for the next clock's
     /// decision, registered.
     lost_after: Signal<Local, Bits<32>>,
@@ -261,10 +304,6 @@ pub struct Encoder<const E: usize> {
     lost_nonzero_reg: DFF<Bit>,
     lost_over_reg: [DFF<Bit>; decide::LOST_FLAGS],
     keeper_gap_34: Constant<Bits<34>>,
-    /// 32 bits set.
-    ones_32: Constant<Bits<32>>,
-    /// The room thermometer's bit `2 + 3E`: the clock is open.
-    open_bit: Constant<Bits<16>>,
     gap_max: Constant<Bits<32>>,
     // Outputs.
     out_count: [DFF<Bits<2>>; GROUPS],
@@ -273,8 +312,12 @@ pub struct Encoder<const E: usize> {
     out_word2: [DFF<Bits<32>>; GROUPS],
     out_base: DFF<Bits<32>>,
     out_pushed: DFF<Bits<8>>,
+    /// The fill level after a clock, worked out in the next from
+    /// `free_now`, so a clock after the words, with the clock's tick.
     out_fill: DFF<Bits<32>>,
     out_fill_pushed: DFF<Bits<32>>,
+    out_fill_tick: DFF<Bits<64>>,
+    out_fill_tick_valid: DFF<Bit>,
     out_pop: DFF<Bit>,
     out_pop_ptr: DFF<Bits<32>>,
     out_tick: DFF<Bits<64>>,
@@ -319,6 +362,8 @@ impl<const E: usize> Default for Encoder<E> {
             base: Default::default(),
             pushed: Default::default(),
             fill: Default::default(),
+            fill_tick: Default::default(),
+            fill_tick_valid: Default::default(),
             pop: Default::default(),
             pop_ptr: Default::default(),
             tick: Default::default(),
@@ -379,12 +424,18 @@ impl<const E: usize> Default for Encoder<E> {
             gap_too_long_k: std::array::from_fn(|_| Default::default()),
             hi: Default::default(),
             lost: Default::default(),
-            level: Default::default(),
-            free: Default::default(),
-            room: Default::default(),
+            free_lag: Default::default(),
+            write_pos_lag: Default::default(),
+            last_taken: Default::default(),
+            last_takes: Default::default(),
+            last_keep: Default::default(),
+            last_total: Default::default(),
+            free_lag_after: Default::default(),
+            free_small: Default::default(),
+            room_filler: Default::default(),
+            room_open: Default::default(),
             level_nonzero: Default::default(),
             credit: Default::default(),
-            write_pos: Default::default(),
             read_pos: Default::default(),
             num: Default::default(),
             num_minus_den: Default::default(),
@@ -405,18 +456,20 @@ impl<const E: usize> Default for Encoder<E> {
             pop_now: Default::default(),
             total: Default::default(),
             total_taken: Default::default(),
-            room_shifted: Default::default(),
-            room_taken: Default::default(),
-            room_dropped: Default::default(),
-            level_pushed: SmallStep::new(false),
-            level_next: SmallStep::new(false),
-            free_next: SmallStep::new(true),
-            write_pos_next: SmallStep::new(false),
+            margin_filler: Default::default(),
+            margin_open: Default::default(),
+            fits_filler: Default::default(),
+            fits_open: Default::default(),
+            words_onehot: std::array::from_fn(|_| Default::default()),
+            filler_next: Default::default(),
+            open_next: Default::default(),
+            free_now: SmallStep::new(true),
+            write_pos_now: SmallStep::new(false),
+            free_lag_next: SmallStep::new(true),
+            depth_level_1: Default::default(),
+            level_now: Default::default(),
             total_step: Default::default(),
             pop_up: Default::default(),
-            pop_down: Default::default(),
-            room_wide: Default::default(),
-            room_next: Default::default(),
             sum_none: Default::default(),
             sum_keep: Default::default(),
             lost_small: std::array::from_fn(|_| Default::default()),
@@ -428,15 +481,21 @@ impl<const E: usize> Default for Encoder<E> {
             candidate_used: std::array::from_fn(|i| Constant::new(i / 5 <= E && i % 5 <= E)),
             lost_pick: std::array::from_fn(|_| Default::default()),
             fresh_pick: std::array::from_fn(|_| Default::default()),
-            lost_keep: Default::default(),
+            taken_lost: Default::default(),
+            taken_nonzero: Default::default(),
+            taken_over: std::array::from_fn(|_| Default::default()),
+            dropped_lost: Default::default(),
+            dropped_nonzero: Default::default(),
+            dropped_over: std::array::from_fn(|_| Default::default()),
             lost_after: Default::default(),
             lost_nonzero_next: Default::default(),
             lost_over_next: std::array::from_fn(|_| Default::default()),
             lost_nonzero_reg: Default::default(),
             lost_over_reg: std::array::from_fn(|_| Default::default()),
             keeper_gap_34: Constant::new(KEEPER_GAP.to_bits()),
-            open_bit: Constant::new((1u64 << (2 + 3 * E)).to_bits()),
-            ones_32: Constant::new(u64::from(u32::MAX).to_bits()),
+            one_8: Constant::new(1u64.to_bits()),
+            open_words_8: Constant::new(((2 + 3 * E) as u64).to_bits()),
+            ones_16: Constant::new(0xFFFFu64.to_bits()),
             gap_max: Constant::new(GAP_MAX.to_bits()),
             out_count: std::array::from_fn(|_| Default::default()),
             out_word0: std::array::from_fn(|_| Default::default()),
@@ -446,6 +505,8 @@ impl<const E: usize> Default for Encoder<E> {
             out_pushed: Default::default(),
             out_fill: Default::default(),
             out_fill_pushed: Default::default(),
+            out_fill_tick: Default::default(),
+            out_fill_tick_valid: Default::default(),
             out_pop: Default::default(),
             out_pop_ptr: Default::default(),
             out_tick: Default::default(),
@@ -492,12 +553,16 @@ impl<const E: usize> Logic for Encoder<E> {
             lost_nonzero_reg,
             hi,
             lost,
-            level,
-            free,
-            room,
+            free_lag,
+            write_pos_lag,
+            last_taken,
+            last_takes,
+            last_keep,
+            free_small,
+            room_filler,
+            room_open,
             level_nonzero,
             credit,
-            write_pos,
             read_pos,
             num,
             num_minus_den,
@@ -505,6 +570,8 @@ impl<const E: usize> Logic for Encoder<E> {
             out_pushed,
             out_fill,
             out_fill_pushed,
+            out_fill_tick,
+            out_fill_tick_valid,
             out_pop,
             out_pop_ptr,
             out_tick,
@@ -632,8 +699,8 @@ impl<const E: usize> Logic for Encoder<E> {
         self.decide.valid.next = self.p2_valid.q.val();
         self.decide.nvalid.next = self.p2_nvalid.q.val();
         self.decide.due.next = self.gap_due.q.val();
-        self.decide.filler_room.next = self.room.q.val().get_bit(1);
-        self.decide.open.next = (self.room.q.val() & self.open_bit.val()).any();
+        self.decide.filler_room.next = self.room_filler.q.val();
+        self.decide.open.next = self.room_open.q.val();
         self.decide.lost_nonzero.next = self.lost_nonzero_reg.q.val();
         for i in 0..decide::LOST_FLAGS {
             self.decide.lost_over[i].next = self.lost_over_reg[i].q.val();
@@ -693,8 +760,10 @@ impl<const E: usize> Logic for Encoder<E> {
             self.hi_pick[c].next = false;
         }
         self.hi_pick[0].next = true;
+        // (The pick if the clock takes its events, from registers: its last
+        // valid ACCESS; `takes` then chooses it or the register kept.)
         for t in 0..E {
-            if self.p2_valid.q.val() & self.decide.event_ok[t].val() & self.p2_access[t].q.val() {
+            if self.p2_ev_valid[t].q.val() & self.p2_access[t].q.val() {
                 for c in 0..5 {
                     self.hi_pick[c].next = false;
                 }
@@ -706,6 +775,9 @@ impl<const E: usize> Logic for Encoder<E> {
             for c in 0..5 {
                 self.hi_eq_next[s].next = self.hi_eq_next[s].val()
                     | (self.hi_pick[c].val() & self.hi_cand_eq[c * 4 + s].val());
+            }
+            if !(self.p2_valid.q.val() & self.decide.takes.val()) {
+                self.hi_eq_next[s].next = self.hi_cand_eq[s].val();
             }
             self.hi_eq_reg[s].clock.next = self.clock.val();
             self.hi_eq_reg[s].d.next = self.hi_eq_next[s].val();
@@ -730,53 +802,84 @@ impl<const E: usize> Logic for Encoder<E> {
             self.total.next = self.total_taken.val();
         }
         // At most 2 + 3E <= 14 words a clock.
-        self.total_step.next = self.total.val().get_bits::<6>(0);
+        self.total_step.next = self.total_taken.val().get_bits::<6>(0);
         self.pop_up.next = bit_cast::<6, 1>(self.pop_now.val().into());
-        self.pop_down.next = 0.into();
-        if self.pop_now.val() {
-            self.pop_down.next = 63.into();
+        // The counts at the clock's start, from registers: the lagged ones
+        // plus or minus the previous clock's words.
+        self.last_total.next = bit_cast::<6, 1>(self.last_keep.q.val().into());
+        if self.last_takes.q.val() {
+            self.last_total.next = self.last_taken.q.val();
         }
-        self.level_pushed.value.next = self.level.q.val();
-        self.level_pushed.early.next = 0.into();
-        self.level_pushed.late.next = self.total_step.val();
-        self.level_next.value.next = self.level.q.val();
-        self.level_next.early.next = self.pop_down.val();
-        self.level_next.late.next = self.total_step.val();
-        self.free_next.value.next = self.free.q.val();
-        self.free_next.early.next = self.pop_up.val();
-        self.free_next.late.next = self.total_step.val();
-        self.write_pos_next.value.next = self.write_pos.q.val();
-        self.write_pos_next.early.next = 0.into();
-        self.write_pos_next.late.next = self.total_step.val();
-        // The room at the next clock as a thermometer (bit n: free_next
-        // >= n), without the free count's carry chain: the thermometer of
-        // the free count at this clock's start, wide enough (bit m: free
-        // >= m, m < 32), shifted down by the clock's net words `total -
-        // pop` (-1..=2+3E), for both outcomes of the decision, which picks
-        // one.
-        // (Shifts, not chains of comparisons: a barrel shifter is a few
-        // LUT levels deep.) Bits `0..=v` of all ones shifted right by
-        // `31 - v`, which is `!v` in 5 bits.
-        self.room_wide.next = self.ones_32.val();
-        if !(self.free.q.val() >> 5).any() {
-            self.room_wide.next = self.ones_32.val() >> !self.free.q.val().get_bits::<5>(0);
+        self.free_now.value.next = self.free_lag.q.val();
+        self.free_now.early.next = 0.into();
+        self.free_now.late.next = self.last_total.val();
+        self.write_pos_now.value.next = self.write_pos_lag.q.val();
+        self.write_pos_now.early.next = 0.into();
+        self.write_pos_now.late.next = self.last_total.val();
+        self.free_lag_next.value.next = self.free_lag.q.val();
+        self.free_lag_next.early.next = self.pop_up.val();
+        self.free_lag_next.late.next = self.last_total.val();
+        self.depth_level_1.next = self.depth.val() - 1;
+        // The room at the next clock: `free + pop - total >= n` for `n` = 1
+        // and `2 + 3E`, i.e. `total <= margin_n`. The margins come from
+        // registers (`free_small` less the previous clock's words), as
+        // thermometers (bit t: margin >= t; none if negative, all past 15;
+        // bits `0..=v` of all ones shifted right by `15 - v`, `!v`).
+        self.margin_filler.next = bit_cast::<8, 6>(self.free_small.q.val())
+            + bit_cast::<8, 1>(self.pop_now.val().into())
+            - bit_cast::<8, 6>(self.last_total.val())
+            - self.one_8.val();
+        self.margin_open.next = bit_cast::<8, 6>(self.free_small.q.val())
+            + bit_cast::<8, 1>(self.pop_now.val().into())
+            - bit_cast::<8, 6>(self.last_total.val())
+            - self.open_words_8.val();
+        self.fits_filler.next = self.ones_16.val();
+        if self.margin_filler.val().get_bit(7) {
+            self.fits_filler.next = 0.into();
+        } else if !self.margin_filler.val().get_bits::<3>(4).any() {
+            self.fits_filler.next =
+                self.ones_16.val() >> !self.margin_filler.val().get_bits::<4>(0);
         }
-        // (Through a signal: Verilog cannot slice an expression.)
-        self.room_shifted.next = self.room_wide.val() >> self.total_taken.val().get_bits::<4>(0);
-        self.room_taken.next = self.room_shifted.val().get_bits::<16>(0);
-        if self.pop_now.val() {
-            self.room_taken.next = (self.room_taken.val() << 1) | 1;
+        self.fits_open.next = self.ones_16.val();
+        if self.margin_open.val().get_bit(7) {
+            self.fits_open.next = 0.into();
+        } else if !self.margin_open.val().get_bits::<3>(4).any() {
+            self.fits_open.next = self.ones_16.val() >> !self.margin_open.val().get_bits::<4>(0);
         }
-        self.room_dropped.next = self.room_wide.val().get_bits::<16>(0);
+        // The clock's words if it takes its events, one-hot: the filler,
+        // the TIME word, then each slot's words.
+        self.words_onehot[0].next = 1.into();
         if self.decide.keep.val() {
-            self.room_dropped.next = self.room_wide.val().get_bits::<16>(1);
+            self.words_onehot[0].next = 2.into();
         }
-        if self.pop_now.val() {
-            self.room_dropped.next = (self.room_dropped.val() << 1) | 1;
+        self.words_onehot[1].next = self.words_onehot[0].val();
+        if self.decide.time_taken.val() {
+            self.words_onehot[1].next = self.words_onehot[0].val() << 1;
         }
-        self.room_next.next = self.room_dropped.val();
+        for s in 0..4 {
+            self.words_onehot[s + 2].next =
+                self.words_onehot[s + 1].val() << self.decide.count_taken[s].val();
+        }
+        // Taken: the one-hot total against the thermometer; else only the
+        // filler (0 or 1 word).
+        self.filler_next.next = self.fits_filler.val().get_bit(0);
+        self.open_next.next = self.fits_open.val().get_bit(0);
+        if self.decide.keep.val() {
+            self.filler_next.next = self.fits_filler.val().get_bit(1);
+            self.open_next.next = self.fits_open.val().get_bit(1);
+        }
         if self.decide.takes.val() {
-            self.room_next.next = self.room_taken.val();
+            self.filler_next.next = (self.words_onehot[5].val() & self.fits_filler.val()).any();
+            self.open_next.next = (self.words_onehot[5].val() & self.fits_open.val()).any();
+        }
+        // The lagged free count after the clock, and saturated at 63.
+        self.free_lag_after.next = self.depth.val();
+        if self.p2_valid.q.val() {
+            self.free_lag_after.next = self.free_lag_next.sum.val();
+        }
+        self.free_small.d.next = 63.into();
+        if !(self.free_lag_after.val() >> 6).any() {
+            self.free_small.d.next = self.free_lag_after.val().get_bits::<6>(0);
         }
         // The gap at the next clock's tick: from the last push, or the gap
         // (less KEEPER_GAP after a filler) plus the step, saturated.
@@ -791,47 +894,83 @@ impl<const E: usize> Logic for Encoder<E> {
             self.lost_cand[i].count.next = self.lost.q.val();
             self.lost_cand[i].addend.next = self.lost_small[i].q.val();
         }
-        self.lost_keep.next = !self.p2_valid.q.val();
+        // Two outcomes, each picked from registers: the clock takes its
+        // events (`n` LOSTs, no drop: candidate `5 n`, or `over` alone when
+        // the last LOST left no remainder), or drops them (no LOST, `d =
+        // nvalid` drops: candidate `d` while a count was pending, else
+        // `over + d`); `takes` then picks one, and a clock not decided
+        // keeps the count.
         for n in 0..5 {
-            for d in 0..5 {
-                self.lost_pick[n * 5 + d].next = self.candidate_used[n * 5 + d].val()
-                    & self.p2_valid.q.val()
-                    & self.decide.remainder_after.val()
-                    & (self.decide.losts.val().index() == n)
-                    & (self.decide.drops.val().index() == d);
-            }
+            self.lost_pick[n].next = self.candidate_used[n * 5].val()
+                & self.decide.remainder_taken.val()
+                & (self.decide.losts_if_taken.val().index() == n);
         }
         for d in 0..5 {
-            self.fresh_pick[d].next = self.p2_valid.q.val()
-                & !self.decide.remainder_after.val()
-                & (self.decide.drops_since_after.val().index() == d);
+            self.lost_pick[5 + d].next = self.candidate_used[d].val()
+                & self.lost_nonzero_reg.q.val()
+                & (self.p2_nvalid.q.val().index() == d);
+            self.fresh_pick[d].next =
+                !self.lost_nonzero_reg.q.val() & (self.p2_nvalid.q.val().index() == d);
         }
-        self.lost_after.next = 0.into();
-        if self.lost_keep.val() {
-            self.lost_after.next = self.lost.q.val();
-        }
-        self.lost_nonzero_next.next = self.lost_keep.val() & self.lost_nonzero_reg.q.val();
+        self.taken_lost.next = 0.into();
+        self.taken_nonzero.next = false;
         for i in 0..decide::LOST_FLAGS {
-            self.lost_over_next[i].next = self.lost_keep.val() & self.lost_over_reg[i].q.val();
+            self.taken_over[i].next = false;
         }
-        for j in 0..25 {
-            if self.lost_pick[j].val() {
-                self.lost_after.next = self.lost_after.val() | self.lost_cand[j].value.val();
+        for n in 0..5 {
+            if self.lost_pick[n].val() {
+                self.taken_lost.next = self.taken_lost.val() | self.lost_cand[n * 5].value.val();
             }
-            self.lost_nonzero_next.next = self.lost_nonzero_next.val()
-                | (self.lost_pick[j].val() & self.lost_cand[j].nonzero.val());
+            self.taken_nonzero.next = self.taken_nonzero.val()
+                | (self.lost_pick[n].val() & self.lost_cand[n * 5].nonzero.val());
             for i in 0..decide::LOST_FLAGS {
-                self.lost_over_next[i].next = self.lost_over_next[i].val()
-                    | (self.lost_pick[j].val() & self.lost_cand[j].over.val().get_bit(i));
+                self.taken_over[i].next = self.taken_over[i].val()
+                    | (self.lost_pick[n].val() & self.lost_cand[n * 5].over.val().get_bit(i));
             }
+        }
+        // (`over` alone: its flags are all false, it is below 2^21 - 4.)
+        if !self.decide.remainder_taken.val() {
+            self.taken_lost.next = self.lost_small[0].q.val();
+            self.taken_nonzero.next = self.lost_small[0].q.val().any();
+        }
+        self.dropped_lost.next = 0.into();
+        self.dropped_nonzero.next = false;
+        for i in 0..decide::LOST_FLAGS {
+            self.dropped_over[i].next = false;
         }
         for d in 0..5 {
-            // The candidate of no LOST and `d` drops is `over + d`.
-            if self.fresh_pick[d].val() {
-                self.lost_after.next = self.lost_after.val() | self.lost_small[d].q.val();
+            if self.lost_pick[5 + d].val() {
+                self.dropped_lost.next = self.dropped_lost.val() | self.lost_cand[d].value.val();
             }
-            self.lost_nonzero_next.next = self.lost_nonzero_next.val()
+            if self.fresh_pick[d].val() {
+                self.dropped_lost.next = self.dropped_lost.val() | self.lost_small[d].q.val();
+            }
+            self.dropped_nonzero.next = self.dropped_nonzero.val()
+                | (self.lost_pick[5 + d].val() & self.lost_cand[d].nonzero.val())
                 | (self.fresh_pick[d].val() & self.lost_small[d].q.val().any());
+            for i in 0..decide::LOST_FLAGS {
+                self.dropped_over[i].next = self.dropped_over[i].val()
+                    | (self.lost_pick[5 + d].val() & self.lost_cand[d].over.val().get_bit(i));
+            }
+        }
+        self.lost_after.next = self.lost.q.val();
+        self.lost_nonzero_next.next = self.lost_nonzero_reg.q.val();
+        for i in 0..decide::LOST_FLAGS {
+            self.lost_over_next[i].next = self.lost_over_reg[i].q.val();
+        }
+        if self.p2_valid.q.val() {
+            self.lost_after.next = self.dropped_lost.val();
+            self.lost_nonzero_next.next = self.dropped_nonzero.val();
+            for i in 0..decide::LOST_FLAGS {
+                self.lost_over_next[i].next = self.dropped_over[i].val();
+            }
+            if self.decide.takes.val() {
+                self.lost_after.next = self.taken_lost.val();
+                self.lost_nonzero_next.next = self.taken_nonzero.val();
+                for i in 0..decide::LOST_FLAGS {
+                    self.lost_over_next[i].next = self.taken_over[i].val();
+                }
+            }
         }
         self.lost.d.next = self.lost_after.val();
         self.lost_nonzero_reg.d.next = self.lost_nonzero_next.val();
@@ -871,16 +1010,17 @@ impl<const E: usize> Logic for Encoder<E> {
         }
         // The pick: the last push of the clock, else a filler alone, else
         // no push; the time since reset until a clock is decided.
-        self.gap_pick.next = self.gap_pick_bit[0].val();
-        if self.p2_valid.q.val() {
-            self.gap_pick.next = self.gap_pick_bit[1].val();
-            if self.decide.keep.val() {
-                self.gap_pick.next = self.gap_pick_bit[2].val();
-            }
-            for s in 0..E {
-                if self.decide.lost_ok[s].val() | self.decide.event_ok[s].val() {
-                    self.gap_pick.next = self.gap_pick_bit[3 + s].val();
-                }
+        // The pick if the clock takes its events, from registers (its last
+        // valid slot, else the filler alone, else no push); a clock that
+        // drops them leaves the filler's gap or none, so `takes` comes in
+        // only at the end, as a choice between the two.
+        self.gap_pick.next = self.gap_pick_bit[1].val();
+        if self.decide.keep.val() {
+            self.gap_pick.next = self.gap_pick_bit[2].val();
+        }
+        for s in 0..E {
+            if self.p2_ev_valid[s].q.val() {
+                self.gap_pick.next = self.gap_pick_bit[3 + s].val();
             }
         }
         self.gap_next.next = 0.into();
@@ -907,6 +1047,36 @@ impl<const E: usize> Logic for Encoder<E> {
                 }
             }
         }
+        if !self.p2_valid.q.val() {
+            self.gap_next.next = self.gap_cand[0].val();
+            self.due_next.next = self.gap_cand_due[0].val();
+            for s in 0..E {
+                self.need_time_next[s].next = self.gap_cand_tests[s].need_time.val();
+                self.too_long_next[s].next = self.gap_cand_tests[s].too_long.val();
+                self.need_time_k_next[s].next = self.gap_cand_tests[s].need_time_k.val();
+                self.too_long_k_next[s].next = self.gap_cand_tests[s].too_long_k.val();
+            }
+        } else if !self.decide.takes.val() {
+            if self.decide.keep.val() {
+                self.gap_next.next = self.gap_cand[2].val();
+                self.due_next.next = self.gap_cand_due[2].val();
+                for s in 0..E {
+                    self.need_time_next[s].next = self.gap_cand_tests[8 + s].need_time.val();
+                    self.too_long_next[s].next = self.gap_cand_tests[8 + s].too_long.val();
+                    self.need_time_k_next[s].next = self.gap_cand_tests[8 + s].need_time_k.val();
+                    self.too_long_k_next[s].next = self.gap_cand_tests[8 + s].too_long_k.val();
+                }
+            } else {
+                self.gap_next.next = self.gap_cand[1].val();
+                self.due_next.next = self.gap_cand_due[1].val();
+                for s in 0..E {
+                    self.need_time_next[s].next = self.gap_cand_tests[4 + s].need_time.val();
+                    self.too_long_next[s].next = self.gap_cand_tests[4 + s].too_long.val();
+                    self.need_time_k_next[s].next = self.gap_cand_tests[4 + s].need_time_k.val();
+                    self.too_long_k_next[s].next = self.gap_cand_tests[4 + s].too_long_k.val();
+                }
+            }
+        }
         self.gap.d.next = self.gap_next.val();
         self.gap_due.d.next = self.due_next.val();
         for s in 0..E {
@@ -921,15 +1091,21 @@ impl<const E: usize> Logic for Encoder<E> {
         }
         if self.p2_valid.q.val() {
             self.hi.d.next = self.words.hi_out.val();
-            self.level.d.next = self.level_next.sum.val();
-            self.free.d.next = self.free_next.sum.val();
-            self.room.d.next = self.room_next.val();
-            // level + total - pop != 0, from flags of the level register
-            // rather than after the level's carry chain.
-            self.level_nonzero.d.next = self.total.val().any()
-                | (self.level.q.val() >> 1).any()
-                | (self.level.q.val().get_bit(0) & !self.pop_now.val());
-            self.write_pos.d.next = self.write_pos_next.sum.val();
+            self.free_lag.d.next = self.free_lag_after.val();
+            self.write_pos_lag.d.next = self.write_pos_now.sum.val();
+            self.last_taken.d.next = self.total_step.val();
+            self.last_takes.d.next = self.decide.takes.val();
+            self.last_keep.d.next = self.decide.keep.val();
+            self.room_filler.d.next = self.filler_next.val();
+            self.room_open.d.next = self.open_next.val();
+            // level + total - pop != 0: the clock pushes (the filler, or
+            // events taken), or the level at its start is above 1, or 1 and
+            // not popped.
+            self.level_nonzero.d.next = self.decide.keep.val()
+                | self.decide.pushed_any.val()
+                | ((self.free_now.sum.val() != self.depth.val())
+                    & !(self.pop_now.val()
+                        & (self.free_now.sum.val() == self.depth_level_1.val())));
             self.read_pos.d.next =
                 self.read_pos.q.val() + bit_cast::<32, 1>(self.pop_now.val().into());
             // credit + L num - den on a pop; an empty FIFO (no word at the
@@ -942,8 +1118,12 @@ impl<const E: usize> Logic for Encoder<E> {
             }
         } else {
             // Not started: last = 0, the FIFO empty, the credit 0.
-            self.free.d.next = bit_cast::<LEVEL_BITS, 32>(self.depth.val());
-            self.room.d.next = 0xFFFF.into();
+            self.free_lag.d.next = self.free_lag_after.val();
+            self.last_taken.d.next = 0.into();
+            self.last_takes.d.next = false;
+            self.last_keep.d.next = false;
+            self.room_filler.d.next = true;
+            self.room_open.d.next = true;
             self.credit.d.next = self.num_minus_den.q.val();
         }
 
@@ -965,15 +1145,24 @@ impl<const E: usize> Logic for Encoder<E> {
             self.group_word1[g].next = self.out_word1[g].q.val();
             self.group_word2[g].next = self.out_word2[g].q.val();
         }
-        self.out_base.d.next = self.write_pos.q.val();
+        self.out_base.d.next = self.write_pos_now.sum.val();
         self.out_pushed.d.next = 0.into();
-        self.out_fill.d.next = self.out_fill.q.val();
-        self.out_fill_pushed.d.next = 0.into();
         if self.p2_valid.q.val() {
             self.out_pushed.d.next = self.total.val();
-            self.out_fill.d.next = bit_cast::<32, LEVEL_BITS>(self.level_next.sum.val());
-            self.out_fill_pushed.d.next = bit_cast::<32, LEVEL_BITS>(self.level_pushed.sum.val());
         }
+        // The previous clock's level after its pop is this clock's start
+        // level; before that pop, one more if it popped.
+        self.out_fill.d.next = self.out_fill.q.val();
+        self.out_fill_pushed.d.next = 0.into();
+        self.level_now.next =
+            bit_cast::<32, LEVEL_BITS>(self.depth.val() - self.free_now.sum.val());
+        if self.out_tick_valid.q.val() {
+            self.out_fill.d.next = self.level_now.val();
+            self.out_fill_pushed.d.next =
+                self.level_now.val() + bit_cast::<32, 1>(self.out_pop.q.val().into());
+        }
+        self.out_fill_tick.d.next = self.out_tick.q.val();
+        self.out_fill_tick_valid.d.next = self.out_tick_valid.q.val();
         self.out_pop.d.next = self.pop_now.val();
         self.out_pop_ptr.d.next = self.read_pos.q.val();
         self.out_tick.d.next = self.p2_tick.q.val();
@@ -1008,6 +1197,8 @@ impl<const E: usize> Logic for Encoder<E> {
         self.base.next = self.out_base.q.val();
         self.pushed.next = self.out_pushed.q.val();
         self.fill.next = self.out_fill.q.val();
+        self.fill_tick.next = self.out_fill_tick.q.val();
+        self.fill_tick_valid.next = self.out_fill_tick_valid.q.val();
         self.pop.next = self.out_pop.q.val();
         self.pop_ptr.next = self.out_pop_ptr.q.val();
         self.tick.next = self.out_tick.q.val();

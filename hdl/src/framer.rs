@@ -238,6 +238,9 @@ pub struct Framer {
     /// registered in the fabric (`header_word`): a block RAM's read data
     /// arrives late and far from the header logic.
     header_pos: DFF<Bits<7>>,
+    /// `header_pos + 1`, registered beside it: no carry chain in front of
+    /// the template's address.
+    header_pos_inc: DFF<Bits<7>>,
     header_pos_next: Signal<Local, Bits<7>>,
     header_rom: SyncROM<Bits<9>, 7>,
     header_word: DFF<Bits<9>>,
@@ -399,6 +402,7 @@ impl Framer {
             inject_now: Default::default(),
             word_shift: Default::default(),
             header_pos: Default::default(),
+            header_pos_inc: Default::default(),
             header_pos_next: Default::default(),
             header_word: Default::default(),
             header_rom: SyncROM::new(header_rom),
@@ -485,6 +489,7 @@ impl Logic for Framer {
             inject_now,
             word_shift,
             header_pos,
+            header_pos_inc,
             fields,
             words_left,
             last_word,
@@ -711,12 +716,13 @@ impl Logic for Framer {
         self.header_rom.clock.next = self.clock.val();
         self.header_pos_next.next = self.header_pos.q.val();
         if (self.in_preamble.q.val() & self.ending.q.val()) | self.in_header.q.val() {
-            self.header_pos_next.next = self.header_pos.q.val() + 1;
+            self.header_pos_next.next = self.header_pos_inc.q.val();
         }
         if self.start_for_header.q.val().any() {
             self.header_pos_next.next = 0.into();
         }
         self.header_pos.d.next = self.header_pos_next.val();
+        self.header_pos_inc.d.next = self.header_pos_next.val() + 1;
         self.header_rom.address.next = self.header_pos_next.val();
         self.header_word.clock.next = self.clock.val();
         self.header_word.d.next = self.header_rom.data.val();

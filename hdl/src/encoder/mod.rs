@@ -242,14 +242,17 @@ pub struct Encoder<const E: usize> {
     /// decision: the next clock has room for `n` words if the clock's
     /// words are at most `margin_n = free + pop - n`, worked out from
     /// registers beside the decision as a thermometer (bit `t`: at least
-    /// `t`); the decision's side is the clock's word count as one-hot
-    /// (`words_onehot`, shifted up by each count in turn), and the test an
-    /// AND-OR of the two.
+    /// `t`); the decision's side is the slots' word count as one-hot
+    /// (`words_onehot`, shifted up by each count in turn), the test an
+    /// AND-OR of the two for each count of words before the slots (the
+    /// filler, the TIME word), which picks one.
     margin_filler: Signal<Local, Bits<8>>,
     margin_open: Signal<Local, Bits<8>>,
     fits_filler: Signal<Local, Bits<16>>,
     fits_open: Signal<Local, Bits<16>>,
-    words_onehot: [Signal<Local, Bits<16>>; 6],
+    words_onehot: [Signal<Local, Bits<16>>; 5],
+    fits_filler_after: [Signal<Local, Bit>; 3],
+    fits_open_after: [Signal<Local, Bit>; 3],
     filler_next: Signal<Local, Bit>,
     open_next: Signal<Local, Bit>,
     one_8: Constant<Bits<8>>,
@@ -461,6 +464,8 @@ impl<const E: usize> Default for Encoder<E> {
             fits_filler: Default::default(),
             fits_open: Default::default(),
             words_onehot: std::array::from_fn(|_| Default::default()),
+            fits_filler_after: std::array::from_fn(|_| Default::default()),
+            fits_open_after: std::array::from_fn(|_| Default::default()),
             filler_next: Default::default(),
             open_next: Default::default(),
             free_now: SmallStep::new(true),
@@ -846,22 +851,27 @@ impl<const E: usize> Logic for Encoder<E> {
         } else if !self.margin_open.val().get_bits::<3>(4).any() {
             self.fits_open.next = self.ones_16.val() >> !self.margin_open.val().get_bits::<4>(0);
         }
-        // The clock's words if it takes its events, one-hot: the filler,
-        // the TIME word, then each slot's words.
+        // The slots' words if the clock takes its events, one-hot, tested
+        // against the thermometer for each count of words before them
+        // (`w`: the filler and the TIME word, 0 to 2, known later: the TIME
+        // word depends on the filler), which then picks one; a clock that
+        // drops its events pushes only the filler.
         self.words_onehot[0].next = 1.into();
-        if self.decide.keep.val() {
-            self.words_onehot[0].next = 2.into();
-        }
-        self.words_onehot[1].next = self.words_onehot[0].val();
-        if self.decide.time_taken.val() {
-            self.words_onehot[1].next = self.words_onehot[0].val() << 1;
-        }
         for s in 0..4 {
-            self.words_onehot[s + 2].next =
-                self.words_onehot[s + 1].val() << self.decide.count_taken[s].val();
+            self.words_onehot[s + 1].next =
+                self.words_onehot[s].val() << self.decide.count_taken[s].val();
         }
-        // Taken: the one-hot total against the thermometer; else only the
-        // filler (0 or 1 word).
+        self.fits_filler_after[0].next =
+            (self.words_onehot[4].val() & self.fits_filler.val()).any();
+        self.fits_filler_after[1].next =
+            (self.words_onehot[4].val() & (self.fits_filler.val() >> 1)).any();
+        self.fits_filler_after[2].next =
+            (self.words_onehot[4].val() & (self.fits_filler.val() >> 2)).any();
+        self.fits_open_after[0].next = (self.words_onehot[4].val() & self.fits_open.val()).any();
+        self.fits_open_after[1].next =
+            (self.words_onehot[4].val() & (self.fits_open.val() >> 1)).any();
+        self.fits_open_after[2].next =
+            (self.words_onehot[4].val() & (self.fits_open.val() >> 2)).any();
         self.filler_next.next = self.fits_filler.val().get_bit(0);
         self.open_next.next = self.fits_open.val().get_bit(0);
         if self.decide.keep.val() {
@@ -869,8 +879,16 @@ impl<const E: usize> Logic for Encoder<E> {
             self.open_next.next = self.fits_open.val().get_bit(1);
         }
         if self.decide.takes.val() {
-            self.filler_next.next = (self.words_onehot[5].val() & self.fits_filler.val()).any();
-            self.open_next.next = (self.words_onehot[5].val() & self.fits_open.val()).any();
+            self.filler_next.next = self.fits_filler_after[0].val();
+            self.open_next.next = self.fits_open_after[0].val();
+            if self.decide.keep.val() ^ self.decide.time_taken.val() {
+                self.filler_next.next = self.fits_filler_after[1].val();
+                self.open_next.next = self.fits_open_after[1].val();
+            }
+            if self.decide.keep.val() & self.decide.time_taken.val() {
+                self.filler_next.next = self.fits_filler_after[2].val();
+                self.open_next.next = self.fits_open_after[2].val();
+            }
         }
         // The lagged free count after the clock, and saturated at 63.
         self.free_lag_after.next = self.depth.val();

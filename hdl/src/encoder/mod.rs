@@ -227,6 +227,8 @@ pub struct Encoder<const E: usize> {
     gap_cand_due: [Signal<Local, Bit>; GAP_CANDS],
     gap_cand_tests: [GapTests; GAP_CANDS * 4],
     gap_pick: Signal<Local, Bits<GAP_CANDS>>,
+    /// The candidate of a clock that does not take its events (0, 1 or 2).
+    gap_other: Signal<Local, Bits<2>>,
     gap_pick_bit: [Constant<Bits<GAP_CANDS>>; GAP_CANDS],
     gap_next: Signal<Local, Bits<32>>,
     due_next: Signal<Local, Bit>,
@@ -450,6 +452,7 @@ impl<const E: usize> Default for Encoder<E> {
             gap_cand_due: std::array::from_fn(|_| Default::default()),
             gap_cand_tests: std::array::from_fn(|_| Default::default()),
             gap_pick: Default::default(),
+            gap_other: Default::default(),
             gap_pick_bit: std::array::from_fn(|c| Constant::new((1u64 << c).to_bits())),
             due_next: Default::default(),
             need_time_next: std::array::from_fn(|_| Default::default()),
@@ -1026,8 +1029,6 @@ impl<const E: usize> Logic for Encoder<E> {
                 self.gap_cand_tests[c * 4 + s].lane.next = self.p1_lane[s].q.val();
             }
         }
-        // The pick: the last push of the clock, else a filler alone, else
-        // no push; the time since reset until a clock is decided.
         // The pick if the clock takes its events, from registers (its last
         // valid slot, else the filler alone, else no push); a clock that
         // drops them leaves the filler's gap or none, so `takes` comes in
@@ -1065,33 +1066,29 @@ impl<const E: usize> Logic for Encoder<E> {
                 }
             }
         }
+        // Otherwise the gap with no push or after the filler alone, or
+        // before the first decided clock the time since reset.
+        self.gap_other.next = 1.into();
+        if self.decide.keep.val() {
+            self.gap_other.next = 2.into();
+        }
         if !self.p2_valid.q.val() {
-            self.gap_next.next = self.gap_cand[0].val();
-            self.due_next.next = self.gap_cand_due[0].val();
-            for s in 0..E {
-                self.need_time_next[s].next = self.gap_cand_tests[s].need_time.val();
-                self.too_long_next[s].next = self.gap_cand_tests[s].too_long.val();
-                self.need_time_k_next[s].next = self.gap_cand_tests[s].need_time_k.val();
-                self.too_long_k_next[s].next = self.gap_cand_tests[s].too_long_k.val();
-            }
-        } else if !self.decide.takes.val() {
-            if self.decide.keep.val() {
-                self.gap_next.next = self.gap_cand[2].val();
-                self.due_next.next = self.gap_cand_due[2].val();
-                for s in 0..E {
-                    self.need_time_next[s].next = self.gap_cand_tests[8 + s].need_time.val();
-                    self.too_long_next[s].next = self.gap_cand_tests[8 + s].too_long.val();
-                    self.need_time_k_next[s].next = self.gap_cand_tests[8 + s].need_time_k.val();
-                    self.too_long_k_next[s].next = self.gap_cand_tests[8 + s].too_long_k.val();
-                }
-            } else {
-                self.gap_next.next = self.gap_cand[1].val();
-                self.due_next.next = self.gap_cand_due[1].val();
-                for s in 0..E {
-                    self.need_time_next[s].next = self.gap_cand_tests[4 + s].need_time.val();
-                    self.too_long_next[s].next = self.gap_cand_tests[4 + s].too_long.val();
-                    self.need_time_k_next[s].next = self.gap_cand_tests[4 + s].need_time_k.val();
-                    self.too_long_k_next[s].next = self.gap_cand_tests[4 + s].too_long_k.val();
+            self.gap_other.next = 0.into();
+        }
+        if !(self.p2_valid.q.val() & self.decide.takes.val()) {
+            for c in 0..3 {
+                if self.gap_other.val().index() == c {
+                    self.gap_next.next = self.gap_cand[c].val();
+                    self.due_next.next = self.gap_cand_due[c].val();
+                    for s in 0..E {
+                        self.need_time_next[s].next =
+                            self.gap_cand_tests[c * 4 + s].need_time.val();
+                        self.too_long_next[s].next = self.gap_cand_tests[c * 4 + s].too_long.val();
+                        self.need_time_k_next[s].next =
+                            self.gap_cand_tests[c * 4 + s].need_time_k.val();
+                        self.too_long_k_next[s].next =
+                            self.gap_cand_tests[c * 4 + s].too_long_k.val();
+                    }
                 }
             }
         }

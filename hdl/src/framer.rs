@@ -19,7 +19,6 @@
 //! `seq = k * ports + port`.
 
 use crate::crc32::Crc32Byte;
-use crate::kept::KeptBits;
 use crate::packetizer::DESC_BITS;
 use hmtt_format::packet::HEADER_LEN;
 use hmtt_format::record::Opcode;
@@ -234,14 +233,19 @@ pub struct Framer {
     /// template's byte (bits 0..8, the per-packet fields 0) and whether it
     /// is a field byte instead (bit 8), from a ROM with a registered output
     /// (a block RAM on the iCE40), so the header is not a 592-bit register.
-    /// The ROM is addressed with the next position and its output is
-    /// registered in the fabric (`header_word`): a block RAM's read data
-    /// arrives late and far from the header logic.
-    header_pos: DFF<Bits<7>>,
-    /// `header_pos + 1`, registered beside it: no carry chain in front of
-    /// the template's address.
-    header_pos_inc: DFF<Bits<7>>,
-    header_pos_next: Signal<Local, Bits<7>>,
+    /// The ROM is addressed with the next clock's position and its output
+    /// is registered in the fabric (`header_word`): a block RAM's read data
+    /// arrives late and far from the header logic. The address is a
+    /// register, worked out a clock ahead from the state's next values, so
+    /// neither the state's end nor a carry chain sits before the template.
+    header_addr: DFF<Bits<7>>,
+    /// `header_addr + 1`, registered beside it.
+    header_addr_inc: DFF<Bits<7>>,
+    header_addr_next: Signal<Local, Bits<7>>,
+    header_advance_next: Signal<Local, Bit>,
+    in_preamble_next: Signal<Local, Bit>,
+    in_header_next: Signal<Local, Bit>,
+    ending_next: Signal<Local, Bit>,
     header_rom: SyncROM<Bits<9>, 7>,
     header_word: DFF<Bits<9>>,
     /// The packet's header fields, loaded when the frame starts and shifted
@@ -264,10 +268,6 @@ pub struct Framer {
     /// frame's start drives the descriptor FIFO's read and the state
     /// counters' reset from a flop.
     start_reg: DFF<Bit>,
-    /// A copy of `start_reg` for the header position alone: `start` loads
-    /// the header fields and the state too, and its fan-out would sit in
-    /// front of the header template's address.
-    start_for_header: KeptBits<1>,
     start_next: Signal<Local, Bit>,
     udp_len_reg: DFF<Bits<16>>,
     ip_len_reg: DFF<Bits<16>>,
@@ -401,9 +401,13 @@ impl Framer {
             read_now: Default::default(),
             inject_now: Default::default(),
             word_shift: Default::default(),
-            header_pos: Default::default(),
-            header_pos_inc: Default::default(),
-            header_pos_next: Default::default(),
+            header_addr: Default::default(),
+            header_addr_inc: Default::default(),
+            header_addr_next: Default::default(),
+            header_advance_next: Default::default(),
+            in_preamble_next: Default::default(),
+            in_header_next: Default::default(),
+            ending_next: Default::default(),
             header_word: Default::default(),
             header_rom: SyncROM::new(header_rom),
             fields: Default::default(),
@@ -412,7 +416,6 @@ impl Framer {
             desc_ready: Default::default(),
             desc_ready2: Default::default(),
             start_reg: Default::default(),
-            start_for_header: Default::default(),
             start_next: Default::default(),
             udp_len_reg: Default::default(),
             ip_len_reg: Default::default(),
@@ -488,8 +491,8 @@ impl Logic for Framer {
             read_now,
             inject_now,
             word_shift,
-            header_pos,
-            header_pos_inc,
+            header_addr,
+            header_addr_inc,
             fields,
             words_left,
             last_word,
@@ -575,8 +578,6 @@ impl Logic for Framer {
             | (self.in_gap.q.val() & self.ending.q.val()))
             & self.desc_ready.q.val();
         self.start_reg.d.next = self.start_next.val();
-        self.start_for_header.clock.next = self.clock.val();
-        self.start_for_header.d.next = self.start_next.val().into();
         self.desc_read.next = self.start.val();
         self.data_read.next = self.read_now.q.val();
         self.underrun_now.d.next = self.read_now.q.val() & self.data_empty.val();
@@ -624,10 +625,12 @@ impl Logic for Framer {
         // for different states yosys would chain their priorities).
         self.in_idle.d.next = (self.in_idle.q.val() & !self.start.val())
             | (self.in_gap.q.val() & self.ending.q.val());
-        self.in_preamble.d.next =
+        self.in_preamble_next.next =
             self.start.val() | (self.in_preamble.q.val() & !self.ending.q.val());
-        self.in_header.d.next = (self.in_preamble.q.val() & self.ending.q.val())
+        self.in_preamble.d.next = self.in_preamble_next.val();
+        self.in_header_next.next = (self.in_preamble.q.val() & self.ending.q.val())
             | (self.in_header.q.val() & !self.ending.q.val());
+        self.in_header.d.next = self.in_header_next.val();
         self.in_payload.d.next = (self.in_header.q.val() & self.ending.q.val())
             | (self.in_payload.q.val() & !self.ending.q.val());
         // (frame_len + 1 < 60 after the last payload byte: padding.)
@@ -655,12 +658,13 @@ impl Logic for Framer {
             & self.len_at_58.q.val();
         self.ending_fcs.next = self.in_fcs.q.val() & !self.ending.q.val() & self.count_at_2.q.val();
         self.ending_gap.next = self.in_gap.q.val() & !self.ending.q.val() & self.count_at_9.q.val();
-        self.ending.d.next = self.ending_preamble.val()
+        self.ending_next.next = self.ending_preamble.val()
             | self.ending_header.val()
             | self.ending_payload.val()
             | self.ending_pad.val()
             | self.ending_fcs.val()
             | self.ending_gap.val();
+        self.ending.d.next = self.ending_next.val();
         // The clocks since the state began (0 in its first), counted every
         // clock (no enable); read in the preamble, header, FCS and gap only.
         self.count_reset.next = self.start.val() | self.ending.q.val();
@@ -712,18 +716,23 @@ impl Logic for Framer {
             }
         }
         // The next clock's header byte: the template's, or the next field
-        // byte (positions counted from the preamble's last clock on).
+        // byte (positions counted from the preamble's last clock on: a
+        // clock advances the position if it is the preamble's last or in
+        // the header, and a frame's start sets it to 0). The address is the
+        // position the next clock reads, from the next clock's state.
         self.header_rom.clock.next = self.clock.val();
-        self.header_pos_next.next = self.header_pos.q.val();
-        if (self.in_preamble.q.val() & self.ending.q.val()) | self.in_header.q.val() {
-            self.header_pos_next.next = self.header_pos_inc.q.val();
+        self.header_advance_next.next =
+            (self.in_preamble_next.val() & self.ending_next.val()) | self.in_header_next.val();
+        self.header_addr_next.next = self.header_addr.q.val();
+        if self.header_advance_next.val() {
+            self.header_addr_next.next = self.header_addr_inc.q.val();
         }
-        if self.start_for_header.q.val().any() {
-            self.header_pos_next.next = 0.into();
+        if self.start_next.val() {
+            self.header_addr_next.next = 0.into();
         }
-        self.header_pos.d.next = self.header_pos_next.val();
-        self.header_pos_inc.d.next = self.header_pos_next.val() + 1;
-        self.header_rom.address.next = self.header_pos_next.val();
+        self.header_addr.d.next = self.header_addr_next.val();
+        self.header_addr_inc.d.next = self.header_addr_next.val() + 1;
+        self.header_rom.address.next = self.header_addr.q.val();
         self.header_word.clock.next = self.clock.val();
         self.header_word.d.next = self.header_rom.data.val();
         if self.in_header.q.val() {

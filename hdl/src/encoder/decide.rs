@@ -66,22 +66,14 @@ pub struct Decide<const E: usize> {
     /// (Entries past `E` are 0.)
     pub count_taken: [Signal<Out, Bits<2>>; 4],
     pub time_taken: Signal<Out, Bit>,
-    pub lost_ok: [Signal<Out, Bit>; E],
-    pub hi_used: [Signal<Out, Bit>; E],
-    pub event_ok: [Signal<Out, Bit>; E],
-    /// The slot pushed the clock's TIME word (before its first word).
-    pub time_used: [Signal<Out, Bit>; E],
+    /// If the clock takes its events: slot `s` pushes a LOST before its
+    /// event, and a LINE_HI; the LOSTs pushed before the slot.
+    pub lost_taken: [Signal<Out, Bit>; E],
+    pub hi_taken: [Signal<Out, Bit>; E],
+    pub losts_before_taken: [Signal<Out, Bits<3>>; E],
     /// An event dropped (no room, or a gap needing two TIME words).
     pub dropped: [Signal<Out, Bit>; E],
     pub overflow: [Signal<Out, Bit>; E],
-    /// State before each slot: a non-filler word pushed earlier in the
-    /// clock; the LOST remainder flag (see `lost_over`); drops since the
-    /// clock's last LOST push; LOST pushes and drops earlier in the clock.
-    pub pushed_before: [Signal<Out, Bit>; E],
-    pub remainder_before: [Signal<Out, Bit>; E],
-    pub drops_since_before: [Signal<Out, Bits<3>>; E],
-    pub losts_before: [Signal<Out, Bits<3>>; E],
-    pub drops_before: [Signal<Out, Bits<3>>; E],
     /// The slot's LOST, if pushed, leaves a remainder (its payload is
     /// `2^21-1`).
     pub lost_leaves_rest: [Signal<Out, Bit>; E],
@@ -138,17 +130,11 @@ impl<const E: usize> Default for Decide<E> {
             takes: Default::default(),
             count_taken: std::array::from_fn(|_| Default::default()),
             time_taken: Default::default(),
-            lost_ok: std::array::from_fn(|_| Default::default()),
-            hi_used: std::array::from_fn(|_| Default::default()),
-            event_ok: std::array::from_fn(|_| Default::default()),
-            time_used: std::array::from_fn(|_| Default::default()),
+            lost_taken: std::array::from_fn(|_| Default::default()),
+            hi_taken: std::array::from_fn(|_| Default::default()),
+            losts_before_taken: std::array::from_fn(|_| Default::default()),
             dropped: std::array::from_fn(|_| Default::default()),
             overflow: std::array::from_fn(|_| Default::default()),
-            pushed_before: std::array::from_fn(|_| Default::default()),
-            remainder_before: std::array::from_fn(|_| Default::default()),
-            drops_since_before: std::array::from_fn(|_| Default::default()),
-            losts_before: std::array::from_fn(|_| Default::default()),
-            drops_before: std::array::from_fn(|_| Default::default()),
             lost_leaves_rest: std::array::from_fn(|_| Default::default()),
             pushed_any: Default::default(),
             losts: Default::default(),
@@ -259,25 +245,14 @@ impl<const E: usize> Logic for Decide<E> {
                 self.time_taken.next = true;
             }
         }
-        // The decision: every output is an early flag gated by `takes`.
+        // The decision: the words are those of a clock that takes its
+        // events, and only the counts and the drops wait for `takes`.
         for s in 0..E {
-            self.event_ok[s].next = self.ev_valid[s].val() & self.takes.val();
-            self.lost_ok[s].next = self.event_ok[s].val() & self.pending[s].val();
-            self.hi_used[s].next = self.event_ok[s].val() & self.hi_change[s].val();
-            self.time_used[s].next = self.first[s].val() & self.takes.val() & self.need[s].val();
+            self.lost_taken[s].next = self.pending[s].val();
+            self.hi_taken[s].next = self.hi_change[s].val();
+            self.losts_before_taken[s].next = self.losts_taken[s].val();
             self.dropped[s].next = self.ev_valid[s].val() & !self.takes.val();
             self.overflow[s].next = self.dropped[s].val() & self.long[s].val();
-            self.pushed_before[s].next = self.takes.val() & self.idx[s].val().any();
-            self.remainder_before[s].next = self.lost_nonzero.val();
-            self.drops_since_before[s].next = self.idx[s].val();
-            self.losts_before[s].next = 0.into();
-            self.drops_before[s].next = self.idx[s].val();
-            if self.takes.val() {
-                self.remainder_before[s].next = self.pending[s].val();
-                self.drops_since_before[s].next = 0.into();
-                self.losts_before[s].next = self.losts_taken[s].val();
-                self.drops_before[s].next = 0.into();
-            }
         }
         self.pushed_any.next = self.takes.val() & self.nvalid.val().any();
         self.remainder_taken.next = false;

@@ -252,13 +252,14 @@ pub struct Encoder<const E: usize> {
     margin_open: Signal<Local, Bits<8>>,
     fits_filler: Signal<Local, Bits<16>>,
     fits_open: Signal<Local, Bits<16>>,
+    fits_filler_popped: Signal<Local, Bits<16>>,
+    fits_open_popped: Signal<Local, Bits<16>>,
     words_onehot: [Signal<Local, Bits<16>>; 5],
     fits_filler_after: [Signal<Local, Bit>; 3],
     fits_open_after: [Signal<Local, Bit>; 3],
     filler_next: Signal<Local, Bit>,
     open_next: Signal<Local, Bit>,
-    one_8: Constant<Bits<8>>,
-    open_words_8: Constant<Bits<8>>,
+    open_words_less_one_8: Constant<Bits<8>>,
     ones_16: Constant<Bits<16>>,
     /// The free count and the next write position at the clock's start,
     /// and the lagged free count after the clock (its pop, early, and the
@@ -466,6 +467,8 @@ impl<const E: usize> Default for Encoder<E> {
             margin_open: Default::default(),
             fits_filler: Default::default(),
             fits_open: Default::default(),
+            fits_filler_popped: Default::default(),
+            fits_open_popped: Default::default(),
             words_onehot: std::array::from_fn(|_| Default::default()),
             fits_filler_after: std::array::from_fn(|_| Default::default()),
             fits_open_after: std::array::from_fn(|_| Default::default()),
@@ -501,8 +504,7 @@ impl<const E: usize> Default for Encoder<E> {
             lost_nonzero_reg: Default::default(),
             lost_over_reg: std::array::from_fn(|_| Default::default()),
             keeper_gap_34: Constant::new(KEEPER_GAP.to_bits()),
-            one_8: Constant::new(1u64.to_bits()),
-            open_words_8: Constant::new(((2 + 3 * E) as u64).to_bits()),
+            open_words_less_one_8: Constant::new(((1 + 3 * E) as u64).to_bits()),
             ones_16: Constant::new(0xFFFFu64.to_bits()),
             gap_max: Constant::new(GAP_MAX.to_bits()),
             out_count: std::array::from_fn(|_| Default::default()),
@@ -731,16 +733,13 @@ impl<const E: usize> Logic for Encoder<E> {
             self.decide.need_time_k[s].next = self.gap_need_time_k[s].q.val();
             self.decide.too_long_k[s].next = self.gap_too_long_k[s].q.val();
             // Word contents.
-            self.words.lost_ok[s].next = self.decide.lost_ok[s].val();
-            self.words.hi_used[s].next = self.decide.hi_used[s].val();
-            self.words.event_ok[s].next = self.decide.event_ok[s].val();
-            self.words.time_used[s].next = self.decide.time_used[s].val();
+            self.words.lost[s].next = self.decide.lost_taken[s].val();
+            self.words.hi[s].next = self.decide.hi_taken[s].val();
+            self.words.losts_before[s].next = self.decide.losts_before_taken[s].val();
+            self.words.ev_valid[s].next = self.p2_ev_valid[s].q.val();
+            self.words.first[s].next = self.p2_first[s].q.val();
+            self.words.pushed_before[s].next = self.p2_idx[s].q.val().any();
             self.words.access[s].next = self.p2_access[s].q.val();
-            self.words.pushed_before[s].next = self.decide.pushed_before[s].val();
-            self.words.remainder_before[s].next = self.decide.remainder_before[s].val();
-            self.words.drops_since_before[s].next = self.decide.drops_since_before[s].val();
-            self.words.losts_before[s].next = self.decide.losts_before[s].val();
-            self.words.drops_before[s].next = self.decide.drops_before[s].val();
             self.words.lost_leaves_rest[s].next = self.decide.lost_leaves_rest[s].val();
             self.words.body[s].next = self.p2_body[s].q.val();
             self.words.line_hi[s].next = self.p2_line_hi[s].q.val();
@@ -749,6 +748,11 @@ impl<const E: usize> Logic for Encoder<E> {
             self.words.time_units[s].next = self.slot_gap[s].time_units.val();
         }
         self.words.keep.next = self.decide.keep.val();
+        self.words.takes.next = self.decide.takes.val();
+        self.words.time_taken.next = self.decide.time_taken.val();
+        for s in 0..E {
+            self.words.count_taken[s].next = self.decide.count_taken[s].val();
+        }
         self.words.lost_low.next = self.lost.q.val().get_bits::<21>(0);
         self.words.hi_in.next = self.hi.q.val();
         // The next clock's LINE_HI matches (P1's slots, prepared, against
@@ -833,26 +837,34 @@ impl<const E: usize> Logic for Encoder<E> {
         // registers (`free_small` less the previous clock's words), as
         // thermometers (bit t: margin >= t; none if negative, all past 15;
         // bits `0..=v` of all ones shifted right by `15 - v`, `!v`).
-        self.margin_filler.next = bit_cast::<8, 6>(self.free_small.q.val())
-            + bit_cast::<8, 1>(self.pop_now.val().into())
-            - bit_cast::<8, 6>(self.last_total.val())
-            - self.one_8.val();
+        // (The margins as if the clock's pop happens, so the pop, which
+        // waits for the credit, comes in last: without it every bit moves
+        // down one, `margin - 1 >= t` being `margin >= t + 1`. Bit 15 is
+        // then wrong, but no test reads past bit `3E + 2 <= 14`.)
+        self.margin_filler.next =
+            bit_cast::<8, 6>(self.free_small.q.val()) - bit_cast::<8, 6>(self.last_total.val());
         self.margin_open.next = bit_cast::<8, 6>(self.free_small.q.val())
-            + bit_cast::<8, 1>(self.pop_now.val().into())
             - bit_cast::<8, 6>(self.last_total.val())
-            - self.open_words_8.val();
-        self.fits_filler.next = self.ones_16.val();
+            - self.open_words_less_one_8.val();
+        self.fits_filler_popped.next = self.ones_16.val();
         if self.margin_filler.val().get_bit(7) {
-            self.fits_filler.next = 0.into();
+            self.fits_filler_popped.next = 0.into();
         } else if !self.margin_filler.val().get_bits::<3>(4).any() {
-            self.fits_filler.next =
+            self.fits_filler_popped.next =
                 self.ones_16.val() >> !self.margin_filler.val().get_bits::<4>(0);
         }
-        self.fits_open.next = self.ones_16.val();
+        self.fits_open_popped.next = self.ones_16.val();
         if self.margin_open.val().get_bit(7) {
-            self.fits_open.next = 0.into();
+            self.fits_open_popped.next = 0.into();
         } else if !self.margin_open.val().get_bits::<3>(4).any() {
-            self.fits_open.next = self.ones_16.val() >> !self.margin_open.val().get_bits::<4>(0);
+            self.fits_open_popped.next =
+                self.ones_16.val() >> !self.margin_open.val().get_bits::<4>(0);
+        }
+        self.fits_filler.next = self.fits_filler_popped.val();
+        self.fits_open.next = self.fits_open_popped.val();
+        if !self.pop_now.val() {
+            self.fits_filler.next = self.fits_filler_popped.val() >> 1;
+            self.fits_open.next = self.fits_open_popped.val() >> 1;
         }
         // The slots' words if the clock takes its events, one-hot, tested
         // against the thermometer for each count of words before them

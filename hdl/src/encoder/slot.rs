@@ -85,12 +85,16 @@ impl Logic for SlotGap {
 /// Combinational: a slot's words, `[LOST] [LINE_HI] word`, packed from word
 /// 0, with their dt: the first word's is `first_dt` for the clock's first
 /// push, else the lane difference to the last push; a word after another
-/// of the same slot has dt 0.
+/// of the same slot has dt 0. The words are those of a clock that takes its
+/// events: a clock that drops them pushes none of its slots' words, so the
+/// decision's counts gate them, and no word waits for the decision.
 #[derive(LogicBlock)]
 pub struct SlotWords {
-    pub lost_ok: Signal<In, Bit>,
-    pub hi_used: Signal<In, Bit>,
-    pub event_ok: Signal<In, Bit>,
+    /// If the clock takes the slot's event: a pending LOST and a LINE_HI
+    /// change go before it (the decision counts the words).
+    pub lost: Signal<In, Bit>,
+    pub hi: Signal<In, Bit>,
+    /// A valid slot comes before it in the clock.
     pub pushed_before: Signal<In, Bit>,
     pub lane: Signal<In, Bits<3>>,
     pub lane_before: Signal<In, Bits<3>>,
@@ -98,16 +102,12 @@ pub struct SlotWords {
     pub body: Signal<In, Bits<32>>,
     pub line_hi: Signal<In, Bits<21>>,
     /// The LOST payload: `2^21-1` if the LOST leaves a remainder; else the
-    /// whole count, `lost + drops_before + losts_before` (modulo 2^21: the
-    /// count less `losts_before` times `2^21-1`) while every earlier LOST
-    /// of the clock left a remainder, else the drops since the last one.
+    /// rest of the count, `lost_low + losts_before` (modulo 2^21: the
+    /// count less `losts_before` times `2^21-1`). A clock that takes its
+    /// events drops none, so no drops count in it.
     pub lost_leaves_rest: Signal<In, Bit>,
-    pub remainder_before: Signal<In, Bit>,
     pub lost_low: Signal<In, Bits<21>>,
-    pub drops_before: Signal<In, Bits<3>>,
     pub losts_before: Signal<In, Bits<3>>,
-    pub drops_since_before: Signal<In, Bits<3>>,
-    pub count: Signal<Out, Bits<2>>,
     pub word0: Signal<Out, Bits<32>>,
     pub word1: Signal<Out, Bits<32>>,
     pub word2: Signal<Out, Bits<32>>,
@@ -124,9 +124,8 @@ pub struct SlotWords {
 impl Default for SlotWords {
     fn default() -> Self {
         Self {
-            lost_ok: Default::default(),
-            hi_used: Default::default(),
-            event_ok: Default::default(),
+            lost: Default::default(),
+            hi: Default::default(),
             pushed_before: Default::default(),
             lane: Default::default(),
             lane_before: Default::default(),
@@ -134,12 +133,8 @@ impl Default for SlotWords {
             body: Default::default(),
             line_hi: Default::default(),
             lost_leaves_rest: Default::default(),
-            remainder_before: Default::default(),
             lost_low: Default::default(),
-            drops_before: Default::default(),
             losts_before: Default::default(),
-            drops_since_before: Default::default(),
-            count: Default::default(),
             word0: Default::default(),
             word1: Default::default(),
             word2: Default::default(),
@@ -162,12 +157,7 @@ impl Logic for SlotWords {
         if self.pushed_before.val() {
             self.dt.next = bit_cast::<32, 3>(self.lane.val() - self.lane_before.val());
         }
-        self.lost_payload.next = bit_cast::<21, 3>(self.drops_since_before.val());
-        if self.remainder_before.val() {
-            self.lost_payload.next = self.lost_low.val()
-                + bit_cast::<21, 3>(self.drops_before.val())
-                + bit_cast::<21, 3>(self.losts_before.val());
-        }
+        self.lost_payload.next = self.lost_low.val() + bit_cast::<21, 3>(self.losts_before.val());
         if self.lost_leaves_rest.val() {
             self.lost_payload.next = self.payload_max.val();
         }
@@ -176,26 +166,23 @@ impl Logic for SlotWords {
             | bit_cast::<32, 21>(self.lost_payload.val());
         self.hi_word.next =
             (self.dt.val() << 26) | self.hi_op.val() | bit_cast::<32, 21>(self.line_hi.val());
-        if self.lost_ok.val() {
+        if self.lost.val() {
             self.hi_word.next = self.hi_op.val() | bit_cast::<32, 21>(self.line_hi.val());
         }
         self.event_word.next = (self.dt.val() << 26) | self.body.val();
-        if self.lost_ok.val() | self.hi_used.val() {
+        if self.lost.val() | self.hi.val() {
             self.event_word.next = self.body.val();
         }
         self.word2.next = self.event_word.val();
         self.word1.next = self.event_word.val();
         self.word0.next = self.event_word.val();
-        if self.lost_ok.val() {
+        if self.lost.val() {
             self.word0.next = self.lost_word.val();
-            if self.hi_used.val() {
+            if self.hi.val() {
                 self.word1.next = self.hi_word.val();
             }
-        } else if self.hi_used.val() {
+        } else if self.hi.val() {
             self.word0.next = self.hi_word.val();
         }
-        self.count.next = bit_cast::<2, 1>(self.lost_ok.val().into())
-            + bit_cast::<2, 1>(self.hi_used.val().into())
-            + bit_cast::<2, 1>(self.event_ok.val().into());
     }
 }

@@ -18,17 +18,21 @@ pub const FILLER_WORD: u64 = TIME_WORD | PAYLOAD_MAX;
 #[derive(LogicBlock)]
 pub struct Words<const E: usize> {
     pub keep: Signal<In, Bit>,
-    pub lost_ok: [Signal<In, Bit>; E],
-    pub hi_used: [Signal<In, Bit>; E],
-    pub event_ok: [Signal<In, Bit>; E],
-    pub time_used: [Signal<In, Bit>; E],
-    pub access: [Signal<In, Bit>; E],
-    pub pushed_before: [Signal<In, Bit>; E],
-    pub remainder_before: [Signal<In, Bit>; E],
-    pub drops_since_before: [Signal<In, Bits<3>>; E],
+    pub takes: Signal<In, Bit>,
+    /// If the clock takes its events: its first push needs a TIME word;
+    /// each slot's words (0 for no event), a pending LOST and a LINE_HI
+    /// before its event, the LOSTs before it.
+    pub time_taken: Signal<In, Bit>,
+    pub count_taken: [Signal<In, Bits<2>>; E],
+    pub lost: [Signal<In, Bit>; E],
+    pub hi: [Signal<In, Bit>; E],
     pub losts_before: [Signal<In, Bits<3>>; E],
-    pub drops_before: [Signal<In, Bits<3>>; E],
     pub lost_leaves_rest: [Signal<In, Bit>; E],
+    /// The slot holds an event; the clock's first; one comes before it.
+    pub ev_valid: [Signal<In, Bit>; E],
+    pub first: [Signal<In, Bit>; E],
+    pub pushed_before: [Signal<In, Bit>; E],
+    pub access: [Signal<In, Bit>; E],
     /// The event's word with dt 0, its LINE_HI and its lane.
     pub body: [Signal<In, Bits<32>>; E],
     pub line_hi: [Signal<In, Bits<21>>; E],
@@ -47,13 +51,11 @@ pub struct Words<const E: usize> {
     pub word0: [Signal<Out, Bits<32>>; 5],
     pub word1: [Signal<Out, Bits<32>>; 5],
     pub word2: [Signal<Out, Bits<32>>; 5],
-    /// Lane of the clock's last non-filler push (meaningful if any).
-    pub last_lane: Signal<Out, Bits<3>>,
     pub hi_out: Signal<Out, Bits<21>>,
     lane_before: [Signal<Local, Bits<3>>; E],
+    hi_taken: Signal<Local, Bits<21>>,
     slot: [SlotWords; E],
     time_payload: Signal<Local, Bits<21>>,
-    time_any: Signal<Local, Bit>,
     time_word: Signal<Local, Bits<32>>,
     filler: Constant<Bits<32>>,
     time_op: Constant<Bits<32>>,
@@ -64,17 +66,17 @@ impl<const E: usize> Default for Words<E> {
         assert!((1..=4).contains(&E), "1 <= E <= 4");
         Self {
             keep: Default::default(),
-            lost_ok: std::array::from_fn(|_| Default::default()),
-            hi_used: std::array::from_fn(|_| Default::default()),
-            event_ok: std::array::from_fn(|_| Default::default()),
-            time_used: std::array::from_fn(|_| Default::default()),
-            access: std::array::from_fn(|_| Default::default()),
-            pushed_before: std::array::from_fn(|_| Default::default()),
-            remainder_before: std::array::from_fn(|_| Default::default()),
-            drops_since_before: std::array::from_fn(|_| Default::default()),
+            takes: Default::default(),
+            time_taken: Default::default(),
+            count_taken: std::array::from_fn(|_| Default::default()),
+            lost: std::array::from_fn(|_| Default::default()),
+            hi: std::array::from_fn(|_| Default::default()),
             losts_before: std::array::from_fn(|_| Default::default()),
-            drops_before: std::array::from_fn(|_| Default::default()),
             lost_leaves_rest: std::array::from_fn(|_| Default::default()),
+            ev_valid: std::array::from_fn(|_| Default::default()),
+            first: std::array::from_fn(|_| Default::default()),
+            pushed_before: std::array::from_fn(|_| Default::default()),
+            access: std::array::from_fn(|_| Default::default()),
             body: std::array::from_fn(|_| Default::default()),
             line_hi: std::array::from_fn(|_| Default::default()),
             lane: std::array::from_fn(|_| Default::default()),
@@ -86,12 +88,11 @@ impl<const E: usize> Default for Words<E> {
             word0: std::array::from_fn(|_| Default::default()),
             word1: std::array::from_fn(|_| Default::default()),
             word2: std::array::from_fn(|_| Default::default()),
-            last_lane: Default::default(),
             hi_out: Default::default(),
             lane_before: std::array::from_fn(|_| Default::default()),
+            hi_taken: Default::default(),
             slot: std::array::from_fn(|_| Default::default()),
             time_payload: Default::default(),
-            time_any: Default::default(),
             time_word: Default::default(),
             filler: Constant::new(FILLER_WORD.to_bits()),
             time_op: Constant::new(TIME_WORD.to_bits()),
@@ -105,11 +106,9 @@ impl<const E: usize> Logic for Words<E> {
         // Group 0: [filler] [TIME]; the TIME word goes with the clock's
         // first push, whose slot says its payload (plus one unit after a
         // filler: the gap is then KEEPER_GAP = 2^21-1 units shorter).
-        self.time_any.next = false;
         self.time_payload.next = 0.into();
         for s in 0..E {
-            if self.time_used[s].val() {
-                self.time_any.next = true;
+            if self.first[s].val() {
                 self.time_payload.next = self.time_units[s].val();
             }
         }
@@ -124,38 +123,36 @@ impl<const E: usize> Logic for Words<E> {
             self.word1[g].next = 0.into();
             self.word2[g].next = 0.into();
         }
+        self.count[0].next = bit_cast::<2, 1>(self.keep.val().into())
+            + bit_cast::<2, 1>((self.takes.val() & self.time_taken.val()).into());
+        self.word0[0].next = self.time_word.val();
+        self.word1[0].next = self.time_word.val();
         if self.keep.val() {
-            self.count[0].next = 1.into();
             self.word0[0].next = self.filler.val();
-            if self.time_any.val() {
-                self.count[0].next = 2.into();
-                self.word1[0].next = self.time_word.val();
-            }
-        } else if self.time_any.val() {
-            self.count[0].next = 1.into();
-            self.word0[0].next = self.time_word.val();
         }
-        // Slots: each slot's words in its block; the lane of the last
-        // push before it, and the LINE_HI after the clock.
+        // Slots: each slot's words in its block, after the lane of the
+        // last event before it (a clock that takes its events pushes all).
         self.lane_before[0].next = 0.into();
         for s in 1..E {
             self.lane_before[s].next = self.lane_before[s - 1].val();
-            if self.lost_ok[s - 1].val() | self.event_ok[s - 1].val() {
+            if self.ev_valid[s - 1].val() {
                 self.lane_before[s].next = self.lane[s - 1].val();
             }
         }
-        self.last_lane.next = 0.into();
-        self.hi_out.next = self.hi_in.val();
+        // The LINE_HI after the clock: its last ACCESS, if it takes them.
+        self.hi_taken.next = self.hi_in.val();
         for s in 0..E {
-            if self.lost_ok[s].val() | self.event_ok[s].val() {
-                self.last_lane.next = self.lane[s].val();
+            if self.ev_valid[s].val() & self.access[s].val() {
+                self.hi_taken.next = self.line_hi[s].val();
             }
-            if self.event_ok[s].val() & self.access[s].val() {
-                self.hi_out.next = self.line_hi[s].val();
-            }
-            self.slot[s].lost_ok.next = self.lost_ok[s].val();
-            self.slot[s].hi_used.next = self.hi_used[s].val();
-            self.slot[s].event_ok.next = self.event_ok[s].val();
+        }
+        self.hi_out.next = self.hi_in.val();
+        if self.takes.val() {
+            self.hi_out.next = self.hi_taken.val();
+        }
+        for s in 0..E {
+            self.slot[s].lost.next = self.lost[s].val();
+            self.slot[s].hi.next = self.hi[s].val();
             self.slot[s].pushed_before.next = self.pushed_before[s].val();
             self.slot[s].lane.next = self.lane[s].val();
             self.slot[s].lane_before.next = self.lane_before[s].val();
@@ -163,12 +160,12 @@ impl<const E: usize> Logic for Words<E> {
             self.slot[s].body.next = self.body[s].val();
             self.slot[s].line_hi.next = self.line_hi[s].val();
             self.slot[s].lost_leaves_rest.next = self.lost_leaves_rest[s].val();
-            self.slot[s].remainder_before.next = self.remainder_before[s].val();
             self.slot[s].lost_low.next = self.lost_low.val();
-            self.slot[s].drops_before.next = self.drops_before[s].val();
             self.slot[s].losts_before.next = self.losts_before[s].val();
-            self.slot[s].drops_since_before.next = self.drops_since_before[s].val();
-            self.count[s + 1].next = self.slot[s].count.val();
+            self.count[s + 1].next = 0.into();
+            if self.takes.val() {
+                self.count[s + 1].next = self.count_taken[s].val();
+            }
             self.word0[s + 1].next = self.slot[s].word0.val();
             self.word1[s + 1].next = self.slot[s].word1.val();
             self.word2[s + 1].next = self.slot[s].word2.val();

@@ -1,8 +1,9 @@
-//! The lost count after a clock of `n` LOST pushes and `d` drops, with the
-//! flags the next clock's decision tests, worked out for every `(n, d)`
-//! beside the decision, which then only picks one (board.md 2.1 step 2):
-//! the update's carry chain starts from registers and the flags come
-//! before the pick, not after it.
+//! The encoder's lost count (board.md 2.1 step 2): `PendingLost` holds it
+//! with the flags the next clock's decision tests; `LostCandidate` is the
+//! count after a clock of `n` LOST pushes and `d` drops, worked out for
+//! every `(n, d)` beside the decision, which then only picks one: the
+//! update's carry chain starts from registers and the flags come before
+//! the pick, not after it.
 
 use rust_hdl::prelude::*;
 
@@ -143,5 +144,211 @@ impl<const E: usize> Logic for LostCandidate<E> {
             }
         }
         self.over.next = self.over_bits.val();
+    }
+}
+
+/// Sequential: the lost count `u` (references dropped and not yet told in
+/// a LOST word) and the flags the next clock's decision tests, updated
+/// after each decided clock: `u + drops - losts (2^21-1)` while every LOST
+/// left a remainder, else the drops since the last one; plus the
+/// references the limit dropped (`over`); saturated. Every candidate and
+/// its flags are ready before the decision picks.
+#[derive(LogicBlock)]
+pub struct PendingLost<const E: usize> {
+    pub clock: Signal<In, Clock>,
+    /// P1's references the limit dropped (they count in the clock after).
+    pub over: Signal<In, Bits<4>>,
+    /// The clock is decided; its valid slots; the decision: it takes its
+    /// events, the LOSTs it then pushes and whether the last leaves a
+    /// remainder.
+    pub valid: Signal<In, Bit>,
+    pub nvalid: Signal<In, Bits<3>>,
+    pub takes: Signal<In, Bit>,
+    pub remainder_taken: Signal<In, Bit>,
+    pub losts_if_taken: Signal<In, Bits<3>>,
+    /// At the clock's start: `u` modulo 2^21 (a LOST payload's part),
+    /// `u != 0`, and the flags (see `Decide::lost_over`).
+    pub count_low: Signal<Out, Bits<21>>,
+    pub nonzero: Signal<Out, Bit>,
+    pub over_flags: [Signal<Out, Bit>; LOST_FLAGS],
+    count_reg: DFF<Bits<32>>,
+    /// Entry `5 n + d`: `over + d + n`, registered as the clock enters
+    /// the decision stage, and the lost count after a clock of `n` LOST pushes and `d` drops with
+    /// its flags, worked out beside the decision, which only picks one.
+    lost_small: [DFF<Bits<32>>; 25],
+    lost_small_k: [Constant<Bits<32>>; 25],
+    /// `over`, widened (the HDL kernels take no casts inside loops).
+    over_wide: Signal<Local, Bits<32>>,
+    lost_cand: [LostCandidate<E>; 25],
+    /// Entry `5 n + d` with `n, d <= E` (yosys prunes the others).
+    candidate_used: [Constant<Bit>; 25],
+    /// Which candidate the clock leaves if it takes its events (entry `n`:
+    /// candidate `5 n`, `n` LOSTs that all left a remainder) and if it
+    /// drops them (entry `5 + d`: candidate `d`, `d` drops after a pending
+    /// count; `fresh` entry `d`: the count `over + d`, whose flags are all
+    /// false as it is below `2^21 - 4`, with none pending); a clock pushes
+    /// LOSTs or drops, never both, so only these candidates are used. The
+    /// two outcomes' counts and flags are picked from registers, and
+    /// `takes` picks one of them.
+    lost_pick: [Signal<Local, Bit>; 10],
+    fresh_pick: [Signal<Local, Bit>; 5],
+    taken_lost: Signal<Local, Bits<32>>,
+    taken_nonzero: Signal<Local, Bit>,
+    taken_over: [Signal<Local, Bit>; LOST_FLAGS],
+    dropped_lost: Signal<Local, Bits<32>>,
+    dropped_nonzero: Signal<Local, Bit>,
+    dropped_over: [Signal<Local, Bit>; LOST_FLAGS],
+    /// The lost count after the clock, and its flags for the next clock's
+    /// decision, registered.
+    count_after: Signal<Local, Bits<32>>,
+    nonzero_next: Signal<Local, Bit>,
+    over_next: [Signal<Local, Bit>; LOST_FLAGS],
+    nonzero_reg: DFF<Bit>,
+    over_reg: [DFF<Bit>; LOST_FLAGS],
+}
+
+impl<const E: usize> Default for PendingLost<E> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            over: Default::default(),
+            valid: Default::default(),
+            nvalid: Default::default(),
+            takes: Default::default(),
+            remainder_taken: Default::default(),
+            losts_if_taken: Default::default(),
+            count_low: Default::default(),
+            nonzero: Default::default(),
+            over_flags: std::array::from_fn(|_| Default::default()),
+            count_reg: Default::default(),
+            lost_small: std::array::from_fn(|_| Default::default()),
+            over_wide: Default::default(),
+            lost_small_k: std::array::from_fn(|i| {
+                Constant::new(((i / 5 + i % 5) as u64).to_bits())
+            }),
+            lost_cand: std::array::from_fn(|i| LostCandidate::new(i / 5)),
+            candidate_used: std::array::from_fn(|i| Constant::new(i / 5 <= E && i % 5 <= E)),
+            lost_pick: std::array::from_fn(|_| Default::default()),
+            fresh_pick: std::array::from_fn(|_| Default::default()),
+            taken_lost: Default::default(),
+            taken_nonzero: Default::default(),
+            taken_over: std::array::from_fn(|_| Default::default()),
+            dropped_lost: Default::default(),
+            dropped_nonzero: Default::default(),
+            dropped_over: std::array::from_fn(|_| Default::default()),
+            count_after: Default::default(),
+            nonzero_next: Default::default(),
+            over_next: std::array::from_fn(|_| Default::default()),
+            nonzero_reg: Default::default(),
+            over_reg: std::array::from_fn(|_| Default::default()),
+        }
+    }
+}
+
+impl<const E: usize> Logic for PendingLost<E> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.over_wide.next = bit_cast::<32, 4>(self.over.val());
+        for i in 0..25 {
+            self.lost_small[i].clock.next = self.clock.val();
+            self.lost_small[i].d.next = 0.into();
+            if self.candidate_used[i].val() {
+                self.lost_small[i].d.next = self.over_wide.val() + self.lost_small_k[i].val();
+            }
+        }
+        for i in 0..25 {
+            self.lost_cand[i].count.next = self.count_reg.q.val();
+            self.lost_cand[i].addend.next = self.lost_small[i].q.val();
+        }
+        // Two outcomes, each picked from registers: the clock takes its
+        // events (`n` LOSTs, no drop: candidate `5 n`, or `over` alone when
+        // the last LOST left no remainder), or drops them (no LOST, `d =
+        // nvalid` drops: candidate `d` while a count was pending, else
+        // `over + d`); `takes` then picks one, and a clock not decided
+        // keeps the count.
+        for n in 0..5 {
+            self.lost_pick[n].next = self.candidate_used[n * 5].val()
+                & self.remainder_taken.val()
+                & (self.losts_if_taken.val().index() == n);
+        }
+        for d in 0..5 {
+            self.lost_pick[5 + d].next = self.candidate_used[d].val()
+                & self.nonzero_reg.q.val()
+                & (self.nvalid.val().index() == d);
+            self.fresh_pick[d].next = !self.nonzero_reg.q.val() & (self.nvalid.val().index() == d);
+        }
+        self.taken_lost.next = 0.into();
+        self.taken_nonzero.next = false;
+        for i in 0..LOST_FLAGS {
+            self.taken_over[i].next = false;
+        }
+        for n in 0..5 {
+            if self.lost_pick[n].val() {
+                self.taken_lost.next = self.taken_lost.val() | self.lost_cand[n * 5].value.val();
+            }
+            self.taken_nonzero.next = self.taken_nonzero.val()
+                | (self.lost_pick[n].val() & self.lost_cand[n * 5].nonzero.val());
+            for i in 0..LOST_FLAGS {
+                self.taken_over[i].next = self.taken_over[i].val()
+                    | (self.lost_pick[n].val() & self.lost_cand[n * 5].over.val().get_bit(i));
+            }
+        }
+        // (`over` alone: its flags are all false, it is below 2^21 - 4.)
+        if !self.remainder_taken.val() {
+            self.taken_lost.next = self.lost_small[0].q.val();
+            self.taken_nonzero.next = self.lost_small[0].q.val().any();
+        }
+        self.dropped_lost.next = 0.into();
+        self.dropped_nonzero.next = false;
+        for i in 0..LOST_FLAGS {
+            self.dropped_over[i].next = false;
+        }
+        for d in 0..5 {
+            if self.lost_pick[5 + d].val() {
+                self.dropped_lost.next = self.dropped_lost.val() | self.lost_cand[d].value.val();
+            }
+            if self.fresh_pick[d].val() {
+                self.dropped_lost.next = self.dropped_lost.val() | self.lost_small[d].q.val();
+            }
+            self.dropped_nonzero.next = self.dropped_nonzero.val()
+                | (self.lost_pick[5 + d].val() & self.lost_cand[d].nonzero.val())
+                | (self.fresh_pick[d].val() & self.lost_small[d].q.val().any());
+            for i in 0..LOST_FLAGS {
+                self.dropped_over[i].next = self.dropped_over[i].val()
+                    | (self.lost_pick[5 + d].val() & self.lost_cand[d].over.val().get_bit(i));
+            }
+        }
+        self.count_after.next = self.count_reg.q.val();
+        self.nonzero_next.next = self.nonzero_reg.q.val();
+        for i in 0..LOST_FLAGS {
+            self.over_next[i].next = self.over_reg[i].q.val();
+        }
+        if self.valid.val() {
+            self.count_after.next = self.dropped_lost.val();
+            self.nonzero_next.next = self.dropped_nonzero.val();
+            for i in 0..LOST_FLAGS {
+                self.over_next[i].next = self.dropped_over[i].val();
+            }
+            if self.takes.val() {
+                self.count_after.next = self.taken_lost.val();
+                self.nonzero_next.next = self.taken_nonzero.val();
+                for i in 0..LOST_FLAGS {
+                    self.over_next[i].next = self.taken_over[i].val();
+                }
+            }
+        }
+        self.count_reg.d.next = self.count_after.val();
+        self.nonzero_reg.d.next = self.nonzero_next.val();
+        for i in 0..LOST_FLAGS {
+            self.over_reg[i].clock.next = self.clock.val();
+            self.over_reg[i].d.next = self.over_next[i].val();
+        }
+        self.count_reg.clock.next = self.clock.val();
+        self.nonzero_reg.clock.next = self.clock.val();
+        self.count_low.next = self.count_reg.q.val().get_bits::<21>(0);
+        self.nonzero.next = self.nonzero_reg.q.val();
+        for i in 0..LOST_FLAGS {
+            self.over_flags[i].next = self.over_reg[i].q.val();
+        }
     }
 }

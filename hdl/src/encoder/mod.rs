@@ -15,19 +15,21 @@
 //! is held in forms that the decision tests on bits, and every carry chain
 //! of the update runs beside or after the decision, into a register:
 //! - the gap to the last pushed word as a number relative to the clock's
-//!   tick (`gap`; a slot's gap is `gap + lane`, and after a push in the
-//!   clock every later gap is a lane difference, below 64); its tests
-//!   (the keeper due, a slot needing a TIME word or two) are worked out
-//!   from the next gap and the next clock's lanes, into registers;
-//! - the room as two flags (a word, `2 + 3E` words), the fill level's
-//!   `!= 0` as a flag;
+//!   tick, with the next clock's tests on it in registers (`gap`);
+//! - the room as two flags (a word, `2 + 3E` words) tested without an
+//!   adder after the decision (`room`), the fill level's `!= 0` as a flag;
 //! - the free count and the write position less the previous clock's
 //!   words (`free_lag`, `write_pos_lag`), so adding the words is a carry
 //!   chain in the next clock, from registers;
 //! - the drain credit as `credit - (den - L num)`, so the pop test is its
 //!   sign bit, and the pop depends on registers only;
-//! - the lost count's comparisons with multiples of the LOST payload limit,
-//!   worked out from the next count into registers.
+//! - the lost count with its comparisons with multiples of the LOST
+//!   payload limit, every candidate worked out beside the decision
+//!   (`lost`).
+//!
+//! The decision (`decide`) and the words (`words`, `slot`) sit between
+//! them; the words are those of a clock that takes its events, so the
+//! decision gates only counts.
 //!
 //! `tick_valid_in`, once true, must stay true (the DCBU's is); the ticks
 //! before the first valid one count as time since reset (last = 0). The
@@ -38,15 +40,19 @@
 //! (FIFO depth below `2^LEVEL_BITS`) and the drain needs `den < 2^32`.
 
 mod decide;
+mod gap;
 mod lost;
 mod prepare;
+mod room;
 mod slot;
 mod step;
 mod words;
 
 pub use decide::Decide;
-pub use lost::LostCandidate;
+pub use gap::GapState;
+pub use lost::{LostCandidate, PendingLost};
 pub use prepare::EventBody;
+pub use room::{Room, RoomTest};
 pub use slot::{GapTests, SlotGap, SlotWords};
 pub use step::SmallStep;
 pub use words::{Words, FILLER_WORD};
@@ -65,9 +71,6 @@ pub const LATENCY: usize = 3;
 /// Word groups per clock: the filler and TIME word, then one per slot.
 pub const GROUPS: usize = 5;
 
-/// Gaps a clock may leave: since reset, no push, a filler alone, and one
-/// per slot (`E <= 4`).
-const GAP_CANDS: usize = 7;
 /// The gap register's saturation value.
 const GAP_MAX: u64 = u32::MAX as u64;
 const MASK34: u64 = (1 << 34) - 1;
@@ -171,21 +174,10 @@ pub struct Encoder<const E: usize> {
     hi_cand_eq: [Signal<Local, Bit>; 20],
     hi_pick: [Signal<Local, Bit>; 5],
     hi_eq_next: [Signal<Local, Bit>; E],
-    p2_over: DFF<Bits<4>>,
     p2_tracing: DFF<Bit>,
     p2_tags_only: DFF<Bit>,
     // State carried from clock to clock.
-    gap: DFF<Bits<32>>,
-    /// The gap tests of the clock being decided, worked out a clock ahead
-    /// from the gap after the previous clock and the lanes then in P1, so
-    /// the decision starts from flops rather than from the gap's adders.
-    gap_due: DFF<Bit>,
-    gap_need_time: [DFF<Bit>; E],
-    gap_too_long: [DFF<Bit>; E],
-    gap_need_time_k: [DFF<Bit>; E],
-    gap_too_long_k: [DFF<Bit>; E],
     hi: DFF<Bits<21>>,
-    lost: DFF<Bits<32>>,
     /// The free count (`depth - level`) plus the previous clock's pushes
     /// (`last_total`), and the next write position less them: the pushes'
     /// carry chain runs in the next clock, from registers, rather than
@@ -217,50 +209,15 @@ pub struct Encoder<const E: usize> {
     decide: Decide<E>,
     words: Words<E>,
     slot_gap: [SlotGap; E],
-    /// Every gap the clock may leave at the next clock's tick (entry 0:
-    /// no clock decided, the time since reset; 1: no push; 2: a filler
-    /// alone; `3 + s`: slot `s` the clock's last push), with the keeper's
-    /// test and, entry `4 c + s`, the tests of the next clock's slot `s`
-    /// on gap `c`: all worked out beside the decision, which picks one
-    /// (`gap_pick`, one-hot) into the gap and test registers.
-    gap_cand: [Signal<Local, Bits<32>>; GAP_CANDS],
-    gap_cand_due: [Signal<Local, Bit>; GAP_CANDS],
-    gap_cand_tests: [GapTests; GAP_CANDS * 4],
-    gap_pick: Signal<Local, Bits<GAP_CANDS>>,
-    /// The candidate of a clock that does not take its events (0, 1 or 2).
-    gap_other: Signal<Local, Bits<2>>,
-    gap_pick_bit: [Constant<Bits<GAP_CANDS>>; GAP_CANDS],
-    gap_next: Signal<Local, Bits<32>>,
-    due_next: Signal<Local, Bit>,
-    need_time_next: [Signal<Local, Bit>; E],
-    too_long_next: [Signal<Local, Bit>; E],
-    need_time_k_next: [Signal<Local, Bit>; E],
-    too_long_k_next: [Signal<Local, Bit>; E],
+    /// The gap to the last pushed word and the next clock's tests on it.
+    gap_state: GapState<E>,
     pop_now: Signal<Local, Bit>,
     total: Signal<Local, Bits<8>>,
     /// The words of the clock if it takes its events.
     total_taken: Signal<Local, Bits<8>>,
     /// The room flags after the clock, without an adder after the
-    /// decision: the next clock has room for `n` words if the clock's
-    /// words are at most `margin_n = free + pop - n`, worked out from
-    /// registers beside the decision as a thermometer (bit `t`: at least
-    /// `t`); the decision's side is the slots' word count as one-hot
-    /// (`words_onehot`, shifted up by each count in turn), the test an
-    /// AND-OR of the two for each count of words before the slots (the
-    /// filler, the TIME word), which picks one.
-    margin_filler: Signal<Local, Bits<8>>,
-    margin_open: Signal<Local, Bits<8>>,
-    fits_filler: Signal<Local, Bits<16>>,
-    fits_open: Signal<Local, Bits<16>>,
-    fits_filler_popped: Signal<Local, Bits<16>>,
-    fits_open_popped: Signal<Local, Bits<16>>,
-    words_onehot: [Signal<Local, Bits<16>>; 5],
-    fits_filler_after: [Signal<Local, Bit>; 3],
-    fits_open_after: [Signal<Local, Bit>; 3],
-    filler_next: Signal<Local, Bit>,
-    open_next: Signal<Local, Bit>,
-    open_words_less_one_8: Constant<Bits<8>>,
-    ones_16: Constant<Bits<16>>,
+    /// decision.
+    room: Room<E>,
     /// The free count and the next write position at the clock's start,
     /// and the lagged free count after the clock (its pop, early, and the
     /// previous clock's pushes, late).
@@ -274,41 +231,8 @@ pub struct Encoder<const E: usize> {
     level_now: Signal<Local, Bits<32>>,
     total_step: Signal<Local, Bits<6>>,
     pop_up: Signal<Local, Bits<6>>,
-    sum_none: Signal<Local, Bits<34>>,
-    sum_keep: Signal<Local, Bits<34>>,
-    /// Entry `5 n + d`: `over + d + n`, registered beside `p2_over`, and
-    /// the lost count after a clock of `n` LOST pushes and `d` drops with
-    /// its flags, worked out beside the decision, which only picks one.
-    lost_small: [DFF<Bits<32>>; 25],
-    lost_small_k: [Constant<Bits<32>>; 25],
-    /// `over`, widened (the HDL kernels take no casts inside loops).
-    over_wide: Signal<Local, Bits<32>>,
-    lost_cand: [LostCandidate<E>; 25],
-    /// Entry `5 n + d` with `n, d <= E` (yosys prunes the others).
-    candidate_used: [Constant<Bit>; 25],
-    /// Which candidate the clock leaves if it takes its events (entry `n`:
-    /// candidate `5 n`, `n` LOSTs that all left a remainder) and if it
-    /// drops them (entry `5 + d`: candidate `d`, `d` drops after a pending
-    /// count; `fresh` entry `d`: the count `over + d`, whose flags are all
-    /// false as it is below `2^21 - 4`, with none pending); a clock pushes
-    /// LOSTs or drops, never both, so only these candidates are used. The
-    /// two outcomes' counts and flags are picked from registers, and
-    /// `takes` picks one of them.
-    lost_pick: [Signal<Local, Bit>; 10],
-    fresh_pick: [Signal<Local, Bit>; 5],
-    taken_lost: Signal<Local, Bits<32>>,
-    taken_nonzero: Signal<Local, Bit>,
-    taken_over: [Signal<Local, Bit>; decide::LOST_FLAGS],
-    dropped_lost: Signal<Local, Bits<32>>,
-    dropped_nonzero: Signal<Local, Bit>,
-    dropped_over: [Signal<Local, Bit>; decide::LOST_FLAGS],
-    /// The lost count after the clock, and its flags for the next clock's
-    /// decision, registered.
-    lost_after: Signal<Local, Bits<32>>,
-    lost_nonzero_next: Signal<Local, Bit>,
-    lost_over_next: [Signal<Local, Bit>; decide::LOST_FLAGS],
-    lost_nonzero_reg: DFF<Bit>,
-    lost_over_reg: [DFF<Bit>; decide::LOST_FLAGS],
+    /// The lost count `u` and its flags, updated after the decision.
+    pending_lost: PendingLost<E>,
     keeper_gap_34: Constant<Bits<34>>,
     gap_max: Constant<Bits<32>>,
     // Outputs.
@@ -419,17 +343,9 @@ impl<const E: usize> Default for Encoder<E> {
             hi_cand_eq: std::array::from_fn(|_| Default::default()),
             hi_pick: std::array::from_fn(|_| Default::default()),
             hi_eq_next: std::array::from_fn(|_| Default::default()),
-            p2_over: Default::default(),
             p2_tracing: Default::default(),
             p2_tags_only: Default::default(),
-            gap: Default::default(),
-            gap_due: Default::default(),
-            gap_need_time: std::array::from_fn(|_| Default::default()),
-            gap_too_long: std::array::from_fn(|_| Default::default()),
-            gap_need_time_k: std::array::from_fn(|_| Default::default()),
-            gap_too_long_k: std::array::from_fn(|_| Default::default()),
             hi: Default::default(),
-            lost: Default::default(),
             free_lag: Default::default(),
             write_pos_lag: Default::default(),
             last_taken: Default::default(),
@@ -448,32 +364,11 @@ impl<const E: usize> Default for Encoder<E> {
             decide: Default::default(),
             words: Default::default(),
             slot_gap: std::array::from_fn(|_| Default::default()),
-            gap_next: Default::default(),
-            gap_cand: std::array::from_fn(|_| Default::default()),
-            gap_cand_due: std::array::from_fn(|_| Default::default()),
-            gap_cand_tests: std::array::from_fn(|_| Default::default()),
-            gap_pick: Default::default(),
-            gap_other: Default::default(),
-            gap_pick_bit: std::array::from_fn(|c| Constant::new((1u64 << c).to_bits())),
-            due_next: Default::default(),
-            need_time_next: std::array::from_fn(|_| Default::default()),
-            too_long_next: std::array::from_fn(|_| Default::default()),
-            need_time_k_next: std::array::from_fn(|_| Default::default()),
-            too_long_k_next: std::array::from_fn(|_| Default::default()),
+            gap_state: Default::default(),
             pop_now: Default::default(),
             total: Default::default(),
             total_taken: Default::default(),
-            margin_filler: Default::default(),
-            margin_open: Default::default(),
-            fits_filler: Default::default(),
-            fits_open: Default::default(),
-            fits_filler_popped: Default::default(),
-            fits_open_popped: Default::default(),
-            words_onehot: std::array::from_fn(|_| Default::default()),
-            fits_filler_after: std::array::from_fn(|_| Default::default()),
-            fits_open_after: std::array::from_fn(|_| Default::default()),
-            filler_next: Default::default(),
-            open_next: Default::default(),
+            room: Default::default(),
             free_now: SmallStep::new(true),
             write_pos_now: SmallStep::new(false),
             free_lag_next: SmallStep::new(true),
@@ -481,31 +376,8 @@ impl<const E: usize> Default for Encoder<E> {
             level_now: Default::default(),
             total_step: Default::default(),
             pop_up: Default::default(),
-            sum_none: Default::default(),
-            sum_keep: Default::default(),
-            lost_small: std::array::from_fn(|_| Default::default()),
-            over_wide: Default::default(),
-            lost_small_k: std::array::from_fn(|i| {
-                Constant::new(((i / 5 + i % 5) as u64).to_bits())
-            }),
-            lost_cand: std::array::from_fn(|i| LostCandidate::new(i / 5)),
-            candidate_used: std::array::from_fn(|i| Constant::new(i / 5 <= E && i % 5 <= E)),
-            lost_pick: std::array::from_fn(|_| Default::default()),
-            fresh_pick: std::array::from_fn(|_| Default::default()),
-            taken_lost: Default::default(),
-            taken_nonzero: Default::default(),
-            taken_over: std::array::from_fn(|_| Default::default()),
-            dropped_lost: Default::default(),
-            dropped_nonzero: Default::default(),
-            dropped_over: std::array::from_fn(|_| Default::default()),
-            lost_after: Default::default(),
-            lost_nonzero_next: Default::default(),
-            lost_over_next: std::array::from_fn(|_| Default::default()),
-            lost_nonzero_reg: Default::default(),
-            lost_over_reg: std::array::from_fn(|_| Default::default()),
+            pending_lost: Default::default(),
             keeper_gap_34: Constant::new(KEEPER_GAP.to_bits()),
-            open_words_less_one_8: Constant::new(((1 + 3 * E) as u64).to_bits()),
-            ones_16: Constant::new(0xFFFFu64.to_bits()),
             gap_max: Constant::new(GAP_MAX.to_bits()),
             out_count: std::array::from_fn(|_| Default::default()),
             out_word0: std::array::from_fn(|_| Default::default()),
@@ -555,14 +427,9 @@ impl<const E: usize> Logic for Encoder<E> {
             p2_valid,
             p2_nvalid,
             p2_tick,
-            p2_over,
             p2_tracing,
             p2_tags_only,
-            gap,
-            gap_due,
-            lost_nonzero_reg,
             hi,
-            lost,
             free_lag,
             write_pos_lag,
             last_taken,
@@ -637,15 +504,6 @@ impl<const E: usize> Logic for Encoder<E> {
         // P2.
         self.p2_valid.d.next = self.p1_valid.q.val();
         self.p2_tick.d.next = self.p1_tick.q.val();
-        self.p2_over.d.next = self.p1_over.q.val();
-        self.over_wide.next = bit_cast::<32, 4>(self.p1_over.q.val());
-        for i in 0..25 {
-            self.lost_small[i].clock.next = self.clock.val();
-            self.lost_small[i].d.next = 0.into();
-            if self.candidate_used[i].val() {
-                self.lost_small[i].d.next = self.over_wide.val() + self.lost_small_k[i].val();
-            }
-        }
         self.p2_tracing.d.next = self.p1_tracing.q.val();
         self.p2_tags_only.d.next = self.p1_tags_only.q.val();
         for s in 0..E {
@@ -708,18 +566,18 @@ impl<const E: usize> Logic for Encoder<E> {
         // The decision's flags, from registers.
         self.decide.valid.next = self.p2_valid.q.val();
         self.decide.nvalid.next = self.p2_nvalid.q.val();
-        self.decide.due.next = self.gap_due.q.val();
+        self.decide.due.next = self.gap_state.due.val();
         self.decide.filler_room.next = self.room_filler.q.val();
         self.decide.open.next = self.room_open.q.val();
-        self.decide.lost_nonzero.next = self.lost_nonzero_reg.q.val();
+        self.decide.lost_nonzero.next = self.pending_lost.nonzero.val();
         for i in 0..decide::LOST_FLAGS {
-            self.decide.lost_over[i].next = self.lost_over_reg[i].q.val();
+            self.decide.lost_over[i].next = self.pending_lost.over_flags[i].val();
         }
         for i in 0..16 {
             self.decide.hi_eq_slot[i].next = self.p2_hi_eq[i].q.val();
         }
         for s in 0..E {
-            self.slot_gap[s].gap.next = self.gap.q.val().get_bits::<27>(0);
+            self.slot_gap[s].gap.next = self.gap_state.gap.val();
             self.slot_gap[s].lane.next = self.p2_lane[s].q.val();
             self.slot_gap[s].step.next = self.p1_step.q.val();
             // (A valid event implies a valid clock: `p1_ev_valid`.)
@@ -728,10 +586,10 @@ impl<const E: usize> Logic for Encoder<E> {
             self.decide.first[s].next = self.p2_first[s].q.val();
             self.decide.access[s].next = self.p2_access[s].q.val();
             self.decide.hi_eq_reg[s].next = self.hi_eq_reg[s].q.val();
-            self.decide.need_time[s].next = self.gap_need_time[s].q.val();
-            self.decide.too_long[s].next = self.gap_too_long[s].q.val();
-            self.decide.need_time_k[s].next = self.gap_need_time_k[s].q.val();
-            self.decide.too_long_k[s].next = self.gap_too_long_k[s].q.val();
+            self.decide.need_time[s].next = self.gap_state.need_time[s].val();
+            self.decide.too_long[s].next = self.gap_state.too_long[s].val();
+            self.decide.need_time_k[s].next = self.gap_state.need_time_k[s].val();
+            self.decide.too_long_k[s].next = self.gap_state.too_long_k[s].val();
             // Word contents.
             self.words.lost[s].next = self.decide.lost_taken[s].val();
             self.words.hi[s].next = self.decide.hi_taken[s].val();
@@ -753,7 +611,7 @@ impl<const E: usize> Logic for Encoder<E> {
         for s in 0..E {
             self.words.count_taken[s].next = self.decide.count_taken[s].val();
         }
-        self.words.lost_low.next = self.lost.q.val().get_bits::<21>(0);
+        self.words.lost_low.next = self.pending_lost.count_low.val();
         self.words.hi_in.next = self.hi.q.val();
         // The next clock's LINE_HI matches (P1's slots, prepared, against
         // each value the register may take), and the pick of the value it
@@ -833,78 +691,16 @@ impl<const E: usize> Logic for Encoder<E> {
         self.free_lag_next.late.next = self.last_total.val();
         self.depth_level_1.next = self.depth.val() - 1;
         // The room at the next clock: `free + pop - total >= n` for `n` = 1
-        // and `2 + 3E`, i.e. `total <= margin_n`. The margins come from
-        // registers (`free_small` less the previous clock's words), as
-        // thermometers (bit t: margin >= t; none if negative, all past 15;
-        // bits `0..=v` of all ones shifted right by `15 - v`, `!v`).
-        // (The margins as if the clock's pop happens, so the pop, which
-        // waits for the credit, comes in last: without it every bit moves
-        // down one, `margin - 1 >= t` being `margin >= t + 1`. Bit 15 is
-        // then wrong, but no test reads past bit `3E + 2 <= 14`.)
-        self.margin_filler.next =
-            bit_cast::<8, 6>(self.free_small.q.val()) - bit_cast::<8, 6>(self.last_total.val());
-        self.margin_open.next = bit_cast::<8, 6>(self.free_small.q.val())
-            - bit_cast::<8, 6>(self.last_total.val())
-            - self.open_words_less_one_8.val();
-        self.fits_filler_popped.next = self.ones_16.val();
-        if self.margin_filler.val().get_bit(7) {
-            self.fits_filler_popped.next = 0.into();
-        } else if !self.margin_filler.val().get_bits::<3>(4).any() {
-            self.fits_filler_popped.next =
-                self.ones_16.val() >> !self.margin_filler.val().get_bits::<4>(0);
-        }
-        self.fits_open_popped.next = self.ones_16.val();
-        if self.margin_open.val().get_bit(7) {
-            self.fits_open_popped.next = 0.into();
-        } else if !self.margin_open.val().get_bits::<3>(4).any() {
-            self.fits_open_popped.next =
-                self.ones_16.val() >> !self.margin_open.val().get_bits::<4>(0);
-        }
-        self.fits_filler.next = self.fits_filler_popped.val();
-        self.fits_open.next = self.fits_open_popped.val();
-        if !self.pop_now.val() {
-            self.fits_filler.next = self.fits_filler_popped.val() >> 1;
-            self.fits_open.next = self.fits_open_popped.val() >> 1;
-        }
-        // The slots' words if the clock takes its events, one-hot, tested
-        // against the thermometer for each count of words before them
-        // (`w`: the filler and the TIME word, 0 to 2, known later: the TIME
-        // word depends on the filler), which then picks one; a clock that
-        // drops its events pushes only the filler.
-        self.words_onehot[0].next = 1.into();
+        // and `2 + 3E`, from `free_small` less the previous clock's words.
+        self.room.free_small.next = self.free_small.q.val();
+        self.room.last_total.next = self.last_total.val();
+        self.room.pop.next = self.pop_now.val();
         for s in 0..4 {
-            self.words_onehot[s + 1].next =
-                self.words_onehot[s].val() << self.decide.count_taken[s].val();
+            self.room.count_taken[s].next = self.decide.count_taken[s].val();
         }
-        self.fits_filler_after[0].next =
-            (self.words_onehot[4].val() & self.fits_filler.val()).any();
-        self.fits_filler_after[1].next =
-            (self.words_onehot[4].val() & (self.fits_filler.val() >> 1)).any();
-        self.fits_filler_after[2].next =
-            (self.words_onehot[4].val() & (self.fits_filler.val() >> 2)).any();
-        self.fits_open_after[0].next = (self.words_onehot[4].val() & self.fits_open.val()).any();
-        self.fits_open_after[1].next =
-            (self.words_onehot[4].val() & (self.fits_open.val() >> 1)).any();
-        self.fits_open_after[2].next =
-            (self.words_onehot[4].val() & (self.fits_open.val() >> 2)).any();
-        self.filler_next.next = self.fits_filler.val().get_bit(0);
-        self.open_next.next = self.fits_open.val().get_bit(0);
-        if self.decide.keep.val() {
-            self.filler_next.next = self.fits_filler.val().get_bit(1);
-            self.open_next.next = self.fits_open.val().get_bit(1);
-        }
-        if self.decide.takes.val() {
-            self.filler_next.next = self.fits_filler_after[0].val();
-            self.open_next.next = self.fits_open_after[0].val();
-            if self.decide.keep.val() ^ self.decide.time_taken.val() {
-                self.filler_next.next = self.fits_filler_after[1].val();
-                self.open_next.next = self.fits_open_after[1].val();
-            }
-            if self.decide.keep.val() & self.decide.time_taken.val() {
-                self.filler_next.next = self.fits_filler_after[2].val();
-                self.open_next.next = self.fits_open_after[2].val();
-            }
-        }
+        self.room.keep.next = self.decide.keep.val();
+        self.room.takes.next = self.decide.takes.val();
+        self.room.time_taken.next = self.decide.time_taken.val();
         // The lagged free count after the clock, and saturated at 63.
         self.free_lag_after.next = self.depth.val();
         if self.p2_valid.q.val() {
@@ -914,207 +710,26 @@ impl<const E: usize> Logic for Encoder<E> {
         if !(self.free_lag_after.val() >> 6).any() {
             self.free_small.d.next = self.free_lag_after.val().get_bits::<6>(0);
         }
-        // The gap at the next clock's tick: from the last push, or the gap
-        // (less KEEPER_GAP after a filler) plus the step, saturated.
-        self.sum_none.next =
-            bit_cast::<34, 32>(self.gap.q.val()) + bit_cast::<34, 32>(self.p1_step.q.val());
-        self.sum_keep.next = bit_cast::<34, 32>(self.gap.q.val()) + self.p1_step_k.q.val();
-        // The lost count after the clock: `u + drops - losts (2^21-1)`
-        // while every LOST left a remainder, else the drops since the last
-        // one; plus the references the limit dropped; saturated. Every
-        // candidate and its flags are ready before the decision picks.
-        for i in 0..25 {
-            self.lost_cand[i].count.next = self.lost.q.val();
-            self.lost_cand[i].addend.next = self.lost_small[i].q.val();
-        }
-        // Two outcomes, each picked from registers: the clock takes its
-        // events (`n` LOSTs, no drop: candidate `5 n`, or `over` alone when
-        // the last LOST left no remainder), or drops them (no LOST, `d =
-        // nvalid` drops: candidate `d` while a count was pending, else
-        // `over + d`); `takes` then picks one, and a clock not decided
-        // keeps the count.
-        for n in 0..5 {
-            self.lost_pick[n].next = self.candidate_used[n * 5].val()
-                & self.decide.remainder_taken.val()
-                & (self.decide.losts_if_taken.val().index() == n);
-        }
-        for d in 0..5 {
-            self.lost_pick[5 + d].next = self.candidate_used[d].val()
-                & self.lost_nonzero_reg.q.val()
-                & (self.p2_nvalid.q.val().index() == d);
-            self.fresh_pick[d].next =
-                !self.lost_nonzero_reg.q.val() & (self.p2_nvalid.q.val().index() == d);
-        }
-        self.taken_lost.next = 0.into();
-        self.taken_nonzero.next = false;
-        for i in 0..decide::LOST_FLAGS {
-            self.taken_over[i].next = false;
-        }
-        for n in 0..5 {
-            if self.lost_pick[n].val() {
-                self.taken_lost.next = self.taken_lost.val() | self.lost_cand[n * 5].value.val();
-            }
-            self.taken_nonzero.next = self.taken_nonzero.val()
-                | (self.lost_pick[n].val() & self.lost_cand[n * 5].nonzero.val());
-            for i in 0..decide::LOST_FLAGS {
-                self.taken_over[i].next = self.taken_over[i].val()
-                    | (self.lost_pick[n].val() & self.lost_cand[n * 5].over.val().get_bit(i));
-            }
-        }
-        // (`over` alone: its flags are all false, it is below 2^21 - 4.)
-        if !self.decide.remainder_taken.val() {
-            self.taken_lost.next = self.lost_small[0].q.val();
-            self.taken_nonzero.next = self.lost_small[0].q.val().any();
-        }
-        self.dropped_lost.next = 0.into();
-        self.dropped_nonzero.next = false;
-        for i in 0..decide::LOST_FLAGS {
-            self.dropped_over[i].next = false;
-        }
-        for d in 0..5 {
-            if self.lost_pick[5 + d].val() {
-                self.dropped_lost.next = self.dropped_lost.val() | self.lost_cand[d].value.val();
-            }
-            if self.fresh_pick[d].val() {
-                self.dropped_lost.next = self.dropped_lost.val() | self.lost_small[d].q.val();
-            }
-            self.dropped_nonzero.next = self.dropped_nonzero.val()
-                | (self.lost_pick[5 + d].val() & self.lost_cand[d].nonzero.val())
-                | (self.fresh_pick[d].val() & self.lost_small[d].q.val().any());
-            for i in 0..decide::LOST_FLAGS {
-                self.dropped_over[i].next = self.dropped_over[i].val()
-                    | (self.lost_pick[5 + d].val() & self.lost_cand[d].over.val().get_bit(i));
-            }
-        }
-        self.lost_after.next = self.lost.q.val();
-        self.lost_nonzero_next.next = self.lost_nonzero_reg.q.val();
-        for i in 0..decide::LOST_FLAGS {
-            self.lost_over_next[i].next = self.lost_over_reg[i].q.val();
-        }
-        if self.p2_valid.q.val() {
-            self.lost_after.next = self.dropped_lost.val();
-            self.lost_nonzero_next.next = self.dropped_nonzero.val();
-            for i in 0..decide::LOST_FLAGS {
-                self.lost_over_next[i].next = self.dropped_over[i].val();
-            }
-            if self.decide.takes.val() {
-                self.lost_after.next = self.taken_lost.val();
-                self.lost_nonzero_next.next = self.taken_nonzero.val();
-                for i in 0..decide::LOST_FLAGS {
-                    self.lost_over_next[i].next = self.taken_over[i].val();
-                }
-            }
-        }
-        self.lost.d.next = self.lost_after.val();
-        self.lost_nonzero_reg.d.next = self.lost_nonzero_next.val();
-        for i in 0..decide::LOST_FLAGS {
-            self.lost_over_reg[i].clock.next = self.clock.val();
-            self.lost_over_reg[i].d.next = self.lost_over_next[i].val();
-        }
-        // The gaps the clock may leave, and the next clock's tests on each
-        // (P1 holds the next clock's lanes): the keeper is due at `gap >=
-        // KEEPER_GAP`, i.e. 2^21-1 units of 64 ticks; a slot's gap `gap +
-        // lane` is tested by `GapTests`.
-        self.gap_cand[0].next = self.p1_tick_sat.val();
-        self.gap_cand[1].next = bit_cast::<32, 34>(self.sum_none.val());
-        if self.sum_none.val().get_bit(32) {
-            self.gap_cand[1].next = self.gap_max.val();
-        }
-        self.gap_cand[2].next = bit_cast::<32, 34>(self.sum_keep.val());
-        if self.sum_keep.val().get_bit(32) {
-            self.gap_cand[2].next = self.gap_max.val();
-        }
-        for c in 3..GAP_CANDS {
-            self.gap_cand[c].next = 0.into();
-        }
+        // The lost count after the clock (see `PendingLost`).
+        self.pending_lost.clock.next = self.clock.val();
+        self.pending_lost.over.next = self.p1_over.q.val();
+        self.pending_lost.valid.next = self.p2_valid.q.val();
+        self.pending_lost.nvalid.next = self.p2_nvalid.q.val();
+        self.pending_lost.takes.next = self.decide.takes.val();
+        self.pending_lost.remainder_taken.next = self.decide.remainder_taken.val();
+        self.pending_lost.losts_if_taken.next = self.decide.losts_if_taken.val();
+        // The gap at the next clock's tick and its tests (see `GapState`).
+        self.gap_state.clock.next = self.clock.val();
+        self.gap_state.tick_since_reset.next = self.p1_tick_sat.val();
+        self.gap_state.step.next = self.p1_step.q.val();
+        self.gap_state.step_k.next = self.p1_step_k.q.val();
+        self.gap_state.valid.next = self.p2_valid.q.val();
+        self.gap_state.keep.next = self.decide.keep.val();
+        self.gap_state.takes.next = self.decide.takes.val();
         for s in 0..E {
-            self.gap_cand[3 + s].next = self.slot_gap[s].step_after.val();
-        }
-        for c in 0..GAP_CANDS {
-            self.gap_cand_due[c].next = self.gap_cand[c].val().get_bits::<5>(27).any()
-                | self.gap_cand[c].val().get_bits::<21>(6).all();
-            for s in 0..4 {
-                self.gap_cand_tests[c * 4 + s].gap.next = self.gap_cand[c].val();
-                self.gap_cand_tests[c * 4 + s].lane.next = 0.into();
-            }
-            for s in 0..E {
-                self.gap_cand_tests[c * 4 + s].lane.next = self.p1_lane[s].q.val();
-            }
-        }
-        // The pick if the clock takes its events, from registers (its last
-        // valid slot, else the filler alone, else no push); a clock that
-        // drops them leaves the filler's gap or none, so `takes` comes in
-        // only at the end, as a choice between the two.
-        self.gap_pick.next = self.gap_pick_bit[1].val();
-        if self.decide.keep.val() {
-            self.gap_pick.next = self.gap_pick_bit[2].val();
-        }
-        for s in 0..E {
-            if self.p2_ev_valid[s].q.val() {
-                self.gap_pick.next = self.gap_pick_bit[3 + s].val();
-            }
-        }
-        self.gap_next.next = 0.into();
-        self.due_next.next = false;
-        for s in 0..E {
-            self.need_time_next[s].next = false;
-            self.too_long_next[s].next = false;
-            self.need_time_k_next[s].next = false;
-            self.too_long_k_next[s].next = false;
-        }
-        for c in 0..GAP_CANDS {
-            if self.gap_pick.val().get_bit(c) {
-                self.gap_next.next = self.gap_next.val() | self.gap_cand[c].val();
-                self.due_next.next = self.due_next.val() | self.gap_cand_due[c].val();
-                for s in 0..E {
-                    self.need_time_next[s].next = self.need_time_next[s].val()
-                        | self.gap_cand_tests[c * 4 + s].need_time.val();
-                    self.too_long_next[s].next =
-                        self.too_long_next[s].val() | self.gap_cand_tests[c * 4 + s].too_long.val();
-                    self.need_time_k_next[s].next = self.need_time_k_next[s].val()
-                        | self.gap_cand_tests[c * 4 + s].need_time_k.val();
-                    self.too_long_k_next[s].next = self.too_long_k_next[s].val()
-                        | self.gap_cand_tests[c * 4 + s].too_long_k.val();
-                }
-            }
-        }
-        // Otherwise the gap with no push or after the filler alone, or
-        // before the first decided clock the time since reset.
-        self.gap_other.next = 1.into();
-        if self.decide.keep.val() {
-            self.gap_other.next = 2.into();
-        }
-        if !self.p2_valid.q.val() {
-            self.gap_other.next = 0.into();
-        }
-        if !(self.p2_valid.q.val() & self.decide.takes.val()) {
-            for c in 0..3 {
-                if self.gap_other.val().index() == c {
-                    self.gap_next.next = self.gap_cand[c].val();
-                    self.due_next.next = self.gap_cand_due[c].val();
-                    for s in 0..E {
-                        self.need_time_next[s].next =
-                            self.gap_cand_tests[c * 4 + s].need_time.val();
-                        self.too_long_next[s].next = self.gap_cand_tests[c * 4 + s].too_long.val();
-                        self.need_time_k_next[s].next =
-                            self.gap_cand_tests[c * 4 + s].need_time_k.val();
-                        self.too_long_k_next[s].next =
-                            self.gap_cand_tests[c * 4 + s].too_long_k.val();
-                    }
-                }
-            }
-        }
-        self.gap.d.next = self.gap_next.val();
-        self.gap_due.d.next = self.due_next.val();
-        for s in 0..E {
-            self.gap_need_time[s].clock.next = self.clock.val();
-            self.gap_too_long[s].clock.next = self.clock.val();
-            self.gap_need_time_k[s].clock.next = self.clock.val();
-            self.gap_too_long_k[s].clock.next = self.clock.val();
-            self.gap_need_time[s].d.next = self.need_time_next[s].val();
-            self.gap_too_long[s].d.next = self.too_long_next[s].val();
-            self.gap_need_time_k[s].d.next = self.need_time_k_next[s].val();
-            self.gap_too_long_k[s].d.next = self.too_long_k_next[s].val();
+            self.gap_state.ev_valid[s].next = self.p2_ev_valid[s].q.val();
+            self.gap_state.step_after[s].next = self.slot_gap[s].step_after.val();
+            self.gap_state.next_lane[s].next = self.p1_lane[s].q.val();
         }
         if self.p2_valid.q.val() {
             self.hi.d.next = self.words.hi_out.val();
@@ -1123,8 +738,8 @@ impl<const E: usize> Logic for Encoder<E> {
             self.last_taken.d.next = self.total_step.val();
             self.last_takes.d.next = self.decide.takes.val();
             self.last_keep.d.next = self.decide.keep.val();
-            self.room_filler.d.next = self.filler_next.val();
-            self.room_open.d.next = self.open_next.val();
+            self.room_filler.d.next = self.room.filler.val();
+            self.room_open.d.next = self.room.open.val();
             // level + total - pop != 0: the clock pushes (the filler, or
             // events taken), or the level at its start is above 1, or 1 and
             // not popped.

@@ -1,0 +1,249 @@
+//! The encoder's gap (board.md 2.1 step 2): the ticks from the last pushed
+//! word to the clock's tick, held as a number relative to the tick (a
+//! slot's gap is `gap + lane`, and after a push in the clock every later
+//! gap is a lane difference, below 64), with the next clock's tests on it
+//! (the keeper due, a slot needing a TIME word or two) worked out from
+//! every gap the clock may leave and the next clock's lanes, into
+//! registers: the decision starts from flops, not from the gap's adders.
+
+use rust_hdl::prelude::*;
+
+use super::slot::GapTests;
+use super::GAP_MAX;
+
+/// Gaps a clock may leave: since reset, no push, a filler alone, and one
+/// per slot (`E <= 4`).
+const GAP_CANDS: usize = 7;
+
+/// Sequential: the gap and its tests at the clock being decided, updated
+/// from that clock's decision.
+#[derive(LogicBlock)]
+pub struct GapState<const E: usize> {
+    pub clock: Signal<In, Clock>,
+    /// Before the first decided clock: the time since reset at the next
+    /// clock's tick (saturated).
+    pub tick_since_reset: Signal<In, Bits<32>>,
+    /// Ticks to the next clock's tick, and that less `KEEPER_GAP` (34-bit
+    /// two's complement), saturated as the gap is.
+    pub step: Signal<In, Bits<32>>,
+    pub step_k: Signal<In, Bits<34>>,
+    /// The next clock's gap if slot `s` is this clock's last push, and the
+    /// next clock's lanes.
+    pub step_after: [Signal<In, Bits<32>>; E],
+    pub next_lane: [Signal<In, Bits<3>>; E],
+    /// The clock is decided; its valid slots; the decision.
+    pub valid: Signal<In, Bit>,
+    pub ev_valid: [Signal<In, Bit>; E],
+    pub keep: Signal<In, Bit>,
+    pub takes: Signal<In, Bit>,
+    /// At the clock being decided: the gap's low 27 bits (a slot's fields
+    /// never read higher ones), the keeper due (`gap >=
+    /// KEEPER_GAP`), and the tests of slot `s`'s gap without (`_k`: with)
+    /// the keeper's filler pushed before it (see `GapTests`).
+    pub gap: Signal<Out, Bits<27>>,
+    pub due: Signal<Out, Bit>,
+    pub need_time: [Signal<Out, Bit>; E],
+    pub too_long: [Signal<Out, Bit>; E],
+    pub need_time_k: [Signal<Out, Bit>; E],
+    pub too_long_k: [Signal<Out, Bit>; E],
+    gap_reg: DFF<Bits<32>>,
+    due_reg: DFF<Bit>,
+    need_time_reg: [DFF<Bit>; E],
+    too_long_reg: [DFF<Bit>; E],
+    need_time_k_reg: [DFF<Bit>; E],
+    too_long_k_reg: [DFF<Bit>; E],
+    /// The gap plus the step, without and with the filler.
+    sum_none: Signal<Local, Bits<34>>,
+    sum_keep: Signal<Local, Bits<34>>,
+    /// Every gap the clock may leave at the next clock's tick (entry 0:
+    /// no clock decided, the time since reset; 1: no push; 2: a filler
+    /// alone; `3 + s`: slot `s` the clock's last push), with the keeper's
+    /// test and, entry `4 c + s`, the tests of the next clock's slot `s`
+    /// on gap `c`: all worked out beside the decision, which picks one
+    /// (`gap_pick`, one-hot) into the gap and test registers.
+    gap_cand: [Signal<Local, Bits<32>>; GAP_CANDS],
+    gap_cand_due: [Signal<Local, Bit>; GAP_CANDS],
+    gap_cand_tests: [GapTests; GAP_CANDS * 4],
+    gap_pick: Signal<Local, Bits<GAP_CANDS>>,
+    /// The candidate of a clock that does not take its events (0, 1 or 2).
+    gap_other: Signal<Local, Bits<2>>,
+    gap_pick_bit: [Constant<Bits<GAP_CANDS>>; GAP_CANDS],
+    gap_next: Signal<Local, Bits<32>>,
+    due_next: Signal<Local, Bit>,
+    need_time_next: [Signal<Local, Bit>; E],
+    too_long_next: [Signal<Local, Bit>; E],
+    need_time_k_next: [Signal<Local, Bit>; E],
+    too_long_k_next: [Signal<Local, Bit>; E],
+    gap_max: Constant<Bits<32>>,
+}
+
+impl<const E: usize> Default for GapState<E> {
+    fn default() -> Self {
+        assert!((1..=4).contains(&E), "1 <= E <= 4");
+        Self {
+            clock: Default::default(),
+            tick_since_reset: Default::default(),
+            step: Default::default(),
+            step_k: Default::default(),
+            step_after: std::array::from_fn(|_| Default::default()),
+            next_lane: std::array::from_fn(|_| Default::default()),
+            valid: Default::default(),
+            ev_valid: std::array::from_fn(|_| Default::default()),
+            keep: Default::default(),
+            takes: Default::default(),
+            gap: Default::default(),
+            due: Default::default(),
+            need_time: std::array::from_fn(|_| Default::default()),
+            too_long: std::array::from_fn(|_| Default::default()),
+            need_time_k: std::array::from_fn(|_| Default::default()),
+            too_long_k: std::array::from_fn(|_| Default::default()),
+            gap_reg: Default::default(),
+            due_reg: Default::default(),
+            need_time_reg: std::array::from_fn(|_| Default::default()),
+            too_long_reg: std::array::from_fn(|_| Default::default()),
+            need_time_k_reg: std::array::from_fn(|_| Default::default()),
+            too_long_k_reg: std::array::from_fn(|_| Default::default()),
+            sum_none: Default::default(),
+            sum_keep: Default::default(),
+            gap_cand: std::array::from_fn(|_| Default::default()),
+            gap_cand_due: std::array::from_fn(|_| Default::default()),
+            gap_cand_tests: std::array::from_fn(|_| Default::default()),
+            gap_pick: Default::default(),
+            gap_other: Default::default(),
+            gap_pick_bit: std::array::from_fn(|c| Constant::new((1u64 << c).to_bits())),
+            gap_next: Default::default(),
+            due_next: Default::default(),
+            need_time_next: std::array::from_fn(|_| Default::default()),
+            too_long_next: std::array::from_fn(|_| Default::default()),
+            need_time_k_next: std::array::from_fn(|_| Default::default()),
+            too_long_k_next: std::array::from_fn(|_| Default::default()),
+            gap_max: Constant::new(GAP_MAX.to_bits()),
+        }
+    }
+}
+
+impl<const E: usize> Logic for GapState<E> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.gap_reg.clock.next = self.clock.val();
+        self.due_reg.clock.next = self.clock.val();
+        self.gap.next = self.gap_reg.q.val().get_bits::<27>(0);
+        self.due.next = self.due_reg.q.val();
+        for s in 0..E {
+            self.need_time[s].next = self.need_time_reg[s].q.val();
+            self.too_long[s].next = self.too_long_reg[s].q.val();
+            self.need_time_k[s].next = self.need_time_k_reg[s].q.val();
+            self.too_long_k[s].next = self.too_long_k_reg[s].q.val();
+        }
+        // The gap at the next clock's tick: from the last push, or the gap
+        // (less KEEPER_GAP after a filler) plus the step, saturated.
+        self.sum_none.next =
+            bit_cast::<34, 32>(self.gap_reg.q.val()) + bit_cast::<34, 32>(self.step.val());
+        self.sum_keep.next = bit_cast::<34, 32>(self.gap_reg.q.val()) + self.step_k.val();
+        // The gaps the clock may leave, and the next clock's tests on each
+        // (P1 holds the next clock's lanes): the keeper is due at `gap >=
+        // KEEPER_GAP`, i.e. 2^21-1 units of 64 ticks; a slot's gap `gap +
+        // lane` is tested by `GapTests`.
+        self.gap_cand[0].next = self.tick_since_reset.val();
+        self.gap_cand[1].next = bit_cast::<32, 34>(self.sum_none.val());
+        if self.sum_none.val().get_bit(32) {
+            self.gap_cand[1].next = self.gap_max.val();
+        }
+        self.gap_cand[2].next = bit_cast::<32, 34>(self.sum_keep.val());
+        if self.sum_keep.val().get_bit(32) {
+            self.gap_cand[2].next = self.gap_max.val();
+        }
+        for c in 3..GAP_CANDS {
+            self.gap_cand[c].next = 0.into();
+        }
+        for s in 0..E {
+            self.gap_cand[3 + s].next = self.step_after[s].val();
+        }
+        for c in 0..GAP_CANDS {
+            self.gap_cand_due[c].next = self.gap_cand[c].val().get_bits::<5>(27).any()
+                | self.gap_cand[c].val().get_bits::<21>(6).all();
+            for s in 0..4 {
+                self.gap_cand_tests[c * 4 + s].gap.next = self.gap_cand[c].val();
+                self.gap_cand_tests[c * 4 + s].lane.next = 0.into();
+            }
+            for s in 0..E {
+                self.gap_cand_tests[c * 4 + s].lane.next = self.next_lane[s].val();
+            }
+        }
+        // The pick if the clock takes its events, from registers (its last
+        // valid slot, else the filler alone, else no push); a clock that
+        // drops them leaves the filler's gap or none, so `takes` comes in
+        // only at the end, as a choice between the two.
+        self.gap_pick.next = self.gap_pick_bit[1].val();
+        if self.keep.val() {
+            self.gap_pick.next = self.gap_pick_bit[2].val();
+        }
+        for s in 0..E {
+            if self.ev_valid[s].val() {
+                self.gap_pick.next = self.gap_pick_bit[3 + s].val();
+            }
+        }
+        self.gap_next.next = 0.into();
+        self.due_next.next = false;
+        for s in 0..E {
+            self.need_time_next[s].next = false;
+            self.too_long_next[s].next = false;
+            self.need_time_k_next[s].next = false;
+            self.too_long_k_next[s].next = false;
+        }
+        for c in 0..GAP_CANDS {
+            if self.gap_pick.val().get_bit(c) {
+                self.gap_next.next = self.gap_next.val() | self.gap_cand[c].val();
+                self.due_next.next = self.due_next.val() | self.gap_cand_due[c].val();
+                for s in 0..E {
+                    self.need_time_next[s].next = self.need_time_next[s].val()
+                        | self.gap_cand_tests[c * 4 + s].need_time.val();
+                    self.too_long_next[s].next =
+                        self.too_long_next[s].val() | self.gap_cand_tests[c * 4 + s].too_long.val();
+                    self.need_time_k_next[s].next = self.need_time_k_next[s].val()
+                        | self.gap_cand_tests[c * 4 + s].need_time_k.val();
+                    self.too_long_k_next[s].next = self.too_long_k_next[s].val()
+                        | self.gap_cand_tests[c * 4 + s].too_long_k.val();
+                }
+            }
+        }
+        // Otherwise the gap with no push or after the filler alone, or
+        // before the first decided clock the time since reset.
+        self.gap_other.next = 1.into();
+        if self.keep.val() {
+            self.gap_other.next = 2.into();
+        }
+        if !self.valid.val() {
+            self.gap_other.next = 0.into();
+        }
+        if !(self.valid.val() & self.takes.val()) {
+            for c in 0..3 {
+                if self.gap_other.val().index() == c {
+                    self.gap_next.next = self.gap_cand[c].val();
+                    self.due_next.next = self.gap_cand_due[c].val();
+                    for s in 0..E {
+                        self.need_time_next[s].next =
+                            self.gap_cand_tests[c * 4 + s].need_time.val();
+                        self.too_long_next[s].next = self.gap_cand_tests[c * 4 + s].too_long.val();
+                        self.need_time_k_next[s].next =
+                            self.gap_cand_tests[c * 4 + s].need_time_k.val();
+                        self.too_long_k_next[s].next =
+                            self.gap_cand_tests[c * 4 + s].too_long_k.val();
+                    }
+                }
+            }
+        }
+        self.gap_reg.d.next = self.gap_next.val();
+        self.due_reg.d.next = self.due_next.val();
+        for s in 0..E {
+            self.need_time_reg[s].clock.next = self.clock.val();
+            self.too_long_reg[s].clock.next = self.clock.val();
+            self.need_time_k_reg[s].clock.next = self.clock.val();
+            self.too_long_k_reg[s].clock.next = self.clock.val();
+            self.need_time_reg[s].d.next = self.need_time_next[s].val();
+            self.too_long_reg[s].d.next = self.too_long_next[s].val();
+            self.need_time_k_reg[s].d.next = self.need_time_k_next[s].val();
+            self.too_long_k_reg[s].d.next = self.too_long_k_next[s].val();
+        }
+    }
+}

@@ -239,7 +239,8 @@ pub struct Framer {
     /// register, worked out a clock ahead from the state's next values, so
     /// neither the state's end nor a carry chain sits before the template.
     header_addr: DFF<Bits<7>>,
-    /// `header_addr + 1`, registered beside it.
+    /// `header_addr + 1`, registered beside it, and its own next value
+    /// likewise picked from registers.
     header_addr_inc: DFF<Bits<7>>,
     header_addr_next: Signal<Local, Bits<7>>,
     header_advance_next: Signal<Local, Bit>,
@@ -731,7 +732,15 @@ impl Logic for Framer {
             self.header_addr_next.next = 0.into();
         }
         self.header_addr.d.next = self.header_addr_next.val();
-        self.header_addr_inc.d.next = self.header_addr_next.val() + 1;
+        // (`header_addr_next + 1` from the registers: the carry chain comes
+        // before the pick, not after it.)
+        self.header_addr_inc.d.next = self.header_addr_inc.q.val();
+        if self.header_advance_next.val() {
+            self.header_addr_inc.d.next = self.header_addr_inc.q.val() + 1;
+        }
+        if self.start_next.val() {
+            self.header_addr_inc.d.next = 1.into();
+        }
         self.header_rom.address.next = self.header_addr.q.val();
         self.header_word.clock.next = self.clock.val();
         self.header_word.d.next = self.header_rom.data.val();

@@ -695,16 +695,8 @@ impl<const E: usize> Logic for Encoder<E> {
         self.room.free_small.next = self.free_small.q.val();
         self.room.last_total.next = self.last_total.val();
         self.room.pop.next = self.pop_now.val();
-        self.room.nvalid.next = self.p2_nvalid.q.val();
         for s in 0..4 {
-            self.room.ev_valid[s].next = false;
-            self.room.lost[s].next = false;
-            self.room.hi[s].next = false;
-        }
-        for s in 0..E {
-            self.room.ev_valid[s].next = self.p2_ev_valid[s].q.val();
-            self.room.lost[s].next = self.decide.lost_taken[s].val();
-            self.room.hi[s].next = self.decide.hi_taken[s].val();
+            self.room.count_taken[s].next = self.decide.count_taken[s].val();
         }
         self.room.keep.next = self.decide.keep.val();
         self.room.takes.next = self.decide.takes.val();

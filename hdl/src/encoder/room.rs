@@ -3,9 +3,8 @@
 //! opens), after this clock's words and pop. Each is the test `total <=
 //! margin`, `margin = free + pop - n`, with no adder after the decision:
 //! the margin is a thermometer built from registers (bit `t`: `margin >=
-//! t`), less the slots' event words (a register's count); the slots'
-//! LOST and LINE_HI words are a one-hot word, the test their AND-OR, once
-//! for each count of words before the slots (0 to 2: the filler, the TIME
+//! t`), the slots' words a one-hot word, the test their AND-OR, once for
+//! each count of words before the slots (0 to 2: the filler, the TIME
 //! word), and the decision's flags pick one at the end.
 
 use rust_hdl::prelude::*;
@@ -20,10 +19,8 @@ pub struct RoomTest {
     /// The margin if the clock pops, 8-bit two's complement.
     pub margin_popped: Signal<In, Bits<8>>,
     pub pop: Signal<In, Bit>,
-    /// If the clock takes its events: its valid slots (one word each),
-    /// and their LOST and LINE_HI words, one-hot.
-    pub nvalid: Signal<In, Bits<3>>,
-    pub extra_words: Signal<In, Bits<16>>,
+    /// The slots' words if the clock takes its events, one-hot.
+    pub slot_words: Signal<In, Bits<16>>,
     pub keep: Signal<In, Bit>,
     pub takes: Signal<In, Bit>,
     pub time_taken: Signal<In, Bit>,
@@ -32,9 +29,6 @@ pub struct RoomTest {
     /// `0..=v` of all ones shifted right by `15 - v`, `!v`).
     popped: Signal<Local, Bits<16>>,
     thermometer: Signal<Local, Bits<16>>,
-    /// Less the slots' event words (known from registers, so the late
-    /// one-hot side holds only the LOST and LINE_HI words).
-    thermometer_taken: Signal<Local, Bits<16>>,
     /// The slots' words fit after 0, 1 or 2 words before them.
     after: [Signal<Local, Bit>; 3],
     ones: Constant<Bits<16>>,
@@ -45,15 +39,13 @@ impl Default for RoomTest {
         Self {
             margin_popped: Default::default(),
             pop: Default::default(),
-            nvalid: Default::default(),
-            extra_words: Default::default(),
+            slot_words: Default::default(),
             keep: Default::default(),
             takes: Default::default(),
             time_taken: Default::default(),
             fits: Default::default(),
             popped: Default::default(),
             thermometer: Default::default(),
-            thermometer_taken: Default::default(),
             after: std::array::from_fn(|_| Default::default()),
             ones: Constant::new(0xFFFFu64.to_bits()),
         }
@@ -73,10 +65,9 @@ impl Logic for RoomTest {
         if !self.pop.val() {
             self.thermometer.next = self.popped.val() >> 1;
         }
-        self.thermometer_taken.next = self.thermometer.val() >> self.nvalid.val();
-        self.after[0].next = (self.extra_words.val() & self.thermometer_taken.val()).any();
-        self.after[1].next = (self.extra_words.val() & (self.thermometer_taken.val() >> 1)).any();
-        self.after[2].next = (self.extra_words.val() & (self.thermometer_taken.val() >> 2)).any();
+        self.after[0].next = (self.slot_words.val() & self.thermometer.val()).any();
+        self.after[1].next = (self.slot_words.val() & (self.thermometer.val() >> 1)).any();
+        self.after[2].next = (self.slot_words.val() & (self.thermometer.val() >> 2)).any();
         // A clock that drops its events pushes only the filler.
         self.fits.next = self.thermometer.val().get_bit(0);
         if self.keep.val() {
@@ -102,13 +93,9 @@ pub struct Room<const E: usize> {
     pub free_small: Signal<In, Bits<6>>,
     pub last_total: Signal<In, Bits<6>>,
     pub pop: Signal<In, Bit>,
-    /// If the clock takes its events: its valid slots, and per slot (held
-    /// false past `E`) an event, a LOST and a LINE_HI before it.
-    pub nvalid: Signal<In, Bits<3>>,
-    pub ev_valid: [Signal<In, Bit>; 4],
-    pub lost: [Signal<In, Bit>; 4],
-    pub hi: [Signal<In, Bit>; 4],
-    /// The decision: filler, events taken, TIME word if taken.
+    /// The decision: slot words (entries past `E` are 0), filler, events
+    /// taken, TIME word if taken.
+    pub count_taken: [Signal<In, Bits<2>>; 4],
     pub keep: Signal<In, Bit>,
     pub takes: Signal<In, Bit>,
     pub time_taken: Signal<In, Bit>,
@@ -116,10 +103,8 @@ pub struct Room<const E: usize> {
     pub open: Signal<Out, Bit>,
     filler_test: RoomTest,
     open_test: RoomTest,
-    /// The slots' LOST and LINE_HI words, one-hot, shifted up by each in
-    /// turn.
-    extra_words: [Signal<Local, Bits<16>>; 5],
-    extra_lost: [Signal<Local, Bits<16>>; 4],
+    /// The slots' words one-hot, shifted up by each count in turn.
+    slot_words: [Signal<Local, Bits<16>>; 5],
     /// `free - last_total`, the margin with a pop for `n = 1`.
     margin_filler: Signal<Local, Bits<8>>,
     open_words_less_one: Constant<Bits<8>>,
@@ -131,10 +116,7 @@ impl<const E: usize> Default for Room<E> {
             free_small: Default::default(),
             last_total: Default::default(),
             pop: Default::default(),
-            nvalid: Default::default(),
-            ev_valid: std::array::from_fn(|_| Default::default()),
-            lost: std::array::from_fn(|_| Default::default()),
-            hi: std::array::from_fn(|_| Default::default()),
+            count_taken: std::array::from_fn(|_| Default::default()),
             keep: Default::default(),
             takes: Default::default(),
             time_taken: Default::default(),
@@ -142,8 +124,7 @@ impl<const E: usize> Default for Room<E> {
             open: Default::default(),
             filler_test: Default::default(),
             open_test: Default::default(),
-            extra_words: std::array::from_fn(|_| Default::default()),
-            extra_lost: std::array::from_fn(|_| Default::default()),
+            slot_words: std::array::from_fn(|_| Default::default()),
             margin_filler: Default::default(),
             open_words_less_one: Constant::new(((1 + 3 * E) as u64).to_bits()),
         }
@@ -159,21 +140,12 @@ impl<const E: usize> Logic for Room<E> {
         self.open_test.margin_popped.next = bit_cast::<8, 6>(self.free_small.val())
             - bit_cast::<8, 6>(self.last_total.val())
             - self.open_words_less_one.val();
-        self.extra_words[0].next = 1.into();
+        self.slot_words[0].next = 1.into();
         for s in 0..4 {
-            self.extra_lost[s].next = self.extra_words[s].val();
-            if self.ev_valid[s].val() & self.lost[s].val() {
-                self.extra_lost[s].next = self.extra_words[s].val() << 1;
-            }
-            self.extra_words[s + 1].next = self.extra_lost[s].val();
-            if self.ev_valid[s].val() & self.hi[s].val() {
-                self.extra_words[s + 1].next = self.extra_lost[s].val() << 1;
-            }
+            self.slot_words[s + 1].next = self.slot_words[s].val() << self.count_taken[s].val();
         }
-        self.filler_test.extra_words.next = self.extra_words[4].val();
-        self.open_test.extra_words.next = self.extra_words[4].val();
-        self.filler_test.nvalid.next = self.nvalid.val();
-        self.open_test.nvalid.next = self.nvalid.val();
+        self.filler_test.slot_words.next = self.slot_words[4].val();
+        self.open_test.slot_words.next = self.slot_words[4].val();
         self.filler_test.pop.next = self.pop.val();
         self.open_test.pop.next = self.pop.val();
         self.filler_test.keep.next = self.keep.val();

@@ -96,14 +96,10 @@ pub struct Decide<const E: usize> {
     /// Entry `j`: a LOST is pending after `j` LOST pushes in a clock that
     /// takes its events (`u > j (2^21-1)`; entry 0: `u != 0`).
     pending_after: [Signal<Local, Bit>; 5],
-    pending: [Signal<Local, Bit>; E],
-    /// LOSTs pushed before the slot in a clock that takes its events.
-    losts_taken: [Signal<Local, Bits<3>>; E],
     losts_all: Signal<Local, Bits<3>>,
     /// The last valid ACCESS before slot `s` is slot `t`: bit `t`.
     hi_last: [Signal<Local, Bits<4>>; E],
     hi_match: [Signal<Local, Bit>; E],
-    hi_change: [Signal<Local, Bit>; E],
     /// Bit `s` alone.
     slot_bit: [Constant<Bits<4>>; E],
 }
@@ -147,12 +143,9 @@ impl<const E: usize> Default for Decide<E> {
             long: std::array::from_fn(|_| Default::default()),
             long_first: Default::default(),
             pending_after: std::array::from_fn(|_| Default::default()),
-            pending: std::array::from_fn(|_| Default::default()),
-            losts_taken: std::array::from_fn(|_| Default::default()),
             losts_all: Default::default(),
             hi_last: std::array::from_fn(|_| Default::default()),
             hi_match: std::array::from_fn(|_| Default::default()),
-            hi_change: std::array::from_fn(|_| Default::default()),
             slot_bit: std::array::from_fn(|s| Constant::new((1u64 << s).to_bits())),
         }
     }
@@ -196,16 +189,16 @@ impl<const E: usize> Logic for Decide<E> {
         self.losts_all.next = 0.into();
         self.hi_last[0].next = 0.into();
         for s in 0..E {
-            self.pending[s].next = false;
+            self.lost_taken[s].next = false;
             self.lost_leaves_rest[s].next = false;
             for j in 0..E {
                 if self.idx[s].val().index() == j {
-                    self.pending[s].next = self.pending_after[j].val();
+                    self.lost_taken[s].next = self.pending_after[j].val();
                     self.lost_leaves_rest[s].next = self.pending_after[j + 1].val();
                 }
             }
-            self.losts_taken[s].next = self.losts_all.val();
-            if self.ev_valid[s].val() & self.pending[s].val() {
+            self.losts_before_taken[s].next = self.losts_all.val();
+            if self.ev_valid[s].val() & self.lost_taken[s].val() {
                 self.losts_all.next = self.losts_all.val() + 1;
             }
             // LINE_HI: against the last ACCESS pushed before it in the
@@ -216,7 +209,7 @@ impl<const E: usize> Logic for Decide<E> {
                     self.hi_match[s].next = self.hi_eq_slot[s * 4 + t].val();
                 }
             }
-            self.hi_change[s].next = self.access[s].val() & !self.hi_match[s].val();
+            self.hi_taken[s].next = self.access[s].val() & !self.hi_match[s].val();
             for t in 0..E {
                 if t == s + 1 {
                     self.hi_last[t].next = self.hi_last[s].val();
@@ -234,10 +227,10 @@ impl<const E: usize> Logic for Decide<E> {
             // [LOST] [LINE_HI] event.
             if self.ev_valid[s].val() {
                 self.count_taken[s].next = 1.into();
-                if self.pending[s].val() | self.hi_change[s].val() {
+                if self.lost_taken[s].val() | self.hi_taken[s].val() {
                     self.count_taken[s].next = 2.into();
                 }
-                if self.pending[s].val() & self.hi_change[s].val() {
+                if self.lost_taken[s].val() & self.hi_taken[s].val() {
                     self.count_taken[s].next = 3.into();
                 }
             }
@@ -245,12 +238,9 @@ impl<const E: usize> Logic for Decide<E> {
                 self.time_taken.next = true;
             }
         }
-        // The decision: the words are those of a clock that takes its
-        // events, and only the counts and the drops wait for `takes`.
+        // The drops wait for `takes`; the words and their flags above are
+        // those of a clock that takes its events.
         for s in 0..E {
-            self.lost_taken[s].next = self.pending[s].val();
-            self.hi_taken[s].next = self.hi_change[s].val();
-            self.losts_before_taken[s].next = self.losts_taken[s].val();
             self.dropped[s].next = self.ev_valid[s].val() & !self.takes.val();
             self.overflow[s].next = self.dropped[s].val() & self.long[s].val();
         }

@@ -137,9 +137,8 @@ impl<const E: usize> Logic for Room<E> {
         self.margin_filler.next =
             bit_cast::<8, 6>(self.free_small.val()) - bit_cast::<8, 6>(self.last_total.val());
         self.filler_test.margin_popped.next = self.margin_filler.val();
-        self.open_test.margin_popped.next = bit_cast::<8, 6>(self.free_small.val())
-            - bit_cast::<8, 6>(self.last_total.val())
-            - self.open_words_less_one.val();
+        self.open_test.margin_popped.next =
+            self.margin_filler.val() - self.open_words_less_one.val();
         self.slot_words[0].next = 1.into();
         for s in 0..4 {
             self.slot_words[s + 1].next = self.slot_words[s].val() << self.count_taken[s].val();

@@ -513,7 +513,7 @@ fn the_command_line_writes_pictures_and_json() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// References the board dropped (LOST records, here from a 16-word TX
+/// References the board dropped (LOST records, here from a 24-word TX
 /// FIFO behind one port) are in no figure, and `analyze` says how many.
 #[test]
 fn lost_references_are_counted_and_reported() {
@@ -530,7 +530,7 @@ fn lost_references_are_counted_and_reported() {
             "--ports",
             "1",
             "--fifo-depth",
-            "16",
+            "24",
         ],
         &[],
     );
@@ -543,7 +543,7 @@ fn lost_references_are_counted_and_reported() {
             n.parse::<u64>().unwrap()
         })
         .sum();
-    assert!(lost > 0, "the 16-word FIFO overflows");
+    assert!(lost > 0, "the 24-word FIFO overflows");
     let a = analysis(&trace, &AnalyzeOptions::default());
     assert_eq!(a.mix.lost_references, lost);
     assert_eq!(a.mix.references(), accesses(&rows).len() as u64);

@@ -198,7 +198,7 @@ impl Logic for LaneUnpack {
 }
 
 /// ECP5 board core: L = 8 behind the 200 -> 100 MHz widening stage, E = 3
-/// references per clock (board.md 2.1), TX FIFO 16 banks (>= 2 + 3E words a
+/// references per clock (board.md 2.2), TX FIFO 16 banks (>= 2 + 3E words a
 /// clock) x 1024 words = 16384 words (board.md's default), 3 ports.
 pub type Ecp5Core = BoardTop<8, 3, 16, 10, 3>;
 /// iCE40 board core: L = 2 (both clock edges sampled), E = 2, TX FIFO 8

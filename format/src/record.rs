@@ -411,7 +411,7 @@ impl EventEncoder {
     /// the state after it (`last + KEEPER_GAP`, whatever `t` is). `None`
     /// while the gap is shorter. The board pushes at most one filler per
     /// fabric clock, at the clock's tick, before the clock's events
-    /// (board.md 2.1); an encoder without a FIFO (a packet
+    /// (board.md 2.2); an encoder without a FIFO (a packet
     /// synthesizer) pushes fillers until this gives `None`, then encodes.
     #[inline]
     pub fn time_filler(&self, t: u64) -> Option<(RecordWord, EventEncoder)> {

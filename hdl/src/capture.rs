@@ -1,7 +1,7 @@
 //! The capture chain, DDR command pins to TX FIFO words: DCBU → DSMU →
 //! reference limit → CU → encoder (with the logical FIFO and the drain's
 //! pop decision) → TX FIFO storage. Everything runs in the fabric clock
-//! domain, once per clock of `L` ticks (board.md 2.1); the crossing to the
+//! domain, once per clock of `L` ticks (board.md 2.2); the crossing to the
 //! Ethernet clock comes after the packetizer.
 //!
 //! Latencies (fabric clocks after the pins of a clock are sampled): DCBU 2,

@@ -1,4 +1,4 @@
-//! The packetizer (format.md 5.2, board.md 2.1 steps 3 and 4): cuts the
+//! The packetizer (format.md 5.2, board.md 2.2 steps 3 and 4): cuts the
 //! stream of popped record words into packets and deals them to the ports
 //! round-robin.
 //!

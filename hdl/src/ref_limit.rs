@@ -1,4 +1,4 @@
-//! The reference limit (board.md 2.1 step 2, "The limit"): of the `L`
+//! The reference limit (board.md 2.2 step 2, "The limit"): of the `L`
 //! lanes' references of one fabric clock, the first `E` in lane order go on
 //! to the CU in slots `0..E`, each with its lane (tick offset in the
 //! clock); every later one is dropped and counted. The count of the

@@ -1,6 +1,6 @@
 //! Co-simulation of the whole board core (`BoardTop`: capture chain,
 //! packetizer, per-port clock-domain crossing, framers) against the golden
-//! model (`hmtt_sim::board::Board`, board.md 2.1): random legal command
+//! model (`hmtt_sim::board::Board`, board.md 2.2): random legal command
 //! streams go in on the DDR pins, Ethernet frames come out of the GMII
 //! ports, and their UDP payloads must equal the golden model's packets byte
 //! for byte (so word for word), each on the port it was dealt to; each

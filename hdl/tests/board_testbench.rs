@@ -5,7 +5,7 @@
 //! pins and writes every GMII byte of every port. The frames (preamble,
 //! SFD, inter-frame gap, FCS, IPv4/UDP headers) must carry exactly the
 //! golden model's packets, word for word and each on its port, and the
-//! board's counters must equal the golden model's (board.md 2.1). (L, E) =
+//! board's counters must equal the golden model's (board.md 2.2). (L, E) =
 //! (2, 2) and (8, 3), the two boards', with TX FIFO overflow (LOST words);
 //! the (8, 3) stream also exceeds the references per clock and has
 //! commands beyond the geometry. The (2, 2) run's frames also go through a

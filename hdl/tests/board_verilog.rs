@@ -36,7 +36,7 @@ fn lint(name: &str, verilog: &str) {
     verilator_lint(name, verilog, &["capture_lint.vlt", "board_lint.vlt"]);
 }
 
-/// The ECP5 board's core (board.md 2.1): DDR3-1600 at L = 8, E = 3, a
+/// The ECP5 board's core (board.md 2.2): DDR3-1600 at L = 8, E = 3, a
 /// 16K-word TX FIFO in 16 banks (`2 + 3E` = 11 words a clock), three ports.
 #[test]
 fn board_top_l8_e3_verilog_passes_yosys_and_verilator() {

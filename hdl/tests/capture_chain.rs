@@ -1,5 +1,5 @@
 //! The whole capture chain against hand-computed expectations (format.md
-//! 4.1, board.md 2.1 steps 2-3), and its generated Verilog through yosys.
+//! 4.1, board.md 2.2 steps 2-3), and its generated Verilog through yosys.
 
 mod capture_support;
 

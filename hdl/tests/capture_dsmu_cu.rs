@@ -1,7 +1,7 @@
 //! DSMU, reference limit and CU alone: open rows with in-clock forwarding
 //! between lanes, protocol errors, unknown commands, line index geometry (8
 //! and 16 banks, 24- and 28-bit lines); the limit's first `E` references
-//! of a clock in lane order and its counters (board.md 2.1 step 2); config
+//! of a clock in lane order and its counters (board.md 2.2 step 2); config
 //! window, inner commands and mode changes within one fabric clock. Plus
 //! yosys on all three.
 

@@ -1,7 +1,9 @@
-//! Encoder (format.md 4.1 with the keeper, board.md 2.1 per clock: up to
-//! `E` slots with their lanes, the limit's drops, a clock open only with
-//! room for `2 + 3E` words at its start) and TX FIFO storage alone, plus
-//! yosys on both.
+//! Encoder (format.md 4.1 with the keeper, board.md 2.2 per clock: up to
+//! `E` slots with their lanes, the limit's drops, a clock open only when
+//! its room plus the previous clock's words, `depth - level_k +
+//! pushed_{k-1}`, is at least `2(2 + 3E)`) and TX FIFO storage alone, plus
+//! yosys on both. Here the previous clock is the one given before, whatever
+//! the ticks between them.
 
 use hmtt_format::record::{Opcode, RecordWord};
 use hmtt_hdl::cu::event_kind;
@@ -115,16 +117,17 @@ fn acc(dt: u32, write: bool, line: u64) -> u32 {
 #[test]
 fn encoder_time_line_hi_and_closed_clocks() {
     use event_kind::*;
-    // Depth 9: a clock is open with 2 + 3E = 5 words free, at a level of 4
-    // or less.
+    // Depth 12: a clock is open when `12 - level_k + pushed_{k-1}` is
+    // 2(2 + 3E) = 10 or more.
     let (out, dropped, lost) = encode::<1>(
-        9,
+        12,
         one_per_clock(&[
             (0, ACCESS, true, 0x100_0005),
             (100, ACCESS, false, 0x100_0006),
             (101, TAG, true, 0x45),
-            // Level 5: the clock is closed, its event dropped (lost 1)
-            // although its two words would fit.
+            // Level 5 after a clock of one word: room 8, the clock is
+            // closed, its event dropped (lost 1) although its two words
+            // would fit.
             (102, ACCESS, false, 0x200_0007),
             // Still closed: no LOST, the event dropped.
             (103, CMD, false, 5),
@@ -148,10 +151,11 @@ fn encoder_time_line_hi_and_closed_clocks() {
 fn encoder_keeper_fills_long_gaps() {
     use event_kind::*;
     // The keeper pushes a filler TIME word at a gap of 64 * (2^21-1) ticks,
-    // before the event's own TIME word; then the FIFO (depth 9, no drain)
-    // holds 5 words, more than 9 - (2 + 3E), and later events are dropped.
+    // before the event's own TIME word; then the FIFO (depth 11, no drain)
+    // holds 5 words after a clock of one, room 11 - 5 + 1 < 10, and later
+    // events are dropped.
     let (out, dropped, _) = encode::<1>(
-        9,
+        11,
         one_per_clock(&[
             (0, CMD, false, 4),
             (KEEPER_GAP + 70, TAG, false, 0x10001),
@@ -180,10 +184,10 @@ fn encoder_keeper_fills_long_gaps() {
 fn encoder_takes_three_slots_a_clock_with_their_lanes_and_the_limits_drops() {
     use event_kind::*;
     // L = 8: clock k has tick 8k; each slot's event is at tick 8k + lane.
-    // Depth 19: a clock is open with 2 + 3E = 11 words free, at a level of
-    // 8 or less.
+    // Depth 27: a clock is open when `27 - level_k + pushed_{k-1}` is
+    // 2(2 + 3E) = 22 or more.
     let (out, dropped, lost) = encode::<3>(
-        19,
+        27,
         vec![
             // Two slots share LINE_HI 1, the third needs LINE_HI 2; two
             // references over the limit after them.
@@ -203,7 +207,7 @@ fn encoder_takes_three_slots_a_clock_with_their_lanes_and_the_limits_drops() {
                 slots: vec![(6, TAG, true, 0x45)],
                 over: 0,
             },
-            // Level 8: open. The CMD (1 word), LINE_HI back to 1 and the
+            // Level 8 after 3 words: open. The CMD (1 word), LINE_HI back to 1 and the
             // word, then an ACCESS of the same LINE_HI (1 word).
             Clock {
                 tick: 80,
@@ -214,7 +218,8 @@ fn encoder_takes_three_slots_a_clock_with_their_lanes_and_the_limits_drops() {
                 ],
                 over: 0,
             },
-            // Level 12: closed, the event dropped (lost 1).
+            // Level 12 after 4 words: room 19, closed, the event dropped
+            // (lost 1).
             Clock {
                 tick: 88,
                 slots: vec![(1, ACCESS, false, 0x100_000B)],

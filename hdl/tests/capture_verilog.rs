@@ -3,7 +3,7 @@
 //! clean with the waivers of `verilog/capture_lint.vlt` (each justified
 //! there), and the Icarus testbench `verilog/capture_tb.v`, reading a DDR
 //! command stream file, produces the golden model's FIFO pushes, pops, fill
-//! levels and modes clock by clock, and its counters (board.md 2.1), at
+//! levels and modes clock by clock, and its counters (board.md 2.2), at
 //! (L, E) = (2, 2) and (8, 3), the boards', and (1, 1).
 
 mod capture_support;

@@ -1,5 +1,5 @@
 //! The packetizer alone, against the golden model's packetizer
-//! (`hmtt_sim::board::Packetizer`, board.md 2.1 steps 3 and 4, in clocks)
+//! (`hmtt_sim::board::Packetizer`, board.md 2.2 steps 3 and 4, in clocks)
 //! fed the same popped words in the same clocks: packets are rebuilt from
 //! what the HDL writes into the port buffers (words per port, descriptors
 //! in close order) and must equal the model's byte for byte, each leaving

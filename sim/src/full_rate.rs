@@ -1,5 +1,5 @@
 //! A legal DDR command stream at the densest spacing the timing allows: the
-//! board's worst case (board.md 2.1, "Why `E = 3` at `L = 8`"). Column
+//! board's worst case (board.md 2.2, "Why `E = 3` at `L = 8`"). Column
 //! commands follow a fixed pattern of reads and writes over the ranks (same
 //! rank streaks, write-to-read rank switches, alternating ranks), each at the
 //! first tick at which the independent checker ([`crate::dram::StreamChecker`])

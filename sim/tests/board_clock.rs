@@ -1,4 +1,4 @@
-//! The rules of board.md 2.1 that come from stepping the FIFO, the drain
+//! The rules of board.md 2.2 that come from stepping the FIFO, the drain
 //! and the packetizer once per fabric clock, and from the reference limit,
 //! by hand; each stream is also run against the literal model.
 
@@ -55,15 +55,18 @@ fn a_word_pushed_in_clock_k_pops_in_clock_k_plus_one_at_the_earliest() {
 }
 
 #[test]
-fn a_clock_is_open_only_with_room_for_its_most_words_and_not_by_its_own_pop() {
-    // One lane, E = 1: a clock is open with 2 + 3E = 5 words of room at its
-    // start, so with a 6-word FIFO only at a level of 1 or less. At 1/8
-    // word per clock the first pop comes in clock 7. RDs in clocks 0 and 1
-    // are pushed; those of clocks 2-4 find 2 words in the FIFO and are
-    // dropped. Clock 7 pops a word, but its own RD still sees level 2 and
-    // is dropped; clock 8 starts at level 1 and pushes LOST(4) and its RD.
+fn a_clock_is_open_with_room_for_two_clocks_of_words_less_the_previous_clocks() {
+    // One lane, E = 1: a clock pushes at most 2 + 3E = 5 words, and it is
+    // open when `depth - level_k + pushed_{k-1}` is at least 10, so with an
+    // 11-word FIFO and one word a clock: clocks 0 and 1 (room 11), and
+    // clock 2 (level 2, room 9 plus the word of clock 1) are pushed; clock
+    // 3 (level 3, 8 + 1) and clock 4 (8 + 0) drop their RDs. At
+    // 1/8 word per clock the pops come in clocks 7 and 15. A clock's own
+    // pop counts only for the next clock: clock 15 sees level 2 (room 9)
+    // and drops its RD, clock 16 sees level 1 (room 10) and pushes LOST(4)
+    // and its RD.
     let mut cfg = BoardConfig::new(Geometry::ddr3_default()).with_lanes(1, 1);
-    cfg.fifo_depth = 6;
+    cfg.fifo_depth = 11;
     cfg.drain = DrainRate { num: 1, den: 8 };
     let mut cmds = vec![cmd(0, DdrCmd::Act, 1, 3)];
     for t in 0..5 {
@@ -72,30 +75,31 @@ fn a_clock_is_open_only_with_room_for_its_most_words_and_not_by_its_own_pop() {
     let mut b = Board::new(cfg.clone()).unwrap();
     b.enable_probe();
     b.commands(&cmds).unwrap();
-    assert_eq!(b.fifo_level(), 2);
-    assert_eq!(b.counters().events_dropped, 3);
-    b.command(&cmd(7, DdrCmd::Rd, 1, 0)).unwrap();
+    assert_eq!(b.fifo_level(), 3);
+    assert_eq!(b.counters().events_dropped, 2);
+    let late = [cmd(7, DdrCmd::Rd, 1, 0), cmd(15, DdrCmd::Rd, 1, 0)];
+    b.commands(&late).unwrap();
     assert_eq!(b.fifo_level(), 2);
     assert_eq!(b.counters().events_dropped, 4);
     assert_eq!(b.counters().lost_words, 0);
-    b.command(&cmd(8, DdrCmd::Rd, 1, 0)).unwrap();
+    b.command(&cmd(16, DdrCmd::Rd, 1, 0)).unwrap();
     assert_eq!(b.fifo_level(), 3);
     assert_eq!(b.counters().lost_words, 1);
     assert_eq!(b.counters().lost_reported, 4);
     assert_eq!(b.counters().events_dropped, 4);
-    b.advance_to(16).unwrap();
+    b.advance_to(24).unwrap();
     let p = b.probe().unwrap();
     assert_eq!(
         p.popped.iter().map(|w| w.0).collect::<Vec<_>>(),
-        vec![7, 15]
+        vec![7, 15, 23]
     );
     assert_eq!(
         p.pushed.iter().map(|w| w.0).collect::<Vec<_>>(),
-        vec![0, 1, 8, 8]
+        vec![0, 1, 2, 16, 16]
     );
     assert_eq!(b.counters().fifo_high_water, 3);
-    cmds.push(cmd(7, DdrCmd::Rd, 1, 0));
-    cmds.push(cmd(8, DdrCmd::Rd, 1, 0));
+    cmds.extend(late);
+    cmds.push(cmd(16, DdrCmd::Rd, 1, 0));
     run_against_literal(&cfg, &cmds);
 }
 

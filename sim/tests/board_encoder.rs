@@ -19,11 +19,13 @@ fn rd(cycle: u64, bank: u32) -> Command {
 #[test]
 fn a_closed_clock_drops_its_events_and_the_next_open_one_pushes_lost_first() {
     let g = Geometry::ddr3_default();
-    // Two lanes, two references a clock: a clock is open with 2 + 3E = 8
-    // words of room at its start, so with an 8-word FIFO only when empty.
+    // Two lanes, two references a clock: a clock pushes at most 2 + 3E = 8
+    // words, and it is open when `depth - level_k + pushed_{k-1}` is 16 or
+    // more: with a 16-word FIFO, when the FIFO holds no word of the clocks
+    // before the previous one.
     let mut cfg = BoardConfig::new(g).with_lanes(2, 2);
-    cfg.fifo_depth = 8;
-    // A quarter word per clock: pops in clocks 3 and 7.
+    cfg.fifo_depth = 16;
+    // A quarter word per clock: pops in clocks 3, 7 and 11.
     cfg.drain = DrainRate { num: 1, den: 8 };
     let mut b = Board::new(cfg).unwrap();
     b.enable_probe();
@@ -41,28 +43,33 @@ fn a_closed_clock_drops_its_events_and_the_next_open_one_pushes_lost_first() {
     b.command(&rd(0, 0)).unwrap();
     b.command(&rd(1, 0)).unwrap();
     assert_eq!(b.fifo_level(), 2);
-    // Clock 1 starts with 2 words in the FIFO: its one-word event is
-    // dropped although it would fit.
+    // Clock 1 holds only clock 0's words: open.
     b.command(&rd(2, 0)).unwrap();
-    assert_eq!(b.fifo_level(), 2);
+    assert_eq!(b.fifo_level(), 3);
+    // Clock 2 starts with 3 words, 2 of them older than clock 1: its
+    // one-word event is dropped although it would fit.
+    b.command(&rd(4, 0)).unwrap();
+    assert_eq!(b.fifo_level(), 3);
     assert_eq!(b.counters().events_dropped, 1);
     assert_eq!(b.counters().lost_pending, 1);
-    // Clock 8 starts empty: LOST(1) first, then both events (LINE_HI +
+    // Clock 8 starts with a word: still closed.
+    b.command(&rd(16, 0)).unwrap();
+    assert_eq!(b.counters().events_dropped, 2);
+    // Clock 12 starts empty: LOST(2) first, then both events (LINE_HI +
     // ACCESS each), 5 words in one clock.
-    b.command(&rd(16, 1)).unwrap();
-    b.command(&rd(17, 0)).unwrap();
+    b.command(&rd(24, 1)).unwrap();
+    b.command(&rd(25, 0)).unwrap();
     assert_eq!(b.fifo_level(), 5);
     assert_eq!(b.counters().lost_words, 1);
-    assert_eq!(b.counters().lost_reported, 1);
-    assert_eq!(b.counters().events_dropped, 1);
+    assert_eq!(b.counters().lost_reported, 2);
+    assert_eq!(b.counters().events_dropped, 2);
     assert_eq!(b.counters().lost_pending, 0);
-    b.advance_to(18).unwrap();
+    b.advance_to(26).unwrap();
     assert_eq!(b.counters().fifo_high_water, 5);
     let p = b.probe().unwrap();
     let clocks: Vec<u64> = p.pushed.iter().map(|w| w.0).collect();
-    assert_eq!(clocks, vec![0, 0, 8, 8, 8, 8, 8]);
-    // Control words by opcode, ACCESS words as None.
-    let ops: Vec<Option<Opcode>> = p.pushed[2..]
+    assert_eq!(clocks, vec![0, 0, 1, 12, 12, 12, 12, 12]);
+    let ops: Vec<Option<Opcode>> = p.pushed[3..]
         .iter()
         .map(|w| w.1.is_control().then(|| w.1.opcode()))
         .collect();
@@ -76,8 +83,11 @@ fn a_closed_clock_drops_its_events_and_the_next_open_one_pushes_lost_first() {
             None
         ]
     );
-    assert_eq!(p.pushed[2].1.payload(), 1);
-    assert_eq!(p.popped.iter().map(|w| w.0).collect::<Vec<_>>(), vec![3, 7]);
+    assert_eq!(p.pushed[3].1.payload(), 2);
+    assert_eq!(
+        p.popped.iter().map(|w| w.0).collect::<Vec<_>>(),
+        vec![3, 7, 11]
+    );
     b.finish();
     let mut packets = vec![];
     b.drain_packets(&mut packets);
@@ -91,9 +101,9 @@ fn a_closed_clock_drops_its_events_and_the_next_open_one_pushes_lost_first() {
                 .collect::<Vec<_>>()
         })
         .collect();
-    assert_eq!(events.len(), 5);
-    assert_eq!(events[2].event, BoardEvent::Lost { count: 1 });
-    assert_eq!(events[2].tick, 16);
+    assert_eq!(events.len(), 6);
+    assert_eq!(events[3].event, BoardEvent::Lost { count: 2 });
+    assert_eq!(events[3].tick, 24);
 }
 
 #[test]

@@ -69,7 +69,7 @@ fn two_references_a_clock_are_too_few_at_eight_lanes() {
     let n = run_and_account(&BoardConfig::new(g).with_lanes(8, 2), &cmds);
     assert!(n.references_over_limit > 0);
     assert!(n.clocks_over_limit > 0);
-    // At four lanes two a clock are enough again (board.md 2.1).
+    // At four lanes two a clock are enough again (board.md 2.2).
     let n = run_and_account(&BoardConfig::new(g).with_lanes(4, 2), &cmds);
     assert_eq!(n.references_over_limit, 0);
 }

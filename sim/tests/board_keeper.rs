@@ -201,20 +201,22 @@ fn fillers_queue_behind_words_still_in_the_fifo() {
 
 #[test]
 fn a_keeper_that_finds_the_fifo_full_retries_after_the_next_pop_and_long_gaps_drop_events() {
-    // An 8-word FIFO drained practically never: an RD, then the keeper's
-    // fillers fill it, one per KEEPER_GAP.
+    // A FIFO of 8 + (2 + 3E) words drained practically never: an RD, then
+    // the keeper's fillers, one per KEEPER_GAP, until 8 words leave too
+    // little room for the next (`depth - level_k + pushed_{k-1} >= 3 + 3E`,
+    // board.md 2.2, the clock before pushing nothing).
     for (lanes, refs) in [(1u32, 1u32), (2, 2), (8, 2)] {
         let l = u64::from(lanes);
         let mut cfg = BoardConfig::new(Geometry::ddr3_default()).with_lanes(lanes, refs);
-        cfg.fifo_depth = 8;
+        cfg.fifo_depth = 8 + 2 + 3 * refs as usize;
         let den = 1000 * KEEPER_GAP;
         cfg.drain = DrainRate { num: 1, den };
         let mut cmds = vec![cmd(0, DdrCmd::Act, 0, 3), cmd(1, DdrCmd::Rd, 0, 8)];
-        // Fillers 1..=7 (time 1 + j KEEPER_GAP) fill the FIFO; the eighth
+        // Fillers 1..=7 (time 1 + j KEEPER_GAP) fill it; the eighth
         // is due at the clock of 1 + 8 KEEPER_GAP and blocked until the
         // clock after the first pop (L * (k + 1) >= den).
         let first_pop = den.div_ceil(l) - 1;
-        // A closed clock (the FIFO full), the gap short enough: dropped
+        // A closed clock (8 words in), the gap short enough: dropped
         // for want of room only.
         let short = 1 + 7 * KEEPER_GAP + 100;
         cmds.push(cmd(short, DdrCmd::Rd, 0, 16));

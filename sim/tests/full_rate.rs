@@ -38,7 +38,7 @@ fn ddr3_1600_two_ranks_is_legal_and_as_dense_as_the_rules_allow() {
     assert_eq!(check(&s, &g, &Timing::DDR3_1600), vec![]);
     let cols = columns(&s);
     assert_eq!(cols.len(), 30_000);
-    // board.md 2.1: at most 3 RD/WR in an 8-tick clock, 2 in a 4-tick one;
+    // board.md 2.2: at most 3 RD/WR in an 8-tick clock, 2 in a 4-tick one;
     // the stream reaches both bounds.
     assert_eq!(densest(&s, 8), 3);
     assert_eq!(densest(&s, 4), 2);

@@ -1,7 +1,7 @@
-//! The encoder's per-clock decision (board.md 2.1 step 2, format.md 4.1):
+//! The encoder's per-clock decision (board.md 2.2 step 2, format.md 4.1):
 //! which of the clock's candidate words are pushed. Combinational, and only
 //! one-bit flags and a few small counts flow through it: whether the clock
-//! is open (room for `2 + 3E` words at its start) and whether the keeper's
+//! is open (its room test, board.md 2.2) and whether the keeper's
 //! filler has a slot are registered flags, so no push waits for the words
 //! pushed before it in the clock;
 //! the gap tests, the LINE_HI comparisons and the lost-count tests come in
@@ -11,7 +11,7 @@
 //! Order within the clock: the keeper's filler, then per slot (stream
 //! order) the pending LOST event and the slot's event, each atomic. Only
 //! the clock's first non-filler push can need a TIME word: after it every
-//! gap is a lane difference, below `L <= 8`. The rules of board.md 2.1
+//! gap is a lane difference, below `L <= 8`. The rules of board.md 2.2
 //! make a clock push all its events or none (see `takes`), so no flag
 //! runs from slot to slot: each output is a flag prepared from registers
 //! and gated by one decision per clock.
@@ -27,9 +27,10 @@ pub struct Decide<const E: usize> {
     pub valid: Signal<In, Bit>,
     /// The gap at the clock's tick is at least `KEEPER_GAP`.
     pub due: Signal<In, Bit>,
-    /// At least a word of room at the start of the clock (the filler's).
+    /// The room at the clock's start plus the previous clock's words is at
+    /// least `3 + 3E`: the keeper's filler fits.
     pub filler_room: Signal<In, Bit>,
-    /// The clock takes its events: at least `2 + 3E` words of room.
+    /// The same at least `2(2 + 3E)`: the clock takes its events.
     pub open: Signal<In, Bit>,
     pub ev_valid: [Signal<In, Bit>; E],
     /// Valid slots before slot `s`, in all, and the clock's first valid

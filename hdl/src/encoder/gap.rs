@@ -1,4 +1,4 @@
-//! The encoder's gap (board.md 2.1 step 2): the ticks from the last pushed
+//! The encoder's gap (board.md 2.2 step 2): the ticks from the last pushed
 //! word to the clock's tick, held as a number relative to the tick (a
 //! slot's gap is `gap + lane`, and after a push in the clock every later
 //! gap is a lane difference, below 64), with the next clock's tests on it

@@ -1,4 +1,4 @@
-//! The encoder's lost count (board.md 2.1 step 2): `PendingLost` holds it
+//! The encoder's lost count (board.md 2.2 step 2): `PendingLost` holds it
 //! with the flags the next clock's decision tests; `LostCandidate` is the
 //! count after a clock of `n` LOST pushes and `d` drops, worked out for
 //! every `(n, d)` beside the decision, which then only picks one: the

@@ -1,7 +1,8 @@
 //! Record encoder and the logical TX FIFO, once per fabric clock (board.md
-//! 2.1 steps 1 to 3, format.md 4.1): the keeper's filler, then per slot the
+//! 2.2 steps 1 to 3, format.md 4.1): the keeper's filler, then per slot the
 //! pending LOST event and the slot's event, pushed if the clock is open
-//! (the FIFO had room for `2 + 3E` words at the clock's start);
+//! (the room at the clock's start plus the previous clock's words is at
+//! least `2(2 + 3E)`);
 //! beside them the drain's pop, decided from registers only (a pop frees
 //! its slot for the next clock). The words go to `tx_fifo::TxFifoStorage`.
 //!
@@ -16,11 +17,13 @@
 //! of the update runs beside or after the decision, into a register:
 //! - the gap to the last pushed word as a number relative to the clock's
 //!   tick, with the next clock's tests on it in registers (`gap`);
-//! - the room as two flags (a word, `2 + 3E` words) tested without an
-//!   adder after the decision (`room`), the fill level's `!= 0` as a flag;
 //! - the free count and the write position less the previous clock's
 //!   words (`free_lag`, `write_pos_lag`), so adding the words is a carry
-//!   chain in the next clock, from registers;
+//!   chain in the next clock, from registers; the room flags (the filler,
+//!   the clock open) test the free count plus the previous clock's words
+//!   (board.md 2.2), so they are worked out a clock ahead from `free_lag`
+//!   and its pop, and no decision reaches them; the fill level's `!= 0` as
+//!   a flag;
 //! - the drain credit as `credit - (den - L num)`, so the pop test is its
 //!   sign bit, and the pop depends on registers only;
 //! - the lost count with its comparisons with multiples of the LOST
@@ -43,7 +46,6 @@ mod decide;
 mod gap;
 mod lost;
 mod prepare;
-mod room;
 mod slot;
 mod step;
 mod words;
@@ -52,7 +54,6 @@ pub use decide::Decide;
 pub use gap::GapState;
 pub use lost::{LostCandidate, PendingLost};
 pub use prepare::EventBody;
-pub use room::{Room, RoomTest};
 pub use slot::{GapTests, SlotGap, SlotWords};
 pub use step::SmallStep;
 pub use words::{Words, FILLER_WORD};
@@ -191,10 +192,8 @@ pub struct Encoder<const E: usize> {
     last_keep: DFF<Bit>,
     last_total: Signal<Local, Bits<6>>,
     free_lag_after: Signal<Local, Bits<LEVEL_BITS>>,
-    /// `free_lag`, saturated at 63: all the room flags need of it.
-    free_small: DFF<Bits<6>>,
-    /// The clock's room at its start: a word (the filler's), and `2 + 3E`
-    /// words (the clock is open).
+    /// The clock's room tests (board.md 2.2): `free_lag` at least `3 + 3E`
+    /// (the filler) and `2(2 + 3E)` (the clock is open).
     room_filler: DFF<Bit>,
     room_open: DFF<Bit>,
     level_nonzero: DFF<Bit>,
@@ -215,9 +214,11 @@ pub struct Encoder<const E: usize> {
     total: Signal<Local, Bits<8>>,
     /// The words of the clock if it takes its events.
     total_taken: Signal<Local, Bits<8>>,
-    /// The room flags after the clock, without an adder after the
-    /// decision.
-    room: Room<E>,
+    /// `free_lag` after the clock, saturated at 63 (no room test reads
+    /// more), and the room tests' thresholds.
+    free_small_next: Signal<Local, Bits<6>>,
+    filler_room_min: Constant<Bits<6>>,
+    open_room_min: Constant<Bits<6>>,
     /// The free count and the next write position at the clock's start,
     /// and the lagged free count after the clock (its pop, early, and the
     /// previous clock's pushes, late).
@@ -353,7 +354,6 @@ impl<const E: usize> Default for Encoder<E> {
             last_keep: Default::default(),
             last_total: Default::default(),
             free_lag_after: Default::default(),
-            free_small: Default::default(),
             room_filler: Default::default(),
             room_open: Default::default(),
             level_nonzero: Default::default(),
@@ -368,7 +368,9 @@ impl<const E: usize> Default for Encoder<E> {
             pop_now: Default::default(),
             total: Default::default(),
             total_taken: Default::default(),
-            room: Default::default(),
+            free_small_next: Default::default(),
+            filler_room_min: Constant::new(((3 + 3 * E) as u64).to_bits()),
+            open_room_min: Constant::new(((2 * (2 + 3 * E)) as u64).to_bits()),
             free_now: SmallStep::new(true),
             write_pos_now: SmallStep::new(false),
             free_lag_next: SmallStep::new(true),
@@ -435,7 +437,6 @@ impl<const E: usize> Logic for Encoder<E> {
             last_taken,
             last_takes,
             last_keep,
-            free_small,
             room_filler,
             room_open,
             level_nonzero,
@@ -690,26 +691,18 @@ impl<const E: usize> Logic for Encoder<E> {
         self.free_lag_next.early.next = self.pop_up.val();
         self.free_lag_next.late.next = self.last_total.val();
         self.depth_level_1.next = self.depth.val() - 1;
-        // The room at the next clock: `free + pop - total >= n` for `n` = 1
-        // and `2 + 3E`, from `free_small` less the previous clock's words.
-        self.room.free_small.next = self.free_small.q.val();
-        self.room.last_total.next = self.last_total.val();
-        self.room.pop.next = self.pop_now.val();
-        for s in 0..4 {
-            self.room.count_taken[s].next = self.decide.count_taken[s].val();
-        }
-        self.room.keep.next = self.decide.keep.val();
-        self.room.takes.next = self.decide.takes.val();
-        self.room.time_taken.next = self.decide.time_taken.val();
-        // The lagged free count after the clock, and saturated at 63.
+        // The lagged free count after the clock, and saturated at 63: the
+        // next clock's room tests (board.md 2.2) read only it.
         self.free_lag_after.next = self.depth.val();
         if self.p2_valid.q.val() {
             self.free_lag_after.next = self.free_lag_next.sum.val();
         }
-        self.free_small.d.next = 63.into();
+        self.free_small_next.next = 63.into();
         if !(self.free_lag_after.val() >> 6).any() {
-            self.free_small.d.next = self.free_lag_after.val().get_bits::<6>(0);
+            self.free_small_next.next = self.free_lag_after.val().get_bits::<6>(0);
         }
+        self.room_filler.d.next = self.free_small_next.val() >= self.filler_room_min.val();
+        self.room_open.d.next = self.free_small_next.val() >= self.open_room_min.val();
         // The lost count after the clock (see `PendingLost`).
         self.pending_lost.clock.next = self.clock.val();
         self.pending_lost.over.next = self.p1_over.q.val();
@@ -738,8 +731,6 @@ impl<const E: usize> Logic for Encoder<E> {
             self.last_taken.d.next = self.total_step.val();
             self.last_takes.d.next = self.decide.takes.val();
             self.last_keep.d.next = self.decide.keep.val();
-            self.room_filler.d.next = self.room.filler.val();
-            self.room_open.d.next = self.room.open.val();
             // level + total - pop != 0: the clock pushes (the filler, or
             // events taken), or the level at its start is above 1, or 1 and
             // not popped.
@@ -764,8 +755,6 @@ impl<const E: usize> Logic for Encoder<E> {
             self.last_taken.d.next = 0.into();
             self.last_takes.d.next = false;
             self.last_keep.d.next = false;
-            self.room_filler.d.next = true;
-            self.room_open.d.next = true;
             self.credit.d.next = self.num_minus_den.q.val();
         }
 

@@ -46,7 +46,7 @@ pub const SLOW: DrainRate = DrainRate { num: 1, den: 9 };
 /// Board parameters shared by both sides.
 #[derive(Clone, Debug)]
 pub struct BoardParams {
-    /// Lanes `L` and references per clock `E` (board.md 2.1).
+    /// Lanes `L` and references per clock `E` (board.md 2.2).
     pub lanes: u32,
     pub refs_per_clock: u32,
     pub geometry: Geometry,

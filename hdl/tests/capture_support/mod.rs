@@ -27,7 +27,7 @@ pub struct PinCommand {
     pub arg: u64,
 }
 
-/// What the capture chain did, clock by clock (board.md 2.1: `k` is the
+/// What the capture chain did, clock by clock (board.md 2.2: `k` is the
 /// fabric clock carrying ticks `k L .. k L + L - 1`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CaptureTrace {

@@ -141,10 +141,11 @@ impl BoardConfig {
         self.refs_per_clock = DEFAULT_REFS_PER_CLOCK.min(lanes);
     }
 
-    /// The smallest FIFO depth for this `E`: the most words one clock
-    /// pushes, `2 + 3E` (board.md "Words per clock").
+    /// The smallest FIFO depth for this `E`: twice the most words one
+    /// clock pushes, `2(2 + 3E)` (board.md "Words per clock"), so that an
+    /// empty FIFO takes a clock's events.
     pub fn min_fifo_depth(&self) -> usize {
-        2 + 3 * self.refs_per_clock as usize
+        2 * (2 + 3 * self.refs_per_clock as usize)
     }
 
     /// Checks every parameter; the board refuses an invalid configuration.
@@ -164,7 +165,7 @@ impl BoardConfig {
         }
         if self.fifo_depth < self.min_fifo_depth() {
             return bad(format!(
-                "fifo_depth {} is below 2 + 3 * refs_per_clock = {}",
+                "fifo_depth {} is below 2 * (2 + 3 * refs_per_clock) = {}",
                 self.fifo_depth,
                 self.min_fifo_depth()
             ));

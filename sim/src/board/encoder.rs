@@ -1,9 +1,9 @@
 //! The encoder step (board.md steps 1 and 2, format.md §4.1): the keeper's
 //! filler TIME word at a clock's tick, the reference limit and the config
 //! unit in front of the encoder, and each event's words pushed into the TX
-//! FIFO, the pending LOST first, if the clock is open (board.md 2.1: the
-//! FIFO had room for `2 + 3E` words at the clock's start); a clock that is
-//! not open drops its events.
+//! FIFO, the pending LOST first, if the clock is open (board.md 2.2: the
+//! FIFO's room at the clock's start plus the previous clock's words is at
+//! least `2(2 + 3E)`); a clock that is not open drops its events.
 //!
 //! These are the general ("slow") paths of the board; `fast_path.rs` does
 //! the same for the common commands with its state in locals.
@@ -153,13 +153,22 @@ impl Board {
         }
     }
 
-    /// Board.md 2.1: clock `clock` takes its events if the FIFO had room
-    /// for `2 + 3E` words at its start; `level` is the fill level now
-    /// (`level_k` plus the words pushed in the clock so far).
+    /// Board.md 2.2: clock `clock` takes its events if the FIFO's room at
+    /// its start plus the previous clock's words is `2(2 + 3E)` or more;
+    /// `level` is the fill level now (`level_k` plus the words pushed in
+    /// the clock so far).
     #[inline]
     fn clock_is_open(&self, clock: u64, level: usize) -> bool {
-        let level_k = level - self.fifo.pushed_in_clock(clock) as usize;
-        self.fifo_depth - level_k >= self.open_room
+        self.lagged_room(clock, level) >= self.open_room
+    }
+
+    /// `depth - level_k + pushed_{k-1}` for clock `clock` at fill level
+    /// `level` (as `clock_is_open`): the room the tests of board.md 2.2
+    /// read, known a clock before the previous clock's words are.
+    #[inline]
+    fn lagged_room(&self, clock: u64, level: usize) -> usize {
+        let lagged_level = level - self.fifo.pushed_in_clock_and_previous(clock) as usize;
+        self.fifo_depth - lagged_level
     }
 
     /// An event found no room (or its gap needs two TIME words).
@@ -267,7 +276,8 @@ impl Board {
     /// The fast path's bound (see `push_limit`).
     pub(super) fn refresh_push_limit(&mut self) {
         // An event pushed while `pushed + 3 <= push_limit` finds its clock
-        // open: the level at the clock's start is at most `pushed - front`.
+        // open: the level at the clock's start less the previous clock's
+        // words is at most `pushed - front`.
         self.push_limit = if self.lost > 0 || self.fifo_depth < self.open_room {
             0
         } else {
@@ -293,12 +303,15 @@ impl Board {
     }
 
     /// The keeper at the start of clock `k` (step 1, before the clock's
-    /// events): a filler TIME word if the FIFO has room.
+    /// events): a filler TIME word if the FIFO has room for it after the
+    /// most words the clock before can have pushed (board.md 2.2).
     pub(super) fn keeper_step(&mut self, k: u64) {
         self.keeper_retry = k.saturating_add(1);
-        if self.prepare_push(k) >= self.fifo_depth {
-            // Full at the start of clock k: the clock after the next pop
-            // (in k or later) is the first chance of room.
+        let level = self.prepare_push(k);
+        if self.lagged_room(k, level) < self.filler_room {
+            // No room at the start of clock k: the room the test reads
+            // grows only after a pop, so the clock after the next pop (in
+            // k or later) is the first chance.
             self.keeper_retry = self.fifo.front_pop_clock().saturating_add(1);
             return;
         }

@@ -41,11 +41,42 @@ pub struct TxFifo {
     /// (a lower bound for later words: push clocks never decrease).
     high_water: u64,
     popped_before_push: u64,
-    /// The clock of the last push and `end` before that clock's first
-    /// push: the words pushed in the current clock, for the fill level at
-    /// its start (board.md 2.1, an open clock).
-    push_clock: u64,
-    end_before_push_clock: u64,
+    /// The clocks of the last pushes: the words pushed in the current
+    /// clock and the one before, for the room test (board.md 2.2).
+    push_clocks: PushClocks,
+}
+
+/// The last two clocks that pushed words, and where their words start.
+#[derive(Debug, Clone, Copy)]
+pub struct PushClocks {
+    /// The clock of the last push (`u64::MAX`: none) and `end` before its
+    /// first push.
+    clock: u64,
+    start: u64,
+    /// The same for the clock that pushed before it.
+    prev_clock: u64,
+    prev_start: u64,
+}
+
+impl PushClocks {
+    const NONE: PushClocks = PushClocks {
+        clock: u64::MAX,
+        start: 0,
+        prev_clock: u64::MAX,
+        prev_start: 0,
+    };
+
+    /// Before a push in clock `clock` at position `end`: the first push of
+    /// a clock records where that clock's words start.
+    #[inline(always)]
+    fn mark(&mut self, end: u64, clock: u64) {
+        if clock != self.clock {
+            self.prev_clock = self.clock;
+            self.prev_start = self.start;
+            self.clock = clock;
+            self.start = end;
+        }
+    }
 }
 
 impl TxFifo {
@@ -66,8 +97,7 @@ impl TxFifo {
             limiter: Limiter::new(num, den),
             high_water: 0,
             popped_before_push: 0,
-            push_clock: u64::MAX,
-            end_before_push_clock: 0,
+            push_clocks: PushClocks::NONE,
         }
     }
 
@@ -75,10 +105,25 @@ impl TxFifo {
     /// push's clock).
     #[inline(always)]
     pub fn pushed_in_clock(&self, clock: u64) -> u64 {
-        if self.push_clock == clock {
-            self.end - self.end_before_push_clock
+        if self.push_clocks.clock == clock {
+            self.end - self.push_clocks.start
         } else {
             0
+        }
+    }
+
+    /// Words pushed in clock `clock` so far and in the clock before it
+    /// (`clock` at or after every push's clock): the fill level less these
+    /// is the level the room test of `clock` reads (board.md 2.2).
+    #[inline(always)]
+    pub fn pushed_in_clock_and_previous(&self, clock: u64) -> u64 {
+        let p = &self.push_clocks;
+        if p.clock == u64::MAX || p.clock.saturating_add(1) < clock {
+            0
+        } else if p.clock == clock && p.prev_clock != u64::MAX && p.prev_clock + 1 == clock {
+            self.end - p.prev_start
+        } else {
+            self.end - p.start
         }
     }
 
@@ -255,12 +300,7 @@ impl TxFifo {
             self.end + 3 - self.consumed <= self.capacity(),
             "ring overrun"
         );
-        mark_push_clock(
-            &mut self.push_clock,
-            &mut self.end_before_push_clock,
-            self.end,
-            clock,
-        );
+        self.push_clocks.mark(self.end, clock);
         let i = self.slot(self.end);
         self.words[i] = word;
         self.clocks[i] = clock;
@@ -278,8 +318,7 @@ impl TxFifo {
             mask: self.mask,
             end: self.end,
             fifo_end: &mut self.end,
-            push_clock: &mut self.push_clock,
-            end_before_push_clock: &mut self.end_before_push_clock,
+            push_clocks: &mut self.push_clocks,
         }
     }
 
@@ -332,16 +371,6 @@ impl TxFifo {
     }
 }
 
-/// Before a push in clock `clock` at position `end`: the first push of a
-/// clock records where that clock's words start.
-#[inline(always)]
-fn mark_push_clock(push_clock: &mut u64, end_before_push_clock: &mut u64, end: u64, clock: u64) {
-    if clock != *push_clock {
-        *push_clock = clock;
-        *end_before_push_clock = end;
-    }
-}
-
 /// The push end of the ring, borrowed for a run of events
 /// ([`TxFifo::pusher`]): the position in a register.
 pub struct Pusher<'a> {
@@ -350,8 +379,7 @@ pub struct Pusher<'a> {
     mask: u64,
     end: u64,
     fifo_end: &'a mut u64,
-    push_clock: &'a mut u64,
-    end_before_push_clock: &'a mut u64,
+    push_clocks: &'a mut PushClocks,
 }
 
 impl Pusher<'_> {
@@ -375,7 +403,7 @@ impl Pusher<'_> {
     #[inline(always)]
     pub fn push_event(&mut self, words: [u32; 3], skip1: u64, skip2: u64, clock: u64) {
         debug_assert!(skip1 <= 1 && skip2 <= 1);
-        mark_push_clock(self.push_clock, self.end_before_push_clock, self.end, clock);
+        self.push_clocks.mark(self.end, clock);
         let mask = self.mask;
         let i0 = self.end;
         let i1 = i0 + skip1;

@@ -1,5 +1,5 @@
 //! The board's golden model: DDR commands in, the exact packets the FPGA
-//! sends out (`docs/board.md` 2.1, `docs/format.md` §4–§6).
+//! sends out (`docs/board.md` 2.2, `docs/format.md` §4–§6).
 //!
 //! The boxes are those of the hardware (`hdl/src/`): the DSMU ([`dsmu`])
 //! turns ACT and RD/WR into line references, the reference limit
@@ -95,16 +95,19 @@ pub struct Board {
     /// Header flags of the current mode.
     flags: u8,
     fifo_depth: usize,
-    /// The room a clock needs at its start to take its events: the most
-    /// words one clock pushes, `2 + 3E` (board.md 2.1).
+    /// The room (at a clock's start, plus the previous clock's words) a
+    /// clock needs to take its events, twice the most words one clock
+    /// pushes, `2(2 + 3E)`, and to push the keeper's filler, `3 + 3E`
+    /// (board.md 2.2).
     open_room: usize,
+    filler_room: usize,
     /// An event of the current clock whose words all end before this FIFO
     /// position fits, in the FIFO (the words popped by the last look at it
     /// are a lower bound of those popped now) and in the ring. 0 while a
     /// lost count is pending: its LOST goes first, on the slow path.
     push_limit: u64,
     /// Every event at a tick before this one is dropped: its clock is not
-    /// open (board.md 2.1), and no clock is before the one after the
+    /// open (board.md 2.2), and no clock is before the one after the
     /// FIFO's next pop. 0 when not known.
     drop_before: u64,
     /// A command at a tick after this one needs `run_until` first: the
@@ -149,7 +152,8 @@ impl Board {
             cur: 0,
             flags: mode.header_flags(),
             fifo_depth: cfg.fifo_depth,
-            open_room: 2 + 3 * cfg.refs_per_clock as usize,
+            open_room: 2 * (2 + 3 * cfg.refs_per_clock as usize),
+            filler_room: 3 + 3 * cfg.refs_per_clock as usize,
             push_limit: 0,
             drop_before: 0,
             next_event: 0,

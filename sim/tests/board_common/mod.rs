@@ -1,5 +1,5 @@
 //! Shared helpers of the board tests: a seeded generator of command streams,
-//! an independent clock-by-clock model of board.md 2.1 written as literally
+//! an independent clock-by-clock model of board.md 2.2 written as literally
 //! as possible (no analytic shortcuts), and packet decoding.
 #![allow(dead_code)]
 
@@ -299,7 +299,7 @@ pub fn random_lanes(rng: &mut Rng) -> (u32, u32) {
 const KEEPER_GAP: u64 = 64 * ((1 << 21) - 1);
 const GAP_TOO_LONG: u64 = 64 << 21;
 
-/// An independent, literal, clock-by-clock model of board.md 2.1: one loop
+/// An independent, literal, clock-by-clock model of board.md 2.2: one loop
 /// iteration per fabric clock, in the order of the spec's steps. Clocks in
 /// which nothing but the drain's `credit += L * num` happens (no command,
 /// keeper, pop or idle flush due) are added up at once (the credit capped
@@ -344,8 +344,11 @@ pub struct LiteralBoard {
     pushed: u64,
     popped: u64,
     popped_before_open: u64,
-    /// The current clock takes its events (board.md 2.1).
+    /// The current clock takes its events (board.md 2.2).
     clock_open: bool,
+    /// The last clock run and the words it pushed.
+    last_clock: Option<u64>,
+    last_clock_pushed: u64,
 }
 
 impl LiteralBoard {
@@ -382,6 +385,8 @@ impl LiteralBoard {
             popped: 0,
             popped_before_open: 0,
             clock_open: true,
+            last_clock: None,
+            last_clock_pushed: 0,
         }
     }
 
@@ -556,12 +561,20 @@ impl LiteralBoard {
     pub fn clock(&mut self, k: u64, cmds: &[Command]) {
         let tick = k * self.lanes;
         let level_k = self.fifo.len();
-        // Board.md 2.1: the clock takes its events if the FIFO has room for
-        // the most words a clock pushes, the filler included.
+        let pushed_at_start = self.pushed;
+        // Board.md 2.2: the room at the clock's start plus the previous
+        // clock's words; the clock takes its events if that is twice the
+        // most words a clock pushes (the filler included), and the keeper
+        // pushes its filler if it is one more than that most.
+        let pushed_before = match self.last_clock {
+            Some(last) if last + 1 == k => self.last_clock_pushed as usize,
+            _ => 0,
+        };
+        let room = self.cfg.fifo_depth - level_k + pushed_before;
         let most = 2 + 3 * self.cfg.refs_per_clock as usize;
-        self.clock_open = self.cfg.fifo_depth - level_k >= most;
+        self.clock_open = room >= 2 * most;
         // 1. Keeper.
-        if tick.saturating_sub(self.enc.last) >= KEEPER_GAP && level_k < self.cfg.fifo_depth {
+        if tick.saturating_sub(self.enc.last) >= KEEPER_GAP && room > most {
             self.push_word(
                 k,
                 RecordWord::control_unchecked(0, Opcode::Time, (1 << 21) - 1),
@@ -597,6 +610,8 @@ impl LiteralBoard {
         if self.fifo.len() != level_k {
             self.level_changes.push((k, self.fifo.len() as u32));
         }
+        self.last_clock = Some(k);
+        self.last_clock_pushed = self.pushed - pushed_at_start;
     }
 
     /// Runs a whole stream and the end of stream: clocks with no commands
@@ -632,8 +647,13 @@ impl LiteralBoard {
             // tick KEEPER_GAP after `last`), no pop (the credit stays below
             // `den`), no idle flush.
             let (num, den) = (self.cfg.drain.num * lanes, self.cfg.drain.den);
+            // The keeper's room test reads `depth - level` plus the words of
+            // clock k at k + 1, and no more later (the clocks skipped push
+            // nothing).
             let mut next = cmds.get(i).map_or(u64::MAX, |c| c.cycle / lanes);
-            if self.fifo.len() < self.cfg.fifo_depth {
+            let most = 2 + 3 * self.cfg.refs_per_clock as usize;
+            let room_next = self.cfg.fifo_depth - self.fifo.len() + self.last_clock_pushed as usize;
+            if room_next > most {
                 next = next.min((self.enc.last + KEEPER_GAP).div_ceil(lanes));
             }
             if !self.fifo.is_empty() {

@@ -5,51 +5,15 @@
 //! (the keeper due, a slot needing a TIME word or two) worked out from
 //! every gap the clock may leave and the next clock's lanes, into
 //! registers: the decision starts from flops, not from the gap's adders.
-//! The gaps the clock leaves without a push of its events (none, or the
-//! filler alone) are the gap plus the step; their tests
-//! `gap + step + lane >= C` are `gap >= C - step - lane`, with the right
-//! side worked out a clock ahead (`thr_*`), so one compare chain runs from
-//! the gap register and no adder comes before it.
 
 use rust_hdl::prelude::*;
 
 use super::slot::GapTests;
-use super::{GAP_MAX, KEEPER_GAP};
+use super::GAP_MAX;
 
 /// Gaps a clock may leave: since reset, no push, a filler alone, and one
 /// per slot (`E <= 4`).
 const GAP_CANDS: usize = 7;
-/// The candidates without a compare of their own (since reset, and one
-/// per slot), tested by `GapTests`.
-const TESTED_CANDS: usize = 5;
-/// Thresholds are held as `C - step - lane + 2^33` in 34 bits: the
-/// difference lies in `(-2^33, 2^33)`, and the gap, below `2^32`, is
-/// compared as `gap + 2^33`.
-const BIAS: u64 = 1 << 33;
-
-/// Combinational: one test threshold, `base - lane - step` in 34 bits
-/// (`base` is `C + 2^33`, with `KEEPER_GAP` more after the filler), the
-/// step as the low halves' difference of the two ticks (the step modulo
-/// `2^32`, exact unless it saturates) so that no adder and no saturation
-/// come before this sum.
-#[derive(LogicBlock, Default)]
-pub struct GapThreshold {
-    pub base: Signal<In, Bits<34>>,
-    pub lane: Signal<In, Bits<3>>,
-    /// The low halves of the ticks the step runs from and to.
-    pub tick_from: Signal<In, Bits<32>>,
-    pub tick_to: Signal<In, Bits<32>>,
-    pub value: Signal<Out, Bits<34>>,
-}
-
-impl Logic for GapThreshold {
-    #[hdl_gen]
-    fn update(&mut self) {
-        self.value.next = self.base.val() + bit_cast::<34, 32>(self.tick_from.val())
-            - bit_cast::<34, 3>(self.lane.val())
-            - bit_cast::<34, 32>(self.tick_to.val());
-    }
-}
 
 /// Sequential: the gap and its tests at the clock being decided, updated
 /// from that clock's decision.
@@ -67,13 +31,6 @@ pub struct GapState<const E: usize> {
     /// next clock's lanes.
     pub step_after: [Signal<In, Bits<32>>; E],
     pub next_lane: [Signal<In, Bits<3>>; E],
-    /// A clock ahead, what `step` and `next_lane` come from at the next
-    /// clock edge: the low halves of the ticks the step runs from and to,
-    /// whether it saturates, and the lanes.
-    pub tick_from_ahead: Signal<In, Bits<32>>,
-    pub tick_to_ahead: Signal<In, Bits<32>>,
-    pub step_sat_ahead: Signal<In, Bit>,
-    pub lane_ahead: [Signal<In, Bits<3>>; E],
     /// The clock is decided; its valid slots; the decision.
     pub valid: Signal<In, Bit>,
     pub ev_valid: [Signal<In, Bit>; E],
@@ -106,43 +63,7 @@ pub struct GapState<const E: usize> {
     /// (`gap_pick`, one-hot) into the gap and test registers.
     gap_cand: [Signal<Local, Bits<32>>; GAP_CANDS],
     gap_cand_due: [Signal<Local, Bit>; GAP_CANDS],
-    /// Entry `4 c + s`: the tests of the next clock's slot `s` on gap `c`.
-    cand_need_time: [Signal<Local, Bit>; GAP_CANDS * 4],
-    cand_too_long: [Signal<Local, Bit>; GAP_CANDS * 4],
-    cand_too_long_k: [Signal<Local, Bit>; GAP_CANDS * 4],
-    /// `GapTests` of candidate 0 (entries 0-3) and `3 + s` (`4 + 4 s`).
-    gap_cand_tests: [GapTests; TESTED_CANDS * 4],
-    /// The thresholds of gaps 1 (no push, `_none`) and 2 (the filler
-    /// alone, `_keep`, `KEEPER_GAP` more): a slot's TIME word (`C = 64`),
-    /// two (`2^27`), two after the filler (`2^28 - 64`), and the keeper due
-    /// (`KEEPER_GAP`, without a lane).
-    thr_need_none: [DFF<Bits<34>>; E],
-    thr_long_none: [DFF<Bits<34>>; E],
-    thr_long_k_none: [DFF<Bits<34>>; E],
-    thr_need_keep: [DFF<Bits<34>>; E],
-    thr_long_keep: [DFF<Bits<34>>; E],
-    thr_long_k_keep: [DFF<Bits<34>>; E],
-    thr_due_none: DFF<Bits<34>>,
-    thr_due_keep: DFF<Bits<34>>,
-    /// The step saturates: every test holds.
-    step_sat: DFF<Bit>,
-    /// Their next values.
-    next_due_none: GapThreshold,
-    next_due_keep: GapThreshold,
-    next_need_none: [GapThreshold; E],
-    next_long_none: [GapThreshold; E],
-    next_long_k_none: [GapThreshold; E],
-    next_need_keep: [GapThreshold; E],
-    next_long_keep: [GapThreshold; E],
-    next_long_k_keep: [GapThreshold; E],
-    /// `C + 2^33` of each threshold, and the gap plus `2^33`.
-    c_need: Constant<Bits<34>>,
-    c_long: Constant<Bits<34>>,
-    c_long_k: Constant<Bits<34>>,
-    c_due: Constant<Bits<34>>,
-    keeper_gap: Constant<Bits<34>>,
-    bias: Constant<Bits<34>>,
-    gap_biased: Signal<Local, Bits<34>>,
+    gap_cand_tests: [GapTests; GAP_CANDS * 4],
     gap_pick: Signal<Local, Bits<GAP_CANDS>>,
     /// The candidate of a clock that does not take its events (0, 1 or 2).
     gap_other: Signal<Local, Bits<2>>,
@@ -166,10 +87,6 @@ impl<const E: usize> Default for GapState<E> {
             step_k: Default::default(),
             step_after: std::array::from_fn(|_| Default::default()),
             next_lane: std::array::from_fn(|_| Default::default()),
-            tick_from_ahead: Default::default(),
-            tick_to_ahead: Default::default(),
-            step_sat_ahead: Default::default(),
-            lane_ahead: std::array::from_fn(|_| Default::default()),
             valid: Default::default(),
             ev_valid: std::array::from_fn(|_| Default::default()),
             keep: Default::default(),
@@ -190,34 +107,7 @@ impl<const E: usize> Default for GapState<E> {
             sum_keep: Default::default(),
             gap_cand: std::array::from_fn(|_| Default::default()),
             gap_cand_due: std::array::from_fn(|_| Default::default()),
-            cand_need_time: std::array::from_fn(|_| Default::default()),
-            cand_too_long: std::array::from_fn(|_| Default::default()),
-            cand_too_long_k: std::array::from_fn(|_| Default::default()),
             gap_cand_tests: std::array::from_fn(|_| Default::default()),
-            thr_need_none: std::array::from_fn(|_| Default::default()),
-            thr_long_none: std::array::from_fn(|_| Default::default()),
-            thr_long_k_none: std::array::from_fn(|_| Default::default()),
-            thr_need_keep: std::array::from_fn(|_| Default::default()),
-            thr_long_keep: std::array::from_fn(|_| Default::default()),
-            thr_long_k_keep: std::array::from_fn(|_| Default::default()),
-            thr_due_none: Default::default(),
-            thr_due_keep: Default::default(),
-            step_sat: Default::default(),
-            next_due_none: Default::default(),
-            next_due_keep: Default::default(),
-            next_need_none: std::array::from_fn(|_| Default::default()),
-            next_long_none: std::array::from_fn(|_| Default::default()),
-            next_long_k_none: std::array::from_fn(|_| Default::default()),
-            next_need_keep: std::array::from_fn(|_| Default::default()),
-            next_long_keep: std::array::from_fn(|_| Default::default()),
-            next_long_k_keep: std::array::from_fn(|_| Default::default()),
-            c_need: Constant::new((64 + BIAS).to_bits()),
-            c_long: Constant::new(((1u64 << 27) + BIAS).to_bits()),
-            c_long_k: Constant::new(((1u64 << 28) - 64 + BIAS).to_bits()),
-            c_due: Constant::new((KEEPER_GAP + BIAS).to_bits()),
-            keeper_gap: Constant::new(KEEPER_GAP.to_bits()),
-            bias: Constant::new(BIAS.to_bits()),
-            gap_biased: Default::default(),
             gap_pick: Default::default(),
             gap_other: Default::default(),
             gap_pick_bit: std::array::from_fn(|c| Constant::new((1u64 << c).to_bits())),
@@ -269,128 +159,16 @@ impl<const E: usize> Logic for GapState<E> {
         for s in 0..E {
             self.gap_cand[3 + s].next = self.step_after[s].val();
         }
-        // Candidates 0 and 3 + u: their tests on bits (`GapTests`, entries
-        // `4 t + s` for `t` 0 and 1 + u).
-        self.gap_cand_due[0].next = self.gap_cand[0].val().get_bits::<5>(27).any()
-            | self.gap_cand[0].val().get_bits::<21>(6).all();
-        for u in 0..4 {
-            self.gap_cand_due[3 + u].next = self.gap_cand[3 + u].val().get_bits::<5>(27).any()
-                | self.gap_cand[3 + u].val().get_bits::<21>(6).all();
-        }
-        for s in 0..4 {
-            self.gap_cand_tests[s].gap.next = self.gap_cand[0].val();
-            self.gap_cand_tests[s].lane.next = 0.into();
-            self.cand_need_time[s].next = false;
-            self.cand_too_long[s].next = false;
-            self.cand_too_long_k[s].next = false;
-            for u in 0..4 {
-                self.gap_cand_tests[(1 + u) * 4 + s].gap.next = self.gap_cand[3 + u].val();
-                self.gap_cand_tests[(1 + u) * 4 + s].lane.next = 0.into();
-                self.cand_need_time[(3 + u) * 4 + s].next = false;
-                self.cand_too_long[(3 + u) * 4 + s].next = false;
-                self.cand_too_long_k[(3 + u) * 4 + s].next = false;
+        for c in 0..GAP_CANDS {
+            self.gap_cand_due[c].next = self.gap_cand[c].val().get_bits::<5>(27).any()
+                | self.gap_cand[c].val().get_bits::<21>(6).all();
+            for s in 0..4 {
+                self.gap_cand_tests[c * 4 + s].gap.next = self.gap_cand[c].val();
+                self.gap_cand_tests[c * 4 + s].lane.next = 0.into();
             }
-        }
-        for s in 0..E {
-            self.gap_cand_tests[s].lane.next = self.next_lane[s].val();
-            self.cand_need_time[s].next = self.gap_cand_tests[s].need_time.val();
-            self.cand_too_long[s].next = self.gap_cand_tests[s].too_long.val();
-            self.cand_too_long_k[s].next = self.gap_cand_tests[s].too_long_k.val();
-            for u in 0..4 {
-                self.gap_cand_tests[(1 + u) * 4 + s].lane.next = self.next_lane[s].val();
-                self.cand_need_time[(3 + u) * 4 + s].next =
-                    self.gap_cand_tests[(1 + u) * 4 + s].need_time.val();
-                self.cand_too_long[(3 + u) * 4 + s].next =
-                    self.gap_cand_tests[(1 + u) * 4 + s].too_long.val();
-                self.cand_too_long_k[(3 + u) * 4 + s].next =
-                    self.gap_cand_tests[(1 + u) * 4 + s].too_long_k.val();
+            for s in 0..E {
+                self.gap_cand_tests[c * 4 + s].lane.next = self.next_lane[s].val();
             }
-        }
-        // Candidates 1 and 2: `gap >= C - step - lane` against the
-        // thresholds registered a clock ahead (`need_time_k` is
-        // `too_long`, as in `GapTests`).
-        self.gap_biased.next = bit_cast::<34, 32>(self.gap_reg.q.val()) | self.bias.val();
-        self.gap_cand_due[1].next =
-            self.step_sat.q.val() | (self.gap_biased.val() >= self.thr_due_none.q.val());
-        self.gap_cand_due[2].next =
-            self.step_sat.q.val() | (self.gap_biased.val() >= self.thr_due_keep.q.val());
-        for s in 0..4 {
-            self.cand_need_time[4 + s].next = false;
-            self.cand_too_long[4 + s].next = false;
-            self.cand_too_long_k[4 + s].next = false;
-            self.cand_need_time[8 + s].next = false;
-            self.cand_too_long[8 + s].next = false;
-            self.cand_too_long_k[8 + s].next = false;
-        }
-        for s in 0..E {
-            self.cand_need_time[4 + s].next =
-                self.step_sat.q.val() | (self.gap_biased.val() >= self.thr_need_none[s].q.val());
-            self.cand_too_long[4 + s].next =
-                self.step_sat.q.val() | (self.gap_biased.val() >= self.thr_long_none[s].q.val());
-            self.cand_too_long_k[4 + s].next =
-                self.step_sat.q.val() | (self.gap_biased.val() >= self.thr_long_k_none[s].q.val());
-            self.cand_need_time[8 + s].next =
-                self.step_sat.q.val() | (self.gap_biased.val() >= self.thr_need_keep[s].q.val());
-            self.cand_too_long[8 + s].next =
-                self.step_sat.q.val() | (self.gap_biased.val() >= self.thr_long_keep[s].q.val());
-            self.cand_too_long_k[8 + s].next =
-                self.step_sat.q.val() | (self.gap_biased.val() >= self.thr_long_k_keep[s].q.val());
-        }
-        // The thresholds of the clock after: `C + 2^33 - lane - step`, and
-        // `KEEPER_GAP` more after the filler (its gap is `KEEPER_GAP`
-        // less); with a saturated step every test holds, as it does on the
-        // saturated sum.
-        self.step_sat.clock.next = self.clock.val();
-        self.step_sat.d.next = self.step_sat_ahead.val();
-        self.thr_due_none.clock.next = self.clock.val();
-        self.thr_due_keep.clock.next = self.clock.val();
-        self.next_due_none.base.next = self.c_due.val();
-        self.next_due_keep.base.next = self.c_due.val() + self.keeper_gap.val();
-        self.next_due_none.lane.next = 0.into();
-        self.next_due_keep.lane.next = 0.into();
-        self.next_due_none.tick_from.next = self.tick_from_ahead.val();
-        self.next_due_keep.tick_from.next = self.tick_from_ahead.val();
-        self.next_due_none.tick_to.next = self.tick_to_ahead.val();
-        self.next_due_keep.tick_to.next = self.tick_to_ahead.val();
-        self.thr_due_none.d.next = self.next_due_none.value.val();
-        self.thr_due_keep.d.next = self.next_due_keep.value.val();
-        for s in 0..E {
-            self.thr_need_none[s].clock.next = self.clock.val();
-            self.thr_long_none[s].clock.next = self.clock.val();
-            self.thr_long_k_none[s].clock.next = self.clock.val();
-            self.thr_need_keep[s].clock.next = self.clock.val();
-            self.thr_long_keep[s].clock.next = self.clock.val();
-            self.thr_long_k_keep[s].clock.next = self.clock.val();
-            self.next_need_none[s].base.next = self.c_need.val();
-            self.next_long_none[s].base.next = self.c_long.val();
-            self.next_long_k_none[s].base.next = self.c_long_k.val();
-            self.next_need_keep[s].base.next = self.c_need.val() + self.keeper_gap.val();
-            self.next_long_keep[s].base.next = self.c_long.val() + self.keeper_gap.val();
-            self.next_long_k_keep[s].base.next = self.c_long_k.val() + self.keeper_gap.val();
-            self.next_need_none[s].lane.next = self.lane_ahead[s].val();
-            self.next_long_none[s].lane.next = self.lane_ahead[s].val();
-            self.next_long_k_none[s].lane.next = self.lane_ahead[s].val();
-            self.next_need_keep[s].lane.next = self.lane_ahead[s].val();
-            self.next_long_keep[s].lane.next = self.lane_ahead[s].val();
-            self.next_long_k_keep[s].lane.next = self.lane_ahead[s].val();
-            self.next_need_none[s].tick_from.next = self.tick_from_ahead.val();
-            self.next_need_none[s].tick_to.next = self.tick_to_ahead.val();
-            self.next_long_none[s].tick_from.next = self.tick_from_ahead.val();
-            self.next_long_none[s].tick_to.next = self.tick_to_ahead.val();
-            self.next_long_k_none[s].tick_from.next = self.tick_from_ahead.val();
-            self.next_long_k_none[s].tick_to.next = self.tick_to_ahead.val();
-            self.next_need_keep[s].tick_from.next = self.tick_from_ahead.val();
-            self.next_need_keep[s].tick_to.next = self.tick_to_ahead.val();
-            self.next_long_keep[s].tick_from.next = self.tick_from_ahead.val();
-            self.next_long_keep[s].tick_to.next = self.tick_to_ahead.val();
-            self.next_long_k_keep[s].tick_from.next = self.tick_from_ahead.val();
-            self.next_long_k_keep[s].tick_to.next = self.tick_to_ahead.val();
-            self.thr_need_none[s].d.next = self.next_need_none[s].value.val();
-            self.thr_long_none[s].d.next = self.next_long_none[s].value.val();
-            self.thr_long_k_none[s].d.next = self.next_long_k_none[s].value.val();
-            self.thr_need_keep[s].d.next = self.next_need_keep[s].value.val();
-            self.thr_long_keep[s].d.next = self.next_long_keep[s].value.val();
-            self.thr_long_k_keep[s].d.next = self.next_long_k_keep[s].value.val();
         }
         // The pick if the clock takes its events, from registers (its last
         // valid slot, else the filler alone, else no push); a clock that
@@ -418,14 +196,14 @@ impl<const E: usize> Logic for GapState<E> {
                 self.gap_next.next = self.gap_next.val() | self.gap_cand[c].val();
                 self.due_next.next = self.due_next.val() | self.gap_cand_due[c].val();
                 for s in 0..E {
-                    self.need_time_next[s].next =
-                        self.need_time_next[s].val() | self.cand_need_time[c * 4 + s].val();
+                    self.need_time_next[s].next = self.need_time_next[s].val()
+                        | self.gap_cand_tests[c * 4 + s].need_time.val();
                     self.too_long_next[s].next =
-                        self.too_long_next[s].val() | self.cand_too_long[c * 4 + s].val();
-                    self.need_time_k_next[s].next =
-                        self.need_time_k_next[s].val() | self.cand_too_long[c * 4 + s].val();
-                    self.too_long_k_next[s].next =
-                        self.too_long_k_next[s].val() | self.cand_too_long_k[c * 4 + s].val();
+                        self.too_long_next[s].val() | self.gap_cand_tests[c * 4 + s].too_long.val();
+                    self.need_time_k_next[s].next = self.need_time_k_next[s].val()
+                        | self.gap_cand_tests[c * 4 + s].need_time_k.val();
+                    self.too_long_k_next[s].next = self.too_long_k_next[s].val()
+                        | self.gap_cand_tests[c * 4 + s].too_long_k.val();
                 }
             }
         }
@@ -444,10 +222,13 @@ impl<const E: usize> Logic for GapState<E> {
                     self.gap_next.next = self.gap_cand[c].val();
                     self.due_next.next = self.gap_cand_due[c].val();
                     for s in 0..E {
-                        self.need_time_next[s].next = self.cand_need_time[c * 4 + s].val();
-                        self.too_long_next[s].next = self.cand_too_long[c * 4 + s].val();
-                        self.need_time_k_next[s].next = self.cand_too_long[c * 4 + s].val();
-                        self.too_long_k_next[s].next = self.cand_too_long_k[c * 4 + s].val();
+                        self.need_time_next[s].next =
+                            self.gap_cand_tests[c * 4 + s].need_time.val();
+                        self.too_long_next[s].next = self.gap_cand_tests[c * 4 + s].too_long.val();
+                        self.need_time_k_next[s].next =
+                            self.gap_cand_tests[c * 4 + s].need_time_k.val();
+                        self.too_long_k_next[s].next =
+                            self.gap_cand_tests[c * 4 + s].too_long_k.val();
                     }
                 }
             }

@@ -51,7 +51,7 @@ mod step;
 mod words;
 
 pub use decide::Decide;
-pub use gap::{GapState, GapThreshold};
+pub use gap::GapState;
 pub use lost::{LostCandidate, PendingLost};
 pub use prepare::EventBody;
 pub use slot::{GapTests, SlotGap, SlotWords};
@@ -141,8 +141,6 @@ pub struct Encoder<const E: usize> {
     p1_step_k: DFF<Bits<34>>,
     step_lo: Signal<Local, Bits<33>>,
     step_now: Signal<Local, Bits<32>>,
-    /// The step saturates (the ticks are `2^32` or more apart).
-    step_sat_now: Signal<Local, Bit>,
     /// `step - KEEPER_GAP` beside `step` rather than after it: the low
     /// halves' difference less `KEEPER_GAP` (`_b`: plus `2^32`, for a
     /// borrow from the high halves), chosen as `step_now` is.
@@ -323,7 +321,6 @@ impl<const E: usize> Default for Encoder<E> {
             p1_step_k: Default::default(),
             step_lo: Default::default(),
             step_now: Default::default(),
-            step_sat_now: Default::default(),
             step_k_nb: Default::default(),
             step_k_b: Default::default(),
             step_k_now: Default::default(),
@@ -486,17 +483,14 @@ impl<const E: usize> Logic for Encoder<E> {
         self.step_k_b.next = self.step_k_nb.val() + self.two_32.val();
         self.step_now.next = self.gap_max.val();
         self.step_k_now.next = self.gap_max_k.val();
-        self.step_sat_now.next = true;
         if self.step_lo.val().get_bit(32) {
             if self.tick_in.val().get_bits::<32>(32) == self.p1_tick_hi_inc.q.val() {
                 self.step_now.next = self.step_lo.val().get_bits::<32>(0);
                 self.step_k_now.next = self.step_k_b.val();
-                self.step_sat_now.next = false;
             }
         } else if self.tick_in.val().get_bits::<32>(32) == self.p1_tick.q.val().get_bits::<32>(32) {
             self.step_now.next = self.step_lo.val().get_bits::<32>(0);
             self.step_k_now.next = self.step_k_nb.val();
-            self.step_sat_now.next = false;
         }
         self.p1_step.d.next = self.step_now.val();
         self.p1_step_k.d.next = self.step_k_now.val();
@@ -722,9 +716,6 @@ impl<const E: usize> Logic for Encoder<E> {
         self.gap_state.tick_since_reset.next = self.p1_tick_sat.val();
         self.gap_state.step.next = self.p1_step.q.val();
         self.gap_state.step_k.next = self.p1_step_k.q.val();
-        self.gap_state.tick_from_ahead.next = self.p1_tick.q.val().get_bits::<32>(0);
-        self.gap_state.tick_to_ahead.next = self.tick_in.val().get_bits::<32>(0);
-        self.gap_state.step_sat_ahead.next = self.step_sat_now.val();
         self.gap_state.valid.next = self.p2_valid.q.val();
         self.gap_state.keep.next = self.decide.keep.val();
         self.gap_state.takes.next = self.decide.takes.val();
@@ -732,7 +723,6 @@ impl<const E: usize> Logic for Encoder<E> {
             self.gap_state.ev_valid[s].next = self.p2_ev_valid[s].q.val();
             self.gap_state.step_after[s].next = self.slot_gap[s].step_after.val();
             self.gap_state.next_lane[s].next = self.p1_lane[s].q.val();
-            self.gap_state.lane_ahead[s].next = self.ev_lane[s].val();
         }
         if self.p2_valid.q.val() {
             self.hi.d.next = self.words.hi_out.val();

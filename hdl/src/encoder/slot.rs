@@ -20,8 +20,8 @@ pub struct GapTests {
     pub gap: Signal<In, Bits<32>>,
     pub lane: Signal<In, Bits<3>>,
     pub need_time: Signal<Out, Bit>,
-    /// Also whether the gap after the filler needs a TIME word.
     pub too_long: Signal<Out, Bit>,
+    pub need_time_k: Signal<Out, Bit>,
     pub too_long_k: Signal<Out, Bit>,
     units: Signal<Local, Bits<26>>,
     low_room: Signal<Local, Bits<6>>,
@@ -42,6 +42,7 @@ impl Logic for GapTests {
         // gap + lane >= 2^27: units >= 2^21, or 2^21-1 and a carry.
         self.too_long.next = self.units.val().get_bits::<5>(21).any()
             | (self.units.val().get_bits::<21>(0).all() & self.carry.val());
+        self.need_time_k.next = self.too_long.val();
         // gap + lane >= 2^28 - 64: units >= 2^22-1, or 2^22-2 and a carry.
         self.too_long_k.next = self.units.val().get_bits::<4>(22).any()
             | self.units.val().get_bits::<22>(0).all()

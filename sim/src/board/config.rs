@@ -141,11 +141,17 @@ impl BoardConfig {
         self.refs_per_clock = DEFAULT_REFS_PER_CLOCK.min(lanes);
     }
 
+    /// The most words one clock pushes, `2 + 3E` (board.md "Words per
+    /// clock").
+    pub fn most_words_per_clock(&self) -> usize {
+        2 + 3 * self.refs_per_clock as usize
+    }
+
     /// The smallest FIFO depth for this `E`: twice the most words one
-    /// clock pushes, `2(2 + 3E)` (board.md "Words per clock"), so that an
-    /// empty FIFO takes a clock's events.
+    /// clock pushes, so that an empty FIFO takes a clock's events (board.md
+    /// 2.2's room test).
     pub fn min_fifo_depth(&self) -> usize {
-        2 * (2 + 3 * self.refs_per_clock as usize)
+        2 * self.most_words_per_clock()
     }
 
     /// Checks every parameter; the board refuses an invalid configuration.

@@ -101,17 +101,6 @@ impl TxFifo {
         }
     }
 
-    /// Words pushed in clock `clock` so far (`clock` at or after every
-    /// push's clock).
-    #[inline(always)]
-    pub fn pushed_in_clock(&self, clock: u64) -> u64 {
-        if self.push_clocks.clock == clock {
-            self.end - self.push_clocks.start
-        } else {
-            0
-        }
-    }
-
     /// Words pushed in clock `clock` so far and in the clock before it
     /// (`clock` at or after every push's clock): the fill level less these
     /// is the level the room test of `clock` reads (board.md 2.2).

@@ -5,6 +5,10 @@
 //! (the keeper due, a slot needing a TIME word or two) worked out from
 //! every gap the clock may leave and the next clock's lanes, into
 //! registers: the decision starts from flops, not from the gap's adders.
+//! The gaps the clock leaves without a push of its events (none, or the
+//! filler alone) are the gap plus the step; their slot tests read one sum
+//! `gap + (step + lane)`, the bracket registered a clock ahead, so one
+//! carry chain runs from the gap register to the pick.
 
 use rust_hdl::prelude::*;
 
@@ -14,6 +18,67 @@ use super::GAP_MAX;
 /// Gaps a clock may leave: since reset, no push, a filler alone, and one
 /// per slot (`E <= 4`).
 const GAP_CANDS: usize = 7;
+/// Candidate tests: four per candidate, one per slot.
+const CAND_TESTS: usize = GAP_CANDS * 4;
+/// The candidates tested by `GapTests` (since reset, and one per slot).
+const TESTED_CANDS: usize = 5;
+
+/// Combinational: a slot's step and lane, `step + lane` in 34 bits (the
+/// step modulo `2^32`: exact unless it saturates, which is flagged apart).
+#[derive(LogicBlock, Default)]
+pub struct StepLane {
+    pub step: Signal<In, Bits<32>>,
+    pub lane: Signal<In, Bits<3>>,
+    pub sum: Signal<Out, Bits<34>>,
+}
+
+impl Logic for StepLane {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.sum.next = bit_cast::<34, 32>(self.step.val()) + bit_cast::<34, 3>(self.lane.val());
+    }
+}
+
+/// Combinational: the next clock's tests of slot `s` on the gaps this
+/// clock leaves without a push of its events, from `sum = gap + step +
+/// lane` (below `2^34`) and the step's saturation (every test holds, as it
+/// does on the saturated gap). With no push the gap is `gap + step`; after
+/// the filler alone it is `KEEPER_GAP = 2^27 - 64` less, so its tests are
+/// the same sum against thresholds `KEEPER_GAP` higher. `GapTests`' three
+/// thresholds (`64`, `2^27`, `2^28 - 64`) on both gaps need four compares.
+#[derive(LogicBlock, Default)]
+pub struct SumTests {
+    pub gap: Signal<In, Bits<32>>,
+    pub step_lane: Signal<In, Bits<34>>,
+    pub saturated: Signal<In, Bit>,
+    /// `sum >= 64`, `>= 2^27`, `>= 2^28 - 64` and `>= 2^28 + 2^27 - 128`.
+    pub at_least_64: Signal<Out, Bit>,
+    pub at_least_2_27: Signal<Out, Bit>,
+    pub at_least_2_28_less_64: Signal<Out, Bit>,
+    pub at_least_3_2_27_less_128: Signal<Out, Bit>,
+    /// Only bits 6 and up are tested; the low ones carry into them.
+    gap_step_lane: Signal<Local, Bits<34>>,
+}
+
+impl Logic for SumTests {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.gap_step_lane.next = bit_cast::<34, 32>(self.gap.val()) + self.step_lane.val();
+        self.at_least_64.next =
+            self.saturated.val() | self.gap_step_lane.val().get_bits::<28>(6).any();
+        self.at_least_2_27.next =
+            self.saturated.val() | self.gap_step_lane.val().get_bits::<7>(27).any();
+        self.at_least_2_28_less_64.next = self.saturated.val()
+            | self.gap_step_lane.val().get_bits::<6>(28).any()
+            | self.gap_step_lane.val().get_bits::<22>(6).all();
+        // 2^28 + 2^27 - 128: bit 28, and bit 27 or bits 26..7 all set.
+        self.at_least_3_2_27_less_128.next = self.saturated.val()
+            | self.gap_step_lane.val().get_bits::<5>(29).any()
+            | (self.gap_step_lane.val().get_bit(28)
+                & (self.gap_step_lane.val().get_bit(27)
+                    | self.gap_step_lane.val().get_bits::<20>(7).all()));
+    }
+}
 
 /// Sequential: the gap and its tests at the clock being decided, updated
 /// from that clock's decision.
@@ -31,6 +96,12 @@ pub struct GapState<const E: usize> {
     /// next clock's lanes.
     pub step_after: [Signal<In, Bits<32>>; E],
     pub next_lane: [Signal<In, Bits<3>>; E],
+    /// A clock ahead, what `step` and `next_lane` come from at the next
+    /// clock edge: the step modulo `2^32`, whether it saturates, and the
+    /// lanes.
+    pub step_ahead: Signal<In, Bits<32>>,
+    pub step_sat_ahead: Signal<In, Bit>,
+    pub lane_ahead: [Signal<In, Bits<3>>; E],
     /// The clock is decided; its valid slots; the decision.
     pub valid: Signal<In, Bit>,
     pub ev_valid: [Signal<In, Bit>; E],
@@ -63,7 +134,19 @@ pub struct GapState<const E: usize> {
     /// (`gap_pick`, one-hot) into the gap and test registers.
     gap_cand: [Signal<Local, Bits<32>>; GAP_CANDS],
     gap_cand_due: [Signal<Local, Bit>; GAP_CANDS],
-    gap_cand_tests: [GapTests; GAP_CANDS * 4],
+    /// Entry `4 c + s`: the tests of the next clock's slot `s` on gap `c`.
+    cand_need_time: [Signal<Local, Bit>; GAP_CANDS * 4],
+    cand_too_long: [Signal<Local, Bit>; GAP_CANDS * 4],
+    cand_need_time_k: [Signal<Local, Bit>; GAP_CANDS * 4],
+    cand_too_long_k: [Signal<Local, Bit>; GAP_CANDS * 4],
+    /// `GapTests` of candidate 0 (entries 0-3) and `3 + u` (`4 + 4 u`).
+    gap_cand_tests: [GapTests; TESTED_CANDS * 4],
+    /// Candidates 1 and 2: `step + lane` of the next clock's slots and the
+    /// step's saturation, registered a clock ahead, and the tests.
+    step_lane_next: [StepLane; E],
+    step_lane: [DFF<Bits<34>>; E],
+    step_sat: DFF<Bit>,
+    sum_tests: [SumTests; E],
     gap_pick: Signal<Local, Bits<GAP_CANDS>>,
     /// The candidate of a clock that does not take its events (0, 1 or 2).
     gap_other: Signal<Local, Bits<2>>,
@@ -87,6 +170,9 @@ impl<const E: usize> Default for GapState<E> {
             step_k: Default::default(),
             step_after: std::array::from_fn(|_| Default::default()),
             next_lane: std::array::from_fn(|_| Default::default()),
+            step_ahead: Default::default(),
+            step_sat_ahead: Default::default(),
+            lane_ahead: std::array::from_fn(|_| Default::default()),
             valid: Default::default(),
             ev_valid: std::array::from_fn(|_| Default::default()),
             keep: Default::default(),
@@ -107,7 +193,15 @@ impl<const E: usize> Default for GapState<E> {
             sum_keep: Default::default(),
             gap_cand: std::array::from_fn(|_| Default::default()),
             gap_cand_due: std::array::from_fn(|_| Default::default()),
+            cand_need_time: std::array::from_fn(|_| Default::default()),
+            cand_too_long: std::array::from_fn(|_| Default::default()),
+            cand_need_time_k: std::array::from_fn(|_| Default::default()),
+            cand_too_long_k: std::array::from_fn(|_| Default::default()),
             gap_cand_tests: std::array::from_fn(|_| Default::default()),
+            step_lane_next: std::array::from_fn(|_| Default::default()),
+            step_lane: std::array::from_fn(|_| Default::default()),
+            step_sat: Default::default(),
+            sum_tests: std::array::from_fn(|_| Default::default()),
             gap_pick: Default::default(),
             gap_other: Default::default(),
             gap_pick_bit: std::array::from_fn(|c| Constant::new((1u64 << c).to_bits())),
@@ -159,16 +253,74 @@ impl<const E: usize> Logic for GapState<E> {
         for s in 0..E {
             self.gap_cand[3 + s].next = self.step_after[s].val();
         }
-        for c in 0..GAP_CANDS {
-            self.gap_cand_due[c].next = self.gap_cand[c].val().get_bits::<5>(27).any()
-                | self.gap_cand[c].val().get_bits::<21>(6).all();
-            for s in 0..4 {
-                self.gap_cand_tests[c * 4 + s].gap.next = self.gap_cand[c].val();
-                self.gap_cand_tests[c * 4 + s].lane.next = 0.into();
+        // The keeper's test on each candidate; on candidates 1 and 2 on the
+        // sum before its saturation (it holds on both).
+        self.gap_cand_due[0].next = self.gap_cand[0].val().get_bits::<5>(27).any()
+            | self.gap_cand[0].val().get_bits::<21>(6).all();
+        self.gap_cand_due[1].next = self.sum_none.val().get_bits::<7>(27).any()
+            | self.sum_none.val().get_bits::<21>(6).all();
+        self.gap_cand_due[2].next = self.sum_keep.val().get_bits::<7>(27).any()
+            | self.sum_keep.val().get_bits::<21>(6).all();
+        for u in 0..4 {
+            self.gap_cand_due[3 + u].next = self.gap_cand[3 + u].val().get_bits::<5>(27).any()
+                | self.gap_cand[3 + u].val().get_bits::<21>(6).all();
+        }
+        // Candidates 0 and 3 + u: `GapTests` on the gap (entries `4 t + s`
+        // for `t` 0 and 1 + u).
+        for e in 0..CAND_TESTS {
+            self.cand_need_time[e].next = false;
+            self.cand_too_long[e].next = false;
+            self.cand_need_time_k[e].next = false;
+            self.cand_too_long_k[e].next = false;
+        }
+        for s in 0..4 {
+            self.gap_cand_tests[s].gap.next = self.gap_cand[0].val();
+            self.gap_cand_tests[s].lane.next = 0.into();
+            for u in 0..4 {
+                self.gap_cand_tests[(1 + u) * 4 + s].gap.next = self.gap_cand[3 + u].val();
+                self.gap_cand_tests[(1 + u) * 4 + s].lane.next = 0.into();
             }
-            for s in 0..E {
-                self.gap_cand_tests[c * 4 + s].lane.next = self.next_lane[s].val();
+        }
+        for s in 0..E {
+            self.gap_cand_tests[s].lane.next = self.next_lane[s].val();
+            self.cand_need_time[s].next = self.gap_cand_tests[s].need_time.val();
+            self.cand_too_long[s].next = self.gap_cand_tests[s].too_long.val();
+            self.cand_need_time_k[s].next = self.gap_cand_tests[s].need_time_k.val();
+            self.cand_too_long_k[s].next = self.gap_cand_tests[s].too_long_k.val();
+            for u in 0..4 {
+                self.gap_cand_tests[(1 + u) * 4 + s].lane.next = self.next_lane[s].val();
+                self.cand_need_time[(3 + u) * 4 + s].next =
+                    self.gap_cand_tests[(1 + u) * 4 + s].need_time.val();
+                self.cand_too_long[(3 + u) * 4 + s].next =
+                    self.gap_cand_tests[(1 + u) * 4 + s].too_long.val();
+                self.cand_need_time_k[(3 + u) * 4 + s].next =
+                    self.gap_cand_tests[(1 + u) * 4 + s].need_time_k.val();
+                self.cand_too_long_k[(3 + u) * 4 + s].next =
+                    self.gap_cand_tests[(1 + u) * 4 + s].too_long_k.val();
             }
+        }
+        // Candidates 1 (no push) and 2 (the filler alone, `KEEPER_GAP`
+        // less): one sum per slot, `gap + (step + lane)`, and its compares
+        // (a gap after the filler needs a TIME word at the no-push gap's
+        // `2^27`, and so on; see `SumTests`).
+        self.step_sat.clock.next = self.clock.val();
+        self.step_sat.d.next = self.step_sat_ahead.val();
+        for s in 0..E {
+            self.step_lane_next[s].step.next = self.step_ahead.val();
+            self.step_lane_next[s].lane.next = self.lane_ahead[s].val();
+            self.step_lane[s].clock.next = self.clock.val();
+            self.step_lane[s].d.next = self.step_lane_next[s].sum.val();
+            self.sum_tests[s].gap.next = self.gap_reg.q.val();
+            self.sum_tests[s].step_lane.next = self.step_lane[s].q.val();
+            self.sum_tests[s].saturated.next = self.step_sat.q.val();
+            self.cand_need_time[4 + s].next = self.sum_tests[s].at_least_64.val();
+            self.cand_too_long[4 + s].next = self.sum_tests[s].at_least_2_27.val();
+            self.cand_need_time_k[4 + s].next = self.sum_tests[s].at_least_2_27.val();
+            self.cand_too_long_k[4 + s].next = self.sum_tests[s].at_least_2_28_less_64.val();
+            self.cand_need_time[8 + s].next = self.sum_tests[s].at_least_2_27.val();
+            self.cand_too_long[8 + s].next = self.sum_tests[s].at_least_2_28_less_64.val();
+            self.cand_need_time_k[8 + s].next = self.sum_tests[s].at_least_2_28_less_64.val();
+            self.cand_too_long_k[8 + s].next = self.sum_tests[s].at_least_3_2_27_less_128.val();
         }
         // The pick if the clock takes its events, from registers (its last
         // valid slot, else the filler alone, else no push); a clock that
@@ -196,14 +348,14 @@ impl<const E: usize> Logic for GapState<E> {
                 self.gap_next.next = self.gap_next.val() | self.gap_cand[c].val();
                 self.due_next.next = self.due_next.val() | self.gap_cand_due[c].val();
                 for s in 0..E {
-                    self.need_time_next[s].next = self.need_time_next[s].val()
-                        | self.gap_cand_tests[c * 4 + s].need_time.val();
+                    self.need_time_next[s].next =
+                        self.need_time_next[s].val() | self.cand_need_time[c * 4 + s].val();
                     self.too_long_next[s].next =
-                        self.too_long_next[s].val() | self.gap_cand_tests[c * 4 + s].too_long.val();
-                    self.need_time_k_next[s].next = self.need_time_k_next[s].val()
-                        | self.gap_cand_tests[c * 4 + s].need_time_k.val();
-                    self.too_long_k_next[s].next = self.too_long_k_next[s].val()
-                        | self.gap_cand_tests[c * 4 + s].too_long_k.val();
+                        self.too_long_next[s].val() | self.cand_too_long[c * 4 + s].val();
+                    self.need_time_k_next[s].next =
+                        self.need_time_k_next[s].val() | self.cand_need_time_k[c * 4 + s].val();
+                    self.too_long_k_next[s].next =
+                        self.too_long_k_next[s].val() | self.cand_too_long_k[c * 4 + s].val();
                 }
             }
         }
@@ -222,13 +374,10 @@ impl<const E: usize> Logic for GapState<E> {
                     self.gap_next.next = self.gap_cand[c].val();
                     self.due_next.next = self.gap_cand_due[c].val();
                     for s in 0..E {
-                        self.need_time_next[s].next =
-                            self.gap_cand_tests[c * 4 + s].need_time.val();
-                        self.too_long_next[s].next = self.gap_cand_tests[c * 4 + s].too_long.val();
-                        self.need_time_k_next[s].next =
-                            self.gap_cand_tests[c * 4 + s].need_time_k.val();
-                        self.too_long_k_next[s].next =
-                            self.gap_cand_tests[c * 4 + s].too_long_k.val();
+                        self.need_time_next[s].next = self.cand_need_time[c * 4 + s].val();
+                        self.too_long_next[s].next = self.cand_too_long[c * 4 + s].val();
+                        self.need_time_k_next[s].next = self.cand_need_time_k[c * 4 + s].val();
+                        self.too_long_k_next[s].next = self.cand_too_long_k[c * 4 + s].val();
                     }
                 }
             }

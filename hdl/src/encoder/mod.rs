@@ -22,7 +22,8 @@
 //!   chain in the next clock, from registers; the room flags (the filler,
 //!   the clock open) test the free count plus the previous clock's words
 //!   (board.md 2.2), so they are worked out a clock ahead from `free_lag`
-//!   and its pop, and no decision reaches them; the fill level's `!= 0` as
+//!   saturated at 63 (`free_small`, no test reads more) and its pop, with
+//!   no decision and no wide adder before them; the fill level's `!= 0` as
 //!   a flag;
 //! - the drain credit as `credit - (den - L num)`, so the pop test is its
 //!   sign bit, and the pop depends on registers only;
@@ -141,6 +142,8 @@ pub struct Encoder<const E: usize> {
     p1_step_k: DFF<Bits<34>>,
     step_lo: Signal<Local, Bits<33>>,
     step_now: Signal<Local, Bits<32>>,
+    /// The step saturates (the ticks are `2^32` or more apart).
+    step_sat_now: Signal<Local, Bit>,
     /// `step - KEEPER_GAP` beside `step` rather than after it: the low
     /// halves' difference less `KEEPER_GAP` (`_b`: plus `2^32`, for a
     /// borrow from the high halves), chosen as `step_now` is.
@@ -214,11 +217,21 @@ pub struct Encoder<const E: usize> {
     total: Signal<Local, Bits<8>>,
     /// The words of the clock if it takes its events.
     total_taken: Signal<Local, Bits<8>>,
-    /// `free_lag` after the clock, saturated at 63 (no room test reads
-    /// more), and the room tests' thresholds.
+    /// `free_lag` saturated at 63: `free_lag` moves by at most 1 up and
+    /// `2 + 3E` down a clock, so `free_small + pop - last_total` passes
+    /// each room test (both below `63 - (2 + 3E)`) exactly when the
+    /// clock's `free_lag_after` does, in 8 bits.
+    free_small: DFF<Bits<6>>,
+    room_sum: Signal<Local, Bits<8>>,
+    /// Below 128, `free_lag_after` in 8 bits from `free_lag`'s low 7 (at
+    /// 128 or more, `free_lag_after` is at least 63); `depth` saturated.
+    free_lag_high: Signal<Local, Bit>,
+    free_low_after: Signal<Local, Bits<8>>,
     free_small_next: Signal<Local, Bits<6>>,
-    filler_room_min: Constant<Bits<6>>,
-    open_room_min: Constant<Bits<6>>,
+    depth_small: Signal<Local, Bits<6>>,
+    /// The room tests' thresholds.
+    filler_room_min: Constant<Bits<8>>,
+    open_room_min: Constant<Bits<8>>,
     /// The free count and the next write position at the clock's start,
     /// and the lagged free count after the clock (its pop, early, and the
     /// previous clock's pushes, late).
@@ -321,6 +334,7 @@ impl<const E: usize> Default for Encoder<E> {
             p1_step_k: Default::default(),
             step_lo: Default::default(),
             step_now: Default::default(),
+            step_sat_now: Default::default(),
             step_k_nb: Default::default(),
             step_k_b: Default::default(),
             step_k_now: Default::default(),
@@ -368,7 +382,12 @@ impl<const E: usize> Default for Encoder<E> {
             pop_now: Default::default(),
             total: Default::default(),
             total_taken: Default::default(),
+            free_small: Default::default(),
+            room_sum: Default::default(),
+            free_lag_high: Default::default(),
+            free_low_after: Default::default(),
             free_small_next: Default::default(),
+            depth_small: Default::default(),
             filler_room_min: Constant::new(((3 + 3 * E) as u64).to_bits()),
             open_room_min: Constant::new(((2 * (2 + 3 * E)) as u64).to_bits()),
             free_now: SmallStep::new(true),
@@ -439,6 +458,7 @@ impl<const E: usize> Logic for Encoder<E> {
             last_keep,
             room_filler,
             room_open,
+            free_small,
             level_nonzero,
             credit,
             read_pos,
@@ -483,14 +503,17 @@ impl<const E: usize> Logic for Encoder<E> {
         self.step_k_b.next = self.step_k_nb.val() + self.two_32.val();
         self.step_now.next = self.gap_max.val();
         self.step_k_now.next = self.gap_max_k.val();
+        self.step_sat_now.next = true;
         if self.step_lo.val().get_bit(32) {
             if self.tick_in.val().get_bits::<32>(32) == self.p1_tick_hi_inc.q.val() {
                 self.step_now.next = self.step_lo.val().get_bits::<32>(0);
                 self.step_k_now.next = self.step_k_b.val();
+                self.step_sat_now.next = false;
             }
         } else if self.tick_in.val().get_bits::<32>(32) == self.p1_tick.q.val().get_bits::<32>(32) {
             self.step_now.next = self.step_lo.val().get_bits::<32>(0);
             self.step_k_now.next = self.step_k_nb.val();
+            self.step_sat_now.next = false;
         }
         self.p1_step.d.next = self.step_now.val();
         self.p1_step_k.d.next = self.step_k_now.val();
@@ -578,7 +601,7 @@ impl<const E: usize> Logic for Encoder<E> {
             self.decide.hi_eq_slot[i].next = self.p2_hi_eq[i].q.val();
         }
         for s in 0..E {
-            self.slot_gap[s].gap.next = self.gap_state.gap.val();
+            self.slot_gap[s].gap_low.next = self.gap_state.gap.val().get_bits::<6>(0);
             self.slot_gap[s].lane.next = self.p2_lane[s].q.val();
             self.slot_gap[s].step.next = self.p1_step.q.val();
             // (A valid event implies a valid clock: `p1_ev_valid`.)
@@ -604,11 +627,12 @@ impl<const E: usize> Logic for Encoder<E> {
             self.words.line_hi[s].next = self.p2_line_hi[s].q.val();
             self.words.lane[s].next = self.p2_lane[s].q.val();
             self.words.first_dt[s].next = self.slot_gap[s].first_dt.val();
-            self.words.time_units[s].next = self.slot_gap[s].time_units.val();
+            self.words.time_carry[s].next = self.slot_gap[s].time_carry.val();
         }
         self.words.keep.next = self.decide.keep.val();
         self.words.takes.next = self.decide.takes.val();
         self.words.time_taken.next = self.decide.time_taken.val();
+        self.words.gap_units.next = self.gap_state.gap.val().get_bits::<21>(6);
         for s in 0..E {
             self.words.count_taken[s].next = self.decide.count_taken[s].val();
         }
@@ -691,18 +715,41 @@ impl<const E: usize> Logic for Encoder<E> {
         self.free_lag_next.early.next = self.pop_up.val();
         self.free_lag_next.late.next = self.last_total.val();
         self.depth_level_1.next = self.depth.val() - 1;
-        // The lagged free count after the clock, and saturated at 63: the
-        // next clock's room tests (board.md 2.2) read only it.
+        // The lagged free count after the clock, and saturated at 63 for
+        // the next clock's room tests (board.md 2.2), which read the
+        // saturated count of this clock plus its pop less the previous
+        // clock's words: 8-bit adds from registers.
         self.free_lag_after.next = self.depth.val();
         if self.p2_valid.q.val() {
             self.free_lag_after.next = self.free_lag_next.sum.val();
         }
-        self.free_small_next.next = 63.into();
-        if !(self.free_lag_after.val() >> 6).any() {
-            self.free_small_next.next = self.free_lag_after.val().get_bits::<6>(0);
+        self.depth_small.next = 63.into();
+        if !(self.depth.val() >> 6).any() {
+            self.depth_small.next = self.depth.val().get_bits::<6>(0);
         }
-        self.room_filler.d.next = self.free_small_next.val() >= self.filler_room_min.val();
-        self.room_open.d.next = self.free_small_next.val() >= self.open_room_min.val();
+        self.free_lag_high.next = (self.free_lag.q.val() >> 7).any();
+        self.free_low_after.next = bit_cast::<8, 7>(self.free_lag.q.val().get_bits::<7>(0))
+            + bit_cast::<8, 6>(self.pop_up.val())
+            - bit_cast::<8, 6>(self.last_total.val());
+        self.free_small_next.next = self.free_low_after.val().get_bits::<6>(0);
+        if self.free_lag_high.val()
+            | self.free_low_after.val().get_bits::<2>(6).any()
+            | self.free_low_after.val().get_bits::<6>(0).all()
+        {
+            self.free_small_next.next = 63.into();
+        }
+        self.room_sum.next = bit_cast::<8, 6>(self.free_small.q.val())
+            + bit_cast::<8, 6>(self.pop_up.val())
+            - bit_cast::<8, 6>(self.last_total.val());
+        self.free_small.d.next = self.depth_small.val();
+        self.room_filler.d.next =
+            self.depth_small.val() >= self.filler_room_min.val().get_bits::<6>(0);
+        self.room_open.d.next = self.depth_small.val() >= self.open_room_min.val().get_bits::<6>(0);
+        if self.p2_valid.q.val() {
+            self.free_small.d.next = self.free_small_next.val();
+            self.room_filler.d.next = self.room_sum.val() >= self.filler_room_min.val();
+            self.room_open.d.next = self.room_sum.val() >= self.open_room_min.val();
+        }
         // The lost count after the clock (see `PendingLost`).
         self.pending_lost.clock.next = self.clock.val();
         self.pending_lost.over.next = self.p1_over.q.val();
@@ -716,6 +763,8 @@ impl<const E: usize> Logic for Encoder<E> {
         self.gap_state.tick_since_reset.next = self.p1_tick_sat.val();
         self.gap_state.step.next = self.p1_step.q.val();
         self.gap_state.step_k.next = self.p1_step_k.q.val();
+        self.gap_state.step_ahead.next = self.step_lo.val().get_bits::<32>(0);
+        self.gap_state.step_sat_ahead.next = self.step_sat_now.val();
         self.gap_state.valid.next = self.p2_valid.q.val();
         self.gap_state.keep.next = self.decide.keep.val();
         self.gap_state.takes.next = self.decide.takes.val();
@@ -723,6 +772,7 @@ impl<const E: usize> Logic for Encoder<E> {
             self.gap_state.ev_valid[s].next = self.p2_ev_valid[s].q.val();
             self.gap_state.step_after[s].next = self.slot_gap[s].step_after.val();
             self.gap_state.next_lane[s].next = self.p1_lane[s].q.val();
+            self.gap_state.lane_ahead[s].next = self.ev_lane[s].val();
         }
         if self.p2_valid.q.val() {
             self.hi.d.next = self.words.hi_out.val();

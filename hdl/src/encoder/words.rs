@@ -38,10 +38,11 @@ pub struct Words<const E: usize> {
     pub line_hi: [Signal<In, Bits<21>>; E],
     pub lane: [Signal<In, Bits<3>>; E],
     /// As the clock's first push: the first word's dt (the gap's low 6
-    /// bits) and the TIME payload without the filler (the gap in units of
-    /// 64 ticks, modulo 2^21).
+    /// bits) and whether its gap in units of 64 ticks is one more than
+    /// `gap_units` (the clock's gap in units, modulo 2^21, a register).
     pub first_dt: [Signal<In, Bits<32>>; E],
-    pub time_units: [Signal<In, Bits<21>>; E],
+    pub time_carry: [Signal<In, Bit>; E],
+    pub gap_units: Signal<In, Bits<21>>,
     /// The lost count at the clock start, low 21 bits.
     pub lost_low: Signal<In, Bits<21>>,
     pub hi_in: Signal<In, Bits<21>>,
@@ -56,6 +57,13 @@ pub struct Words<const E: usize> {
     hi_taken: Signal<Local, Bits<21>>,
     slot: [SlotWords; E],
     time_payload: Signal<Local, Bits<21>>,
+    /// The TIME payload is `gap_units` plus the first push's carry plus
+    /// one after a filler: the sums are worked out from the register
+    /// beside the slots' adds and picked, so no carry chain follows them.
+    units_1: Signal<Local, Bits<21>>,
+    units_2: Signal<Local, Bits<21>>,
+    any_first: Signal<Local, Bit>,
+    first_carry: Signal<Local, Bit>,
     time_word: Signal<Local, Bits<32>>,
     filler: Constant<Bits<32>>,
     time_op: Constant<Bits<32>>,
@@ -81,7 +89,8 @@ impl<const E: usize> Default for Words<E> {
             line_hi: std::array::from_fn(|_| Default::default()),
             lane: std::array::from_fn(|_| Default::default()),
             first_dt: std::array::from_fn(|_| Default::default()),
-            time_units: std::array::from_fn(|_| Default::default()),
+            time_carry: std::array::from_fn(|_| Default::default()),
+            gap_units: Default::default(),
             lost_low: Default::default(),
             hi_in: Default::default(),
             count: std::array::from_fn(|_| Default::default()),
@@ -93,6 +102,10 @@ impl<const E: usize> Default for Words<E> {
             hi_taken: Default::default(),
             slot: std::array::from_fn(|_| Default::default()),
             time_payload: Default::default(),
+            units_1: Default::default(),
+            units_2: Default::default(),
+            any_first: Default::default(),
+            first_carry: Default::default(),
             time_word: Default::default(),
             filler: Constant::new(FILLER_WORD.to_bits()),
             time_op: Constant::new(TIME_WORD.to_bits()),
@@ -106,14 +119,27 @@ impl<const E: usize> Logic for Words<E> {
         // Group 0: [filler] [TIME]; the TIME word goes with the clock's
         // first push, whose slot says its payload (plus one unit after a
         // filler: the gap is then KEEPER_GAP = 2^21-1 units shorter).
-        self.time_payload.next = 0.into();
+        self.units_1.next = self.gap_units.val() + 1;
+        self.units_2.next = self.gap_units.val() + 2;
+        self.any_first.next = false;
+        self.first_carry.next = false;
         for s in 0..E {
             if self.first[s].val() {
-                self.time_payload.next = self.time_units[s].val();
+                self.any_first.next = true;
+                self.first_carry.next = self.time_carry[s].val();
             }
         }
-        if self.keep.val() {
-            self.time_payload.next = self.time_payload.val() + 1;
+        self.time_payload.next = self.gap_units.val();
+        if self.first_carry.val() ^ self.keep.val() {
+            self.time_payload.next = self.units_1.val();
+        }
+        if self.first_carry.val() & self.keep.val() {
+            self.time_payload.next = self.units_2.val();
+        }
+        // A clock without a first push pushes no TIME word; the unpushed
+        // word's payload is the filler's one unit, or 0.
+        if !self.any_first.val() {
+            self.time_payload.next = bit_cast::<21, 1>(self.keep.val().into());
         }
         self.time_word.next = self.time_op.val() | bit_cast::<32, 21>(self.time_payload.val());
         // Groups past `E + 1` stay empty.

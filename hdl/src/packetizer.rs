@@ -129,10 +129,17 @@ pub struct Packetizer<const L: usize> {
     // Stream state.
     /// The running time in halves; the high half takes `run_hi_inc`
     /// (kept at `run_hi + 1`) when the low half carries, so no 64-bit carry
-    /// chain runs between registers.
+    /// chain runs between registers. The carry is registered
+    /// (`run_carry`) and taken by the high half a clock later, with the
+    /// running time reading `run_hi_inc` meanwhile: the popped word's add
+    /// then drives one flip-flop, not the high half's 64 enables. (A step
+    /// is below `2^27`, so the next carry is never in the next clock; the
+    /// update holds even if it were.)
     run_lo: DFF<Bits<32>>,
     run_hi: DFF<Bits<32>>,
     run_hi_inc: DFFWithInit<Bits<32>>,
+    run_carry: DFF<Bit>,
+    run_hi_now: Signal<Local, Bits<32>>,
     stream_hi: DFF<Bits<21>>,
     /// The flush deadline (last pop tick + `idle_flush_ticks`) as ticks
     /// left from this clock's tick, counted down by `L` a clock, so the
@@ -209,6 +216,8 @@ impl<const L: usize> Packetizer<L> {
             run_lo: Default::default(),
             run_hi: Default::default(),
             run_hi_inc: DFFWithInit::new(1u64.to_bits()),
+            run_carry: Default::default(),
+            run_hi_now: Default::default(),
             stream_hi: Default::default(),
             rem: Default::default(),
             due: Default::default(),
@@ -243,6 +252,7 @@ impl<const L: usize> Logic for Packetizer<L> {
             run_lo,
             run_hi,
             run_hi_inc,
+            run_carry,
             stream_hi,
             rem,
             due,
@@ -280,7 +290,11 @@ impl<const L: usize> Logic for Packetizer<L> {
         }
         self.run_lo_sum.next =
             bit_cast::<33, 32>(self.run_lo.q.val()) + bit_cast::<33, 32>(self.word_step.val());
-        self.run_time.next = (bit_cast::<64, 32>(self.run_hi.q.val()) << 32)
+        self.run_hi_now.next = self.run_hi.q.val();
+        if self.run_carry.q.val() {
+            self.run_hi_now.next = self.run_hi_inc.q.val();
+        }
+        self.run_time.next = (bit_cast::<64, 32>(self.run_hi_now.val()) << 32)
             | bit_cast::<64, 32>(self.run_lo.q.val());
         // A packet opened by this word starts at the running time before it,
         // with an injected LINE_HI word when the stream's LINE_HI is not 0.
@@ -322,12 +336,14 @@ impl<const L: usize> Logic for Packetizer<L> {
             self.rem.d.next = self.rem.q.val() - self.lanes.val();
             self.due.d.next = self.rem.q.val() <= self.lanes.val();
         }
+        if self.run_carry.q.val() {
+            self.run_hi.d.next = self.run_hi_inc.q.val();
+            self.run_hi_inc.d.next = self.run_hi_inc.q.val() + 1;
+        }
+        self.run_carry.d.next = false;
         if self.pop_valid.val() {
             self.run_lo.d.next = self.run_lo_sum.val().get_bits::<32>(0);
-            if self.run_lo_sum.val().get_bit(32) {
-                self.run_hi.d.next = self.run_hi_inc.q.val();
-                self.run_hi_inc.d.next = self.run_hi_inc.q.val() + 1;
-            }
+            self.run_carry.d.next = self.run_lo_sum.val().get_bit(32);
             if self.word_is_control.val() & (self.word_op.val() == 1) {
                 self.stream_hi.d.next = self.word_payload.val();
             }

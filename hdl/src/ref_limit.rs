@@ -7,7 +7,10 @@
 //! always comes after every slot's in stream order).
 //!
 //! One fabric clock: slot `s` takes lane `j` when `j` is valid and exactly
-//! `s` valid lanes come before it, a prefix count of at most 3 bits.
+//! `s` valid lanes come before it, a prefix count of at most 3 bits. At
+//! most one lane goes to a slot, so the slot's fields are an OR of the
+//! lanes' fields each masked by its take flag (no priority chain through
+//! the lanes).
 
 use rust_hdl::prelude::*;
 
@@ -38,6 +41,14 @@ pub struct RefLimit<const L: usize, const E: usize> {
     /// Valid lanes before lane `j`.
     before: [Signal<Local, Bits<4>>; L],
     total: Signal<Local, Bits<4>>,
+    /// Per slot, the fields of the lane it takes (an OR over the lanes,
+    /// at most one of which is taken).
+    pick_valid: [Signal<Local, Bit>; E],
+    pick_write: [Signal<Local, Bit>; E],
+    pick_line: [Signal<Local, Bits<48>>; E],
+    pick_rank: [Signal<Local, Bits<2>>; E],
+    pick_row: [Signal<Local, Bits<18>>; E],
+    pick_lane: [Signal<Local, Bits<3>>; E],
     over_now: Signal<Local, Bits<4>>,
     out_valid: [DFF<Bit>; E],
     out_write: [DFF<Bit>; E],
@@ -81,6 +92,12 @@ impl<const L: usize, const E: usize> Default for RefLimit<L, E> {
             clocks_over_limit: Default::default(),
             before: std::array::from_fn(|_| Default::default()),
             total: Default::default(),
+            pick_valid: std::array::from_fn(|_| Default::default()),
+            pick_write: std::array::from_fn(|_| Default::default()),
+            pick_line: std::array::from_fn(|_| Default::default()),
+            pick_rank: std::array::from_fn(|_| Default::default()),
+            pick_row: std::array::from_fn(|_| Default::default()),
+            pick_lane: std::array::from_fn(|_| Default::default()),
             over_now: Default::default(),
             out_valid: std::array::from_fn(|_| Default::default()),
             out_write: std::array::from_fn(|_| Default::default()),
@@ -130,22 +147,30 @@ impl<const L: usize, const E: usize> Logic for RefLimit<L, E> {
             self.out_rank[s].clock.next = self.clock.val();
             self.out_row[s].clock.next = self.clock.val();
             self.out_lane[s].clock.next = self.clock.val();
-            self.out_valid[s].d.next = false;
-            self.out_write[s].d.next = false;
-            self.out_line[s].d.next = 0.into();
-            self.out_rank[s].d.next = 0.into();
-            self.out_row[s].d.next = 0.into();
-            self.out_lane[s].d.next = 0.into();
+            // OR of the taken lane's fields: `x | f` under flags of which
+            // at most one holds.
+            self.pick_valid[s].next = false;
+            self.pick_write[s].next = false;
+            self.pick_line[s].next = 0.into();
+            self.pick_rank[s].next = 0.into();
+            self.pick_row[s].next = 0.into();
+            self.pick_lane[s].next = 0.into();
             for j in 0..L {
                 if self.ref_valid[j].val() & (self.before[j].val().index() == s) {
-                    self.out_valid[s].d.next = true;
-                    self.out_write[s].d.next = self.ref_write[j].val();
-                    self.out_line[s].d.next = self.ref_line[j].val();
-                    self.out_rank[s].d.next = self.ref_rank[j].val();
-                    self.out_row[s].d.next = self.ref_row[j].val();
-                    self.out_lane[s].d.next = j.to_bits();
+                    self.pick_valid[s].next = true;
+                    self.pick_write[s].next = self.pick_write[s].val() | self.ref_write[j].val();
+                    self.pick_line[s].next = self.pick_line[s].val() | self.ref_line[j].val();
+                    self.pick_rank[s].next = self.pick_rank[s].val() | self.ref_rank[j].val();
+                    self.pick_row[s].next = self.pick_row[s].val() | self.ref_row[j].val();
+                    self.pick_lane[s].next = self.pick_lane[s].val() | j.to_bits();
                 }
             }
+            self.out_valid[s].d.next = self.pick_valid[s].val();
+            self.out_write[s].d.next = self.pick_write[s].val();
+            self.out_line[s].d.next = self.pick_line[s].val();
+            self.out_rank[s].d.next = self.pick_rank[s].val();
+            self.out_row[s].d.next = self.pick_row[s].val();
+            self.out_lane[s].d.next = self.pick_lane[s].val();
             self.slot_valid[s].next = self.out_valid[s].q.val();
             self.slot_write[s].next = self.out_write[s].q.val();
             self.slot_line[s].next = self.out_line[s].q.val();

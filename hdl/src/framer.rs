@@ -282,6 +282,11 @@ pub struct Framer {
     inject_word: DFF<Bits<32>>,
     word: DFF<Bits<32>>,
     byte_index: DFF<Bits<2>>,
+    /// In the payload at its byte 2 (`byte_index == 2`), registered a
+    /// clock ahead, so the payload's end test reads two flip-flops and not
+    /// the byte count (on the iCE40 the count lands far from the state
+    /// logic).
+    payload_at_2: DFF<Bit>,
     /// Bytes of the frame sent so far (counted from the header's first
     /// byte, every clock, saturating at 64): it is only compared with the
     /// 60-byte minimum.
@@ -429,6 +434,7 @@ impl Framer {
             inject_word: Default::default(),
             word: Default::default(),
             byte_index: Default::default(),
+            payload_at_2: Default::default(),
             frame_len: Default::default(),
             frame_len_inc: Default::default(),
             len_ge59: Default::default(),
@@ -510,6 +516,7 @@ impl Logic for Framer {
             inject_word,
             word,
             byte_index,
+            payload_at_2,
             frame_len,
             len_ge59,
             crc,
@@ -652,8 +659,7 @@ impl Logic for Framer {
             self.in_preamble.q.val() & !self.ending.q.val() & self.count_at_6.q.val();
         self.ending_header.next =
             self.in_header.q.val() & !self.ending.q.val() & self.count_at_penultimate.q.val();
-        self.ending_payload.next =
-            self.in_payload.q.val() & (self.byte_index.q.val() == 2) & self.last_word.q.val();
+        self.ending_payload.next = self.payload_at_2.q.val() & self.last_word.q.val();
         self.ending_pad.next = ((self.in_pad.q.val() & !self.ending.q.val())
             | (self.in_payload.q.val() & self.ending.q.val() & !self.len_ge59.q.val()))
             & self.len_at_58.q.val();
@@ -706,6 +712,9 @@ impl Logic for Framer {
         if self.in_payload.q.val() {
             self.byte_index.d.next = self.byte_index.q.val() + 1;
         }
+        // The payload goes on (it is not ending) and its byte 1 is now.
+        self.payload_at_2.d.next =
+            self.in_payload.q.val() & !self.ending.q.val() & (self.byte_index.q.val() == 1);
         // Each state's byte, zero outside the state.
         self.preamble_byte.next = 0.into();
         self.header_byte.next = 0.into();

@@ -110,7 +110,10 @@ pub struct GapState<const E: usize> {
     /// At the clock being decided: the gap's low 27 bits (a slot's fields
     /// never read higher ones), the keeper due (`gap >=
     /// KEEPER_GAP`), and the tests of slot `s`'s gap without (`_k`: with)
-    /// the keeper's filler pushed before it (see `GapTests`).
+    /// the keeper's filler pushed before it (see `GapTests`). After the
+    /// filler (`KEEPER_GAP = 2^27 - 64` less) the gap needs a TIME word
+    /// exactly when it is too long without it, so `need_time_k` is
+    /// `too_long`.
     pub gap: Signal<Out, Bits<27>>,
     pub due: Signal<Out, Bit>,
     pub need_time: [Signal<Out, Bit>; E],
@@ -121,7 +124,6 @@ pub struct GapState<const E: usize> {
     due_reg: DFF<Bit>,
     need_time_reg: [DFF<Bit>; E],
     too_long_reg: [DFF<Bit>; E],
-    need_time_k_reg: [DFF<Bit>; E],
     too_long_k_reg: [DFF<Bit>; E],
     /// The gap plus the step, without and with the filler.
     sum_none: Signal<Local, Bits<34>>,
@@ -137,7 +139,6 @@ pub struct GapState<const E: usize> {
     /// Entry `4 c + s`: the tests of the next clock's slot `s` on gap `c`.
     cand_need_time: [Signal<Local, Bit>; GAP_CANDS * 4],
     cand_too_long: [Signal<Local, Bit>; GAP_CANDS * 4],
-    cand_need_time_k: [Signal<Local, Bit>; GAP_CANDS * 4],
     cand_too_long_k: [Signal<Local, Bit>; GAP_CANDS * 4],
     /// `GapTests` of candidate 0 (entries 0-3) and `3 + u` (`4 + 4 u`).
     gap_cand_tests: [GapTests; TESTED_CANDS * 4],
@@ -155,7 +156,6 @@ pub struct GapState<const E: usize> {
     due_next: Signal<Local, Bit>,
     need_time_next: [Signal<Local, Bit>; E],
     too_long_next: [Signal<Local, Bit>; E],
-    need_time_k_next: [Signal<Local, Bit>; E],
     too_long_k_next: [Signal<Local, Bit>; E],
     gap_max: Constant<Bits<32>>,
 }
@@ -187,7 +187,6 @@ impl<const E: usize> Default for GapState<E> {
             due_reg: Default::default(),
             need_time_reg: std::array::from_fn(|_| Default::default()),
             too_long_reg: std::array::from_fn(|_| Default::default()),
-            need_time_k_reg: std::array::from_fn(|_| Default::default()),
             too_long_k_reg: std::array::from_fn(|_| Default::default()),
             sum_none: Default::default(),
             sum_keep: Default::default(),
@@ -195,7 +194,6 @@ impl<const E: usize> Default for GapState<E> {
             gap_cand_due: std::array::from_fn(|_| Default::default()),
             cand_need_time: std::array::from_fn(|_| Default::default()),
             cand_too_long: std::array::from_fn(|_| Default::default()),
-            cand_need_time_k: std::array::from_fn(|_| Default::default()),
             cand_too_long_k: std::array::from_fn(|_| Default::default()),
             gap_cand_tests: std::array::from_fn(|_| Default::default()),
             step_lane_next: std::array::from_fn(|_| Default::default()),
@@ -209,7 +207,6 @@ impl<const E: usize> Default for GapState<E> {
             due_next: Default::default(),
             need_time_next: std::array::from_fn(|_| Default::default()),
             too_long_next: std::array::from_fn(|_| Default::default()),
-            need_time_k_next: std::array::from_fn(|_| Default::default()),
             too_long_k_next: std::array::from_fn(|_| Default::default()),
             gap_max: Constant::new(GAP_MAX.to_bits()),
         }
@@ -226,7 +223,7 @@ impl<const E: usize> Logic for GapState<E> {
         for s in 0..E {
             self.need_time[s].next = self.need_time_reg[s].q.val();
             self.too_long[s].next = self.too_long_reg[s].q.val();
-            self.need_time_k[s].next = self.need_time_k_reg[s].q.val();
+            self.need_time_k[s].next = self.too_long_reg[s].q.val();
             self.too_long_k[s].next = self.too_long_k_reg[s].q.val();
         }
         // The gap at the next clock's tick: from the last push, or the gap
@@ -270,7 +267,6 @@ impl<const E: usize> Logic for GapState<E> {
         for e in 0..CAND_TESTS {
             self.cand_need_time[e].next = false;
             self.cand_too_long[e].next = false;
-            self.cand_need_time_k[e].next = false;
             self.cand_too_long_k[e].next = false;
         }
         for s in 0..4 {
@@ -285,7 +281,6 @@ impl<const E: usize> Logic for GapState<E> {
             self.gap_cand_tests[s].lane.next = self.next_lane[s].val();
             self.cand_need_time[s].next = self.gap_cand_tests[s].need_time.val();
             self.cand_too_long[s].next = self.gap_cand_tests[s].too_long.val();
-            self.cand_need_time_k[s].next = self.gap_cand_tests[s].need_time_k.val();
             self.cand_too_long_k[s].next = self.gap_cand_tests[s].too_long_k.val();
             for u in 0..4 {
                 self.gap_cand_tests[(1 + u) * 4 + s].lane.next = self.next_lane[s].val();
@@ -293,8 +288,6 @@ impl<const E: usize> Logic for GapState<E> {
                     self.gap_cand_tests[(1 + u) * 4 + s].need_time.val();
                 self.cand_too_long[(3 + u) * 4 + s].next =
                     self.gap_cand_tests[(1 + u) * 4 + s].too_long.val();
-                self.cand_need_time_k[(3 + u) * 4 + s].next =
-                    self.gap_cand_tests[(1 + u) * 4 + s].need_time_k.val();
                 self.cand_too_long_k[(3 + u) * 4 + s].next =
                     self.gap_cand_tests[(1 + u) * 4 + s].too_long_k.val();
             }
@@ -315,11 +308,9 @@ impl<const E: usize> Logic for GapState<E> {
             self.sum_tests[s].saturated.next = self.step_sat.q.val();
             self.cand_need_time[4 + s].next = self.sum_tests[s].at_least_64.val();
             self.cand_too_long[4 + s].next = self.sum_tests[s].at_least_2_27.val();
-            self.cand_need_time_k[4 + s].next = self.sum_tests[s].at_least_2_27.val();
             self.cand_too_long_k[4 + s].next = self.sum_tests[s].at_least_2_28_less_64.val();
             self.cand_need_time[8 + s].next = self.sum_tests[s].at_least_2_27.val();
             self.cand_too_long[8 + s].next = self.sum_tests[s].at_least_2_28_less_64.val();
-            self.cand_need_time_k[8 + s].next = self.sum_tests[s].at_least_2_28_less_64.val();
             self.cand_too_long_k[8 + s].next = self.sum_tests[s].at_least_3_2_27_less_128.val();
         }
         // The pick if the clock takes its events, from registers (its last
@@ -340,7 +331,6 @@ impl<const E: usize> Logic for GapState<E> {
         for s in 0..E {
             self.need_time_next[s].next = false;
             self.too_long_next[s].next = false;
-            self.need_time_k_next[s].next = false;
             self.too_long_k_next[s].next = false;
         }
         for c in 0..GAP_CANDS {
@@ -352,8 +342,6 @@ impl<const E: usize> Logic for GapState<E> {
                         self.need_time_next[s].val() | self.cand_need_time[c * 4 + s].val();
                     self.too_long_next[s].next =
                         self.too_long_next[s].val() | self.cand_too_long[c * 4 + s].val();
-                    self.need_time_k_next[s].next =
-                        self.need_time_k_next[s].val() | self.cand_need_time_k[c * 4 + s].val();
                     self.too_long_k_next[s].next =
                         self.too_long_k_next[s].val() | self.cand_too_long_k[c * 4 + s].val();
                 }
@@ -376,7 +364,6 @@ impl<const E: usize> Logic for GapState<E> {
                     for s in 0..E {
                         self.need_time_next[s].next = self.cand_need_time[c * 4 + s].val();
                         self.too_long_next[s].next = self.cand_too_long[c * 4 + s].val();
-                        self.need_time_k_next[s].next = self.cand_need_time_k[c * 4 + s].val();
                         self.too_long_k_next[s].next = self.cand_too_long_k[c * 4 + s].val();
                     }
                 }
@@ -387,11 +374,9 @@ impl<const E: usize> Logic for GapState<E> {
         for s in 0..E {
             self.need_time_reg[s].clock.next = self.clock.val();
             self.too_long_reg[s].clock.next = self.clock.val();
-            self.need_time_k_reg[s].clock.next = self.clock.val();
             self.too_long_k_reg[s].clock.next = self.clock.val();
             self.need_time_reg[s].d.next = self.need_time_next[s].val();
             self.too_long_reg[s].d.next = self.too_long_next[s].val();
-            self.need_time_k_reg[s].d.next = self.need_time_k_next[s].val();
             self.too_long_k_reg[s].d.next = self.too_long_k_next[s].val();
         }
     }

@@ -13,15 +13,14 @@ const LOST_OP: u64 = 0x0280_0000;
 /// Combinational: the gap tests of a slot's gap `gap + lane` (the gap at
 /// the clock's tick plus the lane), on bits: `gap >> 6` units and a 6-bit
 /// add of the low bits and the lane. `KEEPER_GAP` is `2^21-1` units, so
-/// the gap after a filler needs a TIME word at `gap + lane >= 2^27` and two
-/// at `>= 2^28 - 64`.
+/// the gap after a filler needs a TIME word at `gap + lane >= 2^27`
+/// (`too_long`) and two at `>= 2^28 - 64` (`too_long_k`).
 #[derive(LogicBlock, Default)]
 pub struct GapTests {
     pub gap: Signal<In, Bits<32>>,
     pub lane: Signal<In, Bits<3>>,
     pub need_time: Signal<Out, Bit>,
     pub too_long: Signal<Out, Bit>,
-    pub need_time_k: Signal<Out, Bit>,
     pub too_long_k: Signal<Out, Bit>,
     units: Signal<Local, Bits<26>>,
     low_room: Signal<Local, Bits<6>>,
@@ -42,7 +41,6 @@ impl Logic for GapTests {
         // gap + lane >= 2^27: units >= 2^21, or 2^21-1 and a carry.
         self.too_long.next = self.units.val().get_bits::<5>(21).any()
             | (self.units.val().get_bits::<21>(0).all() & self.carry.val());
-        self.need_time_k.next = self.too_long.val();
         // gap + lane >= 2^28 - 64: units >= 2^22-1, or 2^22-2 and a carry.
         self.too_long_k.next = self.units.val().get_bits::<4>(22).any()
             | self.units.val().get_bits::<22>(0).all()

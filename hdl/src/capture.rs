@@ -5,8 +5,8 @@
 //! Ethernet clock comes after the packetizer.
 //!
 //! Latencies (fabric clocks after the pins of a clock are sampled): DCBU 2,
-//! DSMU `dsmu::LATENCY` (2), limit 1, CU 1, encoder `encoder::LATENCY` (3):
-//! the clock's pushes and pop come out 9 clocks after its pins (the fill
+//! DSMU `dsmu::LATENCY` (2), limit 1, CU 1, encoder `encoder::LATENCY` (4):
+//! the clock's pushes and pop come out 10 clocks after its pins (the fill
 //! level a clock later), the popped word
 //! `tx_fifo::READ_LATENCY` (3) later, with the pop clock's tick and mode.
 

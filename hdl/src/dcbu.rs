@@ -115,7 +115,9 @@ pub struct Dcbu<const L: usize> {
     pub tick_valid: Signal<Out, Bit>,
     /// ACT/RD/WR commands that did not fit the geometry, so far.
     pub out_of_range: Signal<Out, Bits<32>>,
-    pin_cs_n: [DFF<Bits<4>>; L],
+    /// From power-on, no chip selected: the registers' first contents are
+    /// not a command.
+    pin_cs_n: [DFFWithInit<Bits<4>>; L],
     pin_ras_n: [DFF<Bit>; L],
     pin_cas_n: [DFF<Bit>; L],
     pin_we_n: [DFF<Bit>; L],
@@ -138,12 +140,23 @@ pub struct Dcbu<const L: usize> {
     dec_tick: DFF<Bits<64>>,
     dec_valid: DFF<Bit>,
     oor_count: DFF<Bits<32>>,
-    /// Combinational decode of the registered pins.
+    /// Combinational decode of the registered pins, flat: every term
+    /// from the pins, none from another term's priority chain.
     kind_now: [Signal<Local, Bits<4>>; L],
+    kind_base: [Signal<Local, Bits<4>>; L],
     rank_now: [Signal<Local, Bits<2>>; L],
     column_now: [Signal<Local, Bits<18>>; L],
+    /// A chip selected with CKE high: the truth table applies.
+    issued: [Signal<Local, Bit>; L],
+    /// ACT, and RD/WR/RDA/WRA, by their pins alone.
+    is_act: [Signal<Local, Bit>; L],
+    is_column: [Signal<Local, Bit>; L],
     fits_now: [Signal<Local, Bit>; L],
-    oor_sum: [Signal<Local, Bits<32>>; L],
+    oor_now: [Signal<Local, Bit>; L],
+    /// The clock's out-of-range commands (at most 8), counted beside the
+    /// decode and added to the total once.
+    oor_lanes: [Signal<Local, Bits<4>>; L],
+    oor_clock: Signal<Local, Bits<4>>,
     lanes: Constant<Bits<33>>,
     // The pin bits above the geometry's rank, bank, row and column (in
     // columns) widths: any of them set means out of range. (Masks rather
@@ -183,7 +196,7 @@ impl<const L: usize> Dcbu<L> {
             tick: Default::default(),
             tick_valid: Default::default(),
             out_of_range: Default::default(),
-            pin_cs_n: std::array::from_fn(|_| Default::default()),
+            pin_cs_n: std::array::from_fn(|_| DFFWithInit::new(0xFu64.to_bits())),
             pin_ras_n: std::array::from_fn(|_| Default::default()),
             pin_cas_n: std::array::from_fn(|_| Default::default()),
             pin_we_n: std::array::from_fn(|_| Default::default()),
@@ -204,10 +217,16 @@ impl<const L: usize> Dcbu<L> {
             dec_valid: Default::default(),
             oor_count: Default::default(),
             kind_now: std::array::from_fn(|_| Default::default()),
+            kind_base: std::array::from_fn(|_| Default::default()),
             rank_now: std::array::from_fn(|_| Default::default()),
             column_now: std::array::from_fn(|_| Default::default()),
+            issued: std::array::from_fn(|_| Default::default()),
+            is_act: std::array::from_fn(|_| Default::default()),
+            is_column: std::array::from_fn(|_| Default::default()),
             fits_now: std::array::from_fn(|_| Default::default()),
-            oor_sum: std::array::from_fn(|_| Default::default()),
+            oor_now: std::array::from_fn(|_| Default::default()),
+            oor_lanes: std::array::from_fn(|_| Default::default()),
+            oor_clock: Default::default(),
             lanes: Constant::new((L as u64).to_bits()),
             rank_high: Constant::new(high(g.rank_bits, 2).to_bits()),
             bank_high: Constant::new(high(g.bank_bits, 4).to_bits()),
@@ -279,80 +298,78 @@ impl<const L: usize> Logic for Dcbu<L> {
             if !self.pin_cs_n[i].q.val().get_bit(0) {
                 self.rank_now[i].next = 0.into();
             }
-            // JEDEC DDR3 truth table on {RAS_n, CAS_n, WE_n}.
-            self.kind_now[i].next = 11.into();
+            // JEDEC DDR3 truth table on {RAS_n, CAS_n, WE_n} (and A10).
+            self.kind_base[i].next = 11.into();
             if !self.pin_ras_n[i].q.val() & self.pin_cas_n[i].q.val() & self.pin_we_n[i].q.val() {
-                self.kind_now[i].next = 1.into();
+                self.kind_base[i].next = 1.into();
             }
             if self.pin_ras_n[i].q.val() & !self.pin_cas_n[i].q.val() & self.pin_we_n[i].q.val() {
                 if self.pin_addr[i].q.val().get_bit(10) {
-                    self.kind_now[i].next = 4.into();
+                    self.kind_base[i].next = 4.into();
                 } else {
-                    self.kind_now[i].next = 2.into();
+                    self.kind_base[i].next = 2.into();
                 }
             }
             if self.pin_ras_n[i].q.val() & !self.pin_cas_n[i].q.val() & !self.pin_we_n[i].q.val() {
                 if self.pin_addr[i].q.val().get_bit(10) {
-                    self.kind_now[i].next = 5.into();
+                    self.kind_base[i].next = 5.into();
                 } else {
-                    self.kind_now[i].next = 3.into();
+                    self.kind_base[i].next = 3.into();
                 }
             }
             if !self.pin_ras_n[i].q.val() & self.pin_cas_n[i].q.val() & !self.pin_we_n[i].q.val() {
                 if self.pin_addr[i].q.val().get_bit(10) {
-                    self.kind_now[i].next = 7.into();
+                    self.kind_base[i].next = 7.into();
                 } else {
-                    self.kind_now[i].next = 6.into();
+                    self.kind_base[i].next = 6.into();
                 }
             }
             if !self.pin_ras_n[i].q.val() & !self.pin_cas_n[i].q.val() & self.pin_we_n[i].q.val() {
-                self.kind_now[i].next = 8.into();
+                self.kind_base[i].next = 8.into();
             }
             if !self.pin_ras_n[i].q.val() & !self.pin_cas_n[i].q.val() & !self.pin_we_n[i].q.val() {
-                self.kind_now[i].next = 9.into();
+                self.kind_base[i].next = 9.into();
             }
             if self.pin_ras_n[i].q.val() & self.pin_cas_n[i].q.val() & !self.pin_we_n[i].q.val() {
-                self.kind_now[i].next = 10.into();
+                self.kind_base[i].next = 10.into();
+            }
+            self.issued[i].next = !self.pin_cs_n[i].q.val().all() & self.pin_cke[i].q.val();
+            self.is_act[i].next =
+                !self.pin_ras_n[i].q.val() & self.pin_cas_n[i].q.val() & self.pin_we_n[i].q.val();
+            self.is_column[i].next = self.pin_ras_n[i].q.val() & !self.pin_cas_n[i].q.val();
+            // Column {A11, A9..A0} (A10 = auto-precharge).
+            self.column_now[i].next =
+                (self.pin_addr[i].q.val() & 0x3FF) | ((self.pin_addr[i].q.val() >> 1) & 0x400);
+            // Geometry check of ACT and RD/WR/RDA/WRA.
+            self.fits_now[i].next = ((self.rank_now[i].val() & self.rank_high.val()) == 0)
+                & ((self.pin_ba[i].q.val() & self.bank_high.val()) == 0)
+                & !(self.is_act[i].val() & ((self.pin_addr[i].q.val() & self.row_high.val()) != 0))
+                & !(self.is_column[i].val()
+                    & ((self.column_now[i].val() & self.column_high.val()) != 0));
+            self.oor_now[i].next = self.issued[i].val()
+                & (self.is_act[i].val() | self.is_column[i].val())
+                & !self.fits_now[i].val();
+            // Deselect, then power-down or self-refresh entry (CKE low),
+            // then out of range, then the truth table.
+            self.kind_now[i].next = self.kind_base[i].val();
+            if self.oor_now[i].val() {
+                self.kind_now[i].next = 12.into();
             }
             if !self.pin_cke[i].q.val() {
                 self.kind_now[i].next = 15.into();
             }
-            // Power-on register contents are not a command.
-            if self.pin_cs_n[i].q.val().all() | !self.pin_valid.q.val() {
+            if self.pin_cs_n[i].q.val().all() {
                 self.kind_now[i].next = 0.into();
-            }
-            // Column {A11, A9..A0} (A10 = auto-precharge).
-            self.column_now[i].next =
-                (self.pin_addr[i].q.val() & 0x3FF) | ((self.pin_addr[i].q.val() >> 1) & 0x400);
-            // Geometry check of ACT (kind 1) and RD/WR/RDA/WRA (2..=5).
-            self.fits_now[i].next = ((self.rank_now[i].val() & self.rank_high.val()) == 0)
-                & ((self.pin_ba[i].q.val() & self.bank_high.val()) == 0);
-            if (self.kind_now[i].val() == 1)
-                & ((self.pin_addr[i].q.val() & self.row_high.val()) != 0)
-            {
-                self.fits_now[i].next = false;
-            }
-            if (self.kind_now[i].val() >= 2)
-                & (self.kind_now[i].val() <= 5)
-                & ((self.column_now[i].val() & self.column_high.val()) != 0)
-            {
-                self.fits_now[i].next = false;
-            }
-            if (self.kind_now[i].val() >= 1)
-                & (self.kind_now[i].val() <= 5)
-                & !self.fits_now[i].val()
-            {
-                self.kind_now[i].next = 12.into();
             }
             self.dec_kind[i].d.next = self.kind_now[i].val();
             self.dec_rank[i].d.next = self.rank_now[i].val();
             self.dec_bank[i].d.next = self.pin_ba[i].q.val();
-            // Row for ACT; column {A11, A9..A0} for RD/WR (A10 = auto-precharge).
+            // Row for ACT; column for RD/WR; 0 otherwise and out of range.
             self.dec_arg[i].d.next = 0.into();
-            if self.kind_now[i].val() == 1 {
+            if self.issued[i].val() & self.fits_now[i].val() & self.is_act[i].val() {
                 self.dec_arg[i].d.next = self.pin_addr[i].q.val();
             }
-            if (self.kind_now[i].val() >= 2) & (self.kind_now[i].val() <= 5) {
+            if self.issued[i].val() & self.fits_now[i].val() & self.is_column[i].val() {
                 self.dec_arg[i].d.next = self.column_now[i].val();
             }
             self.cmd_kind[i].next = self.dec_kind[i].q.val();
@@ -360,14 +377,17 @@ impl<const L: usize> Logic for Dcbu<L> {
             self.cmd_bank[i].next = self.dec_bank[i].q.val();
             self.cmd_arg[i].next = self.dec_arg[i].q.val();
         }
-        // Out-of-range commands summed in lane order (kind 12); the last
-        // lane's sum wins.
-        self.oor_sum[0].next = self.oor_count.q.val() + (self.kind_now[0].val() == 12);
+        // Out-of-range commands: the clock's count, then one add.
+        self.oor_lanes[0].next = 0.into();
+        if self.oor_now[0].val() {
+            self.oor_lanes[0].next = 1.into();
+        }
         for i in 1..L {
-            self.oor_sum[i].next = self.oor_sum[i - 1].val() + (self.kind_now[i].val() == 12);
+            self.oor_lanes[i].next = self.oor_lanes[i - 1].val() + self.oor_now[i].val();
         }
         for i in 0..L {
-            self.oor_count.d.next = self.oor_sum[i].val();
+            self.oor_clock.next = self.oor_lanes[i].val();
         }
+        self.oor_count.d.next = self.oor_count.q.val() + bit_cast::<32, 4>(self.oor_clock.val());
     }
 }

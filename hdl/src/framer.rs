@@ -731,8 +731,10 @@ impl Logic for Framer {
         // the header, and a frame's start sets it to 0). The address is the
         // position the next clock reads, from the next clock's state.
         self.header_rom.clock.next = self.clock.val();
-        self.header_advance_next.next =
-            (self.in_preamble_next.val() & self.ending_next.val()) | self.in_header_next.val();
+        // (The preamble's last clock comes next exactly when
+        // `ending_preamble`: a start comes only in Idle, where nothing
+        // ends, so the other states' endings need not be ORed in.)
+        self.header_advance_next.next = self.ending_preamble.val() | self.in_header_next.val();
         self.header_addr_next.next = self.header_addr.q.val();
         if self.header_advance_next.val() {
             self.header_addr_next.next = self.header_addr_inc.q.val();

@@ -8,7 +8,10 @@
 //! The gaps the clock leaves without a push of its events (none, or the
 //! filler alone) are the gap plus the step; their slot tests read one sum
 //! `gap + (step + lane)`, the bracket registered a clock ahead, so one
-//! carry chain runs from the gap register to the pick.
+//! carry chain runs from the gap register to the pick. The other gaps (the
+//! time since reset, and the step less a slot's lane after a push of the
+//! clock) do not depend on the gap: they and their tests are registers,
+//! worked out a clock ahead from the step and lanes then known.
 
 use rust_hdl::prelude::*;
 
@@ -22,6 +25,7 @@ const GAP_CANDS: usize = 7;
 const CAND_TESTS: usize = GAP_CANDS * 4;
 /// The candidates tested by `GapTests` (since reset, and one per slot).
 const TESTED_CANDS: usize = 5;
+const TESTED_ENTRIES: usize = TESTED_CANDS * 4;
 
 /// Combinational: a slot's step and lane, `step + lane` in 34 bits (the
 /// step modulo `2^32`: exact unless it saturates, which is flagged apart).
@@ -36,6 +40,23 @@ impl Logic for StepLane {
     #[hdl_gen]
     fn update(&mut self) {
         self.sum.next = bit_cast::<34, 32>(self.step.val()) + bit_cast::<34, 3>(self.lane.val());
+    }
+}
+
+/// Combinational: the gap at the next clock's tick after a push in lane
+/// `lane`, `step - lane` (the step saturated: the gap then still passes
+/// every test).
+#[derive(LogicBlock, Default)]
+pub struct StepAfter {
+    pub step: Signal<In, Bits<32>>,
+    pub lane: Signal<In, Bits<3>>,
+    pub gap: Signal<Out, Bits<32>>,
+}
+
+impl Logic for StepAfter {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.gap.next = self.step.val() - bit_cast::<32, 3>(self.lane.val());
     }
 }
 
@@ -85,16 +106,14 @@ impl Logic for SumTests {
 #[derive(LogicBlock)]
 pub struct GapState<const E: usize> {
     pub clock: Signal<In, Clock>,
-    /// Before the first decided clock: the time since reset at the next
-    /// clock's tick (saturated).
-    pub tick_since_reset: Signal<In, Bits<32>>,
+    /// A clock ahead, before the first decided clock: the time since reset
+    /// at the tick of the clock after the next (saturated).
+    pub tick_since_reset_ahead: Signal<In, Bits<32>>,
     /// Ticks to the next clock's tick, and that less `KEEPER_GAP` (34-bit
     /// two's complement), saturated as the gap is.
     pub step: Signal<In, Bits<32>>,
     pub step_k: Signal<In, Bits<34>>,
-    /// The next clock's gap if slot `s` is this clock's last push, and the
-    /// next clock's lanes.
-    pub step_after: [Signal<In, Bits<32>>; E],
+    /// The next clock's lanes (a clock ahead, this clock's).
     pub next_lane: [Signal<In, Bits<3>>; E],
     /// A clock ahead, what `step` and `next_lane` come from at the next
     /// clock edge: the step modulo `2^32`, whether it saturates, and the
@@ -140,8 +159,21 @@ pub struct GapState<const E: usize> {
     cand_need_time: [Signal<Local, Bit>; GAP_CANDS * 4],
     cand_too_long: [Signal<Local, Bit>; GAP_CANDS * 4],
     cand_too_long_k: [Signal<Local, Bit>; GAP_CANDS * 4],
-    /// `GapTests` of candidate 0 (entries 0-3) and `3 + u` (`4 + 4 u`).
-    gap_cand_tests: [GapTests; TESTED_CANDS * 4],
+    /// Candidates 0 and `3 + u` a clock ahead: the time since reset, and
+    /// the step less slot `u`'s lane (`after_ahead`, from the step
+    /// saturated), with `GapTests` on them (entries 0-3 and `4 + 4 u`) and
+    /// the keeper's test, all registered.
+    step_sat_value: Signal<Local, Bits<32>>,
+    after_ahead: [StepAfter; E],
+    gap_cand_tests: [GapTests; TESTED_ENTRIES],
+    since_reset_reg: DFF<Bits<32>>,
+    since_reset_due_reg: DFF<Bit>,
+    after_reg: [DFF<Bits<32>>; E],
+    after_due_reg: [DFF<Bit>; E],
+    /// Entry `4 t + s` as `gap_cand_tests`.
+    tested_need_time: [DFF<Bit>; TESTED_ENTRIES],
+    tested_too_long: [DFF<Bit>; TESTED_ENTRIES],
+    tested_too_long_k: [DFF<Bit>; TESTED_ENTRIES],
     /// Candidates 1 and 2: `step + lane` of the next clock's slots and the
     /// step's saturation, registered a clock ahead, and the tests.
     step_lane_next: [StepLane; E],
@@ -165,10 +197,9 @@ impl<const E: usize> Default for GapState<E> {
         assert!((1..=4).contains(&E), "1 <= E <= 4");
         Self {
             clock: Default::default(),
-            tick_since_reset: Default::default(),
+            tick_since_reset_ahead: Default::default(),
             step: Default::default(),
             step_k: Default::default(),
-            step_after: std::array::from_fn(|_| Default::default()),
             next_lane: std::array::from_fn(|_| Default::default()),
             step_ahead: Default::default(),
             step_sat_ahead: Default::default(),
@@ -195,7 +226,16 @@ impl<const E: usize> Default for GapState<E> {
             cand_need_time: std::array::from_fn(|_| Default::default()),
             cand_too_long: std::array::from_fn(|_| Default::default()),
             cand_too_long_k: std::array::from_fn(|_| Default::default()),
+            step_sat_value: Default::default(),
+            after_ahead: std::array::from_fn(|_| Default::default()),
             gap_cand_tests: std::array::from_fn(|_| Default::default()),
+            since_reset_reg: Default::default(),
+            since_reset_due_reg: Default::default(),
+            after_reg: std::array::from_fn(|_| Default::default()),
+            after_due_reg: std::array::from_fn(|_| Default::default()),
+            tested_need_time: std::array::from_fn(|_| Default::default()),
+            tested_too_long: std::array::from_fn(|_| Default::default()),
+            tested_too_long_k: std::array::from_fn(|_| Default::default()),
             step_lane_next: std::array::from_fn(|_| Default::default()),
             step_lane: std::array::from_fn(|_| Default::default()),
             step_sat: Default::default(),
@@ -235,7 +275,7 @@ impl<const E: usize> Logic for GapState<E> {
         // (P1 holds the next clock's lanes): the keeper is due at `gap >=
         // KEEPER_GAP`, i.e. 2^21-1 units of 64 ticks; a slot's gap `gap +
         // lane` is tested by `GapTests`.
-        self.gap_cand[0].next = self.tick_since_reset.val();
+        self.gap_cand[0].next = self.since_reset_reg.q.val();
         self.gap_cand[1].next = bit_cast::<32, 34>(self.sum_none.val());
         if self.sum_none.val().get_bit(32) {
             self.gap_cand[1].next = self.gap_max.val();
@@ -248,48 +288,78 @@ impl<const E: usize> Logic for GapState<E> {
             self.gap_cand[c].next = 0.into();
         }
         for s in 0..E {
-            self.gap_cand[3 + s].next = self.step_after[s].val();
+            self.gap_cand[3 + s].next = self.after_reg[s].q.val();
         }
         // The keeper's test on each candidate; on candidates 1 and 2 on the
         // sum before its saturation (it holds on both).
-        self.gap_cand_due[0].next = self.gap_cand[0].val().get_bits::<5>(27).any()
-            | self.gap_cand[0].val().get_bits::<21>(6).all();
+        self.gap_cand_due[0].next = self.since_reset_due_reg.q.val();
         self.gap_cand_due[1].next = self.sum_none.val().get_bits::<7>(27).any()
             | self.sum_none.val().get_bits::<21>(6).all();
         self.gap_cand_due[2].next = self.sum_keep.val().get_bits::<7>(27).any()
             | self.sum_keep.val().get_bits::<21>(6).all();
         for u in 0..4 {
-            self.gap_cand_due[3 + u].next = self.gap_cand[3 + u].val().get_bits::<5>(27).any()
-                | self.gap_cand[3 + u].val().get_bits::<21>(6).all();
+            self.gap_cand_due[3 + u].next = false;
         }
-        // Candidates 0 and 3 + u: `GapTests` on the gap (entries `4 t + s`
-        // for `t` 0 and 1 + u).
+        for u in 0..E {
+            self.gap_cand_due[3 + u].next = self.after_due_reg[u].q.val();
+        }
+        // Candidates 0 and 3 + u a clock ahead, from the step and lanes
+        // then known: the step as `p1_step` will hold it, less the lane of
+        // the slot that will be decided (`next_lane` now), and the tests
+        // with the lanes of the clock after (`lane_ahead`).
+        self.since_reset_reg.clock.next = self.clock.val();
+        self.since_reset_due_reg.clock.next = self.clock.val();
+        self.since_reset_reg.d.next = self.tick_since_reset_ahead.val();
+        self.since_reset_due_reg.d.next = self.tick_since_reset_ahead.val().get_bits::<5>(27).any()
+            | self.tick_since_reset_ahead.val().get_bits::<21>(6).all();
+        self.step_sat_value.next = self.step_ahead.val();
+        if self.step_sat_ahead.val() {
+            self.step_sat_value.next = self.gap_max.val();
+        }
+        for u in 0..E {
+            self.after_ahead[u].step.next = self.step_sat_value.val();
+            self.after_ahead[u].lane.next = self.next_lane[u].val();
+            self.after_reg[u].clock.next = self.clock.val();
+            self.after_due_reg[u].clock.next = self.clock.val();
+            self.after_reg[u].d.next = self.after_ahead[u].gap.val();
+            self.after_due_reg[u].d.next = self.after_ahead[u].gap.val().get_bits::<5>(27).any()
+                | self.after_ahead[u].gap.val().get_bits::<21>(6).all();
+        }
         for e in 0..CAND_TESTS {
             self.cand_need_time[e].next = false;
             self.cand_too_long[e].next = false;
             self.cand_too_long_k[e].next = false;
         }
         for s in 0..4 {
-            self.gap_cand_tests[s].gap.next = self.gap_cand[0].val();
+            self.gap_cand_tests[s].gap.next = self.tick_since_reset_ahead.val();
             self.gap_cand_tests[s].lane.next = 0.into();
             for u in 0..4 {
-                self.gap_cand_tests[(1 + u) * 4 + s].gap.next = self.gap_cand[3 + u].val();
+                self.gap_cand_tests[(1 + u) * 4 + s].gap.next = 0.into();
                 self.gap_cand_tests[(1 + u) * 4 + s].lane.next = 0.into();
             }
         }
+        for e in 0..TESTED_ENTRIES {
+            self.tested_need_time[e].clock.next = self.clock.val();
+            self.tested_too_long[e].clock.next = self.clock.val();
+            self.tested_too_long_k[e].clock.next = self.clock.val();
+            self.tested_need_time[e].d.next = self.gap_cand_tests[e].need_time.val();
+            self.tested_too_long[e].d.next = self.gap_cand_tests[e].too_long.val();
+            self.tested_too_long_k[e].d.next = self.gap_cand_tests[e].too_long_k.val();
+        }
         for s in 0..E {
-            self.gap_cand_tests[s].lane.next = self.next_lane[s].val();
-            self.cand_need_time[s].next = self.gap_cand_tests[s].need_time.val();
-            self.cand_too_long[s].next = self.gap_cand_tests[s].too_long.val();
-            self.cand_too_long_k[s].next = self.gap_cand_tests[s].too_long_k.val();
-            for u in 0..4 {
-                self.gap_cand_tests[(1 + u) * 4 + s].lane.next = self.next_lane[s].val();
+            self.gap_cand_tests[s].lane.next = self.lane_ahead[s].val();
+            self.cand_need_time[s].next = self.tested_need_time[s].q.val();
+            self.cand_too_long[s].next = self.tested_too_long[s].q.val();
+            self.cand_too_long_k[s].next = self.tested_too_long_k[s].q.val();
+            for u in 0..E {
+                self.gap_cand_tests[(1 + u) * 4 + s].gap.next = self.after_ahead[u].gap.val();
+                self.gap_cand_tests[(1 + u) * 4 + s].lane.next = self.lane_ahead[s].val();
                 self.cand_need_time[(3 + u) * 4 + s].next =
-                    self.gap_cand_tests[(1 + u) * 4 + s].need_time.val();
+                    self.tested_need_time[(1 + u) * 4 + s].q.val();
                 self.cand_too_long[(3 + u) * 4 + s].next =
-                    self.gap_cand_tests[(1 + u) * 4 + s].too_long.val();
+                    self.tested_too_long[(1 + u) * 4 + s].q.val();
                 self.cand_too_long_k[(3 + u) * 4 + s].next =
-                    self.gap_cand_tests[(1 + u) * 4 + s].too_long_k.val();
+                    self.tested_too_long_k[(1 + u) * 4 + s].q.val();
             }
         }
         // Candidates 1 (no push) and 2 (the filler alone, `KEEPER_GAP`

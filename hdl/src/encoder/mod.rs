@@ -6,8 +6,9 @@
 //! beside them the drain's pop, decided from registers only (a pop frees
 //! its slot for the next clock). The words go to `tx_fifo::TxFifoStorage`.
 //!
-//! Pipeline (fabric clocks): the inputs are registered (P1, with the tick
-//! step from the previous clock), prepared (P2: the event word without dt,
+//! Pipeline (fabric clocks): the inputs are registered with the carry
+//! chains of the tick step from the previous clock (P0, `input`), the step
+//! saturated (P1), the events prepared (P2: the event word without dt,
 //! LINE_HI, which slots share one), then decided; the outputs are
 //! registered: `LATENCY` clocks after the inputs, the fill level and the
 //! counters one more.
@@ -45,6 +46,7 @@
 
 mod decide;
 mod gap;
+mod input;
 mod lost;
 mod prepare;
 mod slot;
@@ -53,6 +55,7 @@ mod words;
 
 pub use decide::Decide;
 pub use gap::GapState;
+pub use input::InputStage;
 pub use lost::{LostCandidate, PendingLost};
 pub use prepare::EventBody;
 pub use slot::{GapTests, SlotGap, SlotWords};
@@ -69,7 +72,7 @@ pub const KEEPER_GAP: u64 = PAYLOAD_MAX * 64;
 pub const LEVEL_BITS: usize = 20;
 /// Fabric clocks from the encoder's inputs to its word and pop outputs (the
 /// fill level one more).
-pub const LATENCY: usize = 3;
+pub const LATENCY: usize = 4;
 /// Word groups per clock: the filler and TIME word, then one per slot.
 pub const GROUPS: usize = 5;
 
@@ -125,10 +128,11 @@ pub struct Encoder<const E: usize> {
     pub time_fillers: Signal<Out, Bits<32>>,
     pub time_overflows: Signal<Out, Bits<32>>,
     pub high_water: Signal<Out, Bits<32>>,
+    /// P0: the inputs, and the tick step's carry chains.
+    p0: InputStage<E>,
     // P1: the inputs, and the tick step from the previous clock.
     p1_valid: DFF<Bit>,
     p1_tick: DFF<Bits<64>>,
-    p1_tick_hi_inc: DFF<Bits<32>>,
     p1_ev_valid: [DFF<Bit>; E],
     p1_ev_kind: [DFF<Bits<2>>; E],
     p1_ev_write: [DFF<Bit>; E],
@@ -144,15 +148,14 @@ pub struct Encoder<const E: usize> {
     step_now: Signal<Local, Bits<32>>,
     /// The step saturates (the ticks are `2^32` or more apart).
     step_sat_now: Signal<Local, Bit>,
-    /// `step - KEEPER_GAP` beside `step` rather than after it: the low
+    /// `step - KEEPER_GAP` beside `step` rather than after it: P0's low
     /// halves' difference less `KEEPER_GAP` (`_b`: plus `2^32`, for a
     /// borrow from the high halves), chosen as `step_now` is.
-    step_k_nb: Signal<Local, Bits<34>>,
     step_k_b: Signal<Local, Bits<34>>,
     step_k_now: Signal<Local, Bits<34>>,
     gap_max_k: Constant<Bits<34>>,
     two_32: Constant<Bits<34>>,
-    p1_tick_sat: Signal<Local, Bits<32>>,
+    p0_tick_sat: Signal<Local, Bits<32>>,
     prep: [EventBody; E],
     // P2: the clock being decided.
     p2_valid: DFF<Bit>,
@@ -247,7 +250,6 @@ pub struct Encoder<const E: usize> {
     pop_up: Signal<Local, Bits<6>>,
     /// The lost count `u` and its flags, updated after the decision.
     pending_lost: PendingLost<E>,
-    keeper_gap_34: Constant<Bits<34>>,
     gap_max: Constant<Bits<32>>,
     // Outputs.
     out_count: [DFF<Bits<2>>; GROUPS],
@@ -319,9 +321,9 @@ impl<const E: usize> Default for Encoder<E> {
             time_fillers: Default::default(),
             time_overflows: Default::default(),
             high_water: Default::default(),
+            p0: Default::default(),
             p1_valid: Default::default(),
             p1_tick: Default::default(),
-            p1_tick_hi_inc: Default::default(),
             p1_ev_valid: std::array::from_fn(|_| Default::default()),
             p1_ev_kind: std::array::from_fn(|_| Default::default()),
             p1_ev_write: std::array::from_fn(|_| Default::default()),
@@ -335,12 +337,11 @@ impl<const E: usize> Default for Encoder<E> {
             step_lo: Default::default(),
             step_now: Default::default(),
             step_sat_now: Default::default(),
-            step_k_nb: Default::default(),
             step_k_b: Default::default(),
             step_k_now: Default::default(),
             gap_max_k: Constant::new((GAP_MAX.wrapping_sub(KEEPER_GAP) & MASK34).to_bits()),
             two_32: Constant::new((1u64 << 32).to_bits()),
-            p1_tick_sat: Default::default(),
+            p0_tick_sat: Default::default(),
             prep: std::array::from_fn(|_| Default::default()),
             p2_valid: Default::default(),
             p2_tick: Default::default(),
@@ -398,7 +399,6 @@ impl<const E: usize> Default for Encoder<E> {
             total_step: Default::default(),
             pop_up: Default::default(),
             pending_lost: Default::default(),
-            keeper_gap_34: Constant::new(KEEPER_GAP.to_bits()),
             gap_max: Constant::new(GAP_MAX.to_bits()),
             out_count: std::array::from_fn(|_| Default::default()),
             out_word0: std::array::from_fn(|_| Default::default()),
@@ -439,7 +439,6 @@ impl<const E: usize> Logic for Encoder<E> {
             clock,
             p1_valid,
             p1_tick,
-            p1_tick_hi_inc,
             p1_over,
             p1_tracing,
             p1_tags_only,
@@ -490,40 +489,50 @@ impl<const E: usize> Logic for Encoder<E> {
         self.num.d.next = bit_cast::<33, 32>(self.drain_num.val());
         self.num_minus_den.d.next =
             bit_cast::<33, 32>(self.drain_num.val()) - bit_cast::<33, 32>(self.drain_den.val());
+        // P0: the inputs registered, with the step's carry chains.
+        self.p0.clock.next = self.clock.val();
+        self.p0.over_in.next = self.over.val();
+        self.p0.tracing_in.next = self.tracing_in.val();
+        self.p0.tags_only_in.next = self.tags_only_in.val();
+        self.p0.tick_in.next = self.tick_in.val();
+        self.p0.tick_valid_in.next = self.tick_valid_in.val();
+        for s in 0..E {
+            self.p0.ev_valid_in[s].next = self.ev_valid[s].val();
+            self.p0.ev_kind_in[s].next = self.ev_kind[s].val();
+            self.p0.ev_write_in[s].next = self.ev_write[s].val();
+            self.p0.ev_value_in[s].next = self.ev_value[s].val();
+            self.p0.ev_lane_in[s].next = self.ev_lane[s].val();
+        }
         // P1. The tick step from the previous clock, saturated to 32 bits:
-        // a 32-bit difference and a comparison of the high halves.
-        self.p1_valid.d.next = self.tick_valid_in.val();
-        self.p1_tick.d.next = self.tick_in.val();
-        self.p1_tick_hi_inc.d.next = self.tick_in.val().get_bits::<32>(32) + 1;
-        self.step_lo.next = bit_cast::<33, 32>(self.tick_in.val().get_bits::<32>(0))
-            - bit_cast::<33, 32>(self.p1_tick.q.val().get_bits::<32>(0));
-        self.step_k_nb.next = bit_cast::<34, 32>(self.tick_in.val().get_bits::<32>(0))
-            - bit_cast::<34, 32>(self.p1_tick.q.val().get_bits::<32>(0))
-            - self.keeper_gap_34.val();
-        self.step_k_b.next = self.step_k_nb.val() + self.two_32.val();
+        // P0's low halves' difference if the high halves allow it.
+        self.p1_valid.d.next = self.p0.tick_valid.val();
+        self.p1_tick.d.next = self.p0.tick.val();
+        self.step_lo.next = self.p0.step_lo.val();
+        self.step_k_b.next = self.p0.step_k_nb.val() + self.two_32.val();
         self.step_now.next = self.gap_max.val();
         self.step_k_now.next = self.gap_max_k.val();
         self.step_sat_now.next = true;
         if self.step_lo.val().get_bit(32) {
-            if self.tick_in.val().get_bits::<32>(32) == self.p1_tick_hi_inc.q.val() {
+            if self.p0.hi_next.val() {
                 self.step_now.next = self.step_lo.val().get_bits::<32>(0);
                 self.step_k_now.next = self.step_k_b.val();
                 self.step_sat_now.next = false;
             }
-        } else if self.tick_in.val().get_bits::<32>(32) == self.p1_tick.q.val().get_bits::<32>(32) {
+        } else if self.p0.hi_same.val() {
             self.step_now.next = self.step_lo.val().get_bits::<32>(0);
-            self.step_k_now.next = self.step_k_nb.val();
+            self.step_k_now.next = self.p0.step_k_nb.val();
             self.step_sat_now.next = false;
         }
         self.p1_step.d.next = self.step_now.val();
         self.p1_step_k.d.next = self.step_k_now.val();
-        self.p1_over.d.next = self.over.val();
-        self.p1_tracing.d.next = self.tracing_in.val();
-        self.p1_tags_only.d.next = self.tags_only_in.val();
-        // The gap at P1's tick since reset (until the first clock is decided).
-        self.p1_tick_sat.next = self.p1_tick.q.val().get_bits::<32>(0);
-        if self.p1_tick.q.val().get_bits::<32>(32).any() {
-            self.p1_tick_sat.next = self.gap_max.val();
+        self.p1_over.d.next = self.p0.over.val();
+        self.p1_tracing.d.next = self.p0.tracing.val();
+        self.p1_tags_only.d.next = self.p0.tags_only.val();
+        // The gap at P0's tick since reset (until the first clock is
+        // decided; the gap state registers it and its tests).
+        self.p0_tick_sat.next = self.p0.tick.val().get_bits::<32>(0);
+        if self.p0.tick.val().get_bits::<32>(32).any() {
+            self.p0_tick_sat.next = self.gap_max.val();
         }
         // P2.
         self.p2_valid.d.next = self.p1_valid.q.val();
@@ -541,11 +550,11 @@ impl<const E: usize> Logic for Encoder<E> {
             self.p2_body[s].clock.next = self.clock.val();
             self.p2_line_hi[s].clock.next = self.clock.val();
             self.p2_lane[s].clock.next = self.clock.val();
-            self.p1_ev_valid[s].d.next = self.ev_valid[s].val() & self.tick_valid_in.val();
-            self.p1_ev_kind[s].d.next = self.ev_kind[s].val();
-            self.p1_ev_write[s].d.next = self.ev_write[s].val();
-            self.p1_ev_value[s].d.next = self.ev_value[s].val();
-            self.p1_lane[s].d.next = self.ev_lane[s].val();
+            self.p1_ev_valid[s].d.next = self.p0.ev_valid[s].val();
+            self.p1_ev_kind[s].d.next = self.p0.ev_kind[s].val();
+            self.p1_ev_write[s].d.next = self.p0.ev_write[s].val();
+            self.p1_ev_value[s].d.next = self.p0.ev_value[s].val();
+            self.p1_lane[s].d.next = self.p0.ev_lane[s].val();
             self.prep[s].kind.next = self.p1_ev_kind[s].q.val();
             self.prep[s].write.next = self.p1_ev_write[s].q.val();
             self.prep[s].value.next = self.p1_ev_value[s].q.val();
@@ -603,7 +612,6 @@ impl<const E: usize> Logic for Encoder<E> {
         for s in 0..E {
             self.slot_gap[s].gap_low.next = self.gap_state.gap.val().get_bits::<6>(0);
             self.slot_gap[s].lane.next = self.p2_lane[s].q.val();
-            self.slot_gap[s].step.next = self.p1_step.q.val();
             // (A valid event implies a valid clock: `p1_ev_valid`.)
             self.decide.ev_valid[s].next = self.p2_ev_valid[s].q.val();
             self.decide.idx[s].next = self.p2_idx[s].q.val();
@@ -760,7 +768,7 @@ impl<const E: usize> Logic for Encoder<E> {
         self.pending_lost.losts_if_taken.next = self.decide.losts_if_taken.val();
         // The gap at the next clock's tick and its tests (see `GapState`).
         self.gap_state.clock.next = self.clock.val();
-        self.gap_state.tick_since_reset.next = self.p1_tick_sat.val();
+        self.gap_state.tick_since_reset_ahead.next = self.p0_tick_sat.val();
         self.gap_state.step.next = self.p1_step.q.val();
         self.gap_state.step_k.next = self.p1_step_k.q.val();
         self.gap_state.step_ahead.next = self.step_lo.val().get_bits::<32>(0);
@@ -770,9 +778,8 @@ impl<const E: usize> Logic for Encoder<E> {
         self.gap_state.takes.next = self.decide.takes.val();
         for s in 0..E {
             self.gap_state.ev_valid[s].next = self.p2_ev_valid[s].q.val();
-            self.gap_state.step_after[s].next = self.slot_gap[s].step_after.val();
             self.gap_state.next_lane[s].next = self.p1_lane[s].q.val();
-            self.gap_state.lane_ahead[s].next = self.ev_lane[s].val();
+            self.gap_state.lane_ahead[s].next = self.p0.ev_lane[s].val();
         }
         if self.p2_valid.q.val() {
             self.hi.d.next = self.words.hi_out.val();

@@ -58,15 +58,11 @@ pub struct SlotGap {
     /// TIME payload's units come from the gap register, see `Words`).
     pub gap_low: Signal<In, Bits<6>>,
     pub lane: Signal<In, Bits<3>>,
-    /// Ticks to the next clock's tick.
-    pub step: Signal<In, Bits<32>>,
     /// As the clock's first push: the first word's dt, and whether the
     /// gap in units of 64 ticks is one more than the clock's gap's (the
     /// low add carries), for the TIME word's payload.
     pub first_dt: Signal<Out, Bits<32>>,
     pub time_carry: Signal<Out, Bit>,
-    /// The next clock's gap if this slot is the clock's last push.
-    pub step_after: Signal<Out, Bits<32>>,
     low_sum: Signal<Local, Bits<7>>,
 }
 
@@ -77,7 +73,6 @@ impl Logic for SlotGap {
             bit_cast::<7, 6>(self.gap_low.val()) + bit_cast::<7, 3>(self.lane.val());
         self.first_dt.next = bit_cast::<32, 6>(self.low_sum.val().get_bits::<6>(0));
         self.time_carry.next = self.low_sum.val().get_bit(6);
-        self.step_after.next = self.step.val() - bit_cast::<32, 3>(self.lane.val());
     }
 }
 

@@ -220,18 +220,24 @@ fn put_varint_cold(out: &mut Vec<u8>, v: u64) {
 /// equals). Only the encoder chooses; the decoder reads the choice.
 #[inline(always)]
 fn choose(slots: &[u64; SLOTS], line: u64) -> (usize, bool) {
-    // Low 4 bits: the rank; above: the distance. Kept without a branch:
-    // which line is closest is as good as random.
-    let mut closest = u64::MAX;
+    // Low 4 bits: the rank; above: the distance. The closest is found
+    // by a tree of minimums (4 steps deep), not a chain of 16.
+    let mut keys = [0u64; SLOTS];
     for (rank, &l) in slots.iter().enumerate() {
         let d = line.wrapping_sub(l) as i64;
         if is_small(d) {
             return (rank, true);
         }
-        let key = (d.unsigned_abs() << 4) | rank as u64;
-        closest = std::hint::select_unpredictable(key < closest, key, closest);
+        keys[rank] = (d.unsigned_abs() << 4) | rank as u64;
     }
-    ((closest & 0xF) as usize, false)
+    let mut width = SLOTS;
+    while width > 1 {
+        width /= 2;
+        for i in 0..width {
+            keys[i] = keys[i].min(keys[i + width]);
+        }
+    }
+    ((keys[0] & 0xF) as usize, false)
 }
 
 /// Turns `records` into columns (appended to `out`, which the caller

@@ -29,7 +29,8 @@ pub struct ArchiveArgs {
     #[arg(long, default_value_t = archive::DEFAULT_BLOCK_RECORDS)]
     pub block_records: u32,
     /// zstd level of every column of the archive (1..=22; by default 3,
-    /// and 1 for the DT and AUX columns of blocks under 65536 records).
+    /// and 1 for the AUX column and the DT column of blocks under 65536
+    /// records).
     #[arg(long)]
     pub level: Option<i32>,
 }

@@ -112,8 +112,29 @@ impl<'a> Reader<'a> {
         self.pos += 1;
         Ok(b)
     }
-    #[inline]
+    /// A varint: eight bytes read at once while they are there and hold
+    /// its end (deltas and steps take one to four), else byte by byte.
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, ColumnError> {
+        if let Some(chunk) = self.bytes.get(self.pos..self.pos + 8) {
+            let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+            let ends = !x & 0x8080_8080_8080_8080;
+            if ends != 0 {
+                let last_bit = ends.trailing_zeros();
+                let x = x & (u64::MAX >> (63 - last_bit));
+                let mut v = 0;
+                for k in 0..8 {
+                    v |= (x >> k) & (0x7f << (7 * k));
+                }
+                self.pos += (last_bit / 8 + 1) as usize;
+                return Ok(v);
+            }
+        }
+        self.varint_bytes()
+    }
+    #[cold]
+    #[inline(never)]
+    fn varint_bytes(&mut self) -> Result<u64, ColumnError> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let b = self.byte()?;
@@ -160,7 +181,8 @@ impl Recent {
         self.lines[self.position(rank)]
     }
 
-    /// The line of `rank` becomes `line` and moves to the front.
+    /// The line of `rank` becomes `line` and moves to the front (rank
+    /// 15: the least recent line is dropped for a new stream).
     #[inline(always)]
     fn touch(&mut self, rank: usize, line: u64) {
         let p = self.position(rank);
@@ -176,15 +198,6 @@ impl Recent {
     #[inline(always)]
     fn set_front(&mut self, line: u64) {
         self.lines[(self.order & 0xF) as usize] = line;
-    }
-
-    /// A new stream: the least recently used line is dropped and `line`
-    /// takes the front.
-    #[inline(always)]
-    fn push(&mut self, line: u64) {
-        let p = (self.order >> 60) as usize;
-        self.lines[p] = line;
-        self.order = (self.order << 4) | p as u64;
     }
 }
 
@@ -207,18 +220,24 @@ fn put_varint_cold(out: &mut Vec<u8>, v: u64) {
 /// equals). Only the encoder chooses; the decoder reads the choice.
 #[inline(always)]
 fn choose(slots: &[u64; SLOTS], line: u64) -> (usize, bool) {
-    // Low 4 bits: the rank; above: the distance. Kept without a branch:
-    // which line is closest is as good as random.
-    let mut closest = u64::MAX;
+    // Low 4 bits: the rank; above: the distance. The closest is found
+    // by a tree of minimums (4 steps deep), not a chain of 16.
+    let mut keys = [0u64; SLOTS];
     for (rank, &l) in slots.iter().enumerate() {
         let d = line.wrapping_sub(l) as i64;
         if is_small(d) {
             return (rank, true);
         }
-        let key = (d.unsigned_abs() << 4) | rank as u64;
-        closest = std::hint::select_unpredictable(key < closest, key, closest);
+        keys[rank] = (d.unsigned_abs() << 4) | rank as u64;
     }
-    ((closest & 0xF) as usize, false)
+    let mut width = SLOTS;
+    while width > 1 {
+        width /= 2;
+        for i in 0..width {
+            keys[i] = keys[i].min(keys[i + width]);
+        }
+    }
+    ((keys[0] & 0xF) as usize, false)
 }
 
 /// Turns `records` into columns (appended to `out`, which the caller
@@ -282,6 +301,48 @@ pub fn encode(records: &[TraceRecord], out: &mut Columns) {
     out.aux = aux;
 }
 
+/// How the decoder reads an access's OP code (below `OP_WIDE_END`): the
+/// rank it is coded against, the rank its line then takes the place of
+/// (the same for a small delta, the least recent for a wide one: a new
+/// stream), its small delta, and whether the delta is in AUX instead.
+#[derive(Clone, Copy)]
+struct AccessCode {
+    rank: u8,
+    replaces: u8,
+    wide: bool,
+    delta: i8,
+}
+
+const ACCESS_CODES: [AccessCode; OP_WIDE_END as usize] = {
+    let mut t = [AccessCode {
+        rank: 0,
+        replaces: 0,
+        wide: false,
+        delta: 0,
+    }; OP_WIDE_END as usize];
+    let mut code = 0;
+    while code < OP_WIDE_END as usize {
+        t[code] = if code < OP_WIDE as usize {
+            let (s, d) = SMALL_CODES[code];
+            AccessCode {
+                rank: s,
+                replaces: s,
+                wide: false,
+                delta: d as i8,
+            }
+        } else {
+            AccessCode {
+                rank: ((code - OP_WIDE as usize) >> 1) as u8,
+                replaces: SLOTS as u8 - 1,
+                wide: true,
+                delta: 0,
+            }
+        };
+        code += 1;
+    }
+    t
+};
+
 /// Turns columns back into `n` records (appended to `out`) whose first
 /// tick is `first_tick`. Every byte of every column must be used.
 pub fn decode(
@@ -307,13 +368,14 @@ pub fn decode(
     let mut board_bits = 0u64;
     let mut recent = Recent::new();
     out.reserve(n);
-    for &dt in &cols.dt {
+    // Records are written in place (no capacity check a record) and
+    // counted in once all of them are.
+    let spare = &mut out.spare_capacity_mut()[..n];
+    for (slot, &dt) in spare.iter_mut().zip(&cols.dt) {
         let mut code = *ops.get(next_op).ok_or(ColumnError::Short("OP"))?;
         next_op += 1;
-        while code == OP_BOARD {
-            board_bits = u64::from(aux.byte()?) << BOARD_SHIFT;
-            code = *ops.get(next_op).ok_or(ColumnError::Short("OP"))?;
-            next_op += 1;
+        if code == OP_BOARD {
+            (code, board_bits) = board_switch(ops, &mut next_op, &mut aux)?;
         }
         tick = tick.wrapping_add(if dt == DT_WIDE {
             aux.varint()?.wrapping_add(u64::from(DT_WIDE))
@@ -328,17 +390,18 @@ pub fn decode(
                 & VALUE_MASK;
             recent.set_front(line);
             (u64::from(code & 1), line)
-        } else if code < OP_WIDE {
-            let (s, d) = SMALL_CODES[usize::from(code)];
-            let s = usize::from(s);
-            let line = recent.line(s).wrapping_add(d as u64) & VALUE_MASK;
-            recent.touch(s, line);
-            (u64::from(code & 1), line)
         } else if code < OP_WIDE_END {
-            let s = usize::from((code - OP_WIDE) >> 1);
-            let z = aux.varint()?.wrapping_add(u64::from(SMALL_DELTAS));
-            let line = recent.line(s).wrapping_add(unzigzag(z) as u64) & VALUE_MASK;
-            recent.push(line);
+            // One path for every access, without a branch on its kind
+            // but the AUX read (on mixed traces the kinds alternate
+            // unpredictably).
+            let a = ACCESS_CODES[usize::from(code)];
+            let delta = if a.wide {
+                unzigzag(aux.varint()?.wrapping_add(u64::from(SMALL_DELTAS)))
+            } else {
+                i64::from(a.delta)
+            };
+            let line = recent.line(usize::from(a.rank)).wrapping_add(delta as u64) & VALUE_MASK;
+            recent.touch(usize::from(a.replaces), line);
             (u64::from(code & 1), line)
         } else if code == OP_OTHER {
             let low = u64::from(aux.byte()? & 0x3f);
@@ -346,15 +409,37 @@ pub fn decode(
         } else {
             return Err(ColumnError::ReservedOp(code));
         };
-        out.push(TraceRecord {
+        slot.write(TraceRecord {
             tick,
             packed: board_bits | (value << VALUE_SHIFT) | low,
         });
     }
+    // SAFETY: the loop wrote all `n` records after the old length (`dt`
+    // holds exactly `n` bytes, checked above), within the reserved
+    // capacity; an early error returns before this, leaving them unused.
+    unsafe { out.set_len(out.len() + n) };
     if next_op != ops.len() {
         return Err(ColumnError::Long("OP"));
     }
     aux.finished()
+}
+
+/// The OP code after one or more board switches, and the board's bits.
+#[cold]
+#[inline(never)]
+fn board_switch(
+    ops: &[u8],
+    next_op: &mut usize,
+    aux: &mut Reader<'_>,
+) -> Result<(u8, u64), ColumnError> {
+    let mut code = OP_BOARD;
+    let mut board_bits = 0;
+    while code == OP_BOARD {
+        board_bits = u64::from(aux.byte()?) << BOARD_SHIFT;
+        code = *ops.get(*next_op).ok_or(ColumnError::Short("OP"))?;
+        *next_op += 1;
+    }
+    Ok((code, board_bits))
 }
 
 #[cfg(test)]

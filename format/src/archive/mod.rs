@@ -43,13 +43,23 @@ pub const DEFAULT_BLOCK_RECORDS: u32 = 1 << 20;
 /// lackey trace level 1 makes OP 4% bigger); level 9 is about 20% smaller
 /// and 7 times slower.
 pub const DEFAULT_LEVEL: i32 = 3;
-/// zstd level of the DT and AUX columns of short blocks by default. There
-/// zstd's work for each frame weighs most: on the benchmark's `mix` trace
-/// (3755 records) level 1 packs 9% faster than level 3 for 0.5% more
-/// bytes (its quicksort trace: 11% more bytes, still 0.29 times `zstd -19`
-/// of its capture files). Long blocks keep level 3, where level 1 saves 1% of the time
-/// for 0.8% more bytes on the lackey trace, whose size target is close.
+/// zstd level of the AUX column, and of the DT column of short blocks, by
+/// default. AUX holds what the columns' coding left over (wide deltas,
+/// long steps), which zstd hardly shrinks: on a 452K-record `hmtt sim
+/// --workload mix --n 4M` trace level 1 codes it 2.3 times as fast as
+/// level 3 for the same size; on the lackey trace it is 6% of the
+/// archive and 4% bigger at level 1. Short blocks' DT too: there zstd's
+/// work for each frame weighs most (the benchmark's 3755-record `mix`
+/// trace packs 9% faster for 0.5% more bytes; its quicksort trace: 11%
+/// more bytes, still 0.29 times `zstd -19` of its capture files). Long
+/// blocks' DT keeps the OP column's level: at level 1 the lackey trace,
+/// whose size target is close, grows 0.4%.
 pub const DEFAULT_SIDE_LEVEL: i32 = 1;
+/// Hash and chain table sizes (log2 of entries) of the default level,
+/// instead of zstd's 17 and 16 for inputs over 256 KiB: tables that fit a
+/// core's L2 cache code a long block's OP and DT columns 10-20% faster,
+/// within 0.3% of the size.
+pub const DEFAULT_LEVEL_TABLE_LOGS: (u32, u32) = (16, 14);
 /// Blocks of fewer records than this are short (see `side_level`).
 pub const SHORT_BLOCK_RECORDS: usize = 1 << 16;
 /// File extension.
@@ -120,10 +130,12 @@ impl ArchiveError {
 pub struct ArchiveOptions {
     /// Records per block (the last block may hold fewer).
     pub block_records: u32,
-    /// zstd level of the OP column and the trailer.
+    /// zstd level of the OP column, of long blocks' DT column and of the
+    /// trailer.
     pub level: i32,
-    /// zstd level of the DT and AUX columns of blocks shorter than
-    /// [`SHORT_BLOCK_RECORDS`] (longer blocks use `level` for them too).
+    /// zstd level of the AUX column, and of the DT column of blocks
+    /// shorter than [`SHORT_BLOCK_RECORDS`] (longer blocks' DT uses
+    /// `level`).
     pub side_level: i32,
 }
 
@@ -271,7 +283,7 @@ pub struct ArchiveWriter<W: Write + Seek> {
     records: u64,
     columns: Columns,
     frames: [Vec<u8>; 3],
-    compressor: zstd::bulk::Compressor<'static>,
+    compressor: PooledCompressor,
     column_bytes: [u64; 3],
 }
 
@@ -291,7 +303,7 @@ impl<W: Write + Seek> ArchiveWriter<W> {
             ));
         }
         out.write_all(&ArchiveHeader::default().emit())?;
-        let mut compressor = zstd::bulk::Compressor::new(opts.level)?;
+        let mut compressor = PooledCompressor::take()?;
         // A damaged column is then found by its checksum, not decoded.
         compressor.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
         Ok(ArchiveWriter {
@@ -347,13 +359,12 @@ impl<W: Write + Seek> ArchiveWriter<W> {
         put_u32(&mut head, field::BLOCK_RECORD_COUNT, block.len() as u32);
         put_u64(&mut head, field::BLOCK_FIRST_TICK, block[0].tick);
         for (c, column) in raw.iter().enumerate() {
-            let level = if c == 0 || block.len() >= SHORT_BLOCK_RECORDS {
-                self.opts.level
-            } else {
-                self.opts.side_level
+            let level = match c {
+                0 => self.opts.level,
+                1 if block.len() >= SHORT_BLOCK_RECORDS => self.opts.level,
+                _ => self.opts.side_level,
             };
-            self.compressor
-                .set_parameter(zstd::zstd_safe::CParameter::CompressionLevel(level))?;
+            set_level(&mut self.compressor, level)?;
             let frame = &mut self.frames[c];
             frame.clear();
             frame.reserve(zstd::zstd_safe::compress_bound(column.len()));
@@ -397,10 +408,7 @@ impl<W: Write + Seek> ArchiveWriter<W> {
         let mut trailer = Vec::with_capacity(trace_header.len() + tail.len());
         trailer.extend_from_slice(trace_header);
         trailer.extend_from_slice(tail);
-        self.compressor
-            .set_parameter(zstd::zstd_safe::CParameter::CompressionLevel(
-                self.opts.level,
-            ))?;
+        set_level(&mut self.compressor, self.opts.level)?;
         let frame = self.compressor.compress(&trailer)?;
         self.out.write_all(&frame)?;
         for e in &self.index {
@@ -431,6 +439,69 @@ impl<W: Write + Seek> ArchiveWriter<W> {
             },
         ))
     }
+}
+
+thread_local! {
+    /// The compression context of the last writer on this thread, for the
+    /// next: creating one runs CPUID, which a virtual machine traps (here
+    /// about as long as packing 200 records), and allocates its tables.
+    static SPARE_COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A writer's compression context, back to its thread's spare when the
+/// writer is dropped.
+struct PooledCompressor(Option<zstd::bulk::Compressor<'static>>);
+
+impl PooledCompressor {
+    /// The thread's spare context with every parameter reset, or a new one.
+    fn take() -> std::io::Result<PooledCompressor> {
+        let spare = SPARE_COMPRESSOR.with(|s| s.borrow_mut().take());
+        let reset = |mut c: zstd::bulk::Compressor<'static>| {
+            let directive = zstd::zstd_safe::ResetDirective::SessionAndParameters;
+            c.context_mut().reset(directive).is_ok().then_some(c)
+        };
+        let compressor = match spare.and_then(reset) {
+            Some(c) => c,
+            None => zstd::bulk::Compressor::new(DEFAULT_LEVEL)?,
+        };
+        Ok(PooledCompressor(Some(compressor)))
+    }
+}
+
+impl std::ops::Deref for PooledCompressor {
+    type Target = zstd::bulk::Compressor<'static>;
+    fn deref(&self) -> &Self::Target {
+        self.0.as_ref().expect("held until dropped")
+    }
+}
+
+impl std::ops::DerefMut for PooledCompressor {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.0.as_mut().expect("held until dropped")
+    }
+}
+
+impl Drop for PooledCompressor {
+    fn drop(&mut self) {
+        let c = self.0.take();
+        // A thread being torn down keeps nothing.
+        let _ = SPARE_COMPRESSOR.try_with(|s| *s.borrow_mut() = c);
+    }
+}
+
+/// Sets the compressor's level, with the default level's smaller tables
+/// (0: the level's own).
+fn set_level(compressor: &mut zstd::bulk::Compressor<'static>, level: i32) -> std::io::Result<()> {
+    use zstd::zstd_safe::CParameter;
+    let (hash_log, chain_log) = if level == DEFAULT_LEVEL {
+        DEFAULT_LEVEL_TABLE_LOGS
+    } else {
+        (0, 0)
+    };
+    compressor.set_parameter(CParameter::CompressionLevel(level))?;
+    compressor.set_parameter(CParameter::HashLog(hash_log))?;
+    compressor.set_parameter(CParameter::ChainLog(chain_log))
 }
 
 /// Packs a whole trace file (`trace`, checked as §11 says) into `out`.

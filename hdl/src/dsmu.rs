@@ -69,7 +69,11 @@ const PAIRS: usize = MAX_LANES * MAX_LANES;
 ///   ACTs into the table and forms the references.
 ///
 /// The table is read and written in stage 2 only, so a clock sees every
-/// ACT of the clocks before it.
+/// ACT of the clocks before it. Both are AND-ORs over one-hot slot flags
+/// (`TableRead`, `TableWrite`: the clock's last ACT to a slot is the only
+/// one written there); with 4 lanes or more the flags are decoded in stage
+/// 1 into registers, so stage 2 starts from them rather than from 6-bit
+/// compares of every lane's slot against all 64.
 #[derive(LogicBlock)]
 pub struct Dsmu<const L: usize> {
     pub clock: Signal<In, Clock>,
@@ -106,12 +110,24 @@ pub struct Dsmu<const L: usize> {
     s1_forward: [DFF<Bit>; PAIRS],
     s1_forwarded: [DFF<Bit>; L],
     s1_last_act: [DFF<Bit>; L],
+    /// The lane's slot, one-hot (`read_hot`), and the same if its ACT is
+    /// the clock's last to the slot (`write_hot`): decoded in stage 1 when
+    /// `decode_early` (4 lanes or more), else in stage 2 from `s1_slot`.
+    read_hot_s1: [Signal<Local, Bits<64>>; L],
+    write_hot_s1: [Signal<Local, Bits<64>>; L],
+    s1_read_hot: [DFF<Bits<64>>; L],
+    s1_write_hot: [DFF<Bits<64>>; L],
+    read_hot: [Signal<Local, Bits<64>>; L],
+    write_hot: [Signal<Local, Bits<64>>; L],
+    decode_early: Constant<Bit>,
+    one_hot_0: Constant<Bits<64>>,
     s1_tick: DFF<Bits<64>>,
     s1_tick_valid: DFF<Bit>,
     // Stage 2.
     open_row: [DFF<Bits<18>>; 64],
     row_opened: [DFF<Bit>; 64],
     row_read: TableRead<L>,
+    row_write: TableWrite<L>,
     forward_row: [Signal<Local, Bits<18>>; PAIRS],
     /// OR of `forward_row` over the lanes up to i.
     forward_or: [Signal<Local, Bits<18>>; PAIRS],
@@ -159,6 +175,15 @@ impl<const L: usize> Dsmu<L> {
             protocol_errors: Default::default(),
             unknown_commands: Default::default(),
             in_slot: std::array::from_fn(|_| LaneSlot::new(g)),
+            read_hot_s1: std::array::from_fn(|_| Default::default()),
+            write_hot_s1: std::array::from_fn(|_| Default::default()),
+            s1_read_hot: std::array::from_fn(|_| Default::default()),
+            s1_write_hot: std::array::from_fn(|_| Default::default()),
+            read_hot: std::array::from_fn(|_| Default::default()),
+            write_hot: std::array::from_fn(|_| Default::default()),
+            decode_early: Constant::new(L >= 4),
+            one_hot_0: Constant::new(1u64.to_bits()),
+            row_write: Default::default(),
             in_act: std::array::from_fn(|_| Default::default()),
             opens: std::array::from_fn(|_| Default::default()),
             shadowed: std::array::from_fn(|_| Default::default()),
@@ -300,6 +325,15 @@ impl<const L: usize> Logic for Dsmu<L> {
                 }
             }
             self.s1_last_act[i].d.next = self.in_act[i].val() & !self.act_overridden[i].val();
+            self.read_hot_s1[i].next = self.one_hot_0.val() << self.in_slot[i].slot.val();
+            self.write_hot_s1[i].next = 0.into();
+            if self.in_act[i].val() & !self.act_overridden[i].val() {
+                self.write_hot_s1[i].next = self.read_hot_s1[i].val();
+            }
+            self.s1_read_hot[i].clock.next = self.clock.val();
+            self.s1_write_hot[i].clock.next = self.clock.val();
+            self.s1_read_hot[i].d.next = self.read_hot_s1[i].val();
+            self.s1_write_hot[i].d.next = self.write_hot_s1[i].val();
         }
         // Stage 2: the table, the forwarded rows, the references.
         for j in 0..L {
@@ -309,7 +343,25 @@ impl<const L: usize> Logic for Dsmu<L> {
             self.out_rank[j].clock.next = self.clock.val();
             self.out_row[j].clock.next = self.clock.val();
             self.arg_row[j].next = self.s1_arg[j].q.val() & self.row_mask.val();
-            self.row_read.slot[j].next = self.s1_slot[j].q.val();
+            self.read_hot[j].next = self.s1_read_hot[j].q.val();
+            self.write_hot[j].next = self.s1_write_hot[j].q.val();
+            if !self.decode_early.val() {
+                self.read_hot[j].next = self.one_hot_0.val() << self.s1_slot[j].q.val();
+                self.write_hot[j].next = 0.into();
+                if self.s1_last_act[j].q.val() {
+                    self.write_hot[j].next = self.read_hot[j].val();
+                }
+            }
+            self.row_read.hot[j].next = self.read_hot[j].val();
+            self.row_write.hot[j].next = self.write_hot[j].val();
+            self.row_write.arg[j].next = self.arg_row[j].val();
+        }
+        // The clock's last ACT to a slot stays (one lane per slot).
+        for e in 0..64 {
+            if self.row_write.write[e].val() {
+                self.open_row[e].d.next = self.row_write.row[e].val();
+                self.row_opened[e].d.next = true;
+            }
         }
         for j in 0..L {
             // An AND-OR of the one-hot forward flags, lane order.
@@ -342,13 +394,6 @@ impl<const L: usize> Logic for Dsmu<L> {
             self.is_access[j].next =
                 (self.s1_kind[j].q.val() >= 2) & (self.s1_kind[j].q.val() <= 5);
             self.address[j].row.next = self.row_now[j].val();
-            // The clock's last ACT to a slot stays (one lane per slot).
-            for e in 0..64 {
-                if self.s1_last_act[j].q.val() & (self.s1_slot[j].q.val().index() == e) {
-                    self.open_row[e].d.next = self.arg_row[j].val();
-                    self.row_opened[e].d.next = true;
-                }
-            }
             self.out_valid[j].d.next = self.is_access[j].val() & self.opened_now[j].val();
             // Kinds 3 and 5 are WR and WRA.
             self.out_write[j].d.next =
@@ -393,12 +438,13 @@ impl<const L: usize> Logic for Dsmu<L> {
 }
 
 /// Combinational: each lane's table read, an AND-OR over the 64 slots
-/// (one selected), so its depth does not grow with the slot's position.
+/// with the lane's one-hot slot flags, so its depth does not grow with
+/// the slot's position.
 #[derive(LogicBlock)]
 pub struct TableRead<const L: usize> {
     pub rows: [Signal<In, Bits<18>>; 64],
     pub opened: [Signal<In, Bit>; 64],
-    pub slot: [Signal<In, Bits<6>>; L],
+    pub hot: [Signal<In, Bits<64>>; L],
     pub row: [Signal<Out, Bits<18>>; L],
     pub opened_out: [Signal<Out, Bit>; L],
 }
@@ -408,7 +454,7 @@ impl<const L: usize> Default for TableRead<L> {
         Self {
             rows: std::array::from_fn(|_| Default::default()),
             opened: std::array::from_fn(|_| Default::default()),
-            slot: std::array::from_fn(|_| Default::default()),
+            hot: std::array::from_fn(|_| Default::default()),
             row: std::array::from_fn(|_| Default::default()),
             opened_out: std::array::from_fn(|_| Default::default()),
         }
@@ -418,9 +464,17 @@ impl<const L: usize> Default for TableRead<L> {
 impl<const L: usize> Logic for TableRead<L> {
     fn update(&mut self) {
         for j in 0..L {
-            let e = self.slot[j].val().index();
-            self.row[j].next = self.rows[e].val();
-            self.opened_out[j].next = self.opened[e].val();
+            let hot = self.hot[j].val();
+            let mut row = Bits::<18>::default();
+            let mut opened = false;
+            for e in 0..64 {
+                if hot.get_bit(e) {
+                    row = row | self.rows[e].val();
+                    opened |= self.opened[e].val();
+                }
+            }
+            self.row[j].next = row;
+            self.opened_out[j].next = opened;
         }
     }
 
@@ -443,13 +497,80 @@ fn table_read_verilog(lanes: usize) -> String {
     writeln!(v, "always @(*) begin").unwrap();
     for j in 0..lanes {
         let rows: Vec<String> = (0..64)
-            .map(|e| format!("(rows${e} & {{18{{slot${j} == 6'd{e}}}}})"))
+            .map(|e| format!("(rows${e} & {{18{{hot${j}[{e}]}}}})"))
             .collect();
         let opened: Vec<String> = (0..64)
-            .map(|e| format!("(opened${e} & (slot${j} == 6'd{e}))"))
+            .map(|e| format!("(opened${e} & hot${j}[{e}])"))
             .collect();
         writeln!(v, "    row${j} = {};", rows.join("\n        | ")).unwrap();
         writeln!(v, "    opened_out${j} = {};", opened.join("\n        | ")).unwrap();
+    }
+    writeln!(v, "end").unwrap();
+    v
+}
+
+/// Combinational: the table's writes, an AND-OR per slot over the lanes'
+/// one-hot write flags (at most one lane writes a slot in a clock: its
+/// last ACT there), with no priority between the lanes.
+#[derive(LogicBlock)]
+pub struct TableWrite<const L: usize> {
+    pub hot: [Signal<In, Bits<64>>; L],
+    pub arg: [Signal<In, Bits<18>>; L],
+    pub write: [Signal<Out, Bit>; 64],
+    pub row: [Signal<Out, Bits<18>>; 64],
+}
+
+impl<const L: usize> Default for TableWrite<L> {
+    fn default() -> Self {
+        Self {
+            hot: std::array::from_fn(|_| Default::default()),
+            arg: std::array::from_fn(|_| Default::default()),
+            write: std::array::from_fn(|_| Default::default()),
+            row: std::array::from_fn(|_| Default::default()),
+        }
+    }
+}
+
+impl<const L: usize> Logic for TableWrite<L> {
+    fn update(&mut self) {
+        for e in 0..64 {
+            let mut row = Bits::<18>::default();
+            let mut write = false;
+            for j in 0..L {
+                if self.hot[j].val().get_bit(e) {
+                    row = row | self.arg[j].val();
+                    write = true;
+                }
+            }
+            self.row[e].next = row;
+            self.write[e].next = write;
+        }
+    }
+
+    fn connect(&mut self) {
+        for e in 0..64 {
+            self.row[e].connect();
+            self.write[e].connect();
+        }
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(table_write_verilog(L))
+    }
+}
+
+/// The Verilog body of `TableWrite<lanes>`.
+fn table_write_verilog(lanes: usize) -> String {
+    use std::fmt::Write;
+    let mut v = String::new();
+    writeln!(v, "always @(*) begin").unwrap();
+    for e in 0..64 {
+        let rows: Vec<String> = (0..lanes)
+            .map(|j| format!("(arg${j} & {{18{{hot${j}[{e}]}}}})"))
+            .collect();
+        let writes: Vec<String> = (0..lanes).map(|j| format!("hot${j}[{e}]")).collect();
+        writeln!(v, "    row${e} = {};", rows.join(" | ")).unwrap();
+        writeln!(v, "    write${e} = {};", writes.join(" | ")).unwrap();
     }
     writeln!(v, "end").unwrap();
     v

@@ -283,7 +283,7 @@ pub struct ArchiveWriter<W: Write + Seek> {
     records: u64,
     columns: Columns,
     frames: [Vec<u8>; 3],
-    compressor: PooledCompressor,
+    compressor: zstd::bulk::Compressor<'static>,
     column_bytes: [u64; 3],
 }
 
@@ -303,7 +303,7 @@ impl<W: Write + Seek> ArchiveWriter<W> {
             ));
         }
         out.write_all(&ArchiveHeader::default().emit())?;
-        let mut compressor = PooledCompressor::take()?;
+        let mut compressor = zstd::bulk::Compressor::new(opts.level)?;
         // A damaged column is then found by its checksum, not decoded.
         compressor.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
         Ok(ArchiveWriter {
@@ -441,58 +441,9 @@ impl<W: Write + Seek> ArchiveWriter<W> {
     }
 }
 
-thread_local! {
-    /// The compression context of the last writer on this thread, for the
-    /// next: creating one runs CPUID, which a virtual machine traps (here
-    /// about as long as packing 200 records), and allocates its tables.
-    static SPARE_COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// A writer's compression context, back to its thread's spare when the
-/// writer is dropped.
-struct PooledCompressor(Option<zstd::bulk::Compressor<'static>>);
-
-impl PooledCompressor {
-    /// The thread's spare context with every parameter reset, or a new one.
-    fn take() -> std::io::Result<PooledCompressor> {
-        let spare = SPARE_COMPRESSOR.with(|s| s.borrow_mut().take());
-        let reset = |mut c: zstd::bulk::Compressor<'static>| {
-            let directive = zstd::zstd_safe::ResetDirective::SessionAndParameters;
-            c.context_mut().reset(directive).is_ok().then_some(c)
-        };
-        let compressor = match spare.and_then(reset) {
-            Some(c) => c,
-            None => zstd::bulk::Compressor::new(DEFAULT_LEVEL)?,
-        };
-        Ok(PooledCompressor(Some(compressor)))
-    }
-}
-
-impl std::ops::Deref for PooledCompressor {
-    type Target = zstd::bulk::Compressor<'static>;
-    fn deref(&self) -> &Self::Target {
-        self.0.as_ref().expect("held until dropped")
-    }
-}
-
-impl std::ops::DerefMut for PooledCompressor {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        self.0.as_mut().expect("held until dropped")
-    }
-}
-
-impl Drop for PooledCompressor {
-    fn drop(&mut self) {
-        let c = self.0.take();
-        // A thread being torn down keeps nothing.
-        let _ = SPARE_COMPRESSOR.try_with(|s| *s.borrow_mut() = c);
-    }
-}
-
 /// Sets the compressor's level, with the default level's smaller tables
 /// (0: the level's own).
-fn set_level(compressor: &mut zstd::bulk::Compressor<'static>, level: i32) -> std::io::Result<()> {
+fn set_level(compressor: &mut zstd::bulk::Compressor<'_>, level: i32) -> std::io::Result<()> {
     use zstd::zstd_safe::CParameter;
     let (hash_log, chain_log) = if level == DEFAULT_LEVEL {
         DEFAULT_LEVEL_TABLE_LOGS

@@ -111,21 +111,6 @@ fn unpack_gives_the_trace_back_byte_for_byte() {
 }
 
 #[test]
-fn a_reused_compression_context_packs_as_a_new_one() {
-    let trace = trace_file(&sample_records(70_000), &names());
-    let fresh = std::thread::spawn({
-        let trace = trace.clone();
-        move || pack_bytes(&trace, 1 << 17)
-    })
-    .join()
-    .unwrap();
-    // This thread's context last wrote another level and block length.
-    let opts = ArchiveOptions::with_level(999, 9);
-    pack(&trace, Cursor::new(Vec::new()), opts).unwrap();
-    assert!(pack_bytes(&trace, 1 << 17) == fresh);
-}
-
-#[test]
 fn a_trace_whose_records_are_not_aligned_packs_the_same() {
     let trace = trace_file(&sample_records(5000), &names());
     // u64 storage, so that one byte in is surely misaligned.

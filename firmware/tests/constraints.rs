@@ -1,7 +1,7 @@
 //! The constraint files, the top levels' ports, the boards' required clocks
 //! and constraints/README.md's pinout and summary tables agree.
 
-use hmtt_firmware::board::Board;
+use hmtt_firmware::board::{Board, REQUIRED_MARGIN};
 use hmtt_firmware::tops::{self, TopChoice};
 use std::collections::BTreeMap;
 
@@ -147,7 +147,10 @@ fn clock_constraints_and_readme_agree_with_the_boards() {
         let freqs = constraint_frequencies(board);
         for clock in board.required_clocks() {
             if let Some(&mhz) = freqs.get(clock.net) {
-                assert_eq!(mhz, clock.required_mhz, "{board}: {}", clock.net);
+                // Constrained with the report's margin, for the tools to
+                // aim at it.
+                let aim = clock.required_mhz * (1.0 + REQUIRED_MARGIN);
+                assert!((mhz - aim).abs() < 1e-9, "{board}: {} at {mhz}", clock.net);
             } else {
                 // Not constrained by name: nextpnr derives it from the PLL.
                 assert_eq!(

@@ -1,19 +1,13 @@
-//! P0, the encoder's input registers, with the tick step's carry chains
+//! P0, the encoder's input registers, with the tick step's carry chain
 //! worked out from the input and the previous clock's tick, so that P1
 //! picks the saturated step from registers (a wide subtraction and compare
 //! fed by the input's wires were the fabric's critical path).
 
-use super::KEEPER_GAP;
 use rust_hdl::prelude::*;
 
-/// Registers the encoder's inputs; beside them, the pieces of the step from
-/// the previous clock's tick to this clock's (`tick - tick_prev`):
-/// - `step_lo`: the low halves' difference with its borrow in bit 32;
-/// - `step_k_nb`: the same less `KEEPER_GAP` in 34 bits (add `2^32` for a
-///   borrow from the high halves);
-/// - `hi_same`, `hi_next`: the high half equals the previous one, or it
-///   plus one. The step fits 32 bits exactly when
-///   `borrow ? hi_next : hi_same`.
+/// Registers the encoder's inputs; beside them, the step from the previous
+/// clock's tick to this clock's (`tick - tick_prev`, modulo `2^64`): its
+/// low 32 bits, and whether it fits them (the high 32 bits are 0).
 #[derive(LogicBlock)]
 pub struct InputStage<const E: usize> {
     pub clock: Signal<In, Clock>,
@@ -38,10 +32,8 @@ pub struct InputStage<const E: usize> {
     pub tags_only: Signal<Out, Bit>,
     pub tick: Signal<Out, Bits<64>>,
     pub tick_valid: Signal<Out, Bit>,
-    pub step_lo: Signal<Out, Bits<33>>,
-    pub step_k_nb: Signal<Out, Bits<34>>,
-    pub hi_same: Signal<Out, Bit>,
-    pub hi_next: Signal<Out, Bit>,
+    pub step_lo: Signal<Out, Bits<32>>,
+    pub step_fits: Signal<Out, Bit>,
     r_ev_valid: [DFF<Bit>; E],
     r_ev_kind: [DFF<Bits<2>>; E],
     r_ev_write: [DFF<Bit>; E],
@@ -52,16 +44,9 @@ pub struct InputStage<const E: usize> {
     r_tags_only: DFF<Bit>,
     r_tick: DFF<Bits<64>>,
     r_tick_valid: DFF<Bit>,
-    /// The registered tick's high half plus one, and its low half plus
-    /// `KEEPER_GAP` (34 bits; from reset, tick 0's): one carry chain per
-    /// step piece.
-    r_tick_hi_inc: DFF<Bits<32>>,
-    r_tick_lo_k: DFFWithInit<Bits<34>>,
-    r_step_lo: DFF<Bits<33>>,
-    r_step_k_nb: DFF<Bits<34>>,
-    r_hi_same: DFF<Bit>,
-    r_hi_next: DFF<Bit>,
-    keeper_gap: Constant<Bits<34>>,
+    step_now: Signal<Local, Bits<64>>,
+    r_step_lo: DFF<Bits<32>>,
+    r_step_fits: DFF<Bit>,
 }
 
 impl<const E: usize> Default for InputStage<E> {
@@ -89,9 +74,7 @@ impl<const E: usize> Default for InputStage<E> {
             tick: Default::default(),
             tick_valid: Default::default(),
             step_lo: Default::default(),
-            step_k_nb: Default::default(),
-            hi_same: Default::default(),
-            hi_next: Default::default(),
+            step_fits: Default::default(),
             r_ev_valid: std::array::from_fn(|_| Default::default()),
             r_ev_kind: std::array::from_fn(|_| Default::default()),
             r_ev_write: std::array::from_fn(|_| Default::default()),
@@ -102,13 +85,9 @@ impl<const E: usize> Default for InputStage<E> {
             r_tags_only: Default::default(),
             r_tick: Default::default(),
             r_tick_valid: Default::default(),
-            r_tick_hi_inc: Default::default(),
-            r_tick_lo_k: DFFWithInit::new(KEEPER_GAP.to_bits()),
+            step_now: Default::default(),
             r_step_lo: Default::default(),
-            r_step_k_nb: Default::default(),
-            r_hi_same: Default::default(),
-            r_hi_next: Default::default(),
-            keeper_gap: Constant::new(KEEPER_GAP.to_bits()),
+            r_step_fits: Default::default(),
         }
     }
 }
@@ -124,12 +103,8 @@ impl<const E: usize> Logic for InputStage<E> {
             r_tags_only,
             r_tick,
             r_tick_valid,
-            r_tick_hi_inc,
-            r_tick_lo_k,
             r_step_lo,
-            r_step_k_nb,
-            r_hi_same,
-            r_hi_next
+            r_step_fits
         );
         for s in 0..E {
             self.r_ev_valid[s].clock.next = self.clock.val();
@@ -153,24 +128,15 @@ impl<const E: usize> Logic for InputStage<E> {
         self.r_tags_only.d.next = self.tags_only_in.val();
         self.r_tick.d.next = self.tick_in.val();
         self.r_tick_valid.d.next = self.tick_valid_in.val();
-        self.r_tick_hi_inc.d.next = self.tick_in.val().get_bits::<32>(32) + 1;
-        self.r_tick_lo_k.d.next =
-            bit_cast::<34, 32>(self.tick_in.val().get_bits::<32>(0)) + self.keeper_gap.val();
-        self.r_step_lo.d.next = bit_cast::<33, 32>(self.tick_in.val().get_bits::<32>(0))
-            - bit_cast::<33, 32>(self.r_tick.q.val().get_bits::<32>(0));
-        self.r_step_k_nb.d.next =
-            bit_cast::<34, 32>(self.tick_in.val().get_bits::<32>(0)) - self.r_tick_lo_k.q.val();
-        self.r_hi_same.d.next =
-            self.tick_in.val().get_bits::<32>(32) == self.r_tick.q.val().get_bits::<32>(32);
-        self.r_hi_next.d.next = self.tick_in.val().get_bits::<32>(32) == self.r_tick_hi_inc.q.val();
+        self.step_now.next = self.tick_in.val() - self.r_tick.q.val();
+        self.r_step_lo.d.next = self.step_now.val().get_bits::<32>(0);
+        self.r_step_fits.d.next = !self.step_now.val().get_bits::<32>(32).any();
         self.over.next = self.r_over.q.val();
         self.tracing.next = self.r_tracing.q.val();
         self.tags_only.next = self.r_tags_only.q.val();
         self.tick.next = self.r_tick.q.val();
         self.tick_valid.next = self.r_tick_valid.q.val();
         self.step_lo.next = self.r_step_lo.q.val();
-        self.step_k_nb.next = self.r_step_k_nb.q.val();
-        self.hi_same.next = self.r_hi_same.q.val();
-        self.hi_next.next = self.r_hi_next.q.val();
+        self.step_fits.next = self.r_step_fits.q.val();
     }
 }

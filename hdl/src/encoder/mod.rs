@@ -144,17 +144,13 @@ pub struct Encoder<const E: usize> {
     /// Ticks from P2's clock to P1's, saturated, and minus `KEEPER_GAP`.
     p1_step: DFF<Bits<32>>,
     p1_step_k: DFF<Bits<34>>,
-    step_lo: Signal<Local, Bits<33>>,
     step_now: Signal<Local, Bits<32>>,
-    /// The step saturates (the ticks are `2^32` or more apart).
-    step_sat_now: Signal<Local, Bit>,
-    /// `step - KEEPER_GAP` beside `step` rather than after it: P0's low
-    /// halves' difference less `KEEPER_GAP` (`_b`: plus `2^32`, for a
-    /// borrow from the high halves), chosen as `step_now` is.
-    step_k_b: Signal<Local, Bits<34>>,
+    /// `step - KEEPER_GAP` beside `step` rather than after it: P0's
+    /// difference less `KEEPER_GAP`, chosen as `step_now` is.
+    step_k_fit: Signal<Local, Bits<34>>,
     step_k_now: Signal<Local, Bits<34>>,
     gap_max_k: Constant<Bits<34>>,
-    two_32: Constant<Bits<34>>,
+    keeper_gap_34: Constant<Bits<34>>,
     p0_tick_sat: Signal<Local, Bits<32>>,
     prep: [EventBody; E],
     // P2: the clock being decided.
@@ -334,13 +330,11 @@ impl<const E: usize> Default for Encoder<E> {
             p1_tags_only: Default::default(),
             p1_step: Default::default(),
             p1_step_k: Default::default(),
-            step_lo: Default::default(),
             step_now: Default::default(),
-            step_sat_now: Default::default(),
-            step_k_b: Default::default(),
+            step_k_fit: Default::default(),
             step_k_now: Default::default(),
             gap_max_k: Constant::new((GAP_MAX.wrapping_sub(KEEPER_GAP) & MASK34).to_bits()),
-            two_32: Constant::new((1u64 << 32).to_bits()),
+            keeper_gap_34: Constant::new(KEEPER_GAP.to_bits()),
             p0_tick_sat: Default::default(),
             prep: std::array::from_fn(|_| Default::default()),
             p2_valid: Default::default(),
@@ -503,25 +497,17 @@ impl<const E: usize> Logic for Encoder<E> {
             self.p0.ev_value_in[s].next = self.ev_value[s].val();
             self.p0.ev_lane_in[s].next = self.ev_lane[s].val();
         }
-        // P1. The tick step from the previous clock, saturated to 32 bits:
-        // P0's low halves' difference if the high halves allow it.
+        // P1. The tick step from the previous clock, saturated to 32 bits,
+        // and less `KEEPER_GAP` (34-bit two's complement): P0's difference
+        // if it fits.
         self.p1_valid.d.next = self.p0.tick_valid.val();
         self.p1_tick.d.next = self.p0.tick.val();
-        self.step_lo.next = self.p0.step_lo.val();
-        self.step_k_b.next = self.p0.step_k_nb.val() + self.two_32.val();
+        self.step_k_fit.next = bit_cast::<34, 32>(self.p0.step_lo.val()) - self.keeper_gap_34.val();
         self.step_now.next = self.gap_max.val();
         self.step_k_now.next = self.gap_max_k.val();
-        self.step_sat_now.next = true;
-        if self.step_lo.val().get_bit(32) {
-            if self.p0.hi_next.val() {
-                self.step_now.next = self.step_lo.val().get_bits::<32>(0);
-                self.step_k_now.next = self.step_k_b.val();
-                self.step_sat_now.next = false;
-            }
-        } else if self.p0.hi_same.val() {
-            self.step_now.next = self.step_lo.val().get_bits::<32>(0);
-            self.step_k_now.next = self.p0.step_k_nb.val();
-            self.step_sat_now.next = false;
+        if self.p0.step_fits.val() {
+            self.step_now.next = self.p0.step_lo.val();
+            self.step_k_now.next = self.step_k_fit.val();
         }
         self.p1_step.d.next = self.step_now.val();
         self.p1_step_k.d.next = self.step_k_now.val();
@@ -771,8 +757,8 @@ impl<const E: usize> Logic for Encoder<E> {
         self.gap_state.tick_since_reset_ahead.next = self.p0_tick_sat.val();
         self.gap_state.step.next = self.p1_step.q.val();
         self.gap_state.step_k.next = self.p1_step_k.q.val();
-        self.gap_state.step_ahead.next = self.step_lo.val().get_bits::<32>(0);
-        self.gap_state.step_sat_ahead.next = self.step_sat_now.val();
+        self.gap_state.step_ahead.next = self.p0.step_lo.val();
+        self.gap_state.step_sat_ahead.next = !self.p0.step_fits.val();
         self.gap_state.valid.next = self.p2_valid.q.val();
         self.gap_state.keep.next = self.decide.keep.val();
         self.gap_state.takes.next = self.decide.takes.val();

@@ -141,7 +141,10 @@ pub struct TxFifoStorage<const E: usize, const B: usize, const AB: usize> {
     reading_bank: DFF<Bits<32>>,
     reading_row: DFF<Bits<32>>,
     picked_valid: DFF<Bit>,
-    picked_bank: DFF<Bits<32>>,
+    /// The bank the RAMs' read data comes from, one-hot (a flag per bank,
+    /// each driving its bank's 32 AND gates, rather than one bank number
+    /// decoded 32 times after its register).
+    picked_select: [DFF<Bit>; 32],
     out_valid: DFF<Bit>,
     out_word: DFF<Bits<32>>,
     bank_mask: Constant<Bits<32>>,
@@ -180,7 +183,7 @@ impl<const E: usize, const B: usize, const AB: usize> Default for TxFifoStorage<
             reading_bank: Default::default(),
             reading_row: Default::default(),
             picked_valid: Default::default(),
-            picked_bank: Default::default(),
+            picked_select: std::array::from_fn(|_| Default::default()),
             out_valid: Default::default(),
             out_word: Default::default(),
             bank_mask: Constant::new(((B - 1) as u64).to_bits()),
@@ -210,7 +213,6 @@ impl<const E: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<E,
             reading_bank,
             reading_row,
             picked_valid,
-            picked_bank,
             out_valid,
             out_word
         );
@@ -238,16 +240,19 @@ impl<const E: usize, const B: usize, const AB: usize> Logic for TxFifoStorage<E,
             (self.pop_ptr.val() >> self.bank_shift.val()) & self.address_mask.val();
         self.read_cast.wide.next = self.reading_row.q.val();
         self.picked_valid.d.next = self.reading_valid.q.val();
-        self.picked_bank.d.next = self.reading_bank.q.val();
+        for b in 0..32 {
+            self.picked_select[b].clock.next = self.clock.val();
+            self.picked_select[b].d.next = false;
+        }
         for b in 0..32 {
             self.read_pick.words[b].next = 0.into();
-            self.read_pick.select[b].next = false;
+            self.read_pick.select[b].next = self.picked_select[b].q.val();
         }
         for b in 0..B {
             self.bank[b].clock.next = self.clock.val();
             self.bank[b].read_address.next = self.read_cast.narrow.val();
             self.read_pick.words[b].next = self.bank[b].read_data.val();
-            self.read_pick.select[b].next = self.picked_bank.q.val().index() == b;
+            self.picked_select[b].d.next = self.reading_bank.q.val().index() == b;
             self.bank[b].write_enable.next = self.router.write_enable[b].val();
             self.bank[b].write_data.next = self.router.write_data[b].val();
             // Banks before the first word's bank are on the next row.

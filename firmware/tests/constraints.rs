@@ -147,10 +147,14 @@ fn clock_constraints_and_readme_agree_with_the_boards() {
         let freqs = constraint_frequencies(board);
         for clock in board.required_clocks() {
             if let Some(&mhz) = freqs.get(clock.net) {
-                // Constrained with the report's margin, for the tools to
-                // aim at it.
+                // At the requirement, or with the report's margin for the
+                // tools to aim at (constraints/README.md says which).
                 let aim = clock.required_mhz * (1.0 + REQUIRED_MARGIN);
-                assert!((mhz - aim).abs() < 1e-9, "{board}: {} at {mhz}", clock.net);
+                assert!(
+                    mhz == clock.required_mhz || (mhz - aim).abs() < 1e-9,
+                    "{board}: {} at {mhz}",
+                    clock.net
+                );
             } else {
                 // Not constrained by name: nextpnr derives it from the PLL.
                 assert_eq!(

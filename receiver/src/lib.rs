@@ -450,6 +450,15 @@ impl CaptureHandle {
         self.shared.total_packets.load(Relaxed)
     }
 
+    /// Which output directories have failed so far (full disk, write error).
+    pub fn failed_dirs(&self) -> Vec<bool> {
+        self.shared
+            .dir_failed
+            .iter()
+            .map(|f| f.load(Relaxed))
+            .collect()
+    }
+
     /// Waits for a stop condition, flushes everything, writes the JSON
     /// summary and returns it.
     pub fn wait(mut self) -> Result<Summary, ReceiverError> {

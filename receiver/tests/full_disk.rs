@@ -118,7 +118,7 @@ fn a_full_disk_among_two_moves_later_stripes_to_the_other() {
         }
     };
     let big = tmp.path().join("big");
-    let (stream, _) = board_stream(0, 2, 3000, 360);
+    let (stream, _) = board_stream(0, 2, 6000, 360); // about 4.4 MB, half of it striped to the 1 MiB disk
     let mut c = config(
         vec![mnt.clone(), big.clone()],
         tmp.path().join("summary.json"),
@@ -128,7 +128,22 @@ fn a_full_disk_among_two_moves_later_stripes_to_the_other() {
     let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
     let addrs: Vec<_> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    // The last two fifths are sent only once the writer has seen the small disk
+    // fill: batches already queued to a directory when it fails are
+    // counted unwritten, and only stripes begun after the failure is known
+    // move. A loaded machine must not turn that into a different test.
+    let tail = stream.len() * 3 / 5;
     for (i, p) in stream.iter().enumerate() {
+        if i == tail {
+            let waited = std::time::Instant::now();
+            while !handle.failed_dirs()[0] {
+                assert!(
+                    waited.elapsed() < Duration::from_secs(60),
+                    "the 1 MiB disk never filled"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
         tx.send_to(&p.bytes, addrs[usize::from(p.port)]).unwrap();
         if i % 200 == 0 {
             std::thread::sleep(Duration::from_millis(2));

@@ -139,7 +139,7 @@ fn run_encoder<const L: usize, const E: usize>(
     let lanes = L as u64;
     // Idle clocks with an empty FIFO after which the credit is at its cap.
     let settle = drain.den.div_ceil(drain.num * lanes) + 2;
-    let mut uut = Encoder::<E>::default();
+    let mut uut = Encoder::<E>::new(L >= 4);
     uut.connect_all();
     let mut sim = Simulation::new();
     sim.add_clock(5, |x: &mut Box<Encoder<E>>| x.clock.next = !x.clock.val());

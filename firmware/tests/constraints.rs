@@ -147,11 +147,12 @@ fn clock_constraints_and_readme_agree_with_the_boards() {
         let freqs = constraint_frequencies(board);
         for clock in board.required_clocks() {
             if let Some(&mhz) = freqs.get(clock.net) {
-                // At the requirement, or with the report's margin for the
-                // tools to aim at (constraints/README.md says which).
-                let aim = clock.required_mhz * (1.0 + REQUIRED_MARGIN);
+                // At the requirement, or above it for the tools to aim at,
+                // by at most twice the report's margin (constraints/README.md
+                // says which and why).
+                let most = clock.required_mhz * (1.0 + 2.0 * REQUIRED_MARGIN);
                 assert!(
-                    mhz == clock.required_mhz || (mhz - aim).abs() < 1e-9,
+                    mhz >= clock.required_mhz && mhz <= most + 1e-9,
                     "{board}: {} at {mhz}",
                     clock.net
                 );

@@ -17,7 +17,7 @@ use crate::stream::{run_streamed_with, StreamOutputs, StreamReport};
 use hmtt_format::events::{EventNames, EventsError};
 use hmtt_format::klog::{FileHeaderRepr, RECORD_LEN};
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -584,25 +584,65 @@ pub fn run_traced(
     }
     let start_ns = cfg.wall_start_ns;
     let out_dir = outputs.dir.map(Path::to_path_buf);
-    let mut refs = match (&out_dir, outputs.truth_csv) {
+    let mut cmd = qemu_command(run, &initrd, &guest_log, Some(&fifo));
+    let guest = start(run, &mut cmd, &dir.join(names::CONSOLE), Some(fifo.clone()))?;
+    let reader = File::open(&fifo).map_err(io_err(&fifo));
+    let streamed = reader.and_then(|reader| trace_records(reader, &fifo, run.space, cfg, outputs));
+    let _ = std::fs::remove_file(&fifo);
+    let streamed = streamed?;
+    let guest = guest.finish(run, &guest_log)?;
+    if let Some(d) = &out_dir {
+        write_guest_log(&guest_log, &d.join(files::KLOG), start_ns)?;
+        if !events.is_empty() {
+            let to = d.join(files::EVENTS);
+            std::fs::write(&to, event_names.to_toml()).map_err(io_err(&to))?;
+        }
+    }
+    Ok(TracedRun {
+        guest,
+        report: streamed.report,
+        accesses: streamed.accesses,
+        stream_secs: streamed.stream_secs,
+    })
+}
+
+/// What [`trace_records`] did.
+#[derive(Debug, Clone)]
+pub struct Streamed {
+    pub report: StreamReport,
+    pub accesses: u64,
+    /// Host seconds from the first access received to the last one run.
+    pub stream_secs: f64,
+}
+
+/// The host side of a traced run: reads the plugin's records from `reader`
+/// (named `path` in errors) until its end and runs them through the memory
+/// path, writing `outputs` (with `outputs.dir` and `truth_csv`, also every
+/// line reference as `qemu-refs.csv`). A recorded stream gives the same
+/// files as the live one.
+pub fn trace_records(
+    reader: impl Read,
+    path: &Path,
+    space: GuestConfigSpace,
+    cfg: SimConfig,
+    outputs: StreamOutputs<'_>,
+) -> Result<Streamed, QemuError> {
+    let mut refs = match (outputs.dir, outputs.truth_csv) {
         (Some(d), true) => {
             let p = d.join(names::REFERENCES_CSV);
+            std::fs::create_dir_all(d).map_err(io_err(d))?;
             let mut w = BufWriter::with_capacity(1 << 20, File::create(&p).map_err(io_err(&p))?);
             writeln!(w, "{REFERENCE_CSV_HEADER}").map_err(io_err(&p))?;
             Some((w, p))
         }
         _ => None,
     };
-    let mut cmd = qemu_command(run, &initrd, &guest_log, Some(&fifo));
-    let guest = start(run, &mut cmd, &dir.join(names::CONSOLE), Some(fifo.clone()))?;
-    let reader = File::open(&fifo).map_err(io_err(&fifo))?;
     let mut reader = QemuReader::new(BufReader::with_capacity(1 << 20, reader));
     let mut accesses = 0u64;
     let mut lines = 0u64;
     let mut first: Option<Instant> = None;
     let mut csv_error = None;
     let mut ref_text = Vec::new();
-    let space = run.space;
     let report = run_streamed_with(cfg, outputs, |m| {
         let mut more = true;
         for _ in 0..ACCESSES_PER_BATCH {
@@ -614,7 +654,7 @@ pub fn run_traced(
                 }
                 Err(error) => {
                     return Err(SimError::Io {
-                        path: fifo.display().to_string(),
+                        path: path.display().to_string(),
                         error,
                     })
                 }
@@ -637,7 +677,6 @@ pub fn run_traced(
         Ok(more)
     });
     let stream_secs = first.map_or(0.0, |t| t.elapsed().as_secs_f64());
-    let _ = std::fs::remove_file(&fifo);
     let report = report?;
     if let Some((mut w, p)) = refs {
         if let Some(e) = csv_error {
@@ -645,16 +684,7 @@ pub fn run_traced(
         }
         w.flush().map_err(io_err(&p))?;
     }
-    let guest = guest.finish(run, &guest_log)?;
-    if let Some(d) = &out_dir {
-        write_guest_log(&guest_log, &d.join(files::KLOG), start_ns)?;
-        if !events.is_empty() {
-            let to = d.join(files::EVENTS);
-            std::fs::write(&to, event_names.to_toml()).map_err(io_err(&to))?;
-        }
-    }
-    Ok(TracedRun {
-        guest,
+    Ok(Streamed {
         report,
         accesses,
         stream_secs,

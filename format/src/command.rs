@@ -114,21 +114,29 @@ pub struct Command {
     pub arg: u32,
 }
 
-use crate::text::push_decimal;
+use crate::text::Row;
 
 impl Command {
     /// Appends the command's text line (its `Display` form and a newline)
     /// to `out`: what a writer of long streams calls, at a tenth of the cost
     /// of `fmt` machinery.
     pub fn push_line(&self, out: &mut Vec<u8>) {
-        push_decimal(out, self.cycle);
-        out.push(b' ');
-        out.extend_from_slice(self.cmd.mnemonic().as_bytes());
+        let mut row = Row::new();
+        self.line_into(&mut row);
+        out.extend_from_slice(row.as_bytes());
+    }
+
+    /// [`push_line`](Self::push_line) into a row the caller reuses.
+    #[inline]
+    pub fn line_into(&self, row: &mut Row) {
+        row.decimal(self.cycle);
+        row.byte(b' ');
+        row.bytes(self.cmd.mnemonic().as_bytes());
         for v in [self.rank, self.bank, self.arg] {
-            out.push(b' ');
-            push_decimal(out, u64::from(v));
+            row.byte(b' ');
+            row.decimal(u64::from(v));
         }
-        out.push(b'\n');
+        row.byte(b'\n');
     }
 }
 

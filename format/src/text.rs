@@ -1,36 +1,114 @@
 //! Numbers appended as text without `fmt` machinery, for writers of long
 //! text streams (command files, truth and reference CSVs).
 
-/// Appends `v` in decimal.
-pub fn push_decimal(out: &mut Vec<u8>, mut v: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
+/// Two decimal digits per entry, "00" to "99".
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Bytes of the longest [`Row`]: a row of ten numbers of 20 digits
+/// with their separators fits.
+pub const ROW_BYTES: usize = 256;
+
+/// One text line built on the stack, then appended to its output in a
+/// single copy: appending each number and separator to a `Vec` on its own
+/// (a variable-length copy and a capacity check each) cost more than
+/// making the digits. A row longer than [`ROW_BYTES`] panics.
+pub struct Row {
+    buf: [u8; ROW_BYTES],
+    len: usize,
+}
+
+impl Default for Row {
+    fn default() -> Self {
+        Row::new()
+    }
+}
+
+impl Row {
+    #[inline]
+    pub fn new() -> Row {
+        Row {
+            buf: [0; ROW_BYTES],
+            len: 0,
         }
     }
-    out.extend_from_slice(&digits[i..]);
+
+    /// Empties the row for the next line (making a new one costs the
+    /// zeroing of its buffer).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    #[inline]
+    pub fn byte(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+
+    #[inline]
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.buf[self.len..self.len + b.len()].copy_from_slice(b);
+        self.len += b.len();
+    }
+
+    /// `v` in decimal, as `{v}` writes it.
+    #[inline]
+    pub fn decimal(&mut self, mut v: u64) {
+        let n = v.checked_ilog10().map_or(1, |l| l as usize + 1);
+        let mut i = self.len + n;
+        self.len = i;
+        while v >= 100 {
+            let d = (v % 100) as usize * 2;
+            v /= 100;
+            i -= 2;
+            self.buf[i..i + 2].copy_from_slice(&PAIRS[d..d + 2]);
+        }
+        if v >= 10 {
+            let d = v as usize * 2;
+            self.buf[i - 2..i].copy_from_slice(&PAIRS[d..d + 2]);
+        } else {
+            self.buf[i - 1] = b'0' + v as u8;
+        }
+    }
+
+    /// `v` in lower-case hex with a `0x` prefix, as `{v:#x}` writes it.
+    #[inline]
+    pub fn hex(&mut self, mut v: u64) {
+        let n = (64 - (v | 1).leading_zeros() as usize).div_ceil(4);
+        self.bytes(b"0x");
+        let mut i = self.len + n;
+        self.len = i;
+        while i > self.len - n {
+            i -= 1;
+            self.buf[i] = HEX[(v & 0xF) as usize];
+            v >>= 4;
+        }
+    }
+}
+
+/// Appends `v` in decimal.
+pub fn push_decimal(out: &mut Vec<u8>, v: u64) {
+    let mut row = Row::new();
+    row.decimal(v);
+    out.extend_from_slice(row.as_bytes());
 }
 
 /// Appends `v` in lower-case hex with a `0x` prefix, as `{v:#x}` does.
-pub fn push_hex(out: &mut Vec<u8>, mut v: u64) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut digits = [0u8; 16];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = DIGITS[(v & 0xF) as usize];
-        v >>= 4;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(b"0x");
-    out.extend_from_slice(&digits[i..]);
+pub fn push_hex(out: &mut Vec<u8>, v: u64) {
+    let mut row = Row::new();
+    row.hex(v);
+    out.extend_from_slice(row.as_bytes());
 }
 
 #[cfg(test)]
@@ -46,5 +124,30 @@ mod tests {
             push_hex(&mut out, v);
             assert_eq!(String::from_utf8(out).unwrap(), format!("{v},{v:#x}"));
         }
+    }
+
+    #[test]
+    fn every_length_matches_fmt() {
+        let check = |v: u64| {
+            let mut row = Row::new();
+            row.decimal(v);
+            row.byte(b' ');
+            row.hex(v);
+            assert_eq!(row.as_bytes(), format!("{v} {v:#x}").as_bytes());
+        };
+        for shift in 0..64 {
+            let p = 1u64 << shift;
+            for v in [p, p - 1, p + 1] {
+                check(v);
+            }
+        }
+        let mut p = 1u64;
+        for _ in 0..19 {
+            for v in [p - 1, p, p + 1, p * 9 + 9] {
+                check(v);
+            }
+            p *= 10;
+        }
+        check(u64::MAX);
     }
 }

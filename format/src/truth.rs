@@ -8,7 +8,7 @@
 use std::io::{self, Write};
 
 use crate::bytes::{put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
-use crate::text::{push_decimal, push_hex};
+use crate::text::Row;
 
 pub const MAGIC: [u8; 8] = *b"HMTTTRU\0";
 pub const VERSION: u16 = 1;
@@ -249,30 +249,38 @@ pub fn write_csv_row<W: Write>(out: &mut W, r: &TruthRecord) -> io::Result<()> {
 /// Appends one record's CSV row, newline included, to `out`: what a writer
 /// of long streams calls, without `fmt` machinery or allocation.
 pub fn push_csv_row(out: &mut Vec<u8>, r: &TruthRecord) {
-    push_decimal(out, r.tick);
-    out.push(b',');
-    push_decimal(out, u64::from(r.board));
-    out.push(b',');
-    push_hex(out, r.pa);
-    out.push(b',');
-    push_hex(out, r.line);
-    out.push(b',');
-    out.push(if r.write { b'W' } else { b'R' });
-    out.push(b',');
-    out.extend_from_slice(r.kind.name().as_bytes());
-    out.push(b',');
+    let mut row = Row::new();
+    csv_row_into(&mut row, r);
+    out.extend_from_slice(row.as_bytes());
+}
+
+/// [`push_csv_row`] into a row the caller reuses.
+#[inline]
+pub fn csv_row_into(row: &mut Row, r: &TruthRecord) {
+    row.decimal(r.tick);
+    row.byte(b',');
+    row.decimal(u64::from(r.board));
+    row.byte(b',');
+    row.hex(r.pa);
+    row.byte(b',');
+    row.hex(r.line);
+    row.byte(b',');
+    row.byte(if r.write { b'W' } else { b'R' });
+    row.byte(b',');
+    row.bytes(r.kind.name().as_bytes());
+    row.byte(b',');
     if let Some((pid, vaddr)) = r.owner {
-        push_decimal(out, u64::from(pid));
-        out.push(b',');
-        push_hex(out, vaddr);
+        row.decimal(u64::from(pid));
+        row.byte(b',');
+        row.hex(vaddr);
     } else {
-        out.push(b',');
+        row.byte(b',');
     }
-    out.push(b',');
+    row.byte(b',');
     if let Some(e) = r.event {
-        push_hex(out, u64::from(e));
+        row.hex(u64::from(e));
     }
-    out.push(b'\n');
+    row.byte(b'\n');
 }
 
 #[cfg(test)]

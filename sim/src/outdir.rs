@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 use hmtt_format::klog::FileHeaderRepr;
+use hmtt_format::text::Row;
 use hmtt_format::truth::TruthHeader;
 use hmtt_format::Command;
 
@@ -65,10 +66,13 @@ pub(crate) fn write_command_lines<W: Write>(
     cmds: &[Command],
     text: &mut Vec<u8>,
 ) -> std::io::Result<()> {
+    let mut row = Row::new();
     for chunk in cmds.chunks(1 << 14) {
         text.clear();
         for c in chunk {
-            c.push_line(text);
+            row.clear();
+            c.line_into(&mut row);
+            text.extend_from_slice(row.as_bytes());
         }
         f.write_all(text)?;
     }

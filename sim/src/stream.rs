@@ -14,6 +14,7 @@ use crate::outdir::{
     StreamSummary, SOURCE_NAME,
 };
 use hmtt_format::klog::{FileHeaderRepr, RecordRepr};
+use hmtt_format::text::Row;
 use hmtt_format::truth::{self, TruthHeader, TruthRecord};
 use hmtt_format::Command;
 use std::collections::VecDeque;
@@ -318,13 +319,20 @@ impl DirFiles {
         self.commands[b].with(|f| write_command_lines(f, cmds, &mut self.text))?;
         match &mut self.truth {
             TruthOut::Direct { bin, csv } => {
+                // One write for the batch: a buffered write per 48-byte
+                // record cost more than the copy.
+                self.text.clear();
                 for r in records {
-                    bin.write(&r.to_bytes())?;
+                    self.text.extend_from_slice(&r.to_bytes());
                 }
+                bin.write(&self.text)?;
                 if let Some(csv) = csv {
                     self.text.clear();
+                    let mut row = Row::new();
                     for r in records {
-                        truth::push_csv_row(&mut self.text, r);
+                        row.clear();
+                        truth::csv_row_into(&mut row, r);
+                        self.text.extend_from_slice(row.as_bytes());
                     }
                     csv.write(&self.text)?;
                 }

@@ -149,6 +149,11 @@ pub struct Controller<M> {
     /// Scratch: per-bank stamp of an older queued row hit.
     hit_seen: Vec<u64>,
     stamp: u64,
+    /// The last pick and whether it left refresh out: still the next
+    /// command until a command is applied or a request that can change the
+    /// choice arrives. `run_until` ends on a pick that is too late, and the
+    /// next call would otherwise make the same one again.
+    picked: Option<(bool, Option<Choice>)>,
     pub stats: ControllerStats,
 }
 
@@ -179,6 +184,7 @@ impl<M> Controller<M> {
             issued: Vec::new(),
             hit_seen: vec![0; nranks * nbanks],
             stamp: 0,
+            picked: None,
             stats: ControllerStats::default(),
         };
         if cfg.init_sequence {
@@ -226,6 +232,10 @@ impl<M> Controller<M> {
     pub fn enqueue(&mut self, req: Request<M>) {
         debug_assert!(!self.is_full());
         self.stats.requests += 1;
+        // FCFS looks at the head only: a request behind it changes nothing.
+        if self.cfg.scheduler != Scheduler::Fcfs || self.queue.is_empty() {
+            self.picked = None;
+        }
         self.queue.push_back(req);
     }
 
@@ -347,6 +357,20 @@ impl<M> Controller<M> {
     /// The next command by policy; `None` when nothing is to be done
     /// (`drain`: also no refresh while the queue is empty).
     fn pick(&mut self, drain: bool) -> Option<Choice> {
+        let no_refresh = drain && self.queue.is_empty();
+        if let Some((n, c)) = self.picked {
+            if n == no_refresh {
+                return c;
+            }
+        }
+        let c = self.choose(no_refresh);
+        self.picked = Some((no_refresh, c));
+        c
+    }
+
+    /// [`pick`](Self::pick) without its memory: a function of the state
+    /// that only `apply` and `enqueue` change.
+    fn choose(&mut self, no_refresh: bool) -> Option<Choice> {
         let floor = self.next_cmd;
         let mut best: Option<(Choice, (u8, usize))> = None;
         let consider =
@@ -418,7 +442,7 @@ impl<M> Controller<M> {
             }
         }
         // Refresh (after the requests): due ranks close their banks and refresh.
-        if !(drain && self.queue.is_empty()) {
+        if !no_refresh {
             for (r, rank) in self.ranks.iter().enumerate() {
                 // A refresh happens at ref_due or later: it cannot beat an
                 // earlier request command, so skip the bank scan then.
@@ -457,6 +481,7 @@ impl<M> Controller<M> {
     }
 
     fn apply(&mut self, c: Choice) {
+        self.picked = None;
         let tm = self.cfg.timing;
         let t = c.time;
         match c.action {

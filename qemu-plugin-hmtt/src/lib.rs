@@ -5,7 +5,12 @@
 //! - `out`: where the records go (a FIFO that `hmtt qemu` reads as they come);
 //! - `cfg_base`: physical base of the configuration space; recording starts
 //!   at the store to its BEGIN_TRACING line (event 0) and stops after the
-//!   store to its END_TRACING line (event 1), so the boot is not traced;
+//!   store to its END_TRACING line (event 1), so the boot is not traced.
+//!   Both stores are written out at once, so the reader sees the trace
+//!   begin when the guest begins it; with one vCPU the stream is closed
+//!   after END_TRACING (the reader sees its end while the guest shuts
+//!   down), with several at QEMU's exit, when every vCPU's buffer is
+//!   written out;
 //! - `ram_size`: guest RAM bytes; accesses at or above it are dropped
 //!   (QEMU 7.2 reports ROM accesses offset by the RAM size), as are accesses
 //!   to MMIO (`is_io`).
@@ -46,7 +51,10 @@ struct VcpuBuffer(UnsafeCell<Vec<u8>>);
 unsafe impl Sync for VcpuBuffer {}
 
 struct Shared {
-    out: Mutex<File>,
+    /// `None` once the stream is closed.
+    out: Mutex<Option<File>>,
+    /// One vCPU: its END_TRACING store may close the stream.
+    single_vcpu: bool,
     buffers: Vec<VcpuBuffer>,
     cfg_begin: u64,
     cfg_end: u64,
@@ -54,6 +62,8 @@ struct Shared {
     tracing: AtomicBool,
     recorded: AtomicU64,
     dropped_io: AtomicU64,
+    /// Recorded after the stream was closed, so not written.
+    late: AtomicU64,
 }
 
 static SHARED: OnceLock<Shared> = OnceLock::new();
@@ -73,25 +83,44 @@ impl Shared {
         if buf.is_empty() {
             return;
         }
-        self.recorded
-            .fetch_add((buf.len() / RECORD_BYTES) as u64, Ordering::Relaxed);
+        let records = (buf.len() / RECORD_BYTES) as u64;
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        if let Err(e) = out.write_all(buf) {
-            eprintln!("qemu-plugin-hmtt: writing the records: {e}");
-            std::process::abort();
+        match out.as_mut().map(|f| f.write_all(buf)) {
+            Some(Ok(())) => {
+                self.recorded.fetch_add(records, Ordering::Relaxed);
+            }
+            Some(Err(e)) => {
+                eprintln!("qemu-plugin-hmtt: writing the records: {e}");
+                std::process::abort();
+            }
+            // A second BEGIN_TRACING after the stream was closed: the
+            // trace is one window per run.
+            None => {
+                self.late.fetch_add(records, Ordering::Relaxed);
+            }
         }
         buf.clear();
     }
 
+    /// Ends the stream: the reader sees its end at once.
+    fn close(&self) {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(mut f) = out.take() {
+            let _ = f.flush();
+        }
+    }
+
     #[inline]
     fn access(&self, vcpu: u32, vaddr: u64, paddr: u64, size_shift: u32, store: bool) {
-        if store && paddr == self.cfg_begin {
+        let begins = store && paddr == self.cfg_begin;
+        if begins {
             self.tracing.store(true, Ordering::Relaxed);
         }
         if !self.tracing.load(Ordering::Relaxed) {
             return;
         }
-        if store && paddr == self.cfg_end {
+        let ends = store && paddr == self.cfg_end;
+        if ends {
             self.tracing.store(false, Ordering::Relaxed);
         }
         let slot = &self.buffers[(vcpu as usize).min(MAX_VCPUS - 1)];
@@ -101,8 +130,11 @@ impl Shared {
         buf.extend_from_slice(&vaddr.to_le_bytes());
         buf.extend_from_slice(&paddr.to_le_bytes());
         buf.extend_from_slice(&info.to_le_bytes());
-        if buf.len() >= BATCH_RECORDS * RECORD_BYTES {
+        if begins || ends || buf.len() >= BATCH_RECORDS * RECORD_BYTES {
             self.flush(buf);
+        }
+        if ends && self.single_vcpu {
+            self.close();
         }
     }
 
@@ -125,13 +157,18 @@ impl Shared {
             // SAFETY: every vCPU has stopped when QEMU runs atexit callbacks.
             self.flush(unsafe { &mut *slot.0.get() });
         }
-        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = out.flush();
+        self.close();
         eprintln!(
             "qemu-plugin-hmtt: {} accesses recorded, {} MMIO or ROM accesses dropped while tracing",
             self.recorded.load(Ordering::Relaxed),
             self.dropped_io.load(Ordering::Relaxed)
         );
+        let late = self.late.load(Ordering::Relaxed);
+        if late > 0 {
+            eprintln!(
+                "qemu-plugin-hmtt: {late} accesses after the stream was closed not recorded (a second BEGIN_TRACING)"
+            );
+        }
     }
 }
 
@@ -153,7 +190,7 @@ fn number(args: &Args, key: &str) -> Result<u64, String> {
 struct HmttPlugin;
 
 impl Register for HmttPlugin {
-    fn register(&mut self, id: PluginId, args: &Args, _info: &Info) -> qemu_plugin::Result<()> {
+    fn register(&mut self, id: PluginId, args: &Args, info: &Info) -> qemu_plugin::Result<()> {
         abort_on_panic(|| {
             let setup = || -> Result<Shared, String> {
                 let out = match args.parsed.get("out") {
@@ -164,7 +201,8 @@ impl Register for HmttPlugin {
                 let ram_size = number(args, "ram_size")?;
                 let file = File::create(&out).map_err(|e| format!("{out}: {e}"))?;
                 Ok(Shared {
-                    out: Mutex::new(file),
+                    out: Mutex::new(Some(file)),
+                    single_vcpu: info.system.as_ref().is_some_and(|s| s.max_vcpus == 1),
                     buffers: (0..MAX_VCPUS)
                         .map(|_| VcpuBuffer(UnsafeCell::new(Vec::new())))
                         .collect(),
@@ -174,6 +212,7 @@ impl Register for HmttPlugin {
                     tracing: AtomicBool::new(false),
                     recorded: AtomicU64::new(0),
                     dropped_io: AtomicU64::new(0),
+                    late: AtomicU64::new(0),
                 })
             };
             let shared = match setup() {

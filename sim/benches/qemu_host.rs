@@ -4,7 +4,8 @@
 //!
 //! Record a stream by running QEMU with the plugin's `out=` naming a file
 //! (the command line `hmtt qemu` starts), then:
-//! `HMTT_QEMU_RECORDS=FILE [HMTT_QEMU_OUT=DIR] cargo bench -p hmtt-sim --bench qemu_host`
+//! `HMTT_QEMU_RECORDS=FILE [HMTT_QEMU_OUT=DIR] [HMTT_QEMU_CACHE=on]
+//! [HMTT_QEMU_TRUTH_CSV=off] cargo bench -p hmtt-sim --bench qemu_host`
 //! The files written into DIR are the same for the same records (the run's
 //! start time is fixed), so two builds can be compared byte for byte.
 
@@ -25,6 +26,7 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("hmtt-qemu-host"));
     let cache = std::env::var("HMTT_QEMU_CACHE").is_ok_and(|v| v == "on");
+    let truth_csv = !std::env::var("HMTT_QEMU_TRUTH_CSV").is_ok_and(|v| v == "off");
     let mut cfg = SimConfig::default();
     if !cache {
         cfg = cfg.cache_off();
@@ -45,17 +47,18 @@ fn main() {
         cfg,
         StreamOutputs {
             dir: Some(&out),
-            truth_csv: true,
+            truth_csv,
             ..Default::default()
         },
     )
     .expect("the host side");
     let secs = t.elapsed().as_secs_f64();
     println!(
-        "{} accesses, {} memory requests in {secs:.2} s: {:.2} M accesses/s (cache {})",
+        "{} accesses, {} memory requests in {secs:.2} s: {:.2} M accesses/s (cache {}, truth CSV {})",
         s.accesses,
         s.report.summary.stats.memory_requests,
         s.accesses as f64 / secs / 1e6,
-        if cache { "on" } else { "off" }
+        if cache { "on" } else { "off" },
+        if truth_csv { "on" } else { "off" }
     );
 }

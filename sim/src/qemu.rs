@@ -29,6 +29,7 @@ pub struct QemuAccess {
 }
 
 impl QemuAccess {
+    #[inline]
     pub fn parse(b: &[u8; RECORD_BYTES]) -> QemuAccess {
         let word = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
         let info = word(2);
@@ -62,37 +63,66 @@ impl QemuAccess {
 }
 
 /// Reads plugin records until the end of the stream; a trailing partial
-/// record is an error.
+/// record is an error. Buffers by itself and parses each record where it
+/// lies: a read call and a copy per record cost more than the parsing.
 pub struct QemuReader<R> {
     inner: R,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
 }
+
+/// Bytes [`QemuReader`] asks for at a time.
+const READ_BYTES: usize = 1 << 20;
 
 impl<R: Read> QemuReader<R> {
     pub fn new(inner: R) -> Self {
-        QemuReader { inner }
+        QemuReader {
+            inner,
+            buf: vec![0; READ_BYTES],
+            pos: 0,
+            end: 0,
+        }
     }
 
-    /// The next record, or `None` at the end of the stream.
-    pub fn next_access(&mut self) -> io::Result<Option<QemuAccess>> {
-        let mut b = [0u8; RECORD_BYTES];
-        let mut got = 0;
-        while got < RECORD_BYTES {
-            match self.inner.read(&mut b[got..]) {
-                Ok(0) if got == 0 => return Ok(None),
+    /// Reads until a whole record is buffered; false at the end of the
+    /// stream.
+    #[cold]
+    fn fill(&mut self) -> io::Result<bool> {
+        self.buf.copy_within(self.pos..self.end, 0);
+        self.end -= self.pos;
+        self.pos = 0;
+        while self.end < RECORD_BYTES {
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Ok(0) if self.end == 0 => return Ok(false),
                 Ok(0) => {
                     return Err(io::Error::new(
                         io::ErrorKind::UnexpectedEof,
                         format!(
-                        "the access stream ends inside a record ({got} of {RECORD_BYTES} bytes)"
-                    ),
+                            "the access stream ends inside a record ({} of {RECORD_BYTES} bytes)",
+                            self.end
+                        ),
                     ))
                 }
-                Ok(n) => got += n,
+                Ok(n) => self.end += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
         }
-        Ok(Some(QemuAccess::parse(&b)))
+        Ok(true)
+    }
+
+    /// The next record, or `None` at the end of the stream.
+    #[inline]
+    pub fn next_access(&mut self) -> io::Result<Option<QemuAccess>> {
+        if self.end - self.pos < RECORD_BYTES && !self.fill()? {
+            return Ok(None);
+        }
+        let record = self.buf[self.pos..self.pos + RECORD_BYTES]
+            .try_into()
+            .expect("a whole record is buffered");
+        self.pos += RECORD_BYTES;
+        Ok(Some(QemuAccess::parse(record)))
     }
 }
 
@@ -246,6 +276,38 @@ mod tests {
         let mut r = QemuReader::new(&bytes[..]);
         assert_eq!(r.next_access().unwrap(), Some(a));
         assert!(r.next_access().is_err());
+    }
+
+    /// Hands out at most 5 bytes a call, so records straddle reads.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = out.len().min(5).min(self.0.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn reader_joins_records_cut_by_reads() {
+        let accesses: Vec<QemuAccess> = (0..1000u64)
+            .map(|i| QemuAccess {
+                vcpu: (i % 3) as u32,
+                vaddr: i * 0x1000 + 7,
+                paddr: i * 0x40,
+                size: 1 << (i % 5),
+                store: i % 2 == 0,
+            })
+            .collect();
+        let bytes: Vec<u8> = accesses.iter().flat_map(|a| a.to_bytes()).collect();
+        let mut r = QemuReader::new(Trickle(&bytes));
+        let mut read = Vec::new();
+        while let Some(a) = r.next_access().unwrap() {
+            read.push(a);
+        }
+        assert_eq!(read, accesses);
     }
 
     #[test]

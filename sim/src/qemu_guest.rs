@@ -637,7 +637,7 @@ pub fn trace_records(
         }
         _ => None,
     };
-    let mut reader = QemuReader::new(BufReader::with_capacity(1 << 20, reader));
+    let mut reader = QemuReader::new(reader);
     let mut accesses = 0u64;
     let mut lines = 0u64;
     let mut first: Option<Instant> = None;

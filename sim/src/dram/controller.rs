@@ -99,7 +99,11 @@ struct Rank {
     wr_end: u64,
 }
 
+/// Word-sized, so a [`Choice`] is stored and loaded in whole words: with a
+/// byte-sized tag, reading back a choice just written stalled the store
+/// buffer on every pick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
 enum Action {
     Act,
     Pre,
@@ -370,6 +374,7 @@ impl<M> Controller<M> {
 
     /// [`pick`](Self::pick) without its memory: a function of the state
     /// that only `apply` and `enqueue` change.
+    #[inline(always)]
     fn choose(&mut self, no_refresh: bool) -> Option<Choice> {
         let floor = self.next_cmd;
         let mut best: Option<(Choice, (u8, usize))> = None;

@@ -4,9 +4,15 @@
 //! and replayed with the guest's own page-table log, and checked against
 //! the plugin's record of every line reference (`qemu-refs.csv`, written
 //! from QEMU's addresses, never from the log):
-//! - the replay restricted to the program's pid (which it reports itself:
-//!   QEMU 7.2's plugin API cannot tell pids) between its first and last
-//!   I-code equals the plugin's user-space references there, line for line;
+//! - the pid the plugin's record gives the program (`hmtt_qemu_pid.ko`
+//!   announces every context switch to it) is the one the program reports;
+//! - `replay --pid` over the whole run equals the plugin's record of that
+//!   process's user-space references from its exec on, line for line and
+//!   in order (before its exec the forked shell runs under its pid, which
+//!   `hmtt.ko` does not trace); the user-space references of every other
+//!   process and of the forked shell get no pid of the program's;
+//! - the same restricted to the program's window (its first and last
+//!   I-code) equals the plugin's user-space references there;
 //! - over the whole run every replayed reference has QEMU's physical
 //!   address, and every user-space one the replay gives the program's pid
 //!   has QEMU's virtual address (the kernel's references to the program's
@@ -65,6 +71,8 @@ fn run(cmd: &mut Command) -> (String, String) {
 /// A line reference of the plugin's record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Ref {
+    /// The process the plugin's record says ran.
+    pid: Option<u32>,
     vaddr: u64,
     pa: u64,
     write: bool,
@@ -78,7 +86,7 @@ fn hex(s: &str) -> u64 {
 fn read_refs(path: &Path) -> Vec<Ref> {
     let text = std::fs::read_to_string(path).unwrap();
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("n,vcpu,vaddr,pa,rw,kind,event"));
+    assert_eq!(lines.next(), Some("n,vcpu,pid,vaddr,pa,rw,kind,event"));
     lines
         .enumerate()
         .map(|(i, l)| {
@@ -89,10 +97,11 @@ fn read_refs(path: &Path) -> Vec<Ref> {
                 "rows are numbered in order"
             );
             Ref {
-                vaddr: hex(f[2]),
-                pa: hex(f[3]),
-                write: f[4] == "W",
-                event: (!f[6].is_empty()).then(|| hex(f[6]) as u32),
+                pid: f[2].parse().ok(),
+                vaddr: hex(f[3]),
+                pa: hex(f[4]),
+                write: f[5] == "W",
+                event: (!f[7].is_empty()).then(|| hex(f[7]) as u32),
             }
         })
         .collect()
@@ -217,6 +226,101 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
         }
     }
 
+    // The program's pid as QEMU saw it run: the pid it reports itself.
+    assert_eq!(
+        refs[position_of(&refs, 0x40)].pid,
+        Some(pid),
+        "the pid running at the sort_begin store"
+    );
+    // The replay restricted to the program's pid, over the whole run.
+    let pid_csv = dir.join("pid.csv");
+    ok(&[
+        "replay",
+        s(&trace),
+        "--log",
+        s(&log),
+        "--pid",
+        &pid.to_string(),
+        "--csv",
+        s(&pid_csv),
+    ]);
+    let by_pid = read_replay(&pid_csv);
+    let given: Vec<usize> = (0..all.len()).filter(|&i| all[i].2 == Some(pid)).collect();
+    assert_eq!(
+        by_pid,
+        given.iter().map(|&i| all[i]).collect::<Vec<_>>(),
+        "--pid selects the whole replay's rows of the program"
+    );
+    // QEMU's record of the program's user-space references against the
+    // replay's, over the whole run. The page-table log knows the program
+    // from its exec to its exit, and the mappings execve made before its
+    // EXEC record (its stack, the pages of its image it touched) only from
+    // the program's snapshot, just before its first I-code: the two agree
+    // from that I-code to the EXIT record's tag.
+    let access_index = |pos: usize| refs[..pos].iter().filter(|r| r.event.is_none()).count();
+    let log_image = read_image(&std::fs::read(&log).unwrap()).unwrap();
+    let exit_seq = log_image
+        .records
+        .iter()
+        .find(|r| r.pid == pid && matches!(r.event, Event::Exit { .. }))
+        .expect("the program's EXIT record")
+        .seq;
+    let (from, to) = (
+        access_index(position_of(&refs, 0x42)),
+        access_index(position_of(&refs, 0x10000 + exit_seq as u32)),
+    );
+    let ran_user = |i: usize| accesses[i].pid == Some(pid) && is_user(accesses[i].vaddr);
+    let user_of_program: Vec<usize> = (from..to).filter(|&i| ran_user(i)).collect();
+    let given_user: Vec<usize> = given
+        .iter()
+        .copied()
+        .filter(|&i| is_user(accesses[i].vaddr))
+        .collect();
+    let given_inside: Vec<usize> = given_user
+        .iter()
+        .copied()
+        .filter(|&i| (from..to).contains(&i))
+        .collect();
+    if let Some(&i) = given_user.iter().find(|&&i| !ran_user(i)) {
+        panic!(
+            "reference {i}: the replay gives it pid {pid}, QEMU saw pid {:?} run",
+            accesses[i].pid
+        );
+    }
+    if user_of_program != given_inside {
+        let at = user_of_program
+            .iter()
+            .zip(&given_inside)
+            .position(|(a, b)| a != b)
+            .unwrap_or(user_of_program.len().min(given_inside.len()));
+        panic!(
+            "from prog_start to its EXIT tag: QEMU saw {} user-space references of pid {pid}, the replay gives it {}; they part at the {at}th (QEMU's {:?}, the replay's {:?})",
+            user_of_program.len(),
+            given_inside.len(),
+            user_of_program.get(at),
+            given_inside.get(at)
+        );
+    }
+    for &i in &given_user {
+        let (r, q) = (all[i], accesses[i]);
+        assert_eq!(
+            (r.0, r.1, r.3),
+            (q.pa, q.write, Some(q.vaddr)),
+            "reference {i}"
+        );
+    }
+    let ran_before = (0..from).filter(|&i| ran_user(i)).count();
+    let given_before = given_user.iter().filter(|&&i| i < from).count();
+    let ran_after = (to..accesses.len()).filter(|&i| ran_user(i)).count();
+    let other_user = (0..accesses.len())
+        .filter(|&i| is_user(accesses[i].vaddr) && accesses[i].pid != Some(pid))
+        .count();
+    let kernel = accesses.iter().filter(|q| !is_user(q.vaddr)).count();
+    println!(
+        "pid {pid} from QEMU: {} user-space references from prog_start to its EXIT tag, equal to the replay's; before prog_start {ran_before} (the replay gives it {given_before}: the forked shell and what execve mapped before the log knew it), {ran_after} after its EXIT tag; {other_user} user-space references of other processes, {kernel} kernel ones",
+        user_of_program.len()
+    );
+
     // The program's pid, between its first and last I-code.
     let p_csv = dir.join("program.csv");
     ok(&[
@@ -237,7 +341,7 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
     let (start, end) = (position_of(&refs, 0x42), position_of(&refs, 0x43));
     let expected: Vec<Replayed> = refs[start..end]
         .iter()
-        .filter(|r| r.event.is_none() && is_user(r.vaddr))
+        .filter(|r| r.event.is_none() && is_user(r.vaddr) && r.pid == Some(pid))
         .map(|r| (r.pa, r.write, Some(pid), Some(r.vaddr)))
         .collect();
     assert!(expected.len() > 50_000, "{} references", expected.len());

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Build hmtt.ko (and, with --test, the test module hmtt_dmatest.ko and the
-# static guest test program) out of tree in OUT_DIR, so that the source tree
+# Build hmtt.ko (and, with --test, the test module hmtt_dmatest.ko, hmtt
+# qemu's hmtt_qemu_pid.ko and the static guest test program) out of tree in OUT_DIR, so that the source tree
 # stays clean and concurrent builds do not collide.
 #
 # Usage: build.sh OUT_DIR [--test]
@@ -30,7 +30,9 @@ if [ "$with_test" = "--test" ]; then
 	cp -r "$src/test/dmatest" "$out/test/"
 	make -s -j"$jobs" -C "$kdir" M="$out/test/dmatest" \
 		KBUILD_EXTRA_SYMBOLS="$out/module/Module.symvers" modules
+	cp -r "$src/test/qemu/pid" "$out/test/"
+	make -s -j"$jobs" -C "$kdir" M="$out/test/pid" modules
 	gcc -static -O2 -Wall -Werror -I"$src/include" \
 		-o "$out/test/hmtt_guest_test" "$src/test/guest/hmtt_guest_test.c"
-	echo "build.sh: $out/test/dmatest/hmtt_dmatest.ko $out/test/hmtt_guest_test"
+	echo "build.sh: $out/test/dmatest/hmtt_dmatest.ko $out/test/pid/hmtt_qemu_pid.ko $out/test/hmtt_guest_test"
 fi

@@ -3,7 +3,8 @@
 # kernel (fetch-kernel.sh) unpacked to its ELF vmlinux, booted through its
 # PVH entry (the xz decompressor would run under the plugin's callbacks for
 # minutes), hmtt.ko (build.sh), the static guest helper hmtt_qemu_guest,
-# the I-code example hmtt_sort with its events file, the DMA test module
+# hmtt_qemu_pid.ko (the current process as a store address for the
+# plugin), the I-code example hmtt_sort with its events file, the DMA test module
 # hmtt_dmatest.ko (debug info stripped, since its loading is traced) with
 # its events file, and the TCG plugin (crate qemu-plugin-hmtt, release
 # build in its own target directory so it can be built while another cargo
@@ -36,6 +37,7 @@ PY
 "$here/build.sh" "$out/kbuild" --test >/dev/null
 cp "$out/kbuild/module/hmtt.ko" "$out/hmtt.ko"
 strip --strip-debug -o "$out/hmtt_dmatest.ko" "$out/kbuild/test/dmatest/hmtt_dmatest.ko"
+strip --strip-debug -o "$out/hmtt_qemu_pid.ko" "$out/kbuild/test/pid/hmtt_qemu_pid.ko"
 cp "$src/test/dmatest/hmtt_dmatest.events.toml" "$out/"
 for prog in hmtt_qemu_guest hmtt_sort; do
 	gcc -static -O2 -Wall -Werror -I"$src/include" \

@@ -11,6 +11,10 @@
 //!   after END_TRACING (the reader sees its end while the guest shuts
 //!   down), with several at QEMU's exit, when every vCPU's buffer is
 //!   written out;
+//! - `pid_base`, `pid_size` (optional): the range `hmtt_qemu_pid.ko` stores
+//!   to on every context switch, at the slot of the process switched to;
+//!   those stores are recorded whether or not the trace has begun, so the
+//!   reader knows the running process when it begins;
 //! - `ram_size`: guest RAM bytes; accesses at or above it are dropped
 //!   (QEMU 7.2 reports ROM accesses offset by the RAM size), as are accesses
 //!   to MMIO (`is_io`).
@@ -58,8 +62,13 @@ struct Shared {
     buffers: Vec<VcpuBuffer>,
     cfg_begin: u64,
     cfg_end: u64,
+    pid_base: u64,
+    /// 0: no pid range.
+    pid_size: u64,
     ram_size: u64,
     tracing: AtomicBool,
+    /// The stream was closed after END_TRACING.
+    closed: AtomicBool,
     recorded: AtomicU64,
     dropped_io: AtomicU64,
     /// Recorded after the stream was closed, so not written.
@@ -108,15 +117,20 @@ impl Shared {
         if let Some(mut f) = out.take() {
             let _ = f.flush();
         }
+        self.closed.store(true, Ordering::Relaxed);
     }
 
     #[inline]
     fn access(&self, vcpu: u32, vaddr: u64, paddr: u64, size_shift: u32, store: bool) {
+        let switches = store && paddr.wrapping_sub(self.pid_base) < self.pid_size;
         let begins = store && paddr == self.cfg_begin;
         if begins {
             self.tracing.store(true, Ordering::Relaxed);
         }
-        if !self.tracing.load(Ordering::Relaxed) {
+        if switches && self.closed.load(Ordering::Relaxed) {
+            return;
+        }
+        if !switches && !self.tracing.load(Ordering::Relaxed) {
             return;
         }
         let ends = store && paddr == self.cfg_end;
@@ -159,7 +173,7 @@ impl Shared {
         }
         self.close();
         eprintln!(
-            "qemu-plugin-hmtt: {} accesses recorded, {} MMIO or ROM accesses dropped while tracing",
+            "qemu-plugin-hmtt: {} records written (accesses and context switches), {} MMIO or ROM accesses dropped while tracing",
             self.recorded.load(Ordering::Relaxed),
             self.dropped_io.load(Ordering::Relaxed)
         );
@@ -198,6 +212,10 @@ impl Register for HmttPlugin {
                     _ => return Err("argument out=PATH missing".into()),
                 };
                 let cfg_base = number(args, "cfg_base")?;
+                let (pid_base, pid_size) = match args.parsed.get("pid_base") {
+                    Some(_) => (number(args, "pid_base")?, number(args, "pid_size")?),
+                    None => (0, 0),
+                };
                 let ram_size = number(args, "ram_size")?;
                 let file = File::create(&out).map_err(|e| format!("{out}: {e}"))?;
                 Ok(Shared {
@@ -208,8 +226,11 @@ impl Register for HmttPlugin {
                         .collect(),
                     cfg_begin: cfg_base,
                     cfg_end: cfg_base + LINE_BYTES,
+                    pid_base,
+                    pid_size,
                     ram_size,
                     tracing: AtomicBool::new(false),
+                    closed: AtomicBool::new(false),
                     recorded: AtomicU64::new(0),
                     dropped_io: AtomicU64::new(0),
                     late: AtomicU64::new(0),

@@ -11,7 +11,7 @@
 
 use hmtt_sim::dram::Scheduler;
 use hmtt_sim::machine::SimConfig;
-use hmtt_sim::qemu::GuestConfigSpace;
+use hmtt_sim::qemu::{GuestConfigSpace, GuestPidSpace};
 use hmtt_sim::qemu_guest::trace_records;
 use hmtt_sim::stream::StreamOutputs;
 use std::path::PathBuf;
@@ -38,12 +38,18 @@ fn main() {
         base: 0x1000_0000,
         size: 8 << 20,
     };
+    // `GuestRun`'s pid range (hmtt_qemu_pid.ko's).
+    let pids = GuestPidSpace {
+        base: 0x1080_0000,
+        size: 0x4_0000,
+    };
     let f = std::fs::File::open(&records).expect("the records file");
     let t = Instant::now();
     let s = trace_records(
         f,
         &records,
         space,
+        pids,
         cfg,
         StreamOutputs {
             dir: Some(&out),

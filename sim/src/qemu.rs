@@ -145,11 +145,81 @@ impl GuestConfigSpace {
     }
 }
 
+/// The range `hmtt_qemu_pid.ko` stores to on every context switch, next to
+/// the configuration space: slot `tgid` ([`PID_SLOT_BYTES`] each) for the
+/// process switched to, the last slot for a tgid past the range. QEMU 7.2's
+/// plugin API can read neither registers nor guest memory, so the address
+/// of that store is how the plugin learns which process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GuestPidSpace {
+    pub base: u64,
+    pub size: u64,
+}
+
+/// Bytes of one slot of a [`GuestPidSpace`].
+pub const PID_SLOT_BYTES: u64 = 8;
+
+/// vCPUs whose current process is followed; a record naming a higher vCPU
+/// (none from QEMU with `-smp` up to this) leaves its process unknown.
+const MAX_TRACKED_VCPUS: usize = 256;
+
+impl GuestPidSpace {
+    /// For an address inside the range, the process its slot names
+    /// (`None`: the "unknown" slot); `None` outside.
+    pub fn slot_of(&self, paddr: u64) -> Option<Option<u32>> {
+        let off = paddr.checked_sub(self.base)?;
+        if off >= self.size {
+            return None;
+        }
+        let slot = off / PID_SLOT_BYTES;
+        let unknown = (self.size / PID_SLOT_BYTES).saturating_sub(1);
+        Some((slot < unknown).then_some(slot as u32))
+    }
+}
+
+/// The process each vCPU runs, as the guest's last context switch on it
+/// announced it ([`GuestPidSpace`]); unknown before the first.
+#[derive(Debug, Default)]
+pub struct GuestTasks {
+    current: Vec<Option<u32>>,
+    switches: u64,
+}
+
+impl GuestTasks {
+    pub fn current(&self, vcpu: u32) -> Option<u32> {
+        self.current.get(vcpu as usize).copied().flatten()
+    }
+
+    /// Context switches seen.
+    pub fn switches(&self) -> u64 {
+        self.switches
+    }
+
+    /// Takes `a` if it is a store to the pid range (a context switch); true
+    /// if it was in the range, so it is no memory reference of the trace.
+    pub fn take(&mut self, a: &QemuAccess, pids: &GuestPidSpace) -> bool {
+        let Some(pid) = pids.slot_of(a.paddr) else {
+            return false;
+        };
+        let v = a.vcpu as usize;
+        if a.store && v < MAX_TRACKED_VCPUS {
+            if self.current.len() <= v {
+                self.current.resize(v + 1, None);
+            }
+            self.current[v] = pid;
+            self.switches += 1;
+        }
+        true
+    }
+}
+
 /// What one access became on its way to memory, one per line touched (an
 /// I-code is one reference), in the order the machine received them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LineReference {
     pub vcpu: u32,
+    /// The process the vCPU ran ([`GuestTasks`]), if known.
+    pub pid: Option<u32>,
     /// Virtual address of the line's first byte (the plugin's vaddr).
     pub vaddr: u64,
     pub paddr: u64,
@@ -159,7 +229,7 @@ pub struct LineReference {
 }
 
 /// Header of [`push_reference_row`]'s CSV.
-pub const REFERENCE_CSV_HEADER: &str = "n,vcpu,vaddr,pa,rw,kind,event";
+pub const REFERENCE_CSV_HEADER: &str = "n,vcpu,pid,vaddr,pa,rw,kind,event";
 
 /// Appends reference `n`'s CSV row, newline included, to `out` (numbers
 /// written by hand: `fmt` cost more than the memory path per reference).
@@ -167,6 +237,10 @@ pub fn push_reference_row(out: &mut Vec<u8>, n: u64, r: &LineReference) {
     push_decimal(out, n);
     out.push(b',');
     push_decimal(out, u64::from(r.vcpu));
+    out.push(b',');
+    if let Some(pid) = r.pid {
+        push_decimal(out, u64::from(pid));
+    }
     out.push(b',');
     push_hex(out, r.vaddr);
     out.push(b',');
@@ -185,13 +259,17 @@ pub fn push_reference_row(out: &mut Vec<u8>, n: u64, r: &LineReference) {
 impl Machine {
     /// Runs one guest access: an I-code inside the configuration space
     /// (uncached), else one cached reference per line it touches, of kind
-    /// `cpu` for a user-space virtual address and `kernel` otherwise. No
-    /// pid is known (QEMU 7.2's plugin API has no register access), so the
-    /// ground truth carries none. Each line reference is handed to `seen`.
+    /// `cpu` for a user-space virtual address and `kernel` otherwise. `pid`
+    /// is the process the vCPU runs ([`GuestTasks`]): the ground truth of a
+    /// user-space reference carries it with the reference's virtual address;
+    /// a kernel reference's carries neither (the owner of a frame is known
+    /// only from the page-table log, which the truth must not use). Each
+    /// line reference is handed to `seen`.
     pub fn guest_access(
         &mut self,
         a: &QemuAccess,
         space: &GuestConfigSpace,
+        pid: Option<u32>,
         mut seen: impl FnMut(&LineReference),
     ) -> Result<(), SimError> {
         self.stats.references += 1;
@@ -208,6 +286,7 @@ impl Machine {
             }
             seen(&LineReference {
                 vcpu: a.vcpu,
+                pid,
                 vaddr: a.vaddr & !(LINE_BYTES - 1),
                 paddr: a.paddr & !(LINE_BYTES - 1),
                 write: a.store,
@@ -229,13 +308,18 @@ impl Machine {
         loop {
             seen(&LineReference {
                 vcpu: a.vcpu,
+                pid,
                 vaddr: va,
                 paddr: pa,
                 write: a.store,
                 kind,
                 event: None,
             });
-            self.cached(pa, a.store, kind, None);
+            let owner = match kind {
+                RefKind::Cpu => pid.map(|p| (p, va)),
+                _ => None,
+            };
+            self.cached(pa, a.store, kind, owner);
             if pa == last {
                 break;
             }
@@ -315,6 +399,7 @@ mod tests {
         let mut out = Vec::new();
         let r = LineReference {
             vcpu: 0,
+            pid: Some(87),
             vaddr: 0x7fff_1234_5640,
             paddr: 0x1234_5640,
             write: true,
@@ -323,6 +408,7 @@ mod tests {
         };
         push_reference_row(&mut out, 7, &r);
         let icode = LineReference {
+            pid: None,
             write: false,
             kind: RefKind::Icode,
             event: Some(0x10005),
@@ -331,7 +417,7 @@ mod tests {
         push_reference_row(&mut out, 8, &icode);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "7,0,0x7fff12345640,0x12345640,W,cpu,\n8,0,0x7fff12345640,0x12345640,R,icode,0x10005\n"
+            "7,0,87,0x7fff12345640,0x12345640,W,cpu,\n8,0,,0x7fff12345640,0x12345640,R,icode,0x10005\n"
         );
     }
 
@@ -348,6 +434,37 @@ mod tests {
         assert!(at(0x00ff_ffff_ffff_f000).is_user());
         assert!(!at(0xffff_8880_0000_0000).is_user());
         assert!(!at(0xff1a_0000_0000_0000).is_user());
+    }
+
+    #[test]
+    fn context_switches_name_the_current_process() {
+        let pids = GuestPidSpace {
+            base: 0x1080_0000,
+            size: 0x40,
+        };
+        let store = |vcpu, paddr| QemuAccess {
+            vcpu,
+            vaddr: 0xffff_8880_1080_0000,
+            paddr,
+            size: 1,
+            store: true,
+        };
+        let mut tasks = GuestTasks::default();
+        assert_eq!(tasks.current(0), None);
+        assert!(tasks.take(&store(0, 0x1080_0000 + 87 % 7 * 8), &pids));
+        assert_eq!(tasks.current(0), Some(3));
+        assert!(tasks.take(&store(1, 0x1080_0010), &pids));
+        assert_eq!((tasks.current(0), tasks.current(1)), (Some(3), Some(2)));
+        // The last slot: a tgid past the range.
+        assert!(tasks.take(&store(0, 0x1080_0038), &pids));
+        assert_eq!(tasks.current(0), None);
+        // Outside the range: an access, not a switch.
+        assert!(!tasks.take(&store(0, 0x1080_0040), &pids));
+        assert!(!tasks.take(&store(0, 0x107f_fff8), &pids));
+        // A forged vCPU index is not followed (no table that large).
+        assert!(tasks.take(&store(u32::MAX, 0x1080_0008), &pids));
+        assert_eq!(tasks.current(u32::MAX), None);
+        assert_eq!(tasks.switches(), 3);
     }
 
     #[test]

@@ -12,7 +12,10 @@
 
 use crate::machine::{SimConfig, SimError};
 use crate::outdir::files;
-use crate::qemu::{push_reference_row, GuestConfigSpace, QemuReader, REFERENCE_CSV_HEADER};
+use crate::qemu::{
+    push_reference_row, GuestConfigSpace, GuestPidSpace, GuestTasks, QemuReader,
+    REFERENCE_CSV_HEADER,
+};
 use crate::stream::{run_streamed_with, StreamOutputs, StreamReport};
 use hmtt_format::events::{EventNames, EventsError};
 use hmtt_format::klog::{FileHeaderRepr, RECORD_LEN};
@@ -62,6 +65,8 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> QemuError + '_ {
 pub struct Kit {
     pub kernel: PathBuf,
     pub module: PathBuf,
+    /// `hmtt_qemu_pid.ko`: each context switch as a store the plugin sees.
+    pub pid_module: PathBuf,
     /// `hmtt_qemu_guest` (static): I-codes, the log drain, the clock.
     pub helper: PathBuf,
     pub plugin: PathBuf,
@@ -74,6 +79,7 @@ impl Kit {
         Kit {
             kernel: dir.join("vmlinux"),
             module: dir.join("hmtt.ko"),
+            pid_module: dir.join("hmtt_qemu_pid.ko"),
             helper: dir.join("hmtt_qemu_guest"),
             plugin: dir.join("libqemu_plugin_hmtt.so"),
             busybox: PathBuf::from("/bin/busybox"),
@@ -81,7 +87,13 @@ impl Kit {
     }
 
     fn check(&self, traced: bool) -> Result<(), QemuError> {
-        let mut need = vec![&self.kernel, &self.module, &self.helper, &self.busybox];
+        let mut need = vec![
+            &self.kernel,
+            &self.module,
+            &self.pid_module,
+            &self.helper,
+            &self.busybox,
+        ];
         if traced {
             need.push(&self.plugin);
         }
@@ -116,6 +128,8 @@ pub struct GuestRun {
     pub memory_bytes: u64,
     pub vcpus: u32,
     pub space: GuestConfigSpace,
+    /// Where `hmtt_qemu_pid.ko` announces each context switch.
+    pub pids: GuestPidSpace,
     /// Kernel log ring records (`hmtt.ko log_records`).
     pub log_records: u64,
     /// Give up on the guest after this long.
@@ -141,6 +155,11 @@ impl GuestRun {
                 base: 0x1000_0000,
                 size: 0x80_0000,
             },
+            // Slots for tgids up to pid_max's default of 32768.
+            pids: GuestPidSpace {
+                base: 0x1080_0000,
+                size: 0x4_0000,
+            },
             log_records: 1 << 16,
             timeout: Duration::from_secs(600),
             show_console: true,
@@ -161,6 +180,15 @@ impl GuestRun {
             return Err(QemuError::Guest(format!(
                 "the configuration space {:#x}+{:#x} is not inside guest RAM",
                 self.space.base, self.space.size
+            )));
+        }
+        let (p, c) = (&self.pids, &self.space);
+        if p.base + p.size > self.memory_bytes
+            || (p.base < c.base + c.size && c.base < p.base + p.size)
+        {
+            return Err(QemuError::Guest(format!(
+                "the pid range {:#x}+{:#x} is not inside guest RAM beside the configuration space",
+                p.base, p.size
             )));
         }
         let mut names = Vec::new();
@@ -223,6 +251,10 @@ if ! insmod /hmtt.ko cfg_base={base:#x} cfg_size={size:#x} log_records={records}
 	echo "HMTT-QEMU-FAIL insmod hmtt.ko"
 	poweroff -f
 fi
+if ! insmod /hmtt_qemu_pid.ko base={pid_base:#x} size={pid_size:#x}; then
+	echo "HMTT-QEMU-FAIL insmod hmtt_qemu_pid.ko"
+	poweroff -f
+fi
 cd /work
 echo "HMTT-QEMU-RUN"
 t0=$(hmtt_qemu_guest now)
@@ -238,6 +270,8 @@ poweroff -f
 "#,
         base = run.space.base,
         size = run.space.size,
+        pid_base = run.pids.base,
+        pid_size = run.pids.size,
         records = run.log_records,
         comm = shell_quote(&run.comm()),
         modules = run.module_loads(),
@@ -320,6 +354,7 @@ pub fn write_initramfs(run: &GuestRun, path: &Path) -> Result<(), QemuError> {
     c.symlink("bin/sh", "busybox");
     c.file("bin/hmtt_qemu_guest", 0o755, &read(&run.kit.helper)?);
     c.file("hmtt.ko", 0o644, &read(&run.kit.module)?);
+    c.file("hmtt_qemu_pid.ko", 0o644, &read(&run.kit.pid_module)?);
     c.file("init", 0o755, init_script(run).as_bytes());
     for add in &run.adds {
         c.file(&format!("work/{}", guest_name(add)?), 0o755, &read(add)?);
@@ -351,9 +386,11 @@ pub fn qemu_command(
         .arg(initrd)
         .arg("-append")
         .arg(format!(
-            "console=ttyS0 memmap={}K${:#x} panic=-1 oops=panic loglevel=4",
+            "console=ttyS0 memmap={}K${:#x} memmap={}K${:#x} panic=-1 oops=panic loglevel=4",
             run.space.size >> 10,
-            run.space.base
+            run.space.base,
+            run.pids.size >> 10,
+            run.pids.base
         ))
         .args(["-nic", "none", "-nographic", "-no-reboot"])
         .args(["-serial", "mon:stdio", "-chardev"])
@@ -364,10 +401,12 @@ pub fn qemu_command(
     }
     if let Some(out) = plugin_out {
         c.arg("-plugin").arg(format!(
-            "{},out={},cfg_base={:#x},ram_size={}",
+            "{},out={},cfg_base={:#x},pid_base={:#x},pid_size={:#x},ram_size={}",
             run.kit.plugin.display(),
             out.display(),
             run.space.base,
+            run.pids.base,
+            run.pids.size,
             run.memory_bytes
         ));
     }
@@ -555,7 +594,8 @@ pub struct TracedRun {
     pub guest: GuestOutcome,
     pub report: StreamReport,
     pub accesses: u64,
-    /// Host seconds from the first access received to the last one run.
+    pub task_switches: u64,
+    /// As [`Streamed::stream_secs`].
     pub stream_secs: f64,
 }
 
@@ -587,7 +627,8 @@ pub fn run_traced(
     let mut cmd = qemu_command(run, &initrd, &guest_log, Some(&fifo));
     let guest = start(run, &mut cmd, &dir.join(names::CONSOLE), Some(fifo.clone()))?;
     let reader = File::open(&fifo).map_err(io_err(&fifo));
-    let streamed = reader.and_then(|reader| trace_records(reader, &fifo, run.space, cfg, outputs));
+    let streamed =
+        reader.and_then(|reader| trace_records(reader, &fifo, run.space, run.pids, cfg, outputs));
     let _ = std::fs::remove_file(&fifo);
     let streamed = streamed?;
     let guest = guest.finish(run, &guest_log)?;
@@ -602,6 +643,7 @@ pub fn run_traced(
         guest,
         report: streamed.report,
         accesses: streamed.accesses,
+        task_switches: streamed.task_switches,
         stream_secs: streamed.stream_secs,
     })
 }
@@ -610,8 +652,13 @@ pub fn run_traced(
 #[derive(Debug, Clone)]
 pub struct Streamed {
     pub report: StreamReport,
+    /// Guest memory accesses (context-switch records not counted).
     pub accesses: u64,
-    /// Host seconds from the first access received to the last one run.
+    /// Context switches the guest announced ([`GuestPidSpace`]).
+    pub task_switches: u64,
+    /// Host seconds from the first access received (the BEGIN_TRACING
+    /// store, which the plugin writes out at once) to the memory path's
+    /// last output written.
     pub stream_secs: f64,
 }
 
@@ -624,6 +671,7 @@ pub fn trace_records(
     reader: impl Read,
     path: &Path,
     space: GuestConfigSpace,
+    pids: GuestPidSpace,
     cfg: SimConfig,
     outputs: StreamOutputs<'_>,
 ) -> Result<Streamed, QemuError> {
@@ -643,6 +691,7 @@ pub fn trace_records(
     let mut first: Option<Instant> = None;
     let mut csv_error = None;
     let mut ref_text = Vec::new();
+    let mut tasks = GuestTasks::default();
     let report = run_streamed_with(cfg, outputs, |m| {
         let mut more = true;
         for _ in 0..ACCESSES_PER_BATCH {
@@ -659,9 +708,12 @@ pub fn trace_records(
                     })
                 }
             };
+            if tasks.take(&a, &pids) {
+                continue;
+            }
             first.get_or_insert_with(Instant::now);
             accesses += 1;
-            m.guest_access(&a, &space, |r| {
+            m.guest_access(&a, &space, tasks.current(a.vcpu), |r| {
                 if refs.is_some() {
                     push_reference_row(&mut ref_text, lines, r);
                 }
@@ -687,6 +739,7 @@ pub fn trace_records(
     Ok(Streamed {
         report,
         accesses,
+        task_switches: tasks.switches(),
         stream_secs,
     })
 }
@@ -737,6 +790,12 @@ mod tests {
         assert!(s.contains("'/work/my sort' 'it'\\''s'\n"), "{s}");
         assert!(s.contains("trace_comm='my sort'"), "{s}");
         assert!(s.contains("cfg_base=0x10000000 cfg_size=0x800000 log_records=4096"));
+        // The pid range follows the configuration space; its module loads
+        // before the trace begins.
+        let pids = s
+            .find("insmod /hmtt_qemu_pid.ko base=0x10800000 size=0x40000")
+            .unwrap();
+        assert!(pids < s.find("hmtt_qemu_guest icode 0").unwrap());
     }
 
     #[test]
@@ -754,6 +813,35 @@ mod tests {
 
         run.modules.push("/c/one.ko".into());
         assert!(matches!(run.check(), Err(QemuError::Guest(m)) if m.contains("one.ko")));
+    }
+
+    #[test]
+    fn both_ranges_are_reserved_and_given_to_the_plugin() {
+        let run = GuestRun::new(Kit::in_dir(Path::new("/k")), vec!["prog".into()]);
+        let cmd = qemu_command(
+            &run,
+            Path::new("/i"),
+            Path::new("/l"),
+            Some(Path::new("/f")),
+        );
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let append = &args[args.iter().position(|a| a == "-append").unwrap() + 1];
+        assert!(append.contains("memmap=8192K$0x10000000 memmap=256K$0x10800000"));
+        let plugin = &args[args.iter().position(|a| a == "-plugin").unwrap() + 1];
+        assert!(plugin.contains("cfg_base=0x10000000,pid_base=0x10800000,pid_size=0x40000,"));
+    }
+
+    #[test]
+    fn a_pid_range_overlapping_the_configuration_space_is_refused() {
+        let mut run = GuestRun::new(Kit::in_dir(Path::new("/k")), vec!["prog".into()]);
+        assert!(run.check().is_ok());
+        run.pids.base = run.space.base + run.space.size - 8;
+        assert!(run.check().is_err());
+        run.pids.base = run.memory_bytes - 8;
+        assert!(run.check().is_err());
     }
 
     #[test]

@@ -130,8 +130,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         rate / 1e6
     );
     println!(
-        "guest: command took {:.3} s, exit status {}; {} kernel log records; QEMU ran {:.1} s",
-        t.guest.command_secs, t.guest.status, t.guest.log_records, t.guest.wall_secs
+        "guest: command took {:.3} s, exit status {}; {} kernel log records; {} context switches; QEMU ran {:.1} s",
+        t.guest.command_secs,
+        t.guest.status,
+        t.guest.log_records,
+        t.task_switches,
+        t.guest.wall_secs
     );
     for (b, c) in s.board_counters.iter().enumerate() {
         if c.events_dropped > 0 {

@@ -6,13 +6,17 @@
 //! from QEMU's addresses, never from the log):
 //! - the pid the plugin's record gives the program (`hmtt_qemu_pid.ko`
 //!   announces every context switch to it) is the one the program reports;
-//! - `replay --pid` over the whole run equals the plugin's record of that
-//!   process's user-space references from its exec on, line for line and
-//!   in order (before its exec the forked shell runs under its pid, which
-//!   `hmtt.ko` does not trace); the user-space references of every other
-//!   process and of the forked shell get no pid of the program's;
-//! - the same restricted to the program's window (its first and last
-//!   I-code) equals the plugin's user-space references there;
+//! - no user-space reference the replay gives the program's pid was made
+//!   by another process; from the program's first I-code (just after its
+//!   page-table snapshot) to its EXIT record's tag, the replay's user-space
+//!   references of the pid are the plugin's, position for position (before
+//!   it the log misses the forked shell before exec and what execve mapped
+//!   before the EXEC record; after the EXIT tag the kernel still reads the
+//!   process's memory); `replay --pid` gives exactly the whole replay's
+//!   rows of the pid;
+//! - restricted to the program's window (its first and last I-code), the
+//!   replay of the pid equals the plugin's user-space references of it
+//!   there, line for line;
 //! - over the whole run every replayed reference has QEMU's physical
 //!   address, and every user-space one the replay gives the program's pid
 //!   has QEMU's virtual address (the kernel's references to the program's

@@ -7,9 +7,10 @@
  *   0x42 prog_start, 0x43 prog_end       around everything the program
  *                                        does after its page-table snapshot
  *
- * It prints "HMTT-PID <pid>" (QEMU 7.2's plugin API cannot tell pids), logs
- * its present mappings (the snapshot ioctl: the pages the kernel touched for
- * it before exec was logged), then allocates, fills, sorts and checks.
+ * It prints "HMTT-PID <pid>" (a cross-check of the pid hmtt qemu learns
+ * from hmtt_qemu_pid.ko), logs its present mappings (the snapshot ioctl:
+ * the pages the kernel touched for it before exec was logged), then
+ * allocates, fills, sorts and checks.
  * Built static (gcc -static); the event names are in hmtt_sort.events.toml.
  */
 #include <stdio.h>

@@ -7,13 +7,12 @@
 //! - the pid the plugin's record gives the program (`hmtt_qemu_pid.ko`
 //!   announces every context switch to it) is the one the program reports;
 //! - no user-space reference the replay gives the program's pid was made
-//!   by another process; from the program's first I-code (just after its
-//!   page-table snapshot) to its EXIT record's tag, the replay's user-space
-//!   references of the pid are the plugin's, position for position (before
-//!   it the log misses the forked shell before exec and what execve mapped
-//!   before the EXEC record; after the EXIT tag the kernel still reads the
-//!   process's memory); `replay --pid` gives exactly the whole replay's
-//!   rows of the pid;
+//!   by another process, or by the pid before its exec (the forked shell);
+//!   from the program's EXEC record's tag to its EXIT record's tag, the
+//!   replay's user-space references of the pid are the plugin's, position
+//!   for position, with the plugin's virtual addresses (after the EXIT tag
+//!   the kernel still reads the process's memory); `replay --pid` gives
+//!   exactly the whole replay's rows of the pid;
 //! - restricted to the program's window (its first and last I-code), the
 //!   replay of the pid equals the plugin's user-space references of it
 //!   there, line for line;
@@ -257,21 +256,24 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
     );
     // QEMU's record of the program's user-space references against the
     // replay's, over the whole run. The page-table log knows the program
-    // from its exec to its exit, and the mappings execve made before its
-    // EXEC record (its stack, the pages of its image it touched) only from
-    // the program's snapshot, just before its first I-code: the two agree
-    // from that I-code to the EXIT record's tag.
+    // from its EXEC record (hmtt.ko logs what execve mapped before it right
+    // after it) to its EXIT record: the two agree between those records'
+    // tags. Before, its pid ran the forked shell, which is not traced.
     let access_index = |pos: usize| refs[..pos].iter().filter(|r| r.event.is_none()).count();
     let log_image = read_image(&std::fs::read(&log).unwrap()).unwrap();
-    let exit_seq = log_image
-        .records
-        .iter()
-        .find(|r| r.pid == pid && matches!(r.event, Event::Exit { .. }))
-        .expect("the program's EXIT record")
-        .seq;
+    let seq_of = |kind: fn(&Event) -> bool, name: &str| {
+        log_image
+            .records
+            .iter()
+            .find(|r| r.pid == pid && kind(&r.event))
+            .unwrap_or_else(|| panic!("the program's {name} record"))
+            .seq as u32
+    };
+    let exec_seq = seq_of(|e| matches!(e, Event::Exec { .. }), "EXEC");
+    let exit_seq = seq_of(|e| matches!(e, Event::Exit { .. }), "EXIT");
     let (from, to) = (
-        access_index(position_of(&refs, 0x42)),
-        access_index(position_of(&refs, 0x10000 + exit_seq as u32)),
+        access_index(position_of(&refs, 0x10000 + exec_seq)),
+        access_index(position_of(&refs, 0x10000 + exit_seq)),
     );
     let ran_user = |i: usize| accesses[i].pid == Some(pid) && is_user(accesses[i].vaddr);
     let user_of_program: Vec<usize> = (from..to).filter(|&i| ran_user(i)).collect();
@@ -298,7 +300,7 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
             .position(|(a, b)| a != b)
             .unwrap_or(user_of_program.len().min(given_inside.len()));
         panic!(
-            "from prog_start to its EXIT tag: QEMU saw {} user-space references of pid {pid}, the replay gives it {}; they part at the {at}th (QEMU's {:?}, the replay's {:?})",
+            "from its EXEC tag to its EXIT tag: QEMU saw {} user-space references of pid {pid}, the replay gives it {}; they part at the {at}th (QEMU's {:?}, the replay's {:?})",
             user_of_program.len(),
             given_inside.len(),
             user_of_program.get(at),
@@ -314,14 +316,17 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
         );
     }
     let ran_before = (0..from).filter(|&i| ran_user(i)).count();
-    let given_before = given_user.iter().filter(|&&i| i < from).count();
+    assert!(
+        given_user.iter().all(|&i| i >= from),
+        "the replay gives the pid nothing before its exec"
+    );
     let ran_after = (to..accesses.len()).filter(|&i| ran_user(i)).count();
     let other_user = (0..accesses.len())
         .filter(|&i| is_user(accesses[i].vaddr) && accesses[i].pid != Some(pid))
         .count();
     let kernel = accesses.iter().filter(|q| !is_user(q.vaddr)).count();
     println!(
-        "pid {pid} from QEMU: {} user-space references from prog_start to its EXIT tag, equal to the replay's; before prog_start {ran_before} (the replay gives it {given_before}: the forked shell and what execve mapped before the log knew it), {ran_after} after its EXIT tag; {other_user} user-space references of other processes, {kernel} kernel ones",
+        "pid {pid} from QEMU: {} user-space references from its EXEC tag to its EXIT tag, equal to the replay's; {ran_before} before its exec (the forked shell), {ran_after} after its EXIT tag; {other_user} user-space references of other processes, {kernel} kernel ones",
         user_of_program.len()
     );
 
@@ -608,7 +613,23 @@ fn check_kernel_tags(
     let snapshot = of_program(|e| matches!(e, Event::SnapshotMap { .. }));
     assert_eq!((execs, exits), (1, 1), "the program's EXEC and EXIT");
     assert!(maps > 0 && unmaps > 0, "{maps} MAP, {unmaps} UNMAP records");
-    assert_eq!(snapshot, snapshot_logged, "SNAPSHOT_MAP records");
+    // Right after its EXEC, hmtt.ko logs what execve mapped before it; the
+    // rest are the program's own snapshot's.
+    let program_records: Vec<&RecordRepr> = records.iter().filter(|r| r.pid == pid).collect();
+    let exec_at = program_records
+        .iter()
+        .position(|r| matches!(r.event, Event::Exec { .. }))
+        .unwrap();
+    let at_exec = program_records[exec_at + 1..]
+        .iter()
+        .take_while(|r| matches!(r.event, Event::SnapshotMap { .. }))
+        .count();
+    assert!(at_exec > 0, "no SNAPSHOT_MAP record right after the EXEC");
+    assert_eq!(
+        snapshot - at_exec,
+        snapshot_logged,
+        "SNAPSHOT_MAP records of the program's snapshot"
+    );
 
     // The module's DMA records, as hmtt_dmatest.c maps its buffers: a
     // single buffer to the device, a two-entry scatterlist from it, a
@@ -738,7 +759,7 @@ fn check_kernel_tags(
     let device = vrows.iter().filter(|r| r[3] == "dma").count();
     assert_eq!(device, in_buffers, "references inside mapped buffers");
     println!(
-        "kernel code: {} log records, all tagged in order ({execs} EXEC, {maps} MAP, {unmaps} UNMAP, {snapshot} SNAPSHOT_MAP, {exits} EXIT of the program); hmtt_dmatest's window holds its {} DMA tags and {} references, {device} of them inside a mapped buffer",
+        "kernel code: {} log records, all tagged in order ({execs} EXEC, {maps} MAP, {unmaps} UNMAP, {snapshot} SNAPSHOT_MAP ({at_exec} of them at its exec), {exits} EXIT of the program); hmtt_dmatest's window holds its {} DMA tags and {} references, {device} of them inside a mapped buffer",
         records.len(),
         dma_tags.len(),
         expected.len()

@@ -11,7 +11,10 @@
  *    faulting one ("fault-around") are logged as MAP;
  *  - kprobe on unmap_page_range: every present entry of the range about
  *    to be zapped (munmap, MADV_DONTNEED, exit, exec) is logged as UNMAP;
- *  - tracepoint sched_process_exec: EXEC with pid and command name;
+ *  - tracepoint sched_process_exec: EXEC with pid and command name, then
+ *    every mapping execve made before it (the new stack, pages of the
+ *    image the ELF loader touched) as SNAPSHOT_MAP, before the new image
+ *    runs its first instruction;
  *  - kprobe on do_exit: EXIT when the last thread of a traced process
  *    exits;
  *  - kprobe on __mmdrop: forget an address space once it is freed.
@@ -358,6 +361,33 @@ static struct kprobe mmdrop_probe = {
 	.pre_handler = mmdrop_pre,
 };
 
+/*
+ * The mappings execve made before the EXEC record, when the process was
+ * not yet traced. Probes run in atomic context: the mmap lock is only
+ * tried (nothing else holds a fresh address space's lock), and a
+ * snapshot that could not take it counts as a probe miss.
+ */
+static atomic64_t exec_snapshots_missed = ATOMIC64_INIT(0);
+
+static void snapshot_exec(struct task_struct *p)
+{
+	struct walk_ctx w = { .kind = HMTT_LOG_SNAPSHOT_MAP, .tgid = p->tgid };
+	struct mm_struct *mm = p->mm;
+	struct vm_area_struct *vma;
+	unsigned long addr = 0;
+
+	if (!mm || !mmap_read_trylock(mm)) {
+		atomic64_inc(&exec_snapshots_missed);
+		return;
+	}
+	while ((vma = find_vma(mm, addr))) {
+		if (!is_vm_hugetlb_page(vma))
+			walk_range(&w, mm, vma->vm_start, vma->vm_end);
+		addr = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+}
+
 static void exec_probe(void *data, struct task_struct *p, pid_t old_pid,
 		       struct linux_binprm *bprm)
 {
@@ -371,8 +401,10 @@ static void exec_probe(void *data, struct task_struct *p, pid_t old_pid,
 	    (comm_filter[0] && !strncmp(p->comm, comm_filter, TASK_COMM_LEN)))
 		log = !add_traced(p->tgid, p->mm);
 	spin_unlock_irqrestore(&traced_lock, flags);
-	if (log)
+	if (log) {
 		hmtt_printk(HMTT_LOG_EXEC, p->tgid, 0, 0, 0, p->comm);
+		snapshot_exec(p);
+	}
 }
 
 static struct tracepoint *exec_tp;
@@ -486,7 +518,8 @@ static bool set_pte_registered;
 /* Hits lost to exhausted kretprobe instances or kprobe recursion. */
 u64 hmtt_pt_missed(void)
 {
-	u64 missed = fault_probe.nmissed + fault_probe.kp.nmissed;
+	u64 missed = fault_probe.nmissed + fault_probe.kp.nmissed +
+		     atomic64_read(&exec_snapshots_missed);
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(kprobes); i++)

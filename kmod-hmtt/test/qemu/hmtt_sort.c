@@ -8,9 +8,8 @@
  *                                        does after its page-table snapshot
  *
  * It prints "HMTT-PID <pid>" (a cross-check of the pid hmtt qemu learns
- * from hmtt_qemu_pid.ko), logs its present mappings (the snapshot ioctl:
- * the pages the kernel touched for it before exec was logged), then
- * allocates, fills, sorts and checks.
+ * from hmtt_qemu_pid.ko), logs its present mappings (the snapshot ioctl,
+ * whose count the test checks), then allocates, fills, sorts and checks.
  * Built static (gcc -static); the event names are in hmtt_sort.events.toml.
  */
 #include <stdio.h>

@@ -67,6 +67,8 @@ impl QemuAccess {
 /// lies: a read call and a copy per record cost more than the parsing.
 pub struct QemuReader<R> {
     inner: R,
+    /// Records read so far (for error messages).
+    records: u64,
     buf: Vec<u8>,
     pos: usize,
     end: usize,
@@ -79,6 +81,7 @@ impl<R: Read> QemuReader<R> {
     pub fn new(inner: R) -> Self {
         QemuReader {
             inner,
+            records: 0,
             buf: vec![0; READ_BYTES],
             pos: 0,
             end: 0,
@@ -122,7 +125,21 @@ impl<R: Read> QemuReader<R> {
             .try_into()
             .expect("a whole record is buffered");
         self.pos += RECORD_BYTES;
-        Ok(Some(QemuAccess::parse(record)))
+        self.records += 1;
+        let a = QemuAccess::parse(record);
+        // QEMU never reports one; a forged record would wrap the line walk.
+        if a.paddr.checked_add(u64::from(a.size) - 1).is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "record {}: {} bytes at physical {:#x} run past the end of the address space",
+                    self.records - 1,
+                    a.size,
+                    a.paddr
+                ),
+            ));
+        }
+        Ok(Some(a))
     }
 }
 
@@ -360,6 +377,27 @@ mod tests {
         let mut r = QemuReader::new(&bytes[..]);
         assert_eq!(r.next_access().unwrap(), Some(a));
         assert!(r.next_access().is_err());
+    }
+
+    #[test]
+    fn reader_refuses_a_range_past_the_address_space() {
+        let ok = QemuAccess {
+            vcpu: 0,
+            vaddr: 0,
+            paddr: u64::MAX - 7,
+            size: 8,
+            store: false,
+        };
+        let wraps = QemuAccess {
+            paddr: u64::MAX - 6,
+            ..ok
+        };
+        let bytes: Vec<u8> = [ok, wraps].iter().flat_map(|a| a.to_bytes()).collect();
+        let mut r = QemuReader::new(&bytes[..]);
+        assert_eq!(r.next_access().unwrap(), Some(ok));
+        let e = r.next_access().unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert!(e.to_string().starts_with("record 1: 8 bytes"), "{e}");
     }
 
     /// Hands out at most 5 bytes a call, so records straddle reads.

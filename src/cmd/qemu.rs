@@ -59,7 +59,8 @@ pub struct Args {
     #[arg(long, default_value = "fcfs")]
     pub scheduler: Scheduler,
     /// Also write the ground truth as CSV, and qemu-refs.csv (every line
-    /// reference as the plugin saw it, in program order).
+    /// reference as the plugin saw it, in program order, with the process
+    /// the guest ran: hmtt_qemu_pid.ko announces each context switch).
     #[arg(long)]
     pub truth_csv: bool,
     /// Send the packets over UDP (as `hmtt sim --send`).

@@ -97,20 +97,6 @@ impl Row {
     }
 }
 
-/// Appends `v` in decimal.
-pub fn push_decimal(out: &mut Vec<u8>, v: u64) {
-    let mut row = Row::new();
-    row.decimal(v);
-    out.extend_from_slice(row.as_bytes());
-}
-
-/// Appends `v` in lower-case hex with a `0x` prefix, as `{v:#x}` does.
-pub fn push_hex(out: &mut Vec<u8>, v: u64) {
-    let mut row = Row::new();
-    row.hex(v);
-    out.extend_from_slice(row.as_bytes());
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,11 +104,11 @@ mod tests {
     #[test]
     fn numbers_match_fmt() {
         for v in [0, 1, 9, 10, 15, 16, 255, 4096, 0x7fff_1234_5678, u64::MAX] {
-            let mut out = Vec::new();
-            push_decimal(&mut out, v);
-            out.push(b',');
-            push_hex(&mut out, v);
-            assert_eq!(String::from_utf8(out).unwrap(), format!("{v},{v:#x}"));
+            let mut row = Row::new();
+            row.decimal(v);
+            row.byte(b',');
+            row.hex(v);
+            assert_eq!(row.as_bytes(), format!("{v},{v:#x}").as_bytes());
         }
     }
 

@@ -241,20 +241,14 @@ pub fn write_csv<W: Write>(out: &mut W, records: &[TruthRecord]) -> io::Result<(
 
 /// Writes one record as a CSV row (after [`CSV_HEADER`]).
 pub fn write_csv_row<W: Write>(out: &mut W, r: &TruthRecord) -> io::Result<()> {
-    let mut line = Vec::with_capacity(96);
-    push_csv_row(&mut line, r);
-    out.write_all(&line)
-}
-
-/// Appends one record's CSV row, newline included, to `out`: what a writer
-/// of long streams calls, without `fmt` machinery or allocation.
-pub fn push_csv_row(out: &mut Vec<u8>, r: &TruthRecord) {
     let mut row = Row::new();
     csv_row_into(&mut row, r);
-    out.extend_from_slice(row.as_bytes());
+    out.write_all(row.as_bytes())
 }
 
-/// [`push_csv_row`] into a row the caller reuses.
+/// One record's CSV row, newline included, into a row the caller reuses:
+/// what a writer of long streams calls, without `fmt` machinery or
+/// allocation.
 #[inline]
 pub fn csv_row_into(row: &mut Row, r: &TruthRecord) {
     row.decimal(r.tick);

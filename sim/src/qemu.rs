@@ -9,7 +9,7 @@
 //! same event of the board's window, i.e. an I-code.
 
 use crate::machine::{Machine, SimError};
-use hmtt_format::text::{push_decimal, push_hex};
+use hmtt_format::text::Row;
 use hmtt_format::truth::RefKind;
 use hmtt_format::LINE_BYTES;
 use std::io::{self, Read};
@@ -245,32 +245,33 @@ pub struct LineReference {
     pub event: Option<u32>,
 }
 
-/// Header of [`push_reference_row`]'s CSV.
+/// Header of [`reference_row_into`]'s CSV.
 pub const REFERENCE_CSV_HEADER: &str = "n,vcpu,pid,vaddr,pa,rw,kind,event";
 
-/// Appends reference `n`'s CSV row, newline included, to `out` (numbers
-/// written by hand: `fmt` cost more than the memory path per reference).
-pub fn push_reference_row(out: &mut Vec<u8>, n: u64, r: &LineReference) {
-    push_decimal(out, n);
-    out.push(b',');
-    push_decimal(out, u64::from(r.vcpu));
-    out.push(b',');
+/// Reference `n`'s CSV row, newline included, into a row the caller
+/// reuses and appends to its output (see [`Row`]).
+#[inline]
+pub fn reference_row_into(row: &mut Row, n: u64, r: &LineReference) {
+    row.decimal(n);
+    row.byte(b',');
+    row.decimal(u64::from(r.vcpu));
+    row.byte(b',');
     if let Some(pid) = r.pid {
-        push_decimal(out, u64::from(pid));
+        row.decimal(u64::from(pid));
     }
-    out.push(b',');
-    push_hex(out, r.vaddr);
-    out.push(b',');
-    push_hex(out, r.paddr);
-    out.push(b',');
-    out.push(if r.write { b'W' } else { b'R' });
-    out.push(b',');
-    out.extend_from_slice(r.kind.name().as_bytes());
-    out.push(b',');
+    row.byte(b',');
+    row.hex(r.vaddr);
+    row.byte(b',');
+    row.hex(r.paddr);
+    row.byte(b',');
+    row.byte(if r.write { b'W' } else { b'R' });
+    row.byte(b',');
+    row.bytes(r.kind.name().as_bytes());
+    row.byte(b',');
     if let Some(e) = r.event {
-        push_hex(out, u64::from(e));
+        row.hex(u64::from(e));
     }
-    out.push(b'\n');
+    row.byte(b'\n');
 }
 
 impl Machine {
@@ -444,7 +445,10 @@ mod tests {
             kind: RefKind::Cpu,
             event: None,
         };
-        push_reference_row(&mut out, 7, &r);
+        // One row reused for both, as the writer does.
+        let mut row = Row::new();
+        reference_row_into(&mut row, 7, &r);
+        out.extend_from_slice(row.as_bytes());
         let icode = LineReference {
             pid: None,
             write: false,
@@ -452,7 +456,9 @@ mod tests {
             event: Some(0x10005),
             ..r
         };
-        push_reference_row(&mut out, 8, &icode);
+        row.clear();
+        reference_row_into(&mut row, 8, &icode);
+        out.extend_from_slice(row.as_bytes());
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "7,0,87,0x7fff12345640,0x12345640,W,cpu,\n8,0,,0x7fff12345640,0x12345640,R,icode,0x10005\n"

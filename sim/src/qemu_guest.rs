@@ -13,12 +13,13 @@
 use crate::machine::{SimConfig, SimError};
 use crate::outdir::files;
 use crate::qemu::{
-    push_reference_row, GuestConfigSpace, GuestPidSpace, GuestTasks, QemuReader,
+    reference_row_into, GuestConfigSpace, GuestPidSpace, GuestTasks, QemuReader,
     REFERENCE_CSV_HEADER,
 };
 use crate::stream::{run_streamed_with, StreamOutputs, StreamReport};
 use hmtt_format::events::{EventNames, EventsError};
 use hmtt_format::klog::{FileHeaderRepr, RECORD_LEN};
+use hmtt_format::text::Row;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -691,6 +692,7 @@ pub fn trace_records(
     let mut first: Option<Instant> = None;
     let mut csv_error = None;
     let mut ref_text = Vec::new();
+    let mut ref_row = Row::new();
     let mut tasks = GuestTasks::default();
     let report = run_streamed_with(cfg, outputs, |m| {
         let mut more = true;
@@ -715,7 +717,9 @@ pub fn trace_records(
             accesses += 1;
             m.guest_access(&a, &space, tasks.current(a.vcpu), |r| {
                 if refs.is_some() {
-                    push_reference_row(&mut ref_text, lines, r);
+                    ref_row.clear();
+                    reference_row_into(&mut ref_row, lines, r);
+                    ref_text.extend_from_slice(ref_row.as_bytes());
                 }
                 lines += 1;
             })?;

@@ -33,23 +33,13 @@ fn main() {
     }
     // `hmtt qemu`'s default scheduler.
     cfg.controller.scheduler = Scheduler::Fcfs;
-    // `GuestRun`'s configuration space (hmtt.ko's memmap= range).
-    let space = GuestConfigSpace {
-        base: 0x1000_0000,
-        size: 8 << 20,
-    };
-    // `GuestRun`'s pid range (hmtt_qemu_pid.ko's).
-    let pids = GuestPidSpace {
-        base: 0x1080_0000,
-        size: 0x4_0000,
-    };
     let f = std::fs::File::open(&records).expect("the records file");
     let t = Instant::now();
     let s = trace_records(
         f,
         &records,
-        space,
-        pids,
+        GuestConfigSpace::DEFAULT,
+        GuestPidSpace::DEFAULT,
         cfg,
         StreamOutputs {
             dir: Some(&out),

@@ -152,6 +152,12 @@ pub struct GuestConfigSpace {
 }
 
 impl GuestConfigSpace {
+    /// `hmtt qemu`'s: 8 MiB at 256 MiB.
+    pub const DEFAULT: GuestConfigSpace = GuestConfigSpace {
+        base: 0x1000_0000,
+        size: 0x80_0000,
+    };
+
     /// The event index of a physical address inside the space.
     pub fn event_of(&self, paddr: u64) -> Option<u32> {
         let off = paddr.checked_sub(self.base)?;
@@ -181,6 +187,13 @@ pub const PID_SLOT_BYTES: u64 = 8;
 const MAX_TRACKED_VCPUS: usize = 256;
 
 impl GuestPidSpace {
+    /// `hmtt qemu`'s: right after the default configuration space, with
+    /// slots for tgids up to pid_max's default of 32768.
+    pub const DEFAULT: GuestPidSpace = GuestPidSpace {
+        base: GuestConfigSpace::DEFAULT.base + GuestConfigSpace::DEFAULT.size,
+        size: 32768 * PID_SLOT_BYTES,
+    };
+
     /// For an address inside the range, the process its slot names
     /// (`None`: the "unknown" slot); `None` outside.
     pub fn slot_of(&self, paddr: u64) -> Option<Option<u32>> {

@@ -152,15 +152,8 @@ impl GuestRun {
             modules: Vec::new(),
             memory_bytes: 512 << 20,
             vcpus: 1,
-            space: GuestConfigSpace {
-                base: 0x1000_0000,
-                size: 0x80_0000,
-            },
-            // Slots for tgids up to pid_max's default of 32768.
-            pids: GuestPidSpace {
-                base: 0x1080_0000,
-                size: 0x4_0000,
-            },
+            space: GuestConfigSpace::DEFAULT,
+            pids: GuestPidSpace::DEFAULT,
             log_records: 1 << 16,
             timeout: Duration::from_secs(600),
             show_console: true,

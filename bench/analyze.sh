@@ -18,13 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x /usr/bin/time ] || { echo "bench/analyze.sh: GNU time (/usr/bin/time) is needed" >&2; exit 1; }
 n=${HMTT_BENCH_N:-2230000}
-if [ -n "${HMTT_BENCH_DIR:-}" ]; then
-    dir=$HMTT_BENCH_DIR
-    mkdir -p "$dir"
-else
-    dir=$(mktemp -d)
-    trap 'rm -rf "$dir"' EXIT
-fi
+. bench/scratch-dir.sh
 cargo build --release -q -p hmtt
 hmtt=$PWD/target/release/hmtt
 trace=$dir/quicksort.hmtttrace

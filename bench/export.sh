@@ -17,13 +17,7 @@ cd "$(dirname "$0")/.."
 [ -x /usr/bin/time ] || { echo "bench/export.sh: /usr/bin/time (package time) is needed" >&2; exit 1; }
 records=${HMTT_EXPORT_RECORDS:-100000000}
 formats=${HMTT_EXPORT_FORMATS:-"dramsim3 ramulator2 gem5 csv parquet perfetto"}
-if [ -n "${HMTT_BENCH_DIR:-}" ]; then
-    dir=$HMTT_BENCH_DIR
-    mkdir -p "$dir"
-else
-    dir=$(mktemp -d)
-    trap 'rm -rf "$dir"' EXIT
-fi
+. bench/scratch-dir.sh
 cargo build --release -q -p hmtt
 hmtt=$PWD/target/release/hmtt
 

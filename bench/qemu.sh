@@ -12,13 +12,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 runs=${HMTT_BENCH_RUNS:-5}
-if [ -n "${HMTT_BENCH_DIR:-}" ]; then
-	dir=$HMTT_BENCH_DIR
-	mkdir -p "$dir"
-else
-	dir=$(mktemp -d)
-	trap 'rm -rf "$dir"' EXIT
-fi
+. bench/scratch-dir.sh
 cargo build --release -q -p hmtt
 kmod-hmtt/scripts/qemu-kit.sh target/qemu-kit >/dev/null
 hmtt=target/release/hmtt

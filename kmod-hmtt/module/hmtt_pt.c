@@ -220,6 +220,24 @@ static void walk_range(struct walk_ctx *w, struct mm_struct *mm,
 	} while (pgd++, addr = next, addr != end);
 }
 
+/*
+ * Every present mapping of mm, its mmap lock held for reading; may_sleep:
+ * yield between areas (a snapshot of a large process), never in a probe.
+ */
+static void walk_mm(struct walk_ctx *w, struct mm_struct *mm, bool may_sleep)
+{
+	struct vm_area_struct *vma;
+	unsigned long addr = 0;
+
+	while ((vma = find_vma(mm, addr))) {
+		if (!is_vm_hugetlb_page(vma))
+			walk_range(w, mm, vma->vm_start, vma->vm_end);
+		addr = vma->vm_end;
+		if (may_sleep)
+			cond_resched();
+	}
+}
+
 /* kretprobe on handle_mm_fault(vma, address, flags, regs) */
 struct fault_ctx {
 	struct mm_struct *mm;
@@ -373,18 +391,12 @@ static void snapshot_exec(struct task_struct *p)
 {
 	struct walk_ctx w = { .kind = HMTT_LOG_SNAPSHOT_MAP, .tgid = p->tgid };
 	struct mm_struct *mm = p->mm;
-	struct vm_area_struct *vma;
-	unsigned long addr = 0;
 
 	if (!mm || !mmap_read_trylock(mm)) {
 		atomic64_inc(&exec_snapshots_missed);
 		return;
 	}
-	while ((vma = find_vma(mm, addr))) {
-		if (!is_vm_hugetlb_page(vma))
-			walk_range(&w, mm, vma->vm_start, vma->vm_end);
-		addr = vma->vm_end;
-	}
+	walk_mm(&w, mm, false);
 	mmap_read_unlock(mm);
 }
 
@@ -478,10 +490,8 @@ int hmtt_pt_trace_pid(pid_t pid, bool on)
 int hmtt_pt_snapshot(pid_t pid, u64 *logged, u64 *dropped)
 {
 	struct walk_ctx w = { .kind = HMTT_LOG_SNAPSHOT_MAP };
-	struct vm_area_struct *vma;
 	struct task_struct *task;
 	struct mm_struct *mm;
-	unsigned long addr = 0;
 	int ret;
 
 	if (pid < 0)
@@ -499,12 +509,7 @@ int hmtt_pt_snapshot(pid_t pid, u64 *logged, u64 *dropped)
 		mmput(mm);
 		return ret;
 	}
-	while ((vma = find_vma(mm, addr))) {
-		if (!is_vm_hugetlb_page(vma))
-			walk_range(&w, mm, vma->vm_start, vma->vm_end);
-		addr = vma->vm_end;
-		cond_resched();
-	}
+	walk_mm(&w, mm, true);
 	mmap_read_unlock(mm);
 	mmput(mm);
 	*logged = w.logged;

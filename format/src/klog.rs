@@ -1,5 +1,6 @@
 //! Kernel log file (`.hmttlog`) and its 64-byte records, docs/format.md
-//! section 8 (version 1).
+//! section 8 (version 2; version 1 files, which have no FORK or SWITCH
+//! records, are read as well).
 //!
 //! The kernel module writes the records (`hmtt_printk`), `hmtt log` drains
 //! them into a file behind a 32-byte header, and merge places each record
@@ -15,8 +16,10 @@ use crate::bytes::{put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
 
 /// The eight magic bytes that open a `.hmttlog` file.
 pub const FILE_MAGIC: [u8; 8] = *b"HMTTLOG\0";
-/// Version of the kernel log format this module implements.
-pub const VERSION: u16 = 1;
+/// Version of the kernel log format this module writes.
+pub const VERSION: u16 = 2;
+/// The oldest version this module reads: version 1 lacks FORK and SWITCH.
+pub const OLDEST_READ_VERSION: u16 = 1;
 /// Length of the file header in bytes.
 pub const HEADER_LEN: usize = 32;
 /// Length of one record in bytes.
@@ -30,7 +33,7 @@ pub enum Error {
     Truncated { need: usize, got: usize },
     #[error("not a kernel log file (magic {0:02x?})")]
     BadMagic([u8; 8]),
-    #[error("kernel log version {0} is not supported (this build reads version 1)")]
+    #[error("kernel log version {0} is not supported (this build reads versions 1 and 2)")]
     UnsupportedVersion(u16),
     #[error("record size {0} is not 64")]
     BadRecordSize(u16),
@@ -155,7 +158,7 @@ impl FileHeaderRepr {
         if header.magic() != FILE_MAGIC {
             return Err(Error::BadMagic(header.magic()));
         }
-        if header.version() != VERSION {
+        if !(OLDEST_READ_VERSION..=VERSION).contains(&header.version()) {
             return Err(Error::UnsupportedVersion(header.version()));
         }
         if usize::from(header.record_size()) != RECORD_LEN {
@@ -199,6 +202,8 @@ pub enum Kind {
     DmaUnmap = 6,
     SnapshotMap = 7,
     Overrun = 8,
+    Fork = 9,
+    Switch = 10,
 }
 
 impl TryFrom<u16> for Kind {
@@ -214,6 +219,8 @@ impl TryFrom<u16> for Kind {
             6 => Kind::DmaUnmap,
             7 => Kind::SnapshotMap,
             8 => Kind::Overrun,
+            9 => Kind::Fork,
+            10 => Kind::Switch,
             other => return Err(Error::UnknownKind(other)),
         })
     }
@@ -430,7 +437,21 @@ pub enum Event {
     },
     /// Records lost in the kernel ring since the previous OVERRUN.
     Overrun { lost: u64 },
+    /// The record's pid is a new process (fork, vfork, or clone without
+    /// CLONE_THREAD) of the traced process `parent`, made with the clone
+    /// flags `flags`; it is traced from this record on. Without CLONE_VM
+    /// its present mappings follow as SNAPSHOT_MAP records of its pid;
+    /// with CLONE_VM it uses the parent's address space until it execs.
+    Fork { parent: u32, flags: u64, comm: Name },
+    /// The record's cpu switched from process `prev` to the record's pid.
+    /// 0 on either side stands for a process that is not traced (or the
+    /// idle task). Logged when either side is traced and they differ.
+    Switch { prev: u32 },
 }
+
+/// The clone flag (`CLONE_VM`, as in `<linux/sched.h>`) with which a forked
+/// process shares its parent's address space.
+pub const CLONE_VM: u64 = 0x100;
 
 impl Event {
     pub fn kind(&self) -> Kind {
@@ -443,6 +464,8 @@ impl Event {
             Event::DmaMap { .. } => Kind::DmaMap,
             Event::DmaUnmap { .. } => Kind::DmaUnmap,
             Event::Overrun { .. } => Kind::Overrun,
+            Event::Fork { .. } => Kind::Fork,
+            Event::Switch { .. } => Kind::Switch,
         }
     }
 }
@@ -494,6 +517,12 @@ impl RecordRepr {
                 device: name,
             },
             Kind::Overrun => Event::Overrun { lost: a },
+            Kind::Fork => Event::Fork {
+                parent: a as u32,
+                flags: b,
+                comm: name,
+            },
+            Kind::Switch => Event::Switch { prev: a as u32 },
         };
         Ok(Self {
             seq: record.seq(),
@@ -529,6 +558,12 @@ impl RecordRepr {
                 device,
             } => (addr, size, dir as u64, device),
             Event::Overrun { lost } => (lost, 0, 0, Name::default()),
+            Event::Fork {
+                parent,
+                flags,
+                comm,
+            } => (u64::from(parent), flags, 0, comm),
+            Event::Switch { prev } => (u64::from(prev), 0, 0, Name::default()),
         };
         record.set_seq(self.seq);
         record.set_kind(self.event.kind() as u16);
@@ -748,6 +783,12 @@ mod tests {
                 device: Name::default(),
             },
             Event::Overrun { lost: 77 },
+            Event::Fork {
+                parent: 4242,
+                flags: CLONE_VM | 0x4000,
+                comm: Name::new("sh"),
+            },
+            Event::Switch { prev: 17 },
         ];
         for (i, event) in events.into_iter().enumerate() {
             let repr = RecordRepr {
@@ -771,7 +812,7 @@ mod tests {
         };
         let bytes = repr.to_bytes();
         assert_eq!(&bytes[..8], b"HMTTLOG\0");
-        assert_eq!(&bytes[8..12], &[1, 0, 64, 0]);
+        assert_eq!(&bytes[8..12], &[2, 0, 64, 0]);
         assert_eq!(&bytes[12..16], &[0; 4]);
         assert_eq!(&bytes[24..32], &[0; 8]);
         let view = FileHeader::new_checked(&bytes[..]).unwrap();
@@ -783,11 +824,17 @@ mod tests {
             FileHeaderRepr::parse(&FileHeader::new_unchecked(&bad[..])),
             Err(Error::BadMagic(_))
         ));
+        let mut old = bytes;
+        old[8] = 1;
+        assert_eq!(
+            FileHeaderRepr::parse(&FileHeader::new_unchecked(&old[..])),
+            Ok(repr)
+        );
         let mut bad = bytes;
-        bad[8] = 2;
+        bad[8] = 3;
         assert_eq!(
             FileHeaderRepr::parse(&FileHeader::new_unchecked(&bad[..])),
-            Err(Error::UnsupportedVersion(2))
+            Err(Error::UnsupportedVersion(3))
         );
         let mut bad = bytes;
         bad[10] = 32;
@@ -822,7 +869,7 @@ mod tests {
 
     #[test]
     fn unknown_kind_and_direction_are_errors() {
-        for kind in [0u16, 9, 0xffff] {
+        for kind in [0u16, 11, 0xffff] {
             let mut bytes = DMA_MAP_BYTES;
             bytes[8..10].copy_from_slice(&kind.to_le_bytes());
             assert_eq!(

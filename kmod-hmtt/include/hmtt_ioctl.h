@@ -37,6 +37,8 @@
 #define HMTT_LOG_DMA_UNMAP	6
 #define HMTT_LOG_SNAPSHOT_MAP	7
 #define HMTT_LOG_OVERRUN	8
+#define HMTT_LOG_FORK		9	/* pid: child, a: parent, b: clone flags */
+#define HMTT_LOG_SWITCH		10	/* cpu switched from pid a to pid (0: untraced) */
 
 #define HMTT_LOG_RECORD_SIZE	64
 #define HMTT_LOG_NAME_LEN	16
@@ -56,7 +58,7 @@ struct hmtt_log_record {
 
 /* .hmttlog file header (32 bytes), written by `hmtt log`. */
 #define HMTT_LOG_FILE_MAGIC	"HMTTLOG"	/* plus the NUL: 8 bytes */
-#define HMTT_LOG_FILE_VERSION	1
+#define HMTT_LOG_FILE_VERSION	2
 
 struct hmtt_info {
 	__u64 base;		/* physical base of the configuration space */

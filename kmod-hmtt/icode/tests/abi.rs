@@ -35,6 +35,9 @@ int main(void)
 	printf("record.name %zu\n", offsetof(struct hmtt_log_record, name));
 	printf("KIND_SNAPSHOT_MAP %u\n", HMTT_LOG_SNAPSHOT_MAP);
 	printf("KIND_OVERRUN %u\n", HMTT_LOG_OVERRUN);
+	printf("KIND_FORK %u\n", HMTT_LOG_FORK);
+	printf("KIND_SWITCH %u\n", HMTT_LOG_SWITCH);
+	printf("LOG_FILE_VERSION %u\n", HMTT_LOG_FILE_VERSION);
 	printf("EV_LOG_FIRST %u\n", HMTT_EV_LOG_FIRST);
 	printf("EV_USER_FIRST %u\n", HMTT_EV_USER_FIRST);
 	return 0;
@@ -106,6 +109,12 @@ fn c_header_and_rust_mirror_agree() {
     assert_eq!(
         value("KIND_OVERRUN"),
         hmtt_format::klog::Kind::Overrun as u64
+    );
+    assert_eq!(value("KIND_FORK"), hmtt_format::klog::Kind::Fork as u64);
+    assert_eq!(value("KIND_SWITCH"), hmtt_format::klog::Kind::Switch as u64);
+    assert_eq!(
+        value("LOG_FILE_VERSION"),
+        u64::from(hmtt_format::klog::VERSION)
     );
     assert_eq!(
         value("EV_LOG_FIRST"),

@@ -422,7 +422,12 @@ impl<'l> Replayer<'l> {
                     st.dma.swap_remove(i);
                 }
             }
-            Event::Exec { .. } | Event::Overrun { .. } => {}
+            // Not yet used: a forked child's own mappings arrive as
+            // SNAPSHOT_MAP, and who runs does not yet decide shared frames.
+            Event::Exec { .. }
+            | Event::Overrun { .. }
+            | Event::Fork { .. }
+            | Event::Switch { .. } => {}
         }
     }
 

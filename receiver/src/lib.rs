@@ -123,6 +123,45 @@ pub struct CaptureHandle {
     kinds: Vec<SourceKind>,
     /// The summary's temporary file, with room reserved for it.
     summary_room: Option<std::fs::File>,
+    /// Held until the handle is dropped: see [`lock_run_name`].
+    _run_locks: Vec<std::fs::File>,
+}
+
+/// Takes an exclusive lock on the run's name in each output directory (a
+/// file `.NAME.lock`, locked with `flock`), so that a second capture of
+/// the same name into the same directory is refused at its start instead
+/// of sharing files with the first. The kernel drops the lock when the
+/// process ends, however it ends; the empty lock file stays.
+fn lock_run_name(config: &CaptureConfig) -> Result<Vec<std::fs::File>, ReceiverError> {
+    let mut locks = Vec::new();
+    for d in &config.dirs {
+        let path = d.join(format!(".{}.lock", config.name));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| ReceiverError::Io {
+                path: path.clone(),
+                source: e,
+            })?;
+        match file.try_lock() {
+            Ok(()) => locks.push(file),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(ReceiverError::Config(format!(
+                    "another capture named {:?} is writing into {} (it holds {}): \
+                     choose another name or directory",
+                    config.name,
+                    d.display(),
+                    path.display()
+                )))
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(ReceiverError::Io { path, source: e })
+            }
+        }
+    }
+    Ok(locks)
 }
 
 /// Bytes reserved at the start for the JSON summary, so that a full disk
@@ -233,6 +272,10 @@ impl Capture {
                 source: e,
             })?;
         }
+        let run_locks = lock_run_name(&config)?;
+        // Checked again under the locks: a capture of the same name that
+        // ended between the first check and the locks left its files.
+        refuse_earlier_outputs(&config)?;
         let start_ns = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
@@ -415,6 +458,7 @@ impl Capture {
         let summary_room = reserve_summary_room(&config.summary_path());
         Ok(CaptureHandle {
             summary_room,
+            _run_locks: run_locks,
             config,
             shared,
             started: Instant::now(),
@@ -506,7 +550,10 @@ impl CaptureHandle {
         }
         let summary = self.summary(&reports);
         let path = self.config.summary_path();
-        let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
+        let json = serde_json::to_string_pretty(&summary).map_err(|e| ReceiverError::Summary {
+            path: path.clone(),
+            source: std::io::Error::other(e),
+        })?;
         write_summary(&path, self.summary_room.take(), &(json + "\n"))
             .map_err(|e| ReceiverError::Summary { path, source: e })?;
         Ok(summary)

@@ -227,6 +227,7 @@ pub struct PortSummary {
     pub written_packets: u64,
     /// Valid packets received but not on disk (write errors).
     pub unwritten_packets: u64,
+    #[serde(serialize_with = "paths_json")]
     pub files: Vec<PathBuf>,
 }
 
@@ -239,9 +240,49 @@ pub struct BoardSummary {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct DirSummary {
+    #[serde(serialize_with = "path_json")]
     pub path: PathBuf,
     pub bytes_written: u64,
     pub files: u64,
     pub failed: bool,
     pub error: Option<String>,
+}
+
+/// A path in the summary: a JSON string when it is UTF-8; otherwise an
+/// object with the path shown lossily (`display`) and its bytes in hex
+/// (`bytes_hex`), so that any directory a capture can write into can be
+/// named in its summary, and the exact name is not lost.
+fn path_json<S: serde::Serializer>(path: &std::path::Path, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    use std::os::unix::ffi::OsStrExt;
+    match path.to_str() {
+        Some(text) => s.serialize_str(text),
+        None => {
+            let hex: String = path
+                .as_os_str()
+                .as_bytes()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let mut o = s.serialize_struct("Path", 2)?;
+            o.serialize_field("display", &path.to_string_lossy())?;
+            o.serialize_field("bytes_hex", &hex)?;
+            o.end()
+        }
+    }
+}
+
+fn paths_json<S: serde::Serializer>(paths: &[PathBuf], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    struct One<'a>(&'a std::path::Path);
+    impl Serialize for One<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            path_json(self.0, s)
+        }
+    }
+    let mut seq = s.serialize_seq(Some(paths.len()))?;
+    for p in paths {
+        seq.serialize_element(&One(p))?;
+    }
+    seq.end()
 }

@@ -294,3 +294,73 @@ fn a_second_capture_into_the_same_directory_is_refused_before_touching_anything(
     assert!(Capture::start(c.clone(), Arc::new(AtomicBool::new(false))).is_err());
     assert!(!summary.exists());
 }
+
+#[test]
+fn a_second_capture_of_the_same_name_into_the_same_directory_is_refused_at_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    let first = Capture::start(
+        config(1, vec![dir.clone()]),
+        Arc::new(AtomicBool::new(false)),
+    )
+    .expect("the first capture starts");
+    let second = Capture::start(
+        config(1, vec![dir.clone()]),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let message = match second {
+        Ok(_) => panic!("a second capture named t into the same directory started"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        message.contains("another capture named \"t\" is writing into"),
+        "{message}"
+    );
+    // Another name into the same directory is a different run.
+    let mut other = config(1, vec![dir.clone()]);
+    other.name = "u".into();
+    let other = Capture::start(other, Arc::new(AtomicBool::new(false))).expect("another name");
+    other.stop();
+    let s = other.wait().unwrap();
+    assert_eq!(s.name, "u");
+    first.stop();
+    let s = first.wait().unwrap();
+    assert_eq!(s.name, "t");
+    let json = std::fs::read_to_string(dir.join("t-summary.json")).unwrap();
+    assert!(json.contains("\"name\": \"t\""));
+}
+
+#[test]
+fn a_directory_whose_name_is_not_utf8_is_named_in_the_summary_without_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"caf\xe9-\xff"));
+    let handle = Capture::start(
+        config(1, vec![dir.clone()]),
+        Arc::new(AtomicBool::new(false)),
+    )
+    .expect("the capture starts");
+    let addr = handle.local_addrs()[0].unwrap();
+    let (stream, _) = board_stream(0, 1, 20, 64);
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for p in &stream {
+        tx.send_to(&p.bytes, addr).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    handle.stop();
+    let s = handle.wait().expect("the summary is written");
+    let json = std::fs::read_to_string(dir.join("t-summary.json")).unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let path = &parsed["dirs"][0]["path"];
+    assert!(
+        path["bytes_hex"]
+            .as_str()
+            .unwrap()
+            .ends_with("636166e92dff"),
+        "{path}"
+    );
+    assert!(path["display"].as_str().unwrap().contains("caf"), "{path}");
+    assert!(s.ports[0].packets > 0);
+}

@@ -113,8 +113,7 @@ pub fn bytes_bar_above(label: &str, total: u64, quiet: bool, min: u64) -> indica
 /// The address mapping file at `path` (TOML, docs/format.md §3) for
 /// `geometry`.
 pub fn load_mapping(path: &Path, geometry: Geometry) -> anyhow::Result<AddressMapping> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading mapping file {}", path.display()))?;
+    let text = hmtt_merge::side_files::read_mapping_text(path)?;
     AddressMapping::from_toml(&text, geometry)
         .with_context(|| format!("mapping file {}", path.display()))
 }
@@ -149,8 +148,8 @@ impl TraceBytes {
     }
 }
 
-/// Event names from `events`, or from an `events.toml` in one of the
-/// `inputs` directories; none if there is no such file.
+/// Event names from `events` (which must exist), or from an `events.toml`
+/// in one of the `inputs` directories; none if there is no such file.
 pub fn load_names(events: Option<&Path>, inputs: &[PathBuf]) -> anyhow::Result<NameTable> {
     let path = match events {
         Some(p) => Some(p.to_path_buf()),
@@ -163,10 +162,9 @@ pub fn load_names(events: Option<&Path>, inputs: &[PathBuf]) -> anyhow::Result<N
     let Some(path) = path else {
         return Ok(NameTable::default());
     };
-    let reg = hmtt_icode::EventRegistry::open(&path)
-        .with_context(|| format!("reading events file {}", path.display()))?;
+    let names = hmtt_merge::side_files::read_events(&path)?;
     Ok(NameTable {
-        names: reg.iter().map(|(n, i)| (i, n.to_string())).collect(),
+        names: names.iter().map(|(n, i)| (i, n.to_string())).collect(),
     })
 }
 

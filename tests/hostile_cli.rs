@@ -474,3 +474,50 @@ fn merge_ignores_a_zero_tail_and_gives_back_a_killed_captures_preallocation() {
     assert_eq!(std::fs::metadata(&port0).unwrap().len(), len0);
     std::fs::remove_dir_all(d).unwrap();
 }
+
+#[test]
+fn an_events_file_that_is_missing_a_device_or_a_mapping_device_is_an_error_naming_it() {
+    let (d, run) = simulated("side_files");
+    let trace = d.join("t.hmtttrace");
+    ok(&["merge", s(&run), "-o", s(&trace), "-q"]);
+    let missing = d.join("no_such.toml");
+    for args in [
+        vec![
+            "merge",
+            s(&run),
+            "-o",
+            s(&d.join("u.hmtttrace")),
+            "-q",
+            "--events",
+            s(&missing),
+        ],
+        vec!["dump", s(&trace), "--limit", "1", "--events", s(&missing)],
+        vec!["analyze", s(&trace), "--events", s(&missing)],
+    ] {
+        let out = hmtt(&args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("events file") && stderr.contains("no_such.toml"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(!d.join("u.hmtttrace").exists());
+    for flag in ["--events", "--mapping"] {
+        let out = hmtt(&[
+            "merge",
+            s(&run),
+            "-o",
+            s(&d.join("v.hmtttrace")),
+            "-q",
+            flag,
+            "/dev/zero",
+        ]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{flag}: {stderr}");
+        assert!(
+            stderr.contains("/dev/zero: not a regular file"),
+            "{flag}: {stderr}"
+        );
+    }
+}

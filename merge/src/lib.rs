@@ -21,6 +21,7 @@ pub mod names;
 pub mod reassemble;
 pub mod replay;
 pub mod report;
+pub mod side_files;
 pub mod stats;
 pub mod synth;
 pub mod verify;

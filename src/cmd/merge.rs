@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use hmtt_merge::input::DEFAULT_MAX_START_SKEW_NS;
 use hmtt_merge::merge::decode_threads_pay_off;
 use hmtt_merge::reassemble::DEFAULT_REORDER_DEPTH;
@@ -104,10 +103,7 @@ fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
     let set = CaptureSet::open(&args.inputs, (args.max_start_skew * 1e9) as u64)?;
     let names = load_names(args.events.as_deref(), &args.inputs)?;
     let mapping_toml = match &args.mapping {
-        Some(p) => Some(
-            std::fs::read_to_string(p)
-                .with_context(|| format!("reading mapping file {}", p.display()))?,
-        ),
+        Some(p) => Some(hmtt_merge::side_files::read_mapping_text(p)?),
         None => None,
     };
     let opts = MergeOptions {

@@ -1,0 +1,158 @@
+//! The small files a command reads beside its trace: the events file, the
+//! address mapping and the kernel log. Each is read whole, so each is
+//! refused unless it is a regular file no larger than its bound: a device
+//! that never ends (`/dev/zero`) or a wrong, huge file is an error naming
+//! the file, not a read until memory runs out.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use hmtt_format::events::{EventNames, EventsError};
+
+/// The largest events file read (a few names a line each: far more than
+/// any run names).
+pub const MAX_EVENTS_BYTES: u64 = 16 << 20;
+/// The largest address-mapping file read (a few lines of bit lists).
+pub const MAX_MAPPING_BYTES: u64 = 1 << 20;
+/// The largest kernel log read whole: 2^26 records of 64 bytes.
+pub const MAX_LOG_BYTES: u64 = 4 << 30;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SideFileError {
+    #[error("{what} {path}: {source}")]
+    Read {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{what} {path}: not a regular file (a device, a directory or a pipe is never read whole)"
+    )]
+    NotAFile { what: &'static str, path: PathBuf },
+    #[error("{what} {path}: {len} bytes, more than the {max} bytes such a file may have")]
+    TooLarge {
+        what: &'static str,
+        path: PathBuf,
+        len: u64,
+        max: u64,
+    },
+    #[error("{what} {path}: not UTF-8 text")]
+    NotText { what: &'static str, path: PathBuf },
+    #[error("events file {path}: {source}")]
+    Events { path: PathBuf, source: EventsError },
+}
+
+/// The bytes of the regular file at `path`, at most `max` of them.
+/// `what` names the file's role in errors ("mapping file").
+pub fn read_bounded(path: &Path, what: &'static str, max: u64) -> Result<Vec<u8>, SideFileError> {
+    let io = |source| SideFileError::Read {
+        what,
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(SideFileError::NotAFile {
+            what,
+            path: path.to_path_buf(),
+        });
+    }
+    let too_large = |len| SideFileError::TooLarge {
+        what,
+        path: path.to_path_buf(),
+        len,
+        max,
+    };
+    if meta.len() > max {
+        return Err(too_large(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // A file that grows while it is read stops at the bound all the same.
+    file.take(max + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// The text of the regular file at `path`, at most `max` bytes of UTF-8.
+pub fn read_text(path: &Path, what: &'static str, max: u64) -> Result<String, SideFileError> {
+    String::from_utf8(read_bounded(path, what, max)?).map_err(|_| SideFileError::NotText {
+        what,
+        path: path.to_path_buf(),
+    })
+}
+
+/// The events file at `path`; a file that does not exist is an error (the
+/// user named it).
+pub fn read_events(path: &Path) -> Result<EventNames, SideFileError> {
+    let text = read_text(path, "events file", MAX_EVENTS_BYTES)?;
+    EventNames::parse(&text).map_err(|source| SideFileError::Events {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The address-mapping file's text at `path`.
+pub fn read_mapping_text(path: &Path) -> Result<String, SideFileError> {
+    read_text(path, "mapping file", MAX_MAPPING_BYTES)
+}
+
+/// The kernel log file's bytes at `path`.
+pub fn read_log(path: &Path) -> Result<Vec<u8>, SideFileError> {
+    read_bounded(path, "kernel log", MAX_LOG_BYTES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_device_a_directory_a_missing_file_and_a_large_file_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let zero = Path::new("/dev/zero");
+        if zero.exists() {
+            let e = read_text(zero, "events file", MAX_EVENTS_BYTES).unwrap_err();
+            assert!(matches!(e, SideFileError::NotAFile { .. }), "{e}");
+        }
+        let e = read_events(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        let missing = dir.path().join("no_such.toml");
+        let e = read_events(&missing).unwrap_err();
+        assert!(
+            e.to_string().starts_with("events file ") && e.to_string().contains("no_such.toml"),
+            "{e}"
+        );
+        let big = dir.path().join("big.toml");
+        std::fs::write(&big, vec![b'#'; 100]).unwrap();
+        let e = read_text(&big, "mapping file", 99).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SideFileError::TooLarge {
+                    len: 100,
+                    max: 99,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert_eq!(read_text(&big, "mapping file", 100).unwrap().len(), 100);
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, [0xff, 0xfe]).unwrap();
+        assert!(matches!(
+            read_text(&bad, "mapping file", 100),
+            Err(SideFileError::NotText { .. })
+        ));
+    }
+
+    #[test]
+    fn an_events_file_is_parsed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("events.toml");
+        std::fs::write(&p, "[events]\nsort_begin = 64\nsort_end = 65\n").unwrap();
+        let names = read_events(&p).unwrap();
+        assert_eq!(names.iter().count(), 2);
+    }
+}

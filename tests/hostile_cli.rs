@@ -521,3 +521,18 @@ fn an_events_file_that_is_missing_a_device_or_a_mapping_device_is_an_error_namin
         );
     }
 }
+
+#[test]
+fn archive_options_out_of_their_range_are_refused_by_the_parser() {
+    for args in [
+        ["--level", "0"],
+        ["--level", "23"],
+        ["--block-records", "0"],
+        ["--block-records", "16777217"],
+    ] {
+        let out = hmtt(&["pack", "in.hmtttrace", "-o", "out.hmttz", args[0], args[1]]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("is not in"), "{args:?}: {stderr}");
+    }
+}

@@ -25,13 +25,15 @@ pub struct PackArgs {
 /// How archives are written (`hmtt pack`, `hmtt merge --compress`).
 #[derive(clap::Args, Clone, Copy)]
 pub struct ArchiveArgs {
-    /// Records per archive block: a seek decodes one block.
-    #[arg(long, default_value_t = archive::DEFAULT_BLOCK_RECORDS)]
+    /// Records per archive block (1..=16777216): a seek decodes the
+    /// block that holds its time and the one before it.
+    #[arg(long, default_value_t = archive::DEFAULT_BLOCK_RECORDS,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(archive::MAX_BLOCK_RECORDS)))]
     pub block_records: u32,
     /// zstd level of every column of the archive (1..=22; by default 3,
     /// and 1 for the AUX column and the DT column of blocks under 65536
     /// records).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(i32).range(1..=22))]
     pub level: Option<i32>,
 }
 

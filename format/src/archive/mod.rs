@@ -38,6 +38,18 @@ pub const BLOCK_HEADER_LEN: usize = 40;
 /// blocks of 1 M, 2.27 in blocks of 256 K), small enough that a seek
 /// decodes a few milliseconds' worth.
 pub const DEFAULT_BLOCK_RECORDS: u32 = 1 << 20;
+/// The most records a block may hold (16 times the default: 384 MiB of
+/// decoded records). Writers refuse more, and readers refuse an archive
+/// that claims more, so that no claimed count sizes a huge allocation.
+pub const MAX_BLOCK_RECORDS: u32 = 1 << 24;
+/// The most bytes a zstd frame of `len` bytes can decode to: a frame is a
+/// sequence of blocks, each of at most 128 KiB of content and, when it is
+/// a run of one byte (an RLE block), 4 bytes long with its header. A
+/// column that claims more than its frame can hold is damaged, and is
+/// refused before anything is allocated for it.
+pub fn zstd_max_content(len: usize) -> usize {
+    (len / 4 + 1).saturating_mul(128 << 10)
+}
 /// zstd level of the OP column (and the trailer) by default: the fastest
 /// level that meets the size targets on the benchmark's traces (on the
 /// lackey trace level 1 makes OP 4% bigger); level 9 is about 20% smaller
@@ -292,6 +304,12 @@ impl<W: Write + Seek> ArchiveWriter<W> {
     /// header is written at once, so a writer that dies leaves a file
     /// readers refuse by name).
     pub fn new(mut out: W, opts: ArchiveOptions) -> Result<ArchiveWriter<W>, ArchiveError> {
+        if opts.block_records > MAX_BLOCK_RECORDS {
+            return Err(ArchiveError::Damaged(format!(
+                "{} records a block is more than the {MAX_BLOCK_RECORDS} an archive may have",
+                opts.block_records
+            )));
+        }
         let opts = ArchiveOptions {
             block_records: opts.block_records.max(1),
             ..opts

@@ -150,7 +150,7 @@ fn empty_and_unfinished_traces_round_trip() {
 }
 
 #[test]
-fn a_seek_decodes_only_the_block_that_holds_the_time() {
+fn a_seek_decodes_the_block_that_holds_the_time_and_the_one_before() {
     let recs = sample_records(50_000);
     let trace = trace_file(&recs, &names());
     let archive = pack_bytes(&trace, 4096);
@@ -182,11 +182,20 @@ fn a_seek_decodes_only_the_block_that_holds_the_time() {
             .map(Result::unwrap)
             .collect();
         assert_eq!(got, want, "tick {t}");
-        // The seek decoded at most the block of the first record; reading
-        // on decoded only the blocks of the records read.
+        // The seek decoded at most the block of the first record and the
+        // one before it (to check the last tick the seek skipped by);
+        // reading on decoded only the blocks of the records read.
         let p = recs.partition_point(|r| r.tick < t);
-        let blocks: std::collections::BTreeSet<usize> =
+        let mut blocks: std::collections::BTreeSet<usize> =
             (p..(p + 10).min(recs.len())).map(|i| i / 4096).collect();
+        let landed = if p == recs.len() {
+            recs.len().div_ceil(4096)
+        } else {
+            p / 4096
+        };
+        if landed > 0 {
+            blocks.insert(landed - 1);
+        }
         assert_eq!(any.blocks_decoded(), blocks.len() as u64, "tick {t}");
     }
     // Reading on decodes each block once.
@@ -257,4 +266,81 @@ fn header_round_trip_and_known_bytes() {
     let b = h.emit();
     assert_eq!(&b[0..16], b"HMTTARC\0\x01\x00\x40\x00\x01\x00\x80\x00");
     assert_eq!(ArchiveHeader::parse(&b).unwrap(), (h, HEADER_LEN));
+}
+
+/// The index entry of block `b` in `archive`'s bytes.
+fn entry_at(archive: &[u8], blocks: usize, b: usize) -> usize {
+    archive.len() - (blocks - b) * BLOCK_ENTRY_LEN
+}
+
+#[test]
+fn a_seek_past_a_block_whose_index_lowers_its_last_tick_is_an_error() {
+    let recs = sample_records(20_000);
+    let archive = pack_bytes(&trace_file(&recs, &names()), 4096);
+    let blocks = 20_000usize.div_ceil(4096);
+    // Block 2's last tick lowered to its first: a seek between the two
+    // would skip the block's records.
+    let at = entry_at(&archive, blocks, 2);
+    let first = crate::bytes::u64_at(&archive[at..], field::ENTRY_FIRST_TICK);
+    let mut bad = archive.clone();
+    crate::bytes::put_u64(&mut bad[at..], field::ENTRY_LAST_TICK, first);
+    let t = recs[2 * 4096 + 100].tick;
+    let any = AnyTrace::new_checked(&bad).unwrap();
+    let err = match any.records_from_tick(t) {
+        Err(e) => e.to_string(),
+        Ok(mut it) => it
+            .find_map(Result::err)
+            .expect("the lie is found")
+            .to_string(),
+    };
+    assert!(err.contains("archive block 2"), "{err}");
+    // The untouched archive seeks there and reads on.
+    let any = AnyTrace::new_checked(&archive).unwrap();
+    let got = any.records_from_tick(t).unwrap().next().unwrap().unwrap();
+    assert_eq!(got, recs[2 * 4096 + 100]);
+}
+
+#[test]
+fn claimed_counts_larger_than_the_file_can_hold_are_refused_before_allocating() {
+    let recs = sample_records(3000);
+    let archive = pack_bytes(&trace_file(&recs, &names()), 4096);
+    // More records a block than any archive may have.
+    let mut bad = archive.clone();
+    crate::bytes::put_u32(&mut bad, field::BLOCK_RECORDS, u32::MAX);
+    let msg = ArchiveView::new_checked(&bad).unwrap_err().to_string();
+    assert!(msg.contains("records a block"), "{msg}");
+    // One block claiming MAX_BLOCK_RECORDS everywhere it is counted: the
+    // header, the index and the block's own header agree, but its small
+    // DT frame cannot hold that many bytes.
+    let n = MAX_BLOCK_RECORDS;
+    let mut bad = archive.clone();
+    crate::bytes::put_u32(&mut bad, field::BLOCK_RECORDS, n);
+    crate::bytes::put_u64(&mut bad, field::RECORD_COUNT, u64::from(n));
+    let at = entry_at(&bad, 1, 0);
+    crate::bytes::put_u32(&mut bad[at..], field::ENTRY_RECORDS, n);
+    let block = crate::bytes::u64_at(&bad[at..], field::ENTRY_OFFSET) as usize;
+    crate::bytes::put_u32(&mut bad[block..], field::BLOCK_RECORD_COUNT, n);
+    for c in 0..COLUMNS.len() {
+        let raw = field::BLOCK_COLUMNS + 8 * c;
+        crate::bytes::put_u32(&mut bad[block..], raw..raw + 4, n);
+    }
+    match ArchiveView::new_checked(&bad) {
+        Err(e) => assert!(!e.to_string().is_empty()),
+        Ok(view) => {
+            let mut out = Vec::new();
+            let msg = view.decode_block(0, &mut out).unwrap_err().to_string();
+            assert!(msg.contains("claims"), "{msg}");
+            assert!(
+                out.capacity() < 1 << 20,
+                "{} records allocated",
+                out.capacity()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_writer_refuses_more_records_a_block_than_readers_take() {
+    let opts = ArchiveOptions::with_level(MAX_BLOCK_RECORDS + 1, 1);
+    assert!(ArchiveWriter::new(Cursor::new(Vec::new()), opts).is_err());
 }

@@ -83,6 +83,13 @@ impl<'a> ArchiveView<'a> {
             .chunks_exact(BLOCK_ENTRY_LEN)
             .map(BlockEntry::parse)
             .collect();
+        if header.block_records > super::MAX_BLOCK_RECORDS {
+            return Err(damaged(format!(
+                "{} records a block, more than the {} an archive may have",
+                header.block_records,
+                super::MAX_BLOCK_RECORDS
+            )));
+        }
         let mut next = header_len as u64;
         let mut records = 0u64;
         let mut tick = 0u64;
@@ -214,9 +221,12 @@ impl<'a> ArchiveView<'a> {
             let at = field::BLOCK_COLUMNS + 8 * c;
             let raw = u32_at(bytes, at..at + 4) as usize;
             let len = u32_at(bytes, at + 4..at + 8) as usize;
-            // A column is at most a few bytes a record.
-            if raw > 24 * n as usize + 64 {
-                return Err(bad(&format!("column {name} claims {raw} bytes")));
+            // A column is at most a few bytes a record, and no more than
+            // its frame can decode to.
+            if raw > 24 * n as usize + 64 || raw > super::zstd_max_content(len) {
+                return Err(bad(&format!(
+                    "column {name} claims {raw} bytes from a frame of {len}"
+                )));
             }
             let frame = bytes
                 .get(pos..pos + len)
@@ -240,6 +250,13 @@ impl<'a> ArchiveView<'a> {
         if pos != bytes.len() {
             return Err(bad("bytes after its columns"));
         }
+        // Every record takes at least one byte of the OP column.
+        if cols.op.len() < n as usize {
+            return Err(bad(&format!(
+                "{n} records claimed, {} bytes of operations decoded",
+                cols.op.len()
+            )));
+        }
         block::decode(cols, n as usize, first_tick, out).map_err(|e| ArchiveError::block(b, e))?;
         if out.last().map(|r| r.tick) != Some(e.last_tick) {
             return Err(bad("its last tick disagrees with the block index"));
@@ -258,6 +275,14 @@ impl<'a> ArchiveView<'a> {
     ) -> Result<(usize, usize, bool), ArchiveError> {
         // The first block whose last tick reaches t holds the record.
         let b = self.index.partition_point(|e| e.last_tick < t);
+        // The seek skips every block before b on the strength of the
+        // index's last ticks: the block just before b is decoded, which
+        // checks its last tick against the index, so that a lowered last
+        // tick is an error rather than records silently skipped.
+        if b > 0 {
+            self.decode_block(b - 1, buf)?;
+            buf.clear();
+        }
         let Some(e) = self.index.get(b) else {
             return Ok((self.index.len(), 0, false));
         };

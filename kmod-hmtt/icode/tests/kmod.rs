@@ -169,6 +169,7 @@ const EXPECTED_PASSES: &[&str] = &[
     "vfork-record",
     "vfork-shared-mm",
     "vfork-exec-early",
+    "pipeline",
     "mremap",
     "thp",
     "thp-collapse",

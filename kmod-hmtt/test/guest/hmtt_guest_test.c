@@ -8,9 +8,9 @@
  * host to parse with hmtt_format::klog.
  *
  * Subcommands: info | mmap | ioctl | perm GID | ptlog | exec | child |
- *              fork | vfork | vchild | mremap | thp | collapse | filemap |
- *              migrate |
- *              dma | stress | sleeper | overrun | cache-disable | mapping |
+ *              fork | vfork | vchild | pipeline | mremap | thp | collapse |
+ *              filemap | migrate | dma | stress | sleeper | overrun |
+ *              cache-disable | mapping |
  *              hexlog [PREFIX]
  */
 #define _GNU_SOURCE
@@ -795,6 +795,62 @@ static int cmd_vfork(void)
 	else
 		pass("vfork-shared-mm");
 	check_exec_early(n, ex, "vfork-exec-early");
+	return 0;
+}
+
+/*
+ * A traced process runs a shell pipeline (system(): glibc's posix_spawn
+ * clone with CLONE_VM|CLONE_VFORK, the shell's exec, its forks and their
+ * execs): every process of the chain gets a FORK from a traced parent,
+ * and the two programs of the pipeline an EXEC and an EXIT.
+ */
+static int cmd_pipeline(void)
+{
+	int fd = open_cfg(), execs = 0, orphans = 0, forks = 0, exits = 0;
+	uint32_t traced[16];
+	size_t n, k, ntraced = 1, j;
+
+	drain_log();
+	if (trace_self(fd, HMTT_IOC_TRACE_PID, "pipeline"))
+		return 1;
+	if (system("/bin/hmtt_guest_test vchild | /bin/hmtt_guest_test vchild"))
+		fail("pipeline", "the pipeline failed");
+	trace_self(fd, HMTT_IOC_UNTRACE_PID, "pipeline");
+	close(fd);
+
+	n = drain_log();
+	traced[0] = getpid();
+	for (k = 0; k < n; k++) {
+		const struct hmtt_log_record *r = &records[k];
+		bool known = false;
+
+		if (r->kind != HMTT_LOG_FORK)
+			continue;
+		forks++;
+		for (j = 0; j < ntraced; j++)
+			known |= r->a == traced[j];
+		if (!known)
+			orphans++;
+		if (ntraced < 16)
+			traced[ntraced++] = r->pid;
+	}
+	for (k = 0; k < n; k++) {
+		const struct hmtt_log_record *r = &records[k];
+
+		for (j = 1; j < ntraced; j++) {
+			if (r->pid != traced[j])
+				continue;
+			if (r->kind == HMTT_LOG_EXEC && !strncmp(r->name, "hmtt_guest_test", 16))
+				execs++;
+			exits += r->kind == HMTT_LOG_EXIT;
+		}
+	}
+	printf("INFO pipeline: %d FORK, %d EXEC of the programs, %d EXIT\n", forks, execs, exits);
+	if (forks < 3 || orphans || execs != 2 || exits != forks)
+		fail("pipeline", "%d FORK (%d from untraced parents), %d EXEC of the two programs, %d EXIT",
+		     forks, orphans, execs, exits);
+	else
+		pass("pipeline");
 	return 0;
 }
 
@@ -1604,6 +1660,8 @@ int main(int argc, char **argv)
 		cmd_vfork();
 	else if (!strcmp(cmd, "vchild"))
 		return cmd_vchild();
+	else if (!strcmp(cmd, "pipeline"))
+		cmd_pipeline();
 	else if (!strcmp(cmd, "mremap"))
 		cmd_mremap();
 	else if (!strcmp(cmd, "thp"))

@@ -511,7 +511,7 @@ static struct kretprobe move_probe = {
 	.entry_handler = move_entry,
 	.handler = move_return,
 	.data_size = sizeof(struct move_ctx),
-	.maxactive = 32,
+	.maxactive = 64,
 };
 
 /*
@@ -557,7 +557,7 @@ static struct kretprobe migrate_probe = {
 	.entry_handler = migrate_entry,
 	.handler = migrate_return,
 	.data_size = sizeof(struct migrate_ctx),
-	.maxactive = 32,
+	.maxactive = 64,
 };
 
 /*
@@ -843,7 +843,7 @@ static struct kretprobe exec_mm_probe = {
 	.entry_handler = exec_mm_entry,
 	.handler = exec_mm_return,
 	.data_size = sizeof(struct exec_mm_ctx),
-	.maxactive = 32,
+	.maxactive = 64,
 };
 
 /*
@@ -895,7 +895,7 @@ static int setup_args_return(struct kretprobe_instance *ri, struct pt_regs *regs
 static struct kretprobe setup_args_probe = {
 	.kp.symbol_name = "setup_arg_pages",
 	.handler = setup_args_return,
-	.maxactive = 32,
+	.maxactive = 64,
 };
 
 /*

@@ -19,6 +19,7 @@ pub mod input;
 pub mod merge;
 pub mod names;
 pub mod reassemble;
+pub mod record_blocks;
 pub mod replay;
 pub mod report;
 pub mod side_files;

@@ -10,6 +10,7 @@ use hmtt_format::vtrace::VirtualRecord;
 use hmtt_merge::export::csv::CsvWriter;
 use hmtt_merge::export::table::TableWriter;
 use hmtt_merge::export::{TraceKind, TraceMeta};
+use hmtt_merge::record_blocks::RecordBlocks;
 
 use crate::shared::{to_stdout, with_names_of, TraceBytes};
 
@@ -119,6 +120,14 @@ impl<'w> Rows<'w> {
             Rows::Table(w) => w.write_record(v),
         }
     }
+    fn write_physical(&mut self, records: &[TraceRecord]) -> std::io::Result<()> {
+        match self {
+            Rows::Csv(w) => w.write_physical(records),
+            Rows::Table(w) => records
+                .iter()
+                .try_for_each(|r| w.write_record(&VirtualRecord::marker(*r))),
+        }
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -134,8 +143,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     })?;
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let mut sel = Selection::new(&args, view.header().common.tick_ps);
-    let records = view
-        .records_from_tick(sel.start_tick().unwrap_or(0))
+    let mut blocks = RecordBlocks::from_tick(&view, sel.start_tick().unwrap_or(0))
         .with_context(|| format!("{}: seeking", args.trace.display()))?;
     let mut damaged = None;
     let meta = TraceMeta {
@@ -146,20 +154,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let shown = to_stdout("writing the dump", |out| {
         let mut rows = Rows::new(args.csv, out, meta)?;
-        for r in records {
-            let r = match r {
-                Ok(r) => r,
+        while let Some(block) = blocks.next() {
+            let block = match block {
+                Ok(b) => b,
                 Err(e) => {
                     damaged = Some(e);
                     break;
                 }
             };
-            match sel.pick(&r) {
-                Pick::Stop => break,
-                Pick::Skip => continue,
-                Pick::Print => {}
+            // The selected records come in runs, each written at once.
+            let mut run = 0;
+            for (i, r) in block.iter().enumerate() {
+                match sel.pick(r) {
+                    Pick::Print => {}
+                    Pick::Skip => {
+                        rows.write_physical(&block[run..i])?;
+                        run = i + 1;
+                    }
+                    Pick::Stop => return rows.write_physical(&block[run..i]),
+                }
             }
-            rows.write(&VirtualRecord::marker(r))?;
+            rows.write_physical(&block[run..])?;
         }
         Ok(())
     });

@@ -13,9 +13,10 @@
 
 use std::io::Write;
 
+use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::vtrace::VirtualRecord;
 
-use super::time::TickTime;
+use super::text::{push_hex, push_time_ns, push_u64};
 use super::{event_cell, rw_cell, source_cell, ExportError, RecordWriter, TraceKind, TraceMeta};
 
 /// The header line of a physical trace's CSV.
@@ -23,10 +24,17 @@ pub const PHYSICAL_HEADER: &str = "time_ns,tick,board,pa,rw,kind,event";
 /// The header line of a virtual trace's CSV.
 pub const VIRTUAL_HEADER: &str = "time_ns,tick,board,pa,rw,kind,source,pid,va,miss,event";
 
-/// Writes the CSV of one trace kind; the header at creation.
+/// Bytes of lines gathered before one write to the output.
+const CHUNK: usize = 1 << 16;
+
+/// Writes the CSV of one trace kind; the header at creation. Each call
+/// writes whole lines to the output (nothing is held back).
 pub struct CsvWriter<W: Write> {
     out: W,
     meta: TraceMeta,
+    /// `rw,kind,` by kind bits.
+    rw_kind: Vec<Box<[u8]>>,
+    line: Vec<u8>,
 }
 
 impl<W: Write> CsvWriter<W> {
@@ -36,32 +44,87 @@ impl<W: Write> CsvWriter<W> {
             TraceKind::Virtual => VIRTUAL_HEADER,
         };
         writeln!(out, "{header}")?;
-        Ok(CsvWriter { out, meta })
+        let rw_kind = (0..16u8)
+            .map(|bits| {
+                let r = TraceRecord::new(0, 0, RecordKind::from_bits(bits), 0);
+                format!("{},{},", rw_cell(&r), r.kind().name())
+                    .into_bytes()
+                    .into_boxed_slice()
+            })
+            .collect();
+        Ok(CsvWriter {
+            out,
+            meta,
+            rw_kind,
+            line: Vec::with_capacity(CHUNK + 4096),
+        })
     }
 
-    /// One line; a reference allocates nothing.
+    /// One line.
     pub fn write_record(&mut self, v: &VirtualRecord) -> std::io::Result<()> {
-        let r = v.physical();
-        let w = &mut self.out;
-        let time = TickTime::new(r.tick, self.meta.tick_ps);
-        write!(w, "{time},{},{},", r.tick, r.board())?;
-        if r.is_access() {
-            write!(w, "{:#x}", r.pa())?;
-        }
-        write!(w, ",{},{},", rw_cell(&r), r.kind().name())?;
-        if self.meta.kind == TraceKind::Virtual {
-            write!(w, "{},", source_cell(v))?;
-            if let Some((pid, va)) = v.owner() {
-                write!(w, "{pid},{va:#x},")?;
+        self.line.clear();
+        self.push_line(v);
+        self.out.write_all(&self.line)
+    }
+
+    /// The lines of the records of a physical trace, gathered into large
+    /// writes.
+    pub fn write_physical(&mut self, records: &[TraceRecord]) -> std::io::Result<()> {
+        self.line.clear();
+        for r in records {
+            if r.is_access() {
+                self.push_prefix(r);
+                self.line.push(b'\n');
             } else {
-                w.write_all(b",,")?;
+                self.push_line(&VirtualRecord::marker(*r));
             }
-            write!(w, "{},", v.miss().map_or("", |m| m.name()))?;
+            if self.line.len() >= CHUNK {
+                self.out.write_all(&self.line)?;
+                self.line.clear();
+            }
+        }
+        self.out.write_all(&self.line)
+    }
+
+    /// `time_ns,tick,board,pa,rw,kind,` of the record's physical part.
+    #[inline]
+    fn push_prefix(&mut self, r: &TraceRecord) {
+        let l = &mut self.line;
+        push_time_ns(l, r.tick, self.meta.tick_ps);
+        l.push(b',');
+        push_u64(l, r.tick);
+        l.push(b',');
+        push_u64(l, u64::from(r.board()));
+        l.push(b',');
+        if r.is_access() {
+            push_hex(l, r.pa());
+        }
+        l.push(b',');
+        l.extend_from_slice(&self.rw_kind[usize::from(r.kind().bits())]);
+    }
+
+    fn push_line(&mut self, v: &VirtualRecord) {
+        let r = v.physical();
+        self.push_prefix(&r);
+        let l = &mut self.line;
+        if self.meta.kind == TraceKind::Virtual {
+            l.extend_from_slice(source_cell(v).as_bytes());
+            l.push(b',');
+            if let Some((pid, va)) = v.owner() {
+                push_u64(l, u64::from(pid));
+                l.push(b',');
+                push_hex(l, va);
+                l.push(b',');
+            } else {
+                l.extend_from_slice(b",,");
+            }
+            l.extend_from_slice(v.miss().map_or("", |m| m.name()).as_bytes());
+            l.push(b',');
         }
         if let Some(event) = event_cell(&r, &self.meta.names) {
-            write_field(w, &event)?;
+            push_field(l, &event);
         }
-        w.write_all(b"\n")
+        l.push(b'\n');
     }
 
     pub fn into_inner(self) -> W {
@@ -70,17 +133,22 @@ impl<W: Write> CsvWriter<W> {
 }
 
 /// A field, quoted when it holds a separator, a quote or a line break.
-fn write_field(w: &mut dyn Write, s: &str) -> std::io::Result<()> {
+fn push_field(l: &mut Vec<u8>, s: &str) {
     if s.contains([',', '"', '\n', '\r']) {
-        write!(w, "\"{}\"", s.replace('"', "\"\""))
+        l.push(b'"');
+        l.extend_from_slice(s.replace('"', "\"\"").as_bytes());
+        l.push(b'"');
     } else {
-        w.write_all(s.as_bytes())
+        l.extend_from_slice(s.as_bytes());
     }
 }
 
 impl<W: Write> RecordWriter for CsvWriter<W> {
     fn write(&mut self, r: &VirtualRecord) -> Result<(), ExportError> {
         Ok(self.write_record(r)?)
+    }
+    fn write_block(&mut self, records: &[TraceRecord]) -> Result<(), ExportError> {
+        Ok(self.write_physical(records)?)
     }
     fn finish(mut self: Box<Self>) -> Result<(), ExportError> {
         Ok(self.out.flush()?)

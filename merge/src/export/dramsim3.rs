@@ -11,15 +11,21 @@
 
 use std::io::Write;
 
+use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::vtrace::VirtualRecord;
 
+use super::text::{push_hex, push_u128, push_u64};
 use super::{ExportError, RecordWriter, TraceMeta};
+
+/// Bytes of lines gathered before one write to the output.
+const CHUNK: usize = 1 << 16;
 
 pub struct Dramsim3Writer<W: Write> {
     out: W,
     first_tick: u64,
     tick_ps: u128,
     tck_ps: u128,
+    line: Vec<u8>,
 }
 
 impl<W: Write> Dramsim3Writer<W> {
@@ -36,7 +42,23 @@ impl<W: Write> Dramsim3Writer<W> {
             first_tick: meta.first_tick,
             tick_ps: u128::from(meta.tick_ps.max(1)),
             tck_ps: u128::from(tck_ps),
+            line: Vec::with_capacity(CHUNK + 64),
         })
+    }
+
+    /// Appends the line of a reference.
+    #[inline]
+    fn push_line(&mut self, tick: u64, write: bool, pa: u64) {
+        let l = &mut self.line;
+        push_hex(l, pa);
+        l.extend_from_slice(if write { b" WRITE " } else { b" READ " });
+        let ticks = tick.saturating_sub(self.first_tick);
+        if self.tick_ps == self.tck_ps {
+            push_u64(l, ticks);
+        } else {
+            push_u128(l, u128::from(ticks) * self.tick_ps / self.tck_ps);
+        }
+        l.push(b'\n');
     }
 }
 
@@ -45,11 +67,20 @@ impl<W: Write> RecordWriter for Dramsim3Writer<W> {
         if !v.is_access() {
             return Ok(());
         }
-        let ticks = u128::from(v.tick.saturating_sub(self.first_tick));
-        let cycle = ticks * self.tick_ps / self.tck_ps;
-        let op = if v.is_write() { "WRITE" } else { "READ" };
-        writeln!(self.out, "{:#x} {op} {cycle}", v.pa())?;
-        Ok(())
+        self.line.clear();
+        self.push_line(v.tick, v.is_write(), v.pa());
+        Ok(self.out.write_all(&self.line)?)
+    }
+    fn write_block(&mut self, records: &[TraceRecord]) -> Result<(), ExportError> {
+        self.line.clear();
+        for r in records.iter().filter(|r| r.is_access()) {
+            self.push_line(r.tick, r.kind() == RecordKind::Write, r.pa());
+            if self.line.len() >= CHUNK {
+                self.out.write_all(&self.line)?;
+                self.line.clear();
+            }
+        }
+        Ok(self.out.write_all(&self.line)?)
     }
     fn finish(mut self: Box<Self>) -> Result<(), ExportError> {
         Ok(self.out.flush()?)

@@ -15,6 +15,7 @@ pub mod parquet;
 pub mod perfetto;
 pub mod ramulator2;
 pub mod table;
+mod text;
 mod time;
 
 use std::io::Write;
@@ -24,6 +25,7 @@ use hmtt_format::trace::{NameTable, RecordKind, TraceRecord};
 use hmtt_format::vtrace::{VirtualRecord, VtraceView};
 
 use crate::names::event_name;
+use crate::record_blocks::RecordBlocks;
 
 /// Why an export stopped.
 #[derive(Debug, thiserror::Error)]
@@ -106,6 +108,15 @@ impl Default for ExportOptions {
 /// A writer of one format: takes records in trace order, then finishes.
 pub trait RecordWriter {
     fn write(&mut self, r: &VirtualRecord) -> Result<(), ExportError>;
+    /// The next records of a physical trace, the same as a
+    /// [`VirtualRecord::marker`] each given to `write`; a writer with work
+    /// to save per block overrides it.
+    fn write_block(&mut self, records: &[TraceRecord]) -> Result<(), ExportError> {
+        for r in records {
+            self.write(&VirtualRecord::marker(*r))?;
+        }
+        Ok(())
+    }
     /// Flushes what is buffered and writes any trailer.
     fn finish(self: Box<Self>) -> Result<(), ExportError>;
 }
@@ -159,11 +170,12 @@ pub fn export_trace(
     };
     let mut out = w(&meta)?;
     let mut sum = ExportSummary::default();
-    for r in view.records() {
-        let r = r?;
-        sum.records += 1;
-        sum.accesses += u64::from(r.is_access());
-        out.write(&VirtualRecord::marker(r))?;
+    let mut blocks = RecordBlocks::new(view);
+    while let Some(block) = blocks.next() {
+        let block = block?;
+        sum.records += block.len() as u64;
+        sum.accesses += block.iter().filter(|r| r.is_access()).count() as u64;
+        out.write_block(block)?;
     }
     out.finish()?;
     Ok(sum)

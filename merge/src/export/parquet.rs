@@ -177,6 +177,59 @@ impl<W: Write + Send> ParquetWriter<W> {
         }
     }
 
+    /// Appends the rows of records of a physical trace, column by column.
+    fn push_physical(&mut self, records: &[TraceRecord]) {
+        let g = &mut self.group;
+        let tick_ns = self.tick_ns;
+        g.rows += records.len();
+        g.tick.extend(records.iter().map(|r| r.tick as i64));
+        g.time_ns
+            .extend(records.iter().map(|r| r.tick as f64 * tick_ns));
+        g.board.extend(records.iter().map(|r| i32::from(r.board())));
+        g.kind.extend(
+            records
+                .iter()
+                .map(|r| self.kind_names[usize::from(r.kind().bits())].clone()),
+        );
+        g.pa.defined
+            .extend(records.iter().map(|r| i16::from(r.is_access())));
+        g.pa.values.extend(
+            records
+                .iter()
+                .filter(|r| r.is_access())
+                .map(|r| r.pa() as i64),
+        );
+        // READ, WRITE, TAG and TAG_W (kinds 0 to 3) have a direction: the
+        // kind's low bit.
+        let directed = |r: &&TraceRecord| r.kind().bits() < 4;
+        g.is_write
+            .defined
+            .extend(records.iter().map(|r| i16::from(directed(&r))));
+        g.is_write.values.extend(
+            records
+                .iter()
+                .filter(directed)
+                .map(|r| r.kind().bits() & 1 == 1),
+        );
+        g.value
+            .defined
+            .extend(records.iter().map(|r| i16::from(!r.is_access())));
+        g.value.values.extend(
+            records
+                .iter()
+                .filter(|r| !r.is_access())
+                .map(|r| r.value() as i64),
+        );
+        for r in records {
+            g.event.push(match r.kind() {
+                RecordKind::Tag { .. } | RecordKind::Cmd => Some(ByteArray::from(
+                    event_name(r.value() as u32, &self.meta.names).into_bytes(),
+                )),
+                _ => None,
+            });
+        }
+    }
+
     /// Writes the buffered rows as one row group.
     fn flush_group(&mut self) -> Result<(), ExportError> {
         if self.group.rows == 0 {
@@ -261,6 +314,24 @@ impl<W: Write + Send> RecordWriter for ParquetWriter<W> {
         self.push(v);
         if self.group.rows >= self.group_rows {
             self.flush_group()?;
+        }
+        Ok(())
+    }
+    fn write_block(&mut self, mut records: &[TraceRecord]) -> Result<(), ExportError> {
+        if self.meta.kind == TraceKind::Virtual {
+            for r in records {
+                self.write(&VirtualRecord::marker(*r))?;
+            }
+            return Ok(());
+        }
+        while !records.is_empty() {
+            let room = self.group_rows - self.group.rows;
+            let (now, rest) = records.split_at(room.min(records.len()));
+            self.push_physical(now);
+            if self.group.rows >= self.group_rows {
+                self.flush_group()?;
+            }
+            records = rest;
         }
         Ok(())
     }

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 
 use hmtt_format::config::{classify_event, EventKind};
-use hmtt_format::trace::RecordKind;
+use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::vtrace::VirtualRecord;
 use prost::Message;
 
@@ -137,7 +137,7 @@ pub struct PerfettoWriter<W: Write> {
     /// Index of the interval being counted, and its references per board
     /// and per process.
     interval: Option<u64>,
-    board_refs: BTreeMap<u8, u64>,
+    board_refs: Box<[u64; 256]>,
     process_refs: BTreeMap<u32, u64>,
     boards_seen: Vec<bool>,
     processes_seen: HashSet<u32>,
@@ -160,7 +160,7 @@ impl<W: Write> PerfettoWriter<W> {
             meta,
             interval_ps: interval_ns.saturating_mul(1000),
             interval: None,
-            board_refs: BTreeMap::new(),
+            board_refs: Box::new([0; 256]),
             process_refs: BTreeMap::new(),
             boards_seen: vec![false; 256],
             processes_seen: HashSet::new(),
@@ -229,7 +229,7 @@ impl<W: Write> PerfettoWriter<W> {
             .filter(|b| self.boards_seen[usize::from(*b)])
             .collect();
         for b in boards {
-            let n = self.board_refs.get(&b).copied().unwrap_or(0);
+            let n = self.board_refs[usize::from(b)];
             self.counter(
                 ts_ns,
                 BOARD_TRACK_BASE + u64::from(b),
@@ -246,13 +246,25 @@ impl<W: Write> PerfettoWriter<W> {
                 n as f64 * per_ref_mbs,
             )?;
         }
-        self.board_refs.clear();
+        self.board_refs.fill(0);
         self.process_refs.clear();
         Ok(())
     }
 
-    fn count_access(&mut self, v: &VirtualRecord) -> Result<(), ExportError> {
-        let i = self.meta.ps_since_start(v.tick) / self.interval_ps;
+    /// Counts a reference of board `b` at `tick` in its interval, closing
+    /// the intervals before it.
+    #[inline]
+    fn count_board(&mut self, tick: u64, b: u8) -> Result<(), ExportError> {
+        let i = self.meta.ps_since_start(tick) / self.interval_ps;
+        if self.interval != Some(i) || !self.boards_seen[usize::from(b)] {
+            self.enter(i, b)?;
+        }
+        self.board_refs[usize::from(b)] += 1;
+        Ok(())
+    }
+
+    /// Makes `i` the interval being counted and `b` a board seen.
+    fn enter(&mut self, i: u64, b: u8) -> Result<(), ExportError> {
         if self.interval != Some(i) {
             self.close_interval()?;
             // After an idle stretch the counters drop to 0 where it starts.
@@ -264,7 +276,6 @@ impl<W: Write> PerfettoWriter<W> {
             }
             self.interval = Some(i);
         }
-        let b = v.board();
         if !self.boards_seen[usize::from(b)] {
             self.boards_seen[usize::from(b)] = true;
             self.descriptor(TrackDescriptor {
@@ -277,7 +288,11 @@ impl<W: Write> PerfettoWriter<W> {
                 ..Default::default()
             })?;
         }
-        *self.board_refs.entry(b).or_insert(0) += 1;
+        Ok(())
+    }
+
+    fn count_access(&mut self, v: &VirtualRecord) -> Result<(), ExportError> {
+        self.count_board(v.tick, v.board())?;
         if self.meta.kind == TraceKind::Virtual {
             if let Some((pid, _)) = v.owner() {
                 if self.processes_seen.insert(pid) {
@@ -382,6 +397,16 @@ impl<W: Write> RecordWriter for PerfettoWriter<W> {
             RecordKind::Tag { .. } | RecordKind::Cmd => self.tag(v),
             _ => Ok(()),
         }
+    }
+    fn write_block(&mut self, records: &[TraceRecord]) -> Result<(), ExportError> {
+        for r in records {
+            if r.is_access() {
+                self.count_board(r.tick, r.board())?;
+            } else if matches!(r.kind(), RecordKind::Tag { .. } | RecordKind::Cmd) {
+                self.tag(&VirtualRecord::marker(*r))?;
+            }
+        }
+        Ok(())
     }
     fn finish(mut self: Box<Self>) -> Result<(), ExportError> {
         self.close_interval()?;

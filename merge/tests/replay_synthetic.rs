@@ -764,16 +764,25 @@ fn a_shared_region_at_different_pages_of_two_processes() {
 
 #[test]
 fn a_vfork_child_uses_its_parents_pages_until_its_exec() {
+    // The sequence hmtt.ko logs for vfork + execve (notes of the kmod work).
     let mut run = Run::default();
     run.switch(0, 0, 1);
     run.log_cpu(0, 1, map_event(0x10, 0x400));
     run.log_cpu(0, 3, fork(1, CLONE_VM | 0x4000 | 0x11));
     run.switch(0, 1, 3);
     run.access(0, true, 0x400 * PAGE + 0x40);
-    // A fault in the shared space, logged under the child's pid.
-    run.log_cpu(0, 3, map_event(0x11, 0x401));
+    // The child's fault in the shared space: logged under the parent's pid.
+    run.log_cpu(0, 1, map_event(0x11, 0x401));
     run.access(0, true, 0x401 * PAGE);
-    // The child's EXEC: its own image from here on.
+    // Its execve: a page of the new stack, under its own pid.
+    run.log_cpu(0, 3, map_event(0xffe, 0x402));
+    run.access(0, true, 0x402 * PAGE);
+    // The new space is installed: the vfork parent wakes on CPU 1.
+    run.switch(1, 0, 1);
+    run.access(0, false, 0x400 * PAGE);
+    // The stack moves into place, EXEC, its snapshot, the loader's fault.
+    run.log_cpu(0, 3, unmap_event(0xffe, 0x402));
+    run.log_cpu(0, 3, map_event(0x7ff0, 0x402));
     run.log_cpu(
         0,
         3,
@@ -781,11 +790,10 @@ fn a_vfork_child_uses_its_parents_pages_until_its_exec() {
             comm: Name::new("prog"),
         },
     );
-    run.log_cpu(0, 3, snapshot(0x20, 0x500));
+    run.log_cpu(0, 3, snapshot(0x7ff0, 0x402));
+    run.log_cpu(0, 3, map_event(0x20, 0x500));
     run.access(0, true, 0x500 * PAGE);
-    run.access(0, false, 0x400 * PAGE);
-    run.access(0, false, 0x401 * PAGE);
-    run.switch(0, 3, 1);
+    run.access(0, true, 0x402 * PAGE + 0x40);
     run.access(0, false, 0x401 * PAGE + 0x40);
     let (got, rep) = replay(&run, ReplayFilter::default());
     assert_eq!(
@@ -793,9 +801,10 @@ fn a_vfork_child_uses_its_parents_pages_until_its_exec() {
         vec![
             Some((3, 0x10 * PAGE + 0x40)),
             Some((3, 0x11 * PAGE)),
-            Some((3, 0x20 * PAGE)),
+            Some((3, 0xffe * PAGE)),
             Some((1, 0x10 * PAGE)),
-            Some((1, 0x11 * PAGE)),
+            Some((3, 0x20 * PAGE)),
+            Some((3, 0x7ff0 * PAGE + 0x40)),
             Some((1, 0x11 * PAGE + 0x40)),
         ]
     );

@@ -305,13 +305,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         )?;
     }
     let boards = if header.boards > 1 {
-        " (counted per board)"
+        ", counted per board"
     } else {
         ""
     };
     writeln!(
         out,
-        "log records placed at their tags: {}; not placed{boards}: {} ({} with lost tags applied where found, {} never applied); tags beyond the log: {}; tags placed out of order: {}; late tags ignored: {}",
+        "log records placed at their tags: {}; not placed: {} ({} with lost tags applied where found, {} never applied{boards}); tags beyond the log: {}; tags placed out of order: {}; late tags ignored: {}",
         r.records_placed(),
         r.unplaced_count,
         r.lost_tags,

@@ -18,13 +18,21 @@
 //!
 //! A child forked with CLONE_VM (vfork, posix_spawn) uses its parent's
 //! address space until it execs or exits: every frame of that address space
-//! has the child as a further owner, at the same virtual page. Its MAP and
-//! UNMAP records, whichever pid they carry, change the shared space.
+//! has the child as a further owner, at the same virtual page. Faults in the
+//! shared space are logged under the space's owner (the parent); records
+//! under the child's pid are of its own new space (an execve under way). A
+//! vfork parent (CLONE_VFORK) sleeps until its child has let go of the
+//! space (its exec or exit), so the parent's next SWITCH in ends the
+//! sharing too.
 //!
 //! A frame with one owner is that owner's whoever runs (the kernel working
 //! on the process's pages, or while another process runs).
 
 use hmtt_format::klog::CLONE_VM;
+
+/// `CLONE_VFORK` (as in `<linux/sched.h>`): the parent sleeps until the
+/// child releases the address space.
+const CLONE_VFORK: u64 = 0x4000;
 
 use super::frames::{FastMap, FrameTable, Owner};
 
@@ -92,6 +100,8 @@ pub struct Processes {
     vm_owner: FastMap<u32, u32>,
     /// The reverse: process → the CLONE_VM children using its space.
     vm_users: FastMap<u32, Vec<u32>>,
+    /// vfork parent → its children still using its space.
+    vfork_waiting: FastMap<u32, Vec<u32>>,
     /// Candidates of a decision (reused).
     scratch: Vec<Owner>,
 }
@@ -104,7 +114,7 @@ impl Processes {
         }
     }
 
-    /// The process whose address space `pid`'s MAP and UNMAP records change.
+    /// The process whose address space `pid` uses.
     #[inline]
     pub fn space_of(&self, pid: u32) -> u32 {
         if self.vm_owner.is_empty() {
@@ -147,6 +157,14 @@ impl Processes {
         if prev != 0 && self.switches {
             self.last_ran.insert(prev, seq);
         }
+        // A vfork parent runs again: its children have let go of its space.
+        if !self.vfork_waiting.is_empty() {
+            if let Some(children) = self.vfork_waiting.remove(&next) {
+                for c in children {
+                    self.detach(c);
+                }
+            }
+        }
         self.runs(cpu, next, seq);
     }
 
@@ -167,6 +185,9 @@ impl Processes {
             if owner != child {
                 self.vm_owner.insert(child, owner);
                 self.vm_users.entry(owner).or_default().push(child);
+                if flags & CLONE_VFORK != 0 {
+                    self.vfork_waiting.entry(parent).or_default().push(child);
+                }
             }
         }
         self.runs(cpu, parent, seq);
@@ -186,14 +207,29 @@ impl Processes {
         self.last_ran.remove(&pid);
     }
 
-    fn leave_space(&mut self, pid: u32, frames: &mut FrameTable) {
-        if let Some(owner) = self.vm_owner.remove(&pid) {
-            if let Some(users) = self.vm_users.get_mut(&owner) {
-                users.retain(|&u| u != pid);
-                if users.is_empty() {
-                    self.vm_users.remove(&owner);
-                }
+    /// A CLONE_VM child stops using its owner's space; whether it was one.
+    fn detach(&mut self, pid: u32) -> bool {
+        let Some(owner) = self.vm_owner.remove(&pid) else {
+            return false;
+        };
+        if let Some(users) = self.vm_users.get_mut(&owner) {
+            users.retain(|&u| u != pid);
+            if users.is_empty() {
+                self.vm_users.remove(&owner);
             }
+        }
+        self.vfork_waiting.retain(|_, children| {
+            children.retain(|&c| c != pid);
+            !children.is_empty()
+        });
+        true
+    }
+
+    fn leave_space(&mut self, pid: u32, frames: &mut FrameTable) {
+        // A CLONE_VM child's own pages are of the space its execve builds
+        // (dropped at its EXEC; its SNAPSHOT_MAPs follow).
+        if self.detach(pid) {
+            frames.drop_pid(pid);
             return;
         }
         match self.vm_users.remove(&pid) {

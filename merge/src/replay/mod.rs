@@ -43,7 +43,7 @@ pub use writer::VtraceWriter;
 
 use crate::window::EventWindow;
 use attribution::Processes;
-use frames::{FrameTable, Owner, Owners};
+use frames::{FastMap, FrameTable, Owner, Owners};
 use tags::{SeqWindow, Tag};
 
 const PAGE_SHIFT: u32 = 12;
@@ -361,6 +361,8 @@ struct BoardState {
     tags: SeqWindow,
     frames: FrameTable,
     procs: Processes,
+    /// Decisions on frames with several owners, until the next log record.
+    decided: FastMap<u64, (u32, u64, u8)>,
     /// Live DMA buffers `[lo, hi)`.
     dma: Vec<(u64, u64)>,
     cur: CurrentPage,
@@ -373,6 +375,7 @@ impl BoardState {
             tags: SeqWindow::new(first_seq, window),
             frames: FrameTable::default(),
             procs: Processes::new(switches),
+            decided: FastMap::default(),
             dma: Vec::new(),
             cur: CurrentPage::default(),
             gap_from: 0,
@@ -392,13 +395,25 @@ impl BoardState {
             Owners::One { pid, vpn } if !self.procs.has_vm_users(pid) => {
                 (Some((pid, vpn)), running)
             }
-            Owners::One { pid, vpn } => {
-                let (pid, vpn, why) = self.procs.decide(&[Owner { pid, vpn, stamp: 0 }]);
-                (Some((pid, vpn)), running | why.map_or(0, |a| a.code() << 4))
-            }
-            Owners::Several(list) => {
-                let (pid, vpn, why) = self.procs.decide(list);
-                (Some((pid, vpn)), running | why.map_or(0, |a| a.code() << 4))
+            owners => {
+                // Decided once per frame until the log changes something
+                // (a frame like the zero page can have thousands of owners).
+                let (pid, vpn, why) = match self.decided.get(&frame) {
+                    Some(&d) => d,
+                    None => {
+                        let (pid, vpn, why) = match owners {
+                            Owners::Several(list) => self.procs.decide(list),
+                            Owners::One { pid, vpn } => {
+                                self.procs.decide(&[Owner { pid, vpn, stamp: 0 }])
+                            }
+                            Owners::None => unreachable!("handled above"),
+                        };
+                        let why = why.map_or(0, |a| a.code() << 4);
+                        self.decided.insert(frame, (pid, vpn, why));
+                        (pid, vpn, why)
+                    }
+                };
+                (Some((pid, vpn)), running | why)
             }
         };
         let (lo, hi) = (frame << PAGE_SHIFT, (frame + 1) << PAGE_SHIFT);
@@ -524,15 +539,16 @@ impl<'l> Replayer<'l> {
         };
         let st = &mut self.boards[usize::from(board)];
         st.cur = CurrentPage::default();
+        if !st.decided.is_empty() {
+            st.decided.clear();
+        }
         match rec.event {
             Event::Map { vpn, pfn, pte_phys } | Event::SnapshotMap { vpn, pfn, pte_phys } => {
-                let pid = st.procs.space_of(rec.pid);
-                st.frames.map(pfn, pid, vpn);
+                st.frames.map(pfn, rec.pid, vpn);
                 st.frames.mark_page_table(pte_phys >> PAGE_SHIFT);
             }
             Event::Unmap { vpn, pfn, pte_phys } => {
-                let pid = st.procs.space_of(rec.pid);
-                st.frames.unmap(pfn, pid, vpn);
+                st.frames.unmap(pfn, rec.pid, vpn);
                 st.frames.mark_page_table(pte_phys >> PAGE_SHIFT);
             }
             Event::Exit { .. } => st.procs.exit(rec.pid, &mut st.frames),

@@ -23,6 +23,8 @@ pub const DEFAULT_WINDOW: u64 = 4096;
 /// Largest window: the nearest candidate must be unique.
 const MAX_WINDOW: u64 = 1 << 15;
 const LOW_MASK: u64 = 0xFFFF;
+/// Half the range of a tag's low bits.
+const HALF_RANGE: u64 = 1 << 15;
 
 /// What a tag turned out to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +99,7 @@ impl SeqWindow {
             .next
             .saturating_add(u64::from(low).wrapping_sub(self.next) & LOW_MASK);
         match ahead.checked_sub(LOW_MASK + 1) {
-            Some(behind) if ahead - self.next > (LOW_MASK + 1) / 2 => behind,
+            Some(behind) if ahead - self.next > HALF_RANGE => behind,
             _ => ahead,
         }
     }

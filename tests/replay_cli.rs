@@ -240,3 +240,32 @@ fn damaged_virtual_traces_and_bad_options_are_refused_clearly() {
     assert!(help.contains("Example") && help.contains("--out"), "{help}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn replay_fails_past_the_unattributed_threshold_after_its_report() {
+    let dir = scratch("threshold");
+    let (sim, trace, _) = run(&dir);
+    let log = sim.join("pagetable.hmttlog");
+    let args = |extra: &[&'static str]| {
+        let mut a = vec!["replay", s(&trace), "--log", s(&log)];
+        a.extend_from_slice(extra);
+        a
+    };
+    // The simulator's log has no SWITCH records: no default threshold.
+    let (_, stderr) = ok_with_stderr(&args(&[]));
+    assert!(stderr.contains("not attributed for certain: "), "{stderr}");
+    assert!(!stderr.contains("while a traced process ran"), "{stderr}");
+    let err = fails(&args(&["--max-unattributed", "1"]));
+    assert!(
+        err.contains("Table 3")
+            && err.contains("no process maps the frame (unmapped)")
+            && err.contains(
+                "of all references not attributed for certain, above --max-unattributed 1"
+            ),
+        "{err}"
+    );
+    ok(&args(&["--max-unattributed", "100"]));
+    let err = fails(&args(&["--max-unattributed", "150"]));
+    assert!(err.contains("--max-unattributed is a percentage"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -79,8 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.trace.display()
         )
     })?;
-    let log_bytes =
-        std::fs::read(&args.log).with_context(|| format!("reading {}", args.log.display()))?;
+    let log_bytes = hmtt_merge::side_files::read_log(&args.log)?;
     let image = hmtt_format::klog::read_image(&log_bytes).map_err(|(i, e)| match i {
         Some(i) => anyhow::anyhow!("{}: record {i}: {e}", args.log.display()),
         None => anyhow::anyhow!("{}: not a usable kernel log: {e}", args.log.display()),

@@ -11,7 +11,7 @@ use hmtt_format::archive::AnyTrace;
 use hmtt_format::vtrace::VtraceView;
 use hmtt_format::Geometry;
 use hmtt_merge::analyze::pictures::Pictures;
-use hmtt_merge::analyze::{analyze, plot, Analysis, AnalyzeOptions, TraceInput};
+use hmtt_merge::analyze::{analyze_parts, plot, Analysis, AnalyzeOptions, TraceInput};
 use hmtt_merge::window::EventWindow;
 
 use crate::shared::{to_stdout, with_names_of, TraceBytes};
@@ -53,6 +53,17 @@ pub struct Args {
     /// Stream detection window (references), as the paper's 32-entry table.
     #[arg(long, default_value_t = hmtt_merge::analyze::streams::DEFAULT_WINDOW)]
     pub stream_window: usize,
+    /// Reuse distances: `exact` (every reference), `sampled[:RATE]`
+    /// (SHARDS at a fixed rate, default 0.01) or `sampled-size[:LINES]`
+    /// (SHARDS keeping at most LINES lines, default 8192).
+    #[arg(long, default_value = "exact")]
+    pub reuse: hmtt_merge::analyze::reuse_sampled::ReuseMode,
+    /// Threads (default: every core). The trace's blocks are split into as
+    /// many runs, analysed apart and merged: the same figures as one
+    /// thread's. Virtual traces, `--window` and `--reuse sampled-size` run
+    /// on one.
+    #[arg(long)]
+    pub threads: Option<usize>,
     /// Events file for names not stored in the trace.
     #[arg(long)]
     pub events: Option<PathBuf>,
@@ -104,11 +115,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         interleave_shift: args.interleave_shift,
         top_pages: args.top,
         stream_window: args.stream_window,
+        reuse: args.reuse,
         ..AnalyzeOptions::default()
     };
     let start = std::time::Instant::now();
-    let (analysis, analyzer) =
-        analyze(&input, &opts).with_context(|| format!("reading {}", args.trace.display()))?;
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let (analysis, analyzer) = analyze_parts(data, &input, &opts, threads)
+        .with_context(|| format!("reading {}", args.trace.display()))?;
     let secs = start.elapsed().as_secs_f64();
     tracing::info!(
         "analysed {} references in {secs:.2} s",
@@ -275,11 +290,18 @@ fn print(out: &mut dyn Write, args: &Args, a: &Analysis) -> std::io::Result<()> 
     }
     let u = &a.reuse;
     let reuses: u64 = u.buckets.iter().map(|b| b.2).sum();
-    writeln!(
-        out,
-        "\nreuse distance (exact LRU stack distance over {} distinct lines): {} first uses, {} reuses",
-        u.distinct_lines, u.cold, reuses
-    )?;
+    match &u.sampling {
+        None => writeln!(
+            out,
+            "\nreuse distance (exact LRU stack distance over {} distinct lines): {} first uses, {} reuses",
+            u.distinct_lines, u.cold, reuses
+        )?,
+        Some(s) => writeln!(
+            out,
+            "\nreuse distance (estimated, SHARDS {} sampling at rate {:.5} from {} references): about {} distinct lines, {} first uses, {} reuses",
+            s.mode, s.rate, s.sampled_references, u.distinct_lines, u.cold, reuses
+        )?,
+    }
     let mut acc = 0;
     for (lo, hi, n) in &u.buckets {
         acc += n;

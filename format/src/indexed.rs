@@ -522,6 +522,10 @@ impl<'a, H: FileHeader, R: FileRecord + 'a> IndexedView<'a, H, R> {
     pub fn record(&self, i: usize) -> Option<R> {
         self.body.record_bytes(i).map(R::parse_bytes)
     }
+    /// The bytes of every record, in file order (`len() * record length`).
+    pub fn records_bytes(&self) -> &'a [u8] {
+        self.body.records
+    }
     /// The records from `start` on.
     pub fn records_from(&self, start: usize) -> impl Iterator<Item = R> + 'a {
         self.body.records_from(start).map(R::parse_bytes)

@@ -19,6 +19,7 @@ pub mod packet;
 pub mod record;
 pub mod text;
 pub mod trace;
+pub mod trace_blocks;
 pub mod truth;
 pub mod vtrace;
 

@@ -10,8 +10,9 @@ use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::vtrace::VtraceView;
 use hmtt_format::Geometry;
+use hmtt_merge::analyze::partial::{self, read_partial, write_partial};
 use hmtt_merge::analyze::pictures::Pictures;
-use hmtt_merge::analyze::{analyze, plot, Analysis, AnalyzeOptions, TraceInput};
+use hmtt_merge::analyze::{analyze_parts, plot, Analysis, AnalyzeOptions, TraceInput};
 use hmtt_merge::window::EventWindow;
 
 use crate::shared::{to_stdout, with_names_of, TraceBytes};
@@ -20,11 +21,14 @@ use crate::shared::{to_stdout, with_names_of, TraceBytes};
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  hmtt analyze run.hmtttrace\n  \
 hmtt analyze run.hmtttrace --window quicksort_begin,quicksort_end --plot plots/ --json run.json\n  \
-hmtt analyze run.hmttvtrace --interval-ms 0.1")]
+hmtt analyze run.hmttvtrace --interval-ms 0.1\n  \
+hmtt analyze run.hmttz --partial a.json --blocks 0..50 && hmtt analyze run.hmttz --partial b.json --blocks 50..100 && \
+hmtt analyze --combine a.json b.json --json run.json")]
 pub struct Args {
     /// Trace written by `hmtt merge`, its archive (.hmttz), or a virtual
     /// trace written by `hmtt replay --out` (told apart by their magic).
-    pub trace: PathBuf,
+    #[arg(required_unless_present = "combine")]
+    pub trace: Option<PathBuf>,
     /// Only between two I-code events: BEGIN,END (names or indices), as
     /// `hmtt replay --window`.
     #[arg(long)]
@@ -53,6 +57,29 @@ pub struct Args {
     /// Stream detection window (references), as the paper's 32-entry table.
     #[arg(long, default_value_t = hmtt_merge::analyze::streams::DEFAULT_WINDOW)]
     pub stream_window: usize,
+    /// Reuse distances: `exact` (every reference), `sampled[:RATE]`
+    /// (SHARDS at a fixed rate, default 0.01) or `sampled-size[:LINES]`
+    /// (SHARDS keeping at most LINES lines, default 8192).
+    #[arg(long, default_value = "exact")]
+    pub reuse: hmtt_merge::analyze::reuse_sampled::ReuseMode,
+    /// Threads (default: every core). The trace's blocks are split into as
+    /// many runs, analysed apart and merged: the same figures as one
+    /// thread's. Virtual traces, `--window` and `--reuse sampled-size` run
+    /// on one.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Only analyse blocks `--blocks` of the trace (an archive's blocks, or
+    /// runs of 65536 records of a trace file) and save the analyses' state
+    /// to this file (docs/format.md §15), for `--combine`.
+    #[arg(long, value_name = "FILE", requires = "trace")]
+    pub partial: Option<PathBuf>,
+    /// The blocks of `--partial`: A..B (B left out; default all).
+    #[arg(long, value_name = "A..B", requires = "partial", value_parser = parse_blocks)]
+    pub blocks: Option<std::ops::Range<usize>>,
+    /// Merge these partial analyses (`--partial`) of one trace, covering
+    /// all its blocks, into the report of the whole trace.
+    #[arg(long, num_args = 1.., value_name = "PARTIAL", conflicts_with_all = ["trace", "plot", "window"])]
+    pub combine: Vec<PathBuf>,
     /// Events file for names not stored in the trace.
     #[arg(long)]
     pub events: Option<PathBuf>,
@@ -64,13 +91,33 @@ pub struct Args {
     pub json: Option<PathBuf>,
 }
 
+fn parse_blocks(s: &str) -> Result<std::ops::Range<usize>, String> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("'{s}' is not A..B"))?;
+    let n = |x: &str| {
+        x.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("'{x}' is not a block number"))
+    };
+    let (a, b) = (n(a)?, n(b)?);
+    if a >= b {
+        return Err(format!("{a}..{b} holds no block"));
+    }
+    Ok(a..b)
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let bytes = TraceBytes::open(&args.trace)?;
+    if !args.combine.is_empty() {
+        return combine(&args);
+    }
+    let trace = args.trace.clone().expect("clap requires a trace");
+    let bytes = TraceBytes::open(&trace)?;
     let data = bytes.as_slice();
     let what = || {
         format!(
             "{}: not a usable trace, archive or virtual trace",
-            args.trace.display()
+            trace.display()
         )
     };
     let (physical, virt);
@@ -104,11 +151,29 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         interleave_shift: args.interleave_shift,
         top_pages: args.top,
         stream_window: args.stream_window,
+        reuse: args.reuse,
         ..AnalyzeOptions::default()
     };
+    if let Some(path) = &args.partial {
+        let f =
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let blocks = write_partial(data, &opts, args.blocks.clone().unwrap_or(0..usize::MAX), f)
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!(
+            "wrote the analysis of blocks {}..{} of {} to {}",
+            blocks.start,
+            blocks.end,
+            trace.display(),
+            path.display()
+        );
+        return Ok(());
+    }
     let start = std::time::Instant::now();
-    let (analysis, analyzer) =
-        analyze(&input, &opts).with_context(|| format!("reading {}", args.trace.display()))?;
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let (analysis, analyzer) = analyze_parts(data, &input, &opts, threads)
+        .with_context(|| format!("reading {}", trace.display()))?;
     let secs = start.elapsed().as_secs_f64();
     tracing::info!(
         "analysed {} references in {secs:.2} s",
@@ -116,20 +181,43 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     if let Some(dir) = &args.plot {
         let pictures = Pictures::collect(&input, &opts, &analysis, &analyzer)
-            .with_context(|| format!("reading {}", args.trace.display()))?;
+            .with_context(|| format!("reading {}", trace.display()))?;
         let files = plot::draw_all(dir, &analysis, &pictures)?;
         eprintln!("wrote {} pictures into {}", files.len(), dir.display());
     }
+    write_json(&args, &analysis)?;
+    let name = trace.display().to_string();
+    to_stdout("writing the analysis", |out| {
+        print(out, &args, &name, &analysis)
+    })
+}
+
+fn write_json(args: &Args, analysis: &Analysis) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
         let f =
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        serde_json::to_writer_pretty(std::io::BufWriter::new(f), &analysis)
+        serde_json::to_writer_pretty(std::io::BufWriter::new(f), analysis)
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    to_stdout("writing the analysis", |out| print(out, &args, &analysis))
+    Ok(())
 }
 
-fn print(out: &mut dyn Write, args: &Args, a: &Analysis) -> std::io::Result<()> {
+/// `--combine`: the partial analyses merged.
+fn combine(args: &Args) -> anyhow::Result<()> {
+    let mut parts = Vec::with_capacity(args.combine.len());
+    for path in &args.combine {
+        let f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+        parts.push(read_partial(f).with_context(|| format!("reading {}", path.display()))?);
+    }
+    let (analysis, _, _, _) = partial::combine(parts).context("combining the partial analyses")?;
+    write_json(args, &analysis)?;
+    let name = format!("combined from {} partial analyses", args.combine.len());
+    to_stdout("writing the analysis", |out| {
+        print(out, args, &name, &analysis)
+    })
+}
+
+fn print(out: &mut dyn Write, args: &Args, name: &str, a: &Analysis) -> std::io::Result<()> {
     let m = &a.mix;
     let refs = m.references();
     let pct = |x: u64| hmtt_merge::analyze::percent(x, refs);
@@ -141,7 +229,7 @@ fn print(out: &mut dyn Write, args: &Args, a: &Analysis) -> std::io::Result<()> 
         } else {
             "trace"
         },
-        args.trace.display(),
+        name,
         a.duration_ns / 1e6,
         match (&args.window, a.window) {
             (Some(w), Some((b, e))) => format!(" in the window {w} (events {b},{e})"),
@@ -275,11 +363,18 @@ fn print(out: &mut dyn Write, args: &Args, a: &Analysis) -> std::io::Result<()> 
     }
     let u = &a.reuse;
     let reuses: u64 = u.buckets.iter().map(|b| b.2).sum();
-    writeln!(
-        out,
-        "\nreuse distance (exact LRU stack distance over {} distinct lines): {} first uses, {} reuses",
-        u.distinct_lines, u.cold, reuses
-    )?;
+    match &u.sampling {
+        None => writeln!(
+            out,
+            "\nreuse distance (exact LRU stack distance over {} distinct lines): {} first uses, {} reuses",
+            u.distinct_lines, u.cold, reuses
+        )?,
+        Some(s) => writeln!(
+            out,
+            "\nreuse distance (estimated, SHARDS {} sampling at rate {:.5} from {} references): about {} distinct lines, {} first uses, {} reuses",
+            s.mode, s.rate, s.sampled_references, u.distinct_lines, u.cold, reuses
+        )?,
+    }
     let mut acc = 0;
     for (lo, hi, n) in &u.buckets {
         acc += n;

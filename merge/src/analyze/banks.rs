@@ -55,7 +55,9 @@ impl BankDecoder {
 }
 
 /// References per rank and per bank.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct BankCounts {
+    #[serde(with = "super::serde_tables::sparse")]
     per_bank: Vec<[u64; 2]>,
     outside: u64,
 }
@@ -102,6 +104,15 @@ impl BankCounts {
     #[inline]
     pub fn outside(&mut self) {
         self.outside += 1;
+    }
+
+    /// Adds the counts of the references that follow these.
+    pub fn merge(&mut self, later: &BankCounts) {
+        for (a, b) in self.per_bank.iter_mut().zip(&later.per_bank) {
+            a[0] += b[0];
+            a[1] += b[1];
+        }
+        self.outside += later.outside;
     }
 
     pub fn report(&self, geometry: &Geometry, source: &str) -> BankReport {

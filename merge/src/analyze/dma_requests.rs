@@ -10,9 +10,9 @@
 //! lines held are remembered up to [`MAX_TRACKED`] per run). Its size is
 //! the span of lines it covers.
 
-use std::collections::HashSet;
-
 use serde::Serialize;
+
+use super::FastSet;
 
 const NEAR_LINES: u64 = 64;
 /// Runs followed at once; the least recently extended ends first.
@@ -27,7 +27,7 @@ struct Run {
     lo: u64,
     hi: u64,
     last: u64,
-    lines: HashSet<u64>,
+    lines: FastSet<u64>,
 }
 
 /// Runs in the making.
@@ -75,7 +75,7 @@ impl DmaRequests {
                     lo: line,
                     hi: line,
                     last: line,
-                    lines: HashSet::new(),
+                    lines: FastSet::default(),
                 }
             }
         };

@@ -2,17 +2,18 @@
 //! its reads and writes, and the distinct virtual pages it touched (times
 //! 4 KiB, its footprint). Memory: one entry per distinct (pid, page).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::page_hotness::PAGE_SHIFT;
+use super::FastSet;
 
 /// Footprints in the making.
 #[derive(Default)]
 pub struct Footprint {
     per_pid: BTreeMap<u32, (u64, u64)>,
-    pages: HashSet<(u32, u64)>,
+    pages: FastSet<(u32, u64)>,
 }
 
 /// One process.

@@ -27,25 +27,57 @@ pub struct Mix {
 }
 
 impl Mix {
+    pub fn references(&self) -> u64 {
+        self.reads + self.writes
+    }
+}
+
+/// The counts of [`Mix`] in the making, in fixed tables.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct MixCounts {
+    /// board → [reads, writes].
+    #[serde(with = "super::serde_tables::sparse")]
+    by_board: Vec<[u64; 2]>,
+    cpu_dma: [u64; 4],
+    translated: u64,
+    first_tick: Option<u64>,
+    last_tick: u64,
+    lost_references: u64,
+    gaps: u64,
+    gap_packets: u64,
+}
+
+impl Default for MixCounts {
+    fn default() -> Self {
+        MixCounts {
+            by_board: vec![[0; 2]; 256],
+            cpu_dma: [0; 4],
+            translated: 0,
+            first_tick: None,
+            last_tick: 0,
+            lost_references: 0,
+            gaps: 0,
+            gap_packets: 0,
+        }
+    }
+}
+
+impl MixCounts {
+    /// A reference of `board` at `tick`.
+    #[inline(always)]
+    pub fn add(&mut self, tick: u64, board: u8, write: bool) {
+        self.by_board[usize::from(board)][usize::from(write)] += 1;
+        if self.first_tick.is_none() {
+            self.first_tick = Some(tick);
+        }
+        self.last_tick = tick;
+    }
+
+    /// What a virtual trace adds to a reference.
     #[inline]
-    pub fn add(&mut self, a: &super::Access) {
-        if a.write {
-            self.writes += 1;
-        } else {
-            self.reads += 1;
-        }
-        let b = self.by_board.entry(a.board).or_default();
-        if a.write {
-            b.1 += 1;
-        } else {
-            b.0 += 1;
-        }
-        if let Some(v) = &a.virt {
-            self.cpu_dma[usize::from(v.dma) * 2 + usize::from(a.write)] += 1;
-            self.translated += u64::from(v.owner.is_some());
-        }
-        self.first_tick.get_or_insert(a.tick);
-        self.last_tick = a.tick;
+    pub fn add_virtual(&mut self, v: &super::VirtualInfo, write: bool) {
+        self.cpu_dma[usize::from(v.dma) * 2 + usize::from(write)] += 1;
+        self.translated += u64::from(v.owner.is_some());
     }
 
     pub fn add_lost(&mut self, count: u64) {
@@ -57,7 +89,56 @@ impl Mix {
         self.gap_packets = self.gap_packets.saturating_add(packets);
     }
 
+    pub fn first_tick(&self) -> Option<u64> {
+        self.first_tick
+    }
+
+    pub fn last_tick(&self) -> u64 {
+        self.last_tick
+    }
+
+    /// Adds the counts of the references that follow these.
+    pub fn merge(&mut self, later: &MixCounts) {
+        for (a, b) in self.by_board.iter_mut().zip(later.by_board.iter()) {
+            a[0] += b[0];
+            a[1] += b[1];
+        }
+        for (a, b) in self.cpu_dma.iter_mut().zip(later.cpu_dma) {
+            *a += b;
+        }
+        self.translated += later.translated;
+        if let Some(t) = later.first_tick {
+            self.first_tick.get_or_insert(t);
+            self.last_tick = later.last_tick;
+        }
+        self.lost_references = self.lost_references.saturating_add(later.lost_references);
+        self.gaps += later.gaps;
+        self.gap_packets = self.gap_packets.saturating_add(later.gap_packets);
+    }
+
     pub fn references(&self) -> u64 {
-        self.reads + self.writes
+        self.by_board.iter().map(|c| c[0] + c[1]).sum()
+    }
+
+    pub fn mix(&self) -> Mix {
+        let by_board: BTreeMap<u8, (u64, u64)> = self
+            .by_board
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c[0] + c[1] > 0)
+            .map(|(b, c)| (b as u8, (c[0], c[1])))
+            .collect();
+        Mix {
+            reads: by_board.values().map(|c| c.0).sum(),
+            writes: by_board.values().map(|c| c.1).sum(),
+            by_board,
+            cpu_dma: self.cpu_dma,
+            translated: self.translated,
+            first_tick: self.first_tick,
+            last_tick: self.last_tick,
+            lost_references: self.lost_references,
+            gaps: self.gaps,
+            gap_packets: self.gap_packets,
+        }
     }
 }

@@ -10,7 +10,8 @@
 //!   trace's geometry; [`bank_parallelism`]: distinct banks per short
 //!   window; [`row_locality`]: same-row references per bank (an estimate);
 //! - [`page_hotness`]: the hottest pages;
-//! - [`reuse_distance`]: exact LRU stack distances of lines;
+//! - [`reuse_distance`]: exact LRU stack distances of lines, or
+//!   [`reuse_sampled`]: estimated from a spatially hashed sample (SHARDS);
 //! - [`streams`]: sequential streams and the paper's SCR;
 //! - [`footprint`], [`dma_requests`]: per-process footprint and DMA
 //!   request sizes of virtual traces.
@@ -26,20 +27,24 @@ pub mod dma_requests;
 pub mod footprint;
 pub mod mix;
 pub mod page_hotness;
+pub mod partial;
 pub mod pictures;
 pub mod plot;
 pub mod reuse_distance;
+pub mod reuse_sampled;
 pub mod row_locality;
+mod serde_tables;
 pub mod streams;
 pub mod timeline;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use hmtt_format::archive::{AnyTrace, ArchiveError};
+use hmtt_format::archive::{AnyTrace, AnyTraceError, ArchiveError};
 use hmtt_format::config::{classify_event, EventKind};
 use hmtt_format::mapping::MappingError;
 use hmtt_format::trace::{NameTable, RecordKind, TraceRecord};
+use hmtt_format::trace_blocks::BlockReader;
 use hmtt_format::vtrace::VtraceView;
 use hmtt_format::{AddressMapping, Geometry};
 use serde::Serialize;
@@ -54,6 +59,8 @@ pub enum AnalyzeError {
     Archive(#[from] ArchiveError),
     #[error(transparent)]
     Mapping(#[from] MappingError),
+    #[error(transparent)]
+    Trace(#[from] AnyTraceError),
 }
 
 /// A hasher for integer keys (the std one is made for untrusted keys and
@@ -74,10 +81,16 @@ impl Hasher for MulHasher {
     fn write_u64(&mut self, x: u64) {
         self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
+    #[inline]
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
 }
 
 /// A map with integer keys.
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<MulHasher>>;
+/// A set of integer keys.
+pub type FastSet<K> = HashSet<K, BuildHasherDefault<MulHasher>>;
 
 /// Bucket of `d` among powers of two: 0 for 0, `k` for `2^(k-1) <= d < 2^k`.
 #[inline]
@@ -133,7 +146,29 @@ pub enum Item {
     Gap { packets: u64 },
 }
 
+/// What the analyses need to know of a trace besides its records.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct TraceMeta {
+    pub virtual_trace: bool,
+    pub tick_ps: u16,
+    pub boards: u8,
+    /// The geometry in the header, as `rank,bank,row,col_line` bits.
+    pub geometry: Option<String>,
+    /// The event names stored in the trace.
+    pub names: Vec<(u32, String)>,
+}
+
 impl TraceInput<'_, '_> {
+    pub fn meta(&self) -> TraceMeta {
+        TraceMeta {
+            virtual_trace: self.is_virtual(),
+            tick_ps: self.tick_ps(),
+            boards: self.boards(),
+            geometry: self.geometry().map(|g| g.to_string()),
+            names: self.names().names.clone(),
+        }
+    }
+
     pub fn names(&self) -> &NameTable {
         match self {
             TraceInput::Physical(t) => t.names(),
@@ -243,6 +278,8 @@ pub struct AnalyzeOptions {
     pub top_pages: usize,
     pub stream_window: usize,
     pub stream_min_len: u64,
+    /// Exact reuse distances, or sampled.
+    pub reuse: reuse_sampled::ReuseMode,
 }
 
 impl Default for AnalyzeOptions {
@@ -257,6 +294,7 @@ impl Default for AnalyzeOptions {
             top_pages: 20,
             stream_window: streams::DEFAULT_WINDOW,
             stream_min_len: streams::DEFAULT_MIN_LEN,
+            reuse: reuse_sampled::ReuseMode::Exact,
         }
     }
 }
@@ -287,18 +325,25 @@ pub struct Analysis {
 /// Tags of one event on several boards closer than this are one event.
 const SAME_EVENT_NS: f64 = 1000.0;
 
+/// The reuse distances in the making.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Reuse {
+    Exact(reuse_distance::ReuseDistance),
+    Sampled(reuse_sampled::SampledReuse),
+}
+
 /// The state of the first pass.
 pub struct Analyzer {
     decoder: banks::BankDecoder,
     geometry_source: &'static str,
     tick_ns: f64,
-    mix: mix::Mix,
+    mix: mix::MixCounts,
     timeline: timeline::Timeline,
     banks: banks::BankCounts,
     blp: bank_parallelism::BankParallelism,
     rows: row_locality::RowLocality,
     pub(crate) pages: page_hotness::PageHotness,
-    reuse: reuse_distance::ReuseDistance,
+    reuse: Reuse,
     streams: streams::Streams,
     virtual_streams: Option<streams::Streams>,
     footprint: Option<footprint::Footprint>,
@@ -307,7 +352,21 @@ pub struct Analyzer {
 
 impl Analyzer {
     pub fn new(input: &TraceInput, opts: &AnalyzeOptions) -> Result<Analyzer, AnalyzeError> {
-        let (geometry, geometry_source) = match (opts.geometry, input.geometry()) {
+        Analyzer::for_part(&input.meta(), opts, None)
+    }
+
+    /// The analyzer of a part of a physical trace: `later: Some(origin)`
+    /// for a part that follows another, `origin` being the tick of the
+    /// analysis' first reference (`None` when it has none); its results
+    /// only make sense merged after those of the parts before
+    /// ([`Analyzer::merge`]).
+    pub fn for_part(
+        meta: &TraceMeta,
+        opts: &AnalyzeOptions,
+        later: Option<Option<u64>>,
+    ) -> Result<Analyzer, AnalyzeError> {
+        let header_geometry = meta.geometry.as_deref().and_then(|g| g.parse().ok());
+        let (geometry, geometry_source) = match (opts.geometry, header_geometry) {
             (Some(g), _) => (g, "option"),
             (None, Some(g)) => (g, "trace header"),
             (None, None) => (Geometry::default(), "assumed"),
@@ -316,29 +375,52 @@ impl Analyzer {
             Some(t) => AddressMapping::from_toml(t, geometry)?,
             None => AddressMapping::linear(geometry),
         };
-        let tick_ns = f64::from(input.tick_ps().max(1)) / 1000.0;
+        let tick_ns = f64::from(meta.tick_ps.max(1)) / 1000.0;
         let ticks = |ns: f64| (ns / tick_ns).round().max(1.0) as u64;
-        let timeline = match opts.interval_ns {
-            Some(ns) => timeline::Timeline::new(ticks(ns), timeline::MAX_INTERVALS),
-            None => timeline::Timeline::new(ticks(1000.0), timeline::DEFAULT_INTERVALS),
+        let (width, max) = match opts.interval_ns {
+            Some(ns) => (ticks(ns), timeline::MAX_INTERVALS),
+            None => (ticks(1000.0), timeline::DEFAULT_INTERVALS),
         };
-        let virt = input.is_virtual();
+        let timeline = match later {
+            Some(origin) => timeline::Timeline::for_part(width, max, origin, true),
+            None => timeline::Timeline::new(width, max),
+        };
+        let virt = meta.virtual_trace;
+        let part = later.is_some();
+        let blp_ticks = ticks(opts.blp_window_ns);
         Ok(Analyzer {
             decoder: banks::BankDecoder::new(
                 mapping,
-                u64::from(input.boards()),
+                u64::from(meta.boards),
                 opts.interleave_shift,
             ),
             geometry_source,
             tick_ns,
-            mix: mix::Mix::default(),
+            mix: mix::MixCounts::default(),
             timeline,
             banks: banks::BankCounts::default(),
-            blp: bank_parallelism::BankParallelism::new(ticks(opts.blp_window_ns)),
+            blp: if part {
+                bank_parallelism::BankParallelism::for_later_part(blp_ticks)
+            } else {
+                bank_parallelism::BankParallelism::new(blp_ticks)
+            },
             rows: row_locality::RowLocality::default(),
-            pages: page_hotness::PageHotness::default(),
-            reuse: reuse_distance::ReuseDistance::default(),
-            streams: streams::Streams::new(opts.stream_window, opts.stream_min_len),
+            pages: page_hotness::PageHotness::new(geometry.capacity_bytes()),
+            reuse: match (opts.reuse, part) {
+                (reuse_sampled::ReuseMode::Exact, false) => {
+                    Reuse::Exact(reuse_distance::ReuseDistance::new(geometry.lines()))
+                }
+                (reuse_sampled::ReuseMode::Exact, true) => Reuse::Exact(
+                    reuse_distance::ReuseDistance::for_later_part(geometry.lines()),
+                ),
+                (mode, false) => Reuse::Sampled(reuse_sampled::SampledReuse::new(mode)),
+                (mode, true) => Reuse::Sampled(reuse_sampled::SampledReuse::for_later_part(mode)),
+            },
+            streams: if part {
+                streams::Streams::for_later_part(opts.stream_window, opts.stream_min_len)
+            } else {
+                streams::Streams::new(opts.stream_window, opts.stream_min_len)
+            },
             virtual_streams: virt
                 .then(|| streams::Streams::new(opts.stream_window, opts.stream_min_len)),
             footprint: virt.then(footprint::Footprint::default),
@@ -351,31 +433,13 @@ impl Analyzer {
     pub fn add(&mut self, item: Item) {
         let a = match item {
             Item::Access(a) => a,
-            Item::Event { tick, index } => {
-                let same = (SAME_EVENT_NS / self.tick_ns) as u64;
-                return self.timeline.event(tick, index, same);
-            }
+            Item::Event { tick, index } => return self.event(tick, index),
             Item::Lost { count } => return self.mix.add_lost(count),
             Item::Gap { packets } => return self.mix.add_gap(packets),
         };
-        let line = a.pa >> 6;
-        self.mix.add(&a);
-        self.timeline.reference(a.tick, a.write);
-        match self.decoder.coord(a.pa) {
-            Some(c) => {
-                let id = self.decoder.bank_id(a.board, &c);
-                self.banks.add(id, a.write);
-                self.rows.add(id, c.row);
-                if let Some((start, banks)) = self.blp.add(a.tick, id) {
-                    self.timeline.parallelism(start, banks);
-                }
-            }
-            None => self.banks.outside(),
-        }
-        self.pages.add(a.pa, a.write);
-        self.reuse.access(line);
-        self.streams.access(0, line);
+        self.access(a.tick, a.board, a.pa, a.write);
         if let Some(v) = a.virt {
+            self.mix.add_virtual(&v, a.write);
             if let Some((pid, va)) = v.owner {
                 if let Some(s) = self.virtual_streams.as_mut() {
                     s.access(pid, va >> 6);
@@ -386,41 +450,240 @@ impl Analyzer {
             }
             if v.dma {
                 if let Some(d) = self.dma.as_mut() {
-                    d.add(line, a.write);
+                    d.add(a.pa >> 6, a.write);
                 }
             }
         }
     }
 
+    fn event(&mut self, tick: u64, index: u32) {
+        let same = (SAME_EVENT_NS / self.tick_ns) as u64;
+        self.timeline.event(tick, index, same);
+    }
+
+    /// What every analysis of a physical reference does.
+    #[inline(always)]
+    fn access(&mut self, tick: u64, board: u8, pa: u64, write: bool) {
+        self.mix.add(tick, board, write);
+        self.timeline.reference(tick, write);
+        match self.decoder.coord(pa) {
+            Some(c) => {
+                let id = self.decoder.bank_id(board, &c);
+                self.banks.add(id, write);
+                self.rows.add(id, c.row);
+                if let Some((start, banks)) = self.blp.add(tick, id) {
+                    self.timeline.parallelism(start, banks);
+                }
+            }
+            None => self.banks.outside(),
+        }
+        self.pages.add(pa, write);
+        let line = pa >> 6;
+        match &mut self.reuse {
+            Reuse::Exact(r) => {
+                r.access(line);
+            }
+            Reuse::Sampled(r) => r.access(line),
+        }
+        self.streams.access(0, line);
+    }
+
+    /// The records of a physical trace, in order: as [`TraceInput::each`]
+    /// gives them to [`Analyzer::add`], a block at a time. `window` is the
+    /// pass's event window (its state carries from block to block).
+    pub fn add_records(&mut self, records: &[TraceRecord], window: &mut Option<EventWindow>) {
+        for r in records {
+            if r.is_access() {
+                if window.as_ref().is_none_or(|w| w.contains(r.board())) {
+                    self.access(r.tick, r.board(), r.pa(), r.packed & 1 == 1);
+                }
+                continue;
+            }
+            self.add_other(r, window);
+        }
+    }
+
+    /// A record other than a READ or WRITE.
+    #[inline(never)]
+    fn add_other(&mut self, r: &TraceRecord, window: &mut Option<EventWindow>) {
+        let inside = window.as_ref().is_none_or(|w| w.contains(r.board()));
+        match r.kind() {
+            RecordKind::Lost if inside => self.mix.add_lost(r.value()),
+            RecordKind::GapBegin if inside => self.mix.add_gap(r.value()),
+            RecordKind::Tag { .. } => {
+                let index = r.value() as u32;
+                if let Some(w) = window.as_mut() {
+                    w.tag(r.board(), index);
+                }
+                let inside = window.as_ref().is_none_or(|w| w.contains(r.board()));
+                let boundary = window
+                    .as_ref()
+                    .is_some_and(|w| w.events().0 == index || w.events().1 == index);
+                if matches!(classify_event(index), EventKind::User(_)) && (inside || boundary) {
+                    self.event(r.tick, index);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Adds the analysis of the part of the trace that follows this one
+    /// (made by [`Analyzer::for_part`] with the same input and options):
+    /// afterwards this is the analysis of both parts, as one pass makes it.
+    pub fn merge(&mut self, later: Analyzer) -> Result<(), streams::NotConverged> {
+        self.mix.merge(&later.mix);
+        let same = (SAME_EVENT_NS / self.tick_ns) as u64;
+        self.timeline.merge(later.timeline, same);
+        self.banks.merge(&later.banks);
+        for (start, banks) in self.blp.merge(later.blp) {
+            self.timeline.parallelism(start, banks);
+        }
+        self.rows.merge(&later.rows);
+        self.pages.merge(&later.pages);
+        match (&mut self.reuse, later.reuse) {
+            (Reuse::Exact(a), Reuse::Exact(b)) => a.merge(b),
+            (Reuse::Sampled(a), Reuse::Sampled(b)) => a.merge(b),
+            _ => unreachable!("parts made with the same options"),
+        }
+        self.streams.merge(later.streams)
+    }
+
     /// The report, once every item has been added.
     pub fn finish(&mut self, input: &TraceInput, opts: &AnalyzeOptions) -> Analysis {
+        self.finish_meta(&input.meta(), opts)
+    }
+
+    /// The report, once every item has been added.
+    pub fn finish_meta(&mut self, meta: &TraceMeta, opts: &AnalyzeOptions) -> Analysis {
         if let Some((start, banks)) = self.blp.finish() {
             self.timeline.parallelism(start, banks);
         }
-        let names = input.names();
-        let duration_ticks = self.mix.last_tick - self.mix.first_tick.unwrap_or(self.mix.last_tick);
+        let names = NameTable {
+            names: meta.names.clone(),
+        };
+        let names = &names;
+        let mix = self.mix.mix();
+        let duration_ticks = mix.last_tick - mix.first_tick.unwrap_or(mix.last_tick);
         Analysis {
-            virtual_trace: input.is_virtual(),
-            tick_ps: input.tick_ps(),
+            virtual_trace: meta.virtual_trace,
+            tick_ps: meta.tick_ps,
             window: opts.window.as_ref().map(EventWindow::events),
-            mix: self.mix.clone(),
             duration_ns: duration_ticks as f64 * self.tick_ns,
             timeline: self
                 .timeline
-                .report(self.tick_ns, self.mix.last_tick, &|i| event_name(i, names)),
+                .report(self.tick_ns, mix.last_tick, &|i| event_name(i, names)),
             banks: self
                 .banks
                 .report(self.decoder.geometry(), self.geometry_source),
             bank_parallelism: self.blp.report(self.tick_ns),
             row_locality: self.rows.report(),
-            pages: self.pages.report(opts.top_pages, self.mix.references()),
-            reuse: self.reuse.report(),
+            pages: self.pages.report(opts.top_pages, mix.references()),
+            reuse: match &self.reuse {
+                Reuse::Exact(r) => r.report(),
+                Reuse::Sampled(r) => r.report(),
+            },
             streams: self.streams.finish(),
             virtual_streams: self.virtual_streams.as_mut().map(streams::Streams::finish),
             processes: self.footprint.as_ref().map(footprint::Footprint::report),
             dma_requests: self.dma.as_mut().map(dma_requests::DmaRequests::finish),
+            mix,
         }
     }
+}
+
+/// Whether [`analyze_parts`] can split this analysis: a physical trace,
+/// no event window (whether a board is inside it depends on every tag
+/// before), and reuse distances exact or sampled at a fixed rate.
+pub fn splittable(input: &TraceInput, opts: &AnalyzeOptions) -> bool {
+    matches!(input, TraceInput::Physical(_))
+        && opts.window.is_none()
+        && reuse_sampled::SampledReuse::mergeable(opts.reuse)
+}
+
+/// The tick of the first reference of a physical trace.
+pub fn first_reference_tick(trace: &AnyTrace) -> Result<Option<u64>, AnalyzeError> {
+    let mut reader = BlockReader::new(trace);
+    for b in 0..reader.block_count() {
+        if let Some(r) = reader.block(b)?.iter().find(|r| r.is_access()) {
+            return Ok(Some(r.tick));
+        }
+    }
+    Ok(None)
+}
+
+/// The analysis of blocks `blocks` of a physical trace (the blocks of
+/// [`BlockReader`]); `origin` as [`Analyzer::for_part`] takes it (`None`
+/// for the part that starts the trace).
+pub fn analyze_blocks(
+    input: &TraceInput,
+    opts: &AnalyzeOptions,
+    blocks: std::ops::Range<usize>,
+    origin: Option<Option<u64>>,
+) -> Result<Analyzer, AnalyzeError> {
+    let TraceInput::Physical(trace) = input else {
+        unreachable!("only physical traces are split");
+    };
+    let mut a = Analyzer::for_part(&input.meta(), opts, origin)?;
+    let mut reader = BlockReader::new(trace);
+    let mut window = None;
+    for b in blocks {
+        a.add_records(reader.block(b)?, &mut window);
+    }
+    Ok(a)
+}
+
+/// Analyses `input` on `threads` threads, each over a run of the trace's
+/// blocks, and merges the parts in order: the same report as
+/// [`analyze`]'s. `data` holds the bytes `input` was opened from: each
+/// thread opens a view of its own (an archive view decodes with scratch
+/// buffers of its own). Falls back to one pass when the analysis cannot be
+/// split ([`splittable`]) or the parts' streams do not merge.
+pub fn analyze_parts(
+    data: &[u8],
+    input: &TraceInput,
+    opts: &AnalyzeOptions,
+    threads: usize,
+) -> Result<(Analysis, Analyzer), AnalyzeError> {
+    let TraceInput::Physical(trace) = input else {
+        return analyze(input, opts);
+    };
+    let blocks = BlockReader::new(trace).block_count();
+    let threads = threads.min(blocks);
+    if threads <= 1 || !splittable(input, opts) {
+        return analyze(input, opts);
+    }
+    let origin = first_reference_tick(trace)?;
+    let ranges: Vec<std::ops::Range<usize>> = (0..threads)
+        .map(|i| blocks * i / threads..blocks * (i + 1) / threads)
+        .collect();
+    let parts: Vec<Result<Analyzer, AnalyzeError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ranges
+            .iter()
+            .enumerate()
+            .map(|(i, range)| {
+                let range = range.clone();
+                let later = (i > 0).then_some(origin);
+                scope.spawn(move || {
+                    let trace = AnyTrace::new_checked(data)?;
+                    analyze_blocks(&TraceInput::Physical(&trace), opts, range, later)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("an analysis thread panicked"))
+            .collect()
+    });
+    let mut parts = parts.into_iter();
+    let mut whole = parts.next().expect("at least one part")?;
+    for part in parts {
+        if let Err(e) = whole.merge(part?) {
+            tracing::warn!("{e}: analysed again in one pass");
+            return analyze(input, opts);
+        }
+    }
+    let report = whole.finish(input, opts);
+    Ok((report, whole))
 }
 
 /// Analyses `input` in one pass; returns the report and the analyzer (whose
@@ -430,7 +693,16 @@ pub fn analyze(
     opts: &AnalyzeOptions,
 ) -> Result<(Analysis, Analyzer), AnalyzeError> {
     let mut a = Analyzer::new(input, opts)?;
-    input.each(opts.window.clone(), &mut |item| a.add(item))?;
+    match input {
+        TraceInput::Physical(trace) => {
+            let mut window = opts.window.clone();
+            let mut reader = BlockReader::new(trace);
+            for b in 0..reader.block_count() {
+                a.add_records(reader.block(b)?, &mut window);
+            }
+        }
+        TraceInput::Virtual(_) => input.each(opts.window.clone(), &mut |item| a.add(item))?,
+    }
     let report = a.finish(input, opts);
     Ok((report, a))
 }

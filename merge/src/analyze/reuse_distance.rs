@@ -2,11 +2,15 @@
 //! other lines referenced since the last reference to the same line (its
 //! exact LRU stack distance; 0 = the line was the last one referenced).
 //! Not sampled: a Fenwick tree over last-use times holds a 1 at the time
-//! each line was last used, so the distance is the count of ones after
-//! that time, O(log n) per reference. When the times run past the tree,
-//! the live times are renumbered 0..d (d = distinct lines) and the tree is
-//! rebuilt with twice that room, so memory stays proportional to the
-//! distinct lines, not to the references.
+//! each line was last used, so the distance is the count of ones between
+//! that time and now, O(log n) per reference (the two walks stop where
+//! they meet, so short distances cost few steps). When the times run past
+//! the tree, the live times are renumbered 0..d (d = distinct lines, in
+//! one pass over the times' owners) and the tree is rebuilt with twice that
+//! room, so memory stays proportional to the distinct lines, not to the
+//! references. A line's last use is kept in a table indexed by line for
+//! the DIMM's first [`MAX_TABLE_LINES`] lines (allocated zeroed: only the
+//! parts touched take memory), in a map beyond.
 
 use serde::Serialize;
 
@@ -15,11 +19,16 @@ use super::{log2_bucket, FastMap};
 /// Least room of the tree after a renumbering.
 const MIN_ROOM: usize = 1 << 16;
 
+/// Lines whose last use is kept in the table (4 GiB of memory, a 256 MiB
+/// table at most).
+pub const MAX_TABLE_LINES: u64 = 1 << 26;
+
 /// A Fenwick (binary indexed) tree of counts.
 struct Fenwick(Vec<u32>);
 
 impl Fenwick {
     /// A tree of `n` zeros.
+    #[cfg(test)]
     fn new(n: usize) -> Fenwick {
         Fenwick(vec![0; n + 1])
     }
@@ -34,6 +43,23 @@ impl Fenwick {
         }
         Fenwick(t)
     }
+    #[inline(always)]
+    fn increment(&mut self, pos: usize) {
+        let mut i = pos + 1;
+        while i < self.0.len() {
+            self.0[i] = self.0[i].wrapping_add(1);
+            i += i & i.wrapping_neg();
+        }
+    }
+    #[inline(always)]
+    fn decrement(&mut self, pos: usize) {
+        let mut i = pos + 1;
+        while i < self.0.len() {
+            self.0[i] = self.0[i].wrapping_sub(1);
+            i += i & i.wrapping_neg();
+        }
+    }
+    #[cfg(test)]
     fn add(&mut self, pos: usize, delta: i32) {
         let mut i = pos + 1;
         while i < self.0.len() {
@@ -41,31 +67,183 @@ impl Fenwick {
             i += i & i.wrapping_neg();
         }
     }
-    /// Sum of positions `0..=pos`.
-    fn prefix(&self, pos: usize) -> u64 {
-        let mut i = pos + 1;
-        let mut s = 0u64;
-        while i > 0 {
-            s += u64::from(self.0[i]);
+    /// Sum of positions `lo + 1 .. hi` (both ends left out; `lo < hi`):
+    /// the two prefix walks, each stopped where it meets the other.
+    #[inline(always)]
+    fn between(&self, lo: usize, hi: usize) -> u64 {
+        // prefix(hi - 1) walks down from node hi, prefix(lo) from lo + 1.
+        let (mut i, mut j) = (hi, lo + 1);
+        let mut sum = 0u64;
+        while i > j {
+            sum += u64::from(self.0[i]);
             i -= i & i.wrapping_neg();
+            while j > i {
+                sum = sum.wrapping_sub(u64::from(self.0[j]));
+                j -= j & j.wrapping_neg();
+            }
+        }
+        sum
+    }
+}
+
+/// Last use of each line: time + 1 (0: never) in a table for the lines
+/// below its length, in a map beyond.
+struct LastUse {
+    table: Vec<u32>,
+    beyond: FastMap<u64, u32>,
+}
+
+impl LastUse {
+    /// Sets `line`'s last use to `now`; returns the one before.
+    #[inline(always)]
+    fn replace(&mut self, line: u64, now: u32) -> Option<u32> {
+        match self.table.get_mut(line as usize) {
+            Some(slot) => std::mem::replace(slot, now + 1).checked_sub(1),
+            None => self.beyond.insert(line, now),
+        }
+    }
+    fn remove(&mut self, line: u64) -> Option<u32> {
+        match self.table.get_mut(line as usize) {
+            Some(slot) => std::mem::take(slot).checked_sub(1),
+            None => self.beyond.remove(&line),
+        }
+    }
+    #[inline]
+    fn get(&self, line: u64) -> Option<u32> {
+        match self.table.get(line as usize) {
+            Some(&t) => t.checked_sub(1),
+            None => self.beyond.get(&line).copied(),
+        }
+    }
+}
+
+/// Exact LRU stack distances of a stream of lines (the engine of the
+/// exact histogram and of the sampled one, which also forgets lines).
+/// Saved as its table's length and its lines, least recently used first.
+#[derive(serde::Deserialize)]
+#[serde(from = "StackState")]
+pub struct StackDistances {
+    last_use: LastUse,
+    tree: Fenwick,
+    /// The line last used at each time below `now`.
+    owner: Vec<u64>,
+    now: u32,
+}
+
+/// What [`StackDistances`] is saved as.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StackState {
+    table_lines: u64,
+    lines: Vec<u64>,
+}
+
+impl serde::Serialize for StackDistances {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        StackState {
+            table_lines: self.last_use.table.len() as u64,
+            lines: self.lines_by_last_use(),
+        }
+        .serialize(s)
+    }
+}
+
+impl From<StackState> for StackDistances {
+    fn from(state: StackState) -> StackDistances {
+        let mut s = StackDistances::new(state.table_lines);
+        for line in state.lines {
+            s.access(line);
         }
         s
     }
 }
 
+impl StackDistances {
+    /// Keeps the last uses of the lines below `table_lines` (at most
+    /// [`MAX_TABLE_LINES`]) in the table, the others in a map.
+    pub fn new(table_lines: u64) -> StackDistances {
+        StackDistances {
+            last_use: LastUse {
+                table: vec![0; table_lines.min(MAX_TABLE_LINES) as usize],
+                beyond: FastMap::default(),
+            },
+            tree: Fenwick::with_leading_ones(MIN_ROOM, 0),
+            owner: vec![0; MIN_ROOM],
+            now: 0,
+        }
+    }
+
+    /// A reference to `line`; returns its distance (`None`: first use, or
+    /// first since it was forgotten).
+    #[inline(always)]
+    pub fn access(&mut self, line: u64) -> Option<u64> {
+        let now = self.now;
+        let distance = self.last_use.replace(line, now).map(|t| {
+            let d = self.tree.between(t as usize, now as usize);
+            self.tree.decrement(t as usize);
+            d
+        });
+        self.tree.increment(now as usize);
+        self.owner[now as usize] = line;
+        self.now += 1;
+        if self.now as usize >= self.owner.len() {
+            self.renumber();
+        }
+        distance
+    }
+
+    /// The lines in the stack, least recently used first.
+    pub fn lines_by_last_use(&self) -> Vec<u64> {
+        (0..self.now as usize)
+            .filter(|&t| self.last_use.get(self.owner[t]) == Some(t as u32))
+            .map(|t| self.owner[t])
+            .collect()
+    }
+
+    /// Leaves `line` out of the stack, as if never referenced.
+    pub fn forget(&mut self, line: u64) {
+        if let Some(t) = self.last_use.remove(line) {
+            self.tree.decrement(t as usize);
+        }
+    }
+
+    /// Gives the live last-use times the numbers 0..d in their order.
+    #[inline(never)]
+    fn renumber(&mut self) {
+        let mut live = 0usize;
+        for t in 0..self.now as usize {
+            let line = self.owner[t];
+            if self.last_use.get(line) == Some(t as u32) {
+                self.last_use.replace(line, live as u32);
+                self.owner[live] = line;
+                live += 1;
+            }
+        }
+        let room = (2 * live).max(MIN_ROOM);
+        assert!(room < u32::MAX as usize, "more than 2^31 distinct lines");
+        self.owner.truncate(live);
+        self.owner.resize(room, 0);
+        self.owner.shrink_to(room);
+        self.tree = Fenwick::with_leading_ones(room, live);
+        self.now = live as u32;
+    }
+}
+
 /// The reuse-distance histogram in the making.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct ReuseDistance {
-    last_use: FastMap<u64, u32>,
-    tree: Fenwick,
-    room: usize,
-    now: u32,
+    stack: StackDistances,
     /// Bucket 0: distance 0; bucket k: distances in [2^(k-1), 2^k).
+    #[serde(with = "super::serde_tables::array")]
     buckets: [u64; 65],
     cold: u64,
+    /// A part of a trace that follows another: the lines of its first
+    /// references to each line, in order (their distances depend on the
+    /// part before; [`ReuseDistance::merge`] measures them).
+    firsts: Option<Vec<u64>>,
 }
 
 /// The histogram of exact LRU stack distances.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ReuseReport {
     /// First references to a line (no reuse; an infinite distance).
     pub cold: u64,
@@ -74,61 +252,74 @@ pub struct ReuseReport {
     pub buckets: Vec<(u64, u64, u64)>,
     /// Distinct lines referenced.
     pub distinct_lines: u64,
+    /// Present when the histogram is estimated from a sample
+    /// (`--reuse sampled`): then every count above is an estimate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<super::reuse_sampled::Sampling>,
 }
 
 impl Default for ReuseDistance {
     fn default() -> Self {
-        ReuseDistance {
-            last_use: FastMap::default(),
-            tree: Fenwick::new(MIN_ROOM),
-            room: MIN_ROOM,
-            now: 0,
-            buckets: [0; 65],
-            cold: 0,
-        }
+        ReuseDistance::new(0)
     }
 }
 
 impl ReuseDistance {
-    /// A reference to `line`; returns its distance (`None`: first use).
-    #[inline]
-    pub fn access(&mut self, line: u64) -> Option<u64> {
-        let now = self.now;
-        let distance = match self.last_use.insert(line, now) {
-            Some(t) => {
-                let d = self.tree.prefix(now as usize - 1) - self.tree.prefix(t as usize);
-                self.tree.add(t as usize, -1);
-                self.buckets[log2_bucket(d)] += 1;
-                Some(d)
-            }
-            None => {
-                self.cold += 1;
-                None
-            }
-        };
-        self.tree.add(now as usize, 1);
-        self.now += 1;
-        if self.now as usize >= self.room {
-            self.renumber();
+    /// Keeps the last uses of the lines below `table_lines` (at most
+    /// [`MAX_TABLE_LINES`]) in a table.
+    pub fn new(table_lines: u64) -> ReuseDistance {
+        ReuseDistance {
+            stack: StackDistances::new(table_lines),
+            buckets: [0; 65],
+            cold: 0,
+            firsts: None,
         }
-        distance
     }
 
-    /// Gives the live last-use times the numbers 0..d in their order.
-    fn renumber(&mut self) {
-        let mut live: Vec<(u32, u64)> = self.last_use.iter().map(|(&l, &t)| (t, l)).collect();
-        live.sort_unstable_by_key(|&(t, _)| t);
-        for (i, (_, line)) in live.iter().enumerate() {
-            self.last_use.insert(*line, i as u32);
+    /// The same for a part of a trace that follows another.
+    pub fn for_later_part(table_lines: u64) -> ReuseDistance {
+        ReuseDistance {
+            firsts: Some(Vec::new()),
+            ..ReuseDistance::new(table_lines)
         }
-        let d = live.len();
-        self.room = (2 * d).max(MIN_ROOM);
-        assert!(
-            self.room < u32::MAX as usize,
-            "more than 2^31 distinct lines"
-        );
-        self.tree = Fenwick::with_leading_ones(self.room, d);
-        self.now = d as u32;
+    }
+
+    /// Adds the part of the trace that follows this one: the first
+    /// references of `later`'s lines are measured against this part's
+    /// stack, then the stack takes `later`'s order.
+    pub fn merge(&mut self, later: ReuseDistance) {
+        for &line in later.firsts.iter().flatten() {
+            match self.stack.access(line) {
+                Some(d) => self.buckets[log2_bucket(d)] += 1,
+                None => self.cold += 1,
+            }
+        }
+        for line in later.stack.lines_by_last_use() {
+            self.stack.access(line);
+        }
+        for (a, b) in self.buckets.iter_mut().zip(later.buckets) {
+            *a += b;
+        }
+        self.cold += later.cold;
+    }
+
+    /// A reference to `line`; returns its distance (`None`: first use).
+    #[inline(always)]
+    pub fn access(&mut self, line: u64) -> Option<u64> {
+        let d = self.stack.access(line);
+        match d {
+            Some(d) => self.buckets[log2_bucket(d)] += 1,
+            None => self.first(line),
+        }
+        d
+    }
+
+    #[inline(never)]
+    fn first(&mut self, line: u64) {
+        match self.firsts.as_mut() {
+            Some(f) => f.push(line),
+            None => self.cold += 1,
+        }
     }
 
     pub fn report(&self) -> ReuseReport {
@@ -145,7 +336,8 @@ impl ReuseDistance {
                     (lo, hi, self.buckets[k])
                 })
                 .collect(),
-            distinct_lines: self.last_use.len() as u64,
+            distinct_lines: self.cold,
+            sampling: None,
         }
     }
 }

@@ -10,7 +10,10 @@
 //! stream from `min_len` references on (3: a prefetcher's "three
 //! contiguous accesses").
 //!
-//! Memory: a ring of `window` chain ends.
+//! Memory: a ring of `window` chain ends. For a window of up to 64, the
+//! slots holding each line are also kept by the line's low bits (a mask of
+//! slots per bucket), so a reference finds the chain ends it may continue
+//! without a scan of the ring.
 
 use serde::Serialize;
 
@@ -21,7 +24,7 @@ pub const DEFAULT_WINDOW: usize = 32;
 /// Default shortest chain that counts as a stream.
 pub const DEFAULT_MIN_LEN: u64 = 3;
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 struct ChainEnd {
     space: u32,
     line: u64,
@@ -29,14 +32,79 @@ struct ChainEnd {
     dir: i8,
     len: u64,
     live: bool,
+    /// Index of the chain's first reference (in this detector's count).
+    born: u64,
+}
+
+/// References of a part of a trace that follows another kept for
+/// [`Streams::merge`].
+pub const HEAD_REFERENCES: u64 = 1 << 16;
+/// Where the detector's state is kept for [`Streams::merge`] to compare.
+const CHECKPOINTS: [u64; 6] = [64, 256, 1024, 4096, 16384, 65536];
+
+/// The counters of the detector at one time.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct Counts {
+    references: u64,
+    stream_references: u64,
+    streams: u64,
+    #[serde(with = "super::serde_tables::array")]
+    lengths: [u64; 65],
+}
+
+/// The detector's state after the first `at` references of a part.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Checkpoint {
+    at: u64,
+    ring: Vec<ChainEnd>,
+    lines: Vec<u64>,
+    pos: usize,
+    counts: Counts,
+    /// The longest chain that ended after it.
+    longest_after: u64,
+}
+
+/// What a part of a trace that follows another keeps so that
+/// [`Streams::merge`] can give the counts of one pass: its first
+/// references, the detector's state at a few of them, and the chains
+/// started among them that ended later. Which references join which chain
+/// depends on the chain ends of the part before only until the state of the
+/// detector run on from the part before equals this part's own (after
+/// every chain end of the window has come from this part, in practice
+/// within the first checkpoint); from then on only the lengths of the
+/// chains running at that point differ, by what they had before.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Head {
+    references: Vec<(u32, u64)>,
+    checkpoints: Vec<Checkpoint>,
+    /// (index of the reference that ended it, born, length) of chains born
+    /// among the first references.
+    closes: Vec<(u64, u64, u64)>,
+}
+
+/// Why two parts' streams cannot be merged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the stream detector's state after the part before did not meet this part's own within its first {HEAD_REFERENCES} references")]
+pub struct NotConverged;
+
+/// Buckets of [`Streams::slots_by_line`].
+const LINE_BUCKETS: usize = 1024;
+
+#[inline(always)]
+fn line_bucket(line: u64) -> usize {
+    (line as usize) & (LINE_BUCKETS - 1)
 }
 
 /// The stream detector.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Streams {
     ring: Vec<ChainEnd>,
     /// The ring's lines alone (`u64::MAX` for a slot never used), for the
     /// search.
     lines: Vec<u64>,
+    /// Windows of up to 64: bucket of a line's low bits → mask of the
+    /// slots whose line falls in it.
+    slots_by_line: Vec<u64>,
     pos: usize,
     min_len: u64,
     references: u64,
@@ -44,7 +112,9 @@ pub struct Streams {
     streams: u64,
     longest: u64,
     /// Chain lengths by [`log2_bucket`].
+    #[serde(with = "super::serde_tables::array")]
     lengths: [u64; 65],
+    head: Option<Box<Head>>,
 }
 
 /// What the detector found.
@@ -69,6 +139,11 @@ impl Streams {
         Streams {
             ring: vec![ChainEnd::default(); window.max(1)],
             lines: vec![u64::MAX; window.max(1)],
+            slots_by_line: if window <= 64 {
+                vec![0; LINE_BUCKETS]
+            } else {
+                Vec::new()
+            },
             pos: 0,
             min_len: min_len.max(1),
             references: 0,
@@ -76,25 +151,179 @@ impl Streams {
             streams: 0,
             longest: 0,
             lengths: [0; 65],
+            head: None,
         }
+    }
+
+    /// The detector of a part of a trace that follows another.
+    pub fn for_later_part(window: usize, min_len: u64) -> Streams {
+        Streams {
+            head: Some(Box::new(Head {
+                references: Vec::new(),
+                checkpoints: Vec::new(),
+                closes: Vec::new(),
+            })),
+            ..Streams::new(window, min_len)
+        }
+    }
+
+    fn counts(&self) -> Counts {
+        Counts {
+            references: self.references,
+            stream_references: self.stream_references,
+            streams: self.streams,
+            lengths: self.lengths,
+        }
+    }
+
+    /// How far this ring's slots are turned from those of `cp` (the part
+    /// started its ring at slot 0, wherever this one was).
+    fn turn(&self, cp: &Checkpoint) -> usize {
+        let w = self.ring.len();
+        (self.pos + w - cp.pos % w) % w
+    }
+
+    /// Whether the chain ends are those of `cp`, lengths apart.
+    fn same_shape(&self, cp: &Checkpoint) -> bool {
+        let (w, turn) = (self.ring.len(), self.turn(cp));
+        cp.ring.len() == w
+            && (0..w).all(|j| {
+                let (a, b) = (&self.ring[(j + turn) % w], &cp.ring[j]);
+                self.lines[(j + turn) % w] == cp.lines[j]
+                    && a.live == b.live
+                    && (!a.live || (a.space, a.line, a.dir) == (b.space, b.line, b.dir))
+            })
+    }
+
+    /// Adds the part of the trace that follows this one (made by
+    /// [`Streams::for_later_part`] with the same window): its first
+    /// references are run on from this state until the state meets the
+    /// part's own, then the part's counts from there on are added, the
+    /// chains running at that point lengthened by what they had here.
+    pub fn merge(&mut self, mut later: Streams) -> Result<(), NotConverged> {
+        let head = later.head.take().expect("a later part's detector");
+        for (i, &(space, line)) in head.references.iter().enumerate() {
+            self.access(space, line);
+            let k = i as u64 + 1;
+            let Some(cp) = head.checkpoints.iter().find(|c| c.at == k) else {
+                continue;
+            };
+            if !self.same_shape(cp) {
+                continue;
+            }
+            let (w, turn) = (self.ring.len(), self.turn(cp));
+            let deltas: Vec<(u64, u64)> = (0..w)
+                .map(|j| (&self.ring[(j + turn) % w], &cp.ring[j]))
+                .filter(|(_, b)| b.live)
+                .map(|(a, b)| (b.born, a.len - b.len))
+                .collect();
+            let delta = |born: u64| deltas.iter().find(|d| d.0 == born).map(|d| d.1);
+            self.references += later.references - cp.counts.references;
+            self.stream_references = self
+                .stream_references
+                .wrapping_add(later.stream_references - cp.counts.stream_references);
+            self.streams = self.streams.wrapping_add(later.streams - cp.counts.streams);
+            for (a, (b, c)) in self
+                .lengths
+                .iter_mut()
+                .zip(later.lengths.iter().zip(&cp.counts.lengths))
+            {
+                *a = a.wrapping_add(b - c);
+            }
+            self.longest = self.longest.max(cp.longest_after);
+            for &(at, born, len) in &head.closes {
+                if let Some(d) = delta(born).filter(|_| at >= k) {
+                    self.uncount(len);
+                    self.close(len + d);
+                }
+            }
+            for (j, e) in later.ring.iter().enumerate() {
+                let mut e = *e;
+                if e.live {
+                    e.len += delta(e.born).unwrap_or(0);
+                }
+                self.ring[(j + turn) % w] = e;
+                self.lines[(j + turn) % w] = later.lines[j];
+            }
+            self.pos = (later.pos + turn) % w;
+            if !self.slots_by_line.is_empty() {
+                self.slots_by_line.fill(0);
+                for (j, &line) in self.lines.iter().enumerate() {
+                    if line != u64::MAX {
+                        self.slots_by_line[line_bucket(line)] |= 1 << j;
+                    }
+                }
+            }
+            return Ok(());
+        }
+        if head.references.len() as u64 == later.references {
+            Ok(())
+        } else {
+            Err(NotConverged)
+        }
+    }
+
+    /// Takes back a chain counted by [`Streams::close`].
+    fn uncount(&mut self, len: u64) {
+        self.lengths[log2_bucket(len)] = self.lengths[log2_bucket(len)].wrapping_sub(1);
+        if len >= self.min_len {
+            self.streams = self.streams.wrapping_sub(1);
+            self.stream_references = self.stream_references.wrapping_sub(len);
+        }
+    }
+
+    /// A later part's bookkeeping of its first references.
+    #[inline(never)]
+    fn keep_head(&mut self, space: u32, line: u64) {
+        let index = self.references - 1;
+        if index < HEAD_REFERENCES {
+            self.head
+                .as_mut()
+                .expect("a later part")
+                .references
+                .push((space, line));
+        }
+    }
+
+    #[inline(never)]
+    fn checkpoint(&mut self) {
+        let cp = Checkpoint {
+            at: self.references,
+            ring: self.ring.clone(),
+            lines: self.lines.clone(),
+            pos: self.pos,
+            counts: self.counts(),
+            longest_after: 0,
+        };
+        self.head
+            .as_mut()
+            .expect("a later part")
+            .checkpoints
+            .push(cp);
     }
 
     /// A reference to `line` of address space `space` (0 physical, or a
     /// process); returns the length of its chain so far.
-    #[inline]
+    #[inline(always)]
     pub fn access(&mut self, space: u32, line: u64) -> u64 {
         self.references += 1;
+        if self.head.is_some() {
+            self.keep_head(space, line);
+        }
         let joined = self.find(space, line);
-        let (dir, len) = match joined {
+        let (dir, len, born) = match joined {
             Some((j, dir)) => {
                 self.ring[j].live = false;
-                (dir, self.ring[j].len + 1)
+                (dir, self.ring[j].len + 1, self.ring[j].born)
             }
-            None => (0, 1),
+            None => (0, 1, self.references - 1),
         };
         let old = self.ring[self.pos];
         if old.live {
             self.close(old.len);
+            if self.head.is_some() {
+                self.head_close(old);
+            }
         }
         self.ring[self.pos] = ChainEnd {
             space,
@@ -102,18 +331,43 @@ impl Streams {
             dir,
             len,
             live: true,
+            born,
         };
+        if !self.slots_by_line.is_empty() {
+            let bit = 1u64 << self.pos;
+            let old_line = self.lines[self.pos];
+            if old_line != u64::MAX {
+                self.slots_by_line[line_bucket(old_line)] &= !bit;
+            }
+            self.slots_by_line[line_bucket(line)] |= bit;
+        }
         self.lines[self.pos] = line;
         self.pos = if self.pos + 1 == self.ring.len() {
             0
         } else {
             self.pos + 1
         };
+        if self.head.is_some() && CHECKPOINTS.contains(&self.references) {
+            self.checkpoint();
+        }
         len
     }
 
+    /// A later part's bookkeeping of a chain that ended.
+    #[inline(never)]
+    fn head_close(&mut self, e: ChainEnd) {
+        let at = self.references - 1;
+        let head = self.head.as_mut().expect("a later part");
+        for cp in &mut head.checkpoints {
+            cp.longest_after = cp.longest_after.max(e.len);
+        }
+        if e.born < HEAD_REFERENCES {
+            head.closes.push((at, e.born, e.len));
+        }
+    }
+
     /// The newest live chain end `line` continues: (slot, direction).
-    #[inline]
+    #[inline(always)]
     fn find(&self, space: u32, line: u64) -> Option<(usize, i8)> {
         let fits = |e: &ChainEnd| -> Option<i8> {
             if !e.live || e.space != space {
@@ -130,12 +384,12 @@ impl Streams {
         };
         let w = self.ring.len();
         if w <= 64 {
-            // One pass the compiler vectorises over the lines alone finds
-            // the few candidates; they are then tried newest first.
-            let (up, down) = (line.wrapping_sub(1), line.wrapping_add(1));
-            let mut mask = 0u64;
-            for (j, &l) in self.lines.iter().enumerate() {
-                mask |= u64::from((l == up) | (l == down)) << j;
+            // The slots whose lines share the low bits of line ± 1: the
+            // few candidates, tried newest first.
+            let mask = self.slots_by_line[line_bucket(line.wrapping_sub(1))]
+                | self.slots_by_line[line_bucket(line.wrapping_add(1))];
+            if mask == 0 {
+                return None;
             }
             // Slots below `pos` are the newer, the highest of each part newest.
             let newer = mask & ((1u64 << self.pos) - 1);

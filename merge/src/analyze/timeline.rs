@@ -15,7 +15,7 @@ pub const MAX_INTERVALS: usize = 1 << 20;
 /// User events kept for the timeline.
 pub const MAX_EVENTS: usize = 10_000;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Bin {
     reads: u64,
     writes: u64,
@@ -23,7 +23,24 @@ struct Bin {
     blp_windows: u64,
 }
 
+fn add(a: &Bin, b: &Bin) -> Bin {
+    Bin {
+        reads: a.reads + b.reads,
+        writes: a.writes + b.writes,
+        blp_sum: a.blp_sum + b.blp_sum,
+        blp_windows: a.blp_windows + b.blp_windows,
+    }
+}
+
+/// `bins` at twice their width: neighbours summed.
+fn coarsened(bins: &[Bin]) -> Vec<Bin> {
+    bins.chunks(2)
+        .map(|c| c.iter().fold(Bin::default(), |a, b| add(&a, b)))
+        .collect()
+}
+
 /// The timeline in the making.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Timeline {
     origin: Option<u64>,
     width: u64,
@@ -31,6 +48,15 @@ pub struct Timeline {
     bins: Vec<Bin>,
     events: Vec<(u64, u32)>,
     events_dropped: u64,
+    /// A part of a trace that follows another keeps every event as seen
+    /// (whether one repeats an event kept depends on the part before);
+    /// [`Timeline::merge`] then adds them as one pass would have.
+    raw_events: Option<Vec<(u64, u32)>>,
+    /// The bin the last reference went to and the ticks `lo..hi` that
+    /// fall in it, so a reference in the same bin costs no division.
+    cached: usize,
+    cached_lo: u64,
+    cached_hi: u64,
 }
 
 /// One interval of the bandwidth timeline.
@@ -73,6 +99,48 @@ impl Timeline {
             bins: Vec::new(),
             events: Vec::new(),
             events_dropped: 0,
+            raw_events: None,
+            cached: 0,
+            cached_lo: 1,
+            cached_hi: 0,
+        }
+    }
+
+    /// A timeline of a part of a trace whose first reference (of the whole
+    /// analysis) is at `origin`; `later`: the part follows another (its
+    /// events are kept raw for [`Timeline::merge`]).
+    pub fn for_part(width: u64, max: usize, origin: Option<u64>, later: bool) -> Timeline {
+        Timeline {
+            origin,
+            raw_events: later.then(Vec::new),
+            ..Timeline::new(width, max)
+        }
+    }
+
+    /// Adds the part of the trace that follows this one (made by
+    /// [`Timeline::for_part`] with the same origin and interval).
+    pub fn merge(&mut self, later: Timeline, same_ticks: u64) {
+        self.origin = self.origin.or(later.origin);
+        let mut bins = later.bins;
+        let mut width = later.width;
+        while self.width < width {
+            self.coarsen();
+        }
+        while width < self.width {
+            bins = coarsened(&bins);
+            width = width.saturating_mul(2);
+        }
+        if bins.len() > self.bins.len() {
+            self.bins.resize(bins.len(), Bin::default());
+        }
+        for (a, b) in self.bins.iter_mut().zip(&bins) {
+            *a = add(a, b);
+        }
+        while self.bins.len() > self.max {
+            self.coarsen();
+        }
+        for (tick, index) in later.raw_events.unwrap_or(later.events) {
+            self.event(tick, index, same_ticks);
         }
     }
 
@@ -96,30 +164,39 @@ impl Timeline {
     }
 
     fn coarsen(&mut self) {
+        (self.cached_lo, self.cached_hi) = (1, 0);
         self.width = self.width.saturating_mul(2);
-        let merged: Vec<Bin> = self
-            .bins
-            .chunks(2)
-            .map(|c| {
-                c.iter().fold(Bin::default(), |a, b| Bin {
-                    reads: a.reads + b.reads,
-                    writes: a.writes + b.writes,
-                    blp_sum: a.blp_sum + b.blp_sum,
-                    blp_windows: a.blp_windows + b.blp_windows,
-                })
-            })
-            .collect();
-        self.bins = merged;
+        self.bins = coarsened(&self.bins);
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn reference(&mut self, tick: u64, write: bool) {
-        let b = self.bin(tick);
+        let b = if tick >= self.cached_lo && tick < self.cached_hi {
+            &mut self.bins[self.cached]
+        } else {
+            self.reference_bin(tick)
+        };
         if write {
             b.writes += 1;
         } else {
             b.reads += 1;
         }
+    }
+
+    /// The bin of a reference at `tick`, remembered for the next.
+    #[inline(never)]
+    fn reference_bin(&mut self, tick: u64) -> &mut Bin {
+        self.bin(tick);
+        let origin = self.origin.unwrap_or(0);
+        let i = (tick.saturating_sub(origin) / self.width) as usize;
+        self.cached = i;
+        self.cached_lo = if i == 0 {
+            0
+        } else {
+            origin + i as u64 * self.width
+        };
+        self.cached_hi = origin + (i as u64 + 1) * self.width;
+        &mut self.bins[i]
     }
 
     /// A bank-parallelism window starting at `tick` had `banks` distinct banks.
@@ -136,6 +213,9 @@ impl Timeline {
     /// tag, so the same event on another board within `same_ticks` of one
     /// kept is left out.
     pub fn event(&mut self, tick: u64, index: u32, same_ticks: u64) {
+        if let Some(raw) = self.raw_events.as_mut() {
+            return raw.push((tick, index));
+        }
         let seen = self
             .events
             .iter()

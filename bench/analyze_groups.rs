@@ -1,0 +1,125 @@
+//! `hmtt analyze`'s figure groups one at a time: one pass over a trace's
+//! blocks per group (decoding included, and measured alone first), CPU
+//! seconds of the process (user + system) and M references per CPU-second.
+//! bench/analyze.sh runs it on its trace.
+//!
+//! `cargo bench -p hmtt-merge --bench analyze_groups -- TRACE`
+//! (a .hmtttrace or its .hmttz archive).
+
+use hmtt_format::archive::AnyTrace;
+use hmtt_format::trace::TraceRecord;
+use hmtt_format::trace_blocks::BlockReader;
+use hmtt_format::{AddressMapping, Geometry};
+use hmtt_merge::analyze::{
+    bank_parallelism, banks, mix, page_hotness, reuse_distance, reuse_sampled, streams, timeline,
+    AnalyzeOptions, TraceInput,
+};
+
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+/// One pass of `f` over every READ/WRITE record; prints its CPU time.
+fn pass(trace: &AnyTrace, label: &str, mut f: impl FnMut(&TraceRecord)) -> f64 {
+    let start = cpu_seconds();
+    let mut reader = BlockReader::new(trace);
+    let mut refs = 0u64;
+    for b in 0..reader.block_count() {
+        for r in reader.block(b).expect("a readable trace") {
+            if r.is_access() {
+                refs += 1;
+                f(r);
+            }
+        }
+    }
+    let cpu = cpu_seconds() - start;
+    println!(
+        "  {label:<40} {cpu:8.2} cpu_s {:10.1} M refs/cpu-s",
+        refs as f64 / cpu / 1e6
+    );
+    cpu
+}
+
+fn main() {
+    let path = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .expect("usage: analyze_groups TRACE");
+    let file = std::fs::File::open(&path).expect("the trace opens");
+    // SAFETY: a benchmark's own input file, not changed while it runs.
+    let map = unsafe { memmap2::Mmap::map(&file) }.expect("the trace maps");
+    let trace = AnyTrace::new_checked(&map).expect("a trace or archive");
+    let (a, b, c) = trace.header().geometry_bytes;
+    let geometry = Geometry::from_header_bytes(a, b, c).unwrap_or_default();
+
+    pass(&trace, "decoding alone", |r| {
+        std::hint::black_box(r);
+    });
+    let mut m = mix::MixCounts::default();
+    let mut t = timeline::Timeline::new(800, timeline::DEFAULT_INTERVALS);
+    pass(&trace, "mix + bandwidth timeline", |r| {
+        let write = r.packed & 1 == 1;
+        m.add(r.tick, r.board(), write);
+        t.reference(r.tick, write);
+    });
+    std::hint::black_box((m.mix(), t.report(1.0, 0, &|_| String::new())));
+    let decoder = banks::BankDecoder::new(AddressMapping::linear(geometry), 1, 12);
+    let mut counts = banks::BankCounts::default();
+    let mut rows = hmtt_merge::analyze::row_locality::RowLocality::default();
+    let mut blp = bank_parallelism::BankParallelism::new(80);
+    pass(&trace, "banks + bank parallelism + row locality", |r| {
+        if let Some(c) = decoder.coord(r.pa()) {
+            let id = decoder.bank_id(r.board(), &c);
+            counts.add(id, r.packed & 1 == 1);
+            rows.add(id, c.row);
+            std::hint::black_box(blp.add(r.tick, id));
+        }
+    });
+    std::hint::black_box((counts.report(&geometry, ""), rows.report(), blp.report(1.0)));
+    let mut pages = page_hotness::PageHotness::new(geometry.capacity_bytes());
+    pass(&trace, "hot pages", |r| {
+        pages.add(r.pa(), r.packed & 1 == 1)
+    });
+    std::hint::black_box(pages.report(32, 1));
+    let mut s = streams::Streams::new(streams::DEFAULT_WINDOW, streams::DEFAULT_MIN_LEN);
+    pass(&trace, "streams", |r| {
+        s.access(0, r.pa() >> 6);
+    });
+    std::hint::black_box(s.finish());
+    let mut sampled = reuse_sampled::SampledReuse::new(reuse_sampled::ReuseMode::FixedRate(0.01));
+    pass(&trace, "reuse distance, sampled 1 % (SHARDS)", |r| {
+        sampled.access(r.pa() >> 6)
+    });
+    std::hint::black_box(sampled.report());
+    let mut exact = reuse_distance::ReuseDistance::new(geometry.lines());
+    pass(&trace, "reuse distance, exact", |r| {
+        exact.access(r.pa() >> 6);
+    });
+    std::hint::black_box(exact.report());
+
+    let input = TraceInput::Physical(&trace);
+    let opts = AnalyzeOptions::default();
+    for (label, reuse) in [
+        ("every figure, reuse exact", reuse_sampled::ReuseMode::Exact),
+        (
+            "every figure, reuse sampled 1 %",
+            reuse_sampled::ReuseMode::FixedRate(0.01),
+        ),
+    ] {
+        let opts = AnalyzeOptions {
+            reuse,
+            ..opts.clone()
+        };
+        let start = cpu_seconds();
+        let (report, _) = hmtt_merge::analyze::analyze(&input, &opts).expect("analysed");
+        let cpu = cpu_seconds() - start;
+        println!(
+            "  {label:<40} {cpu:8.2} cpu_s {:10.1} M refs/cpu-s",
+            report.mix.references() as f64 / cpu / 1e6
+        );
+    }
+}

@@ -47,5 +47,8 @@ cp "$src/test/qemu/hmtt_sort.events.toml" "$out/"
 plugin_target=${HMTT_PLUGIN_TARGET:-$repo/target/qemu-plugin}
 CARGO_TARGET_DIR="$plugin_target" cargo build --quiet --release \
 	--manifest-path "$repo/Cargo.toml" -p qemu-plugin-hmtt
-cp "$plugin_target/release/libqemu_plugin_hmtt.so" "$out/"
+# Replaced, not overwritten: a QEMU running from this kit has the library
+# mapped, and copying over it in place corrupts that QEMU's plugin.
+cp "$plugin_target/release/libqemu_plugin_hmtt.so" "$out/libqemu_plugin_hmtt.so.tmp"
+mv "$out/libqemu_plugin_hmtt.so.tmp" "$out/libqemu_plugin_hmtt.so"
 echo "qemu-kit.sh: $out"

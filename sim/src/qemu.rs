@@ -14,43 +14,87 @@ use hmtt_format::truth::RefKind;
 use hmtt_format::LINE_BYTES;
 use std::io::{self, Read};
 
-/// Bytes of one plugin record (see the plugin's crate documentation).
+/// Bytes of one plugin record (see the plugin's crate documentation); a
+/// page-crossing access's record is followed by [`NEXT_PAGE_BYTES`] more.
 pub const RECORD_BYTES: usize = 24;
+/// Bytes of the word after a page-crossing access's record: the physical
+/// address of its second page.
+pub const NEXT_PAGE_BYTES: usize = 8;
+/// QEMU's page size for x86 (its TLB's unit): an access runs onto a
+/// second page when its bytes cross a multiple of this.
+pub const PAGE_BYTES: u64 = 4096;
+
+/// Bits of a record's info word (the plugin's crate documentation).
+mod info {
+    pub const SIZE_SHIFT: u64 = 0xF;
+    pub const STORE: u64 = 1 << 4;
+    pub const NEXT_PAGE: u64 = 1 << 5;
+    pub const NEXT_UNTRANSLATED: u64 = 1 << 6;
+    pub const NEXT_NOT_RAM: u64 = 1 << 7;
+    pub const UNTRANSLATED: u64 = 1 << 8;
+    /// Every bit a record may set below the vCPU index.
+    pub const KNOWN: u64 =
+        SIZE_SHIFT | STORE | NEXT_PAGE | NEXT_UNTRANSLATED | NEXT_NOT_RAM | UNTRANSLATED;
+}
+
+/// Where an access's bytes are in physical memory, as QEMU's TLB gave them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frames {
+    /// Every byte is in the page of `paddr`.
+    OnePage,
+    /// The bytes run onto the next virtual page, whose first byte is at
+    /// this physical address.
+    TwoPages(u64),
+    /// The bytes run onto the next virtual page, which is MMIO or ROM:
+    /// only the first page's bytes are memory references.
+    NextNotRam,
+    /// The bytes run onto the next virtual page, which QEMU's TLB did not
+    /// translate: only the first page's lines are known.
+    NextUntranslated,
+    /// QEMU's TLB did not translate the access's own page (`paddr` is 0):
+    /// none of its lines is known.
+    Untranslated,
+}
 
 /// One guest memory access as the plugin saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QemuAccess {
     pub vcpu: u32,
     pub vaddr: u64,
+    /// Physical address of the first byte.
     pub paddr: u64,
     /// Bytes accessed (1, 2, 4, 8, 16, ...).
     pub size: u32,
     pub store: bool,
+    pub frames: Frames,
 }
 
 impl QemuAccess {
-    #[inline]
-    pub fn parse(b: &[u8; RECORD_BYTES]) -> QemuAccess {
-        let word = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-        let info = word(2);
-        QemuAccess {
-            vaddr: word(0),
-            paddr: word(1),
-            size: 1 << (info & 0xF),
-            store: info >> 4 & 1 == 1,
-            vcpu: (info >> 32) as u32,
-        }
+    /// Whether the access's bytes run onto the next virtual page.
+    pub fn crosses_page(&self) -> bool {
+        (self.vaddr % PAGE_BYTES) + u64::from(self.size.max(1)) > PAGE_BYTES
     }
 
-    pub fn to_bytes(&self) -> [u8; RECORD_BYTES] {
-        let mut b = [0u8; RECORD_BYTES];
-        b[..8].copy_from_slice(&self.vaddr.to_le_bytes());
-        b[8..16].copy_from_slice(&self.paddr.to_le_bytes());
+    /// The record's bytes: [`RECORD_BYTES`], and for an access with a
+    /// second page the [`NEXT_PAGE_BYTES`] word.
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        let (bits, word) = match self.frames {
+            Frames::OnePage => (0, None),
+            Frames::TwoPages(p) => (info::NEXT_PAGE, Some(p)),
+            Frames::NextNotRam => (info::NEXT_PAGE | info::NEXT_NOT_RAM, Some(0)),
+            Frames::NextUntranslated => (info::NEXT_PAGE | info::NEXT_UNTRANSLATED, Some(0)),
+            Frames::Untranslated => (info::UNTRANSLATED, None),
+        };
         let info = u64::from(self.size.max(1).trailing_zeros())
-            | (u64::from(self.store) << 4)
+            | if self.store { info::STORE } else { 0 }
+            | bits
             | (u64::from(self.vcpu) << 32);
-        b[16..].copy_from_slice(&info.to_le_bytes());
-        b
+        out.extend_from_slice(&self.vaddr.to_le_bytes());
+        out.extend_from_slice(&self.paddr.to_le_bytes());
+        out.extend_from_slice(&info.to_le_bytes());
+        if let Some(w) = word {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
     }
 
     /// A user-space address, else the kernel's half: canonical x86-64
@@ -60,11 +104,67 @@ impl QemuAccess {
     pub fn is_user(&self) -> bool {
         self.vaddr >> 63 == 0
     }
+
+    /// The physical lines the access touches, as up to two runs of
+    /// consecutive lines (one per page), in the order of its virtual bytes:
+    /// none for an untranslated access, only the first page's for an
+    /// access whose second page is not known or not RAM.
+    #[inline]
+    pub fn line_runs(&self) -> [Option<LineRun>; 2] {
+        let mask = !(LINE_BYTES - 1);
+        let size = u64::from(self.size.max(1));
+        let vlast = self.vaddr.wrapping_add(size - 1);
+        let first = |last: u64| LineRun {
+            first_pa: self.paddr & mask,
+            last_pa: last & mask,
+            first_va: self.vaddr & mask,
+        };
+        match self.frames {
+            Frames::OnePage => [Some(first(self.paddr + (size - 1))), None],
+            Frames::TwoPages(next) => [
+                Some(first(self.paddr | (PAGE_BYTES - 1))),
+                Some(LineRun {
+                    first_pa: next & mask,
+                    last_pa: (next + vlast % PAGE_BYTES) & mask,
+                    first_va: vlast & !(PAGE_BYTES - 1),
+                }),
+            ],
+            Frames::NextNotRam | Frames::NextUntranslated => {
+                [Some(first(self.paddr | (PAGE_BYTES - 1))), None]
+            }
+            Frames::Untranslated => [None, None],
+        }
+    }
+
+    /// Every line [`Self::line_runs`] gives: (physical, virtual) address
+    /// of its first byte.
+    pub fn lines(&self) -> impl Iterator<Item = (u64, u64)> {
+        self.line_runs().into_iter().flatten().flat_map(|r| {
+            (0..=(r.last_pa - r.first_pa) / LINE_BYTES).map(move |i| {
+                (
+                    r.first_pa + i * LINE_BYTES,
+                    r.first_va.wrapping_add(i * LINE_BYTES),
+                )
+            })
+        })
+    }
+}
+
+/// Consecutive physical lines of one access on one page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineRun {
+    pub first_pa: u64,
+    /// The run's last line (line-aligned, `>= first_pa`).
+    pub last_pa: u64,
+    /// Virtual address of the first line.
+    pub first_va: u64,
 }
 
 /// Reads plugin records until the end of the stream; a trailing partial
-/// record is an error. Buffers by itself and parses each record where it
-/// lies: a read call and a copy per record cost more than the parsing.
+/// record is an error, and so is a record that contradicts itself (a
+/// page-crossing access without its second page, unknown bits). Buffers by
+/// itself and parses each record where it lies: a read call and a copy per
+/// record cost more than the parsing.
 pub struct QemuReader<R> {
     inner: R,
     /// Records read so far (for error messages).
@@ -77,6 +177,13 @@ pub struct QemuReader<R> {
 /// Bytes [`QemuReader`] asks for at a time.
 const READ_BYTES: usize = 1 << 20;
 
+fn invalid(record: u64, what: String) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("record {record}: {what}"),
+    )
+}
+
 impl<R: Read> QemuReader<R> {
     pub fn new(inner: R) -> Self {
         QemuReader {
@@ -88,21 +195,21 @@ impl<R: Read> QemuReader<R> {
         }
     }
 
-    /// Reads until a whole record is buffered; false at the end of the
-    /// stream.
+    /// Reads until `need` bytes are buffered; false at the end of the
+    /// stream on a record's boundary.
     #[cold]
-    fn fill(&mut self) -> io::Result<bool> {
+    fn fill(&mut self, need: usize) -> io::Result<bool> {
         self.buf.copy_within(self.pos..self.end, 0);
         self.end -= self.pos;
         self.pos = 0;
-        while self.end < RECORD_BYTES {
+        while self.end < need {
             match self.inner.read(&mut self.buf[self.end..]) {
                 Ok(0) if self.end == 0 => return Ok(false),
                 Ok(0) => {
                     return Err(io::Error::new(
                         io::ErrorKind::UnexpectedEof,
                         format!(
-                            "the access stream ends inside a record ({} of {RECORD_BYTES} bytes)",
+                            "the access stream ends inside a record ({} of {need} bytes)",
                             self.end
                         ),
                     ))
@@ -115,29 +222,102 @@ impl<R: Read> QemuReader<R> {
         Ok(true)
     }
 
+    fn word(&self, at: usize) -> u64 {
+        u64::from_le_bytes(self.buf[at..at + 8].try_into().expect("8 bytes"))
+    }
+
     /// The next record, or `None` at the end of the stream.
     #[inline]
     pub fn next_access(&mut self) -> io::Result<Option<QemuAccess>> {
-        if self.end - self.pos < RECORD_BYTES && !self.fill()? {
+        if self.end - self.pos < RECORD_BYTES && !self.fill(RECORD_BYTES)? {
             return Ok(None);
         }
-        let record = self.buf[self.pos..self.pos + RECORD_BYTES]
-            .try_into()
-            .expect("a whole record is buffered");
-        self.pos += RECORD_BYTES;
+        let n = self.records;
+        let (vaddr, paddr, bits) = (
+            self.word(self.pos),
+            self.word(self.pos + 8),
+            self.word(self.pos + 16),
+        );
+        let mut used = RECORD_BYTES;
+        let frames = if bits & info::NEXT_PAGE != 0 {
+            if self.end - self.pos < RECORD_BYTES + NEXT_PAGE_BYTES {
+                // Never false: the record's own bytes are buffered, so
+                // the stream's end inside its word is an error.
+                self.fill(RECORD_BYTES + NEXT_PAGE_BYTES)?;
+            }
+            used += NEXT_PAGE_BYTES;
+            match bits & (info::NEXT_UNTRANSLATED | info::NEXT_NOT_RAM | info::UNTRANSLATED) {
+                0 => Frames::TwoPages(self.word(self.pos + RECORD_BYTES)),
+                info::NEXT_UNTRANSLATED => Frames::NextUntranslated,
+                info::NEXT_NOT_RAM => Frames::NextNotRam,
+                _ => return Err(invalid(n, format!("info {bits:#x} contradicts itself"))),
+            }
+        } else {
+            match bits & (info::NEXT_UNTRANSLATED | info::NEXT_NOT_RAM | info::UNTRANSLATED) {
+                0 => Frames::OnePage,
+                info::UNTRANSLATED => Frames::Untranslated,
+                _ => return Err(invalid(n, format!("info {bits:#x} contradicts itself"))),
+            }
+        };
+        if bits as u32 as u64 & !info::KNOWN != 0 {
+            return Err(invalid(n, format!("unknown bits in info {bits:#x}")));
+        }
+        self.pos += used;
         self.records += 1;
-        let a = QemuAccess::parse(record);
-        // QEMU never reports one; a forged record would wrap the line walk.
-        if a.paddr.checked_add(u64::from(a.size) - 1).is_none() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "record {}: {} bytes at physical {:#x} run past the end of the address space",
-                    self.records - 1,
-                    a.size,
-                    a.paddr
-                ),
-            ));
+        let a = QemuAccess {
+            vaddr,
+            paddr,
+            size: 1 << (bits & info::SIZE_SHIFT),
+            store: bits & info::STORE != 0,
+            vcpu: (bits >> 32) as u32,
+            frames,
+        };
+        let size = u64::from(a.size);
+        match a.frames {
+            Frames::Untranslated => {}
+            Frames::OnePage if a.crosses_page() => {
+                return Err(invalid(
+                    n,
+                    format!(
+                        "{size} bytes at virtual {vaddr:#x} run onto the next page, but the record gives no frame for it (a plugin older than the page-crossing records?)"
+                    ),
+                ))
+            }
+            Frames::OnePage => {
+                // QEMU never reports one; a forged record would wrap the
+                // line walk.
+                if paddr.checked_add(size - 1).is_none() {
+                    return Err(invalid(
+                        n,
+                        format!(
+                            "{size} bytes at physical {paddr:#x} run past the end of the address space"
+                        ),
+                    ));
+                }
+            }
+            _ if !a.crosses_page() => {
+                return Err(invalid(
+                    n,
+                    format!(
+                        "{size} bytes at virtual {vaddr:#x} stay on one page, but the record gives a second one"
+                    ),
+                ))
+            }
+            Frames::TwoPages(next)
+                if next % PAGE_BYTES != 0 || next.checked_add(PAGE_BYTES - 1).is_none() =>
+            {
+                return Err(invalid(
+                    n,
+                    format!("second page at physical {next:#x} is not a page's first byte"),
+                ))
+            }
+            _ if paddr.checked_add(PAGE_BYTES).is_none() => {
+                return Err(invalid(
+                    n,
+                    format!("physical {paddr:#x} is in the address space's last page"),
+                ))
+            }
+            _ => {}
         }
         Ok(Some(a))
     }
@@ -294,8 +474,10 @@ impl Machine {
     /// is the process the vCPU runs ([`GuestTasks`]): the ground truth of a
     /// user-space reference carries it with the reference's virtual address;
     /// a kernel reference's carries neither (the owner of a frame is known
-    /// only from the page-table log, which the truth must not use). Each
-    /// line reference is handed to `seen`.
+    /// only from the page-table log, which the truth must not use). The
+    /// lines are [`QemuAccess::line_runs`]'s: an access that runs onto the
+    /// next virtual page continues at that page's frame. Each line
+    /// reference is handed to `seen`.
     pub fn guest_access(
         &mut self,
         a: &QemuAccess,
@@ -332,30 +514,29 @@ impl Machine {
         } else {
             RefKind::Kernel
         };
-        let first = a.paddr & !(LINE_BYTES - 1);
-        let last = (a.paddr + u64::from(a.size.max(1)) - 1) & !(LINE_BYTES - 1);
-        let mut pa = first;
-        let mut va = a.vaddr & !(LINE_BYTES - 1);
-        loop {
-            seen(&LineReference {
-                vcpu: a.vcpu,
-                pid,
-                vaddr: va,
-                paddr: pa,
-                write: a.store,
-                kind,
-                event: None,
-            });
-            let owner = match kind {
-                RefKind::Cpu => pid.map(|p| (p, va)),
-                _ => None,
-            };
-            self.cached(pa, a.store, kind, owner);
-            if pa == last {
-                break;
+        for run in a.line_runs().into_iter().flatten() {
+            let (mut pa, mut va) = (run.first_pa, run.first_va);
+            loop {
+                seen(&LineReference {
+                    vcpu: a.vcpu,
+                    pid,
+                    vaddr: va,
+                    paddr: pa,
+                    write: a.store,
+                    kind,
+                    event: None,
+                });
+                let owner = match kind {
+                    RefKind::Cpu => pid.map(|p| (p, va)),
+                    _ => None,
+                };
+                self.cached(pa, a.store, kind, owner);
+                if pa == run.last_pa {
+                    break;
+                }
+                pa += LINE_BYTES;
+                va = va.wrapping_add(LINE_BYTES);
             }
-            pa += LINE_BYTES;
-            va = va.wrapping_add(LINE_BYTES);
         }
         Ok(())
     }
@@ -365,29 +546,184 @@ impl Machine {
 mod tests {
     use super::*;
 
+    fn bytes_of(accesses: &[QemuAccess]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for a in accesses {
+            a.write_to(&mut out);
+        }
+        out
+    }
+
+    fn read_all(bytes: &[u8]) -> io::Result<Vec<QemuAccess>> {
+        let mut r = QemuReader::new(bytes);
+        let mut read = Vec::new();
+        while let Some(a) = r.next_access()? {
+            read.push(a);
+        }
+        Ok(read)
+    }
+
+    fn access(vaddr: u64, paddr: u64, size: u32, frames: Frames) -> QemuAccess {
+        QemuAccess {
+            vcpu: 0,
+            vaddr,
+            paddr,
+            size,
+            store: false,
+            frames,
+        }
+    }
+
     #[test]
     fn records_round_trip() {
-        let a = QemuAccess {
+        let one = QemuAccess {
             vcpu: 3,
             vaddr: 0x7fff_1234_5678,
-            paddr: 0x1234_5640,
+            paddr: 0x1234_5678,
             size: 8,
             store: true,
+            frames: Frames::OnePage,
         };
-        assert_eq!(QemuAccess::parse(&a.to_bytes()), a);
+        let crossing = |frames| QemuAccess {
+            vaddr: 0x7fff_1234_5ffc,
+            paddr: 0x1234_5ffc,
+            frames,
+            ..one
+        };
+        let untranslated = QemuAccess {
+            paddr: 0,
+            frames: Frames::Untranslated,
+            ..one
+        };
+        let all = [
+            one,
+            crossing(Frames::TwoPages(0x0800_0000)),
+            crossing(Frames::NextNotRam),
+            crossing(Frames::NextUntranslated),
+            untranslated,
+        ];
+        let bytes = bytes_of(&all);
+        assert_eq!(bytes.len(), 5 * RECORD_BYTES + 3 * NEXT_PAGE_BYTES);
+        assert_eq!(read_all(&bytes).unwrap(), all);
+    }
+
+    #[test]
+    fn a_page_crossing_access_continues_at_the_next_pages_frame() {
+        // 8 bytes from 4 before a page's end: two lines, on two frames
+        // that are not neighbours.
+        let a = access(
+            0x7f00_0000_0ffc,
+            0x0123_4ffc,
+            8,
+            Frames::TwoPages(0x0800_0000),
+        );
+        assert_eq!(
+            a.lines().collect::<Vec<_>>(),
+            [
+                (0x0123_4fc0, 0x7f00_0000_0fc0),
+                (0x0800_0000, 0x7f00_0000_1000)
+            ]
+        );
+        // Not the next physical frame, as adding 64 to the first line gave.
+        assert!(a.lines().all(|(pa, _)| pa != 0x0123_5000));
+        // Within one page: every line of the access on its frame.
+        let within = access(0x7f00_0000_0f3c, 0x0123_4f3c, 8, Frames::OnePage);
+        assert_eq!(
+            within.lines().collect::<Vec<_>>(),
+            [
+                (0x0123_4f00, 0x7f00_0000_0f00),
+                (0x0123_4f40, 0x7f00_0000_0f40)
+            ]
+        );
+        // A 16-byte access ending exactly at the page's end stays on it.
+        let to_end = access(0x7f00_0000_0ff0, 0x0123_4ff0, 16, Frames::OnePage);
+        assert!(!to_end.crosses_page());
+        assert_eq!(to_end.lines().count(), 1);
+        // A second page not known or not RAM: the first page's line only.
+        for frames in [Frames::NextUntranslated, Frames::NextNotRam] {
+            let a = access(0x7f00_0000_0ffc, 0x0123_4ffc, 8, frames);
+            assert_eq!(
+                a.lines().collect::<Vec<_>>(),
+                [(0x0123_4fc0, 0x7f00_0000_0fc0)]
+            );
+        }
+        let none = access(0x7f00_0000_0ffc, 0, 8, Frames::Untranslated);
+        assert_eq!(none.lines().count(), 0);
+    }
+
+    #[test]
+    fn the_machine_runs_the_second_pages_line_on_its_frame() {
+        let mut m = Machine::new(crate::machine::SimConfig::default()).unwrap();
+        let a = QemuAccess {
+            store: true,
+            ..access(
+                0x7f00_0000_1ff8,
+                0x0200_0ff8,
+                16,
+                Frames::TwoPages(0x0100_0000),
+            )
+        };
+        let mut seen = Vec::new();
+        m.guest_access(&a, &GuestConfigSpace::DEFAULT, Some(7), |r| seen.push(*r))
+            .unwrap();
+        let got: Vec<(u64, u64, bool, Option<u32>)> = seen
+            .iter()
+            .map(|r| (r.paddr, r.vaddr, r.write, r.pid))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0x0200_0fc0, 0x7f00_0000_1fc0, true, Some(7)),
+                (0x0100_0000, 0x7f00_0000_2000, true, Some(7)),
+            ]
+        );
+    }
+
+    #[test]
+    fn reader_refuses_records_that_contradict_themselves() {
+        let refused = |a: QemuAccess, what: &str| {
+            let e = read_all(&bytes_of(&[a])).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
+            assert!(e.to_string().contains(what), "{e}");
+        };
+        // Crossing a page without the second page's frame (the plugin's
+        // older records): never the next physical frame silently.
+        refused(
+            access(0x7f00_0000_0ffc, 0x0123_4ffc, 8, Frames::OnePage),
+            "run onto the next page",
+        );
+        refused(
+            access(0x7f00_0000_0ff0, 0x0123_4ff0, 8, Frames::TwoPages(0x1000)),
+            "stay on one page",
+        );
+        refused(
+            access(0x7f00_0000_0ffc, 0x0123_4ffc, 8, Frames::TwoPages(0x1040)),
+            "not a page's first byte",
+        );
+        // Unknown info bits, and two contradicting ones.
+        let mut bytes = bytes_of(&[access(0, 0, 1, Frames::OnePage)]);
+        bytes[18] = 0x10;
+        assert!(read_all(&bytes)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown bits"));
+        let mut bytes = bytes_of(&[access(0, 0, 1, Frames::Untranslated)]);
+        bytes[16] |= 1 << 6;
+        assert!(read_all(&bytes)
+            .unwrap_err()
+            .to_string()
+            .contains("contradicts"));
+        // A crossing record cut inside its word.
+        let bytes = bytes_of(&[access(0xffc, 0xffc, 8, Frames::TwoPages(0x3000))]);
+        let e = read_all(&bytes[..RECORD_BYTES + 3]).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
     }
 
     #[test]
     fn reader_refuses_a_cut_record() {
-        let a = QemuAccess {
-            vcpu: 0,
-            vaddr: 1,
-            paddr: 2,
-            size: 4,
-            store: false,
-        };
-        let mut bytes = a.to_bytes().to_vec();
-        bytes.extend_from_slice(&a.to_bytes()[..10]);
+        let a = access(1, 2, 4, Frames::OnePage);
+        let mut bytes = bytes_of(&[a]);
+        bytes.extend_from_slice(&bytes_of(&[a])[..10]);
         let mut r = QemuReader::new(&bytes[..]);
         assert_eq!(r.next_access().unwrap(), Some(a));
         assert!(r.next_access().is_err());
@@ -395,18 +731,12 @@ mod tests {
 
     #[test]
     fn reader_refuses_a_range_past_the_address_space() {
-        let ok = QemuAccess {
-            vcpu: 0,
-            vaddr: 0,
-            paddr: u64::MAX - 7,
-            size: 8,
-            store: false,
-        };
+        let ok = access(0, u64::MAX - 7, 8, Frames::OnePage);
         let wraps = QemuAccess {
             paddr: u64::MAX - 6,
             ..ok
         };
-        let bytes: Vec<u8> = [ok, wraps].iter().flat_map(|a| a.to_bytes()).collect();
+        let bytes = bytes_of(&[ok, wraps]);
         let mut r = QemuReader::new(&bytes[..]);
         assert_eq!(r.next_access().unwrap(), Some(ok));
         let e = r.next_access().unwrap_err();
@@ -428,16 +758,22 @@ mod tests {
 
     #[test]
     fn reader_joins_records_cut_by_reads() {
+        // Every seventh access crosses a page, so words straddle reads too.
         let accesses: Vec<QemuAccess> = (0..1000u64)
             .map(|i| QemuAccess {
                 vcpu: (i % 3) as u32,
-                vaddr: i * 0x1000 + 7,
+                vaddr: i * 0x1000 + if i % 7 == 0 { 0xffc } else { 7 },
                 paddr: i * 0x40,
-                size: 1 << (i % 5),
+                size: if i % 7 == 0 { 8 } else { 1 << (i % 3) },
                 store: i % 2 == 0,
+                frames: if i % 7 == 0 {
+                    Frames::TwoPages(i * 0x2000)
+                } else {
+                    Frames::OnePage
+                },
             })
             .collect();
-        let bytes: Vec<u8> = accesses.iter().flat_map(|a| a.to_bytes()).collect();
+        let bytes = bytes_of(&accesses);
         let mut r = QemuReader::new(Trickle(&bytes));
         let mut read = Vec::new();
         while let Some(a) = r.next_access().unwrap() {
@@ -480,13 +816,7 @@ mod tests {
 
     #[test]
     fn user_and_kernel_halves() {
-        let at = |vaddr| QemuAccess {
-            vcpu: 0,
-            vaddr,
-            paddr: 0,
-            size: 1,
-            store: false,
-        };
+        let at = |vaddr| access(vaddr, 0, 1, Frames::OnePage);
         assert!(at(0x7fff_ffff_f000).is_user());
         assert!(at(0x00ff_ffff_ffff_f000).is_user());
         assert!(!at(0xffff_8880_0000_0000).is_user());
@@ -501,10 +831,8 @@ mod tests {
         };
         let store = |vcpu, paddr| QemuAccess {
             vcpu,
-            vaddr: 0xffff_8880_1080_0000,
-            paddr,
-            size: 1,
             store: true,
+            ..access(0xffff_8880_1080_0000, paddr, 1, Frames::OnePage)
         };
         let mut tasks = GuestTasks::default();
         assert_eq!(tasks.current(0), None);

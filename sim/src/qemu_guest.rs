@@ -13,10 +13,11 @@
 use crate::machine::{SimConfig, SimError};
 use crate::outdir::files;
 use crate::qemu::{
-    reference_row_into, GuestConfigSpace, GuestPidSpace, GuestTasks, QemuReader,
+    reference_row_into, Frames, GuestConfigSpace, GuestPidSpace, GuestTasks, QemuReader,
     REFERENCE_CSV_HEADER,
 };
 use crate::stream::{run_streamed_with, StreamOutputs, StreamReport};
+use hmtt_format::config::InnerCommand;
 use hmtt_format::events::{EventNames, EventsError};
 use hmtt_format::klog::{FileHeaderRepr, RECORD_LEN};
 use hmtt_format::text::Row;
@@ -110,6 +111,9 @@ impl Kit {
     }
 }
 
+/// Most vCPUs a guest may have (`-smp`).
+pub const MAX_VCPUS: u32 = 64;
+
 /// One guest run.
 #[derive(Debug, Clone)]
 pub struct GuestRun {
@@ -127,6 +131,9 @@ pub struct GuestRun {
     /// Guest RAM; at most 2 GiB (QEMU 7.2 misplaces ROM accesses by the RAM
     /// size, and RAM must stay below the 4 GiB hole).
     pub memory_bytes: u64,
+    /// vCPUs (`-smp`), 1 to [`MAX_VCPUS`]. QEMU runs them all on one
+    /// thread (`-accel tcg,thread=single`), one at a time, so the plugin
+    /// records every vCPU's accesses in one order, the order they ran in.
     pub vcpus: u32,
     pub space: GuestConfigSpace,
     /// Where `hmtt_qemu_pid.ko` announces each context switch.
@@ -164,6 +171,12 @@ impl GuestRun {
     fn check(&self) -> Result<(), QemuError> {
         if self.command.is_empty() {
             return Err(QemuError::Guest("no command to run in the guest".into()));
+        }
+        if !(1..=MAX_VCPUS).contains(&self.vcpus) {
+            return Err(QemuError::Guest(format!(
+                "{} vCPUs: a guest has 1 to {MAX_VCPUS}",
+                self.vcpus
+            )));
         }
         if self.memory_bytes > 2 << 30 || self.memory_bytes < 64 << 20 {
             return Err(QemuError::Guest(
@@ -364,6 +377,12 @@ pub fn write_initramfs(run: &GuestRun, path: &Path) -> Result<(), QemuError> {
 }
 
 /// The QEMU command line; `plugin_out` adds the plugin writing there.
+/// `no_timer_check`: on a loaded host the TCG guest's check of the IO-APIC
+/// timer can miss its ticks and panic the boot ("IO-APIC + timer doesn't
+/// work!"), as seen with 2 vCPUs on this machine at a load of 19.
+/// Every vCPU runs on one thread (single-threaded TCG, round-robin), with
+/// the plugin or without, so that the plugin sees every vCPU's accesses in
+/// one order and a plain run is timed the same way.
 pub fn qemu_command(
     run: &GuestRun,
     initrd: &Path,
@@ -372,24 +391,31 @@ pub fn qemu_command(
 ) -> Command {
     let mib = run.memory_bytes >> 20;
     let mut c = Command::new("qemu-system-x86_64");
-    c.args(["-machine", "pc,accel=tcg", "-cpu", "max"])
-        .args(["-smp", &run.vcpus.to_string(), "-m", &format!("{mib}M")])
-        .arg("-kernel")
-        .arg(&run.kit.kernel)
-        .arg("-initrd")
-        .arg(initrd)
-        .arg("-append")
-        .arg(format!(
-            "console=ttyS0 memmap={}K${:#x} memmap={}K${:#x} panic=-1 oops=panic loglevel=4",
-            run.space.size >> 10,
-            run.space.base,
-            run.pids.size >> 10,
-            run.pids.base
-        ))
-        .args(["-nic", "none", "-nographic", "-no-reboot"])
-        .args(["-serial", "mon:stdio", "-chardev"])
-        .arg(format!("file,id=hmttlog,path={}", guest_log.display()))
-        .args(["-serial", "chardev:hmttlog"]);
+    c.args([
+        "-machine",
+        "pc",
+        "-accel",
+        "tcg,thread=single",
+        "-cpu",
+        "max",
+    ])
+    .args(["-smp", &run.vcpus.to_string(), "-m", &format!("{mib}M")])
+    .arg("-kernel")
+    .arg(&run.kit.kernel)
+    .arg("-initrd")
+    .arg(initrd)
+    .arg("-append")
+    .arg(format!(
+        "console=ttyS0 memmap={}K${:#x} memmap={}K${:#x} panic=-1 oops=panic loglevel=4 no_timer_check",
+        run.space.size >> 10,
+        run.space.base,
+        run.pids.size >> 10,
+        run.pids.base
+    ))
+    .args(["-nic", "none", "-nographic", "-no-reboot"])
+    .args(["-serial", "mon:stdio", "-chardev"])
+    .arg(format!("file,id=hmttlog,path={}", guest_log.display()))
+    .args(["-serial", "chardev:hmttlog"]);
     for device in &run.devices {
         c.arg("-device").arg(device);
     }
@@ -588,7 +614,9 @@ pub struct TracedRun {
     pub guest: GuestOutcome,
     pub report: StreamReport,
     pub accesses: u64,
+    pub line_references: u64,
     pub task_switches: u64,
+    pub pages: PageCrossings,
     /// As [`Streamed::stream_secs`].
     pub stream_secs: f64,
 }
@@ -624,36 +652,106 @@ pub fn run_traced(
     let streamed =
         reader.and_then(|reader| trace_records(reader, &fifo, run.space, run.pids, cfg, outputs));
     let _ = std::fs::remove_file(&fifo);
-    let streamed = streamed?;
+    let mut streamed = streamed?;
     let guest = guest.finish(run, &guest_log)?;
+    // The memory path wrote an empty page-table log: the guest's is the
+    // run's.
+    streamed.report.summary.klog_records = guest.log_records;
     if let Some(d) = &out_dir {
         write_guest_log(&guest_log, &d.join(files::KLOG), start_ns)?;
         if !events.is_empty() {
             let to = d.join(files::EVENTS);
             std::fs::write(&to, event_names.to_toml()).map_err(io_err(&to))?;
         }
+        write_guest_summary(&d.join(files::SUMMARY), run, &guest, &streamed)?;
     }
     Ok(TracedRun {
         guest,
         report: streamed.report,
         accesses: streamed.accesses,
+        line_references: streamed.line_references,
         task_switches: streamed.task_switches,
+        pages: streamed.pages,
         stream_secs: streamed.stream_secs,
     })
+}
+
+/// Completes the memory path's `summary.json` with what only the guest
+/// knows: its kernel log's records, and a `qemu` section (vCPUs, accesses,
+/// line references, context switches, page crossings).
+fn write_guest_summary(
+    path: &Path,
+    run: &GuestRun,
+    guest: &GuestOutcome,
+    streamed: &Streamed,
+) -> Result<(), QemuError> {
+    let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+    let mut summary: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| io_err(path)(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+    let serde_json::Value::Object(fields) = &mut summary else {
+        return Err(QemuError::Guest(format!(
+            "{}: not a JSON object",
+            path.display()
+        )));
+    };
+    fields.insert("klog_records".into(), guest.log_records.into());
+    fields.insert(
+        "qemu".into(),
+        serde_json::json!({
+            "vcpus": run.vcpus,
+            "accesses": streamed.accesses,
+            "line_references": streamed.line_references,
+            "task_switches": streamed.task_switches,
+            "page_crossings": streamed.pages,
+            "command_exit_status": guest.status,
+        }),
+    );
+    let out = serde_json::to_string_pretty(&summary)
+        .map_err(|e| io_err(path)(std::io::Error::other(e)))?;
+    std::fs::write(path, out).map_err(io_err(path))
 }
 
 /// What [`trace_records`] did.
 #[derive(Debug, Clone)]
 pub struct Streamed {
     pub report: StreamReport,
-    /// Guest memory accesses (context-switch records not counted).
+    /// Guest memory accesses run through the memory path (context-switch
+    /// records and untranslated accesses not counted).
     pub accesses: u64,
+    /// Line references they made (I-codes included): the rows of
+    /// `qemu-refs.csv`.
+    pub line_references: u64,
     /// Context switches the guest announced ([`GuestPidSpace`]).
     pub task_switches: u64,
+    pub pages: PageCrossings,
     /// Host seconds from the first access received (the BEGIN_TRACING
     /// store, which the plugin writes out at once) to the memory path's
     /// last output written.
     pub stream_secs: f64,
+}
+
+/// What became of accesses that QEMU's TLB did not fully translate, and
+/// of page-crossing ones.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PageCrossings {
+    /// Accesses whose bytes ran onto a second page with a RAM frame:
+    /// their lines there are on that frame.
+    pub two_frames: u64,
+    /// Accesses that ran onto MMIO or ROM: those bytes are dropped.
+    pub next_not_ram: u64,
+    /// Accesses whose second page QEMU's TLB did not translate: only their
+    /// first page's lines are traced (should be 0).
+    pub next_untranslated: u64,
+    /// Accesses whose own page QEMU's TLB did not translate: none of their
+    /// lines is traced (should be 0).
+    pub untranslated: u64,
+}
+
+impl PageCrossings {
+    /// Accesses of which some line is not traced for want of a frame.
+    pub fn lost(&self) -> u64 {
+        self.next_untranslated + self.untranslated
+    }
 }
 
 /// The host side of a traced run: reads the plugin's records from `reader`
@@ -661,6 +759,10 @@ pub struct Streamed {
 /// path, writing `outputs` (with `outputs.dir` and `truth_csv`, also every
 /// line reference as `qemu-refs.csv`). A recorded stream gives the same
 /// files as the live one.
+///
+/// The stream is the trace's window: it ends with the END_TRACING store
+/// (the plugin closes it there). An access after that store would be in
+/// the ground truth and not in the board's trace, so the run fails instead.
 pub fn trace_records(
     reader: impl Read,
     path: &Path,
@@ -682,6 +784,10 @@ pub fn trace_records(
     let mut reader = QemuReader::new(reader);
     let mut accesses = 0u64;
     let mut lines = 0u64;
+    let mut pages = PageCrossings::default();
+    let end_tracing = InnerCommand::EndTracing.index();
+    let mut ended = false;
+    let mut after_end = 0u64;
     let mut first: Option<Instant> = None;
     let mut csv_error = None;
     let mut ref_text = Vec::new();
@@ -706,6 +812,20 @@ pub fn trace_records(
             if tasks.take(&a, &pids) {
                 continue;
             }
+            if ended {
+                after_end += 1;
+                continue;
+            }
+            match a.frames {
+                Frames::OnePage => {}
+                Frames::TwoPages(_) => pages.two_frames += 1,
+                Frames::NextNotRam => pages.next_not_ram += 1,
+                Frames::NextUntranslated => pages.next_untranslated += 1,
+                Frames::Untranslated => {
+                    pages.untranslated += 1;
+                    continue;
+                }
+            }
             first.get_or_insert_with(Instant::now);
             accesses += 1;
             m.guest_access(&a, &space, tasks.current(a.vcpu), |r| {
@@ -716,6 +836,8 @@ pub fn trace_records(
                 }
                 lines += 1;
             })?;
+            // The board stops tracing at any access to the line.
+            ended = space.event_of(a.paddr) == Some(end_tracing);
         }
         if let Some((w, _)) = &mut refs {
             if let Err(e) = w.write_all(&ref_text) {
@@ -733,10 +855,18 @@ pub fn trace_records(
         }
         w.flush().map_err(io_err(&p))?;
     }
+    if after_end > 0 {
+        return Err(QemuError::Guest(format!(
+            "{}: {after_end} accesses after the END_TRACING store (the plugin closes its stream there; a plugin of another version?): they are not in the trace",
+            path.display()
+        )));
+    }
     Ok(Streamed {
         report,
         accesses,
+        line_references: lines,
         task_switches: tasks.switches(),
+        pages,
         stream_secs,
     })
 }
@@ -829,6 +959,27 @@ mod tests {
         assert!(append.contains("memmap=8192K$0x10000000 memmap=256K$0x10800000"));
         let plugin = &args[args.iter().position(|a| a == "-plugin").unwrap() + 1];
         assert!(plugin.contains("cfg_base=0x10000000,pid_base=0x10800000,pid_size=0x40000,"));
+    }
+
+    #[test]
+    fn several_vcpus_run_on_one_thread() {
+        let mut run = GuestRun::new(Kit::in_dir(Path::new("/k")), vec!["prog".into()]);
+        run.vcpus = 2;
+        run.check().unwrap();
+        for plugin in [Some(Path::new("/f")), None] {
+            let cmd = qemu_command(&run, Path::new("/i"), Path::new("/l"), plugin);
+            let args: Vec<String> = cmd
+                .get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            let after = |flag: &str| &args[args.iter().position(|a| a == flag).unwrap() + 1];
+            assert_eq!(after("-smp"), "2");
+            assert_eq!(after("-accel"), "tcg,thread=single");
+        }
+        for vcpus in [0, MAX_VCPUS + 1] {
+            run.vcpus = vcpus;
+            assert!(matches!(run.check(), Err(QemuError::Guest(m)) if m.contains("vCPUs")));
+        }
     }
 
     #[test]

@@ -20,6 +20,8 @@ use crate::shared::{parse_size, OnOff};
   kmod-hmtt/scripts/qemu-kit.sh target/qemu-kit
   hmtt qemu --kit target/qemu-kit --out run/ --cache off --truth-csv \\
       --add target/qemu-kit/hmtt_sort --events target/qemu-kit/hmtt_sort.events.toml -- hmtt_sort 4096
+  hmtt qemu --kit target/qemu-kit --out two/ --smp 2 --add target/qemu-kit/hmtt_sort \\
+      -- sh -c 'hmtt_sort 4096 & hmtt_sort 4096; wait'
   hmtt qemu --kit target/qemu-kit --out dma/ --module target/qemu-kit/hmtt_dmatest.ko \\
       --events target/qemu-kit/hmtt_dmatest.events.toml -- true
   hmtt qemu --kit target/qemu-kit --out plain/ --plain --add target/qemu-kit/hmtt_sort -- hmtt_sort 4096")]
@@ -69,6 +71,11 @@ pub struct Args {
     /// Guest RAM (at most 2G).
     #[arg(long, default_value = "512M")]
     pub memory: String,
+    /// vCPUs of the guest (1 to 64). QEMU runs them on one thread, one at
+    /// a time (-accel tcg,thread=single), so the trace holds every vCPU's
+    /// accesses in one order, the order they ran in.
+    #[arg(long, default_value_t = 1)]
+    pub smp: u32,
     /// Kernel log ring records in the guest.
     #[arg(long, default_value_t = 65536)]
     pub log_records: u64,
@@ -89,6 +96,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     guest.modules = a.modules.clone();
     guest.devices = a.devices.clone();
     guest.memory_bytes = parse_size(&a.memory)?;
+    guest.vcpus = a.smp;
     guest.log_records = a.log_records;
     guest.timeout = Duration::from_secs(a.timeout);
     if a.plain {
@@ -123,21 +131,34 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let s = &t.report.summary;
     let rate = t.accesses as f64 / t.stream_secs.max(1e-9);
     println!(
-        "traced {} guest accesses ({} memory requests, {} packets) in {:.2} s of streaming: {:.2} M accesses/s",
+        "traced {} guest accesses ({} line references, {} memory requests, {} packets) in {:.2} s of streaming: {:.2} M accesses/s",
         t.accesses,
+        t.line_references,
         s.stats.memory_requests,
         s.packets.iter().sum::<u64>(),
         t.stream_secs,
         rate / 1e6
     );
     println!(
-        "guest: command took {:.3} s, exit status {}; {} kernel log records; {} context switches; QEMU ran {:.1} s",
+        "guest: {} vCPU(s); command took {:.3} s, exit status {}; {} kernel log records; {} context switches; QEMU ran {:.1} s",
+        guest.vcpus,
         t.guest.command_secs,
         t.guest.status,
         t.guest.log_records,
         t.task_switches,
         t.guest.wall_secs
     );
+    let p = &t.pages;
+    println!(
+        "page-crossing accesses: {} on two frames (the second page's from QEMU's TLB), {} onto MMIO or ROM (those bytes dropped)",
+        p.two_frames, p.next_not_ram
+    );
+    if p.lost() > 0 {
+        eprintln!(
+            "WARNING: QEMU's TLB did not translate {} accesses (none of their lines traced) and the second page of {} page-crossing ones (only their first page's lines traced)",
+            p.untranslated, p.next_untranslated
+        );
+    }
     for (b, c) in s.board_counters.iter().enumerate() {
         if c.events_dropped > 0 {
             println!(

@@ -3,7 +3,7 @@
  * hmtt_ioctl.h - user-space ABI of the hmtt kernel module: the ioctls of
  * /dev/hmtt and the 64-byte records read from /dev/hmtt_log.
  *
- * The record layout is docs/format.md section 8 (kernel log, version 1);
+ * The record layout is docs/format.md section 8 (kernel log, version 2);
  * the Rust side lives in hmtt_format::klog and hmtt_icode. Shared by the
  * module (hmtt.h), C programs (hmtt_user.h) and checked against the Rust
  * constants by the hmtt-icode tests.

@@ -4,16 +4,22 @@
 //! logs longer and shorter than the trace, lost tags with and without a
 //! GAP, the views (pid, physical and virtual ranges, event windows), a
 //! mapped trace file read in blocks, and the virtual trace file written by
-//! `VtraceWriter` read back.
+//! `VtraceWriter` read back. Then the kernel log's version 2: a fork whose
+//! child shares frames copy-on-write, decided by SWITCH records; a
+//! MAP_SHARED region in two processes at different pages; a vfork child
+//! using its parent's pages until its EXEC; tags of two CPUs out of order
+//! within the window and beyond it; and the unattributed share the CLI's
+//! threshold reads.
 
 use hmtt_format::config::log_tag_event;
+use hmtt_format::klog::CLONE_VM;
 use hmtt_format::klog::{DmaDirection, Event, Name, RecordRepr};
 use hmtt_format::trace::{NameTable, RecordKind, TraceRecord};
 use hmtt_format::vtrace::{VirtualRecord, VtraceView};
 use hmtt_merge::replay::writer::VtraceInfo;
 use hmtt_merge::replay::{
-    LostWindow, Miss, ReplayFilter, ReplayOutput, ReplayReport, Replayer, Unplaced, VirtualRef,
-    VtraceWriter,
+    Ambiguity, LostWindow, Miss, ReplayFilter, ReplayOutput, ReplayReport, Replayer, Unplaced,
+    VirtualRef, VtraceWriter, DEFAULT_MAX_UNATTRIBUTED,
 };
 
 const PAGE: u64 = 4096;
@@ -54,6 +60,31 @@ impl Run {
     /// A log record whose tag never reaches the trace.
     fn log_untagged(&mut self, pid: u32, event: Event) {
         self.log(pid, event, &[]);
+    }
+    /// A log record made on `cpu`, tagged on board 0.
+    fn log_cpu(&mut self, cpu: u16, pid: u32, event: Event) {
+        self.log(pid, event, &[0]);
+        self.log.last_mut().unwrap().cpu = cpu;
+    }
+    /// A log record made on `cpu` whose tag comes later (see `tag`).
+    fn log_later(&mut self, cpu: u16, pid: u32, event: Event) -> u64 {
+        self.log(pid, event, &[]);
+        let r = self.log.last_mut().unwrap();
+        r.cpu = cpu;
+        r.seq
+    }
+    /// The tag of record `seq`, on board 0.
+    fn tag(&mut self, seq: u64) {
+        let t = self.next_tick();
+        self.trace.push(TraceRecord::new(
+            t,
+            0,
+            RecordKind::Tag { write: true },
+            u64::from(log_tag_event(seq)),
+        ));
+    }
+    fn switch(&mut self, cpu: u16, prev: u32, next: u32) {
+        self.log_cpu(cpu, next, Event::Switch { prev });
     }
     fn map(&mut self, pid: u32, vpn: u64, pfn: u64) {
         self.map_on(pid, vpn, pfn, &[0]);
@@ -597,4 +628,306 @@ fn sequence_numbers_near_the_top_of_their_range_still_align() {
             seq: base + 2
         }]
     );
+}
+
+fn map_event(vpn: u64, pfn: u64) -> Event {
+    Event::Map {
+        vpn,
+        pfn,
+        pte_phys: 0x7000 * PAGE + vpn * 8,
+    }
+}
+fn snapshot(vpn: u64, pfn: u64) -> Event {
+    Event::SnapshotMap {
+        vpn,
+        pfn,
+        pte_phys: 0x7100 * PAGE + vpn * 8,
+    }
+}
+fn unmap_event(vpn: u64, pfn: u64) -> Event {
+    Event::Unmap {
+        vpn,
+        pfn,
+        pte_phys: 0x7000 * PAGE + vpn * 8,
+    }
+}
+fn fork(parent: u32, flags: u64) -> Event {
+    Event::Fork {
+        parent,
+        flags,
+        comm: Name::new("child"),
+    }
+}
+fn owners(refs: &[VirtualRef]) -> Vec<Option<(u32, u64)>> {
+    refs.iter().map(|v| v.owner).collect()
+}
+
+#[test]
+fn a_forked_childs_copy_on_write_frames_go_to_the_process_that_runs() {
+    let mut run = Run::default();
+    run.switch(0, 0, 1);
+    run.log_cpu(0, 1, map_event(0x40, 0x100));
+    run.log_cpu(0, 1, map_event(0x41, 0x101));
+    // fork(): the child's copies of the parent's entries follow FORK.
+    run.log_cpu(0, 2, fork(1, 0x11));
+    run.log_cpu(0, 2, snapshot(0x40, 0x100));
+    run.log_cpu(0, 2, snapshot(0x41, 0x101));
+    run.access(0, false, 0x100 * PAGE + 0x40);
+    run.switch(0, 1, 2);
+    run.access(0, false, 0x100 * PAGE + 0x80);
+    // The child writes page 0x41: its copy-on-write break maps a new frame
+    // (no UNMAP of the shared one: the entry was replaced).
+    run.log_cpu(0, 2, map_event(0x41, 0x200));
+    run.access(0, true, 0x200 * PAGE);
+    // Frame 0x101 is the parent's alone now, whoever runs.
+    run.access(0, false, 0x101 * PAGE);
+    // The parent runs on CPU 1 at the same time: ambiguous, counted, and
+    // given to the one switched in last.
+    run.switch(1, 0, 1);
+    run.access(0, false, 0x100 * PAGE + 0xc0);
+    // The child's UNMAP of the shared page leaves the parent's mapping.
+    run.log_cpu(0, 2, unmap_event(0x40, 0x100));
+    run.access(0, false, 0x100 * PAGE + 0x100);
+    run.log_cpu(
+        0,
+        2,
+        Event::Exit {
+            comm: Name::new("child"),
+        },
+    );
+    run.access(0, false, 0x200 * PAGE);
+    run.access(0, false, 0x101 * PAGE);
+    let (got, rep) = replay(&run, ReplayFilter::default());
+    assert_eq!(
+        owners(&got),
+        vec![
+            Some((1, 0x40 * PAGE + 0x40)),
+            Some((2, 0x40 * PAGE + 0x80)),
+            Some((2, 0x41 * PAGE)),
+            Some((1, 0x41 * PAGE)),
+            Some((1, 0x40 * PAGE + 0xc0)),
+            Some((1, 0x40 * PAGE + 0x100)),
+            None,
+            Some((1, 0x41 * PAGE)),
+        ]
+    );
+    assert_eq!(rep.ambiguous_count(Ambiguity::SeveralRunning), 1);
+    assert_eq!(rep.ambiguous_count(Ambiguity::NoneRunning), 0);
+    assert_eq!(rep.miss_count(Miss::Unmapped), 1);
+    assert_eq!(rep.unattributed(), 2);
+    assert!(rep.switches);
+    assert_eq!(rep.while_traced, 8);
+    assert_eq!(rep.unplaced_count, 0);
+    // With --pid, each process's view.
+    let (child, _) = replay(
+        &run,
+        ReplayFilter {
+            pid: Some(2),
+            ..Default::default()
+        },
+    );
+    assert_eq!(child.len(), 2);
+}
+
+#[test]
+fn a_shared_region_at_different_pages_of_two_processes() {
+    let mut run = Run::default();
+    run.log_cpu(0, 1, map_event(0x10, 0x300));
+    run.log_cpu(0, 2, map_event(0x77, 0x300));
+    run.switch(0, 0, 1);
+    run.access(0, true, 0x300 * PAGE + 0x40);
+    run.switch(0, 1, 2);
+    run.access(0, true, 0x300 * PAGE + 0x80);
+    // Neither runs: the one that ran last, counted.
+    run.switch(0, 2, 0);
+    run.access(0, false, 0x300 * PAGE + 0xc0);
+    // Process 2 unmaps its view: process 1's stays, for certain.
+    run.log_cpu(0, 2, unmap_event(0x77, 0x300));
+    run.access(0, false, 0x300 * PAGE + 0x40);
+    let (got, rep) = replay(&run, ReplayFilter::default());
+    assert_eq!(
+        owners(&got),
+        vec![
+            Some((1, 0x10 * PAGE + 0x40)),
+            Some((2, 0x77 * PAGE + 0x80)),
+            Some((2, 0x77 * PAGE + 0xc0)),
+            Some((1, 0x10 * PAGE + 0x40)),
+        ]
+    );
+    assert_eq!(rep.ambiguous_count(Ambiguity::NoneRunning), 1);
+    assert_eq!(rep.unattributed(), 1);
+    // Two references were made while a traced process ran, none of them
+    // unattributed: 0% by the threshold's measure.
+    assert_eq!((rep.while_traced, rep.unattributed_while_traced), (2, 0));
+    assert_eq!(rep.unattributed_percent(), 0.0);
+}
+
+#[test]
+fn a_vfork_child_uses_its_parents_pages_until_its_exec() {
+    let mut run = Run::default();
+    run.switch(0, 0, 1);
+    run.log_cpu(0, 1, map_event(0x10, 0x400));
+    run.log_cpu(0, 3, fork(1, CLONE_VM | 0x4000 | 0x11));
+    run.switch(0, 1, 3);
+    run.access(0, true, 0x400 * PAGE + 0x40);
+    // A fault in the shared space, logged under the child's pid.
+    run.log_cpu(0, 3, map_event(0x11, 0x401));
+    run.access(0, true, 0x401 * PAGE);
+    // The child's EXEC: its own image from here on.
+    run.log_cpu(
+        0,
+        3,
+        Event::Exec {
+            comm: Name::new("prog"),
+        },
+    );
+    run.log_cpu(0, 3, snapshot(0x20, 0x500));
+    run.access(0, true, 0x500 * PAGE);
+    run.access(0, false, 0x400 * PAGE);
+    run.access(0, false, 0x401 * PAGE);
+    run.switch(0, 3, 1);
+    run.access(0, false, 0x401 * PAGE + 0x40);
+    let (got, rep) = replay(&run, ReplayFilter::default());
+    assert_eq!(
+        owners(&got),
+        vec![
+            Some((3, 0x10 * PAGE + 0x40)),
+            Some((3, 0x11 * PAGE)),
+            Some((3, 0x20 * PAGE)),
+            Some((1, 0x10 * PAGE)),
+            Some((1, 0x11 * PAGE)),
+            Some((1, 0x11 * PAGE + 0x40)),
+        ]
+    );
+    assert_eq!(rep.unattributed(), 0);
+}
+
+#[test]
+fn an_exec_drops_the_old_image_and_its_snapshot_gives_the_new_one() {
+    let mut run = Run::default();
+    run.log_cpu(0, 5, map_event(0x10, 0x600));
+    run.log_cpu(
+        0,
+        5,
+        Event::Exec {
+            comm: Name::new("prog"),
+        },
+    );
+    run.log_cpu(0, 5, snapshot(0x7ff0, 0x601));
+    // execve's own writes to the new image (the stack, the .bss tail) come
+    // after the EXEC record's tag and its snapshot: attributed.
+    run.access(0, true, 0x601 * PAGE + 0x80);
+    run.access(0, false, 0x600 * PAGE);
+    let (got, _) = replay(&run, ReplayFilter::default());
+    assert_eq!(owners(&got), vec![Some((5, 0x7ff0 * PAGE + 0x80)), None]);
+}
+
+#[test]
+fn tags_of_two_cpus_out_of_order_within_the_window_are_placed() {
+    let mut run = Run::default();
+    let a = run.log_later(0, 1, map_event(0x10, 0x100));
+    let b = run.log_later(1, 2, map_event(0x20, 0x200));
+    let c = run.log_later(0, 1, unmap_event(0x10, 0x100));
+    let d = run.log_later(0, 3, map_event(0x30, 0x100));
+    // CPU 1's tag reaches the bus after CPU 0's later ones.
+    run.tag(a);
+    run.access(0, false, 0x100 * PAGE);
+    run.tag(c);
+    run.tag(d);
+    run.access(0, false, 0x100 * PAGE + 64);
+    run.access(0, false, 0x200 * PAGE);
+    run.tag(b);
+    run.access(0, false, 0x200 * PAGE + 64);
+    let (got, rep) = replay(&run, ReplayFilter::default());
+    assert_eq!(
+        owners(&got),
+        vec![
+            Some((1, 0x10 * PAGE)),
+            Some((3, 0x30 * PAGE + 64)),
+            None,
+            Some((2, 0x20 * PAGE + 64)),
+        ]
+    );
+    assert_eq!(rep.records_placed(), 4);
+    assert_eq!(rep.tags_reordered, 1);
+    assert_eq!((rep.unplaced_count, rep.tags_late), (0, 0));
+    assert_eq!(rep.tags_without_record, 0);
+}
+
+#[test]
+fn a_tag_later_than_the_window_is_counted_and_changes_nothing() {
+    let mut run = Run::default();
+    // CPU 1's MAP, then 300 records of CPU 0; CPU 1's tag comes after
+    // them all, past a window of 64 (and once the seq numbers wrapped, as
+    // in the run the issue describes).
+    let base = 65_536 - 100;
+    for i in 0..base {
+        run.log_later(0, 9, map_event(0x9000 + i, 0x9000 + i));
+    }
+    for i in 0..base {
+        run.tag(i);
+    }
+    let late = run.log_later(1, 2, map_event(0x20, 0x200));
+    let mut cpu0 = Vec::new();
+    for i in 0..300 {
+        cpu0.push(run.log_later(0, 1, map_event(0x1000 + i, 0x1000 + i)));
+    }
+    for &s in &cpu0 {
+        run.tag(s);
+    }
+    run.access(0, false, 0x200 * PAGE);
+    run.tag(late);
+    run.access(0, false, 0x1000 * PAGE);
+    let mut r = Replayer::new(&run.log, ReplayFilter::default()).with_tag_window(64);
+    let mut got = Vec::new();
+    r.run(&run.trace[..], &mut |v| got.push(*v));
+    let rep = r.report;
+    // Given up as lost once the window moved 64 past it: applied there,
+    // before the reference, and counted once.
+    assert_eq!(
+        owners(&got),
+        vec![Some((2, 0x20 * PAGE)), Some((1, 0x1000 * PAGE))]
+    );
+    assert_eq!(rep.unplaced_count, 1);
+    assert_eq!(rep.lost_tags, 1);
+    assert!(matches!(
+        rep.unplaced[0],
+        Unplaced::LostTag { seq, .. } if seq == late
+    ));
+    assert_eq!(rep.tags_late, 1);
+    assert_eq!(rep.tags_without_record, 0);
+    assert_eq!(rep.records_placed(), run.log.len() as u64 - 1);
+    // The default window (4096) places the same tag: nothing lost.
+    let (got, rep) = replay(&run, ReplayFilter::default());
+    assert_eq!(owners(&got), vec![None, Some((1, 0x1000 * PAGE))]);
+    assert_eq!((rep.unplaced_count, rep.tags_late), (0, 0));
+    assert_eq!(rep.tags_reordered, 1);
+}
+
+#[test]
+fn the_unattributed_share_and_its_default_threshold() {
+    // No SWITCH records: the share is of every reference and no default
+    // threshold applies.
+    let mut run = Run::default();
+    run.map(1, 0x10, 0x100);
+    run.access(0, false, 0x100 * PAGE);
+    run.access(0, false, 0x900 * PAGE);
+    run.access(0, false, 0x901 * PAGE);
+    let (_, rep) = replay(&run, ReplayFilter::default());
+    assert!(!rep.switches);
+    assert!((rep.unattributed_percent() - 200.0 / 3.0).abs() < 1e-9);
+    assert_eq!(rep.unattributed_limit(None), None);
+    assert_eq!(rep.unattributed_limit(Some(10.0)), Some(10.0));
+    // With SWITCH records: of the references made while a traced process
+    // ran; the default applies.
+    run.switch(0, 0, 1);
+    run.access(0, false, 0x100 * PAGE);
+    run.access(0, false, 0x902 * PAGE);
+    run.switch(0, 1, 0);
+    run.access(0, false, 0x903 * PAGE);
+    let (_, rep) = replay(&run, ReplayFilter::default());
+    assert_eq!((rep.while_traced, rep.unattributed_while_traced), (2, 1));
+    assert_eq!(rep.unattributed_percent(), 50.0);
+    assert_eq!(rep.unattributed(), 4);
+    assert_eq!(rep.unattributed_limit(None), Some(DEFAULT_MAX_UNATTRIBUTED));
 }

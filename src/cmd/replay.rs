@@ -12,7 +12,9 @@ use hmtt_merge::export::csv::CsvWriter;
 use hmtt_merge::export::{TraceKind, TraceMeta};
 use hmtt_merge::replay::archive::ArchiveSource;
 use hmtt_merge::replay::writer::VtraceInfo;
-use hmtt_merge::replay::{Miss, RecordSource, ReplayFilter, ReplayOutput, Replayer, VtraceWriter};
+use hmtt_merge::replay::{
+    Ambiguity, Miss, RecordSource, ReplayFilter, ReplayOutput, Replayer, VtraceWriter,
+};
 
 use crate::shared::{
     is_closed_pipe, parse_number, parse_range, status, with_names_of, Stdout, TraceBytes,
@@ -54,9 +56,22 @@ pub struct Args {
     /// Write the selected references as CSV to this file ("-": standard output).
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Fail (after the report and the outputs) when more than this share
+    /// of the references is not attributed for certain: of those made while
+    /// a traced process ran, when the log has SWITCH records (default 50);
+    /// of all references otherwise (no default: the kernel's and untraced
+    /// processes' references count too).
+    #[arg(long, value_name = "PERCENT")]
+    pub max_unattributed: Option<f64>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if let Some(p) = args.max_unattributed {
+        anyhow::ensure!(
+            (0.0..=100.0).contains(&p),
+            "--max-unattributed is a percentage, 0 to 100 (got {p})"
+        );
+    }
     let bytes = TraceBytes::open(&args.trace)?;
     let view = AnyTrace::new_checked(bytes.as_slice()).with_context(|| {
         format!(
@@ -255,8 +270,55 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     writeln!(
         out,
-        "log records placed at their tags: {}; not placed: {}; tags beyond the log: {}",
-        r.tags_placed, r.unplaced_count, r.tags_without_record
+        "not attributed for certain: {} ({:.2}%)",
+        r.unattributed(),
+        pct(r.unattributed())
+    )?;
+    writeln!(
+        out,
+        "  {:<44} {:>12}",
+        "no process maps the frame (unmapped)",
+        r.miss_count(Miss::Unmapped)
+    )?;
+    for (a, rule) in [
+        (
+            Ambiguity::SeveralRunning,
+            "given to the one switched in last",
+        ),
+        (Ambiguity::NoneRunning, "given to the one that ran last"),
+        (Ambiguity::SeveralPages, "given to its latest mapping"),
+    ] {
+        writeln!(
+            out,
+            "  {:<44} {:>12} ({rule})",
+            a.describe(),
+            r.ambiguous_count(a)
+        )?;
+    }
+    if r.switches {
+        writeln!(
+            out,
+            "while a traced process ran: {} references, {} not attributed for certain ({:.2}%)",
+            r.while_traced,
+            r.unattributed_while_traced,
+            r.unattributed_percent()
+        )?;
+    }
+    let boards = if header.boards > 1 {
+        " (counted per board)"
+    } else {
+        ""
+    };
+    writeln!(
+        out,
+        "log records placed at their tags: {}; not placed{boards}: {} ({} with lost tags applied where found, {} never applied); tags beyond the log: {}; tags placed out of order: {}; late tags ignored: {}",
+        r.records_placed(),
+        r.unplaced_count,
+        r.lost_tags,
+        r.no_tags,
+        r.tags_without_record,
+        r.tags_reordered,
+        r.tags_late
     )?;
     for u in r.unplaced.iter().take(10) {
         writeln!(out, "  {u:?}")?;
@@ -300,6 +362,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 w.packets
             )?;
         }
+    }
+    if let Some(limit) = r.unattributed_limit(args.max_unattributed) {
+        let share = r.unattributed_percent();
+        let of = if r.switches {
+            "of the references made while a traced process ran"
+        } else {
+            "of all references"
+        };
+        anyhow::ensure!(
+            share <= limit,
+            "{share:.2}% {of} not attributed for certain, above --max-unattributed {limit} (causes above)"
+        );
     }
     Ok(())
 }

@@ -8,7 +8,9 @@
  * host to parse with hmtt_format::klog.
  *
  * Subcommands: info | mmap | ioctl | perm GID | ptlog | exec | child |
- *              dma | stress | sleeper | overrun | cache-disable | mapping |
+ *              fork | vfork | vchild | pipeline | mremap | thp | collapse |
+ *              filemap | migrate | dma | stress | sleeper | overrun |
+ *              cache-disable | mapping |
  *              hexlog [PREFIX]
  */
 #define _GNU_SOURCE
@@ -18,9 +20,12 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -452,6 +457,724 @@ static int cmd_ptlog(void)
 	return 0;
 }
 
+/* The first record of kind, pid and vpn after seq `after`, or NULL. */
+static const struct hmtt_log_record *find_rec_after(size_t n, unsigned int kind,
+						    uint32_t pid, uint64_t vpn,
+						    uint64_t after)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (records[i].seq > after && records[i].kind == kind &&
+		    records[i].pid == pid && records[i].a == vpn)
+			return &records[i];
+	return NULL;
+}
+
+/* The first record of kind for pid (any vpn), or NULL. */
+static const struct hmtt_log_record *find_kind(size_t n, unsigned int kind, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (records[i].kind == kind && records[i].pid == pid)
+			return &records[i];
+	return NULL;
+}
+
+static int trace_self(int fd, unsigned long cmd, const char *name)
+{
+	__s32 zero = 0;
+
+	if (ioctl(fd, cmd, &zero)) {
+		fail(name, "%s: %s", cmd == HMTT_IOC_TRACE_PID ? "TRACE_PID" : "UNTRACE_PID",
+		     strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void read_full(int fd, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t got = read(fd, (char *)buf + done, len - done);
+
+		if (got <= 0)
+			break;
+		done += got;
+	}
+}
+
+/*
+ * execve's new address space is logged under the exec'ing pid from its
+ * creation: the page at the top of the new stack, where copy_strings
+ * wrote the argument strings, has a MAP before EXEC with the frame the
+ * snapshot after EXEC shows. EXEC comes before the ELF loader writes to
+ * the image, so every page mapped at EXEC by a MAP before it is a page of
+ * the new stack (within 1 MiB of its top; the stack's first place, before
+ * it moved, is unmapped before EXEC), none of the image's .bss or data.
+ */
+static void check_exec_early(size_t n, const struct hmtt_log_record *ex, const char *name)
+{
+	const struct hmtt_log_record *top = NULL, *m = NULL;
+	size_t k, early = 0, far = 0;
+
+	for (k = 0; k < n; k++) {
+		const struct hmtt_log_record *r = &records[k];
+
+		if (r->pid != ex->pid || r->seq <= ex->seq)
+			continue;
+		if (r->kind != HMTT_LOG_SNAPSHOT_MAP)
+			break;	/* the snapshot is the run right after EXEC */
+		if (!top || r->a > top->a)
+			top = r;
+	}
+	if (!top) {
+		fail(name, "no SNAPSHOT_MAP after EXEC of pid %u", ex->pid);
+		return;
+	}
+	for (k = 0; k < n && records[k].seq < ex->seq; k++) {
+		const struct hmtt_log_record *r = &records[k];
+
+		if (r->kind != HMTT_LOG_MAP || r->pid != ex->pid)
+			continue;
+		early++;
+		if (r->a > top->a || r->a + 256 <= top->a) {
+			/* Only where the stack was before it moved into place. */
+			const struct hmtt_log_record *u =
+				find_rec_after(n, HMTT_LOG_UNMAP, r->pid, r->a, r->seq);
+
+			if (!u || u->b != r->b || u->seq > ex->seq)
+				far++;
+		}
+		if (r->a == top->a && r->b == top->b)
+			m = r;
+	}
+	printf("INFO %s: %zu MAP records before EXEC, %zu still mapped away from the stack top %llx\n",
+	       name, early, far, (unsigned long long)top->a);
+	if (!m || far)
+		fail(name, "stack top %llx (frame %llx) %s before EXEC; %zu MAPs before EXEC outside the stack",
+		     (unsigned long long)top->a, (unsigned long long)top->b,
+		     m ? "had a MAP" : "had no MAP", far);
+	else
+		pass(name);
+}
+
+#define FORK_PAGES 16
+#define SHM_PAGES 256
+
+struct fork_report {
+	uint64_t priv[FORK_PAGES / 2];	/* frames of its COW-broken pages */
+	uint64_t shm[SHM_PAGES / 2];	/* frames of the shared pages it wrote */
+};
+
+/*
+ * A traced process forks. The child breaks COW on the first half of a
+ * private buffer and writes the first half of a MAP_SHARED region; then
+ * the parent, while the child still lives, breaks COW on the second half,
+ * writes the second half of the region and reads the child's first
+ * shared pages. Checks FORK and the child's SNAPSHOT_MAPs before it ran,
+ * MAPs of both COW breaks and of every shared write fault, SWITCH.
+ */
+static int cmd_fork(void)
+{
+	int fd = open_cfg(), pm, up[2], down[2], i, bad;
+	uint64_t orig[FORK_PAGES], parent_priv[FORK_PAGES], parent_shm[SHM_PAGES];
+	struct fork_report rep = { { 0 } };
+	const struct hmtt_log_record *fk = NULL, *sw_in = NULL, *sw_out = NULL, *r;
+	uint8_t *priv, *shm;
+	uint64_t pvpn, svpn;
+	pid_t self = getpid(), kid;
+	size_t n, k;
+	char c = 0;
+
+	drain_log();
+	if (pipe(up) || pipe(down) || trace_self(fd, HMTT_IOC_TRACE_PID, "fork"))
+		return 1;
+	priv = mmap(NULL, FORK_PAGES * 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	shm = mmap(NULL, SHM_PAGES * 4096, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	madvise(priv, FORK_PAGES * 4096, MADV_NOHUGEPAGE);
+	for (i = 0; i < FORK_PAGES; i++)
+		priv[i * 4096] = i + 1;
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	for (i = 0; i < FORK_PAGES; i++)
+		orig[i] = pagemap_pfn(pm, (uintptr_t)priv + i * 4096);
+	kid = fork();
+	if (kid == 0) {
+		int cpm = open("/proc/self/pagemap", O_RDONLY);
+
+		for (i = 0; i < FORK_PAGES / 2; i++)
+			priv[i * 4096] = 0x55;
+		for (i = 0; i < SHM_PAGES / 2; i++)
+			shm[i * 4096] = 1;
+		for (i = 0; i < FORK_PAGES / 2; i++)
+			rep.priv[i] = pagemap_pfn(cpm, (uintptr_t)priv + i * 4096);
+		for (i = 0; i < SHM_PAGES / 2; i++)
+			rep.shm[i] = pagemap_pfn(cpm, (uintptr_t)shm + i * 4096);
+		if (write(up[1], &rep, sizeof(rep)) != sizeof(rep) || read(down[0], &c, 1) != 1)
+			_exit(2);
+		_exit(0);
+	}
+	read_full(up[0], &rep, sizeof(rep));
+	for (i = FORK_PAGES / 2; i < FORK_PAGES; i++)
+		priv[i * 4096] = 0x66;
+	for (i = SHM_PAGES / 2; i < SHM_PAGES; i++)
+		shm[i * 4096] = 2;
+	for (i = 0; i < 8; i++)
+		c += *(volatile uint8_t *)(shm + i * 4096);
+	for (i = 0; i < FORK_PAGES; i++)
+		parent_priv[i] = pagemap_pfn(pm, (uintptr_t)priv + i * 4096);
+	for (i = 0; i < SHM_PAGES; i++)
+		parent_shm[i] = pagemap_pfn(pm, (uintptr_t)shm + i * 4096);
+	close(pm);
+	if (write(down[1], &c, 1) != 1)
+		fail("fork", "could not release the child");
+	waitpid(kid, NULL, 0);
+	trace_self(fd, HMTT_IOC_UNTRACE_PID, "fork");
+	close(fd);
+
+	n = drain_log();
+	printf("INFO fork: %zu records, child %d\n", n, kid);
+	pvpn = (uintptr_t)priv >> 12;
+	svpn = (uintptr_t)shm >> 12;
+	fk = find_kind(n, HMTT_LOG_FORK, kid);
+	if (!fk || fk->a != (uint64_t)self || (fk->b & CLONE_VM) || (fk->b & 0xff) != SIGCHLD ||
+	    strncmp(fk->name, "hmtt_guest_test", 16)) {
+		fail("fork-record", "no FORK of %d by %d without CLONE_VM, SIGCHLD, named hmtt_guest_test (b %llx)",
+		     kid, self, fk ? (unsigned long long)fk->b : 0ull);
+		return 1;
+	}
+	pass("fork-record");
+	for (k = 0; k < n; k++) {
+		if (records[k].kind != HMTT_LOG_SWITCH)
+			continue;
+		if (records[k].pid == records[k].a)
+			fail("switch", "SWITCH from %llu to itself", (unsigned long long)records[k].a);
+		if (!sw_in && records[k].pid == (uint32_t)kid)
+			sw_in = &records[k];
+		if (!sw_out && records[k].a == (uint64_t)kid)
+			sw_out = &records[k];
+	}
+	if (!sw_in || !sw_out || sw_in->seq < fk->seq)
+		fail("switch", "no SWITCH to and from the child %d after its FORK", kid);
+	else
+		pass("switch");
+	for (bad = 0, i = 0; i < FORK_PAGES; i++) {
+		r = find_rec_after(n, HMTT_LOG_SNAPSHOT_MAP, kid, pvpn + i, fk->seq);
+		if (!r || r->b != orig[i] || (sw_in && r->seq > sw_in->seq))
+			bad++;
+	}
+	if (bad)
+		fail("fork-snapshot", "%d of %d pages without a SNAPSHOT_MAP of the child before it ran",
+		     bad, FORK_PAGES);
+	else
+		pass("fork-snapshot");
+	for (bad = 0, i = 0; i < FORK_PAGES / 2; i++) {
+		r = find_rec_after(n, HMTT_LOG_MAP, kid, pvpn + i, fk->seq);
+		if (!r || r->b != rep.priv[i] || rep.priv[i] == orig[i])
+			bad++;
+	}
+	if (bad)
+		fail("cow-child", "%d of %d COW breaks of the child without a MAP of the new frame",
+		     bad, FORK_PAGES / 2);
+	else
+		pass("cow-child");
+	for (bad = 0, i = FORK_PAGES / 2; i < FORK_PAGES; i++) {
+		r = find_rec_after(n, HMTT_LOG_MAP, self, pvpn + i, fk->seq);
+		if (!r || r->b != parent_priv[i] || parent_priv[i] == orig[i])
+			bad++;
+	}
+	if (bad)
+		fail("cow-parent", "%d of %d COW breaks of the parent without a MAP of the new frame",
+		     bad, FORK_PAGES / 2);
+	else
+		pass("cow-parent");
+	for (bad = 0, i = 0; i < SHM_PAGES; i++) {
+		uint32_t who = i < SHM_PAGES / 2 ? (uint32_t)kid : (uint32_t)self;
+		uint64_t pfn = i < SHM_PAGES / 2 ? rep.shm[i] : parent_shm[i];
+
+		r = find_rec_after(n, HMTT_LOG_MAP, who, svpn + i, fk->seq);
+		if (!pfn || !r || r->b != pfn)
+			bad++;
+	}
+	if (bad)
+		fail("shm-write", "%d of %d shared-memory write faults without a MAP", bad, SHM_PAGES);
+	else
+		pass("shm-write");
+	for (bad = 0, i = 0; i < 8; i++) {
+		r = find_rec_after(n, HMTT_LOG_MAP, self, svpn + i, fk->seq);
+		if (!r || r->b != rep.shm[i] || parent_shm[i] != rep.shm[i])
+			bad++;
+	}
+	if (bad)
+		fail("shm-read", "%d of 8 reads of the child's shared pages without a MAP of its frame",
+		     bad);
+	else
+		pass("shm-read");
+	for (bad = 0, i = 0; i < FORK_PAGES / 2; i++) {
+		r = find_rec_after(n, HMTT_LOG_UNMAP, kid, pvpn + i, fk->seq);
+		if (!r || r->b != rep.priv[i])
+			bad++;
+	}
+	r = find_kind(n, HMTT_LOG_EXIT, kid);
+	if (bad || !r)
+		fail("fork-exit", "child: %s, %d of %d pages without an exit UNMAP",
+		     r ? "EXIT" : "no EXIT", bad, FORK_PAGES / 2);
+	else
+		pass("fork-exit");
+	return 0;
+}
+
+/* Runs as the vfork test's exec'd child. */
+static int cmd_vchild(void)
+{
+	return 0;
+}
+
+/*
+ * A traced process vforks; the child writes a page of the shared address
+ * space (logged under the parent, whose mm it is) and execs.
+ */
+static int cmd_vfork(void)
+{
+	int fd = open_cfg(), pm;
+	const struct hmtt_log_record *fk, *ex, *ez, *m;
+	volatile uint8_t *buf;
+	uint64_t vpn, pfn;
+	pid_t self = getpid(), kid;
+	size_t n, k;
+	int snaps = 0, kid_maps = 0;
+
+	drain_log();
+	if (trace_self(fd, HMTT_IOC_TRACE_PID, "vfork"))
+		return 1;
+	buf = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	kid = vfork();
+	if (kid == 0) {
+		buf[4096] = 7;
+		execl("/bin/hmtt_guest_test", "hmtt_guest_test", "vchild", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(kid, NULL, 0);
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	vpn = ((uintptr_t)buf >> 12) + 1;
+	pfn = pagemap_pfn(pm, (uintptr_t)buf + 4096);
+	close(pm);
+	trace_self(fd, HMTT_IOC_UNTRACE_PID, "vfork");
+	close(fd);
+
+	n = drain_log();
+	printf("INFO vfork: %zu records, child %d\n", n, kid);
+	fk = find_kind(n, HMTT_LOG_FORK, kid);
+	ex = find_kind(n, HMTT_LOG_EXEC, kid);
+	ez = find_kind(n, HMTT_LOG_EXIT, kid);
+	if (!fk || fk->a != (uint64_t)self || !(fk->b & CLONE_VM) || !(fk->b & CLONE_VFORK)) {
+		fail("vfork-record", "no FORK of %d by %d with CLONE_VM|CLONE_VFORK", kid, self);
+		return 1;
+	}
+	pass("vfork-record");
+	if (!ex || ex->seq < fk->seq || !ez || ez->seq < ex->seq) {
+		fail("vfork-exec", "child %d: no EXEC then EXIT after its FORK", kid);
+		return 1;
+	}
+	for (k = 0; k < n; k++) {
+		if (records[k].pid != (uint32_t)kid || records[k].seq > ex->seq)
+			continue;
+		snaps += records[k].kind == HMTT_LOG_SNAPSHOT_MAP;
+		kid_maps += records[k].kind == HMTT_LOG_MAP && records[k].a == vpn;
+	}
+	m = find_rec_after(n, HMTT_LOG_MAP, self, vpn, fk->seq);
+	if (snaps || kid_maps || !pfn || !m || m->b != pfn || m->seq > ex->seq)
+		fail("vfork-shared-mm", "%d SNAPSHOT_MAP of the child before EXEC, %d MAP of the page "
+		     "under the child, parent's MAP %s", snaps, kid_maps,
+		     m ? (m->b == pfn ? "ok" : "wrong frame") : "missing");
+	else
+		pass("vfork-shared-mm");
+	check_exec_early(n, ex, "vfork-exec-early");
+	return 0;
+}
+
+/*
+ * A traced process runs a shell pipeline (system(): glibc's posix_spawn
+ * clone with CLONE_VM|CLONE_VFORK, the shell's exec, its forks and their
+ * execs): every process of the chain gets a FORK from a traced parent,
+ * and the two programs of the pipeline an EXEC and an EXIT.
+ */
+static int cmd_pipeline(void)
+{
+	int fd = open_cfg(), execs = 0, orphans = 0, forks = 0, exits = 0;
+	uint32_t traced[16];
+	size_t n, k, ntraced = 1, j;
+
+	drain_log();
+	if (trace_self(fd, HMTT_IOC_TRACE_PID, "pipeline"))
+		return 1;
+	if (system("/bin/hmtt_guest_test vchild | /bin/hmtt_guest_test vchild"))
+		fail("pipeline", "the pipeline failed");
+	trace_self(fd, HMTT_IOC_UNTRACE_PID, "pipeline");
+	close(fd);
+
+	n = drain_log();
+	traced[0] = getpid();
+	for (k = 0; k < n; k++) {
+		const struct hmtt_log_record *r = &records[k];
+		bool known = false;
+
+		if (r->kind != HMTT_LOG_FORK)
+			continue;
+		forks++;
+		for (j = 0; j < ntraced; j++)
+			known |= r->a == traced[j];
+		if (!known)
+			orphans++;
+		if (ntraced < 16)
+			traced[ntraced++] = r->pid;
+	}
+	for (k = 0; k < n; k++) {
+		const struct hmtt_log_record *r = &records[k];
+
+		for (j = 1; j < ntraced; j++) {
+			if (r->pid != traced[j])
+				continue;
+			if (r->kind == HMTT_LOG_EXEC && !strncmp(r->name, "hmtt_guest_test", 16))
+				execs++;
+			exits += r->kind == HMTT_LOG_EXIT;
+		}
+	}
+	printf("INFO pipeline: %d FORK, %d EXEC of the programs, %d EXIT\n", forks, execs, exits);
+	if (forks < 3 || orphans || execs != 2 || exits != forks)
+		fail("pipeline", "%d FORK (%d from untraced parents), %d EXEC of the two programs, %d EXIT",
+		     forks, orphans, execs, exits);
+	else
+		pass("pipeline");
+	return 0;
+}
+
+/* mremap moving 8 present pages: UNMAP at the old place, then MAP at the new. */
+static int cmd_mremap(void)
+{
+	int fd = open_cfg(), pm, i, bad = 0;
+	uint64_t pfns[8], moved[8], ovpn, nvpn;
+	uint8_t *buf, *dst;
+	size_t n;
+
+	drain_log();
+	if (trace_self(fd, HMTT_IOC_TRACE_PID, "mremap"))
+		return 1;
+	buf = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	dst = mmap(NULL, 8 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	madvise(buf, 8 * 4096, MADV_NOHUGEPAGE);
+	for (i = 0; i < 8; i++)
+		buf[i * 4096] = i + 1;
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	for (i = 0; i < 8; i++)
+		pfns[i] = pagemap_pfn(pm, (uintptr_t)buf + i * 4096);
+	if (mremap(buf, 8 * 4096, 8 * 4096, MREMAP_MAYMOVE | MREMAP_FIXED, dst) != dst) {
+		fail("mremap", "mremap: %s", strerror(errno));
+		return 1;
+	}
+	for (i = 0; i < 8; i++)
+		moved[i] = pagemap_pfn(pm, (uintptr_t)dst + i * 4096);
+	close(pm);
+	munmap(dst, 8 * 4096);
+	trace_self(fd, HMTT_IOC_UNTRACE_PID, "mremap");
+	close(fd);
+
+	n = drain_log();
+	ovpn = (uintptr_t)buf >> 12;
+	nvpn = (uintptr_t)dst >> 12;
+	for (i = 0; i < 8; i++) {
+		const struct hmtt_log_record *first = find_rec(n, HMTT_LOG_MAP, getpid(), ovpn + i);
+		const struct hmtt_log_record *u, *m;
+
+		u = first ? find_rec_after(n, HMTT_LOG_UNMAP, getpid(), ovpn + i, first->seq) : NULL;
+		m = u ? find_rec_after(n, HMTT_LOG_MAP, getpid(), nvpn + i, u->seq) : NULL;
+		if (!u || !m || u->b != pfns[i] || m->b != pfns[i] || moved[i] != pfns[i])
+			bad++;
+	}
+	if (bad)
+		fail("mremap", "%d of 8 moved pages without UNMAP at the old and MAP at the new address",
+		     bad);
+	else
+		pass("mremap");
+	return 0;
+}
+
+#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
+
+/* The bracketed word of THP_ENABLED ("always [madvise] never"). */
+static char *thp_mode(char *buf, size_t len)
+{
+	FILE *f = fopen(THP_ENABLED, "r");
+	char line[128], *open, *close;
+
+	if (!f)
+		return NULL;
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	open = strchr(line, '[');
+	close = open ? strchr(open, ']') : NULL;
+	if (!close || (size_t)(close - open) > len)
+		return NULL;
+	*close = 0;
+	strcpy(buf, open + 1);
+	return buf;
+}
+
+static bool set_thp_mode(const char *mode)
+{
+	FILE *f = fopen(THP_ENABLED, "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fputs(mode, f) >= 0;
+	return !fclose(f) && ok;
+}
+
+/* An anonymous 2 MiB THP fault: 512 MAP records of one PMD leaf. */
+static int cmd_thp(void)
+{
+	char thp_was[32];
+	int fd = open_cfg(), pm, i, bad = 0;
+	uint64_t pfn0, vpn0, c = 0;
+	uint8_t *raw, *a;
+	size_t n;
+
+	/* The kernel leaves THP off on machines under 512 MiB, as this guest. */
+	if (!thp_mode(thp_was, sizeof(thp_was)) || !set_thp_mode("madvise")) {
+		fail("thp", "%s: %s", THP_ENABLED, strerror(errno));
+		return 1;
+	}
+	drain_log();
+	if (trace_self(fd, HMTT_IOC_TRACE_PID, "thp"))
+		return 1;
+	raw = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	a = (uint8_t *)(((uintptr_t)raw + (2 << 20) - 1) & ~(uintptr_t)((2 << 20) - 1));
+	madvise(a, 2 << 20, MADV_HUGEPAGE);
+	a[4096 * 3] = 1;
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	pfn0 = pagemap_pfn(pm, (uintptr_t)a);
+	for (i = 0; i < 512; i++)
+		if (pagemap_pfn(pm, (uintptr_t)a + i * 4096) != pfn0 + i)
+			bad++;
+	close(pm);
+	munmap(raw, 4 << 20);
+	trace_self(fd, HMTT_IOC_UNTRACE_PID, "thp");
+	close(fd);
+	set_thp_mode(thp_was);
+	if (!pfn0 || bad) {
+		fail("thp", "the kernel gave no transparent huge page (%d of 512 pages off)", bad);
+		return 1;
+	}
+
+	n = drain_log();
+	vpn0 = (uintptr_t)a >> 12;
+	for (i = 0; i < 512; i++) {
+		const struct hmtt_log_record *m = find_rec(n, HMTT_LOG_MAP, getpid(), vpn0 + i);
+		const struct hmtt_log_record *u = find_rec(n, HMTT_LOG_UNMAP, getpid(), vpn0 + i);
+
+		if (!m || m->b != pfn0 + i || (i && m->c != c) || !u || u->b != pfn0 + i ||
+		    u->seq < m->seq)
+			bad++;
+		if (m && !i)
+			c = m->c;
+	}
+	if (bad)
+		fail("thp", "%d of 512 pages of the huge page without MAP (same PMD) and UNMAP", bad);
+	else
+		pass("thp");
+	return 0;
+}
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+/*
+ * 512 small pages collapsed into a huge page (MADV_COLLAPSE, the
+ * synchronous form of khugepaged's work): MAP of the new frames.
+ */
+static int cmd_collapse(void)
+{
+	char thp_was[32];
+	int fd = open_cfg(), pm, i, bad = 0, small = 0;
+	uint64_t pfn0, vpn0, last_small = 0;
+	uint8_t *raw, *a;
+	size_t n, k;
+
+	if (!thp_mode(thp_was, sizeof(thp_was)) || !set_thp_mode("madvise")) {
+		fail("thp-collapse", "%s: %s", THP_ENABLED, strerror(errno));
+		return 1;
+	}
+	drain_log();
+	if (trace_self(fd, HMTT_IOC_TRACE_PID, "thp-collapse"))
+		return 1;
+	raw = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	a = (uint8_t *)(((uintptr_t)raw + (2 << 20) - 1) & ~(uintptr_t)((2 << 20) - 1));
+	for (i = 0; i < 512; i++)
+		a[i * 4096] = i;	/* small pages: not MADV_HUGEPAGE */
+	if (madvise(a, 2 << 20, MADV_COLLAPSE))
+		fail("thp-collapse", "MADV_COLLAPSE: %s", strerror(errno));
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	pfn0 = pagemap_pfn(pm, (uintptr_t)a);
+	for (i = 0; i < 512; i++)
+		if (pagemap_pfn(pm, (uintptr_t)a + i * 4096) != pfn0 + i)
+			bad++;
+	close(pm);
+	munmap(raw, 4 << 20);
+	trace_self(fd, HMTT_IOC_UNTRACE_PID, "thp-collapse");
+	close(fd);
+	set_thp_mode(thp_was);
+	if (!pfn0 || bad) {
+		fail("thp-collapse", "no huge page after MADV_COLLAPSE (%d of 512 pages off)", bad);
+		return 1;
+	}
+
+	n = drain_log();
+	vpn0 = (uintptr_t)a >> 12;
+	/* After the last small-page fault, each page's MAP of its new frame. */
+	for (k = 0; k < n; k++)
+		if (records[k].kind == HMTT_LOG_MAP && records[k].pid == (uint32_t)getpid() &&
+		    records[k].a >= vpn0 && records[k].a < vpn0 + 512 &&
+		    records[k].b != pfn0 + (records[k].a - vpn0)) {
+			small++;
+			last_small = records[k].seq;
+		}
+	for (bad = 0, i = 0; i < 512; i++) {
+		const struct hmtt_log_record *m =
+			find_rec_after(n, HMTT_LOG_MAP, getpid(), vpn0 + i, last_small);
+
+		if (!m || m->b != pfn0 + i)
+			bad++;
+	}
+	if (small != 512 || bad)
+		fail("thp-collapse", "%d small-page MAPs, %d of 512 pages without a MAP of the huge page",
+		     small, bad);
+	else
+		pass("thp-collapse");
+	return 0;
+}
+
+/*
+ * A file (tmpfs) mapped shared and private: a read (fault-around), a
+ * shared write and a private write (a COW copy of the file page). Every
+ * present page must have a MAP of its frame.
+ */
+#define FILE_PAGES 32
+
+static int cmd_filemap(void)
+{
+	int fd = open_cfg(), pm, file, i, bad = 0, present = 0;
+	static uint8_t page[4096];
+	uint64_t pfns[FILE_PAGES], cow;
+	uint8_t *sh, *pr;
+	size_t n;
+
+	file = open("/tmp/hmtt_file", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	for (i = 0; i < FILE_PAGES; i++) {
+		memset(page, i, sizeof(page));
+		if (write(file, page, sizeof(page)) != sizeof(page))
+			fail("filemap", "write: %s", strerror(errno));
+	}
+	drain_log();
+	if (trace_self(fd, HMTT_IOC_TRACE_PID, "filemap"))
+		return 1;
+	sh = mmap(NULL, FILE_PAGES * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, file, 0);
+	pr = mmap(NULL, FILE_PAGES * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, file, 0);
+	(void)*(volatile uint8_t *)sh;
+	sh[20 * 4096] = 0xaa;
+	pr[5 * 4096] = 0xbb;
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	for (i = 0; i < FILE_PAGES; i++)
+		pfns[i] = pagemap_pfn(pm, (uintptr_t)sh + i * 4096);
+	cow = pagemap_pfn(pm, (uintptr_t)pr + 5 * 4096);
+	close(pm);
+	trace_self(fd, HMTT_IOC_UNTRACE_PID, "filemap");
+	close(fd);
+	close(file);
+
+	n = drain_log();
+	for (i = 0; i < FILE_PAGES; i++) {
+		const struct hmtt_log_record *m;
+
+		if (!pfns[i])
+			continue;
+		present++;
+		m = find_rec(n, HMTT_LOG_MAP, getpid(), ((uintptr_t)sh >> 12) + i);
+		if (!m || m->b != pfns[i])
+			bad++;
+	}
+	printf("INFO filemap: %d of %d pages of the shared mapping present\n", present, FILE_PAGES);
+	if (bad || present < 2 || !pfns[20])
+		fail("filemap-shared", "%d of %d present pages without a MAP of their frame", bad, present);
+	else
+		pass("filemap-shared");
+	{
+		const struct hmtt_log_record *m =
+			find_rec(n, HMTT_LOG_MAP, getpid(), ((uintptr_t)pr >> 12) + 5);
+
+		if (!cow || cow == pfns[5] || !m || m->b != cow)
+			fail("filemap-private", "private write: no MAP of its own frame");
+		else
+			pass("filemap-private");
+	}
+	munmap(sh, FILE_PAGES * 4096);
+	munmap(pr, FILE_PAGES * 4096);
+	unlink("/tmp/hmtt_file");
+	return 0;
+}
+
+#ifndef MADV_SOFT_OFFLINE
+#define MADV_SOFT_OFFLINE 101
+#endif
+
+/* Page migration (soft offline moves a page to a new frame): a MAP of it. */
+static int cmd_migrate(void)
+{
+	int fd = open_cfg(), pm, i;
+	uint64_t before, after, vpn;
+	const struct hmtt_log_record *m;
+	uint8_t *buf;
+	size_t n;
+
+	drain_log();
+	if (trace_self(fd, HMTT_IOC_TRACE_PID, "migrate"))
+		return 1;
+	buf = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	madvise(buf, 4 * 4096, MADV_NOHUGEPAGE);
+	for (i = 0; i < 4; i++)
+		buf[i * 4096] = i + 1;
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	before = pagemap_pfn(pm, (uintptr_t)buf + 4096);
+	if (madvise(buf + 4096, 4096, MADV_SOFT_OFFLINE))
+		fail("migrate", "MADV_SOFT_OFFLINE: %s", strerror(errno));
+	after = pagemap_pfn(pm, (uintptr_t)buf + 4096);
+	close(pm);
+	trace_self(fd, HMTT_IOC_UNTRACE_PID, "migrate");
+	close(fd);
+
+	n = drain_log();
+	vpn = ((uintptr_t)buf >> 12) + 1;
+	m = find_rec(n, HMTT_LOG_MAP, getpid(), vpn);
+	m = m ? find_rec_after(n, HMTT_LOG_MAP, getpid(), vpn, m->seq) : NULL;
+	if (!after || after == before || !m || m->b != after)
+		fail("migrate", "page moved %llx -> %llx, MAP of the new frame %s",
+		     (unsigned long long)before, (unsigned long long)after,
+		     m ? "with a wrong frame" : "missing");
+	else
+		pass("migrate");
+	munmap(buf, 4 * 4096);
+	return 0;
+}
+
 /* Runs as "hmtt_child" (trace_comm): the exec, its faults and exit are logged. */
 static int cmd_child(void)
 {
@@ -515,6 +1238,8 @@ static int cmd_exec(void)
 		fail("exec-record", "no EXEC record named hmtt_child for pid %d", pid);
 	else
 		pass("exec-record");
+	if (ex)
+		check_exec_early(n, ex, "exec-early");
 	if (!ez || strncmp(ez->name, "hmtt_child", 16) || (ex && ez->seq < ex->seq))
 		fail("exit-record", "no EXIT record after the EXEC for pid %d", pid);
 	else
@@ -929,6 +1654,24 @@ int main(int argc, char **argv)
 		cmd_exec();
 	else if (!strcmp(cmd, "child"))
 		return cmd_child();
+	else if (!strcmp(cmd, "fork"))
+		cmd_fork();
+	else if (!strcmp(cmd, "vfork"))
+		cmd_vfork();
+	else if (!strcmp(cmd, "vchild"))
+		return cmd_vchild();
+	else if (!strcmp(cmd, "pipeline"))
+		cmd_pipeline();
+	else if (!strcmp(cmd, "mremap"))
+		cmd_mremap();
+	else if (!strcmp(cmd, "thp"))
+		cmd_thp();
+	else if (!strcmp(cmd, "collapse"))
+		cmd_collapse();
+	else if (!strcmp(cmd, "filemap"))
+		cmd_filemap();
+	else if (!strcmp(cmd, "migrate"))
+		cmd_migrate();
 	else if (!strcmp(cmd, "dma"))
 		cmd_dma();
 	else if (!strcmp(cmd, "sleeper"))

@@ -1,32 +1,22 @@
 //! Who maps each physical frame now: a two-level table keyed by frame number
 //! (a directory of fixed-size chunks of packed 8-byte slots), so a lookup is
-//! two array indexings; only frames beyond 64 TiB, and owners too large to
-//! pack, go through a hash map.
+//! two array indexings while a frame has one owner, the common case.
+//!
+//! A frame can have several owners, (pid, virtual page) pairs: pages shared
+//! copy-on-write by a parent and its forked child (same virtual page, two
+//! pids), MAP_SHARED regions (possibly at different virtual pages), the zero
+//! page. Those frames, and owners too large to pack, are kept in a side map
+//! and the slot says so. Each process's own pages (virtual page → frame)
+//! are kept as well: a virtual page maps one frame at a time, so a MAP of
+//! a page to a new frame ends its mapping of the old one, an UNMAP removes
+//! only that process's mapping, and an exit or exec drops only that
+//! process's mappings.
 
 use std::collections::HashMap;
 
 /// Frames per chunk (64 MiB of physical memory with 4 KiB pages).
 const CHUNK_SHIFT: u32 = 14;
 const CHUNK_MASK: u64 = (1 << CHUNK_SHIFT) - 1;
-
-/// Slot flag: a process maps the frame (`pid`, `vpn` valid).
-pub const OWNED: u8 = 1;
-/// Slot flag: the frame holds page tables (a PTE address of the log fell in it).
-pub const PAGE_TABLE: u8 = 2;
-
-/// What is known about one frame.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Slot {
-    pub vpn: u64,
-    pub pid: u32,
-    pub flags: u8,
-}
-
-impl Slot {
-    pub fn owner(&self) -> Option<(u32, u64)> {
-        (self.flags & OWNED != 0).then_some((self.pid, self.vpn))
-    }
-}
 
 /// A fast hasher for chunk numbers (multiplicative; no DoS concerns here).
 #[derive(Default, Clone, Copy)]
@@ -42,7 +32,9 @@ impl std::hash::Hasher for FrameHasher {
         }
     }
     fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+        self.0 = (self.0 ^ n)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29);
     }
     fn write_u32(&mut self, n: u32) {
         self.write_u64(u64::from(n));
@@ -57,19 +49,109 @@ const FLAT_CHUNKS: u64 = 1 << 20;
 const NO_CHUNK: u32 = u32::MAX;
 
 // A slot is one u64, so more of the table stays in cache: the virtual page
-// number in the low 39 bits, the pid in the next 22, and three flags. An
-// owner that does not fit (a pid >= 2^22 or a virtual page >= 2^39) is kept
-// in a side map and the slot says so.
+// number in the low 39 bits, the pid in the next 22, and three flags. A
+// frame with several owners, or an owner that does not fit (a pid >= 2^22
+// or a virtual page >= 2^39), is kept in the side map and the slot says so.
 const VPN_BITS: u32 = 39;
 const VPN_MASK: u64 = (1 << VPN_BITS) - 1;
 const PID_BITS: u32 = 22;
 const PID_MASK: u64 = (1 << PID_BITS) - 1;
-const W_BIG: u64 = 1 << 61;
+const W_SIDE: u64 = 1 << 61;
 const W_PAGE_TABLE: u64 = 1 << 62;
 const W_OWNED: u64 = 1 << 63;
 
-/// Frame number → [`Slot`], plus the frames each process was given so an
-/// exit releases them without a walk over every frame.
+/// Above this many owners a frame's owners are also indexed by (pid,
+/// virtual page), so mapping and unmapping stay O(1) (the zero page can
+/// have a mapping per untouched page of a process).
+const INDEX_OWNERS: usize = 32;
+
+/// One mapping of a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owner {
+    pub pid: u32,
+    pub vpn: u64,
+    /// Larger for a later mapping (among one frame's owners).
+    pub stamp: u64,
+}
+
+/// Who maps a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owners<'a> {
+    None,
+    One {
+        pid: u32,
+        vpn: u64,
+    },
+    /// Two or more, in no particular order.
+    Several(&'a [Owner]),
+}
+
+#[derive(Default)]
+struct SideOwners {
+    list: Vec<Owner>,
+    /// (pid, vpn) → position in `list`, once the list is long.
+    index: Option<FastMap<(u32, u64), u32>>,
+}
+
+impl SideOwners {
+    fn position(&self, pid: u32, vpn: u64) -> Option<usize> {
+        match &self.index {
+            Some(ix) => ix.get(&(pid, vpn)).map(|&i| i as usize),
+            None => self.list.iter().position(|o| o.pid == pid && o.vpn == vpn),
+        }
+    }
+
+    fn add(&mut self, o: Owner) {
+        if let Some(i) = self.position(o.pid, o.vpn) {
+            self.list[i].stamp = o.stamp;
+            return;
+        }
+        self.list.push(o);
+        match &mut self.index {
+            Some(ix) => {
+                ix.insert((o.pid, o.vpn), (self.list.len() - 1) as u32);
+            }
+            None if self.list.len() > INDEX_OWNERS => {
+                self.index = Some(
+                    self.list
+                        .iter()
+                        .enumerate()
+                        .map(|(i, o)| ((o.pid, o.vpn), i as u32))
+                        .collect(),
+                );
+            }
+            None => {}
+        }
+    }
+
+    fn remove(&mut self, pid: u32, vpn: u64) {
+        let Some(i) = self.position(pid, vpn) else {
+            return;
+        };
+        self.list.swap_remove(i);
+        if let Some(ix) = &mut self.index {
+            ix.remove(&(pid, vpn));
+            if let Some(moved) = self.list.get(i) {
+                ix.insert((moved.pid, moved.vpn), i as u32);
+            }
+            if self.list.len() <= INDEX_OWNERS / 2 {
+                self.index = None;
+            }
+        }
+    }
+}
+
+#[inline]
+fn packable(pid: u32, vpn: u64) -> bool {
+    u64::from(pid) <= PID_MASK && vpn <= VPN_MASK
+}
+
+#[inline]
+fn pack(pid: u32, vpn: u64) -> u64 {
+    W_OWNED | (u64::from(pid) << VPN_BITS) | vpn
+}
+
+/// Frame number → its owners, plus each process's pages.
 #[derive(Default)]
 pub struct FrameTable {
     /// Chunk number → position in `chunks` (`NO_CHUNK`: none), for the
@@ -77,10 +159,11 @@ pub struct FrameTable {
     flat: Vec<u32>,
     high: FastMap<u64, u32>,
     chunks: Vec<Box<[u64]>>,
-    /// Owners too large for a packed slot, by frame.
-    big: FastMap<u64, (u32, u64)>,
-    /// Frames mapped by each pid (may hold frames since given to others).
-    by_pid: FastMap<u32, Vec<u64>>,
+    /// Owners of the frames whose slot has `W_SIDE`.
+    side: FastMap<u64, SideOwners>,
+    /// Each process's mapped pages: virtual page → frame.
+    spaces: FastMap<u32, FastMap<u64, u64>>,
+    stamp: u64,
 }
 
 impl FrameTable {
@@ -104,21 +187,31 @@ impl FrameTable {
         }
     }
 
-    /// The frame's slot (empty if nothing is known about it).
+    /// The frame's owners, and whether it holds page tables (a PTE address
+    /// of the log fell in it).
     #[inline]
-    pub fn get(&self, frame: u64) -> Slot {
+    pub fn lookup(&self, frame: u64) -> (Owners<'_>, bool) {
         let w = self.word(frame);
-        let flags =
-            (u8::from(w & W_OWNED != 0) * OWNED) | (u8::from(w & W_PAGE_TABLE != 0) * PAGE_TABLE);
-        if w & W_BIG != 0 {
-            let (pid, vpn) = self.big.get(&frame).copied().unwrap_or_default();
-            return Slot { vpn, pid, flags };
+        let page_table = w & W_PAGE_TABLE != 0;
+        if w & W_OWNED == 0 {
+            return (Owners::None, page_table);
         }
-        Slot {
-            vpn: w & VPN_MASK,
-            pid: ((w >> VPN_BITS) & PID_MASK) as u32,
-            flags,
+        if w & W_SIDE == 0 {
+            let owners = Owners::One {
+                pid: ((w >> VPN_BITS) & PID_MASK) as u32,
+                vpn: w & VPN_MASK,
+            };
+            return (owners, page_table);
         }
+        let owners = match self.side.get(&frame).map(|s| s.list.as_slice()) {
+            None | Some([]) => Owners::None,
+            Some([o]) => Owners::One {
+                pid: o.pid,
+                vpn: o.vpn,
+            },
+            Some(list) => Owners::Several(list),
+        };
+        (owners, page_table)
     }
 
     fn word_mut(&mut self, frame: u64) -> &mut u64 {
@@ -144,46 +237,133 @@ impl FrameTable {
         &mut self.chunks[i as usize][(frame & CHUNK_MASK) as usize]
     }
 
-    /// `pid` maps virtual page `vpn` to `frame` (replacing any owner).
+    /// `pid` maps virtual page `vpn` to `frame`; the page's mapping of
+    /// another frame, if any, ends.
     pub fn map(&mut self, frame: u64, pid: u32, vpn: u64) {
-        let old = *self.word_mut(frame);
-        let new = if u64::from(pid) <= PID_MASK && vpn <= VPN_MASK {
-            if old & W_BIG != 0 {
-                self.big.remove(&frame);
+        let space = self.spaces.entry(pid).or_default();
+        if let Some(old) = space.insert(vpn, frame) {
+            if old != frame {
+                self.remove_owner(old, pid, vpn);
             }
-            W_OWNED | (old & W_PAGE_TABLE) | (u64::from(pid) << VPN_BITS) | vpn
-        } else {
-            self.big.insert(frame, (pid, vpn));
-            W_OWNED | W_BIG | (old & W_PAGE_TABLE)
-        };
-        *self.word_mut(frame) = new;
-        self.by_pid.entry(pid).or_default().push(frame);
+        }
+        self.stamp += 1;
+        let stamp = self.stamp;
+        let old = *self.word_mut(frame);
+        let keep = old & W_PAGE_TABLE;
+        if old & W_OWNED == 0 {
+            *self.word_mut(frame) = if packable(pid, vpn) {
+                keep | pack(pid, vpn)
+            } else {
+                self.side.insert(
+                    frame,
+                    SideOwners {
+                        list: vec![Owner { pid, vpn, stamp }],
+                        index: None,
+                    },
+                );
+                keep | W_OWNED | W_SIDE
+            };
+            return;
+        }
+        if old & W_SIDE == 0 {
+            let (p0, v0) = (((old >> VPN_BITS) & PID_MASK) as u32, old & VPN_MASK);
+            if (p0, v0) == (pid, vpn) {
+                return;
+            }
+            // The packed owner mapped the frame before this one.
+            let first = Owner {
+                pid: p0,
+                vpn: v0,
+                stamp: stamp - 1,
+            };
+            self.stamp += 1;
+            let side = self.side.entry(frame).or_default();
+            side.list.clear();
+            side.index = None;
+            side.add(first);
+            side.add(Owner {
+                pid,
+                vpn,
+                stamp: stamp + 1,
+            });
+            *self.word_mut(frame) = keep | W_OWNED | W_SIDE;
+            return;
+        }
+        self.side
+            .entry(frame)
+            .or_default()
+            .add(Owner { pid, vpn, stamp });
     }
 
-    /// Nobody maps `frame` any more.
-    pub fn unmap(&mut self, frame: u64) {
+    /// Removes one mapping of `frame`; a frame left with one owner that
+    /// fits goes back into its packed slot.
+    fn remove_owner(&mut self, frame: u64, pid: u32, vpn: u64) {
         let old = self.word(frame);
-        if old & W_OWNED != 0 {
-            if old & W_BIG != 0 {
-                self.big.remove(&frame);
-            }
-            *self.word_mut(frame) = old & W_PAGE_TABLE;
+        if old & W_OWNED == 0 {
+            return;
         }
+        let keep = old & W_PAGE_TABLE;
+        if old & W_SIDE == 0 {
+            if packable(pid, vpn) && old & !(W_OWNED | W_PAGE_TABLE) == pack(pid, vpn) & !W_OWNED {
+                *self.word_mut(frame) = keep;
+            }
+            return;
+        }
+        let Some(side) = self.side.get_mut(&frame) else {
+            *self.word_mut(frame) = keep;
+            return;
+        };
+        side.remove(pid, vpn);
+        match side.list.as_slice() {
+            [] => {
+                self.side.remove(&frame);
+                *self.word_mut(frame) = keep;
+            }
+            [o] if packable(o.pid, o.vpn) => {
+                let w = keep | pack(o.pid, o.vpn);
+                self.side.remove(&frame);
+                *self.word_mut(frame) = w;
+            }
+            _ => {}
+        }
+    }
+
+    /// `pid` no longer maps `vpn` to `frame`; other owners of the frame
+    /// keep theirs.
+    pub fn unmap(&mut self, frame: u64, pid: u32, vpn: u64) {
+        if let Some(space) = self.spaces.get_mut(&pid) {
+            if space.get(&vpn) == Some(&frame) {
+                space.remove(&vpn);
+            }
+        }
+        self.remove_owner(frame, pid, vpn);
     }
 
     pub fn mark_page_table(&mut self, frame: u64) {
         *self.word_mut(frame) |= W_PAGE_TABLE;
     }
 
-    /// `pid` exits: its frames are free.
-    pub fn exit(&mut self, pid: u32) {
-        let Some(frames) = self.by_pid.remove(&pid) else {
+    /// `pid`'s address space is gone (exit, exec): its mappings end.
+    pub fn drop_pid(&mut self, pid: u32) {
+        let Some(space) = self.spaces.remove(&pid) else {
             return;
         };
-        for frame in frames {
-            if self.get(frame).owner().is_some_and(|o| o.0 == pid) {
-                self.unmap(frame);
-            }
+        for (vpn, frame) in space {
+            self.remove_owner(frame, pid, vpn);
+        }
+    }
+
+    /// `from`'s mappings become `to`'s (an address space that lives on in
+    /// another process).
+    pub fn hand_over(&mut self, from: u32, to: u32) {
+        let Some(space) = self.spaces.remove(&from) else {
+            return;
+        };
+        let mut pages: Vec<(u64, u64)> = space.into_iter().collect();
+        pages.sort_unstable();
+        for (vpn, frame) in pages {
+            self.remove_owner(frame, from, vpn);
+            self.map(frame, to, vpn);
         }
     }
 }
@@ -192,47 +372,118 @@ impl FrameTable {
 mod tests {
     use super::*;
 
+    fn owner(t: &FrameTable, frame: u64) -> Option<(u32, u64)> {
+        match t.lookup(frame).0 {
+            Owners::One { pid, vpn } => Some((pid, vpn)),
+            _ => None,
+        }
+    }
+
+    fn several(t: &FrameTable, frame: u64) -> Vec<(u32, u64)> {
+        match t.lookup(frame).0 {
+            Owners::Several(list) => {
+                let mut v: Vec<_> = list.iter().map(|o| (o.pid, o.vpn)).collect();
+                v.sort_unstable();
+                v
+            }
+            Owners::One { pid, vpn } => vec![(pid, vpn)],
+            Owners::None => vec![],
+        }
+    }
+
     #[test]
     fn map_unmap_exit_and_reuse() {
         let mut t = FrameTable::default();
         let far = 5u64 << 40;
         let mid = 3u64 << 30;
-        assert_eq!(t.get(7), Slot::default());
+        assert_eq!(t.lookup(7), (Owners::None, false));
         t.map(7, 1, 0x100);
         t.map(far, 1, 0x101);
         t.map(8, 2, 0x200);
         t.map(mid, 3, 0x400);
         t.mark_page_table(9);
-        assert_eq!(t.get(mid).owner(), Some((3, 0x400)));
-        assert_eq!(t.get(mid + 1), Slot::default());
-        assert_eq!(t.get(7).owner(), Some((1, 0x100)));
-        assert_eq!(t.get(far).owner(), Some((1, 0x101)));
-        assert_eq!(t.get(9).flags, PAGE_TABLE);
+        assert_eq!(owner(&t, mid), Some((3, 0x400)));
+        assert_eq!(t.lookup(mid + 1), (Owners::None, false));
+        assert_eq!(owner(&t, 7), Some((1, 0x100)));
+        assert_eq!(owner(&t, far), Some((1, 0x101)));
+        assert_eq!(t.lookup(9), (Owners::None, true));
         // Frame 7 is given to process 2 before process 1 exits.
-        t.unmap(7);
-        assert_eq!(t.get(7).owner(), None);
+        t.unmap(7, 1, 0x100);
+        assert_eq!(owner(&t, 7), None);
         t.map(7, 2, 0x300);
-        t.exit(1);
-        assert_eq!(t.get(7).owner(), Some((2, 0x300)));
-        assert_eq!(t.get(far).owner(), None);
-        assert_eq!(t.get(8).owner(), Some((2, 0x200)));
-        t.exit(2);
-        assert_eq!(t.get(7).owner(), None);
+        t.drop_pid(1);
+        assert_eq!(owner(&t, 7), Some((2, 0x300)));
+        assert_eq!(owner(&t, far), None);
+        assert_eq!(owner(&t, 8), Some((2, 0x200)));
+        t.drop_pid(2);
+        assert_eq!(owner(&t, 7), None);
         // Owners too large for a packed slot.
         let huge_pid = u32::MAX;
         let huge_vpn = (1u64 << 52) - 1;
         t.mark_page_table(20);
         t.map(20, huge_pid, 0x10);
         t.map(21, 5, huge_vpn);
-        assert_eq!(t.get(20).owner(), Some((huge_pid, 0x10)));
-        assert_eq!(t.get(20).flags, OWNED | PAGE_TABLE);
-        assert_eq!(t.get(21).owner(), Some((5, huge_vpn)));
+        assert_eq!(owner(&t, 20), Some((huge_pid, 0x10)));
+        assert!(t.lookup(20).1);
+        assert_eq!(owner(&t, 21), Some((5, huge_vpn)));
+        t.unmap(21, 5, huge_vpn);
         t.map(21, 6, 0x22);
-        assert_eq!(t.get(21).owner(), Some((6, 0x22)));
-        t.exit(huge_pid);
-        assert_eq!(t.get(20).owner(), None);
-        assert_eq!(t.get(20).flags, PAGE_TABLE);
-        assert!(t.big.is_empty());
-        assert_eq!(t.get(9).flags, PAGE_TABLE);
+        assert_eq!(owner(&t, 21), Some((6, 0x22)));
+        t.drop_pid(huge_pid);
+        assert_eq!(t.lookup(20), (Owners::None, true));
+        assert!(t.side.is_empty());
+        assert_eq!(t.lookup(9), (Owners::None, true));
+    }
+
+    #[test]
+    fn several_owners_leave_one_by_one() {
+        let mut t = FrameTable::default();
+        // Parent and child share frame 5 copy-on-write; a third process
+        // maps it at another page (MAP_SHARED).
+        t.map(5, 1, 0x40);
+        t.map(5, 2, 0x40);
+        t.map(5, 3, 0x99);
+        assert_eq!(several(&t, 5), vec![(1, 0x40), (2, 0x40), (3, 0x99)]);
+        // The child's copy-on-write break: its page maps a new frame.
+        t.map(6, 2, 0x40);
+        assert_eq!(several(&t, 5), vec![(1, 0x40), (3, 0x99)]);
+        assert_eq!(owner(&t, 6), Some((2, 0x40)));
+        // An UNMAP of process 3's page leaves the parent's.
+        t.unmap(5, 3, 0x99);
+        assert_eq!(owner(&t, 5), Some((1, 0x40)));
+        assert!(t.side.is_empty());
+        // An UNMAP that names another page of the process removes nothing.
+        t.unmap(5, 1, 0x41);
+        assert_eq!(owner(&t, 5), Some((1, 0x40)));
+        t.map(5, 2, 0x50);
+        t.drop_pid(1);
+        assert_eq!(owner(&t, 5), Some((2, 0x50)));
+        // The later mapping has the larger stamp.
+        t.map(5, 4, 0x60);
+        let Owners::Several(list) = t.lookup(5).0 else {
+            panic!("two owners")
+        };
+        let stamp = |pid| list.iter().find(|o| o.pid == pid).map(|o| o.stamp);
+        assert!(stamp(4) > stamp(2));
+        // Handing process 2's pages to process 7.
+        t.hand_over(2, 7);
+        assert_eq!(several(&t, 5), vec![(4, 0x60), (7, 0x50)]);
+        assert_eq!(owner(&t, 6), Some((7, 0x40)));
+    }
+
+    #[test]
+    fn a_frame_with_many_pages_is_indexed() {
+        let mut t = FrameTable::default();
+        let n = 10 * INDEX_OWNERS as u64;
+        for v in 0..n {
+            t.map(1, 9, 0x1000 + v);
+        }
+        t.map(1, 8, 0x5);
+        assert_eq!(several(&t, 1).len(), n as usize + 1);
+        for v in (0..n).rev() {
+            t.unmap(1, 9, 0x1000 + v);
+        }
+        assert_eq!(owner(&t, 1), Some((8, 0x5)));
+        assert!(t.side.is_empty());
     }
 }

@@ -6,11 +6,17 @@
 //! tags in its own time order.
 //!
 //! Alignment: a tag carries `seq & 0xFFFF`; the full sequence number is the
-//! first one at or after the board's next expected `seq` with those low
-//! bits, so wrap-around is handled. Tags lost with lost packets are found
-//! when the next tag arrives; because tags come in log order, the records
-//! they announced took effect inside the lost window, so they are applied at
-//! the window's end (GAP_END), found by looking ahead to the next tag.
+//! one with those low bits nearest the board's next expected `seq` (within
+//! a window, so wrap-around is handled and tags of several CPUs that reach
+//! the trace out of order are placed; see [`tags`]). Tags lost with lost
+//! packets are found when the next tag arrives: the records they announced
+//! took effect inside the lost window, so they are applied at the window's
+//! end (GAP_END), found by looking ahead to the next tag.
+//!
+//! Ownership: a frame can have several owners (copy-on-write after a fork,
+//! shared memory, a vfork child using its parent's pages); who runs, from
+//! the SWITCH records, decides a reference to it (see [`attribution`]).
+//! FORK, EXEC and EXIT records start and end processes' address spaces.
 //!
 //! The hot path works block by block: records are read in blocks, each
 //! reference is looked up only when its page differs from the board's
@@ -18,26 +24,37 @@
 //! [`hmtt_format::vtrace::VirtualRecord`]s (the virtual trace's records).
 
 pub mod archive;
+pub mod attribution;
 mod frames;
+pub mod tags;
 pub mod writer;
 
 use std::collections::HashMap;
 
-use hmtt_format::config::{classify_event, EventKind, LOG_SEQ_MASK};
+use hmtt_format::config::{classify_event, EventKind};
 use hmtt_format::klog::{DmaDirection, Event, RecordRepr};
 use hmtt_format::trace::{RecordKind, TraceRecord, TraceView};
 use hmtt_format::vtrace::{ref_flags, VirtualRecord, REF_DMA, REF_TRANSLATED};
 
+pub use attribution::Ambiguity;
 pub use hmtt_format::vtrace::Miss;
+pub use tags::DEFAULT_WINDOW as DEFAULT_TAG_WINDOW;
 pub use writer::VtraceWriter;
 
 use crate::window::EventWindow;
-use frames::{FrameTable, PAGE_TABLE};
+use attribution::Processes;
+use frames::{FrameTable, Owner, Owners};
+use tags::{SeqWindow, Tag};
 
 const PAGE_SHIFT: u32 = 12;
 const PAGE_MASK: u64 = (1 << PAGE_SHIFT) - 1;
 /// Records read and handed on per block.
 const BLOCK: usize = 1024;
+/// Default `--max-unattributed`: the share (%) of the references made while
+/// a traced process runs that may go unattributed before the replay fails.
+pub const DEFAULT_MAX_UNATTRIBUTED: f64 = 50.0;
+/// Counting-key bit: a traced process was running (from SWITCH records).
+const TRACED_RUNNING: u8 = 1 << 6;
 
 /// Random access to trace records (a mapped trace file, or a slice).
 pub trait RecordSource {
@@ -163,11 +180,33 @@ pub struct ReplayReport {
     pub table3: [u64; 4],
     /// DMA requests (buffers) by direction, their sizes in bytes (Table 4).
     pub dma_requests: HashMap<&'static str, Vec<u64>>,
+    /// References attributed by rule to one of a frame's several owners,
+    /// indexed by `Ambiguity::code() - 1`.
+    pub ambiguous: [u64; 3],
+    /// The log has SWITCH records: who runs is known.
+    pub switches: bool,
+    /// References made while a traced process was running (SWITCH
+    /// records), and how many of them were not attributed for certain.
+    pub while_traced: u64,
+    pub unattributed_while_traced: u64,
+    /// Log tags placed: each at its record, or at a number the log does
+    /// not hold (`tags_without_record` of them).
     pub tags_placed: u64,
     /// Tags whose sequence number is beyond the log (a log shorter than the trace).
     pub tags_without_record: u64,
+    /// Tags placed behind a later number (out of sequence order, within
+    /// the window).
+    pub tags_reordered: u64,
+    /// Tags whose record had been applied without them (given up as lost
+    /// when the window moved past, or a tag repeated): they change nothing.
+    pub tags_late: u64,
     pub unplaced: Vec<Unplaced>,
     pub unplaced_count: u64,
+    /// Of `unplaced_count`: records whose tags were lost, applied where
+    /// that was found ([`Unplaced::LostTag`]), and records never applied
+    /// ([`Unplaced::NoTag`]).
+    pub lost_tags: u64,
+    pub no_tags: u64,
     /// The lost windows (first 1000), and how many there were.
     pub lost_windows: Vec<LostWindow>,
     pub lost_window_count: u64,
@@ -185,6 +224,42 @@ impl ReplayReport {
     }
     pub fn miss_count(&self, m: Miss) -> u64 {
         self.misses[usize::from(m.code() - 1)]
+    }
+    pub fn ambiguous_count(&self, a: Ambiguity) -> u64 {
+        self.ambiguous[usize::from(a.code() - 1)]
+    }
+    /// Log records placed at their own tags.
+    pub fn records_placed(&self) -> u64 {
+        self.tags_placed - self.tags_without_record
+    }
+    /// References not attributed for certain: in a frame no process maps
+    /// (nor a page table or a DMA buffer explains), or given to one of a
+    /// frame's several owners by rule.
+    pub fn unattributed(&self) -> u64 {
+        self.miss_count(Miss::Unmapped) + self.ambiguous.iter().sum::<u64>()
+    }
+    /// The threshold on [`Self::unattributed_percent`] that applies: the
+    /// one given, else [`DEFAULT_MAX_UNATTRIBUTED`] when the log says who
+    /// runs (without SWITCH records every reference counts, the kernel's
+    /// and untraced processes' too, so no default applies).
+    pub fn unattributed_limit(&self, given: Option<f64>) -> Option<f64> {
+        given.or(self.switches.then_some(DEFAULT_MAX_UNATTRIBUTED))
+    }
+    /// The share (%) of references not attributed for certain among those
+    /// the replay is expected to attribute: made while a traced process ran
+    /// (a log with SWITCH records), or all (a log without, which does not
+    /// say who runs).
+    pub fn unattributed_percent(&self) -> f64 {
+        let (n, of) = if self.switches {
+            (self.unattributed_while_traced, self.while_traced)
+        } else {
+            (self.unattributed(), self.references)
+        };
+        if of == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / of as f64
+        }
     }
 }
 
@@ -252,6 +327,11 @@ struct CurrentPage {
     frame: u64,
     /// Record flags for a reference in this page (when `dma_partial` is off).
     flags: u8,
+    /// `Ambiguity::code() << 4` (0: the attribution is certain), and
+    /// `TRACED_RUNNING` if a traced process runs.
+    cause: u8,
+    /// `flags | cause`: what the reference is counted as.
+    key: u8,
     pid: u32,
     /// Virtual page base; with `offset_mask` 0 for untranslated pages.
     vbase: u64,
@@ -266,6 +346,8 @@ impl Default for CurrentPage {
         CurrentPage {
             frame: u64::MAX,
             flags: 0,
+            cause: 0,
+            key: 0,
             pid: 0,
             vbase: 0,
             offset_mask: 0,
@@ -275,10 +357,10 @@ impl Default for CurrentPage {
     }
 }
 
-#[derive(Default)]
 struct BoardState {
-    next_seq: u64,
+    tags: SeqWindow,
     frames: FrameTable,
+    procs: Processes,
     /// Live DMA buffers `[lo, hi)`.
     dma: Vec<(u64, u64)>,
     cur: CurrentPage,
@@ -286,9 +368,39 @@ struct BoardState {
 }
 
 impl BoardState {
+    fn new(first_seq: u64, window: u64, switches: bool) -> BoardState {
+        BoardState {
+            tags: SeqWindow::new(first_seq, window),
+            frames: FrameTable::default(),
+            procs: Processes::new(switches),
+            dma: Vec::new(),
+            cur: CurrentPage::default(),
+            gap_from: 0,
+        }
+    }
+
     #[inline(never)]
     fn refresh(&mut self, frame: u64) {
-        let slot = self.frames.get(frame);
+        let running = if self.procs.traced_running() {
+            TRACED_RUNNING
+        } else {
+            0
+        };
+        let (owners, page_table) = self.frames.lookup(frame);
+        let (owner, cause) = match owners {
+            Owners::None => (None, running),
+            Owners::One { pid, vpn } if !self.procs.has_vm_users(pid) => {
+                (Some((pid, vpn)), running)
+            }
+            Owners::One { pid, vpn } => {
+                let (pid, vpn, why) = self.procs.decide(&[Owner { pid, vpn, stamp: 0 }]);
+                (Some((pid, vpn)), running | why.map_or(0, |a| a.code() << 4))
+            }
+            Owners::Several(list) => {
+                let (pid, vpn, why) = self.procs.decide(list);
+                (Some((pid, vpn)), running | why.map_or(0, |a| a.code() << 4))
+            }
+        };
         let (lo, hi) = (frame << PAGE_SHIFT, (frame + 1) << PAGE_SHIFT);
         let mut whole = false;
         let mut partial = false;
@@ -299,11 +411,12 @@ impl BoardState {
                 partial = true;
             }
         }
-        let page_table = slot.flags & PAGE_TABLE != 0;
-        self.cur = match slot.owner() {
+        self.cur = match owner {
             Some((pid, vpn)) => CurrentPage {
                 frame,
                 flags: ref_flags(true, whole, None),
+                cause,
+                key: ref_flags(true, whole, None) | cause,
                 pid,
                 vbase: vpn << PAGE_SHIFT,
                 offset_mask: PAGE_MASK,
@@ -313,6 +426,8 @@ impl BoardState {
             None => CurrentPage {
                 frame,
                 flags: miss_flags(whole, page_table),
+                cause,
+                key: miss_flags(whole, page_table) | cause,
                 pid: 0,
                 vbase: 0,
                 offset_mask: 0,
@@ -357,9 +472,21 @@ pub struct Replayer<'l> {
     pub report: ReplayReport,
     filter: ReplayFilter,
     window: Option<EventWindow>,
-    dma_counted_upto: u64,
-    /// References by record flags and write bit: `flags << 1 | write`.
-    counts: [u64; 32],
+    tag_window: u64,
+    /// The log has SWITCH records.
+    switches: bool,
+    /// DMA_MAP records counted in Table 4, a bit per record.
+    dma_counted: Vec<u64>,
+    /// Records given up as lost by one tag (reused).
+    lost: Vec<u64>,
+    /// References by counting key and write bit: `key << 1 | write`.
+    counts: [u64; 256],
+}
+
+/// The record with sequence number `seq`, if the log holds it.
+fn record_in(log: &[RecordRepr], first_seq: u64, seq: u64) -> Option<&RecordRepr> {
+    let i = seq.checked_sub(first_seq)?;
+    log.get(usize::try_from(i).ok()?).filter(|r| r.seq == seq)
 }
 
 impl<'l> Replayer<'l> {
@@ -367,48 +494,64 @@ impl<'l> Replayer<'l> {
         Replayer {
             log,
             first_seq: log.first().map_or(0, |r| r.seq),
-            boards: (0..256).map(|_| BoardState::default()).collect(),
+            boards: Vec::new(),
             seen: [false; 256],
             report: ReplayReport::default(),
             window: filter.window.map(|(a, b)| EventWindow::new(a, b)),
             filter,
-            dma_counted_upto: 0,
-            counts: [0; 32],
+            tag_window: DEFAULT_TAG_WINDOW,
+            switches: log.iter().any(|r| matches!(r.event, Event::Switch { .. })),
+            dma_counted: vec![0; log.len() / 64 + 1],
+            lost: Vec::new(),
+            counts: [0; 256],
         }
     }
 
+    /// How far (in sequence numbers) a tag may arrive out of order and
+    /// still be placed (rounded up to a power of two, 64 to 32768).
+    pub fn with_tag_window(mut self, window: u64) -> Replayer<'l> {
+        self.tag_window = window;
+        self
+    }
+
     fn record(&self, seq: u64) -> Option<&'l RecordRepr> {
-        let i = seq.checked_sub(self.first_seq)?;
-        self.log
-            .get(usize::try_from(i).ok()?)
-            .filter(|r| r.seq == seq)
+        record_in(self.log, self.first_seq, seq)
     }
 
     fn apply(&mut self, board: u8, seq: u64) {
         let Some(rec) = self.record(seq) else {
-            self.report.tags_without_record += 1;
             return;
         };
         let st = &mut self.boards[usize::from(board)];
         st.cur = CurrentPage::default();
         match rec.event {
             Event::Map { vpn, pfn, pte_phys } | Event::SnapshotMap { vpn, pfn, pte_phys } => {
-                st.frames.map(pfn, rec.pid, vpn);
+                let pid = st.procs.space_of(rec.pid);
+                st.frames.map(pfn, pid, vpn);
                 st.frames.mark_page_table(pte_phys >> PAGE_SHIFT);
             }
-            Event::Unmap { pfn, pte_phys, .. } => {
-                st.frames.unmap(pfn);
+            Event::Unmap { vpn, pfn, pte_phys } => {
+                let pid = st.procs.space_of(rec.pid);
+                st.frames.unmap(pfn, pid, vpn);
                 st.frames.mark_page_table(pte_phys >> PAGE_SHIFT);
             }
-            Event::Exit { .. } => st.frames.exit(rec.pid),
+            Event::Exit { .. } => st.procs.exit(rec.pid, &mut st.frames),
+            Event::Exec { .. } => st.procs.exec(rec.pid, rec.cpu, seq, &mut st.frames),
+            Event::Fork { parent, flags, .. } => {
+                st.procs
+                    .fork(rec.pid, parent, flags, rec.cpu, seq, &mut st.frames)
+            }
+            Event::Switch { prev } => st.procs.switch(rec.cpu, prev, rec.pid, seq),
             Event::DmaMap {
                 addr, size, dir, ..
             } => {
                 st.dma.push((addr, addr.saturating_add(size)));
                 // Table 4 counts each request once, whichever board's tag
                 // applies it first (every board carries every tag).
-                if seq >= self.dma_counted_upto {
-                    self.dma_counted_upto = seq.saturating_add(1);
+                let i = (seq - self.first_seq) as usize;
+                let (word, bit) = (i / 64, 1u64 << (i % 64));
+                if self.dma_counted[word] & bit == 0 {
+                    self.dma_counted[word] |= bit;
                     self.report
                         .dma_requests
                         .entry(dir_name(dir))
@@ -422,19 +565,16 @@ impl<'l> Replayer<'l> {
                     st.dma.swap_remove(i);
                 }
             }
-            // Not yet used: a forked child's own mappings arrive as
-            // SNAPSHOT_MAP, and who runs does not yet decide shared frames.
-            Event::Exec { .. }
-            | Event::Overrun { .. }
-            | Event::Fork { .. }
-            | Event::Switch { .. } => {}
+            Event::Overrun { .. } => {}
         }
     }
 
-    /// The full sequence number a tag with low bits `low` stands for.
-    fn resolve(next: u64, low: u16) -> u64 {
-        let m = LOG_SEQ_MASK + 1;
-        next.saturating_add((u64::from(low) + m - (next & LOG_SEQ_MASK)) & LOG_SEQ_MASK)
+    /// Applies the records given up as lost (their effect at `tick`).
+    fn apply_lost(&mut self, board: u8, tick: u64, lost: &[u64]) {
+        for &seq in lost {
+            self.note_unplaced(Unplaced::LostTag { board, seq, tick });
+            self.apply(board, seq);
+        }
     }
 
     /// Runs over every record; `out` gets each reference that passes the filter.
@@ -455,9 +595,9 @@ impl<'l> Replayer<'l> {
         what: ReplayOutput,
         out: &mut dyn FnMut(&[VirtualRecord]),
     ) {
-        for st in self.boards.iter_mut() {
-            st.next_seq = self.first_seq;
-        }
+        self.boards = (0..256)
+            .map(|_| BoardState::new(self.first_seq, self.tag_window, self.switches))
+            .collect();
         let n = trace.len();
         let selecting = !self.filter.is_empty();
         let mut buf = Vec::with_capacity(BLOCK);
@@ -466,7 +606,7 @@ impl<'l> Replayer<'l> {
         let mut virt = vec![VirtualRecord::default(); BLOCK];
         let mut start = 0;
         let mut selected = 0u64;
-        let (mut run_flags, mut run_len, mut run_writes) = (0u8, 0u64, 0u64);
+        let (mut run_key, mut run_len, mut run_writes) = (0u8, 0u64, 0u64);
         // The board and page of the previous reference (`packed >> 12`
         // holds both) and what replay says about that page, in locals.
         let mut page_key = u64::MAX;
@@ -492,17 +632,18 @@ impl<'l> Replayer<'l> {
                         }
                         page = st.cur;
                     }
-                    let flags = if page.dma_partial {
-                        self.boards[board].partial_flags(pa)
+                    let (flags, key) = if page.dma_partial {
+                        let f = self.boards[board].partial_flags(pa);
+                        (f, f | page.cause)
                     } else {
-                        page.flags
+                        (page.flags, page.key)
                     };
-                    // Counted in registers while the flags stay the same
+                    // Counted in registers while the key stays the same
                     // (a counter in memory would chain every reference).
-                    if flags != run_flags {
-                        self.counts[usize::from(run_flags) << 1] += run_len - run_writes;
-                        self.counts[(usize::from(run_flags) << 1) | 1] += run_writes;
-                        (run_flags, run_len, run_writes) = (flags, 0, 0);
+                    if key != run_key {
+                        self.counts[usize::from(run_key) << 1] += run_len - run_writes;
+                        self.counts[(usize::from(run_key) << 1) | 1] += run_writes;
+                        (run_key, run_len, run_writes) = (key, 0, 0);
                     }
                     run_len += 1;
                     run_writes += r.packed & 1;
@@ -537,17 +678,23 @@ impl<'l> Replayer<'l> {
             }
             start += block.len();
         }
-        self.counts[usize::from(run_flags) << 1] += run_len - run_writes;
-        self.counts[(usize::from(run_flags) << 1) | 1] += run_writes;
+        self.counts[usize::from(run_key) << 1] += run_len - run_writes;
+        self.counts[(usize::from(run_key) << 1) | 1] += run_writes;
         self.report.selected += selected;
         self.finish_counts();
         let end = self.first_seq.saturating_add(self.log.len() as u64);
+        let (log, first) = (self.log, self.first_seq);
         let left: Vec<(u8, u64)> = self
             .boards
             .iter()
             .enumerate()
             .filter(|(b, _)| self.seen[*b])
-            .flat_map(|(b, st)| (st.next_seq..end).map(move |s| (b as u8, s)))
+            .flat_map(|(b, st)| {
+                st.tags
+                    .unsettled(end, |s| record_in(log, first, s).is_some())
+                    .into_iter()
+                    .map(move |s| (b as u8, s))
+            })
             .collect();
         for (board, seq) in left {
             self.note_unplaced(Unplaced::NoTag { board, seq });
@@ -558,6 +705,8 @@ impl<'l> Replayer<'l> {
     fn marker<S: RecordSource + ?Sized>(&mut self, trace: &S, i: usize, r: TraceRecord) {
         let board = r.board();
         self.seen[usize::from(board)] = true;
+        let (log, first) = (self.log, self.first_seq);
+        let cpu_of = |s: u64| record_in(log, first, s).map(|rec| rec.cpu);
         match r.kind() {
             RecordKind::Tag { .. } => {
                 let index = r.value() as u32;
@@ -565,20 +714,28 @@ impl<'l> Replayer<'l> {
                     w.tag(board, index);
                 }
                 if let EventKind::LogSeq(low) = classify_event(index) {
-                    let next = self.boards[usize::from(board)].next_seq;
-                    let seq = Self::resolve(next, low);
-                    for lost in next..seq {
-                        // Only reachable without a GAP_END (e.g. a capture cut short).
-                        self.note_unplaced(Unplaced::LostTag {
-                            board,
-                            seq: lost,
-                            tick: r.tick,
-                        });
-                        self.apply(board, lost);
+                    let mut lost = std::mem::take(&mut self.lost);
+                    lost.clear();
+                    let tag = self.boards[usize::from(board)]
+                        .tags
+                        .tag(low, &cpu_of, &mut lost);
+                    // Only reachable without a GAP_END (e.g. a capture cut
+                    // short), or for another CPU's records whose tags did
+                    // not come within the window.
+                    self.apply_lost(board, r.tick, &lost);
+                    self.lost = lost;
+                    match tag {
+                        Tag::Placed { seq, reordered } => {
+                            self.apply(board, seq);
+                            self.report.tags_placed += 1;
+                            self.report.tags_reordered += u64::from(reordered);
+                        }
+                        Tag::NoRecord => {
+                            self.report.tags_placed += 1;
+                            self.report.tags_without_record += 1;
+                        }
+                        Tag::Late => self.report.tags_late += 1,
                     }
-                    self.apply(board, seq);
-                    self.report.tags_placed += 1;
-                    self.boards[usize::from(board)].next_seq = seq.saturating_add(1);
                 }
             }
             RecordKind::GapBegin => self.boards[usize::from(board)].gap_from = r.tick,
@@ -596,14 +753,13 @@ impl<'l> Replayer<'l> {
                 }
                 // The records whose tags were in the lost packets took
                 // effect inside the window: apply them now.
-                let next = st.next_seq;
                 let ahead = (i + 1..trace.len()).map(|j| trace.get(j)).find_map(|x| {
                     if x.board() != board {
                         return None;
                     }
                     match x.kind() {
                         RecordKind::Tag { .. } => match classify_event(x.value() as u32) {
-                            EventKind::LogSeq(low) => Some(Self::resolve(next, low)),
+                            EventKind::LogSeq(low) => Some(low),
                             _ => None,
                         },
                         _ => None,
@@ -611,38 +767,49 @@ impl<'l> Replayer<'l> {
                 });
                 // No tag follows: nothing tells which records were in
                 // the window; they stay unplaced (reported at the end).
-                let upto = ahead.unwrap_or(next);
-                for lost in next..upto {
-                    self.note_unplaced(Unplaced::LostTag {
-                        board,
-                        seq: lost,
-                        tick: r.tick,
-                    });
-                    self.apply(board, lost);
-                }
-                if upto > next {
-                    self.boards[usize::from(board)].next_seq = upto;
+                if let Some(low) = ahead {
+                    let upto = st.tags.resolve(low);
+                    let mut lost = std::mem::take(&mut self.lost);
+                    lost.clear();
+                    st.tags.lose_below(upto, &cpu_of, &mut lost);
+                    self.apply_lost(board, r.tick, &lost);
+                    self.lost = lost;
                 }
             }
             _ => {}
         }
     }
 
-    /// Folds the per-flags counters into the report.
+    /// Folds the per-key counters into the report.
     fn finish_counts(&mut self) {
         let rep = &mut self.report;
         rep.references = 0;
         rep.translated = 0;
         rep.misses = [0; 3];
+        rep.ambiguous = [0; 3];
         rep.table3 = [0; 4];
+        rep.switches = self.switches;
+        rep.while_traced = 0;
+        rep.unattributed_while_traced = 0;
         for (i, &c) in self.counts.iter().enumerate() {
-            let (flags, write) = ((i >> 1) as u8, i & 1);
+            let (key, write) = ((i >> 1) as u8, i & 1);
+            let flags = key & 0xF;
             rep.references += c;
             if flags & REF_TRANSLATED != 0 {
                 rep.translated += c;
             }
             if let Some(m) = Miss::from_code(flags >> 2) {
                 rep.misses[usize::from(m.code() - 1)] += c;
+            }
+            let ambiguous = Ambiguity::from_code((key >> 4) & 3);
+            if let Some(a) = ambiguous {
+                rep.ambiguous[usize::from(a.code() - 1)] += c;
+            }
+            if key & TRACED_RUNNING != 0 {
+                rep.while_traced += c;
+                if ambiguous.is_some() || Miss::from_code(flags >> 2) == Some(Miss::Unmapped) {
+                    rep.unattributed_while_traced += c;
+                }
             }
             let dma = usize::from(flags & REF_DMA != 0);
             rep.table3[dma * 2 + write] += c;
@@ -651,6 +818,10 @@ impl<'l> Replayer<'l> {
 
     fn note_unplaced(&mut self, u: Unplaced) {
         self.report.unplaced_count += 1;
+        match u {
+            Unplaced::LostTag { .. } => self.report.lost_tags += 1,
+            Unplaced::NoTag { .. } => self.report.no_tags += 1,
+        }
         if self.report.unplaced.len() < 1000 {
             self.report.unplaced.push(u);
         }

@@ -5,7 +5,9 @@
 # (test/guest/init). Guest RAM is a file, so the host can afterwards check
 # what landed at which physical address.
 #
-# Usage: [HMTT_PREBUILT=DIR] qemu-test.sh OUT_DIR
+# Usage: [HMTT_PREBUILT=DIR] [HMTT_GUEST_INIT=FILE] qemu-test.sh OUT_DIR
+# HMTT_GUEST_INIT replaces the guest's /init (default test/guest/init; the
+# bench scripts/switch-bench.sh uses test/guest/switch-bench).
 # Leaves OUT_DIR/console.log (serial console) and OUT_DIR/guest-ram (guest
 # physical memory, sparse). Exit status 0 when the guest reached its end
 # marker, whatever the PASS/FAIL lines say.
@@ -56,7 +58,7 @@ rm -rf "$root"
 mkdir -p "$root/bin" "$root/etc" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
 cp "$busybox" "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
-cp "$src/test/guest/init" "$root/init"
+cp "${HMTT_GUEST_INIT:-$src/test/guest/init}" "$root/init"
 chmod +x "$root/init"
 cp "$build/module/hmtt.ko" "$root/hmtt.ko"
 cp "$build/test/dmatest/hmtt_dmatest.ko" "$root/hmtt_dmatest.ko"

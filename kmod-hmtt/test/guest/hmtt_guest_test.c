@@ -10,7 +10,7 @@
  * Subcommands: info | mmap | ioctl | perm GID | ptlog | exec | child |
  *              fork | vfork | vchild | pipeline | mremap | thp | collapse |
  *              filemap | migrate | dma | stress | sleeper | overrun |
- *              cache-disable | mapping |
+ *              cache-disable | mapping | switch-cost |
  *              hexlog [PREFIX]
  */
 #define _GNU_SOURCE
@@ -854,6 +854,83 @@ static int cmd_pipeline(void)
 	return 0;
 }
 
+#define PINGPONG_ROUNDS 5000
+
+/* ns per round trip of a byte between two processes over two pipes. */
+static double pingpong_ns(void)
+{
+	int ab[2], ba[2], i;
+	struct timespec t0, t1;
+	char c = 0;
+	pid_t kid;
+
+	cpu_set_t one;
+
+	/* One CPU: every switch is local, no cross-CPU wake-up latency. */
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	if (pipe(ab) || pipe(ba) || sched_setaffinity(0, sizeof(one), &one))
+		return 0;
+	kid = fork();
+	if (kid == 0) {
+		for (i = 0; i < PINGPONG_ROUNDS; i++)
+			if (read(ab[0], &c, 1) != 1 || write(ba[1], &c, 1) != 1)
+				_exit(2);
+		_exit(0);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < PINGPONG_ROUNDS; i++)
+		if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
+			break;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	waitpid(kid, NULL, 0);
+	close(ab[0]);
+	close(ab[1]);
+	close(ba[0]);
+	close(ba[1]);
+	return ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / PINGPONG_ROUNDS;
+}
+
+/*
+ * The context-switch hook's cost, printed as figures (not a check): a
+ * pipe ping-pong (two switches a round trip when both sides block) with
+ * no process traced, with one unrelated process traced (the hook's
+ * filter tests), and with both sides traced (a SWITCH record each switch).
+ * Emulated CPUs: compare the ratios, not the times.
+ */
+static int cmd_switch_cost(void)
+{
+	int fd = open_cfg(), round;
+	double idle = 0, filtered = 0, logged = 0;
+	pid_t sleeper;
+
+	for (round = 0; round < 3; round++) {
+		printf("INFO switch-cost: round %d\n", round);
+		fflush(stdout);
+		drain_log();
+		idle += pingpong_ns();
+		sleeper = fork();
+		if (sleeper == 0) {
+			pause();
+			_exit(0);
+		}
+		if (ioctl(fd, HMTT_IOC_TRACE_PID, &sleeper))
+			fail("switch-cost", "TRACE_PID: %s", strerror(errno));
+		filtered += pingpong_ns();
+		trace_self(fd, HMTT_IOC_TRACE_PID, "switch-cost");
+		logged += pingpong_ns();
+		trace_self(fd, HMTT_IOC_UNTRACE_PID, "switch-cost");
+		kill(sleeper, SIGKILL);
+		waitpid(sleeper, NULL, 0);
+		ioctl(fd, HMTT_IOC_UNTRACE_PID, &sleeper);
+	}
+	drain_log();
+	close(fd);
+	printf("INFO switch-cost: pipe round trip %.0f ns untraced, %.0f ns (x%.2f) with another process traced, %.0f ns (x%.2f) with both sides traced (%d rounds x3)\n",
+	       idle / 3, filtered / 3, filtered / idle, logged / 3, logged / idle, PINGPONG_ROUNDS);
+	return 0;
+}
+
 /* mremap moving 8 present pages: UNMAP at the old place, then MAP at the new. */
 static int cmd_mremap(void)
 {
@@ -1660,6 +1737,8 @@ int main(int argc, char **argv)
 		cmd_vfork();
 	else if (!strcmp(cmd, "vchild"))
 		return cmd_vchild();
+	else if (!strcmp(cmd, "switch-cost"))
+		cmd_switch_cost();
 	else if (!strcmp(cmd, "pipeline"))
 		cmd_pipeline();
 	else if (!strcmp(cmd, "mremap"))

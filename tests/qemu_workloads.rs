@@ -47,7 +47,7 @@ use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 mod support;
@@ -677,11 +677,10 @@ fn run_workloads(vcpus: u32) -> Outcome {
 /// that asks for it; a failed boot is every asking test's failure.
 fn outcome(vcpus: u32) -> &'static Outcome {
     static BOOTS: [OnceLock<Result<Outcome, String>>; 2] = [OnceLock::new(), OnceLock::new()];
-    // One boot at a time: the machine's cores are few.
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    // The two boots may run at once, on the test harness's threads: each
+    // QEMU runs all its vCPUs in one host thread.
     let slot = &BOOTS[vcpus as usize - 1];
     let got = slot.get_or_init(|| {
-        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         std::panic::catch_unwind(|| run_workloads(vcpus)).map_err(|e| {
             e.downcast_ref::<String>()
                 .cloned()

@@ -4,11 +4,12 @@
 # PVH entry (the xz decompressor would run under the plugin's callbacks for
 # minutes), hmtt.ko (build.sh), the static guest helper hmtt_qemu_guest,
 # hmtt_qemu_pid.ko (the current process as a store address for the
-# plugin), the I-code example hmtt_sort with its events file, the DMA test module
-# hmtt_dmatest.ko (debug info stripped, since its loading is traced) with
-# its events file, and the TCG plugin (crate qemu-plugin-hmtt, release
-# build in its own target directory so it can be built while another cargo
-# holds the main one).
+# plugin), the I-code example hmtt_sort with its events file, the DMA test
+# module hmtt_dmatest.ko (debug info stripped, since its loading is traced)
+# with its events file, the workloads of tests/qemu_workloads.rs (hmtt_wl_*
+# and their driver script hmtt_workloads), and the TCG plugin (crate
+# qemu-plugin-hmtt, release build in its own target directory so it can be
+# built while another cargo holds the main one).
 #
 # Usage: qemu-kit.sh OUT_DIR
 # Needs: what build.sh needs, gcc with static libc, python3, cargo.
@@ -44,6 +45,12 @@ for prog in hmtt_qemu_guest hmtt_sort; do
 		-o "$out/$prog" "$src/test/qemu/$prog.c"
 done
 cp "$src/test/qemu/hmtt_sort.events.toml" "$out/"
+for prog in hmtt_wl_shared hmtt_wl_threads hmtt_wl_cow hmtt_wl_file \
+	hmtt_wl_gen hmtt_wl_sum; do
+	gcc -static -O2 -Wall -Werror -pthread \
+		-o "$out/$prog" "$src/test/qemu/$prog.c"
+done
+cp "$src/test/qemu/hmtt_workloads" "$out/"
 plugin_target=${HMTT_PLUGIN_TARGET:-$repo/target/qemu-plugin}
 CARGO_TARGET_DIR="$plugin_target" cargo build --quiet --release \
 	--manifest-path "$repo/Cargo.toml" -p qemu-plugin-hmtt

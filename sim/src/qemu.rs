@@ -283,18 +283,17 @@ impl<R: Read> QemuReader<R> {
                     ),
                 ))
             }
-            Frames::OnePage => {
-                // QEMU never reports one; a forged record would wrap the
-                // line walk.
-                if paddr.checked_add(size - 1).is_none() {
-                    return Err(invalid(
-                        n,
-                        format!(
-                            "{size} bytes at physical {paddr:#x} run past the end of the address space"
-                        ),
-                    ));
-                }
+            // QEMU never reports one; a forged record would wrap the line
+            // walk.
+            Frames::OnePage if paddr.checked_add(size - 1).is_none() => {
+                return Err(invalid(
+                    n,
+                    format!(
+                        "{size} bytes at physical {paddr:#x} run past the end of the address space"
+                    ),
+                ))
             }
+            Frames::OnePage => {}
             _ if !a.crosses_page() => {
                 return Err(invalid(
                     n,

@@ -325,8 +325,11 @@ pub struct Analysis {
 /// Tags of one event on several boards closer than this are one event.
 const SAME_EVENT_NS: f64 = 1000.0;
 
-/// The reuse distances in the making.
+/// The reuse distances in the making. One per analyzer, touched on every
+/// reference: the variants stay inline (a box would add an indirection to
+/// the hot path to save a few hundred bytes once).
 #[derive(serde::Serialize, serde::Deserialize)]
+#[allow(clippy::large_enum_variant)]
 enum Reuse {
     Exact(reuse_distance::ReuseDistance),
     Sampled(reuse_sampled::SampledReuse),

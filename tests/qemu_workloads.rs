@@ -765,7 +765,6 @@ fn file_backed_mmap() {
 }
 
 #[test]
-#[ignore = "without h-qemu hmtt_wl_gen has 99.999 % exact and 5 references with a wrong virtual address, second lines of page-crossing accesses whose frame QEMU's record has wrong (issue 35 cause 1); with h-qemu 4f71591 merged it passes (100.000 %, 0 wrong VA)"]
 fn shell_pipeline() {
     check("script", 1, 1);
     check("pipe", 1, 2);
@@ -773,31 +772,28 @@ fn shell_pipeline() {
 }
 
 #[test]
-#[ignore = "needs hmtt qemu --smp (h-qemu); measured with h-qemu 4f71591: 96.4-98.6 % and 79.5 % exact, 0 wrong VA: the region's frames go to the wrong one of two owners running at once on the two vCPUs (replay: given to the one switched in last)"]
+#[ignore = "issue 35, not met: at 2 vCPUs 96.4-98.6 % and 79.5 % exact (0 wrong VA): a frame of the region mapped by two processes running at once on the two vCPUs; a physical trace does not say which CPU made a reference, and the replay gives it to the one switched in last"]
 fn two_vcpus_fork_with_a_shared_region() {
     check("shared", 2, 3);
 }
 
 #[test]
-#[ignore = "needs hmtt qemu --smp (h-qemu, not merged here); passes with h-qemu 4f71591 merged"]
 fn two_vcpus_pthreads() {
     check("threads", 2, 1);
 }
 
 #[test]
-#[ignore = "needs hmtt qemu --smp (h-qemu); measured with h-qemu 4f71591: 90.2 %, 80.8 %, 99.98 % exact, 0 wrong VA: copy-on-write-shared frames go to the wrong one of owners running at once on the two vCPUs"]
+#[ignore = "issue 35, not met: at 2 vCPUs 90.2 %, 80.8 % and 99.98 % exact (0 wrong VA): copy-on-write-shared frames read by two processes running at once on the two vCPUs; the replay gives them to the one switched in last"]
 fn two_vcpus_copy_on_write_after_fork() {
     check("cow", 2, 3);
 }
 
 #[test]
-#[ignore = "needs hmtt qemu --smp (h-qemu, not merged here); passes with h-qemu 4f71591 merged"]
 fn two_vcpus_file_backed_mmap() {
     check("file", 2, 1);
 }
 
 #[test]
-#[ignore = "needs hmtt qemu --smp (h-qemu, not merged here); passes with h-qemu 4f71591 merged"]
 fn two_vcpus_shell_pipeline() {
     check("script", 2, 1);
     check("pipe", 2, 2);

@@ -563,14 +563,15 @@ fn trace_equals_truth(out: &Path, trace: &Path) -> (usize, usize) {
 }
 
 /// The event index of a dump's `event` column: a command's or a log
-/// tag's name, or a user event's index.
+/// tag's name, or an unnamed user event's `event#N`.
 fn event_index(name: &str) -> u32 {
     match name {
         "BEGIN_TRACING" => 0,
         "END_TRACING" => 1,
-        _ => match name.strip_prefix("LOG#") {
-            Some(seq) => 0x10000 + seq.parse::<u32>().unwrap(),
-            None => hex(name) as u32,
+        _ => match (name.strip_prefix("LOG#"), name.strip_prefix("event#")) {
+            (Some(seq), _) => 0x10000 + seq.parse::<u32>().unwrap(),
+            (_, Some(index)) => index.parse().unwrap(),
+            _ => panic!("event {name:?}"),
         },
     }
 }

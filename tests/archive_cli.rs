@@ -70,7 +70,7 @@ fn archives_round_trip_and_read_like_the_trace() {
 }
 
 #[test]
-fn a_seek_decodes_one_block() {
+fn a_seek_decodes_the_block_of_its_time_and_the_one_before() {
     let dir = scratch("seek");
     let (_, trace) = mix_merged_on_2_boards(&dir);
     let archive = dir.join("run.hmttz");
@@ -96,8 +96,10 @@ fn a_seek_decodes_one_block() {
     ]);
     assert_eq!(got, want);
     assert_eq!(got.lines().count(), 11);
+    // The block before is decoded too, to check the last tick the seek
+    // skipped it by against the index (docs/format.md §13).
     assert!(
-        log.contains(&format!("decoded 1 of {blocks} archive blocks")),
+        log.contains(&format!("decoded 2 of {blocks} archive blocks")),
         "{log}"
     );
     // Without a seek every block is decoded.

@@ -72,10 +72,9 @@ fn main() {
     let mut rows = hmtt_merge::analyze::row_locality::RowLocality::default();
     let mut blp = bank_parallelism::BankParallelism::new(80);
     pass(&trace, "banks + bank parallelism + row locality", |r| {
-        if let Some(c) = decoder.coord(r.pa()) {
-            let id = decoder.bank_id(r.board(), &c);
+        if let Some((id, row)) = decoder.bank_row(r.board(), r.pa()) {
             counts.add(id, r.packed & 1 == 1);
-            rows.add(id, c.row);
+            rows.add(id, row);
             std::hint::black_box(blp.add(r.tick, id));
         }
     });

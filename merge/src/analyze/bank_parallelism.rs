@@ -5,14 +5,15 @@
 //! out. The windows' counts go into a histogram, and into the bandwidth
 //! timeline as a mean per interval.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use super::banks::BANKS_PER_BOARD;
 
 /// Default window of bank-level parallelism, ns.
 pub const DEFAULT_WINDOW_NS: f64 = 100.0;
+
+/// Entries of the histogram: 0 to every bank of 256 boards.
+const HISTOGRAM_LEN: usize = 256 * BANKS_PER_BOARD + 1;
 
 /// Distinct banks per window in the making.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -28,7 +29,12 @@ pub struct BankParallelism {
     current_hi: u64,
     /// The open window's number + 1 (the bank stamps').
     current_stamp: u64,
-    histogram: BTreeMap<u32, u64>,
+    /// Windows by their distinct banks.
+    #[serde(
+        serialize_with = "super::serde_tables::count_map::serialize",
+        deserialize_with = "super::serde_tables::count_map::deserialize::<_, HISTOGRAM_LEN>"
+    )]
+    histogram: Vec<u64>,
     /// A part of a trace that follows another: its first window may go on
     /// from the part before, so when it ends it is kept here (window
     /// number, banks) for [`BankParallelism::merge`], not counted.
@@ -61,7 +67,7 @@ impl BankParallelism {
             current_lo: 1,
             current_hi: 0,
             current_stamp: 0,
-            histogram: BTreeMap::new(),
+            histogram: vec![0; HISTOGRAM_LEN],
             later_part: false,
             first_window: None,
         }
@@ -131,8 +137,8 @@ impl BankParallelism {
                 self.distinct = later.distinct;
             }
         }
-        for (d, n) in later.histogram {
-            *self.histogram.entry(d).or_default() += n;
+        for (a, b) in self.histogram.iter_mut().zip(&later.histogram) {
+            *a += b;
         }
         closed
     }
@@ -166,7 +172,7 @@ impl BankParallelism {
             return None;
         }
         let d = std::mem::take(&mut self.distinct);
-        *self.histogram.entry(d).or_default() += 1;
+        self.histogram[d as usize] += 1;
         Some(d)
     }
 
@@ -177,8 +183,15 @@ impl BankParallelism {
     }
 
     pub fn report(&self, tick_ns: f64) -> ParallelismReport {
-        let windows: u64 = self.histogram.values().sum();
-        let sum: u64 = self.histogram.iter().map(|(&d, &n)| u64::from(d) * n).sum();
+        let counted = || {
+            self.histogram
+                .iter()
+                .enumerate()
+                .filter(|(_, &n)| n != 0)
+                .map(|(d, &n)| (d as u32, n))
+        };
+        let windows: u64 = counted().map(|(_, n)| n).sum();
+        let sum: u64 = counted().map(|(d, n)| u64::from(d) * n).sum();
         ParallelismReport {
             window_ns: self.window_ticks as f64 * tick_ns,
             windows,
@@ -187,8 +200,8 @@ impl BankParallelism {
             } else {
                 sum as f64 / windows as f64
             },
-            max: self.histogram.keys().next_back().copied().unwrap_or(0),
-            histogram: self.histogram.iter().map(|(&d, &n)| (d, n)).collect(),
+            max: counted().last().map_or(0, |(d, _)| d),
+            histogram: counted().collect(),
         }
     }
 }

@@ -16,16 +16,75 @@ pub struct BankDecoder {
     /// Channels interleaved and log2 of the interleave block (1 channel: none).
     channels: u64,
     shift: u32,
+    /// The linear mapping's fields as shifts and masks, for
+    /// [`BankDecoder::bank_row`] (`None` for another mapping).
+    linear: Option<LinearFields>,
+}
+
+/// Where the bank, row and rank sit in a line index of the linear mapping.
+#[derive(Debug, Clone, Copy)]
+struct LinearFields {
+    capacity: u64,
+    bank_shift: u32,
+    bank_mask: u64,
+    row_shift: u32,
+    row_mask: u64,
+    rank_shift: u32,
+    bank_bits: u32,
 }
 
 impl BankDecoder {
     /// `channels` boards on channels interleaved in blocks of `2^shift` bytes.
     pub fn new(mapping: AddressMapping, channels: u64, shift: u32) -> BankDecoder {
+        let g = *mapping.geometry();
+        let linear = mapping.is_linear().then(|| LinearFields {
+            capacity: g.capacity_bytes(),
+            bank_shift: g.col_line_bits(),
+            bank_mask: (1 << g.bank_bits()) - 1,
+            row_shift: g.col_line_bits() + g.bank_bits(),
+            row_mask: (1 << g.row_bits()) - 1,
+            rank_shift: g.col_line_bits() + g.bank_bits() + g.row_bits(),
+            bank_bits: g.bank_bits(),
+        });
         BankDecoder {
             mapping,
             channels: channels.max(1),
             shift: shift.clamp(6, 40),
+            linear,
         }
+    }
+
+    /// The address on its board's DIMM of `pa` (the channel interleave
+    /// undone).
+    #[inline(always)]
+    fn local(&self, pa: u64) -> u64 {
+        if self.channels > 1 {
+            let low = pa & ((1 << self.shift) - 1);
+            (((pa >> self.shift) / self.channels) << self.shift) | low
+        } else {
+            pa
+        }
+    }
+
+    /// The bank id ([`BankDecoder::bank_id`]) and row of `pa` on board
+    /// `board`; `None` beyond the DIMM. The same as `coord` then
+    /// `bank_id`, with the linear mapping's fields taken by shifts.
+    #[inline(always)]
+    pub fn bank_row(&self, board: u8, pa: u64) -> Option<(usize, u32)> {
+        let Some(f) = self.linear else {
+            let c = self.coord(pa)?;
+            return Some((self.bank_id(board, &c), c.row));
+        };
+        let local = self.local(pa);
+        if local >= f.capacity {
+            return None;
+        }
+        let line = local >> 6;
+        let bank = (line >> f.bank_shift) & f.bank_mask;
+        let row = (line >> f.row_shift) & f.row_mask;
+        let rank = line >> f.rank_shift;
+        let id = usize::from(board) * BANKS_PER_BOARD + ((rank << f.bank_bits) | bank) as usize;
+        Some((id, row as u32))
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -35,13 +94,7 @@ impl BankDecoder {
     /// The coordinates of `pa` on its board's DIMM; `None` beyond it.
     #[inline]
     pub fn coord(&self, pa: u64) -> Option<DdrCoord> {
-        let local = if self.channels > 1 {
-            let low = pa & ((1 << self.shift) - 1);
-            (((pa >> self.shift) / self.channels) << self.shift) | low
-        } else {
-            pa
-        };
-        self.mapping.coord_of(local).ok()
+        self.mapping.coord_of(self.local(pa)).ok()
     }
 
     /// The bank id of board `board`'s `(rank, bank)`: `board * 128 + rank
@@ -146,6 +199,37 @@ impl BankCounts {
             banks,
             ranks,
             outside: self.outside,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hmtt_format::mapping::DDR3_BANK_XOR_TOML;
+    use proptest::prelude::*;
+
+    fn by_coord(d: &BankDecoder, board: u8, pa: u64) -> Option<(usize, u32)> {
+        d.coord(pa).map(|c| (d.bank_id(board, &c), c.row))
+    }
+
+    proptest! {
+        #[test]
+        fn bank_row_is_coord_then_bank_id(
+            pa in 0u64..(1 << 36),
+            board in 0u8..4,
+            channels in 1u64..4,
+            rank_bits in 0u32..3,
+        ) {
+            let g = Geometry::new(rank_bits, 3, 15, 7).expect("a geometry");
+            for mapping in [
+                AddressMapping::linear(g),
+                AddressMapping::from_toml(DDR3_BANK_XOR_TOML, Geometry::ddr3_default())
+                    .expect("the example mapping"),
+            ] {
+                let d = BankDecoder::new(mapping, channels, 12);
+                prop_assert_eq!(d.bank_row(board, pa), by_coord(&d, board, pa));
+            }
         }
     }
 }

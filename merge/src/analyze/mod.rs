@@ -469,11 +469,10 @@ impl Analyzer {
     fn access(&mut self, tick: u64, board: u8, pa: u64, write: bool) {
         self.mix.add(tick, board, write);
         self.timeline.reference(tick, write);
-        match self.decoder.coord(pa) {
-            Some(c) => {
-                let id = self.decoder.bank_id(board, &c);
+        match self.decoder.bank_row(board, pa) {
+            Some((id, row)) => {
                 self.banks.add(id, write);
-                self.rows.add(id, c.row);
+                self.rows.add(id, row);
                 if let Some((start, banks)) = self.blp.add(tick, id) {
                     self.timeline.parallelism(start, banks);
                 }

@@ -228,7 +228,8 @@ pub fn combine(
     for p in parts {
         let later = (p.blocks.start > 0).then_some(origin);
         let mut a = Analyzer::for_part(&meta, &opts, later)?;
-        let s = p.state;
+        let mut s = p.state;
+        s.streams.rebuild_index();
         (
             a.mix, a.timeline, a.banks, a.blp, a.rows, a.pages, a.reuse, a.streams,
         ) = (

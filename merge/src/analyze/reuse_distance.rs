@@ -1,10 +1,12 @@
 //! Reuse distances of lines: for each reference, the number of distinct
 //! other lines referenced since the last reference to the same line (its
 //! exact LRU stack distance; 0 = the line was the last one referenced).
-//! Not sampled: a Fenwick tree over last-use times holds a 1 at the time
-//! each line was last used, so the distance is the count of ones between
-//! that time and now, O(log n) per reference (the two walks stop where
-//! they meet, so short distances cost few steps). When the times run past
+//! Not sampled: a bit per last-use time is set at the time each line was
+//! last used, so the distance is the count of set bits between that time
+//! and now: popcounts of the words at both ends and, between them, a
+//! Fenwick tree of the bits per block of 512 times, O(log(n / 512)) per
+//! reference (the two walks stop where they meet, and a short distance
+//! costs a word or two and no walk). When the times run past
 //! the tree, the live times are renumbered 0..d (d = distinct lines, in
 //! one pass over the times' owners) and the tree is rebuilt with twice that
 //! room, so memory stays proportional to the distinct lines, not to the
@@ -23,56 +25,38 @@ const MIN_ROOM: usize = 1 << 16;
 /// table at most).
 pub const MAX_TABLE_LINES: u64 = 1 << 26;
 
+/// Times per block of [`LiveTimes`]' tree (eight words of bits).
+const BLOCK_TIMES: usize = 512;
+
 /// A Fenwick (binary indexed) tree of counts.
 struct Fenwick(Vec<u32>);
 
 impl Fenwick {
-    /// A tree of `n` zeros.
-    #[cfg(test)]
-    fn new(n: usize) -> Fenwick {
-        Fenwick(vec![0; n + 1])
-    }
-    /// A tree whose first `ones` positions hold 1, built in O(n).
-    fn with_leading_ones(n: usize, ones: usize) -> Fenwick {
-        let mut t = vec![0u32; n + 1];
-        for (i, slot) in t.iter_mut().enumerate().skip(1) {
-            // Node i covers positions (i - lowbit(i), i] (1-based); the
-            // first `ones` of all positions are 1.
-            let low = i - (i & i.wrapping_neg());
-            *slot = i.min(ones).saturating_sub(low) as u32;
+    /// The tree of `counts`, built in O(n).
+    fn from_counts(counts: &[u32]) -> Fenwick {
+        let mut t = vec![0u32; counts.len() + 1];
+        for i in 1..t.len() {
+            t[i] = t[i].wrapping_add(counts[i - 1]);
+            let parent = i + (i & i.wrapping_neg());
+            if parent < t.len() {
+                t[parent] = t[parent].wrapping_add(t[i]);
+            }
         }
         Fenwick(t)
     }
     #[inline(always)]
-    fn increment(&mut self, pos: usize) {
+    fn add(&mut self, pos: usize, delta: u32) {
         let mut i = pos + 1;
         while i < self.0.len() {
-            self.0[i] = self.0[i].wrapping_add(1);
+            self.0[i] = self.0[i].wrapping_add(delta);
             i += i & i.wrapping_neg();
         }
     }
+    /// Sum of positions `lo .. hi` (`lo < hi`): the two prefix walks, each
+    /// stopped where it meets the other.
     #[inline(always)]
-    fn decrement(&mut self, pos: usize) {
-        let mut i = pos + 1;
-        while i < self.0.len() {
-            self.0[i] = self.0[i].wrapping_sub(1);
-            i += i & i.wrapping_neg();
-        }
-    }
-    #[cfg(test)]
-    fn add(&mut self, pos: usize, delta: i32) {
-        let mut i = pos + 1;
-        while i < self.0.len() {
-            self.0[i] = self.0[i].wrapping_add_signed(delta);
-            i += i & i.wrapping_neg();
-        }
-    }
-    /// Sum of positions `lo + 1 .. hi` (both ends left out; `lo < hi`):
-    /// the two prefix walks, each stopped where it meets the other.
-    #[inline(always)]
-    fn between(&self, lo: usize, hi: usize) -> u64 {
-        // prefix(hi - 1) walks down from node hi, prefix(lo) from lo + 1.
-        let (mut i, mut j) = (hi, lo + 1);
+    fn range(&self, lo: usize, hi: usize) -> u64 {
+        let (mut i, mut j) = (hi, lo);
         let mut sum = 0u64;
         while i > j {
             sum += u64::from(self.0[i]);
@@ -81,6 +65,80 @@ impl Fenwick {
                 sum = sum.wrapping_sub(u64::from(self.0[j]));
                 j -= j & j.wrapping_neg();
             }
+        }
+        sum
+    }
+}
+
+/// The set of live last-use times: a bit per time, and a Fenwick tree of
+/// the bits set per block of [`BLOCK_TIMES`], so that counting the times
+/// between two is a few popcounts at each end and a walk of a tree 512
+/// times smaller than the times (short distances, the common case, touch
+/// one or two words and no tree).
+struct LiveTimes {
+    words: Vec<u64>,
+    blocks: Fenwick,
+}
+
+impl LiveTimes {
+    /// Room for `n` times, the first `ones` live.
+    fn with_leading_ones(n: usize, ones: usize) -> LiveTimes {
+        let mut words = vec![0u64; n.div_ceil(64)];
+        for (w, word) in words.iter_mut().enumerate() {
+            let set = ones.saturating_sub(w * 64).min(64);
+            *word = if set == 64 {
+                u64::MAX
+            } else {
+                (1u64 << set) - 1
+            };
+        }
+        let counts: Vec<u32> = (0..n.div_ceil(BLOCK_TIMES))
+            .map(|b| (ones.saturating_sub(b * BLOCK_TIMES).min(BLOCK_TIMES)) as u32)
+            .collect();
+        LiveTimes {
+            words,
+            blocks: Fenwick::from_counts(&counts),
+        }
+    }
+    #[inline(always)]
+    fn set(&mut self, t: usize) {
+        self.words[t / 64] |= 1 << (t % 64);
+        self.blocks.add(t / BLOCK_TIMES, 1);
+    }
+    #[inline(always)]
+    fn clear(&mut self, t: usize) {
+        self.words[t / 64] &= !(1 << (t % 64));
+        self.blocks.add(t / BLOCK_TIMES, u32::MAX);
+    }
+    /// Live times in `lo + 1 .. hi` (both ends left out; `lo < hi`).
+    #[inline(always)]
+    fn between(&self, lo: usize, hi: usize) -> u64 {
+        let (a, b) = (lo + 1, hi);
+        if a >= b {
+            return 0;
+        }
+        let ones = |w: u64| u64::from(w.count_ones());
+        let (wa, wb) = (a / 64, b / 64);
+        let below_b = (1u64 << (b % 64)).wrapping_sub(1);
+        if wa == wb {
+            return ones((self.words[wa] >> (a % 64)) & (below_b >> (a % 64)));
+        }
+        let mut sum = ones(self.words[wa] >> (a % 64));
+        let mut w = wa + 1;
+        let words_per_block = BLOCK_TIMES / 64;
+        let (first_block, last_block) = (w.div_ceil(words_per_block), wb / words_per_block);
+        if first_block < last_block {
+            for &word in &self.words[w..first_block * words_per_block] {
+                sum += ones(word);
+            }
+            sum += self.blocks.range(first_block, last_block);
+            w = last_block * words_per_block;
+        }
+        for &word in &self.words[w..wb] {
+            sum += ones(word);
+        }
+        if b % 64 != 0 {
+            sum += ones(self.words[wb] & below_b);
         }
         sum
     }
@@ -124,7 +182,7 @@ impl LastUse {
 #[serde(from = "StackState")]
 pub struct StackDistances {
     last_use: LastUse,
-    tree: Fenwick,
+    tree: LiveTimes,
     /// The line last used at each time below `now`.
     owner: Vec<u64>,
     now: u32,
@@ -166,7 +224,7 @@ impl StackDistances {
                 table: vec![0; table_lines.min(MAX_TABLE_LINES) as usize],
                 beyond: FastMap::default(),
             },
-            tree: Fenwick::with_leading_ones(MIN_ROOM, 0),
+            tree: LiveTimes::with_leading_ones(MIN_ROOM, 0),
             owner: vec![0; MIN_ROOM],
             now: 0,
         }
@@ -179,10 +237,10 @@ impl StackDistances {
         let now = self.now;
         let distance = self.last_use.replace(line, now).map(|t| {
             let d = self.tree.between(t as usize, now as usize);
-            self.tree.decrement(t as usize);
+            self.tree.clear(t as usize);
             d
         });
-        self.tree.increment(now as usize);
+        self.tree.set(now as usize);
         self.owner[now as usize] = line;
         self.now += 1;
         if self.now as usize >= self.owner.len() {
@@ -202,7 +260,7 @@ impl StackDistances {
     /// Leaves `line` out of the stack, as if never referenced.
     pub fn forget(&mut self, line: u64) {
         if let Some(t) = self.last_use.remove(line) {
-            self.tree.decrement(t as usize);
+            self.tree.clear(t as usize);
         }
     }
 
@@ -223,7 +281,7 @@ impl StackDistances {
         self.owner.truncate(live);
         self.owner.resize(room, 0);
         self.owner.shrink_to(room);
-        self.tree = Fenwick::with_leading_ones(room, live);
+        self.tree = LiveTimes::with_leading_ones(room, live);
         self.now = live as u32;
     }
 }
@@ -356,15 +414,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_tree_built_with_leading_ones_equals_one_built_by_adds() {
-        for n in [1, 5, 16, 33] {
-            for ones in 0..=n {
-                let fast = Fenwick::with_leading_ones(n, ones);
-                let mut slow = Fenwick::new(n);
-                for i in 0..ones {
-                    slow.add(i, 1);
+    fn live_times_count_as_a_plain_list_does() {
+        // Sizes around the word and block edges, random sets and clears,
+        // every pair of ends checked against a count of a list of bools.
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for n in [1, 63, 64, 65, 511, 512, 513, 1500, 4100] {
+            for ones in [0, 1, n / 3, n] {
+                let mut fast = LiveTimes::with_leading_ones(n, ones);
+                let mut slow: Vec<bool> = (0..n).map(|i| i < ones).collect();
+                for _ in 0..n {
+                    let t = (next() % n as u64) as usize;
+                    if slow[t] {
+                        fast.clear(t);
+                    } else {
+                        fast.set(t);
+                    }
+                    slow[t] = !slow[t];
                 }
-                assert_eq!(fast.0, slow.0, "n {n} ones {ones}");
+                for _ in 0..2000 {
+                    let (x, y) = ((next() % n as u64) as usize, (next() % n as u64) as usize);
+                    let (lo, hi) = (x.min(y), x.max(y));
+                    if lo == hi {
+                        continue;
+                    }
+                    let want = slow[lo + 1..hi].iter().filter(|&&b| b).count() as u64;
+                    assert_eq!(fast.between(lo, hi), want, "n {n} ones {ones} {lo}..{hi}");
+                }
             }
         }
     }

@@ -100,3 +100,33 @@ pub mod sparse_max {
         load(d, u32::MAX)
     }
 }
+
+/// A count per small key (`Vec<u64>` indexed by key) as the map of the
+/// keys counted to their counts: the JSON of a `BTreeMap<u32, u64>`.
+pub mod count_map {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    pub fn serialize<S: Serializer>(t: &[u64], s: S) -> Result<S::Ok, S::Error> {
+        let map: BTreeMap<u32, u64> = t
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n != 0)
+            .map(|(k, &n)| (k as u32, n))
+            .collect();
+        map.serialize(s)
+    }
+
+    /// Into a table of `LEN` entries; a key beyond it is an error.
+    pub fn deserialize<'de, D: Deserializer<'de>, const LEN: usize>(
+        d: D,
+    ) -> Result<Vec<u64>, D::Error> {
+        let map = BTreeMap::<u32, u64>::deserialize(d)?;
+        let mut t = vec![0; LEN];
+        for (k, n) in map {
+            *t.get_mut(k as usize)
+                .ok_or_else(|| D::Error::custom(format!("key {k} beyond the table")))? = n;
+        }
+        Ok(t)
+    }
+}

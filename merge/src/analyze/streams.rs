@@ -11,9 +11,11 @@
 //! contiguous accesses").
 //!
 //! Memory: a ring of `window` chain ends. For a window of up to 64, the
-//! slots holding each line are also kept by the line's low bits (a mask of
-//! slots per bucket), so a reference finds the chain ends it may continue
-//! without a scan of the ring.
+//! live chain ends are also kept by the low bits of the lines that may
+//! continue them (a mask of slots per bucket), so a reference finds the
+//! chain ends it may continue without a scan of the ring, and without
+//! trying the ends that are dead or point the other way (a few hot lines
+//! fill the ring with those).
 
 use serde::Serialize;
 
@@ -87,7 +89,7 @@ struct Head {
 #[error("the stream detector's state after the part before did not meet this part's own within its first {HEAD_REFERENCES} references")]
 pub struct NotConverged;
 
-/// Buckets of [`Streams::slots_by_line`].
+/// Buckets of [`Streams::slots_expecting`].
 const LINE_BUCKETS: usize = 1024;
 
 #[inline(always)]
@@ -103,8 +105,11 @@ pub struct Streams {
     /// search.
     lines: Vec<u64>,
     /// Windows of up to 64: bucket of a line's low bits → mask of the
-    /// slots whose line falls in it.
-    slots_by_line: Vec<u64>,
+    /// slots of live chain ends that a line of the bucket may continue
+    /// (their line ± 1, as their direction allows). Derived from the ring:
+    /// not saved, rebuilt by [`Streams::rebuild_index`].
+    #[serde(skip)]
+    slots_expecting: Vec<u64>,
     pos: usize,
     min_len: u64,
     references: u64,
@@ -139,7 +144,7 @@ impl Streams {
         Streams {
             ring: vec![ChainEnd::default(); window.max(1)],
             lines: vec![u64::MAX; window.max(1)],
-            slots_by_line: if window <= 64 {
+            slots_expecting: if window <= 64 {
                 vec![0; LINE_BUCKETS]
             } else {
                 Vec::new()
@@ -246,14 +251,7 @@ impl Streams {
                 self.lines[(j + turn) % w] = later.lines[j];
             }
             self.pos = (later.pos + turn) % w;
-            if !self.slots_by_line.is_empty() {
-                self.slots_by_line.fill(0);
-                for (j, &line) in self.lines.iter().enumerate() {
-                    if line != u64::MAX {
-                        self.slots_by_line[line_bucket(line)] |= 1 << j;
-                    }
-                }
-            }
+            self.rebuild_index();
             return Ok(());
         }
         if head.references.len() as u64 == later.references {
@@ -313,19 +311,22 @@ impl Streams {
         let joined = self.find(space, line);
         let (dir, len, born) = match joined {
             Some((j, dir)) => {
+                let e = self.ring[j];
+                self.toggle(j, &e);
                 self.ring[j].live = false;
-                (dir, self.ring[j].len + 1, self.ring[j].born)
+                (dir, e.len + 1, e.born)
             }
             None => (0, 1, self.references - 1),
         };
         let old = self.ring[self.pos];
         if old.live {
+            self.toggle(self.pos, &old);
             self.close(old.len);
             if self.head.is_some() {
                 self.head_close(old);
             }
         }
-        self.ring[self.pos] = ChainEnd {
+        let new = ChainEnd {
             space,
             line,
             dir,
@@ -333,14 +334,8 @@ impl Streams {
             live: true,
             born,
         };
-        if !self.slots_by_line.is_empty() {
-            let bit = 1u64 << self.pos;
-            let old_line = self.lines[self.pos];
-            if old_line != u64::MAX {
-                self.slots_by_line[line_bucket(old_line)] &= !bit;
-            }
-            self.slots_by_line[line_bucket(line)] |= bit;
-        }
+        self.toggle(self.pos, &new);
+        self.ring[self.pos] = new;
         self.lines[self.pos] = line;
         self.pos = if self.pos + 1 == self.ring.len() {
             0
@@ -384,10 +379,9 @@ impl Streams {
         };
         let w = self.ring.len();
         if w <= 64 {
-            // The slots whose lines share the low bits of line ± 1: the
+            // The live chain ends a line of this bucket may continue: the
             // few candidates, tried newest first.
-            let mask = self.slots_by_line[line_bucket(line.wrapping_sub(1))]
-                | self.slots_by_line[line_bucket(line.wrapping_add(1))];
+            let mask = self.slots_expecting[line_bucket(line)];
             if mask == 0 {
                 return None;
             }
@@ -418,6 +412,38 @@ impl Streams {
                     .map(|(i, e)| (i + self.pos, e)),
             )
             .find_map(|(j, e)| fits(e).map(|dir| (j, dir)))
+    }
+
+    /// Sets or clears the bits of slot `j`, holding the live chain end
+    /// `e`, in the buckets of the lines that may continue `e`: a toggle,
+    /// since each end is indexed once when it is made and once when it
+    /// ends (without a branch on the direction, which the trace decides).
+    #[inline(always)]
+    fn toggle(&mut self, j: usize, e: &ChainEnd) {
+        if self.slots_expecting.is_empty() {
+            return;
+        }
+        let bit = 1u64 << j;
+        let up = bit & 0u64.wrapping_sub(u64::from(e.dir >= 0));
+        let down = bit & 0u64.wrapping_sub(u64::from(e.dir <= 0));
+        self.slots_expecting[line_bucket(e.line.wrapping_add(1))] ^= up;
+        self.slots_expecting[line_bucket(e.line.wrapping_sub(1))] ^= down;
+    }
+
+    /// Rebuilds the index of the live chain ends from the ring (after a
+    /// merge, or a detector read back from a partial analysis).
+    pub(crate) fn rebuild_index(&mut self) {
+        if self.ring.len() > 64 {
+            self.slots_expecting = Vec::new();
+            return;
+        }
+        self.slots_expecting = vec![0; LINE_BUCKETS];
+        for j in 0..self.ring.len() {
+            let e = self.ring[j];
+            if e.live {
+                self.toggle(j, &e);
+            }
+        }
     }
 
     fn close(&mut self, len: u64) {

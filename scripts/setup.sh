@@ -26,6 +26,9 @@ apt_packages=(
     # The font of `hmtt analyze --plot`'s text (read at run time by plotters'
     # ab_glyph backend).
     fonts-dejavu-core
+    # valgrind's lackey: memory traces of real programs for the analysis
+    # tests (tests/analyze.rs).
+    valgrind
     # Misc tools used by scripts and tests.
     python3-pip ca-certificates
 )

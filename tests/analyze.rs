@@ -10,6 +10,7 @@ use std::path::Path;
 
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::vtrace::VtraceView;
+use hmtt_merge::analyze::reuse_sampled::ReuseMode;
 use hmtt_merge::analyze::{analyze, Analysis, AnalyzeOptions, TraceInput};
 use hmtt_merge::window::EventWindow;
 
@@ -555,4 +556,193 @@ fn lost_references_are_counted_and_reported() {
         )),
         "{text}"
     );
+}
+
+/// The analysis of `trace` (a physical trace) split at every `blocks`-th
+/// block of its archive packed in blocks of `block_records`, each part
+/// analysed apart and merged in order (no fallback to one pass: a merge
+/// that fails fails the test), as JSON; and the one-pass JSON.
+fn split_and_whole(trace: &Path, block_records: u32, opts: &AnalyzeOptions) -> (String, String) {
+    use hmtt_format::trace_blocks::BlockReader;
+    use hmtt_merge::analyze::{analyze_blocks, first_reference_tick};
+    let archive = trace.with_extension(format!("{block_records}.hmttz"));
+    ok(&[
+        "pack",
+        s(trace),
+        "-o",
+        s(&archive),
+        "--block-records",
+        &block_records.to_string(),
+    ]);
+    let bytes = std::fs::read(&archive).unwrap();
+    let t = AnyTrace::new_checked(&bytes).unwrap();
+    let input = TraceInput::Physical(&t);
+    let whole = serde_json::to_string_pretty(&analyze(&input, opts).unwrap().0).unwrap();
+    let blocks = BlockReader::new(&t).block_count();
+    assert!(blocks >= 4, "{blocks} blocks: too few to split");
+    let origin = first_reference_tick(&t).unwrap();
+    let mut merged = analyze_blocks(&input, opts, 0..1, None).unwrap();
+    for b in 1..blocks {
+        let part = analyze_blocks(&input, opts, b..b + 1, Some(origin)).unwrap();
+        merged.merge(part).unwrap();
+    }
+    let split = serde_json::to_string_pretty(&merged.finish(&input, opts)).unwrap();
+    (whole, split)
+}
+
+/// `hmtt analyze --threads 2 --json` and `--threads 1 --json`, byte for byte.
+fn threads_give_the_same_json(dir: &Path, trace: &Path) {
+    let (one, two) = (dir.join("t1.json"), dir.join("t2.json"));
+    ok(&["analyze", s(trace), "--threads", "1", "--json", s(&one)]);
+    ok(&["analyze", s(trace), "--threads", "2", "--json", s(&two)]);
+    assert_eq!(
+        std::fs::read(&one).unwrap(),
+        std::fs::read(&two).unwrap(),
+        "{}",
+        trace.display()
+    );
+}
+
+#[test]
+fn parts_merge_into_the_one_pass_analysis_of_quicksort() {
+    let dir = scratch("parts-quicksort");
+    let (_, trace) = simulate_and_merge(
+        &dir,
+        &["--workload", "quicksort", "--n", "3000", "--cache", "off"],
+        &[],
+    );
+    let (whole, split) = split_and_whole(&trace, 8192, &AnalyzeOptions::default());
+    assert_eq!(whole, split);
+    let sampled = AnalyzeOptions {
+        reuse: ReuseMode::FixedRate(0.05),
+        ..AnalyzeOptions::default()
+    };
+    let (whole, split) = split_and_whole(&trace, 8192, &sampled);
+    assert_eq!(whole, split);
+    threads_give_the_same_json(&dir, &trace);
+
+    // Partial analyses saved and combined: the same JSON.
+    let (p1, p2, json) = (dir.join("p1"), dir.join("p2"), dir.join("combined.json"));
+    ok(&[
+        "analyze",
+        s(&trace),
+        "--partial",
+        s(&p2),
+        "--blocks",
+        "1..100",
+    ]);
+    ok(&[
+        "analyze",
+        s(&trace),
+        "--partial",
+        s(&p1),
+        "--blocks",
+        "0..1",
+    ]);
+    ok(&["analyze", "--combine", s(&p2), s(&p1), "--json", s(&json)]);
+    assert_eq!(
+        std::fs::read(&json).unwrap(),
+        std::fs::read(dir.join("t1.json")).unwrap()
+    );
+    // A gap between partials is refused.
+    let out = support::cli::hmtt(&["analyze", "--combine", s(&p2)]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("blocks 0..1 are in no partial analysis"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn parts_merge_into_the_one_pass_analysis_of_mix() {
+    let dir = scratch("parts-mix");
+    let (_, trace) = simulate_and_merge(
+        &dir,
+        &[
+            "--workload",
+            "mix",
+            "--n",
+            "1M",
+            "--cache",
+            "off",
+            "--boards",
+            "2",
+        ],
+        &[],
+    );
+    let (whole, split) = split_and_whole(&trace, 4096, &AnalyzeOptions::default());
+    assert_eq!(whole, split);
+    threads_give_the_same_json(&dir, &trace);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// valgrind's lackey trace of a real program (`ls` of a directory), its
+/// instruction fetches kept (scripts/setup.sh installs valgrind).
+#[test]
+fn parts_merge_into_the_one_pass_analysis_of_a_lackey_trace() {
+    let dir = scratch("parts-lackey");
+    let lackey = dir.join("ls.lackey");
+    let ran = std::process::Command::new("valgrind")
+        .args(["--tool=lackey", "--trace-mem=yes"])
+        .arg(format!("--log-file={}", lackey.display()))
+        .args(["ls", "/"])
+        .output();
+    assert!(
+        ran.as_ref().is_ok_and(|o| o.status.success()),
+        "valgrind --tool=lackey did not run (scripts/setup.sh installs it): {ran:?}"
+    );
+    let (_, trace) = simulate_and_merge(
+        &dir,
+        &[
+            "--workload",
+            "trace",
+            "--trace",
+            s(&lackey),
+            "--trace-format",
+            "lackey",
+            "--instructions",
+            "--cache",
+            "off",
+        ],
+        &[],
+    );
+    let (whole, split) = split_and_whole(&trace, 16384, &AnalyzeOptions::default());
+    assert_eq!(whole, split);
+    threads_give_the_same_json(&dir, &trace);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// SHARDS at 1 % on a trace of many lines: the reuse CDF from 100 lines
+/// on (the distances a 1 % sample tells apart) within 0.01 of the exact
+/// one (mean absolute error), the fixed-size variant too.
+#[test]
+fn sampled_reuse_distances_are_close_to_the_exact_ones() {
+    use hmtt_merge::analyze::reuse_sampled::cdf_mean_absolute_error;
+    let dir = scratch("sampled");
+    let (_, trace) = simulate_and_merge(
+        &dir,
+        &["--workload", "quicksort", "--n", "60000", "--cache", "off"],
+        &[],
+    );
+    let exact = analysis(&trace, &AnalyzeOptions::default());
+    for mode in [ReuseMode::FixedRate(0.01), ReuseMode::FixedSize(2048)] {
+        let opts = AnalyzeOptions {
+            reuse: mode,
+            ..AnalyzeOptions::default()
+        };
+        let sampled = analysis(&trace, &opts);
+        let s = sampled.reuse.sampling.as_ref().unwrap();
+        assert!(s.sampled_references > 0);
+        assert!(s.sampled_references < exact.mix.reads + exact.mix.writes);
+        let all = cdf_mean_absolute_error(&exact.reuse, &sampled.reuse, 0);
+        let resolved = cdf_mean_absolute_error(&exact.reuse, &sampled.reuse, 100);
+        eprintln!(
+            "{mode}: mean absolute error of the reuse CDF {all:.4}, from 100 lines {resolved:.4}"
+        );
+        assert!(resolved <= 0.01, "{mode}: mean absolute error {resolved}");
+        // Every other figure is the exact analysis'.
+        assert_eq!(
+            serde_json::to_string(&sampled.streams).unwrap(),
+            serde_json::to_string(&exact.streams).unwrap()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

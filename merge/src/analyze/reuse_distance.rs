@@ -74,14 +74,20 @@ impl Fenwick {
 /// the bits set per block of [`BLOCK_TIMES`], so that counting the times
 /// between two is a few popcounts at each end and a walk of a tree 512
 /// times smaller than the times (short distances, the common case, touch
-/// one or two words and no tree).
+/// one or two words and no tree). Times are set in increasing order, and a
+/// count never reads the tree at the block of the newest time: that block
+/// enters the tree when the times move past it, so setting a time costs
+/// one bit.
 struct LiveTimes {
     words: Vec<u64>,
     blocks: Fenwick,
+    /// The block of the newest time, left out of `blocks`.
+    open_block: usize,
 }
 
 impl LiveTimes {
-    /// Room for `n` times, the first `ones` live.
+    /// Room for `n` times, the first `ones` live; the next time set is
+    /// `ones` or later.
     fn with_leading_ones(n: usize, ones: usize) -> LiveTimes {
         let mut words = vec![0u64; n.div_ceil(64)];
         for (w, word) in words.iter_mut().enumerate() {
@@ -92,25 +98,49 @@ impl LiveTimes {
                 (1u64 << set) - 1
             };
         }
+        let open_block = ones / BLOCK_TIMES;
         let counts: Vec<u32> = (0..n.div_ceil(BLOCK_TIMES))
-            .map(|b| (ones.saturating_sub(b * BLOCK_TIMES).min(BLOCK_TIMES)) as u32)
+            .map(|b| {
+                if b < open_block {
+                    BLOCK_TIMES as u32
+                } else {
+                    0
+                }
+            })
             .collect();
         LiveTimes {
             words,
             blocks: Fenwick::from_counts(&counts),
+            open_block,
         }
     }
+    /// Sets time `t`, the newest so far.
     #[inline(always)]
     fn set(&mut self, t: usize) {
+        if t / BLOCK_TIMES != self.open_block {
+            self.close_block(t / BLOCK_TIMES);
+        }
         self.words[t / 64] |= 1 << (t % 64);
-        self.blocks.add(t / BLOCK_TIMES, 1);
+    }
+    /// Enters the open block's count in the tree and opens `next`.
+    #[inline(never)]
+    fn close_block(&mut self, next: usize) {
+        let words_per_block = BLOCK_TIMES / 64;
+        let first = self.open_block * words_per_block;
+        let end = (first + words_per_block).min(self.words.len());
+        let count: u32 = self.words[first..end].iter().map(|w| w.count_ones()).sum();
+        self.blocks.add(self.open_block, count);
+        self.open_block = next;
     }
     #[inline(always)]
     fn clear(&mut self, t: usize) {
         self.words[t / 64] &= !(1 << (t % 64));
-        self.blocks.add(t / BLOCK_TIMES, u32::MAX);
+        if t / BLOCK_TIMES < self.open_block {
+            self.blocks.add(t / BLOCK_TIMES, u32::MAX);
+        }
     }
-    /// Live times in `lo + 1 .. hi` (both ends left out; `lo < hi`).
+    /// Live times in `lo + 1 .. hi` (both ends left out; `lo < hi`; `hi`
+    /// at most the newest time set).
     #[inline(always)]
     fn between(&self, lo: usize, hi: usize) -> u64 {
         let (a, b) = (lo + 1, hi);
@@ -235,12 +265,14 @@ impl StackDistances {
     #[inline(always)]
     pub fn access(&mut self, line: u64) -> Option<u64> {
         let now = self.now;
+        // Set first: the count between the last use and now leaves now out,
+        // and a count reaches no further than the newest time set.
+        self.tree.set(now as usize);
         let distance = self.last_use.replace(line, now).map(|t| {
             let d = self.tree.between(t as usize, now as usize);
             self.tree.clear(t as usize);
             d
         });
-        self.tree.set(now as usize);
         self.owner[now as usize] = line;
         self.now += 1;
         if self.now as usize >= self.owner.len() {
@@ -415,8 +447,9 @@ mod tests {
 
     #[test]
     fn live_times_count_as_a_plain_list_does() {
-        // Sizes around the word and block edges, random sets and clears,
-        // every pair of ends checked against a count of a list of bools.
+        // Sizes around the word and block edges; times set in order (as
+        // the stack does), random live ones cleared, and counts up to the
+        // newest time checked against a list of bools.
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = || {
             seed ^= seed << 13;
@@ -428,23 +461,31 @@ mod tests {
             for ones in [0, 1, n / 3, n] {
                 let mut fast = LiveTimes::with_leading_ones(n, ones);
                 let mut slow: Vec<bool> = (0..n).map(|i| i < ones).collect();
-                for _ in 0..n {
-                    let t = (next() % n as u64) as usize;
+                for now in ones..n {
+                    let t = (next() % (now as u64 + 1)) as usize;
                     if slow[t] {
                         fast.clear(t);
-                    } else {
-                        fast.set(t);
+                        slow[t] = false;
                     }
-                    slow[t] = !slow[t];
+                    fast.set(now);
+                    slow[now] = true;
+                    for _ in 0..8 {
+                        let lo = (next() % (now as u64 + 1)) as usize;
+                        if lo == now {
+                            continue;
+                        }
+                        let want = slow[lo + 1..now].iter().filter(|&&b| b).count() as u64;
+                        assert_eq!(fast.between(lo, now), want, "n {n} ones {ones} {lo}..{now}");
+                    }
                 }
-                for _ in 0..2000 {
-                    let (x, y) = ((next() % n as u64) as usize, (next() % n as u64) as usize);
-                    let (lo, hi) = (x.min(y), x.max(y));
-                    if lo == hi {
-                        continue;
-                    }
-                    let want = slow[lo + 1..hi].iter().filter(|&&b| b).count() as u64;
-                    assert_eq!(fast.between(lo, hi), want, "n {n} ones {ones} {lo}..{hi}");
+                let last = n - 1;
+                for lo in 0..last {
+                    let want = slow[lo + 1..last].iter().filter(|&&b| b).count() as u64;
+                    assert_eq!(
+                        fast.between(lo, last),
+                        want,
+                        "n {n} ones {ones} {lo}..{last}"
+                    );
                 }
             }
         }

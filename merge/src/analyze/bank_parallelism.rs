@@ -147,7 +147,13 @@ impl BankParallelism {
     /// closed, if another was open.
     #[inline(never)]
     fn open(&mut self, tick: u64) -> Option<ClosedWindow> {
-        let w = tick / self.window_ticks;
+        // A dense trace goes on to the next window: no division then.
+        let w = match self.current {
+            Some(c) if tick >= self.current_hi && tick - self.current_hi < self.window_ticks => {
+                c + 1
+            }
+            _ => tick / self.window_ticks,
+        };
         let closed = match self.current {
             Some(c) if c == w => None,
             Some(c) if self.later_part && self.first_window.is_none() => {

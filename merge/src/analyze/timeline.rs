@@ -204,7 +204,13 @@ impl Timeline {
         if self.origin.is_none() {
             return;
         }
-        let b = self.bin(tick.max(self.origin.unwrap_or(0)));
+        // Windows close in time order, mostly in the bin of the last
+        // reference: the division of `bin` only when they leave it.
+        let b = if tick >= self.cached_lo && tick < self.cached_hi {
+            &mut self.bins[self.cached]
+        } else {
+            self.bin(tick.max(self.origin.unwrap_or(0)))
+        };
         b.blp_sum += u64::from(banks);
         b.blp_windows += 1;
     }

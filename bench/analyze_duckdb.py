@@ -55,7 +55,8 @@ def main():
         results[name] = con.execute(q).fetchall()
         print(f"  {name:<10} cpu {cpu_seconds() - c:7.2f} s  wall {time.perf_counter() - w:7.2f} s")
     cpu, wall = cpu_seconds() - cpu0, time.perf_counter() - wall0
-    print(f"duckdb queries: {cpu:.2f} cpu_s {wall:.2f} wall_s ({duckdb.__version__}, {con.execute('SELECT current_setting(''threads'')').fetchone()[0]} threads)")
+    threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
+    print(f"duckdb queries: {cpu:.2f} cpu_s {wall:.2f} wall_s ({duckdb.__version__}, {threads} threads)")
 
     # The same figures as hmtt analyze's (the check that both computed the same).
     mix = {int(b): tuple(v) for b, v in a["mix"]["by_board"].items()}

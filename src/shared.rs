@@ -128,7 +128,16 @@ enum Inner {
 
 impl TraceBytes {
     /// Maps a trace file read-only.
+    ///
+    /// Every writer of these files renames a finished file into place
+    /// (`hmtt_format::atomic_file`), so a file being rewritten is a new
+    /// file and the one mapped here never shrinks under the reader. A
+    /// program outside hmtt that truncates the file in place would still
+    /// end the reader with SIGBUS (docs/guide.md, "Files being rewritten").
     pub fn open(path: &Path) -> anyhow::Result<TraceBytes> {
+        if path.is_dir() {
+            bail!("{} is a directory, not a trace file", path.display());
+        }
         let f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
         if f.metadata()?.len() == 0 {
             return Ok(TraceBytes(Inner::Empty));

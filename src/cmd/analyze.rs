@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
+use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
 use hmtt_format::vtrace::VtraceView;
 use hmtt_format::Geometry;
 use hmtt_merge::analyze::partial::{self, read_partial, write_partial};
@@ -109,9 +110,11 @@ fn parse_blocks(s: &str) -> Result<std::ops::Range<usize>, String> {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     if !args.combine.is_empty() {
+        refuse_outputs_over_inputs(&args)?;
         return combine(&args);
     }
     let trace = args.trace.clone().expect("clap requires a trace");
+    refuse_outputs_over_inputs(&args)?;
     let bytes = TraceBytes::open(&trace)?;
     let data = bytes.as_slice();
     let what = || {
@@ -134,14 +137,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .as_deref()
         .map(|w| EventWindow::parse(w, &names))
         .transpose()?;
-    let mapping_toml = args
-        .mapping
-        .as_deref()
-        .map(|p| {
-            std::fs::read_to_string(p)
-                .with_context(|| format!("reading mapping file {}", p.display()))
-        })
-        .transpose()?;
+    // Parsed here, so that a bad mapping names the mapping file, not the trace.
+    let mapping_toml = match &args.mapping {
+        Some(p) => {
+            let text = hmtt_merge::side_files::read_mapping_text(p)?;
+            let geometry = args.geometry.or(input.geometry()).unwrap_or_default();
+            hmtt_format::AddressMapping::from_toml(&text, geometry)
+                .with_context(|| format!("mapping file {}", p.display()))?;
+            Some(text)
+        }
+        None => None,
+    };
     let opts = AnalyzeOptions {
         window,
         interval_ns: args.interval_ms.map(|ms| ms * 1e6),
@@ -155,9 +161,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ..AnalyzeOptions::default()
     };
     if let Some(path) = &args.partial {
-        let f =
-            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let creating = || format!("creating {}", path.display());
+        let out = AtomicFile::create(path).with_context(creating)?;
+        let f = out.file().try_clone().with_context(creating)?;
         let blocks = write_partial(data, &opts, args.blocks.clone().unwrap_or(0..usize::MAX), f)
+            .with_context(|| format!("writing {}", path.display()))?;
+        out.commit()
             .with_context(|| format!("writing {}", path.display()))?;
         eprintln!(
             "wrote the analysis of blocks {}..{} of {} to {}",
@@ -194,10 +203,38 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 fn write_json(args: &Args, analysis: &Analysis) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
-        let f =
-            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        serde_json::to_writer_pretty(std::io::BufWriter::new(f), analysis)
+        let creating = || format!("creating {}", path.display());
+        let out = AtomicFile::create(path).with_context(creating)?;
+        let mut w = std::io::BufWriter::new(out.file().try_clone().with_context(creating)?);
+        serde_json::to_writer_pretty(&mut w, analysis)
+            .map_err(std::io::Error::from)
+            .and_then(|()| w.flush())
+            .and_then(|()| out.commit())
             .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Refuses an output (`--json`, `--partial`, `--plot` or a picture in it)
+/// that is one of the inputs (the trace, `--mapping`, `--events`,
+/// `--combine`'s files), before anything is written.
+fn refuse_outputs_over_inputs(args: &Args) -> anyhow::Result<()> {
+    let inputs: Vec<&std::path::Path> = [&args.trace, &args.mapping, &args.events]
+        .into_iter()
+        .flatten()
+        .chain(&args.combine)
+        .map(PathBuf::as_path)
+        .collect();
+    let mut outputs: Vec<PathBuf> = [&args.json, &args.partial, &args.plot]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    if let Some(dir) = &args.plot {
+        outputs.extend(plot::file_names().map(|f| dir.join(f)));
+    }
+    for out in &outputs {
+        refuse_output_over_input(out, inputs.iter().copied())?;
     }
     Ok(())
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
+use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
 use hmtt_format::vtrace::VtraceView;
 use hmtt_merge::export::{self, ExportFormat, ExportOptions};
 
@@ -75,6 +76,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    refuse_output_over_input(&args.out, [args.trace.as_path()])?;
     let bytes = TraceBytes::open(&args.trace)?;
     let opts = ExportOptions {
         tck_ps: args.tck_ps,
@@ -82,7 +84,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         row_group_rows: args.row_group,
     };
     let format = ExportFormat::from(args.format);
-    let file = std::fs::File::create(&args.out)
+    // The writers own their output and flush it in `finish`; the file is
+    // renamed into place only after that, so a failed export leaves none.
+    let atomic = AtomicFile::create(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let file = atomic
+        .file()
+        .try_clone()
         .with_context(|| format!("creating {}", args.out.display()))?;
     let out = BufWriter::with_capacity(1 << 20, file);
     let make = |meta: &export::TraceMeta| export::writer(format, meta, &opts, out);
@@ -109,6 +117,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.out.display()
         )
     })?;
+    atomic
+        .commit()
+        .with_context(|| format!("writing {}", args.out.display()))?;
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
         "wrote {} ({:?}): {} records, {} references, {:.1} s, {:.1} M records/s",

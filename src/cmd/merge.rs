@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use hmtt_format::atomic_file::refuse_output_over_input;
 use hmtt_merge::input::DEFAULT_MAX_START_SKEW_NS;
 use hmtt_merge::merge::decode_threads_pay_off;
 use hmtt_merge::reassemble::DEFAULT_REORDER_DEPTH;
@@ -100,6 +101,10 @@ impl DecodeThreads {
 
 /// Merges `inputs` into `output`; shows a progress bar unless `quiet`.
 fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
+    refuse_output_over_input(
+        &args.output,
+        merge_inputs(args).iter().map(PathBuf::as_path),
+    )?;
     let set = CaptureSet::open(&args.inputs, (args.max_start_skew * 1e9) as u64)?;
     let names = load_names(args.events.as_deref(), &args.inputs)?;
     let mapping_toml = match &args.mapping {
@@ -128,6 +133,27 @@ fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
     };
     bar.finish_and_clear();
     Ok(report)
+}
+
+/// Every file a merge reads: the inputs named, each directory's capture
+/// files (rejects too) and events file, `--events` and `--mapping`.
+fn merge_inputs(args: &Args) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = args.inputs.clone();
+    for dir in args.inputs.iter().filter(|p| p.is_dir()) {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            files.extend(
+                entries
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|f| {
+                        f.extension()
+                            .is_some_and(|x| x == hmtt_format::capture::EXTENSION)
+                    }),
+            );
+        }
+        files.push(dir.join(hmtt_format::events::FILE_NAME));
+    }
+    files.extend(args.events.iter().chain(&args.mapping).cloned());
+    files
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

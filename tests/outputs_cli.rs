@@ -245,3 +245,85 @@ fn wrong_outputs_and_inputs_are_named_clearly() {
         "{err}"
     );
 }
+
+#[test]
+fn numeric_options_out_of_range_are_refused_by_the_parser() {
+    // Refused before the trace is even opened: exit status 2 (a wrong
+    // command line) and the option named.
+    for (args, option) in [
+        (
+            &["analyze", "t", "--stream-window", "18446744073709551615"][..],
+            "--stream-window",
+        ),
+        (
+            &["analyze", "t", "--stream-window", "4294967296"],
+            "--stream-window",
+        ),
+        (&["analyze", "t", "--stream-window", "0"], "--stream-window"),
+        (&["analyze", "t", "--interval-ms", "0"], "--interval-ms"),
+        (&["analyze", "t", "--interval-ms", "nan"], "--interval-ms"),
+        (&["analyze", "t", "--interval-ms", "inf"], "--interval-ms"),
+        (&["analyze", "t", "--blp-ns=-1"], "--blp-ns"),
+        (&["analyze", "t", "--threads", "0"], "--threads"),
+        (
+            &["analyze", "t", "--interleave-shift", "99"],
+            "--interleave-shift",
+        ),
+        (&["stats", "t", "--interval-ms", "0"], "--interval-ms"),
+        (&["dump", "t", "--from-ns", "nan"], "--from-ns"),
+        (
+            &[
+                "export",
+                "t",
+                "-f",
+                "perfetto",
+                "-o",
+                "x",
+                "--interval-ns",
+                "0",
+            ],
+            "--interval-ns",
+        ),
+        (
+            &[
+                "export",
+                "t",
+                "-f",
+                "parquet",
+                "-o",
+                "x",
+                "--row-group",
+                "0",
+            ],
+            "--row-group",
+        ),
+        (
+            &["export", "t", "-f", "dramsim3", "-o", "x", "--tck-ps", "0"],
+            "--tck-ps",
+        ),
+        (
+            &["merge", "d", "-o", "x", "--reorder-depth", "10000000"],
+            "--reorder-depth",
+        ),
+        (
+            &["merge", "d", "-o", "x", "--max-start-skew", "inf"],
+            "--max-start-skew",
+        ),
+        (&["pack", "t", "-o", "x", "--level", "0"], "--level"),
+        (&["pack", "t", "-o", "x", "--level", "23"], "--level"),
+        (
+            &["replay", "t", "--log", "l", "--max-unattributed", "101"],
+            "--max-unattributed",
+        ),
+        (&["sim", "--processes", "0"], "--processes"),
+        (&["sim", "--rate", "nan"], "--rate"),
+    ] {
+        let out = hmtt(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(option), "{args:?}: {err}");
+    }
+    let help = ok(&["analyze", "--help"]);
+    assert!(help.contains("1..=65536"), "{help}");
+    assert!(help.contains("positive and finite"), "{help}");
+}

@@ -16,7 +16,7 @@ use hmtt_merge::analyze::pictures::Pictures;
 use hmtt_merge::analyze::{analyze_parts, plot, Analysis, AnalyzeOptions, TraceInput};
 use hmtt_merge::window::EventWindow;
 
-use crate::shared::{to_stdout, with_names_of, TraceBytes};
+use crate::shared::{positive_finite, to_stdout, usize_in, with_names_of, TraceBytes};
 
 /// Arguments of `hmtt analyze`.
 #[derive(clap::Args)]
@@ -34,12 +34,15 @@ pub struct Args {
     /// `hmtt replay --window`.
     #[arg(long)]
     pub window: Option<String>,
-    /// Bandwidth interval in ms of traced time (default: the shortest
-    /// 2^k µs that covers the analysis in 512 intervals).
-    #[arg(long)]
+    /// Bandwidth interval in ms of traced time, positive and finite
+    /// (default: the shortest 2^k µs that covers the analysis in 512
+    /// intervals; at most 1048576 intervals are kept, widened as needed).
+    #[arg(long, value_parser = positive_finite)]
     pub interval_ms: Option<f64>,
-    /// Window of bank-level parallelism (distinct banks per window), ns.
-    #[arg(long, default_value_t = hmtt_merge::analyze::bank_parallelism::DEFAULT_WINDOW_NS)]
+    /// Window of bank-level parallelism (distinct banks per window), ns,
+    /// positive and finite.
+    #[arg(long, default_value_t = hmtt_merge::analyze::bank_parallelism::DEFAULT_WINDOW_NS,
+          value_parser = positive_finite)]
     pub blp_ns: f64,
     /// DIMM geometry for decoding banks (a preset or rank,bank,row,col_line
     /// bits); default: the trace's, or ddr3-4g for a virtual trace.
@@ -49,14 +52,17 @@ pub struct Args {
     /// merge used; default linear.
     #[arg(long)]
     pub mapping: Option<PathBuf>,
-    /// Channel interleave of a trace of several boards: log2 of the block.
-    #[arg(long, default_value_t = 12)]
+    /// Channel interleave of a trace of several boards: log2 of the block
+    /// (6..=40).
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(6..=40))]
     pub interleave_shift: u32,
-    /// Hottest pages listed.
-    #[arg(long, default_value_t = 20)]
+    /// Hottest pages listed (0..=100000).
+    #[arg(long, default_value_t = 20, value_parser = usize_in(0, 100_000))]
     pub top: usize,
-    /// Stream detection window (references), as the paper's 32-entry table.
-    #[arg(long, default_value_t = hmtt_merge::analyze::streams::DEFAULT_WINDOW)]
+    /// Stream detection window (references, 1..=65536), as the paper's
+    /// 32-entry table; the pass costs time in proportion to it.
+    #[arg(long, default_value_t = hmtt_merge::analyze::streams::DEFAULT_WINDOW,
+          value_parser = usize_in(1, 65_536))]
     pub stream_window: usize,
     /// Reuse distances: `exact` (every reference), `sampled[:RATE]`
     /// (SHARDS at a fixed rate, default 0.01) or `sampled-size[:LINES]`
@@ -66,8 +72,8 @@ pub struct Args {
     /// Threads (default: every core). The trace's blocks are split into as
     /// many runs, analysed apart and merged: the same figures as one
     /// thread's. Virtual traces, `--window` and `--reuse sampled-size` run
-    /// on one.
-    #[arg(long)]
+    /// on one. 1..=1024.
+    #[arg(long, value_parser = usize_in(1, 1024))]
     pub threads: Option<usize>,
     /// Only analyse blocks `--blocks` of the trace (an archive's blocks, or
     /// runs of 65536 records of a trace file) and save the analyses' state

@@ -11,7 +11,7 @@ use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
 use hmtt_format::vtrace::VtraceView;
 use hmtt_merge::export::{self, ExportFormat, ExportOptions};
 
-use crate::shared::{with_names_of, TraceBytes};
+use crate::shared::{usize_in, with_names_of, TraceBytes};
 
 /// The formats of `--format`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,15 +60,18 @@ pub struct Args {
     /// Output file.
     #[arg(long, short)]
     pub out: PathBuf,
-    /// dramsim3: the simulated memory's clock period in ps (default: the
-    /// trace's tick, the traced DIMM's own clock).
-    #[arg(long)]
+    /// dramsim3: the simulated memory's clock period in ps, 1..=1000000
+    /// (default: the trace's tick, the traced DIMM's own clock).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub tck_ps: Option<u32>,
-    /// perfetto: width of one bandwidth interval in ns.
-    #[arg(long, default_value_t = 10_000)]
+    /// perfetto: width of one bandwidth interval in ns, 1..=10^12.
+    #[arg(long, default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
     pub interval_ns: u64,
-    /// parquet: rows per row group (the writer buffers one group).
-    #[arg(long, default_value_t = export::parquet::DEFAULT_ROW_GROUP_ROWS)]
+    /// parquet: rows per row group (the writer buffers one group),
+    /// 1..=16777216.
+    #[arg(long, default_value_t = export::parquet::DEFAULT_ROW_GROUP_ROWS,
+          value_parser = usize_in(1, 1 << 24))]
     pub row_group: usize,
     /// Events file for names not stored in the trace.
     #[arg(long)]

@@ -18,7 +18,8 @@ use hmtt_merge::replay::{
 };
 
 use crate::shared::{
-    is_closed_pipe, parse_number, parse_range, status, with_names_of, Stdout, TraceBytes,
+    is_closed_pipe, parse_number, parse_range, percentage, status, with_names_of, Stdout,
+    TraceBytes,
 };
 
 /// Arguments of `hmtt replay`.
@@ -62,17 +63,11 @@ pub struct Args {
     /// a traced process ran, when the log has SWITCH records (default 50);
     /// of all references otherwise (no default: the kernel's and untraced
     /// processes' references count too).
-    #[arg(long, value_name = "PERCENT")]
+    #[arg(long, value_name = "PERCENT", value_parser = percentage)]
     pub max_unattributed: Option<f64>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    if let Some(p) = args.max_unattributed {
-        anyhow::ensure!(
-            (0.0..=100.0).contains(&p),
-            "--max-unattributed is a percentage, 0 to 100 (got {p})"
-        );
-    }
     let inputs = [Some(&args.trace), Some(&args.log), args.events.as_ref()];
     for out in [&args.out, &args.csv].into_iter().flatten() {
         refuse_output_over_input(out, inputs.iter().flatten().map(|p| p.as_path()))?;

@@ -88,6 +88,40 @@ pub fn parse_range(s: &str) -> anyhow::Result<(u64, u64)> {
     Ok((a, b))
 }
 
+/// A number greater than 0 and finite (`--interval-ms 0.5`): clap's
+/// parser of such options.
+pub fn positive_finite(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        Ok(_) => Err(format!("'{s}' is not a positive, finite number")),
+        Err(_) => Err(format!("'{s}' is not a number")),
+    }
+}
+
+/// clap's parser of a count from `lo` to `hi` (the range said in the
+/// option's help).
+pub fn usize_in(lo: u64, hi: u64) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(lo..=hi)
+}
+
+/// A number of at least 0, finite (`--from-ns 0`).
+pub fn non_negative_finite(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Ok(_) => Err(format!("'{s}' is not a finite number of at least 0")),
+        Err(_) => Err(format!("'{s}' is not a number")),
+    }
+}
+
+/// A percentage, 0 to 100.
+pub fn percentage(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if (0.0..=100.0).contains(&x) => Ok(x),
+        Ok(_) => Err(format!("'{s}' is not a percentage (0 to 100)")),
+        Err(_) => Err(format!("'{s}' is not a number")),
+    }
+}
+
 /// A bar over `total` bytes of input, labelled `label`; hidden when
 /// `quiet`, for inputs under 64 MiB, and when stderr is no terminal.
 pub fn bytes_bar(label: &str, total: u64, quiet: bool) -> indicatif::ProgressBar {
@@ -128,7 +162,16 @@ enum Inner {
 
 impl TraceBytes {
     /// Maps a trace file read-only.
+    ///
+    /// Every writer of these files renames a finished file into place
+    /// (`hmtt_format::atomic_file`), so a file being rewritten is a new
+    /// file and the one mapped here never shrinks under the reader. A
+    /// program outside hmtt that truncates the file in place would still
+    /// end the reader with SIGBUS (docs/guide.md, "Files being rewritten").
     pub fn open(path: &Path) -> anyhow::Result<TraceBytes> {
+        if path.is_dir() {
+            bail!("{} is a directory, not a trace file", path.display());
+        }
         let f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
         if f.metadata()?.len() == 0 {
             return Ok(TraceBytes(Inner::Empty));
@@ -287,5 +330,15 @@ mod tests {
         assert_eq!(parse_range("0x10..0x20").unwrap(), (16, 32));
         assert!(parse_range("5..5").is_err());
         assert!(parse_range("5").is_err());
+        assert_eq!(positive_finite("0.5").unwrap(), 0.5);
+        for bad in ["0", "-1", "nan", "inf", "x"] {
+            assert!(positive_finite(bad).is_err(), "{bad}");
+        }
+        assert_eq!(non_negative_finite("0").unwrap(), 0.0);
+        assert!(non_negative_finite("-0.1").is_err());
+        assert!(non_negative_finite("inf").is_err());
+        assert_eq!(percentage("100").unwrap(), 100.0);
+        assert!(percentage("100.5").is_err());
+        assert!(percentage("nan").is_err());
     }
 }

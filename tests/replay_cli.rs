@@ -266,6 +266,9 @@ fn replay_fails_past_the_unattributed_threshold_after_its_report() {
     );
     ok(&args(&["--max-unattributed", "100"]));
     let err = fails(&args(&["--max-unattributed", "150"]));
-    assert!(err.contains("--max-unattributed is a percentage"), "{err}");
+    assert!(
+        err.contains("--max-unattributed") && err.contains("is not a percentage (0 to 100)"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

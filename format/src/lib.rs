@@ -2,10 +2,12 @@
 //! receiver, the merge tool, the kernel module's tools and the simulator.
 //! See `docs/format.md`, which this crate implements. Pure Rust: it opens no
 //! files or sockets (writers take any `io::Write`), and allocates nothing on
-//! the hot paths. Nothing else in the workspace may encode or decode these
+//! the hot paths; the one exception is [`atomic_file`], the way every tool
+//! creates its output files. Nothing else in the workspace may encode or decode these
 //! formats by hand.
 
 pub mod archive;
+pub mod atomic_file;
 mod bytes;
 pub mod capture;
 pub mod command;

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use hmtt_format::archive::{ArchiveError, ArchiveOptions, ArchiveWriter};
 use hmtt_format::trace::{NameTable, TraceRecord};
 
+use hmtt_format::atomic_file::AtomicFile;
+
 use crate::error::MergeError;
 use crate::indexed_writer::{FinishedParts, RecordStore};
 use crate::input::CaptureSet;
@@ -40,16 +42,23 @@ pub type ArchiveTraceWriter = MergedTraceWriter<ArchiveStore>;
 /// and names go into its trailer (format.md §13).
 pub struct ArchiveStore {
     path: PathBuf,
+    /// The archive under its temporary name until it is finished.
+    out: AtomicFile,
     archive: ArchiveWriter<BufWriter<File>>,
 }
 
 impl ArchiveTraceWriter {
     pub fn create(path: &Path, opts: ArchiveOptions) -> Result<ArchiveTraceWriter, MergeError> {
-        let file = File::create(path).map_err(|e| MergeError::io(path, e))?;
+        let out = AtomicFile::create(path).map_err(|e| MergeError::io(path, e))?;
+        let file = out
+            .file()
+            .try_clone()
+            .map_err(|e| MergeError::io(path, e))?;
         let archive = ArchiveWriter::new(BufWriter::with_capacity(1 << 20, file), opts)
             .map_err(|e| archive_error(path, e))?;
         Ok(MergedTraceWriter::over(ArchiveStore {
             path: path.to_path_buf(),
+            out,
             archive,
         }))
     }
@@ -82,10 +91,13 @@ impl RecordStore<TraceRecord> for ArchiveStore {
     fn finish(self, parts: FinishedParts) -> Result<u64, MergeError> {
         let mut tail = parts.index;
         tail.extend_from_slice(&parts.names);
-        let (_, summary) = self
+        let (file, summary) = self
             .archive
             .finish(&parts.header, &tail)
             .map_err(|e| archive_error(&self.path, e))?;
+        let io = |e| MergeError::io(&self.path, e);
+        file.into_inner().map_err(|e| io(e.into_error()))?;
+        self.out.commit().map_err(io)?;
         Ok(summary.bytes)
     }
 }

@@ -6,9 +6,10 @@
 //! [`BlockFile`] (the file itself), or the trace archive's blocks
 //! (`crate::archive_writer`). A [`BlockFile`] writes a placeholder header and
 //! the records through large page-aligned blocks, then the time index and
-//! the names, and finally the real header, which the file type fills in. A
-//! writer that dies leaves a file without FLAG_COMPLETE that readers still
-//! read.
+//! the names, and finally the real header, which the file type fills in.
+//! The file is written under a temporary name and renamed into place when
+//! finished ([`hmtt_format::atomic_file`]): a writer that fails or dies
+//! leaves no file under the final name.
 //!
 //! A trace holds about four times the bytes of its captures, so writing is
 //! the largest cost of a merge. The blocks go to the file with direct I/O
@@ -17,6 +18,7 @@
 //! work at the same time. Where direct I/O is refused (tmpfs, some network
 //! file systems) the same blocks are written through the page cache.
 
+use hmtt_format::atomic_file::AtomicFile;
 use std::fs::{File, OpenOptions};
 use std::marker::PhantomData;
 use std::os::unix::fs::FileExt;
@@ -126,6 +128,9 @@ pub struct IndexedWriter<R, S = BlockFile<R>> {
 /// page-aligned blocks, written by a thread with direct I/O.
 pub struct BlockFile<R> {
     path: PathBuf,
+    /// The file under its temporary name until [`RecordStore::finish`]
+    /// renames it into place; dropped unfinished, it is removed.
+    out: Option<AtomicFile>,
     /// Header, index and names: small positioned writes through the cache.
     plain: File,
     /// The block being filled and how many bytes it holds.
@@ -295,8 +300,9 @@ impl<R: FileRecord> BlockFile<R> {
         // Records never straddle two blocks, so they can be built in place.
         assert!(header_len.is_multiple_of(R::FILE.record_len));
         assert!(BLOCK_BYTES.is_multiple_of(R::FILE.record_len));
-        let plain = File::create(path).map_err(io)?;
-        let direct = open_direct(path);
+        let out = AtomicFile::create(path).map_err(io)?;
+        let plain = out.file().try_clone().map_err(io)?;
+        let direct = open_direct(out.writing_path());
         let (to_writer, jobs) = crossbeam_channel::bounded::<Job>(BLOCKS);
         let (give_back, free) = crossbeam_channel::bounded(BLOCKS);
         for _ in 1..BLOCKS {
@@ -312,6 +318,7 @@ impl<R: FileRecord> BlockFile<R> {
         CommonHeader::default().emit(&R::FILE, &mut block[..header_len]);
         Ok(BlockFile {
             path: path.to_path_buf(),
+            out: Some(out),
             plain,
             block: Some(block),
             filled: header_len,
@@ -451,15 +458,17 @@ impl<R: FileRecord> RecordStore<R> for BlockFile<R> {
             .write_all_at(&parts.names, common.names_offset)
             .map_err(io)?;
         self.plain.write_all_at(&parts.header, 0).map_err(io)?;
-        self.plain.sync_data().ok();
+        if let Some(out) = self.out.take() {
+            out.commit().map_err(io)?;
+        }
         Ok(common.names_offset + common.names_len)
     }
 }
 
 impl<R> Drop for BlockFile<R> {
     fn drop(&mut self) {
-        // Not finished (an error elsewhere): stop the thread; the file keeps
-        // the blocks written so far, without FLAG_COMPLETE.
+        // Not finished (an error elsewhere): stop the thread; dropping `out`
+        // then removes the temporary file.
         drop(self.to_writer.take());
         if let Some(w) = self.writer.take() {
             let _ = w.join();

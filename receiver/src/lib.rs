@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use hmtt_format::atomic_file::AtomicFile;
 use hmtt_format::capture::SourceKind;
 use socket2::{Domain, Protocol, Socket, Type};
 
@@ -122,7 +123,7 @@ pub struct CaptureHandle {
     buffer_bytes: Vec<Option<u64>>,
     kinds: Vec<SourceKind>,
     /// The summary's temporary file, with room reserved for it.
-    summary_room: Option<std::fs::File>,
+    summary_room: Option<AtomicFile>,
     /// Held until the handle is dropped: see [`lock_run_name`].
     _run_locks: Vec<std::fs::File>,
 }
@@ -169,13 +170,6 @@ fn lock_run_name(config: &CaptureConfig) -> Result<Vec<std::fs::File>, ReceiverE
 /// boards takes a few KiB).
 pub const SUMMARY_ROOM: u64 = 256 << 10;
 
-/// Where the summary is written before it is renamed into place.
-fn summary_temp_path(path: &std::path::Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".partial");
-    path.with_file_name(name)
-}
-
 /// Refuses a run that would clash with an earlier one's files (the
 /// summary, or a port's first stripe), before anything is created, so a
 /// failed second run cannot overwrite the first one's summary.
@@ -201,16 +195,15 @@ fn refuse_earlier_outputs(config: &CaptureConfig) -> Result<(), ReceiverError> {
     Ok(())
 }
 
-/// Creates the summary's temporary file and reserves [`SUMMARY_ROOM`]
-/// bytes for it; `None` (and a warning) when it cannot: the summary is then
-/// written without reserved room.
-fn reserve_summary_room(path: &std::path::Path) -> Option<std::fs::File> {
+/// Creates the summary's temporary file ([`AtomicFile`]) and reserves
+/// [`SUMMARY_ROOM`] bytes for it; `None` (and a warning) when it cannot:
+/// the summary is then written without reserved room.
+fn reserve_summary_room(path: &std::path::Path) -> Option<AtomicFile> {
     use std::os::fd::AsRawFd;
-    let temp = summary_temp_path(path);
-    let file = match std::fs::File::create(&temp) {
+    let file = match AtomicFile::create(path) {
         Ok(f) => f,
         Err(e) => {
-            tracing::warn!("{}: {e}; the summary gets no reserved room", temp.display());
+            tracing::warn!("{}: {e}; the summary gets no reserved room", path.display());
             return None;
         }
     };
@@ -218,7 +211,7 @@ fn reserve_summary_room(path: &std::path::Path) -> Option<std::fs::File> {
     // length at 0 until the summary is written.
     let r = unsafe {
         libc::fallocate(
-            file.as_raw_fd(),
+            file.file().as_raw_fd(),
             libc::FALLOC_FL_KEEP_SIZE,
             0,
             SUMMARY_ROOM as i64,
@@ -227,7 +220,7 @@ fn reserve_summary_room(path: &std::path::Path) -> Option<std::fs::File> {
     if r != 0 {
         tracing::info!(
             "{}: no room reserved ({})",
-            temp.display(),
+            file.writing_path().display(),
             std::io::Error::last_os_error()
         );
     }
@@ -239,19 +232,17 @@ fn reserve_summary_room(path: &std::path::Path) -> Option<std::fs::File> {
 /// never cut.
 fn write_summary(
     path: &std::path::Path,
-    room: Option<std::fs::File>,
+    room: Option<AtomicFile>,
     text: &str,
 ) -> std::io::Result<()> {
     use std::io::Write;
-    let temp = summary_temp_path(path);
     let mut file = match room {
         Some(f) => f,
-        None => std::fs::File::create(&temp)?,
+        None => AtomicFile::create(path)?,
     };
     file.write_all(text.as_bytes())?;
-    file.set_len(text.len() as u64)?;
-    file.sync_all()?;
-    std::fs::rename(&temp, path)
+    file.file().set_len(text.len() as u64)?;
+    file.commit()
 }
 
 /// Starts captures.

@@ -219,7 +219,9 @@ fn a_summary_on_the_full_disk_is_still_written_whole() {
     let json = std::fs::read_to_string(&summary).unwrap();
     let parsed: serde_json::Value = serde_json::from_str(&json).expect("a whole JSON summary");
     assert_eq!(parsed["stop_reason"], "every output directory failed");
-    assert!(!mnt.join("summary.json.partial").exists());
+    assert!(!hmtt_format::atomic_file::temp_path_of(&summary)
+        .unwrap()
+        .exists());
 }
 
 /// Writes `path` until the disk is full.

@@ -272,7 +272,9 @@ fn a_second_capture_into_the_same_directory_is_refused_before_touching_anything(
     assert!(s.ok, "{s:?}");
     let summary = c.summary_path();
     let first = std::fs::read(&summary).unwrap();
-    assert!(!dirs[0].join("t-summary.json.partial").exists());
+    assert!(!hmtt_format::atomic_file::temp_path_of(&summary)
+        .unwrap()
+        .exists());
     let listing = |d: &std::path::Path| {
         let mut names: Vec<_> = std::fs::read_dir(d)
             .unwrap()

@@ -24,6 +24,12 @@ pub const NEXT_PAGE_BYTES: usize = 8;
 /// second page when its bytes cross a multiple of this.
 pub const PAGE_BYTES: u64 = 4096;
 
+/// The largest access a record may claim, in bytes: x86's widest (an
+/// AVX-512 access; QEMU 7.2's TCG splits vector accesses into 8-byte
+/// ones), one cache line, so an access touches at most two lines on at
+/// most two pages.
+pub const MAX_ACCESS_BYTES: u64 = 64;
+
 /// Bits of a record's info word (the plugin's crate documentation).
 mod info {
     pub const SIZE_SHIFT: u64 = 0xF;
@@ -273,6 +279,16 @@ impl<R: Read> QemuReader<R> {
             frames,
         };
         let size = u64::from(a.size);
+        // A forged size would make one record thousands of lines, and the
+        // memory path's work and memory grow with them.
+        if size > MAX_ACCESS_BYTES {
+            return Err(invalid(
+                n,
+                format!(
+                    "an access of {size} bytes: QEMU reports at most {MAX_ACCESS_BYTES} (an x86 guest's widest access)"
+                ),
+            ));
+        }
         match a.frames {
             Frames::Untranslated => {}
             Frames::OnePage if a.crosses_page() => {
@@ -699,8 +715,30 @@ mod tests {
             access(0x7f00_0000_0ffc, 0x0123_4ffc, 8, Frames::TwoPages(0x1040)),
             "not a page's first byte",
         );
+        // An access wider than any QEMU reports (issue 41: 20,000 records
+        // of 32 KiB each grew the memory path to 2.5 GB).
+        refused(
+            access(0x1000, 0x1000, 128, Frames::OnePage),
+            "an access of 128 bytes",
+        );
+        refused(
+            access(
+                0x7f00_0000_8000,
+                0x8000,
+                1 << 15,
+                Frames::TwoPages(0x1_0000),
+            ),
+            "an access of 32768 bytes",
+        );
+        assert_eq!(
+            read_all(&bytes_of(&[access(0x1000, 0x1000, 64, Frames::OnePage)]))
+                .unwrap()
+                .len(),
+            1
+        );
         // Unknown info bits, and two contradicting ones.
         let mut bytes = bytes_of(&[access(0, 0, 1, Frames::OnePage)]);
+
         bytes[18] = 0x10;
         assert!(read_all(&bytes)
             .unwrap_err()

@@ -13,6 +13,7 @@ use crate::outdir::{
     commands_head, commands_tail, events_toml, files, summary_json, write_command_lines,
     StreamSummary, SOURCE_NAME,
 };
+use hmtt_format::atomic_file::AtomicFile;
 use hmtt_format::klog::{FileHeaderRepr, RecordRepr};
 use hmtt_format::text::Row;
 use hmtt_format::truth::{self, TruthHeader, TruthRecord};
@@ -187,18 +188,24 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> SimError + '_ {
     }
 }
 
-/// A buffered output file and its path (for error messages).
+/// A buffered output file and its path (for error messages), written
+/// under a temporary name and renamed into place by [`OutFile::close`]
+/// ([`AtomicFile`]): a failed or killed run leaves no cut file under the
+/// final name.
 struct OutFile {
     f: BufWriter<File>,
+    atomic: AtomicFile,
     path: PathBuf,
 }
 
 impl OutFile {
     fn create(dir: &Path, name: &str) -> Result<OutFile, SimError> {
         let path = dir.join(name);
-        let f = File::create(&path).map_err(io_err(&path))?;
+        let atomic = AtomicFile::create(&path).map_err(io_err(&path))?;
+        let f = atomic.file().try_clone().map_err(io_err(&path))?;
         Ok(OutFile {
             f: BufWriter::with_capacity(1 << 20, f),
+            atomic,
             path,
         })
     }
@@ -212,7 +219,8 @@ impl OutFile {
         body(&mut self.f).map_err(io_err(&self.path))
     }
     fn close(mut self) -> Result<(), SimError> {
-        self.f.flush().map_err(io_err(&self.path))
+        self.f.flush().map_err(io_err(&self.path))?;
+        self.atomic.commit().map_err(io_err(&self.path))
     }
 }
 

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
+use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
 use hmtt_format::vtrace::VtraceView;
 use hmtt_format::Geometry;
 use hmtt_merge::analyze::partial::{self, read_partial, write_partial};
@@ -15,7 +16,7 @@ use hmtt_merge::analyze::pictures::Pictures;
 use hmtt_merge::analyze::{analyze_parts, plot, Analysis, AnalyzeOptions, TraceInput};
 use hmtt_merge::window::EventWindow;
 
-use crate::shared::{to_stdout, with_names_of, TraceBytes};
+use crate::shared::{positive_finite, to_stdout, usize_in, with_names_of, TraceBytes};
 
 /// Arguments of `hmtt analyze`.
 #[derive(clap::Args)]
@@ -33,12 +34,15 @@ pub struct Args {
     /// `hmtt replay --window`.
     #[arg(long)]
     pub window: Option<String>,
-    /// Bandwidth interval in ms of traced time (default: the shortest
-    /// 2^k µs that covers the analysis in 512 intervals).
-    #[arg(long)]
+    /// Bandwidth interval in ms of traced time, positive and finite
+    /// (default: the shortest 2^k µs that covers the analysis in 512
+    /// intervals; at most 1048576 intervals are kept, widened as needed).
+    #[arg(long, value_parser = positive_finite)]
     pub interval_ms: Option<f64>,
-    /// Window of bank-level parallelism (distinct banks per window), ns.
-    #[arg(long, default_value_t = hmtt_merge::analyze::bank_parallelism::DEFAULT_WINDOW_NS)]
+    /// Window of bank-level parallelism (distinct banks per window), ns,
+    /// positive and finite.
+    #[arg(long, default_value_t = hmtt_merge::analyze::bank_parallelism::DEFAULT_WINDOW_NS,
+          value_parser = positive_finite)]
     pub blp_ns: f64,
     /// DIMM geometry for decoding banks (a preset or rank,bank,row,col_line
     /// bits); default: the trace's, or ddr3-4g for a virtual trace.
@@ -48,14 +52,17 @@ pub struct Args {
     /// merge used; default linear.
     #[arg(long)]
     pub mapping: Option<PathBuf>,
-    /// Channel interleave of a trace of several boards: log2 of the block.
-    #[arg(long, default_value_t = 12)]
+    /// Channel interleave of a trace of several boards: log2 of the block
+    /// (6..=40).
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(6..=40))]
     pub interleave_shift: u32,
-    /// Hottest pages listed.
-    #[arg(long, default_value_t = 20)]
+    /// Hottest pages listed (0..=100000).
+    #[arg(long, default_value_t = 20, value_parser = usize_in(0, 100_000))]
     pub top: usize,
-    /// Stream detection window (references), as the paper's 32-entry table.
-    #[arg(long, default_value_t = hmtt_merge::analyze::streams::DEFAULT_WINDOW)]
+    /// Stream detection window (references, 1..=65536), as the paper's
+    /// 32-entry table; the pass costs time in proportion to it.
+    #[arg(long, default_value_t = hmtt_merge::analyze::streams::DEFAULT_WINDOW,
+          value_parser = usize_in(1, 65_536))]
     pub stream_window: usize,
     /// Reuse distances: `exact` (every reference), `sampled[:RATE]`
     /// (SHARDS at a fixed rate, default 0.01) or `sampled-size[:LINES]`
@@ -65,8 +72,8 @@ pub struct Args {
     /// Threads (default: every core). The trace's blocks are split into as
     /// many runs, analysed apart and merged: the same figures as one
     /// thread's. Virtual traces, `--window` and `--reuse sampled-size` run
-    /// on one.
-    #[arg(long)]
+    /// on one. 1..=1024.
+    #[arg(long, value_parser = usize_in(1, 1024))]
     pub threads: Option<usize>,
     /// Only analyse blocks `--blocks` of the trace (an archive's blocks, or
     /// runs of 65536 records of a trace file) and save the analyses' state
@@ -109,9 +116,11 @@ fn parse_blocks(s: &str) -> Result<std::ops::Range<usize>, String> {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     if !args.combine.is_empty() {
+        refuse_outputs_over_inputs(&args)?;
         return combine(&args);
     }
     let trace = args.trace.clone().expect("clap requires a trace");
+    refuse_outputs_over_inputs(&args)?;
     let bytes = TraceBytes::open(&trace)?;
     let data = bytes.as_slice();
     let what = || {
@@ -134,14 +143,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .as_deref()
         .map(|w| EventWindow::parse(w, &names))
         .transpose()?;
-    let mapping_toml = args
-        .mapping
-        .as_deref()
-        .map(|p| {
-            std::fs::read_to_string(p)
-                .with_context(|| format!("reading mapping file {}", p.display()))
-        })
-        .transpose()?;
+    // Parsed here, so that a bad mapping names the mapping file, not the trace.
+    let mapping_toml = match &args.mapping {
+        Some(p) => {
+            let text = hmtt_merge::side_files::read_mapping_text(p)?;
+            let geometry = args.geometry.or(input.geometry()).unwrap_or_default();
+            hmtt_format::AddressMapping::from_toml(&text, geometry)
+                .with_context(|| format!("mapping file {}", p.display()))?;
+            Some(text)
+        }
+        None => None,
+    };
     let opts = AnalyzeOptions {
         window,
         interval_ns: args.interval_ms.map(|ms| ms * 1e6),
@@ -155,9 +167,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ..AnalyzeOptions::default()
     };
     if let Some(path) = &args.partial {
-        let f =
-            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let creating = || format!("creating {}", path.display());
+        let out = AtomicFile::create(path).with_context(creating)?;
+        let f = out.file().try_clone().with_context(creating)?;
         let blocks = write_partial(data, &opts, args.blocks.clone().unwrap_or(0..usize::MAX), f)
+            .with_context(|| format!("writing {}", path.display()))?;
+        out.commit()
             .with_context(|| format!("writing {}", path.display()))?;
         eprintln!(
             "wrote the analysis of blocks {}..{} of {} to {}",
@@ -194,10 +209,38 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 fn write_json(args: &Args, analysis: &Analysis) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
-        let f =
-            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        serde_json::to_writer_pretty(std::io::BufWriter::new(f), analysis)
+        let creating = || format!("creating {}", path.display());
+        let out = AtomicFile::create(path).with_context(creating)?;
+        let mut w = std::io::BufWriter::new(out.file().try_clone().with_context(creating)?);
+        serde_json::to_writer_pretty(&mut w, analysis)
+            .map_err(std::io::Error::from)
+            .and_then(|()| w.flush())
+            .and_then(|()| out.commit())
             .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Refuses an output (`--json`, `--partial`, `--plot` or a picture in it)
+/// that is one of the inputs (the trace, `--mapping`, `--events`,
+/// `--combine`'s files), before anything is written.
+fn refuse_outputs_over_inputs(args: &Args) -> anyhow::Result<()> {
+    let inputs: Vec<&std::path::Path> = [&args.trace, &args.mapping, &args.events]
+        .into_iter()
+        .flatten()
+        .chain(&args.combine)
+        .map(PathBuf::as_path)
+        .collect();
+    let mut outputs: Vec<PathBuf> = [&args.json, &args.partial, &args.plot]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    if let Some(dir) = &args.plot {
+        outputs.extend(plot::file_names().map(|f| dir.join(f)));
+    }
+    for out in &outputs {
+        refuse_output_over_input(out, inputs.iter().copied())?;
     }
     Ok(())
 }

@@ -26,7 +26,7 @@ use hmtt_sim::outdir::{events_toml, files};
 use hmtt_sim::send::{PacketSender, SenderOptions};
 use hmtt_sim::workload::{Workload, WorkloadKind};
 
-use crate::shared::{load_names, parse_number, parse_size, to_stdout, OnOff};
+use crate::shared::{load_names, non_negative_finite, parse_number, parse_size, to_stdout, OnOff};
 
 mod print;
 
@@ -59,8 +59,9 @@ pub struct Args {
     pub cache: OnOff,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Sending rate over all ports, Gb/s of UDP payload.
-    #[arg(long, default_value_t = 1.0)]
+    /// Sending rate over all ports, Gb/s of UDP payload, finite (0: as
+    /// fast as possible).
+    #[arg(long, default_value_t = 1.0, value_parser = non_negative_finite)]
     pub rate: f64,
     /// Keep the captures, trace and outputs in this directory (default: a temporary one).
     #[arg(long)]

@@ -12,7 +12,7 @@ use hmtt_merge::export::table::TableWriter;
 use hmtt_merge::export::{TraceKind, TraceMeta};
 use hmtt_merge::record_blocks::RecordBlocks;
 
-use crate::shared::{to_stdout, with_names_of, TraceBytes};
+use crate::shared::{non_negative_finite, to_stdout, with_names_of, TraceBytes};
 
 /// Arguments of `hmtt dump`.
 #[derive(clap::Args)]
@@ -26,11 +26,11 @@ pub struct Args {
     /// Comma-separated values with a header line.
     #[arg(long)]
     pub csv: bool,
-    /// Start at this time (ns since the boards' tick 0).
-    #[arg(long)]
+    /// Start at this time (ns since the boards' tick 0; finite, at least 0).
+    #[arg(long, value_parser = non_negative_finite)]
     pub from_ns: Option<f64>,
-    /// Stop before this time (ns).
-    #[arg(long)]
+    /// Stop before this time (ns; finite, at least 0).
+    #[arg(long, value_parser = non_negative_finite)]
     pub to_ns: Option<f64>,
     /// Only this board.
     #[arg(long)]

@@ -7,10 +7,11 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
+use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
 use hmtt_format::vtrace::VtraceView;
 use hmtt_merge::export::{self, ExportFormat, ExportOptions};
 
-use crate::shared::{with_names_of, TraceBytes};
+use crate::shared::{usize_in, with_names_of, TraceBytes};
 
 /// The formats of `--format`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,15 +60,18 @@ pub struct Args {
     /// Output file.
     #[arg(long, short)]
     pub out: PathBuf,
-    /// dramsim3: the simulated memory's clock period in ps (default: the
-    /// trace's tick, the traced DIMM's own clock).
-    #[arg(long)]
+    /// dramsim3: the simulated memory's clock period in ps, 1..=1000000
+    /// (default: the trace's tick, the traced DIMM's own clock).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub tck_ps: Option<u32>,
-    /// perfetto: width of one bandwidth interval in ns.
-    #[arg(long, default_value_t = 10_000)]
+    /// perfetto: width of one bandwidth interval in ns, 1..=10^12.
+    #[arg(long, default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
     pub interval_ns: u64,
-    /// parquet: rows per row group (the writer buffers one group).
-    #[arg(long, default_value_t = export::parquet::DEFAULT_ROW_GROUP_ROWS)]
+    /// parquet: rows per row group (the writer buffers one group),
+    /// 1..=16777216.
+    #[arg(long, default_value_t = export::parquet::DEFAULT_ROW_GROUP_ROWS,
+          value_parser = usize_in(1, 1 << 24))]
     pub row_group: usize,
     /// Events file for names not stored in the trace.
     #[arg(long)]
@@ -75,6 +79,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    refuse_output_over_input(&args.out, [args.trace.as_path()])?;
     let bytes = TraceBytes::open(&args.trace)?;
     let opts = ExportOptions {
         tck_ps: args.tck_ps,
@@ -82,7 +87,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         row_group_rows: args.row_group,
     };
     let format = ExportFormat::from(args.format);
-    let file = std::fs::File::create(&args.out)
+    // The writers own their output and flush it in `finish`; the file is
+    // renamed into place only after that, so a failed export leaves none.
+    let atomic = AtomicFile::create(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let file = atomic
+        .file()
+        .try_clone()
         .with_context(|| format!("creating {}", args.out.display()))?;
     let out = BufWriter::with_capacity(1 << 20, file);
     let make = |meta: &export::TraceMeta| export::writer(format, meta, &opts, out);
@@ -109,6 +120,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.out.display()
         )
     })?;
+    atomic
+        .commit()
+        .with_context(|| format!("writing {}", args.out.display()))?;
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
         "wrote {} ({:?}): {} records, {} references, {:.1} s, {:.1} M records/s",

@@ -7,7 +7,7 @@ use std::time::Duration;
 use hmtt_icode::drain::{self, StopWhen};
 use hmtt_icode::ConfigSpace;
 
-use crate::shared::status;
+use crate::shared::{non_negative_finite, status};
 
 /// Arguments of `hmtt log`.
 #[derive(clap::Args)]
@@ -37,8 +37,8 @@ pub struct Args {
     /// Stop after this many records.
     #[arg(long)]
     pub count: Option<u64>,
-    /// Stop after this many seconds.
-    #[arg(long)]
+    /// Stop after this many seconds (finite, at least 0).
+    #[arg(long, value_parser = non_negative_finite)]
     pub seconds: Option<f64>,
 }
 

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use hmtt_format::atomic_file::refuse_output_over_input;
 use hmtt_merge::input::DEFAULT_MAX_START_SKEW_NS;
 use hmtt_merge::merge::decode_threads_pay_off;
 use hmtt_merge::reassemble::DEFAULT_REORDER_DEPTH;
@@ -9,7 +10,7 @@ use hmtt_merge::{merge_to_archive, merge_to_trace, CaptureSet, MergeOptions, Mer
 
 use crate::cmd::pack::ArchiveArgs;
 
-use crate::shared::{bytes_bar, load_names, to_stdout};
+use crate::shared::{bytes_bar, load_names, non_negative_finite, to_stdout, usize_in};
 
 /// Exit status of a merge that wrote its trace but rejected some input
 /// (2 is clap's for a wrong command line).
@@ -47,16 +48,20 @@ pub struct Args {
     /// Memory-controller address mapping file (TOML, format.md §3); default linear.
     #[arg(long)]
     pub mapping: Option<PathBuf>,
-    /// Several boards on interleaved channels: log2 of the interleave block in bytes.
-    #[arg(long)]
+    /// Several boards on interleaved channels: log2 of the interleave block
+    /// in bytes (6..=40).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(6..=40))]
     pub interleave_shift: Option<u32>,
     /// Positions a packet may arrive late in its port's stream (behind
     /// packets that follow it) and still be put back in place; 0 undoes no
-    /// reordering. Each port keeps this many packets ahead in memory.
-    #[arg(long, default_value_t = DEFAULT_REORDER_DEPTH)]
+    /// reordering. Each port keeps this many packets ahead in memory
+    /// (0..=65536).
+    #[arg(long, default_value_t = DEFAULT_REORDER_DEPTH, value_parser = usize_in(0, 65_536))]
     pub reorder_depth: usize,
-    /// Largest spread of the capture files' start times (seconds) in one run.
-    #[arg(long, default_value_t = DEFAULT_MAX_START_SKEW_NS as f64 / 1e9)]
+    /// Largest spread of the capture files' start times (seconds) in one
+    /// run, finite and at least 0.
+    #[arg(long, default_value_t = DEFAULT_MAX_START_SKEW_NS as f64 / 1e9,
+          value_parser = non_negative_finite)]
     pub max_start_skew: f64,
     /// No progress bar.
     #[arg(long, short)]
@@ -100,6 +105,10 @@ impl DecodeThreads {
 
 /// Merges `inputs` into `output`; shows a progress bar unless `quiet`.
 fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
+    refuse_output_over_input(
+        &args.output,
+        merge_inputs(args).iter().map(PathBuf::as_path),
+    )?;
     let set = CaptureSet::open(&args.inputs, (args.max_start_skew * 1e9) as u64)?;
     let names = load_names(args.events.as_deref(), &args.inputs)?;
     let mapping_toml = match &args.mapping {
@@ -128,6 +137,27 @@ fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
     };
     bar.finish_and_clear();
     Ok(report)
+}
+
+/// Every file a merge reads: the inputs named, each directory's capture
+/// files (rejects too) and events file, `--events` and `--mapping`.
+fn merge_inputs(args: &Args) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = args.inputs.clone();
+    for dir in args.inputs.iter().filter(|p| p.is_dir()) {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            files.extend(
+                entries
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|f| {
+                        f.extension()
+                            .is_some_and(|x| x == hmtt_format::capture::EXTENSION)
+                    }),
+            );
+        }
+        files.push(dir.join(hmtt_format::events::FILE_NAME));
+    }
+    files.extend(args.events.iter().chain(&args.mapping).cloned());
+    files
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

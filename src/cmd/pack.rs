@@ -2,10 +2,11 @@
 //! archive (.hmttz, format.md §13) and back, byte for byte.
 
 use std::io::BufWriter;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use hmtt_format::archive::{self, ArchiveOptions, ArchiveView};
+use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
 
 use crate::shared::{to_stdout, TraceBytes};
 
@@ -60,26 +61,38 @@ pub struct UnpackArgs {
     pub output: PathBuf,
 }
 
-fn create(path: &std::path::Path) -> anyhow::Result<BufWriter<std::fs::File>> {
-    let f = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    Ok(BufWriter::with_capacity(1 << 20, f))
+/// Starts writing `path` under a temporary name; the caller commits it.
+fn create(path: &Path) -> anyhow::Result<(AtomicFile, BufWriter<std::fs::File>)> {
+    let out = AtomicFile::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let f = out
+        .file()
+        .try_clone()
+        .with_context(|| format!("creating {}", path.display()))?;
+    Ok((out, BufWriter::with_capacity(1 << 20, f)))
+}
+
+/// Flushes `w` and renames `out` into place.
+fn commit(out: AtomicFile, w: BufWriter<std::fs::File>, what: &str) -> anyhow::Result<()> {
+    let path = out.dest().to_path_buf();
+    w.into_inner()
+        .map_err(|e| e.into_error())
+        .and_then(|_| out.commit())
+        .with_context(|| format!("writing {what} {}", path.display()))
 }
 
 pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
+    refuse_output_over_input(&args.output, [args.trace.as_path()])?;
     let bytes = TraceBytes::open(&args.trace)?;
     let start = std::time::Instant::now();
-    let (_, s) = archive::pack(
-        bytes.as_slice(),
-        create(&args.output)?,
-        args.archive.options(),
-    )
-    .with_context(|| {
+    let (out, w) = create(&args.output)?;
+    let (w, s) = archive::pack(bytes.as_slice(), w, args.archive.options()).with_context(|| {
         format!(
             "packing {} into {}",
             args.trace.display(),
             args.output.display()
         )
     })?;
+    commit(out, w, "the archive")?;
     let secs = start.elapsed().as_secs_f64();
     to_stdout("writing the summary", |out| {
         writeln!(out,
@@ -98,18 +111,29 @@ pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
 }
 
 pub fn run_unpack(args: UnpackArgs) -> anyhow::Result<()> {
+    refuse_output_over_input(&args.output, [args.archive.as_path()])?;
     let bytes = TraceBytes::open(&args.archive)?;
     let view = ArchiveView::new_checked(bytes.as_slice())
         .with_context(|| format!("{}: not a usable trace archive", args.archive.display()))?;
     let start = std::time::Instant::now();
-    let mut out = create(&args.output)?;
-    let n = archive::unpack(&view, &mut out).with_context(|| {
-        format!(
-            "unpacking {} into {}",
-            args.archive.display(),
-            args.output.display()
-        )
-    })?;
+    let (out, mut w) = create(&args.output)?;
+    let n = match archive::unpack(&view, &mut w) {
+        Ok(n) => n,
+        // The archive is read from memory: an I/O error is the output's.
+        Err(archive::ArchiveError::Io(e)) => {
+            return Err(e).with_context(|| format!("writing the trace {}", args.output.display()))
+        }
+        Err(e) => {
+            return Err(e).with_context(|| {
+                format!(
+                    "unpacking {} into {}",
+                    args.archive.display(),
+                    args.output.display()
+                )
+            })
+        }
+    };
+    commit(out, w, "the trace")?;
     let secs = start.elapsed().as_secs_f64();
     to_stdout("writing the summary", |out| {
         writeln!(

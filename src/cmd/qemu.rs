@@ -76,11 +76,11 @@ pub struct Args {
     /// accesses in one order, the order they ran in.
     #[arg(long, default_value_t = 1)]
     pub smp: u32,
-    /// Kernel log ring records in the guest.
-    #[arg(long, default_value_t = 65536)]
+    /// Kernel log ring records in the guest (1..=16777216).
+    #[arg(long, default_value_t = 65536, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     pub log_records: u64,
-    /// Give up on the guest after this many seconds.
-    #[arg(long, default_value_t = 600)]
+    /// Give up on the guest after this many seconds (1..=604800, a week).
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=604_800))]
     pub timeout: u64,
     /// Boot without the plugin (plain TCG) and only time the command.
     #[arg(long)]

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
+use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
 use hmtt_merge::export::csv::CsvWriter;
 use hmtt_merge::export::{TraceKind, TraceMeta};
 use hmtt_merge::replay::archive::ArchiveSource;
@@ -17,7 +18,8 @@ use hmtt_merge::replay::{
 };
 
 use crate::shared::{
-    is_closed_pipe, parse_number, parse_range, status, with_names_of, Stdout, TraceBytes,
+    is_closed_pipe, parse_number, parse_range, percentage, status, with_names_of, Stdout,
+    TraceBytes,
 };
 
 /// Arguments of `hmtt replay`.
@@ -61,16 +63,14 @@ pub struct Args {
     /// a traced process ran, when the log has SWITCH records (default 50);
     /// of all references otherwise (no default: the kernel's and untraced
     /// processes' references count too).
-    #[arg(long, value_name = "PERCENT")]
+    #[arg(long, value_name = "PERCENT", value_parser = percentage)]
     pub max_unattributed: Option<f64>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    if let Some(p) = args.max_unattributed {
-        anyhow::ensure!(
-            (0.0..=100.0).contains(&p),
-            "--max-unattributed is a percentage, 0 to 100 (got {p})"
-        );
+    let inputs = [Some(&args.trace), Some(&args.log), args.events.as_ref()];
+    for out in [&args.out, &args.csv].into_iter().flatten() {
+        refuse_output_over_input(out, inputs.iter().flatten().map(|p| p.as_path()))?;
     }
     let bytes = TraceBytes::open(&args.trace)?;
     let view = AnyTrace::new_checked(bytes.as_slice()).with_context(|| {
@@ -119,13 +119,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let selection = !filter.is_empty();
     let header = view.header().clone();
     let tick_ns = f64::from(header.common.tick_ps) / 1000.0;
+    // A CSV file is renamed into place once whole (`csv_file`).
+    let mut csv_file = None;
     let csv_out: Option<Box<dyn Write>> = match &args.csv {
         None => None,
         Some(p) if p.as_os_str() == "-" => Some(Box::new(Stdout::default())),
-        Some(p) => Some(Box::new(BufWriter::with_capacity(
-            1 << 20,
-            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
-        ))),
+        Some(p) => {
+            let creating = || format!("creating {}", p.display());
+            let atomic = AtomicFile::create(p).with_context(creating)?;
+            let file = atomic.file().try_clone().with_context(creating)?;
+            csv_file = Some(atomic);
+            Some(Box::new(BufWriter::with_capacity(1 << 20, file)))
+        }
     };
     // The virtual trace's CSV, the same writer as `hmtt dump --csv`.
     let mut csv = match csv_out {
@@ -195,6 +200,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if let Some(w) = csv {
         w.into_inner().flush().context("writing the CSV")?;
+    }
+    if let (Some(atomic), Some(p)) = (csv_file, &args.csv) {
+        atomic
+            .commit()
+            .with_context(|| format!("writing {}", p.display()))?;
     }
     let r = &replayer.report;
     if let (Some(w), Some(path)) = (vout, &args.out) {

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::shared::{load_mapping, parse_size, to_stdout, OnOff};
+use crate::shared::{load_mapping, parse_size, positive_finite, to_stdout, OnOff};
 
 /// `--trace-format`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -66,14 +66,17 @@ pub struct SimArgs {
     /// Distance between references of `strided`.
     #[arg(long, default_value = "4096")]
     pub stride: String,
-    /// Run this many copies of the workload as interleaved processes.
-    #[arg(long, default_value_t = 1)]
+    /// Run this many copies of the workload as interleaved processes
+    /// (1..=65536).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub processes: u32,
-    /// Operations a process runs before another may be scheduled.
-    #[arg(long, default_value_t = 64)]
+    /// Operations a process runs before another may be scheduled (at
+    /// least 1).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     pub quantum: u32,
-    /// Rounds per process, each on a fresh buffer (frees and remaps).
-    #[arg(long, default_value_t = 1)]
+    /// Rounds per process, each on a fresh buffer (frees and remaps;
+    /// 1..=65536).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub rounds: u32,
     /// Add a DMA device doing this many transfers alongside.
     #[arg(long, default_value_t = 0)]
@@ -154,8 +157,9 @@ pub struct SimArgs {
     /// addresses board-major, or ports addresses shared by the boards).
     #[arg(long, value_delimiter = ',')]
     pub send: Vec<String>,
-    /// Aggregate send rate in Gb/s of packet bytes; default as fast as possible.
-    #[arg(long)]
+    /// Aggregate send rate in Gb/s of packet bytes, positive and finite;
+    /// default as fast as possible.
+    #[arg(long, value_parser = positive_finite)]
     pub rate: Option<f64>,
 }
 

@@ -9,7 +9,7 @@ use hmtt_format::archive::AnyTrace;
 use hmtt_merge::names::event_name;
 use hmtt_merge::stats::TraceStats;
 
-use crate::shared::{to_stdout, TraceBytes};
+use crate::shared::{positive_finite, to_stdout, usize_in, TraceBytes};
 
 /// Arguments of `hmtt stats`.
 #[derive(clap::Args)]
@@ -17,11 +17,12 @@ use crate::shared::{to_stdout, TraceBytes};
 pub struct Args {
     /// Trace file written by `hmtt merge`, or its archive (.hmttz).
     pub trace: PathBuf,
-    /// Length of one bandwidth interval in milliseconds of traced time.
-    #[arg(long, default_value_t = 1.0)]
+    /// Length of one bandwidth interval in milliseconds of traced time,
+    /// positive and finite.
+    #[arg(long, default_value_t = 1.0, value_parser = positive_finite)]
     pub interval_ms: f64,
-    /// Most intervals to print (the rest are summed up).
-    #[arg(long, default_value_t = 20)]
+    /// Most intervals to print (the rest are summed up), 1..=1048576.
+    #[arg(long, default_value_t = 20, value_parser = usize_in(1, 1 << 20))]
     pub max_rows: usize,
 }
 

@@ -3,6 +3,7 @@
 //! (docs/format.md section 8). A plain file of records (for tests, or a
 //! saved raw dump) can stand in for the device; it ends at end of file.
 
+use hmtt_format::atomic_file::AtomicFile;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Read, Write};
 use std::os::fd::AsRawFd;
@@ -115,11 +116,15 @@ pub fn drain_to_file(
             path: source.to_path_buf(),
             source: e,
         })?;
-    let file = File::create(out).map_err(|e| DrainError::Open {
+    // Written under a temporary name and renamed into place at the end: a
+    // killed drain leaves its records in the hidden `.NAME.partial-PID.hmttlog`
+    // (flushed whenever the source runs dry), never a cut file under `out`.
+    let open_err = |e| DrainError::Open {
         path: out.to_path_buf(),
         source: e,
-    })?;
-    let mut output = BufWriter::new(file);
+    };
+    let atomic = AtomicFile::create(out).map_err(open_err)?;
+    let mut output = BufWriter::new(atomic.file().try_clone().map_err(open_err)?);
     let write_err = |e| DrainError::Write {
         path: out.to_path_buf(),
         source: e,
@@ -182,6 +187,7 @@ pub fn drain_to_file(
     }
     stats.trailing_bytes = filled as u64;
     output.flush().map_err(write_err)?;
+    atomic.commit().map_err(write_err)?;
     Ok(stats)
 }
 

@@ -6,7 +6,10 @@
 //! at run time (`HMTT_FONT`, or DejaVu Sans of Debian's
 //! `fonts-dejavu-core`), so no font library of the system is needed.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use hmtt_format::atomic_file::AtomicFile;
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
@@ -34,6 +37,10 @@ pub enum PlotError {
     NoFont(String),
     #[error("creating {0}: {1}")]
     Dir(PathBuf, std::io::Error),
+    #[error("--plot {0}: a file of that name exists; the pictures go into a directory")]
+    NotADirectory(PathBuf),
+    #[error("writing {0}: {1}")]
+    Write(PathBuf, std::io::Error),
     #[error("drawing {0}: {1}")]
     Draw(PathBuf, String),
 }
@@ -60,8 +67,8 @@ fn font() -> Result<(), PlotError> {
 
 type DrawResult = Result<(), String>;
 
-fn err<E: std::fmt::Debug>(e: E) -> String {
-    format!("{e:?}")
+fn err<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
 }
 
 /// Black through blue, green and yellow for `t` in 0..=1.
@@ -384,6 +391,22 @@ fn banks<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) -> Dra
     Ok(())
 }
 
+/// The pictures' names.
+pub const PICTURES: [&str; 5] = [
+    "address_time",
+    "bandwidth",
+    "reuse_cdf",
+    "page_heat",
+    "banks",
+];
+
+/// The files `draw_all` writes into its directory.
+pub fn file_names() -> impl Iterator<Item = String> {
+    PICTURES
+        .iter()
+        .flat_map(|p| [format!("{p}.png"), format!("{p}.svg")])
+}
+
 /// Draws `draw` into `dir/name.png` and `dir/name.svg`; returns both paths.
 fn both(
     dir: &Path,
@@ -393,24 +416,43 @@ fn both(
 ) -> Result<[PathBuf; 2], PlotError> {
     let png_path = dir.join(format!("{name}.png"));
     let svg_path = dir.join(format!("{name}.svg"));
+    // Each picture is drawn under a temporary name and renamed into place
+    // once written: a failed run leaves no cut picture.
+    let png_file =
+        AtomicFile::create(&png_path).map_err(|e| PlotError::Write(png_path.clone(), e))?;
     {
-        let root = BitMapBackend::new(&png_path, SIZE).into_drawing_area();
+        // The backend opens the file by name (its extension gives the
+        // format) and writes it on `present`.
+        let root = BitMapBackend::new(png_file.writing_path(), SIZE).into_drawing_area();
         png(&root)
             .and_then(|_| root.present().map_err(err))
             .map_err(|e| PlotError::Draw(png_path.clone(), e))?;
     }
+    png_file
+        .commit()
+        .map_err(|e| PlotError::Write(png_path.clone(), e))?;
+    let mut svg_text = String::new();
     {
-        let root = SVGBackend::new(&svg_path, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg_text, SIZE).into_drawing_area();
         svg(&root)
             .and_then(|_| root.present().map_err(err))
             .map_err(|e| PlotError::Draw(svg_path.clone(), e))?;
     }
+    let mut svg_file =
+        AtomicFile::create(&svg_path).map_err(|e| PlotError::Write(svg_path.clone(), e))?;
+    svg_file
+        .write_all(svg_text.as_bytes())
+        .and_then(|()| svg_file.commit())
+        .map_err(|e| PlotError::Write(svg_path.clone(), e))?;
     Ok([png_path, svg_path])
 }
 
 /// Draws every picture into `dir` (created if needed); returns the files.
 pub fn draw_all(dir: &Path, a: &Analysis, p: &Pictures) -> Result<Vec<PathBuf>, PlotError> {
     font()?;
+    if dir.exists() && !dir.is_dir() {
+        return Err(PlotError::NotADirectory(dir.to_path_buf()));
+    }
     std::fs::create_dir_all(dir).map_err(|e| PlotError::Dir(dir.to_path_buf(), e))?;
     let mut files = Vec::new();
     files.extend(both(

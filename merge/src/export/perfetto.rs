@@ -3,7 +3,11 @@
 //!
 //! - a counter track per board, and for a virtual trace one per process
 //!   (under a process track with its pid), holding the bandwidth in MB/s
-//!   of each interval of `interval_ns` (64 bytes per reference);
+//!   of each interval of `interval_ns` (64 bytes per reference); a
+//!   process's counter gets a value for each interval in which it
+//!   referenced memory and a 0 where it goes idle, nothing while it stays
+//!   idle (a counter holds its last value), so thousands of processes do
+//!   not write a value each in every interval;
 //! - an instant event for every I-code tag and inner command on the track
 //!   "I-codes", named after the event (a tag that several boards saw within
 //!   1 µs of each other is one event);
@@ -17,7 +21,7 @@
 //! `track_descriptor.proto`, `counter_descriptor.proto`,
 //! `process_descriptor.proto`, `track_event.proto`).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::Write;
 
 use hmtt_format::config::{classify_event, EventKind};
@@ -141,6 +145,11 @@ pub struct PerfettoWriter<W: Write> {
     process_refs: BTreeMap<u32, u64>,
     boards_seen: Vec<bool>,
     processes_seen: HashSet<u32>,
+    /// Processes whose counter was last written above 0: they get one more
+    /// value (0) when they go idle, and none after that until they
+    /// reference memory again, so the file grows with the references, not
+    /// with intervals × processes.
+    processes_active: BTreeSet<u32>,
     /// Pair tracks by name, and how many slices are open on each.
     pairs: HashMap<String, (u64, u32)>,
     /// Per tag (kind and value), when and on which board it was last
@@ -164,6 +173,7 @@ impl<W: Write> PerfettoWriter<W> {
             process_refs: BTreeMap::new(),
             boards_seen: vec![false; 256],
             processes_seen: HashSet::new(),
+            processes_active: BTreeSet::new(),
             pairs: HashMap::new(),
             last_tags: HashMap::new(),
             buf: Vec::with_capacity(256),
@@ -236,8 +246,12 @@ impl<W: Write> PerfettoWriter<W> {
                 n as f64 * per_ref_mbs,
             )?;
         }
-        let mut pids: Vec<u32> = self.processes_seen.iter().copied().collect();
+        // The processes that referenced memory in this interval, and those
+        // that did in the last one written (their counter drops to 0).
+        let mut pids: Vec<u32> = self.process_refs.keys().copied().collect();
+        pids.extend(self.processes_active.iter().copied());
         pids.sort_unstable();
+        pids.dedup();
         for p in pids {
             let n = self.process_refs.get(&p).copied().unwrap_or(0);
             self.counter(
@@ -245,6 +259,11 @@ impl<W: Write> PerfettoWriter<W> {
                 PROCESS_COUNTER_BASE + u64::from(p),
                 n as f64 * per_ref_mbs,
             )?;
+            if n > 0 {
+                self.processes_active.insert(p);
+            } else {
+                self.processes_active.remove(&p);
+            }
         }
         self.board_refs.fill(0);
         self.process_refs.clear();
@@ -424,7 +443,55 @@ impl<W: Write> RecordWriter for PerfettoWriter<W> {
 
 #[cfg(test)]
 mod tests {
-    use super::slice_of;
+    use super::*;
+    use crate::export::TraceKind;
+    use hmtt_format::trace::NameTable;
+
+    /// Issue 41: 4,000 processes, each referencing memory in one interval
+    /// of 4,000, write a few values each, not one in every interval.
+    #[test]
+    fn a_process_counter_is_written_only_around_its_references() {
+        let meta = TraceMeta {
+            kind: TraceKind::Virtual,
+            tick_ps: 1000,
+            first_tick: 0,
+            names: NameTable::default(),
+        };
+        let mut w = PerfettoWriter::new(Vec::new(), meta, 1).unwrap();
+        let processes = 4000u32;
+        for pid in 0..processes {
+            let r = TraceRecord::access(u64::from(pid), 0, false, u64::from(pid) * 64);
+            w.write(&VirtualRecord::reference(
+                r,
+                Some((pid + 1, 0x1000)),
+                false,
+                None,
+            ))
+            .unwrap();
+        }
+        let out = std::mem::take(&mut w.out);
+        let trace = Trace::decode(&out[..]).unwrap();
+        let mut per_track: HashMap<u64, Vec<f64>> = HashMap::new();
+        for p in &trace.packet {
+            if let Some(e) = &p.track_event {
+                if e.r#type == Some(TYPE_COUNTER) {
+                    per_track
+                        .entry(e.track_uuid.unwrap())
+                        .or_default()
+                        .push(e.double_counter_value.unwrap());
+                }
+            }
+        }
+        // Every process but the last two (the interval of the last is
+        // still open, so the one before has not gone idle yet): its value,
+        // then 0 when it goes idle.
+        for pid in 1..processes - 1 {
+            let values = &per_track[&(PROCESS_COUNTER_BASE + u64::from(pid))];
+            assert_eq!(values.len(), 2, "pid {pid}: {values:?}");
+            assert!(values[0] > 0.0 && values[1] == 0.0, "pid {pid}: {values:?}");
+        }
+        assert!(out.len() < 1 << 20, "{} bytes", out.len());
+    }
 
     #[test]
     fn pairs_are_named_by_what_precedes_begin_or_end() {

@@ -1,0 +1,273 @@
+//! How every tool writes an output file, so that no failed, killed or
+//! concurrent run leaves a partial file under the final name, and no output
+//! overwrites an input of the same run.
+//!
+//! [`AtomicFile`] writes to a temporary file in the destination's directory
+//! (`.NAME.partial-PID.EXT`), and [`AtomicFile::commit`] syncs it and renames
+//! it over the destination: readers see the old file or the whole new one,
+//! never a part. Dropped without a commit (an error, a panic), the temporary
+//! file is removed; a killed process leaves only the hidden temporary file.
+//! A reader that has the old file mapped keeps the old file's bytes (the
+//! rename gives the destination a new inode), so a rewrite cannot shrink a
+//! file under a reader. A destination that exists and is not a regular file
+//! (`/dev/null`, a pipe) is written in place, since renaming over it would
+//! replace the device.
+//!
+//! [`refuse_output_over_input`] compares files by device and inode, not by
+//! name, so `a/../t.hmtttrace` and a hard link are caught too.
+
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// An output file being written under a temporary name.
+#[derive(Debug)]
+pub struct AtomicFile {
+    file: File,
+    /// The temporary file, or `None` when writing in place (a device).
+    temp: Option<PathBuf>,
+    dest: PathBuf,
+}
+
+/// The temporary name of `dest` for this process: hidden, in the same
+/// directory (a rename never crosses file systems), with `dest`'s extension
+/// kept last (`.NAME.partial-PID.EXT`) for writers that choose the format
+/// by it.
+pub fn temp_path_of(dest: &Path) -> io::Result<PathBuf> {
+    let stem = dest.file_stem().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} names no file", dest.display()),
+        )
+    })?;
+    let mut temp = OsString::from(".");
+    temp.push(stem);
+    temp.push(format!(".partial-{}", std::process::id()));
+    if let Some(ext) = dest.extension() {
+        temp.push(".");
+        temp.push(ext);
+    }
+    Ok(dest.with_file_name(temp))
+}
+
+impl AtomicFile {
+    /// Starts writing `dest`: creates its temporary file (readable and
+    /// writable, permissions as `File::create` gives). `dest` itself is not
+    /// touched until [`commit`](Self::commit).
+    pub fn create(dest: &Path) -> io::Result<AtomicFile> {
+        match std::fs::metadata(dest) {
+            Ok(m) if m.is_dir() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{} is a directory", dest.display()),
+                ))
+            }
+            Ok(m) if !m.is_file() => {
+                let file = OpenOptions::new().write(true).open(dest)?;
+                return Ok(AtomicFile {
+                    file,
+                    temp: None,
+                    dest: dest.to_path_buf(),
+                });
+            }
+            _ => {}
+        }
+        let temp = temp_path_of(dest)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&temp)?;
+        Ok(AtomicFile {
+            file,
+            temp: Some(temp),
+            dest: dest.to_path_buf(),
+        })
+    }
+
+    /// The open temporary file (positioned writes, `set_len`, `try_clone`).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// Where the bytes are being written now: the temporary file (or the
+    /// destination when it is written in place).
+    pub fn writing_path(&self) -> &Path {
+        self.temp.as_deref().unwrap_or(&self.dest)
+    }
+
+    /// The final name.
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Syncs the file and renames it over the destination, then syncs the
+    /// directory so the rename survives a crash. Every writer over a clone
+    /// of [`file`](Self::file) must have flushed before.
+    pub fn commit(mut self) -> io::Result<()> {
+        let Some(temp) = self.temp.take() else {
+            return Ok(());
+        };
+        let done = self
+            .file
+            .sync_all()
+            .and_then(|()| std::fs::rename(&temp, &self.dest));
+        if let Err(e) = done {
+            let _ = std::fs::remove_file(&temp);
+            return Err(e);
+        }
+        let dir = match self.dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        // Best effort: some file systems refuse to sync a directory.
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if let Some(temp) = self.temp.take() {
+            let _ = std::fs::remove_file(temp);
+        }
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.file.write_all(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// An output that is also an input of the same command.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the output {} is the input {} (the same file): writing it would destroy the input; \
+     choose another output path",
+    output.display(),
+    input.display()
+)]
+pub struct OutputIsInput {
+    pub output: PathBuf,
+    pub input: PathBuf,
+}
+
+/// Refuses `output` when it is one of `inputs` (device and inode), before
+/// anything is opened for writing. A device such as `/dev/null` is never
+/// refused: writing it destroys nothing.
+pub fn refuse_output_over_input<'a>(
+    output: &Path,
+    inputs: impl IntoIterator<Item = &'a Path>,
+) -> Result<(), OutputIsInput> {
+    let Ok(out) = std::fs::metadata(output) else {
+        return Ok(());
+    };
+    if !out.is_file() && !out.is_dir() {
+        return Ok(());
+    }
+    for input in inputs {
+        if let Ok(m) = std::fs::metadata(input) {
+            if m.dev() == out.dev() && m.ino() == out.ino() {
+                return Err(OutputIsInput {
+                    output: output.to_path_buf(),
+                    input: input.to_path_buf(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tempdir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "hmtt-atomic-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn names_in(d: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn the_destination_appears_only_on_commit() {
+        let d = tempdir();
+        let dest = d.join("out.csv");
+        std::fs::write(&dest, "old\n").unwrap();
+        let mut f = AtomicFile::create(&dest).unwrap();
+        f.write_all(b"new\n").unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"old\n");
+        assert_eq!(names_in(&d).len(), 2);
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"new\n");
+        assert_eq!(names_in(&d), ["out.csv"]);
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn a_dropped_file_leaves_nothing() {
+        let d = tempdir();
+        let dest = d.join("out.csv");
+        let mut f = AtomicFile::create(&dest).unwrap();
+        f.write_all(b"part").unwrap();
+        drop(f);
+        assert!(names_in(&d).is_empty());
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn a_device_is_written_in_place_and_a_directory_refused() {
+        let mut f = AtomicFile::create(Path::new("/dev/null")).unwrap();
+        f.write_all(b"x").unwrap();
+        f.commit().unwrap();
+        assert!(Path::new("/dev/null").exists());
+        let d = tempdir();
+        let e = AtomicFile::create(&d).unwrap_err();
+        assert!(e.to_string().contains("is a directory"), "{e}");
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn an_output_over_an_input_is_refused_by_inode() {
+        let d = tempdir();
+        let input = d.join("t.hmtttrace");
+        std::fs::write(&input, "x").unwrap();
+        let link = d.join("link");
+        std::fs::hard_link(&input, &link).unwrap();
+        let e = refuse_output_over_input(&link, [input.as_path()]).unwrap_err();
+        assert!(e.to_string().contains("is the input"), "{e}");
+        let other = d.join("other");
+        assert!(refuse_output_over_input(&other, [input.as_path()]).is_ok());
+        std::fs::write(&other, "y").unwrap();
+        assert!(refuse_output_over_input(&other, [input.as_path()]).is_ok());
+        assert!(refuse_output_over_input(Path::new("/dev/null"), [Path::new("/dev/null")]).is_ok());
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{bail, Context};
+use hmtt_format::archive::AnyTrace;
+use hmtt_format::indexed::CommonHeader;
 use hmtt_format::trace::NameTable;
 use hmtt_format::{AddressMapping, Geometry};
 
@@ -145,6 +147,26 @@ impl TraceBytes {
             Inner::Map(m) => m,
             Inner::Empty => &[],
         }
+    }
+}
+
+/// Warns when the trace file at `path` (its header's common fields
+/// `common`) is of format version 1: it carries no checksums, so damage to
+/// it cannot be seen. An archive (format.md §13) checks its own blocks.
+pub fn note_unchecked(path: &Path, common: &CommonHeader) {
+    if common.is_complete() && !common.has_checksums() {
+        tracing::warn!(
+            "{}: a format version {} file carries no checksums: damage to it cannot be detected (hmtt pack, or a new merge or replay, gives a checked file)",
+            path.display(),
+            common.version
+        );
+    }
+}
+
+/// [`note_unchecked`] for a trace file or its archive.
+pub fn note_unchecked_trace(path: &Path, view: &AnyTrace) {
+    if let AnyTrace::Trace(v) = view {
+        note_unchecked(path, &v.header().common);
     }
 }
 

@@ -5,8 +5,8 @@
 //! common header) and hands the records to a [`RecordStore`]: a
 //! [`BlockFile`] (the file itself), or the trace archive's blocks
 //! (`crate::archive_writer`). A [`BlockFile`] writes a placeholder header and
-//! the records through large page-aligned blocks, then the time index and
-//! the names, and finally the real header, which the file type fills in. A
+//! the records through large page-aligned blocks, then the time index,
+//! the names and the block checksums, and finally the real header, which the file type fills in. A
 //! writer that dies leaves a file without FLAG_COMPLETE that readers still
 //! read.
 //!
@@ -24,7 +24,9 @@ use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
-use hmtt_format::indexed::{CommonHeader, FileRecord, IndexBuilder, NameTable};
+use hmtt_format::indexed::{
+    tail_checksum, BlockChecksums, CommonHeader, FileRecord, IndexBuilder, NameTable,
+};
 use memmap2::MmapMut;
 
 use crate::error::MergeError;
@@ -104,18 +106,23 @@ pub trait RecordStore<R> {
     fn finish(self, parts: FinishedParts) -> Result<u64, MergeError>;
 }
 
-/// A finished indexed file's parts besides its records.
+/// A finished indexed file's parts besides its records, in file order
+/// after them: index, names, block checksums.
 pub struct FinishedParts {
     pub common: CommonHeader,
     pub header: Vec<u8>,
     pub index: Vec<u8>,
     pub names: Vec<u8>,
+    pub checksums: Vec<u8>,
 }
 
 /// Streams an indexed file of `R` records into a [`RecordStore`].
 pub struct IndexedWriter<R, S = BlockFile<R>> {
     store: S,
     index: IndexBuilder,
+    checksums: BlockChecksums,
+    /// Byte conversion where the records' memory is not their layout.
+    scratch: Vec<u8>,
     count: u64,
     first_tick: Option<u64>,
     last_tick: u64,
@@ -208,6 +215,8 @@ impl<R: FileRecord, S: RecordStore<R>> IndexedWriter<R, S> {
         IndexedWriter {
             store,
             index: IndexBuilder::new(index_stride),
+            checksums: BlockChecksums::new(index_stride, R::FILE.record_len),
+            scratch: Vec::new(),
             count: 0,
             first_tick: None,
             last_tick: 0,
@@ -240,6 +249,8 @@ impl<R: FileRecord, S: RecordStore<R>> IndexedWriter<R, S> {
             self.last_tick = last.tick();
         }
         self.index.push_block(self.count, done);
+        self.checksums
+            .push(R::as_file_bytes(done, &mut self.scratch));
         self.count += n as u64;
         self.store.settle()
     }
@@ -253,6 +264,8 @@ impl<R: FileRecord, S: RecordStore<R>> IndexedWriter<R, S> {
         self.first_tick.get_or_insert(first.tick());
         self.last_tick = last.tick();
         self.index.push_block(self.count, records);
+        self.checksums
+            .push(R::as_file_bytes(records, &mut self.scratch));
         self.count += records.len() as u64;
     }
 
@@ -266,9 +279,12 @@ impl<R: FileRecord, S: RecordStore<R>> IndexedWriter<R, S> {
         header: impl FnOnce(CommonHeader) -> Vec<u8>,
     ) -> Result<u64, MergeError> {
         let names = names.emit();
+        let index = self.index.emit();
+        let checksums = self.checksums.emit();
         let common = CommonHeader {
             first_tick: self.first_tick.unwrap_or(0),
             last_tick: self.last_tick,
+            tail_crc: tail_checksum(&index, &names, &checksums),
             ..CommonHeader::finished(
                 R::FILE.header_len,
                 R::FILE.record_len,
@@ -280,8 +296,9 @@ impl<R: FileRecord, S: RecordStore<R>> IndexedWriter<R, S> {
         self.store.finish(FinishedParts {
             common,
             header: header(common),
-            index: self.index.emit(),
+            index,
             names,
+            checksums,
         })
     }
 }
@@ -450,9 +467,12 @@ impl<R: FileRecord> RecordStore<R> for BlockFile<R> {
         self.plain
             .write_all_at(&parts.names, common.names_offset)
             .map_err(io)?;
+        self.plain
+            .write_all_at(&parts.checksums, common.checksums_offset)
+            .map_err(io)?;
         self.plain.write_all_at(&parts.header, 0).map_err(io)?;
         self.plain.sync_data().ok();
-        Ok(common.names_offset + common.names_len)
+        Ok(common.checksums_offset + parts.checksums.len() as u64)
     }
 }
 

@@ -123,9 +123,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let (physical, virt);
     let input = if data.starts_with(&hmtt_format::vtrace::MAGIC) {
         virt = VtraceView::new_checked(data).with_context(what)?;
+        crate::shared::note_unchecked(&trace, &virt.header().common);
         TraceInput::Virtual(&virt)
     } else {
         physical = AnyTrace::new_checked(data).with_context(what)?;
+        crate::shared::note_unchecked_trace(&trace, &physical);
         TraceInput::Physical(&physical)
     };
     let names = with_names_of(input.names().clone(), args.events.as_deref())?;

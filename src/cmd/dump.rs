@@ -141,6 +141,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.trace.display()
         )
     })?;
+    crate::shared::note_unchecked_trace(&args.trace, &view);
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let mut sel = Selection::new(&args, view.header().common.tick_ps);
     let mut blocks = RecordBlocks::from_tick(&view, sel.start_tick().unwrap_or(0))
@@ -197,6 +198,7 @@ fn run_virtual(args: &Args, bytes: &[u8]) -> anyhow::Result<()> {
     use hmtt_format::vtrace::VtraceView;
     let view = VtraceView::new_checked(bytes)
         .with_context(|| format!("{}: not a usable virtual trace file", args.trace.display()))?;
+    crate::shared::note_unchecked(&args.trace, &view.header().common);
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let mut sel = Selection::new(args, view.header().common.tick_ps);
     let start = sel.start_tick().map_or(0, |t| view.seek_tick(t));

@@ -90,6 +90,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let summary = if bytes.as_slice().starts_with(&hmtt_format::vtrace::MAGIC) {
         let view = VtraceView::new_checked(bytes.as_slice())
             .with_context(|| format!("{}: not a usable virtual trace", args.trace.display()))?;
+        crate::shared::note_unchecked(&args.trace, &view.header().common);
         let names = with_names_of(view.names().clone(), args.events.as_deref())?;
         export::export_vtrace(&view, names, make)
     } else {
@@ -99,6 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 args.trace.display()
             )
         })?;
+        crate::shared::note_unchecked_trace(&args.trace, &view);
         let names = with_names_of(view.names().clone(), args.events.as_deref())?;
         export::export_trace(&view, names, make)
     }

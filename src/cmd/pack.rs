@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::archive::{self, ArchiveOptions, ArchiveView};
+use hmtt_format::indexed::FileHeader;
+use hmtt_format::trace::TraceHeader;
 
 use crate::shared::{to_stdout, TraceBytes};
 
@@ -68,6 +70,9 @@ fn create(path: &std::path::Path) -> anyhow::Result<BufWriter<std::fs::File>> {
 pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
     let bytes = TraceBytes::open(&args.trace)?;
     let start = std::time::Instant::now();
+    if let Ok((header, _)) = TraceHeader::parse(bytes.as_slice()) {
+        crate::shared::note_unchecked(&args.trace, &header.common);
+    }
     let (_, s) = archive::pack(
         bytes.as_slice(),
         create(&args.output)?,

@@ -79,6 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.trace.display()
         )
     })?;
+    crate::shared::note_unchecked_trace(&args.trace, &view);
     let log_bytes = hmtt_merge::side_files::read_log(&args.log)?;
     let image = hmtt_format::klog::read_image(&log_bytes).map_err(|(i, e)| match i {
         Some(i) => anyhow::anyhow!("{}: record {i}: {e}", args.log.display()),

@@ -33,6 +33,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.trace.display()
         )
     })?;
+    crate::shared::note_unchecked_trace(&args.trace, &view);
     let h = view.header().clone();
     let tick_ns = f64::from(h.common.tick_ps.max(1)) / 1000.0;
     let interval_ticks = ((args.interval_ms * 1e6) / tick_ns).max(1.0) as u64;

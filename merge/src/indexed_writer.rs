@@ -104,6 +104,12 @@ pub trait RecordStore<R> {
     /// Stores the finished file's parts, `common` saying where each goes;
     /// returns the stored size.
     fn finish(self, parts: FinishedParts) -> Result<u64, MergeError>;
+    /// Puts what is known before the records (`early`: tick length, start
+    /// time) into the unfinished file's placeholder header, if it is not
+    /// stored yet, so a file whose writer dies still tells its times.
+    fn announce(&mut self, early: &CommonHeader) {
+        let _ = early;
+    }
 }
 
 /// A finished indexed file's parts besides its records, in file order
@@ -226,6 +232,16 @@ impl<R: FileRecord, S: RecordStore<R>> IndexedWriter<R, S> {
 
     pub fn records(&self) -> u64 {
         self.count
+    }
+
+    /// The tick length and start time, for the unfinished file's header
+    /// (see [`RecordStore::announce`]); before the first records.
+    pub fn announce(&mut self, tick_ps: u16, start_ns: u64) {
+        self.store.announce(&CommonHeader {
+            tick_ps,
+            start_ns,
+            ..CommonHeader::default()
+        });
     }
 
     /// Appends records (in tick order).
@@ -424,6 +440,14 @@ impl<R: FileRecord> RecordStore<R> for BlockFile<R> {
                 &self.path,
                 std::io::Error::other("records cannot be built in place here"),
             )),
+        }
+    }
+
+    fn announce(&mut self, early: &CommonHeader) {
+        if self.offset == 0 {
+            if let Some(block) = self.block.as_mut() {
+                early.emit(&R::FILE, &mut block[..R::FILE.header_len]);
+            }
         }
     }
 

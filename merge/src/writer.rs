@@ -24,6 +24,7 @@ pub fn merge_to_trace(
     progress: &mut dyn FnMut(u64),
 ) -> Result<(MergeReport, u64), MergeError> {
     let mut writer = TraceWriter::create(path)?;
+    writer.announce(set.tick_ps, set.start_ns);
     let report = merge(set, opts, &mut writer, progress)?;
     let size = writer.finish(&report, set.geometry, set.start_ns, names)?;
     Ok((report, size))
@@ -50,6 +51,12 @@ impl<S: RecordStore<TraceRecord>> MergedTraceWriter<S> {
 
     pub fn records(&self) -> u64 {
         self.0.records()
+    }
+
+    /// The tick length and start time, before the first records: an
+    /// unfinished trace's header keeps them.
+    pub fn announce(&mut self, tick_ps: u16, start_ns: u64) {
+        self.0.announce(tick_ps, start_ns);
     }
 
     /// Stores the index, the names and the header; returns the stored size.

@@ -6,8 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::archive::{self, ArchiveOptions, ArchiveView};
-use hmtt_format::indexed::FileHeader;
-use hmtt_format::trace::TraceHeader;
+use hmtt_format::trace::TraceView;
 
 use crate::shared::{to_stdout, TraceBytes};
 
@@ -22,6 +21,8 @@ pub struct PackArgs {
     pub output: PathBuf,
     #[command(flatten)]
     pub archive: ArchiveArgs,
+    #[command(flatten)]
+    pub incomplete: crate::shared::IncompleteArg,
 }
 
 /// How archives are written (`hmtt pack`, `hmtt merge --compress`).
@@ -70,9 +71,15 @@ fn create(path: &std::path::Path) -> anyhow::Result<BufWriter<std::fs::File>> {
 pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
     let bytes = TraceBytes::open(&args.trace)?;
     let start = std::time::Instant::now();
-    if let Ok((header, _)) = TraceHeader::parse(bytes.as_slice()) {
-        crate::shared::note_unchecked(&args.trace, &header.common);
-    }
+    let view = TraceView::new_checked(bytes.as_slice())
+        .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
+    crate::shared::check_input(
+        &args.trace,
+        "trace",
+        &view.header().common,
+        args.incomplete,
+        false,
+    )?;
     let (_, s) = archive::pack(
         bytes.as_slice(),
         create(&args.output)?,

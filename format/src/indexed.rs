@@ -208,7 +208,14 @@ impl CommonHeader {
             }
         };
         let len = u16_at(b, field::HEADER_LEN);
-        if usize::from(len) < least_len || usize::from(len) > b.len() || !len.is_multiple_of(8) {
+        // No writer of the unchecked version wrote a longer header, so a
+        // checked file whose version byte was damaged is not read unchecked.
+        let too_long = version == UNCHECKED_VERSION && usize::from(len) != UNCHECKED_HEADER_LEN;
+        if usize::from(len) < least_len
+            || usize::from(len) > b.len()
+            || !len.is_multiple_of(8)
+            || too_long
+        {
             return Err(TraceFileError::BadHeaderLen { file, len });
         }
         let rlen = u16_at(b, field::RECORD_LEN);
@@ -1116,6 +1123,13 @@ mod tests {
         // Nothing to verify: a changed record goes unseen.
         old[128] ^= 1;
         assert!(open(&old).is_ok());
+        // A checked file whose version says 1 is refused, not read unchecked.
+        let mut downgraded = f.clone();
+        downgraded[8..10].copy_from_slice(&UNCHECKED_VERSION.to_le_bytes());
+        assert!(matches!(
+            open(&downgraded),
+            Err(TraceFileError::BadHeaderLen { len: 160, .. })
+        ));
     }
 
     #[test]

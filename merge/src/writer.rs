@@ -169,13 +169,88 @@ mod tests {
         let path = dir.path().join("d.hmtttrace");
         let recs = records((BLOCK_BYTES / RECORD_LEN) as u64 * 2);
         let mut w = TraceWriter::create(&path).unwrap();
+        w.announce(1250, 77);
         w.write(&recs).unwrap();
         drop(w);
         let bytes = std::fs::read(&path).unwrap();
         let v = TraceView::new_checked(&bytes).unwrap();
         assert!(!v.header().is_complete());
+        // The times were known before the records: the header keeps them.
+        assert_eq!(v.header().common.tick_ps, 1250);
+        assert_eq!(v.header().common.start_ns, 77);
         assert!(v.len() >= BLOCK_BYTES / RECORD_LEN - HEADER_LEN / RECORD_LEN);
         assert!(v.records().eq(recs[..v.len()].iter().copied()));
+    }
+
+    /// Two writers of one path (two merges to one output, issue 41), each
+    /// with its own records, in several interleavings: the file left is
+    /// one writer's trace exactly, or readers refuse it; never a mix that
+    /// passes for complete.
+    #[test]
+    fn two_writers_of_one_path_leave_one_trace_or_a_refused_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("two.hmtttrace");
+        let per_block = (BLOCK_BYTES / RECORD_LEN) as u64;
+        let a = records(per_block * 2 + 500);
+        let b: Vec<TraceRecord> = records(per_block + 300)
+            .into_iter()
+            .map(|r| TraceRecord::new(r.tick * 2, r.board(), RecordKind::Lost, 7))
+            .collect();
+        let finish = |w: TraceWriter| {
+            w.finish(&MergeReport::default(), None, 0, &NameTable::default())
+                .unwrap()
+        };
+        let mut outcomes = Vec::new();
+        for order in 0..4 {
+            let mut wa = TraceWriter::create(&path).unwrap();
+            let mut wb = TraceWriter::create(&path).unwrap();
+            match order {
+                0 => {
+                    wa.write(&a).unwrap();
+                    wb.write(&b).unwrap();
+                    finish(wa);
+                    finish(wb);
+                }
+                1 => {
+                    wa.write(&a).unwrap();
+                    wb.write(&b).unwrap();
+                    finish(wb);
+                    finish(wa);
+                }
+                2 => {
+                    wb.write(&b).unwrap();
+                    finish(wb);
+                    wa.write(&a[..per_block as usize]).unwrap();
+                    wa.write(&a[per_block as usize..]).unwrap();
+                    finish(wa);
+                }
+                _ => {
+                    wa.write(&a[..per_block as usize]).unwrap();
+                    wb.write(&b).unwrap();
+                    wa.write(&a[per_block as usize..]).unwrap();
+                    finish(wb);
+                    finish(wa);
+                }
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            let outcome = match TraceView::new_checked(&bytes) {
+                Err(e) => format!("refused: {e}"),
+                Ok(v) if v.records().eq(a.iter().copied()) => "a".into(),
+                Ok(v) if v.records().eq(b.iter().copied()) => "b".into(),
+                Ok(v) => panic!(
+                    "order {order}: a mixed trace of {} records passes (complete: {})",
+                    v.len(),
+                    v.header().is_complete()
+                ),
+            };
+            outcomes.push(outcome);
+        }
+        // The orders where the shorter trace's tail lands on the longer
+        // one's blocks are refused, not read as a mix.
+        assert!(
+            outcomes.iter().any(|o| o.starts_with("refused")),
+            "{outcomes:?}"
+        );
     }
 
     #[test]
@@ -186,6 +261,7 @@ mod tests {
         let size = w
             .finish(&MergeReport::default(), None, 0, &NameTable::default())
             .unwrap();
+        // The header and an empty checksum table.
         assert_eq!(size, HEADER_LEN as u64);
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(TraceView::new_checked(&bytes).unwrap().len(), 0);

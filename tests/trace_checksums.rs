@@ -5,23 +5,33 @@
 //! §11.2), never read into a different output with exit status 0.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 mod support;
 use support::cli::{hmtt, ok, s, scratch, simulate_and_merge};
 
-/// A small run merged and replayed: (sim dir, trace, virtual trace), the
-/// trace spanning two checksum blocks of 4096 records.
-fn small_run(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    let (run, trace) = simulate_and_merge(dir, &["--workload", "quicksort", "--n", "80000"], &[]);
-    let log = run.join("pagetable.hmttlog");
-    let vtrace = dir.join("run.hmttvtrace");
-    ok(&["replay", s(&trace), "--log", s(&log), "--out", s(&vtrace)]);
-    let records = std::fs::metadata(&trace).unwrap().len() / 16;
-    assert!(
-        records > 4096,
-        "the trace spans two blocks ({records} records)"
-    );
-    (run, trace, vtrace)
+/// A small run merged and replayed, made once for both tests: (sim dir,
+/// trace, virtual trace), the trace spanning two checksum blocks of 4096
+/// records.
+fn small_run() -> &'static (PathBuf, PathBuf, PathBuf) {
+    static RUN: OnceLock<(PathBuf, PathBuf, PathBuf)> = OnceLock::new();
+    RUN.get_or_init(|| {
+        // One fixed place, cleared each run, so runs leave no heaps behind.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace-checksums");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (run, trace) =
+            simulate_and_merge(&dir, &["--workload", "quicksort", "--n", "80000"], &[]);
+        let log = run.join("pagetable.hmttlog");
+        let vtrace = dir.join("run.hmttvtrace");
+        ok(&["replay", s(&trace), "--log", s(&log), "--out", s(&vtrace)]);
+        let records = std::fs::metadata(&trace).unwrap().len() / 16;
+        assert!(
+            records > 4096,
+            "the trace spans two blocks ({records} records)"
+        );
+        (run, trace, vtrace)
+    })
 }
 
 /// `file` as a killed writer leaves it: the placeholder header (no
@@ -58,7 +68,7 @@ fn readers<'a>(file: &'a str, log: &'a str, out: &'a str, virt: bool) -> Vec<Vec
 #[test]
 fn an_unfinished_trace_is_refused_unless_allowed_then_read_with_a_warning() {
     let dir = scratch("killed");
-    let (run, trace, vtrace) = small_run(&dir);
+    let (run, trace, vtrace) = small_run().clone();
     let log = run.join("pagetable.hmttlog");
     let cut = dir.join("cut.hmtttrace");
     std::fs::write(
@@ -199,7 +209,7 @@ fn mutations_are_refused_or_harmless(
 #[test]
 fn random_byte_mutations_of_a_trace_and_a_virtual_trace_are_detected() {
     let dir = scratch("mutations");
-    let (run, trace, vtrace) = small_run(&dir);
+    let (run, trace, vtrace) = small_run().clone();
     let log = run.join("pagetable.hmttlog");
     let m = dir.join("m.hmtttrace");
     let (refused, same) = mutations_are_refused_or_harmless(

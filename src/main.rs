@@ -82,7 +82,7 @@ fn main() -> anyhow::Result<()> {
         // standard error, with a panic; a log line is not worth either.
         .log_internal_errors(false)
         .init();
-    match cli.command {
+    let result = match cli.command {
         Command::Sim(a) => cmd::sim::run(a),
         Command::Board(a) => cmd::board::run(a),
         Command::Capture(a) => cmd::capture::run(a),
@@ -99,5 +99,14 @@ fn main() -> anyhow::Result<()> {
         Command::Icode(a) => cmd::icode::run(a),
         Command::Log(a) => cmd::log::run(a),
         Command::Qemu(a) => cmd::qemu::run(*a),
+    };
+    // A refused unfinished input has its own status, so scripts can tell
+    // "run again with --allow-incomplete" from other failures.
+    if let Err(e) = &result {
+        if shared::is_incomplete_input(e) {
+            eprintln!("Error: {e:?}");
+            std::process::exit(shared::EXIT_INCOMPLETE_INPUT);
+        }
     }
+    result
 }

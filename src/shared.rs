@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{bail, Context};
+use hmtt_format::archive::AnyTrace;
+use hmtt_format::indexed::CommonHeader;
 use hmtt_format::trace::NameTable;
 use hmtt_format::{AddressMapping, Geometry};
 
@@ -188,6 +190,116 @@ impl TraceBytes {
             Inner::Map(m) => m,
             Inner::Empty => &[],
         }
+    }
+}
+
+/// Exit status of a command refused an unfinished trace or virtual trace
+/// (docs/guide.md §6).
+pub const EXIT_INCOMPLETE_INPUT: i32 = 4;
+
+/// `--allow-incomplete`, of every command that reads a trace or virtual
+/// trace.
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct IncompleteArg {
+    /// Read a trace or virtual trace whose writer did not finish (a killed
+    /// `merge` or `replay --out`): its whole records, with a warning.
+    /// Without it such a file is refused with exit status 4.
+    #[arg(long)]
+    pub allow_incomplete: bool,
+}
+
+/// A trace or virtual trace whose writer did not finish, refused.
+#[derive(Debug)]
+pub struct IncompleteInput {
+    path: PathBuf,
+    what: &'static str,
+    records: u64,
+}
+
+impl std::fmt::Display for IncompleteInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: the {} is incomplete: its writer did not finish (a killed or failed merge or replay --out), so it has no index, names or checksums and holds {} whole records; pass --allow-incomplete to read them",
+            self.path.display(),
+            self.what,
+            self.records
+        )
+    }
+}
+
+impl std::error::Error for IncompleteInput {}
+
+/// Whether `e` is (or wraps) an [`IncompleteInput`].
+pub fn is_incomplete_input(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<IncompleteInput>())
+}
+
+/// Checks a trace or virtual trace (`what`) at `path`, its header's common
+/// fields `common` as read: an unfinished file is refused unless `allow`
+/// (then read with a warning); one whose tick length is unknown (0) is
+/// refused when the command needs times (`needs_time`), rather than read
+/// with a made-up tick length. A finished file of format version 1 is
+/// read with a warning ([`note_unchecked`]).
+pub fn check_input(
+    path: &Path,
+    what: &'static str,
+    common: &CommonHeader,
+    allow: IncompleteArg,
+    needs_time: bool,
+) -> anyhow::Result<()> {
+    if common.is_complete() {
+        note_unchecked(path, common);
+    } else if !allow.allow_incomplete {
+        return Err(IncompleteInput {
+            path: path.to_path_buf(),
+            what,
+            records: common.record_count,
+        }
+        .into());
+    } else {
+        tracing::warn!(
+            "{}: the {what} is incomplete (its writer did not finish): reading its {} whole records, unverified, without index or names",
+            path.display(),
+            common.record_count
+        );
+    }
+    if needs_time && common.tick_ps == 0 {
+        bail!(
+            "{}: the {what}'s tick length is unknown (0 in its header): its times cannot be computed",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// [`check_input`] for a trace file or its archive.
+pub fn check_trace_input(
+    path: &Path,
+    view: &AnyTrace,
+    allow: IncompleteArg,
+    needs_time: bool,
+) -> anyhow::Result<()> {
+    let common = &view.header().common;
+    match view {
+        AnyTrace::Trace(_) => check_input(path, "trace", common, allow, needs_time),
+        // The archive checks its own blocks; the trace it holds may be
+        // unfinished.
+        AnyTrace::Archive(_) if common.is_complete() => Ok(()),
+        AnyTrace::Archive(_) => check_input(path, "archived trace", common, allow, needs_time),
+    }
+}
+
+/// Warns when the trace file at `path` (its header's common fields
+/// `common`) is of format version 1: it carries no checksums, so damage to
+/// it cannot be seen. An archive (format.md §13) checks its own blocks.
+pub fn note_unchecked(path: &Path, common: &CommonHeader) {
+    if common.is_complete() && !common.has_checksums() {
+        tracing::warn!(
+            "{}: a format version {} file carries no checksums: damage to it cannot be detected (hmtt pack, or a new merge or replay, gives a checked file)",
+            path.display(),
+            common.version
+        );
     }
 }
 

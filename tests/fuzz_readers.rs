@@ -3,7 +3,9 @@
 //! damaged (bytes overwritten, u64 fields set to extreme values, bytes
 //! inserted or deleted, cuts) and fed to the library entry points that read
 //! them. Properties: no panic; a merged trace is in time order; statistics
-//! stay small whatever the span; no hang (a watchdog aborts the run).
+//! stay small whatever the span; no hang (a watchdog aborts the run); a
+//! damaged trace or virtual trace that opens as finished reads exactly as
+//! its seed (the checksums of docs/format.md §11.1).
 //!
 //! `cargo test` runs a short, bounded budget of cases per reader.
 //! `HMTT_FUZZ_SECONDS=N` runs rounds with fresh seeds until N seconds have
@@ -248,6 +250,45 @@ fn fuzz_vtrace(edits: &[Edit], seek: u64) {
     }
 }
 
+/// The checksum path (issue 41): a damaged trace that opens as finished
+/// reads exactly as the seed (header, index, names, records); anything
+/// else must have been refused. An unfinished one (the complete flag hit)
+/// is read only with --allow-incomplete, unverified, so it is let go.
+fn fuzz_trace_checksums(edits: &[Edit]) {
+    let seed = &seeds().trace;
+    let bytes = damaged(seed, edits);
+    let Ok(view) = TraceView::new_checked(&bytes[..]) else {
+        return;
+    };
+    if !view.header().is_complete() {
+        return;
+    }
+    let original = TraceView::new_checked(&seed[..]).expect("the seed trace reads");
+    assert!(view.header().common.has_checksums(), "read unchecked");
+    assert_eq!(view.header(), original.header(), "header differs");
+    assert_eq!(view.names(), original.names(), "names differ");
+    assert!(view.index().eq(original.index()), "index differs");
+    assert!(view.records().eq(original.records()), "records differ");
+}
+
+/// [`fuzz_trace_checksums`] for the virtual trace.
+fn fuzz_vtrace_checksums(edits: &[Edit]) {
+    let seed = &seeds().vtrace;
+    let bytes = damaged(seed, edits);
+    let Ok(view) = VtraceView::new_checked(&bytes[..]) else {
+        return;
+    };
+    if !view.header().is_complete() {
+        return;
+    }
+    let original = VtraceView::new_checked(&seed[..]).expect("the seed virtual trace reads");
+    assert!(view.header().common.has_checksums(), "read unchecked");
+    assert_eq!(view.header(), original.header(), "header differs");
+    assert_eq!(view.names(), original.names(), "names differ");
+    assert!(view.index().eq(original.index()), "index differs");
+    assert!(view.records().eq(original.records()), "records differ");
+}
+
 fn fuzz_log(edits: &[Edit]) {
     let seeds = seeds();
     let Ok(log) = klog::read_image(&damaged(&seeds.log, edits)) else {
@@ -470,6 +511,20 @@ fn fuzz_capture_files_through_merge() {
 fn fuzz_traces_through_view_stats_and_replay() {
     fuzz("traces", 3000, (edits(), any::<u64>()), |(e, t)| {
         fuzz_trace(&e, t)
+    });
+}
+
+#[test]
+fn fuzz_trace_checksums_refuse_or_read_the_original() {
+    fuzz("trace checksums", 3000, edits(), |e| {
+        fuzz_trace_checksums(&e)
+    });
+}
+
+#[test]
+fn fuzz_virtual_trace_checksums_refuse_or_read_the_original() {
+    fuzz("vtrace checksums", 3000, edits(), |e| {
+        fuzz_vtrace_checksums(&e)
     });
 }
 

@@ -4,14 +4,24 @@
 //! bytes), a time index of `(tick, record)` entries and a table of event
 //! names. Each file type adds its own magic, header fields and record layout
 //! on top; this module checks and walks the common parts once for both.
-//! Pure: no I/O here.
+//! From version 2 a finished file carries CRC-32C checksums: one per block
+//! of `index stride` records, one over its index, names and block
+//! checksums, and one over its header; a reader verifies all of them when
+//! it opens the file. Pure: no I/O here.
 
-use crate::bytes::{put_u16, put_u64, u16_at, u32_at, u64_at};
+use crate::bytes::{put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
 
 /// Length of one time-index entry.
 pub const INDEX_ENTRY_LEN: usize = 16;
 /// Header flag: the writer finished and the counts, index and names are valid.
 pub const FLAG_COMPLETE: u16 = 1;
+/// The version both indexed files had before they carried checksums; still
+/// read, without any checksum to verify.
+pub const UNCHECKED_VERSION: u16 = 1;
+/// Header length of [`UNCHECKED_VERSION`] files.
+pub const UNCHECKED_HEADER_LEN: usize = 128;
+/// Length of one block checksum in the checksum table.
+pub const CHECKSUM_LEN: usize = 4;
 
 /// Offsets of the header fields every indexed file has.
 mod field {
@@ -31,6 +41,9 @@ mod field {
     pub const TICK_PS: Field = 72..74;
     pub const NAMES_OFFSET: Field = 80..88;
     pub const NAMES_LEN: Field = 88..96;
+    pub const CHECKSUMS_OFFSET: Field = 128..136;
+    pub const TAIL_CRC: Field = 136..140;
+    pub const HEADER_CRC: Field = 140..144;
     pub const REC_TICK: Field = 0..8;
 }
 
@@ -40,8 +53,10 @@ pub struct FileType {
     /// How errors name the file: "trace", "virtual trace".
     pub name: &'static str,
     pub magic: [u8; 8],
+    /// The version this build writes; [`UNCHECKED_VERSION`] is read too.
     pub version: u16,
-    /// Header length this build writes (and the least it reads).
+    /// Header length this build writes (and the least it reads of its
+    /// version).
     pub header_len: usize,
     pub record_len: usize,
 }
@@ -89,11 +104,53 @@ pub enum TraceFileError {
         offset: u64,
         len: u64,
     },
+    #[error("{file} index stride is 0")]
+    BadStride { file: &'static str },
+    #[error("{file} checksum table ({count} checksums at offset {offset}) lies outside the file")]
+    BadChecksums {
+        file: &'static str,
+        offset: u64,
+        count: u64,
+    },
+    #[error(
+        "{file} header (bytes 0..{len}) fails its checksum (stored {stored:#010x}, computed {computed:#010x}): the file is damaged"
+    )]
+    HeaderChecksum {
+        file: &'static str,
+        len: usize,
+        stored: u32,
+        computed: u32,
+    },
+    #[error(
+        "{file} index, name table and checksum table (bytes {offset}..{end}) fail their checksum (stored {stored:#010x}, computed {computed:#010x}): the file is damaged"
+    )]
+    TailChecksum {
+        file: &'static str,
+        offset: u64,
+        end: u64,
+        stored: u32,
+        computed: u32,
+    },
+    #[error(
+        "{file} block {block} (records {first_record}..{end_record}, bytes {offset}..{end}) fails its checksum (stored {stored:#010x}, computed {computed:#010x}): the file is damaged"
+    )]
+    BlockChecksum {
+        file: &'static str,
+        block: u64,
+        first_record: u64,
+        end_record: u64,
+        offset: u64,
+        end: u64,
+        stored: u32,
+        computed: u32,
+    },
 }
 
 /// The header fields every indexed file has, as plain values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CommonHeader {
+    /// The version read (a writer always writes its file type's).
+    pub version: u16,
     pub flags: u16,
     pub record_count: u64,
     pub index_offset: u64,
@@ -105,6 +162,10 @@ pub struct CommonHeader {
     pub tick_ps: u16,
     pub names_offset: u64,
     pub names_len: u64,
+    /// Where the block checksums start (version 2: after the names).
+    pub checksums_offset: u64,
+    /// CRC-32C of the index, the names and the block checksums.
+    pub tail_crc: u32,
 }
 
 impl CommonHeader {
@@ -112,11 +173,22 @@ impl CommonHeader {
         self.flags & FLAG_COMPLETE != 0
     }
 
+    /// Whether the file carries checksums (version 2 on): a file of
+    /// [`UNCHECKED_VERSION`] is read without any.
+    pub fn has_checksums(&self) -> bool {
+        self.version > UNCHECKED_VERSION
+    }
+
+    /// The number of block checksums: one per `index_stride` records.
+    pub fn block_count(&self) -> u64 {
+        self.record_count.div_ceil(self.index_stride.max(1))
+    }
+
     /// Checks magic, version and lengths, and reads the common fields;
     /// returns them and the header's length.
     pub fn parse(ty: &FileType, b: &[u8]) -> Result<(CommonHeader, usize), TraceFileError> {
         let file = ty.name;
-        if b.len() < ty.header_len {
+        if b.len() < ty.header_len.min(UNCHECKED_HEADER_LEN) {
             return Err(TraceFileError::TooShort { file, len: b.len() });
         }
         let magic: [u8; 8] = b[field::MAGIC].try_into().expect("8 bytes");
@@ -124,15 +196,25 @@ impl CommonHeader {
             return Err(TraceFileError::BadMagic { file, magic });
         }
         let version = u16_at(b, field::VERSION);
-        if version != ty.version {
-            return Err(TraceFileError::BadVersion {
-                file,
-                version,
-                supported: ty.version,
-            });
-        }
+        let least_len = match version {
+            v if v == ty.version => ty.header_len,
+            UNCHECKED_VERSION => UNCHECKED_HEADER_LEN,
+            _ => {
+                return Err(TraceFileError::BadVersion {
+                    file,
+                    version,
+                    supported: ty.version,
+                })
+            }
+        };
         let len = u16_at(b, field::HEADER_LEN);
-        if usize::from(len) < ty.header_len || usize::from(len) > b.len() || !len.is_multiple_of(8)
+        // No writer of the unchecked version wrote a longer header, so a
+        // checked file whose version byte was damaged is not read unchecked.
+        let too_long = version == UNCHECKED_VERSION && usize::from(len) != UNCHECKED_HEADER_LEN;
+        if usize::from(len) < least_len
+            || usize::from(len) > b.len()
+            || !len.is_multiple_of(8)
+            || too_long
         {
             return Err(TraceFileError::BadHeaderLen { file, len });
         }
@@ -144,7 +226,8 @@ impl CommonHeader {
                 supported: ty.record_len,
             });
         }
-        let header = CommonHeader {
+        let mut header = CommonHeader {
+            version,
             flags: u16_at(b, field::FLAGS),
             record_count: u64_at(b, field::RECORD_COUNT),
             index_offset: u64_at(b, field::INDEX_OFFSET),
@@ -156,7 +239,26 @@ impl CommonHeader {
             tick_ps: u16_at(b, field::TICK_PS),
             names_offset: u64_at(b, field::NAMES_OFFSET),
             names_len: u64_at(b, field::NAMES_LEN),
+            ..CommonHeader::default()
         };
+        if header.has_checksums() {
+            header.checksums_offset = u64_at(b, field::CHECKSUMS_OFFSET);
+            header.tail_crc = u32_at(b, field::TAIL_CRC);
+            // An unfinished file's header is a placeholder without one.
+            if header.is_complete() {
+                let len = usize::from(len);
+                let stored = u32_at(b, field::HEADER_CRC);
+                let computed = header_checksum(&b[..len]);
+                if stored != computed {
+                    return Err(TraceFileError::HeaderChecksum {
+                        file,
+                        len,
+                        stored,
+                        computed,
+                    });
+                }
+            }
+        }
         Ok((header, usize::from(len)))
     }
 
@@ -178,12 +280,15 @@ impl CommonHeader {
         put_u16(b, field::TICK_PS, self.tick_ps);
         put_u64(b, field::NAMES_OFFSET, self.names_offset);
         put_u64(b, field::NAMES_LEN, self.names_len);
+        put_u64(b, field::CHECKSUMS_OFFSET, self.checksums_offset);
+        put_u32(b, field::TAIL_CRC, self.tail_crc);
     }
 
     /// A finished file's counts and offsets, as laid out: the header
     /// (`header_len` bytes), `record_count` records of `record_len` bytes,
-    /// `index`'s entries, then `names_len` bytes of names; flagged
-    /// complete. Ticks, start time and tick length are the caller's.
+    /// `index`'s entries, `names_len` bytes of names, then the block
+    /// checksums; flagged complete. Ticks, start time, tick length and the
+    /// tail checksum ([`tail_checksum`]) are the caller's.
     pub fn finished(
         header_len: usize,
         record_len: usize,
@@ -193,14 +298,16 @@ impl CommonHeader {
     ) -> CommonHeader {
         let index_offset = header_len as u64 + record_count * record_len as u64;
         let index_count = index.entries().len() as u64;
+        let names_offset = index_offset + index_count * INDEX_ENTRY_LEN as u64;
         CommonHeader {
             flags: FLAG_COMPLETE,
             record_count,
             index_offset,
             index_count,
             index_stride: index.stride(),
-            names_offset: index_offset + index_count * INDEX_ENTRY_LEN as u64,
+            names_offset,
             names_len: names_len as u64,
+            checksums_offset: names_offset + names_len as u64,
             ..CommonHeader::default()
         }
     }
@@ -209,6 +316,95 @@ impl CommonHeader {
     pub fn ticks_to_ns(&self, ticks: u64) -> f64 {
         ticks as f64 * f64::from(self.tick_ps) / 1000.0
     }
+}
+
+/// CRC-32C of a header (its first `header.len()` bytes), its own checksum
+/// field read as zeros.
+pub fn header_checksum(header: &[u8]) -> u32 {
+    let crc = crc32c::crc32c(&header[..field::HEADER_CRC.start]);
+    let crc = crc32c::crc32c_append(crc, &[0; 4]);
+    crc32c::crc32c_append(crc, &header[field::HEADER_CRC.end..])
+}
+
+/// Writes the header checksum into `header`, whose every other field is
+/// final.
+pub fn seal_header(header: &mut [u8]) {
+    let crc = header_checksum(header);
+    put_u32(header, field::HEADER_CRC, crc);
+}
+
+/// CRC-32C of the time index, the name table and the block checksums, in
+/// that order (contiguous in a file as written).
+pub fn tail_checksum(index: &[u8], names: &[u8], checksums: &[u8]) -> u32 {
+    let crc = crc32c::crc32c(index);
+    let crc = crc32c::crc32c_append(crc, names);
+    crc32c::crc32c_append(crc, checksums)
+}
+
+/// Builds the block checksums while record bytes stream out: one CRC-32C
+/// over each run of `stride` records' bytes (the last run may be short).
+#[derive(Debug, Clone)]
+pub struct BlockChecksums {
+    block_bytes: usize,
+    crc: u32,
+    filled: usize,
+    sums: Vec<u32>,
+}
+
+impl BlockChecksums {
+    pub fn new(stride: u64, record_len: usize) -> BlockChecksums {
+        BlockChecksums {
+            block_bytes: (stride.max(1) as usize).saturating_mul(record_len),
+            crc: 0,
+            filled: 0,
+            sums: Vec::new(),
+        }
+    }
+    /// The next records' bytes, in file order.
+    #[inline]
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let n = bytes.len().min(self.block_bytes - self.filled);
+            self.crc = crc32c::crc32c_append(self.crc, &bytes[..n]);
+            self.filled += n;
+            bytes = &bytes[n..];
+            if self.filled == self.block_bytes {
+                self.sums.push(self.crc);
+                self.crc = 0;
+                self.filled = 0;
+            }
+        }
+    }
+    /// The checksum table: `u32` checksums, one per block.
+    pub fn emit(&self) -> Vec<u8> {
+        let mut out: Vec<u8> = self.sums.iter().flat_map(|c| c.to_le_bytes()).collect();
+        if self.filled > 0 {
+            out.extend_from_slice(&self.crc.to_le_bytes());
+        }
+        out
+    }
+}
+
+/// Completes a file laid out, as its complete header says, up to the end
+/// of its name table: appends the block checksums and writes the tail and
+/// header checksums (for files built whole in memory, as tests do; a
+/// streaming writer uses [`BlockChecksums`] and [`seal_header`]).
+pub fn seal_file(file: &mut Vec<u8>) {
+    let header_len = usize::from(u16_at(file, field::HEADER_LEN));
+    let record_len = usize::from(u16_at(file, field::RECORD_LEN));
+    let records = u64_at(file, field::RECORD_COUNT) as usize;
+    let stride = u64_at(file, field::INDEX_STRIDE);
+    let index_offset = u64_at(file, field::INDEX_OFFSET) as usize;
+    let names_end = (u64_at(file, field::NAMES_OFFSET) + u64_at(file, field::NAMES_LEN)) as usize;
+    let mut sums = BlockChecksums::new(stride, record_len);
+    sums.push(&file[header_len..header_len + records * record_len]);
+    let table = sums.emit();
+    file.truncate(names_end);
+    let tail = tail_checksum(&file[index_offset..names_end], &[], &table);
+    file.extend_from_slice(&table);
+    put_u64(file, field::CHECKSUMS_OFFSET, names_end as u64);
+    put_u32(file, field::TAIL_CRC, tail);
+    seal_header(&mut file[..header_len]);
 }
 
 /// One time-index entry: record `record` is the first with its tick.
@@ -341,6 +537,18 @@ impl<'a> Body<'a> {
         header_len: usize,
         data: &'a [u8],
     ) -> Result<Body<'a>, TraceFileError> {
+        Body::new_checked_blocks(ty, header, header_len, data, true)
+    }
+
+    /// [`new_checked`](Self::new_checked), verifying the block checksums
+    /// only if `verify_blocks`.
+    fn new_checked_blocks(
+        ty: &FileType,
+        header: &mut CommonHeader,
+        header_len: usize,
+        data: &'a [u8],
+        verify_blocks: bool,
+    ) -> Result<Body<'a>, TraceFileError> {
         let file = ty.name;
         let record_len = ty.record_len;
         let body = &data[header_len..];
@@ -387,6 +595,9 @@ impl<'a> Body<'a> {
                     len: header.names_len,
                 })?
         };
+        if header.has_checksums() {
+            verify_checksums(ty, header, header_len, data, records, index, verify_blocks)?;
+        }
         Ok(Body {
             records,
             index,
@@ -496,8 +707,20 @@ impl<'a, H: FileHeader, R: FileRecord + 'a> IndexedView<'a, H, R> {
     /// whose writer did not finish (no FLAG_COMPLETE) is read up to its last
     /// whole record, without index or names.
     pub fn new_checked(data: &'a [u8]) -> Result<IndexedView<'a, H, R>, TraceFileError> {
+        IndexedView::open(data, true)
+    }
+
+    /// [`new_checked`](Self::new_checked) of bytes a view made by
+    /// `new_checked` has verified already (another thread's view of the
+    /// same map): every check but the pass over the block checksums.
+    pub fn new_checked_again(data: &'a [u8]) -> Result<IndexedView<'a, H, R>, TraceFileError> {
+        IndexedView::open(data, false)
+    }
+
+    fn open(data: &'a [u8], verify_blocks: bool) -> Result<IndexedView<'a, H, R>, TraceFileError> {
         let (mut header, len) = H::parse(data)?;
-        let body = Body::new_checked(&R::FILE, header.common_mut(), len, data)?;
+        let body =
+            Body::new_checked_blocks(&R::FILE, header.common_mut(), len, data, verify_blocks)?;
         Ok(IndexedView {
             header,
             body,
@@ -543,6 +766,109 @@ impl<'a, H: FileHeader, R: FileRecord + 'a> IndexedView<'a, H, R> {
     }
 }
 
+/// Verifies a finished file's tail checksum and every block checksum.
+fn verify_checksums(
+    ty: &FileType,
+    header: &CommonHeader,
+    header_len: usize,
+    data: &[u8],
+    records: &[u8],
+    index: &[u8],
+    verify_blocks: bool,
+) -> Result<(), TraceFileError> {
+    let file = ty.name;
+    if header.index_stride == 0 {
+        return Err(TraceFileError::BadStride { file });
+    }
+    let count = header.block_count();
+    let table = section(data, header.checksums_offset, count, CHECKSUM_LEN).ok_or(
+        TraceFileError::BadChecksums {
+            file,
+            offset: header.checksums_offset,
+            count,
+        },
+    )?;
+    // The names were found inside the file by the caller.
+    let names = section(data, header.names_offset, header.names_len, 1).unwrap_or(&[]);
+    let computed = tail_checksum(index, names, table);
+    if computed != header.tail_crc {
+        return Err(TraceFileError::TailChecksum {
+            file,
+            offset: header.index_offset,
+            end: header.checksums_offset + count * CHECKSUM_LEN as u64,
+            stored: header.tail_crc,
+            computed,
+        });
+    }
+    if !verify_blocks {
+        return Ok(());
+    }
+    let block_bytes = header.index_stride as usize * ty.record_len;
+    match first_bad_block(records, table, block_bytes) {
+        None => Ok(()),
+        Some((b, stored, computed)) => {
+            let len = records.len().min((b + 1) * block_bytes) - b * block_bytes;
+            let offset = (header_len + b * block_bytes) as u64;
+            let first_record = b as u64 * header.index_stride;
+            Err(TraceFileError::BlockChecksum {
+                file,
+                block: b as u64,
+                first_record,
+                end_record: first_record + (len / ty.record_len) as u64,
+                offset,
+                end: offset + len as u64,
+                stored,
+                computed,
+            })
+        }
+    }
+}
+
+/// Files at least this long are verified on every core.
+const PARALLEL_VERIFY_BYTES: usize = 64 << 20;
+
+/// The first block of `records` (blocks of `block_bytes`) whose CRC-32C is
+/// not its entry of `table`: `(block, stored, computed)`.
+fn first_bad_block(records: &[u8], table: &[u8], block_bytes: usize) -> Option<(usize, u32, u32)> {
+    let scan = |first: usize, records: &[u8], table: &[u8]| {
+        records
+            .chunks(block_bytes)
+            .zip(table.chunks_exact(CHECKSUM_LEN))
+            .enumerate()
+            .find_map(|(i, (block, stored))| {
+                let stored = u32_at(stored, 0..4);
+                let computed = crc32c::crc32c(block);
+                (computed != stored).then_some((first + i, stored, computed))
+            })
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let blocks = table.len() / CHECKSUM_LEN;
+    if threads <= 1 || records.len() < PARALLEL_VERIFY_BYTES {
+        return scan(0, records, table);
+    }
+    let per_thread = blocks.div_ceil(threads);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = (0..blocks)
+            .step_by(per_thread)
+            .map(|first| {
+                let end = (first + per_thread).min(blocks);
+                let recs = &records[(first * block_bytes).min(records.len())
+                    ..(end * block_bytes).min(records.len())];
+                let sums = &table[first * CHECKSUM_LEN..end * CHECKSUM_LEN];
+                s.spawn(move || scan(first, recs, sums))
+            })
+            .collect();
+        // The first bad block of the first part that has one.
+        parts
+            .into_iter()
+            .map(|h| h.join().expect("a checksum thread panicked"))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .flatten()
+            .next()
+    })
+}
+
 /// `count` items of `item_len` bytes at `offset` in `data`, if they fit.
 fn section(data: &[u8], offset: u64, count: u64, item_len: usize) -> Option<&[u8]> {
     let end = offset.checked_add(count.checked_mul(item_len as u64)?)?;
@@ -573,7 +899,7 @@ mod tests {
         name: "test",
         magic: *b"TESTIDX\0",
         version: 3,
-        header_len: 128,
+        header_len: 160,
         record_len: 24,
     };
 
@@ -612,6 +938,7 @@ mod tests {
         }
         f.extend_from_slice(&index);
         f.extend_from_slice(&names_bytes);
+        seal_file(&mut f);
         f
     }
 
@@ -624,20 +951,34 @@ mod tests {
     #[test]
     fn header_round_trip_and_known_bytes() {
         let h = CommonHeader {
+            version: 3,
             flags: FLAG_COMPLETE,
             record_count: 2,
             tick_ps: 1250,
             names_len: 9,
+            checksums_offset: 77,
+            tail_crc: 0xdead_beef,
             ..Default::default()
         };
-        let mut b = [0u8; 128];
+        let mut b = [0u8; 160];
         h.emit(&TEST_FILE, &mut b);
+        seal_header(&mut b);
         assert_eq!(&b[0..8], b"TESTIDX\0");
-        assert_eq!(&b[8..16], &[3, 0, 128, 0, 24, 0, 1, 0]);
+        assert_eq!(&b[8..16], &[3, 0, 160, 0, 24, 0, 1, 0]);
         assert_eq!(&b[16..24], &2u64.to_le_bytes());
         assert_eq!(&b[72..74], &1250u16.to_le_bytes());
         assert_eq!(&b[88..96], &9u64.to_le_bytes());
-        assert_eq!(CommonHeader::parse(&TEST_FILE, &b).unwrap(), (h, 128));
+        assert_eq!(&b[128..136], &77u64.to_le_bytes());
+        assert_eq!(&b[136..140], &0xdead_beefu32.to_le_bytes());
+        assert_eq!(CommonHeader::parse(&TEST_FILE, &b).unwrap(), (h, 160));
+        // The CRC-32C check value of "123456789" (RFC 3720).
+        assert_eq!(crc32c::crc32c(b"123456789"), 0xe306_9283);
+    }
+
+    /// `f` with the header checksum made right again after a change.
+    fn resealed(mut f: Vec<u8>) -> Vec<u8> {
+        seal_header(&mut f[..160]);
+        f
     }
 
     #[test]
@@ -675,8 +1016,12 @@ mod tests {
         ));
         let mut bad = f.clone();
         bad[16..24].copy_from_slice(&5u64.to_le_bytes());
+        assert!(matches!(
+            open(&bad),
+            Err(TraceFileError::HeaderChecksum { len: 160, .. })
+        ));
         assert_eq!(
-            open(&bad).unwrap_err(),
+            open(&resealed(bad)).unwrap_err(),
             TraceFileError::BadRecordCount {
                 file,
                 count: 5,
@@ -685,12 +1030,24 @@ mod tests {
         );
         let mut bad = f.clone();
         bad[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert!(matches!(open(&bad), Err(TraceFileError::BadIndex { .. })));
+        assert!(matches!(
+            open(&resealed(bad)),
+            Err(TraceFileError::BadIndex { .. })
+        ));
         let mut bad = f.clone();
         bad[88..96].copy_from_slice(&3u64.to_le_bytes());
-        assert!(matches!(open(&bad), Err(TraceFileError::BadNames { .. })));
+        assert!(matches!(
+            open(&resealed(bad)),
+            Err(TraceFileError::BadNames { .. })
+        ));
+        let mut bad = f.clone();
+        bad[128..136].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(
+            open(&resealed(bad)),
+            Err(TraceFileError::BadChecksums { .. })
+        ));
         // A complete file cut short.
-        let err = open(&f[..128 + 24 + 5]).unwrap_err();
+        let err = open(&f[..160 + 24 + 5]).unwrap_err();
         assert_eq!(
             err,
             TraceFileError::BadRecordCount {
@@ -707,8 +1064,77 @@ mod tests {
     }
 
     #[test]
+    fn every_changed_byte_of_a_finished_file_is_refused() {
+        let ticks: Vec<u64> = (0..40).collect();
+        let names = NameTable {
+            names: vec![(7, "seven".into())],
+        };
+        let f = file(&ticks, 16, &names);
+        assert!(open(&f).is_ok());
+        for i in 0..f.len() {
+            let mut bad = f.clone();
+            bad[i] ^= 0x10;
+            assert!(
+                open(&bad).is_err(),
+                "byte {i} of {} changed unseen",
+                f.len()
+            );
+        }
+        // The block checksum names the block and where it lies.
+        let mut bad = f.clone();
+        bad[160 + 17 * 24] ^= 1;
+        let err = open(&bad).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TraceFileError::BlockChecksum {
+                    block: 1,
+                    first_record: 16,
+                    end_record: 32,
+                    offset: 544,
+                    end: 928,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains("block 1 (records 16..32, bytes 544..928)"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_file_of_the_unchecked_version_is_read_without_checksums() {
+        let f = file(&[1, 2, 3], 2, &NameTable::default());
+        let records_end = 160 + 3 * 24;
+        let mut old = f[..128].to_vec();
+        old[8..10].copy_from_slice(&UNCHECKED_VERSION.to_le_bytes());
+        old[10..12].copy_from_slice(&128u16.to_le_bytes());
+        old.extend_from_slice(&f[160..records_end]);
+        let index_offset = old.len() as u64;
+        old.extend_from_slice(&f[records_end..records_end + 32]);
+        old[24..32].copy_from_slice(&index_offset.to_le_bytes());
+        old[80..88].copy_from_slice(&(index_offset + 32).to_le_bytes());
+        let (h, body) = open(&old).unwrap();
+        assert!(!h.has_checksums() && h.is_complete());
+        assert_eq!((body.len(), body.index().count()), (3, 2));
+        // Nothing to verify: a changed record goes unseen.
+        old[128] ^= 1;
+        assert!(open(&old).is_ok());
+        // A checked file whose version says 1 is refused, not read unchecked.
+        let mut downgraded = f.clone();
+        downgraded[8..10].copy_from_slice(&UNCHECKED_VERSION.to_le_bytes());
+        assert!(matches!(
+            open(&downgraded),
+            Err(TraceFileError::BadHeaderLen { len: 160, .. })
+        ));
+    }
+
+    #[test]
     fn an_unfinished_file_reads_up_to_its_last_whole_record() {
-        let mut f = vec![0u8; 128];
+        let mut f = vec![0u8; 160];
         CommonHeader::default().emit(&TEST_FILE, &mut f);
         for t in 0..10u64 {
             let mut r = [0u8; 24];

@@ -1,5 +1,5 @@
 //! The native trace file (`.hmtttrace`, format.md §11): what `hmtt merge`
-//! writes and `dump`, `stats` and `replay` read. A 128-byte header, then
+//! writes and `dump`, `stats` and `replay` read. A 160-byte header, then
 //! fixed-size 16-byte records sorted by tick, then a time index (one entry
 //! every `index_stride` records) and a table of event names. Records are
 //! 8-byte aligned, so a reader can map the file and index it directly.
@@ -21,9 +21,9 @@ pub use crate::indexed::{
 /// "HMTTTRC\0".
 pub const MAGIC: [u8; 8] = *b"HMTTTRC\0";
 /// Trace file version.
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 /// Header length written by this version.
-pub const HEADER_LEN: usize = 128;
+pub const HEADER_LEN: usize = 160;
 /// Length of a physical-trace record.
 pub const RECORD_LEN: usize = 16;
 /// Default number of records between two index entries.
@@ -320,6 +320,7 @@ impl TraceHeader {
         put_u64(&mut b, field::PACKETS_MISSING, self.packets_missing);
         put_u64(&mut b, field::PACKETS_DUPLICATE, self.packets_duplicate);
         put_u64(&mut b, field::PACKETS_REJECTED, self.packets_rejected);
+        crate::indexed::seal_header(&mut b);
         b
     }
 
@@ -439,6 +440,7 @@ mod tests {
         }
         f.extend_from_slice(&index);
         f.extend_from_slice(&names_bytes);
+        crate::indexed::seal_file(&mut f);
         f
     }
 
@@ -446,6 +448,7 @@ mod tests {
     fn header_round_trip_and_known_bytes() {
         let h = TraceHeader {
             common: CommonHeader {
+                version: VERSION,
                 flags: FLAG_COMPLETE,
                 record_count: 2,
                 tick_ps: 1250,
@@ -455,7 +458,7 @@ mod tests {
         };
         let b = h.emit();
         assert_eq!(&b[0..8], b"HMTTTRC\0");
-        assert_eq!(&b[8..16], &[1, 0, 128, 0, 16, 0, 1, 0]);
+        assert_eq!(&b[8..16], &[2, 0, 160, 0, 16, 0, 1, 0]);
         assert_eq!(&b[16..24], &2u64.to_le_bytes());
         assert_eq!(&b[72..74], &1250u16.to_le_bytes());
         assert_eq!(TraceHeader::parse(&b).unwrap(), (h, HEADER_LEN));
@@ -505,6 +508,12 @@ mod tests {
         assert!(msg.starts_with("not an hmtt trace file"), "{msg}");
         let mut bad = f.clone();
         bad[16..24].copy_from_slice(&5u64.to_le_bytes());
+        let msg = TraceView::new_checked(&bad).unwrap_err().to_string();
+        assert!(
+            msg.starts_with("trace header (bytes 0..160) fails its checksum"),
+            "{msg}"
+        );
+        crate::indexed::seal_header(&mut bad[..HEADER_LEN]);
         let msg = TraceView::new_checked(&bad).unwrap_err().to_string();
         assert_eq!(msg, "trace claims 5 records but the file holds room for 2");
     }

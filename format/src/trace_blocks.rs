@@ -113,6 +113,7 @@ mod tests {
         }
         f.extend_from_slice(&idx.emit());
         f.extend_from_slice(&names);
+        crate::indexed::seal_file(&mut f);
         f
     }
 

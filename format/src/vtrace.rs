@@ -2,7 +2,7 @@
 //! --out` writes and `hmtt dump` reads. The physical trace (§11) after
 //! replay: each reference carries the process and virtual address it was
 //! translated to (or why it could not be), and whether it was a CPU or a DMA
-//! access. A 128-byte header, fixed-size 32-byte records sorted by tick, a
+//! access. A 160-byte header, fixed-size 32-byte records sorted by tick, a
 //! time index and the event names, laid out like the physical trace so a
 //! reader maps the file and indexes it directly.
 //!
@@ -23,9 +23,9 @@ use crate::trace::{RecordKind, TraceRecord};
 /// "HMTTVTR\0".
 pub const MAGIC: [u8; 8] = *b"HMTTVTR\0";
 /// Virtual trace file version.
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 /// Header length written by this version.
-pub const HEADER_LEN: usize = 128;
+pub const HEADER_LEN: usize = 160;
 /// Length of a virtual-trace record.
 pub const RECORD_LEN: usize = 32;
 /// Default number of records between two index entries.
@@ -280,6 +280,7 @@ impl VtraceHeader {
         put_u64(&mut b, field::TRANSLATED, self.translated);
         put_u64(&mut b, field::LOG_PLACED, self.log_placed);
         put_u64(&mut b, field::LOG_UNPLACED, self.log_unplaced);
+        crate::indexed::seal_header(&mut b);
         b
     }
 
@@ -359,6 +360,7 @@ mod tests {
         }
         f.extend_from_slice(&index);
         f.extend_from_slice(&names_bytes);
+        crate::indexed::seal_file(&mut f);
         f
     }
 
@@ -403,6 +405,7 @@ mod tests {
     fn header_round_trip_and_known_bytes() {
         let h = VtraceHeader {
             common: CommonHeader {
+                version: VERSION,
                 flags: FLAG_COMPLETE | FLAG_SELECTION,
                 record_count: 2,
                 tick_ps: 1250,
@@ -413,7 +416,7 @@ mod tests {
         };
         let b = h.emit();
         assert_eq!(&b[0..8], b"HMTTVTR\0");
-        assert_eq!(&b[8..16], &[1, 0, 128, 0, 32, 0, 3, 0]);
+        assert_eq!(&b[8..16], &[2, 0, 160, 0, 32, 0, 3, 0]);
         assert_eq!(&b[16..24], &2u64.to_le_bytes());
         assert_eq!(&b[72..74], &1250u16.to_le_bytes());
         assert_eq!(&b[96..104], &9u64.to_le_bytes());

@@ -91,6 +91,7 @@ impl RecordStore<TraceRecord> for ArchiveStore {
     fn finish(self, parts: FinishedParts) -> Result<u64, MergeError> {
         let mut tail = parts.index;
         tail.extend_from_slice(&parts.names);
+        tail.extend_from_slice(&parts.checksums);
         let (file, summary) = self
             .archive
             .finish(&parts.header, &tail)

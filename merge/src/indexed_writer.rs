@@ -5,11 +5,11 @@
 //! common header) and hands the records to a [`RecordStore`]: a
 //! [`BlockFile`] (the file itself), or the trace archive's blocks
 //! (`crate::archive_writer`). A [`BlockFile`] writes a placeholder header and
-//! the records through large page-aligned blocks, then the time index and
-//! the names, and finally the real header, which the file type fills in.
-//! The file is written under a temporary name and renamed into place when
-//! finished ([`hmtt_format::atomic_file`]): a writer that fails or dies
-//! leaves no file under the final name.
+//! the records through large page-aligned blocks, then the time index,
+//! the names and the block checksums, and finally the real header, which
+//! the file type fills in. The file is written under a temporary name and
+//! renamed into place when finished ([`hmtt_format::atomic_file`]): a
+//! writer that fails or dies leaves no file under the final name.
 //!
 //! A trace holds about four times the bytes of its captures, so writing is
 //! the largest cost of a merge. The blocks go to the file with direct I/O
@@ -26,7 +26,9 @@ use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
-use hmtt_format::indexed::{CommonHeader, FileRecord, IndexBuilder, NameTable};
+use hmtt_format::indexed::{
+    tail_checksum, BlockChecksums, CommonHeader, FileRecord, IndexBuilder, NameTable,
+};
 use memmap2::MmapMut;
 
 use crate::error::MergeError;
@@ -104,20 +106,31 @@ pub trait RecordStore<R> {
     /// Stores the finished file's parts, `common` saying where each goes;
     /// returns the stored size.
     fn finish(self, parts: FinishedParts) -> Result<u64, MergeError>;
+    /// Puts what is known before the records (`early`: tick length, start
+    /// time) into the unfinished file's placeholder header, if it is not
+    /// stored yet, so a file whose writer dies still tells its times.
+    fn announce(&mut self, early: &CommonHeader) {
+        let _ = early;
+    }
 }
 
-/// A finished indexed file's parts besides its records.
+/// A finished indexed file's parts besides its records, in file order
+/// after them: index, names, block checksums.
 pub struct FinishedParts {
     pub common: CommonHeader,
     pub header: Vec<u8>,
     pub index: Vec<u8>,
     pub names: Vec<u8>,
+    pub checksums: Vec<u8>,
 }
 
 /// Streams an indexed file of `R` records into a [`RecordStore`].
 pub struct IndexedWriter<R, S = BlockFile<R>> {
     store: S,
     index: IndexBuilder,
+    checksums: BlockChecksums,
+    /// Byte conversion where the records' memory is not their layout.
+    scratch: Vec<u8>,
     count: u64,
     first_tick: Option<u64>,
     last_tick: u64,
@@ -213,6 +226,8 @@ impl<R: FileRecord, S: RecordStore<R>> IndexedWriter<R, S> {
         IndexedWriter {
             store,
             index: IndexBuilder::new(index_stride),
+            checksums: BlockChecksums::new(index_stride, R::FILE.record_len),
+            scratch: Vec::new(),
             count: 0,
             first_tick: None,
             last_tick: 0,
@@ -222,6 +237,16 @@ impl<R: FileRecord, S: RecordStore<R>> IndexedWriter<R, S> {
 
     pub fn records(&self) -> u64 {
         self.count
+    }
+
+    /// The tick length and start time, for the unfinished file's header
+    /// (see [`RecordStore::announce`]); before the first records.
+    pub fn announce(&mut self, tick_ps: u16, start_ns: u64) {
+        self.store.announce(&CommonHeader {
+            tick_ps,
+            start_ns,
+            ..CommonHeader::default()
+        });
     }
 
     /// Appends records (in tick order).
@@ -245,6 +270,8 @@ impl<R: FileRecord, S: RecordStore<R>> IndexedWriter<R, S> {
             self.last_tick = last.tick();
         }
         self.index.push_block(self.count, done);
+        self.checksums
+            .push(R::as_file_bytes(done, &mut self.scratch));
         self.count += n as u64;
         self.store.settle()
     }
@@ -258,6 +285,8 @@ impl<R: FileRecord, S: RecordStore<R>> IndexedWriter<R, S> {
         self.first_tick.get_or_insert(first.tick());
         self.last_tick = last.tick();
         self.index.push_block(self.count, records);
+        self.checksums
+            .push(R::as_file_bytes(records, &mut self.scratch));
         self.count += records.len() as u64;
     }
 
@@ -271,9 +300,12 @@ impl<R: FileRecord, S: RecordStore<R>> IndexedWriter<R, S> {
         header: impl FnOnce(CommonHeader) -> Vec<u8>,
     ) -> Result<u64, MergeError> {
         let names = names.emit();
+        let index = self.index.emit();
+        let checksums = self.checksums.emit();
         let common = CommonHeader {
             first_tick: self.first_tick.unwrap_or(0),
             last_tick: self.last_tick,
+            tail_crc: tail_checksum(&index, &names, &checksums),
             ..CommonHeader::finished(
                 R::FILE.header_len,
                 R::FILE.record_len,
@@ -285,8 +317,9 @@ impl<R: FileRecord, S: RecordStore<R>> IndexedWriter<R, S> {
         self.store.finish(FinishedParts {
             common,
             header: header(common),
-            index: self.index.emit(),
+            index,
             names,
+            checksums,
         })
     }
 }
@@ -417,6 +450,14 @@ impl<R: FileRecord> RecordStore<R> for BlockFile<R> {
         }
     }
 
+    fn announce(&mut self, early: &CommonHeader) {
+        if self.offset == 0 {
+            if let Some(block) = self.block.as_mut() {
+                early.emit(&R::FILE, &mut block[..R::FILE.header_len]);
+            }
+        }
+    }
+
     fn settle(&mut self) -> Result<(), MergeError> {
         if self.filled == BLOCK_BYTES {
             self.send_block(BLOCK_BYTES)?;
@@ -457,11 +498,14 @@ impl<R: FileRecord> RecordStore<R> for BlockFile<R> {
         self.plain
             .write_all_at(&parts.names, common.names_offset)
             .map_err(io)?;
+        self.plain
+            .write_all_at(&parts.checksums, common.checksums_offset)
+            .map_err(io)?;
         self.plain.write_all_at(&parts.header, 0).map_err(io)?;
         if let Some(out) = self.out.take() {
             out.commit().map_err(io)?;
         }
-        Ok(common.names_offset + common.names_len)
+        Ok(common.checksums_offset + parts.checksums.len() as u64)
     }
 }
 

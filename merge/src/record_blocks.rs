@@ -127,6 +127,7 @@ mod tests {
             f.extend_from_slice(&r.to_bytes());
         }
         f.extend_from_slice(&idx.emit());
+        hmtt_format::indexed::seal_file(&mut f);
         f
     }
 

@@ -24,6 +24,7 @@ pub fn merge_to_trace(
     progress: &mut dyn FnMut(u64),
 ) -> Result<(MergeReport, u64), MergeError> {
     let mut writer = TraceWriter::create(path)?;
+    writer.announce(set.tick_ps, set.start_ns);
     let report = merge(set, opts, &mut writer, progress)?;
     let size = writer.finish(&report, set.geometry, set.start_ns, names)?;
     Ok((report, size))
@@ -50,6 +51,12 @@ impl<S: RecordStore<TraceRecord>> MergedTraceWriter<S> {
 
     pub fn records(&self) -> u64 {
         self.0.records()
+    }
+
+    /// The tick length and start time, before the first records: an
+    /// unfinished trace's header keeps them.
+    pub fn announce(&mut self, tick_ps: u16, start_ns: u64) {
+        self.0.announce(tick_ps, start_ns);
     }
 
     /// Stores the index, the names and the header; returns the stored size.
@@ -163,6 +170,7 @@ mod tests {
         std::fs::write(&path, b"an earlier trace").unwrap();
         let recs = records((BLOCK_BYTES / RECORD_LEN) as u64 * 2);
         let mut w = TraceWriter::create(&path).unwrap();
+        w.announce(1250, 77);
         w.write(&recs).unwrap();
         // Written so far under a temporary name; the earlier file is whole.
         assert_eq!(std::fs::read(&path).unwrap(), b"an earlier trace");
@@ -175,6 +183,73 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"an earlier trace");
     }
 
+    /// Two writers of one path (two merges to one output, issue 41), each
+    /// with its own records, in several interleavings: the file left is
+    /// one writer's trace exactly (the checksums would refuse a mix).
+    #[test]
+    fn two_writers_of_one_path_leave_one_trace_or_a_refused_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("two.hmtttrace");
+        let per_block = (BLOCK_BYTES / RECORD_LEN) as u64;
+        let a = records(per_block * 2 + 500);
+        let b: Vec<TraceRecord> = records(per_block + 300)
+            .into_iter()
+            .map(|r| TraceRecord::new(r.tick * 2, r.board(), RecordKind::Lost, 7))
+            .collect();
+        let finish = |w: TraceWriter| {
+            w.finish(&MergeReport::default(), None, 0, &NameTable::default())
+                .unwrap()
+        };
+        let mut outcomes = Vec::new();
+        for order in 0..4 {
+            let mut wa = TraceWriter::create(&path).unwrap();
+            let mut wb = TraceWriter::create(&path).unwrap();
+            match order {
+                0 => {
+                    wa.write(&a).unwrap();
+                    wb.write(&b).unwrap();
+                    finish(wa);
+                    finish(wb);
+                }
+                1 => {
+                    wa.write(&a).unwrap();
+                    wb.write(&b).unwrap();
+                    finish(wb);
+                    finish(wa);
+                }
+                2 => {
+                    wb.write(&b).unwrap();
+                    finish(wb);
+                    wa.write(&a[..per_block as usize]).unwrap();
+                    wa.write(&a[per_block as usize..]).unwrap();
+                    finish(wa);
+                }
+                _ => {
+                    wa.write(&a[..per_block as usize]).unwrap();
+                    wb.write(&b).unwrap();
+                    wa.write(&a[per_block as usize..]).unwrap();
+                    finish(wb);
+                    finish(wa);
+                }
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            let outcome = match TraceView::new_checked(&bytes) {
+                Err(e) => format!("refused: {e}"),
+                Ok(v) if v.records().eq(a.iter().copied()) => "a".into(),
+                Ok(v) if v.records().eq(b.iter().copied()) => "b".into(),
+                Ok(v) => panic!(
+                    "order {order}: a mixed trace of {} records passes (complete: {})",
+                    v.len(),
+                    v.header().is_complete()
+                ),
+            };
+            outcomes.push(outcome);
+        }
+        // Each writer writes a file of its own and renames it into place
+        // when finished: the one that finished last is left, whole.
+        assert_eq!(outcomes, ["b", "a", "a", "a"]);
+    }
+
     #[test]
     fn an_empty_trace_is_a_header() {
         let dir = tempfile::tempdir().unwrap();
@@ -183,6 +258,7 @@ mod tests {
         let size = w
             .finish(&MergeReport::default(), None, 0, &NameTable::default())
             .unwrap();
+        // The header and an empty checksum table.
         assert_eq!(size, HEADER_LEN as u64);
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(TraceView::new_checked(&bytes).unwrap().len(), 0);

@@ -30,6 +30,8 @@ pub struct Args {
     /// trace written by `hmtt replay --out` (told apart by their magic).
     #[arg(required_unless_present = "combine")]
     pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub incomplete: crate::shared::IncompleteArg,
     /// Only between two I-code events: BEGIN,END (names or indices), as
     /// `hmtt replay --window`.
     #[arg(long)]
@@ -132,9 +134,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let (physical, virt);
     let input = if data.starts_with(&hmtt_format::vtrace::MAGIC) {
         virt = VtraceView::new_checked(data).with_context(what)?;
+        crate::shared::check_input(
+            &trace,
+            "virtual trace",
+            &virt.header().common,
+            args.incomplete,
+            true,
+        )?;
         TraceInput::Virtual(&virt)
     } else {
         physical = AnyTrace::new_checked(data).with_context(what)?;
+        crate::shared::check_trace_input(&trace, &physical, args.incomplete, true)?;
         TraceInput::Physical(&physical)
     };
     let names = with_names_of(input.names().clone(), args.events.as_deref())?;

@@ -23,6 +23,8 @@ pub struct Args {
     /// Trace file written by `hmtt merge`, its archive (.hmttz), or virtual
     /// trace written by `hmtt replay --out` (told apart by their magic).
     pub trace: PathBuf,
+    #[command(flatten)]
+    pub incomplete: crate::shared::IncompleteArg,
     /// Comma-separated values with a header line.
     #[arg(long)]
     pub csv: bool,
@@ -141,6 +143,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.trace.display()
         )
     })?;
+    crate::shared::check_trace_input(&args.trace, &view, args.incomplete, true)?;
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let mut sel = Selection::new(&args, view.header().common.tick_ps);
     let mut blocks = RecordBlocks::from_tick(&view, sel.start_tick().unwrap_or(0))
@@ -197,6 +200,13 @@ fn run_virtual(args: &Args, bytes: &[u8]) -> anyhow::Result<()> {
     use hmtt_format::vtrace::VtraceView;
     let view = VtraceView::new_checked(bytes)
         .with_context(|| format!("{}: not a usable virtual trace file", args.trace.display()))?;
+    crate::shared::check_input(
+        &args.trace,
+        "virtual trace",
+        &view.header().common,
+        args.incomplete,
+        true,
+    )?;
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let mut sel = Selection::new(args, view.header().common.tick_ps);
     let start = sel.start_tick().map_or(0, |t| view.seek_tick(t));

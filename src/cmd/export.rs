@@ -54,6 +54,8 @@ pub struct Args {
     /// Trace (.hmtttrace), its archive (.hmttz) or a virtual trace
     /// (.hmttvtrace), told apart by their magic.
     pub trace: PathBuf,
+    #[command(flatten)]
+    pub incomplete: crate::shared::IncompleteArg,
     /// Output format.
     #[arg(long, short, value_enum)]
     pub format: Format,
@@ -101,6 +103,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let summary = if bytes.as_slice().starts_with(&hmtt_format::vtrace::MAGIC) {
         let view = VtraceView::new_checked(bytes.as_slice())
             .with_context(|| format!("{}: not a usable virtual trace", args.trace.display()))?;
+        crate::shared::check_input(
+            &args.trace,
+            "virtual trace",
+            &view.header().common,
+            args.incomplete,
+            true,
+        )?;
         let names = with_names_of(view.names().clone(), args.events.as_deref())?;
         export::export_vtrace(&view, names, make)
     } else {
@@ -110,6 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 args.trace.display()
             )
         })?;
+        crate::shared::check_trace_input(&args.trace, &view, args.incomplete, true)?;
         let names = with_names_of(view.names().clone(), args.events.as_deref())?;
         export::export_trace(&view, names, make)
     }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use hmtt_format::archive::{self, ArchiveOptions, ArchiveView};
 use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
+use hmtt_format::trace::TraceView;
 
 use crate::shared::{to_stdout, TraceBytes};
 
@@ -21,6 +22,8 @@ pub struct PackArgs {
     pub output: PathBuf,
     #[command(flatten)]
     pub archive: ArchiveArgs,
+    #[command(flatten)]
+    pub incomplete: crate::shared::IncompleteArg,
 }
 
 /// How archives are written (`hmtt pack`, `hmtt merge --compress`).
@@ -84,6 +87,15 @@ pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
     refuse_output_over_input(&args.output, [args.trace.as_path()])?;
     let bytes = TraceBytes::open(&args.trace)?;
     let start = std::time::Instant::now();
+    let view = TraceView::new_checked(bytes.as_slice())
+        .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
+    crate::shared::check_input(
+        &args.trace,
+        "trace",
+        &view.header().common,
+        args.incomplete,
+        false,
+    )?;
     let (out, w) = create(&args.output)?;
     let (w, s) = archive::pack(bytes.as_slice(), w, args.archive.options()).with_context(|| {
         format!(

@@ -32,6 +32,8 @@ hmtt replay run.hmtttrace --log pagetable.hmttlog --window phase_begin,phase_end
 pub struct Args {
     /// Trace file written by `hmtt merge`, or its archive (.hmttz).
     pub trace: PathBuf,
+    #[command(flatten)]
+    pub incomplete: crate::shared::IncompleteArg,
     /// Kernel log (.hmttlog) written by `hmtt log` or `hmtt sim`.
     #[arg(long)]
     pub log: PathBuf,
@@ -79,6 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.trace.display()
         )
     })?;
+    crate::shared::check_trace_input(&args.trace, &view, args.incomplete, true)?;
     let log_bytes = hmtt_merge::side_files::read_log(&args.log)?;
     let image = hmtt_format::klog::read_image(&log_bytes).map_err(|(i, e)| match i {
         Some(i) => anyhow::anyhow!("{}: record {i}: {e}", args.log.display()),
@@ -149,6 +152,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ),
     };
     let mut vout = args.out.as_deref().map(VtraceWriter::create).transpose()?;
+    if let Some(w) = vout.as_mut() {
+        w.announce(header.common.tick_ps, header.common.start_ns);
+    }
     let mut err: Option<anyhow::Error> = None;
     let start = std::time::Instant::now();
     let mut replayer = Replayer::new(log, filter);

@@ -24,6 +24,8 @@ pub struct Args {
     /// Most intervals to print (the rest are summed up), 1..=1048576.
     #[arg(long, default_value_t = 20, value_parser = usize_in(1, 1 << 20))]
     pub max_rows: usize,
+    #[command(flatten)]
+    pub incomplete: crate::shared::IncompleteArg,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -34,8 +36,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.trace.display()
         )
     })?;
+    crate::shared::check_trace_input(&args.trace, &view, args.incomplete, true)?;
     let h = view.header().clone();
-    let tick_ns = f64::from(h.common.tick_ps.max(1)) / 1000.0;
+    let tick_ns = f64::from(h.common.tick_ps) / 1000.0;
     let interval_ticks = ((args.interval_ms * 1e6) / tick_ns).max(1.0) as u64;
     let mut s = TraceStats::new(interval_ticks, args.max_rows);
     for r in view.records() {

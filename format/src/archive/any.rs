@@ -38,6 +38,16 @@ impl<'a> AnyTrace<'a> {
         })
     }
 
+    /// [`new_checked`](Self::new_checked) of bytes a view has verified
+    /// already (see [`TraceView::new_checked_again`]).
+    pub fn new_checked_again(data: &'a [u8]) -> Result<AnyTrace<'a>, AnyTraceError> {
+        Ok(if AnyTrace::is_archive(data) {
+            AnyTrace::Archive(ArchiveView::new_checked(data)?)
+        } else {
+            AnyTrace::Trace(TraceView::new_checked_again(data)?)
+        })
+    }
+
     pub fn header(&self) -> &TraceHeader {
         match self {
             AnyTrace::Trace(v) => v.header(),

@@ -37,6 +37,7 @@ fn trace_file(records: &[TraceRecord], names: &NameTable) -> Vec<u8> {
     }
     f.extend_from_slice(&idx.emit());
     f.extend_from_slice(&names_bytes);
+    crate::indexed::seal_file(&mut f);
     f
 }
 

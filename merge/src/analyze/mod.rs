@@ -666,7 +666,8 @@ pub fn analyze_parts(
                 let range = range.clone();
                 let later = (i > 0).then_some(origin);
                 scope.spawn(move || {
-                    let trace = AnyTrace::new_checked(data)?;
+                    // The caller's view verified these bytes.
+                    let trace = AnyTrace::new_checked_again(data)?;
                     analyze_blocks(&TraceInput::Physical(&trace), opts, range, later)
                 })
             })

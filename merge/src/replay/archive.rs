@@ -116,6 +116,8 @@ mod tests {
         for r in records {
             trace.extend_from_slice(&r.to_bytes());
         }
+        trace.extend_from_slice(&idx.emit());
+        hmtt_format::indexed::seal_file(&mut trace);
         let opts = ArchiveOptions::with_level(block_records, 1);
         pack(&trace, std::io::Cursor::new(Vec::new()), opts)
             .unwrap()

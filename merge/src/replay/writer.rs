@@ -41,6 +41,12 @@ impl VtraceWriter {
         self.0.records()
     }
 
+    /// The tick length and start time, before the first records: an
+    /// unfinished virtual trace's header keeps them.
+    pub fn announce(&mut self, tick_ps: u16, start_ns: u64) {
+        self.0.announce(tick_ps, start_ns);
+    }
+
     /// Appends records (in tick order).
     pub fn write(&mut self, records: &[VirtualRecord]) -> Result<(), MergeError> {
         self.0.write(records)

@@ -221,19 +221,8 @@ impl TraceInput<'_, '_> {
                 RecordKind::Lost if inside => f(Item::Lost { count: r.value() }),
                 RecordKind::GapBegin if inside => f(Item::Gap { packets: r.value() }),
                 RecordKind::Tag { .. } => {
-                    let index = r.value() as u32;
-                    if let Some(w) = window.as_mut() {
-                        w.tag(r.board(), index);
-                    }
-                    let inside = window.as_ref().is_none_or(|w| w.contains(r.board()));
-                    let boundary = window
-                        .as_ref()
-                        .is_some_and(|w| w.events().0 == index || w.events().1 == index);
-                    if matches!(classify_event(index), EventKind::User(_)) && (inside || boundary) {
-                        f(Item::Event {
-                            tick: r.tick,
-                            index,
-                        });
+                    if let Some((tick, index)) = user_event(&r, &mut window) {
+                        f(Item::Event { tick, index });
                     }
                 }
                 _ => {}
@@ -257,6 +246,22 @@ impl TraceInput<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// A TAG record: moves `window` on by it, and gives its (tick, event
+/// index) when it is a user I-code event inside the window (or one of the
+/// window's own events), as the analyses report events.
+fn user_event(r: &TraceRecord, window: &mut Option<EventWindow>) -> Option<(u64, u32)> {
+    let index = r.value() as u32;
+    if let Some(w) = window.as_mut() {
+        w.tag(r.board(), index);
+    }
+    let inside = window.as_ref().is_none_or(|w| w.contains(r.board()));
+    let boundary = window
+        .as_ref()
+        .is_some_and(|w| w.events().0 == index || w.events().1 == index);
+    (matches!(classify_event(index), EventKind::User(_)) && (inside || boundary))
+        .then_some((r.tick, index))
 }
 
 /// What to analyse and how.
@@ -513,16 +518,8 @@ impl Analyzer {
             RecordKind::Lost if inside => self.mix.add_lost(r.value()),
             RecordKind::GapBegin if inside => self.mix.add_gap(r.value()),
             RecordKind::Tag { .. } => {
-                let index = r.value() as u32;
-                if let Some(w) = window.as_mut() {
-                    w.tag(r.board(), index);
-                }
-                let inside = window.as_ref().is_none_or(|w| w.contains(r.board()));
-                let boundary = window
-                    .as_ref()
-                    .is_some_and(|w| w.events().0 == index || w.events().1 == index);
-                if matches!(classify_event(index), EventKind::User(_)) && (inside || boundary) {
-                    self.event(r.tick, index);
+                if let Some((tick, index)) = user_event(r, window) {
+                    self.event(tick, index);
                 }
             }
             _ => {}

@@ -206,7 +206,7 @@ impl BankParallelism {
             } else {
                 sum as f64 / windows as f64
             },
-            max: counted().last().map_or(0, |(d, _)| d),
+            max: counted().next_back().map_or(0, |(d, _)| d),
             histogram: counted().collect(),
         }
     }

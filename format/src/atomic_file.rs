@@ -34,8 +34,14 @@ pub struct AtomicFile {
 /// The temporary name of `dest` for this process: hidden, in the same
 /// directory (a rename never crosses file systems), with `dest`'s extension
 /// kept last (`.NAME.partial-PID.EXT`) for writers that choose the format
-/// by it.
+/// by it. A second writer of `dest` in the same process takes
+/// `.NAME.partial-PID-2.EXT`, and so on ([`AtomicFile::create`]).
 pub fn temp_path_of(dest: &Path) -> io::Result<PathBuf> {
+    temp_path_numbered(dest, 1)
+}
+
+/// The `n`-th temporary name of `dest` for this process (1: no number).
+fn temp_path_numbered(dest: &Path, n: u32) -> io::Result<PathBuf> {
     let stem = dest.file_stem().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -45,6 +51,9 @@ pub fn temp_path_of(dest: &Path) -> io::Result<PathBuf> {
     let mut temp = OsString::from(".");
     temp.push(stem);
     temp.push(format!(".partial-{}", std::process::id()));
+    if n > 1 {
+        temp.push(format!("-{n}"));
+    }
     if let Some(ext) = dest.extension() {
         temp.push(".");
         temp.push(ext);
@@ -74,18 +83,28 @@ impl AtomicFile {
             }
             _ => {}
         }
-        let temp = temp_path_of(dest)?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&temp)?;
-        Ok(AtomicFile {
-            file,
-            temp: Some(temp),
-            dest: dest.to_path_buf(),
-        })
+        // A name no other writer holds: two writers of one destination in
+        // one process must not share (and truncate) one temporary file.
+        let mut n = 1;
+        loop {
+            let temp = temp_path_numbered(dest, n)?;
+            match OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&temp)
+            {
+                Ok(file) => {
+                    return Ok(AtomicFile {
+                        file,
+                        temp: Some(temp),
+                        dest: dest.to_path_buf(),
+                    })
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// The open temporary file (positioned writes, `set_len`, `try_clone`).

@@ -290,6 +290,15 @@ pub fn check_trace_input(
     }
 }
 
+/// [`check_input`] for a virtual trace: its times are always needed.
+pub fn check_vtrace_input(
+    path: &Path,
+    view: &hmtt_format::vtrace::VtraceView,
+    allow: IncompleteArg,
+) -> anyhow::Result<()> {
+    check_input(path, "virtual trace", &view.header().common, allow, true)
+}
+
 /// Warns when the trace file at `path` (its header's common fields
 /// `common`) is of format version 1: it carries no checksums, so damage to
 /// it cannot be seen. An archive (format.md §13) checks its own blocks.

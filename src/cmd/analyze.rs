@@ -134,13 +134,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let (physical, virt);
     let input = if data.starts_with(&hmtt_format::vtrace::MAGIC) {
         virt = VtraceView::new_checked(data).with_context(what)?;
-        crate::shared::check_input(
-            &trace,
-            "virtual trace",
-            &virt.header().common,
-            args.incomplete,
-            true,
-        )?;
+        crate::shared::check_vtrace_input(&trace, &virt, args.incomplete)?;
         TraceInput::Virtual(&virt)
     } else {
         physical = AnyTrace::new_checked(data).with_context(what)?;

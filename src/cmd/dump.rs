@@ -200,13 +200,7 @@ fn run_virtual(args: &Args, bytes: &[u8]) -> anyhow::Result<()> {
     use hmtt_format::vtrace::VtraceView;
     let view = VtraceView::new_checked(bytes)
         .with_context(|| format!("{}: not a usable virtual trace file", args.trace.display()))?;
-    crate::shared::check_input(
-        &args.trace,
-        "virtual trace",
-        &view.header().common,
-        args.incomplete,
-        true,
-    )?;
+    crate::shared::check_vtrace_input(&args.trace, &view, args.incomplete)?;
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let mut sel = Selection::new(args, view.header().common.tick_ps);
     let start = sel.start_tick().map_or(0, |t| view.seek_tick(t));

@@ -103,13 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let summary = if bytes.as_slice().starts_with(&hmtt_format::vtrace::MAGIC) {
         let view = VtraceView::new_checked(bytes.as_slice())
             .with_context(|| format!("{}: not a usable virtual trace", args.trace.display()))?;
-        crate::shared::check_input(
-            &args.trace,
-            "virtual trace",
-            &view.header().common,
-            args.incomplete,
-            true,
-        )?;
+        crate::shared::check_vtrace_input(&args.trace, &view, args.incomplete)?;
         let names = with_names_of(view.names().clone(), args.events.as_deref())?;
         export::export_vtrace(&view, names, make)
     } else {

@@ -62,7 +62,9 @@ struct Checkpoint {
     lines: Vec<u64>,
     pos: usize,
     counts: Counts,
-    /// The longest chain that ended after it.
+    /// The longest chain born after it that ended (the chains running at
+    /// it end with other lengths in one pass: [`Streams::merge`] counts
+    /// those itself).
     longest_after: u64,
 }
 
@@ -70,11 +72,14 @@ struct Checkpoint {
 /// [`Streams::merge`] can give the counts of one pass: its first
 /// references, the detector's state at a few of them, and the chains
 /// started among them that ended later. Which references join which chain
-/// depends on the chain ends of the part before only until the state of the
-/// detector run on from the part before equals this part's own (after
-/// every chain end of the window has come from this part, in practice
-/// within the first checkpoint); from then on only the lengths of the
-/// chains running at that point differ, by what they had before.
+/// depends on the chain ends of the part before only until the chain ends
+/// of the detector run on from the part before equal this part's own in
+/// all but length (after every chain end of the window has come from this
+/// part, in practice within the first checkpoint); from then on both
+/// detectors join the same references to the same slots, and only the
+/// lengths of the chains running at that point differ: longer by what
+/// they had before, or shorter, when a reference of the part continued a
+/// chain of the part before that the part alone saw start with it.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Head {
     references: Vec<(u32, u64)>,
@@ -217,10 +222,10 @@ impl Streams {
                 continue;
             }
             let (w, turn) = (self.ring.len(), self.turn(cp));
-            let deltas: Vec<(u64, u64)> = (0..w)
+            let deltas: Vec<(u64, i64)> = (0..w)
                 .map(|j| (&self.ring[(j + turn) % w], &cp.ring[j]))
                 .filter(|(_, b)| b.live)
-                .map(|(a, b)| (b.born, a.len - b.len))
+                .map(|(a, b)| (b.born, a.len as i64 - b.len as i64))
                 .collect();
             let delta = |born: u64| deltas.iter().find(|d| d.0 == born).map(|d| d.1);
             self.references += later.references - cp.counts.references;
@@ -239,13 +244,13 @@ impl Streams {
             for &(at, born, len) in &head.closes {
                 if let Some(d) = delta(born).filter(|_| at >= k) {
                     self.uncount(len);
-                    self.close(len + d);
+                    self.close(len.wrapping_add_signed(d));
                 }
             }
             for (j, e) in later.ring.iter().enumerate() {
                 let mut e = *e;
                 if e.live {
-                    e.len += delta(e.born).unwrap_or(0);
+                    e.len = e.len.wrapping_add_signed(delta(e.born).unwrap_or(0));
                 }
                 self.ring[(j + turn) % w] = e;
                 self.lines[(j + turn) % w] = later.lines[j];
@@ -353,7 +358,7 @@ impl Streams {
     fn head_close(&mut self, e: ChainEnd) {
         let at = self.references - 1;
         let head = self.head.as_mut().expect("a later part");
-        for cp in &mut head.checkpoints {
+        for cp in head.checkpoints.iter_mut().filter(|cp| e.born >= cp.at) {
             cp.longest_after = cp.longest_after.max(e.len);
         }
         if e.born < HEAD_REFERENCES {
@@ -483,6 +488,79 @@ impl Streams {
                     (lo, hi, self.lengths[k])
                 })
                 .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn one_pass(lines: &[u64], window: usize) -> StreamReport {
+        let mut s = Streams::new(window, DEFAULT_MIN_LEN);
+        for &line in lines {
+            s.access(0, line);
+        }
+        s.finish()
+    }
+
+    /// The report of `lines` cut at `cut`, each part run apart and merged;
+    /// `None` when the merge did not converge.
+    fn merged(lines: &[u64], cut: usize, window: usize) -> Option<StreamReport> {
+        let mut first = Streams::new(window, DEFAULT_MIN_LEN);
+        for &line in &lines[..cut] {
+            first.access(0, line);
+        }
+        let mut later = Streams::for_later_part(window, DEFAULT_MIN_LEN);
+        for &line in &lines[cut..] {
+            later.access(0, line);
+        }
+        first.merge(later).ok()?;
+        Some(first.finish())
+    }
+
+    /// A descending chain of the part before is continued by the later
+    /// part's first reference, which the part alone takes for the start
+    /// of an ascending chain: its ascending chain is one longer than the
+    /// one-pass detector's.
+    #[test]
+    fn a_chain_the_part_alone_starts_earlier_is_merged_shorter() {
+        let before = [1000, 500, 10, 9];
+        let after: Vec<u64> = (8..400).chain(5000..5100).collect();
+        let lines: Vec<u64> = before.iter().copied().chain(after).collect();
+        for window in [4, 32, 100] {
+            let merged = merged(&lines, before.len(), window).expect("converges");
+            assert_eq!(merged, one_pass(&lines, window), "window {window}");
+        }
+    }
+
+    proptest! {
+        /// Runs up and down from near where the run before ended (turns
+        /// at a line are common, and the ones at the cut are those that
+        /// make the parts' chains differ), jumps between them, cut
+        /// anywhere: merged or refused, never different.
+        #[test]
+        fn parts_merge_into_the_one_pass_report(
+            runs in prop::collection::vec((-3i64..4, 1u64..40, any::<bool>(), 0u64..8), 1..200),
+            cut_share in 0.0f64..1.0,
+            window in prop::sample::select(vec![1usize, 3, 32, 64, 65, 100]),
+        ) {
+            let (mut lines, mut at) = (Vec::new(), 1u64 << 20);
+            for (from_end, len, up, jump) in runs {
+                at = at.wrapping_add_signed(from_end);
+                if jump == 0 {
+                    at += 1 << 10;
+                }
+                for _ in 0..len {
+                    lines.push(at);
+                    at = if up { at + 1 } else { at - 1 };
+                }
+            }
+            let cut = ((lines.len() as f64) * cut_share) as usize;
+            if let Some(merged) = merged(&lines, cut, window) {
+                prop_assert_eq!(merged, one_pass(&lines, window));
+            }
         }
     }
 }

@@ -26,11 +26,6 @@ pub enum FirmwareError {
     },
     #[error("the generated HDL does not pass rust-hdl's checks: {0}")]
     HdlCheck(String),
-    #[error(
-        "the board's logic (hmtt-hdl's board top) is not available yet; \
-         build the flow probe with --top flow-probe (a placeholder, not the board)"
-    )]
-    BoardCoreMissing,
     #[error("the design does not fit the {board} device: {over} (log: {log})")]
     DoesNotFit {
         board: crate::board::Board,

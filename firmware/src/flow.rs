@@ -157,21 +157,20 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, FirmwareError> {
                 arg(&paths.nextpnr_log),
                 // A missed clock is a figure for the report, not a crash.
                 "--timing-allow-fail".into(),
-                // router1 still had 86k overused wires after 12 minutes
-                // on the board core; router2 (negotiated congestion over
-                // all nets per iteration) brings them down steadily.
+                // router1 does not converge on the board core's
+                // congestion; router2 (negotiated congestion over all nets
+                // per iteration) does.
                 "--router".into(),
                 "router2".into(),
-                // Rip up and reroute the nets of failing paths: on the
-                // same netlist (c2d3add) seeds 2 and 3 went from 97.26 and
-                // 90.65 to 105.04 and 103.44 MHz.
+                // Rip up and reroute the nets of failing paths: without
+                // it the fabric clock misses its margin on some seeds.
                 "--tmg-ripup".into(),
                 // HeAP (the default) packs the board core into the left
                 // ~45 % of the die at its fixed density limit of 0.5 (the
                 // ECP5 arch overrides --placer-heap-beta), where the TX
                 // FIFO crossbar's routing does not fit; the electrostatic
-                // placer spreads it over the die at a lower wirelength
-                // (167k against 245k after legalisation).
+                // placer spreads it over the die, at a lower wirelength
+                // after legalisation too.
                 "--placer".into(),
                 "static".into(),
             ],

@@ -29,7 +29,7 @@ impl InnerCommand {
             _ => return None,
         })
     }
-    pub fn index(self) -> u32 {
+    pub const fn index(self) -> u32 {
         match self {
             InnerCommand::BeginTracing => 0,
             InnerCommand::EndTracing => 1,

@@ -29,7 +29,9 @@ pub const FLAG_TRACING: u8 = 1 << 0;
 /// Header flag: tags-only mode.
 pub const FLAG_TAGS_ONLY: u8 = 1 << 1;
 
-mod field {
+/// Byte offsets of the header's fields (format.md §3), for the writers
+/// that place them by hand (the HDL framer).
+pub mod field {
     use core::ops::Range;
     pub const MAGIC: Range<usize> = 0..4;
     pub const VERSION: usize = 4;

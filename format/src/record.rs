@@ -72,7 +72,7 @@ impl Opcode {
             other => Opcode::Reserved(other),
         }
     }
-    pub fn bits(self) -> u8 {
+    pub const fn bits(self) -> u8 {
         match self {
             Opcode::Time => 0,
             Opcode::LineHi => 1,

@@ -20,7 +20,7 @@
 
 use crate::crc32::Crc32Byte;
 use crate::packetizer::DESC_BITS;
-use hmtt_format::packet::HEADER_LEN;
+use hmtt_format::packet::{field, HEADER_LEN};
 use hmtt_format::record::Opcode;
 use hmtt_format::{Geometry, PacketHeader, RecordWord};
 use rust_hdl::prelude::*;
@@ -38,6 +38,12 @@ pub const ETHERTYPE_HMTT: u16 = 0x88B5;
 /// IPv4 total length and checksum, UDP length (2 each), HMTT flags, seq (8),
 /// t0 (8), nwords (2).
 const FIELD_BYTES: usize = 25;
+// The shifter sends seq, t0 and nwords back to back after the flags.
+const _: () = assert!(
+    field::SEQ.end == field::T0.start
+        && field::T0.end == field::NWORDS.start
+        && 2 * 3 + 1 + field::NWORDS.end - field::SEQ.start == FIELD_BYTES
+);
 /// Frames shorter than this before the FCS are padded (Ethernet minimum).
 pub const MIN_FRAME_BEFORE_FCS: usize = 60;
 /// Idle byte times between frames.
@@ -353,8 +359,8 @@ impl Framer {
     pub fn with_first_seq(config: &FramerConfig, first_seq: u64) -> Self {
         let piece = |k: u32| DFFWithInit::new(((first_seq >> (16 * k)) & 0xffff).to_bits());
         let h = config.hmtt_offset();
-        let mut field_bytes: Vec<usize> = vec![h + 5];
-        field_bytes.extend(h + 8..h + 26);
+        let mut field_bytes: Vec<usize> = vec![h + field::FLAGS];
+        field_bytes.extend(h + field::SEQ.start..h + field::NWORDS.end);
         if !config.raw_ethernet {
             field_bytes.extend([16, 17, 24, 25, 38, 39]);
         }

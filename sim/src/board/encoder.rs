@@ -30,18 +30,18 @@ pub(super) fn access_words(
     write_bit: u32,
     hi: u32,
 ) -> ([u32; 3], u64, u64, u32) {
-    const K_BIT: u32 = 1 << 25;
-    const LINE_HI_OP: u32 = 1 << 21;
+    use hmtt_format::record::field::{DT_SHIFT, K_BIT, OP_SHIFT};
+    const LINE_HI_OP: u32 = (Opcode::LineHi.bits() as u32) << OP_SHIFT;
     debug_assert!(gap < GAP_TOO_LONG);
     let time = u64::from(gap >= TIME_UNIT);
     let line_hi = (line >> 24) as u32;
     let new_hi = u64::from(line_hi != hi);
     let dt = (gap % TIME_UNIT) as u32;
     let time_word = K_BIT | (gap / TIME_UNIT) as u32;
-    let hi_word = (dt << 26) | K_BIT | LINE_HI_OP | (line_hi & PAYLOAD_MAX);
+    let hi_word = (dt << DT_SHIFT) | K_BIT | LINE_HI_OP | (line_hi & PAYLOAD_MAX);
     // The dt goes to the first word after TIME: LINE_HI if there is one.
     let access_dt = dt & (new_hi as u32).wrapping_sub(1);
-    let access_word = (access_dt << 26) | write_bit | (line & LINE_LO_MASK) as u32;
+    let access_word = (access_dt << DT_SHIFT) | write_bit | (line & LINE_LO_MASK) as u32;
     ([time_word, hi_word, access_word], time, new_hi, line_hi)
 }
 

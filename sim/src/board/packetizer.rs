@@ -7,6 +7,7 @@
 use hmtt_format::config::InnerCommand;
 use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::{PacketHeader, HEADER_LEN};
+use hmtt_format::record::field::{DT_SHIFT, K_BIT, OP_MASK, OP_SHIFT, PAYLOAD_MASK};
 use hmtt_format::record::{Opcode, RecordWord, TIME_UNIT};
 
 /// One packet as the board sends it.
@@ -74,19 +75,15 @@ pub struct Packetizer {
     counters: PacketizerCounters,
 }
 
-const SYNC_CODE: u32 = 5;
-/// Record word fields (format.md §4) for the batch loops: a CONTROL word's
-/// kind bit and opcode, its payload, its dt.
-const DT_SHIFT: u32 = 26;
-const K_BIT: u32 = 1 << 25;
-const OP_SHIFT: u32 = 21;
-const PAYLOAD_MASK: u32 = (1 << 21) - 1;
-const OP_KIND_MASK: u32 = K_BIT | (0xf << OP_SHIFT);
-const TIME_BITS: u32 = K_BIT;
-const LINE_HI_BITS: u32 = K_BIT | (1 << OP_SHIFT);
+const SYNC_CODE: u32 = InnerCommand::Sync.index();
+/// Record word patterns (format.md §4) for the batch loops: a CONTROL
+/// word's kind bit and opcode, without its dt.
+const OP_KIND_MASK: u32 = K_BIT | (OP_MASK << OP_SHIFT);
+const TIME_BITS: u32 = K_BIT | ((Opcode::Time.bits() as u32) << OP_SHIFT);
+const LINE_HI_BITS: u32 = K_BIT | ((Opcode::LineHi.bits() as u32) << OP_SHIFT);
 /// The CMD word of SYNC without its dt.
 const SYNC_MASK: u32 = OP_KIND_MASK | PAYLOAD_MASK;
-const SYNC_BITS: u32 = K_BIT | (3 << OP_SHIFT) | SYNC_CODE;
+const SYNC_BITS: u32 = K_BIT | ((Opcode::Cmd.bits() as u32) << OP_SHIFT) | SYNC_CODE;
 
 impl Packetizer {
     pub fn new(
@@ -99,7 +96,6 @@ impl Packetizer {
         lanes: u32,
     ) -> Packetizer {
         debug_assert!(lanes.is_power_of_two() && idle_flush_ticks >= 1);
-        debug_assert_eq!(InnerCommand::Sync.index(), SYNC_CODE);
         debug_assert_eq!(
             RecordWord::control_unchecked(0, Opcode::LineHi, 0).0,
             LINE_HI_BITS

@@ -12,7 +12,7 @@ use hmtt_sim::stream::{PacketSink, StreamOutputs};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::shared::{parse_size, OnOff};
+use crate::shared::{parse_size, to_stdout, OnOff};
 
 /// Arguments of `hmtt qemu`.
 #[derive(clap::Args, Debug)]
@@ -101,11 +101,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     guest.timeout = Duration::from_secs(a.timeout);
     if a.plain {
         let g = run_plain(&guest, &a.out)?;
-        println!(
-            "plain TCG: command took {:.3} s in the guest, QEMU ran {:.1} s, exit status {}",
-            g.command_secs, g.wall_secs, g.status
-        );
-        return Ok(());
+        return to_stdout("printing the run", |out| {
+            writeln!(
+                out,
+                "plain TCG: command took {:.3} s in the guest, QEMU ran {:.1} s, exit status {}",
+                g.command_secs, g.wall_secs, g.status
+            )
+        });
     }
     let mut cfg = SimConfig::default().starting_now();
     cfg.cache = match a.cache {
@@ -130,44 +132,50 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let t = run_traced(&guest, &a.out, cfg, outputs, &a.events).context("hmtt qemu")?;
     let s = &t.report.summary;
     let rate = t.accesses as f64 / t.stream_secs.max(1e-9);
-    println!(
-        "traced {} guest accesses ({} line references, {} memory requests, {} packets) in {:.2} s of streaming: {:.2} M accesses/s",
-        t.accesses,
-        t.line_references,
-        s.stats.memory_requests,
-        s.packets.iter().sum::<u64>(),
-        t.stream_secs,
-        rate / 1e6
-    );
-    println!(
-        "guest: {} vCPU(s); command took {:.3} s, exit status {}; {} kernel log records; {} context switches; QEMU ran {:.1} s",
-        guest.vcpus,
-        t.guest.command_secs,
-        t.guest.status,
-        t.guest.log_records,
-        t.task_switches,
-        t.guest.wall_secs
-    );
+    to_stdout("printing the run", |out| {
+        writeln!(
+            out,
+            "traced {} guest accesses ({} line references, {} memory requests, {} packets) in {:.2} s of streaming: {:.2} M accesses/s",
+            t.accesses,
+            t.line_references,
+            s.stats.memory_requests,
+            s.packets.iter().sum::<u64>(),
+            t.stream_secs,
+            rate / 1e6
+        )?;
+        writeln!(
+            out,
+            "guest: {} vCPU(s); command took {:.3} s, exit status {}; {} kernel log records; {} context switches; QEMU ran {:.1} s",
+            guest.vcpus,
+            t.guest.command_secs,
+            t.guest.status,
+            t.guest.log_records,
+            t.task_switches,
+            t.guest.wall_secs
+        )?;
+        writeln!(
+            out,
+            "page-crossing accesses: {} on two frames (the second page's from QEMU's TLB), {} onto MMIO or ROM (those bytes dropped)",
+            t.pages.two_frames, t.pages.next_not_ram
+        )?;
+        for (b, c) in s.board_counters.iter().enumerate() {
+            if c.events_dropped > 0 {
+                writeln!(
+                    out,
+                    "board {b}: {} events lost to TX FIFO overflow",
+                    c.events_dropped
+                )?;
+            }
+        }
+        writeln!(out, "wrote {}", a.out.display())
+    })?;
     let p = &t.pages;
-    println!(
-        "page-crossing accesses: {} on two frames (the second page's from QEMU's TLB), {} onto MMIO or ROM (those bytes dropped)",
-        p.two_frames, p.next_not_ram
-    );
     if p.lost() > 0 {
         eprintln!(
             "WARNING: QEMU's TLB did not translate {} accesses (none of their lines traced) and the second page of {} page-crossing ones (only their first page's lines traced)",
             p.untranslated, p.next_untranslated
         );
     }
-    for (b, c) in s.board_counters.iter().enumerate() {
-        if c.events_dropped > 0 {
-            println!(
-                "board {b}: {} events lost to TX FIFO overflow",
-                c.events_dropped
-            );
-        }
-    }
-    println!("wrote {}", a.out.display());
     if t.guest.status != 0 {
         bail!("the guest command exited with status {}", t.guest.status);
     }

@@ -12,6 +12,7 @@ mod bytes;
 pub mod capture;
 pub mod command;
 pub mod config;
+pub mod counters;
 pub mod events;
 pub mod geometry;
 pub mod indexed;

@@ -20,36 +20,25 @@ use crate::framer::ETHERTYPE_HMTT;
 use crate::gmii::{GmiiDecoder, GmiiError, WireFrame, MIN_GAP};
 
 /// The testbench (Verilog-2005 with delays: Icarus, or Verilator with
-/// `--binary --timing`); needs the macros `LANES` and `PORTS`.
+/// `--binary --timing`); needs the macros `LANES`, `PORTS` and `COUNTERS`
+/// (`HardwareCounter::ALL.len()`).
 pub const TESTBENCH: &str = include_str!("../verilog/board_run_tb.v");
 /// Its module name.
 pub const TESTBENCH_MODULE: &str = "board_run_tb";
 /// The wrapper's module name.
 pub const WRAPPER_MODULE: &str = "board_lanes";
 
-/// The board's monotonic counters on the wrapper's `counters` vector, 32
-/// bits each, in this order; the testbench prints them extended to 64 bits
-/// as `C <index> <value>`.
-pub const COUNTERS: [&str; 11] = [
-    "events_dropped",
-    "protocol_errors",
-    "unknown_commands",
-    "out_of_range",
-    "config_events",
-    "lost_words",
-    "fifo_high_water",
-    "time_fillers",
-    "time_overflows",
-    "references_over_limit",
-    "clocks_over_limit",
-];
+/// The board's monotonic counters are on the wrapper's `counters` vector,
+/// 32 bits each, in [`HardwareCounter::ALL`]'s order; the testbench prints
+/// them extended to 64 bits as `C <index> <value>`.
+pub use hmtt_format::counters::HardwareCounter;
 
 /// Bits of one lane's pins in a [`pin_word`].
 pub const PIN_BITS: usize = 30;
 
 /// `board_lanes`: the generated `top` (a `BoardTop` with `lanes` lanes and
 /// `ports` ports) with its ports packed: `pins` ([`PIN_BITS`] per lane,
-/// lane 0 lowest), `txd`/`tx_en`/`tx_er` per port, the [`COUNTERS`],
+/// lane 0 lowest), `txd`/`tx_en`/`tx_er` per port, the [`HardwareCounter`]s,
 /// `fifo_fill`, the sticky errors and the observation outputs.
 pub fn board_wrapper(lanes: usize, ports: usize) -> String {
     let (l, p) = (lanes, ports);
@@ -70,7 +59,7 @@ pub fn board_wrapper(lanes: usize, ports: usize) -> String {
         "output [{}:0] txd; output [{}:0] tx_en, tx_er; output [31:0] fifo_fill; output [{}:0] counters; output packet_error, frame_underrun;",
         8 * p - 1,
         p - 1,
-        32 * COUNTERS.len() - 1
+        32 * HardwareCounter::ALL.len() - 1
     );
     let _ = writeln!(
         w,
@@ -84,7 +73,8 @@ pub fn board_wrapper(lanes: usize, ports: usize) -> String {
     for o in obs.split(", ") {
         let _ = write!(w, ", .{o}({o})");
     }
-    for (i, c) in COUNTERS.iter().enumerate() {
+    for (i, c) in HardwareCounter::ALL.iter().enumerate() {
+        let c = c.name();
         let _ = write!(w, ", .{c}(counters[{}:{}])", 32 * i + 31, 32 * i);
     }
     for j in 0..l {
@@ -215,7 +205,7 @@ pub enum TbLine {
     TxError { port: usize, clock: u64 },
     /// Fabric clocks simulated so far.
     Progress { clocks: u64 },
-    /// Counter [`COUNTERS`]`[index]` at the cut.
+    /// Counter [`HardwareCounter::ALL`]`[index]` at the cut.
     Counter { index: usize, value: u64 },
     /// The golden model's run ends with packet `packets - 1`, the packets
     /// holding `words` popped words.

@@ -19,7 +19,7 @@
 //   E <port> <clock>          tx_er high on that Ethernet clock
 //   P <clock>                 progress, every 2^16 fabric clocks
 //   C <index> <value>         the counters (64-bit) at the cut, in
-//                             `hmtt_hdl::testbench::COUNTERS` order
+//                             `hmtt_hdl::testbench::HardwareCounter::ALL` order
 //   CUT <packets> <words>     the packets the golden model reports end here:
 //                             `packets` closed, holding `words` popped words
 //   S <packet_error> <frame_underrun> <fabric clocks>   sticky status at the end
@@ -38,7 +38,7 @@
 module board_run_tb;
    localparam L = `LANES;
    localparam P = `PORTS;
-   localparam NC = 11;        // counters
+   localparam NC = `COUNTERS; // hmtt_hdl::testbench::HardwareCounter::ALL.len()
    localparam FMAX = 16384;   // bytes of one frame, preamble included
    localparam RING = 16;      // push-side clocks remembered
    localparam STDOUT = 32'h8000_0001;

@@ -14,6 +14,7 @@ use hmtt_firmware::Board as Core;
 use hmtt_format::config::ConfigWindow;
 use hmtt_format::geometry::Geometry;
 use hmtt_format::mapping::AddressMapping;
+use hmtt_sim::board::counters::HardwareCounter;
 use hmtt_sim::board::output::window_for_range;
 use hmtt_sim::board::{
     default_window, BoardConfig, DrainRate, DEFAULT_CONFIG_BYTES, DEFAULT_REFS_PER_CLOCK,
@@ -298,11 +299,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             bar.finish_and_clear();
             write_summary(r.summary.to_json())?;
             let h = &r.hardware;
-            let count = |n: &str| h.counter(n).unwrap_or(0);
             warn_unusable(
-                count("protocol_errors"),
-                count("unknown_commands"),
-                count("out_of_range"),
+                h.counter(HardwareCounter::ProtocolErrors),
+                h.counter(HardwareCounter::UnknownCommands),
+                h.counter(HardwareCounter::OutOfRange),
             );
             let build = match r.simulator.build_seconds {
                 Some(s) => format!("simulator built in {s:.0} s"),
@@ -312,7 +312,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 writeln!(out,
                 "{} commands, {} events dropped, {} packets on {} ports -> {} (verilator, {} core: {} fabric clocks in {:.2} s, {:.2} CPU s, {:.0}/CPU s; {build})",
                 h.input.commands,
-                count("events_dropped"),
+                h.counter(HardwareCounter::EventsDropped),
                 h.frames.packets,
                 cfg.ports,
                 args.out.display(),

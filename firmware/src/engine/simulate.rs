@@ -17,7 +17,8 @@ use hmtt_format::command::CommandReader;
 use hmtt_format::packet::Packet;
 use hmtt_format::{InnerCommand, Opcode};
 use hmtt_hdl::testbench::{
-    command_pins, frame_payload, parse_line, pin_record, pin_word, PortFrames, TbLine, COUNTERS,
+    command_pins, frame_payload, parse_line, pin_record, pin_word, HardwareCounter, PortFrames,
+    TbLine,
 };
 use hmtt_sim::board::output::CaptureWriters;
 use hmtt_sim::board::{kind_index, BoardConfig, BoardPacket};
@@ -57,9 +58,9 @@ pub struct FrameCounts {
 #[derive(Debug, Clone)]
 pub struct HardwareRun {
     pub input: InputCounts,
-    /// The board's counters ([`COUNTERS`] order) after the clock of the
+    /// The board's counters ([`HardwareCounter::ALL`] order) after the clock of the
     /// run's end, extended past the hardware's 32 bits.
-    pub counters: [u64; COUNTERS.len()],
+    pub counters: [u64; HardwareCounter::ALL.len()],
     pub frames: FrameCounts,
     /// Packets the run reports (the golden model's rule) and the words
     /// popped into them.
@@ -78,11 +79,8 @@ pub struct HardwareRun {
 }
 
 impl HardwareRun {
-    pub fn counter(&self, name: &str) -> Option<u64> {
-        COUNTERS
-            .iter()
-            .position(|c| *c == name)
-            .map(|i| self.counters[i])
+    pub fn counter(&self, c: HardwareCounter) -> u64 {
+        self.counters[c as usize]
     }
 }
 
@@ -319,10 +317,14 @@ pub fn simulate(
             .extend((next..packets_at_cut).step_by(nports as usize));
     }
     c.missing.sort_unstable();
-    let mut counters = [0u64; COUNTERS.len()];
+    let mut counters = [0u64; HardwareCounter::ALL.len()];
     for (i, v) in end.counters.iter().enumerate() {
-        counters[i] =
-            v.ok_or_else(|| EngineError::Simulator(format!("printed no counter {}", COUNTERS[i])))?;
+        counters[i] = v.ok_or_else(|| {
+            EngineError::Simulator(format!(
+                "printed no counter {}",
+                HardwareCounter::ALL[i].name()
+            ))
+        })?;
     }
     Ok(HardwareRun {
         input,
@@ -366,7 +368,7 @@ fn wait_with_cpu(child: &mut Child) -> std::io::Result<(ExitStatus, f64)> {
 /// What the testbench printed at its end.
 #[derive(Default)]
 struct End {
-    counters: [Option<u64>; COUNTERS.len()],
+    counters: [Option<u64>; HardwareCounter::ALL.len()],
     packet_error: bool,
     frame_underrun: bool,
     clocks: u64,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use hmtt_format::command::DdrCmd;
 use hmtt_format::packet::{FLAG_TAGS_ONLY, FLAG_TRACING};
-use hmtt_hdl::testbench::COUNTERS;
+use hmtt_hdl::testbench::HardwareCounter;
 use hmtt_sim::board::output::{PortFile, RunSummary};
 use hmtt_sim::board::{BoardConfig, BoardCounters, Mode};
 use serde::de::{IgnoredAny, MapAccess, Visitor};
@@ -94,8 +94,8 @@ fn measured(run: &HardwareRun) -> BTreeMap<&'static str, Value> {
         .collect();
     m.insert("per_kind", json!(per_kind));
     m.insert("last_command_tick", i.last_command_tick.into());
-    for (name, v) in COUNTERS.iter().zip(run.counters) {
-        m.insert(name, v.into());
+    for (c, v) in HardwareCounter::ALL.iter().zip(run.counters) {
+        m.insert(c.name(), v.into());
     }
     let f = &run.frames;
     m.insert("packets", f.packets.into());
@@ -111,8 +111,8 @@ fn measured(run: &HardwareRun) -> BTreeMap<&'static str, Value> {
             f.packet_words.saturating_sub(run.words_at_cut).into(),
         );
     }
-    let lost = run.counter("events_dropped").unwrap_or(0)
-        + run.counter("references_over_limit").unwrap_or(0);
+    let lost = run.counter(HardwareCounter::EventsDropped)
+        + run.counter(HardwareCounter::ReferencesOverLimit);
     m.insert("lost_pending", lost.saturating_sub(f.lost_reported).into());
     m
 }
@@ -179,7 +179,7 @@ pub fn hardware_summary(
     s.measurement = Some(json!({
         "sources": {
             "command file (the pins driven)": FROM_COMMAND_FILE,
-            "hardware counters (64-bit extended)": COUNTERS,
+            "hardware counters (64-bit extended)": HardwareCounter::ALL.map(HardwareCounter::name),
             "frames sent": FROM_FRAMES,
             "pops observed in the simulation (injected_line_hi: packet_words - words_popped)": pops,
             "derived (events_dropped + references_over_limit - lost_reported)": DERIVED,
@@ -213,7 +213,8 @@ mod tests {
         let names = model_counter_names();
         assert_eq!(names[0], "commands");
         assert_eq!(names.last().map(String::as_str), Some("last_command_tick"));
-        for n in COUNTERS
+        for n in HardwareCounter::ALL
+            .map(HardwareCounter::name)
             .iter()
             .chain(&FROM_COMMAND_FILE)
             .chain(&FROM_FRAMES)

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use hmtt_hdl::testbench::{board_wrapper, TESTBENCH, TESTBENCH_MODULE};
+use hmtt_hdl::testbench::{board_wrapper, HardwareCounter, TESTBENCH, TESTBENCH_MODULE};
 
 use crate::error::FirmwareError;
 use crate::tools::Tool;
@@ -83,6 +83,7 @@ fn flags(lanes: usize, ports: usize, jobs: usize) -> Vec<String> {
     .collect();
     f.push(format!("-DLANES={lanes}"));
     f.push(format!("-DPORTS={ports}"));
+    f.push(format!("-DCOUNTERS={}", HardwareCounter::ALL.len()));
     f.push("-j".into());
     f.push(jobs.to_string());
     f.extend(["tb.v", "wrapper.v", "top.v"].map(String::from));

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use hmtt_format::command::DdrCmd;
+pub use hmtt_format::counters::HardwareCounter;
 
 /// Counters (board.md "Counters"); reported, never fatal.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -105,5 +106,55 @@ impl BoardCounters {
     /// Count of one mnemonic.
     pub fn kind(&self, c: DdrCmd) -> u64 {
         self.per_kind[kind_index(c)]
+    }
+
+    /// The model's value of hardware counter `c`.
+    pub fn hardware(&self, c: HardwareCounter) -> u64 {
+        *self.clone().hardware_mut(c)
+    }
+
+    fn hardware_mut(&mut self, c: HardwareCounter) -> &mut u64 {
+        match c {
+            HardwareCounter::EventsDropped => &mut self.events_dropped,
+            HardwareCounter::ProtocolErrors => &mut self.protocol_errors,
+            HardwareCounter::UnknownCommands => &mut self.unknown_commands,
+            HardwareCounter::OutOfRange => &mut self.out_of_range,
+            HardwareCounter::ConfigEvents => &mut self.config_events,
+            HardwareCounter::LostWords => &mut self.lost_words,
+            HardwareCounter::FifoHighWater => &mut self.fifo_high_water,
+            HardwareCounter::TimeFillers => &mut self.time_fillers,
+            HardwareCounter::TimeOverflows => &mut self.time_overflows,
+            HardwareCounter::ReferencesOverLimit => &mut self.references_over_limit,
+            HardwareCounter::ClocksOverLimit => &mut self.clocks_over_limit,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each hardware counter's name is the model's field it reads: with
+    /// that field alone set, the model's JSON has it under that name and
+    /// every other count 0; and `c as usize` is its place in `ALL`.
+    #[test]
+    fn hardware_counters_name_the_fields_they_read() {
+        for (i, c) in HardwareCounter::ALL.iter().enumerate() {
+            assert_eq!(*c as usize, i, "{c:?} out of order");
+            let mut counters = BoardCounters::default();
+            *counters.hardware_mut(*c) = 7;
+            assert_eq!(counters.hardware(*c), 7);
+            let json = serde_json::to_value(&counters).unwrap();
+            for (name, v) in json.as_object().unwrap() {
+                if let Some(v) = v.as_u64() {
+                    assert_eq!(v, if name == c.name() { 7 } else { 0 }, "{c:?}: {name}");
+                }
+            }
+            assert!(
+                json.get(c.name()).is_some(),
+                "{} is no model field",
+                c.name()
+            );
+        }
     }
 }

@@ -592,8 +592,8 @@ fn run_workloads(vcpus: u32) -> Outcome {
     let log_path = out.join("pagetable.hmttlog");
     let replay_csv = dir.join("replay.csv");
     // The comparison with QEMU's record judges the attribution here, not
-    // the replay's own threshold (the kernel's references to its own
-    // memory, most of a run, are never attributed).
+    // the replay's own threshold (its measure, the share of references to
+    // traced processes' frames given by rule, is printed with the report).
     let replayed = hmtt(&[
         "replay",
         s(&trace),

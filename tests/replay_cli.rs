@@ -242,7 +242,7 @@ fn damaged_virtual_traces_and_bad_options_are_refused_clearly() {
 }
 
 #[test]
-fn replay_fails_past_the_unattributed_threshold_after_its_report() {
+fn replay_threshold_counts_only_references_to_traced_processes_frames() {
     let dir = scratch("threshold");
     let (sim, trace, _) = run(&dir);
     let log = sim.join("pagetable.hmttlog");
@@ -255,15 +255,19 @@ fn replay_fails_past_the_unattributed_threshold_after_its_report() {
     let (_, stderr) = ok_with_stderr(&args(&[]));
     assert!(stderr.contains("not attributed for certain: "), "{stderr}");
     assert!(!stderr.contains("while a traced process ran"), "{stderr}");
-    let err = fails(&args(&["--max-unattributed", "1"]));
+    // Its references to frames no process maps (the kernel's, unmapped)
+    // are not in the measure; each mapped frame has one owner, so none of
+    // the rest is attributed by rule: 0 %, which even a threshold of 0
+    // lets through (a share above it fails: merge/tests/replay_synthetic.rs
+    // checks the measure).
     assert!(
-        err.contains("Table 3")
-            && err.contains("no process maps the frame (unmapped)")
-            && err.contains(
-                "of all references not attributed for certain, above --max-unattributed 1"
+        stderr.contains("no process maps the frame (unmapped)")
+            && stderr.contains(
+                " 0 not attributed for certain (0.00%, the measure of --max-unattributed)"
             ),
-        "{err}"
+        "{stderr}"
     );
+    ok(&args(&["--max-unattributed", "0"]));
     ok(&args(&["--max-unattributed", "100"]));
     let err = fails(&args(&["--max-unattributed", "150"]));
     assert!(

@@ -681,8 +681,9 @@ fn a_forked_childs_copy_on_write_frames_go_to_the_process_that_runs() {
     run.access(0, true, 0x200 * PAGE);
     // Frame 0x101 is the parent's alone now, whoever runs.
     run.access(0, false, 0x101 * PAGE);
-    // The parent runs on CPU 1 at the same time: ambiguous, counted, and
-    // given to the one switched in last.
+    // The parent runs on CPU 1 at the same time: ambiguous, decided by
+    // locality (the parent's certain reference to the next page, 0x41,
+    // just before), and counted so.
     run.switch(1, 0, 1);
     run.access(0, false, 0x100 * PAGE + 0xc0);
     // The child's UNMAP of the shared page leaves the parent's mapping.
@@ -711,7 +712,8 @@ fn a_forked_childs_copy_on_write_frames_go_to_the_process_that_runs() {
             Some((1, 0x41 * PAGE)),
         ]
     );
-    assert_eq!(rep.ambiguous_count(Ambiguity::SeveralRunning), 1);
+    assert_eq!(rep.ambiguous_count(Ambiguity::ByLocality), 1);
+    assert_eq!(rep.ambiguous_count(Ambiguity::SeveralRunning), 0);
     assert_eq!(rep.ambiguous_count(Ambiguity::NoneRunning), 0);
     assert_eq!(rep.miss_count(Miss::Unmapped), 1);
     assert_eq!(rep.unattributed(), 2);
@@ -915,28 +917,41 @@ fn a_tag_later_than_the_window_is_counted_and_changes_nothing() {
 
 #[test]
 fn the_unattributed_share_and_its_default_threshold() {
-    // No SWITCH records: the share is of every reference and no default
+    // No SWITCH records: the share is of the references to frames a traced
+    // process maps (the kernel's own are not counted), and no default
     // threshold applies.
     let mut run = Run::default();
     run.map(1, 0x10, 0x100);
     run.access(0, false, 0x100 * PAGE);
     run.access(0, false, 0x900 * PAGE);
     run.access(0, false, 0x901 * PAGE);
+    // Process 2 maps the frame too: nobody runs, decided by rule.
+    run.map(2, 0x10, 0x100);
+    run.access(0, false, 0x100 * PAGE);
     let (_, rep) = replay(&run, ReplayFilter::default());
     assert!(!rep.switches);
-    assert!((rep.unattributed_percent() - 200.0 / 3.0).abs() < 1e-9);
+    assert_eq!((rep.attributable, rep.unattributed_attributable), (2, 1));
+    assert_eq!(rep.unattributed_percent(), 50.0);
+    assert_eq!(rep.unattributed(), 3);
     assert_eq!(rep.unattributed_limit(None), None);
     assert_eq!(rep.unattributed_limit(Some(10.0)), Some(10.0));
-    // With SWITCH records: of the references made while a traced process
-    // ran; the default applies.
+    // With SWITCH records: of those made while a traced process ran; the
+    // default applies.
+    // Process 1 runs: the frames both map are its, for certain; the
+    // unmapped frame is not counted.
+    run.map(2, 0x11, 0x101);
+    run.map(1, 0x11, 0x101);
     run.switch(0, 0, 1);
     run.access(0, false, 0x100 * PAGE);
     run.access(0, false, 0x902 * PAGE);
+    run.access(0, false, 0x101 * PAGE);
     run.switch(0, 1, 0);
+    run.access(0, false, 0x101 * PAGE);
     run.access(0, false, 0x903 * PAGE);
     let (_, rep) = replay(&run, ReplayFilter::default());
-    assert_eq!((rep.while_traced, rep.unattributed_while_traced), (2, 1));
-    assert_eq!(rep.unattributed_percent(), 50.0);
-    assert_eq!(rep.unattributed(), 4);
+    assert_eq!((rep.while_traced, rep.unattributed_while_traced), (3, 1));
+    assert_eq!((rep.attributable, rep.unattributed_attributable), (2, 0));
+    assert_eq!(rep.unattributed_percent(), 0.0);
+    assert_eq!(rep.unattributed(), 6);
     assert_eq!(rep.unattributed_limit(None), Some(DEFAULT_MAX_UNATTRIBUTED));
 }

@@ -61,10 +61,14 @@ pub struct Args {
     #[arg(long)]
     pub csv: Option<PathBuf>,
     /// Fail (after the report and the outputs) when more than this share
-    /// of the references is not attributed for certain: of those made while
-    /// a traced process ran, when the log has SWITCH records (default 50);
-    /// of all references otherwise (no default: the kernel's and untraced
-    /// processes' references count too).
+    /// of the references that may be a traced process's is not attributed
+    /// for certain (given by rule to one of a frame's several owners).
+    /// Counted: references to frames a traced process maps, made while a
+    /// traced process ran when the log has SWITCH records (default 50),
+    /// whenever otherwise (no default: without SWITCH records no frame
+    /// several processes map is certain). The kernel's references to its
+    /// own memory, and any to frames no traced process maps, are not
+    /// counted (the report gives them as unmapped).
     #[arg(long, value_name = "PERCENT", value_parser = percentage)]
     pub max_unattributed: Option<f64>,
 }
@@ -295,30 +299,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "no process maps the frame (unmapped)",
         r.miss_count(Miss::Unmapped)
     )?;
-    for (a, rule) in [
-        (
-            Ambiguity::SeveralRunning,
-            "given to the one switched in last",
-        ),
-        (Ambiguity::NoneRunning, "given to the one that ran last"),
-        (Ambiguity::SeveralPages, "given to its latest mapping"),
-    ] {
+    for a in Ambiguity::ALL {
         writeln!(
             out,
-            "  {:<44} {:>12} ({rule})",
+            "  {:<44} {:>12} ({})",
             a.describe(),
-            r.ambiguous_count(a)
+            r.ambiguous_count(a),
+            a.rule()
         )?;
     }
     if r.switches {
         writeln!(
             out,
-            "while a traced process ran: {} references, {} not attributed for certain ({:.2}%)",
-            r.while_traced,
-            r.unattributed_while_traced,
-            r.unattributed_percent()
+            "while a traced process ran: {} references, {} not attributed for certain",
+            r.while_traced, r.unattributed_while_traced,
         )?;
     }
+    writeln!(
+        out,
+        "to frames a traced process maps{}: {} references, {} not attributed for certain ({:.2}%, the measure of --max-unattributed)",
+        if r.switches { ", while one ran" } else { "" },
+        r.attributable,
+        r.unattributed_attributable,
+        r.unattributed_percent()
+    )?;
     let boards = if header.boards > 1 {
         ", counted per board"
     } else {
@@ -381,9 +385,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(limit) = r.unattributed_limit(args.max_unattributed) {
         let share = r.unattributed_percent();
         let of = if r.switches {
-            "of the references made while a traced process ran"
+            "of the references to frames a traced process maps, made while one ran,"
         } else {
-            "of all references"
+            "of the references to frames a traced process maps"
         };
         anyhow::ensure!(
             share <= limit,

@@ -4,9 +4,17 @@
 //! (0: none). A hardware trace does not say which CPU made a reference, so a
 //! frame mapped by several processes is decided by who runs:
 //! - exactly one of its owners runs (on any CPU): that owner;
-//! - several run at once (several CPUs): genuinely ambiguous; the owner
-//!   switched in last is taken, and the reference is counted
-//!   ([`Ambiguity::SeveralRunning`]);
+//! - several run at once (several CPUs): the trace does not say which CPU
+//!   made the reference, so each reference is decided on its own
+//!   ([`Contest`]), and counted by the rule that decided it:
+//!   - locality ([`Ambiguity::ByLocality`]): the running owner whose recent
+//!     references (virtual lines) are nearest to this line, if one is
+//!     within a page and strictly nearer than the others: a process walking
+//!     its data continues where it was, on each owner's own virtual page;
+//!   - recency ([`Ambiguity::ByRecency`]): else the running owner whose
+//!     last reference to a frame only it maps (certain) came last: the
+//!     process issuing references right now;
+//!   - else the owner switched in last ([`Ambiguity::SeveralRunning`]);
 //! - none runs (the kernel or an untraced process touches the frame, or the
 //!   log has no SWITCH records): the owner that ran last, then the one that
 //!   mapped the frame last, and the reference is counted
@@ -39,27 +47,39 @@ use super::frames::{FastMap, FrameTable, Owner};
 /// Why a reference was attributed by rule rather than for certain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Ambiguity {
-    /// Several of the frame's owners were running at once (several CPUs).
+    /// Several of the frame's owners were running at once (several CPUs),
+    /// and neither locality nor recency told them apart: the one switched
+    /// in last.
     SeveralRunning,
     /// The frame has several owners and none of them was running.
     NoneRunning,
     /// The process maps the frame at several virtual pages.
     SeveralPages,
+    /// Several owners running at once: the one whose recent references
+    /// are nearest to the line.
+    ByLocality,
+    /// Several owners running at once: the one whose certain reference
+    /// came last.
+    ByRecency,
 }
 
 impl Ambiguity {
-    pub const ALL: [Ambiguity; 3] = [
+    pub const ALL: [Ambiguity; 5] = [
+        Ambiguity::ByLocality,
+        Ambiguity::ByRecency,
         Ambiguity::SeveralRunning,
         Ambiguity::NoneRunning,
         Ambiguity::SeveralPages,
     ];
 
-    /// 1..=3 (0 stands for "certain").
+    /// 1..=5 (0 stands for "certain"); fits in 3 bits.
     pub fn code(self) -> u8 {
         match self {
             Ambiguity::SeveralRunning => 1,
             Ambiguity::NoneRunning => 2,
             Ambiguity::SeveralPages => 3,
+            Ambiguity::ByLocality => 4,
+            Ambiguity::ByRecency => 5,
         }
     }
 
@@ -68,17 +88,203 @@ impl Ambiguity {
             1 => Some(Ambiguity::SeveralRunning),
             2 => Some(Ambiguity::NoneRunning),
             3 => Some(Ambiguity::SeveralPages),
+            4 => Some(Ambiguity::ByLocality),
+            5 => Some(Ambiguity::ByRecency),
             _ => None,
         }
     }
 
     pub fn describe(self) -> &'static str {
         match self {
-            Ambiguity::SeveralRunning => "several owners running at once",
+            Ambiguity::SeveralRunning => "several owners running, no nearer nor later one",
             Ambiguity::NoneRunning => "several owners, none running",
             Ambiguity::SeveralPages => "one process, several virtual pages",
+            Ambiguity::ByLocality => "several owners running, one nearer",
+            Ambiguity::ByRecency => "several owners running, one referenced later",
         }
     }
+
+    /// How the reference was attributed.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Ambiguity::SeveralRunning => "given to the one switched in last",
+            Ambiguity::NoneRunning => "given to the one that ran last",
+            Ambiguity::SeveralPages => "given to its latest mapping",
+            Ambiguity::ByLocality => "given to the one whose recent lines are nearest",
+            Ambiguity::ByRecency => "given to the one whose certain reference came last",
+        }
+    }
+}
+
+/// Lines remembered per process: a few streams (input, output, stack),
+/// each by direction.
+const HISTORY: usize = 8;
+/// A line at most this far (bytes) from one of a process's recent lines
+/// continues its references; farther, locality says nothing.
+const NEAR: u64 = 4096;
+
+/// A stream the process has not referenced in this many of its own
+/// references since is over: a process that wrote a buffer and moved on
+/// does not claim another's writes just past its end.
+const EXPIRE: u64 = 256;
+
+/// A process's recent references while processes that share frames run
+/// at once.
+#[derive(Clone, Copy, Default)]
+struct Recent {
+    /// Virtual lines with the direction in bit 0 (1: write), and when
+    /// each was last referenced, counted in `made` (0: empty).
+    lines: [u64; HISTORY],
+    when: [u64; HISTORY],
+    /// The references noted for the process.
+    made: u64,
+    /// Position of its last certain reference (0: none seen).
+    certain: u64,
+}
+
+/// A line and a direction, as `Recent` keeps them.
+#[inline]
+fn stream_key(vline: u64, write: bool) -> u64 {
+    vline | u64::from(write)
+}
+
+impl Recent {
+    /// The distance from `vline` to the nearest recent line referenced in
+    /// the same direction (a stream is read or written: a process reading
+    /// a buffer another fills is told apart by that); lines referenced in
+    /// the other direction count as beyond `NEAR`.
+    fn distance(&self, vline: u64, write: bool) -> u64 {
+        let key = stream_key(vline, write);
+        let mut d = u64::MAX;
+        for i in 0..HISTORY {
+            if self.when[i] != 0 && self.made - self.when[i] <= EXPIRE {
+                let (line, dir) = (self.lines[i] & !1, self.lines[i] & 1);
+                let gap = line.abs_diff(vline);
+                d = d.min(if dir == key & 1 {
+                    gap
+                } else {
+                    gap.saturating_add(NEAR + 1)
+                });
+            }
+        }
+        d
+    }
+
+    /// `vline` referenced: it continues the stream of that direction
+    /// whose line is within `NEAR`, or replaces the oldest.
+    fn note(&mut self, vline: u64, write: bool) {
+        let key = stream_key(vline, write);
+        self.made += 1;
+        let mut slot = 0;
+        let mut best = u64::MAX;
+        for i in 0..HISTORY {
+            if self.when[i] != 0
+                && self.lines[i] & 1 == key & 1
+                && (self.lines[i] & !1).abs_diff(vline) <= NEAR
+            {
+                slot = i;
+                break;
+            }
+            if self.when[i] < best {
+                best = self.when[i];
+                slot = i;
+            }
+        }
+        self.lines[slot] = key;
+        self.when[slot] = self.made;
+    }
+}
+
+/// Decides references to frames several running processes map, one by
+/// one, from what each process referenced lately (see the module's
+/// documentation). Only kept up to date while several CPUs run traced
+/// processes ([`Processes::contested`]).
+#[derive(Default)]
+pub struct Contest {
+    recent: Vec<(u32, Recent)>,
+}
+
+impl Contest {
+    fn recent(&mut self, pid: u32) -> &mut Recent {
+        let i = match self.recent.iter().position(|(p, _)| *p == pid) {
+            Some(i) => i,
+            None => {
+                self.recent.push((pid, Recent::default()));
+                self.recent.len() - 1
+            }
+        };
+        &mut self.recent[i].1
+    }
+
+    fn get(&self, pid: u32) -> Option<&Recent> {
+        self.recent.iter().find(|(p, _)| *p == pid).map(|(_, r)| r)
+    }
+
+    /// `pid` referenced `vaddr` at `pos` (a position in the trace), for
+    /// certain: a frame only it maps.
+    pub fn certain(&mut self, pid: u32, vaddr: u64, write: bool, pos: u64) {
+        let r = self.recent(pid);
+        r.certain = pos.max(1);
+        r.note(vaddr & !LINE_MASK, write);
+    }
+
+    fn forget(&mut self, pid: u32) {
+        self.recent.retain(|(p, _)| *p != pid);
+    }
+
+    /// A reference (a write if `write`) to page offset `offset`
+    /// of a frame that the running `contenders` map, (pid, virtual page)
+    /// each, the one switched in last first: the (pid, virtual page) it is
+    /// given to, and by which rule.
+    pub fn decide(
+        &mut self,
+        contenders: &[(u32, u64)],
+        offset: u64,
+        write: bool,
+    ) -> (u32, u64, Ambiguity) {
+        let line = offset & !LINE_MASK;
+        let vline = |vpn: u64| (vpn << PAGE_SHIFT) | line;
+        let (mut best, mut nearest, mut second) = (0, u64::MAX, u64::MAX);
+        let (mut latest, mut latest_at, mut tied) = (0, 0, false);
+        for (i, &(pid, vpn)) in contenders.iter().enumerate() {
+            let Some(r) = self.get(pid) else { continue };
+            let d = r.distance(vline(vpn), write);
+            if d < nearest {
+                (second, nearest, best) = (nearest, d, i);
+            } else if d < second {
+                second = d;
+            }
+            if r.certain > latest_at {
+                (latest, latest_at, tied) = (i, r.certain, false);
+            } else if r.certain == latest_at && latest_at != 0 {
+                tied = true;
+            }
+        }
+        let (i, why) = if nearest <= NEAR && nearest < second {
+            (best, Ambiguity::ByLocality)
+        } else if latest_at != 0 && !tied {
+            (latest, Ambiguity::ByRecency)
+        } else {
+            (0, Ambiguity::SeveralRunning)
+        };
+        let (pid, vpn) = contenders[i];
+        self.recent(pid).note(vline(vpn), write);
+        (pid, vpn, why)
+    }
+}
+
+const PAGE_SHIFT: u32 = 12;
+const LINE_MASK: u64 = 63;
+
+/// What decides a frame with several owners.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// One (pid, virtual page) for every reference until the log changes
+    /// something, and why, if by rule.
+    Fixed(u32, u64, Option<Ambiguity>),
+    /// Several owners run at once: each reference is decided on its own
+    /// among the contenders [`Processes::decide`] left.
+    Contested,
 }
 
 /// The processes as the log tells them: who runs where, and which share an
@@ -104,6 +310,9 @@ pub struct Processes {
     vfork_waiting: FastMap<u32, Vec<u32>>,
     /// Candidates of a decision (reused).
     scratch: Vec<Owner>,
+    /// Who referenced what lately, while several CPUs run traced
+    /// processes.
+    pub contest: Contest,
 }
 
 impl Processes {
@@ -128,6 +337,13 @@ impl Processes {
     #[inline]
     pub fn traced_running(&self) -> bool {
         self.busy > 0
+    }
+
+    /// Whether several CPUs run traced processes: frames several of them
+    /// map are then decided reference by reference.
+    #[inline]
+    pub fn contested(&self) -> bool {
+        self.busy > 1
     }
 
     /// Whether CLONE_VM children use `pid`'s address space.
@@ -205,6 +421,7 @@ impl Processes {
     pub fn exit(&mut self, pid: u32, frames: &mut FrameTable) {
         self.leave_space(pid, frames);
         self.last_ran.remove(&pid);
+        self.contest.forget(pid);
     }
 
     /// A CLONE_VM child stops using its owner's space; whether it was one.
@@ -251,8 +468,56 @@ impl Processes {
 
     /// Decides a frame owned by `owners` (one or more) and by the CLONE_VM
     /// children of those owners: the (pid, virtual page) a reference to it
-    /// is attributed to, and why, if by rule.
-    pub fn decide(&mut self, owners: &[Owner]) -> (u32, u64, Option<Ambiguity>) {
+    /// is attributed to, and why, if by rule; or, when several of them run
+    /// at once, [`Decision::Contested`] with `contenders` set to the
+    /// running ones, (pid, latest virtual page) each, the one switched in
+    /// last first.
+    pub fn decide(&mut self, owners: &[Owner], contenders: &mut Vec<(u32, u64)>) -> Decision {
+        contenders.clear();
+        let mut cands = std::mem::take(&mut self.scratch);
+        cands.clear();
+        for o in owners {
+            cands.push(*o);
+            if let Some(users) = self.vm_users.get(&o.pid) {
+                cands.extend(users.iter().map(|&pid| Owner { pid, ..*o }));
+            }
+        }
+        let first = cands[0].pid;
+        if !cands.iter().all(|c| c.pid == first) {
+            let mut running: Vec<(u64, u32)> = self
+                .running
+                .iter()
+                .filter(|&&(p, _)| p != 0 && cands.iter().any(|c| c.pid == p))
+                .map(|&(p, since)| (since, p))
+                .collect();
+            running.sort_unstable_by(|a, b| b.cmp(a));
+            let mut pids: Vec<u32> = Vec::with_capacity(running.len());
+            for &(_, p) in &running {
+                if !pids.contains(&p) {
+                    pids.push(p);
+                }
+            }
+            if pids.len() > 1 {
+                for p in pids {
+                    let best = cands
+                        .iter()
+                        .filter(|c| c.pid == p)
+                        .max_by_key(|c| c.stamp)
+                        .expect("a running candidate");
+                    contenders.push((p, best.vpn));
+                }
+                self.scratch = cands;
+                return Decision::Contested;
+            }
+        }
+        self.scratch = cands;
+        let (pid, vpn, why) = self.decide_one(owners);
+        Decision::Fixed(pid, vpn, why)
+    }
+
+    /// [`Self::decide`] when at most one owner runs (or for the first of
+    /// several running: the one switched in last).
+    fn decide_one(&mut self, owners: &[Owner]) -> (u32, u64, Option<Ambiguity>) {
         let mut cands = std::mem::take(&mut self.scratch);
         cands.clear();
         for o in owners {
@@ -320,34 +585,96 @@ mod tests {
             .collect()
     }
 
+    fn fixed(p: &mut Processes, owners: &[Owner]) -> (u32, u64, Option<Ambiguity>) {
+        let mut contenders = Vec::new();
+        match p.decide(owners, &mut contenders) {
+            Decision::Fixed(pid, vpn, why) => (pid, vpn, why),
+            Decision::Contested => panic!("contested: {contenders:?}"),
+        }
+    }
+
     #[test]
     fn who_runs_decides() {
         let mut p = Processes::new(true);
         let shared = owners(&[(1, 0x40), (2, 0x40)]);
         // Nobody runs: the latest mapping, counted.
-        assert_eq!(p.decide(&shared), (2, 0x40, Some(Ambiguity::NoneRunning)));
-        p.switch(0, 0, 1, 10);
-        assert_eq!(p.decide(&shared), (1, 0x40, None));
-        p.switch(0, 1, 2, 11);
-        assert_eq!(p.decide(&shared), (2, 0x40, None));
-        // Process 1 on CPU 1 as well: the one switched in last.
-        p.switch(1, 0, 1, 12);
         assert_eq!(
-            p.decide(&shared),
-            (1, 0x40, Some(Ambiguity::SeveralRunning))
+            fixed(&mut p, &shared),
+            (2, 0x40, Some(Ambiguity::NoneRunning))
         );
+        p.switch(0, 0, 1, 10);
+        assert_eq!(fixed(&mut p, &shared), (1, 0x40, None));
+        assert!(!p.contested());
+        p.switch(0, 1, 2, 11);
+        assert_eq!(fixed(&mut p, &shared), (2, 0x40, None));
+        // Process 1 on CPU 1 as well: decided per reference, the one
+        // switched in last first.
+        p.switch(1, 0, 1, 12);
+        assert!(p.contested());
+        let mut contenders = Vec::new();
+        assert_eq!(p.decide(&shared, &mut contenders), Decision::Contested);
+        assert_eq!(contenders, vec![(1, 0x40), (2, 0x40)]);
         // Both leave: the one that ran last.
         p.switch(0, 2, 0, 13);
         p.switch(1, 1, 0, 14);
-        assert_eq!(p.decide(&shared), (1, 0x40, Some(Ambiguity::NoneRunning)));
+        assert_eq!(
+            fixed(&mut p, &shared),
+            (1, 0x40, Some(Ambiguity::NoneRunning))
+        );
         // Two threads of process 3 on two CPUs are one process.
         let other = owners(&[(3, 0x50), (4, 0x60)]);
         p.switch(0, 0, 3, 15);
         p.switch(1, 0, 3, 16);
-        assert_eq!(p.decide(&other), (3, 0x50, None));
+        assert_eq!(fixed(&mut p, &other), (3, 0x50, None));
         // One process at two pages.
         let twice = owners(&[(5, 0x1), (5, 0x2)]);
-        assert_eq!(p.decide(&twice), (5, 0x2, Some(Ambiguity::SeveralPages)));
+        assert_eq!(
+            fixed(&mut p, &twice),
+            (5, 0x2, Some(Ambiguity::SeveralPages))
+        );
+    }
+
+    #[test]
+    fn a_contested_reference_goes_to_the_nearer_then_the_later() {
+        let mut c = Contest::default();
+        // Process 1 maps the frame at page 0x40, process 2 at 0x90.
+        let both = [(1, 0x40), (2, 0x90)];
+        // Nothing known: the first (switched in last), counted so.
+        assert_eq!(
+            c.decide(&both, 0x100, false),
+            (1, 0x40, Ambiguity::SeveralRunning)
+        );
+        // Process 2's certain reference next to its view of the frame.
+        c.certain(2, 0x90_000 + 0x800, false, 2);
+        assert_eq!(
+            c.decide(&both, 0x840, false),
+            (2, 0x90, Ambiguity::ByLocality)
+        );
+        // Process 1 continues its own stream (line 0x100 of its page).
+        assert_eq!(
+            c.decide(&both, 0x140, false),
+            (1, 0x40, Ambiguity::ByLocality)
+        );
+        // Same page number for both (copy-on-write): equally near, so
+        // the one whose certain reference came last.
+        let cow = [(1, 0x40), (2, 0x40)];
+        let mut c = Contest::default();
+        c.certain(1, 0x40_000, false, 5);
+        c.certain(2, 0x40_000, false, 6);
+        assert_eq!(c.decide(&cow, 0x40, false), (2, 0x40, Ambiguity::ByRecency));
+        // That line is process 2's now: the same line again is nearer it.
+        assert_eq!(
+            c.decide(&cow, 0x40, false),
+            (2, 0x40, Ambiguity::ByLocality)
+        );
+        // Far from both: the later certain reference.
+        c.forget(2);
+        c.certain(1, 0x7000_0000, false, 9);
+        let far = [(1, 0x80), (2, 0x80)];
+        assert_eq!(
+            c.decide(&far, 0x100, false),
+            (1, 0x80, Ambiguity::ByRecency)
+        );
     }
 
     #[test]
@@ -360,9 +687,9 @@ mod tests {
         assert!(p.has_vm_users(1));
         let one = owners(&[(1, 0x70)]);
         // The parent ran last (at the FORK).
-        assert_eq!(p.decide(&one), (1, 0x70, None));
+        assert_eq!(fixed(&mut p, &one), (1, 0x70, None));
         p.switch(0, 1, 2, 2);
-        assert_eq!(p.decide(&one), (2, 0x70, None));
+        assert_eq!(fixed(&mut p, &one), (2, 0x70, None));
         p.exec(2, 0, 3, &mut frames);
         assert_eq!(p.space_of(2), 2);
         assert!(!p.has_vm_users(1));

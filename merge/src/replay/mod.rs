@@ -42,19 +42,32 @@ pub use tags::DEFAULT_WINDOW as DEFAULT_TAG_WINDOW;
 pub use writer::VtraceWriter;
 
 use crate::window::EventWindow;
-use attribution::Processes;
+use attribution::{Decision, Processes};
 use frames::{FastMap, FrameTable, Owner, Owners};
 use tags::{SeqWindow, Tag};
 
 const PAGE_SHIFT: u32 = 12;
 const PAGE_MASK: u64 = (1 << PAGE_SHIFT) - 1;
+/// `BoardState::decided`'s mark of a frame decided per reference (a code
+/// no `Ambiguity` has, in its bits).
+const CONTESTED: u16 = CAUSE_MASK << CAUSE_SHIFT;
 /// Records read and handed on per block.
 const BLOCK: usize = 1024;
-/// Default `--max-unattributed`: the share (%) of the references made while
-/// a traced process runs that may go unattributed before the replay fails.
+/// Default `--max-unattributed`: the share (%) of the references that may
+/// be a traced process's ([`ReplayReport::attributable`]) that may go
+/// unattributed before the replay fails.
 pub const DEFAULT_MAX_UNATTRIBUTED: f64 = 50.0;
 /// Counting-key bit: a traced process was running (from SWITCH records).
-const TRACED_RUNNING: u8 = 1 << 6;
+/// Below it: the record flags (bits 0..3) and `Ambiguity::code()` (bits
+/// 4..6).
+const TRACED_RUNNING: u16 = 1 << 7;
+/// Counting-key bit: a traced process maps the frame: the reference may be
+/// a traced process's (the others are the kernel's or an untraced
+/// process's, as far as the log tells).
+const TRACED_FRAME: u16 = 1 << 8;
+/// Counting-key bits of `Ambiguity::code()`.
+const CAUSE_SHIFT: u32 = 4;
+const CAUSE_MASK: u16 = 7;
 
 /// Random access to trace records (a mapped trace file, or a slice).
 pub trait RecordSource {
@@ -182,13 +195,21 @@ pub struct ReplayReport {
     pub dma_requests: HashMap<&'static str, Vec<u64>>,
     /// References attributed by rule to one of a frame's several owners,
     /// indexed by `Ambiguity::code() - 1`.
-    pub ambiguous: [u64; 3],
+    pub ambiguous: [u64; 5],
     /// The log has SWITCH records: who runs is known.
     pub switches: bool,
     /// References made while a traced process was running (SWITCH
     /// records), and how many of them were not attributed for certain.
     pub while_traced: u64,
     pub unattributed_while_traced: u64,
+    /// References that may be a traced process's: to a frame a traced
+    /// process maps (the others are the kernel's or an untraced process's
+    /// as far as the log tells), made while a traced process ran if the log
+    /// says who runs; and how many of them were not attributed for certain
+    /// (given to one of several owners by rule). The measure of
+    /// `--max-unattributed`.
+    pub attributable: u64,
+    pub unattributed_attributable: u64,
     /// Log tags placed: each at its record, or at a number the log does
     /// not hold (`tags_without_record` of them).
     pub tags_placed: u64,
@@ -240,21 +261,18 @@ impl ReplayReport {
     }
     /// The threshold on [`Self::unattributed_percent`] that applies: the
     /// one given, else [`DEFAULT_MAX_UNATTRIBUTED`] when the log says who
-    /// runs (without SWITCH records every reference counts, the kernel's
-    /// and untraced processes' too, so no default applies).
+    /// runs (without SWITCH records no reference to a frame several
+    /// processes map is certain, so no default applies).
     pub fn unattributed_limit(&self, given: Option<f64>) -> Option<f64> {
         given.or(self.switches.then_some(DEFAULT_MAX_UNATTRIBUTED))
     }
     /// The share (%) of references not attributed for certain among those
-    /// the replay is expected to attribute: made while a traced process ran
-    /// (a log with SWITCH records), or all (a log without, which does not
+    /// the replay is expected to attribute ([`Self::attributable`]): to
+    /// frames a traced process maps, made while a traced process ran (a
+    /// log with SWITCH records) or whenever (a log without, which does not
     /// say who runs).
     pub fn unattributed_percent(&self) -> f64 {
-        let (n, of) = if self.switches {
-            (self.unattributed_while_traced, self.while_traced)
-        } else {
-            (self.unattributed(), self.references)
-        };
+        let (n, of) = (self.unattributed_attributable, self.attributable);
         if of == 0 {
             0.0
         } else {
@@ -327,17 +345,21 @@ struct CurrentPage {
     frame: u64,
     /// Record flags for a reference in this page (when `dma_partial` is off).
     flags: u8,
-    /// `Ambiguity::code() << 4` (0: the attribution is certain), and
-    /// `TRACED_RUNNING` if a traced process runs.
-    cause: u8,
+    /// `Ambiguity::code() << CAUSE_SHIFT` (0: the attribution is
+    /// certain), and `TRACED_RUNNING` if a traced process runs.
+    cause: u16,
     /// `flags | cause`: what the reference is counted as.
-    key: u8,
+    key: u16,
     pid: u32,
     /// Virtual page base; with `offset_mask` 0 for untranslated pages.
     vbase: u64,
     offset_mask: u64,
     /// A DMA buffer covers part of the page: decide per reference.
     dma_partial: bool,
+    /// Several running processes map the frame: decide per reference.
+    contested: bool,
+    /// `dma_partial || contested`.
+    slow: bool,
     page_table: bool,
 }
 
@@ -352,6 +374,8 @@ impl Default for CurrentPage {
             vbase: 0,
             offset_mask: 0,
             dma_partial: false,
+            contested: false,
+            slow: false,
             page_table: false,
         }
     }
@@ -361,8 +385,13 @@ struct BoardState {
     tags: SeqWindow,
     frames: FrameTable,
     procs: Processes,
-    /// Decisions on frames with several owners, until the next log record.
-    decided: FastMap<u64, (u32, u64, u8)>,
+    /// Decisions on frames with several owners, until the next log record
+    /// (`CONTESTED` for a frame decided per reference among the
+    /// contenders kept in `contested`).
+    decided: FastMap<u64, (u32, u64, u16)>,
+    contested: FastMap<u64, Vec<(u32, u64)>>,
+    /// The contenders for the current page's frame, if contested.
+    contenders: Vec<(u32, u64)>,
     /// Live DMA buffers `[lo, hi)`.
     dma: Vec<(u64, u64)>,
     cur: CurrentPage,
@@ -376,6 +405,8 @@ impl BoardState {
             frames: FrameTable::default(),
             procs: Processes::new(switches),
             decided: FastMap::default(),
+            contested: FastMap::default(),
+            contenders: Vec::new(),
             dma: Vec::new(),
             cur: CurrentPage::default(),
             gap_from: 0,
@@ -401,20 +432,49 @@ impl BoardState {
                 let (pid, vpn, why) = match self.decided.get(&frame) {
                     Some(&d) => d,
                     None => {
-                        let (pid, vpn, why) = match owners {
-                            Owners::Several(list) => self.procs.decide(list),
-                            Owners::One { pid, vpn } => {
-                                self.procs.decide(&[Owner { pid, vpn, stamp: 0 }])
-                            }
+                        let mut contenders = Vec::new();
+                        let decision = match owners {
+                            Owners::Several(list) => self.procs.decide(list, &mut contenders),
+                            Owners::One { pid, vpn } => self
+                                .procs
+                                .decide(&[Owner { pid, vpn, stamp: 0 }], &mut contenders),
                             Owners::None => unreachable!("handled above"),
                         };
-                        let why = why.map_or(0, |a| a.code() << 4);
-                        self.decided.insert(frame, (pid, vpn, why));
-                        (pid, vpn, why)
+                        let d = match decision {
+                            Decision::Fixed(pid, vpn, why) => (
+                                pid,
+                                vpn,
+                                why.map_or(0, |a| u16::from(a.code()) << CAUSE_SHIFT),
+                            ),
+                            Decision::Contested => {
+                                let (pid, vpn) = contenders[0];
+                                self.contested.insert(frame, contenders);
+                                (pid, vpn, CONTESTED)
+                            }
+                        };
+                        self.decided.insert(frame, d);
+                        d
                     }
                 };
+                if why == CONTESTED {
+                    self.contenders.clear();
+                    if let Some(c) = self.contested.get(&frame) {
+                        self.contenders.extend_from_slice(c);
+                    }
+                }
                 (Some((pid, vpn)), running | why)
             }
+        };
+        let contested = owner.is_some() && cause & !TRACED_RUNNING == CONTESTED;
+        let cause = if contested {
+            running | (u16::from(Ambiguity::SeveralRunning.code()) << CAUSE_SHIFT)
+        } else {
+            cause
+        };
+        let cause = if owner.is_some() {
+            cause | TRACED_FRAME
+        } else {
+            cause
         };
         let (lo, hi) = (frame << PAGE_SHIFT, (frame + 1) << PAGE_SHIFT);
         let mut whole = false;
@@ -431,25 +491,81 @@ impl BoardState {
                 frame,
                 flags: ref_flags(true, whole, None),
                 cause,
-                key: ref_flags(true, whole, None) | cause,
+                key: u16::from(ref_flags(true, whole, None)) | cause,
                 pid,
                 vbase: vpn << PAGE_SHIFT,
                 offset_mask: PAGE_MASK,
                 dma_partial: partial && !whole,
+                contested,
+                slow: contested || (partial && !whole),
                 page_table,
             },
             None => CurrentPage {
                 frame,
                 flags: miss_flags(whole, page_table),
                 cause,
-                key: miss_flags(whole, page_table) | cause,
+                key: u16::from(miss_flags(whole, page_table)) | cause,
                 pid: 0,
                 vbase: 0,
                 offset_mask: 0,
                 dma_partial: partial && !whole,
+                contested: false,
+                slow: partial && !whole,
                 page_table,
             },
         };
+    }
+
+    /// The board's references left `page` after one to `last_pa` at
+    /// `pos`: while several CPUs run traced processes, a certain
+    /// reference tells who referenced what lately.
+    #[inline]
+    fn left_page(&mut self, page: &CurrentPage, last_pa: u64, last_write: bool, pos: u64) {
+        if self.procs.contested()
+            && page.pid != 0
+            && !page.contested
+            && page.cause & (CAUSE_MASK << CAUSE_SHIFT) == 0
+        {
+            self.procs.contest.certain(
+                page.pid,
+                page.vbase | (last_pa & PAGE_MASK),
+                last_write,
+                pos,
+            );
+        }
+    }
+
+    /// A reference to `pa` in a page decided per reference (part
+    /// DMA buffer, or contested): its flags, counting key, pid and
+    /// virtual address.
+    #[cold]
+    #[inline(never)]
+    fn slow_ref(&mut self, pa: u64, write: bool) -> (u8, u16, u32, u64) {
+        let cur = self.cur;
+        let flags = if cur.dma_partial {
+            self.partial_flags(pa)
+        } else {
+            cur.flags
+        };
+        if !cur.contested {
+            return (
+                flags,
+                u16::from(flags) | cur.cause,
+                cur.pid,
+                cur.vbase | (pa & cur.offset_mask),
+            );
+        }
+        let (pid, vpn, why) = self
+            .procs
+            .contest
+            .decide(&self.contenders, pa & PAGE_MASK, write);
+        let keep = cur.cause & (TRACED_RUNNING | TRACED_FRAME);
+        (
+            flags,
+            u16::from(flags) | keep | (u16::from(why.code()) << CAUSE_SHIFT),
+            pid,
+            (vpn << PAGE_SHIFT) | (pa & PAGE_MASK),
+        )
     }
 
     /// Record flags of a reference to `pa` in a page only partly covered
@@ -495,7 +611,7 @@ pub struct Replayer<'l> {
     /// Records given up as lost by one tag (reused).
     lost: Vec<u64>,
     /// References by counting key and write bit: `key << 1 | write`.
-    counts: [u64; 256],
+    counts: [u64; 1024],
 }
 
 /// The record with sequence number `seq`, if the log holds it.
@@ -518,7 +634,7 @@ impl<'l> Replayer<'l> {
             switches: log.iter().any(|r| matches!(r.event, Event::Switch { .. })),
             dma_counted: vec![0; log.len() / 64 + 1],
             lost: Vec::new(),
-            counts: [0; 256],
+            counts: [0; 1024],
         }
     }
 
@@ -622,11 +738,13 @@ impl<'l> Replayer<'l> {
         let mut virt = vec![VirtualRecord::default(); BLOCK];
         let mut start = 0;
         let mut selected = 0u64;
-        let (mut run_key, mut run_len, mut run_writes) = (0u8, 0u64, 0u64);
+        let (mut run_key, mut run_len, mut run_writes) = (0u16, 0u64, 0u64);
         // The board and page of the previous reference (`packed >> 12`
         // holds both) and what replay says about that page, in locals.
         let mut page_key = u64::MAX;
         let mut page = CurrentPage::default();
+        // The previous reference: its board, physical address, direction.
+        let (mut last_board, mut last_pa, mut last_write) = (usize::MAX, 0u64, false);
         while start < n {
             let block = trace.block(start, BLOCK, &mut buf);
             let block = &block[..block.len().min(BLOCK)];
@@ -641,6 +759,14 @@ impl<'l> Replayer<'l> {
                     if r.packed >> PAGE_SHIFT != page_key {
                         page_key = r.packed >> PAGE_SHIFT;
                         self.seen[board] = true;
+                        if last_board == board {
+                            self.boards[board].left_page(
+                                &page,
+                                last_pa,
+                                last_write,
+                                (start + k) as u64,
+                            );
+                        }
                         let st = &mut self.boards[board];
                         let frame = pa >> PAGE_SHIFT;
                         if frame != st.cur.frame {
@@ -648,12 +774,17 @@ impl<'l> Replayer<'l> {
                         }
                         page = st.cur;
                     }
-                    let (flags, key) = if page.dma_partial {
-                        let f = self.boards[board].partial_flags(pa);
-                        (f, f | page.cause)
+                    let (flags, key, pid, vaddr) = if page.slow {
+                        self.boards[board].slow_ref(pa, r.packed & 1 != 0)
                     } else {
-                        (page.flags, page.key)
+                        (
+                            page.flags,
+                            page.key,
+                            page.pid,
+                            page.vbase | (pa & page.offset_mask),
+                        )
                     };
+                    (last_board, last_pa, last_write) = (board, pa, r.packed & 1 != 0);
                     // Counted in registers while the key stays the same
                     // (a counter in memory would chain every reference).
                     if key != run_key {
@@ -666,8 +797,8 @@ impl<'l> Replayer<'l> {
                     let v = VirtualRecord {
                         tick: r.tick,
                         packed: r.packed,
-                        vaddr: page.vbase | (pa & page.offset_mask),
-                        pid: page.pid,
+                        vaddr,
+                        pid,
                         flags,
                     };
                     if selecting
@@ -802,14 +933,16 @@ impl<'l> Replayer<'l> {
         rep.references = 0;
         rep.translated = 0;
         rep.misses = [0; 3];
-        rep.ambiguous = [0; 3];
+        rep.ambiguous = [0; 5];
         rep.table3 = [0; 4];
         rep.switches = self.switches;
         rep.while_traced = 0;
         rep.unattributed_while_traced = 0;
+        rep.attributable = 0;
+        rep.unattributed_attributable = 0;
         for (i, &c) in self.counts.iter().enumerate() {
-            let (key, write) = ((i >> 1) as u8, i & 1);
-            let flags = key & 0xF;
+            let (key, write) = ((i >> 1) as u16, i & 1);
+            let flags = (key & 0xF) as u8;
             rep.references += c;
             if flags & REF_TRANSLATED != 0 {
                 rep.translated += c;
@@ -817,14 +950,22 @@ impl<'l> Replayer<'l> {
             if let Some(m) = Miss::from_code(flags >> 2) {
                 rep.misses[usize::from(m.code() - 1)] += c;
             }
-            let ambiguous = Ambiguity::from_code((key >> 4) & 3);
+            let ambiguous = Ambiguity::from_code(((key >> CAUSE_SHIFT) & CAUSE_MASK) as u8);
             if let Some(a) = ambiguous {
                 rep.ambiguous[usize::from(a.code() - 1)] += c;
             }
+            let unattributed =
+                ambiguous.is_some() || Miss::from_code(flags >> 2) == Some(Miss::Unmapped);
             if key & TRACED_RUNNING != 0 {
                 rep.while_traced += c;
-                if ambiguous.is_some() || Miss::from_code(flags >> 2) == Some(Miss::Unmapped) {
+                if unattributed {
                     rep.unattributed_while_traced += c;
+                }
+            }
+            if key & TRACED_FRAME != 0 && (!self.switches || key & TRACED_RUNNING != 0) {
+                rep.attributable += c;
+                if unattributed {
+                    rep.unattributed_attributable += c;
                 }
             }
             let dma = usize::from(flags & REF_DMA != 0);

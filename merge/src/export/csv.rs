@@ -35,8 +35,9 @@ const RW_KIND_BYTES: usize = 16;
 pub struct CsvWriter<W: Write> {
     out: W,
     meta: TraceMeta,
-    /// `rw,kind,` by kind bits, as bytes and length (see [`push_first`]).
-    rw_kind: [([u8; RW_KIND_BYTES], usize); 16],
+    /// `rw,kind,` by kind bits, as bytes and length (see [`push_first`]);
+    /// boxed, so that the writer stays small beside the table's.
+    rw_kind: Box<[([u8; RW_KIND_BYTES], usize); 16]>,
     line: Vec<u8>,
 }
 
@@ -47,13 +48,13 @@ impl<W: Write> CsvWriter<W> {
             TraceKind::Virtual => VIRTUAL_HEADER,
         };
         writeln!(out, "{header}")?;
-        let rw_kind = std::array::from_fn(|bits| {
+        let rw_kind = Box::new(std::array::from_fn(|bits| {
             let r = TraceRecord::new(0, 0, RecordKind::from_bits(bits as u8), 0);
             let cell = format!("{},{},", rw_cell(&r), r.kind().name());
             let mut bytes = [0u8; RW_KIND_BYTES];
             bytes[..cell.len()].copy_from_slice(cell.as_bytes());
             (bytes, cell.len())
-        });
+        }));
         Ok(CsvWriter {
             out,
             meta,

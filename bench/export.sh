@@ -3,15 +3,28 @@
 # references, default 100 M, from `hmtt sim --workload quicksort --cache
 # off`), merges it into a trace and packs it into a .hmttz archive, then
 # runs, from the same input (HMTT_EXPORT_INPUT: `archive`, the default, or
-# `trace`), `hmtt export` to every format and `hmtt dump --csv`, and prints
-# per command the rows it wrote (records for CSV, Parquet and the dump,
+# `trace`), `hmtt export` to every format and `hmtt dump --csv`, each with
+# this tree's build and then with a reference build, and prints per command
+# and build the rows it wrote (records for CSV, Parquet and the dump,
 # references for the simulator formats, every record read for Perfetto),
 # the CPU seconds of the process (user + system, which a shared machine
 # disturbs less than the wall clock), the M rows per CPU-second and per
-# wall second, and the peak resident memory (`/usr/bin/time -v`; the input
-# is read block by block, so the peak is the writer's own memory plus one
-# block and the mapped input). The load average before and after is
-# printed: the host is shared. Each output is deleted after it is measured.
+# wall second, the peak resident memory (`/usr/bin/time -v`; the input is
+# read block by block, so the peak is the writer's own memory plus one
+# block and the mapped input), the ratio of the rates (this build /
+# reference, above 1 is faster), the rate against issue 36's target, and
+# whether the two builds wrote the same bytes (Parquet: the encodings may
+# differ; compare its values instead). First `hmtt stats` reads, decodes
+# and counts the same input: near the floor every command pays. The load average
+# before and after is printed: the host is shared.
+#
+# The reference: HMTT_REF_BIN, an already built binary, or else the
+# commit HMTT_REF_COMMIT (default 661e7e1, the exports before issue 36's
+# work) built apart in its own target directory (slow: a full release
+# build). HMTT_REF_BIN=none skips it.
+#
+# Each command runs HMTT_BENCH_ROUNDS times (default 3) per build, the
+# builds alternating; the medians are printed.
 #
 # HMTT_BENCH_DIR keeps the files (default: a temporary directory, removed);
 # HMTT_EXPORT_RECORDS sets the trace size; HMTT_EXPORT_FORMATS the
@@ -22,9 +35,21 @@ cd "$(dirname "$0")/.."
 records=${HMTT_EXPORT_RECORDS:-100000000}
 formats=${HMTT_EXPORT_FORMATS:-"dramsim3 ramulator2 gem5 perfetto csv dump-csv parquet"}
 input=${HMTT_EXPORT_INPUT:-archive}
+ref_commit=${HMTT_REF_COMMIT:-661e7e1}
+rounds=${HMTT_BENCH_ROUNDS:-3}
 . bench/scratch-dir.sh
 cargo build --release -q -p hmtt
-hmtt=$PWD/target/release/hmtt
+hmtt=${CARGO_TARGET_DIR:-$PWD/target}/release/hmtt
+if [ -n "${HMTT_REF_BIN:-}" ]; then
+    ref=$HMTT_REF_BIN
+else
+    mkdir -p "$dir/ref-src"
+    git archive "$ref_commit" | tar -x -C "$dir/ref-src"
+    (cd "$dir/ref-src" && CARGO_TARGET_DIR="$dir/ref-target" cargo build --release -q -p hmtt)
+    ref=$dir/ref-target/release/hmtt
+fi
+builds="this"
+[ "$ref" = none ] || builds="this ref"
 
 # quicksort of n keys makes about 70 references per key at n = 2.23 M
 # (156 M records), a little fewer for fewer keys (n log n).
@@ -41,32 +66,84 @@ archive) in_file=$dir/big.hmttz ;;
 trace) in_file=$dir/big.hmtttrace ;;
 *) echo "bench/export.sh: HMTT_EXPORT_INPUT is archive or trace" >&2; exit 1 ;;
 esac
-grep -h "records" "$dir/merge.log" | head -1
-echo "input: $in_file ($(stat -c %s "$in_file") bytes); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -f "$dir/merge.log" ] && grep -h "records" "$dir/merge.log" | head -1
+echo "input: $in_file ($(stat -L -c %s "$in_file") bytes); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "this build: $hmtt; reference: $ref"
 
-printf '%-11s %12s %10s %10s %14s %12s %12s\n' command rows wall_s cpu_s 'M rows/cpu-s' 'M rows/s' 'peak RSS MB'
-for f in $formats; do
-    out="$dir/out.$f"
+# Issue 36's target of a command, M rows per CPU-second.
+target() {
+    case $1 in
+    csv | dump-csv) echo 20 ;;
+    *) echo 30 ;;
+    esac
+}
+
+# Runs command $1 with binary $2 into $3; prints "rows wall cpu rss_mb".
+measure() {
+    local f=$1 bin=$2 out=$3 rows
     if [ "$f" = dump-csv ]; then
-        /usr/bin/time -v -o "$dir/time.$f.log" "$hmtt" dump "$in_file" --csv >"$out"
+        /usr/bin/time -v -o "$dir/time.log" "$bin" dump "$in_file" --csv >"$out"
         # Every record is a line after the header line.
-        n=$(($(wc -l <"$out") - 1))
+        rows=$(($(wc -l <"$out") - 1))
+    elif [ "$f" = stats ]; then
+        /usr/bin/time -v -o "$dir/time.log" "$bin" stats "$in_file" >"$out"
+        rows=$(awk '/records, / { print $3; exit }' "$out")
     else
-        /usr/bin/time -v -o "$dir/time.$f.log" "$hmtt" export "$in_file" --format "$f" -o "$out" \
-            2>"$dir/export.$f.log" >/dev/null
+        /usr/bin/time -v -o "$dir/time.log" "$bin" export "$in_file" --format "$f" -o "$out" \
+            2>"$dir/export.log" >/dev/null
         # The simulator formats write a row per reference, the others per record.
         case $f in
-        dramsim3 | ramulator2 | gem5) n=$(sed -n 's/.*records, \([0-9]*\) references, .*/\1/p' "$dir/export.$f.log") ;;
-        *) n=$(sed -n 's/.*: \([0-9]*\) records, .*/\1/p' "$dir/export.$f.log") ;;
+        dramsim3 | ramulator2 | gem5) rows=$(sed -n 's/.*records, \([0-9]*\) references, .*/\1/p' "$dir/export.log") ;;
+        *) rows=$(sed -n 's/.*: \([0-9]*\) records, .*/\1/p' "$dir/export.log") ;;
         esac
     fi
-    secs=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s }' "$dir/time.$f.log")
-    cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { print s }' "$dir/time.$f.log")
-    rss=$(awk -F': ' '/Maximum resident set size/ { print $2 / 1024 }' "$dir/time.$f.log")
-    size=$(stat -c %s "$out")
-    rm -f "$out"
-    awk -v f="$f" -v n="$n" -v s="$secs" -v c="$cpu" -v r="$rss" -v b="$size" 'BEGIN {
-        printf "%-11s %12d %10.2f %10.2f %14.2f %12.2f %12.1f   (%.0f MB written)\n",
-            f, n, s, c, n / c / 1e6, n / s / 1e6, r, b / 1e6 }'
+    awk -F': ' -v n="$rows" '
+        /Elapsed \(wall clock\)/ { k = split($2, t, ":"); w = 0; for (i = 1; i <= k; i++) w = w * 60 + t[i] }
+        /User time|System time/ { c += $2 }
+        /Maximum resident set size/ { r = $2 / 1024 }
+        END { print n, w, c, r }' "$dir/time.log"
+}
+
+# The median of the numbers given, one per line.
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+printf '%-10s %-5s %12s %8s %8s %13s %10s %8s %11s %10s %6s\n' \
+    command build rows wall_s cpu_s 'M rows/cpu-s' 'M rows/s' 'RSS MB' 'this/ref' '/target' same
+for f in stats $formats; do
+    : >"$dir/runs.txt"
+    same=-
+    # Rounds alternate the builds so that a change of the host's load
+    # falls on both; the medians are printed.
+    for ((round = 1; round <= rounds; round++)); do
+        for b in $builds; do
+            bin=$hmtt
+            [ "$b" = ref ] && bin=$ref
+            read -r rows wall cpu rss < <(measure "$f" "$bin" "$dir/out.$f.$b")
+            echo "$b $rows $wall $cpu $rss $(stat -c %s "$dir/out.$f.$b")" >>"$dir/runs.txt"
+        done
+        if [ "$builds" != this ] && [ "$f" != parquet ] && [ "$same" != NO ]; then
+            if cmp -s "$dir/out.$f.this" "$dir/out.$f.ref"; then same=yes; else same=NO; fi
+        fi
+        rm -f "$dir/out.$f.this" "$dir/out.$f.ref"
+    done
+    for b in $builds; do
+        rows=$(awk -v b="$b" '$1 == b { print $2; exit }' "$dir/runs.txt")
+        size=$(awk -v b="$b" '$1 == b { print $6; exit }' "$dir/runs.txt")
+        wall=$(awk -v b="$b" '$1 == b { print $3 }' "$dir/runs.txt" | median)
+        cpu=$(awk -v b="$b" '$1 == b { print $4 }' "$dir/runs.txt" | median)
+        rss=$(awk -v b="$b" '$1 == b { print $5 }' "$dir/runs.txt" | median)
+        rate=$(awk -v n="$rows" -v c="$cpu" 'BEGIN { printf "%.4f", n / c / 1e6 }')
+        ratio=-
+        [ "$b" = ref ] && ratio=$(awk -v a="$this_rate" -v b="$rate" 'BEGIN { printf "%.2f", a / b }')
+        [ "$b" = this ] && this_rate=$rate
+        goal=-
+        [ "$f" = stats ] || goal=$(awk -v a="$rate" -v t="$(target "$f")" 'BEGIN { printf "%.2f", a / t }')
+        shown=-
+        [ "$b" = ref ] && shown=$same
+        awk -v f="$f" -v b="$b" -v n="$rows" -v s="$wall" -v c="$cpu" -v r="$rss" -v x="$ratio" \
+            -v g="$goal" -v m="$shown" -v sz="$size" 'BEGIN {
+            printf "%-10s %-5s %12d %8.2f %8.2f %13.2f %10.2f %8.1f %11s %10s %6s   (%.0f MB written)\n",
+                f, b, n, s, c, n / c / 1e6, n / s / 1e6, r, x, g, m, sz / 1e6 }'
+    done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

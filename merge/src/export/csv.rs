@@ -16,7 +16,7 @@ use std::io::Write;
 use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::vtrace::VirtualRecord;
 
-use super::text::{push_hex, push_time_ns, push_u64};
+use super::text::{push_first, push_hex, push_time_ns, push_u64};
 use super::{event_cell, rw_cell, source_cell, ExportError, RecordWriter, TraceKind, TraceMeta};
 
 /// The header line of a physical trace's CSV.
@@ -27,13 +27,17 @@ pub const VIRTUAL_HEADER: &str = "time_ns,tick,board,pa,rw,kind,source,pid,va,mi
 /// Bytes of lines gathered before one write to the output.
 const CHUNK: usize = 1 << 16;
 
+/// Room for the longest `rw,kind,` cell pair (`,GAP_BEGIN,`).
+const RW_KIND_BYTES: usize = 16;
+
 /// Writes the CSV of one trace kind; the header at creation. Each call
 /// writes whole lines to the output (nothing is held back).
 pub struct CsvWriter<W: Write> {
     out: W,
     meta: TraceMeta,
-    /// `rw,kind,` by kind bits.
-    rw_kind: Vec<Box<[u8]>>,
+    /// `rw,kind,` by kind bits, as bytes and length (see [`push_first`]);
+    /// boxed, so that the writer stays small beside the table's.
+    rw_kind: Box<[([u8; RW_KIND_BYTES], usize); 16]>,
     line: Vec<u8>,
 }
 
@@ -44,14 +48,13 @@ impl<W: Write> CsvWriter<W> {
             TraceKind::Virtual => VIRTUAL_HEADER,
         };
         writeln!(out, "{header}")?;
-        let rw_kind = (0..16u8)
-            .map(|bits| {
-                let r = TraceRecord::new(0, 0, RecordKind::from_bits(bits), 0);
-                format!("{},{},", rw_cell(&r), r.kind().name())
-                    .into_bytes()
-                    .into_boxed_slice()
-            })
-            .collect();
+        let rw_kind = Box::new(std::array::from_fn(|bits| {
+            let r = TraceRecord::new(0, 0, RecordKind::from_bits(bits as u8), 0);
+            let cell = format!("{},{},", rw_cell(&r), r.kind().name());
+            let mut bytes = [0u8; RW_KIND_BYTES];
+            bytes[..cell.len()].copy_from_slice(cell.as_bytes());
+            (bytes, cell.len())
+        }));
         Ok(CsvWriter {
             out,
             meta,
@@ -100,7 +103,8 @@ impl<W: Write> CsvWriter<W> {
             push_hex(l, r.pa());
         }
         l.push(b',');
-        l.extend_from_slice(&self.rw_kind[usize::from(r.kind().bits())]);
+        let (bytes, len) = &self.rw_kind[usize::from(r.kind().bits())];
+        push_first(l, bytes, *len);
     }
 
     fn push_line(&mut self, v: &VirtualRecord) {

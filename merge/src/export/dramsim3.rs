@@ -14,7 +14,7 @@ use std::io::Write;
 use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::vtrace::VirtualRecord;
 
-use super::text::{push_hex, push_u128, push_u64};
+use super::text::{push_first, push_hex, push_u128, push_u64};
 use super::{ExportError, RecordWriter, TraceMeta};
 
 /// Bytes of lines gathered before one write to the output.
@@ -51,7 +51,11 @@ impl<W: Write> Dramsim3Writer<W> {
     fn push_line(&mut self, tick: u64, write: bool, pa: u64) {
         let l = &mut self.line;
         push_hex(l, pa);
-        l.extend_from_slice(if write { b" WRITE " } else { b" READ " });
+        if write {
+            push_first(l, b" WRITE ", 7);
+        } else {
+            push_first(l, b" READ  ", 6);
+        }
         let ticks = tick.saturating_sub(self.first_tick);
         if self.tick_ps == self.tck_ps {
             push_u64(l, ticks);

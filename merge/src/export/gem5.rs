@@ -90,7 +90,8 @@ fn put_varint(buf: &mut [u8], mut at: usize, mut n: u64) -> usize {
 fn push_packet(out: &mut Vec<u8>, tick: u64, cmd: u32, addr: u64, pkt_id: u64) {
     // Five keys and five varints of at most 10 bytes: under 128 bytes, so
     // the length is one varint byte.
-    let mut buf = [0u8; 64];
+    let start = out.len();
+    let buf = super::text::room::<64>(out);
     let mut at = 1;
     for (key, value) in [
         (0x08, tick),
@@ -100,10 +101,10 @@ fn push_packet(out: &mut Vec<u8>, tick: u64, cmd: u32, addr: u64, pkt_id: u64) {
         (0x30, pkt_id),
     ] {
         buf[at] = key;
-        at = put_varint(&mut buf, at + 1, value);
+        at = put_varint(buf, at + 1, value);
     }
     buf[0] = (at - 1) as u8;
-    out.extend_from_slice(&buf[..at]);
+    out.truncate(start + at);
 }
 
 pub struct Gem5Writer<W: Write> {

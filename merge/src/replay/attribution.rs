@@ -510,41 +510,28 @@ impl Processes {
                 return Decision::Contested;
             }
         }
+        let (pid, vpn, why) = self.decide_one(&cands);
         self.scratch = cands;
-        let (pid, vpn, why) = self.decide_one(owners);
         Decision::Fixed(pid, vpn, why)
     }
 
-    /// [`Self::decide`] when at most one owner runs (or for the first of
-    /// several running: the one switched in last).
-    fn decide_one(&mut self, owners: &[Owner]) -> (u32, u64, Option<Ambiguity>) {
-        let mut cands = std::mem::take(&mut self.scratch);
-        cands.clear();
-        for o in owners {
-            cands.push(*o);
-            if let Some(users) = self.vm_users.get(&o.pid) {
-                cands.extend(users.iter().map(|&pid| Owner { pid, ..*o }));
-            }
-        }
+    /// [`Self::decide`] of the candidates `cands` (the owners and their
+    /// address space's users) when at most one of them runs.
+    fn decide_one(&self, cands: &[Owner]) -> (u32, u64, Option<Ambiguity>) {
         let first = cands[0].pid;
         let mut cause = None;
         let pid = if cands.iter().all(|c| c.pid == first) {
             first
         } else {
-            // The running candidate switched in last, and whether another
-            // candidate runs too (threads of one process on two CPUs are
-            // one process).
+            // The one running candidate ([`Self::decide`] has handed
+            // several running ones to the caller as contested), on however
+            // many CPUs its threads run.
             let running = self
                 .running
                 .iter()
                 .filter(|&&(p, _)| p != 0 && cands.iter().any(|c| c.pid == p));
-            match running.clone().max_by_key(|&&(_, since)| since) {
-                Some(&(p, _)) => {
-                    if running.clone().any(|&(q, _)| q != p) {
-                        cause = Some(Ambiguity::SeveralRunning);
-                    }
-                    p
-                }
+            match running.max_by_key(|&&(_, since)| since) {
+                Some(&(p, _)) => p,
                 None => {
                     cause = Some(Ambiguity::NoneRunning);
                     let ran = |p: u32| self.last_ran.get(&p).copied().unwrap_or(0);
@@ -564,9 +551,7 @@ impl Processes {
         if cands.iter().any(|c| c.pid == pid && c.vpn != best.vpn) {
             cause = cause.or(Some(Ambiguity::SeveralPages));
         }
-        let vpn = best.vpn;
-        self.scratch = cands;
-        (pid, vpn, cause)
+        (pid, best.vpn, cause)
     }
 }
 

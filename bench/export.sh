@@ -40,14 +40,7 @@ rounds=${HMTT_BENCH_ROUNDS:-3}
 . bench/scratch-dir.sh
 cargo build --release -q -p hmtt
 hmtt=${CARGO_TARGET_DIR:-$PWD/target}/release/hmtt
-if [ -n "${HMTT_REF_BIN:-}" ]; then
-    ref=$HMTT_REF_BIN
-else
-    mkdir -p "$dir/ref-src"
-    git archive "$ref_commit" | tar -x -C "$dir/ref-src"
-    (cd "$dir/ref-src" && CARGO_TARGET_DIR="$dir/ref-target" cargo build --release -q -p hmtt)
-    ref=$dir/ref-target/release/hmtt
-fi
+. bench/reference-build.sh
 builds="this"
 [ "$ref" = none ] || builds="this ref"
 

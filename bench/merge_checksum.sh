@@ -22,15 +22,7 @@ rounds=${HMTT_BENCH_ROUNDS:-7}
 ref_commit=${HMTT_REF_COMMIT:-53cb6f3}
 sim_args=${HMTT_BENCH_SIM:---workload seq-read --n 2G --unit 64 --cache off --boards 2 --ports 3}
 
-if [ -n "${HMTT_REF_BIN:-}" ]; then
-    ref=$HMTT_REF_BIN
-else
-    # The reference commit's tree, built apart (its own target directory).
-    mkdir -p "$dir/ref-src"
-    git archive "$ref_commit" | tar -x -C "$dir/ref-src"
-    (cd "$dir/ref-src" && CARGO_TARGET_DIR="$dir/ref-target" cargo build --release -q -p hmtt)
-    ref=$dir/ref-target/release/hmtt
-fi
+. bench/reference-build.sh
 cargo build --release -q -p hmtt
 new=${CARGO_TARGET_DIR:-$PWD/target}/release/hmtt
 

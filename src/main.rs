@@ -82,6 +82,16 @@ fn main() -> anyhow::Result<()> {
         // standard error, with a panic; a log line is not worth either.
         .log_internal_errors(false)
         .init();
+    // A panic caused by the zeros read from an input cut short under the
+    // reader is that cut's fault: report the cut instead (mapped_file).
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if let Err(cut) = hmtt_format::mapped_file::check_inputs() {
+            eprintln!("Error: {cut}");
+            std::process::exit(1);
+        }
+        default_hook(info);
+    }));
     let result = match cli.command {
         Command::Sim(a) => cmd::sim::run(a),
         Command::Board(a) => cmd::board::run(a),
@@ -100,6 +110,16 @@ fn main() -> anyhow::Result<()> {
         Command::Log(a) => cmd::log::run(a),
         Command::Qemu(a) => cmd::qemu::run(*a),
     };
+    // An input cut short under the reader voids whatever the command did
+    // with it, success or error: the cut is the cause to report.
+    if let Err(cut) = hmtt_format::mapped_file::check_inputs() {
+        match &result {
+            Err(e) if format!("{e:#}").contains(&cut.to_string()) => eprintln!("Error: {e:?}"),
+            Err(e) => eprintln!("Error: {cut}\n\nThe command then failed: {e:?}"),
+            Ok(()) => eprintln!("Error: {cut}"),
+        }
+        std::process::exit(1);
+    }
     // A refused unfinished input has its own status, so scripts can tell
     // "run again with --allow-incomplete" from other failures.
     if let Err(e) = &result {

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{bail, Context};
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::indexed::CommonHeader;
+use hmtt_format::mapped_file::MappedFile;
 use hmtt_format::trace::NameTable;
 use hmtt_format::{AddressMapping, Geometry};
 
@@ -154,13 +155,8 @@ pub fn load_mapping(path: &Path, geometry: Geometry) -> anyhow::Result<AddressMa
         .with_context(|| format!("mapping file {}", path.display()))
 }
 
-/// A trace file's bytes: mapped, or read when empty.
-pub struct TraceBytes(Inner);
-
-enum Inner {
-    Map(memmap2::Mmap),
-    Empty,
-}
+/// A trace file's bytes, mapped (`hmtt_format::mapped_file`).
+pub struct TraceBytes(MappedFile);
 
 impl TraceBytes {
     /// Maps a trace file read-only.
@@ -168,28 +164,19 @@ impl TraceBytes {
     /// Every writer of these files renames a finished file into place
     /// (`hmtt_format::atomic_file`), so a file being rewritten is a new
     /// file and the one mapped here never shrinks under the reader. A
-    /// program outside hmtt that truncates the file in place would still
-    /// end the reader with SIGBUS (docs/guide.md, "Files being rewritten").
+    /// program outside hmtt that truncates the file in place is caught by
+    /// the map's guard: the command fails naming the file (docs/guide.md,
+    /// "Files being rewritten").
     pub fn open(path: &Path) -> anyhow::Result<TraceBytes> {
         if path.is_dir() {
             bail!("{} is a directory, not a trace file", path.display());
         }
-        let f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-        if f.metadata()?.len() == 0 {
-            return Ok(TraceBytes(Inner::Empty));
-        }
-        // SAFETY: read-only map of a finished trace; every access is
-        // bounds-checked by the trace views.
-        let m = unsafe { memmap2::Mmap::map(&f) }
-            .with_context(|| format!("mapping {}", path.display()))?;
-        Ok(TraceBytes(Inner::Map(m)))
+        let m = MappedFile::open(path).with_context(|| format!("opening {}", path.display()))?;
+        Ok(TraceBytes(m))
     }
 
     pub fn as_slice(&self) -> &[u8] {
-        match &self.0 {
-            Inner::Map(m) => m,
-            Inner::Empty => &[],
-        }
+        self.0.bytes()
     }
 }
 

@@ -327,3 +327,47 @@ fn numeric_options_out_of_range_are_refused_by_the_parser() {
     assert!(help.contains("1..=65536"), "{help}");
     assert!(help.contains("positive and finite"), "{help}");
 }
+
+#[test]
+fn a_trace_cut_short_in_place_under_a_reader_fails_it_naming_the_trace() {
+    use std::io::{BufRead, BufReader, Read};
+    let dir = scratch("cut-under-reader");
+    let (_, trace) = support::cli::simulate_and_merge(
+        &dir,
+        &["--workload", "quicksort", "--n", "20000", "--cache", "off"],
+        &[],
+    );
+    let cut = dir.join("cut.hmtttrace");
+    std::fs::copy(&trace, &cut).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hmtt"))
+        .args(["dump", s(&cut), "--csv"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first line says dump is past opening (and verifying) the trace;
+    // the pipe, not read further, then holds it while another program
+    // truncates the trace in place.
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(!first.is_empty());
+    let len = std::fs::metadata(&cut).unwrap().len();
+    std::fs::File::options()
+        .write(true)
+        .open(&cut)
+        .unwrap()
+        .set_len(len / 8)
+        .unwrap();
+    let mut rest = Vec::new();
+    out.read_to_end(&mut rest).unwrap();
+    let done = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}: the file was cut short", cut.display())),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -13,6 +13,9 @@
 //! (`/dev/null`, a pipe) is written in place, since renaming over it would
 //! replace the device.
 //!
+//! Nor is an output committed while an input of the process was cut short
+//! under its reader ([`crate::mapped_file`]).
+//!
 //! [`refuse_output_over_input`] compares files by device and inode, not by
 //! name, so `a/../t.hmtttrace` and a hard link are caught too.
 
@@ -130,6 +133,15 @@ impl AtomicFile {
         let Some(temp) = self.temp.take() else {
             return Ok(());
         };
+        // An output derived from an input cut short under the reader is
+        // not put in place (crate::mapped_file).
+        if let Err(cut) = crate::mapped_file::check_inputs() {
+            let _ = std::fs::remove_file(&temp);
+            return Err(io::Error::other(format!(
+                "{cut}, so {} was not written",
+                self.dest.display()
+            )));
+        }
         let done = self
             .file
             .sync_all()

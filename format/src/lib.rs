@@ -2,8 +2,9 @@
 //! receiver, the merge tool, the kernel module's tools and the simulator.
 //! See `docs/format.md`, which this crate implements. Pure Rust: it opens no
 //! files or sockets (writers take any `io::Write`), and allocates nothing on
-//! the hot paths; the one exception is [`atomic_file`], the way every tool
-//! creates its output files. Nothing else in the workspace may encode or decode these
+//! the hot paths; the two exceptions are [`atomic_file`], the way every tool
+//! creates its output files, and [`mapped_file`], the way every tool maps
+//! its input files. Nothing else in the workspace may encode or decode these
 //! formats by hand.
 
 pub mod archive;
@@ -17,6 +18,7 @@ pub mod events;
 pub mod geometry;
 pub mod indexed;
 pub mod klog;
+pub mod mapped_file;
 pub mod mapping;
 pub mod packet;
 pub mod record;

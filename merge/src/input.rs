@@ -10,6 +10,7 @@ use hmtt_format::capture::{
     has_space_past_end, open_unless_being_written, set_len_giving_back_space, CaptureHeader,
     CaptureReader, EXTENSION, UNKNOWN_ID,
 };
+use hmtt_format::mapped_file::MappedFile;
 use hmtt_format::packet::Packet;
 use hmtt_format::Geometry;
 
@@ -20,14 +21,14 @@ pub const DEFAULT_MAX_START_SKEW_NS: u64 = 600 * 1_000_000_000;
 
 /// The bytes of one capture file.
 enum Bytes {
-    Map(memmap2::Mmap),
+    Map(MappedFile),
     Owned(Vec<u8>),
 }
 
 impl Bytes {
     fn as_slice(&self) -> &[u8] {
         match self {
-            Bytes::Map(m) => m,
+            Bytes::Map(m) => m.bytes(),
             Bytes::Owned(v) => v,
         }
     }
@@ -129,10 +130,9 @@ impl CaptureSet {
             let bytes = if len == 0 {
                 Bytes::Owned(Vec::new())
             } else {
-                // SAFETY: the files are finished captures; a file changed
-                // under us can give wrong records but the reader checks every
-                // length it uses, so it cannot read out of bounds.
-                Bytes::Map(unsafe { memmap2::Mmap::map(&f) }.map_err(|e| MergeError::io(&path, e))?)
+                // A file cut short under the map reads as zeros past the
+                // cut, and the command is failed for it (mapped_file).
+                Bytes::Map(MappedFile::from_file(&f, &path).map_err(|e| MergeError::io(&path, e))?)
             };
             named.push((path, bytes));
         }

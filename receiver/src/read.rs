@@ -5,14 +5,14 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use hmtt_format::capture::{CaptureEnd, CaptureHeader, CaptureReader};
-use memmap2::Mmap;
+use hmtt_format::mapped_file::MappedFile;
 
 use crate::ReceiverError;
 
 /// A capture file mapped into memory.
 pub struct CaptureFile {
     pub path: PathBuf,
-    map: Option<Mmap>,
+    map: MappedFile,
 }
 
 impl CaptureFile {
@@ -22,13 +22,9 @@ impl CaptureFile {
             source: e,
         };
         let f = File::open(path).map_err(io)?;
-        let len = f.metadata().map_err(io)?.len();
-        // SAFETY: a capture file is only appended to; readers accept a cut end.
-        let map = if len == 0 {
-            None
-        } else {
-            Some(unsafe { Mmap::map(&f) }.map_err(io)?)
-        };
+        // A file cut short under the map reads as zeros past the cut, and
+        // the command is failed for it (mapped_file).
+        let map = MappedFile::from_file(&f, path).map_err(io)?;
         Ok(CaptureFile {
             path: path.to_path_buf(),
             map,
@@ -36,7 +32,7 @@ impl CaptureFile {
     }
 
     pub fn bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
+        self.map.bytes()
     }
 
     /// The header and a record iterator.

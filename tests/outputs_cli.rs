@@ -198,6 +198,21 @@ fn a_killed_export_or_merge_leaves_no_file_under_the_final_name() {
         killed_before_the_end > 0,
         "every command finished before its kill"
     );
+    // A killed writer's leftover (pid 2^22 + 1 is beyond Linux's pid_max,
+    // so no process has it) is named by the next writer of the same
+    // output, and kept.
+    let out = out_dir.join("again.csv");
+    let left = out_dir.join(".again.partial-4194305.csv");
+    std::fs::write(&left, "part").unwrap();
+    let (_, stderr) =
+        support::cli::ok_with_stderr(&["export", s(&trace), "--format", "csv", "-o", s(&out)]);
+    assert!(
+        stderr.contains(".again.partial-4194305.csv: a temporary file (4 bytes)")
+            && stderr.contains("left by a writer that was killed"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&left).unwrap(), b"part");
+    assert_eq!(std::fs::read(&out).unwrap(), whole[0]);
 }
 
 #[test]

@@ -6,7 +6,8 @@
 //! (`.NAME.partial-PID.EXT`), and [`AtomicFile::commit`] syncs it and renames
 //! it over the destination: readers see the old file or the whole new one,
 //! never a part. Dropped without a commit (an error, a panic), the temporary
-//! file is removed; a killed process leaves only the hidden temporary file.
+//! file is removed; a killed process leaves only the hidden temporary file,
+//! which the next writer of the same destination names in a warning.
 //! A reader that has the old file mapped keeps the old file's bytes (the
 //! rename gives the destination a new inode), so a rewrite cannot shrink a
 //! file under a reader. A destination that exists and is not a regular file
@@ -86,6 +87,7 @@ impl AtomicFile {
             }
             _ => {}
         }
+        warn_of_killed_writers(dest);
         // A name no other writer holds: two writers of one destination in
         // one process must not share (and truncate) one temporary file.
         let mut n = 1;
@@ -159,6 +161,54 @@ impl AtomicFile {
             let _ = d.sync_all();
         }
         Ok(())
+    }
+}
+
+/// Warns of the temporary files of `dest` that a killed writer left
+/// (`.NAME.partial-PID….EXT` whose process is gone). They are not removed:
+/// a killed kernel-log drain's file holds records drained from the kernel,
+/// and a killed merge's can be read with `--allow-incomplete`.
+fn warn_of_killed_writers(dest: &Path) {
+    let (Some(stem), Some(dir)) = (dest.file_stem(), dest.parent()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut prefix = OsString::from(".");
+    prefix.push(stem);
+    prefix.push(".partial-");
+    let prefix = prefix.as_encoded_bytes();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.as_encoded_bytes().strip_prefix(prefix) else {
+            continue;
+        };
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let Some(pid) = std::str::from_utf8(&rest[..digits])
+            .ok()
+            .and_then(|d| d.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } == -1
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+            tracing::warn!(
+                "{}: a temporary file ({size} bytes) of {} left by a writer that was killed \
+                 (process {pid} is gone); it is not a finished output: delete it, or rename \
+                 it to keep what it holds (docs/guide.md §10)",
+                entry.path().display(),
+                dest.display(),
+            );
+        }
     }
 }
 
@@ -270,6 +320,19 @@ mod tests {
         f.write_all(b"part").unwrap();
         drop(f);
         assert!(names_in(&d).is_empty());
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn a_killed_writers_temporary_file_is_kept() {
+        let d = tempdir();
+        let dest = d.join("out.hmtttrace");
+        // No process has pid 2^22 + 1 (beyond Linux's pid_max).
+        let left = d.join(".out.partial-4194305.hmtttrace");
+        std::fs::write(&left, "part").unwrap();
+        let f = AtomicFile::create(&dest).unwrap();
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&left).unwrap(), b"part");
         std::fs::remove_dir_all(d).unwrap();
     }
 

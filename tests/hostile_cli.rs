@@ -522,6 +522,29 @@ fn an_events_file_that_is_missing_a_device_or_a_mapping_device_is_an_error_namin
     }
 }
 
+/// `hmtt args` is refused by the option parser (status 2), the value named
+/// out of range, without a panic.
+fn refused_by_the_parser(args: &[&str]) {
+    let out = hmtt(args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains("is not in") || stderr.contains("invalid value"),
+        "{args:?}: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+}
+
+// Found by the option fuzzing of tests/fuzz_readers.rs: 2^64-1 overflowed
+// the line-rate arithmetic (a panic in debug builds).
+#[test]
+fn max_words_beyond_a_jumbo_frame_is_refused_by_the_parser() {
+    for v in ["0", "1", "2236", "18446744073709551615"] {
+        refused_by_the_parser(&["sim", "--max-words", v]);
+        refused_by_the_parser(&["board", "--commands", "c", "--out", "o", "--max-words", v]);
+    }
+}
+
 #[test]
 fn archive_options_out_of_their_range_are_refused_by_the_parser() {
     for args in [

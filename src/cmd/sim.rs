@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::shared::{load_mapping, parse_size, positive_finite, to_stdout, OnOff};
+use crate::shared::{load_mapping, parse_size, positive_finite, to_stdout, usize_in, OnOff};
 
 /// `--trace-format`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -136,8 +136,9 @@ pub struct SimArgs {
     /// lanes); more are counted lost.
     #[arg(long)]
     pub refs_per_clock: Option<u32>,
-    /// Words per packet (360 for 1500-byte frames, up to 2235 for jumbo).
-    #[arg(long)]
+    /// Words per packet, 2..=2235 (360 for 1500-byte frames, 2235 for
+    /// jumbo).
+    #[arg(long, value_parser = usize_in(2, hmtt_format::packet::MAX_WORDS_JUMBO as u64))]
     pub max_words: Option<usize>,
     /// Write back every dirty line at the end.
     #[arg(long)]

@@ -545,6 +545,15 @@ fn max_words_beyond_a_jumbo_frame_is_refused_by_the_parser() {
     }
 }
 
+// 2^32 asked the queue for a 320 GiB allocation (an abort), 2^64-1
+// overflowed its capacity (a panic).
+#[test]
+fn a_queue_depth_beyond_4096_is_refused_by_the_parser() {
+    for v in ["0", "4097", "4294967296", "18446744073709551615"] {
+        refused_by_the_parser(&["sim", "--queue-depth", v]);
+    }
+}
+
 #[test]
 fn archive_options_out_of_their_range_are_refused_by_the_parser() {
     for args in [

@@ -111,7 +111,8 @@ pub struct SimArgs {
     /// fcfs or frfcfs.
     #[arg(long, default_value = "frfcfs")]
     pub scheduler: Scheduler,
-    #[arg(long, default_value_t = 16)]
+    /// Memory controller request queue depth (1..=4096).
+    #[arg(long, default_value_t = 16, value_parser = usize_in(1, 4096))]
     pub queue_depth: usize,
     /// CPU ticks per line referenced (the processor's pace).
     #[arg(long)]
@@ -202,9 +203,6 @@ fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
         .transpose()?;
     cfg.controller.timing = a.speed;
     cfg.controller.scheduler = a.scheduler;
-    if a.queue_depth == 0 {
-        bail!("--queue-depth must be at least 1");
-    }
     cfg.controller.queue_depth = a.queue_depth;
     if let Some(t) = a.cpu_ticks {
         cfg.cpu_ticks_per_ref = t;

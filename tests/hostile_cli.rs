@@ -554,6 +554,16 @@ fn a_queue_depth_beyond_4096_is_refused_by_the_parser() {
     }
 }
 
+// 2^32 ticks between two references made a 64-reference run go on for
+// hours of idle ticks.
+#[test]
+fn cpu_ticks_beyond_65536_are_refused_by_the_parser() {
+    for v in ["-1", "65537", "4294967296", "18446744073709551615"] {
+        // `=`: a value of its own, "-1", would be taken for an option.
+        refused_by_the_parser(&["sim", &format!("--cpu-ticks={v}")]);
+    }
+}
+
 #[test]
 fn archive_options_out_of_their_range_are_refused_by_the_parser() {
     for args in [

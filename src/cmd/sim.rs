@@ -114,8 +114,8 @@ pub struct SimArgs {
     /// Memory controller request queue depth (1..=4096).
     #[arg(long, default_value_t = 16, value_parser = usize_in(1, 4096))]
     pub queue_depth: usize,
-    /// CPU ticks per line referenced (the processor's pace).
-    #[arg(long)]
+    /// CPU ticks per line referenced (the processor's pace; 0..=65536).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=65_536))]
     pub cpu_ticks: Option<u64>,
     /// Channels, one board each.
     #[arg(long, default_value_t = 1)]

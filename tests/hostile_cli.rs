@@ -564,6 +564,21 @@ fn cpu_ticks_beyond_65536_are_refused_by_the_parser() {
     }
 }
 
+// 2^64-1 overflowed the workload's buffer layout (a panic in debug builds).
+#[test]
+fn a_workload_size_beyond_1t_is_an_error() {
+    let dir = scratch("huge-n");
+    for v in ["1099511627777", "18446744073709551615", "16777216G"] {
+        let out = hmtt(&["sim", "--n", v, "--out", s(&dir.join("run"))]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "--n {v}: {stderr}");
+        assert!(
+            stderr.contains("more than 1099511627776"),
+            "--n {v}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn archive_options_out_of_their_range_are_refused_by_the_parser() {
     for args in [

@@ -57,7 +57,8 @@ pub struct SimArgs {
     #[arg(long, value_enum, default_value_t = WorkloadKind::SeqRead)]
     pub workload: WorkloadKind,
     /// Workload size: bytes for the micro-benchmarks (K/M/G suffixes),
-    /// elements for quicksort, transfers for dma, buffer bytes for mix.
+    /// elements for quicksort, transfers for dma, buffer bytes for mix; at
+    /// most 1T.
     #[arg(long)]
     pub n: Option<String>,
     /// Bytes per reference.
@@ -165,11 +166,19 @@ pub struct SimArgs {
     pub rate: Option<f64>,
 }
 
+/// The largest `--n`.
+const MAX_WORKLOAD_SIZE: u64 = 1 << 40;
+
 fn workload(a: &SimArgs) -> anyhow::Result<Workload> {
     let unit = parse_size(&a.unit)?;
     let unit = u32::try_from(unit).context("--unit is too large")?;
     let stride = parse_size(&a.stride)?;
     let n = a.n.as_deref().map(parse_size).transpose()?;
+    // A workload's buffers are laid out in a 64-bit virtual address space,
+    // round after round: a size near 2^64 does not fit.
+    if let Some(n) = n.filter(|&n| n > MAX_WORKLOAD_SIZE) {
+        bail!("--n {n} is more than {MAX_WORKLOAD_SIZE} (1T)");
+    }
     let w = match a.workload {
         WorkloadKind::Trace => {
             let path = a

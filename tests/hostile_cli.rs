@@ -579,6 +579,15 @@ fn a_workload_size_beyond_1t_is_an_error() {
     }
 }
 
+// Each of these panicked converting to a Duration.
+#[test]
+fn a_capture_duration_that_is_no_duration_is_refused_by_the_parser() {
+    for v in ["nan", "inf", "-1", "1e309", "18446744073709551616"] {
+        let duration = format!("--duration={v}");
+        refused_by_the_parser(&["capture", "-i", "file:x.pcap", "-o", "d", &duration]);
+    }
+}
+
 #[test]
 fn archive_options_out_of_their_range_are_refused_by_the_parser() {
     for args in [

@@ -588,6 +588,25 @@ fn a_capture_duration_that_is_no_duration_is_refused_by_the_parser() {
     }
 }
 
+// 2^64 seconds and more panicked converting to a Duration.
+#[test]
+fn log_seconds_beyond_a_duration_is_an_error() {
+    let dir = scratch("log-seconds");
+    let raw = dir.join("raw");
+    std::fs::write(&raw, []).unwrap();
+    let log = dir.join("l.hmttlog");
+    for v in ["18446744073709551616", "1e300"] {
+        let args = ["log", "-o", s(&log), "--device", s(&raw), "--seconds", v];
+        let out = hmtt(&args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "--seconds {v}: {stderr}");
+        assert!(
+            stderr.contains("is not a duration"),
+            "--seconds {v}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn archive_options_out_of_their_range_are_refused_by_the_parser() {
     for args in [

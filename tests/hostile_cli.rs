@@ -607,6 +607,19 @@ fn log_seconds_beyond_a_duration_is_an_error() {
     }
 }
 
+// An interval of 2^64 ms and more overflowed the timeline's interval end
+// (a panic in debug builds).
+#[test]
+fn analyze_with_an_interval_longer_than_the_tick_counter_reports_one_interval() {
+    let (dir, run) = simulated("huge-interval");
+    let trace = dir.join("t.hmtttrace");
+    ok(&["merge", s(&run), "-o", s(&trace), "--quiet"]);
+    for v in ["23058430092137", "18446744073709551615", "1e300"] {
+        let out = ok(&["analyze", s(&trace), "--interval-ms", v]);
+        assert!(out.contains("references"), "--interval-ms {v}: {out}");
+    }
+}
+
 #[test]
 fn archive_options_out_of_their_range_are_refused_by_the_parser() {
     for args in [

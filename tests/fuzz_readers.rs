@@ -1,26 +1,42 @@
 //! Mutation fuzzing of every reader (issue 19), on stable Rust with
-//! proptest: valid seed files from `hmtt sim`, `merge` and `replay` are
-//! damaged (bytes overwritten, u64 fields set to extreme values, bytes
-//! inserted or deleted, cuts) and fed to the library entry points that read
-//! them. Properties: no panic; a merged trace is in time order; statistics
-//! stay small whatever the span; no hang (a watchdog aborts the run); a
-//! damaged trace or virtual trace that opens as finished reads exactly as
-//! its seed (the checksums of docs/format.md §11.1).
+//! proptest: valid seed files from `hmtt sim`, `merge`, `replay` and
+//! `pack` are damaged (bytes overwritten, u64 fields set to extreme values,
+//! bytes inserted or deleted, cuts) and fed to the library entry points
+//! that read them. Properties: no panic; a merged trace is in time order;
+//! statistics stay small whatever the span; no hang (a watchdog aborts the
+//! run); a damaged trace or virtual trace that opens as finished reads
+//! exactly as its seed (the checksums of docs/format.md §11.1); an archive
+//! whose block index lies (entries' offsets, ticks, lengths and counts set
+//! to extremes or shifted a little), seeked to a tick range as `hmtt dump
+//! --from-ns --to-ns` does, is refused or gives exactly the seed's records
+//! of that range, and no allocation it makes is larger than twice the
+//! seed's largest plus four times its length (issue 41).
+//!
+//! The option parser too (issue 41): the built `hmtt` runs with a value
+//! drawn from extremes and junk for every numeric option of every command
+//! that works on files ([`NUMERIC_OPTIONS`], checked against `--help`),
+//! under a 20 s timeout and a 4 GiB address-space limit; it must exit 0
+//! or with a documented error status, never panic or die by a signal.
 //!
 //! `cargo test` runs a short, bounded budget of cases per reader.
 //! `HMTT_FUZZ_SECONDS=N` runs rounds with fresh seeds until N seconds have
 //! passed (e.g. 3600 for the long run).
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use hmtt_format::archive::AnyTrace;
 use hmtt_format::capture::CaptureReader;
 use hmtt_format::events::EventNames;
 use hmtt_format::klog;
+use hmtt_format::trace::TraceRecord;
 use hmtt_format::trace::TraceView;
 use hmtt_format::vtrace::VtraceView;
+use hmtt_merge::record_blocks::RecordBlocks;
 use hmtt_merge::replay::{ReplayFilter, Replayer};
 use hmtt_merge::stats::TraceStats;
 use hmtt_merge::{merge, CaptureSet, MergeOptions, VecSink};
@@ -32,6 +48,47 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 mod support;
 use support::cli::{ok, s, simulate_and_merge};
+
+/// The system allocator, noting the largest single allocation each thread
+/// asks for: the archive target checks that no claimed count sizes an
+/// allocation beyond what the file can hold.
+struct LargestAllocation;
+
+thread_local! {
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note_allocation(size: usize) {
+    let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
+}
+
+/// The largest allocation this thread asked for since the last call.
+fn take_largest_allocation() -> usize {
+    LARGEST.with(|l| l.replace(0))
+}
+
+// SAFETY: every call is passed on to `System` unchanged; noting the size
+// touches only a thread-local `Cell` that neither allocates nor drops.
+unsafe impl GlobalAlloc for LargestAllocation {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_allocation(layout.size());
+        System.alloc(layout)
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_allocation(layout.size());
+        System.alloc_zeroed(layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_allocation(new_size);
+        System.realloc(ptr, layout, new_size)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: LargestAllocation = LargestAllocation;
 
 /// One damage to a file.
 #[derive(Debug, Clone)]
@@ -120,6 +177,8 @@ fn edits() -> impl Strategy<Value = Vec<Edit>> {
 struct Seeds {
     captures: Vec<(String, Vec<u8>)>,
     trace: Vec<u8>,
+    /// The trace packed in blocks of [`SEED_BLOCK_RECORDS`].
+    archive: Vec<u8>,
     vtrace: Vec<u8>,
     log: Vec<u8>,
     commands: Vec<u8>,
@@ -139,6 +198,16 @@ fn seeds() -> &'static Seeds {
         let log = run.join("pagetable.hmttlog");
         let vtrace = dir.join("t.hmttvtrace");
         ok(&["replay", s(&trace), "--log", s(&log), "--out", s(&vtrace)]);
+        let archive = dir.join("t.hmttz");
+        let block_records = SEED_BLOCK_RECORDS.to_string();
+        ok(&[
+            "pack",
+            s(&trace),
+            "-o",
+            s(&archive),
+            "--block-records",
+            &block_records,
+        ]);
         let mut captures: Vec<(String, Vec<u8>)> = std::fs::read_dir(&run)
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -151,6 +220,7 @@ fn seeds() -> &'static Seeds {
         Seeds {
             captures,
             trace: read(trace),
+            archive: read(archive),
             vtrace: read(vtrace),
             log: read(log),
             commands: read(run.join("commands-b0.txt")),
@@ -159,6 +229,10 @@ fn seeds() -> &'static Seeds {
         }
     })
 }
+
+/// Records per block of the seed archive: small, so that the seed's ~1300
+/// records make some twenty blocks for a seek to skip.
+const SEED_BLOCK_RECORDS: u32 = 64;
 
 /// The records' ticks never go down.
 fn in_time_order(ticks: impl Iterator<Item = u64>) -> bool {
@@ -431,6 +505,495 @@ fn fuzz_pcap(kind: PacketFile, case: u64, edits: &[Edit]) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A lie in an archive's block index (format.md §13): entry (wrapped
+/// around the count), field (offset, first tick, last tick, length,
+/// records), and the lie: an extreme value, or the true one shifted.
+#[derive(Debug, Clone)]
+struct IndexLie {
+    entry: u64,
+    field: u8,
+    lie: Lie,
+}
+
+#[derive(Debug, Clone)]
+enum Lie {
+    Set(u64),
+    Shift(i64),
+}
+
+fn index_lies() -> impl Strategy<Value = Vec<IndexLie>> {
+    let lie = prop_oneof![
+        extreme().prop_map(Lie::Set),
+        prop_oneof![-3i64..=3, Just(-64), Just(64), any::<i64>()].prop_map(Lie::Shift),
+    ];
+    let one =
+        (any::<u64>(), 0u8..5, lie).prop_map(|(entry, field, lie)| IndexLie { entry, field, lie });
+    proptest::collection::vec(one, 0..4)
+}
+
+/// `archive` with its index entries changed as `lies` say; the index is
+/// found through the header's trailer offset, length and block count.
+fn with_index_lies(archive: &[u8], lies: &[IndexLie]) -> Vec<u8> {
+    let u64_at = |at: usize| u64::from_le_bytes(archive[at..at + 8].try_into().unwrap());
+    let index = (u64_at(40) + u64_at(48)) as usize;
+    let blocks = u64_at(24);
+    let mut b = archive.to_vec();
+    for l in lies {
+        let entry = index + 32 * (l.entry % blocks.max(1)) as usize;
+        let (at, len) = [(0, 8), (8, 8), (16, 8), (24, 4), (28, 4)][usize::from(l.field)];
+        let field = &mut b[entry + at..entry + at + len];
+        let mut word = [0u8; 8];
+        word[..len].copy_from_slice(field);
+        let value = match l.lie {
+            Lie::Set(v) => v,
+            Lie::Shift(d) => u64::from_le_bytes(word).wrapping_add_signed(d),
+        };
+        field.copy_from_slice(&value.to_le_bytes()[..len]);
+    }
+    b
+}
+
+/// The records from tick `from` up to (not including) `to`, read as `hmtt
+/// dump --from-ns --to-ns` reads them: a seek, then blocks until `to`.
+fn seek_range(bytes: &[u8], from: u64, to: u64) -> Result<Vec<TraceRecord>, String> {
+    let view = AnyTrace::new_checked(bytes).map_err(|e| e.to_string())?;
+    let mut blocks = RecordBlocks::from_tick(&view, from).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    while let Some(block) = blocks.next() {
+        for r in block.map_err(|e| e.to_string())? {
+            if r.tick >= to {
+                return Ok(out);
+            }
+            out.push(*r);
+        }
+    }
+    Ok(out)
+}
+
+/// The seed archive's records, and the largest allocation reading them
+/// all takes.
+fn seed_archive_records() -> &'static (Vec<TraceRecord>, usize) {
+    static RECORDS: OnceLock<(Vec<TraceRecord>, usize)> = OnceLock::new();
+    RECORDS.get_or_init(|| {
+        let archive = &seeds().archive;
+        take_largest_allocation();
+        let records = seek_range(archive, 0, u64::MAX).expect("the seed archive reads");
+        let largest = take_largest_allocation();
+        let trace = TraceView::new_checked(&seeds().trace[..]).expect("the seed trace reads");
+        assert!(records
+            .iter()
+            .eq(trace.records().collect::<Vec<_>>().iter()));
+        assert!(AnyTrace::new_checked(archive).is_ok_and(|v| matches!(v, AnyTrace::Archive(_))));
+        (records, largest)
+    })
+}
+
+/// Damaged archives whose seek was read rather than refused (each read as
+/// the seed): printed, to show the property is not met by refusals alone.
+static DAMAGED_SEEKS_READ: AtomicU64 = AtomicU64::new(0);
+
+/// Archive seeks with lying indexes (issue 41): a damaged archive, seeked
+/// to a tick range, either fails or gives exactly the seed's records of
+/// that range; nothing it claims sizes an allocation beyond what the seed
+/// itself needs plus the file's length.
+fn fuzz_archive_seek(lies: &[IndexLie], edits: &[Edit], from: u64, span: u64) {
+    let (records, seed_largest) = seed_archive_records();
+    let bytes = damaged(&with_index_lies(&seeds().archive, lies), edits);
+    // A range around the seed's ticks (a little before and after too).
+    let (first, last) = (records[0].tick, records[records.len() - 1].tick);
+    let from = first.saturating_sub(8) + from % (last - first + 16);
+    let to = from.saturating_add(span);
+    let lo = records.partition_point(|r| r.tick < from);
+    let hi = records.partition_point(|r| r.tick < to);
+    take_largest_allocation();
+    let got = seek_range(&bytes, from, to);
+    let largest = take_largest_allocation();
+    assert!(
+        largest <= 2 * seed_largest + 4 * bytes.len(),
+        "an allocation of {largest} bytes for a {}-byte archive (the seed's largest: {seed_largest})",
+        bytes.len()
+    );
+    if let Ok(got) = got {
+        if !lies.is_empty() || !edits.is_empty() {
+            DAMAGED_SEEKS_READ.fetch_add(1, Ordering::Relaxed);
+        }
+        assert!(
+            got == records[lo..hi],
+            "ticks {from}..{to}: {} records read, the seed has {}",
+            got.len(),
+            hi - lo
+        );
+    }
+}
+
+/// Every numeric option of every command the suite can run on files
+/// (issue 41), as the command line of one run: `{v}` is the value drawn,
+/// the option is the argument before it, and the other placeholders name
+/// the seed files ([`option_run`]). Options that take several numbers
+/// have one of them drawn.
+///
+/// Not run: `demo` (a capture over loopback UDP sockets, seconds a run),
+/// `firmware` (FPGA toolchain and board), `qemu` (QEMU and its kit), and
+/// the options in [`NETWORK_OPTIONS`]. [`numeric_options_cover_the_cli`]
+/// checks this table against every option `--help` lists.
+const NUMERIC_OPTIONS: &[&str] = &[
+    "sim --workload seq-read --cache off --out {out}/s --n {v}",
+    "sim --workload seq-read --n 4K --cache off --out {out}/s --unit {v}",
+    "sim --workload seq-read --n 4K --cache off --out {out}/s --stride {v}",
+    "sim --workload mix --n 4K --cache off --out {out}/s --processes {v}",
+    "sim --workload mix --n 4K --cache off --out {out}/s --quantum {v}",
+    "sim --workload mix --n 4K --cache off --out {out}/s --rounds {v}",
+    "sim --workload seq-read --n 4K --cache off --out {out}/s --dma {v}",
+    "sim --workload quicksort --n 1000 --cache off --out {out}/s --seed {v}",
+    "sim --workload seq-read --n 4K --out {out}/s --cache-size {v}",
+    "sim --workload seq-read --n 4K --out {out}/s --ways {v}",
+    "sim --workload seq-read --n 4K --cache off --out {out}/s --geometry {v},3,15,7",
+    "sim --workload seq-read --n 4K --cache off --out {out}/s --queue-depth {v}",
+    "sim --workload seq-read --n 4K --cache off --out {out}/s --cpu-ticks {v}",
+    "sim --workload seq-read --n 4K --cache off --out {out}/s --boards {v}",
+    "sim --workload seq-read --n 4K --cache off --out {out}/s --boards 2 --interleave-shift {v}",
+    "sim --workload seq-read --n 4K --cache off --out {out}/s --ports {v}",
+    "sim --workload seq-read --n 4K --cache off --out {out}/s --fifo-depth {v}",
+    "sim --workload seq-read --n 4K --cache off --out {out}/s --lanes {v}",
+    "sim --workload seq-read --n 4K --cache off --out {out}/s --refs-per-clock {v}",
+    "sim --workload seq-read --n 4K --cache off --out {out}/s --max-words {v}",
+    "sim --workload seq-read --n 4K --cache off --out {out}/s --rate {v}",
+    "board --commands {commands} --out {out}/b --geometry 1,3,{v},7",
+    "board --commands {commands} --out {out}/b --config-base {v}",
+    "board --commands {commands} --out {out}/b --config-bytes {v}",
+    "board --commands {commands} --out {out}/b --window 0,{v},4",
+    "board --commands {commands} --out {out}/b --ports {v}",
+    "board --commands {commands} --out {out}/b --lanes {v}",
+    "board --commands {commands} --out {out}/b --refs-per-clock {v}",
+    "board --commands {commands} --out {out}/b --fifo-depth {v}",
+    "board --commands {commands} --out {out}/b --max-words {v}",
+    "board --commands {commands} --out {out}/b --idle-flush-ticks {v}",
+    "board --commands {commands} --out {out}/b --drain 1/{v}",
+    "board --commands {commands} --out {out}/b --tick-ps {v}",
+    "board --commands {commands} --out {out}/b --board-id {v}",
+    "board --commands {commands} --out {out}/b --start-ns {v}",
+    "capture -i file:{pcap} -o {out}/c --name f --stripe-mib {v}",
+    "capture -i file:{pcap} -o {out}/c --name f --rcvbuf-mib {v}",
+    "capture -i file:{pcap} -o {out}/c --name f --duration {v}",
+    "capture -i file:{pcap} -o {out}/c --name f --packets {v}",
+    "merge {run} --compress -o {out}/m.hmttz --block-records {v}",
+    "merge {run} --compress -o {out}/m.hmttz --level {v}",
+    "merge {run} -o {out}/m.hmtttrace --interleave-shift {v}",
+    "merge {run} -o {out}/m.hmtttrace --reorder-depth {v}",
+    "merge {run} -o {out}/m.hmtttrace --max-start-skew {v}",
+    "pack {trace} -o {out}/p.hmttz --block-records {v}",
+    "pack {trace} -o {out}/p.hmttz --level {v}",
+    "dump {archive} --limit 100 --from-ns {v}",
+    "dump {vtrace} --limit 100 --from-ns {v}",
+    "dump {archive} --to-ns {v}",
+    "dump {archive} --board {v}",
+    "dump {archive} --limit {v}",
+    "export {trace} -f dramsim3 -o {out}/e.trace --tck-ps {v}",
+    "export {trace} -f perfetto -o {out}/e.pftrace --interval-ns {v}",
+    "export {trace} -f parquet -o {out}/e.parquet --row-group {v}",
+    "stats {trace} --interval-ms {v}",
+    "stats {trace} --max-rows {v}",
+    "replay {trace} --log {log} --pid {v}",
+    "replay {trace} --log {log} --window {v},1",
+    "replay {trace} --log {log} --pa 0..{v}",
+    "replay {trace} --log {log} --va {v}..0x7fffffffffff",
+    "replay {trace} --log {log} --max-unattributed {v}",
+    "analyze {trace} --window 0,{v}",
+    "analyze {trace} --interval-ms {v}",
+    "analyze {trace} --blp-ns {v}",
+    "analyze {trace} --geometry 1,3,15,{v}",
+    "analyze {trace} --interleave-shift {v}",
+    "analyze {trace} --top {v}",
+    "analyze {trace} --stream-window {v}",
+    "analyze {trace} --threads {v}",
+    "analyze {trace} --partial {out}/p --blocks 0..{v}",
+    "icode --file {cfg} --base {v} 0",
+    "icode --file {cfg} --geometry 1,{v},15,7 0",
+    "log -o {out}/l.hmttlog --device {log} --count {v}",
+    "log -o {out}/l.hmttlog --device {log} --seconds {v}",
+    "log -o {out}/l.hmttlog --device {log} --config-device {cfg} --trace-pid {v}",
+    "log -o {out}/l.hmttlog --device {log} --config-device {cfg} --snapshot {v}",
+];
+
+/// Options that take no number, by command.
+const OTHER_OPTIONS: &[(&str, &[&str])] = &[
+    (
+        "sim",
+        &[
+            "--workload",
+            "--trace",
+            "--trace-format",
+            "--cache",
+            "--mapping",
+            "--speed",
+        ],
+    ),
+    ("sim", &["--scheduler", "--out", "--send"]),
+    (
+        "board",
+        &[
+            "--commands",
+            "--engine",
+            "--core",
+            "--work",
+            "--mapping",
+            "--out",
+        ],
+    ),
+    (
+        "capture",
+        &["--input", "--bind", "--out", "--run", "--name", "--summary"],
+    ),
+    (
+        "merge",
+        &["--output", "--events", "--mapping", "--decode-threads"],
+    ),
+    ("pack", &["--output"]),
+    ("unpack", &["--output"]),
+    ("dump", &["--events"]),
+    ("export", &["--format", "--out", "--events"]),
+    ("replay", &["--log", "--events", "--out", "--csv"]),
+    (
+        "analyze",
+        &[
+            "--mapping",
+            "--reuse",
+            "--partial",
+            "--combine",
+            "--events",
+            "--plot",
+            "--json",
+        ],
+    ),
+    (
+        "icode",
+        &["--device", "--file", "--events-file", "--mapping"],
+    ),
+    ("log", &["--out", "--device", "--config-device"]),
+];
+
+/// Numeric options not run: they open network sockets.
+const NETWORK_OPTIONS: &[(&str, &str)] = &[("capture", "--udp-ports")];
+
+/// Commands whose options are not run (see [`NUMERIC_OPTIONS`]).
+const COMMANDS_NOT_RUN: &[&str] = &["demo", "firmware", "qemu", "help"];
+
+/// Runs of an option that scale the work asked for (a workload's size): a
+/// huge value is a long run the user asked for, so such a run is stopped
+/// early and passes if it had not failed by then.
+const WORK_SIZE_OPTIONS: &[(&str, &str)] = &[
+    ("sim", "--n"),
+    ("sim", "--dma"),
+    ("sim", "--rounds"),
+    ("sim", "--processes"),
+];
+
+/// (command, option) of a [`NUMERIC_OPTIONS`] line.
+fn command_and_option(line: &str) -> (&str, &str) {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let v = words.iter().position(|w| w.contains("{v}")).expect("a {v}");
+    (words[0], words[v - 1])
+}
+
+/// The options that take a value in `hmtt COMMAND --help`.
+fn options_with_values(command: &str) -> Vec<String> {
+    let help = ok(&[command, "--help"]);
+    help.lines()
+        .filter_map(|line| {
+            let t = line.trim_start();
+            // `-o, --out <DIR>`: the short form first.
+            let t = match t.strip_prefix('-') {
+                Some(rest) if !rest.starts_with('-') => rest.get(3..)?,
+                _ => t,
+            };
+            let name = t.strip_prefix("--")?.split(' ').next()?;
+            t[2 + name.len()..]
+                .starts_with(" <")
+                .then(|| format!("--{name}"))
+        })
+        .collect()
+}
+
+/// The commands of `hmtt --help`.
+fn commands() -> Vec<String> {
+    let help = ok(&["--help"]);
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+/// The seed files on disk that the runs of [`NUMERIC_OPTIONS`] read.
+struct SeedPaths {
+    trace: PathBuf,
+    archive: PathBuf,
+    vtrace: PathBuf,
+    run: PathBuf,
+    pcap: PathBuf,
+}
+
+fn seed_paths() -> &'static SeedPaths {
+    static PATHS: OnceLock<SeedPaths> = OnceLock::new();
+    PATHS.get_or_init(|| {
+        let seeds = seeds();
+        let dir = seeds.dir.join("options-seed");
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, bytes: &[u8]| {
+            let p = dir.join(name);
+            std::fs::write(&p, bytes).unwrap();
+            p
+        };
+        let run = PathBuf::from(&seeds.captures[0].0)
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        SeedPaths {
+            trace: write("t.hmtttrace", &seeds.trace),
+            archive: write("t.hmttz", &seeds.archive),
+            vtrace: write("t.hmttvtrace", &seeds.vtrace),
+            run,
+            pcap: write("in.pcap", &pcap_of_seed()),
+        }
+    })
+}
+
+/// How long one run may take, and its address space.
+const OPTION_RUN_TIMEOUT: Duration = Duration::from_secs(20);
+const WORK_SIZE_RUN_TIME: Duration = Duration::from_secs(2);
+const OPTION_RUN_ADDRESS_SPACE: u64 = 4 << 30;
+
+/// Values for numeric options: extremes, junk and any number.
+fn option_value() -> impl Strategy<Value = String> {
+    const FIXED: &[&str] = &[
+        "0",
+        "-1",
+        "1",
+        "2",
+        "nan",
+        "inf",
+        "-inf",
+        "1e309",
+        "1e-300",
+        "0.5",
+        "18446744073709551615",
+        "18446744073709551616",
+        "9223372036854775808",
+        "4294967295",
+        "4294967296",
+        "65536",
+        "",
+        " ",
+        "0x10",
+        "0xffffffffffffffff",
+        "1_000",
+        "16M",
+        "1G",
+        "abc",
+    ];
+    prop_oneof![
+        3 => proptest::sample::select(FIXED).prop_map(str::to_string),
+        1 => any::<u64>().prop_map(|v| v.to_string()),
+        1 => (0u64..5000).prop_map(|v| v.to_string()),
+        1 => any::<i64>().prop_map(|v| v.to_string()),
+    ]
+}
+
+static OPTION_RUNS: AtomicU64 = AtomicU64::new(0);
+
+/// Runs `hmtt` with line `which` of [`NUMERIC_OPTIONS`] and `value`, in
+/// bounded time and address space. It must exit 0 or with one of the
+/// documented error statuses (1 error, 2 usage, 3 rejected merge input, 4
+/// incomplete input), not panic (101) or die by a signal.
+fn option_run(which: usize, value: &str) {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let line = NUMERIC_OPTIONS[which % NUMERIC_OPTIONS.len()];
+    let (command, option) = command_and_option(line);
+    let work_size = WORK_SIZE_OPTIONS.contains(&(command, option));
+    let paths = seed_paths();
+    let case = OPTION_RUNS.fetch_add(1, Ordering::Relaxed);
+    let out = seeds().dir.join(format!("options-{case}"));
+    std::fs::create_dir_all(&out).unwrap();
+    let cfg = out.join("config-space");
+    std::fs::write(&cfg, vec![0u8; 1 << 20]).unwrap();
+    let args: Vec<String> = line
+        .split_whitespace()
+        .map(|w| {
+            w.replace("{v}", value)
+                .replace("{out}", s(&out))
+                .replace("{trace}", s(&paths.trace))
+                .replace("{archive}", s(&paths.archive))
+                .replace("{vtrace}", s(&paths.vtrace))
+                .replace("{run}", s(&paths.run))
+                .replace("{commands}", s(&paths.run.join("commands-b0.txt")))
+                .replace("{log}", s(&paths.run.join("pagetable.hmttlog")))
+                .replace("{pcap}", s(&paths.pcap))
+                .replace("{cfg}", s(&cfg))
+        })
+        .collect();
+    let stderr_path = out.join("stderr");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hmtt"));
+    cmd.args(&args)
+        .env("RUST_BACKTRACE", "0")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap());
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between
+    // fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: OPTION_RUN_ADDRESS_SPACE,
+                rlim_max: OPTION_RUN_ADDRESS_SPACE,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("hmtt starts");
+    let allowed = if work_size {
+        WORK_SIZE_RUN_TIME
+    } else {
+        OPTION_RUN_TIMEOUT
+    };
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if started.elapsed() > allowed {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    let shown = || format!("hmtt {}\nstderr:\n{stderr}", args.join(" "));
+    match status {
+        None => assert!(work_size, "ran over {allowed:?}: {}", shown()),
+        Some(st) => {
+            assert!(
+                st.signal().is_none(),
+                "killed by signal {:?}: {}",
+                st.signal(),
+                shown()
+            );
+            assert!(
+                matches!(st.code(), Some(0..=4)),
+                "exit status {:?}: {}",
+                st.code(),
+                shown()
+            );
+        }
+    }
+    assert!(!stderr.contains("panicked"), "panicked: {}", shown());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// Runs `test` on `cases` inputs of `strategy`, in rounds with fresh
 /// random seeds until `HMTT_FUZZ_SECONDS` have passed when it is set.
 fn fuzz<S: Strategy>(name: &str, cases: u32, strategy: S, test: impl Fn(S::Value))
@@ -526,6 +1089,65 @@ fn fuzz_virtual_trace_checksums_refuse_or_read_the_original() {
     fuzz("vtrace checksums", 3000, edits(), |e| {
         fuzz_vtrace_checksums(&e)
     });
+}
+
+#[test]
+fn fuzz_archive_seeks_with_lying_indexes() {
+    let edits = proptest::collection::vec(edit(), 0..3);
+    let span = prop_oneof![0u64..64, 0u64..100_000, any::<u64>()];
+    let cases = (index_lies(), edits, any::<u64>(), span);
+    fuzz("archive seeks", 3000, cases, |(l, e, from, span)| {
+        fuzz_archive_seek(&l, &e, from, span)
+    });
+    eprintln!(
+        "fuzz archive seeks: {} damaged archives read as the seed, the rest refused",
+        DAMAGED_SEEKS_READ.load(Ordering::Relaxed)
+    );
+}
+
+#[test]
+fn numeric_options_cover_the_cli() {
+    let listed: Vec<(&str, &str)> = NUMERIC_OPTIONS
+        .iter()
+        .map(|l| command_and_option(l))
+        .collect();
+    let mut missing = Vec::new();
+    let all = commands();
+    assert!(
+        all.iter().any(|c| c == "analyze"),
+        "no commands in hmtt --help: {all:?}"
+    );
+    for command in all
+        .iter()
+        .filter(|c| !COMMANDS_NOT_RUN.contains(&c.as_str()))
+    {
+        let known = options_with_values(command);
+        for option in &known {
+            let key = (command.as_str(), option.as_str());
+            let other = OTHER_OPTIONS
+                .iter()
+                .any(|(c, o)| *c == key.0 && o.contains(&key.1));
+            if !listed.contains(&key) && !other && !NETWORK_OPTIONS.contains(&key) {
+                missing.push(format!("{command} {option}"));
+            }
+        }
+        for (c, o) in &listed {
+            assert!(
+                *c != command || known.iter().any(|k| k == o),
+                "NUMERIC_OPTIONS names {c} {o}, which hmtt {c} --help does not list"
+            );
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "options neither in NUMERIC_OPTIONS nor OTHER_OPTIONS: {missing:?}"
+    );
+}
+
+#[test]
+fn fuzz_numeric_options_of_every_command() {
+    let cases = (0..NUMERIC_OPTIONS.len(), option_value());
+    fuzz("numeric options", 40, cases, |(w, v)| option_run(w, &v));
 }
 
 #[test]

@@ -522,6 +522,104 @@ fn an_events_file_that_is_missing_a_device_or_a_mapping_device_is_an_error_namin
     }
 }
 
+/// `hmtt args` is refused by the option parser (status 2), the value named
+/// out of range, without a panic.
+fn refused_by_the_parser(args: &[&str]) {
+    let out = hmtt(args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains("is not in") || stderr.contains("invalid value"),
+        "{args:?}: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+}
+
+// Found by the option fuzzing of tests/fuzz_readers.rs: 2^64-1 overflowed
+// the line-rate arithmetic (a panic in debug builds).
+#[test]
+fn max_words_beyond_a_jumbo_frame_is_refused_by_the_parser() {
+    for v in ["0", "1", "2236", "18446744073709551615"] {
+        refused_by_the_parser(&["sim", "--max-words", v]);
+        refused_by_the_parser(&["board", "--commands", "c", "--out", "o", "--max-words", v]);
+    }
+}
+
+// 2^32 asked the queue for a 320 GiB allocation (an abort), 2^64-1
+// overflowed its capacity (a panic).
+#[test]
+fn a_queue_depth_beyond_4096_is_refused_by_the_parser() {
+    for v in ["0", "4097", "4294967296", "18446744073709551615"] {
+        refused_by_the_parser(&["sim", "--queue-depth", v]);
+    }
+}
+
+// 2^32 ticks between two references made a 64-reference run go on for
+// hours of idle ticks.
+#[test]
+fn cpu_ticks_beyond_65536_are_refused_by_the_parser() {
+    for v in ["-1", "65537", "4294967296", "18446744073709551615"] {
+        // `=`: a value of its own, "-1", would be taken for an option.
+        refused_by_the_parser(&["sim", &format!("--cpu-ticks={v}")]);
+    }
+}
+
+// 2^64-1 overflowed the workload's buffer layout (a panic in debug builds).
+#[test]
+fn a_workload_size_beyond_1t_is_an_error() {
+    let dir = scratch("huge-n");
+    for v in ["1099511627777", "18446744073709551615", "16777216G"] {
+        let out = hmtt(&["sim", "--n", v, "--out", s(&dir.join("run"))]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "--n {v}: {stderr}");
+        assert!(
+            stderr.contains("more than 1099511627776"),
+            "--n {v}: {stderr}"
+        );
+    }
+}
+
+// Each of these panicked converting to a Duration.
+#[test]
+fn a_capture_duration_that_is_no_duration_is_refused_by_the_parser() {
+    for v in ["nan", "inf", "-1", "1e309", "18446744073709551616"] {
+        let duration = format!("--duration={v}");
+        refused_by_the_parser(&["capture", "-i", "file:x.pcap", "-o", "d", &duration]);
+    }
+}
+
+// 2^64 seconds and more panicked converting to a Duration.
+#[test]
+fn log_seconds_beyond_a_duration_is_an_error() {
+    let dir = scratch("log-seconds");
+    let raw = dir.join("raw");
+    std::fs::write(&raw, []).unwrap();
+    let log = dir.join("l.hmttlog");
+    for v in ["18446744073709551616", "1e300"] {
+        let args = ["log", "-o", s(&log), "--device", s(&raw), "--seconds", v];
+        let out = hmtt(&args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "--seconds {v}: {stderr}");
+        assert!(
+            stderr.contains("is not a duration"),
+            "--seconds {v}: {stderr}"
+        );
+    }
+}
+
+// An interval of 2^64 ms and more overflowed the timeline's interval end
+// (a panic in debug builds).
+#[test]
+fn analyze_with_an_interval_longer_than_the_tick_counter_reports_one_interval() {
+    let (dir, run) = simulated("huge-interval");
+    let trace = dir.join("t.hmtttrace");
+    ok(&["merge", s(&run), "-o", s(&trace), "--quiet"]);
+    for v in ["23058430092137", "18446744073709551615", "1e300"] {
+        let out = ok(&["analyze", s(&trace), "--interval-ms", v]);
+        assert!(out.contains("references"), "--interval-ms {v}: {out}");
+    }
+}
+
 #[test]
 fn archive_options_out_of_their_range_are_refused_by_the_parser() {
     for args in [

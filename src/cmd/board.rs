@@ -20,7 +20,7 @@ use hmtt_sim::board::{
     default_window, BoardConfig, DrainRate, DEFAULT_CONFIG_BYTES, DEFAULT_REFS_PER_CLOCK,
 };
 
-use crate::shared::{bytes_bar_above, load_mapping, parse_list, parse_number, to_stdout};
+use crate::shared::{bytes_bar_above, load_mapping, parse_list, parse_number, to_stdout, usize_in};
 
 /// Which engine runs the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -108,9 +108,9 @@ pub struct Args {
     /// TX FIFO depth in words [default: 16384, or the core's].
     #[arg(long)]
     fifo_depth: Option<usize>,
-    /// Words per packet (360 for a 1500-byte MTU, up to 2235 for jumbo
+    /// Words per packet, 2..=2235 (360 for a 1500-byte MTU, 2235 for jumbo
     /// frames) [default: 360, or the core's].
-    #[arg(long)]
+    #[arg(long, value_parser = usize_in(2, hmtt_format::packet::MAX_WORDS_JUMBO as u64))]
     max_words: Option<usize>,
     /// Ticks without a pop after which an open packet closes [default:
     /// 65536, or the core's].

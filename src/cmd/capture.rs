@@ -51,9 +51,9 @@ pub struct Args {
     /// Socket receive buffer to ask for, MiB.
     #[arg(long, value_name = "MIB")]
     rcvbuf_mib: Option<usize>,
-    /// Stop after this many seconds.
-    #[arg(long, value_name = "SECONDS")]
-    duration: Option<f64>,
+    /// Stop after this many seconds (finite, at least 0, at most 2^64-1).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds)]
+    duration: Option<Duration>,
     /// Stop after this many valid packets over all ports.
     #[arg(long, value_name = "N")]
     packets: Option<u64>,
@@ -153,7 +153,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         config.rcvbuf_bytes = m << 20;
     }
     if let Some(d) = args.duration {
-        config.duration = Some(Duration::from_secs_f64(d));
+        config.duration = Some(d);
     }
     if args.packets.is_some() {
         config.packets = args.packets;
@@ -219,4 +219,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         summary_path.display()
     );
     Ok(())
+}
+
+/// clap's parser of `--duration`: `Duration::from_secs_f64` panics on what
+/// it cannot hold (NaN, infinities, negatives, 2^64 seconds and more).
+fn seconds(s: &str) -> Result<Duration, String> {
+    let x: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number"))?;
+    Duration::try_from_secs_f64(x)
+        .map_err(|_| format!("'{s}' is not a number of seconds from 0 to 2^64-1"))
 }

@@ -61,9 +61,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         }
     }
-    let duration = match args.seconds {
-        Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
-        Some(s) => anyhow::bail!("--seconds {s} is not a duration"),
+    // `Duration::from_secs_f64` panics on 2^64 seconds and more.
+    let duration = match args.seconds.map(Duration::try_from_secs_f64) {
+        Some(Ok(d)) => Some(d),
+        Some(Err(_)) => anyhow::bail!(
+            "--seconds {} is not a duration (0 to 2^64-1 seconds)",
+            args.seconds.unwrap_or_default()
+        ),
         None => None,
     };
     let stop = StopWhen {

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::shared::{load_mapping, parse_size, positive_finite, to_stdout, OnOff};
+use crate::shared::{load_mapping, parse_size, positive_finite, to_stdout, usize_in, OnOff};
 
 /// `--trace-format`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -57,7 +57,8 @@ pub struct SimArgs {
     #[arg(long, value_enum, default_value_t = WorkloadKind::SeqRead)]
     pub workload: WorkloadKind,
     /// Workload size: bytes for the micro-benchmarks (K/M/G suffixes),
-    /// elements for quicksort, transfers for dma, buffer bytes for mix.
+    /// elements for quicksort, transfers for dma, buffer bytes for mix; at
+    /// most 1T.
     #[arg(long)]
     pub n: Option<String>,
     /// Bytes per reference.
@@ -111,10 +112,11 @@ pub struct SimArgs {
     /// fcfs or frfcfs.
     #[arg(long, default_value = "frfcfs")]
     pub scheduler: Scheduler,
-    #[arg(long, default_value_t = 16)]
+    /// Memory controller request queue depth (1..=4096).
+    #[arg(long, default_value_t = 16, value_parser = usize_in(1, 4096))]
     pub queue_depth: usize,
-    /// CPU ticks per line referenced (the processor's pace).
-    #[arg(long)]
+    /// CPU ticks per line referenced (the processor's pace; 0..=65536).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=65_536))]
     pub cpu_ticks: Option<u64>,
     /// Channels, one board each.
     #[arg(long, default_value_t = 1)]
@@ -136,8 +138,9 @@ pub struct SimArgs {
     /// lanes); more are counted lost.
     #[arg(long)]
     pub refs_per_clock: Option<u32>,
-    /// Words per packet (360 for 1500-byte frames, up to 2235 for jumbo).
-    #[arg(long)]
+    /// Words per packet, 2..=2235 (360 for 1500-byte frames, 2235 for
+    /// jumbo).
+    #[arg(long, value_parser = usize_in(2, hmtt_format::packet::MAX_WORDS_JUMBO as u64))]
     pub max_words: Option<usize>,
     /// Write back every dirty line at the end.
     #[arg(long)]
@@ -163,11 +166,19 @@ pub struct SimArgs {
     pub rate: Option<f64>,
 }
 
+/// The largest `--n`.
+const MAX_WORKLOAD_SIZE: u64 = 1 << 40;
+
 fn workload(a: &SimArgs) -> anyhow::Result<Workload> {
     let unit = parse_size(&a.unit)?;
     let unit = u32::try_from(unit).context("--unit is too large")?;
     let stride = parse_size(&a.stride)?;
     let n = a.n.as_deref().map(parse_size).transpose()?;
+    // A workload's buffers are laid out in a 64-bit virtual address space,
+    // round after round: a size near 2^64 does not fit.
+    if let Some(n) = n.filter(|&n| n > MAX_WORKLOAD_SIZE) {
+        bail!("--n {n} is more than {MAX_WORKLOAD_SIZE} (1T)");
+    }
     let w = match a.workload {
         WorkloadKind::Trace => {
             let path = a
@@ -201,9 +212,6 @@ fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
         .transpose()?;
     cfg.controller.timing = a.speed;
     cfg.controller.scheduler = a.scheduler;
-    if a.queue_depth == 0 {
-        bail!("--queue-depth must be at least 1");
-    }
     cfg.controller.queue_depth = a.queue_depth;
     if let Some(t) = a.cpu_ticks {
         cfg.cpu_ticks_per_ref = t;

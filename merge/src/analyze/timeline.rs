@@ -193,9 +193,11 @@ impl Timeline {
         self.cached_lo = if i == 0 {
             0
         } else {
-            origin + i as u64 * self.width
+            origin.saturating_add(i as u64 * self.width)
         };
-        self.cached_hi = origin + (i as u64 + 1) * self.width;
+        // An interval as wide as the tick counter (`--interval-ms` of
+        // years) ends past 2^64: the end saturates.
+        self.cached_hi = origin.saturating_add((i as u64 + 1).saturating_mul(self.width));
         &mut self.bins[i]
     }
 
@@ -255,7 +257,7 @@ impl Timeline {
                 .iter()
                 .enumerate()
                 .map(|(i, b)| {
-                    let start = origin + i as u64 * self.width;
+                    let start = origin.saturating_add(i as u64 * self.width);
                     let ticks = if i + 1 == n {
                         (last_tick + 1).saturating_sub(start).clamp(1, self.width)
                     } else {

@@ -130,6 +130,17 @@ pub struct CaptureConfig {
     pub progress: bool,
 }
 
+/// `mib` MiB in bytes, when `mib` is 1..=`max` (the same ranges as
+/// `hmtt capture`'s options).
+fn mib_in(key: &str, mib: u64, max: u64) -> Result<u64, ReceiverError> {
+    if !(1..=max).contains(&mib) {
+        return Err(ReceiverError::Config(format!(
+            "{key} = {mib} is out of its range 1..={max}"
+        )));
+    }
+    Ok(mib << 20)
+}
+
 impl CaptureConfig {
     /// A configuration with defaults for the given inputs and directories.
     pub fn new(inputs: Vec<Input>, dirs: Vec<PathBuf>) -> CaptureConfig {
@@ -211,13 +222,13 @@ impl CaptureConfig {
             c.name = n;
         }
         if let Some(m) = run.stripe_mib {
-            c.stripe_bytes = m << 20;
+            c.stripe_bytes = mib_in("stripe_mib", m, 1 << 24)?;
         }
         if let Some(p) = run.preallocate {
             c.preallocate = p;
         }
         if let Some(b) = run.rcvbuf_mib {
-            c.rcvbuf_bytes = b << 20;
+            c.rcvbuf_bytes = mib_in("rcvbuf_mib", b as u64, 2047)? as usize;
         }
         if let Some(b) = run.batch_packets {
             c.batch_packets = b;
@@ -380,5 +391,15 @@ mod tests {
         let err = CaptureConfig::from_toml("dirs=['/a']\n[[input]]\nudp='127.0.0.1:1'\nport=0\n[[input]]\nudp='127.0.0.1:2'\nport=0\n").unwrap_err();
         assert!(err.to_string().contains("same port"), "{err}");
         assert!(CaptureConfig::from_toml("dirs=['/a']\nbogus=1\n").is_err());
+        // Sizes that would overflow bytes, or mean nothing, are refused.
+        for bad in [
+            "stripe_mib = 17592186044416",
+            "stripe_mib = 0",
+            "rcvbuf_mib = 4096",
+        ] {
+            let text = format!("dirs=['/a']\n{bad}\n[[input]]\nudp='127.0.0.1:1'\n");
+            let err = CaptureConfig::from_toml(&text).unwrap_err();
+            assert!(err.to_string().contains("out of its range"), "{bad}: {err}");
+        }
     }
 }

@@ -45,12 +45,14 @@ pub struct Args {
     /// Run name: files are NAME-pPP-sSSSSS.hmttcap.
     #[arg(long)]
     name: Option<String>,
-    /// Stripe size in MiB: a port's capture moves to the next directory after it.
-    #[arg(long, value_name = "MIB")]
+    /// Stripe size in MiB, 1..=16777216 (16 TiB): a port's capture moves to
+    /// the next directory after it.
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     stripe_mib: Option<u64>,
-    /// Socket receive buffer to ask for, MiB.
-    #[arg(long, value_name = "MIB")]
-    rcvbuf_mib: Option<usize>,
+    /// Socket receive buffer to ask for, MiB, 1..=2047 (the kernel takes at
+    /// most 2 GiB).
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=2047))]
+    rcvbuf_mib: Option<u64>,
     /// Stop after this many seconds (finite, at least 0, at most 2^64-1).
     #[arg(long, value_name = "SECONDS", value_parser = seconds)]
     duration: Option<Duration>,
@@ -150,7 +152,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         config.stripe_bytes = m << 20;
     }
     if let Some(m) = args.rcvbuf_mib {
-        config.rcvbuf_bytes = m << 20;
+        config.rcvbuf_bytes = (m << 20) as usize;
     }
     if let Some(d) = args.duration {
         config.duration = Some(d);

@@ -251,13 +251,25 @@ pub fn check_input(
             common.record_count
         );
     }
-    if needs_time && common.tick_ps == 0 {
-        bail!(
-            "{}: the {what}'s tick length is unknown (0 in its header): its times cannot be computed",
-            path.display()
-        );
+    if needs_time {
+        tick_length(path, what, common)?;
     }
     Ok(())
+}
+
+/// The tick length of the trace or virtual trace (`what`) at `path`, or an
+/// error when its header holds 0 (unknown): times cannot be computed.
+pub fn tick_length(
+    path: &Path,
+    what: &'static str,
+    common: &CommonHeader,
+) -> anyhow::Result<hmtt_format::TickLength> {
+    common.tick_length().with_context(|| {
+        format!(
+            "{}: the {what}'s tick length is unknown (0 in its header): its times cannot be computed",
+            path.display()
+        )
+    })
 }
 
 /// [`check_input`] for a trace file or its archive.

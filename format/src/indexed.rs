@@ -312,9 +312,9 @@ impl CommonHeader {
         }
     }
 
-    /// Converts ticks to nanoseconds with this file's tick length.
-    pub fn ticks_to_ns(&self, ticks: u64) -> f64 {
-        ticks as f64 * f64::from(self.tick_ps) / 1000.0
+    /// The file's tick length; `None` when its header holds 0 (unknown).
+    pub fn tick_length(&self) -> Option<crate::TickLength> {
+        crate::TickLength::of_ps(self.tick_ps)
     }
 }
 

@@ -283,11 +283,6 @@ impl VtraceHeader {
         crate::indexed::seal_header(&mut b);
         b
     }
-
-    /// Converts ticks to nanoseconds with this trace's tick length.
-    pub fn ticks_to_ns(&self, ticks: u64) -> f64 {
-        self.common.ticks_to_ns(ticks)
-    }
 }
 
 impl FileHeader for VtraceHeader {

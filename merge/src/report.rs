@@ -2,6 +2,7 @@
 //! packets, with the seq range and the time window left uncovered),
 //! duplicates, late and rejected packets, cut files and record counts.
 
+use hmtt_format::TickLength;
 use std::fmt;
 
 use hmtt_format::capture::CaptureEnd;
@@ -150,8 +151,9 @@ impl MergeReport {
              corrupt files were not merged (reasons above)"
         ))
     }
+    /// `ticks` in nanoseconds; 0 when the captures gave no tick length.
     fn ns(&self, ticks: u64) -> f64 {
-        ticks as f64 * f64::from(self.tick_ps) / 1000.0
+        TickLength::of_ps(self.tick_ps).map_or(0.0, |t| t.ns(ticks))
     }
 }
 

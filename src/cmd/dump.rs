@@ -13,6 +13,7 @@ use hmtt_merge::export::{TraceKind, TraceMeta};
 use hmtt_merge::record_blocks::RecordBlocks;
 
 use crate::shared::{non_negative_finite, to_stdout, with_names_of, TraceBytes};
+use hmtt_format::TickLength;
 
 /// Arguments of `hmtt dump`.
 #[derive(clap::Args)]
@@ -52,7 +53,8 @@ pub struct Args {
 /// and `--limit`, in ticks of a trace whose tick is `tick_ps` long.
 struct Selection<'a> {
     args: &'a Args,
-    tick_ns: f64,
+    /// `None` when the trace's tick length is unknown (0): every time is 0.
+    tick: Option<TickLength>,
     end_tick: Option<u64>,
     printed: u64,
 }
@@ -67,7 +69,7 @@ impl<'a> Selection<'a> {
     fn new(args: &'a Args, tick_ps: u16) -> Selection<'a> {
         let mut s = Selection {
             args,
-            tick_ns: f64::from(tick_ps) / 1000.0,
+            tick: TickLength::of_ps(tick_ps),
             end_tick: None,
             printed: 0,
         };
@@ -76,11 +78,7 @@ impl<'a> Selection<'a> {
     }
 
     fn tick_of(&self, ns: f64) -> u64 {
-        if self.tick_ns > 0.0 {
-            (ns / self.tick_ns).max(0.0) as u64
-        } else {
-            0
-        }
+        self.tick.map_or(0, |t| t.tick_at_ns(ns))
     }
 
     /// The first tick `--from-ns` asks for (0 without it).

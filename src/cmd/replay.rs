@@ -125,7 +125,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let selection = !filter.is_empty();
     let header = view.header().clone();
-    let tick_ns = f64::from(header.common.tick_ps) / 1000.0;
+    let tick = header.common.tick_length();
     // A CSV file is renamed into place once whole (`csv_file`).
     let mut csv_file = None;
     let csv_out: Option<Box<dyn Write>> = match &args.csv {
@@ -376,8 +376,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 w.board,
                 w.from_tick,
                 w.to_tick,
-                w.from_tick as f64 * tick_ns,
-                w.to_tick as f64 * tick_ns,
+                tick.map_or(0.0, |t| t.ns(w.from_tick)),
+                tick.map_or(0.0, |t| t.ns(w.to_tick)),
                 w.packets
             )?;
         }

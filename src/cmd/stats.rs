@@ -9,7 +9,8 @@ use hmtt_format::archive::AnyTrace;
 use hmtt_merge::names::event_name;
 use hmtt_merge::stats::TraceStats;
 
-use crate::shared::{positive_finite, to_stdout, usize_in, TraceBytes};
+use crate::shared::{positive_finite, tick_length, to_stdout, usize_in, TraceBytes};
+use hmtt_format::TickLength;
 
 /// Arguments of `hmtt stats`.
 #[derive(clap::Args)]
@@ -38,15 +39,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     })?;
     crate::shared::check_trace_input(&args.trace, &view, args.incomplete, true)?;
     let h = view.header().clone();
-    let tick_ns = f64::from(h.common.tick_ps) / 1000.0;
-    let interval_ticks = ((args.interval_ms * 1e6) / tick_ns).max(1.0) as u64;
+    let tick = tick_length(&args.trace, "trace", &h.common)?;
+    let interval_ticks = tick.ticks_in_ns(args.interval_ms * 1e6);
     let mut s = TraceStats::new(interval_ticks, args.max_rows);
     for r in view.records() {
         s.add(&r.with_context(|| format!("reading {}", args.trace.display()))?);
     }
-    let span_ns = (s.last_tick - s.first_tick.unwrap_or(0)) as f64 * tick_ns;
+    let span_ns = tick.ns(s.last_tick.saturating_sub(s.first_tick.unwrap_or(0)));
     to_stdout("writing the statistics", |out| {
-        print_stats(out, &args, &s, &view, interval_ticks, tick_ns, span_ns)
+        print_stats(out, &args, &s, &view, interval_ticks, tick, span_ns)
     })
 }
 
@@ -73,7 +74,7 @@ fn print_stats(
     s: &TraceStats,
     view: &AnyTrace,
     interval_ticks: u64,
-    tick_ns: f64,
+    tick: TickLength,
     span_ns: f64,
 ) -> std::io::Result<()> {
     let h = view.header();
@@ -129,11 +130,11 @@ fn print_stats(
         "{:>12} {:>12} {:>10} {:>10} {:>12} {:>12}",
         "start_ms", "references", "reads", "writes", "mem MB/s", "trace MB/s"
     )?;
-    let secs = interval_ticks as f64 * tick_ns / 1e9;
+    let secs = tick.ns(interval_ticks) / 1e9;
     for iv in s.intervals() {
         row(
             out,
-            iv.start_tick as f64 * tick_ns / 1e6,
+            tick.ms(iv.start_tick),
             iv.reads + iv.writes,
             iv.reads,
             iv.writes,

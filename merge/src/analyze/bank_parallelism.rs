@@ -5,6 +5,7 @@
 //! out. The windows' counts go into a histogram, and into the bandwidth
 //! timeline as a mean per interval.
 
+use hmtt_format::TickLength;
 use serde::Serialize;
 
 use super::banks::BANKS_PER_BOARD;
@@ -188,7 +189,7 @@ impl BankParallelism {
         self.close().map(|d| (start, d))
     }
 
-    pub fn report(&self, tick_ns: f64) -> ParallelismReport {
+    pub fn report(&self, tick: TickLength) -> ParallelismReport {
         let counted = || {
             self.histogram
                 .iter()
@@ -199,7 +200,7 @@ impl BankParallelism {
         let windows: u64 = counted().map(|(_, n)| n).sum();
         let sum: u64 = counted().map(|(d, n)| u64::from(d) * n).sum();
         ParallelismReport {
-            window_ns: self.window_ticks as f64 * tick_ns,
+            window_ns: tick.ns(self.window_ticks),
             windows,
             mean: if windows == 0 {
                 0.0

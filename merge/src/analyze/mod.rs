@@ -37,6 +37,7 @@ mod serde_tables;
 pub mod streams;
 pub mod timeline;
 
+use hmtt_format::TickLength;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -61,6 +62,8 @@ pub enum AnalyzeError {
     Mapping(#[from] MappingError),
     #[error(transparent)]
     Trace(#[from] AnyTraceError),
+    #[error("the trace's tick length is unknown (0 in its header): its times cannot be computed")]
+    UnknownTickLength,
 }
 
 /// A hasher for integer keys (the std one is made for untrusted keys and
@@ -344,7 +347,7 @@ enum Reuse {
 pub struct Analyzer {
     decoder: banks::BankDecoder,
     geometry_source: &'static str,
-    tick_ns: f64,
+    tick: TickLength,
     mix: mix::MixCounts,
     timeline: timeline::Timeline,
     banks: banks::BankCounts,
@@ -383,8 +386,8 @@ impl Analyzer {
             Some(t) => AddressMapping::from_toml(t, geometry)?,
             None => AddressMapping::linear(geometry),
         };
-        let tick_ns = f64::from(meta.tick_ps.max(1)) / 1000.0;
-        let ticks = |ns: f64| (ns / tick_ns).round().max(1.0) as u64;
+        let tick = TickLength::of_ps(meta.tick_ps).ok_or(AnalyzeError::UnknownTickLength)?;
+        let ticks = |ns: f64| tick.ticks_in_ns(ns);
         let (width, max) = match opts.interval_ns {
             Some(ns) => (ticks(ns), timeline::MAX_INTERVALS),
             None => (ticks(1000.0), timeline::DEFAULT_INTERVALS),
@@ -403,7 +406,7 @@ impl Analyzer {
                 opts.interleave_shift,
             ),
             geometry_source,
-            tick_ns,
+            tick,
             mix: mix::MixCounts::default(),
             timeline,
             banks: banks::BankCounts::default(),
@@ -465,7 +468,7 @@ impl Analyzer {
     }
 
     fn event(&mut self, tick: u64, index: u32) {
-        let same = (SAME_EVENT_NS / self.tick_ns) as u64;
+        let same = self.tick.tick_at_ns(SAME_EVENT_NS);
         self.timeline.event(tick, index, same);
     }
 
@@ -531,7 +534,7 @@ impl Analyzer {
     /// afterwards this is the analysis of both parts, as one pass makes it.
     pub fn merge(&mut self, later: Analyzer) -> Result<(), streams::NotConverged> {
         self.mix.merge(&later.mix);
-        let same = (SAME_EVENT_NS / self.tick_ns) as u64;
+        let same = self.tick.tick_at_ns(SAME_EVENT_NS);
         self.timeline.merge(later.timeline, same);
         self.banks.merge(&later.banks);
         for (start, banks) in self.blp.merge(later.blp) {
@@ -567,14 +570,14 @@ impl Analyzer {
             virtual_trace: meta.virtual_trace,
             tick_ps: meta.tick_ps,
             window: opts.window.as_ref().map(EventWindow::events),
-            duration_ns: duration_ticks as f64 * self.tick_ns,
+            duration_ns: self.tick.ns(duration_ticks),
             timeline: self
                 .timeline
-                .report(self.tick_ns, mix.last_tick, &|i| event_name(i, names)),
+                .report(self.tick, mix.last_tick, &|i| event_name(i, names)),
             banks: self
                 .banks
                 .report(self.decoder.geometry(), self.geometry_source),
-            bank_parallelism: self.blp.report(self.tick_ns),
+            bank_parallelism: self.blp.report(self.tick),
             row_locality: self.rows.report(),
             pages: self.pages.report(opts.top_pages, mix.references()),
             reuse: match &self.reuse {

@@ -6,6 +6,7 @@
 //! at run time (`HMTT_FONT`, or DejaVu Sans of Debian's
 //! `fonts-dejavu-core`), so no font library of the system is needed.
 
+use hmtt_format::TickLength;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -93,6 +94,14 @@ fn density(n: u32, max: u32) -> RGBColor {
     heat_colour(f64::from(n).ln_1p() / f64::from(max.max(1)).ln_1p())
 }
 
+/// The span of the pictured references in milliseconds (0..0 when the
+/// analysis holds no tick length).
+fn time_span_ms(a: &Analysis, p: &Pictures) -> (f64, f64) {
+    TickLength::of_ps(a.tick_ps).map_or((0.0, 0.0), |t| {
+        (t.ms(p.first_tick), t.ms(p.last_tick.saturating_add(1)))
+    })
+}
+
 fn ms(ns: f64) -> f64 {
     ns / 1e6
 }
@@ -103,11 +112,7 @@ fn address_time<DB: DrawingBackend>(
     p: &Pictures,
 ) -> DrawResult {
     root.fill(&WHITE).map_err(err)?;
-    let tick_ns = f64::from(a.tick_ps) / 1000.0;
-    let (t0, t1) = (
-        ms(p.first_tick as f64 * tick_ns),
-        ms((p.last_tick + 1) as f64 * tick_ns),
-    );
+    let (t0, t1) = time_span_ms(a, p);
     let span = p.axis.span() as f64;
     let mut chart = ChartBuilder::on(root)
         .caption(
@@ -285,11 +290,7 @@ fn page_heat<DB: DrawingBackend>(
     p: &Pictures,
 ) -> DrawResult {
     root.fill(&WHITE).map_err(err)?;
-    let tick_ns = f64::from(a.tick_ps) / 1000.0;
-    let (t0, t1) = (
-        ms(p.first_tick as f64 * tick_ns),
-        ms((p.last_tick + 1) as f64 * tick_ns),
-    );
+    let (t0, t1) = time_span_ms(a, p);
     let rows = p.heat_pages.len().max(1);
     let mut chart = ChartBuilder::on(root)
         .caption(

@@ -6,6 +6,7 @@
 //! 1 µs and the timeline keeps at most 512 intervals, so the interval is
 //! the shortest 2^k µs that spans the analysis in 512.
 
+use hmtt_format::TickLength;
 use serde::Serialize;
 
 /// Intervals kept when no interval is given.
@@ -244,14 +245,14 @@ impl Timeline {
     /// interval, whose rate is over the time it covers.
     pub fn report(
         &self,
-        tick_ns: f64,
+        tick: TickLength,
         last_tick: u64,
         name: &dyn Fn(u32) -> String,
     ) -> TimelineReport {
         let origin = self.origin.unwrap_or(0);
         let n = self.bins.len();
         TimelineReport {
-            interval_ns: self.width as f64 * tick_ns,
+            interval_ns: tick.ns(self.width),
             intervals: self
                 .bins
                 .iter()
@@ -266,10 +267,10 @@ impl Timeline {
                     (start, ticks, b)
                 })
                 .map(|(start, ticks, b)| IntervalRow {
-                    start_ns: start as f64 * tick_ns,
+                    start_ns: tick.ns(start),
                     reads: b.reads,
                     writes: b.writes,
-                    mb_per_s: (b.reads + b.writes) as f64 * 64.0 / (ticks as f64 * tick_ns) * 1e3,
+                    mb_per_s: (b.reads + b.writes) as f64 * 64.0 / tick.ns(ticks) * 1e3,
                     mean_banks: if b.blp_windows == 0 {
                         0.0
                     } else {
@@ -281,7 +282,7 @@ impl Timeline {
                 .events
                 .iter()
                 .map(|&(t, index)| EventMark {
-                    time_ns: t as f64 * tick_ns,
+                    time_ns: tick.ns(t),
                     index,
                     name: name(index),
                 })

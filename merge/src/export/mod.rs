@@ -61,9 +61,10 @@ pub struct TraceMeta {
 }
 
 impl TraceMeta {
-    /// Nanoseconds per tick.
+    /// Nanoseconds per tick; 0 when the trace holds no tick length.
     pub fn tick_ns(&self) -> f64 {
-        f64::from(self.tick_ps) / 1000.0
+        hmtt_format::TickLength::of_ps(self.tick_ps)
+            .map_or(0.0, hmtt_format::TickLength::ns_per_tick)
     }
     /// Picoseconds from the first record to `tick`.
     pub fn ps_since_start(&self, tick: u64) -> u64 {

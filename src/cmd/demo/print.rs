@@ -2,6 +2,7 @@
 //! truth, and the verdict with its `RESULT key=value ...` line (read by the
 //! tests and scripts).
 
+use hmtt_format::TickLength;
 use std::io::{self, Write};
 
 use hmtt_format::trace::{RecordKind, TraceRecord, TraceView};
@@ -50,7 +51,9 @@ pub(super) fn first_records(
     expected: &[TraceRecord],
     tick_ps: u16,
 ) -> io::Result<()> {
-    let tick_ns = f64::from(tick_ps) / 1000.0;
+    // The simulated board's tick length is never 0 (its configuration
+    // refuses it); 0 would print every time as 0.
+    let ns = |tick: u64| TickLength::of_ps(tick_ps).map_or(0.0, |t| t.ns(tick));
     writeln!(w, "  first records (trace | ground truth):")?;
     let truth_refs = expected.iter().filter(|r| r.is_access());
     for (r, t) in view
@@ -62,7 +65,7 @@ pub(super) fn first_records(
         let line = |r: &TraceRecord| {
             format!(
                 "{:>12.3} ns  board {}  {:#012x} {:<5}",
-                r.tick as f64 * tick_ns,
+                ns(r.tick),
                 r.board(),
                 r.pa(),
                 r.kind().name()
@@ -78,7 +81,7 @@ pub(super) fn first_records(
             w,
             "    first tag: {} at {:.3} ns",
             event_name(r.value() as u32, view.names()),
-            r.tick as f64 * tick_ns
+            ns(r.tick)
         )?;
     }
     Ok(())

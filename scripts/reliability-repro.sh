@@ -47,8 +47,9 @@ sum() { sha256sum "$1" 2>/dev/null | cut -c1-16; }
 first_line() {
     local first cause
     first=$(grep -v '^[[:space:]]*$' "$1" 2>/dev/null | head -1)
-    cause=$(grep -A1 '^Caused by:' "$1" 2>/dev/null | sed -n 2p | sed 's/^ *[0-9]*: *//')
-    printf '%s%s' "$first" "${cause:+: $cause}" | cut -c1-220 | sed 's/|/\\|/g; s/`/'"'"'/g'
+    cause=$(grep -A1 '^Caused by:' "$1" 2>/dev/null | sed -n 2p | sed 's/^ *//; s/^[0-9]*: //')
+    printf '%s%s' "$first" "${cause:+: $cause}" | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-220 |
+        sed 's/|/\\|/g; s/`/'"'"'/g'
 }
 # row DEFECT COMMAND STATUS MESSAGE CHECK VERDICT
 row() {
@@ -122,7 +123,9 @@ get_u32() {
     python3 -c 'import struct,sys
 f=open(sys.argv[1],"rb"); f.seek(int(sys.argv[2])); print(struct.unpack("<I",f.read(4))[0])' "$@"
 }
-peak_mb() { awk '{printf "%d", $1/1024}' "$S/rss"; }
+# /usr/bin/time's last line is the peak RSS in KiB (a line before it may
+# say the command failed).
+peak_mb() { tail -1 "$S/rss" | awk '{printf "%d", $1/1024}'; }
 # Runs HMTT ARGS... with at most 4 GiB of address space and 20 s (a reader
 # without bounds would otherwise take the machine's memory), measuring its
 # peak RSS; sets ST, MSG and MB.

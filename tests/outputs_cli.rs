@@ -217,7 +217,7 @@ fn a_killed_export_or_merge_leaves_no_file_under_the_final_name() {
 
 #[test]
 fn wrong_outputs_and_inputs_are_named_clearly() {
-    let (dir, _, trace, archive) = run("messages");
+    let (dir, sim, trace, archive) = run("messages");
     // Unpacking onto a full disk: the trace is what could not be written.
     let err = fails(&["unpack", s(&archive), "-o", "/dev/full"]);
     assert!(err.contains("writing the trace /dev/full"), "{err}");
@@ -250,6 +250,22 @@ fn wrong_outputs_and_inputs_are_named_clearly() {
         !err.contains(&format!("reading {}", trace.display())),
         "{err}"
     );
+    // merge parses it only after the captures: the file is named there too
+    let merged = dir.join("mapped.hmtttrace");
+    let err = fails(&[
+        "merge",
+        s(&sim),
+        "-o",
+        s(&merged),
+        "-q",
+        "--mapping",
+        s(&mapping),
+    ]);
+    assert!(
+        err.contains(&format!("mapping file {}", mapping.display())),
+        "{err}"
+    );
+    assert!(!merged.exists());
     // An output into a directory that does not exist names it.
     let missing = dir.join("no/such/dir/x.csv");
     let out = hmtt(&["export", s(&trace), "--format", "csv", "-o", s(&missing)]);

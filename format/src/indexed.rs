@@ -529,7 +529,8 @@ pub struct Body<'a> {
 impl<'a> Body<'a> {
     /// Checks that every section `header` names lies inside `data`. A file
     /// whose writer did not finish (no FLAG_COMPLETE) is read up to its last
-    /// whole record, without index or names, and `header`'s counts are set
+    /// whole record in tick order
+    /// ([`records_in_order`]), without index or names, and `header`'s counts are set
     /// to what was read.
     pub fn new_checked(
         ty: &FileType,
@@ -553,7 +554,7 @@ impl<'a> Body<'a> {
         let record_len = ty.record_len;
         let body = &data[header_len..];
         if !header.is_complete() {
-            let n = body.len() / record_len;
+            let n = records_in_order(body, record_len);
             header.record_count = n as u64;
             header.index_count = 0;
             header.names_len = 0;
@@ -705,7 +706,7 @@ pub struct IndexedView<'a, H, R> {
 impl<'a, H: FileHeader, R: FileRecord + 'a> IndexedView<'a, H, R> {
     /// Checks the header and that every section lies inside `data`. A file
     /// whose writer did not finish (no FLAG_COMPLETE) is read up to its last
-    /// whole record, without index or names.
+    /// whole record in tick order, without index or names.
     pub fn new_checked(data: &'a [u8]) -> Result<IndexedView<'a, H, R>, TraceFileError> {
         IndexedView::open(data, true)
     }
@@ -764,6 +765,25 @@ impl<'a, H: FileHeader, R: FileRecord + 'a> IndexedView<'a, H, R> {
     pub fn seek_tick(&self, t: u64) -> usize {
         self.body.seek_tick(t)
     }
+}
+
+/// The whole records at the start of an unfinished file's `body`, up to
+/// the first whose tick is below the one before it. A writer writes its
+/// records in tick order and then its index, names and checksum table, and
+/// sets the complete flag last, so a writer killed just before that flag
+/// leaves those sections (the index's first tick is record 0's) after the
+/// records; and unwritten space reads as tick 0. Neither is read as records.
+fn records_in_order(body: &[u8], record_len: usize) -> usize {
+    let tick = |r: &[u8]| u64::from_le_bytes(r[..8].try_into().expect("8 bytes"));
+    let mut last = 0;
+    for (i, r) in body.chunks_exact(record_len).enumerate() {
+        let t = tick(r);
+        if t < last {
+            return i;
+        }
+        last = t;
+    }
+    body.len() / record_len
 }
 
 /// Verifies a finished file's tail checksum and every block checksum.

@@ -528,6 +528,28 @@ mod tests {
         assert_eq!(v.seek_tick(4), 4);
     }
 
+    #[test]
+    fn an_unfinished_file_ends_at_its_records_not_at_the_sections_after_them() {
+        // A writer killed after its index, names and checksum table and
+        // before the complete flag (issue 41, 3): those bytes are not records.
+        let recs: Vec<_> = (0..10)
+            .map(|i| TraceRecord::access(100 + i, 0, false, i * 64))
+            .collect();
+        let mut f = file(&recs, 4, &NameTable::default());
+        f[14] &= !1;
+        let v = TraceView::new_checked(&f).unwrap();
+        assert!(!v.header().is_complete());
+        assert_eq!(v.len(), 10);
+        assert_eq!(v.header().common.record_count, 10);
+        // and unwritten space after them (tick 0) is not read either
+        let mut cut = TraceHeader::default().emit().to_vec();
+        for r in &recs[..6] {
+            cut.extend_from_slice(&r.to_bytes());
+        }
+        cut.resize(cut.len() + 4 * RECORD_LEN, 0);
+        assert_eq!(TraceView::new_checked(&cut).unwrap().len(), 6);
+    }
+
     proptest! {
         #[test]
         fn record_round_trip(tick: u64, board: u8, kind in 0u8..8, value in 0u64..=VALUE_MAX) {

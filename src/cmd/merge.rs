@@ -1,12 +1,14 @@
 //! `hmtt merge`: capture files → one native trace file (format.md §11).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use hmtt_format::atomic_file::refuse_output_over_input;
 use hmtt_merge::input::DEFAULT_MAX_START_SKEW_NS;
 use hmtt_merge::merge::decode_threads_pay_off;
 use hmtt_merge::reassemble::DEFAULT_REORDER_DEPTH;
-use hmtt_merge::{merge_to_archive, merge_to_trace, CaptureSet, MergeOptions, MergeReport};
+use hmtt_merge::{
+    merge_to_archive, merge_to_trace, CaptureSet, MergeError, MergeOptions, MergeReport,
+};
 
 use crate::cmd::pack::ArchiveArgs;
 
@@ -103,6 +105,17 @@ impl DecodeThreads {
     }
 }
 
+/// The merge parses `--mapping` only once the captures have given the
+/// geometry, so its error names the mapping, not its file: this does.
+fn name_the_mapping_file(e: MergeError, mapping: Option<&Path>) -> anyhow::Error {
+    match (e, mapping) {
+        (MergeError::Mapping(m), Some(path)) => {
+            anyhow::Error::new(m).context(format!("mapping file {}", path.display()))
+        }
+        (e, _) => e.into(),
+    }
+}
+
 /// Merges `inputs` into `output`; shows a progress bar unless `quiet`.
 fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
     refuse_output_over_input(
@@ -123,7 +136,7 @@ fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
     };
     let bar = bytes_bar("merging", set.total_bytes(), args.quiet);
     let progress = &mut |done| bar.set_position(done);
-    let (report, _) = if args.writes_archive() {
+    let merged = if args.writes_archive() {
         merge_to_archive(
             &set,
             &opts,
@@ -131,10 +144,11 @@ fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
             &args.output,
             &names,
             progress,
-        )?
+        )
     } else {
-        merge_to_trace(&set, &opts, &args.output, &names, progress)?
+        merge_to_trace(&set, &opts, &args.output, &names, progress)
     };
+    let (report, _) = merged.map_err(|e| name_the_mapping_file(e, args.mapping.as_deref()))?;
     bar.finish_and_clear();
     Ok(report)
 }

@@ -86,8 +86,9 @@ pub struct Args {
     /// Physical base of the config space (default: the top --config-bytes).
     #[arg(long, value_parser = parse_number)]
     config_base: Option<u64>,
-    /// Size of the config space in bytes.
-    #[arg(long, value_parser = parse_number, default_value_t = DEFAULT_CONFIG_BYTES)]
+    /// Size of the config space in bytes, 64..=1G (it is a few MiB; each of
+    /// its lines is checked against the mapping).
+    #[arg(long, value_parser = config_bytes_in_range, default_value_t = DEFAULT_CONFIG_BYTES)]
     config_bytes: u64,
     /// Config window in DDR coordinates, RANK,ROW_FIRST,ROW_COUNT (overrides
     /// --config-base/--config-bytes/--mapping).
@@ -228,6 +229,16 @@ fn config(args: &Args, core: Option<&CoreSpec>) -> anyhow::Result<BoardConfig> {
     }
     cfg.validate()?;
     Ok(cfg)
+}
+
+/// `--config-bytes`: a number in 64..=1 GiB.
+fn config_bytes_in_range(s: &str) -> anyhow::Result<u64> {
+    let n = parse_number(s)?;
+    anyhow::ensure!(
+        (64..=1 << 30).contains(&n),
+        "{n} is not in 64..=1G (the config space is a few MiB)"
+    );
+    Ok(n)
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

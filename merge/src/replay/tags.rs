@@ -161,7 +161,8 @@ impl SeqWindow {
             return Tag::NoRecord;
         };
         if seq >= self.next.saturating_add(self.window) {
-            self.lose_below(seq + 1 - self.window, cpu_of, lost);
+            // seq >= window here, and seq may be u64::MAX in a damaged log.
+            self.lose_below(seq - (self.window - 1), cpu_of, lost);
         }
         let reordered = seq < self.top;
         if reordered && self.is_settled(seq) {

@@ -137,7 +137,7 @@ fn replay_out_writes_a_virtual_trace_equal_to_the_ground_truth() {
 
     // Text dump with the time index: a slice in the middle.
     let mid = view.record(view.len() / 2).unwrap().tick;
-    let ns = h.ticks_to_ns(mid);
+    let ns = h.common.tick_length().expect("a tick length").ns(mid);
     let text = ok(&[
         "dump",
         s(&vtrace),

@@ -9,10 +9,16 @@
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::trace::TraceRecord;
 use hmtt_format::trace_blocks::BlockReader;
-use hmtt_format::{AddressMapping, Geometry};
+use hmtt_format::{AddressMapping, Geometry, TickLength};
 use hmtt_merge::analyze::{
     bank_parallelism, banks, mix, page_hotness, reuse_distance, reuse_sampled, streams, timeline,
     AnalyzeOptions, TraceInput,
+};
+
+/// A tick of 1 ns: the reports' times are not what is timed here.
+const ONE_NS: TickLength = match TickLength::of_ps(1000) {
+    Some(t) => t,
+    None => unreachable!(),
 };
 
 fn cpu_seconds() -> f64 {
@@ -66,7 +72,7 @@ fn main() {
         m.add(r.tick, r.board(), write);
         t.reference(r.tick, write);
     });
-    std::hint::black_box((m.mix(), t.report(1.0, 0, &|_| String::new())));
+    std::hint::black_box((m.mix(), t.report(ONE_NS, 0, &|_| String::new())));
     let decoder = banks::BankDecoder::new(AddressMapping::linear(geometry), 1, 12);
     let mut counts = banks::BankCounts::default();
     let mut rows = hmtt_merge::analyze::row_locality::RowLocality::default();
@@ -78,7 +84,11 @@ fn main() {
             std::hint::black_box(blp.add(r.tick, id));
         }
     });
-    std::hint::black_box((counts.report(&geometry, ""), rows.report(), blp.report(1.0)));
+    std::hint::black_box((
+        counts.report(&geometry, ""),
+        rows.report(),
+        blp.report(ONE_NS),
+    ));
     let mut pages = page_hotness::PageHotness::new(geometry.capacity_bytes());
     pass(&trace, "hot pages", |r| {
         pages.add(r.pa(), r.packed & 1 == 1)

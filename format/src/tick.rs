@@ -13,8 +13,11 @@ pub struct TickLength(NonZeroU16);
 
 impl TickLength {
     /// The tick length of a header's `tick_ps` field; `None` for 0.
-    pub fn of_ps(ps: u16) -> Option<TickLength> {
-        NonZeroU16::new(ps).map(TickLength)
+    pub const fn of_ps(ps: u16) -> Option<TickLength> {
+        match NonZeroU16::new(ps) {
+            Some(ps) => Some(TickLength(ps)),
+            None => None,
+        }
     }
 
     pub fn ps(self) -> u16 {

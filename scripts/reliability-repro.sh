@@ -208,6 +208,26 @@ row 1 "analyze busy.hmtttrace & merge big -o busy.hmtttrace" "$ST" "$MSG" \
     "no signal: $(yes_no [ "$ST" -lt 128 ]); merge exit $mst" \
     "$(verdict eval '[ $ST -lt 128 ] && [ $ST -ne 101 ] && [ $mst -eq 0 ]')"
 
+# A program outside hmtt truncating a reader's input in place (the map's
+# guard, docs/guide.md §10): a clear error naming the input, no output.
+for cmd in "analyze cut-in-place.hmtttrace --threads 1" "pack cut-in-place.hmtttrace -o cut-in-place.hmttz" \
+    "dump cut-in-place.hmtttrace --csv"; do
+    cp big.hmtttrace cut-in-place.hmtttrace
+    rm -f cut-in-place.hmttz
+    # shellcheck disable=SC2086
+    h $cmd >"$S/out" 2>"$S/err" &
+    apid=$!
+    sleep 0.3
+    landed=$(yes_no kill -0 "$apid")
+    truncate -s 1M cut-in-place.hmtttrace
+    wait $apid
+    ST=$?
+    MSG=$(first_line "$S/err")
+    row 1 "$cmd & truncate -s 1M cut-in-place.hmtttrace" "$ST" "$MSG" \
+        "cut while running: $landed; output left: $(yes_no [ -e cut-in-place.hmttz ])" \
+        "$(verdict eval '[ $landed = yes ] && [ $ST -eq 1 ] && grep -q "cut short" "$S/err" && [ ! -e cut-in-place.hmttz ]')"
+done
+
 # ---------------------------------------------------------------- 2
 reference=$(sum big.hmtttrace)
 h merge big -o two.hmtttrace -q >/dev/null 2>"$S/m1.err" &

@@ -217,7 +217,12 @@ for cmd in "analyze cut-in-place.hmtttrace --threads 1" "pack cut-in-place.hmttt
     # shellcheck disable=SC2086
     h $cmd >"$S/out" 2>"$S/err" &
     apid=$!
-    sleep 0.3
+    # Cut once the command is under way: it has printed, or started its
+    # output file, or 0.3 s have passed (analyze prints only at its end).
+    for _ in $(seq 150); do
+        [ -s "$S/out" ] || [ -n "$(partials_of cut-in-place.hmttz)" ] && break
+        sleep 0.002
+    done
     landed=$(yes_no kill -0 "$apid")
     truncate -s 1M cut-in-place.hmtttrace
     wait $apid

@@ -126,14 +126,11 @@ impl CaptureSet {
                     ),
                 }
             }
-            // An empty file cannot be mapped; it is refused as too short below.
-            let bytes = if len == 0 {
-                Bytes::Owned(Vec::new())
-            } else {
-                // A file cut short under the map reads as zeros past the
-                // cut, and the command is failed for it (mapped_file).
-                Bytes::Map(MappedFile::from_file(&f, &path).map_err(|e| MergeError::io(&path, e))?)
-            };
+            // An empty file maps to no bytes and is refused as too short
+            // below. A file cut short under the map reads as zeros past the
+            // cut, and the command is failed for it (mapped_file).
+            let bytes =
+                Bytes::Map(MappedFile::from_file(&f, &path).map_err(|e| MergeError::io(&path, e))?);
             named.push((path, bytes));
         }
         let mut set = Self::build(named, max_start_skew_ns)?;

@@ -41,7 +41,7 @@ traced() {
 		--add "$kit/hmtt_sort" --events "$kit/hmtt_sort.events.toml" \
 		-- hmtt_sort 4096 >"$dir/$mode.log" 2>&1
 	rate=$(sed -n 's/.*of streaming: \([0-9.]*\) M accesses\/s.*/\1/p' "$dir/$mode.log")
-	secs=$(sed -n 's/^guest: command took \([0-9.]*\) s.*/\1/p' "$dir/$mode.log")
+	secs=$(sed -n 's/^guest: .*command took \([0-9.]*\) s.*/\1/p' "$dir/$mode.log")
 	[ -n "$rate" ] && [ -n "$secs" ] || {
 		echo "bench/qemu.sh: no figures from the $mode run:" >&2
 		tail -5 "$dir/$mode.log" >&2

@@ -21,6 +21,10 @@ use super::{log2_bucket, FastMap};
 /// Least room of the tree after a renumbering.
 const MIN_ROOM: usize = 1 << 16;
 
+/// Room up to which the tree keeps eight times its live lines (the owner
+/// table takes 8 bytes a time: 128 MiB at most); twice beyond.
+const MAX_SPARE_ROOM: usize = 1 << 24;
+
 /// Lines whose last use is kept in the table (4 GiB of memory, a 256 MiB
 /// table at most).
 pub const MAX_TABLE_LINES: u64 = 1 << 26;
@@ -299,16 +303,27 @@ impl StackDistances {
     /// Gives the live last-use times the numbers 0..d in their order.
     #[inline(never)]
     fn renumber(&mut self) {
+        // A time is live exactly when its bit is set: the bits, not the
+        // owners' last uses (a random read per time), say which to keep.
         let mut live = 0usize;
-        for t in 0..self.now as usize {
-            let line = self.owner[t];
-            if self.last_use.get(line) == Some(t as u32) {
+        let now = self.now as usize;
+        for w in 0..now.div_ceil(64) {
+            let mut bits = self.tree.words[w];
+            if (w + 1) * 64 > now {
+                bits &= (1u64 << (now - w * 64)) - 1;
+            }
+            while bits != 0 {
+                let t = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let line = self.owner[t];
                 self.last_use.replace(line, live as u32);
                 self.owner[live] = line;
                 live += 1;
             }
         }
-        let room = (2 * live).max(MIN_ROOM);
+        // Room for several times the live lines between renumberings (each
+        // costs a write per live line), within a bounded owner table.
+        let room = (2 * live).max(MIN_ROOM).max((8 * live).min(MAX_SPARE_ROOM));
         assert!(room < u32::MAX as usize, "more than 2^31 distinct lines");
         self.owner.truncate(live);
         self.owner.resize(room, 0);
@@ -503,5 +518,45 @@ mod tests {
         assert!(got[..lines as usize].iter().all(Option::is_none));
         assert!(got[lines as usize..].iter().all(|d| *d == Some(lines - 1)));
         assert_eq!(r.report().distinct_lines, lines);
+    }
+
+    #[test]
+    fn renumbering_with_room_beyond_the_least_keeps_the_distances() {
+        // Enough lines that a renumbering leaves eight times their number
+        // of room (more than MIN_ROOM), and lines forgotten in between (as
+        // the sampled histogram forgets them): the live times are read from
+        // the bits, which must skip the forgotten.
+        let lines = (MIN_ROOM / 4) as u64;
+        let mut s = StackDistances::new(0);
+        for round in 0..6u64 {
+            for i in 0..lines {
+                let d = s.access(i);
+                if round == 0 {
+                    assert_eq!(d, None);
+                } else if i % 7 == 0 && round % 2 == 0 {
+                    // Forgotten at the end of the round before.
+                    assert_eq!(d, None, "round {round} line {i}");
+                } else {
+                    // Every other line was used since, minus the forgotten
+                    // ones not yet used again this round.
+                    let forgotten_after = if round % 2 == 0 {
+                        (i + 1..lines).filter(|j| j % 7 == 0).count() as u64
+                    } else {
+                        0
+                    };
+                    assert_eq!(
+                        d,
+                        Some(lines - 1 - forgotten_after),
+                        "round {round} line {i}"
+                    );
+                }
+            }
+            if round % 2 == 1 {
+                for i in (0..lines).step_by(7) {
+                    s.forget(i);
+                }
+            }
+        }
+        assert!(s.owner.len() > MIN_ROOM, "renumbered with more room");
     }
 }

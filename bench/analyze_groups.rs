@@ -4,7 +4,8 @@
 //! bench/analyze.sh runs it on its trace.
 //!
 //! `cargo bench -p hmtt-merge --bench analyze_groups -- TRACE`
-//! (a .hmtttrace or its .hmttz archive).
+//! (a .hmtttrace or its .hmttz archive). `HMTT_BENCH_GROUP=TEXT` runs
+//! only the rows whose label holds TEXT (and decoding alone).
 
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::trace::TraceRecord;
@@ -29,8 +30,16 @@ fn cpu_seconds() -> f64 {
     t(u.ru_utime) + t(u.ru_stime)
 }
 
+/// Whether `HMTT_BENCH_GROUP` (all rows without it) chooses this row.
+fn chosen(label: &str) -> bool {
+    std::env::var("HMTT_BENCH_GROUP").map_or(true, |g| label.contains(&g))
+}
+
 /// One pass of `f` over every READ/WRITE record; prints its CPU time.
 fn pass(trace: &AnyTrace, label: &str, mut f: impl FnMut(&TraceRecord)) -> f64 {
+    if !chosen(label) && label != "decoding alone" {
+        return 0.0;
+    }
     let start = cpu_seconds();
     let mut reader = BlockReader::new(trace);
     let mut refs = 0u64;
@@ -119,6 +128,9 @@ fn main() {
             reuse_sampled::ReuseMode::FixedRate(0.01),
         ),
     ] {
+        if !chosen(label) {
+            continue;
+        }
         let opts = AnalyzeOptions {
             reuse,
             ..opts.clone()

@@ -30,6 +30,7 @@ pub mod page_hotness;
 pub mod partial;
 pub mod pictures;
 pub mod plot;
+mod png_text;
 pub mod reuse_distance;
 pub mod reuse_sampled;
 pub mod row_locality;

@@ -19,6 +19,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle};
 
 use super::pictures::{Pictures, HEAT_COLS, SCATTER_COLS, SCATTER_ROWS};
+use super::png_text::PngBackend;
 use super::reuse_distance::bucket_range;
 use super::Analysis;
 
@@ -46,9 +47,10 @@ pub enum PlotError {
     Draw(PathBuf, String),
 }
 
-/// Registers the font once.
-fn font() -> Result<(), PlotError> {
-    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+/// Registers the font once (for plotters' layout and the SVG pictures);
+/// returns its bytes (for the PNG pictures' text, [`PngBackend`]).
+fn font() -> Result<&'static [u8], PlotError> {
+    static DONE: OnceLock<Result<&'static [u8], String>> = OnceLock::new();
     DONE.get_or_init(|| {
         let mut tried: Vec<String> = std::env::var("HMTT_FONT").into_iter().collect();
         tried.extend(FONT_PATHS.iter().map(|s| s.to_string()));
@@ -56,7 +58,7 @@ fn font() -> Result<(), PlotError> {
             if let Ok(bytes) = std::fs::read(p) {
                 let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
                 if register_font(FONT, FontStyle::Normal, bytes).is_ok() {
-                    return Ok(());
+                    return Ok(bytes);
                 }
             }
         }
@@ -412,7 +414,7 @@ pub fn file_names() -> impl Iterator<Item = String> {
 fn both(
     dir: &Path,
     name: &str,
-    png: impl FnOnce(&DrawingArea<BitMapBackend, Shift>) -> DrawResult,
+    png: impl FnOnce(&DrawingArea<PngBackend, Shift>) -> DrawResult,
     svg: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> DrawResult,
 ) -> Result<[PathBuf; 2], PlotError> {
     let png_path = dir.join(format!("{name}.png"));
@@ -424,7 +426,9 @@ fn both(
     {
         // The backend opens the file by name (its extension gives the
         // format) and writes it on `present`.
-        let root = BitMapBackend::new(png_file.writing_path(), SIZE).into_drawing_area();
+        let backend = PngBackend::new(BitMapBackend::new(png_file.writing_path(), SIZE), font()?)
+            .map_err(|e| PlotError::Draw(png_path.clone(), e))?;
+        let root = backend.into_drawing_area();
         png(&root)
             .and_then(|_| root.present().map_err(err))
             .map_err(|e| PlotError::Draw(png_path.clone(), e))?;

@@ -104,6 +104,19 @@ fn time_span_ms(a: &Analysis, p: &Pictures) -> (f64, f64) {
     })
 }
 
+/// A tick label: an integer without a fraction ("4500", not "4500.0"),
+/// any other value with the fewest decimals (up to 6) that give it back.
+fn axis_number(v: &f64) -> String {
+    let v = if v.abs() < 1e-12 { 0.0 } else { *v };
+    (0..=6)
+        .map(|d| format!("{v:.d$}"))
+        .find(|s| {
+            s.parse::<f64>()
+                .is_ok_and(|x| (x - v).abs() <= 1e-9 * v.abs().max(1.0))
+        })
+        .unwrap_or_else(|| format!("{v}"))
+}
+
 fn ms(ns: f64) -> f64 {
     ns / 1e6
 }
@@ -130,6 +143,7 @@ fn address_time<DB: DrawingBackend>(
         .configure_mesh()
         .disable_mesh()
         .x_desc("time (ms)")
+        .x_label_formatter(&axis_number)
         .y_desc("physical address")
         .y_label_formatter(&|y| format!("{:#x}", p.axis.address_at(*y)))
         .label_style((FONT, 13))
@@ -188,7 +202,9 @@ fn bandwidth<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) ->
     chart
         .configure_mesh()
         .x_desc("time (ms)")
+        .x_label_formatter(&axis_number)
         .y_desc("MB/s (64-byte lines)")
+        .y_label_formatter(&axis_number)
         .label_style((FONT, 13))
         .draw()
         .map_err(err)?;
@@ -311,6 +327,7 @@ fn page_heat<DB: DrawingBackend>(
         .configure_mesh()
         .disable_mesh()
         .x_desc("time (ms)")
+        .x_label_formatter(&axis_number)
         .y_desc("page")
         .y_labels(rows.min(32))
         .y_label_formatter(&|y| {
@@ -486,4 +503,27 @@ pub fn draw_all(dir: &Path, a: &Analysis, p: &Pictures) -> Result<Vec<PathBuf>, 
     )?);
     files.extend(both(dir, "banks", |r| banks(r, a), |r| banks(r, a))?);
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::axis_number;
+
+    #[test]
+    fn tick_labels_carry_no_needless_fraction() {
+        for (v, want) in [
+            (4500.0, "4500"),
+            (10.0, "10"),
+            (0.0, "0"),
+            (-0.0, "0"),
+            (1e-15, "0"),
+            (2.5, "2.5"),
+            (0.125, "0.125"),
+            (-37.5, "-37.5"),
+            (0.1 + 0.2, "0.3"),
+            (1234567.0, "1234567"),
+        ] {
+            assert_eq!(axis_number(&v), want, "{v}");
+        }
+    }
 }

@@ -514,6 +514,57 @@ fn the_command_line_writes_pictures_and_json() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The page heat map holds the 32 hottest pages, hottest first, whatever
+/// `--top` reports, and each row's cells add up to that page's references
+/// in the dump (recounted here from `hmtt dump --csv`).
+#[test]
+fn the_page_heat_map_holds_the_32_hottest_pages_hottest_first() {
+    use hmtt_merge::analyze::pictures::{Pictures, HEAT_COLS, HEAT_PAGES};
+    let dir = scratch("heat");
+    let (_, trace) = simulate_and_merge(
+        &dir,
+        &["--workload", "quicksort", "--n", "60000", "--cache", "off"],
+        &[],
+    );
+    let mut per_page: HashMap<u64, u64> = HashMap::new();
+    for r in accesses(&dump(&trace)) {
+        *per_page.entry(r.pa.unwrap() >> 12 << 12).or_default() += 1;
+    }
+    assert!(per_page.len() > HEAT_PAGES, "more pages than the map shows");
+    let bytes = std::fs::read(&trace).unwrap();
+    let t = AnyTrace::new_checked(&bytes).unwrap();
+    let input = TraceInput::Physical(&t);
+    let opts = AnalyzeOptions {
+        top_pages: 5,
+        ..AnalyzeOptions::default()
+    };
+    let (a, analyzer) = analyze(&input, &opts).unwrap();
+    assert_eq!(a.pages.top.len(), 5, "--top reports its own count");
+    let p = Pictures::collect(&input, &opts, &a, &analyzer).unwrap();
+    assert_eq!(p.heat_pages.len(), HEAT_PAGES);
+    let counts: Vec<u64> = p
+        .heat_pages
+        .iter()
+        .enumerate()
+        .map(|(row, page)| {
+            let cells: u64 = p.heat[row * HEAT_COLS..(row + 1) * HEAT_COLS]
+                .iter()
+                .map(|&n| u64::from(n))
+                .sum();
+            assert_eq!(cells, per_page[page], "row {row}, page {page:#x}");
+            cells
+        })
+        .collect();
+    assert!(
+        counts.windows(2).all(|w| w[0] >= w[1]),
+        "hottest first: {counts:?}"
+    );
+    let mut all: Vec<u64> = per_page.values().copied().collect();
+    all.sort_unstable_by(|x, y| y.cmp(x));
+    assert_eq!(counts, all[..HEAT_PAGES], "the 32 hottest");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// References the board dropped (LOST records, here from a 24-word TX
 /// FIFO behind one port) are in no figure, and `analyze` says how many.
 #[test]
@@ -608,7 +659,7 @@ fn parts_merge_into_the_one_pass_analysis_of_quicksort() {
     let dir = scratch("parts-quicksort");
     let (_, trace) = simulate_and_merge(
         &dir,
-        &["--workload", "quicksort", "--n", "3000", "--cache", "off"],
+        &["--workload", "quicksort", "--n", "60000", "--cache", "off"],
         &[],
     );
     let (whole, split) = split_and_whole(&trace, 8192, &AnalyzeOptions::default());

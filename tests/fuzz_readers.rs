@@ -691,6 +691,7 @@ const NUMERIC_OPTIONS: &[&str] = &[
     "export {trace} -f dramsim3 -o {out}/e.trace --tck-ps {v}",
     "export {trace} -f perfetto -o {out}/e.pftrace --interval-ns {v}",
     "export {trace} -f parquet -o {out}/e.parquet --row-group {v}",
+    "export {trace} -f parquet -o {out}/ds --partition-ms {v}",
     "stats {trace} --interval-ms {v}",
     "stats {trace} --max-rows {v}",
     "replay {trace} --log {log} --pid {v}",
@@ -786,6 +787,9 @@ const WORK_SIZE_OPTIONS: &[(&str, &str)] = &[
     ("sim", "--dma"),
     ("sim", "--rounds"),
     ("sim", "--processes"),
+    // A tiny window is a dataset of as many directories as the trace has
+    // ticks: an output of the size asked for.
+    ("export", "--partition-ms"),
 ];
 
 /// (command, option) of a [`NUMERIC_OPTIONS`] line.

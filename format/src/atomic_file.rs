@@ -232,6 +232,118 @@ impl Write for AtomicFile {
     }
 }
 
+/// An output directory being written under a temporary name: the
+/// directory counterpart of [`AtomicFile`] (a dataset of several files).
+/// Its files are written into a hidden sibling directory
+/// (`.NAME.partial-PID`, whole name kept), and [`AtomicDir::commit`] renames that over the
+/// destination, so readers see no directory or the whole new one. The
+/// destination must not exist or be an empty directory (the rename
+/// replaces only that): a directory holding files is refused, never
+/// deleted. Dropped without a commit, the temporary directory is removed.
+#[derive(Debug)]
+pub struct AtomicDir {
+    temp: Option<PathBuf>,
+    dest: PathBuf,
+}
+
+impl AtomicDir {
+    /// Starts writing the directory `dest`: creates its empty temporary
+    /// directory. `dest` itself is not touched until [`commit`](Self::commit).
+    pub fn create(dest: &Path) -> io::Result<AtomicDir> {
+        match std::fs::metadata(dest) {
+            Ok(m) if !m.is_dir() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    format!("{} exists and is not a directory", dest.display()),
+                ))
+            }
+            Ok(_) if std::fs::read_dir(dest)?.next().is_some() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    format!(
+                        "{} is a directory that holds files: remove it or choose another output",
+                        dest.display()
+                    ),
+                ))
+            }
+            _ => {}
+        }
+        let mut n = 1;
+        loop {
+            let name = dest.file_name().ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{} names no directory", dest.display()),
+                )
+            })?;
+            let mut temp = OsString::from(".");
+            temp.push(name);
+            temp.push(format!(".partial-{}", std::process::id()));
+            if n > 1 {
+                temp.push(format!("-{n}"));
+            }
+            let temp = dest.with_file_name(temp);
+            match std::fs::create_dir(&temp) {
+                Ok(()) => {
+                    return Ok(AtomicDir {
+                        temp: Some(temp),
+                        dest: dest.to_path_buf(),
+                    })
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The temporary directory the files go into.
+    pub fn path(&self) -> &Path {
+        self.temp.as_deref().unwrap_or(&self.dest)
+    }
+
+    /// The final name.
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Renames the temporary directory over the destination (which must
+    /// still be absent or empty), then syncs the parent directory. Every
+    /// file in it must have been written, flushed and synced before.
+    pub fn commit(mut self) -> io::Result<()> {
+        let Some(temp) = self.temp.take() else {
+            return Ok(());
+        };
+        if let Err(cut) = crate::mapped_file::check_inputs() {
+            let _ = std::fs::remove_dir_all(&temp);
+            return Err(io::Error::other(format!(
+                "{cut}, so {} was not written",
+                self.dest.display()
+            )));
+        }
+        let synced = File::open(&temp).and_then(|d| d.sync_all());
+        if let Err(e) = synced.and_then(|()| std::fs::rename(&temp, &self.dest)) {
+            let _ = std::fs::remove_dir_all(&temp);
+            return Err(e);
+        }
+        let parent = match self.dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        if let Ok(d) = File::open(parent) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for AtomicDir {
+    fn drop(&mut self) {
+        if let Some(temp) = self.temp.take() {
+            let _ = std::fs::remove_dir_all(temp);
+        }
+    }
+}
+
 /// An output that is also an input of the same command.
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -345,6 +457,34 @@ mod tests {
         let d = tempdir();
         let e = AtomicFile::create(&d).unwrap_err();
         assert!(e.to_string().contains("is a directory"), "{e}");
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn a_directory_appears_only_on_commit_and_a_full_one_is_refused() {
+        let d = tempdir();
+        let dest = d.join("set.parquet");
+        let out = AtomicDir::create(&dest).unwrap();
+        std::fs::write(out.path().join("part"), "x").unwrap();
+        assert!(!dest.exists());
+        let temp = out.path().to_path_buf();
+        out.commit().unwrap();
+        assert_eq!(std::fs::read(dest.join("part")).unwrap(), b"x");
+        assert!(!temp.exists());
+        // A directory holding files is refused, not replaced.
+        let e = AtomicDir::create(&dest).unwrap_err();
+        assert!(e.to_string().contains("holds files"), "{e}");
+        // A dropped one leaves nothing; an empty destination is replaced.
+        let empty = d.join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        let out = AtomicDir::create(&empty).unwrap();
+        std::fs::write(out.path().join("part"), "y").unwrap();
+        drop(out);
+        assert!(names_in(&d).iter().all(|n| !n.contains("partial")));
+        let out = AtomicDir::create(&empty).unwrap();
+        std::fs::write(out.path().join("part"), "z").unwrap();
+        out.commit().unwrap();
+        assert_eq!(std::fs::read(empty.join("part")).unwrap(), b"z");
         std::fs::remove_dir_all(d).unwrap();
     }
 

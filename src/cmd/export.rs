@@ -7,11 +7,16 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
-use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
+use hmtt_format::atomic_file::{refuse_output_over_input, AtomicDir, AtomicFile};
 use hmtt_format::vtrace::VtraceView;
-use hmtt_merge::export::{self, ExportFormat, ExportOptions};
+use hmtt_merge::export::parquet::PartitionedParquetWriter;
+use hmtt_merge::export::{self, ExportError, ExportFormat, ExportOptions};
 
-use crate::shared::{usize_in, with_names_of, TraceBytes};
+use crate::shared::{positive_finite, usize_in, with_names_of, TraceBytes};
+
+/// Makes the writer once the trace's description is known.
+type MakeWriter =
+    dyn FnOnce(&export::TraceMeta) -> Result<Box<dyn export::RecordWriter>, ExportError>;
 
 /// The formats of `--format`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +53,7 @@ impl From<Format> for ExportFormat {
 #[command(
     after_help = "Examples:\n  hmtt export run.hmtttrace --format dramsim3 -o run.trace\n  \
 hmtt export run.hmttz --format parquet -o run.parquet\n  \
+hmtt export run.hmttz --format parquet --partition-ms 100 -o run-dataset/\n  \
 hmtt export run.hmttvtrace --format perfetto -o run.perfetto-trace --interval-ns 1000"
 )]
 pub struct Args {
@@ -59,7 +65,8 @@ pub struct Args {
     /// Output format.
     #[arg(long, short, value_enum)]
     pub format: Format,
-    /// Output file.
+    /// Output file (with `--partition-ms`: the dataset's directory, absent
+    /// or empty).
     #[arg(long, short)]
     pub out: PathBuf,
     /// dramsim3: the simulated memory's clock period in ps, 1..=1000000
@@ -75,13 +82,36 @@ pub struct Args {
     #[arg(long, default_value_t = export::parquet::DEFAULT_ROW_GROUP_ROWS,
           value_parser = usize_in(1, 1 << 24))]
     pub row_group: usize,
+    /// parquet: write a Hive-style dataset instead of one file: the
+    /// directory `-o` holds `time_window=K/part-00000.parquet` per window of
+    /// this many ms of traced time with records (K: `time_ns` divided by the
+    /// window, rounded down), the same schema as the single file's
+    /// (docs/format.md §14). Positive and finite, at least 1 ps.
+    #[arg(long, value_name = "MS", value_parser = positive_finite)]
+    pub partition_ms: Option<f64>,
     /// Events file for names not stored in the trace.
     #[arg(long)]
     pub events: Option<PathBuf>,
 }
 
+/// Where the export goes: one file, or the directory of a dataset.
+enum Output {
+    File(AtomicFile),
+    Dataset(AtomicDir),
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     refuse_output_over_input(&args.out, [args.trace.as_path()])?;
+    let window_ps = match args.partition_ms {
+        Some(_) if args.format != Format::Parquet => {
+            anyhow::bail!("--partition-ms writes a Parquet dataset: it needs --format parquet")
+        }
+        Some(ms) if ms * 1e9 < 0.5 || ms * 1e9 >= u64::MAX as f64 => {
+            anyhow::bail!("--partition-ms {ms:e}: a window is 1 ps to 2^64 ps long")
+        }
+        Some(ms) => Some((ms * 1e9).round() as u64),
+        None => None,
+    };
     let bytes = TraceBytes::open(&args.trace)?;
     let opts = ExportOptions {
         tck_ps: args.tck_ps,
@@ -89,16 +119,33 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         row_group_rows: args.row_group,
     };
     let format = ExportFormat::from(args.format);
-    // The writers own their output and flush it in `finish`; the file is
-    // renamed into place only after that, so a failed export leaves none.
-    let atomic = AtomicFile::create(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
-    let file = atomic
-        .file()
-        .try_clone()
-        .with_context(|| format!("creating {}", args.out.display()))?;
-    let out = BufWriter::with_capacity(1 << 20, file);
-    let make = |meta: &export::TraceMeta| export::writer(format, meta, &opts, out);
+    // The writers own their output and flush it in `finish`; the file (or
+    // the dataset's directory) is renamed into place only after that, so a
+    // failed export leaves none.
+    let creating = || format!("creating {}", args.out.display());
+    let (output, make): (Output, Box<MakeWriter>) = match window_ps {
+        Some(window_ps) => {
+            let dir = AtomicDir::create(&args.out).with_context(creating)?;
+            let path = dir.path().to_path_buf();
+            let rows = opts.row_group_rows;
+            (
+                Output::Dataset(dir),
+                Box::new(move |meta: &export::TraceMeta| {
+                    let w = PartitionedParquetWriter::new(&path, meta.clone(), rows, window_ps)?;
+                    Ok(Box::new(w) as Box<dyn export::RecordWriter>)
+                }),
+            )
+        }
+        None => {
+            let atomic = AtomicFile::create(&args.out).with_context(creating)?;
+            let file = atomic.file().try_clone().with_context(creating)?;
+            let out = BufWriter::with_capacity(1 << 20, file);
+            (
+                Output::File(atomic),
+                Box::new(move |meta: &export::TraceMeta| export::writer(format, meta, &opts, out)),
+            )
+        }
+    };
     let start = std::time::Instant::now();
     let summary = if bytes.as_slice().starts_with(&hmtt_format::vtrace::MAGIC) {
         let view = VtraceView::new_checked(bytes.as_slice())
@@ -124,9 +171,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.out.display()
         )
     })?;
-    atomic
-        .commit()
-        .with_context(|| format!("writing {}", args.out.display()))?;
+    match output {
+        Output::File(f) => f.commit(),
+        Output::Dataset(d) => d.commit(),
+    }
+    .with_context(|| format!("writing {}", args.out.display()))?;
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
         "wrote {} ({:?}): {} records, {} references, {:.1} s, {:.1} M records/s",

@@ -44,6 +44,9 @@ fn spark_submit() -> Result<PathBuf, String> {
 /// JVM that starts fast, few shuffle partitions).
 fn submit(spark: &Path, master: &str, args: &[&str]) -> Output {
     let out = Command::new(spark)
+        // Spark binds its driver to the host name's address; loopback is
+        // the one address every test machine has.
+        .env("SPARK_LOCAL_IP", "127.0.0.1")
         .args([
             "--master",
             master,

@@ -30,14 +30,9 @@ impl OnOff {
 }
 
 /// A number: decimal or `0x` hexadecimal, `_` between digits allowed
-/// (`4096`, `0x1000_0000`, `1_000_000`).
+/// (`4096`, `0x1000_0000`, `1_000_000`): [`hmtt_format::text::parse_number`].
 pub fn parse_number(s: &str) -> anyhow::Result<u64> {
-    let t = s.trim().replace('_', "");
-    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => t.parse(),
-    };
-    parsed.with_context(|| format!("'{s}' is not a number (decimal or 0x hexadecimal)"))
+    Ok(hmtt_format::text::parse_number(s)?)
 }
 
 /// A size: a number with an optional K, M or G suffix (powers of 1024),

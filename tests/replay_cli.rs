@@ -196,6 +196,24 @@ fn a_window_between_named_events_holds_the_truth_between_their_tags() {
     assert!(view.header().references > want.len() as u64);
     let dump = ok(&["dump", s(&vtrace), "--csv", "--accesses-only"]);
     same(&dumped(&dump), &want);
+    // The same window by index, written as every number option reads
+    // numbers (hexadecimal with `_`), selects the same references.
+    let hex = format!("{begin:x}");
+    let (high, low) = hex.split_at(1);
+    let by_index = format!("0x{high}_{low},{end}");
+    let vtrace = dir.join("window-by-index.hmttvtrace");
+    ok(&[
+        "replay",
+        s(&trace),
+        "--log",
+        s(&sim.join("pagetable.hmttlog")),
+        "--window",
+        &by_index,
+        "--out",
+        s(&vtrace),
+    ]);
+    let dump = ok(&["dump", s(&vtrace), "--csv", "--accesses-only"]);
+    same(&dumped(&dump), &want);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -9,12 +9,12 @@ use std::path::PathBuf;
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
+use hmtt_format::events::EventWindow;
 use hmtt_format::vtrace::VtraceView;
 use hmtt_format::Geometry;
 use hmtt_merge::analyze::partial::{self, read_partial, write_partial};
 use hmtt_merge::analyze::pictures::Pictures;
 use hmtt_merge::analyze::{analyze_parts, plot, Analysis, AnalyzeOptions, TraceInput};
-use hmtt_merge::window::EventWindow;
 
 use crate::shared::{positive_finite, to_stdout, usize_in, with_names_of, TraceBytes};
 

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
+use hmtt_format::events::EventWindow;
 use hmtt_merge::export::csv::CsvWriter;
 use hmtt_merge::export::{TraceKind, TraceMeta};
 use hmtt_merge::replay::archive::ArchiveSource;
@@ -18,8 +19,7 @@ use hmtt_merge::replay::{
 };
 
 use crate::shared::{
-    is_closed_pipe, parse_number, parse_range, percentage, status, with_names_of, Stdout,
-    TraceBytes,
+    is_closed_pipe, parse_range, percentage, status, with_names_of, Stdout, TraceBytes,
 };
 
 /// Arguments of `hmtt replay`.
@@ -100,23 +100,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let log = &image.records;
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
-    let event = |s: &str| -> anyhow::Result<u32> {
-        let s = s.trim();
-        if let Some((i, _)) = names.names.iter().find(|(_, n)| n == s) {
-            return Ok(*i);
-        }
-        parse_number(s)
-            .ok()
-            .and_then(|n| u32::try_from(n).ok())
-            .with_context(|| format!("no event named '{s}' in the trace (or --events)"))
-    };
-    let window = match &args.window {
-        Some(w) => {
-            let (a, b) = w.split_once(',').context("--window is BEGIN,END")?;
-            Some((event(a)?, event(b)?))
-        }
-        None => None,
-    };
+    let window = args
+        .window
+        .as_deref()
+        .map(|w| EventWindow::parse(w, &names).map(|w| w.events()))
+        .transpose()?;
     let filter = ReplayFilter {
         pid: args.pid,
         pa: args.pa.as_deref().map(parse_range).transpose()?,

@@ -241,9 +241,17 @@ fn damaged_virtual_traces_and_bad_options_are_refused_clearly() {
     std::fs::write(&path, &newer).unwrap();
     let err = fails(&["dump", s(&path)]);
     assert!(err.contains("version 9 is not supported"), "{err}");
-    // A virtual trace is not a physical trace for replay.
+    // A virtual trace is not a physical trace for replay or stats.
     let err = fails(&["replay", s(&vtrace), "--log", s(&log)]);
-    assert!(err.contains("not a usable trace file"), "{err}");
+    assert!(
+        err.contains("is a virtual trace (written by hmtt replay --out): replay reads a physical trace or its archive"),
+        "{err}"
+    );
+    let err = fails(&["stats", s(&vtrace)]);
+    assert!(
+        err.contains("is a virtual trace (written by hmtt replay --out): stats reads a physical trace or its archive"),
+        "{err}"
+    );
     // Unknown event names.
     let err = fails(&[
         "replay",

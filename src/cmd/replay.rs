@@ -19,7 +19,8 @@ use hmtt_merge::replay::{
 };
 
 use crate::shared::{
-    is_closed_pipe, parse_range, percentage, status, with_names_of, Stdout, TraceBytes,
+    is_closed_pipe, open_physical, parse_range, percentage, status, with_names_of, Stdout,
+    TraceBytes,
 };
 
 /// Arguments of `hmtt replay`.
@@ -79,13 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         refuse_output_over_input(out, inputs.iter().flatten().map(|p| p.as_path()))?;
     }
     let bytes = TraceBytes::open(&args.trace)?;
-    let view = AnyTrace::new_checked(bytes.as_slice()).with_context(|| {
-        format!(
-            "{}: not a usable trace file or archive",
-            args.trace.display()
-        )
-    })?;
-    crate::shared::check_trace_input(&args.trace, &view, args.incomplete, true)?;
+    let view = open_physical(&args.trace, &bytes, "replay", args.incomplete, true)?;
     let log_bytes = hmtt_merge::side_files::read_log(&args.log)?;
     let image = hmtt_format::klog::read_image(&log_bytes).map_err(|(i, e)| match i {
         Some(i) => anyhow::anyhow!("{}: record {i}: {e}", args.log.display()),

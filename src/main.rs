@@ -114,7 +114,9 @@ fn main() -> anyhow::Result<()> {
     // with it, success or error: the cut is the cause to report.
     if let Err(cut) = hmtt_format::mapped_file::check_inputs() {
         match &result {
-            Err(e) if format!("{e:#}").contains(&cut.to_string()) => eprintln!("Error: {e:?}"),
+            Err(e) if hmtt_format::mapped_file::is_input_cut(e.as_ref()) => {
+                eprintln!("Error: {e:?}")
+            }
             Err(e) => eprintln!("Error: {cut}\n\nThe command then failed: {e:?}"),
             Ok(()) => eprintln!("Error: {cut}"),
         }

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{bail, Context};
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::indexed::CommonHeader;
+use hmtt_format::input::AnyInput;
 use hmtt_format::mapped_file::MappedFile;
 use hmtt_format::trace::NameTable;
 use hmtt_format::{AddressMapping, Geometry};
@@ -30,14 +31,9 @@ impl OnOff {
 }
 
 /// A number: decimal or `0x` hexadecimal, `_` between digits allowed
-/// (`4096`, `0x1000_0000`, `1_000_000`).
+/// (`4096`, `0x1000_0000`, `1_000_000`): [`hmtt_format::text::parse_number`].
 pub fn parse_number(s: &str) -> anyhow::Result<u64> {
-    let t = s.trim().replace('_', "");
-    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => t.parse(),
-    };
-    parsed.with_context(|| format!("'{s}' is not a number (decimal or 0x hexadecimal)"))
+    Ok(hmtt_format::text::parse_number(s)?)
 }
 
 /// A size: a number with an optional K, M or G suffix (powers of 1024),
@@ -287,6 +283,37 @@ pub fn check_trace_input(
         AnyTrace::Archive(_) if common.is_complete() => Ok(()),
         AnyTrace::Archive(_) => check_input(path, "archived trace", common, allow, needs_time),
     }
+}
+
+/// The trace input (trace file, archive or virtual trace) at `path`, of
+/// bytes `bytes`, opened by [`AnyInput::new_checked`] and checked
+/// ([`check_trace_input`], [`check_vtrace_input`]).
+pub fn open_input<'a>(
+    path: &Path,
+    bytes: &'a TraceBytes,
+    allow: IncompleteArg,
+    needs_time: bool,
+) -> anyhow::Result<AnyInput<'a>> {
+    let input = AnyInput::new_checked(bytes.as_slice(), path)?;
+    match &input {
+        AnyInput::Physical(view) => check_trace_input(path, view, allow, needs_time)?,
+        AnyInput::Virtual(view) => check_vtrace_input(path, view, allow)?,
+    }
+    Ok(input)
+}
+
+/// [`open_input`] for `command`, which reads a trace file or its archive:
+/// a virtual trace is refused ([`AnyInput::physical_checked`]).
+pub fn open_physical<'a>(
+    path: &Path,
+    bytes: &'a TraceBytes,
+    command: &'static str,
+    allow: IncompleteArg,
+    needs_time: bool,
+) -> anyhow::Result<AnyTrace<'a>> {
+    let view = AnyInput::physical_checked(bytes.as_slice(), path, command)?;
+    check_trace_input(path, &view, allow, needs_time)?;
+    Ok(view)
 }
 
 /// [`check_input`] for a virtual trace: its times are always needed.

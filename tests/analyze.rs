@@ -9,10 +9,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use hmtt_format::archive::AnyTrace;
+use hmtt_format::events::EventWindow;
 use hmtt_format::vtrace::VtraceView;
 use hmtt_merge::analyze::reuse_sampled::ReuseMode;
 use hmtt_merge::analyze::{analyze, Analysis, AnalyzeOptions, TraceInput};
-use hmtt_merge::window::EventWindow;
 
 mod support;
 use support::cli::{ok, s, scratch, simulate_and_merge, MIX_ON_2_BOARDS};

@@ -140,7 +140,10 @@ fn merge_refuses_bad_input_clearly() {
     let stderr = fails(&["merge", s(&missing), "-o", "x"]);
     assert!(stderr.contains("missing.hmttcap"), "{stderr}");
     let stderr = fails(&["dump", s(&junk)]);
-    assert!(stderr.contains("not a usable trace file"), "{stderr}");
+    assert!(
+        stderr.contains("junk.hmttcap: not a usable trace file, archive or virtual trace"),
+        "{stderr}"
+    );
 }
 
 #[test]

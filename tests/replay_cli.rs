@@ -196,6 +196,24 @@ fn a_window_between_named_events_holds_the_truth_between_their_tags() {
     assert!(view.header().references > want.len() as u64);
     let dump = ok(&["dump", s(&vtrace), "--csv", "--accesses-only"]);
     same(&dumped(&dump), &want);
+    // The same window by index, written as every number option reads
+    // numbers (hexadecimal with `_`), selects the same references.
+    let hex = format!("{begin:x}");
+    let (high, low) = hex.split_at(1);
+    let by_index = format!("0x{high}_{low},{end}");
+    let vtrace = dir.join("window-by-index.hmttvtrace");
+    ok(&[
+        "replay",
+        s(&trace),
+        "--log",
+        s(&sim.join("pagetable.hmttlog")),
+        "--window",
+        &by_index,
+        "--out",
+        s(&vtrace),
+    ]);
+    let dump = ok(&["dump", s(&vtrace), "--csv", "--accesses-only"]);
+    same(&dumped(&dump), &want);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -223,9 +241,17 @@ fn damaged_virtual_traces_and_bad_options_are_refused_clearly() {
     std::fs::write(&path, &newer).unwrap();
     let err = fails(&["dump", s(&path)]);
     assert!(err.contains("version 9 is not supported"), "{err}");
-    // A virtual trace is not a physical trace for replay.
+    // A virtual trace is not a physical trace for replay or stats.
     let err = fails(&["replay", s(&vtrace), "--log", s(&log)]);
-    assert!(err.contains("not a usable trace file"), "{err}");
+    assert!(
+        err.contains("is a virtual trace (written by hmtt replay --out): replay reads a physical trace or its archive"),
+        "{err}"
+    );
+    let err = fails(&["stats", s(&vtrace)]);
+    assert!(
+        err.contains("is a virtual trace (written by hmtt replay --out): stats reads a physical trace or its archive"),
+        "{err}"
+    );
     // Unknown event names.
     let err = fails(&[
         "replay",

@@ -18,7 +18,7 @@ pub enum FirmwareError {
         log: PathBuf,
         tail: String,
     },
-    #[error("{action} `{path}`: {source}")]
+    #[error("{action} `{}`", path.display())]
     Io {
         action: &'static str,
         path: PathBuf,

@@ -26,6 +26,20 @@ use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use crate::mapped_file::InputCut;
+
+/// An output not put in place because an input of the process was cut
+/// short under its reader: the error [`AtomicFile::commit`] returns then,
+/// inside an `io::Error` whose source is the [`InputCut`]
+/// ([`crate::mapped_file::is_input_cut`] tells it).
+#[derive(Debug, thiserror::Error)]
+#[error("{} was not written: an input it derives from was cut short", dest.display())]
+pub struct NotWritten {
+    pub dest: PathBuf,
+    #[source]
+    pub cut: InputCut,
+}
+
 /// An output file being written under a temporary name.
 #[derive(Debug)]
 pub struct AtomicFile {
@@ -139,10 +153,10 @@ impl AtomicFile {
         // not put in place (crate::mapped_file).
         if let Err(cut) = crate::mapped_file::check_inputs() {
             let _ = std::fs::remove_file(&temp);
-            return Err(io::Error::other(format!(
-                "{cut}, so {} was not written",
-                self.dest.display()
-            )));
+            return Err(io::Error::other(NotWritten {
+                dest: self.dest.clone(),
+                cut,
+            }));
         }
         let done = self
             .file

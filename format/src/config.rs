@@ -40,6 +40,23 @@ impl InnerCommand {
             InnerCommand::Reserved(i) => i,
         }
     }
+    /// The command named `name`: its [`name`](Self::name) in any case,
+    /// with `-` or `_` between words (`BEGIN_TRACING`, `begin-tracing`),
+    /// or `begin` and `end` for the tracing pair. Reserved commands have
+    /// no name.
+    pub fn from_name(name: &str) -> Option<InnerCommand> {
+        let name = name.trim().to_ascii_uppercase().replace('-', "_");
+        match name.as_str() {
+            "BEGIN" => return Some(InnerCommand::BeginTracing),
+            "END" => return Some(InnerCommand::EndTracing),
+            _ => {}
+        }
+        (0..6)
+            .filter_map(InnerCommand::from_index)
+            .find(|c| c.name() == name)
+    }
+
+    /// The command's one name, as dumps and reports print it.
     pub fn name(self) -> &'static str {
         match self {
             InnerCommand::BeginTracing => "BEGIN_TRACING",
@@ -221,6 +238,27 @@ impl ConfigWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inner_commands_are_read_by_their_one_name() {
+        for i in 0..6 {
+            let c = InnerCommand::from_index(i).unwrap();
+            assert_eq!(InnerCommand::from_name(c.name()), Some(c));
+            let lower = c.name().to_ascii_lowercase().replace('_', "-");
+            assert_eq!(InnerCommand::from_name(&lower), Some(c), "{lower}");
+        }
+        assert_eq!(
+            InnerCommand::from_name("begin"),
+            Some(InnerCommand::BeginTracing)
+        );
+        assert_eq!(
+            InnerCommand::from_name("End"),
+            Some(InnerCommand::EndTracing)
+        );
+        for bad in ["RESERVED", "sync2", "", "begin_"] {
+            assert_eq!(InnerCommand::from_name(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn event_ranges() {

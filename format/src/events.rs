@@ -8,11 +8,14 @@
 //! ```
 //!
 //! [`EventNames`] holds the table both ways and checks it; [`emit`] writes
-//! the text of any list of entries, in the list's order.
+//! the text of any list of entries, in the list's order. An event given on
+//! a command line, by name or index, is read by [`event_index`], and a span
+//! between two events (`--window BEGIN,END`) by [`EventWindow::parse`].
 
 use std::collections::BTreeMap;
 
 use crate::config::{FIRST_HIGH_USER_EVENT, FIRST_LOG_TAG, FIRST_USER_EVENT};
+use crate::indexed::NameTable;
 
 /// The events file's name in a run's directory.
 pub const FILE_NAME: &str = "events.toml";
@@ -159,9 +162,129 @@ impl EventNames {
     }
 }
 
+/// Why an event given on a command line names no event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EventRefError {
+    #[error("no event named '{0}' in the trace (or its events file)")]
+    UnknownEvent(String),
+    #[error("a window is BEGIN,END (two event names or indices), not '{0}'")]
+    NotAPair(String),
+}
+
+/// The index of event `s`: a name of `names`, or a number as
+/// [`crate::text::parse_number`] reads it that fits an event index.
+pub fn event_index(s: &str, names: &NameTable) -> Result<u32, EventRefError> {
+    let s = s.trim();
+    if let Some((i, _)) = names.names.iter().find(|(_, n)| n == s) {
+        return Ok(*i);
+    }
+    crate::text::parse_number(s)
+        .ok()
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| EventRefError::UnknownEvent(s.to_string()))
+}
+
+/// The span between two events (`--window BEGIN,END` of `hmtt replay` and
+/// `hmtt analyze`): a board is inside the window from a TAG of the first
+/// event index to the next TAG of the second, as often as the pair occurs.
+/// Each board's stream carries the tags in its own time order, so the
+/// state is kept per board.
+#[derive(Debug, Clone)]
+pub struct EventWindow {
+    begin: u32,
+    end: u32,
+    inside: [bool; 256],
+}
+
+impl EventWindow {
+    /// A window from a TAG of event `begin` to the next TAG of `end`.
+    pub fn new(begin: u32, end: u32) -> EventWindow {
+        EventWindow {
+            begin,
+            end,
+            inside: [false; 256],
+        }
+    }
+
+    /// The window `BEGIN,END` of event names (from `names`) or indices.
+    pub fn parse(spec: &str, names: &NameTable) -> Result<EventWindow, EventRefError> {
+        let (a, b) = spec
+            .split_once(',')
+            .ok_or_else(|| EventRefError::NotAPair(spec.to_string()))?;
+        Ok(EventWindow::new(
+            event_index(a, names)?,
+            event_index(b, names)?,
+        ))
+    }
+
+    /// The (begin, end) event indices.
+    pub fn events(&self) -> (u32, u32) {
+        (self.begin, self.end)
+    }
+
+    /// A TAG of event `index` seen on `board`.
+    #[inline]
+    pub fn tag(&mut self, board: u8, index: u32) {
+        if index == self.begin {
+            self.inside[usize::from(board)] = true;
+        } else if index == self.end {
+            self.inside[usize::from(board)] = false;
+        }
+    }
+
+    /// Whether `board` is between a BEGIN and its END.
+    #[inline]
+    pub fn contains(&self, board: u8) -> bool {
+        self.inside[usize::from(board)]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn boards_enter_and_leave_on_their_own_tags() {
+        let names = NameTable {
+            names: vec![(64, "a_begin".into()), (65, "a_end".into())],
+        };
+        let mut w = EventWindow::parse("a_begin, 0x41", &names).unwrap();
+        assert_eq!(w.events(), (64, 65));
+        assert!(!w.contains(0));
+        w.tag(0, 64);
+        assert!(w.contains(0) && !w.contains(1));
+        w.tag(1, 65);
+        assert!(w.contains(0));
+        w.tag(0, 65);
+        assert!(!w.contains(0));
+        assert_eq!(
+            EventWindow::parse("nope,a_end", &names).unwrap_err(),
+            EventRefError::UnknownEvent("nope".into())
+        );
+        assert_eq!(
+            EventWindow::parse("a_begin", &names).unwrap_err(),
+            EventRefError::NotAPair("a_begin".into())
+        );
+    }
+
+    #[test]
+    fn event_indices_are_numbers_as_every_option_reads_them() {
+        let names = NameTable {
+            names: vec![(0x1_0000, "1_0".into())],
+        };
+        // A name wins over the number it spells.
+        assert_eq!(event_index("1_0", &names), Ok(0x1_0000));
+        assert_eq!(event_index("0x1_0001", &names), Ok(0x1_0001));
+        assert_eq!(event_index(" 65_536 ", &names), Ok(65_536));
+        assert_eq!(event_index("0xffff_ffff", &names), Ok(u32::MAX));
+        for bad in ["0x1_0000_0000", "-1", "x"] {
+            assert_eq!(
+                event_index(bad, &names),
+                Err(EventRefError::UnknownEvent(bad.into())),
+                "{bad}"
+            );
+        }
+    }
 
     #[test]
     fn emit_keeps_the_callers_order_and_quotes_as_toml_does() {

@@ -17,6 +17,7 @@ pub mod counters;
 pub mod events;
 pub mod geometry;
 pub mod indexed;
+pub mod input;
 pub mod klog;
 pub mod mapped_file;
 pub mod mapping;

@@ -157,6 +157,12 @@ pub fn check_inputs() -> Result<(), InputCut> {
     }
 }
 
+/// Whether `e`, or one of its causes, is an [`InputCut`]: the cut is then
+/// already what the error reports.
+pub fn is_input_cut(e: &(dyn std::error::Error + 'static)) -> bool {
+    std::iter::successors(Some(e), |e| e.source()).any(|e| e.is::<InputCut>())
+}
+
 /// Moves the paths of open cut slots to `CUT`.
 fn collect_cuts() {
     let paths = PATHS.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,5 +1,6 @@
-//! Numbers appended as text without `fmt` machinery, for writers of long
-//! text streams (command files, truth and reference CSVs).
+//! Numbers as text: appended without `fmt` machinery, for writers of long
+//! text streams (command files, truth and reference CSVs), and read the one
+//! way every tool reads a number it is given ([`parse_number`]).
 
 /// Two decimal digits per entry, "00" to "99".
 const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
@@ -97,9 +98,42 @@ impl Row {
     }
 }
 
+/// A text that is not a number as [`parse_number`] reads them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a number (decimal or 0x hexadecimal)")]
+pub struct NotANumber(pub String);
+
+/// A number: decimal or `0x` hexadecimal, `_` between digits allowed
+/// (`4096`, `0x1000_0000`, `1_000_000`), spaces around it ignored.
+pub fn parse_number(s: &str) -> Result<u64, NotANumber> {
+    let t = s.trim().replace('_', "");
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => t.parse(),
+    };
+    parsed.map_err(|_| NotANumber(s.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_are_read_in_decimal_or_hex_with_underscores() {
+        for (text, n) in [
+            ("123", 123),
+            (" 0x10 ", 16),
+            ("0X1f", 31),
+            ("1_000", 1000),
+            ("0x1000_0000", 0x1000_0000),
+            ("18446744073709551615", u64::MAX),
+        ] {
+            assert_eq!(parse_number(text), Ok(n), "{text}");
+        }
+        for bad in ["", "x", "0x", "-1", "1.5", "18446744073709551616"] {
+            assert_eq!(parse_number(bad), Err(NotANumber(bad.into())), "{bad}");
+        }
+    }
 
     #[test]
     fn numbers_match_fmt() {

@@ -1,5 +1,7 @@
 //! Why a merge cannot go on. Damage inside the captures (lost, duplicated or
 //! corrupt packets, cut files) is not an error: it is counted in the report.
+//! A variant that wraps a cause keeps it as its `source`, out of its
+//! message, so that a chain of errors (anyhow's) names each cause once.
 
 use std::path::PathBuf;
 
@@ -9,12 +11,12 @@ use hmtt_format::trace::TraceError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
-    #[error("{path}: {source}")]
+    #[error("{}", path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path}: not a usable capture file: {source}")]
+    #[error("{}: not a usable capture file", path.display())]
     NotACapture { path: PathBuf, source: CaptureError },
     #[error("no capture files given (or none named *.hmttcap in the directories given)")]
     NoInput,
@@ -28,11 +30,11 @@ pub enum MergeError {
     },
     #[error("mixed runs: {0}")]
     MixedRuns(String),
-    #[error("address mapping: {0}")]
+    #[error("the address mapping is not usable")]
     Mapping(#[from] MappingError),
-    #[error("{path}: not a usable trace file: {source}")]
+    #[error("{}: not a usable trace file", path.display())]
     NotATrace { path: PathBuf, source: TraceError },
-    #[error("{path}: {source}")]
+    #[error("{}", path.display())]
     Archive {
         path: PathBuf,
         source: hmtt_format::archive::ArchiveError,

@@ -26,7 +26,7 @@ pub mod side_files;
 pub mod stats;
 pub mod synth;
 pub mod verify;
-pub mod window;
+mod window;
 pub mod writer;
 
 pub use archive_writer::{merge_to_archive, ArchiveTraceWriter};

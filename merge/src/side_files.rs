@@ -19,7 +19,7 @@ pub const MAX_LOG_BYTES: u64 = 4 << 30;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SideFileError {
-    #[error("{what} {path}: {source}")]
+    #[error("{what} {}", path.display())]
     Read {
         what: &'static str,
         path: PathBuf,
@@ -38,7 +38,7 @@ pub enum SideFileError {
     },
     #[error("{what} {path}: not UTF-8 text")]
     NotText { what: &'static str, path: PathBuf },
-    #[error("events file {path}: {source}")]
+    #[error("events file {}", path.display())]
     Events { path: PathBuf, source: EventsError },
 }
 

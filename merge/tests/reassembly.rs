@@ -317,8 +317,14 @@ fn bad_input_is_refused_with_a_clear_error() {
     ])
     .unwrap_err();
     assert!(e.to_string().contains("not a usable capture file"), "{e}");
+    // The cause is the error's source, given once: not in its message too.
     let e = run(vec![vec![]]).unwrap_err();
-    assert!(e.to_string().contains("too short"), "{e}");
+    let cause = std::error::Error::source(&e).map(|c| c.to_string());
+    assert!(
+        e.to_string().ends_with("not a usable capture file")
+            && cause.as_deref().is_some_and(|c| c.contains("too short")),
+        "{e}: {cause:?}"
+    );
     assert!(matches!(run(vec![]), Err(MergeError::NoInput)));
     // A file header that disagrees with its packets' geometry.
     let mut f = files[0].clone();

@@ -46,12 +46,12 @@ pub enum ReceiverError {
     Config(String),
     #[error("input {input}: {msg}")]
     Input { input: String, msg: String },
-    #[error("{path}: {source}")]
+    #[error("{}", path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot write the summary to {path}: {source}")]
+    #[error("cannot write the summary to {}", path.display())]
     Summary {
         path: PathBuf,
         source: std::io::Error,

@@ -7,16 +7,15 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use hmtt_format::archive::AnyTrace;
 use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
-use hmtt_format::vtrace::VtraceView;
+use hmtt_format::events::EventWindow;
+use hmtt_format::input::AnyInput;
 use hmtt_format::Geometry;
 use hmtt_merge::analyze::partial::{self, read_partial, write_partial};
 use hmtt_merge::analyze::pictures::Pictures;
 use hmtt_merge::analyze::{analyze_parts, plot, Analysis, AnalyzeOptions, TraceInput};
-use hmtt_merge::window::EventWindow;
 
-use crate::shared::{positive_finite, to_stdout, usize_in, with_names_of, TraceBytes};
+use crate::shared::{open_input, positive_finite, to_stdout, usize_in, with_names_of, TraceBytes};
 
 /// Arguments of `hmtt analyze`.
 #[derive(clap::Args)]
@@ -125,21 +124,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     refuse_outputs_over_inputs(&args)?;
     let bytes = TraceBytes::open(&trace)?;
     let data = bytes.as_slice();
-    let what = || {
-        format!(
-            "{}: not a usable trace, archive or virtual trace",
-            trace.display()
-        )
-    };
-    let (physical, virt);
-    let input = if data.starts_with(&hmtt_format::vtrace::MAGIC) {
-        virt = VtraceView::new_checked(data).with_context(what)?;
-        crate::shared::check_vtrace_input(&trace, &virt, args.incomplete)?;
-        TraceInput::Virtual(&virt)
-    } else {
-        physical = AnyTrace::new_checked(data).with_context(what)?;
-        crate::shared::check_trace_input(&trace, &physical, args.incomplete, true)?;
-        TraceInput::Physical(&physical)
+    let opened = open_input(&trace, &bytes, args.incomplete, true)?;
+    let input = match &opened {
+        AnyInput::Physical(view) => TraceInput::Physical(view),
+        AnyInput::Virtual(view) => TraceInput::Virtual(view),
     };
     let names = with_names_of(input.names().clone(), args.events.as_deref())?;
     let window = args

@@ -5,14 +5,15 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
+use hmtt_format::input::AnyInput;
 use hmtt_format::trace::TraceRecord;
-use hmtt_format::vtrace::VirtualRecord;
+use hmtt_format::vtrace::{VirtualRecord, VtraceView};
 use hmtt_merge::export::csv::CsvWriter;
 use hmtt_merge::export::table::TableWriter;
 use hmtt_merge::export::{TraceKind, TraceMeta};
 use hmtt_merge::record_blocks::RecordBlocks;
 
-use crate::shared::{non_negative_finite, to_stdout, with_names_of, TraceBytes};
+use crate::shared::{non_negative_finite, open_input, to_stdout, with_names_of, TraceBytes};
 use hmtt_format::TickLength;
 
 /// Arguments of `hmtt dump`.
@@ -132,16 +133,10 @@ impl<'w> Rows<'w> {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let bytes = TraceBytes::open(&args.trace)?;
-    if bytes.as_slice().starts_with(&hmtt_format::vtrace::MAGIC) {
-        return run_virtual(&args, bytes.as_slice());
-    }
-    let view = AnyTrace::new_checked(bytes.as_slice()).with_context(|| {
-        format!(
-            "{}: not a usable trace file or archive",
-            args.trace.display()
-        )
-    })?;
-    crate::shared::check_trace_input(&args.trace, &view, args.incomplete, true)?;
+    let view = match open_input(&args.trace, &bytes, args.incomplete, true)? {
+        AnyInput::Virtual(view) => return run_virtual(&args, &view),
+        AnyInput::Physical(view) => view,
+    };
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let mut sel = Selection::new(&args, view.header().common.tick_ps);
     let mut blocks = RecordBlocks::from_tick(&view, sel.start_tick().unwrap_or(0))
@@ -194,11 +189,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// A virtual trace (format.md §12): the physical columns plus source
 /// (cpu/dma), pid, virtual address and miss class.
-fn run_virtual(args: &Args, bytes: &[u8]) -> anyhow::Result<()> {
-    use hmtt_format::vtrace::VtraceView;
-    let view = VtraceView::new_checked(bytes)
-        .with_context(|| format!("{}: not a usable virtual trace file", args.trace.display()))?;
-    crate::shared::check_vtrace_input(&args.trace, &view, args.incomplete)?;
+fn run_virtual(args: &Args, view: &VtraceView) -> anyhow::Result<()> {
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let mut sel = Selection::new(args, view.header().common.tick_ps);
     let start = sel.start_tick().map_or(0, |t| view.seek_tick(t));

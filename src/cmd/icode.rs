@@ -19,8 +19,10 @@ use crate::shared::{load_mapping, parse_number, to_stdout};
     hmtt icode --info")]
 pub struct Args {
     /// Events, in order: a number (decimal or 0x-hex), an inner command
-    /// (begin, end, tags-only, trace-all, insert-tag, sync) or a user event
-    /// name from the events file.
+    /// by its name as dumps print it, in any case and with - or _
+    /// (begin-tracing, END_TRACING, tags-only, trace-all, insert-tag,
+    /// sync; begin and end for short), or a user event name from the
+    /// events file.
     #[arg(required_unless_present_any = ["info", "load_kernel_mapping"])]
     pub events: Vec<String>,
     /// The configuration-space device.
@@ -59,18 +61,6 @@ pub struct Args {
     /// Print the module's view (base, size, log counters) and exit.
     #[arg(long, conflicts_with = "file")]
     pub info: bool,
-}
-
-fn inner_command(name: &str) -> Option<InnerCommand> {
-    Some(match name {
-        "begin" | "begin-tracing" => InnerCommand::BeginTracing,
-        "end" | "end-tracing" => InnerCommand::EndTracing,
-        "tags-only" => InnerCommand::TagsOnly,
-        "trace-all" => InnerCommand::TraceAll,
-        "insert-tag" => InnerCommand::InsertTag,
-        "sync" => InnerCommand::Sync,
-        _ => return None,
-    })
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -120,7 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for event in &args.events {
         let index = if let Ok(n) = parse_number(event) {
             u32::try_from(n).with_context(|| format!("event {event} is too large"))?
-        } else if let Some(command) = inner_command(event) {
+        } else if let Some(command) = InnerCommand::from_name(event) {
             command.index()
         } else if let Some(registry) = registry.as_mut() {
             match registry.get(event) {

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
+use hmtt_format::events::EventWindow;
 use hmtt_merge::export::csv::CsvWriter;
 use hmtt_merge::export::{TraceKind, TraceMeta};
 use hmtt_merge::replay::archive::ArchiveSource;
@@ -18,7 +19,7 @@ use hmtt_merge::replay::{
 };
 
 use crate::shared::{
-    is_closed_pipe, parse_number, parse_range, percentage, status, with_names_of, Stdout,
+    is_closed_pipe, open_physical, parse_range, percentage, status, with_names_of, Stdout,
     TraceBytes,
 };
 
@@ -79,13 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         refuse_output_over_input(out, inputs.iter().flatten().map(|p| p.as_path()))?;
     }
     let bytes = TraceBytes::open(&args.trace)?;
-    let view = AnyTrace::new_checked(bytes.as_slice()).with_context(|| {
-        format!(
-            "{}: not a usable trace file or archive",
-            args.trace.display()
-        )
-    })?;
-    crate::shared::check_trace_input(&args.trace, &view, args.incomplete, true)?;
+    let view = open_physical(&args.trace, &bytes, "replay", args.incomplete, true)?;
     let log_bytes = hmtt_merge::side_files::read_log(&args.log)?;
     let image = hmtt_format::klog::read_image(&log_bytes).map_err(|(i, e)| match i {
         Some(i) => anyhow::anyhow!("{}: record {i}: {e}", args.log.display()),
@@ -100,23 +95,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let log = &image.records;
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
-    let event = |s: &str| -> anyhow::Result<u32> {
-        let s = s.trim();
-        if let Some((i, _)) = names.names.iter().find(|(_, n)| n == s) {
-            return Ok(*i);
-        }
-        parse_number(s)
-            .ok()
-            .and_then(|n| u32::try_from(n).ok())
-            .with_context(|| format!("no event named '{s}' in the trace (or --events)"))
-    };
-    let window = match &args.window {
-        Some(w) => {
-            let (a, b) = w.split_once(',').context("--window is BEGIN,END")?;
-            Some((event(a)?, event(b)?))
-        }
-        None => None,
-    };
+    let window = args
+        .window
+        .as_deref()
+        .map(|w| EventWindow::parse(w, &names).map(|w| w.events()))
+        .transpose()?;
     let filter = ReplayFilter {
         pid: args.pid,
         pa: args.pa.as_deref().map(parse_range).transpose()?,

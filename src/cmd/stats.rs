@@ -9,7 +9,7 @@ use hmtt_format::archive::AnyTrace;
 use hmtt_merge::names::event_name;
 use hmtt_merge::stats::TraceStats;
 
-use crate::shared::{positive_finite, tick_length, to_stdout, usize_in, TraceBytes};
+use crate::shared::{open_physical, positive_finite, tick_length, to_stdout, usize_in, TraceBytes};
 use hmtt_format::TickLength;
 
 /// Arguments of `hmtt stats`.
@@ -31,13 +31,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let bytes = TraceBytes::open(&args.trace)?;
-    let view = AnyTrace::new_checked(bytes.as_slice()).with_context(|| {
-        format!(
-            "{}: not a usable trace file or archive",
-            args.trace.display()
-        )
-    })?;
-    crate::shared::check_trace_input(&args.trace, &view, args.incomplete, true)?;
+    let view = open_physical(&args.trace, &bytes, "stats", args.incomplete, true)?;
     let h = view.header().clone();
     let tick = tick_length(&args.trace, "trace", &h.common)?;
     let interval_ticks = tick.ticks_in_ns(args.interval_ms * 1e6);

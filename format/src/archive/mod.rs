@@ -122,9 +122,9 @@ pub enum ArchiveError {
     Damaged(String),
     #[error("archive block {block} damaged: {what}")]
     BadBlock { block: u64, what: String },
-    #[error("the trace to pack is not usable: {0}")]
+    #[error("the trace to pack is not usable")]
     Trace(#[from] crate::trace::TraceError),
-    #[error("writing the archive: {0}")]
+    #[error("writing the archive")]
     Io(#[from] std::io::Error),
 }
 

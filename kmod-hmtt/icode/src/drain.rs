@@ -17,11 +17,11 @@ use hmtt_format::klog::{Event, FileHeaderRepr, Record, RecordRepr, RECORD_LEN};
 /// Why draining stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum DrainError {
-    #[error("cannot open {path}: {source}")]
+    #[error("cannot open {}", path.display())]
     Open { path: PathBuf, source: io::Error },
-    #[error("reading {path}: {source}")]
+    #[error("reading {}", path.display())]
     Read { path: PathBuf, source: io::Error },
-    #[error("writing {path}: {source}")]
+    #[error("writing {}", path.display())]
     Write { path: PathBuf, source: io::Error },
 }
 

@@ -11,11 +11,11 @@ pub use hmtt_format::events::EventsError as TableError;
 /// Why the events file could not be read, changed or written.
 #[derive(Debug, thiserror::Error)]
 pub enum EventsError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {}", path.display())]
     Read { path: PathBuf, source: io::Error },
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {}", path.display())]
     Write { path: PathBuf, source: io::Error },
-    #[error("{path}: {source}")]
+    #[error("{}", path.display())]
     File { path: PathBuf, source: TableError },
     #[error(transparent)]
     Table(#[from] TableError),

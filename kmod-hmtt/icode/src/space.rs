@@ -26,9 +26,9 @@ pub enum Access {
 /// Why the configuration space could not be opened or used.
 #[derive(Debug, thiserror::Error)]
 pub enum SpaceError {
-    #[error("cannot open {path}: {source}")]
+    #[error("cannot open {}", path.display())]
     Open { path: PathBuf, source: io::Error },
-    #[error("{path} is not the hmtt device (HMTT_IOC_INFO: {source}); is kmod-hmtt loaded?")]
+    #[error("{} is not the hmtt device (HMTT_IOC_INFO failed); is kmod-hmtt loaded?", path.display())]
     NotDevice { path: PathBuf, source: io::Error },
     #[error("the hmtt module speaks interface version {0}; this library speaks {ver}", ver = abi::ABI_VERSION)]
     AbiVersion(u32),
@@ -36,7 +36,7 @@ pub enum SpaceError {
     LineSize(u32),
     #[error("a configuration space of {0} bytes is not a positive multiple of 64")]
     BadSize(u64),
-    #[error("cannot map {path}: {source}")]
+    #[error("cannot map {}", path.display())]
     Map { path: PathBuf, source: io::Error },
     #[error("event {event:#x} is outside the configuration space ({lines:#x} lines)")]
     OutOfRange { event: u32, lines: u64 },
@@ -51,7 +51,7 @@ pub enum SpaceError {
     },
     #[error("this is a plain file, not the hmtt device: {0} needs the kernel module")]
     NotADevice(&'static str),
-    #[error("{what}: {source}")]
+    #[error("{what} failed")]
     Ioctl {
         what: &'static str,
         source: io::Error,

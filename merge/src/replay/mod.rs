@@ -41,9 +41,9 @@ pub use hmtt_format::vtrace::Miss;
 pub use tags::DEFAULT_WINDOW as DEFAULT_TAG_WINDOW;
 pub use writer::VtraceWriter;
 
-use crate::window::EventWindow;
 use attribution::{Decision, Processes};
 use frames::{FastMap, FrameTable, Owner, Owners};
+use hmtt_format::events::EventWindow;
 use tags::{SeqWindow, Tag};
 
 const PAGE_SHIFT: u32 = 12;

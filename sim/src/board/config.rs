@@ -224,7 +224,7 @@ pub fn default_window(g: &Geometry) -> ConfigWindow {
 pub enum BoardError {
     #[error("invalid board configuration: {0}")]
     InvalidConfig(String),
-    #[error("invalid config window: {0}")]
+    #[error("invalid config window")]
     Window(#[from] WindowError),
     #[error("command at cycle {cycle} is before the board's current tick {current}")]
     CycleDecreased { cycle: u64, current: u64 },

@@ -29,7 +29,8 @@ use std::path::{Path, PathBuf};
 use crate::mapped_file::InputCut;
 
 /// An output not put in place because an input of the process was cut
-/// short under its reader: the error [`AtomicFile::commit`] returns then,
+/// short under its reader: the error [`AtomicFile::commit`] and
+/// [`AtomicDir::commit`] return then,
 /// inside an `io::Error` whose source is the [`InputCut`]
 /// ([`crate::mapped_file::is_input_cut`] tells it).
 #[derive(Debug, thiserror::Error)]
@@ -166,15 +167,20 @@ impl AtomicFile {
             let _ = std::fs::remove_file(&temp);
             return Err(e);
         }
-        let dir = match self.dest.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        // Best effort: some file systems refuse to sync a directory.
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
+        sync_parent_dir(&self.dest);
         Ok(())
+    }
+}
+
+/// Syncs the directory that holds `dest`, so a rename into it survives a
+/// crash. Best effort: some file systems refuse to sync a directory.
+fn sync_parent_dir(dest: &Path) {
+    let dir = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
     }
 }
 
@@ -329,23 +335,17 @@ impl AtomicDir {
         };
         if let Err(cut) = crate::mapped_file::check_inputs() {
             let _ = std::fs::remove_dir_all(&temp);
-            return Err(io::Error::other(format!(
-                "{cut}, so {} was not written",
-                self.dest.display()
-            )));
+            return Err(io::Error::other(NotWritten {
+                dest: self.dest.clone(),
+                cut,
+            }));
         }
         let synced = File::open(&temp).and_then(|d| d.sync_all());
         if let Err(e) = synced.and_then(|()| std::fs::rename(&temp, &self.dest)) {
             let _ = std::fs::remove_dir_all(&temp);
             return Err(e);
         }
-        let parent = match self.dest.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        if let Ok(d) = File::open(parent) {
-            let _ = d.sync_all();
-        }
+        sync_parent_dir(&self.dest);
         Ok(())
     }
 }

@@ -17,7 +17,7 @@ use crate::board::{
     DEFAULT_REFS_PER_CLOCK,
 };
 use crate::cache::{Cache, CacheConfig, CacheShapeError, CacheStats};
-use crate::dram::{Controller, ControllerConfig, ControllerStats, Issued, Request};
+use crate::dram::{Controller, ControllerConfig, ControllerStats, Request};
 use crate::os::{FramePool, Os, OsEffect, OsError, OsStats};
 use crate::workload::{DmaDir, Op, Workload, PAGE};
 use hmtt_format::config::{
@@ -262,7 +262,6 @@ struct Meta {
 
 pub(crate) struct Channel {
     ctrl: Controller<Meta>,
-    issued: Vec<Issued<Meta>>,
 }
 
 /// Channel interleaving: global physical address ↔ (channel, local).
@@ -370,7 +369,6 @@ impl Machine {
         let channels = (0..cfg.boards)
             .map(|_| Channel {
                 ctrl: Controller::new(cfg.controller, g),
-                issued: Vec::new(),
             })
             .collect();
         Ok(Machine {
@@ -441,7 +439,6 @@ impl Machine {
                 event,
             },
         });
-        c.ctrl.drain_issued(&mut c.issued);
     }
 
     /// An I-code: an uncached reference to event `index` of the config
@@ -641,33 +638,41 @@ impl Machine {
         }
         for ch in &mut self.channels {
             ch.ctrl.drain();
-            ch.ctrl.drain_issued(&mut ch.issued);
         }
     }
 
     /// Channel `b`'s DDR commands and ground truth (in command order)
     /// issued since the last take; they are final.
     pub(crate) fn take_channel(&mut self, b: usize) -> (Vec<Command>, Vec<TruthRecord>) {
+        let mut out = (Vec::new(), Vec::new());
+        self.take_channel_into(b, &mut out);
+        out
+    }
+
+    /// [`take_channel`](Self::take_channel) into `out`, whose vectors are
+    /// taken empty and their room reused: a streamed run hands the writer a
+    /// batch of millions of commands and records at a time, and growing
+    /// fresh vectors to that size page-faulted and copied them every batch.
+    pub(crate) fn take_channel_into(
+        &mut self,
+        b: usize,
+        (cmds, truth): &mut (Vec<Command>, Vec<TruthRecord>),
+    ) {
         let g = self.cfg.geometry;
-        let ch = &mut self.channels[b];
-        ch.ctrl.drain_issued(&mut ch.issued);
-        let cmds = ch.ctrl.take_commands();
+        let ctrl = &mut self.channels[b].ctrl;
+        ctrl.swap_commands(cmds);
         self.stats.end_tick = self.stats.end_tick.max(cmds.last().map_or(0, |c| c.cycle));
-        let truth = ch
-            .issued
-            .drain(..)
-            .map(|i| TruthRecord {
-                tick: i.tick,
-                board: b as u8,
-                pa: i.meta.pa,
-                line: g.line_index_unchecked(i.coord),
-                write: i.write,
-                kind: i.meta.kind,
-                owner: i.meta.owner,
-                event: i.meta.event,
-            })
-            .collect();
-        (cmds, truth)
+        truth.clear();
+        truth.extend(ctrl.issued_drain().map(|i| TruthRecord {
+            tick: i.tick,
+            board: b as u8,
+            pa: i.meta.pa,
+            line: g.line_index_unchecked(i.coord),
+            write: i.write,
+            kind: i.meta.kind,
+            owner: i.meta.owner,
+            event: i.meta.event,
+        }));
     }
 
     /// The counters that are read once the run is over.

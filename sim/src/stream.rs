@@ -118,14 +118,13 @@ pub fn run_to_dir(cfg: SimConfig, dir: &Path, truth_csv: bool) -> Result<StreamS
 /// Batches of output on their way from the machine to the writer thread.
 const HANDOVERS_IN_FLIGHT: usize = 8;
 
+/// A channel's commands and ground truth of one hand-over.
+type ChannelBatch = (Vec<Command>, Vec<TruthRecord>);
+
 /// What the machine hands the writer thread, in the order it would have
 /// called the [`Streamer`].
 enum Handover {
-    Channel {
-        board: usize,
-        cmds: Vec<Command>,
-        truth: Vec<TruthRecord>,
-    },
+    Channel { board: usize, batch: ChannelBatch },
     Klog(Vec<RecordRepr>),
     SendReady,
 }
@@ -143,17 +142,23 @@ fn run_pipelined(
 ) -> Result<StreamReport, SimError> {
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::sync_channel::<Handover>(HANDOVERS_IN_FLIGHT);
+        // The writer gives the batches' vectors back, emptied, for the
+        // machine to fill again.
+        let (give_back, given_back) = mpsc::sync_channel::<ChannelBatch>(HANDOVERS_IN_FLIGHT);
         let writer = scope.spawn(move || -> Result<Streamer<'_>, SimError> {
             let mut out = out;
             for h in rx {
-                out.take(h)?;
+                if let Some(batch) = out.take(h)? {
+                    // Full only when the machine has stopped taking them.
+                    let _ = give_back.try_send(batch);
+                }
             }
             Ok(out)
         });
-        let mut hand_over = |m: &mut Machine| m.hand_over(&tx);
+        let mut hand_over = |m: &mut Machine| m.hand_over(&tx, &given_back);
         let driven = drive(&mut machine, &mut hand_over).map(|()| {
             machine.end_of_run();
-            machine.hand_over(&tx);
+            machine.hand_over(&tx, &given_back);
         });
         drop(tx);
         let out = match writer.join() {
@@ -170,10 +175,15 @@ fn run_pipelined(
 impl Machine {
     /// Sends every channel's final commands and truth, and the kernel log
     /// so far, to the writer thread; false if it has stopped.
-    fn hand_over(&mut self, tx: &mpsc::SyncSender<Handover>) -> bool {
+    fn hand_over(
+        &mut self,
+        tx: &mpsc::SyncSender<Handover>,
+        given_back: &mpsc::Receiver<ChannelBatch>,
+    ) -> bool {
         for board in 0..self.channels.len() {
-            let (cmds, truth) = self.take_channel(board);
-            if tx.send(Handover::Channel { board, cmds, truth }).is_err() {
+            let mut batch = given_back.try_recv().unwrap_or_default();
+            self.take_channel_into(board, &mut batch);
+            if tx.send(Handover::Channel { board, batch }).is_err() {
                 return false;
             }
         }
@@ -490,11 +500,15 @@ impl<'a> Streamer<'a> {
         Ok(())
     }
 
-    fn take(&mut self, h: Handover) -> Result<(), SimError> {
+    /// Takes one hand-over; gives a channel's batch back for reuse.
+    fn take(&mut self, h: Handover) -> Result<Option<ChannelBatch>, SimError> {
         match h {
-            Handover::Channel { board, cmds, truth } => self.channel(board, &cmds, &truth),
-            Handover::Klog(records) => self.klog(&records),
-            Handover::SendReady => self.send_ready(false),
+            Handover::Channel { board, batch } => {
+                self.channel(board, &batch.0, &batch.1)?;
+                Ok(Some(batch))
+            }
+            Handover::Klog(records) => self.klog(&records).map(|()| None),
+            Handover::SendReady => self.send_ready(false).map(|()| None),
         }
     }
 

@@ -251,11 +251,18 @@ impl<M> Controller<M> {
             // The command bus is taken until then: nothing to decide yet.
             return;
         }
-        while let Some(c) = self.pick(false) {
-            if c.time >= limit {
-                break;
+        loop {
+            if self.queue.is_empty() && self.ranks.iter().all(|r| r.ref_due >= limit) {
+                // With no request queued only a refresh can come, and none
+                // before its rank's `ref_due`: the pick, which scans the
+                // banks for it, would come back too late. A CPU without a
+                // cache often finds the queue emptied by the command before.
+                return;
             }
-            self.apply(c);
+            match self.pick(false) {
+                Some(c) if c.time < limit => self.apply(c),
+                _ => return,
+            }
         }
     }
 
@@ -294,13 +301,16 @@ impl<M> Controller<M> {
         std::mem::take(&mut self.issued)
     }
 
-    /// Requests served since the last call, appended to `out`.
-    pub fn drain_issued(&mut self, out: &mut Vec<Issued<M>>) {
-        out.append(&mut self.issued);
+    /// Requests served since the last call, in command order.
+    pub fn issued_drain(&mut self) -> std::vec::Drain<'_, Issued<M>> {
+        self.issued.drain(..)
     }
 
-    pub fn drain_commands(&mut self, out: &mut Vec<Command>) {
-        out.append(&mut self.commands);
+    /// Puts the commands emitted so far into `out` (taken empty: its room
+    /// is kept for the commands to come).
+    pub fn swap_commands(&mut self, out: &mut Vec<Command>) {
+        out.clear();
+        std::mem::swap(&mut self.commands, out);
     }
 
     #[inline]

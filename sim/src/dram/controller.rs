@@ -387,22 +387,67 @@ impl<M> Controller<M> {
     #[inline(always)]
     fn choose(&mut self, no_refresh: bool) -> Option<Choice> {
         let floor = self.next_cmd;
+        let mut best = if self.cfg.scheduler == Scheduler::Fcfs {
+            self.head_choice(floor)
+        } else {
+            self.request_choice(floor)
+        };
+        if !no_refresh {
+            self.refresh_choice(floor, &mut best);
+        }
+        best.map(|(c, _)| c)
+    }
+
+    /// Keeps `c` in `best` if it goes first: the earlier, then by
+    /// (priority, age).
+    #[inline(always)]
+    fn consider(c: Choice, prio: u8, age: usize, best: &mut Option<(Choice, (u8, usize))>) {
+        let key = (prio, age);
+        match best {
+            Some((b, bk)) if (b.time, *bk) <= (c.time, key) => {}
+            _ => *best = Some((c, key)),
+        }
+    }
+
+    /// FCFS: the next command of the oldest request, as
+    /// [`request_choice`](Self::request_choice) finds it in order (the
+    /// head, alone, at priority 2), without the scan.
+    #[inline(always)]
+    fn head_choice(&self, floor: u64) -> Option<(Choice, (u8, usize))> {
+        let q = self.queue.front()?;
+        let coord = q.coord;
+        let bi = self.bank_index(coord.rank, coord.bank);
+        let bank = self.banks[bi];
+        let (action, t) = match bank.open {
+            Some(open) if open == coord.row => {
+                (Action::Col, self.col_time(coord.rank, bi, q.write))
+            }
+            Some(_) => (Action::Pre, bank.next_pre),
+            None => (Action::Act, self.act_time(coord.rank, bi)),
+        };
+        let time = t.max(q.arrival).max(floor);
+        (time < self.ranks[coord.rank as usize].ref_due).then_some((
+            Choice {
+                time,
+                action,
+                index: 0,
+            },
+            (2, 0),
+        ))
+    }
+
+    /// FR-FCFS: the first command among the queued requests, row hits
+    /// first, the oldest alone once it has starved.
+    #[inline(always)]
+    fn request_choice(&mut self, floor: u64) -> Option<(Choice, (u8, usize))> {
+        let consider = Self::consider;
         let mut best: Option<(Choice, (u8, usize))> = None;
-        let consider =
-            |c: Choice, prio: u8, age: usize, best: &mut Option<(Choice, (u8, usize))>| {
-                let key = (prio, age);
-                match best {
-                    Some((b, bk)) if (b.time, *bk) <= (c.time, key) => {}
-                    _ => *best = Some((c, key)),
-                }
-            };
         self.stamp += 1;
         let stamp = self.stamp;
-        let in_order = self.cfg.scheduler == Scheduler::Fcfs
-            || self
-                .queue
-                .front()
-                .is_some_and(|q| floor.saturating_sub(q.arrival) > self.cfg.starvation_ticks);
+        let in_order = self
+            .queue
+            .front()
+            .is_some_and(|q| floor.saturating_sub(q.arrival) > self.cfg.starvation_ticks);
         for i in 0..self.queue.len() {
             let q = &self.queue[i];
             let (coord, write, barrier, arrival) = (q.coord, q.write, q.barrier, q.arrival);
@@ -436,11 +481,6 @@ impl<M> Controller<M> {
             let time = t.max(arrival).max(floor);
             // A due refresh goes first on its rank.
             if time < self.ranks[rank as usize].ref_due {
-                let prio = if self.cfg.scheduler == Scheduler::Fcfs {
-                    2
-                } else {
-                    prio
-                };
                 consider(
                     Choice {
                         time,
@@ -456,43 +496,47 @@ impl<M> Controller<M> {
                 break;
             }
         }
-        // Refresh (after the requests): due ranks close their banks and refresh.
-        if !no_refresh {
-            for (r, rank) in self.ranks.iter().enumerate() {
-                // A refresh happens at ref_due or later: it cannot beat an
-                // earlier request command, so skip the bank scan then.
-                if best.as_ref().is_some_and(|(b, _)| b.time < rank.ref_due) {
-                    continue;
-                }
-                let nb = self.geometry.banks() as usize;
-                let banks = &self.banks[r * nb..(r + 1) * nb];
-                let any_open = banks.iter().any(|b| b.open.is_some());
-                let (action, t) = if any_open {
-                    let t = banks
-                        .iter()
-                        .filter(|b| b.open.is_some())
-                        .map(|b| b.next_pre)
-                        .max()
-                        .unwrap_or(0);
-                    (Action::Prea, t)
-                } else {
-                    let t = banks.iter().map(|b| b.next_act).max().unwrap_or(0);
-                    (Action::Ref, t.max(rank.ref_ready))
-                };
-                let time = t.max(rank.ref_due).max(floor);
-                consider(
-                    Choice {
-                        time,
-                        action,
-                        index: r,
-                    },
-                    0,
-                    0,
-                    &mut best,
-                );
+        best
+    }
+
+    /// A due refresh, if it goes before `best`.
+    #[inline(always)]
+    fn refresh_choice(&self, floor: u64, best: &mut Option<(Choice, (u8, usize))>) {
+        let consider = Self::consider;
+        // Due ranks close their banks and refresh.
+        for (r, rank) in self.ranks.iter().enumerate() {
+            // A refresh happens at ref_due or later: it cannot beat an
+            // earlier request command, so skip the bank scan then.
+            if best.as_ref().is_some_and(|(b, _)| b.time < rank.ref_due) {
+                continue;
             }
+            let nb = self.geometry.banks() as usize;
+            let banks = &self.banks[r * nb..(r + 1) * nb];
+            let any_open = banks.iter().any(|b| b.open.is_some());
+            let (action, t) = if any_open {
+                let t = banks
+                    .iter()
+                    .filter(|b| b.open.is_some())
+                    .map(|b| b.next_pre)
+                    .max()
+                    .unwrap_or(0);
+                (Action::Prea, t)
+            } else {
+                let t = banks.iter().map(|b| b.next_act).max().unwrap_or(0);
+                (Action::Ref, t.max(rank.ref_ready))
+            };
+            let time = t.max(rank.ref_due).max(floor);
+            consider(
+                Choice {
+                    time,
+                    action,
+                    index: r,
+                },
+                0,
+                0,
+                best,
+            );
         }
-        best.map(|(c, _)| c)
     }
 
     fn apply(&mut self, c: Choice) {

@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 use hmtt_format::atomic_file::AtomicFile;
 use std::sync::OnceLock;
 
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::{
+    KeyPointHint, KeyPointWeight, NoDefaultFormatting, Ranged, ValueFormatter,
+};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -29,7 +33,6 @@ pub const FONT_PATHS: &[&str] = &[
     "/usr/share/fonts/dejavu/DejaVuSans.ttf",
     "/usr/share/fonts/TTF/DejaVuSans.ttf",
 ];
-const SIZE: (u32, u32) = (1000, 640);
 const FONT: &str = "sans-serif";
 
 /// Why the pictures could not be drawn.
@@ -74,6 +77,179 @@ fn err<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
 
+// ---------------------------------------------------------------------
+// The figure style: every picture's size, text, palette and margins.
+// ---------------------------------------------------------------------
+
+/// Width of every picture: 3.5 in, a paper's single column, at 300 dpi.
+const WIDTH: u32 = 1050;
+/// Height of a picture of one panel (7:5 with [`WIDTH`]).
+const HEIGHT: u32 = 750;
+/// Size of all text but the title (plotters' size: the font's ascent
+/// minus its descent). DejaVu Sans' em is `size / 1.164`: 34 px here,
+/// 8.2 pt at 300 dpi, so the labels read at single-column width.
+const TEXT: u32 = 40;
+/// Size of a title.
+const TITLE: u32 = 44;
+/// Blank border around a picture, and room between a chart and its
+/// colour bar.
+const MARGIN: u32 = 18;
+/// Room left of the right edge, so the last tick label is not cut.
+const RIGHT_MARGIN: u32 = 40;
+/// Height of a row of the page heat map: room for its label.
+const PAGE_ROW: u32 = 38;
+/// Length of the tick marks.
+const TICK_MARK: u32 = 10;
+/// At most this many labelled ticks on a horizontal axis, and on a
+/// vertical one: 1-2-5 steps that fit.
+const X_TICKS: usize = 6;
+const Y_TICKS: usize = 7;
+
+/// Okabe and Ito's colour-blind-safe palette: reads, writes, I-code
+/// events.
+const READ_COLOUR: RGBColor = RGBColor(0, 114, 178);
+const WRITE_COLOUR: RGBColor = RGBColor(230, 159, 0);
+const EVENT_COLOUR: RGBColor = RGBColor(213, 94, 0);
+/// Marks drawn over the data (axis breaks, cache sizes).
+const MARK_COLOUR: RGBColor = RGBColor(60, 60, 60);
+
+fn text() -> TextStyle<'static> {
+    (FONT, TEXT).into_font().color(&BLACK)
+}
+
+/// The mesh of every chart: labels in [`TEXT`], tick marks, a light
+/// bold grid and a lighter minor one.
+fn styled<'m, 'a, 'b, X: Ranged, Y: Ranged, DB: DrawingBackend>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB> {
+    mesh.label_style(text())
+        .axis_desc_style(text())
+        .set_all_tick_mark_size(TICK_MARK)
+        .bold_line_style(BLACK.mix(0.18))
+        .light_line_style(BLACK.mix(0.06))
+        .x_labels(X_TICKS)
+        .y_labels(Y_TICKS)
+        .max_light_lines(2)
+}
+
+/// A chart's frame: the title, the margins, and label areas as wide as
+/// the widest label (`y_labels`) plus the axis title beside them.
+fn frame<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    y_labels: impl IntoIterator<Item = String>,
+) -> ChartBuilder<'a, 'b, DB> {
+    let widest = y_labels
+        .into_iter()
+        .filter_map(|l| root.estimate_text_size(&l, &text()).ok())
+        .map(|(w, _)| w)
+        .max()
+        .unwrap_or(0);
+    let mut b = ChartBuilder::on(root);
+    b.margin(MARGIN)
+        .margin_right(RIGHT_MARGIN)
+        .x_label_area_size(TEXT * 2 + TICK_MARK + 16)
+        .y_label_area_size(widest + TEXT + TICK_MARK + 20);
+    if !title.is_empty() {
+        b.caption(title, (FONT, TITLE));
+    }
+    b
+}
+
+// ---------------------------------------------------------------------
+// Axes with 1-2-5 ticks, linear or logarithmic.
+// ---------------------------------------------------------------------
+
+/// A numeric axis whose ticks are chosen here: multiples of 1, 2 or 5
+/// times a power of ten on a linear axis (0 among them when the range
+/// holds it), powers of the base on a logarithmic one.
+#[derive(Debug, Clone)]
+struct Axis {
+    lo: f64,
+    hi: f64,
+    /// Logarithmic in this base.
+    log: Option<f64>,
+    ticks: Vec<f64>,
+    /// Ticks of the minor grid (the major ones among them).
+    minor: Vec<f64>,
+}
+
+/// The multiples of `step` in `lo..=hi`.
+fn multiples(lo: f64, hi: f64, step: f64) -> Vec<f64> {
+    let first = (lo / step - 1e-9).ceil() as i64;
+    let last = (hi / step + 1e-9).floor() as i64;
+    (first..=last).map(|k| k as f64 * step).collect()
+}
+
+/// The 1-2-5 step that gives at most `n` ticks in `lo..=hi`.
+fn nice_step(lo: f64, hi: f64, n: usize) -> f64 {
+    let span = (hi - lo).abs().max(1e-12);
+    let mut magnitude = 10f64.powf((span / n.max(1) as f64).log10().floor());
+    loop {
+        for m in [1.0, 2.0, 5.0] {
+            let step = m * magnitude;
+            if multiples(lo, hi, step).len() <= n.max(2) {
+                return step;
+            }
+        }
+        magnitude *= 10.0;
+    }
+}
+
+impl Axis {
+    /// `lo..hi` with at most `n` labelled ticks.
+    fn linear(lo: f64, hi: f64, n: usize) -> Axis {
+        let hi = if hi > lo { hi } else { lo + 1.0 };
+        let step = nice_step(lo, hi, n);
+        Axis {
+            lo,
+            hi,
+            log: None,
+            ticks: multiples(lo, hi, step),
+            minor: multiples(lo, hi, step / 2.0),
+        }
+    }
+
+    fn position(&self, v: f64) -> f64 {
+        match self.log {
+            Some(_) => v.max(1e-300).ln(),
+            None => v,
+        }
+    }
+}
+
+impl Ranged for Axis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let (lo, hi) = (self.position(self.lo), self.position(self.hi));
+        let f = if hi > lo {
+            (self.position(*v) - lo) / (hi - lo)
+        } else {
+            0.5
+        };
+        limit.0 + (f64::from(limit.1 - limit.0) * f).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        match hint.weight() {
+            KeyPointWeight::Bold => self.ticks.clone(),
+            KeyPointWeight::Any => self.minor.clone(),
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+impl ValueFormatter<f64> for Axis {
+    fn format_ext(&self, v: &f64) -> String {
+        axis_number(v)
+    }
+}
+
 /// Black through blue, green and yellow for `t` in 0..=1.
 fn heat_colour(t: f64) -> RGBColor {
     const STOPS: [(f64, f64, f64); 5] = [
@@ -96,11 +272,12 @@ fn density(n: u32, max: u32) -> RGBColor {
     heat_colour(f64::from(n).ln_1p() / f64::from(max.max(1)).ln_1p())
 }
 
-/// The span of the pictured references in milliseconds (0..0 when the
-/// analysis holds no tick length).
-fn time_span_ms(a: &Analysis, p: &Pictures) -> (f64, f64) {
-    TickLength::of_ps(a.tick_ps).map_or((0.0, 0.0), |t| {
-        (t.ms(p.first_tick), t.ms(p.last_tick.saturating_add(1)))
+/// The length of the pictured span in milliseconds, from the first
+/// reference, as the bandwidth timeline counts time (0 when the analysis
+/// holds no tick length).
+fn time_span_ms(a: &Analysis, p: &Pictures) -> f64 {
+    TickLength::of_ps(a.tick_ps).map_or(0.0, |t| {
+        t.ms(p.last_tick.saturating_add(1)) - t.ms(p.first_tick)
     })
 }
 
@@ -121,36 +298,36 @@ fn ms(ns: f64) -> f64 {
     ns / 1e6
 }
 
+/// The time axis of a picture of `span` ms, from 0.
+fn time_axis(span: f64) -> Axis {
+    Axis::linear(0.0, span.max(1e-6), X_TICKS)
+}
+
+const TIME_DESC: &str = "time from the first reference (ms)";
+
 fn address_time<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     a: &Analysis,
     p: &Pictures,
 ) -> DrawResult {
     root.fill(&WHITE).map_err(err)?;
-    let (t0, t1) = time_span_ms(a, p);
+    let t1 = time_span_ms(a, p);
     let span = p.axis.span() as f64;
-    let mut chart = ChartBuilder::on(root)
-        .caption(
-            "Address versus time (density; long gaps between touched pages removed)",
-            (FONT, 20),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(110)
-        .build_cartesian_2d(t0..t1, 0.0..span)
+    let address = |y: &f64| format!("{:#x}", p.axis.address_at(*y));
+    let samples = (0..=8).map(|k| address(&(span * k as f64 / 8.0)));
+    let mut chart = frame(root, "Address versus time", samples)
+        .build_cartesian_2d(time_axis(t1), 0.0..span)
         .map_err(err)?;
-    chart
-        .configure_mesh()
+    styled(&mut chart.configure_mesh())
         .disable_mesh()
-        .x_desc("time (ms)")
-        .x_label_formatter(&axis_number)
+        .x_desc(TIME_DESC)
         .y_desc("physical address")
-        .y_label_formatter(&|y| format!("{:#x}", p.axis.address_at(*y)))
-        .label_style((FONT, 13))
+        .y_labels(Y_TICKS)
+        .y_label_formatter(&address)
         .draw()
         .map_err(err)?;
     let max = p.scatter.iter().copied().max().unwrap_or(0);
-    let (dx, dy) = ((t1 - t0) / SCATTER_COLS as f64, span / SCATTER_ROWS as f64);
+    let (dx, dy) = (t1 / SCATTER_COLS as f64, span / SCATTER_ROWS as f64);
     chart
         .draw_series(
             p.scatter
@@ -159,7 +336,7 @@ fn address_time<DB: DrawingBackend>(
                 .filter(|(_, &n)| n > 0)
                 .map(|(i, &n)| {
                     let (row, col) = (i / SCATTER_COLS, i % SCATTER_COLS);
-                    let (x, y) = (t0 + col as f64 * dx, row as f64 * dy);
+                    let (x, y) = (col as f64 * dx, row as f64 * dy);
                     Rectangle::new([(x, y), (x + dx, y + dy)], density(n, max).filled())
                 }),
         )
@@ -176,36 +353,30 @@ fn bandwidth<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) ->
         .map(|r| (ms(r.start_ns + t.interval_ns / 2.0), r.mb_per_s))
         .collect();
     let event_times = t.events.iter().map(|e| ms(e.time_ns));
-    let first = t.intervals.first().map_or(0.0, |r| ms(r.start_ns));
     let last = t
         .intervals
         .last()
         .map_or(1.0, |r| ms(r.start_ns + t.interval_ns));
-    let lo = event_times.clone().fold(first, f64::min);
+    let lo = event_times.clone().fold(0.0, f64::min);
     let hi = event_times.fold(last, f64::max).max(lo + 1e-6);
     // A margin, so events at the ends stay visible.
     let (x0, x1) = (lo - (hi - lo) * 0.03, hi + (hi - lo) * 0.03);
-    let ymax = points.iter().map(|p| p.1).fold(0.0, f64::max).max(1.0) * 1.15;
-    let mut chart = ChartBuilder::on(root)
-        .caption(
-            format!(
-                "Bandwidth (intervals of {:.3} ms), I-code events marked",
-                ms(t.interval_ns)
-            ),
-            (FONT, 20),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1, 0.0..ymax)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (ms)")
-        .x_label_formatter(&axis_number)
+    let ymax = points.iter().map(|p| p.1).fold(0.0, f64::max).max(1.0) * 1.25;
+    let y = Axis::linear(0.0, ymax, Y_TICKS);
+    let y_labels: Vec<String> = y.ticks.iter().map(axis_number).collect();
+    let mut chart = frame(
+        root,
+        &format!(
+            "Bandwidth ({} ms intervals)",
+            axis_number(&ms(t.interval_ns))
+        ),
+        y_labels,
+    )
+    .build_cartesian_2d(Axis::linear(x0, x1, X_TICKS), y)
+    .map_err(err)?;
+    styled(&mut chart.configure_mesh())
+        .x_desc(TIME_DESC)
         .y_desc("MB/s (64-byte lines)")
-        .y_label_formatter(&axis_number)
-        .label_style((FONT, 13))
         .draw()
         .map_err(err)?;
     let events: Vec<_> = t
@@ -213,11 +384,14 @@ fn bandwidth<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) ->
         .iter()
         .filter(|e| (x0..=x1).contains(&ms(e.time_ns)))
         .collect();
-    let label_every = events.len().div_ceil(24).max(1);
+    let label_every = events.len().div_ceil(8).max(1);
     for (k, e) in events.iter().enumerate() {
         let x = ms(e.time_ns);
         chart
-            .draw_series(LineSeries::new([(x, 0.0), (x, ymax)], RED.mix(0.5)))
+            .draw_series(LineSeries::new(
+                [(x, 0.0), (x, ymax)],
+                EVENT_COLOUR.stroke_width(2),
+            ))
             .map_err(err)?;
         if k % label_every == 0 {
             // Labels in the right half end at their line.
@@ -227,18 +401,18 @@ fn bandwidth<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) ->
             } else {
                 Pos::new(HPos::Left, VPos::Top)
             };
-            let style = (FONT, 12).into_font().color(&RED).pos(pos);
+            let style = text().color(&EVENT_COLOUR).pos(pos);
             chart
                 .draw_series(std::iter::once(Text::new(
                     format!(" {} ", e.name),
-                    (x, ymax * (0.99 - 0.04 * ((k / label_every) % 4) as f64)),
+                    (x, ymax * (0.99 - 0.08 * ((k / label_every) % 2) as f64)),
                     style,
                 )))
                 .map_err(err)?;
         }
     }
     chart
-        .draw_series(LineSeries::new(points, BLUE.stroke_width(2)))
+        .draw_series(LineSeries::new(points, READ_COLOUR.stroke_width(3)))
         .map_err(err)?;
     Ok(())
 }
@@ -254,23 +428,14 @@ fn reuse_cdf<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) ->
         points.push(((k + 1) as f64, acc as f64 / reuses.max(1) as f64));
     }
     let xmax = r.buckets.len().max(4) as f64;
-    let mut chart = ChartBuilder::on(root)
-        .caption(
-            format!(
-                "Reuse-distance CDF (exact LRU stack distance of 64-byte lines; {} reuses, {} first uses)",
-                reuses, r.cold
-            ),
-            (FONT, 18),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..xmax, 0.0..1.0)
+    let y = Axis::linear(0.0, 1.0, Y_TICKS);
+    let y_labels: Vec<String> = y.ticks.iter().map(axis_number).collect();
+    let mut chart = frame(root, "Reuse-distance CDF", y_labels)
+        .build_cartesian_2d(0.0..xmax, y)
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc("d: share of reuses at a distance below d (distinct lines between two uses)")
-        .y_desc("fraction of reuses")
+    styled(&mut chart.configure_mesh())
+        .x_desc("reuse distance (lines)")
+        .y_desc("share of reuses")
         .x_labels(xmax as usize + 1)
         .x_label_formatter(&|x| {
             if (x - x.round()).abs() > 1e-6 {
@@ -281,25 +446,26 @@ fn reuse_cdf<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) ->
                 k => format!("{}", bucket_range(k).0),
             }
         })
-        .label_style((FONT, 13))
         .draw()
         .map_err(err)?;
     if reuses == 0 {
         chart
             .draw_series(std::iter::once(Text::new(
                 "no line was referenced twice",
-                (xmax * 0.35, 0.5),
-                (FONT, 18),
+                (xmax * 0.2, 0.5),
+                text(),
             )))
             .map_err(err)?;
     }
     chart
-        .draw_series(LineSeries::new(points.clone(), BLUE.stroke_width(2)))
-        .map_err(err)?;
-    chart
-        .draw_series(points.iter().map(|&p| Circle::new(p, 3, BLUE.filled())))
+        .draw_series(LineSeries::new(points, READ_COLOUR.stroke_width(3)))
         .map_err(err)?;
     Ok(())
+}
+
+/// The page heat map is as tall as its rows' labels need.
+fn page_heat_height(p: &Pictures) -> u32 {
+    (p.heat_pages.len() as u32 * PAGE_ROW + 2 * TEXT + 4 * MARGIN + TITLE * 2).max(HEIGHT)
 }
 
 fn page_heat<DB: DrawingBackend>(
@@ -308,30 +474,23 @@ fn page_heat<DB: DrawingBackend>(
     p: &Pictures,
 ) -> DrawResult {
     root.fill(&WHITE).map_err(err)?;
-    let (t0, t1) = time_span_ms(a, p);
+    let t1 = time_span_ms(a, p);
     let rows = p.heat_pages.len().max(1);
-    let mut chart = ChartBuilder::on(root)
-        .caption(
-            format!(
-                "Hottest {} pages over time (references per cell, log colour)",
-                p.heat_pages.len()
-            ),
-            (FONT, 20),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(110)
-        // An integer range holds its end: 0..rows - 1 gives `rows` segments
-        // (two for one row: plotters needs a range that is not empty).
-        .build_cartesian_2d(t0..t1, (0..(rows - 1).max(1)).into_segmented())
-        .map_err(err)?;
+    let page_labels = p.heat_pages.iter().map(|pg| format!("{pg:#x}"));
+    let mut chart = frame(
+        root,
+        &format!("Hottest {} pages over time", p.heat_pages.len()),
+        page_labels,
+    )
+    // An integer range holds its end: 0..rows - 1 gives `rows` segments
+    // (two for one row: plotters needs a range that is not empty).
+    .build_cartesian_2d(time_axis(t1), (0..(rows - 1).max(1)).into_segmented())
+    .map_err(err)?;
     // Row 0, the hottest page, on top: segment `rows - 1 - i` holds row i.
     let row_at = |segment: usize| (rows - 1).checked_sub(segment);
-    chart
-        .configure_mesh()
+    styled(&mut chart.configure_mesh())
         .disable_mesh()
-        .x_desc("time (ms)")
-        .x_label_formatter(&axis_number)
+        .x_desc(TIME_DESC)
         .y_desc("page, hottest on top")
         .y_labels(rows)
         .y_label_formatter(&|y| match y {
@@ -340,11 +499,10 @@ fn page_heat<DB: DrawingBackend>(
                 .map_or(String::new(), |pg| format!("{pg:#x}")),
             _ => String::new(),
         })
-        .label_style((FONT, 11))
         .draw()
         .map_err(err)?;
     let max = p.heat.iter().copied().max().unwrap_or(0);
-    let dx = (t1 - t0) / HEAT_COLS as f64;
+    let dx = t1 / HEAT_COLS as f64;
     chart
         .draw_series(
             p.heat
@@ -353,7 +511,7 @@ fn page_heat<DB: DrawingBackend>(
                 .filter(|(_, &n)| n > 0)
                 .map(|(i, &n)| {
                     let (row, col) = (i / HEAT_COLS, i % HEAT_COLS);
-                    let x = t0 + col as f64 * dx;
+                    let x = col as f64 * dx;
                     // Rows and segments are each other's mirror.
                     let segment = rows - 1 - row;
                     Rectangle::new(
@@ -369,55 +527,92 @@ fn page_heat<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Okabe and Ito's colour-blind-safe blue and orange: reads and writes.
-const READ_COLOUR: RGBColor = RGBColor(0, 114, 178);
-const WRITE_COLOUR: RGBColor = RGBColor(230, 159, 0);
-
 /// The geometry's `rank,bank,row,col_line` bits, in words.
 fn geometry_words(geometry: &str, source: &str) -> String {
-    let bits: Vec<&str> = geometry.split(',').collect();
+    let bits: Vec<u32> = geometry.split(',').filter_map(|b| b.parse().ok()).collect();
+    let plural = |n: u64, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     match bits[..] {
-        [rank, bank, row, col] => format!(
-            "geometry from the {source}: {rank} rank, {bank} bank, {row} row and {col} column-line address bits"
+        [rank, bank, _, _] if rank < 16 && bank < 16 => format!(
+            "{} × {}, {source}",
+            plural(1 << rank, "rank"),
+            plural(1 << bank, "bank")
         ),
-        _ => format!("geometry {geometry} ({source})"),
+        _ => format!("geometry {geometry}, {source}"),
+    }
+}
+
+/// A count on an axis: "600k" for 600000, "1.5M" for 1500000.
+fn count_label(v: &f64) -> String {
+    match v.abs() {
+        x if x >= 1e6 => format!("{}M", axis_number(&(v / 1e6))),
+        x if x >= 1e3 => format!("{}k", axis_number(&(v / 1e3))),
+        _ => axis_number(v),
     }
 }
 
 fn banks<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) -> DrawResult {
     root.fill(&WHITE).map_err(err)?;
     let b = &a.banks.banks;
-    let ymax = b.iter().map(|r| r.reads + r.writes).max().unwrap_or(1) as f64 * 1.1;
+    let ymax = b.iter().map(|r| r.reads + r.writes).max().unwrap_or(1) as f64 * 1.3;
     let n = b.len().max(1);
-    // Each bar a segment of its own, labelled at its centre (an integer
-    // range holds its end: 0..n - 1 is n segments; two for one bar).
-    let every = n.div_ceil(32);
-    let mut chart = ChartBuilder::on(root)
-        .caption("References per bank", (FONT, 20))
-        .margin(12)
-        .x_label_area_size(60)
-        .y_label_area_size(80)
-        .build_cartesian_2d((0..(n - 1).max(1)).into_segmented(), 0.0..ymax.max(1.0))
+    let boards = b.iter().map(|r| r.board).max().unwrap_or(0) > 0;
+    let y = Axis::linear(0.0, ymax.max(1.0), Y_TICKS);
+    let y_labels: Vec<String> = y.ticks.iter().map(count_label).collect();
+    // Each bar a segment of its own, labelled at its centre with its bank
+    // (an integer range holds its end: 0..n - 1 is n segments; two for
+    // one bar); under the banks, their rank.
+    let mut chart = frame(root, "References per bank", y_labels)
+        .x_label_area_size(TEXT * 3 + TICK_MARK + 24)
+        .build_cartesian_2d((0..(n - 1).max(1)).into_segmented(), y)
         .map_err(err)?;
-    chart
-        .configure_mesh()
+    let every = n.div_ceil(24);
+    styled(&mut chart.configure_mesh())
         .disable_x_mesh()
         .x_desc(format!(
-            "board/rank/bank ({})",
+            "bank ({})",
             geometry_words(&a.banks.geometry, &a.banks.geometry_source)
         ))
         .y_desc("references")
-        .y_label_formatter(&axis_number)
+        .y_label_formatter(&count_label)
         .x_labels(n)
         .x_label_formatter(&|x| match x {
-            SegmentValue::CenterOf(i) if i % every == 0 => b.get(*i).map_or(String::new(), |r| {
-                format!("{}/{}/{}", r.board, r.rank, r.bank)
-            }),
+            SegmentValue::CenterOf(i) if i % every == 0 => {
+                b.get(*i).map_or(String::new(), |r| r.bank.to_string())
+            }
             _ => String::new(),
         })
-        .label_style((FONT, 12))
         .draw()
         .map_err(err)?;
+    // The ranks: one label under each run of bars of one rank.
+    let mut start = 0;
+    while start < b.len() {
+        let key = (b[start].board, b[start].rank);
+        let end = start
+            + b[start..]
+                .iter()
+                .take_while(|r| (r.board, r.rank) == key)
+                .count();
+        let (left, axis_y) = chart.backend_coord(&(SegmentValue::Exact(start), 0.0));
+        let (right, _) = chart.backend_coord(&(SegmentValue::Exact(end), 0.0));
+        let name = if boards {
+            format!("board {} rank {}", key.0, key.1)
+        } else {
+            format!("rank {}", key.1)
+        };
+        let y = axis_y + TICK_MARK as i32 + TEXT as i32 + 6;
+        root.draw(&PathElement::new(
+            [(left + 6, y), (right - 6, y)],
+            MARK_COLOUR.stroke_width(2),
+        ))
+        .map_err(err)?;
+        root.draw(&Text::new(
+            name,
+            ((left + right) / 2, y + 4),
+            text().pos(Pos::new(HPos::Center, VPos::Top)),
+        ))
+        .map_err(err)?;
+        start = end;
+    }
     let bar = |i: usize, lo: u64, hi: u64, colour: RGBColor| {
         let mut r = Rectangle::new(
             [
@@ -426,7 +621,7 @@ fn banks<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) -> Dra
             ],
             colour.filled(),
         );
-        r.set_margin(0, 0, 3, 3);
+        r.set_margin(0, 0, 4, 4);
         r
     };
     chart
@@ -437,7 +632,7 @@ fn banks<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) -> Dra
         )
         .map_err(err)?
         .label("reads")
-        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], READ_COLOUR.filled()));
+        .legend(|(x, y)| swatch(x, y, READ_COLOUR));
     chart
         .draw_series(
             b.iter()
@@ -446,16 +641,30 @@ fn banks<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) -> Dra
         )
         .map_err(err)?
         .label("writes")
-        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], WRITE_COLOUR.filled()));
+        .legend(|(x, y)| swatch(x, y, WRITE_COLOUR));
+    legend(&mut chart)
+}
+
+/// A legend's filled square.
+fn swatch(x: i32, y: i32, colour: RGBColor) -> Rectangle<(i32, i32)> {
+    let h = TEXT as i32 / 3;
+    Rectangle::new([(x, y - h), (x + 2 * h, y + h)], colour.filled())
+}
+
+/// The legend of every chart: top right, over a white ground.
+fn legend<'a, DB: DrawingBackend + 'a, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+) -> DrawResult {
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.9))
         .border_style(BLACK.mix(0.4))
-        .label_font((FONT, 14))
+        .label_font(text())
+        .legend_area_size(TEXT)
+        .margin(12)
         .draw()
-        .map_err(err)?;
-    Ok(())
+        .map_err(err)
 }
 
 /// The pictures' names.
@@ -478,6 +687,7 @@ pub fn file_names() -> impl Iterator<Item = String> {
 fn both(
     dir: &Path,
     name: &str,
+    size: (u32, u32),
     png: impl FnOnce(&DrawingArea<PngBackend, Shift>) -> DrawResult,
     svg: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> DrawResult,
 ) -> Result<[PathBuf; 2], PlotError> {
@@ -490,7 +700,7 @@ fn both(
     {
         // The backend opens the file by name (its extension gives the
         // format) and writes it on `present`.
-        let backend = PngBackend::new(BitMapBackend::new(png_file.writing_path(), SIZE), font()?)
+        let backend = PngBackend::new(BitMapBackend::new(png_file.writing_path(), size), font()?)
             .map_err(|e| PlotError::Draw(png_path.clone(), e))?;
         let root = backend.into_drawing_area();
         png(&root)
@@ -502,7 +712,7 @@ fn both(
         .map_err(|e| PlotError::Write(png_path.clone(), e))?;
     let mut svg_text = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg_text, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg_text, size).into_drawing_area();
         svg(&root)
             .and_then(|_| root.present().map_err(err))
             .map_err(|e| PlotError::Draw(svg_path.clone(), e))?;
@@ -527,34 +737,66 @@ pub fn draw_all(dir: &Path, a: &Analysis, p: &Pictures) -> Result<Vec<PathBuf>, 
     files.extend(both(
         dir,
         "address_time",
+        (WIDTH, HEIGHT),
         |r| address_time(r, a, p),
         |r| address_time(r, a, p),
     )?);
     files.extend(both(
         dir,
         "bandwidth",
+        (WIDTH, HEIGHT),
         |r| bandwidth(r, a),
         |r| bandwidth(r, a),
     )?);
     files.extend(both(
         dir,
         "reuse_cdf",
+        (WIDTH, HEIGHT),
         |r| reuse_cdf(r, a),
         |r| reuse_cdf(r, a),
     )?);
     files.extend(both(
         dir,
         "page_heat",
+        (WIDTH, page_heat_height(p)),
         |r| page_heat(r, a, p),
         |r| page_heat(r, a, p),
     )?);
-    files.extend(both(dir, "banks", |r| banks(r, a), |r| banks(r, a))?);
+    files.extend(both(
+        dir,
+        "banks",
+        (WIDTH, HEIGHT),
+        |r| banks(r, a),
+        |r| banks(r, a),
+    )?);
     Ok(files)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::axis_number;
+    use super::{axis_number, Axis};
+
+    #[test]
+    fn ticks_step_by_one_two_or_five_times_a_power_of_ten_from_zero() {
+        for (lo, hi, n, want) in [
+            (0.0, 78.6, 6, vec![0.0, 20.0, 40.0, 60.0]),
+            (
+                0.0,
+                5300.0,
+                7,
+                vec![0.0, 1000.0, 2000.0, 3000.0, 4000.0, 5000.0],
+            ),
+            (0.0, 1.0, 7, vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0]),
+            (-2.4, 81.0, 6, vec![0.0, 20.0, 40.0, 60.0, 80.0]),
+            (0.0, 0.37, 6, vec![0.0, 0.1, 0.2, 0.3]),
+        ] {
+            let ticks = Axis::linear(lo, hi, n).ticks;
+            assert_eq!(ticks.len(), want.len(), "{lo}..{hi}: {ticks:?}");
+            for (t, w) in ticks.iter().zip(&want) {
+                assert!((t - w).abs() < 1e-9, "{lo}..{hi}: {ticks:?}");
+            }
+        }
+    }
 
     #[test]
     fn tick_labels_carry_no_needless_fraction() {

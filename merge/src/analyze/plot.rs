@@ -72,6 +72,7 @@ fn font() -> Result<&'static [u8], PlotError> {
 }
 
 type DrawResult = Result<(), String>;
+type Area<DB> = DrawingArea<DB, Shift>;
 
 fn err<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
@@ -98,6 +99,8 @@ const MARGIN: u32 = 18;
 const RIGHT_MARGIN: u32 = 40;
 /// Height of a row of the page heat map: room for its label.
 const PAGE_ROW: u32 = 38;
+/// Height of the area under a chart: tick labels and the axis title.
+const X_LABEL_AREA: u32 = TEXT * 2 + TICK_MARK + 16;
 /// Length of the tick marks.
 const TICK_MARK: u32 = 10;
 /// At most this many labelled ticks on a horizontal axis, and on a
@@ -148,7 +151,7 @@ fn frame<'a, 'b, DB: DrawingBackend>(
     let mut b = ChartBuilder::on(root);
     b.margin(MARGIN)
         .margin_right(RIGHT_MARGIN)
-        .x_label_area_size(TEXT * 2 + TICK_MARK + 16)
+        .x_label_area_size(X_LABEL_AREA)
         .y_label_area_size(widest + TEXT + TICK_MARK + 20);
     if !title.is_empty() {
         b.caption(title, (FONT, TITLE));
@@ -210,6 +213,33 @@ impl Axis {
         }
     }
 
+    /// Counts `1..max` on a log scale: ticks at 1, 2, 5, 10, 20... or,
+    /// when those are more than `n`, at powers of ten.
+    fn log_counts(max: f64, n: usize) -> Axis {
+        let max = max.max(2.0);
+        let decades = max.log10().floor() as i32;
+        let one_two_five: Vec<f64> = (0..=decades)
+            .flat_map(|k| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(k)))
+            .filter(|&v| v <= max * (1.0 + 1e-9))
+            .collect();
+        let ticks = if one_two_five.len() <= n {
+            one_two_five
+        } else {
+            let every = (1..).find(|e| (decades / e + 1) as usize <= n).unwrap_or(1);
+            (0..=decades)
+                .filter(|k| k % every == 0)
+                .map(|k| 10f64.powi(k))
+                .collect()
+        };
+        Axis {
+            lo: 1.0,
+            hi: max,
+            log: Some(10.0),
+            ticks,
+            minor: Vec::new(),
+        }
+    }
+
     fn position(&self, v: f64) -> f64 {
         match self.log {
             Some(_) => v.max(1e-300).ln(),
@@ -250,26 +280,100 @@ impl ValueFormatter<f64> for Axis {
     }
 }
 
-/// Black through blue, green and yellow for `t` in 0..=1.
-fn heat_colour(t: f64) -> RGBColor {
-    const STOPS: [(f64, f64, f64); 5] = [
+/// Viridis (matplotlib's default, readable in grey and by colour-blind
+/// readers) at `t` in 0..=1: dark purple through blue and green to
+/// yellow, at the eight stops plotters' `ViridisRGB` has.
+fn viridis(t: f64) -> RGBColor {
+    const STOPS: [(f64, f64, f64); 8] = [
         (68.0, 1.0, 84.0),
-        (59.0, 82.0, 139.0),
-        (33.0, 145.0, 140.0),
-        (94.0, 201.0, 98.0),
-        (253.0, 231.0, 37.0),
+        (70.0, 50.0, 127.0),
+        (54.0, 92.0, 141.0),
+        (39.0, 127.0, 143.0),
+        (31.0, 162.0, 136.0),
+        (74.0, 194.0, 110.0),
+        (160.0, 219.0, 57.0),
+        (254.0, 232.0, 37.0),
     ];
-    let x = t.clamp(0.0, 1.0) * 4.0;
-    let i = (x as usize).min(3);
+    let x = t.clamp(0.0, 1.0) * (STOPS.len() - 1) as f64;
+    let i = (x as usize).min(STOPS.len() - 2);
     let f = x - i as f64;
     let (a, b) = (STOPS[i], STOPS[i + 1]);
-    let mix = |p: f64, q: f64| (p + (q - p) * f) as u8;
+    let mix = |p: f64, q: f64| (p + (q - p) * f).round() as u8;
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
-/// Log-scaled colour of `n` among counts up to `max`.
+/// Where a count `n` (1..=max) sits on the log colour scale, 0..=1.
+fn density_position(n: f64, max: f64) -> f64 {
+    if max <= 1.0 {
+        1.0
+    } else {
+        n.max(1.0).ln() / max.ln()
+    }
+}
+
+/// The colour of a cell of `n` references among cells of up to `max`.
 fn density(n: u32, max: u32) -> RGBColor {
-    heat_colour(f64::from(n).ln_1p() / f64::from(max.max(1)).ln_1p())
+    viridis(density_position(f64::from(n), f64::from(max)))
+}
+
+/// Width of a colour bar's area: the bar (about 36 px), its labels and
+/// its title.
+const BAR_AREA: u32 = 210;
+
+/// `root` under `title`, split into the chart's area and its colour
+/// bar's, each as tall as the other.
+fn with_colour_bar<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+) -> Result<(Area<DB>, Area<DB>), String> {
+    let body = root.titled(title, (FONT, TITLE)).map_err(err)?;
+    let width = body.dim_in_pixel().0;
+    Ok(body.split_horizontally(width.saturating_sub(BAR_AREA)))
+}
+
+/// The colour bar of a density map whose cells hold up to `max`
+/// references: the log scale from 1 to `max`, labelled at 1-2-5 counts
+/// or powers of ten. `x_label_area`: that of the map beside it, so the
+/// bar spans its plot.
+fn colour_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    max: u32,
+    x_label_area: u32,
+) -> DrawResult {
+    let top = f64::from(max.max(2));
+    let axis = Axis::log_counts(top, Y_TICKS);
+    let widest = axis
+        .ticks
+        .iter()
+        .filter_map(|t| area.estimate_text_size(&count_label(t), &text()).ok())
+        .map(|(w, _)| w)
+        .max()
+        .unwrap_or(0);
+    let mut chart = ChartBuilder::on(area)
+        .margin(MARGIN)
+        .margin_left(0)
+        .x_label_area_size(x_label_area)
+        .right_y_label_area_size(widest + TEXT + TICK_MARK + 20)
+        .build_cartesian_2d(0.0..1.0, axis)
+        .map_err(err)?;
+    styled(&mut chart.configure_mesh())
+        .disable_mesh()
+        .disable_x_axis()
+        .y_desc("references per cell")
+        .y_label_formatter(&count_label)
+        .draw()
+        .map_err(err)?;
+    const STEPS: usize = 128;
+    chart
+        .draw_series((0..STEPS).map(|i| {
+            let (f0, f1) = (i as f64 / STEPS as f64, (i + 1) as f64 / STEPS as f64);
+            Rectangle::new(
+                [(0.0, top.powf(f0)), (1.0, top.powf(f1))],
+                viridis((f0 + f1) / 2.0).filled(),
+            )
+        }))
+        .map_err(err)?;
+    Ok(())
 }
 
 /// The length of the pictured span in milliseconds, from the first
@@ -315,7 +419,8 @@ fn address_time<DB: DrawingBackend>(
     let span = p.axis.span() as f64;
     let address = |y: &f64| format!("{:#x}", p.axis.address_at(*y));
     let samples = (0..=8).map(|k| address(&(span * k as f64 / 8.0)));
-    let mut chart = frame(root, "Address versus time", samples)
+    let (main, bar) = with_colour_bar(root, "Address versus time")?;
+    let mut chart = frame(&main, "", samples)
         .build_cartesian_2d(time_axis(t1), 0.0..span)
         .map_err(err)?;
     styled(&mut chart.configure_mesh())
@@ -341,7 +446,7 @@ fn address_time<DB: DrawingBackend>(
                 }),
         )
         .map_err(err)?;
-    Ok(())
+    colour_bar(&bar, max, X_LABEL_AREA)
 }
 
 fn bandwidth<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) -> DrawResult {
@@ -477,15 +582,15 @@ fn page_heat<DB: DrawingBackend>(
     let t1 = time_span_ms(a, p);
     let rows = p.heat_pages.len().max(1);
     let page_labels = p.heat_pages.iter().map(|pg| format!("{pg:#x}"));
-    let mut chart = frame(
+    let (main, bar) = with_colour_bar(
         root,
         &format!("Hottest {} pages over time", p.heat_pages.len()),
-        page_labels,
-    )
-    // An integer range holds its end: 0..rows - 1 gives `rows` segments
-    // (two for one row: plotters needs a range that is not empty).
-    .build_cartesian_2d(time_axis(t1), (0..(rows - 1).max(1)).into_segmented())
-    .map_err(err)?;
+    )?;
+    let mut chart = frame(&main, "", page_labels)
+        // An integer range holds its end: 0..rows - 1 gives `rows` segments
+        // (two for one row: plotters needs a range that is not empty).
+        .build_cartesian_2d(time_axis(t1), (0..(rows - 1).max(1)).into_segmented())
+        .map_err(err)?;
     // Row 0, the hottest page, on top: segment `rows - 1 - i` holds row i.
     let row_at = |segment: usize| (rows - 1).checked_sub(segment);
     styled(&mut chart.configure_mesh())
@@ -524,7 +629,7 @@ fn page_heat<DB: DrawingBackend>(
                 }),
         )
         .map_err(err)?;
-    Ok(())
+    colour_bar(&bar, max, X_LABEL_AREA)
 }
 
 /// The geometry's `rank,bank,row,col_line` bits, in words.

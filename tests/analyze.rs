@@ -797,3 +797,45 @@ fn sampled_reuse_distances_are_close_to_the_exact_ones() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The values the pictures draw are the JSON's: each is recomputed here
+/// from `hmtt analyze --json` and compared with what `plot` draws from
+/// the library's analysis of the same trace.
+#[test]
+fn the_pictures_draw_the_figures_of_the_json() {
+    use hmtt_merge::analyze::plot;
+    let dir = scratch("drawn");
+    let (_, trace) = simulate_and_merge(
+        &dir,
+        &["--workload", "quicksort", "--n", "3000", "--cache", "off"],
+        &[],
+    );
+    let json = dir.join("a.json");
+    ok(&["analyze", s(&trace), "--json", s(&json)]);
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let a = analysis(&trace, &AnalyzeOptions::default());
+
+    // reuse_cdf: at each bucket's bound (one past its last distance), the
+    // share of the JSON's reuses below it.
+    let buckets: Vec<(u64, u64)> = j["reuse"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b[1].as_u64().unwrap(), b[2].as_u64().unwrap()))
+        .collect();
+    let reuses: u64 = buckets.iter().map(|b| b.1).sum();
+    assert!(reuses > 0);
+    let drawn = plot::reuse_cdf_points(&a.reuse);
+    assert_eq!(drawn.len(), buckets.len());
+    for (k, (&(bound, share), &(hi, _))) in drawn.iter().zip(&buckets).enumerate() {
+        let below: u64 = buckets[..=k].iter().map(|b| b.1).sum();
+        assert_eq!(bound, hi + 1, "bucket {k}");
+        assert!(bound.is_power_of_two(), "bucket {k}: {bound}");
+        assert!(
+            (share - below as f64 / reuses as f64).abs() < 1e-12,
+            "bucket {k}"
+        );
+    }
+    assert_eq!(drawn.last().unwrap().1, 1.0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -24,7 +24,7 @@ use plotters::style::{register_font, FontStyle};
 
 use super::pictures::{Pictures, HEAT_COLS, SCATTER_COLS, SCATTER_ROWS};
 use super::png_text::PngBackend;
-use super::reuse_distance::bucket_range;
+use super::reuse_distance::ReuseReport;
 use super::Analysis;
 
 /// Font files tried in order after `HMTT_FONT`.
@@ -109,10 +109,11 @@ const X_TICKS: usize = 6;
 const Y_TICKS: usize = 7;
 
 /// Okabe and Ito's colour-blind-safe palette: reads, writes, I-code
-/// events.
+/// events, a second curve.
 const READ_COLOUR: RGBColor = RGBColor(0, 114, 178);
 const WRITE_COLOUR: RGBColor = RGBColor(230, 159, 0);
 const EVENT_COLOUR: RGBColor = RGBColor(213, 94, 0);
+const SECOND_COLOUR: RGBColor = RGBColor(0, 158, 115);
 /// Marks drawn over the data (axis breaks, cache sizes).
 const MARK_COLOUR: RGBColor = RGBColor(60, 60, 60);
 
@@ -210,6 +211,27 @@ impl Axis {
             log: None,
             ticks: multiples(lo, hi, step),
             minor: multiples(lo, hi, step / 2.0),
+        }
+    }
+
+    /// `base^lo_exp..base^hi_exp`, a tick at every `every`-th power.
+    fn log(base: f64, lo_exp: i32, hi_exp: i32, n: usize) -> Axis {
+        let hi_exp = hi_exp.max(lo_exp + 1);
+        let every = (1..)
+            .find(|e| ((hi_exp - lo_exp) / e + 1) as usize <= n.max(2))
+            .unwrap_or(1);
+        let powers = |step: i32| {
+            (lo_exp..=hi_exp)
+                .filter(|k| (k - lo_exp) % step == 0)
+                .map(|k| base.powi(k))
+                .collect()
+        };
+        Axis {
+            lo: base.powi(lo_exp),
+            hi: base.powi(hi_exp),
+            log: Some(base),
+            ticks: powers(every),
+            minor: powers(1),
         }
     }
 
@@ -522,50 +544,137 @@ fn bandwidth<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) ->
     Ok(())
 }
 
-fn reuse_cdf<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) -> DrawResult {
-    root.fill(&WHITE).map_err(err)?;
-    let r = &a.reuse;
+/// The reuse CDF as drawn: for each bucket of the histogram, the
+/// distance bound `d` (a power of two, one past the bucket's last
+/// distance) and the share of reuses at a distance below `d`, known
+/// exactly there. Between two bounds the picture holds the share of the
+/// lower one (a step), so it never shows more reuses than there are.
+pub fn reuse_cdf_points(r: &ReuseReport) -> Vec<(u64, f64)> {
     let reuses: u64 = r.buckets.iter().map(|b| b.2).sum();
-    let mut acc = 0u64;
-    let mut points = vec![(0.0, 0.0)];
-    for (k, b) in r.buckets.iter().enumerate() {
-        acc += b.2;
-        points.push(((k + 1) as f64, acc as f64 / reuses.max(1) as f64));
+    let mut below = 0u64;
+    r.buckets
+        .iter()
+        .map(|&(_, hi, n)| {
+            below += n;
+            (hi.saturating_add(1), below as f64 / reuses.max(1) as f64)
+        })
+        .collect()
+}
+
+/// The caches of a typical hierarchy marked on the reuse CDF: a fully
+/// associative LRU cache of `bytes` hits exactly the reuses at a distance
+/// below its lines.
+const CACHE_SIZES: [(u64, &str); 3] = [
+    (32 << 10, "32 KiB"),
+    (1 << 20, "1 MiB"),
+    (32 << 20, "32 MiB"),
+];
+
+/// A count of lines with a binary prefix: "512", "4K", "1M".
+fn lines_label(v: &f64) -> String {
+    let v = v.round() as u64;
+    match v {
+        v if v >= 1 << 30 && v % (1 << 30) == 0 => format!("{}G", v >> 30),
+        v if v >= 1 << 20 && v % (1 << 20) == 0 => format!("{}M", v >> 20),
+        v if v >= 1 << 10 && v % (1 << 10) == 0 => format!("{}K", v >> 10),
+        v => v.to_string(),
     }
-    let xmax = r.buckets.len().max(4) as f64;
+}
+
+/// The legend's name of a reuse histogram: how it was made and of what.
+fn reuse_curve_name(r: &ReuseReport) -> String {
+    let reuses: u64 = r.buckets.iter().map(|b| b.2).sum();
+    match &r.sampling {
+        None => format!("exact ({} reuses)", count_label(&(reuses as f64))),
+        Some(s) => format!("SHARDS estimate, rate {}", axis_number(&s.rate)),
+    }
+}
+
+/// The reuse-distance CDF of each of `curves` (an exact histogram and
+/// its sampled estimate, when both were made), as steps on a log2 axis of
+/// distances in lines, the caches of [`CACHE_SIZES`] marked.
+fn reuse_cdf<DB: DrawingBackend>(root: &Area<DB>, curves: &[&ReuseReport]) -> DrawResult {
+    root.fill(&WHITE).map_err(err)?;
+    let points: Vec<Vec<(u64, f64)>> = curves.iter().map(|r| reuse_cdf_points(r)).collect();
+    let largest_cache = CACHE_SIZES.iter().map(|c| c.0 / 64).max().unwrap_or(1);
+    let last = points
+        .iter()
+        .flatten()
+        .map(|p| p.0)
+        .chain([largest_cache * 2])
+        .max()
+        .unwrap_or(2);
+    let top_exp = 64 - (last - 1).leading_zeros() as i32;
     let y = Axis::linear(0.0, 1.0, Y_TICKS);
     let y_labels: Vec<String> = y.ticks.iter().map(axis_number).collect();
     let mut chart = frame(root, "Reuse-distance CDF", y_labels)
-        .build_cartesian_2d(0.0..xmax, y)
+        .build_cartesian_2d(Axis::log(2.0, 0, top_exp, X_TICKS), y)
         .map_err(err)?;
     styled(&mut chart.configure_mesh())
-        .x_desc("reuse distance (lines)")
-        .y_desc("share of reuses")
-        .x_labels(xmax as usize + 1)
-        .x_label_formatter(&|x| {
-            if (x - x.round()).abs() > 1e-6 {
-                return String::new();
-            }
-            match x.round() as usize {
-                0 => "0".into(),
-                k => format!("{}", bucket_range(k).0),
-            }
-        })
+        .x_desc("reuse distance d (64-byte lines)")
+        .y_desc("reuses at distance < d")
+        .x_label_formatter(&lines_label)
         .draw()
         .map_err(err)?;
-    if reuses == 0 {
+    let right = 2f64.powi(top_exp);
+    for (bytes, name) in CACHE_SIZES {
+        let x = (bytes / 64) as f64;
+        chart
+            .draw_series(std::iter::once(plotters::element::DashedPathElement::new(
+                [(x, 0.0), (x, 1.0)],
+                12,
+                8,
+                MARK_COLOUR.stroke_width(2),
+            )))
+            .map_err(err)?;
         chart
             .draw_series(std::iter::once(Text::new(
-                "no line was referenced twice",
-                (xmax * 0.2, 0.5),
-                text(),
+                format!("{name} "),
+                (x, 0.04),
+                text()
+                    .color(&MARK_COLOUR)
+                    .pos(Pos::new(HPos::Right, VPos::Bottom)),
             )))
             .map_err(err)?;
     }
+    let colours = [READ_COLOUR, SECOND_COLOUR];
+    for ((r, pts), colour) in curves.iter().zip(&points).zip(colours.iter().cycle()) {
+        let reuses: u64 = r.buckets.iter().map(|b| b.2).sum();
+        if reuses == 0 {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    "no line was referenced twice",
+                    (2.0, 0.5),
+                    text(),
+                )))
+                .map_err(err)?;
+            continue;
+        }
+        // Each share holds from its bound to the next one, then steps up;
+        // past the last bound every reuse is below.
+        let mut steps = Vec::with_capacity(2 * pts.len() + 1);
+        for (k, &(d, share)) in pts.iter().enumerate() {
+            let next = pts.get(k + 1).map_or(right, |p| p.0 as f64);
+            steps.push((d as f64, share));
+            steps.push((next, share));
+        }
+        let style = colour.stroke_width(4);
+        chart
+            .draw_series(LineSeries::new(steps, style))
+            .map_err(err)?
+            .label(reuse_curve_name(r))
+            .legend(move |(x, y)| stroke(x, y, style));
+    }
     chart
-        .draw_series(LineSeries::new(points, READ_COLOUR.stroke_width(3)))
-        .map_err(err)?;
-    Ok(())
+        .configure_series_labels()
+        .position(SeriesLabelPosition::MiddleRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.4))
+        .label_font(text())
+        .legend_area_size(TEXT)
+        .margin(12)
+        .draw()
+        .map_err(err)
 }
 
 /// The page heat map is as tall as its rows' labels need.
@@ -646,11 +755,14 @@ fn geometry_words(geometry: &str, source: &str) -> String {
     }
 }
 
-/// A count on an axis: "600k" for 600000, "1.5M" for 1500000.
+/// A count on an axis: "600k" for 600000, "1.5M" for 1500000, "5.17M"
+/// for 5168401.
 fn count_label(v: &f64) -> String {
+    // Three significant digits at most: a label, not the figure.
+    let short = |x: f64| axis_number(&((x * 100.0).round() / 100.0));
     match v.abs() {
-        x if x >= 1e6 => format!("{}M", axis_number(&(v / 1e6))),
-        x if x >= 1e3 => format!("{}k", axis_number(&(v / 1e3))),
+        x if x >= 1e6 => format!("{}M", short(v / 1e6)),
+        x if x >= 1e3 => format!("{}k", short(v / 1e3)),
         _ => axis_number(v),
     }
 }
@@ -756,6 +868,11 @@ fn swatch(x: i32, y: i32, colour: RGBColor) -> Rectangle<(i32, i32)> {
     Rectangle::new([(x, y - h), (x + 2 * h, y + h)], colour.filled())
 }
 
+/// A legend's line.
+fn stroke(x: i32, y: i32, style: ShapeStyle) -> PathElement<(i32, i32)> {
+    PathElement::new([(x, y), (x + 2 * TEXT as i32 / 3, y)], style)
+}
+
 /// The legend of every chart: top right, over a white ground.
 fn legend<'a, DB: DrawingBackend + 'a, X: Ranged, Y: Ranged>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
@@ -857,8 +974,8 @@ pub fn draw_all(dir: &Path, a: &Analysis, p: &Pictures) -> Result<Vec<PathBuf>, 
         dir,
         "reuse_cdf",
         (WIDTH, HEIGHT),
-        |r| reuse_cdf(r, a),
-        |r| reuse_cdf(r, a),
+        |r| reuse_cdf(r, &[&a.reuse]),
+        |r| reuse_cdf(r, &[&a.reuse]),
     )?);
     files.extend(both(
         dir,

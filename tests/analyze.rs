@@ -599,6 +599,17 @@ fn lost_references_are_counted_and_reported() {
     let a = analysis(&trace, &AnalyzeOptions::default());
     assert_eq!(a.mix.lost_references, lost);
     assert_eq!(a.mix.references(), accesses(&rows).len() as u64);
+    // The bandwidth picture marks them: every one in some time column.
+    {
+        use hmtt_merge::analyze::pictures::Pictures;
+        let bytes = std::fs::read(&trace).unwrap();
+        let t = AnyTrace::new_checked(&bytes).unwrap();
+        let input = TraceInput::Physical(&t);
+        let opts = AnalyzeOptions::default();
+        let (a, analyzer) = analyze(&input, &opts).unwrap();
+        let p = Pictures::collect(&input, &opts, &a, &analyzer).unwrap();
+        assert_eq!(p.lost.iter().sum::<u64>(), lost);
+    }
     assert_eq!((a.mix.gaps, a.mix.gap_packets), (0, 0));
     let text = ok(&["analyze", s(&trace)]);
     assert!(
@@ -837,5 +848,40 @@ fn the_pictures_draw_the_figures_of_the_json() {
         );
     }
     assert_eq!(drawn.last().unwrap().1, 1.0);
+
+    // bandwidth: reads, and writes stacked on them, per interval of the
+    // JSON's timeline.
+    let timeline = &j["timeline"];
+    let interval_ns = timeline["interval_ns"].as_f64().unwrap();
+    let intervals = timeline["intervals"].as_array().unwrap();
+    let stack = plot::bandwidth_stack(&a);
+    // The pictures count time from the first reference.
+    let origin_ns = j["mix"]["first_tick"].as_f64().unwrap() * j["tick_ps"].as_f64().unwrap() / 1e3;
+    assert!(origin_ns > 0.0);
+    assert_eq!(stack.len(), intervals.len());
+    for (k, (drawn, row)) in stack.iter().zip(intervals).enumerate() {
+        let start_ms = (row["start_ns"].as_f64().unwrap() - origin_ns) / 1e6;
+        let reads = row["reads"].as_u64().unwrap() as f64;
+        let refs = reads + row["writes"].as_u64().unwrap() as f64;
+        // Every interval is the JSON's long but the last, which ends with
+        // the last reference.
+        let length_ns = (drawn.end_ms - drawn.start_ms) * 1e6;
+        if k + 1 < stack.len() {
+            assert!((length_ns - interval_ns).abs() < 1e-6, "interval {k}");
+        } else {
+            assert!(length_ns > 0.0 && length_ns <= interval_ns + 1e-6);
+        }
+        let mb = |refs: f64| refs * 64.0 / length_ns * 1e3;
+        let close = |x: f64, y: f64| (x - y).abs() <= 1e-6 * y.abs().max(1.0);
+        assert!((drawn.start_ms - start_ms).abs() < 1e-9, "interval {k}");
+        assert_eq!(drawn.total_mb_per_s, row["mb_per_s"].as_f64().unwrap());
+        assert!(close(drawn.total_mb_per_s, mb(refs)), "interval {k}");
+        assert!(
+            close(drawn.reads_mb_per_s, mb(reads)),
+            "interval {k}: {} drawn, {} in the JSON",
+            drawn.reads_mb_per_s,
+            mb(reads)
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

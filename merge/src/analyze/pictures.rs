@@ -12,6 +12,9 @@
 //!   addresses where each stretch starts.
 //! - the page heat map counts the references of the [`HEAT_PAGES`]
 //!   hottest pages in [`HEAT_COLS`] time columns.
+//! - the references the board dropped (LOST records) are counted in
+//!   [`LOST_COLS`] time columns, each at the time of the last reference
+//!   before it (a LOST record carries no time of its own).
 
 use super::page_hotness::PAGE_SHIFT;
 use super::{Access, Analysis, AnalyzeError, AnalyzeOptions, Analyzer, Item, TraceInput};
@@ -20,6 +23,7 @@ pub const SCATTER_COLS: usize = 480;
 pub const SCATTER_ROWS: usize = 320;
 pub const HEAT_COLS: usize = 240;
 pub const HEAT_PAGES: usize = 32;
+pub const LOST_COLS: usize = 480;
 /// Longest gap between touched pages kept on the address axis.
 pub const MAX_GAP_PAGES: u64 = 16;
 
@@ -86,6 +90,10 @@ pub struct Pictures {
     heat_rows: Vec<(u64, usize)>,
     /// Row `i` for `heat_pages[i]`.
     pub heat: Vec<u32>,
+    /// References lost, by time column.
+    pub lost: Vec<u64>,
+    /// Tick of the last reference seen, where a LOST record is counted.
+    last_seen: u64,
 }
 
 impl Pictures {
@@ -112,6 +120,8 @@ impl Pictures {
             heat: vec![0; heat_pages.len() * HEAT_COLS],
             heat_pages,
             heat_rows,
+            lost: vec![0; LOST_COLS],
+            last_seen: analysis.mix.first_tick.unwrap_or(0),
         }
     }
 
@@ -124,6 +134,7 @@ impl Pictures {
 
     #[inline]
     fn add(&mut self, a: &Access) {
+        self.last_seen = a.tick;
         if let Some(y) = self.axis.position(a.pa) {
             let row = ((y / self.axis.span() as f64) * SCATTER_ROWS as f64) as usize;
             let col = self.column(a.tick, SCATTER_COLS);
@@ -145,10 +156,13 @@ impl Pictures {
         analyzer: &Analyzer,
     ) -> Result<Pictures, AnalyzeError> {
         let mut p = Pictures::new(analysis, analyzer);
-        input.each(opts.window.clone(), &mut |item| {
-            if let Item::Access(a) = item {
-                p.add(&a);
+        input.each(opts.window.clone(), &mut |item| match item {
+            Item::Access(a) => p.add(&a),
+            Item::Lost { count } => {
+                let col = p.column(p.last_seen, LOST_COLS);
+                p.lost[col] += count;
             }
+            _ => {}
         })?;
         Ok(p)
     }

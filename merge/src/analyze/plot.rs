@@ -22,9 +22,10 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle};
 
-use super::pictures::{Pictures, HEAT_COLS, SCATTER_COLS, SCATTER_ROWS};
+use super::pictures::{Pictures, HEAT_COLS, LOST_COLS, SCATTER_COLS, SCATTER_ROWS};
 use super::png_text::PngBackend;
 use super::reuse_distance::ReuseReport;
+use super::timeline::EventMark;
 use super::Analysis;
 
 /// Font files tried in order after `HMTT_FONT`.
@@ -109,11 +110,12 @@ const X_TICKS: usize = 6;
 const Y_TICKS: usize = 7;
 
 /// Okabe and Ito's colour-blind-safe palette: reads, writes, I-code
-/// events, a second curve.
+/// events, a second curve, lost references.
 const READ_COLOUR: RGBColor = RGBColor(0, 114, 178);
 const WRITE_COLOUR: RGBColor = RGBColor(230, 159, 0);
 const EVENT_COLOUR: RGBColor = RGBColor(213, 94, 0);
 const SECOND_COLOUR: RGBColor = RGBColor(0, 158, 115);
+const LOST_COLOUR: RGBColor = RGBColor(204, 121, 167);
 /// Marks drawn over the data (axis breaks, cache sizes).
 const MARK_COLOUR: RGBColor = RGBColor(60, 60, 60);
 
@@ -471,49 +473,165 @@ fn address_time<DB: DrawingBackend>(
     colour_bar(&bar, max, X_LABEL_AREA)
 }
 
-fn bandwidth<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) -> DrawResult {
+/// One interval of the bandwidth picture: its start and end (ms from
+/// the first reference), the reads' MB/s and the total's (reads and
+/// writes stacked: the JSON's `mb_per_s`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StackedInterval {
+    pub start_ms: f64,
+    pub end_ms: f64,
+    pub reads_mb_per_s: f64,
+    pub total_mb_per_s: f64,
+}
+
+/// The time of the first reference, from which the pictures count time
+/// (the JSON's times count from the trace's tick 0).
+pub fn time_origin_ns(a: &Analysis) -> f64 {
+    TickLength::of_ps(a.tick_ps).map_or(0.0, |t| t.ns(a.mix.first_tick.unwrap_or(0)))
+}
+
+/// The bandwidth picture's intervals.
+pub fn bandwidth_stack(a: &Analysis) -> Vec<StackedInterval> {
+    let t = &a.timeline;
+    let origin = time_origin_ns(a);
+    let n = t.intervals.len();
+    t.intervals
+        .iter()
+        .enumerate()
+        .map(|(k, r)| {
+            let refs = r.reads + r.writes;
+            // The last interval ends one tick after the last reference
+            // (its MB/s are over that length).
+            let end_of_last = a.duration_ns + f64::from(a.tick_ps) / 1e3;
+            let start_ns = r.start_ns - origin;
+            let end_ns = match k + 1 == n && end_of_last > start_ns {
+                true => end_of_last.min(start_ns + t.interval_ns),
+                false => start_ns + t.interval_ns,
+            };
+            StackedInterval {
+                start_ms: ms(start_ns),
+                end_ms: ms(end_ns),
+                reads_mb_per_s: if refs == 0 {
+                    0.0
+                } else {
+                    r.mb_per_s * r.reads as f64 / refs as f64
+                },
+                total_mb_per_s: r.mb_per_s,
+            }
+        })
+        .collect()
+}
+
+/// The outline of a step function over `intervals`: `(start, end,
+/// value)` each.
+fn steps(intervals: impl Iterator<Item = (f64, f64, f64)>) -> Vec<(f64, f64)> {
+    intervals
+        .flat_map(|(x0, x1, y)| [(x0, y), (x1, y)])
+        .collect()
+}
+
+fn bandwidth<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis, p: &Pictures) -> DrawResult {
     root.fill(&WHITE).map_err(err)?;
     let t = &a.timeline;
-    let points: Vec<(f64, f64)> = t
-        .intervals
-        .iter()
-        .map(|r| (ms(r.start_ns + t.interval_ns / 2.0), r.mb_per_s))
-        .collect();
-    let event_times = t.events.iter().map(|e| ms(e.time_ns));
-    let last = t
-        .intervals
-        .last()
-        .map_or(1.0, |r| ms(r.start_ns + t.interval_ns));
+    let stack = bandwidth_stack(a);
+    let origin = time_origin_ns(a);
+    let event_ms = |e: &EventMark| ms(e.time_ns - origin);
+    let event_times = t.events.iter().map(event_ms);
+    let last = stack.last().map_or(1.0, |r| r.end_ms);
     let lo = event_times.clone().fold(0.0, f64::min);
     let hi = event_times.fold(last, f64::max).max(lo + 1e-6);
     // A margin, so events at the ends stay visible.
     let (x0, x1) = (lo - (hi - lo) * 0.03, hi + (hi - lo) * 0.03);
-    let ymax = points.iter().map(|p| p.1).fold(0.0, f64::max).max(1.0) * 1.25;
+    let top = stack.iter().map(|r| r.total_mb_per_s).fold(0.0, f64::max);
+    let ymax = top.max(1.0) * 1.35;
     let y = Axis::linear(0.0, ymax, Y_TICKS);
     let y_labels: Vec<String> = y.ticks.iter().map(axis_number).collect();
-    let mut chart = frame(
-        root,
-        &format!(
-            "Bandwidth ({} ms intervals)",
-            axis_number(&ms(t.interval_ns))
-        ),
-        y_labels,
-    )
-    .build_cartesian_2d(Axis::linear(x0, x1, X_TICKS), y)
-    .map_err(err)?;
+    let body = root
+        .titled(
+            &format!(
+                "Bandwidth ({} ms intervals)",
+                axis_number(&ms(t.interval_ns))
+            ),
+            (FONT, TITLE),
+        )
+        .map_err(err)?;
+    let mut entries = vec![
+        ("reads".to_string(), READ_COLOUR),
+        ("writes".to_string(), WRITE_COLOUR),
+    ];
+    if a.mix.lost_references > 0 {
+        entries.push((
+            format!(
+                "lost ({} references)",
+                count_label(&(a.mix.lost_references as f64))
+            ),
+            LOST_COLOUR,
+        ));
+    }
+    let body = legend_row(&body, &entries)?;
+    let mut chart = frame(&body, "", y_labels)
+        .build_cartesian_2d(Axis::linear(x0, x1, X_TICKS), y)
+        .map_err(err)?;
     styled(&mut chart.configure_mesh())
         .x_desc(TIME_DESC)
         .y_desc("MB/s (64-byte lines)")
         .draw()
         .map_err(err)?;
+    // The references lost: a strip along the top over the time they
+    // were lost in.
+    if a.mix.lost_references > 0 {
+        let span = time_span_ms(a, p);
+        let width = span / LOST_COLS as f64;
+        chart
+            .draw_series(
+                p.lost
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &n)| n > 0)
+                    .map(|(c, _)| {
+                        let x = c as f64 * width;
+                        Rectangle::new([(x, ymax * 0.96), (x + width, ymax)], LOST_COLOUR.filled())
+                    }),
+            )
+            .map_err(err)?;
+    }
+    // Reads from 0, writes stacked on them: the top is the total.
+    let reads = steps(
+        stack
+            .iter()
+            .map(|r| (r.start_ms, r.end_ms, r.reads_mb_per_s)),
+    );
+    let totals = steps(
+        stack
+            .iter()
+            .map(|r| (r.start_ms, r.end_ms, r.total_mb_per_s)),
+    );
+    let base = steps(stack.iter().map(|r| (r.start_ms, r.end_ms, 0.0)));
+    if !stack.is_empty() {
+        let area = |upper: &[(f64, f64)], lower: &[(f64, f64)]| -> Vec<(f64, f64)> {
+            upper.iter().chain(lower.iter().rev()).copied().collect()
+        };
+        chart
+            .draw_series(std::iter::once(Polygon::new(
+                area(&reads, &base),
+                READ_COLOUR.filled(),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(Polygon::new(
+                area(&totals, &reads),
+                WRITE_COLOUR.filled(),
+            )))
+            .map_err(err)?;
+    }
     let events: Vec<_> = t
         .events
         .iter()
-        .filter(|e| (x0..=x1).contains(&ms(e.time_ns)))
+        .filter(|e| (x0..=x1).contains(&event_ms(e)))
         .collect();
     let label_every = events.len().div_ceil(8).max(1);
     for (k, e) in events.iter().enumerate() {
-        let x = ms(e.time_ns);
+        let x = event_ms(e);
         chart
             .draw_series(LineSeries::new(
                 [(x, 0.0), (x, ymax)],
@@ -532,16 +650,50 @@ fn bandwidth<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) ->
             chart
                 .draw_series(std::iter::once(Text::new(
                     format!(" {} ", e.name),
-                    (x, ymax * (0.99 - 0.08 * ((k / label_every) % 2) as f64)),
+                    (x, ymax * (0.94 - 0.08 * ((k / label_every) % 2) as f64)),
                     style,
                 )))
                 .map_err(err)?;
         }
     }
-    chart
-        .draw_series(LineSeries::new(points, READ_COLOUR.stroke_width(3)))
-        .map_err(err)?;
     Ok(())
+}
+
+/// A legend in one row across the top of `area`, swatch and name for
+/// each of `entries`; returns the area under it.
+fn legend_row<DB: DrawingBackend>(
+    area: &Area<DB>,
+    entries: &[(String, RGBColor)],
+) -> Result<Area<DB>, String> {
+    let (row, rest) = area.split_vertically(TEXT * 3 / 2);
+    let (width, height) = row.dim_in_pixel();
+    let (side, gap, between) = (TEXT as i32 * 2 / 3, TEXT as i32 / 4, TEXT as i32);
+    let widths: Vec<i32> = entries
+        .iter()
+        .map(|(name, _)| {
+            row.estimate_text_size(name, &text())
+                .map_or(0, |s| s.0 as i32)
+        })
+        .collect();
+    let total: i32 = widths.iter().map(|w| side + gap + w).sum::<i32>()
+        + between * (entries.len() as i32 - 1).max(0);
+    let mut x = (width as i32 - total) / 2;
+    let mid = height as i32 / 2;
+    for ((name, colour), w) in entries.iter().zip(widths) {
+        row.draw(&Rectangle::new(
+            [(x, mid - side / 2), (x + side, mid + side / 2)],
+            colour.filled(),
+        ))
+        .map_err(err)?;
+        row.draw(&Text::new(
+            name.clone(),
+            (x + side + gap, mid),
+            text().pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(err)?;
+        x += side + gap + w + between;
+    }
+    Ok(rest)
 }
 
 /// The reuse CDF as drawn: for each bucket of the histogram, the
@@ -756,10 +908,13 @@ fn geometry_words(geometry: &str, source: &str) -> String {
 }
 
 /// A count on an axis: "600k" for 600000, "1.5M" for 1500000, "5.17M"
-/// for 5168401.
+/// for 5168401, "731k" for 731170.
 fn count_label(v: &f64) -> String {
     // Three significant digits at most: a label, not the figure.
-    let short = |x: f64| axis_number(&((x * 100.0).round() / 100.0));
+    let short = |x: f64| {
+        let unit = 10f64.powi(x.abs().log10().floor() as i32 - 2);
+        axis_number(&((x / unit).round() * unit))
+    };
     match v.abs() {
         x if x >= 1e6 => format!("{}M", short(v / 1e6)),
         x if x >= 1e3 => format!("{}k", short(v / 1e3)),
@@ -967,8 +1122,8 @@ pub fn draw_all(dir: &Path, a: &Analysis, p: &Pictures) -> Result<Vec<PathBuf>, 
         dir,
         "bandwidth",
         (WIDTH, HEIGHT),
-        |r| bandwidth(r, a),
-        |r| bandwidth(r, a),
+        |r| bandwidth(r, a, p),
+        |r| bandwidth(r, a, p),
     )?);
     files.extend(both(
         dir,
@@ -997,6 +1152,20 @@ pub fn draw_all(dir: &Path, a: &Analysis, p: &Pictures) -> Result<Vec<PathBuf>, 
 #[cfg(test)]
 mod tests {
     use super::{axis_number, Axis};
+
+    #[test]
+    fn counts_are_labelled_in_three_significant_digits() {
+        for (v, want) in [
+            (600000.0, "600k"),
+            (1500000.0, "1.5M"),
+            (5168401.0, "5.17M"),
+            (731170.0, "731k"),
+            (999.0, "999"),
+            (0.0, "0"),
+        ] {
+            assert_eq!(super::count_label(&v), want, "{v}");
+        }
+    }
 
     #[test]
     fn ticks_step_by_one_two_or_five_times_a_power_of_ten_from_zero() {

@@ -824,7 +824,18 @@ fn the_pictures_draw_the_figures_of_the_json() {
     let json = dir.join("a.json");
     ok(&["analyze", s(&trace), "--json", s(&json)]);
     let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let a = analysis(&trace, &AnalyzeOptions::default());
+    let bytes = std::fs::read(&trace).unwrap();
+    let t = AnyTrace::new_checked(&bytes).unwrap();
+    let input = TraceInput::Physical(&t);
+    let opts = AnalyzeOptions::default();
+    let (a, analyzer) = analyze(&input, &opts).unwrap();
+    let p = hmtt_merge::analyze::pictures::Pictures::collect(&input, &opts, &a, &analyzer).unwrap();
+
+    // address_time: the reads' panel holds the JSON's reads, the writes'
+    // its writes.
+    let sum = |grid: &[u32]| grid.iter().map(|&n| u64::from(n)).sum::<u64>();
+    assert_eq!(sum(&p.scatter_reads), j["mix"]["reads"].as_u64().unwrap());
+    assert_eq!(sum(&p.scatter_writes), j["mix"]["writes"].as_u64().unwrap());
 
     // reuse_cdf: at each bucket's bound (one past its last distance), the
     // share of the JSON's reuses below it.

@@ -3,8 +3,8 @@
 //! the trace's length (a 100 M-record trace plots in the same memory as a
 //! small one, plus the sorted list of its pages):
 //!
-//! - the address-versus-time scatter is a density grid of
-//!   [`SCATTER_COLS`] × [`SCATTER_ROWS`] counters. Its address axis is
+//! - the address-versus-time scatter is two density grids (reads and
+//!   writes) of [`SCATTER_COLS`] × [`SCATTER_ROWS`] counters. Its address axis is
 //!   compressed: the pages touched, in address order, keep their gaps up
 //!   to [`MAX_GAP_PAGES`] pages, and longer gaps (the OS scatters a
 //!   program's pages over all of memory) shrink to one page, so the
@@ -62,6 +62,17 @@ impl AddressAxis {
         Some(self.pos[i] as f64 + (pa & ((1 << PAGE_SHIFT) - 1)) as f64 / 4096.0)
     }
 
+    /// Positions where a gap longer than [`MAX_GAP_PAGES`] was cut (the
+    /// axis breaks).
+    pub fn breaks(&self) -> Vec<f64> {
+        self.pages
+            .windows(2)
+            .zip(&self.pos[1..])
+            .filter(|(w, _)| w[1] - w[0] > MAX_GAP_PAGES)
+            .map(|(_, &p)| p as f64)
+            .collect()
+    }
+
     /// The physical address at position `y` (the page at or below it).
     pub fn address_at(&self, y: f64) -> u64 {
         let at = y.max(0.0) as u64;
@@ -81,8 +92,10 @@ pub struct Pictures {
     pub first_tick: u64,
     pub last_tick: u64,
     pub axis: AddressAxis,
-    /// Row-major, row 0 at the lowest address.
-    pub scatter: Vec<u32>,
+    /// The reads' density grid: row-major, row 0 at the lowest address.
+    pub scatter_reads: Vec<u32>,
+    /// The writes', likewise.
+    pub scatter_writes: Vec<u32>,
     /// The [`HEAT_PAGES`] hottest pages (addresses), hottest first: row
     /// `i` of the heat map is `heat_pages[i]`.
     pub heat_pages: Vec<u64>,
@@ -116,7 +129,8 @@ impl Pictures {
             first_tick: analysis.mix.first_tick.unwrap_or(0),
             last_tick: analysis.mix.last_tick,
             axis: AddressAxis::new(analyzer.pages.sorted_pages()),
-            scatter: vec![0; SCATTER_COLS * SCATTER_ROWS],
+            scatter_reads: vec![0; SCATTER_COLS * SCATTER_ROWS],
+            scatter_writes: vec![0; SCATTER_COLS * SCATTER_ROWS],
             heat: vec![0; heat_pages.len() * HEAT_COLS],
             heat_pages,
             heat_rows,
@@ -138,7 +152,11 @@ impl Pictures {
         if let Some(y) = self.axis.position(a.pa) {
             let row = ((y / self.axis.span() as f64) * SCATTER_ROWS as f64) as usize;
             let col = self.column(a.tick, SCATTER_COLS);
-            self.scatter[row.min(SCATTER_ROWS - 1) * SCATTER_COLS + col] += 1;
+            let grid = match a.write {
+                false => &mut self.scatter_reads,
+                true => &mut self.scatter_writes,
+            };
+            grid[row.min(SCATTER_ROWS - 1) * SCATTER_COLS + col] += 1;
         }
         let page = a.pa >> PAGE_SHIFT << PAGE_SHIFT;
         if let Ok(k) = self.heat_rows.binary_search_by_key(&page, |&(p, _)| p) {
@@ -184,5 +202,6 @@ mod tests {
         assert_eq!(axis.address_at(11.3), 1000 << 12);
         assert_eq!(axis.address_at(10.0), 20 << 12);
         assert_eq!(axis.address_at(5.0), 15 << 12);
+        assert_eq!(axis.breaks(), vec![11.0]);
     }
 }

@@ -433,34 +433,79 @@ fn time_axis(span: f64) -> Axis {
 
 const TIME_DESC: &str = "time from the first reference (ms)";
 
-fn address_time<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    a: &Analysis,
+/// Height of the address-versus-time picture: two panels.
+const ADDRESS_TIME_HEIGHT: u32 = 1300;
+
+/// The address axis: ticks at the starts of stretches of pages (where the
+/// address under a tick is exact), at most `n`, spread evenly.
+fn address_axis(p: &Pictures, n: usize) -> Axis {
+    let span = p.axis.span() as f64;
+    let starts: Vec<f64> = std::iter::once(0.0).chain(p.axis.breaks()).collect();
+    let mut ticks: Vec<f64> = (0..n)
+        .filter_map(|k| {
+            let want = span * k as f64 / n as f64;
+            starts
+                .iter()
+                .copied()
+                .min_by(|x, y| (x - want).abs().total_cmp(&(y - want).abs()))
+        })
+        .collect();
+    ticks.dedup();
+    Axis {
+        lo: 0.0,
+        hi: span,
+        log: None,
+        ticks,
+        minor: Vec::new(),
+    }
+}
+
+/// One panel of the address-versus-time picture: `grid`'s densities,
+/// coloured against `max`, the axis breaks marked.
+#[allow(clippy::too_many_arguments)]
+fn address_panel<DB: DrawingBackend>(
+    area: &Area<DB>,
+    name: &str,
     p: &Pictures,
+    grid: &[u32],
+    max: u32,
+    t1: f64,
+    x_desc: bool,
 ) -> DrawResult {
-    root.fill(&WHITE).map_err(err)?;
-    let t1 = time_span_ms(a, p);
     let span = p.axis.span() as f64;
     let address = |y: &f64| format!("{:#x}", p.axis.address_at(*y));
-    let samples = (0..=8).map(|k| address(&(span * k as f64 / 8.0)));
-    let (main, bar) = with_colour_bar(root, "Address versus time")?;
-    let mut chart = frame(&main, "", samples)
-        .build_cartesian_2d(time_axis(t1), 0.0..span)
+    let axis = address_axis(p, 5);
+    let labels: Vec<String> = axis.ticks.iter().map(address).collect();
+    let mut builder = frame(area, name, labels);
+    if !x_desc {
+        builder.x_label_area_size(TEXT + TICK_MARK + 12);
+    }
+    let mut chart = builder
+        .build_cartesian_2d(time_axis(t1), axis)
         .map_err(err)?;
-    styled(&mut chart.configure_mesh())
+    let mut mesh = chart.configure_mesh();
+    styled(&mut mesh)
         .disable_mesh()
-        .x_desc(TIME_DESC)
-        .y_desc("physical address")
-        .y_labels(Y_TICKS)
-        .y_label_formatter(&address)
-        .draw()
+        .y_desc("physical address, long gaps cut")
+        .y_label_formatter(&address);
+    if x_desc {
+        mesh.x_desc(TIME_DESC);
+    }
+    mesh.draw().map_err(err)?;
+    // Each break: a faint line across the panel, and the break sign (two
+    // slashes) on the axis where there is room for it.
+    let breaks = p.axis.breaks();
+    chart
+        .draw_series(
+            breaks
+                .iter()
+                .map(|&y| PathElement::new([(0.0, y), (t1, y)], MARK_COLOUR.mix(0.12))),
+        )
         .map_err(err)?;
-    let max = p.scatter.iter().copied().max().unwrap_or(0);
     let (dx, dy) = (t1 / SCATTER_COLS as f64, span / SCATTER_ROWS as f64);
     chart
         .draw_series(
-            p.scatter
-                .iter()
+            grid.iter()
                 .enumerate()
                 .filter(|(_, &n)| n > 0)
                 .map(|(i, &n)| {
@@ -470,6 +515,47 @@ fn address_time<DB: DrawingBackend>(
                 }),
         )
         .map_err(err)?;
+    let mut last_sign = i32::MAX;
+    let (base_x, base_y) = area.get_base_pixel();
+    for &y in &breaks {
+        let (x, py) = chart.backend_coord(&(0.0, y));
+        let (x, py) = (x - base_x, py - base_y);
+        if (last_sign - py).abs() < 40 {
+            continue;
+        }
+        last_sign = py;
+        let d = 7;
+        area.draw(&Rectangle::new(
+            [(x - 10, py - 3), (x + 10, py + 3)],
+            WHITE.filled(),
+        ))
+        .map_err(err)?;
+        for off in [-4, 4] {
+            area.draw(&PathElement::new(
+                [(x - 10, py + off + d / 2), (x + 10, py + off - d / 2)],
+                BLACK.stroke_width(2),
+            ))
+            .map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+fn address_time<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis, p: &Pictures) -> DrawResult {
+    root.fill(&WHITE).map_err(err)?;
+    let t1 = time_span_ms(a, p);
+    let max = p
+        .scatter_reads
+        .iter()
+        .chain(&p.scatter_writes)
+        .copied()
+        .max()
+        .unwrap_or(0);
+    let (main, bar) = with_colour_bar(root, "Address versus time")?;
+    let height = main.dim_in_pixel().1;
+    let (top, bottom) = main.split_vertically(height / 2 - X_LABEL_AREA / 4);
+    address_panel(&top, "reads", p, &p.scatter_reads, max, t1, false)?;
+    address_panel(&bottom, "writes", p, &p.scatter_writes, max, t1, true)?;
     colour_bar(&bar, max, X_LABEL_AREA)
 }
 
@@ -1114,7 +1200,7 @@ pub fn draw_all(dir: &Path, a: &Analysis, p: &Pictures) -> Result<Vec<PathBuf>, 
     files.extend(both(
         dir,
         "address_time",
-        (WIDTH, HEIGHT),
+        (WIDTH, ADDRESS_TIME_HEIGHT),
         |r| address_time(r, a, p),
         |r| address_time(r, a, p),
     )?);

@@ -896,3 +896,67 @@ fn the_pictures_draw_the_figures_of_the_json() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `scripts/gallery.sh`, which regenerates docs/gallery/, runs (on a
+/// small quicksort) and writes every picture as a PNG whose chunks are
+/// whole: the signature, IHDR first, IDAT, IEND last, every CRC right.
+#[test]
+fn the_gallery_script_writes_every_picture() {
+    let dir = scratch("gallery");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gallery.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(&dir)
+        .arg("3000")
+        .env("HMTT", env!("CARGO_BIN_EXE_hmtt"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in hmtt_merge::analyze::plot::PICTURES {
+        let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
+        let chunks = png_chunks(&png).unwrap_or_else(|e| panic!("{name}.png: {e}"));
+        assert_eq!(chunks.first().map(|c| &c[..]), Some("IHDR"), "{name}");
+        assert_eq!(chunks.last().map(|c| &c[..]), Some("IEND"), "{name}");
+        assert!(chunks.iter().any(|c| c == "IDAT"), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The chunk types of a PNG file, each chunk's CRC checked.
+fn png_chunks(png: &[u8]) -> Result<Vec<String>, String> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    let mut rest = png
+        .strip_prefix(b"\x89PNG\r\n\x1a\n")
+        .ok_or("no PNG signature")?;
+    let mut types = Vec::new();
+    while !rest.is_empty() {
+        let len = u32::from_be_bytes(rest.get(..4).ok_or("cut length")?.try_into().unwrap());
+        let body = rest.get(4..8 + len as usize).ok_or("cut chunk")?;
+        let crc = rest
+            .get(8 + len as usize..12 + len as usize)
+            .ok_or("cut CRC")?;
+        if crc32(body).to_be_bytes() != crc {
+            return Err(format!("bad CRC in chunk {}", types.len()));
+        }
+        types.push(String::from_utf8_lossy(&body[..4]).into_owned());
+        rest = &rest[12 + len as usize..];
+    }
+    Ok(types)
+}

@@ -486,7 +486,7 @@ fn address_panel<DB: DrawingBackend>(
     let mut mesh = chart.configure_mesh();
     styled(&mut mesh)
         .disable_mesh()
-        .y_desc("physical address, long gaps cut")
+        .y_desc("address (gaps cut)")
         .y_label_formatter(&address);
     if x_desc {
         mesh.x_desc(TIME_DESC);

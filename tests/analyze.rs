@@ -599,6 +599,17 @@ fn lost_references_are_counted_and_reported() {
     let a = analysis(&trace, &AnalyzeOptions::default());
     assert_eq!(a.mix.lost_references, lost);
     assert_eq!(a.mix.references(), accesses(&rows).len() as u64);
+    // The bandwidth picture marks them: every one in some time column.
+    {
+        use hmtt_merge::analyze::pictures::Pictures;
+        let bytes = std::fs::read(&trace).unwrap();
+        let t = AnyTrace::new_checked(&bytes).unwrap();
+        let input = TraceInput::Physical(&t);
+        let opts = AnalyzeOptions::default();
+        let (a, analyzer) = analyze(&input, &opts).unwrap();
+        let p = Pictures::collect(&input, &opts, &a, &analyzer).unwrap();
+        assert_eq!(p.lost.iter().sum::<u64>(), lost);
+    }
     assert_eq!((a.mix.gaps, a.mix.gap_packets), (0, 0));
     let text = ok(&["analyze", s(&trace)]);
     assert!(
@@ -796,4 +807,156 @@ fn sampled_reuse_distances_are_close_to_the_exact_ones() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The values the pictures draw are the JSON's: each is recomputed here
+/// from `hmtt analyze --json` and compared with what `plot` draws from
+/// the library's analysis of the same trace.
+#[test]
+fn the_pictures_draw_the_figures_of_the_json() {
+    use hmtt_merge::analyze::plot;
+    let dir = scratch("drawn");
+    let (_, trace) = simulate_and_merge(
+        &dir,
+        &["--workload", "quicksort", "--n", "3000", "--cache", "off"],
+        &[],
+    );
+    let json = dir.join("a.json");
+    ok(&["analyze", s(&trace), "--json", s(&json)]);
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let bytes = std::fs::read(&trace).unwrap();
+    let t = AnyTrace::new_checked(&bytes).unwrap();
+    let input = TraceInput::Physical(&t);
+    let opts = AnalyzeOptions::default();
+    let (a, analyzer) = analyze(&input, &opts).unwrap();
+    let p = hmtt_merge::analyze::pictures::Pictures::collect(&input, &opts, &a, &analyzer).unwrap();
+
+    // address_time: the reads' panel holds the JSON's reads, the writes'
+    // its writes.
+    let sum = |grid: &[u32]| grid.iter().map(|&n| u64::from(n)).sum::<u64>();
+    assert_eq!(sum(&p.scatter_reads), j["mix"]["reads"].as_u64().unwrap());
+    assert_eq!(sum(&p.scatter_writes), j["mix"]["writes"].as_u64().unwrap());
+
+    // reuse_cdf: at each bucket's bound (one past its last distance), the
+    // share of the JSON's reuses below it.
+    let buckets: Vec<(u64, u64)> = j["reuse"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b[1].as_u64().unwrap(), b[2].as_u64().unwrap()))
+        .collect();
+    let reuses: u64 = buckets.iter().map(|b| b.1).sum();
+    assert!(reuses > 0);
+    let drawn = plot::reuse_cdf_points(&a.reuse);
+    assert_eq!(drawn.len(), buckets.len());
+    for (k, (&(bound, share), &(hi, _))) in drawn.iter().zip(&buckets).enumerate() {
+        let below: u64 = buckets[..=k].iter().map(|b| b.1).sum();
+        assert_eq!(bound, hi + 1, "bucket {k}");
+        assert!(bound.is_power_of_two(), "bucket {k}: {bound}");
+        assert!(
+            (share - below as f64 / reuses as f64).abs() < 1e-12,
+            "bucket {k}"
+        );
+    }
+    assert_eq!(drawn.last().unwrap().1, 1.0);
+
+    // bandwidth: reads, and writes stacked on them, per interval of the
+    // JSON's timeline.
+    let timeline = &j["timeline"];
+    let interval_ns = timeline["interval_ns"].as_f64().unwrap();
+    let intervals = timeline["intervals"].as_array().unwrap();
+    let stack = plot::bandwidth_stack(&a);
+    // The pictures count time from the first reference.
+    let origin_ns = j["mix"]["first_tick"].as_f64().unwrap() * j["tick_ps"].as_f64().unwrap() / 1e3;
+    assert!(origin_ns > 0.0);
+    assert_eq!(stack.len(), intervals.len());
+    for (k, (drawn, row)) in stack.iter().zip(intervals).enumerate() {
+        let start_ms = (row["start_ns"].as_f64().unwrap() - origin_ns) / 1e6;
+        let reads = row["reads"].as_u64().unwrap() as f64;
+        let refs = reads + row["writes"].as_u64().unwrap() as f64;
+        // Every interval is the JSON's long but the last, which ends with
+        // the last reference.
+        let length_ns = (drawn.end_ms - drawn.start_ms) * 1e6;
+        if k + 1 < stack.len() {
+            assert!((length_ns - interval_ns).abs() < 1e-6, "interval {k}");
+        } else {
+            assert!(length_ns > 0.0 && length_ns <= interval_ns + 1e-6);
+        }
+        let mb = |refs: f64| refs * 64.0 / length_ns * 1e3;
+        let close = |x: f64, y: f64| (x - y).abs() <= 1e-6 * y.abs().max(1.0);
+        assert!((drawn.start_ms - start_ms).abs() < 1e-9, "interval {k}");
+        assert_eq!(drawn.total_mb_per_s, row["mb_per_s"].as_f64().unwrap());
+        assert!(close(drawn.total_mb_per_s, mb(refs)), "interval {k}");
+        assert!(
+            close(drawn.reads_mb_per_s, mb(reads)),
+            "interval {k}: {} drawn, {} in the JSON",
+            drawn.reads_mb_per_s,
+            mb(reads)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `scripts/gallery.sh`, which regenerates docs/gallery/, runs (on a
+/// small quicksort) and writes every picture as a PNG whose chunks are
+/// whole: the signature, IHDR first, IDAT, IEND last, every CRC right.
+#[test]
+fn the_gallery_script_writes_every_picture() {
+    let dir = scratch("gallery");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gallery.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(&dir)
+        .arg("3000")
+        .env("HMTT", env!("CARGO_BIN_EXE_hmtt"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in hmtt_merge::analyze::plot::PICTURES {
+        let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
+        let chunks = png_chunks(&png).unwrap_or_else(|e| panic!("{name}.png: {e}"));
+        assert_eq!(chunks.first().map(|c| &c[..]), Some("IHDR"), "{name}");
+        assert_eq!(chunks.last().map(|c| &c[..]), Some("IEND"), "{name}");
+        assert!(chunks.iter().any(|c| c == "IDAT"), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The chunk types of a PNG file, each chunk's CRC checked.
+fn png_chunks(png: &[u8]) -> Result<Vec<String>, String> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    let mut rest = png
+        .strip_prefix(b"\x89PNG\r\n\x1a\n")
+        .ok_or("no PNG signature")?;
+    let mut types = Vec::new();
+    while !rest.is_empty() {
+        let len = u32::from_be_bytes(rest.get(..4).ok_or("cut length")?.try_into().unwrap());
+        let body = rest.get(4..8 + len as usize).ok_or("cut chunk")?;
+        let crc = rest
+            .get(8 + len as usize..12 + len as usize)
+            .ok_or("cut CRC")?;
+        if crc32(body).to_be_bytes() != crc {
+            return Err(format!("bad CRC in chunk {}", types.len()));
+        }
+        types.push(String::from_utf8_lossy(&body[..4]).into_owned());
+        rest = &rest[12 + len as usize..];
+    }
+    Ok(types)
 }

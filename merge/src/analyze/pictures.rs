@@ -3,8 +3,8 @@
 //! the trace's length (a 100 M-record trace plots in the same memory as a
 //! small one, plus the sorted list of its pages):
 //!
-//! - the address-versus-time scatter is a density grid of
-//!   [`SCATTER_COLS`] × [`SCATTER_ROWS`] counters. Its address axis is
+//! - the address-versus-time scatter is two density grids (reads and
+//!   writes) of [`SCATTER_COLS`] × [`SCATTER_ROWS`] counters. Its address axis is
 //!   compressed: the pages touched, in address order, keep their gaps up
 //!   to [`MAX_GAP_PAGES`] pages, and longer gaps (the OS scatters a
 //!   program's pages over all of memory) shrink to one page, so the
@@ -12,6 +12,9 @@
 //!   addresses where each stretch starts.
 //! - the page heat map counts the references of the [`HEAT_PAGES`]
 //!   hottest pages in [`HEAT_COLS`] time columns.
+//! - the references the board dropped (LOST records) are counted in
+//!   [`LOST_COLS`] time columns, each at the time of the last reference
+//!   before it (a LOST record carries no time of its own).
 
 use super::page_hotness::PAGE_SHIFT;
 use super::{Access, Analysis, AnalyzeError, AnalyzeOptions, Analyzer, Item, TraceInput};
@@ -20,6 +23,7 @@ pub const SCATTER_COLS: usize = 480;
 pub const SCATTER_ROWS: usize = 320;
 pub const HEAT_COLS: usize = 240;
 pub const HEAT_PAGES: usize = 32;
+pub const LOST_COLS: usize = 480;
 /// Longest gap between touched pages kept on the address axis.
 pub const MAX_GAP_PAGES: u64 = 16;
 
@@ -58,6 +62,17 @@ impl AddressAxis {
         Some(self.pos[i] as f64 + (pa & ((1 << PAGE_SHIFT) - 1)) as f64 / 4096.0)
     }
 
+    /// Positions where a gap longer than [`MAX_GAP_PAGES`] was cut (the
+    /// axis breaks).
+    pub fn breaks(&self) -> Vec<f64> {
+        self.pages
+            .windows(2)
+            .zip(&self.pos[1..])
+            .filter(|(w, _)| w[1] - w[0] > MAX_GAP_PAGES)
+            .map(|(_, &p)| p as f64)
+            .collect()
+    }
+
     /// The physical address at position `y` (the page at or below it).
     pub fn address_at(&self, y: f64) -> u64 {
         let at = y.max(0.0) as u64;
@@ -77,8 +92,10 @@ pub struct Pictures {
     pub first_tick: u64,
     pub last_tick: u64,
     pub axis: AddressAxis,
-    /// Row-major, row 0 at the lowest address.
-    pub scatter: Vec<u32>,
+    /// The reads' density grid: row-major, row 0 at the lowest address.
+    pub scatter_reads: Vec<u32>,
+    /// The writes', likewise.
+    pub scatter_writes: Vec<u32>,
     /// The [`HEAT_PAGES`] hottest pages (addresses), hottest first: row
     /// `i` of the heat map is `heat_pages[i]`.
     pub heat_pages: Vec<u64>,
@@ -86,6 +103,10 @@ pub struct Pictures {
     heat_rows: Vec<(u64, usize)>,
     /// Row `i` for `heat_pages[i]`.
     pub heat: Vec<u32>,
+    /// References lost, by time column.
+    pub lost: Vec<u64>,
+    /// Tick of the last reference seen, where a LOST record is counted.
+    last_seen: u64,
 }
 
 impl Pictures {
@@ -108,10 +129,13 @@ impl Pictures {
             first_tick: analysis.mix.first_tick.unwrap_or(0),
             last_tick: analysis.mix.last_tick,
             axis: AddressAxis::new(analyzer.pages.sorted_pages()),
-            scatter: vec![0; SCATTER_COLS * SCATTER_ROWS],
+            scatter_reads: vec![0; SCATTER_COLS * SCATTER_ROWS],
+            scatter_writes: vec![0; SCATTER_COLS * SCATTER_ROWS],
             heat: vec![0; heat_pages.len() * HEAT_COLS],
             heat_pages,
             heat_rows,
+            lost: vec![0; LOST_COLS],
+            last_seen: analysis.mix.first_tick.unwrap_or(0),
         }
     }
 
@@ -124,10 +148,15 @@ impl Pictures {
 
     #[inline]
     fn add(&mut self, a: &Access) {
+        self.last_seen = a.tick;
         if let Some(y) = self.axis.position(a.pa) {
             let row = ((y / self.axis.span() as f64) * SCATTER_ROWS as f64) as usize;
             let col = self.column(a.tick, SCATTER_COLS);
-            self.scatter[row.min(SCATTER_ROWS - 1) * SCATTER_COLS + col] += 1;
+            let grid = match a.write {
+                false => &mut self.scatter_reads,
+                true => &mut self.scatter_writes,
+            };
+            grid[row.min(SCATTER_ROWS - 1) * SCATTER_COLS + col] += 1;
         }
         let page = a.pa >> PAGE_SHIFT << PAGE_SHIFT;
         if let Ok(k) = self.heat_rows.binary_search_by_key(&page, |&(p, _)| p) {
@@ -145,10 +174,13 @@ impl Pictures {
         analyzer: &Analyzer,
     ) -> Result<Pictures, AnalyzeError> {
         let mut p = Pictures::new(analysis, analyzer);
-        input.each(opts.window.clone(), &mut |item| {
-            if let Item::Access(a) = item {
-                p.add(&a);
+        input.each(opts.window.clone(), &mut |item| match item {
+            Item::Access(a) => p.add(&a),
+            Item::Lost { count } => {
+                let col = p.column(p.last_seen, LOST_COLS);
+                p.lost[col] += count;
             }
+            _ => {}
         })?;
         Ok(p)
     }
@@ -170,5 +202,6 @@ mod tests {
         assert_eq!(axis.address_at(11.3), 1000 << 12);
         assert_eq!(axis.address_at(10.0), 20 << 12);
         assert_eq!(axis.address_at(5.0), 15 << 12);
+        assert_eq!(axis.breaks(), vec![11.0]);
     }
 }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The picture gallery of docs/guide.md: every picture `hmtt analyze --plot`
+# draws of a simulated quicksort, as PNG, into OUT (default docs/gallery).
+#
+#   scripts/gallery.sh [OUT] [N]      N: elements sorted (default 100000)
+#
+# HMTT names the hmtt binary (default: hmtt on PATH).
+set -euo pipefail
+
+out=${1:-docs/gallery}
+n=${2:-100000}
+hmtt=${HMTT:-hmtt}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$hmtt" sim --workload quicksort --n "$n" --cache off --out "$work/qs" >/dev/null
+"$hmtt" merge "$work/qs" -o "$work/qs.hmtttrace" >/dev/null
+"$hmtt" analyze "$work/qs.hmtttrace" --window quicksort_begin,quicksort_end \
+    --plot "$work/plots" >/dev/null 2>&1
+
+mkdir -p "$out"
+for png in "$work"/plots/*.png; do
+    name=$(basename "$png")
+    # Written under a temporary name and renamed: no cut picture is left.
+    cp "$png" "$out/.$name.tmp"
+    mv "$out/.$name.tmp" "$out/$name"
+done
+echo "wrote $(ls "$work"/plots/*.png | wc -l) pictures into $out"

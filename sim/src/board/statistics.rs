@@ -78,7 +78,8 @@ impl StatsConfig {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct StatsCounters {
     /// Intervals closed while the unit was on (whole or cut by an inner
-    /// command).
+    /// command); the empty intervals of a silence between two commands
+    /// are skipped at once and not counted.
     pub intervals: u64,
     /// Of those, intervals in which nothing was counted: not sent.
     pub empty_intervals: u64,

@@ -12,9 +12,49 @@ pub enum InnerCommand {
     TraceAll,
     InsertTag,
     Sync,
-    /// 6..=63: recorded as a CMD word, no other effect.
+    /// 6: switches the Statistic Unit on (format.md §6; no effect on a
+    /// board without the unit).
+    StatsOn,
+    /// 7: switches the Statistic Unit off.
+    StatsOff,
+    /// `32 + k` for `k` in 6..=31: statistics intervals of `2^k` ticks.
+    StatsInterval(u8),
+    /// 8..=37: recorded as a CMD word, no other effect.
     Reserved(u32),
 }
+
+/// Names of `StatsInterval(k)`, `k` = 6..=31.
+const STATS_INTERVAL_NAMES: [&str; 26] = [
+    "STATS_INTERVAL_6",
+    "STATS_INTERVAL_7",
+    "STATS_INTERVAL_8",
+    "STATS_INTERVAL_9",
+    "STATS_INTERVAL_10",
+    "STATS_INTERVAL_11",
+    "STATS_INTERVAL_12",
+    "STATS_INTERVAL_13",
+    "STATS_INTERVAL_14",
+    "STATS_INTERVAL_15",
+    "STATS_INTERVAL_16",
+    "STATS_INTERVAL_17",
+    "STATS_INTERVAL_18",
+    "STATS_INTERVAL_19",
+    "STATS_INTERVAL_20",
+    "STATS_INTERVAL_21",
+    "STATS_INTERVAL_22",
+    "STATS_INTERVAL_23",
+    "STATS_INTERVAL_24",
+    "STATS_INTERVAL_25",
+    "STATS_INTERVAL_26",
+    "STATS_INTERVAL_27",
+    "STATS_INTERVAL_28",
+    "STATS_INTERVAL_29",
+    "STATS_INTERVAL_30",
+    "STATS_INTERVAL_31",
+];
+
+/// Inner command index of `StatsInterval(k)` is `STATS_INTERVAL_BASE + k`.
+pub const STATS_INTERVAL_BASE: u32 = 32;
 
 impl InnerCommand {
     pub fn from_index(i: u32) -> Option<InnerCommand> {
@@ -25,7 +65,10 @@ impl InnerCommand {
             3 => InnerCommand::TraceAll,
             4 => InnerCommand::InsertTag,
             5 => InnerCommand::Sync,
-            6..=63 => InnerCommand::Reserved(i),
+            6 => InnerCommand::StatsOn,
+            7 => InnerCommand::StatsOff,
+            38..=63 => InnerCommand::StatsInterval((i - STATS_INTERVAL_BASE) as u8),
+            8..=37 => InnerCommand::Reserved(i),
             _ => return None,
         })
     }
@@ -37,6 +80,9 @@ impl InnerCommand {
             InnerCommand::TraceAll => 3,
             InnerCommand::InsertTag => 4,
             InnerCommand::Sync => 5,
+            InnerCommand::StatsOn => 6,
+            InnerCommand::StatsOff => 7,
+            InnerCommand::StatsInterval(k) => STATS_INTERVAL_BASE + k as u32,
             InnerCommand::Reserved(i) => i,
         }
     }
@@ -51,8 +97,9 @@ impl InnerCommand {
             "END" => return Some(InnerCommand::EndTracing),
             _ => {}
         }
-        (0..6)
+        (0..64)
             .filter_map(InnerCommand::from_index)
+            .filter(|c| !matches!(c, InnerCommand::Reserved(_)))
             .find(|c| c.name() == name)
     }
 
@@ -65,6 +112,9 @@ impl InnerCommand {
             InnerCommand::TraceAll => "TRACE_ALL",
             InnerCommand::InsertTag => "INSERT_TAG",
             InnerCommand::Sync => "SYNC",
+            InnerCommand::StatsOn => "STATS_ON",
+            InnerCommand::StatsOff => "STATS_OFF",
+            InnerCommand::StatsInterval(k) => STATS_INTERVAL_NAMES[(k.clamp(6, 31) - 6) as usize],
             InnerCommand::Reserved(_) => "RESERVED",
         }
     }
@@ -241,7 +291,7 @@ mod tests {
 
     #[test]
     fn inner_commands_are_read_by_their_one_name() {
-        for i in 0..6 {
+        for i in (0..8).chain(38..64) {
             let c = InnerCommand::from_index(i).unwrap();
             assert_eq!(InnerCommand::from_name(c.name()), Some(c));
             let lower = c.name().to_ascii_lowercase().replace('_', "-");
@@ -272,8 +322,17 @@ mod tests {
         );
         assert_eq!(
             classify_event(63),
-            EventKind::Inner(InnerCommand::Reserved(63))
+            EventKind::Inner(InnerCommand::StatsInterval(31))
         );
+        assert_eq!(
+            classify_event(38),
+            EventKind::Inner(InnerCommand::StatsInterval(6))
+        );
+        assert_eq!(
+            classify_event(37),
+            EventKind::Inner(InnerCommand::Reserved(37))
+        );
+        assert_eq!(InnerCommand::StatsInterval(12).name(), "STATS_INTERVAL_12");
         assert_eq!(classify_event(64), EventKind::User(64));
         assert_eq!(classify_event(0xFFFF), EventKind::User(0xFFFF));
         assert_eq!(classify_event(0x10000), EventKind::LogSeq(0));

@@ -23,6 +23,7 @@ pub mod mapped_file;
 pub mod mapping;
 pub mod packet;
 pub mod record;
+pub mod stats;
 pub mod text;
 pub mod tick;
 pub mod trace;

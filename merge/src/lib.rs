@@ -12,6 +12,7 @@
 
 pub mod analyze;
 pub mod archive_writer;
+pub mod board_statistics;
 pub mod error;
 pub mod export;
 pub mod indexed_writer;

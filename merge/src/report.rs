@@ -68,6 +68,8 @@ pub struct BoardReport {
     pub packets_duplicate: u64,
     pub packets_late: u64,
     pub packets_rejected: u64,
+    /// Statistics packets (format.md §5.3): not trace packets, kept apart.
+    pub statistics_packets: u64,
     pub time_regressions: u64,
     pub corrupt_words: u64,
     /// reads, writes, tags, tag writes, inner commands, LOST words.

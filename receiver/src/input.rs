@@ -17,7 +17,7 @@ use socket2::Socket;
 use crate::batch::{Batch, SlotKind};
 use crate::frame::{extract, Frame};
 use crate::pcapng::PcapngWriter;
-use crate::stats::{inspect, Shared, Tally};
+use crate::stats::{classify_datagram, Datagram, Shared, Tally};
 
 /// Routes a port's batches to the stripes' writers.
 pub struct Outlet {
@@ -103,13 +103,12 @@ impl Outlet {
 /// Files the slot just committed as valid or rejected and counts it.
 #[inline]
 fn classify(batch: &mut Batch, len: usize, recv_ns: u64, flags: u32, tally: &mut Tally) {
-    let info = {
-        let p = batch.commit(len, recv_ns, flags, SlotKind::Valid);
-        inspect(p)
-    };
-    match info {
-        Some(info) => tally.valid(&info, len),
-        None => {
+    let kind = classify_datagram(batch.commit(len, recv_ns, flags, SlotKind::Valid));
+    match kind {
+        Datagram::Trace(info) => tally.valid(&info, len),
+        // Kept with the trace packets for merge (format.md §5.3).
+        Datagram::Statistics => tally.statistics += 1,
+        Datagram::Reject => {
             batch.set_last_kind(SlotKind::Reject);
             tally.reject(len);
         }

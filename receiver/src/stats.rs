@@ -26,6 +26,9 @@ pub struct PortCounters {
     pub written_packets: AtomicU64,
     pub unwritten_packets: AtomicU64,
     pub written_rejects: AtomicU64,
+    /// Statistics packets (format.md §5.3): written with the valid
+    /// packets, no part of the trace's sequence.
+    pub statistics_packets: AtomicU64,
 }
 
 /// What one valid packet contributes.
@@ -36,6 +39,25 @@ pub struct PacketInfo {
     pub words: u64,
     pub lost_words: u64,
     pub lost_refs: u64,
+}
+
+/// What a datagram is.
+#[derive(Debug, Clone, Copy)]
+pub enum Datagram {
+    Trace(PacketInfo),
+    /// A statistics packet of a board's Statistic Unit (format.md §5.3).
+    Statistics,
+    Reject,
+}
+
+/// Checks a datagram: a trace packet, a statistics packet, or neither.
+#[inline]
+pub fn classify_datagram(bytes: &[u8]) -> Datagram {
+    match inspect(bytes) {
+        Some(info) => Datagram::Trace(info),
+        None if hmtt_format::stats::StatsPart::parse(bytes).is_ok() => Datagram::Statistics,
+        None => Datagram::Reject,
+    }
 }
 
 /// Checks a datagram; `None` if it does not parse.
@@ -69,6 +91,7 @@ pub struct Tally {
     pub reject_bytes: u64,
     pub lost_words: u64,
     pub lost_refs: u64,
+    pub statistics: u64,
     pub seqs: Vec<(u8, u64)>,
 }
 
@@ -159,6 +182,9 @@ impl Shared {
             if self.packet_limit.is_some_and(|n| total >= n) {
                 self.request_stop("packet count reached");
             }
+        }
+        if t.statistics > 0 {
+            c.statistics_packets.fetch_add(t.statistics, Relaxed);
         }
         if t.rejects > 0 {
             c.rejects.fetch_add(t.rejects, Relaxed);
@@ -285,4 +311,34 @@ fn paths_json<S: serde::Serializer>(paths: &[PathBuf], s: S) -> Result<S::Ok, S:
         seq.serialize_element(&One(p))?;
     }
     seq.end()
+}
+
+#[cfg(test)]
+mod datagram_tests {
+    use super::*;
+    use hmtt_format::geometry::Geometry;
+    use hmtt_format::stats::{CounterLayout, StatsRecord};
+
+    #[test]
+    fn statistics_packets_are_neither_trace_packets_nor_rejects() {
+        let g = Geometry::ddr3_default();
+        let r = StatsRecord {
+            board: 0,
+            flags: 1,
+            start_tick: 0,
+            end_tick: 1 << 16,
+            interval_log2: 16,
+            geometry: g,
+            tick_ps: 1250,
+            unsent_before: 0,
+            counters: vec![1; CounterLayout::new(&g).len()],
+        };
+        let (_, _, bytes) = r.emit_packets(0, 3, 356).remove(0);
+        assert!(matches!(classify_datagram(&bytes), Datagram::Statistics));
+        assert!(matches!(
+            classify_datagram(&bytes[..bytes.len() - 4]),
+            Datagram::Reject
+        ));
+        assert!(matches!(classify_datagram(b"HMTT"), Datagram::Reject));
+    }
 }

@@ -252,9 +252,13 @@ impl Writer {
         let mut file = opts
             .open(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        // Board and geometry come from the first valid packet of the file.
+        // Board and geometry come from the first valid trace packet of the
+        // file (a statistics packet's header has another layout).
         let first = (0..batch.len())
-            .filter(|&i| batch.kind(i) == SlotKind::Valid)
+            .filter(|&i| {
+                batch.kind(i) == SlotKind::Valid
+                    && !hmtt_format::stats::is_stats_packet(batch.packet(i))
+            })
             .map(|i| Packet::new_unchecked(batch.packet(i)))
             .next();
         let header = CaptureHeader {

@@ -17,7 +17,8 @@ use hmtt_format::mapping::AddressMapping;
 use hmtt_sim::board::counters::HardwareCounter;
 use hmtt_sim::board::output::window_for_range;
 use hmtt_sim::board::{
-    default_window, BoardConfig, DrainRate, DEFAULT_CONFIG_BYTES, DEFAULT_REFS_PER_CLOCK,
+    default_window, BoardConfig, DrainRate, StatsConfig, DEFAULT_CONFIG_BYTES,
+    DEFAULT_REFS_PER_CLOCK,
 };
 
 use crate::shared::{bytes_bar_above, load_mapping, parse_list, parse_number, to_stdout, usize_in};
@@ -134,6 +135,22 @@ pub struct Args {
     /// Start in tags-only mode.
     #[arg(long)]
     tags_only: bool,
+    /// The Statistic Unit (docs/board.md, the golden model only): counters
+    /// per interval of 2^K ticks, K in 6..=31, sent as statistics packets
+    /// on the ports beside the trace (`hmtt stats` shows them after
+    /// `hmtt merge`). Without it the board has no unit.
+    #[arg(long, value_name = "K")]
+    stats_interval: Option<u8>,
+    /// The statistics path's share of the ports' line, 1/2^S, S in 1..=8
+    /// (the trace's drain gets the rest) [default: 5].
+    #[arg(long, value_name = "S", requires = "stats_interval")]
+    stats_share: Option<u8>,
+    /// Records the statistics path sends back to back, 1..=16 [default: 4].
+    #[arg(long, value_name = "N", requires = "stats_interval")]
+    stats_burst: Option<u32>,
+    /// The unit starts off (until the STATS_ON inner command).
+    #[arg(long, requires = "stats_interval")]
+    stats_off: bool,
     /// Wall-clock time of tick 0 in the capture files, ns since the epoch.
     #[arg(long, default_value_t = 0)]
     start_ns: u64,
@@ -180,8 +197,18 @@ fn config(args: &Args, core: Option<&CoreSpec>) -> anyhow::Result<BoardConfig> {
     cfg.board_id = args.board_id.unwrap_or(cfg.board_id);
     cfg.start_tracing &= !args.tracing_off;
     cfg.start_tags_only |= args.tags_only;
-    let same_link =
-        (cfg.ports, cfg.max_words, cfg.tick_ps) == (base.ports, base.max_words, base.tick_ps);
+    if let Some(k) = args.stats_interval {
+        let defaults = StatsConfig::default();
+        cfg.statistics = Some(StatsConfig {
+            interval_log2: k,
+            start_enabled: !args.stats_off,
+            share_log2: args.stats_share.unwrap_or(defaults.share_log2),
+            burst_records: args.stats_burst.unwrap_or(defaults.burst_records),
+        });
+    }
+    let same_link = (cfg.ports, cfg.max_words, cfg.tick_ps)
+        == (base.ports, base.max_words, base.tick_ps)
+        && cfg.statistics.is_none();
     if let Some(d) = &args.drain {
         let [num, den] = parse_list::<2>("--drain", d)?;
         cfg.drain = DrainRate { num, den };

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use hmtt_format::atomic_file::refuse_output_over_input;
+use hmtt_merge::board_statistics::{keep_statistics, StatsKept};
 use hmtt_merge::input::DEFAULT_MAX_START_SKEW_NS;
 use hmtt_merge::merge::decode_threads_pay_off;
 use hmtt_merge::reassemble::DEFAULT_REORDER_DEPTH;
@@ -117,7 +118,7 @@ fn name_the_mapping_file(e: MergeError, mapping: Option<&Path>) -> anyhow::Error
 }
 
 /// Merges `inputs` into `output`; shows a progress bar unless `quiet`.
-fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
+fn merge_files(args: &Args) -> anyhow::Result<(MergeReport, StatsKept)> {
     refuse_output_over_input(
         &args.output,
         merge_inputs(args).iter().map(PathBuf::as_path),
@@ -149,8 +150,9 @@ fn merge_files(args: &Args) -> anyhow::Result<MergeReport> {
         merge_to_trace(&set, &opts, &args.output, &names, progress)
     };
     let (report, _) = merged.map_err(|e| name_the_mapping_file(e, args.mapping.as_deref()))?;
+    let kept = keep_statistics(&set, &args.output)?;
     bar.finish_and_clear();
-    Ok(report)
+    Ok((report, kept))
 }
 
 /// Every file a merge reads: the inputs named, each directory's capture
@@ -176,9 +178,10 @@ fn merge_inputs(args: &Args) -> Vec<PathBuf> {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let start = std::time::Instant::now();
-    let report = merge_files(&args)?;
+    let (report, kept) = merge_files(&args)?;
     let secs = start.elapsed().as_secs_f64();
     let rejected = report.rejected_input();
+    let stats_rejected = kept.refused + kept.incomplete_parts > 0;
     to_stdout("writing the merge summary", |out| {
         write!(out, "{report}")?;
         writeln!(
@@ -189,12 +192,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             secs,
             report.input_bytes as f64 / 1e6 / secs.max(1e-9)
         )?;
+        if let Some(path) = &kept.path {
+            writeln!(
+                out,
+                "kept {} statistics records of the boards in {}",
+                kept.records,
+                path.display()
+            )?;
+        }
+        if stats_rejected {
+            writeln!(
+                out,
+                "rejected input: {} statistics packets refused, {} parts of records never completed",
+                kept.refused, kept.incomplete_parts
+            )?;
+        }
         if let Some(rejected) = &rejected {
             writeln!(out, "{rejected}")?;
         }
         Ok(())
     })?;
-    if rejected.is_some() {
+    if rejected.is_some() || stats_rejected {
         std::process::exit(EXIT_REJECTED_INPUT);
     }
     Ok(())

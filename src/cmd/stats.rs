@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
+use hmtt_format::stats::{BankCounter, RankCounter};
+use hmtt_merge::board_statistics::{read_statistics, side_file_path, BoardStatistics};
 use hmtt_merge::names::event_name;
 use hmtt_merge::stats::TraceStats;
 
@@ -40,9 +42,137 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         s.add(&r.with_context(|| format!("reading {}", args.trace.display()))?);
     }
     let span_ns = tick.ns(s.last_tick.saturating_sub(s.first_tick.unwrap_or(0)));
+    let side = side_file_path(&args.trace);
+    let board_stats = if side.is_file() {
+        Some(read_statistics(&side, args.max_rows)?)
+    } else {
+        None
+    };
     to_stdout("writing the statistics", |out| {
-        print_stats(out, &args, &s, &view, interval_ticks, tick, span_ns)
+        print_stats(out, &args, &s, &view, interval_ticks, tick, span_ns)?;
+        if let Some(boards) = &board_stats {
+            print_board_statistics(out, &side, boards, &s, tick)?;
+        }
+        Ok(())
     })
+}
+
+/// The boards' Statistic Unit records (format.md §5.3), per interval and
+/// in total, beside what the trace holds.
+fn print_board_statistics(
+    out: &mut dyn Write,
+    side: &std::path::Path,
+    boards: &[BoardStatistics],
+    s: &TraceStats,
+    tick: TickLength,
+) -> std::io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "board statistics (the boards' Statistic Unit, {}):",
+        side.display()
+    )?;
+    let pct = |x: u64, of: u64| {
+        if of == 0 {
+            0.0
+        } else {
+            100.0 * x as f64 / of as f64
+        }
+    };
+    for b in boards {
+        writeln!(
+            out,
+            "  board {}: {} records over {:.3} ms, {} records the board could not send",
+            b.board,
+            b.records,
+            tick.ms(b.ticks),
+            b.unsent
+        )?;
+        let Some(l) = b.layout() else { continue };
+        writeln!(
+            out,
+            "  {:>12} {:>10} {:>9} {:>9} {:>8} {:>8} {:>6} {:>9} {:>7} {:>6} {:>9} {:>9}",
+            "start_ms",
+            "length_us",
+            "RD",
+            "WR",
+            "ACT",
+            "PRE",
+            "hit%",
+            "conflicts",
+            "unused",
+            "busy%",
+            "overlimit",
+            "lost_fifo"
+        )?;
+        let sum = |c: &[u32], which: BankCounter| -> u64 {
+            (0..l.ranks)
+                .flat_map(|r| (0..l.banks).map(move |k| (r, k)))
+                .map(|(r, k)| u64::from(c[l.bank(r, k, which)]))
+                .sum()
+        };
+        for line in &b.first {
+            let c = &line.counters;
+            let (rd, wr) = (sum(c, BankCounter::Rd), sum(c, BankCounter::Wr));
+            let busy: u64 = (0..l.ranks)
+                .map(|r| u64::from(c[l.rank(r, RankCounter::BusyTicks)]))
+                .sum();
+            let ticks = line.end_tick.saturating_sub(line.start_tick) * l.ranks as u64;
+            writeln!(
+                out,
+                "  {:>12.3} {:>10.3} {:>9} {:>9} {:>8} {:>8} {:>6.1} {:>9} {:>7} {:>6.1} {:>9} {:>9}",
+                tick.ms(line.start_tick),
+                tick.ns(line.end_tick.saturating_sub(line.start_tick)) / 1e3,
+                rd,
+                wr,
+                sum(c, BankCounter::Act),
+                sum(c, BankCounter::Pre),
+                pct(sum(c, BankCounter::Hit), rd + wr),
+                sum(c, BankCounter::Conflict),
+                sum(c, BankCounter::UnusedAct),
+                pct(busy, ticks),
+                c[l.over_limit()],
+                c[l.lost_fifo()]
+            )?;
+        }
+        if b.records > b.first.len() as u64 {
+            writeln!(
+                out,
+                "  {:>12}  ({} more records)",
+                "...",
+                b.records - b.first.len() as u64
+            )?;
+        }
+        let (rd, wr) = (b.bank_total(BankCounter::Rd), b.bank_total(BankCounter::Wr));
+        let columns = rd + wr;
+        writeln!(
+            out,
+            "  total: {rd} RD, {wr} WR, {} ACT, {} PRE, {} REF; row hits {} ({:.1}%), misses {} ({:.1}%), conflicts {} ({:.1}%); {} unused activations",
+            b.bank_total(BankCounter::Act),
+            b.bank_total(BankCounter::Pre),
+            b.rank_total(RankCounter::Ref),
+            b.bank_total(BankCounter::Hit),
+            pct(b.bank_total(BankCounter::Hit), columns),
+            b.bank_total(BankCounter::Miss),
+            pct(b.bank_total(BankCounter::Miss), columns),
+            b.bank_total(BankCounter::Conflict),
+            pct(b.bank_total(BankCounter::Conflict), columns),
+            b.bank_total(BankCounter::UnusedAct)
+        )?;
+        let (tr, tw) = s.by_board.get(&b.board).copied().unwrap_or((0, 0));
+        writeln!(
+            out,
+            "  beside the trace: the board counted {} column commands, the trace holds {} references of board {} ({} reads, {} writes); the board dropped {} over the clock's limit and {} at its FIFO",
+            columns,
+            tr + tw,
+            b.board,
+            tr,
+            tw,
+            b.over_limit(),
+            b.lost_fifo()
+        )?;
+    }
+    Ok(())
 }
 
 /// One row of the bandwidth table.

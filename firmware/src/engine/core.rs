@@ -156,6 +156,11 @@ impl CoreSpec {
                 )));
             }
         }
+        if cfg.statistics.is_some() {
+            return Err(unsupported(
+                "it has no Statistic Unit (board.md: the golden model alone has one today)".into(),
+            ));
+        }
         if cfg.start_tags_only {
             return Err(unsupported(
                 "its config unit starts in trace-all mode (no tags-only reset option)".into(),

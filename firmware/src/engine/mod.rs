@@ -96,14 +96,11 @@ pub fn run_model(
         })?;
         n += 1;
         if n.is_multiple_of(MODEL_BATCH) {
-            board.drain_packets(&mut packets);
-            writers.write(&packets)?;
-            packets.clear();
+            drain_to_ports(&mut board, &mut packets, &mut writers)?;
         }
     }
     board.finish();
-    board.drain_packets(&mut packets);
-    writers.write(&packets)?;
+    drain_to_ports(&mut board, &mut packets, &mut writers)?;
     let files = writers.finish()?;
     let mut s = RunSummary::new(
         source_name,
@@ -114,6 +111,26 @@ pub fn run_model(
     );
     s.core = core.map(|b| b.name().to_string());
     Ok(s)
+}
+
+/// Writes the trace and statistics packets closed so far to their ports'
+/// files, in the order they left the board (a statistics packet goes
+/// before the trace packets that left after it).
+fn drain_to_ports(
+    board: &mut Model,
+    packets: &mut Vec<hmtt_sim::board::BoardPacket>,
+    writers: &mut CaptureWriters,
+) -> Result<(), EngineError> {
+    board.drain_statistics(packets);
+    let statistics = !packets.is_empty();
+    board.drain_packets(packets);
+    if statistics {
+        // Stable: each kind stays in its `seq` order.
+        packets.sort_by_key(|p| p.leave_tick);
+    }
+    writers.write(packets)?;
+    packets.clear();
+    Ok(())
 }
 
 /// A Verilator run: its summary, what the simulation gave, the simulator.

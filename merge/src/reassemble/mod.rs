@@ -195,6 +195,12 @@ impl<'a> BoardStream<'a> {
                 continue;
             };
             self.report.bytes += rec.packet.len() as u64 + 16;
+            if hmtt_format::stats::is_stats_packet(rec.packet) {
+                // The Statistic Unit's (format.md §5.3): kept apart by
+                // `board_statistics`, not part of the trace.
+                self.report.statistics_packets += 1;
+                continue;
+            }
             let pkt = match Packet::new_checked(rec.packet) {
                 Ok(p) => p,
                 Err(e) => {

@@ -5,6 +5,8 @@ use hmtt_format::config::{ConfigWindow, WindowError};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::MAX_WORDS_JUMBO;
 
+use super::statistics::StatsConfig;
+
 /// Default lanes `L`: ticks sampled per fabric clock.
 pub const DEFAULT_LANES: u32 = 8;
 /// Default references a fabric clock takes (`E`).
@@ -86,6 +88,9 @@ pub struct BoardConfig {
     pub start_tracing: bool,
     /// Mode at reset: tags-only.
     pub start_tags_only: bool,
+    /// The Statistic Unit (board.md "Statistic Unit"), if the board has
+    /// one; `None` by default, as every HDL core today.
+    pub statistics: Option<StatsConfig>,
 }
 
 impl BoardConfig {
@@ -107,6 +112,7 @@ impl BoardConfig {
             window: default_window(&geometry),
             start_tracing: true,
             start_tags_only: false,
+            statistics: None,
         }
     }
 
@@ -127,6 +133,21 @@ impl BoardConfig {
     /// Sets the drain to the line rate of `ports`, `max_words`, `tick_ps`.
     pub fn set_line_rate(&mut self) {
         self.drain = DrainRate::line_rate(self.ports, self.max_words, self.tick_ps);
+        if let Some(sc) = &self.statistics {
+            // The statistics path takes 1/2^s of the line (board.md
+            // "Statistic Unit"), the trace's drain the rest.
+            let share = 1u64 << sc.share_log2;
+            self.drain.num *= share - 1;
+            self.drain.den *= share;
+        }
+    }
+
+    /// The board with a Statistic Unit; the drain becomes the line rate
+    /// less the statistics' share.
+    pub fn with_statistics(mut self, sc: StatsConfig) -> BoardConfig {
+        self.statistics = Some(sc);
+        self.set_line_rate();
+        self
     }
 
     /// The default lanes for a drain (board.md "Defaults"): [`DEFAULT_LANES`],
@@ -198,6 +219,9 @@ impl BoardConfig {
                  (less than one word per fabric clock)",
                 self.lanes
             ));
+        }
+        if let Some(sc) = &self.statistics {
+            sc.validate().map_err(BoardError::InvalidConfig)?;
         }
         ConfigWindow::new(
             &self.geometry,

@@ -72,6 +72,9 @@ pub struct BoardCounters {
     pub packets_closed_idle: u64,
     /// Tick of the last command seen.
     pub last_command_tick: u64,
+    /// The Statistic Unit's counters, on a board that has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statistics: Option<super::statistics::StatsCounters>,
 }
 
 fn per_kind_map<S: serde::Serializer>(v: &[u64; 12], s: S) -> Result<S::Ok, S::Error> {

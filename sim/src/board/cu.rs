@@ -110,8 +110,15 @@ impl ConfigUnit {
                     InnerCommand::EndTracing => self.mode.tracing = false,
                     InnerCommand::TagsOnly => self.mode.tags_only = true,
                     InnerCommand::TraceAll => self.mode.tags_only = false,
-                    // SYNC acts in the packetizer when its CMD word is popped.
-                    InnerCommand::InsertTag | InnerCommand::Sync | InnerCommand::Reserved(_) => {}
+                    // The Statistic Unit's commands act in the unit
+                    // (`Board::config_event`), SYNC in the packetizer when
+                    // its CMD word is popped.
+                    InnerCommand::InsertTag
+                    | InnerCommand::Sync
+                    | InnerCommand::StatsOn
+                    | InnerCommand::StatsOff
+                    | InnerCommand::StatsInterval(_)
+                    | InnerCommand::Reserved(_) => {}
                 }
                 CuOutcome::Inner(c, BoardEvent::Cmd { code: index })
             }
@@ -220,8 +227,9 @@ mod tests {
         for (i, c) in [
             (4, InnerCommand::InsertTag),
             (5, InnerCommand::Sync),
-            (6, InnerCommand::Reserved(6)),
-            (63, InnerCommand::Reserved(63)),
+            (6, InnerCommand::StatsOn),
+            (8, InnerCommand::Reserved(8)),
+            (63, InnerCommand::StatsInterval(31)),
         ] {
             assert_eq!(
                 cu.reference(&inner(i)),

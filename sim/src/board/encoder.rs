@@ -94,8 +94,12 @@ impl Board {
                 self.counters.tag_events += 1;
                 Some(ev)
             }
-            CuOutcome::Inner(_, ev) => {
+            CuOutcome::Inner(command, ev) => {
                 self.counters.inner_commands += 1;
+                let next_clock = (self.cur_clock() + 1) << self.shift;
+                if let Some(su) = self.su.as_deref_mut() {
+                    self.su_stop |= su.inner(command, next_clock);
+                }
                 self.counters.cmd_events += 1;
                 let flags = self.cu.mode().header_flags();
                 if flags != self.flags {

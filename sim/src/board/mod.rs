@@ -52,6 +52,7 @@ pub mod limit;
 pub mod output;
 pub mod packetizer;
 pub mod probe;
+pub mod statistics;
 
 use hmtt_format::command::Command;
 use hmtt_format::record::EventEncoder;
@@ -68,6 +69,7 @@ pub use fifo::{Pusher, TxFifo};
 pub use limit::{Admission, RefLimit};
 pub use packetizer::{BoardPacket, CloseReason, Packetizer, PacketizerCounters};
 pub use probe::{ClockActivity, Probe};
+pub use statistics::{StatisticUnit, StatsConfig, StatsCounters};
 
 /// Words pushed on the fast path between two looks at the FIFO (settle,
 /// advance, the packetizer's turn): small enough that the words are
@@ -120,6 +122,12 @@ pub struct Board {
     finished: bool,
     counters: BoardCounters,
     probe: Option<Box<Probe>>,
+    /// The Statistic Unit, if the board has one.
+    su: Option<Box<StatisticUnit>>,
+    /// The config unit just executed one of the Statistic Unit's inner
+    /// commands: the commands after it wait until the unit has counted
+    /// those before.
+    su_stop: bool,
 }
 
 impl Board {
@@ -162,6 +170,11 @@ impl Board {
             finished: false,
             counters: BoardCounters::default(),
             probe: None,
+            su: cfg
+                .statistics
+                .as_ref()
+                .map(|sc| Box::new(StatisticUnit::new(&cfg, sc))),
+            su_stop: false,
             cfg,
         };
         board.set_next_event();
@@ -235,6 +248,9 @@ impl Board {
     /// order; a cycle before the current tick is refused (nothing changes).
     #[inline]
     pub fn command(&mut self, c: &Command) -> Result<(), BoardError> {
+        if self.su.is_some() {
+            return self.commands(std::slice::from_ref(c));
+        }
         let one = std::slice::from_ref(c);
         let (taken, room) = if self.probe.is_some() {
             self.fast_run::<true>(one, 0)
@@ -256,6 +272,46 @@ impl Board {
     /// Takes a slice of commands in order; stops at the first refused one
     /// (the commands before it are taken).
     pub fn commands(&mut self, cs: &[Command]) -> Result<(), BoardError> {
+        if self.su.is_none() {
+            return self.trace_commands(cs).map(|_| ()).map_err(|(_, e)| e);
+        }
+        // The Statistic Unit counts the commands between two of its
+        // boundaries (an interval's end, an inner command's change) after
+        // the trace path took them, with what the trace path dropped.
+        let mut i = 0;
+        while let Some(c) = cs.get(i) {
+            let boundary = self.su.as_ref().map_or(u64::MAX, |su| su.boundary());
+            if c.cycle >= boundary {
+                self.check_tick(c.cycle)?;
+                let flags = self.flags;
+                if let Some(su) = self.su.as_deref_mut() {
+                    su.advance(c.cycle, flags);
+                }
+                continue;
+            }
+            let end = i + cs[i..].iter().take_while(|c| c.cycle < boundary).count();
+            let over = self.counters.references_over_limit;
+            let dropped = self.counters.events_dropped;
+            let result = self.trace_commands(&cs[i..end]);
+            let taken = match result {
+                Ok(n) | Err((n, _)) => n,
+            };
+            let over = self.counters.references_over_limit - over;
+            let dropped = self.counters.events_dropped - dropped;
+            if let Some(su) = self.su.as_deref_mut() {
+                su.count(&cs[i..i + taken]);
+                su.add_drops(over, dropped);
+            }
+            result.map_err(|(_, e)| e)?;
+            i += taken;
+        }
+        Ok(())
+    }
+
+    /// The trace path of [`Board::commands`]: how many commands it took,
+    /// stopping after one of the Statistic Unit's inner commands; with an
+    /// error, how many it took before.
+    fn trace_commands(&mut self, cs: &[Command]) -> Result<usize, (usize, BoardError)> {
         let mut i = 0;
         while i < cs.len() {
             let (next, room) = if self.probe.is_some() {
@@ -267,10 +323,33 @@ impl Board {
             if let Some(c) = cs.get(i) {
                 match room {
                     Some(line) => self.access_without_room(c, line),
-                    None => self.command_slow(c)?,
+                    None => self.command_slow(c).map_err(|e| (i, e))?,
                 }
                 i += 1;
+                if std::mem::take(&mut self.su_stop) {
+                    return Ok(i);
+                }
             }
+        }
+        Ok(i)
+    }
+
+    /// The errors [`Board::command`] gives for a command at `cycle`.
+    fn check_tick(&self, cycle: u64) -> Result<(), BoardError> {
+        if self.finished {
+            return Err(BoardError::Finished);
+        }
+        if cycle < self.cur {
+            return Err(BoardError::CycleDecreased {
+                cycle,
+                current: self.cur,
+            });
+        }
+        if cycle - self.cur > MAX_COMMAND_GAP {
+            return Err(BoardError::GapTooLong {
+                cycle,
+                current: self.cur,
+            });
         }
         Ok(())
     }
@@ -344,6 +423,10 @@ impl Board {
         }
         self.run_until(tick);
         self.catch_up();
+        let flags = self.flags;
+        if let Some(su) = self.su.as_deref_mut() {
+            su.advance(tick, flags);
+        }
         Ok(())
     }
 
@@ -383,6 +466,11 @@ impl Board {
         self.fifo.settle();
         self.fifo.advance(self.cur_clock());
         self.sync_packet_counters();
+        let flags = self.flags;
+        if let Some(su) = self.su.as_deref_mut() {
+            su.finish(flags);
+        }
+        self.sync_statistics_counters();
         self.finished = true;
     }
 
@@ -391,6 +479,21 @@ impl Board {
     pub fn drain_packets(&mut self, out: &mut Vec<BoardPacket>) {
         self.catch_up();
         self.packetizer.drain_packets(out);
+    }
+
+    /// Moves the statistics packets (format.md §5.3) sent so far to `out`,
+    /// in their own `seq` order; none without a Statistic Unit.
+    pub fn drain_statistics(&mut self, out: &mut Vec<BoardPacket>) {
+        self.sync_statistics_counters();
+        if let Some(su) = self.su.as_deref_mut() {
+            su.drain_packets(out);
+        }
+    }
+
+    fn sync_statistics_counters(&mut self) {
+        if let Some(su) = self.su.as_deref() {
+            self.counters.statistics = Some(su.counters().clone());
+        }
     }
 }
 
@@ -408,6 +511,22 @@ pub fn run_commands(
     board.finish();
     board.drain_packets(&mut packets);
     Ok((packets, board.counters().clone()))
+}
+
+/// [`run_commands`] with the statistics packets too (none without a
+/// Statistic Unit): trace packets, statistics packets, counters.
+pub fn run_commands_with_statistics(
+    cfg: BoardConfig,
+    commands: &[Command],
+) -> Result<(Vec<BoardPacket>, Vec<BoardPacket>, BoardCounters), BoardError> {
+    let mut board = Board::new(cfg)?;
+    let mut packets = Vec::new();
+    let mut statistics = Vec::new();
+    board.commands(commands)?;
+    board.finish();
+    board.drain_packets(&mut packets);
+    board.drain_statistics(&mut statistics);
+    Ok((packets, statistics, board.counters().clone()))
 }
 
 #[cfg(test)]

@@ -1,0 +1,117 @@
+//! The Statistic Unit through the binary: `hmtt board --stats-interval`
+//! puts statistics packets (format.md §5.3) into the capture files,
+//! `hmtt merge` keeps their records beside the trace without counting them
+//! rejected, `hmtt stats` shows them; a board without the unit writes
+//! none, and a firmware core refuses the unit.
+
+use hmtt_format::stats::{BankCounter, RankCounter};
+use hmtt_merge::board_statistics::{read_statistics, side_file_path};
+use serde_json::Value;
+
+mod support;
+use support::cli::{fails, ok, s, scratch, simulate};
+
+fn summary(dir: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("board0-summary.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn board_merge_and_stats_carry_the_units_records() {
+    let dir = scratch("statistics_cli");
+    let sim = simulate(
+        &dir,
+        &["--workload", "quicksort", "--n", "2000", "--cache", "off"],
+    );
+    let commands = sim.join("commands-b0.txt");
+
+    // Without the unit: no statistics in the summary, nor in the files.
+    let plain = dir.join("plain");
+    ok(&[
+        "board",
+        "--commands",
+        s(&commands),
+        "--out",
+        s(&plain),
+        "-q",
+    ]);
+    for port in 0..3 {
+        let bytes = std::fs::read(plain.join(format!("board0-port{port}.hmttcap"))).unwrap();
+        assert!(!bytes.windows(4).any(|w| w == b"HMTS"));
+    }
+    assert!(summary(&plain)["counters"].get("statistics").is_none());
+
+    let with_unit = dir.join("unit");
+    ok(&[
+        "board",
+        "--commands",
+        s(&commands),
+        "--stats-interval",
+        "16",
+        "--out",
+        s(&with_unit),
+        "-q",
+    ]);
+    let su = summary(&with_unit)["counters"]["statistics"].clone();
+    let sent = su["records_sent"].as_u64().unwrap();
+    assert!(sent > 5, "{su}");
+    assert_eq!(su["records_unsent"], 0);
+
+    let trace = dir.join("t.hmtttrace");
+    let printed = ok(&["merge", s(&with_unit), "-o", s(&trace), "-q"]);
+    let side = side_file_path(&trace);
+    assert!(
+        printed.contains(&format!("kept {sent} statistics records")),
+        "{printed}"
+    );
+    let boards = read_statistics(&side, 4).unwrap();
+    assert_eq!(boards.len(), 1);
+    let b = &boards[0];
+    assert_eq!(b.records, sent);
+    assert_eq!(b.first.len(), 4);
+    let per_kind = &summary(&with_unit)["counters"]["per_kind"];
+    let n = |k: &str| per_kind[k].as_u64().unwrap();
+    assert_eq!(b.bank_total(BankCounter::Rd), n("RD") + n("RDA"));
+    assert_eq!(b.bank_total(BankCounter::Wr), n("WR") + n("WRA"));
+    assert_eq!(b.bank_total(BankCounter::Act), n("ACT"));
+    assert_eq!(b.rank_total(RankCounter::Ref), n("REF"));
+    // The records are in time order and do not overlap.
+    for w in b.first.windows(2) {
+        assert!(w[0].end_tick <= w[1].start_tick);
+    }
+
+    let shown = ok(&["stats", s(&trace), "--max-rows", "4"]);
+    assert!(shown.contains("board statistics"), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "total: {} RD, {} WR",
+            n("RD") + n("RDA"),
+            n("WR") + n("WRA")
+        )),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("({} more records)", sent - 4)),
+        "{shown}"
+    );
+
+    // No unit, no side file, not even an earlier merge's.
+    ok(&["merge", s(&plain), "-o", s(&trace), "-q"]);
+    assert!(!side_file_path(&trace).exists());
+    assert!(!ok(&["stats", s(&trace)]).contains("board statistics"));
+
+    // The HDL cores have no unit yet.
+    let err = fails(&[
+        "board",
+        "--commands",
+        s(&commands),
+        "--core",
+        "ecp5-85f",
+        "--stats-interval",
+        "16",
+        "--out",
+        s(&dir.join("core")),
+        "-q",
+    ]);
+    assert!(err.contains("Statistic Unit"), "{err}");
+}

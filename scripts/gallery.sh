@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The picture gallery of docs/guide.md: every picture `hmtt analyze --plot`
-# draws of a simulated quicksort, as PNG, into OUT (default docs/gallery).
+# draws of a simulated quicksort, as PNG, into OUT (default docs/gallery),
+# and the program's own addresses from its virtual trace (`hmtt replay`):
+# address_time_program.png.
 #
 #   scripts/gallery.sh [OUT] [N]      N: elements sorted (default 100000)
 #
@@ -18,6 +20,18 @@ trap 'rm -rf "$work"' EXIT
 "$hmtt" merge "$work/qs" -o "$work/qs.hmtttrace" >/dev/null
 "$hmtt" analyze "$work/qs.hmtttrace" --window quicksort_begin,quicksort_end \
     --plot "$work/plots" >/dev/null 2>&1
+"$hmtt" replay "$work/qs.hmtttrace" --log "$work/qs/pagetable.hmttlog" \
+    --out "$work/qs.hmttvtrace" >/dev/null 2>&1
+"$hmtt" analyze "$work/qs.hmttvtrace" --window quicksort_begin,quicksort_end \
+    --plot "$work/virtual" >/dev/null 2>&1
+# The quicksort workload runs one process: the one picture of a pid.
+pictures=("$work"/virtual/address_time_pid*.png)
+[ ${#pictures[@]} -eq 1 ] || {
+    echo "gallery.sh: expected one process picture, found ${#pictures[@]}" >&2
+    exit 1
+}
+program=${pictures[0]}
+cp "$program" "$work/plots/address_time_program.png"
 
 mkdir -p "$out"
 for png in "$work"/plots/*.png; do

@@ -916,7 +916,8 @@ fn the_gallery_script_writes_every_picture() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for name in hmtt_merge::analyze::plot::PICTURES {
+    let program = ["address_time_program"];
+    for name in hmtt_merge::analyze::plot::PICTURES.iter().chain(&program) {
         let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
         let chunks = png_chunks(&png).unwrap_or_else(|e| panic!("{name}.png: {e}"));
         assert_eq!(chunks.first().map(|c| &c[..]), Some("IHDR"), "{name}");
@@ -959,4 +960,70 @@ fn png_chunks(png: &[u8]) -> Result<Vec<String>, String> {
         rest = &rest[12 + len as usize..];
     }
     Ok(types)
+}
+
+/// On a virtual trace the processes with the most translated references
+/// are drawn again, each in its own virtual addresses: each one's panels
+/// hold its reads and writes of the JSON, the picture files are written,
+/// and an input named as one is not written over.
+#[test]
+fn each_process_of_a_virtual_trace_is_drawn_in_its_virtual_addresses() {
+    use hmtt_merge::analyze::pictures::{Pictures, PROCESS_PANELS};
+    use hmtt_merge::analyze::plot;
+    let dir = scratch("process_pictures");
+    let (sim, trace) = simulate_and_merge(&dir, &MIX_ON_2_BOARDS, &["--interleave-shift", "12"]);
+    let vtrace = dir.join("run.hmttvtrace");
+    let log = sim.join("pagetable.hmttlog");
+    ok(&["replay", s(&trace), "--log", s(&log), "--out", s(&vtrace)]);
+    let bytes = std::fs::read(&vtrace).unwrap();
+    let v = VtraceView::new_checked(&bytes).unwrap();
+    let input = TraceInput::Virtual(&v);
+    let opts = AnalyzeOptions::default();
+    let (a, analyzer) = analyze(&input, &opts).unwrap();
+    let p = Pictures::collect(&input, &opts, &a, &analyzer).unwrap();
+
+    let mut rows = a.processes.clone().unwrap();
+    assert!(rows.len() > 1, "the mix runs several processes");
+    rows.sort_by_key(|r| (std::cmp::Reverse(r.reads + r.writes), r.pid));
+    rows.truncate(PROCESS_PANELS);
+    let sum = |grid: &[u32]| grid.iter().map(|&n| u64::from(n)).sum::<u64>();
+    let drawn: Vec<(u32, u64, u64, u64)> = p
+        .processes
+        .iter()
+        .map(|q| {
+            (
+                q.pid,
+                q.references,
+                sum(&q.scatter_reads),
+                sum(&q.scatter_writes),
+            )
+        })
+        .collect();
+    let want: Vec<(u32, u64, u64, u64)> = rows
+        .iter()
+        .map(|r| (r.pid, r.reads + r.writes, r.reads, r.writes))
+        .collect();
+    assert_eq!(drawn, want);
+
+    let plots = dir.join("plots");
+    ok(&["analyze", s(&vtrace), "--plot", s(&plots)]);
+    for r in &rows {
+        let name = plot::process_picture(r.pid);
+        for ext in ["png", "svg"] {
+            assert!(
+                plots.join(format!("{name}.{ext}")).is_file(),
+                "{name}.{ext}"
+            );
+        }
+    }
+    // A trace kept under a process picture's name in the plot directory.
+    let kept = plots.join(format!("{}.png", plot::process_picture(rows[0].pid)));
+    std::fs::copy(&vtrace, &kept).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hmtt"))
+        .args(["analyze", s(&kept), "--plot", s(&plots)])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_eq!(std::fs::read(&kept).unwrap(), bytes, "the input is kept");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -230,6 +230,15 @@ fn refuse_outputs_over_inputs(args: &Args) -> anyhow::Result<()> {
         .collect();
     if let Some(dir) = &args.plot {
         outputs.extend(plot::file_names().map(|f| dir.join(f)));
+        // The process pictures' names depend on the trace: any input named
+        // as one may be written over.
+        outputs.extend(
+            inputs
+                .iter()
+                .filter_map(|i| i.file_name()?.to_str())
+                .filter(|name| plot::is_picture_file(name))
+                .map(|name| dir.join(name)),
+        );
     }
     for out in &outputs {
         refuse_output_over_input(out, inputs.iter().copied())?;

@@ -15,9 +15,18 @@
 //! - the references the board dropped (LOST records) are counted in
 //!   [`LOST_COLS`] time columns, each at the time of the last reference
 //!   before it (a LOST record carries no time of its own).
+//! - on a virtual trace, the [`PROCESS_PANELS`] processes with the most
+//!   translated references get the address-versus-time grids again, each
+//!   over its own virtual pages (found by one more pass before the
+//!   second), so that a program's own pattern shows where the physical
+//!   picture scatters it over the frames the OS gave it.
+
+use std::collections::{HashMap, HashSet};
 
 use super::page_hotness::PAGE_SHIFT;
-use super::{Access, Analysis, AnalyzeError, AnalyzeOptions, Analyzer, Item, TraceInput};
+use super::{
+    Access, Analysis, AnalyzeError, AnalyzeOptions, Analyzer, Item, TraceInput, VirtualInfo,
+};
 
 pub const SCATTER_COLS: usize = 480;
 pub const SCATTER_ROWS: usize = 320;
@@ -26,6 +35,8 @@ pub const HEAT_PAGES: usize = 32;
 pub const LOST_COLS: usize = 480;
 /// Longest gap between touched pages kept on the address axis.
 pub const MAX_GAP_PAGES: u64 = 16;
+/// Processes of a virtual trace drawn in their own virtual addresses.
+pub const PROCESS_PANELS: usize = 4;
 
 /// The compressed address axis: page numbers in order and their positions.
 #[derive(Debug, Clone, Default)]
@@ -73,7 +84,7 @@ impl AddressAxis {
             .collect()
     }
 
-    /// The physical address at position `y` (the page at or below it).
+    /// The address at position `y` (the page at or below it).
     pub fn address_at(&self, y: f64) -> u64 {
         let at = y.max(0.0) as u64;
         let i = self.pos.partition_point(|&p| p <= at).saturating_sub(1);
@@ -84,6 +95,17 @@ impl AddressAxis {
             _ => 0,
         }
     }
+}
+
+/// One process's address-versus-time grids, over its virtual pages.
+#[derive(Debug, Clone)]
+pub struct ProcessScatter {
+    pub pid: u32,
+    /// Its translated references in the window.
+    pub references: u64,
+    pub axis: AddressAxis,
+    pub scatter_reads: Vec<u32>,
+    pub scatter_writes: Vec<u32>,
 }
 
 /// The grids of the pictures.
@@ -107,6 +129,9 @@ pub struct Pictures {
     pub lost: Vec<u64>,
     /// Tick of the last reference seen, where a LOST record is counted.
     last_seen: u64,
+    /// Virtual traces: the processes with the most translated references,
+    /// the most first (ties by pid).
+    pub processes: Vec<ProcessScatter>,
 }
 
 impl Pictures {
@@ -136,7 +161,60 @@ impl Pictures {
             heat_rows,
             lost: vec![0; LOST_COLS],
             last_seen: analysis.mix.first_tick.unwrap_or(0),
+            processes: Vec::new(),
         }
+    }
+
+    /// The [`PROCESS_PANELS`] processes of a virtual trace with the most
+    /// translated references in the window, each with the axis of its
+    /// virtual pages.
+    fn processes(
+        input: &TraceInput,
+        opts: &AnalyzeOptions,
+    ) -> Result<Vec<ProcessScatter>, AnalyzeError> {
+        // pid → (references, virtual pages, the last page added).
+        let mut seen: HashMap<u32, (u64, HashSet<u64>, u64)> = HashMap::new();
+        input.each(opts.window.clone(), &mut |item| {
+            if let Item::Access(Access {
+                virt:
+                    Some(VirtualInfo {
+                        owner: Some((pid, va)),
+                        ..
+                    }),
+                ..
+            }) = item
+            {
+                let page = va >> PAGE_SHIFT;
+                let e = seen
+                    .entry(pid)
+                    .or_insert_with(|| (0, HashSet::new(), u64::MAX));
+                e.0 += 1;
+                if e.2 != page {
+                    e.1.insert(page);
+                    e.2 = page;
+                }
+            }
+        })?;
+        let mut by_count: Vec<(u32, u64, HashSet<u64>)> = seen
+            .into_iter()
+            .map(|(pid, (n, pages, _))| (pid, n, pages))
+            .collect();
+        by_count.sort_unstable_by_key(|&(pid, n, _)| (std::cmp::Reverse(n), pid));
+        by_count.truncate(PROCESS_PANELS);
+        Ok(by_count
+            .into_iter()
+            .map(|(pid, references, pages)| {
+                let mut pages: Vec<u64> = pages.into_iter().collect();
+                pages.sort_unstable();
+                ProcessScatter {
+                    pid,
+                    references,
+                    axis: AddressAxis::new(pages),
+                    scatter_reads: vec![0; SCATTER_COLS * SCATTER_ROWS],
+                    scatter_writes: vec![0; SCATTER_COLS * SCATTER_ROWS],
+                }
+            })
+            .collect())
     }
 
     #[inline]
@@ -146,17 +224,39 @@ impl Pictures {
         c.min(cols - 1)
     }
 
+    /// The scatter cell of address `addr` at `tick` on `axis`.
+    #[inline]
+    fn cell(&self, axis: &AddressAxis, addr: u64, tick: u64) -> Option<usize> {
+        let y = axis.position(addr)?;
+        let row = ((y / axis.span() as f64) * SCATTER_ROWS as f64) as usize;
+        Some(row.min(SCATTER_ROWS - 1) * SCATTER_COLS + self.column(tick, SCATTER_COLS))
+    }
+
     #[inline]
     fn add(&mut self, a: &Access) {
         self.last_seen = a.tick;
-        if let Some(y) = self.axis.position(a.pa) {
-            let row = ((y / self.axis.span() as f64) * SCATTER_ROWS as f64) as usize;
-            let col = self.column(a.tick, SCATTER_COLS);
+        if let Some(cell) = self.cell(&self.axis, a.pa, a.tick) {
             let grid = match a.write {
                 false => &mut self.scatter_reads,
                 true => &mut self.scatter_writes,
             };
-            grid[row.min(SCATTER_ROWS - 1) * SCATTER_COLS + col] += 1;
+            grid[cell] += 1;
+        }
+        if let Some(VirtualInfo {
+            owner: Some((pid, va)),
+            ..
+        }) = a.virt
+        {
+            if let Some(k) = self.processes.iter().position(|p| p.pid == pid) {
+                if let Some(cell) = self.cell(&self.processes[k].axis, va, a.tick) {
+                    let p = &mut self.processes[k];
+                    let grid = match a.write {
+                        false => &mut p.scatter_reads,
+                        true => &mut p.scatter_writes,
+                    };
+                    grid[cell] += 1;
+                }
+            }
         }
         let page = a.pa >> PAGE_SHIFT << PAGE_SHIFT;
         if let Ok(k) = self.heat_rows.binary_search_by_key(&page, |&(p, _)| p) {
@@ -174,6 +274,9 @@ impl Pictures {
         analyzer: &Analyzer,
     ) -> Result<Pictures, AnalyzeError> {
         let mut p = Pictures::new(analysis, analyzer);
+        if input.is_virtual() {
+            p.processes = Pictures::processes(input, opts)?;
+        }
         input.each(opts.window.clone(), &mut |item| match item {
             Item::Access(a) => p.add(&a),
             Item::Lost { count } => {

@@ -22,7 +22,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle};
 
-use super::pictures::{Pictures, HEAT_COLS, LOST_COLS, SCATTER_COLS, SCATTER_ROWS};
+use super::pictures::{
+    AddressAxis, Pictures, ProcessScatter, HEAT_COLS, LOST_COLS, SCATTER_COLS, SCATTER_ROWS,
+};
 use super::png_text::PngBackend;
 use super::reuse_distance::ReuseReport;
 use super::timeline::EventMark;
@@ -438,16 +440,23 @@ const ADDRESS_TIME_HEIGHT: u32 = 1300;
 
 /// The address axis: ticks at the starts of stretches of pages (where the
 /// address under a tick is exact), at most `n`, spread evenly.
-fn address_axis(p: &Pictures, n: usize) -> Axis {
-    let span = p.axis.span() as f64;
-    let starts: Vec<f64> = std::iter::once(0.0).chain(p.axis.breaks()).collect();
+fn address_axis(axis: &AddressAxis, n: usize) -> Axis {
+    let span = axis.span() as f64;
+    let starts: Vec<f64> = std::iter::once(0.0).chain(axis.breaks()).collect();
+    // The start of a stretch of pages near each even step, else the page
+    // at the step (a long stretch, as a process's heap, gets ticks inside).
     let mut ticks: Vec<f64> = (0..n)
         .filter_map(|k| {
             let want = span * k as f64 / n as f64;
-            starts
+            let start = starts
                 .iter()
                 .copied()
-                .min_by(|x, y| (x - want).abs().total_cmp(&(y - want).abs()))
+                .min_by(|x, y| (x - want).abs().total_cmp(&(y - want).abs()))?;
+            Some(if (start - want).abs() <= span / (2 * n) as f64 {
+                start
+            } else {
+                want.floor()
+            })
         })
         .collect();
     ticks.dedup();
@@ -460,21 +469,27 @@ fn address_axis(p: &Pictures, n: usize) -> Axis {
     }
 }
 
+/// The address axis of a panel and its title.
+struct AddressScale<'a> {
+    axis: &'a AddressAxis,
+    desc: &'a str,
+}
+
 /// One panel of the address-versus-time picture: `grid`'s densities,
 /// coloured against `max`, the axis breaks marked.
 #[allow(clippy::too_many_arguments)]
 fn address_panel<DB: DrawingBackend>(
     area: &Area<DB>,
     name: &str,
-    p: &Pictures,
+    scale: &AddressScale,
     grid: &[u32],
     max: u32,
     t1: f64,
     x_desc: bool,
 ) -> DrawResult {
-    let span = p.axis.span() as f64;
-    let address = |y: &f64| format!("{:#x}", p.axis.address_at(*y));
-    let axis = address_axis(p, 5);
+    let span = scale.axis.span() as f64;
+    let address = |y: &f64| format!("{:#x}", scale.axis.address_at(*y));
+    let axis = address_axis(scale.axis, 5);
     let labels: Vec<String> = axis.ticks.iter().map(address).collect();
     let mut builder = frame(area, name, labels);
     if !x_desc {
@@ -486,7 +501,7 @@ fn address_panel<DB: DrawingBackend>(
     let mut mesh = chart.configure_mesh();
     styled(&mut mesh)
         .disable_mesh()
-        .y_desc("address (gaps cut)")
+        .y_desc(scale.desc)
         .y_label_formatter(&address);
     if x_desc {
         mesh.x_desc(TIME_DESC);
@@ -494,7 +509,7 @@ fn address_panel<DB: DrawingBackend>(
     mesh.draw().map_err(err)?;
     // Each break: a faint line across the panel, and the break sign (two
     // slashes) on the axis where there is room for it.
-    let breaks = p.axis.breaks();
+    let breaks = scale.axis.breaks();
     chart
         .draw_series(
             breaks
@@ -541,22 +556,63 @@ fn address_panel<DB: DrawingBackend>(
     Ok(())
 }
 
-fn address_time<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis, p: &Pictures) -> DrawResult {
+/// The address-versus-time picture of `reads` and `writes` over `scale`.
+fn address_time_of<DB: DrawingBackend>(
+    root: &Area<DB>,
+    title: &str,
+    scale: &AddressScale,
+    reads: &[u32],
+    writes: &[u32],
+    t1: f64,
+) -> DrawResult {
     root.fill(&WHITE).map_err(err)?;
-    let t1 = time_span_ms(a, p);
-    let max = p
-        .scatter_reads
-        .iter()
-        .chain(&p.scatter_writes)
-        .copied()
-        .max()
-        .unwrap_or(0);
-    let (main, bar) = with_colour_bar(root, "Address versus time")?;
+    let max = reads.iter().chain(writes).copied().max().unwrap_or(0);
+    let (main, bar) = with_colour_bar(root, title)?;
     let height = main.dim_in_pixel().1;
     let (top, bottom) = main.split_vertically(height / 2 - X_LABEL_AREA / 4);
-    address_panel(&top, "reads", p, &p.scatter_reads, max, t1, false)?;
-    address_panel(&bottom, "writes", p, &p.scatter_writes, max, t1, true)?;
+    address_panel(&top, "reads", scale, reads, max, t1, false)?;
+    address_panel(&bottom, "writes", scale, writes, max, t1, true)?;
     colour_bar(&bar, max, X_LABEL_AREA)
+}
+
+fn address_time<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis, p: &Pictures) -> DrawResult {
+    let scale = AddressScale {
+        axis: &p.axis,
+        desc: if a.virtual_trace {
+            "physical address (gaps cut)"
+        } else {
+            "address (gaps cut)"
+        },
+    };
+    address_time_of(
+        root,
+        "Address versus time",
+        &scale,
+        &p.scatter_reads,
+        &p.scatter_writes,
+        time_span_ms(a, p),
+    )
+}
+
+/// A process of a virtual trace, in its virtual addresses.
+fn process_address_time<DB: DrawingBackend>(
+    root: &Area<DB>,
+    a: &Analysis,
+    p: &Pictures,
+    process: &ProcessScatter,
+) -> DrawResult {
+    let scale = AddressScale {
+        axis: &process.axis,
+        desc: "virtual address (gaps cut)",
+    };
+    address_time_of(
+        root,
+        &format!("Virtual addresses of pid {}", process.pid),
+        &scale,
+        &process.scatter_reads,
+        &process.scatter_writes,
+        time_span_ms(a, p),
+    )
 }
 
 /// One interval of the bandwidth picture: its start and end (ms from
@@ -1139,7 +1195,23 @@ pub const PICTURES: [&str; 5] = [
     "banks",
 ];
 
-/// The files `draw_all` writes into its directory.
+/// The name of a process's address-versus-time picture (virtual traces).
+pub fn process_picture(pid: u32) -> String {
+    format!("address_time_pid{pid}")
+}
+
+/// Whether `file` may be a picture `draw_all` writes: one of
+/// [`file_names`], or a process's.
+pub fn is_picture_file(file: &str) -> bool {
+    file_names().any(|f| f == file)
+        || file
+            .strip_prefix("address_time_pid")
+            .and_then(|rest| rest.strip_suffix(".png").or(rest.strip_suffix(".svg")))
+            .is_some_and(|pid| pid.parse::<u32>().is_ok())
+}
+
+/// The files `draw_all` writes into its directory whatever the trace (a
+/// virtual trace adds a [`process_picture`] for each process drawn).
 pub fn file_names() -> impl Iterator<Item = String> {
     PICTURES
         .iter()
@@ -1232,6 +1304,15 @@ pub fn draw_all(dir: &Path, a: &Analysis, p: &Pictures) -> Result<Vec<PathBuf>, 
         |r| banks(r, a),
         |r| banks(r, a),
     )?);
+    for process in &p.processes {
+        files.extend(both(
+            dir,
+            &process_picture(process.pid),
+            (WIDTH, ADDRESS_TIME_HEIGHT),
+            |r| process_address_time(r, a, p, process),
+            |r| process_address_time(r, a, p, process),
+        )?);
+    }
     Ok(files)
 }
 

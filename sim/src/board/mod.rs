@@ -379,21 +379,7 @@ impl Board {
     }
 
     fn enter_tick(&mut self, cycle: u64) -> Result<(), BoardError> {
-        if self.finished {
-            return Err(BoardError::Finished);
-        }
-        if cycle < self.cur {
-            return Err(BoardError::CycleDecreased {
-                cycle,
-                current: self.cur,
-            });
-        }
-        if cycle - self.cur > MAX_COMMAND_GAP {
-            return Err(BoardError::GapTooLong {
-                cycle,
-                current: self.cur,
-            });
-        }
+        self.check_tick(cycle)?;
         if cycle > self.next_event {
             self.run_until(cycle);
         } else {

@@ -959,16 +959,7 @@ fn reuse_cdf<DB: DrawingBackend>(root: &Area<DB>, curves: &[&ReuseReport]) -> Dr
             .label(reuse_curve_name(r))
             .legend(move |(x, y)| stroke(x, y, style));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::MiddleRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.4))
-        .label_font(text())
-        .legend_area_size(TEXT)
-        .margin(12)
-        .draw()
-        .map_err(err)
+    legend(&mut chart, SeriesLabelPosition::MiddleRight)
 }
 
 /// The page heat map is as tall as its rows' labels need.
@@ -1156,7 +1147,7 @@ fn banks<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, a: &Analysis) -> Dra
         .map_err(err)?
         .label("writes")
         .legend(|(x, y)| swatch(x, y, WRITE_COLOUR));
-    legend(&mut chart)
+    legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
 
 /// A legend's filled square.
@@ -1170,13 +1161,14 @@ fn stroke(x: i32, y: i32, style: ShapeStyle) -> PathElement<(i32, i32)> {
     PathElement::new([(x, y), (x + 2 * TEXT as i32 / 3, y)], style)
 }
 
-/// The legend of every chart: top right, over a white ground.
+/// The legend of every chart, at `position`, over a white ground.
 fn legend<'a, DB: DrawingBackend + 'a, X: Ranged, Y: Ranged>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    position: SeriesLabelPosition,
 ) -> DrawResult {
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(position)
         .background_style(WHITE.mix(0.9))
         .border_style(BLACK.mix(0.4))
         .label_font(text())

@@ -51,7 +51,7 @@ pub struct Args {
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     stripe_mib: Option<u64>,
     /// Socket receive buffer to ask for, MiB, 1..=2047 (the kernel takes at
-    /// most 2 GiB).
+    /// most 2 GiB); with --rx ring, each port's ring (allocated at the start).
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=2047))]
     rcvbuf_mib: Option<u64>,
     /// How UDP inputs receive: `socket` (recvmmsg on a UDP socket) or

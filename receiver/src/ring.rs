@@ -43,7 +43,7 @@ pub struct Ring {
     blocks: usize,
     next: usize,
     /// The socket that holds the UDP port (see the module's notes).
-    _claim: Socket,
+    claim: Socket,
     local: SocketAddrV4,
     kernel_drops: u64,
 }
@@ -157,10 +157,17 @@ impl Ring {
         };
         let claim = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
         attach_filter(claim.as_raw_fd(), &[insn(RET_K, 0, 0, 0)])?;
-        claim.bind(&SocketAddr::V4(addr).into())?;
-        let local = match claim.local_addr()?.as_socket() {
-            Some(SocketAddr::V4(a)) => a,
-            _ => addr,
+        // A given port is claimed once the ring receives, so that a sender
+        // waiting for the port to be taken loses nothing; port 0 is claimed
+        // first, to learn which port the filter must take.
+        let local = if addr.port() == 0 {
+            claim.bind(&SocketAddr::V4(addr).into())?;
+            match claim.local_addr()?.as_socket() {
+                Some(SocketAddr::V4(a)) => a,
+                _ => addr,
+            }
+        } else {
+            addr
         };
 
         // Protocol 0 until bound: no datagram enters before the filter and ring.
@@ -214,7 +221,7 @@ impl Ring {
             map: map.cast(),
             blocks,
             next: 0,
-            _claim: claim,
+            claim,
             local,
             kernel_drops: 0,
         };
@@ -233,6 +240,9 @@ impl Ring {
         };
         if r != 0 {
             return Err(os_err("binding the AF_PACKET socket"));
+        }
+        if addr.port() != 0 {
+            ring.claim.bind(&SocketAddr::V4(addr).into())?;
         }
         Ok(ring)
     }

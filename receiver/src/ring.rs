@@ -31,7 +31,9 @@ pub const BLOCK_BYTES: usize = 1 << 20;
 /// The ring's nominal frame size (TPACKET_V3 packs datagrams of any size
 /// into a block; the kernel only checks this divides the block).
 const FRAME_BYTES: usize = 2048;
-/// A block holding at least one datagram is handed over after this long.
+/// A block holding at least one datagram is handed over within two of
+/// these (the kernel closes a block at a timer tick when it was already
+/// the open block at the tick before).
 const BLOCK_TIMEOUT_MS: u32 = 10;
 const POLL_MS: i32 = 50;
 const DRAIN_LIMIT: Duration = Duration::from_secs(1);

@@ -23,7 +23,10 @@ use crate::shared::{parse_number, status};
 A received packet is handed to the writer (and written, so a kill cannot
 lose it) once its buffer of 64 packets is full or at most 100 ms after
 the buffer's first packet arrived (150 ms when the input then falls
-silent: the receive timeout is 50 ms). A kill (SIGKILL) thus loses at
+silent: the receive timeout is 50 ms; with --rx ring, a block of packets
+reaches the buffer at most two 10 ms block timeouts after its first
+packet arrived, and a part-filled buffer is handed on as soon as no
+block is ready). A kill (SIGKILL) thus loses at
 most the last 150 ms of packets; the files end on whole records, and
 `--repair` gives back the space preallocated past their ends.")]
 pub struct Args {

@@ -8,9 +8,12 @@
 //! so that the kernel answers no datagram with an ICMP "port unreachable";
 //! a filter that refuses everything makes the claim drop each datagram at
 //! once instead of queueing it (the kernel counts these in its UDP
-//! `InErrors`). The ring sees datagrams before the UDP layer: it checks no
-//! UDP checksum (the packets carry their own checks), and a datagram the
-//! network fragmented arrives as its first fragment, kept as a cut reject.
+//! `InErrors`). The ring sees datagrams before the UDP layer, so it
+//! checks no UDP checksum (as tcpdump does not): a datagram damaged after
+//! the network card checked its Ethernet frame (FCS) is kept and checked
+//! only as a board packet, where the socket path's kernel would drop it
+//! (counted only in the kernel's UDP `InCsumErrors`). A datagram the network fragmented arrives as its first
+//! fragment, kept as a cut reject.
 
 use std::io;
 use std::net::{SocketAddr, SocketAddrV4};

@@ -1,17 +1,25 @@
 //! Receiver benchmark: a board's stream sent over loopback to three ports at
-//! rising rates; for each rate, this receiver and `tcpdump -w` (default
-//! buffer, and with `-B` as large as the receiver's socket buffers) capture
-//! the same stream in turn. Prints loss and CPU per step and the highest
-//! zero-loss rate of each, for 1500-byte and 9000-byte packets.
+//! rising rates; for each rate, this receiver on each receive path
+//! (`--rx socket`, `--rx ring`) and `tcpdump -w` (default buffer, and with
+//! `-B` as large as the receiver's socket buffers) capture the same stream
+//! in turn. Prints loss and CPU per step, the highest zero-loss rate of
+//! each, and each one's CPU per Gb/s at the highest rate all sustained, for
+//! 1500-byte and 9000-byte packets.
 //!
 //! Rates count IPv4 packet bytes (UDP payload + 28). CPU is in cores: the
 //! receiver's threads (process CPU minus the sender thread), tcpdump's
-//! rusage, and the sender thread (which on loopback also runs the kernel's
-//! receive path up to the socket queue).
+//! rusage, and the sender thread. On loopback the sender's thread also
+//! runs the kernel's receive path: up to the socket queue for `--rx
+//! socket`, and the copy into the AF_PACKET ring for `--rx ring` and
+//! tcpdump. So the capture's own cost is `cpu`, and `cpu+snd` (the sum)
+//! is the whole machine's cost of sending and capturing, which is what
+//! compares fairly across paths. `/Gb/s` columns are cores per Gb/s
+//! (CPU-seconds per Gb); `us/pkt` is CPU microseconds per packet.
 //!
 //! Environment: HMTT_BENCH_DIR (output directory, default a temp dir on
 //! /tmp), HMTT_BENCH_SECONDS (per step, default 2), HMTT_BENCH_SIZES
-//! (default "1500,9000"), HMTT_BENCH_RATES_1500 / _9000 (Gb/s lists).
+//! (default "1500,9000"), HMTT_BENCH_RATES_1500 / _9000 (Gb/s lists),
+//! HMTT_BENCH_TOOLS (default "socket,ring,tcpdump,tcpdump-B").
 
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -24,7 +32,7 @@ use std::time::{Duration, Instant};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::{Packet, PacketHeader, FLAG_TRACING};
 use hmtt_format::record::{Opcode, RecordWord};
-use hmtt_receiver::{Capture, CaptureConfig, Input};
+use hmtt_receiver::{Capture, CaptureConfig, Input, RxPath};
 
 const PORTS: usize = 3;
 
@@ -161,9 +169,10 @@ struct Step {
     sender_cpu: f64,
 }
 
-fn run_receiver(dir: &Path, packets: &mut [Vec<u8>], gbps: f64, total: u64) -> Step {
+fn run_receiver(dir: &Path, packets: &mut [Vec<u8>], gbps: f64, total: u64, rx: RxPath) -> Step {
     let _ = std::fs::remove_dir_all(dir);
     let mut c = CaptureConfig::new(Input::loopback(PORTS as u8), vec![dir.to_path_buf()]);
+    c.rx = rx;
     c.progress = false;
     c.name = "bench".into();
     c.packets = Some(total);
@@ -280,6 +289,18 @@ fn env_list(name: &str, default: &str) -> Vec<f64> {
         .collect()
 }
 
+/// A capture tool of the comparison.
+#[derive(Clone, Copy)]
+enum Tool {
+    Receiver(RxPath),
+    Tcpdump(Option<usize>),
+}
+
+/// Cores per Gb/s.
+fn per_gbps(cores: f64, gbps: f64) -> f64 {
+    cores / gbps.max(1e-9)
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -295,11 +316,38 @@ fn main() {
         });
     let sizes = env_list("HMTT_BENCH_SIZES", "1500,9000");
     let rcvbuf_kib = CaptureConfig::new(vec![], vec![]).rcvbuf_bytes / 1024;
+    let wanted = std::env::var("HMTT_BENCH_TOOLS")
+        .unwrap_or_else(|_| "socket,ring,tcpdump,tcpdump-B".into());
+    let mut tools: Vec<(String, Tool)> = Vec::new();
+    for w in wanted.split(',').map(str::trim) {
+        tools.push(match w {
+            "socket" => ("hmtt --rx socket".into(), Tool::Receiver(RxPath::Socket)),
+            "ring" => ("hmtt --rx ring".into(), Tool::Receiver(RxPath::Ring)),
+            "tcpdump" => ("tcpdump -w".into(), Tool::Tcpdump(None)),
+            "tcpdump-B" => (
+                format!("tcpdump -w -B {rcvbuf_kib}"),
+                Tool::Tcpdump(Some(rcvbuf_kib)),
+            ),
+            other => panic!(
+                "HMTT_BENCH_TOOLS: unknown tool `{other}` (socket, ring, tcpdump, tcpdump-B)"
+            ),
+        });
+    }
     println!(
         "receiver benchmark: {PORTS} loopback ports, {seconds} s per step, output in {}",
         base.display()
     );
-    println!("rate = IPv4 bytes; CPU in cores (1.0 = one core busy) over the send time; machine has {} cores", std::thread::available_parallelism().map_or(0, |n| n.get()));
+    println!(
+        "rate = IPv4 bytes; CPU in cores (1.0 = one core busy) over the send time; \
+         machine has {} cores, load average {}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     for size in sizes {
         let size = size as usize;
         let rates = if size <= 1500 {
@@ -315,37 +363,54 @@ fn main() {
             (size - 60) / 4
         );
         println!(
-            "{:<22} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8} {:>7}",
-            "capture", "target", "sent", "sent", "lost", "loss%", "cpu", "sender"
+            "{:<22} {:>6} {:>6} {:>9} {:>8} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7}",
+            "capture",
+            "target",
+            "sent",
+            "sent",
+            "lost",
+            "loss%",
+            "cpu",
+            "sender",
+            "cpu",
+            "cpu+snd",
+            "cpu"
         );
         println!(
-            "{:<22} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8} {:>7}",
-            "", "Gb/s", "Gb/s", "packets", "packets", "", "cores", "cores"
+            "{:<22} {:>6} {:>6} {:>9} {:>8} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7}",
+            "",
+            "Gb/s",
+            "Gb/s",
+            "packets",
+            "packets",
+            "",
+            "cores",
+            "cores",
+            "/Gb/s",
+            "/Gb/s",
+            "us/pkt"
         );
-        let tools: Vec<(String, Option<Option<usize>>)> = vec![
-            ("hmtt receiver".into(), None),
-            ("tcpdump -w".into(), Some(None)),
-            (
-                format!("tcpdump -w -B {rcvbuf_kib}"),
-                Some(Some(rcvbuf_kib)),
-            ),
-        ];
         let mut best: Vec<Option<(f64, f64)>> = vec![None; tools.len()];
         let mut failed = vec![false; tools.len()];
+        // Per target rate, each tool's step when it lost nothing.
+        let mut clean: Vec<(f64, Vec<Option<Step>>)> = Vec::new();
         for &gbps in &rates {
             let total = (gbps * 1e9 / 8.0 / size as f64 * seconds) as u64;
-            for (t, (name, tcpdump)) in tools.iter().enumerate() {
+            let mut steps: Vec<Option<Step>> = Vec::new();
+            for (t, (name, tool)) in tools.iter().enumerate() {
                 if failed[t] {
+                    steps.push(None);
                     continue;
                 }
                 let dir = base.join(format!("{size}-{t}"));
-                let step = match tcpdump {
-                    None => run_receiver(&dir, &mut packets, gbps, total),
-                    Some(b) => run_tcpdump(&dir, &mut packets, gbps, total, *b),
+                let step = match *tool {
+                    Tool::Receiver(rx) => run_receiver(&dir, &mut packets, gbps, total, rx),
+                    Tool::Tcpdump(b) => run_tcpdump(&dir, &mut packets, gbps, total, b),
                 };
                 let lost = step.sent.saturating_sub(step.got);
+                let pps = step.rate * 1e9 / 8.0 / size as f64;
                 println!(
-                    "{:<22} {:>8.1} {:>8.2} {:>10} {:>10} {:>8.3} {:>8.2} {:>7.2}",
+                    "{:<22} {:>6.1} {:>6.2} {:>9} {:>8} {:>7.3} {:>6.2} {:>6.2} {:>6.3} {:>7.3} {:>7.3}",
                     name,
                     gbps,
                     step.rate,
@@ -353,17 +418,23 @@ fn main() {
                     lost,
                     lost as f64 * 100.0 / step.sent.max(1) as f64,
                     step.cpu,
-                    step.sender_cpu
+                    step.sender_cpu,
+                    per_gbps(step.cpu, step.rate),
+                    per_gbps(step.cpu + step.sender_cpu, step.rate),
+                    step.cpu / pps.max(1e-9) * 1e6,
                 );
                 if lost == 0 {
                     // The sender may fall short of the target: keep the fastest achieved.
                     if best[t].is_none_or(|(r, _)| step.rate > r) {
                         best[t] = Some((step.rate, step.cpu));
                     }
+                    steps.push(Some(step));
                 } else {
                     failed[t] = true;
+                    steps.push(None);
                 }
             }
+            clean.push((gbps, steps));
         }
         println!(
             "-- highest rate sent with zero loss (all lower steps loss-free too), {size}-byte packets:"
@@ -381,11 +452,43 @@ fn main() {
                 None => println!("   {name:<22} none (loss at the lowest rate)"),
             }
         }
-        if let (Some((a, _)), Some((b, _))) = (best[0], best[1]) {
-            println!("   ratio hmtt/tcpdump: {:.2}x", a / b);
+        let reference = tools
+            .iter()
+            .position(|(_, t)| matches!(t, Tool::Tcpdump(Some(_))));
+        if let Some(r) = reference {
+            for (t, (name, tool)) in tools.iter().enumerate() {
+                if let (Tool::Receiver(_), Some((a, _)), Some((b, _))) = (tool, best[t], best[r]) {
+                    println!("   ratio {name} / {}: {:.2}x", tools[r].0, a / b);
+                }
+            }
         }
-        if let (Some((a, _)), Some((b, _))) = (best[0], best[2]) {
-            println!("   ratio hmtt/tcpdump -B: {:.2}x", a / b);
+        // CPU per Gb/s of each tool against the reference's, at the
+        // highest target both sustained (CPU per Gb/s falls as the rate
+        // rises: fixed costs spread thinner, so compare at one rate).
+        if let Some(r) = reference {
+            println!(
+                "-- CPU per Gb/s (capture alone; capture + sender) at the highest target \
+                 each and {} sustained:",
+                tools[r].0
+            );
+            for (t, (name, _)) in tools.iter().enumerate() {
+                let both = clean
+                    .iter()
+                    .rev()
+                    .find_map(|(g, st)| Some((*g, st[t].as_ref()?, st[r].as_ref()?)));
+                match both {
+                    Some((g, a, b)) => println!(
+                        "   {name:<22} at {g:>4} Gb/s: {:.3} and {:.3} cores per Gb/s, \
+                         {:.2}x and {:.2}x the reference's",
+                        per_gbps(a.cpu, a.rate),
+                        per_gbps(a.cpu + a.sender_cpu, a.rate),
+                        per_gbps(a.cpu, a.rate) / per_gbps(b.cpu, b.rate),
+                        per_gbps(a.cpu + a.sender_cpu, a.rate)
+                            / per_gbps(b.cpu + b.sender_cpu, b.rate)
+                    ),
+                    None => println!("   {name:<22} no target both sustained"),
+                }
+            }
         }
     }
     if std::env::var("HMTT_BENCH_DIR").is_err() {

@@ -18,8 +18,18 @@
 //!
 //! Environment: HMTT_BENCH_DIR (output directory, default a temp dir on
 //! /tmp), HMTT_BENCH_SECONDS (per step, default 2), HMTT_BENCH_SIZES
-//! (default "1500,9000"), HMTT_BENCH_RATES_1500 / _9000 (Gb/s lists),
+//! (default "1500,9000"; empty for none), HMTT_BENCH_RATES_1500 / _9000 (Gb/s lists),
 //! HMTT_BENCH_TOOLS (default "socket,ring,tcpdump,tcpdump-B").
+//!
+//! Many boards (issue 42), with HMTT_BENCH_BOARDS=N (N boards of 3 ports;
+//! off by default: it simulates, writes and merges about a gigabyte):
+//! the boards' simulated streams (a sequential read, cache off: 1500-byte
+//! packets), repeated on in seq and time to HMTT_BENCH_SECONDS at the
+//! highest of HMTT_BENCH_BOARDS_RATES (Gb/s, default "3"), are sent by one
+//! thread in the order the boards send them to N x 3 ports of one capture,
+//! on each receive path of HMTT_BENCH_TOOLS, with
+//! HMTT_BENCH_BOARDS_RCVBUF_MIB (default 16) of buffer per port. Each
+//! capture is merged and compared with the merge of the boards' own files.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -33,6 +43,9 @@ use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::{Packet, PacketHeader, FLAG_TRACING};
 use hmtt_format::record::{Opcode, RecordWord};
 use hmtt_receiver::{Capture, CaptureConfig, Input, RxPath};
+
+#[path = "../tests/boards/mod.rs"]
+mod boards;
 
 const PORTS: usize = 3;
 
@@ -161,6 +174,165 @@ fn send(dests: &[SocketAddr], packets: &mut [Vec<u8>], gbps: f64, total: u64) ->
     }
 }
 
+/// Sends each `(destination index, packet)` of `list` in order at `gbps`
+/// (IPv4 bytes), with sendmmsg in batches of 32, pacing each batch.
+fn send_list(dests: &[SocketAddr], list: &[(usize, &[u8])], gbps: f64) -> SendResult {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let _ = socket2::SockRef::from(&sock).set_send_buffer_size(64 << 20);
+    let fd = sock.as_raw_fd();
+    let names: Vec<socket2::SockAddr> = dests.iter().map(|&d| d.into()).collect();
+    let bytes_per_sec = gbps * 1e9 / 8.0;
+    const BATCH: usize = 32;
+    let cpu0 = cpu_seconds(libc::RUSAGE_THREAD);
+    let start = Instant::now();
+    let mut iov: Vec<libc::iovec> = Vec::with_capacity(BATCH);
+    // SAFETY: mmsghdr is plain old data.
+    let mut hdrs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; BATCH];
+    let mut sent_bytes = 0u64;
+    for batch in list.chunks(BATCH) {
+        let due = start + Duration::from_secs_f64(sent_bytes as f64 / bytes_per_sec);
+        let now = Instant::now();
+        if due > now {
+            let wait = due - now;
+            if wait > Duration::from_micros(200) {
+                std::thread::sleep(wait - Duration::from_micros(100));
+            }
+            while Instant::now() < due {
+                std::hint::spin_loop();
+            }
+        }
+        iov.clear();
+        for (_, bytes) in batch {
+            // sendmmsg only reads the buffers.
+            iov.push(libc::iovec {
+                iov_base: bytes.as_ptr() as *mut _,
+                iov_len: bytes.len(),
+            });
+            sent_bytes += bytes.len() as u64 + 28;
+        }
+        for (k, (dest, _)) in batch.iter().enumerate() {
+            let name = &names[*dest];
+            let h = &mut hdrs[k].msg_hdr;
+            h.msg_name = name.as_ptr() as *mut _;
+            h.msg_namelen = name.len();
+            h.msg_iov = &mut iov[k];
+            h.msg_iovlen = 1;
+        }
+        let n = batch.len();
+        let mut done = 0;
+        while done < n {
+            // SAFETY: headers point at live buffers and addresses.
+            let r = unsafe { libc::sendmmsg(fd, hdrs[done..].as_mut_ptr(), (n - done) as u32, 0) };
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EAGAIN) || e.raw_os_error() == Some(libc::ENOBUFS)
+                {
+                    continue;
+                }
+                panic!("sendmmsg: {e}");
+            }
+            done += r as usize;
+        }
+    }
+    SendResult {
+        packets: list.len() as u64,
+        seconds: start.elapsed().as_secs_f64(),
+        cpu: cpu_seconds(libc::RUSAGE_THREAD) - cpu0,
+    }
+}
+
+/// The many-board scenario: see the module's notes.
+fn many_boards(base: &Path, board_count: u8, seconds: f64, rx_paths: &[(String, RxPath)]) {
+    let rates = env_list("HMTT_BENCH_BOARDS_RATES", "3");
+    let rcvbuf_mib: usize = std::env::var("HMTT_BENCH_BOARDS_RCVBUF_MIB")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(16);
+    let top = rates.iter().cloned().fold(0.0, f64::max);
+    let wanted = (top * 1e9 / 8.0 / 1500.0 * seconds) as u64;
+    let t = Instant::now();
+    let boards = boards::simulated(board_count, PORTS as u8, 64 << 20, wanted);
+    let own = base.join("boards-own");
+    let _ = std::fs::remove_dir_all(&own);
+    boards.write_own_files(&own);
+    let own_trace = base.join("boards-own.hmtttrace");
+    let own_report = boards.merge(std::slice::from_ref(&own), &own_trace);
+    let _ = std::fs::remove_dir_all(&own);
+    let list = boards.send_order();
+    let ip_bytes = boards.bytes() + 28 * boards.packet_count();
+    println!();
+    println!(
+        "== {board_count} simulated boards x {PORTS} ports = {} ports, {} packets ({:.0} MB \
+         IPv4, mean {:.0} B), {rcvbuf_mib} MiB buffer per port ==",
+        boards.ports_in_all(),
+        boards.packet_count(),
+        ip_bytes as f64 / 1e6,
+        ip_bytes as f64 / boards.packet_count() as f64
+    );
+    println!(
+        "boards' own files merged: {} records ({:.1} s to simulate, write and merge)",
+        own_report.records,
+        t.elapsed().as_secs_f64()
+    );
+    println!(
+        "{:<22} {:>6} {:>6} {:>9} {:>8} {:>6} {:>6} {:>6} {:>7}  merge of the capture",
+        "capture", "target", "sent", "sent", "lost", "cpu", "sender", "cpu", "cpu+snd"
+    );
+    println!(
+        "{:<22} {:>6} {:>6} {:>9} {:>8} {:>6} {:>6} {:>6} {:>7}  = boards' own merge",
+        "", "Gb/s", "Gb/s", "packets", "packets", "cores", "cores", "/Gb/s", "/Gb/s"
+    );
+    for &gbps in &rates {
+        for (name, rx) in rx_paths {
+            let dir = base.join("boards-capture");
+            let _ = std::fs::remove_dir_all(&dir);
+            let mut c = CaptureConfig::new(
+                Input::loopback(board_count * PORTS as u8),
+                vec![dir.clone()],
+            );
+            c.rx = *rx;
+            c.progress = false;
+            c.name = "bench".into();
+            c.rcvbuf_bytes = rcvbuf_mib << 20;
+            c.packets = Some(list.len() as u64);
+            c.overwrite = true;
+            c.duration = Some(Duration::from_secs_f64(
+                ip_bytes as f64 * 8.0 / (gbps * 1e9) + 5.0,
+            ));
+            let cpu0 = cpu_seconds(libc::RUSAGE_SELF);
+            let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
+            let dests: Vec<SocketAddr> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
+            let s = std::thread::scope(|sc| {
+                sc.spawn(|| send_list(&dests, &list, gbps)).join().unwrap()
+            });
+            let summary = handle.wait().unwrap();
+            let cpu = (cpu_seconds(libc::RUSAGE_SELF) - cpu0 - s.cpu) / s.seconds;
+            let sender = s.cpu / s.seconds;
+            let got: u64 = summary.ports.iter().map(|p| p.written_packets).sum();
+            let rate = ip_bytes as f64 * 8.0 / s.seconds / 1e9;
+            let trace = base.join("boards-capture.hmtttrace");
+            boards.merge(std::slice::from_ref(&dir), &trace);
+            let same = boards::same_trace(&trace, &own_trace);
+            let _ = std::fs::remove_file(&trace);
+            let _ = std::fs::remove_dir_all(&dir);
+            println!(
+                "{:<22} {:>6.1} {:>6.2} {:>9} {:>8} {:>6.2} {:>6.2} {:>6.3} {:>7.3}  {}",
+                name,
+                gbps,
+                rate,
+                s.packets,
+                s.packets.saturating_sub(got),
+                cpu,
+                sender,
+                per_gbps(cpu, rate),
+                per_gbps(cpu + sender, rate),
+                if same { "yes" } else { "NO" }
+            );
+        }
+    }
+    let _ = std::fs::remove_file(&own_trace);
+}
+
 struct Step {
     sent: u64,
     got: u64,
@@ -285,6 +457,7 @@ fn env_list(name: &str, default: &str) -> Vec<f64> {
     std::env::var(name)
         .unwrap_or_else(|_| default.into())
         .split(',')
+        .filter(|s| !s.trim().is_empty())
         .map(|s| s.trim().parse().unwrap())
         .collect()
 }
@@ -348,6 +521,21 @@ fn main() {
             .collect::<Vec<_>>()
             .join(" ")
     );
+    let board_count: u8 = std::env::var("HMTT_BENCH_BOARDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    if board_count > 0 {
+        let rx_paths: Vec<(String, RxPath)> = tools
+            .iter()
+            .filter_map(|(name, t)| match t {
+                Tool::Receiver(rx) => Some((name.clone(), *rx)),
+                Tool::Tcpdump(_) => None,
+            })
+            .collect();
+        std::fs::create_dir_all(&base).unwrap();
+        many_boards(&base, board_count, seconds, &rx_paths);
+    }
     for size in sizes {
         let size = size as usize;
         let rates = if size <= 1500 {

@@ -417,7 +417,8 @@ mod tests {
             prop_assert_eq!(row.as_bytes(), expected.as_bytes());
             let mut room = b"left from before".to_vec();
             let text = CommandLines::new().lines(&[c, c], &mut room);
-            prop_assert_eq!(text, format!("{c}\n{c}\n").as_bytes());
+            let expected = format!("{c}\n{c}\n");
+            prop_assert_eq!(text, expected.as_bytes());
         }
     }
 

@@ -3,6 +3,7 @@
 //! block checksums, one over the header. Written by [`seal_file`] and
 //! [`seal_header`]; verified, over several threads for a large file, when
 //! a reader opens it.
+
 use super::*;
 use crate::bytes::{put_u32, put_u64, u16_at, u32_at, u64_at};
 

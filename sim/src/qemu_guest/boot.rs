@@ -2,6 +2,7 @@
 //! busybox initramfs and its `/init`, QEMU's command line, and the running
 //! guest with its console and log port. What the plugin streams is read
 //! by the host side, [`super::trace_records`].
+
 use super::{io_err, names, QemuError};
 use crate::qemu::{GuestConfigSpace, GuestPidSpace};
 use hmtt_format::klog::RECORD_LEN;

@@ -2,6 +2,7 @@
 //! colours, the axes (1-2-5 ticks, logarithmic or given), the frame and
 //! mesh, the colour bar of density pictures and the legends. A picture
 //! takes these and draws its data; it sets none of them itself.
+
 use std::path::PathBuf;
 
 use std::sync::OnceLock;

@@ -65,22 +65,8 @@ impl Row {
 
     /// `v` in decimal, as `{v}` writes it.
     #[inline]
-    pub fn decimal(&mut self, mut v: u64) {
-        let n = v.checked_ilog10().map_or(1, |l| l as usize + 1);
-        let mut i = self.len + n;
-        self.len = i;
-        while v >= 100 {
-            let d = (v % 100) as usize * 2;
-            v /= 100;
-            i -= 2;
-            self.buf[i..i + 2].copy_from_slice(&PAIRS[d..d + 2]);
-        }
-        if v >= 10 {
-            let d = v as usize * 2;
-            self.buf[i - 2..i].copy_from_slice(&PAIRS[d..d + 2]);
-        } else {
-            self.buf[i - 1] = b'0' + v as u8;
-        }
+    pub fn decimal(&mut self, v: u64) {
+        self.len = put_decimal(&mut self.buf, self.len, v);
     }
 
     /// `v` in lower-case hex with a `0x` prefix, as `{v:#x}` writes it.
@@ -96,6 +82,45 @@ impl Row {
             v >>= 4;
         }
     }
+}
+
+/// Writes `v` in decimal, as `{v}` writes it, at `buf[at..]`; returns
+/// where its digits end. For writers that assemble a line in a buffer of
+/// their own; [`Row::decimal`] is this on a row.
+#[inline(always)]
+pub fn put_decimal(buf: &mut [u8], at: usize, mut v: u64) -> usize {
+    if v < 10 {
+        // Most small fields (ranks, banks, flags) are one digit.
+        buf[at] = b'0' + v as u8;
+        return at + 1;
+    }
+    let end = at + v.ilog10() as usize + 1;
+    let mut i = end;
+    while v >= 100 {
+        let d = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[d..d + 2]);
+    }
+    if v >= 10 {
+        let d = v as usize * 2;
+        buf[i - 2..i].copy_from_slice(&PAIRS[d..d + 2]);
+    } else {
+        buf[i - 1] = b'0' + v as u8;
+    }
+    end
+}
+
+/// Writes `v` (below 10,000) as exactly four digits, zeros in front, at
+/// `buf[at..]`: the low digits of a number whose higher digits were
+/// written before. Returns where they end.
+#[inline]
+pub fn put_four_digits(buf: &mut [u8], at: usize, v: u16) -> usize {
+    debug_assert!(v < 10_000);
+    let (hi, lo) = (usize::from(v / 100) * 2, usize::from(v % 100) * 2);
+    buf[at..at + 2].copy_from_slice(&PAIRS[hi..hi + 2]);
+    buf[at + 2..at + 4].copy_from_slice(&PAIRS[lo..lo + 2]);
+    at + 4
 }
 
 /// A text that is not a number as [`parse_number`] reads them.
@@ -143,6 +168,15 @@ mod tests {
             row.byte(b',');
             row.hex(v);
             assert_eq!(row.as_bytes(), format!("{v},{v:#x}").as_bytes());
+        }
+    }
+
+    #[test]
+    fn four_digits_are_zero_padded() {
+        for v in [0u16, 7, 42, 999, 1000, 9999] {
+            let mut buf = [b'x'; 6];
+            assert_eq!(put_four_digits(&mut buf, 1, v), 5);
+            assert_eq!(&buf, format!("x{v:04}x").as_bytes());
         }
     }
 

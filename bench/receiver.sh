@@ -3,6 +3,9 @@
 # rates, 1500- and 9000-byte packets. Needs root (tcpdump on lo, large
 # socket buffers) and tcpdump. Options through the environment, see
 # receiver/benches/receiver.rs (HMTT_BENCH_DIR, HMTT_BENCH_SECONDS, ...).
+# HMTT_BENCH_BOARDS=4 adds 4 simulated boards x 3 ports into one capture,
+# each capture's merge compared with the merge of the boards' own files;
+# HMTT_BENCH_SIZES= (empty) runs that scenario alone.
 set -eu
 cd "$(dirname "$0")/.."
 command -v tcpdump >/dev/null || { echo "bench/receiver.sh: tcpdump is needed" >&2; exit 1; }

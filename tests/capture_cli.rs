@@ -1,5 +1,6 @@
 //! `hmtt capture` as a program: SIGINT or SIGTERM mid-capture stops it
-//! cleanly, with everything received on disk and the summary written.
+//! cleanly, with everything received on disk and the summary written, on
+//! either receive path (`--rx`).
 
 use std::net::UdpSocket;
 use std::process::{Command, Stdio};
@@ -44,9 +45,12 @@ fn json_number(json: &str, key: &str) -> u64 {
         .unwrap()
 }
 
-fn stop_mid_capture(signal: &str) {
-    let tmp =
-        std::env::temp_dir().join(format!("hmtt-capture-cli-{}-{signal}", std::process::id()));
+fn stop_mid_capture(signal: &str, options: &[&str]) {
+    let tmp = std::env::temp_dir().join(format!(
+        "hmtt-capture-cli-{}-{signal}{}",
+        std::process::id(),
+        options.join("")
+    ));
     let _ = std::fs::remove_dir_all(&tmp);
     let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
     let port = probe.local_addr().unwrap().port();
@@ -62,6 +66,7 @@ fn stop_mid_capture(signal: &str) {
             "-o",
         ])
         .arg(&tmp)
+        .args(options)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -137,12 +142,24 @@ fn stop_mid_capture(signal: &str) {
 
 #[test]
 fn sigint_mid_capture_flushes_and_writes_the_summary() {
-    stop_mid_capture("-INT");
+    stop_mid_capture("-INT", &[]);
+}
+
+#[test]
+fn sigint_mid_capture_on_the_ring_path_flushes_and_writes_the_summary() {
+    // SAFETY: socket(2) then close(2) of the descriptor just made.
+    let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_DGRAM, 0) };
+    if fd < 0 {
+        println!("SKIPPED: no AF_PACKET socket here (--rx ring needs CAP_NET_RAW)");
+        return;
+    }
+    unsafe { libc::close(fd) };
+    stop_mid_capture("-INT", &["--rx", "ring", "--rcvbuf-mib", "8"]);
 }
 
 #[test]
 fn sigterm_mid_capture_flushes_and_writes_the_summary() {
-    stop_mid_capture("-TERM");
+    stop_mid_capture("-TERM", &[]);
 }
 
 #[test]

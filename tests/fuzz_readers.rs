@@ -746,7 +746,15 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
     ),
     (
         "capture",
-        &["--input", "--bind", "--out", "--run", "--name", "--summary"],
+        &[
+            "--input",
+            "--bind",
+            "--out",
+            "--run",
+            "--name",
+            "--summary",
+            "--rx",
+        ],
     ),
     (
         "merge",

@@ -114,7 +114,7 @@ pub struct Command {
     pub arg: u32,
 }
 
-use crate::text::Row;
+use crate::text::{put_decimal, put_four_digits, Row};
 
 impl Command {
     /// The command's text line (its `Display` form and a newline) into a
@@ -130,6 +130,84 @@ impl Command {
             row.decimal(u64::from(v));
         }
         row.byte(b'\n');
+    }
+}
+
+/// Writes the text lines of a stream of commands in cycle order, as
+/// [`Command::line_into`] does, for less: a cycle's digits above its last
+/// four are the same for every command of ten thousand cycles, so they are
+/// made once for all of them, and each line is put together in place with
+/// copies of fixed size (a call of `memcpy` per piece cost as much as the
+/// digits). Making command lines was the largest cost of writing a
+/// command file.
+#[derive(Default)]
+pub struct CommandLines {
+    /// `cycle / 10_000` whose digits `high_digits` holds; 0 when none are
+    /// kept (cycles below 10,000 are written whole).
+    high: u64,
+    high_digits: [u8; HIGH_DIGITS],
+    high_len: usize,
+}
+
+/// Room for the digits of `u64::MAX / 10_000`, rounded up.
+const HIGH_DIGITS: usize = 16;
+
+/// Room for the longest mnemonic, UNKNOWN.
+const MNEMONIC_ROOM: usize = 8;
+
+/// Room for the longest line: 20 digits of cycle, a mnemonic of at most
+/// seven letters, three numbers of at most ten digits, separators and a
+/// newline make 62.
+const LINE_ROOM: usize = 64;
+
+impl CommandLines {
+    pub fn new() -> CommandLines {
+        CommandLines::default()
+    }
+
+    /// The text lines of `cmds`, made in `room` (kept between calls: it
+    /// grows to the room the longest batch needs and is zeroed only then).
+    pub fn lines<'a>(&mut self, cmds: &[Command], room: &'a mut Vec<u8>) -> &'a [u8] {
+        let need = cmds.len() * LINE_ROOM;
+        if room.len() < need {
+            room.resize(need, 0);
+        }
+        let mut end = 0;
+        for c in cmds {
+            let line: &mut [u8; LINE_ROOM] = (&mut room[end..end + LINE_ROOM])
+                .try_into()
+                .expect("LINE_ROOM bytes");
+            end += self.line(c, line);
+        }
+        &room[..end]
+    }
+
+    /// `c`'s line at the start of `line`; returns its length.
+    #[inline]
+    fn line(&mut self, c: &Command, line: &mut [u8; LINE_ROOM]) -> usize {
+        let high = c.cycle / 10_000;
+        let mut n = if high == 0 {
+            put_decimal(line, 0, c.cycle)
+        } else {
+            if high != self.high {
+                self.high = high;
+                self.high_len = put_decimal(&mut self.high_digits, 0, high);
+            }
+            line[..HIGH_DIGITS].copy_from_slice(&self.high_digits);
+            put_four_digits(line, self.high_len, (c.cycle % 10_000) as u16)
+        };
+        line[n] = b' ';
+        let mnemonic = c.cmd.mnemonic().as_bytes();
+        let mut padded = [b' '; MNEMONIC_ROOM];
+        padded[..mnemonic.len()].copy_from_slice(mnemonic);
+        line[n + 1..n + 1 + MNEMONIC_ROOM].copy_from_slice(&padded);
+        n += 1 + mnemonic.len();
+        for v in [c.rank, c.bank, c.arg] {
+            line[n] = b' ';
+            n = put_decimal(line, n + 1, u64::from(v));
+        }
+        line[n] = b'\n';
+        n + 1
     }
 }
 
@@ -337,6 +415,10 @@ mod tests {
             c.line_into(&mut row);
             let expected = format!("before {c}\n");
             prop_assert_eq!(row.as_bytes(), expected.as_bytes());
+            let mut room = b"left from before".to_vec();
+            let text = CommandLines::new().lines(&[c, c], &mut room);
+            let expected = format!("{c}\n{c}\n");
+            prop_assert_eq!(text, expected.as_bytes());
         }
     }
 

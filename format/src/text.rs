@@ -430,6 +430,30 @@ impl Row {
     }
 }
 
+/// Writes `v` in decimal, as `{v}` writes it, at `buf[at..]`; returns
+/// where its digits end. For writers that assemble a line in a buffer of
+/// their own; [`Row::decimal`] is this on a row.
+#[inline(always)]
+pub fn put_decimal(buf: &mut [u8], at: usize, v: u64) -> usize {
+    if let Some(cell) = buf.get_mut(at..at + DECIMAL_CELL) {
+        return at + decimal_into(cell.try_into().expect("a decimal cell"), v);
+    }
+    // Near the buffer's end: the digits made apart, then copied.
+    let mut cell = [0; DECIMAL_CELL];
+    let len = decimal_into(&mut cell, v);
+    buf[at..at + len].copy_from_slice(&cell[..len]);
+    at + len
+}
+
+/// Writes `v` (below 10,000) as exactly four digits, zeros in front, at
+/// `buf[at..]`: the low digits of a number whose higher digits were
+/// written before. Returns where they end.
+#[inline]
+pub fn put_four_digits(buf: &mut [u8], at: usize, v: u16) -> usize {
+    buf[at..at + 4].copy_from_slice(&decimal4(usize::from(v)));
+    at + 4
+}
+
 /// A text that is not a number as [`parse_number`] reads them.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("'{0}' is not a number (decimal or 0x hexadecimal)")]
@@ -505,6 +529,13 @@ mod tests {
         let mut ns = RisingDecimal::new();
         for n in samples() {
             assert_eq!(text(|o| push_decimal(o, n)), n.to_string());
+            // In a buffer with room to spare and in one of the digits' size.
+            for extra in [DECIMAL_CELL, 0] {
+                let digits = n.to_string();
+                let mut buf = vec![b'x'; 1 + digits.len() + extra];
+                assert_eq!(put_decimal(&mut buf, 1, n), 1 + digits.len());
+                assert_eq!(&buf[1..=digits.len()], digits.as_bytes());
+            }
             assert_eq!(text(|o| rising.push(o, n)), n.to_string());
             assert_eq!(text(|o| push_hex(o, n)), format!("{n:#x}"));
             let wide = u128::from(n) * 65535 * 7;
@@ -568,6 +599,15 @@ mod tests {
             row.byte(b',');
             row.hex(v);
             assert_eq!(row.as_bytes(), format!("{v},{v:#x}").as_bytes());
+        }
+    }
+
+    #[test]
+    fn four_digits_are_zero_padded() {
+        for v in [0u16, 7, 42, 999, 1000, 9999] {
+            let mut buf = [b'x'; 6];
+            assert_eq!(put_four_digits(&mut buf, 1, v), 5);
+            assert_eq!(&buf, format!("x{v:04}x").as_bytes());
         }
     }
 

@@ -1,17 +1,35 @@
 //! Receiver benchmark: a board's stream sent over loopback to three ports at
-//! rising rates; for each rate, this receiver and `tcpdump -w` (default
-//! buffer, and with `-B` as large as the receiver's socket buffers) capture
-//! the same stream in turn. Prints loss and CPU per step and the highest
-//! zero-loss rate of each, for 1500-byte and 9000-byte packets.
+//! rising rates; for each rate, this receiver on each receive path
+//! (`--rx socket`, `--rx ring`) and `tcpdump -w` (default buffer, and with
+//! `-B` as large as the receiver's socket buffers) capture the same stream
+//! in turn. Prints loss and CPU per step, the highest zero-loss rate of
+//! each, and each one's CPU per Gb/s at the highest rate all sustained, for
+//! 1500-byte and 9000-byte packets.
 //!
 //! Rates count IPv4 packet bytes (UDP payload + 28). CPU is in cores: the
 //! receiver's threads (process CPU minus the sender thread), tcpdump's
-//! rusage, and the sender thread (which on loopback also runs the kernel's
-//! receive path up to the socket queue).
+//! rusage, and the sender thread. On loopback the sender's thread also
+//! runs the kernel's receive path: up to the socket queue for `--rx
+//! socket`, and the copy into the AF_PACKET ring for `--rx ring` and
+//! tcpdump. So the capture's own cost is `cpu`, and `cpu+snd` (the sum)
+//! is the whole machine's cost of sending and capturing, which is what
+//! compares fairly across paths. `/Gb/s` columns are cores per Gb/s
+//! (CPU-seconds per Gb); `us/pkt` is CPU microseconds per packet.
 //!
 //! Environment: HMTT_BENCH_DIR (output directory, default a temp dir on
 //! /tmp), HMTT_BENCH_SECONDS (per step, default 2), HMTT_BENCH_SIZES
-//! (default "1500,9000"), HMTT_BENCH_RATES_1500 / _9000 (Gb/s lists).
+//! (default "1500,9000"; empty for none), HMTT_BENCH_RATES_1500 / _9000 (Gb/s lists),
+//! HMTT_BENCH_TOOLS (default "socket,ring,tcpdump,tcpdump-B").
+//!
+//! Many boards (issue 42), with HMTT_BENCH_BOARDS=N (N boards of 3 ports;
+//! off by default: it simulates, writes and merges about a gigabyte):
+//! the boards' simulated streams (a sequential read, cache off: 1500-byte
+//! packets), repeated on in seq and time to HMTT_BENCH_SECONDS at the
+//! highest of HMTT_BENCH_BOARDS_RATES (Gb/s, default "3"), are sent by one
+//! thread in the order the boards send them to N x 3 ports of one capture,
+//! on each receive path of HMTT_BENCH_TOOLS, with
+//! HMTT_BENCH_BOARDS_RCVBUF_MIB (default 16) of buffer per port. Each
+//! capture is merged and compared with the merge of the boards' own files.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -24,7 +42,10 @@ use std::time::{Duration, Instant};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::{Packet, PacketHeader, FLAG_TRACING};
 use hmtt_format::record::{Opcode, RecordWord};
-use hmtt_receiver::{Capture, CaptureConfig, Input};
+use hmtt_receiver::{Capture, CaptureConfig, Input, RxPath};
+
+#[path = "../tests/boards/mod.rs"]
+mod boards;
 
 const PORTS: usize = 3;
 
@@ -153,6 +174,165 @@ fn send(dests: &[SocketAddr], packets: &mut [Vec<u8>], gbps: f64, total: u64) ->
     }
 }
 
+/// Sends each `(destination index, packet)` of `list` in order at `gbps`
+/// (IPv4 bytes), with sendmmsg in batches of 32, pacing each batch.
+fn send_list(dests: &[SocketAddr], list: &[(usize, &[u8])], gbps: f64) -> SendResult {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let _ = socket2::SockRef::from(&sock).set_send_buffer_size(64 << 20);
+    let fd = sock.as_raw_fd();
+    let names: Vec<socket2::SockAddr> = dests.iter().map(|&d| d.into()).collect();
+    let bytes_per_sec = gbps * 1e9 / 8.0;
+    const BATCH: usize = 32;
+    let cpu0 = cpu_seconds(libc::RUSAGE_THREAD);
+    let start = Instant::now();
+    let mut iov: Vec<libc::iovec> = Vec::with_capacity(BATCH);
+    // SAFETY: mmsghdr is plain old data.
+    let mut hdrs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; BATCH];
+    let mut sent_bytes = 0u64;
+    for batch in list.chunks(BATCH) {
+        let due = start + Duration::from_secs_f64(sent_bytes as f64 / bytes_per_sec);
+        let now = Instant::now();
+        if due > now {
+            let wait = due - now;
+            if wait > Duration::from_micros(200) {
+                std::thread::sleep(wait - Duration::from_micros(100));
+            }
+            while Instant::now() < due {
+                std::hint::spin_loop();
+            }
+        }
+        iov.clear();
+        for (_, bytes) in batch {
+            // sendmmsg only reads the buffers.
+            iov.push(libc::iovec {
+                iov_base: bytes.as_ptr() as *mut _,
+                iov_len: bytes.len(),
+            });
+            sent_bytes += bytes.len() as u64 + 28;
+        }
+        for (k, (dest, _)) in batch.iter().enumerate() {
+            let name = &names[*dest];
+            let h = &mut hdrs[k].msg_hdr;
+            h.msg_name = name.as_ptr() as *mut _;
+            h.msg_namelen = name.len();
+            h.msg_iov = &mut iov[k];
+            h.msg_iovlen = 1;
+        }
+        let n = batch.len();
+        let mut done = 0;
+        while done < n {
+            // SAFETY: headers point at live buffers and addresses.
+            let r = unsafe { libc::sendmmsg(fd, hdrs[done..].as_mut_ptr(), (n - done) as u32, 0) };
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EAGAIN) || e.raw_os_error() == Some(libc::ENOBUFS)
+                {
+                    continue;
+                }
+                panic!("sendmmsg: {e}");
+            }
+            done += r as usize;
+        }
+    }
+    SendResult {
+        packets: list.len() as u64,
+        seconds: start.elapsed().as_secs_f64(),
+        cpu: cpu_seconds(libc::RUSAGE_THREAD) - cpu0,
+    }
+}
+
+/// The many-board scenario: see the module's notes.
+fn many_boards(base: &Path, board_count: u8, seconds: f64, rx_paths: &[(String, RxPath)]) {
+    let rates = env_list("HMTT_BENCH_BOARDS_RATES", "3");
+    let rcvbuf_mib: usize = std::env::var("HMTT_BENCH_BOARDS_RCVBUF_MIB")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(16);
+    let top = rates.iter().cloned().fold(0.0, f64::max);
+    let wanted = (top * 1e9 / 8.0 / 1500.0 * seconds) as u64;
+    let t = Instant::now();
+    let boards = boards::simulated(board_count, PORTS as u8, 64 << 20, wanted);
+    let own = base.join("boards-own");
+    let _ = std::fs::remove_dir_all(&own);
+    boards.write_own_files(&own);
+    let own_trace = base.join("boards-own.hmtttrace");
+    let own_report = boards.merge(std::slice::from_ref(&own), &own_trace);
+    let _ = std::fs::remove_dir_all(&own);
+    let list = boards.send_order();
+    let ip_bytes = boards.bytes() + 28 * boards.packet_count();
+    println!();
+    println!(
+        "== {board_count} simulated boards x {PORTS} ports = {} ports, {} packets ({:.0} MB \
+         IPv4, mean {:.0} B), {rcvbuf_mib} MiB buffer per port ==",
+        boards.ports_in_all(),
+        boards.packet_count(),
+        ip_bytes as f64 / 1e6,
+        ip_bytes as f64 / boards.packet_count() as f64
+    );
+    println!(
+        "boards' own files merged: {} records ({:.1} s to simulate, write and merge)",
+        own_report.records,
+        t.elapsed().as_secs_f64()
+    );
+    println!(
+        "{:<22} {:>6} {:>6} {:>9} {:>8} {:>6} {:>6} {:>6} {:>7}  merge of the capture",
+        "capture", "target", "sent", "sent", "lost", "cpu", "sender", "cpu", "cpu+snd"
+    );
+    println!(
+        "{:<22} {:>6} {:>6} {:>9} {:>8} {:>6} {:>6} {:>6} {:>7}  = boards' own merge",
+        "", "Gb/s", "Gb/s", "packets", "packets", "cores", "cores", "/Gb/s", "/Gb/s"
+    );
+    for &gbps in &rates {
+        for (name, rx) in rx_paths {
+            let dir = base.join("boards-capture");
+            let _ = std::fs::remove_dir_all(&dir);
+            let mut c = CaptureConfig::new(
+                Input::loopback(board_count * PORTS as u8),
+                vec![dir.clone()],
+            );
+            c.rx = *rx;
+            c.progress = false;
+            c.name = "bench".into();
+            c.rcvbuf_bytes = rcvbuf_mib << 20;
+            c.packets = Some(list.len() as u64);
+            c.overwrite = true;
+            c.duration = Some(Duration::from_secs_f64(
+                ip_bytes as f64 * 8.0 / (gbps * 1e9) + 5.0,
+            ));
+            let cpu0 = cpu_seconds(libc::RUSAGE_SELF);
+            let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
+            let dests: Vec<SocketAddr> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
+            let s = std::thread::scope(|sc| {
+                sc.spawn(|| send_list(&dests, &list, gbps)).join().unwrap()
+            });
+            let summary = handle.wait().unwrap();
+            let cpu = (cpu_seconds(libc::RUSAGE_SELF) - cpu0 - s.cpu) / s.seconds;
+            let sender = s.cpu / s.seconds;
+            let got: u64 = summary.ports.iter().map(|p| p.written_packets).sum();
+            let rate = ip_bytes as f64 * 8.0 / s.seconds / 1e9;
+            let trace = base.join("boards-capture.hmtttrace");
+            boards.merge(std::slice::from_ref(&dir), &trace);
+            let same = boards::same_trace(&trace, &own_trace);
+            let _ = std::fs::remove_file(&trace);
+            let _ = std::fs::remove_dir_all(&dir);
+            println!(
+                "{:<22} {:>6.1} {:>6.2} {:>9} {:>8} {:>6.2} {:>6.2} {:>6.3} {:>7.3}  {}",
+                name,
+                gbps,
+                rate,
+                s.packets,
+                s.packets.saturating_sub(got),
+                cpu,
+                sender,
+                per_gbps(cpu, rate),
+                per_gbps(cpu + sender, rate),
+                if same { "yes" } else { "NO" }
+            );
+        }
+    }
+    let _ = std::fs::remove_file(&own_trace);
+}
+
 struct Step {
     sent: u64,
     got: u64,
@@ -161,9 +341,10 @@ struct Step {
     sender_cpu: f64,
 }
 
-fn run_receiver(dir: &Path, packets: &mut [Vec<u8>], gbps: f64, total: u64) -> Step {
+fn run_receiver(dir: &Path, packets: &mut [Vec<u8>], gbps: f64, total: u64, rx: RxPath) -> Step {
     let _ = std::fs::remove_dir_all(dir);
     let mut c = CaptureConfig::new(Input::loopback(PORTS as u8), vec![dir.to_path_buf()]);
+    c.rx = rx;
     c.progress = false;
     c.name = "bench".into();
     c.packets = Some(total);
@@ -276,8 +457,21 @@ fn env_list(name: &str, default: &str) -> Vec<f64> {
     std::env::var(name)
         .unwrap_or_else(|_| default.into())
         .split(',')
+        .filter(|s| !s.trim().is_empty())
         .map(|s| s.trim().parse().unwrap())
         .collect()
+}
+
+/// A capture tool of the comparison.
+#[derive(Clone, Copy)]
+enum Tool {
+    Receiver(RxPath),
+    Tcpdump(Option<usize>),
+}
+
+/// Cores per Gb/s.
+fn per_gbps(cores: f64, gbps: f64) -> f64 {
+    cores / gbps.max(1e-9)
 }
 
 fn main() {
@@ -295,11 +489,53 @@ fn main() {
         });
     let sizes = env_list("HMTT_BENCH_SIZES", "1500,9000");
     let rcvbuf_kib = CaptureConfig::new(vec![], vec![]).rcvbuf_bytes / 1024;
+    let wanted = std::env::var("HMTT_BENCH_TOOLS")
+        .unwrap_or_else(|_| "socket,ring,tcpdump,tcpdump-B".into());
+    let mut tools: Vec<(String, Tool)> = Vec::new();
+    for w in wanted.split(',').map(str::trim) {
+        tools.push(match w {
+            "socket" => ("hmtt --rx socket".into(), Tool::Receiver(RxPath::Socket)),
+            "ring" => ("hmtt --rx ring".into(), Tool::Receiver(RxPath::Ring)),
+            "tcpdump" => ("tcpdump -w".into(), Tool::Tcpdump(None)),
+            "tcpdump-B" => (
+                format!("tcpdump -w -B {rcvbuf_kib}"),
+                Tool::Tcpdump(Some(rcvbuf_kib)),
+            ),
+            other => panic!(
+                "HMTT_BENCH_TOOLS: unknown tool `{other}` (socket, ring, tcpdump, tcpdump-B)"
+            ),
+        });
+    }
     println!(
         "receiver benchmark: {PORTS} loopback ports, {seconds} s per step, output in {}",
         base.display()
     );
-    println!("rate = IPv4 bytes; CPU in cores (1.0 = one core busy) over the send time; machine has {} cores", std::thread::available_parallelism().map_or(0, |n| n.get()));
+    println!(
+        "rate = IPv4 bytes; CPU in cores (1.0 = one core busy) over the send time; \
+         machine has {} cores, load average {}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let board_count: u8 = std::env::var("HMTT_BENCH_BOARDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    if board_count > 0 {
+        let rx_paths: Vec<(String, RxPath)> = tools
+            .iter()
+            .filter_map(|(name, t)| match t {
+                Tool::Receiver(rx) => Some((name.clone(), *rx)),
+                Tool::Tcpdump(_) => None,
+            })
+            .collect();
+        std::fs::create_dir_all(&base).unwrap();
+        many_boards(&base, board_count, seconds, &rx_paths);
+    }
     for size in sizes {
         let size = size as usize;
         let rates = if size <= 1500 {
@@ -315,37 +551,54 @@ fn main() {
             (size - 60) / 4
         );
         println!(
-            "{:<22} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8} {:>7}",
-            "capture", "target", "sent", "sent", "lost", "loss%", "cpu", "sender"
+            "{:<22} {:>6} {:>6} {:>9} {:>8} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7}",
+            "capture",
+            "target",
+            "sent",
+            "sent",
+            "lost",
+            "loss%",
+            "cpu",
+            "sender",
+            "cpu",
+            "cpu+snd",
+            "cpu"
         );
         println!(
-            "{:<22} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8} {:>7}",
-            "", "Gb/s", "Gb/s", "packets", "packets", "", "cores", "cores"
+            "{:<22} {:>6} {:>6} {:>9} {:>8} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7}",
+            "",
+            "Gb/s",
+            "Gb/s",
+            "packets",
+            "packets",
+            "",
+            "cores",
+            "cores",
+            "/Gb/s",
+            "/Gb/s",
+            "us/pkt"
         );
-        let tools: Vec<(String, Option<Option<usize>>)> = vec![
-            ("hmtt receiver".into(), None),
-            ("tcpdump -w".into(), Some(None)),
-            (
-                format!("tcpdump -w -B {rcvbuf_kib}"),
-                Some(Some(rcvbuf_kib)),
-            ),
-        ];
         let mut best: Vec<Option<(f64, f64)>> = vec![None; tools.len()];
         let mut failed = vec![false; tools.len()];
+        // Per target rate, each tool's step when it lost nothing.
+        let mut clean: Vec<(f64, Vec<Option<Step>>)> = Vec::new();
         for &gbps in &rates {
             let total = (gbps * 1e9 / 8.0 / size as f64 * seconds) as u64;
-            for (t, (name, tcpdump)) in tools.iter().enumerate() {
+            let mut steps: Vec<Option<Step>> = Vec::new();
+            for (t, (name, tool)) in tools.iter().enumerate() {
                 if failed[t] {
+                    steps.push(None);
                     continue;
                 }
                 let dir = base.join(format!("{size}-{t}"));
-                let step = match tcpdump {
-                    None => run_receiver(&dir, &mut packets, gbps, total),
-                    Some(b) => run_tcpdump(&dir, &mut packets, gbps, total, *b),
+                let step = match *tool {
+                    Tool::Receiver(rx) => run_receiver(&dir, &mut packets, gbps, total, rx),
+                    Tool::Tcpdump(b) => run_tcpdump(&dir, &mut packets, gbps, total, b),
                 };
                 let lost = step.sent.saturating_sub(step.got);
+                let pps = step.rate * 1e9 / 8.0 / size as f64;
                 println!(
-                    "{:<22} {:>8.1} {:>8.2} {:>10} {:>10} {:>8.3} {:>8.2} {:>7.2}",
+                    "{:<22} {:>6.1} {:>6.2} {:>9} {:>8} {:>7.3} {:>6.2} {:>6.2} {:>6.3} {:>7.3} {:>7.3}",
                     name,
                     gbps,
                     step.rate,
@@ -353,17 +606,23 @@ fn main() {
                     lost,
                     lost as f64 * 100.0 / step.sent.max(1) as f64,
                     step.cpu,
-                    step.sender_cpu
+                    step.sender_cpu,
+                    per_gbps(step.cpu, step.rate),
+                    per_gbps(step.cpu + step.sender_cpu, step.rate),
+                    step.cpu / pps.max(1e-9) * 1e6,
                 );
                 if lost == 0 {
                     // The sender may fall short of the target: keep the fastest achieved.
                     if best[t].is_none_or(|(r, _)| step.rate > r) {
                         best[t] = Some((step.rate, step.cpu));
                     }
+                    steps.push(Some(step));
                 } else {
                     failed[t] = true;
+                    steps.push(None);
                 }
             }
+            clean.push((gbps, steps));
         }
         println!(
             "-- highest rate sent with zero loss (all lower steps loss-free too), {size}-byte packets:"
@@ -381,11 +640,43 @@ fn main() {
                 None => println!("   {name:<22} none (loss at the lowest rate)"),
             }
         }
-        if let (Some((a, _)), Some((b, _))) = (best[0], best[1]) {
-            println!("   ratio hmtt/tcpdump: {:.2}x", a / b);
+        let reference = tools
+            .iter()
+            .position(|(_, t)| matches!(t, Tool::Tcpdump(Some(_))));
+        if let Some(r) = reference {
+            for (t, (name, tool)) in tools.iter().enumerate() {
+                if let (Tool::Receiver(_), Some((a, _)), Some((b, _))) = (tool, best[t], best[r]) {
+                    println!("   ratio {name} / {}: {:.2}x", tools[r].0, a / b);
+                }
+            }
         }
-        if let (Some((a, _)), Some((b, _))) = (best[0], best[2]) {
-            println!("   ratio hmtt/tcpdump -B: {:.2}x", a / b);
+        // CPU per Gb/s of each tool against the reference's, at the
+        // highest target both sustained (CPU per Gb/s falls as the rate
+        // rises: fixed costs spread thinner, so compare at one rate).
+        if let Some(r) = reference {
+            println!(
+                "-- CPU per Gb/s (capture alone; capture + sender) at the highest target \
+                 each and {} sustained:",
+                tools[r].0
+            );
+            for (t, (name, _)) in tools.iter().enumerate() {
+                let both = clean
+                    .iter()
+                    .rev()
+                    .find_map(|(g, st)| Some((*g, st[t].as_ref()?, st[r].as_ref()?)));
+                match both {
+                    Some((g, a, b)) => println!(
+                        "   {name:<22} at {g:>4} Gb/s: {:.3} and {:.3} cores per Gb/s, \
+                         {:.2}x and {:.2}x the reference's",
+                        per_gbps(a.cpu, a.rate),
+                        per_gbps(a.cpu + a.sender_cpu, a.rate),
+                        per_gbps(a.cpu, a.rate) / per_gbps(b.cpu, b.rate),
+                        per_gbps(a.cpu + a.sender_cpu, a.rate)
+                            / per_gbps(b.cpu + b.sender_cpu, b.rate)
+                    ),
+                    None => println!("   {name:<22} no target both sustained"),
+                }
+            }
         }
     }
     if std::env::var("HMTT_BENCH_DIR").is_err() {

@@ -67,6 +67,18 @@ impl Source {
     }
 }
 
+/// How a UDP input receives its datagrams.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RxPath {
+    /// A UDP socket read with `recvmmsg` (any system, no privilege).
+    #[default]
+    Socket,
+    /// An AF_PACKET TPACKET_V3 ring (Linux, CAP_NET_RAW, IPv4): blocks of
+    /// datagrams handed over without a system call each (see `ring`).
+    Ring,
+}
+
 /// One port to capture.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Input {
@@ -106,8 +118,11 @@ pub struct CaptureConfig {
     pub preallocate: bool,
     /// Overwrite existing capture files of the same name.
     pub overwrite: bool,
-    /// Socket receive buffer asked for, bytes.
+    /// Socket receive buffer asked for, bytes; with [`RxPath::Ring`] the
+    /// ring's size (allocated in the kernel at the start).
     pub rcvbuf_bytes: usize,
+    /// How UDP inputs receive.
+    pub rx: RxPath,
     /// Datagrams per buffer handed to a writer (and per recvmmsg call at most).
     pub batch_packets: usize,
     /// Buffers per input (memory = inputs * buffers * batch_packets * 9 KiB).
@@ -152,6 +167,7 @@ impl CaptureConfig {
             preallocate: true,
             overwrite: false,
             rcvbuf_bytes: 256 << 20,
+            rx: RxPath::Socket,
             batch_packets: 64,
             buffers_per_input: 64,
             max_packet: hmtt_format::capture::MAX_RECORD_LEN,
@@ -230,6 +246,9 @@ impl CaptureConfig {
         if let Some(b) = run.rcvbuf_mib {
             c.rcvbuf_bytes = mib_in("rcvbuf_mib", b as u64, 2047)? as usize;
         }
+        if let Some(rx) = run.rx {
+            c.rx = rx;
+        }
         if let Some(b) = run.batch_packets {
             c.batch_packets = b;
         }
@@ -300,6 +319,7 @@ impl CaptureConfig {
 /// name = "run1"
 /// dirs = ["/disk0/hmtt", "/disk1/hmtt"]
 /// stripe_mib = 256
+/// rx = "ring"          # or "socket" (the default)
 /// duration_s = 60.0
 /// [[input]]
 /// udp = "0.0.0.0:5000"
@@ -316,6 +336,7 @@ pub struct RunFile {
     pub stripe_mib: Option<u64>,
     pub preallocate: Option<bool>,
     pub rcvbuf_mib: Option<usize>,
+    pub rx: Option<RxPath>,
     pub batch_packets: Option<usize>,
     pub buffers_per_input: Option<usize>,
     pub pcapng: Option<bool>,
@@ -371,6 +392,7 @@ mod tests {
             dirs = ["/a", "/b"]
             stripe_mib = 4
             packets = 10
+            rx = "ring"
             [[input]]
             udp = "0.0.0.0:5000"
             [[input]]
@@ -385,6 +407,8 @@ mod tests {
         assert_eq!(c.inputs[1].udp_port, Some(5001));
         assert_eq!(c.stripe_bytes, 4 << 20);
         assert_eq!(c.packets, Some(10));
+        assert_eq!(c.rx, RxPath::Ring);
+        assert!(CaptureConfig::from_toml("dirs=['/a']\nrx='mmap'\n").is_err());
         let err =
             CaptureConfig::from_toml("dirs=['/a']\n[[input]]\nudp='x:1'\npcap='e'\n").unwrap_err();
         assert!(err.to_string().contains("exactly one"), "{err}");

@@ -115,6 +115,39 @@ fn classify(batch: &mut Batch, len: usize, recv_ns: u64, flags: u32, tally: &mut
     }
 }
 
+/// Files a captured frame into the next slot of `batch` and counts it:
+/// a whole payload that fits is checked like a datagram, anything cut or
+/// broken is a reject flagged [`RECORD_FLAG_CUT`]. Returns false, and
+/// files nothing, for a frame that is not the board's. The pcap and ring
+/// paths both take their frames through here.
+#[inline]
+pub(crate) fn take_frame(
+    batch: &mut Batch,
+    frame: Frame<'_>,
+    whole: bool,
+    recv_ns: u64,
+    flags: u32,
+    tally: &mut Tally,
+) -> bool {
+    match frame {
+        Frame::Other => false,
+        Frame::Payload(payload) if whole && payload.len() <= batch.capacity() => {
+            let i = batch.len();
+            batch.payload_area(i)[..payload.len()].copy_from_slice(payload);
+            classify(batch, payload.len(), recv_ns, flags, tally);
+            true
+        }
+        Frame::Payload(payload) | Frame::Broken(payload) => {
+            let n = payload.len().min(batch.capacity());
+            let i = batch.len();
+            batch.payload_area(i)[..n].copy_from_slice(&payload[..n]);
+            batch.commit(n, recv_ns, flags | RECORD_FLAG_CUT, SlotKind::Reject);
+            tally.reject(n);
+            true
+        }
+    }
+}
+
 fn now_ns() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -320,22 +353,9 @@ pub fn run_pcap(
                     .saturating_mul(1_000_000_000)
                     .saturating_add(p.header.ts.tv_usec as u64);
                 let whole = p.header.caplen == p.header.len;
-                match extract(linktype, p.data, udp_port) {
-                    Frame::Other => {
-                        out.shared.ports[input].ignored_frames.fetch_add(1, Relaxed);
-                    }
-                    Frame::Payload(payload) if whole && payload.len() <= batch.capacity() => {
-                        let i = batch.len();
-                        batch.payload_area(i)[..payload.len()].copy_from_slice(payload);
-                        classify(&mut batch, payload.len(), recv_ns, 0, &mut tally);
-                    }
-                    Frame::Payload(payload) | Frame::Broken(payload) => {
-                        let n = payload.len().min(batch.capacity());
-                        let i = batch.len();
-                        batch.payload_area(i)[..n].copy_from_slice(&payload[..n]);
-                        batch.commit(n, recv_ns, RECORD_FLAG_CUT, SlotKind::Reject);
-                        tally.reject(n);
-                    }
+                let frame = extract(linktype, p.data, udp_port);
+                if !take_frame(&mut batch, frame, whole, recv_ns, 0, &mut tally) {
+                    out.shared.ports[input].ignored_frames.fetch_add(1, Relaxed);
                 }
                 if started.is_none() && !batch.is_empty() {
                     started = Some(Instant::now());

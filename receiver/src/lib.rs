@@ -1,5 +1,5 @@
-//! Capture of the board's packets from several ports (UDP sockets or raw
-//! Ethernet via libpcap) to capture files striped over several directories.
+//! Capture of the board's packets from several ports (UDP sockets, an
+//! AF_PACKET ring per UDP port, or raw Ethernet via libpcap) to capture files striped over several directories.
 //! It records packets byte-exact and counts what it sees; it never decodes
 //! records beyond what its statistics need.
 //!
@@ -15,6 +15,7 @@ mod input;
 pub mod pcapng;
 pub mod read;
 pub mod repair;
+pub mod ring;
 pub mod seq;
 pub mod stats;
 mod status;
@@ -31,7 +32,7 @@ use hmtt_format::atomic_file::AtomicFile;
 use hmtt_format::capture::SourceKind;
 use socket2::{Domain, Protocol, Socket, Type};
 
-pub use config::{CaptureConfig, Input, Source};
+pub use config::{CaptureConfig, Input, RxPath, Source};
 pub use stats::Summary;
 
 use batch::{Batch, Pool};
@@ -107,6 +108,7 @@ fn setsockopt_int(socket: &Socket, opt: libc::c_int, value: libc::c_int) -> std:
 
 enum Opened {
     Udp(Socket),
+    Ring(ring::Ring),
     Pcap(PcapHandle),
 }
 
@@ -276,6 +278,14 @@ impl Capture {
         let mut kinds = Vec::new();
         for input in &config.inputs {
             match &input.source {
+                Source::Udp(addr) if config.rx == RxPath::Ring => {
+                    let r = ring::Ring::open(addr, config.rcvbuf_bytes)
+                        .map_err(|e| input_err(input, e))?;
+                    local_addrs.push(Some(SocketAddr::V4(r.local_addr())));
+                    buffer_bytes.push(Some(r.bytes() as u64));
+                    kinds.push(SourceKind::Udp);
+                    opened.push(Opened::Ring(r));
+                }
                 Source::Udp(addr) => {
                     let (s, got) =
                         open_udp(addr, config.rcvbuf_bytes).map_err(|e| input_err(input, e))?;
@@ -430,6 +440,7 @@ impl Capture {
             let h = std::thread::Builder::new().name(format!("hmtt-recv-{}", inp.port));
             let h = match op {
                 Opened::Udp(s) => h.spawn(move || input::run_udp(s, out, flush)),
+                Opened::Ring(r) => h.spawn(move || ring::run_ring(r, out, flush)),
                 Opened::Pcap(c) => h.spawn(move || input::run_pcap(c, udp_port, out, flush)),
             }
             .map_err(|e| input_err(inp, e))?;

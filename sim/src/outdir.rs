@@ -7,8 +7,8 @@
 use std::io::Write;
 use std::path::Path;
 
+use hmtt_format::command::CommandLines;
 use hmtt_format::klog::FileHeaderRepr;
-use hmtt_format::text::Row;
 use hmtt_format::truth::TruthHeader;
 use hmtt_format::Command;
 
@@ -60,21 +60,16 @@ pub(crate) fn commands_tail(count: u64) -> String {
     format!("# {count} commands\n")
 }
 
-/// Writes `cmds` as text lines, a chunk at a time through `text`.
+/// Writes `cmds` as text lines, a chunk at a time, made in `room`
+/// ([`CommandLines::lines`]).
 pub(crate) fn write_command_lines<W: Write>(
     f: &mut W,
     cmds: &[Command],
-    text: &mut Vec<u8>,
+    room: &mut Vec<u8>,
 ) -> std::io::Result<()> {
-    let mut row = Row::new();
+    let mut lines = CommandLines::new();
     for chunk in cmds.chunks(1 << 14) {
-        text.clear();
-        for c in chunk {
-            row.clear();
-            c.line_into(&mut row);
-            text.extend_from_slice(row.as_bytes());
-        }
-        f.write_all(text)?;
+        f.write_all(lines.lines(chunk, room))?;
     }
     Ok(())
 }

@@ -261,8 +261,12 @@ struct DirFiles {
     klog: OutFile,
     /// One set per board, when the boards run.
     captures: Vec<CaptureWriters>,
-    /// Command lines on their way to a file.
+    /// Truth records and CSV rows on their way to a file.
     text: Vec<u8>,
+    /// Room where command lines are made
+    /// ([`hmtt_format::command::CommandLines::lines`]): its
+    /// own, so that it is zeroed once, not at every hand-over.
+    command_room: Vec<u8>,
 }
 
 impl DirFiles {
@@ -325,6 +329,7 @@ impl DirFiles {
             klog,
             captures,
             text: Vec::new(),
+            command_room: Vec::new(),
         })
     }
 
@@ -334,7 +339,7 @@ impl DirFiles {
         cmds: &[Command],
         records: &[TruthRecord],
     ) -> Result<(), SimError> {
-        self.commands[b].with(|f| write_command_lines(f, cmds, &mut self.text))?;
+        self.commands[b].with(|f| write_command_lines(f, cmds, &mut self.command_room))?;
         match &mut self.truth {
             TruthOut::Direct { bin, csv } => {
                 // One write for the batch: a buffered write per 48-byte

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use hmtt_receiver::{Capture, CaptureConfig};
+use hmtt_receiver::{Capture, CaptureConfig, RxPath};
 
 use crate::shared::{parse_number, status};
 
@@ -14,6 +14,7 @@ use crate::shared::{parse_number, status};
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   hmtt capture --udp-ports 5000-5002 -o /disk0/hmtt -o /disk1/hmtt --name run1
+  hmtt capture --udp-ports 5000-5011 --rx ring -o /disk0/hmtt --rcvbuf-mib 64
   hmtt capture -i pcap:eth1 -i pcap:eth2 -o /raid/hmtt --duration 60
   hmtt capture -i file:board.pcapng -o out --pcapng
   hmtt capture --run run.toml
@@ -22,7 +23,10 @@ use crate::shared::{parse_number, status};
 A received packet is handed to the writer (and written, so a kill cannot
 lose it) once its buffer of 64 packets is full or at most 100 ms after
 the buffer's first packet arrived (150 ms when the input then falls
-silent: the receive timeout is 50 ms). A kill (SIGKILL) thus loses at
+silent: the receive timeout is 50 ms; with --rx ring, a block of packets
+reaches the buffer at most two 10 ms block timeouts after its first
+packet arrived, and a part-filled buffer is handed on as soon as no
+block is ready). A kill (SIGKILL) thus loses at
 most the last 150 ms of packets; the files end on whole records, and
 `--repair` gives back the space preallocated past their ends.")]
 pub struct Args {
@@ -50,9 +54,15 @@ pub struct Args {
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     stripe_mib: Option<u64>,
     /// Socket receive buffer to ask for, MiB, 1..=2047 (the kernel takes at
-    /// most 2 GiB).
+    /// most 2 GiB); with --rx ring, each port's ring (allocated at the start).
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=2047))]
     rcvbuf_mib: Option<u64>,
+    /// How UDP inputs receive: `socket` (recvmmsg on a UDP socket) or
+    /// `ring` (an AF_PACKET TPACKET_V3 ring per port, no system call per packet;
+    /// needs CAP_NET_RAW and IPv4; --rcvbuf-mib is then the ring's size,
+    /// allocated at the start).
+    #[arg(long, value_enum, value_name = "PATH")]
+    rx: Option<Rx>,
     /// Stop after this many seconds (finite, at least 0, at most 2^64-1).
     #[arg(long, value_name = "SECONDS", value_parser = seconds)]
     duration: Option<Duration>,
@@ -80,6 +90,13 @@ pub struct Args {
     /// all-zero tail (files a running capture is writing are left alone).
     #[arg(long)]
     repair: bool,
+}
+
+/// `--rx`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Rx {
+    Socket,
+    Ring,
 }
 
 /// `hmtt capture --repair`.
@@ -153,6 +170,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if let Some(m) = args.rcvbuf_mib {
         config.rcvbuf_bytes = (m << 20) as usize;
+    }
+    if let Some(rx) = args.rx {
+        config.rx = match rx {
+            Rx::Socket => RxPath::Socket,
+            Rx::Ring => RxPath::Ring,
+        };
     }
     if let Some(d) = args.duration {
         config.duration = Some(d);

@@ -541,7 +541,9 @@ impl<M> Controller<M> {
 
     fn apply(&mut self, c: Choice) {
         self.picked = None;
-        let tm = self.cfg.timing;
+        // Borrowed, not copied: the timing table is large and apply runs
+        // once a command.
+        let tm = &self.cfg.timing;
         let t = c.time;
         match c.action {
             Action::Prea | Action::Ref => {
@@ -607,7 +609,14 @@ impl<M> Controller<M> {
                         self.last_col = Some(t);
                         let cmd = if write { DdrCmd::Wr } else { DdrCmd::Rd };
                         self.emit(t, cmd, coord.rank, coord.bank, coord.col_line << 3);
-                        let q = self.queue.remove(c.index).expect("index valid");
+                        // FCFS always serves the head, which pop_front takes
+                        // without remove's shifting.
+                        let q = if c.index == 0 {
+                            self.queue.pop_front()
+                        } else {
+                            self.queue.remove(c.index)
+                        }
+                        .expect("index valid");
                         self.issued.push(Issued {
                             tick: t,
                             coord,

@@ -1,0 +1,267 @@
+//! A board's replay state: its tag window, frame table, processes, the
+//! decisions on contested frames, its live DMA buffers, and the page its
+//! last reference fell in ([`CurrentPage`]), which lets the hot path skip
+//! the lookup while references stay in one page.
+
+use super::*;
+
+/// The board's view of the page its last reference fell in.
+#[derive(Clone, Copy)]
+pub(super) struct CurrentPage {
+    /// `u64::MAX`: none (state changed since).
+    pub(super) frame: u64,
+    /// Record flags for a reference in this page (when `dma_partial` is off).
+    pub(super) flags: u8,
+    /// `Ambiguity::code() << CAUSE_SHIFT` (0: the attribution is
+    /// certain), and `TRACED_RUNNING` if a traced process runs.
+    pub(super) cause: u16,
+    /// `flags | cause`: what the reference is counted as.
+    pub(super) key: u16,
+    pub(super) pid: u32,
+    /// Virtual page base; with `offset_mask` 0 for untranslated pages.
+    pub(super) vbase: u64,
+    pub(super) offset_mask: u64,
+    /// A DMA buffer covers part of the page: decide per reference.
+    pub(super) dma_partial: bool,
+    /// Several running processes map the frame: decide per reference.
+    pub(super) contested: bool,
+    /// `dma_partial || contested`.
+    pub(super) slow: bool,
+    pub(super) page_table: bool,
+}
+
+impl Default for CurrentPage {
+    fn default() -> CurrentPage {
+        CurrentPage {
+            frame: u64::MAX,
+            flags: 0,
+            cause: 0,
+            key: 0,
+            pid: 0,
+            vbase: 0,
+            offset_mask: 0,
+            dma_partial: false,
+            contested: false,
+            slow: false,
+            page_table: false,
+        }
+    }
+}
+
+pub(super) struct BoardState {
+    pub(super) tags: SeqWindow,
+    pub(super) frames: FrameTable,
+    pub(super) procs: Processes,
+    /// Decisions on frames with several owners, until the next log record
+    /// (`CONTESTED` for a frame decided per reference among the
+    /// contenders kept in `contested`).
+    pub(super) decided: FastMap<u64, (u32, u64, u16)>,
+    pub(super) contested: FastMap<u64, Vec<(u32, u64)>>,
+    /// The contenders for the current page's frame, if contested.
+    pub(super) contenders: Vec<(u32, u64)>,
+    /// Live DMA buffers `[lo, hi)`.
+    pub(super) dma: Vec<(u64, u64)>,
+    pub(super) cur: CurrentPage,
+    pub(super) gap_from: u64,
+}
+
+impl BoardState {
+    pub(super) fn new(first_seq: u64, window: u64, switches: bool) -> BoardState {
+        BoardState {
+            tags: SeqWindow::new(first_seq, window),
+            frames: FrameTable::default(),
+            procs: Processes::new(switches),
+            decided: FastMap::default(),
+            contested: FastMap::default(),
+            contenders: Vec::new(),
+            dma: Vec::new(),
+            cur: CurrentPage::default(),
+            gap_from: 0,
+        }
+    }
+
+    #[inline(never)]
+    pub(super) fn refresh(&mut self, frame: u64) {
+        let running = if self.procs.traced_running() {
+            TRACED_RUNNING
+        } else {
+            0
+        };
+        let (owners, page_table) = self.frames.lookup(frame);
+        let (owner, cause) = match owners {
+            Owners::None => (None, running),
+            Owners::One { pid, vpn } if !self.procs.has_vm_users(pid) => {
+                (Some((pid, vpn)), running)
+            }
+            owners => {
+                // Decided once per frame until the log changes something
+                // (a frame like the zero page can have thousands of owners).
+                let (pid, vpn, why) = match self.decided.get(&frame) {
+                    Some(&d) => d,
+                    None => {
+                        let mut contenders = Vec::new();
+                        let decision = match owners {
+                            Owners::Several(list) => self.procs.decide(list, &mut contenders),
+                            Owners::One { pid, vpn } => self
+                                .procs
+                                .decide(&[Owner { pid, vpn, stamp: 0 }], &mut contenders),
+                            Owners::None => unreachable!("handled above"),
+                        };
+                        let d = match decision {
+                            Decision::Fixed(pid, vpn, why) => (
+                                pid,
+                                vpn,
+                                why.map_or(0, |a| u16::from(a.code()) << CAUSE_SHIFT),
+                            ),
+                            Decision::Contested => {
+                                let (pid, vpn) = contenders[0];
+                                self.contested.insert(frame, contenders);
+                                (pid, vpn, CONTESTED)
+                            }
+                        };
+                        self.decided.insert(frame, d);
+                        d
+                    }
+                };
+                if why == CONTESTED {
+                    self.contenders.clear();
+                    if let Some(c) = self.contested.get(&frame) {
+                        self.contenders.extend_from_slice(c);
+                    }
+                }
+                (Some((pid, vpn)), running | why)
+            }
+        };
+        let contested = owner.is_some() && cause & !TRACED_RUNNING == CONTESTED;
+        let cause = if contested {
+            running | (u16::from(Ambiguity::SeveralRunning.code()) << CAUSE_SHIFT)
+        } else {
+            cause
+        };
+        let cause = if owner.is_some() {
+            cause | TRACED_FRAME
+        } else {
+            cause
+        };
+        let (lo, hi) = (frame << PAGE_SHIFT, (frame + 1) << PAGE_SHIFT);
+        let mut whole = false;
+        let mut partial = false;
+        for &(a, b) in &self.dma {
+            if a <= lo && hi <= b {
+                whole = true;
+            } else if a < hi && lo < b {
+                partial = true;
+            }
+        }
+        self.cur = match owner {
+            Some((pid, vpn)) => CurrentPage {
+                frame,
+                flags: ref_flags(true, whole, None),
+                cause,
+                key: u16::from(ref_flags(true, whole, None)) | cause,
+                pid,
+                vbase: vpn << PAGE_SHIFT,
+                offset_mask: PAGE_MASK,
+                dma_partial: partial && !whole,
+                contested,
+                slow: contested || (partial && !whole),
+                page_table,
+            },
+            None => CurrentPage {
+                frame,
+                flags: miss_flags(whole, page_table),
+                cause,
+                key: u16::from(miss_flags(whole, page_table)) | cause,
+                pid: 0,
+                vbase: 0,
+                offset_mask: 0,
+                dma_partial: partial && !whole,
+                contested: false,
+                slow: partial && !whole,
+                page_table,
+            },
+        };
+    }
+
+    /// The board's references left `page` after one to `last_pa` at
+    /// `pos`: while several CPUs run traced processes, a certain
+    /// reference tells who referenced what lately.
+    #[inline]
+    pub(super) fn left_page(
+        &mut self,
+        page: &CurrentPage,
+        last_pa: u64,
+        last_write: bool,
+        pos: u64,
+    ) {
+        if self.procs.contested()
+            && page.pid != 0
+            && !page.contested
+            && page.cause & (CAUSE_MASK << CAUSE_SHIFT) == 0
+        {
+            self.procs.contest.certain(
+                page.pid,
+                page.vbase | (last_pa & PAGE_MASK),
+                last_write,
+                pos,
+            );
+        }
+    }
+
+    /// A reference to `pa` in a page decided per reference (part
+    /// DMA buffer, or contested): its flags, counting key, pid and
+    /// virtual address.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn slow_ref(&mut self, pa: u64, write: bool) -> (u8, u16, u32, u64) {
+        let cur = self.cur;
+        let flags = if cur.dma_partial {
+            self.partial_flags(pa)
+        } else {
+            cur.flags
+        };
+        if !cur.contested {
+            return (
+                flags,
+                u16::from(flags) | cur.cause,
+                cur.pid,
+                cur.vbase | (pa & cur.offset_mask),
+            );
+        }
+        let (pid, vpn, why) = self
+            .procs
+            .contest
+            .decide(&self.contenders, pa & PAGE_MASK, write);
+        let keep = cur.cause & (TRACED_RUNNING | TRACED_FRAME);
+        (
+            flags,
+            u16::from(flags) | keep | (u16::from(why.code()) << CAUSE_SHIFT),
+            pid,
+            (vpn << PAGE_SHIFT) | (pa & PAGE_MASK),
+        )
+    }
+
+    /// Record flags of a reference to `pa` in a page only partly covered
+    /// by DMA buffers.
+    #[cold]
+    pub(super) fn partial_flags(&self, pa: u64) -> u8 {
+        let dma = self.dma.iter().any(|&(lo, hi)| (lo..hi).contains(&pa));
+        if self.cur.flags & REF_TRANSLATED != 0 {
+            ref_flags(true, dma, None)
+        } else {
+            miss_flags(dma, self.cur.page_table)
+        }
+    }
+}
+
+#[inline]
+pub(super) fn miss_flags(dma: bool, page_table: bool) -> u8 {
+    let miss = if dma {
+        Miss::Dma
+    } else if page_table {
+        Miss::Kernel
+    } else {
+        Miss::Unmapped
+    };
+    ref_flags(false, dma, Some(miss))
+}

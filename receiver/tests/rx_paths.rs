@@ -1,0 +1,405 @@
+//! The two receive paths of a UDP input, `RxPath::Socket` (recvmmsg) and
+//! `RxPath::Ring` (AF_PACKET TPACKET_V3), fed the same stream: a board's
+//! packets over three ports with a gap in their sequence numbers and
+//! garbage datagrams between them. Both must leave the same per-port files
+//! (packets and rejects, striped over two directories) and the same accounting. Over
+//! loopback, then over a veth pair between two network namespaces; and
+//! under overflow, where each path must count every datagram it lost.
+//!
+//! The ring needs CAP_NET_RAW (root): without it these tests say SKIPPED.
+
+mod common;
+
+use std::fs::File;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{board_stream, captured, for_port, SimPacket};
+use hmtt_receiver::read::{port_files, CaptureFile};
+use hmtt_receiver::{Capture, CaptureConfig, Input, RxPath, Source, Summary};
+
+const PORTS: u8 = 3;
+/// Sequence numbers never sent: a gap the sequence accounting must see.
+const GAP: [u64; 3] = [40, 41, 700];
+
+fn ring_allowed() -> bool {
+    // SAFETY: socket(2) then close(2) of the descriptor just made.
+    let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_DGRAM, 0) };
+    if fd < 0 {
+        println!(
+            "SKIPPED: no AF_PACKET socket ({}); the ring needs CAP_NET_RAW",
+            std::io::Error::last_os_error()
+        );
+        return false;
+    }
+    unsafe { libc::close(fd) };
+    true
+}
+
+/// What is sent: the board's packets (less the gap) with garbage on ports
+/// 1 and 2, in a fixed order. `big`: include a datagram longer than any
+/// record (cut on receipt), which must not cross a link of smaller MTU.
+fn datagrams(big: bool) -> (Vec<(u8, Vec<u8>)>, Vec<SimPacket>) {
+    let (stream, _) = board_stream(2, PORTS, 900, 400);
+    let mut bad_magic = stream[0].bytes.clone();
+    bad_magic[0] = b'X';
+    let mut bad_version = stream[3].bytes.clone();
+    bad_version[4] = 9;
+    let mut garbage: Vec<Vec<u8>> = vec![
+        b"hello".to_vec(),
+        bad_magic,
+        vec![],
+        bad_version,
+        stream[6].bytes[..stream[6].bytes.len() - 4].to_vec(),
+        vec![0xAB; 1000],
+    ];
+    if big {
+        garbage.push((0..20_000u32).map(|i| (i * 7) as u8).collect());
+    }
+    let kept: Vec<SimPacket> = stream
+        .into_iter()
+        .filter(|p| !GAP.contains(&p.seq))
+        .collect();
+    let mut out = Vec::new();
+    for (i, p) in kept.iter().enumerate() {
+        out.push((p.port, p.bytes.clone()));
+        if i % 50 == 7 && i / 50 < garbage.len() {
+            out.push((1 + (i / 50 % 2) as u8, garbage[i / 50].clone()));
+        }
+    }
+    (out, kept)
+}
+
+fn config(
+    rx: RxPath,
+    dirs: Vec<PathBuf>,
+    inputs: Vec<Input>,
+    packets: Option<u64>,
+) -> CaptureConfig {
+    let mut c = CaptureConfig::new(inputs, dirs);
+    c.progress = false;
+    c.name = "t".into();
+    c.rx = rx;
+    c.rcvbuf_bytes = 8 << 20;
+    c.stripe_bytes = 48 << 10; // several stripes per port, over both dirs
+    c.batch_packets = 16;
+    c.packets = packets;
+    c.duration = Some(Duration::from_secs(30)); // a safety net only
+    c
+}
+
+/// Sends `out` to the ports' addresses, pausing now and then so that no
+/// path overflows.
+fn send(tx: &UdpSocket, addrs: &[SocketAddr], out: &[(u8, Vec<u8>)]) {
+    for (i, (port, bytes)) in out.iter().enumerate() {
+        tx.send_to(bytes, addrs[usize::from(*port)]).unwrap();
+        if i % 64 == 63 {
+            std::thread::sleep(Duration::from_micros(300));
+        }
+    }
+}
+
+/// The accounting of a run, without what differs by nature (times,
+/// addresses, buffer sizes, the directories' paths, the stripe files).
+fn accounting(s: &Summary) -> serde_json::Value {
+    let mut v = serde_json::to_value(s).unwrap();
+    let o = v.as_object_mut().unwrap();
+    for k in ["start_ns", "duration_s", "dirs"] {
+        o.remove(k);
+    }
+    for p in o["ports"].as_array_mut().unwrap() {
+        let p = p.as_object_mut().unwrap();
+        p.remove("source");
+        p.remove("buffer_bytes");
+        p.remove("files");
+    }
+    v
+}
+
+/// Each port's reject records: (flags, bytes).
+fn rejects(dirs: &[PathBuf], port: u8) -> Vec<(u32, Vec<u8>)> {
+    let mut files: Vec<(String, PathBuf)> = Vec::new();
+    for d in dirs {
+        for e in std::fs::read_dir(d).unwrap() {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with(&format!("t-p{port:02}-")) && name.contains(".reject.") {
+                files.push((name, path));
+            }
+        }
+    }
+    files.sort(); // by stripe
+    let mut v = Vec::new();
+    for (_, path) in files {
+        let f = CaptureFile::open(&path).unwrap();
+        let (_, r) = f.reader().unwrap();
+        v.extend(r.map(|r| (r.flags, r.packet.to_vec())));
+    }
+    v
+}
+
+struct Run {
+    summary: Summary,
+    packets: Vec<Vec<Vec<u8>>>,
+    rejects: Vec<Vec<(u32, Vec<u8>)>>,
+    stripes: Vec<usize>,
+}
+
+fn collect(summary: Summary, dirs: &[PathBuf]) -> Run {
+    Run {
+        packets: (0..PORTS).map(|p| captured(dirs, "t", p)).collect(),
+        rejects: (0..PORTS).map(|p| rejects(dirs, p)).collect(),
+        stripes: (0..PORTS)
+            .map(|p| port_files(dirs, "t", p).unwrap().len())
+            .collect(),
+        summary,
+    }
+}
+
+/// The two runs hold the same files and accounting, and what was sent.
+fn check_same(socket: &Run, ring: &Run, kept: &[SimPacket], garbage: u64) {
+    for s in [&socket.summary, &ring.summary] {
+        assert!(s.ok, "{s:?}");
+        assert_eq!(s.stop_reason, "packet count reached");
+        assert_eq!(s.boards.len(), 1);
+        assert_eq!(
+            (s.boards[0].seq.received, s.boards[0].seq.lost),
+            (kept.len() as u64, GAP.len() as u64),
+            "the gap's packets are lost"
+        );
+        assert_eq!(s.ports.iter().map(|p| p.rejects).sum::<u64>(), garbage);
+        assert_eq!(s.ports.iter().map(|p| p.kernel_drops).sum::<u64>(), 0);
+    }
+    for port in 0..PORTS {
+        let p = usize::from(port);
+        assert!(
+            socket.packets[p] == for_port(kept, port),
+            "socket path, port {port}: packets differ from those sent"
+        );
+        assert!(
+            ring.packets[p] == socket.packets[p],
+            "port {port}: the ring's packets differ from the socket's"
+        );
+        assert_eq!(ring.rejects[p], socket.rejects[p], "port {port}: rejects");
+        // Where a stripe ends depends on how packets were batched, which
+        // depends on timing: both paths must stripe, not at the same packet.
+        for (rx, run) in [("socket", socket), ("ring", ring)] {
+            assert!(
+                run.stripes[p] > 2,
+                "{rx}, port {port}: {} stripes",
+                run.stripes[p]
+            );
+        }
+    }
+    assert_eq!(accounting(&ring.summary), accounting(&socket.summary));
+}
+
+fn tmp_dirs(tmp: &Path, rx: RxPath) -> Vec<PathBuf> {
+    (0..2).map(|d| tmp.join(format!("{rx:?}{d}"))).collect()
+}
+
+#[test]
+fn loopback_ring_and_socket_give_the_same_files_and_accounting() {
+    if !ring_allowed() {
+        return;
+    }
+    let (out, kept) = datagrams(true);
+    let garbage = (out.len() - kept.len()) as u64;
+    let tmp = tempfile::tempdir().unwrap();
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut runs = Vec::new();
+    for rx in [RxPath::Socket, RxPath::Ring] {
+        let dirs = tmp_dirs(tmp.path(), rx);
+        let c = config(
+            rx,
+            dirs.clone(),
+            Input::loopback(PORTS),
+            Some(kept.len() as u64),
+        );
+        let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
+        let addrs: Vec<_> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
+        send(&tx, &addrs, &out);
+        runs.push(collect(handle.wait().unwrap(), &dirs));
+    }
+    check_same(&runs[0], &runs[1], &kept, garbage);
+    // The long datagram is cut to a record's length and flagged.
+    let cut: Vec<_> = runs[1]
+        .rejects
+        .iter()
+        .flatten()
+        .filter(|r| r.1.len() == 9018)
+        .collect();
+    assert_eq!(cut.len(), 1);
+    assert_ne!(cut[0].0 & hmtt_format::capture::RECORD_FLAG_CUT, 0);
+}
+
+/// Sends bursts of large datagrams to a small ring or socket buffer behind
+/// a receiver held back by a small pool of buffers, then a slow tail, then
+/// stops. Every valid packet sent was either received or counted dropped
+/// by the kernel, and the sequence gaps say as many.
+#[test]
+fn overflow_drops_are_counted_by_both_paths() {
+    if !ring_allowed() {
+        return;
+    }
+    let (stream, _) = board_stream(5, PORTS, 4000, 2235); // up to 8972 bytes
+    let tmp = tempfile::tempdir().unwrap();
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let _ = socket2::SockRef::from(&tx).set_send_buffer_size(64 << 20);
+    for rx in [RxPath::Socket, RxPath::Ring] {
+        let dirs = vec![tmp.path().join(format!("{rx:?}"))];
+        let mut c = config(rx, dirs, Input::loopback(PORTS), None);
+        c.rcvbuf_bytes = 256 << 10; // the ring takes its minimum, 4 MiB
+        c.buffers_per_input = 2;
+        c.batch_packets = 4;
+        let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
+        let addrs: Vec<_> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
+        // The head and tail arrive slowly, so that the first and last
+        // sequence numbers are seen (a loss is a gap between two packets
+        // received), and the socket path learns the drop count from the
+        // datagrams after the burst.
+        let slowly = |packets: &[common::SimPacket]| {
+            for p in packets {
+                std::thread::sleep(Duration::from_millis(3));
+                tx.send_to(&p.bytes, addrs[usize::from(p.port)]).unwrap();
+            }
+        };
+        let (head, rest) = stream.split_at(30);
+        let (burst, tail) = rest.split_at(rest.len() - 30);
+        slowly(head);
+        for p in burst {
+            let _ = tx.send_to(&p.bytes, addrs[usize::from(p.port)]);
+        }
+        slowly(tail);
+        std::thread::sleep(Duration::from_millis(300));
+        handle.stop();
+        let s = handle.wait().unwrap();
+        let got: u64 = s.ports.iter().map(|p| p.packets).sum();
+        let drops: u64 = s.ports.iter().map(|p| p.kernel_drops).sum();
+        assert!(drops > 0, "{rx:?}: no overflow happened ({got} received)");
+        assert_eq!(got + drops, stream.len() as u64, "{rx:?}: {s:?}");
+        assert_eq!(s.ports.iter().map(|p| p.written_packets).sum::<u64>(), got);
+        let seq = &s.boards[0].seq;
+        assert_eq!((seq.first_seq, seq.last_seq), (0, stream.len() as u64 - 1));
+        assert_eq!(seq.lost, drops, "{rx:?}: sequence gaps");
+        println!("{rx:?}: {got} received, {drops} dropped and counted");
+    }
+}
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("the `ip` tool (iproute2) is needed: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+struct Netns(String);
+
+impl Netns {
+    fn add(name: String) -> Result<Netns, String> {
+        ip(&["netns", "add", &name])?;
+        Ok(Netns(name))
+    }
+    /// Moves the calling thread into this namespace.
+    fn enter(&self) {
+        let f = File::open(format!("/run/netns/{}", self.0)).unwrap();
+        // SAFETY: setns on an open namespace file; affects this thread only.
+        let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
+        assert_eq!(
+            r,
+            0,
+            "setns {}: {}",
+            self.0,
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = ip(&["netns", "del", &self.0]);
+    }
+}
+
+/// A "board" namespace sends over a veth pair (MTU 9000) to the receiver
+/// in a "host" namespace, on a real interface rather than loopback.
+#[test]
+fn veth_ring_and_socket_give_the_same_files_and_accounting() {
+    if !ring_allowed() {
+        return;
+    }
+    let id = std::process::id();
+    let host = match Netns::add(format!("hmtt-rxh-{id}")) {
+        Ok(n) => n,
+        Err(e) => {
+            println!("SKIPPED: cannot create network namespaces here ({e})");
+            return;
+        }
+    };
+    let board = Netns::add(format!("hmtt-rxb-{id}")).unwrap();
+    let (hif, bif) = (format!("rh{id}"), format!("rb{id}"));
+    ip(&[
+        "link", "add", &hif, "netns", &host.0, "type", "veth", "peer", "name", &bif, "netns",
+        &board.0,
+    ])
+    .unwrap();
+    for (ns, dev, addr) in [
+        (&host, &hif, "10.77.0.1/24"),
+        (&board, &bif, "10.77.0.2/24"),
+    ] {
+        ip(&["-n", &ns.0, "addr", "add", addr, "dev", dev]).unwrap();
+        ip(&["-n", &ns.0, "link", "set", dev, "mtu", "9000", "up"]).unwrap();
+    }
+    let (out, kept) = datagrams(false);
+    let garbage = (out.len() - kept.len()) as u64;
+    let tmp = tempfile::tempdir().unwrap();
+    let host = Arc::new(host);
+    let board = Arc::new(board);
+    let mut runs = Vec::new();
+    for rx in [RxPath::Socket, RxPath::Ring] {
+        let dirs = tmp_dirs(tmp.path(), rx);
+        let inputs = (0..PORTS)
+            .map(|port| Input {
+                source: Source::Udp("10.77.0.1:0".into()),
+                port,
+                udp_port: None,
+            })
+            .collect();
+        let c = config(rx, dirs.clone(), inputs, Some(kept.len() as u64));
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let h = host.clone();
+        let receiver = std::thread::spawn(move || {
+            h.enter();
+            let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
+            let addrs: Vec<SocketAddr> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
+            addr_tx.send(addrs).unwrap();
+            handle.wait().unwrap()
+        });
+        let addrs = addr_rx.recv().unwrap();
+        let b = board.clone();
+        let out = out.clone();
+        std::thread::spawn(move || {
+            b.enter();
+            let tx = UdpSocket::bind("10.77.0.2:0").unwrap();
+            send(&tx, &addrs, &out);
+        })
+        .join()
+        .unwrap();
+        runs.push(collect(receiver.join().unwrap(), &dirs));
+    }
+    check_same(&runs[0], &runs[1], &kept, garbage);
+}

@@ -13,10 +13,13 @@
 
 use std::io::Write;
 
+use hmtt_format::text::{
+    decimal_into, hex_into, push_decimal, push_first, push_hex, push_time_ns, time_ns_into, window,
+    Lines, RisingDecimal,
+};
 use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::vtrace::VirtualRecord;
 
-use super::text::{push_first, push_hex, push_time_ns, push_u64};
 use super::{event_cell, rw_cell, source_cell, ExportError, RecordWriter, TraceKind, TraceMeta};
 
 /// The header line of a physical trace's CSV.
@@ -30,6 +33,11 @@ const CHUNK: usize = 1 << 16;
 /// Room for the longest `rw,kind,` cell pair (`,GAP_BEGIN,`).
 const RW_KIND_BYTES: usize = 16;
 
+/// The cell a reference's line is written into: `time_ns` of a u64 of
+/// picoseconds (at most 21 bytes), `tick` (20), `board` (3), `pa` (18),
+/// `rw,kind,` and the separators, then a number's scratch bytes.
+const ACCESS_LINE: usize = 128;
+
 /// Writes the CSV of one trace kind; the header at creation. Each call
 /// writes whole lines to the output (nothing is held back).
 pub struct CsvWriter<W: Write> {
@@ -38,7 +46,13 @@ pub struct CsvWriter<W: Write> {
     /// `rw,kind,` by kind bits, as bytes and length (see [`push_first`]);
     /// boxed, so that the writer stays small beside the table's.
     rw_kind: Box<[([u8; RW_KIND_BYTES], usize); 16]>,
+    /// The `time_ns` column's whole nanoseconds and the `tick` column:
+    /// rising numbers, whose high digits repeat from line to line.
+    ns: RisingDecimal,
+    tick: RisingDecimal,
     line: Vec<u8>,
+    /// The lines of [`CsvWriter::write_physical`].
+    lines: Lines,
 }
 
 impl<W: Write> CsvWriter<W> {
@@ -59,7 +73,10 @@ impl<W: Write> CsvWriter<W> {
             out,
             meta,
             rw_kind,
-            line: Vec::with_capacity(CHUNK + 4096),
+            ns: RisingDecimal::new(),
+            tick: RisingDecimal::new(),
+            line: Vec::with_capacity(4096),
+            lines: Lines::new(CHUNK, ACCESS_LINE),
         })
     }
 
@@ -73,32 +90,69 @@ impl<W: Write> CsvWriter<W> {
     /// The lines of the records of a physical trace, gathered into large
     /// writes.
     pub fn write_physical(&mut self, records: &[TraceRecord]) -> std::io::Result<()> {
-        self.line.clear();
         for r in records {
-            if r.is_access() {
-                self.push_prefix(r);
-                self.line.push(b'\n');
-            } else {
-                self.push_line(&VirtualRecord::marker(*r));
-            }
-            if self.line.len() >= CHUNK {
-                self.out.write_all(&self.line)?;
+            if !(r.is_access() && self.access_line(r)) {
                 self.line.clear();
+                self.push_line(&VirtualRecord::marker(*r));
+                self.lines.extend(&self.line);
+            }
+            if self.lines.is_full() {
+                self.out.write_all(self.lines.take())?;
             }
         }
-        self.out.write_all(&self.line)
+        self.out.write_all(self.lines.take())
+    }
+
+    /// Writes the line of a reference in place, the same bytes as
+    /// [`CsvWriter::push_line`]; false, writing nothing, for a time beyond
+    /// u64 picoseconds.
+    #[inline(always)]
+    fn access_line(&mut self, r: &TraceRecord) -> bool {
+        let Some(ps) = r.tick.checked_mul(u64::from(self.meta.tick_ps)) else {
+            return false;
+        };
+        let cell = self.lines.cell::<ACCESS_LINE>();
+        let mut at = time_ns_into(window(cell, 0), &mut self.ns, ps);
+        cell[at] = b',';
+        at += 1;
+        at += self.tick.write(window(cell, at), r.tick);
+        cell[at] = b',';
+        at += 1;
+        let board = r.board();
+        if board < 10 {
+            window::<2>(cell, at).copy_from_slice(&[b'0' + board, b',']);
+            at += 2;
+        } else {
+            at += decimal_into(window(cell, at), u64::from(board));
+            cell[at] = b',';
+            at += 1;
+        }
+        at += hex_into(window(cell, at), r.pa());
+        cell[at] = b',';
+        at += 1;
+        let (bytes, len) = &self.rw_kind[usize::from(r.kind().bits())];
+        window::<RW_KIND_BYTES>(cell, at).copy_from_slice(bytes);
+        at += len;
+        cell[at] = b'\n';
+        self.lines.advance(at + 1);
+        true
     }
 
     /// `time_ns,tick,board,pa,rw,kind,` of the record's physical part.
     #[inline]
     fn push_prefix(&mut self, r: &TraceRecord) {
         let l = &mut self.line;
-        push_time_ns(l, r.tick, self.meta.tick_ps);
+        push_time_ns(l, &mut self.ns, r.tick, self.meta.tick_ps);
         l.push(b',');
-        push_u64(l, r.tick);
+        self.tick.push(l, r.tick);
         l.push(b',');
-        push_u64(l, u64::from(r.board()));
-        l.push(b',');
+        let board = r.board();
+        if board < 10 {
+            l.extend_from_slice(&[b'0' + board, b',']);
+        } else {
+            push_decimal(l, u64::from(board));
+            l.push(b',');
+        }
         if r.is_access() {
             push_hex(l, r.pa());
         }
@@ -115,7 +169,7 @@ impl<W: Write> CsvWriter<W> {
             l.extend_from_slice(source_cell(v).as_bytes());
             l.push(b',');
             if let Some((pid, va)) = v.owner() {
-                push_u64(l, u64::from(pid));
+                push_decimal(l, u64::from(pid));
                 l.push(b',');
                 push_hex(l, va);
                 l.push(b',');
@@ -175,6 +229,47 @@ mod tests {
                 names: vec![(0x40, "a,\"b\"".into())],
             },
         }
+    }
+
+    /// The lines of references written in place are those of `format!`,
+    /// over ticks, boards and addresses at the edges of every formatter
+    /// (digit counts, the kept high digits, picoseconds beyond u64).
+    #[test]
+    fn reference_lines_are_what_std_formatting_prints() {
+        let mut ticks = vec![0u64, 1, 7, 9, 10, 99, 100, 7999, 8000, 9999, 10_000, 10_001];
+        for p in 1..20 {
+            let p = 10u64.pow(p);
+            ticks.extend([p - 1, p, p + 1, p / 8 * 10 - 1, p / 8 * 10]);
+        }
+        ticks.extend([
+            (1u64 << 48) - 1,
+            1 << 48,
+            u64::MAX / 1250,
+            u64::MAX - 1,
+            u64::MAX,
+        ]);
+        // A rising run across carries into the kept digits.
+        ticks.extend((0..40_000u64).map(|i| 99_990_000 + i * 3));
+        let mut records = Vec::new();
+        let mut expected = format!("{PHYSICAL_HEADER}\n");
+        for (i, &tick) in ticks.iter().enumerate() {
+            let board = [0u8, 9, 10, 99, 100, 255][i % 6];
+            let pa = [0u64, 0x40, 0xffff_ffc0, 0x1_0000_0000, u64::MAX << 6][i % 5];
+            let write = i % 3 == 0;
+            records.push(TraceRecord::access(tick, board, write, pa));
+            let ps = u128::from(tick) * 1250;
+            let (rw, kind) = if write { ("W", "WRITE") } else { ("R", "READ") };
+            expected.push_str(&format!(
+                "{}.{:03},{tick},{},{:#x},{rw},{kind},\n",
+                ps / 1000,
+                ps % 1000,
+                records[i].board(),
+                records[i].pa()
+            ));
+        }
+        let mut w = CsvWriter::new(Vec::new(), meta(TraceKind::Physical)).unwrap();
+        w.write_physical(&records).unwrap();
+        assert_eq!(String::from_utf8(w.into_inner()).unwrap(), expected);
     }
 
     #[test]

@@ -11,21 +11,29 @@
 
 use std::io::Write;
 
+use hmtt_format::text::{hex_into, push_decimal_u128, window, Lines, RisingDecimal};
 use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::vtrace::VirtualRecord;
 
-use super::text::{push_first, push_hex, push_u128, push_u64};
 use super::{ExportError, RecordWriter, TraceMeta};
 
 /// Bytes of lines gathered before one write to the output.
 const CHUNK: usize = 1 << 16;
+
+/// The cell a line is written into: the address (18 bytes), ` WRITE `,
+/// a cycle of up to 39 digits and the line break, then scratch bytes.
+const LINE: usize = 96;
 
 pub struct Dramsim3Writer<W: Write> {
     out: W,
     first_tick: u64,
     tick_ps: u128,
     tck_ps: u128,
-    line: Vec<u8>,
+    /// The cycle column: rising numbers.
+    cycle: RisingDecimal,
+    lines: Lines,
+    /// A cycle beyond u64.
+    wide: Vec<u8>,
 }
 
 impl<W: Write> Dramsim3Writer<W> {
@@ -42,27 +50,39 @@ impl<W: Write> Dramsim3Writer<W> {
             first_tick: meta.first_tick,
             tick_ps: u128::from(meta.tick_ps.max(1)),
             tck_ps: u128::from(tck_ps),
-            line: Vec::with_capacity(CHUNK + 64),
+            cycle: RisingDecimal::new(),
+            lines: Lines::new(CHUNK, LINE),
+            wide: Vec::new(),
         })
     }
 
     /// Appends the line of a reference.
-    #[inline]
+    #[inline(always)]
     fn push_line(&mut self, tick: u64, write: bool, pa: u64) {
-        let l = &mut self.line;
-        push_hex(l, pa);
-        if write {
-            push_first(l, b" WRITE ", 7);
-        } else {
-            push_first(l, b" READ  ", 6);
-        }
         let ticks = tick.saturating_sub(self.first_tick);
-        if self.tick_ps == self.tck_ps {
-            push_u64(l, ticks);
+        let cell = self.lines.cell::<LINE>();
+        let mut at = hex_into(window(cell, 0), pa);
+        if write {
+            window::<8>(cell, at).copy_from_slice(b" WRITE  ");
+            at += 7;
         } else {
-            push_u128(l, u128::from(ticks) * self.tick_ps / self.tck_ps);
+            window::<8>(cell, at).copy_from_slice(b" READ   ");
+            at += 6;
         }
-        l.push(b'\n');
+        if self.tick_ps == self.tck_ps {
+            at += self.cycle.write(window(cell, at), ticks);
+        } else {
+            self.wide.clear();
+            push_decimal_u128(
+                &mut self.wide,
+                u128::from(ticks) * self.tick_ps / self.tck_ps,
+            );
+            // At most 39 digits.
+            cell[at..at + self.wide.len()].copy_from_slice(&self.wide);
+            at += self.wide.len();
+        }
+        cell[at] = b'\n';
+        self.lines.advance(at + 1);
     }
 }
 
@@ -71,20 +91,17 @@ impl<W: Write> RecordWriter for Dramsim3Writer<W> {
         if !v.is_access() {
             return Ok(());
         }
-        self.line.clear();
         self.push_line(v.tick, v.is_write(), v.pa());
-        Ok(self.out.write_all(&self.line)?)
+        Ok(self.out.write_all(self.lines.take())?)
     }
     fn write_block(&mut self, records: &[TraceRecord]) -> Result<(), ExportError> {
-        self.line.clear();
         for r in records.iter().filter(|r| r.is_access()) {
             self.push_line(r.tick, r.kind() == RecordKind::Write, r.pa());
-            if self.line.len() >= CHUNK {
-                self.out.write_all(&self.line)?;
-                self.line.clear();
+            if self.lines.is_full() {
+                self.out.write_all(self.lines.take())?;
             }
         }
-        Ok(self.out.write_all(&self.line)?)
+        Ok(self.out.write_all(self.lines.take())?)
     }
     fn finish(mut self: Box<Self>) -> Result<(), ExportError> {
         Ok(self.out.flush()?)

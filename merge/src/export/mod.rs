@@ -15,7 +15,6 @@ pub mod parquet;
 pub mod perfetto;
 pub mod ramulator2;
 pub mod table;
-mod text;
 mod time;
 
 use std::io::Write;

@@ -114,7 +114,7 @@ pub struct Command {
     pub arg: u32,
 }
 
-use crate::text::{put_decimal, put_four_digits, Row};
+use crate::text::{put_decimal, window, RisingDecimal, Row};
 
 impl Command {
     /// The command's text line (its `Display` form and a newline) into a
@@ -134,23 +134,16 @@ impl Command {
 }
 
 /// Writes the text lines of a stream of commands in cycle order, as
-/// [`Command::line_into`] does, for less: a cycle's digits above its last
-/// four are the same for every command of ten thousand cycles, so they are
-/// made once for all of them, and each line is put together in place with
-/// copies of fixed size (a call of `memcpy` per piece cost as much as the
-/// digits). Making command lines was the largest cost of writing a
-/// command file.
+/// [`Command::line_into`] does, for less: the cycle through a
+/// [`RisingDecimal`] (its digits above the last four are made once for
+/// every ten thousand cycles), each line put together in place with copies
+/// of fixed size (a call of `memcpy` per piece cost as much as the
+/// digits). Making command lines was the largest cost of writing a command
+/// file.
 #[derive(Default)]
 pub struct CommandLines {
-    /// `cycle / 10_000` whose digits `high_digits` holds; 0 when none are
-    /// kept (cycles below 10,000 are written whole).
-    high: u64,
-    high_digits: [u8; HIGH_DIGITS],
-    high_len: usize,
+    cycle: RisingDecimal,
 }
-
-/// Room for the digits of `u64::MAX / 10_000`, rounded up.
-const HIGH_DIGITS: usize = 16;
 
 /// Room for the longest mnemonic, UNKNOWN.
 const MNEMONIC_ROOM: usize = 8;
@@ -174,10 +167,7 @@ impl CommandLines {
         }
         let mut end = 0;
         for c in cmds {
-            let line: &mut [u8; LINE_ROOM] = (&mut room[end..end + LINE_ROOM])
-                .try_into()
-                .expect("LINE_ROOM bytes");
-            end += self.line(c, line);
+            end += self.line(c, window(room, end));
         }
         &room[..end]
     }
@@ -185,17 +175,7 @@ impl CommandLines {
     /// `c`'s line at the start of `line`; returns its length.
     #[inline]
     fn line(&mut self, c: &Command, line: &mut [u8; LINE_ROOM]) -> usize {
-        let high = c.cycle / 10_000;
-        let mut n = if high == 0 {
-            put_decimal(line, 0, c.cycle)
-        } else {
-            if high != self.high {
-                self.high = high;
-                self.high_len = put_decimal(&mut self.high_digits, 0, high);
-            }
-            line[..HIGH_DIGITS].copy_from_slice(&self.high_digits);
-            put_four_digits(line, self.high_len, (c.cycle % 10_000) as u16)
-        };
+        let mut n = self.cycle.write(window(line, 0), c.cycle);
         line[n] = b' ';
         let mnemonic = c.cmd.mnemonic().as_bytes();
         let mut padded = [b' '; MNEMONIC_ROOM];

@@ -89,7 +89,13 @@ fn decimal4(n: usize) -> [u8; 4] {
 #[inline(always)]
 pub fn decimal_into(cell: &mut [u8; DECIMAL_CELL], n: u64) -> usize {
     const E8: u64 = 100_000_000;
-    let len = n.checked_ilog10().map_or(1, |l| l as usize + 1);
+    if n < 10 {
+        // Ranks, banks, flags: most small fields are one digit, and the
+        // logarithm and the word's arithmetic cost more than the digit.
+        cell[0] = b'0' + n as u8;
+        return 1;
+    }
+    let len = n.ilog10() as usize + 1;
     if n < E8 {
         // The leading zeros are the word's low bytes.
         let digits = decimal8(n as u32) >> (8 * (8 - len));
@@ -445,15 +451,6 @@ pub fn put_decimal(buf: &mut [u8], at: usize, v: u64) -> usize {
     at + len
 }
 
-/// Writes `v` (below 10,000) as exactly four digits, zeros in front, at
-/// `buf[at..]`: the low digits of a number whose higher digits were
-/// written before. Returns where they end.
-#[inline]
-pub fn put_four_digits(buf: &mut [u8], at: usize, v: u16) -> usize {
-    buf[at..at + 4].copy_from_slice(&decimal4(usize::from(v)));
-    at + 4
-}
-
 /// A text that is not a number as [`parse_number`] reads them.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("'{0}' is not a number (decimal or 0x hexadecimal)")]
@@ -599,15 +596,6 @@ mod tests {
             row.byte(b',');
             row.hex(v);
             assert_eq!(row.as_bytes(), format!("{v},{v:#x}").as_bytes());
-        }
-    }
-
-    #[test]
-    fn four_digits_are_zero_padded() {
-        for v in [0u16, 7, 42, 999, 1000, 9999] {
-            let mut buf = [b'x'; 6];
-            assert_eq!(put_four_digits(&mut buf, 1, v), 5);
-            assert_eq!(&buf, format!("x{v:04}x").as_bytes());
         }
     }
 

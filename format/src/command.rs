@@ -114,27 +114,10 @@ pub struct Command {
     pub arg: u32,
 }
 
-use crate::text::{put_decimal, window, RisingDecimal, Row};
+use crate::text::{put_decimal, window, RisingDecimal};
 
-impl Command {
-    /// The command's text line (its `Display` form and a newline) into a
-    /// row the caller reuses: what a writer of long streams calls, at a
-    /// tenth of the cost of `fmt` machinery.
-    #[inline]
-    pub fn line_into(&self, row: &mut Row) {
-        row.decimal(self.cycle);
-        row.byte(b' ');
-        row.bytes(self.cmd.mnemonic().as_bytes());
-        for v in [self.rank, self.bank, self.arg] {
-            row.byte(b' ');
-            row.decimal(u64::from(v));
-        }
-        row.byte(b'\n');
-    }
-}
-
-/// Writes the text lines of a stream of commands in cycle order, as
-/// [`Command::line_into`] does, for less: the cycle through a
+/// Writes the text lines of a stream of commands in cycle order, each its
+/// `Display` form and a newline, without `fmt` machinery: the cycle through a
 /// [`RisingDecimal`] (its digits above the last four are made once for
 /// every ten thousand cycles), each line put together in place with copies
 /// of fixed size (a call of `memcpy` per piece cost as much as the
@@ -382,7 +365,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn line_into_is_display(
+        fn command_lines_are_display(
             cycle in prop_oneof![Just(0u64), Just(u64::MAX), any::<u64>(), 0u64..1000],
             k in 0usize..DdrCmd::ALL.len(),
             rank in prop_oneof![Just(0u32), Just(u32::MAX), any::<u32>()],
@@ -390,11 +373,6 @@ mod tests {
             arg in any::<u32>(),
         ) {
             let c = Command { cycle, cmd: DdrCmd::ALL[k], rank, bank, arg };
-            let mut row = Row::new();
-            row.bytes(b"before ");
-            c.line_into(&mut row);
-            let expected = format!("before {c}\n");
-            prop_assert_eq!(row.as_bytes(), expected.as_bytes());
             let mut room = b"left from before".to_vec();
             let text = CommandLines::new().lines(&[c, c], &mut room);
             let expected = format!("{c}\n{c}\n");

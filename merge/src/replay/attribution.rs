@@ -308,6 +308,10 @@ pub struct Processes {
     vm_users: FastMap<u32, Vec<u32>>,
     /// vfork parent → its children still using its space.
     vfork_waiting: FastMap<u32, Vec<u32>>,
+    /// Processes that logged EXIT but still hold their own address space:
+    /// the kernel reads their memory (the robust-futex list) and logs the
+    /// UNMAPs of its teardown after EXIT, until their last switch out.
+    exiting: Vec<u32>,
     /// Candidates of a decision (reused).
     scratch: Vec<Owner>,
     /// Who referenced what lately, while several CPUs run traced
@@ -417,8 +421,31 @@ impl Processes {
     }
 
     /// EXIT: `pid`'s mappings end (those of an address space it shares
-    /// with CLONE_VM children pass to one of them).
+    /// with CLONE_VM children pass to one of them). An address space of
+    /// its own lives on until the process's last switch out ([`Self::
+    /// switched_out`]): `do_exit` still reads it and logs each page's
+    /// UNMAP after EXIT. Without SWITCH records that end is not seen, and
+    /// the mappings end at once.
     pub fn exit(&mut self, pid: u32, frames: &mut FrameTable) {
+        let own_space = !self.vm_owner.contains_key(&pid) && !self.has_vm_users(pid);
+        if self.switches && own_space {
+            if !self.exiting.contains(&pid) {
+                self.exiting.push(pid);
+            }
+            return;
+        }
+        self.end(pid, frames);
+    }
+
+    /// `prev` was switched out: an exiting process's teardown is over, and
+    /// what its log did not unmap ends.
+    pub fn switched_out(&mut self, prev: u32, frames: &mut FrameTable) {
+        if !self.exiting.is_empty() && self.exiting.contains(&prev) {
+            self.end(prev, frames);
+        }
+    }
+
+    fn end(&mut self, pid: u32, frames: &mut FrameTable) {
         self.leave_space(pid, frames);
         self.last_ran.remove(&pid);
         self.contest.forget(pid);
@@ -443,6 +470,7 @@ impl Processes {
     }
 
     fn leave_space(&mut self, pid: u32, frames: &mut FrameTable) {
+        self.exiting.retain(|&p| p != pid);
         // A CLONE_VM child's own pages are of the space its execve builds
         // (dropped at its EXEC; its SNAPSHOT_MAPs follow).
         if self.detach(pid) {
@@ -686,5 +714,53 @@ mod tests {
             frames.lookup(7).0,
             super::super::frames::Owners::One { pid: 3, vpn: 0x70 }
         ));
+    }
+
+    #[test]
+    fn an_exiting_process_keeps_its_pages_until_its_last_switch_out() {
+        use super::super::frames::Owners;
+        let mut frames = FrameTable::default();
+        let mut p = Processes::new(true);
+        frames.map(7, 1, 0x70);
+        frames.map(8, 1, 0x80);
+        frames.map(9, 1, 0x90);
+        p.switch(0, 0, 1, 1);
+        p.exit(1, &mut frames);
+        // do_exit reads the process's memory after EXIT, then logs the
+        // teardown's UNMAPs.
+        assert!(matches!(
+            frames.lookup(7).0,
+            Owners::One { pid: 1, vpn: 0x70 }
+        ));
+        frames.unmap(7, 1, 0x70);
+        assert!(matches!(frames.lookup(7).0, Owners::None));
+        assert!(matches!(
+            frames.lookup(8).0,
+            Owners::One { pid: 1, vpn: 0x80 }
+        ));
+        // Another process's switch out changes nothing.
+        p.switched_out(2, &mut frames);
+        assert!(matches!(
+            frames.lookup(8).0,
+            Owners::One { pid: 1, vpn: 0x80 }
+        ));
+        // Its last switch out ends what the log did not unmap.
+        p.switch(0, 1, 0, 5);
+        p.switched_out(1, &mut frames);
+        assert!(matches!(frames.lookup(8).0, Owners::None));
+        assert!(matches!(frames.lookup(9).0, Owners::None));
+
+        // Without SWITCH records the end is not seen: EXIT ends at once.
+        let mut p = Processes::new(false);
+        frames.map(7, 3, 0x70);
+        p.exit(3, &mut frames);
+        assert!(matches!(frames.lookup(7).0, Owners::None));
+
+        // A pid used again (FORK) before the switch out: the old pages end.
+        let mut p = Processes::new(true);
+        frames.map(7, 4, 0x70);
+        p.exit(4, &mut frames);
+        p.fork(4, 1, 0, 0, 9, &mut frames);
+        assert!(matches!(frames.lookup(7).0, Owners::None));
     }
 }

@@ -245,7 +245,10 @@ impl<'l> Replayer<'l> {
                 st.procs
                     .fork(rec.pid, parent, flags, rec.cpu, seq, &mut st.frames)
             }
-            Event::Switch { prev } => st.procs.switch(rec.cpu, prev, rec.pid, seq),
+            Event::Switch { prev } => {
+                st.procs.switch(rec.cpu, prev, rec.pid, seq);
+                st.procs.switched_out(prev, &mut st.frames);
+            }
             Event::DmaMap {
                 addr, size, dir, ..
             } => {

@@ -137,6 +137,15 @@ fn stop_mid_capture(signal: &str, options: &[&str]) {
     }
     assert_eq!(reader.end(), Some(CaptureEnd::Clean));
     assert_eq!(n, received);
+    // A clean stop gives back the preallocation: merge must not take the
+    // file for a killed capture's.
+    let meta = std::fs::metadata(tmp.join("c-p00-s00000.hmttcap")).unwrap();
+    assert!(
+        !hmtt_format::capture::has_space_past_end(&meta),
+        "{} bytes allocated for {} bytes",
+        std::os::unix::fs::MetadataExt::blocks(&meta) * 512,
+        meta.len()
+    );
     let _ = std::fs::remove_dir_all(&tmp);
 }
 

@@ -301,12 +301,19 @@ impl<'a> Iterator for CaptureReader<'a> {
     }
 }
 
+/// The least space a killed receiver leaves past a capture file's end: it
+/// preallocates a stripe and this much more, and writes at most a stripe.
+pub const KILLED_PREALLOCATION_MIN: u64 = 1 << 20;
+
 /// Whether the file system holds blocks for the file of `meta` past its
-/// end: a preallocation (`fallocate` with KEEP_SIZE) a killed writer left.
+/// end that a killed writer's preallocation (`fallocate` with KEEP_SIZE)
+/// left: at least [`KILLED_PREALLOCATION_MIN`]. A file closed cleanly may
+/// keep a block or so past its end (ext4 does after the writer's truncate
+/// on close), which is not a killed capture's and is left alone.
 pub fn has_space_past_end(meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
     let block = meta.blksize().max(512);
-    meta.blocks() * 512 > meta.len().div_ceil(block) * block
+    meta.blocks() * 512 >= meta.len().div_ceil(block) * block + KILLED_PREALLOCATION_MIN
 }
 
 /// Opens the capture file at `path` to trim it, or gives `None` when a
@@ -351,6 +358,33 @@ fn is_zero_tail(rest: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_killed_writers_preallocation_counts_as_space_past_the_end() {
+        use std::os::unix::io::AsRawFd;
+        let path = std::env::temp_dir().join(format!(
+            "hmtt-space-past-end-{}.hmttcap",
+            std::process::id()
+        ));
+        std::fs::write(&path, vec![1u8; 10_000]).unwrap();
+        let meta = || std::fs::metadata(&path).unwrap();
+        assert!(!has_space_past_end(&meta()));
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        let keep = |len: i64| {
+            // SAFETY: fallocate on an open descriptor.
+            unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, len) == 0 }
+        };
+        // A block or two past the end (a cleanly closed file may keep one).
+        if keep(10_000 + 8192) {
+            assert!(!has_space_past_end(&meta()));
+        }
+        // What a killed receiver leaves: its extra preallocation at least.
+        if keep(10_000 + KILLED_PREALLOCATION_MIN as i64 + 4096) {
+            assert!(has_space_past_end(&meta()));
+        }
+        drop(f);
+        std::fs::remove_file(&path).unwrap();
+    }
 
     fn header() -> CaptureHeader {
         CaptureHeader {

@@ -297,7 +297,8 @@ impl Writer {
     }
 
     fn preallocate(&mut self, file: &File, path: &Path) {
-        let len = self.settings.stripe_bytes.min(i64::MAX as u64 / 2) as i64 + (1 << 20);
+        let len = self.settings.stripe_bytes.min(i64::MAX as u64 / 2) as i64
+            + hmtt_format::capture::KILLED_PREALLOCATION_MIN as i64;
         // SAFETY: fallocate on an open descriptor; KEEP_SIZE leaves the file
         // length alone so a crash never exposes unwritten space.
         let r = unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, len) };

@@ -13,6 +13,7 @@ use hmtt_firmware::engine::{self, CoreSpec};
 use hmtt_firmware::Board as Core;
 use hmtt_format::config::ConfigWindow;
 use hmtt_format::geometry::Geometry;
+use hmtt_format::text::parse_list;
 use hmtt_format::mapping::AddressMapping;
 use hmtt_sim::board::counters::HardwareCounter;
 use hmtt_sim::board::output::window_for_range;
@@ -21,7 +22,7 @@ use hmtt_sim::board::{
     DEFAULT_REFS_PER_CLOCK,
 };
 
-use crate::shared::{bytes_bar_above, load_mapping, parse_list, parse_number, to_stdout, usize_in};
+use crate::shared::{bytes_bar_above, load_mapping, parse_number, to_stdout, usize_in};
 
 /// Which engine runs the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

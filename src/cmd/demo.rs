@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+use hmtt_format::text::parse_size;
 use hmtt_format::trace::TraceView;
 use hmtt_merge::merge::decode_threads_pay_off;
 use hmtt_merge::verify::{expected_trace, LostEvents, Verdict};
@@ -26,7 +27,7 @@ use hmtt_sim::outdir::{events_toml, files};
 use hmtt_sim::send::{PacketSender, SenderOptions};
 use hmtt_sim::workload::{Workload, WorkloadKind};
 
-use crate::shared::{load_names, non_negative_finite, parse_number, parse_size, to_stdout, OnOff};
+use crate::shared::{load_names, non_negative_finite, parse_number, to_stdout, OnOff};
 
 mod print;
 

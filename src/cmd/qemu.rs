@@ -3,6 +3,7 @@
 //! `hmtt sim --out`.
 
 use anyhow::{bail, Context};
+use hmtt_format::text::parse_size;
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::dram::Scheduler;
 use hmtt_sim::machine::SimConfig;
@@ -12,7 +13,7 @@ use hmtt_sim::stream::{PacketSink, StreamOutputs};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::shared::{parse_size, to_stdout, OnOff};
+use crate::shared::{to_stdout, OnOff};
 
 /// Arguments of `hmtt qemu`.
 #[derive(clap::Args, Debug)]

@@ -10,6 +10,7 @@ use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
 use hmtt_format::events::EventWindow;
+use hmtt_format::text::parse_range;
 use hmtt_merge::export::csv::CsvWriter;
 use hmtt_merge::export::{TraceKind, TraceMeta};
 use hmtt_merge::replay::archive::ArchiveSource;
@@ -19,7 +20,7 @@ use hmtt_merge::replay::{
 };
 
 use crate::shared::{
-    is_closed_pipe, open_physical, parse_range, percentage, status, with_names_of, Stdout,
+    is_closed_pipe, open_physical, percentage, status, with_names_of, Stdout,
     TraceBytes,
 };
 

@@ -2,6 +2,7 @@
 //! outputs (docs/format.md §10) and/or send the packets over UDP.
 
 use anyhow::{bail, Context};
+use hmtt_format::text::parse_size;
 use hmtt_format::Geometry;
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::dram::{Scheduler, Timing};
@@ -14,7 +15,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::shared::{load_mapping, parse_size, positive_finite, to_stdout, usize_in, OnOff};
+use crate::shared::{load_mapping, positive_finite, to_stdout, usize_in, OnOff};
 
 /// `--trace-format`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]

@@ -16,7 +16,9 @@ use hmtt_merge::analyze::{
     AnalyzeOptions, TraceInput,
 };
 
-use crate::shared::{open_input, positive_finite, to_stdout, usize_in, with_names_of, TraceBytes};
+use crate::shared::{
+    open_input, positive_finite, status, to_stdout, usize_in, with_names_of, TraceBytes,
+};
 
 /// Arguments of `hmtt analyze`.
 #[derive(clap::Args)]
@@ -162,7 +164,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(path) = &args.partial {
         let blocks = args.blocks.clone().unwrap_or(0..usize::MAX);
         let blocks = write_partial_file(data, &opts, blocks, path)?;
-        eprintln!(
+        status!(
             "wrote the analysis of blocks {}..{} of {} to {}",
             blocks.start,
             blocks.end,
@@ -186,7 +188,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let pictures = Pictures::collect(&input, &opts, &analysis, &analyzer)
             .with_context(|| format!("reading {}", trace.display()))?;
         let files = plot::draw_all(dir, &analysis, &pictures)?;
-        eprintln!("wrote {} pictures into {}", files.len(), dir.display());
+        status!("wrote {} pictures into {}", files.len(), dir.display());
     }
     write_json(&args, &analysis)?;
     let name = trace.display().to_string();

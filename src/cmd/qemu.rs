@@ -13,7 +13,7 @@ use hmtt_sim::stream::{PacketSink, StreamOutputs};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::shared::{to_stdout, OnOff};
+use crate::shared::{status, to_stdout, OnOff};
 
 /// Arguments of `hmtt qemu`.
 #[derive(clap::Args, Debug)]
@@ -172,7 +172,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     })?;
     let p = &t.pages;
     if p.lost() > 0 {
-        eprintln!(
+        status!(
             "WARNING: QEMU's TLB did not translate {} accesses (none of their lines traced) and the second page of {} page-crossing ones (only their first page's lines traced)",
             p.untranslated, p.next_untranslated
         );

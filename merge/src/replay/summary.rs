@@ -136,7 +136,10 @@ impl ReplaySummary<'_> {
         if r.dma_requests.is_empty() {
             writeln!(out, "  none")?;
         }
-        for (dir, sizes) in &r.dma_requests {
+        // By direction: the map's own order differs from run to run.
+        let mut by_direction: Vec<_> = r.dma_requests.iter().collect();
+        by_direction.sort_unstable_by_key(|(dir, _)| **dir);
+        for (dir, sizes) in by_direction {
             let avg = sizes.iter().sum::<u64>() as f64 / sizes.len().max(1) as f64;
             let bucket = |lo: u64, hi: u64| sizes.iter().filter(|&&s| s > lo && s <= hi).count();
             writeln!(out, "  {dir:<24} {:>8} requests, average {:.0} bytes; <=4K {}, 4K-16K {}, 16K-64K {}, >64K {}",
@@ -258,6 +261,36 @@ impl ReplaySummary<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table_4_lists_the_directions_in_their_order() {
+        let mut report = ReplayReport::default();
+        for (dir, size) in [("to device (DMA read)", 4096), ("bidirectional", 100_000)] {
+            report.dma_requests.insert(dir, vec![size]);
+        }
+        let log = LogImage::default();
+        let text = ReplaySummary {
+            report: &report,
+            log: &log,
+            seconds: 1.0,
+            boards: 1,
+            tick: TickLength::of_ps(1250),
+        }
+        .to_string();
+        let table4: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("Table 4"))
+            .skip(1)
+            .take(2)
+            .collect();
+        assert_eq!(
+            table4,
+            [
+                "  bidirectional                   1 requests, average 100000 bytes; <=4K 0, 4K-16K 0, 16K-64K 0, >64K 1",
+                "  to device (DMA read)            1 requests, average 4096 bytes; <=4K 1, 4K-16K 0, 16K-64K 0, >64K 0",
+            ]
+        );
+    }
 
     #[test]
     fn the_unattributed_threshold_fails_above_it_only() {

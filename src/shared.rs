@@ -1,6 +1,6 @@
-//! What several subcommands share: how numbers and sizes are written on
-//! the command line, the progress bar over a long input, and opening a
-//! trace file and its event names.
+//! What several subcommands share: clap's parsers of numbers (sizes,
+//! lists and ranges are `hmtt_format::text::given`'s), the progress bar
+//! over a long input, and opening a trace file and its event names.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -34,57 +34,6 @@ impl OnOff {
 /// (`4096`, `0x1000_0000`, `1_000_000`): [`hmtt_format::text::parse_number`].
 pub fn parse_number(s: &str) -> anyhow::Result<u64> {
     Ok(hmtt_format::text::parse_number(s)?)
-}
-
-/// A size: a number with an optional K, M or G suffix (powers of 1024),
-/// optionally followed by `B` or `iB` (`123`, `4K`, `16MiB`, `2g`).
-pub fn parse_size(s: &str) -> anyhow::Result<u64> {
-    let t = s.trim();
-    let t = t
-        .strip_suffix("iB")
-        .or_else(|| t.strip_suffix('B'))
-        .unwrap_or(t);
-    let (num, mul) = match t.char_indices().last() {
-        // Hexadecimal digits are not suffixes.
-        Some((i, c)) if c.is_ascii_alphabetic() && !t.to_ascii_lowercase().starts_with("0x") => {
-            let mul = match c.to_ascii_uppercase() {
-                'K' => 1u64 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                _ => bail!("size '{s}': unknown suffix '{c}' (K, M or G)"),
-            };
-            (&t[..i], mul)
-        }
-        _ => (t, 1),
-    };
-    let n = parse_number(num).with_context(|| format!("size '{s}'"))?;
-    n.checked_mul(mul)
-        .with_context(|| format!("size '{s}' is too large"))
-}
-
-/// `N` numbers separated by `,` or `/` (`--drain 1/7`, `--window 3,100,2`).
-pub fn parse_list<const N: usize>(what: &str, s: &str) -> anyhow::Result<[u64; N]> {
-    let parts: Vec<&str> = s.split([',', '/']).collect();
-    if parts.len() != N {
-        bail!("{what} '{s}': expected {N} numbers");
-    }
-    let mut out = [0u64; N];
-    for (o, p) in out.iter_mut().zip(parts) {
-        *o = parse_number(p).with_context(|| what.to_string())?;
-    }
-    Ok(out)
-}
-
-/// `LO..HI`, a non-empty range of numbers.
-pub fn parse_range(s: &str) -> anyhow::Result<(u64, u64)> {
-    let (a, b) = s
-        .split_once("..")
-        .with_context(|| format!("'{s}' is not a range LO..HI"))?;
-    let (a, b) = (parse_number(a)?, parse_number(b)?);
-    if a >= b {
-        bail!("range '{s}' is empty");
-    }
-    Ok((a, b))
 }
 
 /// A number greater than 0 and finite (`--interval-ms 0.5`): clap's
@@ -447,7 +396,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numbers_and_sizes() {
+    fn numbers_and_clap_parsers() {
         for (text, n) in [
             ("123", 123),
             (" 0x10 ", 16),
@@ -460,23 +409,6 @@ mod tests {
         for bad in ["", "x", "0x", "-1", "1.5"] {
             assert!(parse_number(bad).is_err(), "{bad}");
         }
-        assert_eq!(parse_size("123").unwrap(), 123);
-        assert_eq!(parse_size("4K").unwrap(), 4096);
-        assert_eq!(parse_size("16MiB").unwrap(), 16 << 20);
-        assert_eq!(parse_size("2g").unwrap(), 2 << 30);
-        assert_eq!(parse_size("8kB").unwrap(), 8 << 10);
-        assert_eq!(parse_size("0x1000").unwrap(), 4096);
-        assert_eq!(parse_size("1_024K").unwrap(), 1 << 20);
-        let e = parse_size("3X").unwrap_err();
-        assert!(format!("{e:#}").contains("unknown suffix"), "{e:#}");
-        assert!(parse_size("M").is_err());
-        assert!(parse_size("99999999999G").is_err());
-        assert_eq!(parse_list::<2>("--drain", "1/7").unwrap(), [1, 7]);
-        assert_eq!(parse_list::<3>("--w", "3, 0x64,2").unwrap(), [3, 100, 2]);
-        assert!(parse_list::<2>("--drain", "1/7/9").is_err());
-        assert_eq!(parse_range("0x10..0x20").unwrap(), (16, 32));
-        assert!(parse_range("5..5").is_err());
-        assert!(parse_range("5").is_err());
         assert_eq!(positive_finite("0.5").unwrap(), 0.5);
         for bad in ["0", "-1", "nan", "inf", "x"] {
             assert!(positive_finite(bad).is_err(), "{bad}");

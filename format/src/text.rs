@@ -2,7 +2,11 @@
 //! machinery, byte for byte as `{}` (decimal) and `{:#x}` (hex) print
 //! them, for writers of long text streams (the exports, `hmtt dump`,
 //! command files, truth and reference CSVs); and read the one way every
-//! tool reads a number it is given ([`parse_number`]).
+//! tool reads a number it is given ([`parse_number`]), with the sizes,
+//! lists and ranges made of such numbers ([`given`]).
+
+pub mod given;
+pub use given::{parse_list, parse_range, parse_size, GivenError};
 
 /// Two decimal digits per entry, "00" to "99".
 const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\

@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 
 use hmtt_format::trace::{RecordKind, TraceRecord};
 
+mod report;
+pub use report::StatsReport;
+
 /// One interval of the bandwidth table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Interval {

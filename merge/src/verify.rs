@@ -14,6 +14,9 @@ use hmtt_format::Packet;
 
 use crate::report::MergeReport;
 
+mod report;
+pub use report::{FirstRecords, VerdictReport};
+
 /// Why the ground truth cannot be put in trace form.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VerifyError {

@@ -15,6 +15,7 @@ mod input;
 pub mod pcapng;
 pub mod read;
 pub mod repair;
+pub mod report;
 pub mod ring;
 pub mod seq;
 pub mod stats;

@@ -13,6 +13,7 @@ pub mod os;
 pub mod outdir;
 pub mod qemu;
 pub mod qemu_guest;
+pub mod report;
 pub mod send;
 pub mod stream;
 pub mod workload;

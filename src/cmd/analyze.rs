@@ -3,19 +3,22 @@
 //! archive or virtual), as text, JSON (`--json`) and pictures (`--plot`).
 //! The analyses are `hmtt_merge::analyze`; this module parses and prints.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
 use hmtt_format::events::EventWindow;
 use hmtt_format::input::AnyInput;
 use hmtt_format::Geometry;
-use hmtt_merge::analyze::partial::{self, read_partial, write_partial};
+use hmtt_merge::analyze::partial::{self, read_partial};
 use hmtt_merge::analyze::pictures::Pictures;
-use hmtt_merge::analyze::{analyze_parts, plot, Analysis, AnalyzeOptions, TraceInput};
+use hmtt_merge::analyze::{
+    analyze_parts, plot, write_partial_file, Analysis, AnalysisOutputs, AnalysisReport,
+    AnalyzeOptions, TraceInput,
+};
 
-use crate::shared::{open_input, positive_finite, to_stdout, usize_in, with_names_of, TraceBytes};
+use crate::shared::{
+    open_input, positive_finite, status, to_stdout, usize_in, with_names_of, TraceBytes,
+};
 
 /// Arguments of `hmtt analyze`.
 #[derive(clap::Args)]
@@ -159,14 +162,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ..AnalyzeOptions::default()
     };
     if let Some(path) = &args.partial {
-        let creating = || format!("creating {}", path.display());
-        let out = AtomicFile::create(path).with_context(creating)?;
-        let f = out.file().try_clone().with_context(creating)?;
-        let blocks = write_partial(data, &opts, args.blocks.clone().unwrap_or(0..usize::MAX), f)
-            .with_context(|| format!("writing {}", path.display()))?;
-        out.commit()
-            .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!(
+        let blocks = args.blocks.clone().unwrap_or(0..usize::MAX);
+        let blocks = write_partial_file(data, &opts, blocks, path)?;
+        status!(
             "wrote the analysis of blocks {}..{} of {} to {}",
             blocks.start,
             blocks.end,
@@ -190,25 +188,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let pictures = Pictures::collect(&input, &opts, &analysis, &analyzer)
             .with_context(|| format!("reading {}", trace.display()))?;
         let files = plot::draw_all(dir, &analysis, &pictures)?;
-        eprintln!("wrote {} pictures into {}", files.len(), dir.display());
+        status!("wrote {} pictures into {}", files.len(), dir.display());
     }
     write_json(&args, &analysis)?;
     let name = trace.display().to_string();
-    to_stdout("writing the analysis", |out| {
-        print(out, &args, &name, &analysis)
-    })
+    print(&args, &name, &analysis)
 }
 
 fn write_json(args: &Args, analysis: &Analysis) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
-        let creating = || format!("creating {}", path.display());
-        let out = AtomicFile::create(path).with_context(creating)?;
-        let mut w = std::io::BufWriter::new(out.file().try_clone().with_context(creating)?);
-        serde_json::to_writer_pretty(&mut w, analysis)
-            .map_err(std::io::Error::from)
-            .and_then(|()| w.flush())
-            .and_then(|()| out.commit())
-            .with_context(|| format!("writing {}", path.display()))?;
+        analysis.write_json_file(path)?;
     }
     Ok(())
 }
@@ -223,27 +212,12 @@ fn refuse_outputs_over_inputs(args: &Args) -> anyhow::Result<()> {
         .chain(&args.combine)
         .map(PathBuf::as_path)
         .collect();
-    let mut outputs: Vec<PathBuf> = [&args.json, &args.partial, &args.plot]
-        .into_iter()
-        .flatten()
-        .cloned()
-        .collect();
-    if let Some(dir) = &args.plot {
-        outputs.extend(plot::file_names().map(|f| dir.join(f)));
-        // The process pictures' names depend on the trace: any input named
-        // as one may be written over.
-        outputs.extend(
-            inputs
-                .iter()
-                .filter_map(|i| i.file_name()?.to_str())
-                .filter(|name| plot::is_picture_file(name))
-                .map(|name| dir.join(name)),
-        );
-    }
-    for out in &outputs {
-        refuse_output_over_input(out, inputs.iter().copied())?;
-    }
-    Ok(())
+    let outputs = AnalysisOutputs {
+        json: args.json.as_deref(),
+        partial: args.partial.as_deref(),
+        plot: args.plot.as_deref(),
+    };
+    Ok(outputs.refuse_over_inputs(&inputs)?)
 }
 
 /// `--combine`: the partial analyses merged.
@@ -256,230 +230,15 @@ fn combine(args: &Args) -> anyhow::Result<()> {
     let (analysis, _, _, _) = partial::combine(parts).context("combining the partial analyses")?;
     write_json(args, &analysis)?;
     let name = format!("combined from {} partial analyses", args.combine.len());
-    to_stdout("writing the analysis", |out| {
-        print(out, args, &name, &analysis)
-    })
+    print(args, &name, &analysis)
 }
 
-fn print(out: &mut dyn Write, args: &Args, name: &str, a: &Analysis) -> std::io::Result<()> {
-    let m = &a.mix;
-    let refs = m.references();
-    let pct = |x: u64| hmtt_merge::analyze::percent(x, refs);
-    writeln!(
-        out,
-        "{} {}: {refs} references over {:.3} ms{}",
-        if a.virtual_trace {
-            "virtual trace"
-        } else {
-            "trace"
-        },
+/// Prints the analysis of `name` on standard output.
+fn print(args: &Args, name: &str, analysis: &Analysis) -> anyhow::Result<()> {
+    let report = AnalysisReport {
         name,
-        a.duration_ns / 1e6,
-        match (&args.window, a.window) {
-            (Some(w), Some((b, e))) => format!(" in the window {w} (events {b},{e})"),
-            _ => String::new(),
-        }
-    )?;
-    if m.lost_references > 0 || m.gaps > 0 {
-        writeln!(
-            out,
-            "not in any figure: {} references the board dropped (LOST records), {} capture gaps ({} packets missing)",
-            m.lost_references, m.gaps, m.gap_packets
-        )?;
-    }
-    writeln!(out, "\nread/write mix")?;
-    writeln!(
-        out,
-        "  reads {} ({:.1}%), writes {} ({:.1}%)",
-        m.reads,
-        pct(m.reads),
-        m.writes,
-        pct(m.writes)
-    )?;
-    for (b, (r, w)) in &m.by_board {
-        writeln!(out, "  board {b}: {r} reads, {w} writes")?;
-    }
-    if a.virtual_trace {
-        let [cr, cw, dr, dw] = m.cpu_dma;
-        writeln!(
-            out,
-            "  CPU read {cr}, CPU write {cw}, DMA read {dr}, DMA write {dw}; translated {} ({:.1}%)",
-            m.translated,
-            pct(m.translated)
-        )?;
-    }
-    let t = &a.timeline;
-    writeln!(
-        out,
-        "\nbandwidth over time: {} intervals of {:.3} ms (--json or --plot for all)",
-        t.intervals.len(),
-        t.interval_ns / 1e6
-    )?;
-    let peak = t.intervals.iter().map(|r| r.mb_per_s).fold(0.0, f64::max);
-    let mean = if a.duration_ns > 0.0 {
-        refs as f64 * 64.0 / a.duration_ns * 1e3
-    } else {
-        0.0
+        window: args.window.as_deref(),
+        analysis,
     };
-    writeln!(out, "  mean {mean:.1} MB/s, peak interval {peak:.1} MB/s")?;
-    writeln!(
-        out,
-        "  {:>12} {:>10} {:>10} {:>12} {:>10}",
-        "start_ms", "reads", "writes", "MB/s", "banks"
-    )?;
-    let step = t.intervals.len().div_ceil(16).max(1);
-    for r in t.intervals.iter().step_by(step) {
-        writeln!(
-            out,
-            "  {:>12.4} {:>10} {:>10} {:>12.1} {:>10.2}",
-            r.start_ns / 1e6,
-            r.reads,
-            r.writes,
-            r.mb_per_s,
-            r.mean_banks
-        )?;
-    }
-    if step > 1 {
-        writeln!(out, "  (every {step}th interval shown)")?;
-    }
-    writeln!(
-        out,
-        "  I-code events: {}",
-        t.events.len() as u64 + t.events_dropped
-    )?;
-    let b = &a.banks;
-    writeln!(
-        out,
-        "\nbanks (geometry {}, from the {}): {} banks referenced, {} references beyond the DIMM",
-        b.geometry,
-        b.geometry_source,
-        b.banks.len(),
-        b.outside
-    )?;
-    for (board, rank, n) in &b.ranks {
-        writeln!(out, "  board {board} rank {rank}: {n} ({:.1}%)", pct(*n))?;
-    }
-    for r in &b.banks {
-        writeln!(
-            out,
-            "    board {} rank {} bank {:>2}: {:>10} reads {:>10} writes ({:.1}%)",
-            r.board,
-            r.rank,
-            r.bank,
-            r.reads,
-            r.writes,
-            pct(r.reads + r.writes)
-        )?;
-    }
-    let p = &a.bank_parallelism;
-    writeln!(
-        out,
-        "  bank-level parallelism: distinct banks per {:.0} ns window with references: mean {:.2}, max {} ({} windows)",
-        p.window_ns, p.mean, p.max, p.windows
-    )?;
-    let r = &a.row_locality;
-    writeln!(
-        out,
-        "\nrow locality (an estimate: the trace has no ACTIVATE/PRECHARGE; a hit is a reference to the row last referenced in its bank)"
-    )?;
-    writeln!(
-        out,
-        "  same row {} ({:.1}%), other row {}, first in bank {}",
-        r.same_row, r.hit_percent, r.other_row, r.first_in_bank
-    )?;
-    let pg = &a.pages;
-    writeln!(
-        out,
-        "\npages: {} distinct 4 KiB pages; the {} hottest take {:.1}% of the references",
-        pg.distinct_pages,
-        pg.top.len(),
-        pg.top_share_percent
-    )?;
-    for h in &pg.top {
-        writeln!(
-            out,
-            "  {:#014x} {:>10} refs ({} reads, {} writes)",
-            h.page,
-            h.reads + h.writes,
-            h.reads,
-            h.writes
-        )?;
-    }
-    let u = &a.reuse;
-    let reuses: u64 = u.buckets.iter().map(|b| b.2).sum();
-    match &u.sampling {
-        None => writeln!(
-            out,
-            "\nreuse distance (exact LRU stack distance over {} distinct lines): {} first uses, {} reuses",
-            u.distinct_lines, u.cold, reuses
-        )?,
-        Some(s) => writeln!(
-            out,
-            "\nreuse distance (estimated, SHARDS {} sampling at rate {:.5} from {} references): about {} distinct lines, {} first uses, {} reuses",
-            s.mode, s.rate, s.sampled_references, u.distinct_lines, u.cold, reuses
-        )?,
-    }
-    let mut acc = 0;
-    for (lo, hi, n) in &u.buckets {
-        acc += n;
-        writeln!(
-            out,
-            "  {:>12} ..= {:<12} {:>10}  cdf {:.3}",
-            lo,
-            hi,
-            n,
-            acc as f64 / reuses.max(1) as f64
-        )?;
-    }
-    for (label, s) in [
-        ("physical", Some(&a.streams)),
-        ("virtual", a.virtual_streams.as_ref()),
-    ] {
-        let Some(s) = s else { continue };
-        writeln!(
-            out,
-            "\nsequential streams over {label} lines (window {}, at least {} lines): SCR {:.1}% ({} of {} references in {} streams), longest {}",
-            s.window, s.min_len, s.scr_percent, s.stream_references, s.references, s.streams, s.longest
-        )?;
-        for (lo, hi, n) in &s.run_lengths {
-            writeln!(out, "  run length {lo:>8} ..= {hi:<8} {n:>10}")?;
-        }
-    }
-    if let Some(procs) = &a.processes {
-        writeln!(out, "\nprocesses (translated references):")?;
-        for p in procs {
-            writeln!(
-                out,
-                "  pid {:>6}: {:>10} reads {:>10} writes, footprint {} pages ({:.1} KiB)",
-                p.pid,
-                p.reads,
-                p.writes,
-                p.pages,
-                p.footprint_bytes as f64 / 1024.0
-            )?;
-        }
-    }
-    if let Some(dma) = &a.dma_requests {
-        writeln!(
-            out,
-            "\nDMA requests (estimated from runs of DMA references; `hmtt replay` gives the logged sizes):"
-        )?;
-        if dma.is_empty() {
-            writeln!(out, "  none")?;
-        }
-        for d in dma {
-            writeln!(
-                out,
-                "  {:<24} {:>8} requests, {} bytes; <=4K {}, 4K-16K {}, 16K-64K {}, >64K {}",
-                d.direction,
-                d.requests,
-                d.bytes,
-                d.size_classes[0],
-                d.size_classes[1],
-                d.size_classes[2],
-                d.size_classes[3]
-            )?;
-        }
-    }
-    Ok(())
+    to_stdout("writing the analysis", |out| write!(out, "{report}"))
 }

@@ -7,21 +7,15 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::ValueEnum;
-use hmtt_firmware::engine::{self, CoreSpec};
+use hmtt_firmware::engine::{self, write_summary, CoreSpec, RunLine, UnusableCommands};
 use hmtt_firmware::Board as Core;
-use hmtt_format::config::ConfigWindow;
 use hmtt_format::geometry::Geometry;
-use hmtt_format::mapping::AddressMapping;
-use hmtt_sim::board::counters::HardwareCounter;
-use hmtt_sim::board::output::window_for_range;
-use hmtt_sim::board::{
-    default_window, BoardConfig, DrainRate, StatsConfig, DEFAULT_CONFIG_BYTES,
-    DEFAULT_REFS_PER_CLOCK,
-};
+use hmtt_format::text::parse_list;
+use hmtt_sim::board::{BoardConfig, BoardOptions, DrainRate, MappingText, DEFAULT_CONFIG_BYTES};
 
-use crate::shared::{bytes_bar_above, load_mapping, parse_list, parse_number, to_stdout, usize_in};
+use crate::shared::{bytes_bar_above, parse_number, to_stdout, usize_in};
 
 /// Which engine runs the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -168,94 +162,61 @@ fn parse_core(s: &str) -> Result<Core, String> {
 
 /// The firmware core the run takes its build parameters from, if any.
 fn core(args: &Args) -> Option<CoreSpec> {
-    match (args.engine, args.core) {
-        (_, Some(c)) => Some(CoreSpec::of(c)),
-        (EngineArg::Verilator, None) => Some(CoreSpec::of(Core::Ecp5_85f)),
-        (EngineArg::Model, None) => None,
-    }
+    engine::core_of_run(args.core, args.engine == EngineArg::Verilator)
 }
 
-/// The board's configuration: the core's (or board.md's defaults) with the
-/// options applied; checked against the core.
+/// The board's configuration: the options as the library takes them
+/// ([`BoardOptions`]), applied to the core's or board.md's defaults.
 fn config(args: &Args, core: Option<&CoreSpec>) -> anyhow::Result<BoardConfig> {
-    let mut cfg = match core {
-        Some(c) => c.board_config(),
-        None => BoardConfig::new(Geometry::ddr3_default()),
-    };
-    let base = cfg.clone();
-    if let Some(g) = &args.geometry {
-        let geometry: Geometry = g.parse().context("--geometry")?;
-        cfg.geometry = geometry;
-        cfg.window = default_window(&geometry);
-    }
-    let geometry = cfg.geometry;
-    cfg.ports = args.ports.unwrap_or(cfg.ports);
-    cfg.fifo_depth = args.fifo_depth.unwrap_or(cfg.fifo_depth);
-    cfg.max_words = args.max_words.unwrap_or(cfg.max_words);
-    cfg.idle_flush_ticks = args.idle_flush_ticks.unwrap_or(cfg.idle_flush_ticks);
-    cfg.tick_ps = args.tick_ps.unwrap_or(cfg.tick_ps);
-    cfg.board_id = args.board_id.unwrap_or(cfg.board_id);
-    cfg.start_tracing &= !args.tracing_off;
-    cfg.start_tags_only |= args.tags_only;
-    if let Some(k) = args.stats_interval {
-        let defaults = StatsConfig::default();
-        cfg.statistics = Some(StatsConfig {
-            interval_log2: k,
-            start_enabled: !args.stats_off,
-            share_log2: args.stats_share.unwrap_or(defaults.share_log2),
-            burst_records: args.stats_burst.unwrap_or(defaults.burst_records),
-        });
-    }
-    let same_link = (cfg.ports, cfg.max_words, cfg.tick_ps)
-        == (base.ports, base.max_words, base.tick_ps)
-        && cfg.statistics.is_none();
-    if let Some(d) = &args.drain {
-        let [num, den] = parse_list::<2>("--drain", d)?;
-        cfg.drain = DrainRate { num, den };
-    } else if !(core.is_some() && same_link) {
-        cfg.set_line_rate();
-    }
-    if core.is_none() {
-        cfg.fit_lanes();
-        if let Some(lanes) = args.lanes {
-            cfg.lanes = lanes;
-            cfg.refs_per_clock = DEFAULT_REFS_PER_CLOCK.min(lanes);
+    let geometry = args
+        .geometry
+        .as_deref()
+        .map(|g| g.parse::<Geometry>().context("--geometry"))
+        .transpose()?;
+    let drain = args
+        .drain
+        .as_deref()
+        .map(|d| parse_list::<2>("--drain", d).map(|[num, den]| DrainRate { num, den }))
+        .transpose()?;
+    let window = match &args.window {
+        Some(w) => {
+            let [rank, first, count] = parse_list::<3>("--window", w)?;
+            let n = |v: u64| u32::try_from(v).context("--window: number too large");
+            Some([n(rank)?, n(first)?, n(count)?])
         }
-    } else if let Some(lanes) = args.lanes {
-        cfg.lanes = lanes;
-    }
-    if let Some(e) = args.refs_per_clock {
-        cfg.refs_per_clock = e;
-    }
-    if let Some(w) = &args.window {
-        let [rank, first, count] = parse_list::<3>("--window", w)?;
-        let n = |v: u64| u32::try_from(v).context("--window: number too large");
-        cfg.window =
-            ConfigWindow::new(&geometry, n(rank)?, n(first)?, n(count)?).context("--window")?;
-    } else if args.mapping.is_some()
-        || args.config_base.is_some()
-        || args.config_bytes != DEFAULT_CONFIG_BYTES
-    {
-        let mapping = match &args.mapping {
-            Some(p) => load_mapping(p, geometry)?,
-            None => AddressMapping::linear(geometry),
-        };
-        let base = match args.config_base {
-            Some(b) => b,
-            None => geometry
-                .capacity_bytes()
-                .checked_sub(args.config_bytes)
-                .context("--config-bytes is larger than the DIMM")?,
-        };
-        cfg.window = window_for_range(&mapping, base, args.config_bytes).context("config space")?;
-    }
-    // The core's build parameters first: an option it cannot take (three
-    // ports on the one-port iCE40) says so, not what follows from it.
-    if let Some(c) = core {
-        c.top_config(&cfg)?;
-    }
-    cfg.validate()?;
-    Ok(cfg)
+        None => None,
+    };
+    // Read only where the window comes from the config space.
+    let mapping = match (&window, &args.mapping) {
+        (None, Some(p)) => Some(MappingText {
+            name: p.display().to_string(),
+            text: hmtt_merge::side_files::read_mapping_text(p)?,
+        }),
+        _ => None,
+    };
+    let options = BoardOptions {
+        geometry,
+        ports: args.ports,
+        lanes: args.lanes,
+        refs_per_clock: args.refs_per_clock,
+        fifo_depth: args.fifo_depth,
+        max_words: args.max_words,
+        idle_flush_ticks: args.idle_flush_ticks,
+        drain,
+        tick_ps: args.tick_ps,
+        board_id: args.board_id,
+        tracing_off: args.tracing_off,
+        tags_only: args.tags_only,
+        stats_interval_log2: args.stats_interval,
+        stats_share_log2: args.stats_share,
+        stats_burst: args.stats_burst,
+        stats_off: args.stats_off,
+        window,
+        mapping,
+        config_base: args.config_base,
+        config_bytes: args.config_bytes,
+    };
+    Ok(engine::board_config(core, &options)?)
 }
 
 /// `--config-bytes`: a number in 64..=1 GiB.
@@ -290,21 +251,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
-    let summary_path = args.out.join(format!("board{}-summary.json", cfg.board_id));
-    let write_summary = |json: String| {
-        std::fs::write(&summary_path, json + "\n")
-            .with_context(|| format!("writing {}", summary_path.display()))
-    };
-    let warn_unusable = |protocol: u64, unknown: u64, out_of_range: u64| {
-        if protocol + unknown + out_of_range > 0 {
+    let warn_unusable = |u: UnusableCommands| {
+        if u.any() {
             tracing::warn!(
-                protocol_errors = protocol,
-                unknown = unknown,
-                out_of_range = out_of_range,
+                protocol_errors = u.protocol_errors,
+                unknown = u.unknown,
+                out_of_range = u.out_of_range,
                 "{name}: commands the board could not use (counted, skipped)"
             );
         }
     };
+    let print = |line: RunLine| to_stdout("writing the board summary", |out| write!(out, "{line}"));
     match (args.engine, core) {
         (EngineArg::Verilator, Some(core)) => {
             let work = args
@@ -324,7 +281,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             spinner.enable_steady_tick(std::time::Duration::from_millis(200));
             let simulator = engine::build_simulator(&core, &cfg, &work);
             spinner.finish_and_clear();
-            let r = engine::run_verilator(
+            let run = engine::run_verilator(
                 &core,
                 &cfg,
                 simulator?,
@@ -335,44 +292,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 &work,
             )?;
             bar.finish_and_clear();
-            write_summary(r.summary.to_json())?;
-            let h = &r.hardware;
-            warn_unusable(
-                h.counter(HardwareCounter::ProtocolErrors),
-                h.counter(HardwareCounter::UnknownCommands),
-                h.counter(HardwareCounter::OutOfRange),
-            );
-            let build = match r.simulator.build_seconds {
-                Some(s) => format!("simulator built in {s:.0} s"),
-                None => "simulator from the cache".to_string(),
-            };
-            to_stdout("writing the board summary", |out| {
-                writeln!(out,
-                "{} commands, {} events dropped, {} packets on {} ports -> {} (verilator, {} core: {} fabric clocks in {:.2} s, {:.2} CPU s, {:.0}/CPU s; {build})",
-                h.input.commands,
-                h.counter(HardwareCounter::EventsDropped),
-                h.frames.packets,
-                cfg.ports,
-                args.out.display(),
-                core.board,
-                h.fabric_clocks,
-                h.seconds,
-                h.cpu_seconds,
-                h.fabric_clocks as f64 / h.cpu_seconds.max(1e-9),
-            )
+            write_summary(&run.summary, &args.out)?;
+            warn_unusable(run.unusable());
+            print(RunLine::Verilator {
+                run: &run,
+                out: &args.out,
             })?;
-            if !h.missing.is_empty() {
-                bail!(
-                    "{} packet(s) up to the end of the stream never left the ports (seq {:?}; packet_error {}, frame_underrun {}): the capture files lack them",
-                    h.missing.len(),
-                    &h.missing[..h.missing.len().min(10)],
-                    h.packet_error,
-                    h.frame_underrun
-                );
-            }
+            run.check_sent()?;
         }
         (_, core) => {
-            let s = engine::run_model(
+            let summary = engine::run_model(
                 &cfg,
                 core.map(|c| c.board),
                 input,
@@ -381,7 +310,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 args.start_ns,
             )?;
             bar.finish_and_clear();
-            let c = &s.counters;
+            let c = &summary.counters;
             tracing::info!(
                 commands = c.commands,
                 references = c.references,
@@ -389,19 +318,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 packets = c.packets,
                 "board run done"
             );
-            warn_unusable(c.protocol_errors, c.unknown_commands, c.out_of_range);
-            write_summary(s.to_json())?;
-            to_stdout("writing the board summary", |out| {
-                writeln!(
-                    out,
-                    "{} commands, {} references, {} events dropped, {} packets on {} ports -> {}",
-                    c.commands,
-                    c.references,
-                    c.events_dropped,
-                    c.packets,
-                    cfg.ports,
-                    args.out.display()
-                )
+            warn_unusable(UnusableCommands::of_model(c));
+            write_summary(&summary, &args.out)?;
+            print(RunLine::Model {
+                summary: &summary,
+                out: &args.out,
             })?;
         }
     }

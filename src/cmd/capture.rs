@@ -1,11 +1,13 @@
 //! `hmtt capture`.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use hmtt_receiver::report::SummaryReport;
 use hmtt_receiver::{Capture, CaptureConfig, RxPath};
 
 use crate::shared::{parse_number, status};
@@ -202,41 +204,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     let summary = handle.wait()?;
-    for p in &summary.ports {
-        status!(
-            "port {} ({}): {} packets, {} records, {} bytes, {} rejected, {} LOST words, {} kernel drops, buffer {} bytes",
-            p.port,
-            p.source,
-            p.packets,
-            p.records,
-            p.bytes,
-            p.rejects,
-            p.lost_words,
-            p.kernel_drops,
-            p.buffer_bytes.map_or("-".into(), |b| b.to_string()),
-        );
-    }
-    for b in &summary.boards {
-        status!(
-            "board {}: seq {}..{}, {} received, {} lost (sequence gaps), {} duplicates, \
-             {} with a corrupt seq (far outside the stream's; not counted as lost)",
-            b.board,
-            b.seq.first_seq,
-            b.seq.last_seq,
-            b.seq.received,
-            b.seq.lost,
-            b.seq.duplicates,
-            b.seq.corrupt_seq
-        );
-    }
-    status!(
-        "stopped: {}; summary in {}",
-        summary.stop_reason,
-        summary_path.display()
-    );
-    for e in &summary.errors {
-        status!("error: {e}");
-    }
+    let report = SummaryReport {
+        summary: &summary,
+        summary_path: &summary_path,
+    };
+    // Dropped if standard error is closed, as status! lines are.
+    let _ = write!(std::io::stderr(), "{report}");
     anyhow::ensure!(
         summary.ok,
         "capture incomplete: {} error(s), see {}",

@@ -15,9 +15,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+use hmtt_format::text::parse_size;
 use hmtt_format::trace::TraceView;
+use hmtt_format::TickLength;
 use hmtt_merge::merge::decode_threads_pay_off;
-use hmtt_merge::verify::{expected_trace, LostEvents, Verdict};
+use hmtt_merge::verify::{expected_trace, FirstRecords, LostEvents, Verdict, VerdictReport};
 use hmtt_merge::{merge_to_trace, CaptureSet, MergeOptions, MergeReport};
 use hmtt_receiver::{Capture, CaptureConfig, Input};
 use hmtt_sim::faults::{cut_capture, schedule, Faults, Send};
@@ -26,7 +28,7 @@ use hmtt_sim::outdir::{events_toml, files};
 use hmtt_sim::send::{PacketSender, SenderOptions};
 use hmtt_sim::workload::{Workload, WorkloadKind};
 
-use crate::shared::{load_names, non_negative_finite, parse_number, parse_size, to_stdout, OnOff};
+use crate::shared::{load_names, non_negative_finite, parse_number, to_stdout, OnOff};
 
 mod print;
 
@@ -290,9 +292,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let view = TraceView::new_checked(&bytes)?;
     let board_ids: Vec<u8> = out.board_configs.iter().map(|c| c.board_id).collect();
     let expected = expected_trace(&out.truth, &board_ids, lost)?;
-    to_stdout("writing the demo's report", |w| {
-        print::first_records(w, &view, &expected, out.tick_ps)
-    })?;
+    let first = FirstRecords {
+        trace: &view,
+        expected: &expected,
+        tick: TickLength::of_ps(out.tick_ps),
+    };
+    to_stdout("writing the demo's report", |w| write!(w, "{first}"))?;
     let verdict = Verdict::new(
         &expected,
         view.records(),
@@ -301,9 +306,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &faults.duplicate,
     );
     let seconds = t_start.elapsed().as_secs_f64();
-    to_stdout("writing the demo's report", |w| {
-        print::verdict(w, &verdict, lost_seqs.len(), seconds)
-    })?;
+    let report = VerdictReport {
+        verdict: &verdict,
+        lost_on_purpose: lost_seqs.len(),
+        seconds,
+    };
+    to_stdout("writing the demo's report", |w| write!(w, "{report}"))?;
     if !verdict.is_exact() {
         bail!("the merged trace does not match the ground truth");
     }

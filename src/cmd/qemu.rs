@@ -3,6 +3,7 @@
 //! `hmtt sim --out`.
 
 use anyhow::{bail, Context};
+use hmtt_format::text::parse_size;
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::dram::Scheduler;
 use hmtt_sim::machine::SimConfig;
@@ -12,7 +13,7 @@ use hmtt_sim::stream::{PacketSink, StreamOutputs};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::shared::{parse_size, to_stdout, OnOff};
+use crate::shared::{status, to_stdout, OnOff};
 
 /// Arguments of `hmtt qemu`.
 #[derive(clap::Args, Debug)]
@@ -171,7 +172,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     })?;
     let p = &t.pages;
     if p.lost() > 0 {
-        eprintln!(
+        status!(
             "WARNING: QEMU's TLB did not translate {} accesses (none of their lines traced) and the second page of {} page-crossing ones (only their first page's lines traced)",
             p.untranslated, p.next_untranslated
         );

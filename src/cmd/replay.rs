@@ -10,17 +10,17 @@ use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
 use hmtt_format::events::EventWindow;
+use hmtt_format::text::parse_range;
 use hmtt_merge::export::csv::CsvWriter;
 use hmtt_merge::export::{TraceKind, TraceMeta};
 use hmtt_merge::replay::archive::ArchiveSource;
 use hmtt_merge::replay::writer::VtraceInfo;
 use hmtt_merge::replay::{
-    Ambiguity, Miss, RecordSource, ReplayFilter, ReplayOutput, Replayer, VtraceWriter,
+    RecordSource, ReplayFilter, ReplayOutput, ReplaySummary, Replayer, VtraceWriter,
 };
 
 use crate::shared::{
-    is_closed_pipe, open_physical, parse_range, percentage, status, with_names_of, Stdout,
-    TraceBytes,
+    is_closed_pipe, open_physical, percentage, status, with_names_of, Stdout, TraceBytes,
 };
 
 /// Arguments of `hmtt replay`.
@@ -108,7 +108,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let selection = !filter.is_empty();
     let header = view.header().clone();
-    let tick = header.common.tick_length();
     // A CSV file is renamed into place once whole (`csv_file`).
     let mut csv_file = None;
     let csv_out: Option<Box<dyn Write>> = match &args.csv {
@@ -216,166 +215,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             size as f64 / 1e6
         );
     }
-    let pct = |x: u64| {
-        if r.references == 0 {
-            0.0
-        } else {
-            100.0 * x as f64 / r.references as f64
+    write!(
+        std::io::stderr(),
+        "{}",
+        ReplaySummary {
+            report: r,
+            log: &image,
+            seconds: secs,
+            boards: header.boards,
+            tick: header.common.tick_length(),
         }
-    };
-    let out = &mut std::io::stderr();
-    writeln!(
-        out,
-        "replayed {} references with {} log records in {:.2} s ({:.1} M references/s); {} selected",
-        r.references,
-        log.len(),
-        secs,
-        r.references as f64 / 1e6 / secs.max(1e-9),
-        r.selected
     )?;
-    writeln!(
-        out,
-        "translated to (pid, virtual address): {} ({:.2}%); miss rate {:.2}%",
-        r.translated,
-        pct(r.translated),
-        100.0 * r.miss_rate()
-    )?;
-    for (m, name) in [
-        (Miss::Unmapped, "unmapped"),
-        (Miss::Kernel, "kernel (page tables)"),
-        (Miss::Dma, "DMA buffers"),
-    ] {
-        let n = r.miss_count(m);
-        writeln!(out, "  misses, {name:<22} {n:>12} ({:.2}%)", pct(n))?;
-    }
-    writeln!(out, "Table 3 (shares of all references):")?;
-    for (i, name) in ["CPU read", "CPU write", "DMA read", "DMA write"]
-        .iter()
-        .enumerate()
-    {
-        writeln!(
-            out,
-            "  {name:<10} {:>12} {:>7.2}%",
-            r.table3[i],
-            pct(r.table3[i])
-        )?;
-    }
-    writeln!(out, "Table 4 (DMA requests by type):")?;
-    if r.dma_requests.is_empty() {
-        writeln!(out, "  none")?;
-    }
-    for (dir, sizes) in &r.dma_requests {
-        let avg = sizes.iter().sum::<u64>() as f64 / sizes.len().max(1) as f64;
-        let bucket = |lo: u64, hi: u64| sizes.iter().filter(|&&s| s > lo && s <= hi).count();
-        writeln!(out, "  {dir:<24} {:>8} requests, average {:.0} bytes; <=4K {}, 4K-16K {}, 16K-64K {}, >64K {}",
-            sizes.len(), avg, bucket(0, 4096), bucket(4096, 16384), bucket(16384, 65536), bucket(65536, u64::MAX))?;
-    }
-    writeln!(
-        out,
-        "not attributed for certain: {} ({:.2}%)",
-        r.unattributed(),
-        pct(r.unattributed())
-    )?;
-    writeln!(
-        out,
-        "  {:<44} {:>12}",
-        "no process maps the frame (unmapped)",
-        r.miss_count(Miss::Unmapped)
-    )?;
-    for a in Ambiguity::ALL {
-        writeln!(
-            out,
-            "  {:<44} {:>12} ({})",
-            a.describe(),
-            r.ambiguous_count(a),
-            a.rule()
-        )?;
-    }
-    if r.switches {
-        writeln!(
-            out,
-            "while a traced process ran: {} references, {} not attributed for certain",
-            r.while_traced, r.unattributed_while_traced,
-        )?;
-    }
-    writeln!(
-        out,
-        "to frames a traced process maps{}: {} references, {} not attributed for certain ({:.2}%, the measure of --max-unattributed)",
-        if r.switches { ", while one ran" } else { "" },
-        r.attributable,
-        r.unattributed_attributable,
-        r.unattributed_percent()
-    )?;
-    let boards = if header.boards > 1 {
-        ", counted per board"
-    } else {
-        ""
-    };
-    writeln!(
-        out,
-        "log records placed at their tags: {}; not placed: {} ({} with lost tags applied where found, {} never applied{boards}); tags beyond the log: {}; tags placed out of order: {}; late tags ignored: {}",
-        r.records_placed(),
-        r.unplaced_count,
-        r.lost_tags,
-        r.no_tags,
-        r.tags_without_record,
-        r.tags_reordered,
-        r.tags_late
-    )?;
-    for u in r.unplaced.iter().take(10) {
-        writeln!(out, "  {u:?}")?;
-    }
-    if image.cut_short_bytes > 0 {
-        writeln!(
-            out,
-            "kernel log cut short: {} bytes of a partial record at its end ignored",
-            image.cut_short_bytes
-        )?;
-    }
-    if image.seq_holes > 0 {
-        writeln!(
-            out,
-            "kernel log seq holes: {} records missing in {} holes (their mappings are unknown)",
-            image.seq_missing, image.seq_holes
-        )?;
-    }
-    if image.duplicates > 0 {
-        writeln!(
-            out,
-            "kernel log duplicate seqs: {} records dropped",
-            image.duplicates
-        )?;
-    }
-    if r.lost_window_count > 0 {
-        writeln!(
-            out,
-            "lost windows (references unknown; log records whose tags were lost applied at the end): {}",
-            r.lost_window_count
-        )?;
-        for w in r.lost_windows.iter().take(10) {
-            writeln!(
-                out,
-                "  board {} ticks {}..{} ({:.3}..{:.3} ns), {} packets",
-                w.board,
-                w.from_tick,
-                w.to_tick,
-                tick.map_or(0.0, |t| t.ns(w.from_tick)),
-                tick.map_or(0.0, |t| t.ns(w.to_tick)),
-                w.packets
-            )?;
-        }
-    }
-    if let Some(limit) = r.unattributed_limit(args.max_unattributed) {
-        let share = r.unattributed_percent();
-        let of = if r.switches {
-            "of the references to frames a traced process maps, made while one ran,"
-        } else {
-            "of the references to frames a traced process maps"
-        };
-        anyhow::ensure!(
-            share <= limit,
-            "{share:.2}% {of} not attributed for certain, above --max-unattributed {limit} (causes above)"
-        );
-    }
+    r.check_unattributed(args.max_unattributed)?;
     Ok(())
 }

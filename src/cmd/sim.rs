@@ -2,19 +2,19 @@
 //! outputs (docs/format.md §10) and/or send the packets over UDP.
 
 use anyhow::{bail, Context};
+use hmtt_format::text::parse_size;
 use hmtt_format::Geometry;
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::dram::{Scheduler, Timing};
 use hmtt_sim::machine::SimConfig;
-use hmtt_sim::outdir::StreamSummary;
+use hmtt_sim::report::{Checks, RunCounts, Sent};
 use hmtt_sim::send::{resolve, UdpSink};
 use hmtt_sim::stream::{run_streamed, PacketSink, StreamOutputs};
 use hmtt_sim::workload::{read_trace_opts, TraceFormat, Workload, WorkloadKind};
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::shared::{load_mapping, parse_size, positive_finite, to_stdout, usize_in, OnOff};
+use crate::shared::{load_mapping, positive_finite, to_stdout, usize_in, OnOff};
 
 /// `--trace-format`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -231,51 +231,6 @@ fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
     Ok(cfg.starting_now())
 }
 
-/// What `--send` sent.
-fn report_sent(out: &mut dyn Write, sink: &UdpSink) -> std::io::Result<()> {
-    let stats = sink.stats();
-    let secs = sink.seconds();
-    writeln!(
-        out,
-        "sent {} packets ({} bytes) as the run went, over {:.3} s: {:.3} Gb/s, {} sendmmsg calls, {} retries",
-        stats.packets,
-        stats.bytes,
-        secs,
-        stats.bytes as f64 * 8.0 / secs.max(1e-9) / 1e9,
-        stats.calls,
-        stats.retries
-    )
-}
-
-/// What a run produced, and the events its boards lost.
-fn report(out: &mut dyn Write, s: &StreamSummary, secs: f64) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "simulated {} references ({} memory requests, {} DDR commands, {} ticks) in {secs:.2} s",
-        s.stats.references,
-        s.stats.memory_requests,
-        s.commands.iter().sum::<u64>(),
-        s.stats.end_tick
-    )?;
-    writeln!(
-        out,
-        "kernel log: {} records; ground truth: {} rows; packets: {}",
-        s.klog_records,
-        s.truth_records,
-        s.packets.iter().sum::<u64>()
-    )?;
-    for (b, c) in s.board_counters.iter().enumerate() {
-        if c.events_dropped > 0 {
-            writeln!(
-                out,
-                "board {b}: {} events lost to TX FIFO overflow (slow the CPU with --cpu-ticks or add ports)",
-                c.events_dropped
-            )?;
-        }
-    }
-    Ok(())
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     let args = *args.sim;
     if args.out.is_none() && args.send.is_empty() {
@@ -298,30 +253,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let run = run_streamed(cfg, outputs)?;
     let secs = start.elapsed().as_secs_f64();
-    let mut violation = None;
     to_stdout("writing the run summary", |out| {
-        report(out, &run.summary, secs)?;
+        write!(
+            out,
+            "{}",
+            RunCounts {
+                summary: &run.summary,
+                seconds: secs
+            }
+        )?;
         if let Some(dir) = &args.out {
             writeln!(out, "wrote {}", dir.display())?;
         }
         if let Some(sink) = &sink {
-            report_sent(out, sink)?;
+            let sent = Sent {
+                stats: sink.stats(),
+                seconds: sink.seconds(),
+            };
+            write!(out, "{sent}")?;
         }
-        for (b, (kept, total)) in run.checks.iter().enumerate() {
-            match kept.first() {
-                None => writeln!(out, "board {b}: command stream legal")?,
-                Some(first) => {
-                    violation = Some(format!(
-                        "board {b}: {total} timing violations, first: {first}"
-                    ));
-                    break;
-                }
-            }
-        }
-        Ok(())
+        write!(out, "{}", Checks(&run))
     })?;
-    match violation {
-        Some(v) => bail!(v),
-        None => Ok(()),
-    }
+    Ok(run.check_timing()?)
 }

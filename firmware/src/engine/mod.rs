@@ -11,6 +11,7 @@
 //! model ends the stream (board.md "End of a stream").
 
 pub mod core;
+pub mod outcome;
 pub mod simulate;
 pub mod summary;
 pub mod verilator;
@@ -22,12 +23,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use hmtt_format::command::{CommandReader, ReadError};
 use hmtt_hdl::testbench::FrameError;
 use hmtt_sim::board::output::{CaptureWriters, OutputError, RunSummary};
-use hmtt_sim::board::{Board as Model, BoardConfig, BoardError};
+use hmtt_sim::board::{
+    BaseConfig, Board as Model, BoardConfig, BoardError, BoardOptions, OptionsError,
+};
 
 use crate::board::Board;
 use crate::error::FirmwareError;
 
 pub use self::core::CoreSpec;
+pub use outcome::{write_summary, RunLine, UnusableCommands};
 pub use simulate::HardwareRun;
 pub use summary::MeasuredCounters;
 pub use verilator::Simulator;
@@ -45,6 +49,8 @@ pub enum EngineError {
     Firmware(#[from] FirmwareError),
     #[error(transparent)]
     Config(#[from] BoardError),
+    #[error(transparent)]
+    Options(#[from] OptionsError),
     #[error(transparent)]
     Read(#[from] ReadError),
     #[error(transparent)]
@@ -67,6 +73,52 @@ pub enum EngineError {
     Frame { port: usize, reason: String },
     #[error(transparent)]
     Wire(#[from] FrameError),
+    #[error("writing {}", path.display())]
+    WriteSummary {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{packets} packet(s) up to the end of the stream never left the ports (seq {first:?}; packet_error {packet_error}, frame_underrun {frame_underrun}): the capture files lack them")]
+    NeverSent {
+        packets: usize,
+        /// The first sequence numbers missing.
+        first: Vec<u64>,
+        packet_error: bool,
+        frame_underrun: bool,
+    },
+}
+
+/// The core a run takes its build parameters from: the one `chosen`, else
+/// the ECP5 core when the Verilator engine runs (it runs a core); none for
+/// the golden model, which then takes board.md's defaults.
+pub fn core_of_run(chosen: Option<Board>, verilator: bool) -> Option<CoreSpec> {
+    match (chosen, verilator) {
+        (Some(c), _) => Some(CoreSpec::of(c)),
+        (None, true) => Some(CoreSpec::of(Board::Ecp5_85f)),
+        (None, false) => None,
+    }
+}
+
+/// The board's configuration of a run: `core`'s (or board.md's defaults)
+/// with `options` applied ([`BoardOptions::apply`]), checked against the
+/// core's build parameters first (an option the core cannot take, such as
+/// three ports on the one-port iCE40, says so rather than what follows
+/// from it), then on its own.
+pub fn board_config(
+    core: Option<&CoreSpec>,
+    options: &BoardOptions,
+) -> Result<BoardConfig, EngineError> {
+    let base = match core {
+        Some(c) => BaseConfig::Core(c.board_config()),
+        None => BaseConfig::Defaults,
+    };
+    let cfg = options.apply(base)?;
+    if let Some(c) = core {
+        c.top_config(&cfg)?;
+    }
+    cfg.validate()?;
+    Ok(cfg)
 }
 
 /// Commands taken between two looks for packets (bounded memory).

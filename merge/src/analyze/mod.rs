@@ -26,17 +26,22 @@ pub mod banks;
 pub mod dma_requests;
 pub mod footprint;
 pub mod mix;
+mod outputs;
 pub mod page_hotness;
 pub mod partial;
 pub mod pictures;
 pub mod plot;
 mod png_text;
+mod report;
 pub mod reuse_distance;
 pub mod reuse_sampled;
 pub mod row_locality;
 mod serde_tables;
 pub mod streams;
 pub mod timeline;
+
+pub use outputs::{write_partial_file, AnalysisOutputs, OutputFileError};
+pub use report::AnalysisReport;
 
 use hmtt_format::TickLength;
 use std::collections::{HashMap, HashSet};

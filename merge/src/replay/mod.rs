@@ -28,6 +28,7 @@ pub mod attribution;
 mod board;
 mod frames;
 mod report;
+mod summary;
 pub mod tags;
 pub mod writer;
 
@@ -43,6 +44,7 @@ use board::{BoardState, CurrentPage};
 pub use hmtt_format::vtrace::Miss;
 use report::dir_name;
 pub use report::{LostWindow, ReplayFilter, ReplayOutput, ReplayReport, Unplaced};
+pub use summary::{ReplaySummary, TooManyUnattributed};
 pub use tags::DEFAULT_WINDOW as DEFAULT_TAG_WINDOW;
 pub use writer::VtraceWriter;
 

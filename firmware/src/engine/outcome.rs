@@ -1,0 +1,135 @@
+//! What a finished run of the board tells: the summary file beside the
+//! capture files, the commands the board could not use, the line of
+//! figures `hmtt board` prints, and whether every packet left the ports.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use hmtt_sim::board::counters::HardwareCounter;
+use hmtt_sim::board::output::RunSummary;
+use hmtt_sim::board::BoardCounters;
+
+use super::{EngineError, VerilatorRun};
+
+/// Sequence numbers of packets never sent that an error lists.
+const MISSING_LISTED: usize = 10;
+
+/// Writes `summary` (pretty JSON) into the output directory `out`, as
+/// `board<ID>-summary.json` beside the run's capture files.
+pub fn write_summary<C: serde::Serialize>(
+    summary: &RunSummary<C>,
+    out: &Path,
+) -> Result<PathBuf, EngineError> {
+    let path = out.join(format!("board{}-summary.json", summary.board_id));
+    std::fs::write(&path, summary.to_json() + "\n").map_err(|source| {
+        EngineError::WriteSummary {
+            path: path.clone(),
+            source,
+        }
+    })?;
+    Ok(path)
+}
+
+/// Commands a run could not use: counted and skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UnusableCommands {
+    pub protocol_errors: u64,
+    pub unknown: u64,
+    pub out_of_range: u64,
+}
+
+impl UnusableCommands {
+    pub fn any(&self) -> bool {
+        self.protocol_errors + self.unknown + self.out_of_range > 0
+    }
+
+    /// The golden model's counts.
+    pub fn of_model(c: &BoardCounters) -> UnusableCommands {
+        UnusableCommands {
+            protocol_errors: c.protocol_errors,
+            unknown: c.unknown_commands,
+            out_of_range: c.out_of_range,
+        }
+    }
+}
+
+impl VerilatorRun {
+    /// The hardware's counts of commands it could not use.
+    pub fn unusable(&self) -> UnusableCommands {
+        let h = &self.hardware;
+        UnusableCommands {
+            protocol_errors: h.counter(HardwareCounter::ProtocolErrors),
+            unknown: h.counter(HardwareCounter::UnknownCommands),
+            out_of_range: h.counter(HardwareCounter::OutOfRange),
+        }
+    }
+
+    /// Fails when packets up to the end of the stream never left the
+    /// ports: the capture files lack them.
+    pub fn check_sent(&self) -> Result<(), EngineError> {
+        let h = &self.hardware;
+        if h.missing.is_empty() {
+            return Ok(());
+        }
+        Err(EngineError::NeverSent {
+            packets: h.missing.len(),
+            first: h.missing[..h.missing.len().min(MISSING_LISTED)].to_vec(),
+            packet_error: h.packet_error,
+            frame_underrun: h.frame_underrun,
+        })
+    }
+}
+
+/// A run's figures in one line, as `hmtt board` prints them (its
+/// [`fmt::Display`]); `out` is the output directory as given.
+#[derive(Debug, Clone, Copy)]
+pub enum RunLine<'a> {
+    Model {
+        summary: &'a RunSummary,
+        out: &'a Path,
+    },
+    Verilator {
+        run: &'a VerilatorRun,
+        out: &'a Path,
+    },
+}
+
+impl fmt::Display for RunLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            RunLine::Model { summary, out } => {
+                let c = &summary.counters;
+                writeln!(
+                    f,
+                    "{} commands, {} references, {} events dropped, {} packets on {} ports -> {}",
+                    c.commands,
+                    c.references,
+                    c.events_dropped,
+                    c.packets,
+                    summary.ports,
+                    out.display()
+                )
+            }
+            RunLine::Verilator { run, out } => {
+                let h = &run.hardware;
+                let build = match run.simulator.build_seconds {
+                    Some(s) => format!("simulator built in {s:.0} s"),
+                    None => "simulator from the cache".to_string(),
+                };
+                writeln!(f,
+                    "{} commands, {} events dropped, {} packets on {} ports -> {} (verilator, {} core: {} fabric clocks in {:.2} s, {:.2} CPU s, {:.0}/CPU s; {build})",
+                    h.input.commands,
+                    h.counter(HardwareCounter::EventsDropped),
+                    h.frames.packets,
+                    run.summary.ports,
+                    out.display(),
+                    run.summary.core.as_deref().unwrap_or_default(),
+                    h.fabric_clocks,
+                    h.seconds,
+                    h.cpu_seconds,
+                    h.fabric_clocks as f64 / h.cpu_seconds.max(1e-9),
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Sizes, lists and ranges of numbers as a user gives them (options,
+//! configuration), each number read by [`parse_number`].
+
+use super::{parse_number, NotANumber};
+
+/// Why a size, list or range given as text is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GivenError {
+    #[error("size '{text}': unknown suffix '{suffix}' (K, M or G)")]
+    UnknownSuffix { text: String, suffix: char },
+    #[error("size '{text}'")]
+    SizeNumber {
+        text: String,
+        #[source]
+        source: NotANumber,
+    },
+    #[error("size '{0}' is too large")]
+    SizeTooLarge(String),
+    #[error("{what} '{text}': expected {count} numbers")]
+    ListLength {
+        what: String,
+        text: String,
+        count: usize,
+    },
+    #[error("{what}")]
+    ListNumber {
+        what: String,
+        #[source]
+        source: NotANumber,
+    },
+    #[error("'{0}' is not a range LO..HI")]
+    NotARange(String),
+    #[error("range '{0}' is empty")]
+    EmptyRange(String),
+    #[error(transparent)]
+    Number(#[from] NotANumber),
+}
+
+/// A size: a number with an optional K, M or G suffix (powers of 1024),
+/// optionally followed by `B` or `iB` (`123`, `4K`, `16MiB`, `2g`).
+pub fn parse_size(s: &str) -> Result<u64, GivenError> {
+    let t = s.trim();
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
+    let (num, mul) = match t.char_indices().last() {
+        // Hexadecimal digits are not suffixes.
+        Some((i, c)) if c.is_ascii_alphabetic() && !t.to_ascii_lowercase().starts_with("0x") => {
+            let mul = match c.to_ascii_uppercase() {
+                'K' => 1u64 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                _ => {
+                    return Err(GivenError::UnknownSuffix {
+                        text: s.to_string(),
+                        suffix: c,
+                    })
+                }
+            };
+            (&t[..i], mul)
+        }
+        _ => (t, 1),
+    };
+    let n = parse_number(num).map_err(|source| GivenError::SizeNumber {
+        text: s.to_string(),
+        source,
+    })?;
+    n.checked_mul(mul)
+        .ok_or_else(|| GivenError::SizeTooLarge(s.to_string()))
+}
+
+/// `N` numbers separated by `,` or `/` (`1/7`, `3,100,2`), given as
+/// `what` (named in errors).
+pub fn parse_list<const N: usize>(what: &str, s: &str) -> Result<[u64; N], GivenError> {
+    let parts: Vec<&str> = s.split([',', '/']).collect();
+    if parts.len() != N {
+        return Err(GivenError::ListLength {
+            what: what.to_string(),
+            text: s.to_string(),
+            count: N,
+        });
+    }
+    let mut out = [0u64; N];
+    for (o, p) in out.iter_mut().zip(parts) {
+        *o = parse_number(p).map_err(|source| GivenError::ListNumber {
+            what: what.to_string(),
+            source,
+        })?;
+    }
+    Ok(out)
+}
+
+/// `LO..HI`, a non-empty range of numbers.
+pub fn parse_range(s: &str) -> Result<(u64, u64), GivenError> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| GivenError::NotARange(s.to_string()))?;
+    let (a, b) = (parse_number(a)?, parse_number(b)?);
+    if a >= b {
+        return Err(GivenError::EmptyRange(s.to_string()));
+    }
+    Ok((a, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_lists_and_ranges() {
+        assert_eq!(parse_size("123").unwrap(), 123);
+        assert_eq!(parse_size("4K").unwrap(), 4096);
+        assert_eq!(parse_size("16MiB").unwrap(), 16 << 20);
+        assert_eq!(parse_size("2g").unwrap(), 2 << 30);
+        assert_eq!(parse_size("8kB").unwrap(), 8 << 10);
+        assert_eq!(parse_size("0x1000").unwrap(), 4096);
+        assert_eq!(parse_size("1_024K").unwrap(), 1 << 20);
+        let e = parse_size("3X").unwrap_err();
+        assert_eq!(e.to_string(), "size '3X': unknown suffix 'X' (K, M or G)");
+        assert!(matches!(
+            parse_size("M"),
+            Err(GivenError::SizeNumber { .. })
+        ));
+        assert_eq!(
+            parse_size("99999999999G"),
+            Err(GivenError::SizeTooLarge("99999999999G".into()))
+        );
+        assert_eq!(parse_list::<2>("--drain", "1/7").unwrap(), [1, 7]);
+        assert_eq!(parse_list::<3>("--w", "3, 0x64,2").unwrap(), [3, 100, 2]);
+        let e = parse_list::<2>("--drain", "1/7/9").unwrap_err();
+        assert_eq!(e.to_string(), "--drain '1/7/9': expected 2 numbers");
+        assert!(matches!(
+            parse_list::<2>("--drain", "1/x"),
+            Err(GivenError::ListNumber { .. })
+        ));
+        assert_eq!(parse_range("0x10..0x20").unwrap(), (16, 32));
+        assert_eq!(
+            parse_range("5..5"),
+            Err(GivenError::EmptyRange("5..5".into()))
+        );
+        assert_eq!(parse_range("5"), Err(GivenError::NotARange("5".into())));
+        assert_eq!(
+            parse_range("5..y"),
+            Err(GivenError::Number(NotANumber("y".into())))
+        );
+    }
+}

@@ -4,7 +4,8 @@
 //! Spark query it in place. Columns are zstd-compressed, after the
 //! encodings of `docs/format.md` §14 (deltas for `tick` and `board`, byte
 //! streams for `time_ns`, dictionaries for the strings), with statistics
-//! per row group. [`PartitionedParquetWriter`] writes the same files as a
+//! per row group. The parquet crate's column writers write every column
+//! but `kind`, whose pages this module encodes itself ([`kind_chunk`]). [`PartitionedParquetWriter`] writes the same files as a
 //! Hive-style dataset, one directory per window of traced time.
 //!
 //! Columns (`physical` and `virtual` traces alike, then the virtual ones):
@@ -32,9 +33,13 @@ use std::sync::Arc;
 use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::vtrace::VirtualRecord;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::column::writer::ColumnCloseResult;
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type};
+use parquet::file::metadata::ColumnChunkMetaData;
+use parquet::file::page_index::offset_index::{OffsetIndexMetaData, PageLocation};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet::file::writer::SerializedFileWriter;
+use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedWrite};
 use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
 
@@ -43,6 +48,22 @@ use crate::names::event_name;
 
 /// Rows of one row group unless told otherwise (about 50 MB buffered).
 pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 19;
+
+/// Rows the column writers take between their page-size checks (the
+/// crate's default, 1024, costs 2-3 % more CPU time).
+const WRITE_BATCH_ROWS: usize = 8192;
+
+/// zstd's level for every column (3 makes a file 12 % smaller for 8 %
+/// more CPU time).
+const ZSTD_LEVEL: i32 = 1;
+
+/// The index of the `kind` column, which this module encodes itself.
+const KIND_COLUMN: usize = 3;
+/// Rows of one data page of `kind` (1 to 4 bits a row before zstd).
+const KIND_PAGE_ROWS: usize = 1 << 20;
+/// Values of one bit-packed run of `kind`'s indices: 63 groups of 8, the
+/// most whose run header is one byte.
+const KIND_RUN_VALUES: usize = 63 * 8;
 
 const PHYSICAL_COLUMNS: &str = "
     required int64 tick (INTEGER(64,false));
@@ -87,7 +108,8 @@ struct Group {
     tick: Vec<i64>,
     time_ns: Vec<f64>,
     board: Vec<i32>,
-    kind: Vec<ByteArray>,
+    /// The kind bits of each row.
+    kind: Vec<u8>,
     pa: Col<i64>,
     is_write: Col<bool>,
     value: Col<i64>,
@@ -104,8 +126,6 @@ pub struct ParquetWriter<W: Write + Send> {
     tick_ns: f64,
     group_rows: usize,
     group: Group,
-    /// The kind names by kind bits, shared by every row (no allocation).
-    kind_names: Vec<ByteArray>,
     cpu: ByteArray,
     dma: ByteArray,
 }
@@ -120,7 +140,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             "message hmtt_trace {{{columns}\n}}"
         ))?);
         let mut props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
             .set_max_row_group_size(group_rows.max(1))
             .set_created_by(format!("hmtt {}", env!("CARGO_PKG_VERSION")));
         // Times and addresses hardly repeat: a dictionary only costs there.
@@ -140,29 +160,25 @@ impl<W: Write + Send> ParquetWriter<W> {
             props = props.set_column_encoding(ColumnPath::from(column), encoding);
         }
         // Statistics per column chunk (a row group's min and max), not per
-        // page; none for `kind`, whose string comparison a row cost a sixth
-        // of the export and whose nine values a reader gains little from.
-        props = props
-            .set_statistics_enabled(EnabledStatistics::Chunk)
-            .set_column_statistics_enabled(ColumnPath::from("kind"), EnabledStatistics::None);
+        // page, for the columns a query filters on (time, board, address);
+        // none for `kind`, `is_write`, `value` and `event`, whose min and
+        // max a reader gains little from: their comparisons and level
+        // histograms cost a sixth of the export for `kind`, 3 % for the
+        // other three (bench/README.md, Export).
+        props = props.set_statistics_enabled(EnabledStatistics::Chunk);
+        for column in ["kind", "is_write", "value", "event"] {
+            props = props
+                .set_column_statistics_enabled(ColumnPath::from(column), EnabledStatistics::None);
+        }
+        props = props.set_write_batch_size(WRITE_BATCH_ROWS);
         let props = props.build();
         let file = SerializedFileWriter::new(out, schema, Arc::new(props))?;
-        // Static bytes: a clone per row copies a pointer, where a
-        // reference-counted buffer's clone and drop are two atomic updates.
-        let kind_names = (0..16u8)
-            .map(|b| {
-                ByteArray::from(bytes::Bytes::from_static(
-                    RecordKind::from_bits(b).name().as_bytes(),
-                ))
-            })
-            .collect();
         Ok(ParquetWriter {
             file,
             tick_ns: meta.tick_ns(),
             meta,
             group_rows: group_rows.max(1),
             group: Group::default(),
-            kind_names,
             cpu: ByteArray::from("cpu"),
             dma: ByteArray::from("dma"),
         })
@@ -177,8 +193,7 @@ impl<W: Write + Send> ParquetWriter<W> {
         g.tick.push(r.tick as i64);
         g.time_ns.push(r.tick as f64 * self.tick_ns);
         g.board.push(i32::from(r.board()));
-        g.kind
-            .push(self.kind_names[usize::from(kind.bits())].clone());
+        g.kind.push(kind.bits());
         g.pa.push(access.then_some(r.pa() as i64));
         g.is_write.push(match kind {
             RecordKind::Read | RecordKind::Tag { write: false } => Some(false),
@@ -216,11 +231,7 @@ impl<W: Write + Send> ParquetWriter<W> {
         g.time_ns
             .extend(records.iter().map(|r| r.tick as f64 * tick_ns));
         g.board.extend(records.iter().map(|r| i32::from(r.board())));
-        g.kind.extend(
-            records
-                .iter()
-                .map(|r| self.kind_names[usize::from(r.kind().bits())].clone()),
-        );
+        g.kind.extend(records.iter().map(|r| r.kind().bits()));
         g.pa.defined
             .extend(records.iter().map(|r| i16::from(r.is_access())));
         g.pa.values.extend(
@@ -266,18 +277,24 @@ impl<W: Write + Send> ParquetWriter<W> {
             return Ok(());
         }
         let g = &mut self.group;
+        let kind_column = self.file.schema_descr().column(KIND_COLUMN);
+        let columns = self.file.schema_descr().num_columns();
         let mut rg = self.file.next_row_group()?;
-        let mut i = 0;
-        while let Some(mut col) = rg.next_column()? {
+        for i in 0..columns {
+            if i == KIND_COLUMN {
+                let (chunk, close) = kind_chunk(kind_column.clone(), &g.kind)?;
+                rg.append_column(&chunk, close)?;
+                continue;
+            }
+            let Some(mut col) = rg.next_column()? else {
+                break;
+            };
             match i {
                 0 => col.typed::<Int64Type>().write_batch(&g.tick, None, None)?,
                 1 => col
                     .typed::<DoubleType>()
                     .write_batch(&g.time_ns, None, None)?,
                 2 => col.typed::<Int32Type>().write_batch(&g.board, None, None)?,
-                3 => col
-                    .typed::<ByteArrayType>()
-                    .write_batch(&g.kind, None, None)?,
                 4 => {
                     col.typed::<Int64Type>()
                         .write_batch(&g.pa.values, Some(&g.pa.defined), None)?
@@ -319,7 +336,6 @@ impl<W: Write + Send> ParquetWriter<W> {
                 _ => unreachable!("the schema has at most 12 columns"),
             };
             col.close()?;
-            i += 1;
         }
         rg.close()?;
         g.rows = 0;
@@ -379,6 +395,120 @@ impl<W: Write + Send> ParquetWriter<W> {
         out.flush()?;
         Ok(out)
     }
+}
+
+/// The `kind` column chunk of a row group whose records have these kind
+/// bits, encoded without the crate's per-value writer (a dictionary hash
+/// and a string a row cost a third of the export): a dictionary page of
+/// the kind names present (PLAIN), then data pages of RLE_DICTIONARY
+/// indices in bit-packed runs, zstd-compressed like the other columns.
+/// Returns the chunk's bytes and what
+/// `SerializedRowGroupWriter::append_column` needs to splice them in.
+fn kind_chunk(
+    descr: parquet::schema::types::ColumnDescPtr,
+    kinds: &[u8],
+) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+    let present = kinds.iter().fold(0u16, |seen, &b| seen | 1 << (b & 15));
+    // The dictionary index of each kind bits; the RESERVED kinds share one.
+    let mut index = [0u8; 16];
+    let mut names: Vec<&'static str> = Vec::new();
+    for bits in (0..16u8).filter(|b| present & 1 << b != 0) {
+        let name = RecordKind::from_bits(bits).name();
+        index[usize::from(bits)] = match names.iter().position(|n| *n == name) {
+            Some(i) => i as u8,
+            None => {
+                names.push(name);
+                (names.len() - 1) as u8
+            }
+        };
+    }
+    // At most nine names: 1 to 4 bits an index.
+    let width = (u8::BITS - (names.len().max(2) as u8 - 1).leading_zeros()) as usize;
+    let mut dictionary = Vec::new();
+    for name in &names {
+        dictionary.extend_from_slice(&(name.len() as u32).to_le_bytes());
+        dictionary.extend_from_slice(name.as_bytes());
+    }
+    let mut sink = TrackedWrite::new(Vec::new());
+    let mut pages = SerializedPageWriter::new(&mut sink);
+    let mut uncompressed = 0;
+    let spec = pages.write_page(CompressedPage::new(
+        Page::DictionaryPage {
+            buf: zstd_page(&dictionary)?,
+            num_values: names.len() as u32,
+            encoding: Encoding::PLAIN,
+            is_sorted: false,
+        },
+        dictionary.len(),
+    ))?;
+    uncompressed += spec.uncompressed_size;
+    let mut first_data_page = None;
+    let mut page_locations = Vec::new();
+    for (page, page_kinds) in kinds.chunks(KIND_PAGE_ROWS).enumerate() {
+        let mut buf = Vec::with_capacity(2 + page_kinds.len() * width / 8 + page_kinds.len() / 64);
+        buf.push(width as u8);
+        for run in page_kinds.chunks(KIND_RUN_VALUES) {
+            let groups = run.len().div_ceil(8);
+            buf.push((groups << 1 | 1) as u8);
+            for group in run.chunks(8) {
+                let packed = group.iter().enumerate().fold(0u32, |v, (j, &b)| {
+                    v | u32::from(index[usize::from(b & 15)]) << (j * width)
+                });
+                buf.extend_from_slice(&packed.to_le_bytes()[..width]);
+            }
+        }
+        let spec = pages.write_page(CompressedPage::new(
+            Page::DataPage {
+                buf: zstd_page(&buf)?,
+                num_values: page_kinds.len() as u32,
+                encoding: Encoding::RLE_DICTIONARY,
+                def_level_encoding: Encoding::RLE,
+                rep_level_encoding: Encoding::RLE,
+                statistics: None,
+            },
+            buf.len(),
+        ))?;
+        uncompressed += spec.uncompressed_size;
+        first_data_page.get_or_insert(spec.offset);
+        page_locations.push(PageLocation {
+            offset: spec.offset as i64,
+            compressed_page_size: spec.bytes_written as i32,
+            first_row_index: (page * KIND_PAGE_ROWS) as i64,
+        });
+    }
+    pages.close()?;
+    let chunk = bytes::Bytes::from(sink.into_inner()?);
+    let metadata = ColumnChunkMetaData::builder(descr)
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
+        .set_encodings(vec![
+            Encoding::PLAIN,
+            Encoding::RLE,
+            Encoding::RLE_DICTIONARY,
+        ])
+        .set_num_values(kinds.len() as i64)
+        .set_total_compressed_size(chunk.len() as i64)
+        .set_total_uncompressed_size(uncompressed as i64)
+        .set_dictionary_page_offset(Some(0))
+        .set_data_page_offset(first_data_page.unwrap_or(0) as i64)
+        .build()?;
+    let close = ColumnCloseResult {
+        bytes_written: chunk.len() as u64,
+        rows_written: kinds.len() as u64,
+        metadata,
+        bloom_filter: None,
+        column_index: None,
+        // The file writer writes an offset index for every column or none.
+        offset_index: Some(OffsetIndexMetaData {
+            page_locations,
+            unencoded_byte_array_data_bytes: None,
+        }),
+    };
+    Ok((chunk, close))
+}
+
+/// A page's bytes compressed as the other columns' are.
+fn zstd_page(raw: &[u8]) -> Result<bytes::Bytes, ExportError> {
+    Ok(zstd::bulk::compress(raw, ZSTD_LEVEL)?.into())
 }
 
 /// The partition column of a partitioned export (a Hive-style directory
@@ -513,5 +643,45 @@ impl RecordWriter for PartitionedParquetWriter {
             self.open(0)?;
         }
         self.close_current()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hmtt_format::trace::NameTable;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::Field;
+
+    /// Every kind, the reserved ones among them, in a row group of more
+    /// than one `kind` data page, reads back as its name.
+    #[test]
+    fn kind_pages_read_back_as_the_kind_names() {
+        let rows = KIND_PAGE_ROWS + 1000;
+        let records: Vec<TraceRecord> = (0..rows as u64)
+            .map(|i| {
+                let kind = RecordKind::from_bits((i * 7 % 16) as u8);
+                TraceRecord::new(i, 0, kind, i % 100)
+            })
+            .collect();
+        let meta = TraceMeta {
+            kind: TraceKind::Physical,
+            tick_ps: 1250,
+            first_tick: 0,
+            names: NameTable::default(),
+        };
+        let mut w = ParquetWriter::new(Vec::new(), meta, rows + 1).unwrap();
+        w.write_block(&records).unwrap();
+        let file = bytes::Bytes::from(w.close().unwrap());
+        let reader = SerializedFileReader::new(file).unwrap();
+        assert_eq!(reader.metadata().num_row_groups(), 1);
+        let mut read = 0;
+        for (row, r) in reader.get_row_iter(None).unwrap().zip(&records) {
+            let row = row.unwrap();
+            let (_, kind) = row.get_column_iter().nth(KIND_COLUMN).unwrap();
+            assert_eq!(kind, &Field::Str(r.kind().name().to_string()), "row {read}");
+            read += 1;
+        }
+        assert_eq!(read, rows);
     }
 }

@@ -661,7 +661,7 @@ const NUMERIC_OPTIONS: &[&str] = &[
     "board --commands {commands} --out {out}/b --geometry 1,3,{v},7",
     "board --commands {commands} --out {out}/b --config-base {v}",
     "board --commands {commands} --out {out}/b --config-bytes {v}",
-    "board --commands {commands} --out {out}/b --window 0,{v},4",
+    "board --commands {commands} --out {out}/b --config-window 0,{v},4",
     "board --commands {commands} --out {out}/b --ports {v}",
     "board --commands {commands} --out {out}/b --lanes {v}",
     "board --commands {commands} --out {out}/b --refs-per-clock {v}",

@@ -758,10 +758,10 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
     ),
     (
         "merge",
-        &["--output", "--events", "--mapping", "--decode-threads"],
+        &["--out", "--events", "--mapping", "--decode-threads"],
     ),
-    ("pack", &["--output"]),
-    ("unpack", &["--output"]),
+    ("pack", &["--out"]),
+    ("unpack", &["--out"]),
     ("dump", &["--events"]),
     ("export", &["--format", "--out", "--events"]),
     ("replay", &["--log", "--events", "--out", "--csv"]),

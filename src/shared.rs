@@ -414,6 +414,7 @@ pub const RENAMED_OPTIONS: &[(&str, &str, &str)] = &[
     ("pack", "--output", "-o/--out"),
     ("unpack", "--output", "-o/--out"),
     ("board", "--window", "--config-window"),
+    ("export", "--interval-ns", "--interval-ms (in ms, not ns)"),
 ];
 
 /// The renamed options ([`RENAMED_OPTIONS`]) of `command` spelled the old

@@ -88,6 +88,22 @@ fn outputs_take_dash_o_and_dash_dash_out_and_the_old_output_warns() {
     same_bytes(&t_new, &u_new);
     same_bytes(&t_new, &u_old);
 
+    // export's bandwidth interval is in ms, as analyze's: the old
+    // --interval-ns still takes ns.
+    let p_new = dir.join("new.pftrace");
+    let p_old = dir.join("old.pftrace");
+    let perfetto = ["export", s(&t_new), "-f", "perfetto", "-o"];
+    new_spelling(&[&perfetto[..], &[s(&p_new), "--interval-ms", "0.002"]].concat());
+    old_spelling(
+        &[&perfetto[..], &[s(&p_old), "--interval-ns", "2000"]].concat(),
+        "export --interval-ns",
+        "--interval-ms",
+    );
+    same_bytes(&p_new, &p_old);
+    let p_default = dir.join("default.pftrace");
+    new_spelling(&[&perfetto[..], &[s(&p_default)]].concat());
+    assert!(std::fs::read(&p_default).unwrap() != std::fs::read(&p_new).unwrap());
+
     // Both spellings at once are one option given twice.
     let err = fails(&["merge", s(&sim), "-o", s(&t_new), "--output", s(&t_old)]);
     assert!(err.contains("cannot be used multiple times"), "{err}");

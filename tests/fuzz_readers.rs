@@ -692,7 +692,7 @@ const NUMERIC_OPTIONS: &[&str] = &[
     "dump {archive} --board {v}",
     "dump {archive} --limit {v}",
     "export {trace} -f dramsim3 -o {out}/e.trace --tck-ps {v}",
-    "export {trace} -f perfetto -o {out}/e.pftrace --interval-ns {v}",
+    "export {trace} -f perfetto -o {out}/e.pftrace --interval-ms {v}",
     "export {trace} -f parquet -o {out}/e.parquet --row-group {v}",
     "export {trace} -f parquet -o {out}/ds --partition-ms {v}",
     "stats {trace} --interval-ms {v}",

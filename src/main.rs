@@ -16,9 +16,9 @@ struct Cli {
     /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     verbose: u8,
-    /// No progress bars or live status lines, and only errors in the log
-    /// (RUST_LOG overrides).
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    /// No progress bars or live status lines (warnings and errors still
+    /// show).
+    #[arg(short, long, global = true)]
     quiet: bool,
     #[command(subcommand)]
     command: Command,
@@ -80,7 +80,6 @@ fn main() -> anyhow::Result<()> {
     };
     shared::set_quiet(cli.quiet);
     let default_level = match cli.verbose {
-        0 if cli.quiet => "error",
         0 => "warn",
         1 => "info",
         2 => "debug",

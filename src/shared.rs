@@ -444,8 +444,8 @@ pub fn renamed_options_used<S: AsRef<std::ffi::OsStr>>(
     used
 }
 
-/// Warns on standard error, through [`status!`] (so even under `-q`: the
-/// command line is what needs changing), of each renamed option spelled
+/// Warns on standard error, through [`status!`] (under `-q` too, as every
+/// warning), of each renamed option spelled
 /// the old way in `command`'s `args`.
 pub fn warn_renamed_options<S: AsRef<std::ffi::OsStr>>(
     command: &str,

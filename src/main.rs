@@ -5,7 +5,7 @@
 
 use std::io::IsTerminal as _;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 mod cmd;
 mod shared;
@@ -16,6 +16,10 @@ struct Cli {
     /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     verbose: u8,
+    /// No progress bars or live status lines (warnings and errors still
+    /// show).
+    #[arg(short, long, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -57,8 +61,16 @@ enum Command {
 }
 
 fn main() -> anyhow::Result<()> {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Ok((Cli::from_arg_matches(&m)?, m)));
+    let cli = match parsed {
+        Ok((cli, matches)) => {
+            if let Some(command) = matches.subcommand_name() {
+                shared::warn_renamed_options(command, std::env::args_os());
+            }
+            cli
+        }
         // Help and version into a file or pipe go through the commands'
         // standard output, so a full disk is an error there too.
         Err(e) if !e.use_stderr() && !std::io::stdout().is_terminal() => {
@@ -66,6 +78,7 @@ fn main() -> anyhow::Result<()> {
         }
         Err(e) => e.exit(),
     };
+    shared::set_quiet(cli.quiet);
     let default_level = match cli.verbose {
         0 => "warn",
         1 => "info",

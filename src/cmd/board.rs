@@ -15,7 +15,7 @@ use hmtt_format::geometry::Geometry;
 use hmtt_format::text::parse_list;
 use hmtt_sim::board::{BoardConfig, BoardOptions, DrainRate, MappingText, DEFAULT_CONFIG_BYTES};
 
-use crate::shared::{bytes_bar_above, parse_number, to_stdout, usize_in};
+use crate::shared::{bytes_bar_above, parse_number, quiet, to_stdout, usize_in};
 
 /// Which engine runs the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -87,8 +87,8 @@ pub struct Args {
     config_bytes: u64,
     /// Config window in DDR coordinates, RANK,ROW_FIRST,ROW_COUNT (overrides
     /// --config-base/--config-bytes/--mapping).
-    #[arg(long, value_name = "RANK,ROW_FIRST,ROW_COUNT")]
-    window: Option<String>,
+    #[arg(long, value_name = "RANK,ROW_FIRST,ROW_COUNT", alias = "window")]
+    config_window: Option<String>,
     /// Ethernet ports the packets are dealt to [default: 3, or the core's].
     #[arg(long)]
     ports: Option<u8>,
@@ -149,11 +149,8 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     start_ns: u64,
     /// Output directory (created if missing).
-    #[arg(long)]
+    #[arg(short, long)]
     out: PathBuf,
-    /// No progress bar.
-    #[arg(long, short)]
-    quiet: bool,
 }
 
 fn parse_core(s: &str) -> Result<Core, String> {
@@ -178,10 +175,10 @@ fn config(args: &Args, core: Option<&CoreSpec>) -> anyhow::Result<BoardConfig> {
         .as_deref()
         .map(|d| parse_list::<2>("--drain", d).map(|[num, den]| DrainRate { num, den }))
         .transpose()?;
-    let window = match &args.window {
+    let window = match &args.config_window {
         Some(w) => {
-            let [rank, first, count] = parse_list::<3>("--window", w)?;
-            let n = |v: u64| u32::try_from(v).context("--window: number too large");
+            let [rank, first, count] = parse_list::<3>("--config-window", w)?;
+            let n = |v: u64| u32::try_from(v).context("--config-window: number too large");
             Some([n(rank)?, n(first)?, n(count)?])
         }
         None => None,
@@ -246,7 +243,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         let f = File::open(&args.commands).with_context(|| format!("opening {name}"))?;
         let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        bar = bytes_bar_above("board", len, args.quiet, bar_from);
+        bar = bytes_bar_above("board", len, quiet(), bar_from);
         Box::new(BufReader::with_capacity(1 << 20, bar.wrap_read(f)))
     };
     std::fs::create_dir_all(&args.out)
@@ -268,7 +265,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 .work
                 .clone()
                 .unwrap_or_else(|| args.out.join("verilator"));
-            let spinner = if args.quiet {
+            let spinner = if quiet() {
                 indicatif::ProgressBar::hidden()
             } else {
                 indicatif::ProgressBar::new_spinner()

@@ -83,9 +83,6 @@ pub struct Args {
     /// No preallocation of stripe files.
     #[arg(long)]
     no_prealloc: bool,
-    /// No live status lines.
-    #[arg(short, long)]
-    quiet: bool,
     /// Instead of capturing, repair the capture files in the output
     /// directories after a killed capture: give back the space
     /// preallocated past their ends and cut a partial last record or an
@@ -191,7 +188,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.summary.is_some() {
         config.summary = args.summary;
     }
-    config.progress = !args.quiet;
+    config.progress = !crate::shared::quiet();
     config.validate()?;
     let summary_path = config.summary_path();
 

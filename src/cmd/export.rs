@@ -54,7 +54,7 @@ impl From<Format> for ExportFormat {
     after_help = "Examples:\n  hmtt export run.hmtttrace --format dramsim3 -o run.trace\n  \
 hmtt export run.hmttz --format parquet -o run.parquet\n  \
 hmtt export run.hmttz --format parquet --partition-ms 100 -o run-dataset/\n  \
-hmtt export run.hmttvtrace --format perfetto -o run.perfetto-trace --interval-ns 1000"
+hmtt export run.hmttvtrace --format perfetto -o run.perfetto-trace --interval-ms 0.001"
 )]
 pub struct Args {
     /// Trace (.hmtttrace), its archive (.hmttz) or a virtual trace
@@ -73,10 +73,16 @@ pub struct Args {
     /// (default: the trace's tick, the traced DIMM's own clock).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub tck_ps: Option<u32>,
-    /// perfetto: width of one bandwidth interval in ns, 1..=10^12.
-    #[arg(long, default_value_t = 10_000,
+    /// perfetto: width of one bandwidth interval in ms of traced time, as
+    /// `analyze --interval-ms`: 0.000001 (1 ns) to 1000000, rounded to
+    /// whole ns [default: 0.01].
+    #[arg(long, value_name = "MS", value_parser = positive_finite)]
+    pub interval_ms: Option<f64>,
+    /// The interval in ns: --interval-ms's old spelling, kept for one
+    /// release (shared::RENAMED_OPTIONS).
+    #[arg(long, hide = true, conflicts_with = "interval_ms",
           value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
-    pub interval_ns: u64,
+    pub interval_ns: Option<u64>,
     /// parquet: rows per row group (the writer buffers one group),
     /// 1..=16777216.
     #[arg(long, default_value_t = export::parquet::DEFAULT_ROW_GROUP_ROWS,
@@ -100,6 +106,26 @@ enum Output {
     Dataset(AtomicDir),
 }
 
+/// Perfetto's bandwidth interval when none is given, in ns.
+const DEFAULT_INTERVAL_NS: u64 = 10_000;
+
+/// The bandwidth interval in ns of `--interval-ms` (or of the old
+/// `--interval-ns`).
+fn perfetto_interval_ns(args: &Args) -> anyhow::Result<u64> {
+    match (args.interval_ms, args.interval_ns) {
+        (Some(ms), _) => {
+            let ns = (ms * 1e6).round();
+            anyhow::ensure!(
+                (1.0..=1e12).contains(&ns),
+                "--interval-ms {ms:e}: an interval is 0.000001 ms (1 ns) to 1000000 ms long"
+            );
+            Ok(ns as u64)
+        }
+        (None, Some(ns)) => Ok(ns),
+        (None, None) => Ok(DEFAULT_INTERVAL_NS),
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     refuse_output_over_input(&args.out, [args.trace.as_path()])?;
     let window_ps = match args.partition_ms {
@@ -115,7 +141,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let bytes = TraceBytes::open(&args.trace)?;
     let opts = ExportOptions {
         tck_ps: args.tck_ps,
-        interval_ns: args.interval_ns,
+        interval_ns: perfetto_interval_ns(&args)?,
         row_group_rows: args.row_group,
     };
     let format = ExportFormat::from(args.format);

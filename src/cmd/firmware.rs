@@ -73,7 +73,7 @@ struct BuildArgs {
     #[arg(long, value_enum)]
     board: BoardArg,
     /// Output directory for the Verilog, logs, bitstream and report.
-    #[arg(long, default_value = "build/firmware")]
+    #[arg(short, long, default_value = "build/firmware")]
     out: PathBuf,
     #[arg(long, value_enum, default_value = "board")]
     top: TopArg,
@@ -99,7 +99,7 @@ struct FlashArgs {
     #[arg(long)]
     bitstream: Option<PathBuf>,
     /// Build directory holding the default bitstream.
-    #[arg(long, default_value = "build/firmware")]
+    #[arg(short, long, default_value = "build/firmware")]
     out: PathBuf,
     /// Programmer (default: iceprog for iCE40, openFPGALoader for ECP5).
     #[arg(long, value_enum)]
@@ -119,7 +119,7 @@ struct FlashArgs {
 struct ReportArgs {
     #[arg(long, value_enum)]
     board: BoardArg,
-    #[arg(long, default_value = "build/firmware")]
+    #[arg(short, long, default_value = "build/firmware")]
     out: PathBuf,
     #[arg(long)]
     json: bool,

@@ -13,7 +13,7 @@ use hmtt_merge::{
 
 use crate::cmd::pack::ArchiveArgs;
 
-use crate::shared::{bytes_bar, load_names, non_negative_finite, to_stdout, usize_in};
+use crate::shared::{bytes_bar, load_names, non_negative_finite, quiet, to_stdout, usize_in};
 
 /// Exit status of a merge that wrote its trace but rejected some input
 /// (2 is clap's for a wrong command line).
@@ -37,8 +37,8 @@ pub struct Args {
     pub inputs: Vec<PathBuf>,
     /// The trace file to write (an archive, format.md §13, with
     /// --compress or when the name ends in .hmttz).
-    #[arg(short, long)]
-    pub output: PathBuf,
+    #[arg(short, long, alias = "output")]
+    pub out: PathBuf,
     /// Write a compressed, seekable archive (.hmttz) instead of a trace
     /// file: `hmtt unpack` gives back the trace the merge would have written.
     #[arg(long)]
@@ -66,9 +66,6 @@ pub struct Args {
     #[arg(long, default_value_t = DEFAULT_MAX_START_SKEW_NS as f64 / 1e9,
           value_parser = non_negative_finite)]
     pub max_start_skew: f64,
-    /// No progress bar.
-    #[arg(long, short)]
-    pub quiet: bool,
     /// Decode each board in a thread of its own: `auto` does when the
     /// machine has a core for each board and one for the merge (otherwise
     /// the threads only take turns, at a cost); the trace is the same.
@@ -81,7 +78,7 @@ impl Args {
     pub fn writes_archive(&self) -> bool {
         self.compress
             || self
-                .output
+                .out
                 .extension()
                 .is_some_and(|e| e == hmtt_format::archive::EXTENSION)
     }
@@ -117,12 +114,9 @@ fn name_the_mapping_file(e: MergeError, mapping: Option<&Path>) -> anyhow::Error
     }
 }
 
-/// Merges `inputs` into `output`; shows a progress bar unless `quiet`.
+/// Merges `inputs` into `out`; shows a progress bar unless `-q`.
 fn merge_files(args: &Args) -> anyhow::Result<(MergeReport, StatsKept)> {
-    refuse_output_over_input(
-        &args.output,
-        merge_inputs(args).iter().map(PathBuf::as_path),
-    )?;
+    refuse_output_over_input(&args.out, merge_inputs(args).iter().map(PathBuf::as_path))?;
     let set = CaptureSet::open(&args.inputs, (args.max_start_skew * 1e9) as u64)?;
     let names = load_names(args.events.as_deref(), &args.inputs)?;
     let mapping_toml = match &args.mapping {
@@ -135,22 +129,22 @@ fn merge_files(args: &Args) -> anyhow::Result<(MergeReport, StatsKept)> {
         interleave_shift: args.interleave_shift,
         decode_threads: args.decode_threads.wanted(set.boards.len()),
     };
-    let bar = bytes_bar("merging", set.total_bytes(), args.quiet);
+    let bar = bytes_bar("merging", set.total_bytes(), quiet());
     let progress = &mut |done| bar.set_position(done);
     let merged = if args.writes_archive() {
         merge_to_archive(
             &set,
             &opts,
             args.archive.options(),
-            &args.output,
+            &args.out,
             &names,
             progress,
         )
     } else {
-        merge_to_trace(&set, &opts, &args.output, &names, progress)
+        merge_to_trace(&set, &opts, &args.out, &names, progress)
     };
     let (report, _) = merged.map_err(|e| name_the_mapping_file(e, args.mapping.as_deref()))?;
-    let kept = keep_statistics(&set, &args.output)?;
+    let kept = keep_statistics(&set, &args.out)?;
     bar.finish_and_clear();
     Ok((report, kept))
 }
@@ -187,7 +181,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         writeln!(
             out,
             "wrote {} ({} records) in {:.2} s ({:.0} MB/s of capture input)",
-            args.output.display(),
+            args.out.display(),
             report.records,
             secs,
             report.input_bytes as f64 / 1e6 / secs.max(1e-9)

@@ -18,8 +18,8 @@ pub struct PackArgs {
     /// Trace file written by `hmtt merge`.
     pub trace: PathBuf,
     /// The archive to write.
-    #[arg(short, long)]
-    pub output: PathBuf,
+    #[arg(short, long, alias = "output")]
+    pub out: PathBuf,
     #[command(flatten)]
     pub archive: ArchiveArgs,
     #[command(flatten)]
@@ -60,8 +60,8 @@ pub struct UnpackArgs {
     /// Archive written by `hmtt pack` or `hmtt merge --compress`.
     pub archive: PathBuf,
     /// The trace file to write.
-    #[arg(short, long)]
-    pub output: PathBuf,
+    #[arg(short, long, alias = "output")]
+    pub out: PathBuf,
 }
 
 /// Starts writing `path` under a temporary name; the caller commits it.
@@ -84,7 +84,7 @@ fn commit(out: AtomicFile, w: BufWriter<std::fs::File>, what: &str) -> anyhow::R
 }
 
 pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
-    refuse_output_over_input(&args.output, [args.trace.as_path()])?;
+    refuse_output_over_input(&args.out, [args.trace.as_path()])?;
     let bytes = TraceBytes::open(&args.trace)?;
     let start = std::time::Instant::now();
     let view = TraceView::new_checked(bytes.as_slice())
@@ -96,12 +96,12 @@ pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
         args.incomplete,
         false,
     )?;
-    let (out, w) = create(&args.output)?;
+    let (out, w) = create(&args.out)?;
     let (w, s) = archive::pack(bytes.as_slice(), w, args.archive.options()).with_context(|| {
         format!(
             "packing {} into {}",
             args.trace.display(),
-            args.output.display()
+            args.out.display()
         )
     })?;
     commit(out, w, "the archive")?;
@@ -109,7 +109,7 @@ pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
     to_stdout("writing the summary", |out| {
         writeln!(out,
         "wrote {} ({} records in {} blocks, {} bytes: {:.3} bits per record, {:.1}x smaller) in {:.2} s ({:.1} M records/s)",
-        args.output.display(),
+        args.out.display(),
         s.records,
         s.blocks,
         s.bytes,
@@ -123,24 +123,24 @@ pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
 }
 
 pub fn run_unpack(args: UnpackArgs) -> anyhow::Result<()> {
-    refuse_output_over_input(&args.output, [args.archive.as_path()])?;
+    refuse_output_over_input(&args.out, [args.archive.as_path()])?;
     let bytes = TraceBytes::open(&args.archive)?;
     let view = ArchiveView::new_checked(bytes.as_slice())
         .with_context(|| format!("{}: not a usable trace archive", args.archive.display()))?;
     let start = std::time::Instant::now();
-    let (out, mut w) = create(&args.output)?;
+    let (out, mut w) = create(&args.out)?;
     let n = match archive::unpack(&view, &mut w) {
         Ok(n) => n,
         // The archive is read from memory: an I/O error is the output's.
         Err(archive::ArchiveError::Io(e)) => {
-            return Err(e).with_context(|| format!("writing the trace {}", args.output.display()))
+            return Err(e).with_context(|| format!("writing the trace {}", args.out.display()))
         }
         Err(e) => {
             return Err(e).with_context(|| {
                 format!(
                     "unpacking {} into {}",
                     args.archive.display(),
-                    args.output.display()
+                    args.out.display()
                 )
             })
         }
@@ -151,7 +151,7 @@ pub fn run_unpack(args: UnpackArgs) -> anyhow::Result<()> {
         writeln!(
             out,
             "wrote {} ({} records, {n} bytes) in {:.2} s ({:.1} M records/s)",
-            args.output.display(),
+            args.out.display(),
             view.len(),
             secs,
             view.len() as f64 / 1e6 / secs.max(1e-9)

@@ -29,7 +29,7 @@ use crate::shared::{status, to_stdout, OnOff};
 pub struct Args {
     /// Output directory (the layout of `hmtt sim --out`, plus console.log
     /// and, with --truth-csv, qemu-refs.csv).
-    #[arg(long)]
+    #[arg(short, long)]
     pub out: PathBuf,
     /// Directory made by kmod-hmtt/scripts/qemu-kit.sh (kernel, hmtt.ko,
     /// guest helper, plugin).

@@ -147,7 +147,7 @@ pub struct SimArgs {
     pub flush_at_end: bool,
     /// Output directory. Written as the run goes, in bounded memory (as
     /// are --send and --check).
-    #[arg(long)]
+    #[arg(short, long)]
     pub out: Option<PathBuf>,
     /// Also write the ground truth as CSV.
     #[arg(long)]

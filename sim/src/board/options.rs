@@ -96,7 +96,7 @@ pub enum BaseConfig {
 /// Why the options give no configuration.
 #[derive(Debug, thiserror::Error)]
 pub enum OptionsError {
-    #[error("--window")]
+    #[error("--config-window")]
     Window(#[source] WindowError),
     #[error("mapping file {name}")]
     Mapping {

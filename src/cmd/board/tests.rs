@@ -158,7 +158,7 @@ fn options_shape_the_board() {
         "ddr4-64g",
         "--drain",
         "1/7",
-        "--window",
+        "--config-window",
         "3,100,2",
         "--board-id",
         "4",

@@ -1,0 +1,248 @@
+//! One spelling per concept across the commands (issue 37): `-o/--out`
+//! for every output, `-q/--quiet` and `-v/--verbose` everywhere, `board
+//! --config-window`; the old spellings still work for one release, with a
+//! warning naming the new one.
+
+use std::path::Path;
+
+mod support;
+use support::cli::{fails, hmtt, ok, ok_with_stderr, s, scratch};
+
+const DEPRECATED: &str = "is deprecated";
+
+/// `hmtt args` spelled the present way: it succeeds without a warning.
+fn new_spelling(args: &[&str]) {
+    let (_, err) = ok_with_stderr(args);
+    assert!(!err.contains(DEPRECATED), "hmtt {args:?} warned:\n{err}");
+}
+
+/// `hmtt args` spelled the old way (`old`): it succeeds and warns once,
+/// naming `new`.
+fn old_spelling(args: &[&str], old: &str, new: &str) {
+    let (_, err) = ok_with_stderr(args);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains(DEPRECATED)).collect();
+    assert_eq!(warnings.len(), 1, "hmtt {args:?}:\n{err}");
+    assert!(
+        warnings[0].contains(old) && warnings[0].contains(&format!("use {new}")),
+        "hmtt {args:?}: {}",
+        warnings[0]
+    );
+}
+
+fn same_bytes(a: &Path, b: &Path) {
+    assert!(
+        std::fs::read(a).unwrap() == std::fs::read(b).unwrap(),
+        "{} and {} differ",
+        a.display(),
+        b.display()
+    );
+}
+
+#[test]
+fn outputs_take_dash_o_and_dash_dash_out_and_the_old_output_warns() {
+    let dir = scratch("out");
+    let sim = dir.join("sim");
+    new_spelling(&[
+        "sim",
+        "--workload",
+        "seq-read",
+        "--n",
+        "4K",
+        "--cache",
+        "off",
+        "-o",
+        s(&sim),
+    ]);
+
+    let t_new = dir.join("new.hmtttrace");
+    let t_long = dir.join("long.hmtttrace");
+    let t_old = dir.join("old.hmtttrace");
+    new_spelling(&["merge", s(&sim), "-o", s(&t_new), "-q"]);
+    new_spelling(&["merge", s(&sim), &format!("--out={}", s(&t_long)), "-q"]);
+    old_spelling(
+        &["merge", s(&sim), "--output", s(&t_old), "-q"],
+        "merge --output",
+        "-o/--out",
+    );
+    same_bytes(&t_new, &t_long);
+    same_bytes(&t_new, &t_old);
+
+    let z_new = dir.join("new.hmttz");
+    let z_old = dir.join("old.hmttz");
+    new_spelling(&["pack", s(&t_new), "--out", s(&z_new)]);
+    old_spelling(
+        &["pack", s(&t_new), "--output", s(&z_old)],
+        "pack --output",
+        "-o/--out",
+    );
+    same_bytes(&z_new, &z_old);
+
+    let u_new = dir.join("u-new.hmtttrace");
+    let u_old = dir.join("u-old.hmtttrace");
+    new_spelling(&["unpack", s(&z_new), "-o", s(&u_new)]);
+    old_spelling(
+        &["unpack", s(&z_new), &format!("--output={}", s(&u_old))],
+        "unpack --output",
+        "-o/--out",
+    );
+    same_bytes(&t_new, &u_new);
+    same_bytes(&t_new, &u_old);
+
+    // export's bandwidth interval is in ms, as analyze's: the old
+    // --interval-ns still takes ns.
+    let p_new = dir.join("new.pftrace");
+    let p_old = dir.join("old.pftrace");
+    let perfetto = ["export", s(&t_new), "-f", "perfetto", "-o"];
+    new_spelling(&[&perfetto[..], &[s(&p_new), "--interval-ms", "0.002"]].concat());
+    old_spelling(
+        &[&perfetto[..], &[s(&p_old), "--interval-ns", "2000"]].concat(),
+        "export --interval-ns",
+        "--interval-ms",
+    );
+    same_bytes(&p_new, &p_old);
+    let p_default = dir.join("default.pftrace");
+    new_spelling(&[&perfetto[..], &[s(&p_default)]].concat());
+    assert!(std::fs::read(&p_default).unwrap() != std::fs::read(&p_new).unwrap());
+
+    // Both spellings at once are one option given twice.
+    let err = fails(&["merge", s(&sim), "-o", s(&t_new), "--output", s(&t_old)]);
+    assert!(err.contains("cannot be used multiple times"), "{err}");
+}
+
+#[test]
+fn board_takes_config_window_and_the_old_window_warns() {
+    let dir = scratch("board");
+    let sim = dir.join("sim");
+    ok(&[
+        "sim",
+        "--workload",
+        "seq-read",
+        "--n",
+        "4K",
+        "--cache",
+        "off",
+        "--out",
+        s(&sim),
+    ]);
+    let commands = sim.join("commands-b0.txt");
+    let b_new = dir.join("b-new");
+    let b_old = dir.join("b-old");
+    for (out, window) in [(&b_new, "--config-window"), (&b_old, "--window")] {
+        let args = [
+            "board",
+            "--commands",
+            s(&commands),
+            window,
+            "0,100,2",
+            "-o",
+            s(out),
+        ];
+        if window == "--window" {
+            old_spelling(&args, "board --window", "--config-window");
+        } else {
+            new_spelling(&args);
+        }
+    }
+    same_bytes(
+        &b_new.join("board0-port0.hmttcap"),
+        &b_old.join("board0-port0.hmttcap"),
+    );
+
+    // The errors name the option as it is spelled now.
+    for window in ["0,100", "99,0,1"] {
+        let b = dir.join("b-bad");
+        let err = fails(&[
+            "board",
+            "--commands",
+            s(&commands),
+            "--config-window",
+            window,
+            "-o",
+            s(&b),
+        ]);
+        assert!(
+            err.contains("--config-window"),
+            "--config-window {window}: {err}"
+        );
+    }
+    // --window is board's old spelling only: replay and analyze keep theirs.
+    let help = ok(&["analyze", "--help"]);
+    assert!(help.contains("--window"), "{help}");
+}
+
+/// The subcommands of `hmtt args --help`, as `args` plus the name.
+fn subcommands(args: &[&str]) -> Vec<Vec<String>> {
+    let help = ok(&[args, &["--help"]].concat());
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(|name| {
+            args.iter()
+                .map(|a| a.to_string())
+                .chain([name.to_string()])
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn every_command_takes_quiet_and_verbose_and_every_writer_dash_o_out() {
+    let writers = [
+        "sim", "board", "capture", "merge", "pack", "unpack", "export", "replay", "log", "qemu",
+    ];
+    let mut commands = subcommands(&[]);
+    assert!(commands.len() >= 16, "{commands:?}");
+    commands.extend(subcommands(&["firmware"]));
+    for command in &commands {
+        let args: Vec<&str> = command.iter().map(String::as_str).collect();
+        let help = ok(&[&args[..], &["--help"]].concat());
+        for flag in ["-q, --quiet", "-v, --verbose"] {
+            assert!(
+                help.contains(flag),
+                "hmtt {args:?} --help lacks {flag}:\n{help}"
+            );
+        }
+        let writes = writers.contains(&args[0]) || args[0] == "firmware" && args.len() > 1;
+        if writes {
+            assert!(
+                help.contains("-o, --out <"),
+                "hmtt {args:?} --help lacks -o/--out:\n{help}"
+            );
+        }
+        assert!(
+            !help.contains("--output"),
+            "hmtt {args:?} --help shows --output:\n{help}"
+        );
+    }
+    // Before or after the command, together too (-q is about progress,
+    // -v about the log).
+    let dir = scratch("quiet");
+    let sim = dir.join("sim");
+    ok(&[
+        "-q",
+        "sim",
+        "--workload",
+        "seq-read",
+        "--n",
+        "4K",
+        "--cache",
+        "off",
+        "-o",
+        s(&sim),
+    ]);
+    ok(&["merge", "-v", s(&sim), "-o", s(&dir.join("t.hmtttrace"))]);
+    ok(&[
+        "merge",
+        "-q",
+        "-vv",
+        s(&sim),
+        "-o",
+        s(&dir.join("u.hmtttrace")),
+    ]);
+    same_bytes(&dir.join("t.hmtttrace"), &dir.join("u.hmtttrace"));
+    // The bare binary still answers.
+    assert!(hmtt(&["--version"]).status.success());
+}

@@ -331,6 +331,13 @@ pub struct Analysis {
     pub dma_requests: Option<Vec<dma_requests::DmaRow>>,
 }
 
+/// Records an analysis goes over at once: each analysis loops over a run
+/// in turn, the run staying in cache (L1) meanwhile.
+pub const RUN_RECORDS: usize = 2048;
+
+/// The bits of a record's packed word that are 0 in a READ or WRITE.
+const NOT_ACCESS_BITS: u64 = 0xe;
+
 /// Tags of one event on several boards closer than this are one event.
 const SAME_EVENT_NS: f64 = 1000.0;
 
@@ -360,6 +367,12 @@ pub struct Analyzer {
     virtual_streams: Option<streams::Streams>,
     footprint: Option<footprint::Footprint>,
     dma: Option<dma_requests::DmaRequests>,
+    /// Scratch of [`Analyzer::add_run`]: the run's references, their bank
+    /// ids and rows, the bank-parallelism windows they closed.
+    run_accesses: Vec<TraceRecord>,
+    run_banks: Vec<u32>,
+    run_rows: Vec<u32>,
+    run_closed_windows: Vec<bank_parallelism::ClosedWindow>,
 }
 
 impl Analyzer {
@@ -437,6 +450,10 @@ impl Analyzer {
                 .then(|| streams::Streams::new(opts.stream_window, opts.stream_min_len)),
             footprint: virt.then(footprint::Footprint::default),
             dma: virt.then(dma_requests::DmaRequests::default),
+            run_accesses: Vec::new(),
+            run_banks: Vec::new(),
+            run_rows: Vec::new(),
+            run_closed_windows: Vec::new(),
         })
     }
 
@@ -503,15 +520,71 @@ impl Analyzer {
     /// gives them to [`Analyzer::add`], a block at a time. `window` is the
     /// pass's event window (its state carries from block to block).
     pub fn add_records(&mut self, records: &[TraceRecord], window: &mut Option<EventWindow>) {
-        for r in records {
+        for run in records.chunks(RUN_RECORDS) {
+            self.add_run(run, window);
+        }
+    }
+
+    /// A run of records: its READ/WRITE records inside the window are
+    /// gathered (a run of nothing else, without a window, is taken as it
+    /// is), then each analysis goes over them in a loop of its own.
+    fn add_run(&mut self, run: &[TraceRecord], window: &mut Option<EventWindow>) {
+        let others = run
+            .iter()
+            .fold(0, |acc, r| acc | (r.packed & NOT_ACCESS_BITS));
+        if others == 0 && window.is_none() {
+            return self.add_accesses(run);
+        }
+        let mut accesses = std::mem::take(&mut self.run_accesses);
+        accesses.clear();
+        for r in run {
             if r.is_access() {
                 if window.as_ref().is_none_or(|w| w.contains(r.board())) {
-                    self.access(r.tick, r.board(), r.pa(), r.packed & 1 == 1);
+                    accesses.push(*r);
                 }
-                continue;
+            } else {
+                // Lost references, gaps and events touch no counter of
+                // the references: taken before them.
+                self.add_other(r, window);
             }
-            self.add_other(r, window);
         }
+        self.add_accesses(&accesses);
+        self.run_accesses = accesses;
+    }
+
+    /// What every analysis of a physical reference does, for a run of
+    /// READ/WRITE records.
+    fn add_accesses(&mut self, run: &[TraceRecord]) {
+        if run.is_empty() {
+            return;
+        }
+        self.mix.add_run(run);
+        self.timeline.add_run(run);
+        self.decoder
+            .bank_rows(run, &mut self.run_banks, &mut self.run_rows);
+        self.banks.add_run(run, &self.run_banks);
+        self.rows.add_run(&self.run_banks, &self.run_rows);
+        self.blp
+            .add_run(run, &self.run_banks, &mut self.run_closed_windows);
+        // A window's banks go to the interval of its start, which holds a
+        // reference already (bins only add up, so the order is free).
+        for (start, banks) in self.run_closed_windows.drain(..) {
+            self.timeline.parallelism(start, banks);
+        }
+        self.pages.add_run(run);
+        match &mut self.reuse {
+            Reuse::Exact(r) => {
+                for a in run {
+                    r.access(a.pa() >> 6);
+                }
+            }
+            Reuse::Sampled(r) => {
+                for a in run {
+                    r.access(a.pa() >> 6);
+                }
+            }
+        }
+        self.streams.add_run(run);
     }
 
     /// A record other than a READ or WRITE.
@@ -630,7 +703,7 @@ pub fn analyze_blocks(
     let mut reader = BlockReader::new(trace);
     let mut window = None;
     for b in blocks {
-        a.add_records(reader.block(b)?, &mut window);
+        reader.block_runs(b, RUN_RECORDS, |run| a.add_records(run, &mut window))?;
     }
     Ok(a)
 }
@@ -702,7 +775,7 @@ pub fn analyze(
             let mut window = opts.window.clone();
             let mut reader = BlockReader::new(trace);
             for b in 0..reader.block_count() {
-                a.add_records(reader.block(b)?, &mut window);
+                reader.block_runs(b, RUN_RECORDS, |run| a.add_records(run, &mut window))?;
             }
         }
         TraceInput::Virtual(_) => input.each(opts.window.clone(), &mut |item| a.add(item))?,

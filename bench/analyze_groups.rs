@@ -95,14 +95,14 @@ fn main() {
     let mut counts = banks::BankCounts::default();
     let mut rows = hmtt_merge::analyze::row_locality::RowLocality::default();
     let mut blp = bank_parallelism::BankParallelism::new(80);
-    let (mut ids, mut row_of, mut closed) = (Vec::new(), Vec::new(), Vec::new());
     pass(&trace, "banks + bank parallelism + row locality", |run| {
-        decoder.bank_rows(run, &mut ids, &mut row_of);
-        counts.add_run(run, &ids);
-        rows.add_run(&ids, &row_of);
-        closed.clear();
-        blp.add_run(run, &ids, &mut closed);
-        std::hint::black_box(&closed);
+        for r in run {
+            if let Some((id, row)) = decoder.bank_row(r.board(), r.pa()) {
+                counts.add(id, r.packed & 1 == 1);
+                rows.add(id, row);
+                std::hint::black_box(blp.add(r.tick, id));
+            }
+        }
     });
     std::hint::black_box((
         counts.report(&geometry, ""),
@@ -110,10 +110,18 @@ fn main() {
         blp.report(ONE_NS),
     ));
     let mut pages = page_hotness::PageHotness::new(geometry.capacity_bytes());
-    pass(&trace, "hot pages", |run| pages.add_run(run));
+    pass(&trace, "hot pages", |run| {
+        for r in run {
+            pages.add(r.pa(), r.packed & 1 == 1);
+        }
+    });
     std::hint::black_box(pages.report(32, 1));
     let mut s = streams::Streams::new(streams::DEFAULT_WINDOW, streams::DEFAULT_MIN_LEN);
-    pass(&trace, "streams", |run| s.add_run(run));
+    pass(&trace, "streams", |run| {
+        for r in run {
+            s.access(0, r.pa() >> 6);
+        }
+    });
     std::hint::black_box(s.finish());
     let mut sampled = reuse_sampled::SampledReuse::new(reuse_sampled::ReuseMode::FixedRate(0.01));
     pass(&trace, "reuse distance, sampled 1 % (SHARDS)", |run| {

@@ -8,9 +8,7 @@
 use hmtt_format::TickLength;
 use serde::Serialize;
 
-use hmtt_format::trace::TraceRecord;
-
-use super::banks::{BANKS_PER_BOARD, OUTSIDE};
+use super::banks::BANKS_PER_BOARD;
 
 /// Default window of bank-level parallelism, ns.
 pub const DEFAULT_WINDOW_NS: f64 = 100.0;
@@ -90,33 +88,6 @@ impl BankParallelism {
             self.distinct += 1;
         }
         closed
-    }
-
-    /// A run of READ/WRITE records and their bank ids
-    /// ([`super::banks::BankDecoder::bank_rows`]); the windows it closed
-    /// go to `closed`.
-    pub fn add_run(&mut self, run: &[TraceRecord], ids: &[u32], closed: &mut Vec<ClosedWindow>) {
-        // The open window in locals (stores to the stamps might otherwise
-        // be taken to change them).
-        let (mut lo, mut hi, mut current) = (self.current_lo, self.current_hi, self.current_stamp);
-        let mut distinct = self.distinct;
-        let mut stamps = std::mem::take(&mut self.stamp);
-        for (r, &id) in run.iter().zip(ids) {
-            if id == OUTSIDE {
-                continue;
-            }
-            if r.tick < lo || r.tick >= hi {
-                (self.stamp, self.distinct) = (stamps, distinct);
-                closed.extend(self.open(r.tick));
-                (lo, hi, current) = (self.current_lo, self.current_hi, self.current_stamp);
-                (stamps, distinct) = (std::mem::take(&mut self.stamp), self.distinct);
-            }
-            let stamp = &mut stamps[id as usize];
-            distinct += u32::from(*stamp != current);
-            *stamp = current;
-        }
-        self.stamp = stamps;
-        self.distinct = distinct;
     }
 
     /// The same for a part of a trace that follows another.

@@ -3,15 +3,11 @@
 //! mapping (and, for several boards on interleaved channels, the channel
 //! interleave undone first), then counted per rank and per bank.
 
-use hmtt_format::trace::{TraceRecord, BOARD_SHIFT};
 use hmtt_format::{AddressMapping, DdrCoord, Geometry};
 use serde::Serialize;
 
 /// Banks of one board a bank id leaves room for (rank_bits + bank_bits <= 7).
 pub const BANKS_PER_BOARD: usize = 128;
-
-/// The bank id [`BankDecoder::bank_rows`] gives an address beyond the DIMM.
-pub const OUTSIDE: u32 = u32::MAX;
 
 /// Physical address → DDR coordinates of the board that holds it.
 #[derive(Debug, Clone)]
@@ -91,42 +87,6 @@ impl BankDecoder {
         Some((id, row as u32))
     }
 
-    /// [`BankDecoder::bank_row`] of each record of a run of READ/WRITE
-    /// records: bank ids into `ids` ([`OUTSIDE`], and row 0, beyond the DIMM) and rows
-    /// into `rows` (both cleared first).
-    pub fn bank_rows(&self, run: &[TraceRecord], ids: &mut Vec<u32>, rows: &mut Vec<u32>) {
-        ids.clear();
-        rows.clear();
-        ids.resize(run.len(), OUTSIDE);
-        rows.resize(run.len(), 0);
-        match self.linear {
-            Some(f) if self.channels == 1 => {
-                // One board's DIMM, linear: shifts and masks, no branch.
-                for ((r, id), row) in run.iter().zip(ids.iter_mut()).zip(rows.iter_mut()) {
-                    let pa = r.pa();
-                    let line = pa >> 6;
-                    let bank = (line >> f.bank_shift) & f.bank_mask;
-                    let rank = line >> f.rank_shift;
-                    let bank_id = (r.packed >> BOARD_SHIFT) * BANKS_PER_BOARD as u64
-                        + ((rank << f.bank_bits) | bank);
-                    let bank_row = ((line >> f.row_shift) & f.row_mask) as u32;
-                    (*id, *row) = if pa < f.capacity {
-                        (bank_id as u32, bank_row)
-                    } else {
-                        (OUTSIDE, 0)
-                    };
-                }
-            }
-            _ => {
-                for ((r, id), row) in run.iter().zip(ids.iter_mut()).zip(rows.iter_mut()) {
-                    if let Some((bank_id, bank_row)) = self.bank_row(r.board(), r.pa()) {
-                        (*id, *row) = (bank_id as u32, bank_row);
-                    }
-                }
-            }
-        }
-    }
-
     pub fn geometry(&self) -> &Geometry {
         self.mapping.geometry()
     }
@@ -199,18 +159,6 @@ impl BankCounts {
         self.outside += 1;
     }
 
-    /// A run of READ/WRITE records and their bank ids
-    /// ([`BankDecoder::bank_rows`]).
-    pub fn add_run(&mut self, run: &[TraceRecord], ids: &[u32]) {
-        for (r, &id) in run.iter().zip(ids) {
-            if id == OUTSIDE {
-                self.outside += 1;
-            } else {
-                self.per_bank[id as usize][(r.packed & 1) as usize] += 1;
-            }
-        }
-    }
-
     /// Adds the counts of the references that follow these.
     pub fn merge(&mut self, later: &BankCounts) {
         for (a, b) in self.per_bank.iter_mut().zip(&later.per_bank) {
@@ -281,11 +229,6 @@ mod tests {
             ] {
                 let d = BankDecoder::new(mapping, channels, 12);
                 prop_assert_eq!(d.bank_row(board, pa), by_coord(&d, board, pa));
-                let record = TraceRecord::access(0, board, false, pa);
-                let (mut ids, mut rows) = (Vec::new(), Vec::new());
-                d.bank_rows(&[record], &mut ids, &mut rows);
-                let one = by_coord(&d, board, pa & !63).map_or((OUTSIDE, 0), |(id, row)| (id as u32, row));
-                prop_assert_eq!((ids[0], rows[0]), one);
             }
         }
     }

@@ -331,8 +331,9 @@ pub struct Analysis {
     pub dma_requests: Option<Vec<dma_requests::DmaRow>>,
 }
 
-/// Records an analysis goes over at once: each analysis loops over a run
-/// in turn, the run staying in cache (L1) meanwhile.
+/// Records an analysis goes over at once: a run decoded, then gone over
+/// by the analyses (the mix and the timeline in loops of their own), stays
+/// in cache (L1) meanwhile.
 pub const RUN_RECORDS: usize = 2048;
 
 /// The bits of a record's packed word that are 0 in a READ or WRITE.
@@ -367,12 +368,8 @@ pub struct Analyzer {
     virtual_streams: Option<streams::Streams>,
     footprint: Option<footprint::Footprint>,
     dma: Option<dma_requests::DmaRequests>,
-    /// Scratch of [`Analyzer::add_run`]: the run's references, their bank
-    /// ids and rows, the bank-parallelism windows they closed.
+    /// Scratch of [`Analyzer::add_run`]: the run's references.
     run_accesses: Vec<TraceRecord>,
-    run_banks: Vec<u32>,
-    run_rows: Vec<u32>,
-    run_closed_windows: Vec<bank_parallelism::ClosedWindow>,
 }
 
 impl Analyzer {
@@ -451,9 +448,6 @@ impl Analyzer {
             footprint: virt.then(footprint::Footprint::default),
             dma: virt.then(dma_requests::DmaRequests::default),
             run_accesses: Vec::new(),
-            run_banks: Vec::new(),
-            run_rows: Vec::new(),
-            run_closed_windows: Vec::new(),
         })
     }
 
@@ -495,6 +489,12 @@ impl Analyzer {
     fn access(&mut self, tick: u64, board: u8, pa: u64, write: bool) {
         self.mix.add(tick, board, write);
         self.timeline.reference(tick, write);
+        self.access_but_counts(tick, board, pa, write);
+    }
+
+    /// [`Analyzer::access`] but the mix and the timeline.
+    #[inline(always)]
+    fn access_but_counts(&mut self, tick: u64, board: u8, pa: u64, write: bool) {
         match self.decoder.bank_row(board, pa) {
             Some((id, row)) => {
                 self.banks.add(id, write);
@@ -553,38 +553,17 @@ impl Analyzer {
     }
 
     /// What every analysis of a physical reference does, for a run of
-    /// READ/WRITE records.
+    /// READ/WRITE records: the mix and the timeline (counts that a run
+    /// sums) in loops of their own, the rest a reference at a time in one
+    /// loop, where the work of one analysis overlaps the waits of another
+    /// (the stream detector's and the reuse distances' steps depend each
+    /// on the one before: apart, their loops run slower).
     fn add_accesses(&mut self, run: &[TraceRecord]) {
-        if run.is_empty() {
-            return;
-        }
         self.mix.add_run(run);
         self.timeline.add_run(run);
-        self.decoder
-            .bank_rows(run, &mut self.run_banks, &mut self.run_rows);
-        self.banks.add_run(run, &self.run_banks);
-        self.rows.add_run(&self.run_banks, &self.run_rows);
-        self.blp
-            .add_run(run, &self.run_banks, &mut self.run_closed_windows);
-        // A window's banks go to the interval of its start, which holds a
-        // reference already (bins only add up, so the order is free).
-        for (start, banks) in self.run_closed_windows.drain(..) {
-            self.timeline.parallelism(start, banks);
+        for r in run {
+            self.access_but_counts(r.tick, r.board(), r.pa(), r.packed & 1 == 1);
         }
-        self.pages.add_run(run);
-        match &mut self.reuse {
-            Reuse::Exact(r) => {
-                for a in run {
-                    r.access(a.pa() >> 6);
-                }
-            }
-            Reuse::Sampled(r) => {
-                for a in run {
-                    r.access(a.pa() >> 6);
-                }
-            }
-        }
-        self.streams.add_run(run);
     }
 
     /// A record other than a READ or WRITE.

@@ -4,7 +4,6 @@
 //! touched take memory); pages beyond, in a map. Memory: about one counter
 //! per distinct page.
 
-use hmtt_format::trace::TraceRecord;
 use serde::Serialize;
 
 use super::FastMap;
@@ -66,23 +65,6 @@ impl PageHotness {
             }
             None => self.beyond.entry(page).or_default()[usize::from(write)] += 1,
         }
-    }
-
-    /// A run of READ/WRITE records.
-    pub fn add_run(&mut self, run: &[TraceRecord]) {
-        let mut distinct = 0u64;
-        for r in run {
-            let page = r.pa() >> PAGE_SHIFT;
-            let write = (r.packed & 1) as usize;
-            match self.table.get_mut(page as usize) {
-                Some(c) => {
-                    distinct += u64::from(c[0] | c[1] == 0);
-                    c[write] += 1;
-                }
-                None => self.beyond.entry(page).or_default()[write] += 1,
-            }
-        }
-        self.table_distinct += distinct;
     }
 
     /// Every page referenced with its counts, in address order.

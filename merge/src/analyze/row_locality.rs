@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::banks::{BANKS_PER_BOARD, OUTSIDE};
+use super::banks::BANKS_PER_BOARD;
 
 /// Last row per bank and the counts.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -60,27 +60,6 @@ impl RowLocality {
         } else {
             self.misses += 1;
         }
-    }
-
-    /// A run of references by bank id and row
-    /// ([`super::banks::BankDecoder::bank_rows`]).
-    pub fn add_run(&mut self, ids: &[u32], rows: &[u32]) {
-        let (mut hits, mut misses) = (0u64, 0u64);
-        for (&id, &row) in ids.iter().zip(rows) {
-            if id == OUTSIDE {
-                continue;
-            }
-            let last = std::mem::replace(&mut self.last_row[id as usize], row);
-            if last == u32::MAX {
-                self.first += 1;
-                self.first_row[id as usize] = row;
-            } else {
-                hits += u64::from(last == row);
-                misses += u64::from(last != row);
-            }
-        }
-        self.hits += hits;
-        self.misses += misses;
     }
 
     /// Adds the references that follow these (`later` counted from no

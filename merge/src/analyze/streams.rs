@@ -17,7 +17,6 @@
 //! trying the ends that are dead or point the other way (a few hot lines
 //! fill the ring with those).
 
-use hmtt_format::trace::TraceRecord;
 use serde::Serialize;
 
 use super::log2_bucket;
@@ -352,13 +351,6 @@ impl Streams {
             self.checkpoint();
         }
         len
-    }
-
-    /// A run of READ/WRITE records of the physical trace (space 0).
-    pub fn add_run(&mut self, run: &[TraceRecord]) {
-        for r in run {
-            self.access(0, r.pa() >> 6);
-        }
     }
 
     /// A later part's bookkeeping of a chain that ended.

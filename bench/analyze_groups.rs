@@ -13,7 +13,7 @@ use hmtt_format::trace_blocks::BlockReader;
 use hmtt_format::{AddressMapping, Geometry, TickLength};
 use hmtt_merge::analyze::{
     bank_parallelism, banks, mix, page_hotness, reuse_distance, reuse_sampled, streams, timeline,
-    AnalyzeOptions, TraceInput,
+    AnalyzeOptions, TraceInput, RUN_RECORDS,
 };
 
 /// A tick of 1 ns: the reports' times are not what is timed here.
@@ -35,21 +35,31 @@ fn chosen(label: &str) -> bool {
     std::env::var("HMTT_BENCH_GROUP").map_or(true, |g| label.contains(&g))
 }
 
-/// One pass of `f` over every READ/WRITE record; prints its CPU time.
-fn pass(trace: &AnyTrace, label: &str, mut f: impl FnMut(&TraceRecord)) -> f64 {
+/// One pass of `f` over the trace's records, a run of
+/// [`RUN_RECORDS`] at a time (its READ/WRITE records only, as `hmtt
+/// analyze` gives them to each figure); prints its CPU time.
+fn pass(trace: &AnyTrace, label: &str, mut f: impl FnMut(&[TraceRecord])) -> f64 {
     if !chosen(label) && label != "decoding alone" {
         return 0.0;
     }
     let start = cpu_seconds();
     let mut reader = BlockReader::new(trace);
     let mut refs = 0u64;
+    let mut accesses = Vec::with_capacity(RUN_RECORDS);
     for b in 0..reader.block_count() {
-        for r in reader.block(b).expect("a readable trace") {
-            if r.is_access() {
-                refs += 1;
-                f(r);
-            }
-        }
+        reader
+            .block_runs(b, RUN_RECORDS, |run| {
+                let run = if run.iter().all(|r| r.is_access()) {
+                    run
+                } else {
+                    accesses.clear();
+                    accesses.extend(run.iter().filter(|r| r.is_access()));
+                    &accesses
+                };
+                refs += run.len() as u64;
+                f(run);
+            })
+            .expect("a readable trace");
     }
     let cpu = cpu_seconds() - start;
     println!(
@@ -71,26 +81,27 @@ fn main() {
     let (a, b, c) = trace.header().geometry_bytes;
     let geometry = Geometry::from_header_bytes(a, b, c).unwrap_or_default();
 
-    pass(&trace, "decoding alone", |r| {
-        std::hint::black_box(r);
+    pass(&trace, "decoding alone", |run| {
+        std::hint::black_box(run);
     });
     let mut m = mix::MixCounts::default();
     let mut t = timeline::Timeline::new(800, timeline::DEFAULT_INTERVALS);
-    pass(&trace, "mix + bandwidth timeline", |r| {
-        let write = r.packed & 1 == 1;
-        m.add(r.tick, r.board(), write);
-        t.reference(r.tick, write);
+    pass(&trace, "mix + bandwidth timeline", |run| {
+        m.add_run(run);
+        t.add_run(run);
     });
     std::hint::black_box((m.mix(), t.report(ONE_NS, 0, &|_| String::new())));
     let decoder = banks::BankDecoder::new(AddressMapping::linear(geometry), 1, 12);
     let mut counts = banks::BankCounts::default();
     let mut rows = hmtt_merge::analyze::row_locality::RowLocality::default();
     let mut blp = bank_parallelism::BankParallelism::new(80);
-    pass(&trace, "banks + bank parallelism + row locality", |r| {
-        if let Some((id, row)) = decoder.bank_row(r.board(), r.pa()) {
-            counts.add(id, r.packed & 1 == 1);
-            rows.add(id, row);
-            std::hint::black_box(blp.add(r.tick, id));
+    pass(&trace, "banks + bank parallelism + row locality", |run| {
+        for r in run {
+            if let Some((id, row)) = decoder.bank_row(r.board(), r.pa()) {
+                counts.add(id, r.packed & 1 == 1);
+                rows.add(id, row);
+                std::hint::black_box(blp.add(r.tick, id));
+            }
         }
     });
     std::hint::black_box((
@@ -99,23 +110,31 @@ fn main() {
         blp.report(ONE_NS),
     ));
     let mut pages = page_hotness::PageHotness::new(geometry.capacity_bytes());
-    pass(&trace, "hot pages", |r| {
-        pages.add(r.pa(), r.packed & 1 == 1)
+    pass(&trace, "hot pages", |run| {
+        for r in run {
+            pages.add(r.pa(), r.packed & 1 == 1);
+        }
     });
     std::hint::black_box(pages.report(32, 1));
     let mut s = streams::Streams::new(streams::DEFAULT_WINDOW, streams::DEFAULT_MIN_LEN);
-    pass(&trace, "streams", |r| {
-        s.access(0, r.pa() >> 6);
+    pass(&trace, "streams", |run| {
+        for r in run {
+            s.access(0, r.pa() >> 6);
+        }
     });
     std::hint::black_box(s.finish());
     let mut sampled = reuse_sampled::SampledReuse::new(reuse_sampled::ReuseMode::FixedRate(0.01));
-    pass(&trace, "reuse distance, sampled 1 % (SHARDS)", |r| {
-        sampled.access(r.pa() >> 6)
+    pass(&trace, "reuse distance, sampled 1 % (SHARDS)", |run| {
+        for r in run {
+            sampled.access(r.pa() >> 6);
+        }
     });
     std::hint::black_box(sampled.report());
     let mut exact = reuse_distance::ReuseDistance::new(geometry.lines());
-    pass(&trace, "reuse distance, exact", |r| {
-        exact.access(r.pa() >> 6);
+    pass(&trace, "reuse distance, exact", |run| {
+        for r in run {
+            exact.access(r.pa() >> 6);
+        }
     });
     std::hint::black_box(exact.report());
 

@@ -35,7 +35,9 @@ pub const EXTENSION: &str = "hmtttrace";
 pub const VALUE_MAX: u64 = (1 << 50) - 1;
 const KIND_MASK: u64 = 0xf;
 const VALUE_SHIFT: u32 = 6;
-const BOARD_SHIFT: u32 = 56;
+/// Where the board sits in a record's packed word (for readers that take
+/// fields of many records at once).
+pub const BOARD_SHIFT: u32 = 56;
 
 /// The physical trace among the indexed files.
 const FILE: FileType = FileType {

@@ -64,6 +64,33 @@ impl<'v, 'a> BlockReader<'v, 'a> {
         }
     }
 
+    /// The records of block `b` a run of at most `run` records at a time,
+    /// in order (none past the last block): for readers that work on a
+    /// few thousand records at once, which then stay in cache (an archive
+    /// block is decoded run by run, never whole). An error found in a
+    /// block after some of its runs comes once `f` has seen them.
+    pub fn block_runs(
+        &mut self,
+        b: usize,
+        run: usize,
+        mut f: impl FnMut(&[TraceRecord]),
+    ) -> Result<(), ArchiveError> {
+        match self.trace {
+            AnyTrace::Trace(_) => {
+                for records in self.block(b)?.chunks(run.max(1)) {
+                    f(records);
+                }
+                Ok(())
+            }
+            AnyTrace::Archive(a) => {
+                if b >= a.block_count() {
+                    return Ok(());
+                }
+                a.decode_block_runs(b, run, &mut self.buf, f)
+            }
+        }
+    }
+
     /// The first tick of block `b` (`None` past the last block or for an
     /// empty one).
     pub fn first_tick(&self, b: usize) -> Option<u64> {
@@ -133,6 +160,7 @@ mod tests {
         }
         assert_eq!(all, records);
         assert!(r.block(3).unwrap().is_empty());
+        assert_runs_hold(&mut r, &records);
 
         let (packed, _) = pack(
             &file,
@@ -149,5 +177,22 @@ mod tests {
             all.extend_from_slice(r.block(b).unwrap());
         }
         assert_eq!(all, records);
+
+        assert_runs_hold(&mut r, &records);
+    }
+
+    /// Runs of several lengths give every record of the reader's blocks.
+    fn assert_runs_hold(r: &mut BlockReader, records: &[TraceRecord]) {
+        for run in [1, 4096, 50_001] {
+            let mut all = Vec::new();
+            for b in 0..=r.block_count() {
+                r.block_runs(b, run, |records| {
+                    assert!(!records.is_empty() && records.len() <= run);
+                    all.extend_from_slice(records);
+                })
+                .unwrap();
+            }
+            assert_eq!(all, records, "runs of {run}");
+        }
     }
 }

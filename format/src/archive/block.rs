@@ -158,6 +158,7 @@ impl<'a> Reader<'a> {
 /// an order: nibble `r` of `order` is the position of the line of rank
 /// `r`. Moving a rank to the front is then a few bit operations, without
 /// branches, instead of moving up to 15 lines.
+#[derive(Clone, Copy)]
 struct Recent {
     lines: [u64; SLOTS],
     order: u64,
@@ -351,77 +352,147 @@ pub fn decode(
     first_tick: u64,
     out: &mut Vec<TraceRecord>,
 ) -> Result<(), ColumnError> {
-    let mut aux = Reader {
-        bytes: &cols.aux,
-        pos: 0,
-        name: "AUX",
-    };
-    if cols.dt.len() < n {
-        return Err(ColumnError::Short("DT"));
-    }
-    if cols.dt.len() > n {
-        return Err(ColumnError::Long("DT"));
-    }
-    let ops = &cols.op[..];
-    let mut next_op = 0usize;
-    let mut tick = first_tick;
-    let mut board_bits = 0u64;
-    let mut recent = Recent::new();
-    out.reserve(n);
-    // Records are written in place (no capacity check a record) and
-    // counted in once all of them are.
-    let spare = &mut out.spare_capacity_mut()[..n];
-    for (slot, &dt) in spare.iter_mut().zip(&cols.dt) {
-        let mut code = *ops.get(next_op).ok_or(ColumnError::Short("OP"))?;
-        next_op += 1;
-        if code == OP_BOARD {
-            (code, board_bits) = board_switch(ops, &mut next_op, &mut aux)?;
+    let mut d = ColumnDecoder::new(cols, n, first_tick)?;
+    d.decode_into(out, n)?;
+    d.finish()
+}
+
+/// Decodes a block's columns a run of records at a time (a reader that
+/// works on a few thousand records at once keeps them in cache, where a
+/// whole block of a million would not be): [`ColumnDecoder::decode_into`]
+/// until [`ColumnDecoder::remaining`] is 0, then [`ColumnDecoder::finish`]
+/// checks that every byte was used. The records are those of [`decode`].
+pub struct ColumnDecoder<'c> {
+    ops: &'c [u8],
+    dt: &'c [u8],
+    aux: Reader<'c>,
+    next_op: usize,
+    next_dt: usize,
+    tick: u64,
+    board_bits: u64,
+    recent: Recent,
+}
+
+impl<'c> ColumnDecoder<'c> {
+    /// The decoder of `n` records whose first tick is `first_tick`.
+    pub fn new(cols: &'c Columns, n: usize, first_tick: u64) -> Result<Self, ColumnError> {
+        if cols.dt.len() < n {
+            return Err(ColumnError::Short("DT"));
         }
-        tick = tick.wrapping_add(if dt == DT_WIDE {
-            aux.varint()?.wrapping_add(u64::from(DT_WIDE))
-        } else {
-            u64::from(dt)
-        });
-        let (low, value) = if code < 2 * SMALL_DELTAS {
-            // Rank 0 (most records): the order stays as it is.
-            let line = recent
-                .line(0)
-                .wrapping_add(SMALL_CODES[usize::from(code)].1 as u64)
-                & VALUE_MASK;
-            recent.set_front(line);
-            (u64::from(code & 1), line)
-        } else if code < OP_WIDE_END {
-            // One path for every access, without a branch on its kind
-            // but the AUX read (on mixed traces the kinds alternate
-            // unpredictably).
-            let a = ACCESS_CODES[usize::from(code)];
-            let delta = if a.wide {
-                unzigzag(aux.varint()?.wrapping_add(u64::from(SMALL_DELTAS)))
-            } else {
-                i64::from(a.delta)
-            };
-            let line = recent.line(usize::from(a.rank)).wrapping_add(delta as u64) & VALUE_MASK;
-            recent.touch(usize::from(a.replaces), line);
-            (u64::from(code & 1), line)
-        } else if code == OP_OTHER {
-            let low = u64::from(aux.byte()? & 0x3f);
-            (low, aux.varint()? & VALUE_MASK)
-        } else {
-            return Err(ColumnError::ReservedOp(code));
+        if cols.dt.len() > n {
+            return Err(ColumnError::Long("DT"));
+        }
+        Ok(ColumnDecoder {
+            ops: &cols.op,
+            dt: &cols.dt,
+            aux: Reader {
+                bytes: &cols.aux,
+                pos: 0,
+                name: "AUX",
+            },
+            next_op: 0,
+            next_dt: 0,
+            tick: first_tick,
+            board_bits: 0,
+            recent: Recent::new(),
+        })
+    }
+
+    /// Records not decoded yet.
+    pub fn remaining(&self) -> usize {
+        self.dt.len() - self.next_dt
+    }
+
+    /// Decodes the next `max` records (fewer at the end), appended to `out`.
+    pub fn decode_into(
+        &mut self,
+        out: &mut Vec<TraceRecord>,
+        max: usize,
+    ) -> Result<(), ColumnError> {
+        let n = max.min(self.remaining());
+        let dts = &self.dt[self.next_dt..self.next_dt + n];
+        // The state in locals: stores to `out` cannot alias them.
+        let ops = self.ops;
+        let mut aux = Reader {
+            bytes: self.aux.bytes,
+            pos: self.aux.pos,
+            name: self.aux.name,
         };
-        slot.write(TraceRecord {
-            tick,
-            packed: board_bits | (value << VALUE_SHIFT) | low,
-        });
+        let mut next_op = self.next_op;
+        let mut tick = self.tick;
+        let mut board_bits = self.board_bits;
+        let mut recent = self.recent;
+        out.reserve(n);
+        // Records are written in place (no capacity check a record) and
+        // counted in once all of them are.
+        let spare = &mut out.spare_capacity_mut()[..n];
+        for (slot, &dt) in spare.iter_mut().zip(dts) {
+            let mut code = *ops.get(next_op).ok_or(ColumnError::Short("OP"))?;
+            next_op += 1;
+            if code == OP_BOARD {
+                (code, board_bits) = board_switch(ops, &mut next_op, &mut aux)?;
+            }
+            tick = tick.wrapping_add(if dt == DT_WIDE {
+                aux.varint()?.wrapping_add(u64::from(DT_WIDE))
+            } else {
+                u64::from(dt)
+            });
+            let (low, value) = if code < 2 * SMALL_DELTAS {
+                // Rank 0 (most records): the order stays as it is.
+                let line = recent
+                    .line(0)
+                    .wrapping_add(SMALL_CODES[usize::from(code)].1 as u64)
+                    & VALUE_MASK;
+                recent.set_front(line);
+                (u64::from(code & 1), line)
+            } else if code < OP_WIDE_END {
+                // One path for every access, without a branch on its kind
+                // but the AUX read (on mixed traces the kinds alternate
+                // unpredictably).
+                let a = ACCESS_CODES[usize::from(code)];
+                let delta = if a.wide {
+                    unzigzag(aux.varint()?.wrapping_add(u64::from(SMALL_DELTAS)))
+                } else {
+                    i64::from(a.delta)
+                };
+                let line = recent.line(usize::from(a.rank)).wrapping_add(delta as u64) & VALUE_MASK;
+                recent.touch(usize::from(a.replaces), line);
+                (u64::from(code & 1), line)
+            } else if code == OP_OTHER {
+                let low = u64::from(aux.byte()? & 0x3f);
+                (low, aux.varint()? & VALUE_MASK)
+            } else {
+                return Err(ColumnError::ReservedOp(code));
+            };
+            slot.write(TraceRecord {
+                tick,
+                packed: board_bits | (value << VALUE_SHIFT) | low,
+            });
+        }
+        // SAFETY: the loop wrote all `n` records after the old length
+        // (`dts` holds exactly `n` bytes), within the reserved capacity;
+        // an early error returns before this, leaving them unused.
+        unsafe { out.set_len(out.len() + n) };
+        self.next_dt += n;
+        self.aux.pos = aux.pos;
+        self.next_op = next_op;
+        self.tick = tick;
+        self.board_bits = board_bits;
+        self.recent = recent;
+        Ok(())
     }
-    // SAFETY: the loop wrote all `n` records after the old length (`dt`
-    // holds exactly `n` bytes, checked above), within the reserved
-    // capacity; an early error returns before this, leaving them unused.
-    unsafe { out.set_len(out.len() + n) };
-    if next_op != ops.len() {
-        return Err(ColumnError::Long("OP"));
+
+    /// Checks, once every record is decoded, that no column holds more.
+    pub fn finish(&self) -> Result<(), ColumnError> {
+        if self.remaining() != 0 {
+            // Records left undecoded: the DT column holds more than were read.
+            return Err(ColumnError::Long("DT"));
+        }
+        if self.next_op != self.ops.len() {
+            return Err(ColumnError::Long("OP"));
+        }
+        self.aux.finished()
     }
-    aux.finished()
 }
 
 /// The OP code after one or more board switches, and the board's bits.

@@ -192,7 +192,60 @@ impl<'a> ArchiveView<'a> {
     /// Decodes block `b` into `out` (cleared first).
     pub fn decode_block(&self, b: usize, out: &mut Vec<TraceRecord>) -> Result<(), ArchiveError> {
         out.clear();
-        let e = self
+        let (scratch, e) = self.block_columns(b)?;
+        block::decode(&scratch.columns, e.records as usize, e.first_tick, out)
+            .map_err(|err| ArchiveError::block(b, err))?;
+        if out.last().map(|r| r.tick) != Some(e.last_tick) {
+            return Err(ArchiveError::block(
+                b,
+                "its last tick disagrees with the block index",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Decodes block `b` a run of at most `run` records at a time into
+    /// `buf` (cleared before each) and gives each run to `f`, in order:
+    /// the records of [`ArchiveView::decode_block`], without a whole
+    /// block in memory at once. An error found after some runs (a column
+    /// longer than its records, a last tick that disagrees with the
+    /// index) comes once `f` has seen them. `f` must not decode blocks of
+    /// this view (the view's scratch buffers are in use).
+    pub fn decode_block_runs(
+        &self,
+        b: usize,
+        run: usize,
+        buf: &mut Vec<TraceRecord>,
+        mut f: impl FnMut(&[TraceRecord]),
+    ) -> Result<(), ArchiveError> {
+        let (scratch, e) = self.block_columns(b)?;
+        let bad = |err| ArchiveError::block(b, err);
+        let mut d = block::ColumnDecoder::new(&scratch.columns, e.records as usize, e.first_tick)
+            .map_err(bad)?;
+        let mut last_tick = None;
+        while d.remaining() > 0 {
+            buf.clear();
+            d.decode_into(buf, run.max(1)).map_err(bad)?;
+            last_tick = buf.last().map(|r| r.tick);
+            f(buf);
+        }
+        d.finish().map_err(bad)?;
+        if last_tick != Some(e.last_tick) {
+            return Err(ArchiveError::block(
+                b,
+                "its last tick disagrees with the block index",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Block `b`'s columns, decompressed into the view's scratch buffers
+    /// and checked against its header and index entry, with that entry.
+    fn block_columns(
+        &self,
+        b: usize,
+    ) -> Result<(std::cell::RefMut<'_, Scratch>, BlockEntry), ArchiveError> {
+        let e = *self
             .index
             .get(b)
             .ok_or_else(|| ArchiveError::block(b, "no such block"))?;
@@ -207,15 +260,18 @@ impl<'a> ArchiveView<'a> {
         if n != e.records || first_tick != e.first_tick {
             return Err(bad("its header disagrees with the block index"));
         }
-        let mut scratch = self.scratch.borrow_mut();
-        let scratch = match scratch.as_mut() {
-            Some(s) => s,
-            None => scratch.insert(Scratch {
+        let mut guard = self.scratch.borrow_mut();
+        if guard.is_none() {
+            *guard = Some(Scratch {
                 columns: Columns::default(),
                 zstd: zstd::bulk::Decompressor::new().map_err(|e| bad(&format!("zstd: {e}")))?,
-            }),
-        };
-        let cols = &mut scratch.columns;
+            });
+        }
+        let mut scratch = std::cell::RefMut::map(guard, |s| s.as_mut().expect("made just above"));
+        let Scratch {
+            columns: cols,
+            zstd,
+        } = &mut *scratch;
         let mut pos = BLOCK_HEADER_LEN;
         for (c, name) in COLUMNS.iter().enumerate() {
             let at = field::BLOCK_COLUMNS + 8 * c;
@@ -239,9 +295,7 @@ impl<'a> ArchiveView<'a> {
             };
             col.clear();
             col.reserve(raw);
-            scratch
-                .zstd
-                .decompress_to_buffer(frame, col)
+            zstd.decompress_to_buffer(frame, col)
                 .map_err(|e| bad(&format!("column {name}: {}", zstd_error(e))))?;
             if col.len() != raw {
                 return Err(bad(&format!("column {name} is not {raw} bytes long")));
@@ -257,11 +311,7 @@ impl<'a> ArchiveView<'a> {
                 cols.op.len()
             )));
         }
-        block::decode(cols, n as usize, first_tick, out).map_err(|e| ArchiveError::block(b, e))?;
-        if out.last().map(|r| r.tick) != Some(e.last_tick) {
-            return Err(bad("its last tick disagrees with the block index"));
-        }
-        Ok(())
+        Ok((scratch, e))
     }
 
     /// The block and the position in it of the first record with

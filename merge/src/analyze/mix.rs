@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use hmtt_format::trace::{TraceRecord, BOARD_SHIFT};
 use serde::Serialize;
 
 /// Counts of the references analysed.
@@ -71,6 +72,31 @@ impl MixCounts {
             self.first_tick = Some(tick);
         }
         self.last_tick = tick;
+    }
+
+    /// A run of READ/WRITE records, in order. A run of one board (the
+    /// rule) is counted with one sum of its write bits.
+    pub fn add_run(&mut self, run: &[TraceRecord]) {
+        let (Some(first), Some(last)) = (run.first(), run.last()) else {
+            return;
+        };
+        self.first_tick.get_or_insert(first.tick);
+        self.last_tick = last.tick;
+        let board = first.packed >> BOARD_SHIFT;
+        let (mut writes, mut other_boards) = (0u64, 0u64);
+        for r in run {
+            writes += r.packed & 1;
+            other_boards |= (r.packed >> BOARD_SHIFT) ^ board;
+        }
+        if other_boards == 0 {
+            let c = &mut self.by_board[board as usize];
+            c[1] += writes;
+            c[0] += run.len() as u64 - writes;
+        } else {
+            for r in run {
+                self.by_board[usize::from(r.board())][(r.packed & 1) as usize] += 1;
+            }
+        }
     }
 
     /// What a virtual trace adds to a reference.

@@ -336,6 +336,14 @@ pub struct Analysis {
     pub dma_requests: Option<Vec<dma_requests::DmaRow>>,
 }
 
+/// Records an analysis goes over at once: a run decoded, then gone over
+/// by the analyses (the mix and the timeline in loops of their own), stays
+/// in cache (L1) meanwhile.
+pub const RUN_RECORDS: usize = 2048;
+
+/// The bits of a record's packed word that are 0 in a READ or WRITE.
+const NOT_ACCESS_BITS: u64 = 0xe;
+
 /// Tags of one event on several boards closer than this are one event.
 const SAME_EVENT_NS: f64 = 1000.0;
 
@@ -365,6 +373,8 @@ pub struct Analyzer {
     virtual_streams: Option<streams::Streams>,
     footprint: Option<footprint::Footprint>,
     dma: Option<dma_requests::DmaRequests>,
+    /// Scratch of [`Analyzer::add_run`]: the run's references.
+    run_accesses: Vec<TraceRecord>,
 }
 
 impl Analyzer {
@@ -442,6 +452,7 @@ impl Analyzer {
                 .then(|| streams::Streams::new(opts.stream_window, opts.stream_min_len)),
             footprint: virt.then(footprint::Footprint::default),
             dma: virt.then(dma_requests::DmaRequests::default),
+            run_accesses: Vec::new(),
         })
     }
 
@@ -483,6 +494,12 @@ impl Analyzer {
     fn access(&mut self, tick: u64, board: u8, pa: u64, write: bool) {
         self.mix.add(tick, board, write);
         self.timeline.reference(tick, write);
+        self.access_but_counts(tick, board, pa, write);
+    }
+
+    /// [`Analyzer::access`] but the mix and the timeline.
+    #[inline(always)]
+    fn access_but_counts(&mut self, tick: u64, board: u8, pa: u64, write: bool) {
         match self.decoder.bank_row(board, pa) {
             Some((id, row)) => {
                 self.banks.add(id, write);
@@ -508,14 +525,49 @@ impl Analyzer {
     /// gives them to [`Analyzer::add`], a block at a time. `window` is the
     /// pass's event window (its state carries from block to block).
     pub fn add_records(&mut self, records: &[TraceRecord], window: &mut Option<EventWindow>) {
-        for r in records {
+        for run in records.chunks(RUN_RECORDS) {
+            self.add_run(run, window);
+        }
+    }
+
+    /// A run of records: its READ/WRITE records inside the window are
+    /// gathered (a run of nothing else, without a window, is taken as it
+    /// is), then each analysis goes over them in a loop of its own.
+    fn add_run(&mut self, run: &[TraceRecord], window: &mut Option<EventWindow>) {
+        let others = run
+            .iter()
+            .fold(0, |acc, r| acc | (r.packed & NOT_ACCESS_BITS));
+        if others == 0 && window.is_none() {
+            return self.add_accesses(run);
+        }
+        let mut accesses = std::mem::take(&mut self.run_accesses);
+        accesses.clear();
+        for r in run {
             if r.is_access() {
                 if window.as_ref().is_none_or(|w| w.contains(r.board())) {
-                    self.access(r.tick, r.board(), r.pa(), r.packed & 1 == 1);
+                    accesses.push(*r);
                 }
-                continue;
+            } else {
+                // Lost references, gaps and events touch no counter of
+                // the references: taken before them.
+                self.add_other(r, window);
             }
-            self.add_other(r, window);
+        }
+        self.add_accesses(&accesses);
+        self.run_accesses = accesses;
+    }
+
+    /// What every analysis of a physical reference does, for a run of
+    /// READ/WRITE records: the mix and the timeline (counts that a run
+    /// sums) in loops of their own, the rest a reference at a time in one
+    /// loop, where the work of one analysis overlaps the waits of another
+    /// (the stream detector's and the reuse distances' steps depend each
+    /// on the one before: apart, their loops run slower).
+    fn add_accesses(&mut self, run: &[TraceRecord]) {
+        self.mix.add_run(run);
+        self.timeline.add_run(run);
+        for r in run {
+            self.access_but_counts(r.tick, r.board(), r.pa(), r.packed & 1 == 1);
         }
     }
 
@@ -635,7 +687,7 @@ pub fn analyze_blocks(
     let mut reader = BlockReader::new(trace);
     let mut window = None;
     for b in blocks {
-        a.add_records(reader.block(b)?, &mut window);
+        reader.block_runs(b, RUN_RECORDS, |run| a.add_records(run, &mut window))?;
     }
     Ok(a)
 }
@@ -707,7 +759,7 @@ pub fn analyze(
             let mut window = opts.window.clone();
             let mut reader = BlockReader::new(trace);
             for b in 0..reader.block_count() {
-                a.add_records(reader.block(b)?, &mut window);
+                reader.block_runs(b, RUN_RECORDS, |run| a.add_records(run, &mut window))?;
             }
         }
         TraceInput::Virtual(_) => input.each(opts.window.clone(), &mut |item| a.add(item))?,

@@ -6,6 +6,7 @@
 //! 1 µs and the timeline keeps at most 512 intervals, so the interval is
 //! the shortest 2^k µs that spans the analysis in 512.
 
+use hmtt_format::trace::TraceRecord;
 use hmtt_format::TickLength;
 use serde::Serialize;
 
@@ -181,6 +182,33 @@ impl Timeline {
             b.writes += 1;
         } else {
             b.reads += 1;
+        }
+    }
+
+    /// A run of READ/WRITE records, in order: counted a bin at a time
+    /// (the references of one bin are summed, then added to it).
+    pub fn add_run(&mut self, run: &[TraceRecord]) {
+        let mut i = 0;
+        while i < run.len() {
+            let (lo, hi) = (self.cached_lo, self.cached_hi);
+            let start = i;
+            let mut writes = 0u64;
+            while let Some(r) = run.get(i) {
+                if r.tick < lo || r.tick >= hi {
+                    break;
+                }
+                writes += r.packed & 1;
+                i += 1;
+            }
+            if i > start {
+                let b = &mut self.bins[self.cached];
+                b.writes += writes;
+                b.reads += (i - start) as u64 - writes;
+            }
+            if let Some(r) = run.get(i) {
+                self.reference(r.tick, r.packed & 1 == 1);
+                i += 1;
+            }
         }
     }
 

@@ -696,6 +696,11 @@ fn a_forked_childs_copy_on_write_frames_go_to_the_process_that_runs() {
             comm: Name::new("child"),
         },
     );
+    // Between its EXIT and its last switch out the kernel still reads the
+    // exiting child's memory (its robust-futex list): still the child's.
+    run.access(0, false, 0x200 * PAGE);
+    // Its last switch out: what its teardown did not unmap ends.
+    run.switch(0, 2, 1);
     run.access(0, false, 0x200 * PAGE);
     run.access(0, false, 0x101 * PAGE);
     let (got, rep) = replay(&run, ReplayFilter::default());
@@ -708,6 +713,7 @@ fn a_forked_childs_copy_on_write_frames_go_to_the_process_that_runs() {
             Some((1, 0x41 * PAGE)),
             Some((1, 0x40 * PAGE + 0xc0)),
             Some((1, 0x40 * PAGE + 0x100)),
+            Some((2, 0x41 * PAGE)),
             None,
             Some((1, 0x41 * PAGE)),
         ]
@@ -718,7 +724,7 @@ fn a_forked_childs_copy_on_write_frames_go_to_the_process_that_runs() {
     assert_eq!(rep.miss_count(Miss::Unmapped), 1);
     assert_eq!(rep.unattributed(), 2);
     assert!(rep.switches);
-    assert_eq!(rep.while_traced, 8);
+    assert_eq!(rep.while_traced, 9);
     assert_eq!(rep.unplaced_count, 0);
     // With --pid, each process's view.
     let (child, _) = replay(
@@ -728,7 +734,7 @@ fn a_forked_childs_copy_on_write_frames_go_to_the_process_that_runs() {
             ..Default::default()
         },
     );
-    assert_eq!(child.len(), 2);
+    assert_eq!(child.len(), 3);
 }
 
 #[test]

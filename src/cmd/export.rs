@@ -12,7 +12,7 @@ use hmtt_format::vtrace::VtraceView;
 use hmtt_merge::export::parquet::PartitionedParquetWriter;
 use hmtt_merge::export::{self, ExportError, ExportFormat, ExportOptions};
 
-use crate::shared::{positive_finite, usize_in, with_names_of, TraceBytes};
+use crate::shared::{positive_finite, status, usize_in, with_names_of, TraceBytes};
 
 /// Makes the writer once the trace's description is known.
 type MakeWriter =
@@ -203,7 +203,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     .with_context(|| format!("writing {}", args.out.display()))?;
     let secs = start.elapsed().as_secs_f64();
-    eprintln!(
+    status!(
         "wrote {} ({:?}): {} records, {} references, {:.1} s, {:.1} M records/s",
         args.out.display(),
         args.format,

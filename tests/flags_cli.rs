@@ -6,7 +6,7 @@
 use std::path::Path;
 
 mod support;
-use support::cli::{fails, hmtt, ok, ok_with_stderr, s, scratch};
+use support::cli::{fails, hmtt, ok, ok_with_stderr, s, scratch, simulate};
 
 const DEPRECATED: &str = "is deprecated";
 
@@ -112,18 +112,10 @@ fn outputs_take_dash_o_and_dash_dash_out_and_the_old_output_warns() {
 #[test]
 fn board_takes_config_window_and_the_old_window_warns() {
     let dir = scratch("board");
-    let sim = dir.join("sim");
-    ok(&[
-        "sim",
-        "--workload",
-        "seq-read",
-        "--n",
-        "4K",
-        "--cache",
-        "off",
-        "--out",
-        s(&sim),
-    ]);
+    let sim = simulate(
+        &dir,
+        &["--workload", "seq-read", "--n", "4K", "--cache", "off"],
+    );
     let commands = sim.join("commands-b0.txt");
     let b_new = dir.join("b-new");
     let b_old = dir.join("b-old");

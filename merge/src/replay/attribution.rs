@@ -440,7 +440,7 @@ impl Processes {
     /// `prev` was switched out: an exiting process's teardown is over, and
     /// what its log did not unmap ends.
     pub fn switched_out(&mut self, prev: u32, frames: &mut FrameTable) {
-        if !self.exiting.is_empty() && self.exiting.contains(&prev) {
+        if self.exiting.contains(&prev) {
             self.end(prev, frames);
         }
     }

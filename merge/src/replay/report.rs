@@ -39,7 +39,7 @@ pub struct ReplayReport {
     pub dma_requests: HashMap<&'static str, Vec<u64>>,
     /// References attributed by rule to one of a frame's several owners,
     /// indexed by `Ambiguity::code() - 1`.
-    pub ambiguous: [u64; 5],
+    pub ambiguous: [u64; 7],
     /// The log has SWITCH records: who runs is known.
     pub switches: bool,
     /// References made while a traced process was running (SWITCH

@@ -118,9 +118,7 @@ fn main() {
     std::hint::black_box(pages.report(32, 1));
     let mut s = streams::Streams::new(streams::DEFAULT_WINDOW, streams::DEFAULT_MIN_LEN);
     pass(&trace, "streams", |run| {
-        for r in run {
-            s.access(0, r.pa() >> 6);
-        }
+        s.access_run(0, run.iter().map(|r| r.pa() >> 6));
     });
     std::hint::black_box(s.finish());
     let mut sampled = reuse_sampled::SampledReuse::new(reuse_sampled::ReuseMode::FixedRate(0.01));

@@ -500,6 +500,13 @@ impl Analyzer {
     /// [`Analyzer::access`] but the mix and the timeline.
     #[inline(always)]
     fn access_but_counts(&mut self, tick: u64, board: u8, pa: u64, write: bool) {
+        self.access_but_counts_and_streams(tick, board, pa, write);
+        self.streams.access(0, pa >> 6);
+    }
+
+    /// [`Analyzer::access`] but the mix, the timeline and the streams.
+    #[inline(always)]
+    fn access_but_counts_and_streams(&mut self, tick: u64, board: u8, pa: u64, write: bool) {
         match self.decoder.bank_row(board, pa) {
             Some((id, row)) => {
                 self.banks.add(id, write);
@@ -518,7 +525,6 @@ impl Analyzer {
             }
             Reuse::Sampled(r) => r.access(line),
         }
-        self.streams.access(0, line);
     }
 
     /// The records of a physical trace, in order: as [`TraceInput::each`]
@@ -567,8 +573,9 @@ impl Analyzer {
         self.mix.add_run(run);
         self.timeline.add_run(run);
         for r in run {
-            self.access_but_counts(r.tick, r.board(), r.pa(), r.packed & 1 == 1);
+            self.access_but_counts_and_streams(r.tick, r.board(), r.pa(), r.packed & 1 == 1);
         }
+        self.streams.access_run(0, run.iter().map(|r| r.pa() >> 6));
     }
 
     /// A record other than a READ or WRITE.

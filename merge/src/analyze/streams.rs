@@ -102,6 +102,56 @@ fn line_bucket(line: u64) -> usize {
     (line as usize) & (LINE_BUCKETS - 1)
 }
 
+/// The newest live chain end of `ring` (its newest slot before `pos`)
+/// among the slots of `mask` that `line` continues: (slot, direction).
+#[inline(always)]
+fn newest_fitting(
+    ring: &[ChainEnd],
+    pos: usize,
+    mask: u64,
+    space: u32,
+    line: u64,
+) -> Option<(usize, i8)> {
+    let fits = |e: &ChainEnd| -> Option<i8> {
+        if !e.live || e.space != space {
+            return None;
+        }
+        let dir = if line == e.line.wrapping_add(1) {
+            1
+        } else if line == e.line.wrapping_sub(1) {
+            -1
+        } else {
+            return None;
+        };
+        (e.dir == 0 || e.dir == dir).then_some(dir)
+    };
+    // Slots below `pos` are the newer, the highest of each part newest.
+    let newer = mask & ((1u64 << pos) - 1);
+    for mut part in [newer, mask & !newer] {
+        while part != 0 {
+            let j = 63 - part.leading_zeros() as usize;
+            part &= !(1u64 << j);
+            if let Some(dir) = fits(&ring[j]) {
+                return Some((j, dir));
+            }
+        }
+    }
+    None
+}
+
+/// Sets or clears the bits of slot `j`, holding the live chain end `e`,
+/// in the buckets of `index` of the lines that may continue `e`: a
+/// toggle, since each end is indexed once when it is made and once when it
+/// ends (without a branch on the direction, which the trace decides).
+#[inline(always)]
+fn toggle_in(index: &mut [u64; LINE_BUCKETS], j: usize, e: &ChainEnd) {
+    let bit = 1u64 << j;
+    let up = bit & 0u64.wrapping_sub(u64::from(e.dir >= 0));
+    let down = bit & 0u64.wrapping_sub(u64::from(e.dir <= 0));
+    index[line_bucket(e.line.wrapping_add(1))] ^= up;
+    index[line_bucket(e.line.wrapping_sub(1))] ^= down;
+}
+
 /// The stream detector.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Streams {
@@ -353,6 +403,83 @@ impl Streams {
         len
     }
 
+    /// References to the lines `lines` of address space `space`, in
+    /// order: the same as [`Streams::access`] on each, with the ring's
+    /// position and the counters held in locals over the run (as fields
+    /// they are read again after every store to the index, which the
+    /// compiler cannot tell apart from them).
+    pub fn access_run(&mut self, space: u32, lines: impl Iterator<Item = u64>) {
+        let Streams {
+            ring,
+            lines: ring_lines,
+            slots_expecting,
+            pos,
+            min_len,
+            references,
+            stream_references,
+            streams,
+            longest,
+            lengths,
+            head: None,
+        } = self
+        else {
+            return lines.for_each(|line| {
+                self.access(space, line);
+            });
+        };
+        let Ok(index) = <&mut [u64; LINE_BUCKETS]>::try_from(slots_expecting.as_mut_slice()) else {
+            return lines.for_each(|line| {
+                self.access(space, line);
+            });
+        };
+        let (ring, ring_lines) = (ring.as_mut_slice(), ring_lines.as_mut_slice());
+        let w = ring.len().min(ring_lines.len());
+        let (mut p, mut refs, min_len) = (*pos, *references, *min_len);
+        let (mut chains, mut in_chains, mut long) = (*streams, *stream_references, *longest);
+        for line in lines {
+            refs += 1;
+            let mask = index[line_bucket(line)];
+            let joined = if mask == 0 {
+                None
+            } else {
+                newest_fitting(ring, p, mask, space, line)
+            };
+            let (dir, len, born) = match joined {
+                Some((j, dir)) => {
+                    let e = ring[j];
+                    toggle_in(index, j, &e);
+                    ring[j].live = false;
+                    (dir, e.len + 1, e.born)
+                }
+                None => (0, 1, refs - 1),
+            };
+            let old = ring[p];
+            if old.live {
+                toggle_in(index, p, &old);
+                lengths[log2_bucket(old.len)] += 1;
+                long = long.max(old.len);
+                if old.len >= min_len {
+                    chains += 1;
+                    in_chains += old.len;
+                }
+            }
+            let new = ChainEnd {
+                space,
+                line,
+                dir,
+                len,
+                live: true,
+                born,
+            };
+            toggle_in(index, p, &new);
+            ring[p] = new;
+            ring_lines[p] = line;
+            p = if p + 1 == w { 0 } else { p + 1 };
+        }
+        (*pos, *references) = (p, refs);
+        (*streams, *stream_references, *longest) = (chains, in_chains, long);
+    }
+
     /// A later part's bookkeeping of a chain that ended.
     #[inline(never)]
     fn head_close(&mut self, e: ChainEnd) {
@@ -384,24 +511,11 @@ impl Streams {
         };
         let w = self.ring.len();
         if w <= 64 {
-            // The live chain ends a line of this bucket may continue: the
-            // few candidates, tried newest first.
             let mask = self.slots_expecting[line_bucket(line)];
             if mask == 0 {
                 return None;
             }
-            // Slots below `pos` are the newer, the highest of each part newest.
-            let newer = mask & ((1u64 << self.pos) - 1);
-            for mut part in [newer, mask & !newer] {
-                while part != 0 {
-                    let j = 63 - part.leading_zeros() as usize;
-                    part &= !(1u64 << j);
-                    if let Some(dir) = fits(&self.ring[j]) {
-                        return Some((j, dir));
-                    }
-                }
-            }
-            return None;
+            return newest_fitting(&self.ring, self.pos, mask, space, line);
         }
         // Newest first: the slots before `pos`, then those from it on.
         let (before, after) = self.ring.split_at(self.pos);
@@ -425,14 +539,10 @@ impl Streams {
     /// ends (without a branch on the direction, which the trace decides).
     #[inline(always)]
     fn toggle(&mut self, j: usize, e: &ChainEnd) {
-        if self.slots_expecting.is_empty() {
-            return;
+        if let Ok(index) = <&mut [u64; LINE_BUCKETS]>::try_from(self.slots_expecting.as_mut_slice())
+        {
+            toggle_in(index, j, e);
         }
-        let bit = 1u64 << j;
-        let up = bit & 0u64.wrapping_sub(u64::from(e.dir >= 0));
-        let down = bit & 0u64.wrapping_sub(u64::from(e.dir <= 0));
-        self.slots_expecting[line_bucket(e.line.wrapping_add(1))] ^= up;
-        self.slots_expecting[line_bucket(e.line.wrapping_sub(1))] ^= down;
     }
 
     /// Rebuilds the index of the live chain ends from the ring (after a
@@ -536,6 +646,49 @@ mod tests {
     }
 
     proptest! {
+        /// A run taken at once gives the detector of its references taken
+        /// one at a time, for any window (with and without the index) and
+        /// for the part that follows another (which keeps its first
+        /// references).
+        #[test]
+        fn a_run_is_its_references_one_at_a_time(
+            steps in prop::collection::vec((-2i64..3, 0u8..4), 1..2000),
+            runs in prop::collection::vec(1usize..300, 1..20),
+            window in prop::sample::select(vec![1usize, 3, 32, 64, 65]),
+            later in any::<bool>(),
+        ) {
+            let make = || if later {
+                Streams::for_later_part(window, DEFAULT_MIN_LEN)
+            } else {
+                Streams::new(window, DEFAULT_MIN_LEN)
+            };
+            let mut at = 1u64 << 20;
+            let lines: Vec<u64> = steps
+                .iter()
+                .map(|&(step, jump)| {
+                    at = if jump == 0 { at + 4096 } else { at.wrapping_add_signed(step) };
+                    at
+                })
+                .collect();
+            let (mut one, mut run) = (make(), make());
+            for &line in &lines {
+                one.access(0, line);
+            }
+            let mut rest = &lines[..];
+            for &n in runs.iter().cycle() {
+                if rest.is_empty() {
+                    break;
+                }
+                let (now, later) = rest.split_at(n.min(rest.len()));
+                run.access_run(0, now.iter().copied());
+                rest = later;
+            }
+            prop_assert_eq!(one.pos, run.pos);
+            prop_assert_eq!(&one.lines, &run.lines);
+            prop_assert_eq!(&one.slots_expecting, &run.slots_expecting);
+            prop_assert_eq!(one.finish(), run.finish());
+        }
+
         /// Runs up and down from near where the run before ended (turns
         /// at a line are common, and the ones at the cut are those that
         /// make the parts' chains differ), jumps between them, cut

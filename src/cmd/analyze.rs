@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::events::EventWindow;
-use hmtt_format::input::AnyInput;
+use hmtt_format::input::{AnyInput, InputFile};
 use hmtt_format::Geometry;
 use hmtt_merge::analyze::partial::{self, read_partial};
 use hmtt_merge::analyze::pictures::Pictures;
@@ -16,9 +16,9 @@ use hmtt_merge::analyze::{
     AnalyzeOptions, TraceInput,
 };
 
-use crate::shared::{
-    open_input, positive_finite, status, to_stdout, usize_in, with_names_of, TraceBytes,
-};
+use hmtt_merge::side_files::with_names_of;
+
+use crate::shared::{parse_positive, status, to_stdout, usize_in};
 
 /// Arguments of `hmtt analyze`.
 #[derive(clap::Args)]
@@ -41,12 +41,12 @@ pub struct Args {
     /// Bandwidth interval in ms of traced time, positive and finite
     /// (default: the shortest 2^k µs that covers the analysis in 512
     /// intervals; at most 1048576 intervals are kept, widened as needed).
-    #[arg(long, value_parser = positive_finite)]
+    #[arg(long, value_parser = parse_positive)]
     pub interval_ms: Option<f64>,
     /// Window of bank-level parallelism (distinct banks per window), ns,
     /// positive and finite.
     #[arg(long, default_value_t = hmtt_merge::analyze::bank_parallelism::DEFAULT_WINDOW_NS,
-          value_parser = positive_finite)]
+          value_parser = parse_positive)]
     pub blp_ns: f64,
     /// DIMM geometry for decoding banks (a preset or rank,bank,row,col_line
     /// bits); default: the trace's, or ddr3-4g for a virtual trace.
@@ -125,9 +125,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let trace = args.trace.clone().expect("clap requires a trace");
     refuse_outputs_over_inputs(&args)?;
-    let bytes = TraceBytes::open(&trace)?;
-    let data = bytes.as_slice();
-    let opened = open_input(&trace, &bytes, args.incomplete, true)?;
+    let file = InputFile::open(&trace)?;
+    let data = file.bytes();
+    let opened = file.any(args.incomplete.checks(true))?;
     let input = match &opened {
         AnyInput::Physical(view) => TraceInput::Physical(view),
         AnyInput::Virtual(view) => TraceInput::Virtual(view),
@@ -141,11 +141,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Parsed here, so that a bad mapping names the mapping file, not the trace.
     let mapping_toml = match &args.mapping {
         Some(p) => {
-            let text = hmtt_merge::side_files::read_mapping_text(p)?;
             let geometry = args.geometry.or(input.geometry()).unwrap_or_default();
-            hmtt_format::AddressMapping::from_toml(&text, geometry)
-                .with_context(|| format!("mapping file {}", p.display()))?;
-            Some(text)
+            Some(hmtt_merge::side_files::read_mapping_checked(p, geometry)?.1)
         }
         None => None,
     };

@@ -80,6 +80,69 @@ impl VerilatorRun {
     }
 }
 
+/// A finished run of either engine.
+#[derive(Debug)]
+pub enum BoardRun {
+    Model(RunSummary),
+    Verilator(VerilatorRun),
+}
+
+impl BoardRun {
+    /// The commands the board could not use.
+    pub fn unusable(&self) -> UnusableCommands {
+        match self {
+            BoardRun::Model(s) => UnusableCommands::of_model(&s.counters),
+            BoardRun::Verilator(run) => run.unusable(),
+        }
+    }
+
+    /// Writes the summary into the output directory `out`
+    /// ([`write_summary`]) and warns of the commands of `source_name` the
+    /// board could not use.
+    pub fn finish(&self, source_name: &str, out: &Path) -> Result<PathBuf, EngineError> {
+        if let BoardRun::Model(s) = self {
+            let c = &s.counters;
+            tracing::info!(
+                commands = c.commands,
+                references = c.references,
+                dropped = c.events_dropped,
+                packets = c.packets,
+                "board run done"
+            );
+        }
+        let u = self.unusable();
+        if u.any() {
+            tracing::warn!(
+                protocol_errors = u.protocol_errors,
+                unknown = u.unknown,
+                out_of_range = u.out_of_range,
+                "{source_name}: commands the board could not use (counted, skipped)"
+            );
+        }
+        match self {
+            BoardRun::Model(s) => write_summary(s, out),
+            BoardRun::Verilator(run) => write_summary(&run.summary, out),
+        }
+    }
+
+    /// The run's line of figures; `out` is the output directory as given.
+    pub fn line<'a>(&'a self, out: &'a Path) -> RunLine<'a> {
+        match self {
+            BoardRun::Model(summary) => RunLine::Model { summary, out },
+            BoardRun::Verilator(run) => RunLine::Verilator { run, out },
+        }
+    }
+
+    /// Fails when packets never left the ports (the Verilator engine's
+    /// [`VerilatorRun::check_sent`]; the model sends every one).
+    pub fn check_sent(&self) -> Result<(), EngineError> {
+        match self {
+            BoardRun::Model(_) => Ok(()),
+            BoardRun::Verilator(run) => run.check_sent(),
+        }
+    }
+}
+
 /// A run's figures in one line, as `hmtt board` prints them (its
 /// [`fmt::Display`]); `out` is the output directory as given.
 #[derive(Debug, Clone, Copy)]

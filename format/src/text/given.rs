@@ -34,6 +34,14 @@ pub enum GivenError {
     EmptyRange(String),
     #[error(transparent)]
     Number(#[from] NotANumber),
+    #[error("'{0}' is not a number")]
+    NotAReal(String),
+    #[error("'{0}' is not a positive, finite number")]
+    NotPositive(String),
+    #[error("'{0}' is not a finite number of at least 0")]
+    Negative(String),
+    #[error("'{0}' is not a percentage (0 to 100)")]
+    NotAPercentage(String),
 }
 
 /// A size: a number with an optional K, M or G suffix (powers of 1024),
@@ -68,6 +76,38 @@ pub fn parse_size(s: &str) -> Result<u64, GivenError> {
     })?;
     n.checked_mul(mul)
         .ok_or_else(|| GivenError::SizeTooLarge(s.to_string()))
+}
+
+/// A real number that `accept`s, or else the error `refused` makes.
+fn parse_real(
+    s: &str,
+    accept: impl Fn(f64) -> bool,
+    refused: fn(String) -> GivenError,
+) -> Result<f64, GivenError> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if accept(x) => Ok(x),
+        Ok(_) => Err(refused(s.to_string())),
+        Err(_) => Err(GivenError::NotAReal(s.to_string())),
+    }
+}
+
+/// A number greater than 0 and finite (`--interval-ms 0.5`).
+pub fn parse_positive(s: &str) -> Result<f64, GivenError> {
+    parse_real(s, |x| x.is_finite() && x > 0.0, GivenError::NotPositive)
+}
+
+/// A number of at least 0, finite (`--from-ns 0`).
+pub fn parse_non_negative(s: &str) -> Result<f64, GivenError> {
+    parse_real(s, |x| x.is_finite() && x >= 0.0, GivenError::Negative)
+}
+
+/// A percentage, 0 to 100.
+pub fn parse_percentage(s: &str) -> Result<f64, GivenError> {
+    parse_real(
+        s,
+        |x| (0.0..=100.0).contains(&x),
+        GivenError::NotAPercentage,
+    )
 }
 
 /// `N` numbers separated by `,` or `/` (`1/7`, `3,100,2`), given as
@@ -106,6 +146,33 @@ pub fn parse_range(s: &str) -> Result<(u64, u64), GivenError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn real_numbers_in_their_ranges() {
+        assert_eq!(parse_positive(" 0.5").unwrap(), 0.5);
+        for bad in ["0", "-1", "nan", "inf"] {
+            assert_eq!(
+                parse_positive(bad).unwrap_err().to_string(),
+                format!("'{bad}' is not a positive, finite number")
+            );
+        }
+        assert_eq!(
+            parse_positive("x").unwrap_err(),
+            GivenError::NotAReal("x".into())
+        );
+        assert_eq!(parse_non_negative("0").unwrap(), 0.0);
+        assert!(matches!(
+            parse_non_negative("-0.1"),
+            Err(GivenError::Negative(_))
+        ));
+        assert!(parse_non_negative("inf").is_err());
+        assert_eq!(parse_percentage("100").unwrap(), 100.0);
+        assert!(matches!(
+            parse_percentage("100.5"),
+            Err(GivenError::NotAPercentage(_))
+        ));
+        assert!(parse_percentage("nan").is_err());
+    }
 
     #[test]
     fn sizes_lists_and_ranges() {

@@ -16,6 +16,12 @@ pub const RENAMED_OPTIONS: &[(&str, &str, &str)] = &[
     ("export", "--interval-ns", "--interval-ms (in ms, not ns)"),
 ];
 
+/// Switches that became options with a value (issue 37): (command, the
+/// switch, its new spelling). The switch alone still works for one release,
+/// with a warning; given a value, it is the new option.
+pub const SWITCHES_GIVEN_VALUES: &[(&str, &str, &str)] =
+    &[("firmware", "--json", "--json - (or --json FILE)")];
+
 /// The renamed options ([`RENAMED_OPTIONS`]) of `command` spelled the old
 /// way in its command line `args` (parsed by clap already), once each.
 /// Everything after `--` is another program's command line (`hmtt qemu`).
@@ -26,16 +32,22 @@ pub fn renamed_options_used<S: AsRef<std::ffi::OsStr>>(
     args: impl IntoIterator<Item = S>,
 ) -> Vec<(&'static str, &'static str)> {
     let mut used = Vec::new();
-    for arg in args.into_iter() {
-        let Some(arg) = arg.as_ref().to_str() else {
-            continue;
-        };
-        if arg == "--" {
-            break;
-        }
+    let args: Vec<String> = args
+        .into_iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect();
+    let args = &args[..args.iter().position(|a| a == "--").unwrap_or(args.len())];
+    for (i, arg) in args.iter().enumerate() {
+        let arg = arg.as_str();
         let name = arg.split_once('=').map_or(arg, |(name, _)| name);
-        for &(cmd, old, new) in RENAMED_OPTIONS {
-            if cmd == command && name == old && !used.contains(&(old, new)) {
+        let bare = name == arg
+            && args
+                .get(i + 1)
+                .is_none_or(|n| n.starts_with('-') && *n != "-");
+        let renamed = RENAMED_OPTIONS.iter().filter(|(_, old, _)| name == *old);
+        let switches = SWITCHES_GIVEN_VALUES.iter().filter(|_| bare);
+        for &(cmd, old, new) in renamed.chain(switches.filter(|(_, old, _)| arg == *old)) {
+            if cmd == command && !used.contains(&(old, new)) {
                 used.push((old, new));
             }
         }
@@ -79,5 +91,19 @@ mod tests {
         assert!(used("merge", &["hmtt", "merge", "c/", "-o", "t", "--outputs"]).is_empty());
         assert!(used("analyze", &["hmtt", "analyze", "t", "--window", "a,b"]).is_empty());
         assert!(used("board", &["hmtt", "board", "--", "--window"]).is_empty());
+        let json = [("--json", "--json - (or --json FILE)")];
+        let report = ["hmtt", "firmware", "report", "--board", "ecp5-85f"];
+        assert_eq!(used("firmware", &[&report[..], &["--json"]].concat()), json);
+        assert_eq!(
+            used(
+                "firmware",
+                &["hmtt", "firmware", "build", "--json", "--board", "x"]
+            ),
+            json
+        );
+        for given in [&["--json", "-"][..], &["--json", "r.json"], &["--json=-"]] {
+            assert!(used("firmware", &[&report[..], given].concat()).is_empty());
+        }
+        assert!(used("analyze", &["hmtt", "analyze", "t", "--json"]).is_empty());
     }
 }

@@ -5,12 +5,15 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 use hmtt_format::input::InputChecks;
-pub use hmtt_format::text::{parse_non_negative, parse_number, parse_percentage, parse_positive};
+pub use hmtt_format::text::{
+    parse_non_negative, parse_number, parse_percentage, parse_positive, parse_size,
+};
+use hmtt_sim::workload::{WorkloadKind, WorkloadSpec};
 
 /// An option that is `on` or `off`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +92,55 @@ impl IncompleteArg {
         InputChecks {
             allow_incomplete: self.allow_incomplete,
             needs_time,
+        }
+    }
+}
+
+/// The size options of a workload (`hmtt sim`, `hmtt demo`).
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct WorkloadSize {
+    /// Workload size: bytes for the micro-benchmarks (K/M/G suffixes),
+    /// elements for quicksort, transfers for dma, buffer bytes for mix; at
+    /// most 1T.
+    #[arg(long, value_parser = parse_size)]
+    pub n: Option<u64>,
+    /// Bytes per reference of the micro-benchmarks.
+    #[arg(long, default_value = "64", value_parser = parse_size)]
+    pub unit: u64,
+    /// Distance between references of `strided`.
+    #[arg(long, default_value = "4096", value_parser = parse_size)]
+    pub stride: u64,
+}
+
+impl WorkloadSize {
+    /// The workload of `kind` these give, `default_size` unless `--n`.
+    pub fn spec(self, kind: WorkloadKind, default_size: u64) -> WorkloadSpec<'static> {
+        WorkloadSpec::sized(kind, self.n, default_size, self.unit, self.stride)
+    }
+}
+
+/// Where `--json [FILE|-]` writes a command's report: a file, or standard
+/// output (`-`, instead of the text).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JsonOut {
+    Stdout,
+    File(PathBuf),
+}
+
+impl JsonOut {
+    /// clap's parser of `--json`'s value.
+    pub fn parse(s: &str) -> Result<JsonOut, std::convert::Infallible> {
+        Ok(match s {
+            "-" => JsonOut::Stdout,
+            file => JsonOut::File(file.into()),
+        })
+    }
+
+    /// The file, unless the JSON goes to standard output.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            JsonOut::Stdout => None,
+            JsonOut::File(p) => Some(p),
         }
     }
 }

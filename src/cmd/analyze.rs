@@ -18,7 +18,7 @@ use hmtt_merge::analyze::{
 
 use hmtt_merge::side_files::with_names_of;
 
-use crate::shared::{parse_positive, status, to_stdout, usize_in};
+use crate::shared::{parse_positive, status, to_stdout, usize_in, JsonOut};
 
 /// Arguments of `hmtt analyze`.
 #[derive(clap::Args)]
@@ -97,9 +97,10 @@ pub struct Args {
     /// Draw the pictures (PNG and SVG) into this directory.
     #[arg(long)]
     pub plot: Option<PathBuf>,
-    /// Write every figure as JSON to this file.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
+    /// Write every figure as JSON to this file ("-": standard output,
+    /// instead of the text).
+    #[arg(long, value_name = "FILE|-", value_parser = JsonOut::parse)]
+    pub json: Option<JsonOut>,
 }
 
 fn parse_blocks(s: &str) -> Result<std::ops::Range<usize>, String> {
@@ -193,7 +194,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn write_json(args: &Args, analysis: &Analysis) -> anyhow::Result<()> {
-    if let Some(path) = &args.json {
+    if let Some(path) = args.json.as_ref().and_then(JsonOut::file) {
         analysis.write_json_file(path)?;
     }
     Ok(())
@@ -210,7 +211,7 @@ fn refuse_outputs_over_inputs(args: &Args) -> anyhow::Result<()> {
         .map(PathBuf::as_path)
         .collect();
     let outputs = AnalysisOutputs {
-        json: args.json.as_deref(),
+        json: args.json.as_ref().and_then(JsonOut::file),
         partial: args.partial.as_deref(),
         plot: args.plot.as_deref(),
     };
@@ -230,8 +231,12 @@ fn combine(args: &Args) -> anyhow::Result<()> {
     print(args, &name, &analysis)
 }
 
-/// Prints the analysis of `name` on standard output.
+/// Prints the analysis of `name` on standard output (as JSON with
+/// `--json -`).
 fn print(args: &Args, name: &str, analysis: &Analysis) -> anyhow::Result<()> {
+    if args.json == Some(JsonOut::Stdout) {
+        return to_stdout("writing the analysis", |out| analysis.write_json(out));
+    }
     let report = AnalysisReport {
         name,
         window: args.window.as_deref(),

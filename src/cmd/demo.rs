@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use hmtt_format::text::parse_size;
 use hmtt_format::trace::TraceView;
 use hmtt_format::TickLength;
 use hmtt_merge::merge::decode_threads_pay_off;
@@ -28,9 +27,9 @@ use hmtt_sim::faults::{
 use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
 use hmtt_sim::outdir::{events_toml, files};
 use hmtt_sim::send::{PacketSender, SenderOptions};
-use hmtt_sim::workload::{WorkloadKind, WorkloadSpec};
+use hmtt_sim::workload::WorkloadKind;
 
-use crate::shared::{parse_non_negative, to_stdout, OnOff};
+use crate::shared::{parse_non_negative, to_stdout, OnOff, WorkloadSize};
 
 mod print;
 
@@ -43,15 +42,8 @@ pub struct Args {
     /// The simulated machine's workload (all but `trace`).
     #[arg(long, value_enum, default_value_t = WorkloadKind::Quicksort)]
     pub workload: WorkloadKind,
-    /// Workload size: elements for quicksort, bytes (K/M/G) for the others.
-    #[arg(long, value_parser = parse_size)]
-    pub n: Option<u64>,
-    /// Bytes per reference of the micro-benchmarks.
-    #[arg(long, default_value = "64", value_parser = parse_size)]
-    pub unit: u64,
-    /// Distance between references of `strided`.
-    #[arg(long, default_value = "4096", value_parser = parse_size)]
-    pub stride: u64,
+    #[command(flatten)]
+    pub size: WorkloadSize,
     /// Boards (memory channels), each with its own ports.
     #[arg(long, default_value_t = 2)]
     pub boards: u8,
@@ -89,8 +81,8 @@ fn config(args: &Args) -> anyhow::Result<SimConfig> {
     if args.workload == WorkloadKind::Trace {
         bail!("hmtt demo has no trace workload (hmtt sim --workload trace has)");
     }
-    let (kind, size) = (args.workload, args.workload.demo_size());
-    let workload = WorkloadSpec::sized(kind, args.n, size, args.unit, args.stride).build()?;
+    let workload = args.size.spec(args.workload, args.workload.demo_size());
+    let workload = workload.build()?;
     let mut cfg = SimConfig::default()
         .workload(workload)
         .seed(args.seed)

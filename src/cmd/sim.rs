@@ -15,7 +15,7 @@ use hmtt_sim::workload::{TraceFormatChoice, Workload, WorkloadKind, WorkloadSpec
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::shared::{parse_positive, to_stdout, usize_in, OnOff};
+use crate::shared::{parse_positive, to_stdout, usize_in, OnOff, WorkloadSize};
 
 /// Arguments of `hmtt sim` (boxed: they are many, and the subcommand enum
 /// stays small).
@@ -36,17 +36,8 @@ pub struct Args {
 pub struct SimArgs {
     #[arg(long, value_enum, default_value_t = WorkloadKind::SeqRead)]
     pub workload: WorkloadKind,
-    /// Workload size: bytes for the micro-benchmarks (K/M/G suffixes),
-    /// elements for quicksort, transfers for dma, buffer bytes for mix; at
-    /// most 1T.
-    #[arg(long, value_parser = parse_size)]
-    pub n: Option<u64>,
-    /// Bytes per reference.
-    #[arg(long, default_value = "64", value_parser = parse_size)]
-    pub unit: u64,
-    /// Distance between references of `strided`.
-    #[arg(long, default_value = "4096", value_parser = parse_size)]
-    pub stride: u64,
+    #[command(flatten)]
+    pub size: WorkloadSize,
     /// Run this many copies of the workload as interleaved processes
     /// (1..=65536).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=65_536))]
@@ -148,14 +139,10 @@ pub struct SimArgs {
 
 fn workload(a: &SimArgs) -> anyhow::Result<Workload> {
     let spec = WorkloadSpec {
-        kind: a.workload,
-        n: a.n,
-        default_size: a.workload.default_size(),
-        unit: a.unit,
-        stride: a.stride,
         trace: a.trace.as_deref(),
         trace_format: a.trace_format.format(),
         instructions: a.instructions,
+        ..a.size.spec(a.workload, a.workload.default_size())
     };
     Ok(spec
         .build()?

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 mod support;
-use support::cli::{fails, hmtt, ok, ok_with_stderr, s, scratch, simulate};
+use support::cli::{fails, hmtt, ok, ok_with_stderr, s, scratch, simulate, simulate_and_merge};
 
 const DEPRECATED: &str = "is deprecated";
 
@@ -242,12 +242,8 @@ fn every_command_takes_quiet_and_verbose_and_every_writer_dash_o_out() {
 #[test]
 fn json_takes_a_file_or_a_dash_for_standard_output() {
     let dir = scratch("json");
-    let sim = simulate(
-        &dir,
-        &["--workload", "seq-read", "--n", "4K", "--cache", "off"],
-    );
-    let trace = dir.join("t.hmtttrace");
-    ok(&["merge", s(&sim), "-o", s(&trace), "-q"]);
+    let sim_args = ["--workload", "seq-read", "--n", "4K", "--cache", "off"];
+    let (_, trace) = simulate_and_merge(&dir, &sim_args, &[]);
     let file = dir.join("a.json");
     let text = ok(&["analyze", s(&trace), "--json", s(&file)]);
     assert!(!text.starts_with('{'), "{text}");

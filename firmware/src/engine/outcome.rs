@@ -196,3 +196,37 @@ impl fmt::Display for RunLine<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hmtt_sim::board::BoardOptions;
+
+    #[test]
+    fn a_model_run_writes_its_summary_warns_and_prints_its_line() {
+        let out = std::env::temp_dir().join(format!("hmtt-board-run-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        let cfg = super::super::board_config(None, &BoardOptions::default()).unwrap();
+        let mut text = String::from("0 ACT 0 1 0x55\n");
+        for i in 0..20u64 {
+            text.push_str(&format!("{} RD 0 1 {}\n", 5 + i * 7, i * 8));
+        }
+        text.push_str("200 BOGUS 0 0 0\n");
+        let input = Box::new(std::io::Cursor::new(text.into_bytes()));
+        let summary = super::super::run_model(&cfg, None, input, "cmds", &out, 0).unwrap();
+        let run = BoardRun::Model(summary);
+        assert_eq!(run.unusable().unknown, 1);
+        let path = run.finish("cmds", &out).unwrap();
+        assert_eq!(path, out.join("board0-summary.json"));
+        let json = std::fs::read_to_string(&path).unwrap();
+        assert!(json.contains("\"references\": 20"), "{json}");
+        let line = run.line(Path::new("o")).to_string();
+        assert!(
+            line.starts_with("22 commands, 20 references, 0 events dropped"),
+            "{line}"
+        );
+        assert!(line.ends_with("ports -> o\n"), "{line}");
+        run.check_sent().unwrap();
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}

@@ -8,12 +8,10 @@ use super::{parse_number, NotANumber};
 pub enum GivenError {
     #[error("size '{text}': unknown suffix '{suffix}' (K, M or G)")]
     UnknownSuffix { text: String, suffix: char },
-    #[error("size '{text}'")]
-    SizeNumber {
-        text: String,
-        #[source]
-        source: NotANumber,
-    },
+    // The number's error is in the message, not a source: clap, which
+    // parses sizes and lists given as options, shows the message alone.
+    #[error("size '{text}': {number}")]
+    SizeNumber { text: String, number: NotANumber },
     #[error("size '{0}' is too large")]
     SizeTooLarge(String),
     #[error("{what} '{text}': expected {count} numbers")]
@@ -22,12 +20,8 @@ pub enum GivenError {
         text: String,
         count: usize,
     },
-    #[error("{what}")]
-    ListNumber {
-        what: String,
-        #[source]
-        source: NotANumber,
-    },
+    #[error("{what}: {number}")]
+    ListNumber { what: String, number: NotANumber },
     #[error("'{0}' is not a range LO..HI")]
     NotARange(String),
     #[error("range '{0}' is empty")]
@@ -70,9 +64,9 @@ pub fn parse_size(s: &str) -> Result<u64, GivenError> {
         }
         _ => (t, 1),
     };
-    let n = parse_number(num).map_err(|source| GivenError::SizeNumber {
+    let n = parse_number(num).map_err(|number| GivenError::SizeNumber {
         text: s.to_string(),
-        source,
+        number,
     })?;
     n.checked_mul(mul)
         .ok_or_else(|| GivenError::SizeTooLarge(s.to_string()))
@@ -123,9 +117,9 @@ pub fn parse_list<const N: usize>(what: &str, s: &str) -> Result<[u64; N], Given
     }
     let mut out = [0u64; N];
     for (o, p) in out.iter_mut().zip(parts) {
-        *o = parse_number(p).map_err(|source| GivenError::ListNumber {
+        *o = parse_number(p).map_err(|number| GivenError::ListNumber {
             what: what.to_string(),
-            source,
+            number,
         })?;
     }
     Ok(out)
@@ -190,6 +184,10 @@ mod tests {
             Err(GivenError::SizeNumber { .. })
         ));
         assert_eq!(
+            parse_size("0xZZ").unwrap_err().to_string(),
+            "size '0xZZ': '0xZZ' is not a number (decimal or 0x hexadecimal)"
+        );
+        assert_eq!(
             parse_size("99999999999G"),
             Err(GivenError::SizeTooLarge("99999999999G".into()))
         );
@@ -201,6 +199,12 @@ mod tests {
             parse_list::<2>("--drain", "1/x"),
             Err(GivenError::ListNumber { .. })
         ));
+        assert_eq!(
+            parse_list::<2>("drain rate", "1/x")
+                .unwrap_err()
+                .to_string(),
+            "drain rate: 'x' is not a number (decimal or 0x hexadecimal)"
+        );
         assert_eq!(parse_range("0x10..0x20").unwrap(), (16, 32));
         assert_eq!(
             parse_range("5..5"),

@@ -8,6 +8,7 @@ use std::io::IsTerminal as _;
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 mod cmd;
+mod renamed;
 mod shared;
 
 #[derive(Parser)]
@@ -67,7 +68,7 @@ fn main() -> anyhow::Result<()> {
     let cli = match parsed {
         Ok((cli, matches)) => {
             if let Some(command) = matches.subcommand_name() {
-                shared::warn_renamed_options(command, std::env::args_os());
+                renamed::warn_renamed_options(command, std::env::args_os());
             }
             cli
         }
@@ -138,7 +139,7 @@ fn main() -> anyhow::Result<()> {
     // A refused unfinished input has its own status, so scripts can tell
     // "run again with --allow-incomplete" from other failures.
     if let Err(e) = &result {
-        if shared::is_incomplete_input(e) {
+        if hmtt_format::input::InputError::is_incomplete(e.as_ref()) {
             eprintln!("Error: {e:?}");
             std::process::exit(shared::EXIT_INCOMPLETE_INPUT);
         }

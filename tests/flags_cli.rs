@@ -1,12 +1,12 @@
 //! One spelling per concept across the commands (issue 37): `-o/--out`
-//! for every output, `-q/--quiet` and `-v/--verbose` everywhere, `board
-//! --config-window`; the old spellings still work for one release, with a
+//! for every output, `--json [FILE|-]` for every JSON report, `-q/--quiet`
+//! and `-v/--verbose` everywhere, `board --config-window`; the old spellings still work for one release, with a
 //! warning naming the new one.
 
 use std::path::Path;
 
 mod support;
-use support::cli::{fails, hmtt, ok, ok_with_stderr, s, scratch, simulate};
+use support::cli::{fails, hmtt, ok, ok_with_stderr, s, scratch, simulate, simulate_and_merge};
 
 const DEPRECATED: &str = "is deprecated";
 
@@ -237,4 +237,18 @@ fn every_command_takes_quiet_and_verbose_and_every_writer_dash_o_out() {
     same_bytes(&dir.join("t.hmtttrace"), &dir.join("u.hmtttrace"));
     // The bare binary still answers.
     assert!(hmtt(&["--version"]).status.success());
+}
+
+#[test]
+fn json_takes_a_file_or_a_dash_for_standard_output() {
+    let dir = scratch("json");
+    let sim_args = ["--workload", "seq-read", "--n", "4K", "--cache", "off"];
+    let (_, trace) = simulate_and_merge(&dir, &sim_args, &[]);
+    let file = dir.join("a.json");
+    let text = ok(&["analyze", s(&trace), "--json", s(&file)]);
+    assert!(!text.starts_with('{'), "{text}");
+    let (stdout, err) = ok_with_stderr(&["analyze", s(&trace), "--json", "-"]);
+    assert!(!err.contains(DEPRECATED), "{err}");
+    assert!(!dir.join("-").exists());
+    assert_eq!(stdout, std::fs::read_to_string(&file).unwrap() + "\n");
 }

@@ -397,9 +397,29 @@ pub fn refuse_output_over_input<'a>(
     Ok(())
 }
 
+/// Writes `bytes` to `dest` through an [`AtomicFile`]: `dest` holds the
+/// old bytes or all the new ones, never a part.
+pub fn write_atomically(dest: &Path, bytes: &[u8]) -> io::Result<()> {
+    let out = AtomicFile::create(dest)?;
+    out.file().write_all(bytes)?;
+    out.commit()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_written_at_once_replaces_the_old_one_whole() {
+        let dir = std::env::temp_dir().join(format!("hmtt-atomic-once-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dest = dir.join("report.json");
+        std::fs::write(&dest, b"old bytes, longer than the new").unwrap();
+        write_atomically(&dest, b"{}\n").unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"{}\n");
+        assert!(write_atomically(&dir, b"x").is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn tempdir() -> PathBuf {
         let d = std::env::temp_dir().join(format!(

@@ -6,7 +6,10 @@
 //! lists and ranges made of such numbers ([`given`]).
 
 pub mod given;
-pub use given::{parse_list, parse_range, parse_size, GivenError};
+pub use given::{
+    parse_list, parse_non_negative, parse_percentage, parse_positive, parse_range, parse_size,
+    GivenError,
+};
 
 /// Two decimal digits per entry, "00" to "99".
 const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\

@@ -8,6 +8,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use hmtt_format::events::{EventNames, EventsError};
+use hmtt_format::mapping::MappingError;
+use hmtt_format::trace::NameTable;
+use hmtt_format::{AddressMapping, Geometry};
 
 /// The largest events file read (a few names a line each: far more than
 /// any run names).
@@ -40,6 +43,8 @@ pub enum SideFileError {
     NotText { what: &'static str, path: PathBuf },
     #[error("events file {}", path.display())]
     Events { path: PathBuf, source: EventsError },
+    #[error("mapping file {}", path.display())]
+    Mapping { path: PathBuf, source: MappingError },
 }
 
 /// The bytes of the regular file at `path`, at most `max` of them.
@@ -99,6 +104,61 @@ pub fn read_mapping_text(path: &Path) -> Result<String, SideFileError> {
     read_text(path, "mapping file", MAX_MAPPING_BYTES)
 }
 
+/// The address-mapping file at `path` (TOML, docs/format.md §3), for
+/// `geometry`.
+pub fn read_mapping(path: &Path, geometry: Geometry) -> Result<AddressMapping, SideFileError> {
+    read_mapping_checked(path, geometry).map(|(mapping, _)| mapping)
+}
+
+/// The address-mapping file at `path`, parsed for `geometry` (so that a
+/// bad file is named now), and its text, for a library that parses it
+/// again once it knows the geometry.
+pub fn read_mapping_checked(
+    path: &Path,
+    geometry: Geometry,
+) -> Result<(AddressMapping, String), SideFileError> {
+    let text = read_mapping_text(path)?;
+    let mapping =
+        AddressMapping::from_toml(&text, geometry).map_err(|source| SideFileError::Mapping {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok((mapping, text))
+}
+
+/// Event names from `events` (which must exist), or else from an
+/// `events.toml` in one of the `dirs` that are directories; none if there
+/// is no such file.
+pub fn read_names(events: Option<&Path>, dirs: &[PathBuf]) -> Result<NameTable, SideFileError> {
+    let path = match events {
+        Some(p) => Some(p.to_path_buf()),
+        None => dirs
+            .iter()
+            .filter(|p| p.is_dir())
+            .map(|d| d.join(hmtt_format::events::FILE_NAME))
+            .find(|p| p.exists()),
+    };
+    let Some(path) = path else {
+        return Ok(NameTable::default());
+    };
+    let names = read_events(&path)?;
+    Ok(NameTable {
+        names: names.iter().map(|(n, i)| (i, n.to_string())).collect(),
+    })
+}
+
+/// `names` (those a trace stores) with those of the events file `events`
+/// added, when one is given.
+pub fn with_names_of(
+    mut names: NameTable,
+    events: Option<&Path>,
+) -> Result<NameTable, SideFileError> {
+    if let Some(events) = events {
+        names.names.extend(read_names(Some(events), &[])?.names);
+    }
+    Ok(names)
+}
+
 /// The kernel log file's bytes at `path`.
 pub fn read_log(path: &Path) -> Result<Vec<u8>, SideFileError> {
     read_bounded(path, "kernel log", MAX_LOG_BYTES)
@@ -154,5 +214,41 @@ mod tests {
         std::fs::write(&p, "[events]\nsort_begin = 64\nsort_end = 65\n").unwrap();
         let names = read_events(&p).unwrap();
         assert_eq!(names.iter().count(), 2);
+    }
+
+    #[test]
+    fn names_come_from_the_named_file_or_a_directory_and_add_to_a_trace_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let inputs = [
+            dir.path().join("not-a-dir.hmttcap"),
+            dir.path().to_path_buf(),
+        ];
+        assert!(read_names(None, &inputs).unwrap().names.is_empty());
+        let p = dir.path().join(hmtt_format::events::FILE_NAME);
+        std::fs::write(&p, "[events]\nsort_begin = 64\n").unwrap();
+        let found = read_names(None, &inputs).unwrap();
+        assert_eq!(found.names, [(64, "sort_begin".to_string())]);
+        let stored = NameTable {
+            names: vec![(70, "stored".into())],
+        };
+        assert_eq!(with_names_of(stored.clone(), None).unwrap(), stored);
+        let both = with_names_of(stored, Some(&p)).unwrap();
+        assert_eq!(both.names.len(), 2);
+        assert!(read_names(Some(&dir.path().join("absent.toml")), &inputs).is_err());
+    }
+
+    #[test]
+    fn a_bad_mapping_names_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("map.toml");
+        std::fs::write(&p, hmtt_format::mapping::DDR3_BANK_XOR_TOML).unwrap();
+        let g = Geometry::ddr3_default();
+        let (mapping, text) = read_mapping_checked(&p, g).unwrap();
+        assert_eq!(mapping, read_mapping(&p, g).unwrap());
+        assert_eq!(text, hmtt_format::mapping::DDR3_BANK_XOR_TOML);
+        std::fs::write(&p, "not = [toml").unwrap();
+        let e = read_mapping(&p, g).unwrap_err();
+        assert!(matches!(e, SideFileError::Mapping { .. }), "{e}");
+        assert_eq!(e.to_string(), format!("mapping file {}", p.display()));
     }
 }

@@ -49,6 +49,17 @@ pub fn expected_record(r: &TruthRecord, board_ids: &[u8]) -> Result<TraceRecord,
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LostEvents(HashMap<(u8, u64, u8), u32>);
 
+/// The events of lost packets, each with its board.
+impl<'a> FromIterator<(u8, &'a [u8])> for LostEvents {
+    fn from_iter<I: IntoIterator<Item = (u8, &'a [u8])>>(packets: I) -> LostEvents {
+        let mut lost = LostEvents::default();
+        for (board, bytes) in packets {
+            lost.add_packet(board, bytes);
+        }
+        lost
+    }
+}
+
 impl LostEvents {
     /// Counts the events of a lost packet of `board`.
     pub fn add_packet(&mut self, board: u8, bytes: &[u8]) {
@@ -270,6 +281,8 @@ mod tests {
         );
         let mut lost = LostEvents::default();
         lost.add_packet(4, &p);
+        let collected: LostEvents = [(4, &p[..])].into_iter().collect();
+        assert_eq!(collected, lost);
         assert_eq!(expected_trace(&rows, &ids, lost).unwrap(), want[..3]);
         p[0] ^= 0xff;
         let mut garbage = LostEvents::default();

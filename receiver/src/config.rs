@@ -180,6 +180,22 @@ impl CaptureConfig {
         }
     }
 
+    /// A capture of a known number of `packets` sent over loopback to
+    /// `ports` inputs on one machine (`hmtt demo`): files named `name` in
+    /// `dir`, quiet, not preallocated, a 64 MiB socket buffer, and a time
+    /// bound that grows with the packets (30 s plus 1 s per 20000).
+    pub fn loopback_run(ports: u8, dir: &Path, name: &str, packets: u64) -> CaptureConfig {
+        CaptureConfig {
+            name: name.into(),
+            progress: false,
+            preallocate: false,
+            rcvbuf_bytes: 64 << 20,
+            packets: Some(packets),
+            duration: Some(Duration::from_secs(30 + packets / 20_000)),
+            ..CaptureConfig::new(Input::loopback(ports), vec![dir.to_path_buf()])
+        }
+    }
+
     /// Inputs from source specs, port ids in order (0, 1, ...).
     pub fn inputs_from_specs(specs: &[String]) -> Result<Vec<Input>, ReceiverError> {
         specs
@@ -361,6 +377,23 @@ pub struct InputSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_loopback_run_expects_its_packets_on_loopback() {
+        let c = CaptureConfig::loopback_run(6, Path::new("d"), "demo", 40_000);
+        assert_eq!(c.inputs.len(), 6);
+        assert!(c
+            .inputs
+            .iter()
+            .all(|i| matches!(&i.source, Source::Udp(a) if a == "127.0.0.1:0")));
+        assert_eq!(
+            (c.name.as_str(), c.dirs.as_slice()),
+            ("demo", &[PathBuf::from("d")][..])
+        );
+        assert_eq!(c.packets, Some(40_000));
+        assert_eq!(c.duration, Some(Duration::from_secs(32)));
+        assert!(!c.progress && !c.preallocate);
+    }
 
     #[test]
     fn specs_parse() {

@@ -482,6 +482,17 @@ impl CaptureHandle {
         &self.local_addrs
     }
 
+    /// Local address of every input, all of which must be UDP (a sender
+    /// that feeds the capture over loopback).
+    pub fn udp_addrs(&self) -> Result<Vec<SocketAddr>, ReceiverError> {
+        self.local_addrs
+            .iter()
+            .map(|a| {
+                a.ok_or_else(|| ReceiverError::Config("an input without a UDP address".into()))
+            })
+            .collect()
+    }
+
     /// Receive buffer size obtained per input.
     pub fn buffer_bytes(&self) -> &[Option<u64>] {
         &self.buffer_bytes

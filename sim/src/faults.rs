@@ -24,6 +24,52 @@ pub struct Faults {
     pub reorder: usize,
 }
 
+/// `BOARD:NUMBER` as a fault is given (`--drop 0:5`, `--truncate 1:2`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BoardNumberError {
+    #[error("'{0}' is not BOARD:NUMBER")]
+    Shape(String),
+    #[error("board in '{0}'")]
+    Board(String),
+    #[error(transparent)]
+    Number(#[from] hmtt_format::text::NotANumber),
+}
+
+/// `BOARD:NUMBER`: a board id and a packet's seq or a port.
+pub fn parse_board_number(s: &str) -> Result<(u8, u64), BoardNumberError> {
+    let (b, n) = s
+        .split_once(':')
+        .ok_or_else(|| BoardNumberError::Shape(s.to_string()))?;
+    let board = hmtt_format::text::parse_number(b)?;
+    let board = u8::try_from(board).map_err(|_| BoardNumberError::Board(s.to_string()))?;
+    Ok((board, hmtt_format::text::parse_number(n)?))
+}
+
+/// The packets of `out` whose (board id, seq) is in `lost`, with their
+/// board ids.
+pub fn lost_packets<'a>(
+    out: &'a SimOutput,
+    lost: &'a BTreeSet<(u8, u64)>,
+) -> impl Iterator<Item = (u8, &'a [u8])> + 'a {
+    out.packets
+        .iter()
+        .zip(&out.board_configs)
+        .flat_map(move |(packets, config)| {
+            let board = config.board_id;
+            packets
+                .iter()
+                .filter(move |p| lost.contains(&(board, p.seq)))
+                .map(move |p| (board, p.bytes.as_slice()))
+        })
+}
+
+/// The receiver input (board index × ports + port, as [`Send::dest`]) of
+/// port `port` of the board whose id is `board`; `None` if no such board.
+pub fn input_of(out: &SimOutput, ports: u8, board: u8, port: u64) -> Option<u64> {
+    let index = out.board_configs.iter().position(|c| c.board_id == board)?;
+    Some(index as u64 * u64::from(ports) + port)
+}
+
 /// One packet to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Send<'a> {
@@ -158,6 +204,28 @@ mod tests {
         // each pair swaps with the next, and 4 goes twice.
         assert_eq!(seqs(0, 1)[..5], [1, 7, 4, 4, 13]);
         assert!(!sends.iter().any(|s| (s.board, s.seq) == (1, 5)));
+    }
+
+    #[test]
+    fn faults_name_boards_packets_and_ports() {
+        assert_eq!(parse_board_number("1:0x10"), Ok((1, 16)));
+        assert_eq!(
+            parse_board_number("5").unwrap_err().to_string(),
+            "'5' is not BOARD:NUMBER"
+        );
+        assert!(matches!(
+            parse_board_number("256:1"),
+            Err(BoardNumberError::Board(_))
+        ));
+        assert!(parse_board_number("0:x").is_err());
+        let out = run();
+        let lost = BTreeSet::from([(0, 2), (1, 5), (7, 1)]);
+        let found: Vec<(u8, u64)> = lost_packets(&out, &lost)
+            .map(|(b, bytes)| (b, Packet::new_checked(bytes).unwrap().seq()))
+            .collect();
+        assert_eq!(found, [(0, 2), (1, 5)]);
+        assert_eq!(input_of(&out, 3, 1, 2), Some(5));
+        assert_eq!(input_of(&out, 3, 7, 0), None);
     }
 
     #[test]

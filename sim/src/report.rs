@@ -48,6 +48,35 @@ impl fmt::Display for RunCounts<'_> {
     }
 }
 
+/// Everything `hmtt sim` prints of a run (its [`fmt::Display`]): its
+/// counts, the output directory, what was sent, the timing checks.
+#[derive(Debug, Clone, Copy)]
+pub struct SimReport<'a> {
+    pub run: &'a StreamReport,
+    /// Wall-clock seconds the run took.
+    pub seconds: f64,
+    /// The output directory, if the run wrote one.
+    pub out: Option<&'a std::path::Path>,
+    pub sent: Option<Sent>,
+}
+
+impl fmt::Display for SimReport<'_> {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let counts = RunCounts {
+            summary: &self.run.summary,
+            seconds: self.seconds,
+        };
+        write!(out, "{counts}")?;
+        if let Some(dir) = self.out {
+            writeln!(out, "wrote {}", dir.display())?;
+        }
+        if let Some(sent) = &self.sent {
+            write!(out, "{sent}")?;
+        }
+        write!(out, "{}", Checks(self.run))
+    }
+}
+
 /// What a UDP sink sent as the run went (its [`fmt::Display`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Sent {

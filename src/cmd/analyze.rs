@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::events::EventWindow;
-use hmtt_format::input::AnyInput;
+use hmtt_format::input::{AnyInput, InputFile};
 use hmtt_format::Geometry;
 use hmtt_merge::analyze::partial::{self, read_partial};
 use hmtt_merge::analyze::pictures::Pictures;
@@ -16,9 +16,9 @@ use hmtt_merge::analyze::{
     AnalyzeOptions, TraceInput,
 };
 
-use crate::shared::{
-    open_input, positive_finite, status, to_stdout, usize_in, with_names_of, TraceBytes,
-};
+use hmtt_merge::side_files::with_names_of;
+
+use crate::shared::{parse_positive, status, to_stdout, usize_in, JsonOut};
 
 /// Arguments of `hmtt analyze`.
 #[derive(clap::Args)]
@@ -41,12 +41,12 @@ pub struct Args {
     /// Bandwidth interval in ms of traced time, positive and finite
     /// (default: the shortest 2^k µs that covers the analysis in 512
     /// intervals; at most 1048576 intervals are kept, widened as needed).
-    #[arg(long, value_parser = positive_finite)]
+    #[arg(long, value_parser = parse_positive)]
     pub interval_ms: Option<f64>,
     /// Window of bank-level parallelism (distinct banks per window), ns,
     /// positive and finite.
     #[arg(long, default_value_t = hmtt_merge::analyze::bank_parallelism::DEFAULT_WINDOW_NS,
-          value_parser = positive_finite)]
+          value_parser = parse_positive)]
     pub blp_ns: f64,
     /// DIMM geometry for decoding banks (a preset or rank,bank,row,col_line
     /// bits); default: the trace's, or ddr3-4g for a virtual trace.
@@ -97,9 +97,10 @@ pub struct Args {
     /// Draw the pictures (PNG and SVG) into this directory.
     #[arg(long)]
     pub plot: Option<PathBuf>,
-    /// Write every figure as JSON to this file.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
+    /// Write every figure as JSON to this file ("-": standard output,
+    /// instead of the text).
+    #[arg(long, value_name = "FILE|-", value_parser = JsonOut::parse)]
+    pub json: Option<JsonOut>,
 }
 
 fn parse_blocks(s: &str) -> Result<std::ops::Range<usize>, String> {
@@ -125,9 +126,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let trace = args.trace.clone().expect("clap requires a trace");
     refuse_outputs_over_inputs(&args)?;
-    let bytes = TraceBytes::open(&trace)?;
-    let data = bytes.as_slice();
-    let opened = open_input(&trace, &bytes, args.incomplete, true)?;
+    let file = InputFile::open(&trace)?;
+    let data = file.bytes();
+    let opened = file.any(args.incomplete.checks(true))?;
     let input = match &opened {
         AnyInput::Physical(view) => TraceInput::Physical(view),
         AnyInput::Virtual(view) => TraceInput::Virtual(view),
@@ -141,11 +142,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Parsed here, so that a bad mapping names the mapping file, not the trace.
     let mapping_toml = match &args.mapping {
         Some(p) => {
-            let text = hmtt_merge::side_files::read_mapping_text(p)?;
             let geometry = args.geometry.or(input.geometry()).unwrap_or_default();
-            hmtt_format::AddressMapping::from_toml(&text, geometry)
-                .with_context(|| format!("mapping file {}", p.display()))?;
-            Some(text)
+            Some(hmtt_merge::side_files::read_mapping_checked(p, geometry)?.1)
         }
         None => None,
     };
@@ -196,7 +194,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn write_json(args: &Args, analysis: &Analysis) -> anyhow::Result<()> {
-    if let Some(path) = &args.json {
+    if let Some(path) = args.json.as_ref().and_then(JsonOut::file) {
         analysis.write_json_file(path)?;
     }
     Ok(())
@@ -213,7 +211,7 @@ fn refuse_outputs_over_inputs(args: &Args) -> anyhow::Result<()> {
         .map(PathBuf::as_path)
         .collect();
     let outputs = AnalysisOutputs {
-        json: args.json.as_deref(),
+        json: args.json.as_ref().and_then(JsonOut::file),
         partial: args.partial.as_deref(),
         plot: args.plot.as_deref(),
     };
@@ -233,8 +231,12 @@ fn combine(args: &Args) -> anyhow::Result<()> {
     print(args, &name, &analysis)
 }
 
-/// Prints the analysis of `name` on standard output.
+/// Prints the analysis of `name` on standard output (as JSON with
+/// `--json -`).
 fn print(args: &Args, name: &str, analysis: &Analysis) -> anyhow::Result<()> {
+    if args.json == Some(JsonOut::Stdout) {
+        return to_stdout("writing the analysis", |out| analysis.write_json(out));
+    }
     let report = AnalysisReport {
         name,
         window: args.window.as_deref(),

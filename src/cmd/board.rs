@@ -3,19 +3,19 @@
 //! is the golden model or a firmware core's generated Verilog under
 //! Verilator (`hmtt_firmware::engine`).
 
-use std::fs::File;
-use std::io::BufReader;
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::ValueEnum;
-use hmtt_firmware::engine::{self, write_summary, CoreSpec, RunLine, UnusableCommands};
+use hmtt_firmware::engine::{self, BoardRun, CoreSpec};
 use hmtt_firmware::Board as Core;
 use hmtt_format::geometry::Geometry;
-use hmtt_format::text::parse_list;
-use hmtt_sim::board::{BoardConfig, BoardOptions, DrainRate, MappingText, DEFAULT_CONFIG_BYTES};
+use hmtt_sim::board::{
+    parse_config_bytes, parse_window, BoardConfig, BoardOptions, DrainRate, MappingText,
+    DEFAULT_CONFIG_BYTES,
+};
 
-use crate::shared::{bytes_bar_above, parse_number, quiet, to_stdout, usize_in};
+use crate::shared::{parse_number, quiet, text_input, to_stdout, usize_in};
 
 /// Which engine runs the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -63,7 +63,7 @@ pub struct Args {
     /// Firmware core (ecp5-85f, ice40-hx8k) whose build parameters the run
     /// takes; --engine verilator runs it (default ecp5-85f), the model runs
     /// its exact configuration.
-    #[arg(long, value_parser = parse_core)]
+    #[arg(long)]
     core: Option<Core>,
     /// Verilator's work directory: cached simulators and the run's scratch
     /// (default OUT/verilator).
@@ -73,7 +73,7 @@ pub struct Args {
     /// or rank_bits,bank_bits,row_bits,col_line_bits [default: ddr3-4g, or
     /// the core's].
     #[arg(long)]
-    geometry: Option<String>,
+    geometry: Option<Geometry>,
     /// Address mapping file (TOML, docs/format.md §3), used to find the
     /// config window of --config-base/--config-bytes; linear if absent.
     #[arg(long, value_name = "FILE")]
@@ -83,12 +83,13 @@ pub struct Args {
     config_base: Option<u64>,
     /// Size of the config space in bytes, 64..=1G (it is a few MiB; each of
     /// its lines is checked against the mapping).
-    #[arg(long, value_parser = config_bytes_in_range, default_value_t = DEFAULT_CONFIG_BYTES)]
+    #[arg(long, value_parser = parse_config_bytes, default_value_t = DEFAULT_CONFIG_BYTES)]
     config_bytes: u64,
     /// Config window in DDR coordinates, RANK,ROW_FIRST,ROW_COUNT (overrides
     /// --config-base/--config-bytes/--mapping).
-    #[arg(long, value_name = "RANK,ROW_FIRST,ROW_COUNT", alias = "window")]
-    config_window: Option<String>,
+    #[arg(long, value_name = "RANK,ROW_FIRST,ROW_COUNT", alias = "window",
+          value_parser = parse_window)]
+    config_window: Option<[u32; 3]>,
     /// Ethernet ports the packets are dealt to [default: 3, or the core's].
     #[arg(long)]
     ports: Option<u8>,
@@ -115,7 +116,7 @@ pub struct Args {
     /// Drain rate NUM/DEN words per tick (default: the line rate of --ports
     /// Gigabit Ethernet ports, docs/board.md).
     #[arg(long, value_name = "NUM/DEN")]
-    drain: Option<String>,
+    drain: Option<DrainRate>,
     /// Length of a tick in picoseconds [default: 1250 (DDR3-1600), or the
     /// core's].
     #[arg(long)]
@@ -153,10 +154,6 @@ pub struct Args {
     out: PathBuf,
 }
 
-fn parse_core(s: &str) -> Result<Core, String> {
-    Core::from_name(s).map_err(|e| e.to_string())
-}
-
 /// The firmware core the run takes its build parameters from, if any.
 fn core(args: &Args) -> Option<CoreSpec> {
     engine::core_of_run(args.core, args.engine == EngineArg::Verilator)
@@ -165,26 +162,8 @@ fn core(args: &Args) -> Option<CoreSpec> {
 /// The board's configuration: the options as the library takes them
 /// ([`BoardOptions`]), applied to the core's or board.md's defaults.
 fn config(args: &Args, core: Option<&CoreSpec>) -> anyhow::Result<BoardConfig> {
-    let geometry = args
-        .geometry
-        .as_deref()
-        .map(|g| g.parse::<Geometry>().context("--geometry"))
-        .transpose()?;
-    let drain = args
-        .drain
-        .as_deref()
-        .map(|d| parse_list::<2>("--drain", d).map(|[num, den]| DrainRate { num, den }))
-        .transpose()?;
-    let window = match &args.config_window {
-        Some(w) => {
-            let [rank, first, count] = parse_list::<3>("--config-window", w)?;
-            let n = |v: u64| u32::try_from(v).context("--config-window: number too large");
-            Some([n(rank)?, n(first)?, n(count)?])
-        }
-        None => None,
-    };
     // Read only where the window comes from the config space.
-    let mapping = match (&window, &args.mapping) {
+    let mapping = match (&args.config_window, &args.mapping) {
         (None, Some(p)) => Some(MappingText {
             name: p.display().to_string(),
             text: hmtt_merge::side_files::read_mapping_text(p)?,
@@ -192,14 +171,14 @@ fn config(args: &Args, core: Option<&CoreSpec>) -> anyhow::Result<BoardConfig> {
         _ => None,
     };
     let options = BoardOptions {
-        geometry,
+        geometry: args.geometry,
         ports: args.ports,
         lanes: args.lanes,
         refs_per_clock: args.refs_per_clock,
         fifo_depth: args.fifo_depth,
         max_words: args.max_words,
         idle_flush_ticks: args.idle_flush_ticks,
-        drain,
+        drain: args.drain,
         tick_ps: args.tick_ps,
         board_id: args.board_id,
         tracing_off: args.tracing_off,
@@ -208,7 +187,7 @@ fn config(args: &Args, core: Option<&CoreSpec>) -> anyhow::Result<BoardConfig> {
         stats_share_log2: args.stats_share,
         stats_burst: args.stats_burst,
         stats_off: args.stats_off,
-        window,
+        window: args.config_window,
         mapping,
         config_base: args.config_base,
         config_bytes: args.config_bytes,
@@ -216,59 +195,25 @@ fn config(args: &Args, core: Option<&CoreSpec>) -> anyhow::Result<BoardConfig> {
     Ok(engine::board_config(core, &options)?)
 }
 
-/// `--config-bytes`: a number in 64..=1 GiB.
-fn config_bytes_in_range(s: &str) -> anyhow::Result<u64> {
-    let n = parse_number(s)?;
-    anyhow::ensure!(
-        (64..=1 << 30).contains(&n),
-        "{n} is not in 64..=1G (the config space is a few MiB)"
-    );
-    Ok(n)
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     let core = core(&args);
     let cfg = config(&args, core.as_ref())?;
     let name = args.commands.display().to_string();
     // A bar over the bytes of the command file, for long streams (the
-    // Verilator engine is some thousand times slower than the model);
-    // hidden for stdin, small files and when stderr is no terminal.
+    // Verilator engine is some thousand times slower than the model).
     let bar_from: u64 = match args.engine {
         EngineArg::Model => 64 << 20,
         EngineArg::Verilator => 256 << 10,
     };
-    let mut bar = indicatif::ProgressBar::hidden();
-    let input: Box<dyn std::io::BufRead + Send> = if name == "-" {
-        Box::new(BufReader::with_capacity(1 << 20, std::io::stdin()))
-    } else {
-        let f = File::open(&args.commands).with_context(|| format!("opening {name}"))?;
-        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        bar = bytes_bar_above("board", len, quiet(), bar_from);
-        Box::new(BufReader::with_capacity(1 << 20, bar.wrap_read(f)))
-    };
+    let (input, bar) = text_input(&args.commands, "board", bar_from)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
-    let warn_unusable = |u: UnusableCommands| {
-        if u.any() {
-            tracing::warn!(
-                protocol_errors = u.protocol_errors,
-                unknown = u.unknown,
-                out_of_range = u.out_of_range,
-                "{name}: commands the board could not use (counted, skipped)"
-            );
-        }
-    };
-    let print = |line: RunLine| to_stdout("writing the board summary", |out| write!(out, "{line}"));
-    match (args.engine, core) {
+    let run = match (args.engine, core) {
         (EngineArg::Verilator, Some(core)) => {
-            let work = args
-                .work
-                .clone()
-                .unwrap_or_else(|| args.out.join("verilator"));
-            let spinner = if quiet() {
-                indicatif::ProgressBar::hidden()
-            } else {
-                indicatif::ProgressBar::new_spinner()
+            let work = args.work.clone().unwrap_or(args.out.join("verilator"));
+            let spinner = match quiet() {
+                true => indicatif::ProgressBar::hidden(),
+                false => indicatif::ProgressBar::new_spinner(),
             };
             spinner.set_message(format!(
                 "generating the {} core and building its simulator in {}",
@@ -278,52 +223,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             spinner.enable_steady_tick(std::time::Duration::from_millis(200));
             let simulator = engine::build_simulator(&core, &cfg, &work);
             spinner.finish_and_clear();
-            let run = engine::run_verilator(
-                &core,
-                &cfg,
-                simulator?,
-                input,
-                &name,
-                &args.out,
-                args.start_ns,
-                &work,
-            )?;
-            bar.finish_and_clear();
-            write_summary(&run.summary, &args.out)?;
-            warn_unusable(run.unusable());
-            print(RunLine::Verilator {
-                run: &run,
-                out: &args.out,
-            })?;
-            run.check_sent()?;
+            let (out, start_ns) = (&args.out, args.start_ns);
+            let run =
+                engine::run_verilator(&core, &cfg, simulator?, input, &name, out, start_ns, &work);
+            BoardRun::Verilator(run?)
         }
-        (_, core) => {
-            let summary = engine::run_model(
-                &cfg,
-                core.map(|c| c.board),
-                input,
-                &name,
-                &args.out,
-                args.start_ns,
-            )?;
-            bar.finish_and_clear();
-            let c = &summary.counters;
-            tracing::info!(
-                commands = c.commands,
-                references = c.references,
-                dropped = c.events_dropped,
-                packets = c.packets,
-                "board run done"
-            );
-            warn_unusable(UnusableCommands::of_model(c));
-            write_summary(&summary, &args.out)?;
-            print(RunLine::Model {
-                summary: &summary,
-                out: &args.out,
-            })?;
-        }
-    }
-    Ok(())
+        (_, core) => BoardRun::Model(engine::run_model(
+            &cfg,
+            core.map(|c| c.board),
+            input,
+            &name,
+            &args.out,
+            args.start_ns,
+        )?),
+    };
+    bar.finish_and_clear();
+    run.finish(&name, &args.out)?;
+    let line = run.line(&args.out);
+    to_stdout("writing the board summary", |out| write!(out, "{line}"))?;
+    Ok(run.check_sent()?)
 }
 
 #[cfg(test)]

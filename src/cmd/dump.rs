@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
-use hmtt_format::input::AnyInput;
+use hmtt_format::input::{AnyInput, InputFile};
 use hmtt_format::trace::TraceRecord;
 use hmtt_format::vtrace::{VirtualRecord, VtraceView};
 use hmtt_merge::export::csv::CsvWriter;
@@ -13,7 +13,9 @@ use hmtt_merge::export::table::TableWriter;
 use hmtt_merge::export::{TraceKind, TraceMeta};
 use hmtt_merge::record_blocks::RecordBlocks;
 
-use crate::shared::{non_negative_finite, open_input, to_stdout, with_names_of, TraceBytes};
+use hmtt_merge::side_files::with_names_of;
+
+use crate::shared::{parse_non_negative, to_stdout};
 use hmtt_format::TickLength;
 
 /// Arguments of `hmtt dump`.
@@ -31,10 +33,10 @@ pub struct Args {
     #[arg(long)]
     pub csv: bool,
     /// Start at this time (ns since the boards' tick 0; finite, at least 0).
-    #[arg(long, value_parser = non_negative_finite)]
+    #[arg(long, value_parser = parse_non_negative)]
     pub from_ns: Option<f64>,
     /// Stop before this time (ns; finite, at least 0).
-    #[arg(long, value_parser = non_negative_finite)]
+    #[arg(long, value_parser = parse_non_negative)]
     pub to_ns: Option<f64>,
     /// Only this board.
     #[arg(long)]
@@ -132,8 +134,8 @@ impl<'w> Rows<'w> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let bytes = TraceBytes::open(&args.trace)?;
-    let view = match open_input(&args.trace, &bytes, args.incomplete, true)? {
+    let file = InputFile::open(&args.trace)?;
+    let view = match file.any(args.incomplete.checks(true))? {
         AnyInput::Virtual(view) => return run_virtual(&args, &view),
         AnyInput::Physical(view) => view,
     };

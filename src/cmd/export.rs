@@ -6,13 +6,14 @@ use std::io::BufWriter;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use hmtt_format::archive::AnyTrace;
 use hmtt_format::atomic_file::{refuse_output_over_input, AtomicDir, AtomicFile};
-use hmtt_format::vtrace::VtraceView;
+use hmtt_format::input::{AnyInput, InputFile};
 use hmtt_merge::export::parquet::PartitionedParquetWriter;
 use hmtt_merge::export::{self, ExportError, ExportFormat, ExportOptions};
 
-use crate::shared::{positive_finite, status, usize_in, with_names_of, TraceBytes};
+use hmtt_merge::side_files::with_names_of;
+
+use crate::shared::{parse_positive, status, usize_in};
 
 /// Makes the writer once the trace's description is known.
 type MakeWriter =
@@ -76,10 +77,10 @@ pub struct Args {
     /// perfetto: width of one bandwidth interval in ms of traced time, as
     /// `analyze --interval-ms`: 0.000001 (1 ns) to 1000000, rounded to
     /// whole ns [default: 0.01].
-    #[arg(long, value_name = "MS", value_parser = positive_finite)]
+    #[arg(long, value_name = "MS", value_parser = parse_positive)]
     pub interval_ms: Option<f64>,
     /// The interval in ns: --interval-ms's old spelling, kept for one
-    /// release (shared::RENAMED_OPTIONS).
+    /// release (renamed::RENAMED_OPTIONS).
     #[arg(long, hide = true, conflicts_with = "interval_ms",
           value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
     pub interval_ns: Option<u64>,
@@ -93,7 +94,7 @@ pub struct Args {
     /// this many ms of traced time with records (K: `time_ns` divided by the
     /// window, rounded down), the same schema as the single file's
     /// (docs/format.md §14). Positive and finite, at least 1 ps.
-    #[arg(long, value_name = "MS", value_parser = positive_finite)]
+    #[arg(long, value_name = "MS", value_parser = parse_positive)]
     pub partition_ms: Option<f64>,
     /// Events file for names not stored in the trace.
     #[arg(long)]
@@ -138,7 +139,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Some(ms) => Some((ms * 1e9).round() as u64),
         None => None,
     };
-    let bytes = TraceBytes::open(&args.trace)?;
+    let file = InputFile::open(&args.trace)?;
     let opts = ExportOptions {
         tck_ps: args.tck_ps,
         interval_ns: perfetto_interval_ns(&args)?,
@@ -173,22 +174,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     let start = std::time::Instant::now();
-    let summary = if bytes.as_slice().starts_with(&hmtt_format::vtrace::MAGIC) {
-        let view = VtraceView::new_checked(bytes.as_slice())
-            .with_context(|| format!("{}: not a usable virtual trace", args.trace.display()))?;
-        crate::shared::check_vtrace_input(&args.trace, &view, args.incomplete)?;
-        let names = with_names_of(view.names().clone(), args.events.as_deref())?;
-        export::export_vtrace(&view, names, make)
-    } else {
-        let view = AnyTrace::new_checked(bytes.as_slice()).with_context(|| {
-            format!(
-                "{}: not a usable trace file or archive",
-                args.trace.display()
-            )
-        })?;
-        crate::shared::check_trace_input(&args.trace, &view, args.incomplete, true)?;
-        let names = with_names_of(view.names().clone(), args.events.as_deref())?;
-        export::export_trace(&view, names, make)
+    let input = file.any(args.incomplete.checks(true))?;
+    let names = with_names_of(input.names().clone(), args.events.as_deref())?;
+    let summary = match &input {
+        AnyInput::Virtual(view) => export::export_vtrace(view, names, make),
+        AnyInput::Physical(view) => export::export_trace(view, names, make),
     }
     .with_context(|| {
         format!(

@@ -10,7 +10,9 @@ use hmtt_firmware::tops::TopChoice;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::shared::to_stdout;
+use hmtt_format::atomic_file::write_atomically;
+
+use crate::shared::{to_stdout, JsonOut};
 
 /// Arguments of `hmtt firmware`.
 #[derive(clap::Args)]
@@ -80,9 +82,11 @@ struct BuildArgs {
     /// nextpnr placer seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Print the report as JSON instead of text.
-    #[arg(long)]
-    json: bool,
+    /// Write the report as JSON to this file ("-": standard output,
+    /// instead of the text; a bare --json is its old spelling).
+    #[arg(long, value_name = "FILE|-", num_args = 0..=1, default_missing_value = "-",
+          value_parser = JsonOut::parse)]
+    json: Option<JsonOut>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -121,8 +125,11 @@ struct ReportArgs {
     board: BoardArg,
     #[arg(short, long, default_value = "build/firmware")]
     out: PathBuf,
-    #[arg(long)]
-    json: bool,
+    /// Write the report as JSON to this file ("-": standard output,
+    /// instead of the text; a bare --json is its old spelling).
+    #[arg(long, value_name = "FILE|-", num_args = 0..=1, default_missing_value = "-",
+          value_parser = JsonOut::parse)]
+    json: Option<JsonOut>,
     /// JSON-lines fmax history to compare against.
     #[arg(long)]
     history: Option<PathBuf>,
@@ -151,20 +158,23 @@ fn build(a: BuildArgs) -> anyhow::Result<()> {
         TopArg::FlowProbe => TopChoice::FlowProbe,
     };
     let report = flow::build(&options).with_context(|| format!("building {board}"))?;
-    print_report(&report, a.json)?;
+    print_report(&report, a.json.as_ref())?;
     if !report.pass {
         anyhow::bail!("{board}: a required clock is not met (see the report above)");
     }
     Ok(())
 }
 
-fn print_report(report: &BuildReport, json: bool) -> anyhow::Result<()> {
-    to_stdout("writing the report", |out| {
-        if json {
-            writeln!(out, "{}", report.to_json())
-        } else {
-            write!(out, "{}", report.to_text())
-        }
+/// Prints the report, as JSON with `--json -`; `--json FILE` writes the
+/// JSON there too.
+fn print_report(report: &BuildReport, json: Option<&JsonOut>) -> anyhow::Result<()> {
+    if let Some(path) = json.and_then(JsonOut::file) {
+        write_atomically(path, format!("{}\n", report.to_json()).as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    to_stdout("writing the report", |out| match json {
+        Some(JsonOut::Stdout) => writeln!(out, "{}", report.to_json()),
+        _ => write!(out, "{}", report.to_text()),
     })
 }
 
@@ -204,7 +214,7 @@ fn report_cmd(a: ReportArgs) -> anyhow::Result<()> {
     let board: Board = a.board.into();
     let path = report_path(board, &a.out);
     let report = BuildReport::load(&path)?;
-    print_report(&report, a.json)?;
+    print_report(&report, a.json.as_ref())?;
     if let Some(history_path) = a.history {
         let text = match std::fs::read_to_string(&history_path) {
             Ok(t) => t,

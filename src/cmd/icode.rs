@@ -8,7 +8,7 @@ use hmtt_format::config::{ConfigWindow, InnerCommand};
 use hmtt_format::geometry::Geometry;
 use hmtt_icode::{Access, ConfigSpace, EventRegistry};
 
-use crate::shared::{load_mapping, parse_number, to_stdout};
+use crate::shared::{parse_number, to_stdout};
 
 /// Arguments of `hmtt icode`.
 #[derive(clap::Args)]
@@ -86,7 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     if let Some(path) = &args.mapping {
-        let mapping = load_mapping(path, args.geometry)?;
+        let mapping = hmtt_merge::side_files::read_mapping(path, args.geometry)?;
         let window = ConfigWindow::top_of_memory(&args.geometry, space.size())
             .context("the configuration space as a window at the top of memory")?;
         space = space.with_mapping(mapping, window);

@@ -7,7 +7,7 @@ use std::time::Duration;
 use hmtt_icode::drain::{self, StopWhen};
 use hmtt_icode::ConfigSpace;
 
-use crate::shared::{non_negative_finite, status};
+use crate::shared::{parse_non_negative, status};
 
 /// Arguments of `hmtt log`.
 #[derive(clap::Args)]
@@ -38,7 +38,7 @@ pub struct Args {
     #[arg(long)]
     pub count: Option<u64>,
     /// Stop after this many seconds (finite, at least 0).
-    #[arg(long, value_parser = non_negative_finite)]
+    #[arg(long, value_parser = parse_non_negative)]
     pub seconds: Option<f64>,
 }
 

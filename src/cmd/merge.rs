@@ -7,13 +7,14 @@ use hmtt_merge::board_statistics::{keep_statistics, StatsKept};
 use hmtt_merge::input::DEFAULT_MAX_START_SKEW_NS;
 use hmtt_merge::merge::decode_threads_pay_off;
 use hmtt_merge::reassemble::DEFAULT_REORDER_DEPTH;
+use hmtt_merge::side_files::read_names;
 use hmtt_merge::{
     merge_to_archive, merge_to_trace, CaptureSet, MergeError, MergeOptions, MergeReport,
 };
 
 use crate::cmd::pack::ArchiveArgs;
 
-use crate::shared::{bytes_bar, load_names, non_negative_finite, quiet, to_stdout, usize_in};
+use crate::shared::{bytes_bar, parse_non_negative, quiet, to_stdout, usize_in};
 
 /// Exit status of a merge that wrote its trace but rejected some input
 /// (2 is clap's for a wrong command line).
@@ -64,7 +65,7 @@ pub struct Args {
     /// Largest spread of the capture files' start times (seconds) in one
     /// run, finite and at least 0.
     #[arg(long, default_value_t = DEFAULT_MAX_START_SKEW_NS as f64 / 1e9,
-          value_parser = non_negative_finite)]
+          value_parser = parse_non_negative)]
     pub max_start_skew: f64,
     /// Decode each board in a thread of its own: `auto` does when the
     /// machine has a core for each board and one for the merge (otherwise
@@ -118,7 +119,7 @@ fn name_the_mapping_file(e: MergeError, mapping: Option<&Path>) -> anyhow::Error
 fn merge_files(args: &Args) -> anyhow::Result<(MergeReport, StatsKept)> {
     refuse_output_over_input(&args.out, merge_inputs(args).iter().map(PathBuf::as_path))?;
     let set = CaptureSet::open(&args.inputs, (args.max_start_skew * 1e9) as u64)?;
-    let names = load_names(args.events.as_deref(), &args.inputs)?;
+    let names = read_names(args.events.as_deref(), &args.inputs)?;
     let mapping_toml = match &args.mapping {
         Some(p) => Some(hmtt_merge::side_files::read_mapping_text(p)?),
         None => None,
@@ -129,7 +130,7 @@ fn merge_files(args: &Args) -> anyhow::Result<(MergeReport, StatsKept)> {
         interleave_shift: args.interleave_shift,
         decode_threads: args.decode_threads.wanted(set.boards.len()),
     };
-    let bar = bytes_bar("merging", set.total_bytes(), quiet());
+    let bar = bytes_bar("merging", set.total_bytes(), quiet(), 64 << 20);
     let progress = &mut |done| bar.set_position(done);
     let merged = if args.writes_archive() {
         merge_to_archive(

@@ -5,11 +5,12 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use hmtt_format::archive::{self, ArchiveOptions, ArchiveView};
+use hmtt_format::archive::{self, ArchiveOptions};
 use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
-use hmtt_format::trace::TraceView;
 
-use crate::shared::{to_stdout, TraceBytes};
+use hmtt_format::input::InputFile;
+
+use crate::shared::to_stdout;
 
 /// Arguments of `hmtt pack`.
 #[derive(clap::Args)]
@@ -85,19 +86,11 @@ fn commit(out: AtomicFile, w: BufWriter<std::fs::File>, what: &str) -> anyhow::R
 
 pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
     refuse_output_over_input(&args.out, [args.trace.as_path()])?;
-    let bytes = TraceBytes::open(&args.trace)?;
+    let file = InputFile::open(&args.trace)?;
     let start = std::time::Instant::now();
-    let view = TraceView::new_checked(bytes.as_slice())
-        .with_context(|| format!("{}: not a usable trace file", args.trace.display()))?;
-    crate::shared::check_input(
-        &args.trace,
-        "trace",
-        &view.header().common,
-        args.incomplete,
-        false,
-    )?;
+    file.trace(args.incomplete.checks(false))?;
     let (out, w) = create(&args.out)?;
-    let (w, s) = archive::pack(bytes.as_slice(), w, args.archive.options()).with_context(|| {
+    let (w, s) = archive::pack(file.bytes(), w, args.archive.options()).with_context(|| {
         format!(
             "packing {} into {}",
             args.trace.display(),
@@ -114,7 +107,7 @@ pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
         s.blocks,
         s.bytes,
         s.bytes as f64 * 8.0 / s.records.max(1) as f64,
-        bytes.as_slice().len() as f64 / s.bytes.max(1) as f64,
+        file.bytes().len() as f64 / s.bytes.max(1) as f64,
         secs,
         s.records as f64 / 1e6 / secs.max(1e-9)
     )
@@ -124,9 +117,8 @@ pub fn run_pack(args: PackArgs) -> anyhow::Result<()> {
 
 pub fn run_unpack(args: UnpackArgs) -> anyhow::Result<()> {
     refuse_output_over_input(&args.out, [args.archive.as_path()])?;
-    let bytes = TraceBytes::open(&args.archive)?;
-    let view = ArchiveView::new_checked(bytes.as_slice())
-        .with_context(|| format!("{}: not a usable trace archive", args.archive.display()))?;
+    let file = InputFile::open(&args.archive)?;
+    let view = file.archive()?;
     let start = std::time::Instant::now();
     let (out, mut w) = create(&args.out)?;
     let n = match archive::unpack(&view, &mut w) {

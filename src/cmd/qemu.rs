@@ -54,8 +54,8 @@ pub struct Args {
     /// Last-level cache model on or off.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     pub cache: OnOff,
-    #[arg(long, default_value = "2M")]
-    pub cache_size: String,
+    #[arg(long, default_value = "2M", value_parser = parse_size)]
+    pub cache_size: u64,
     #[arg(long, default_value_t = 16)]
     pub ways: u32,
     /// fcfs or frfcfs (fcfs keeps the references in program order).
@@ -70,8 +70,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     pub send: Vec<String>,
     /// Guest RAM (at most 2G).
-    #[arg(long, default_value = "512M")]
-    pub memory: String,
+    #[arg(long, default_value = "512M", value_parser = parse_size)]
+    pub memory: u64,
     /// vCPUs of the guest (1 to 64). QEMU runs them on one thread, one at
     /// a time (-accel tcg,thread=single), so the trace holds every vCPU's
     /// accesses in one order, the order they ran in.
@@ -96,7 +96,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     guest.adds = a.add.clone();
     guest.modules = a.modules.clone();
     guest.devices = a.devices.clone();
-    guest.memory_bytes = parse_size(&a.memory)?;
+    guest.memory_bytes = a.memory;
     guest.vcpus = a.smp;
     guest.log_records = a.log_records;
     guest.timeout = Duration::from_secs(a.timeout);
@@ -113,7 +113,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut cfg = SimConfig::default().starting_now();
     cfg.cache = match a.cache {
         OnOff::On => Some(CacheConfig {
-            size_bytes: parse_size(&a.cache_size)?,
+            size_bytes: a.cache_size,
             ways: a.ways,
         }),
         OnOff::Off => None,

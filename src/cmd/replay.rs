@@ -19,9 +19,10 @@ use hmtt_merge::replay::{
     RecordSource, ReplayFilter, ReplayOutput, ReplaySummary, Replayer, VtraceWriter,
 };
 
-use crate::shared::{
-    is_closed_pipe, open_physical, percentage, status, with_names_of, Stdout, TraceBytes,
-};
+use hmtt_format::input::InputFile;
+use hmtt_merge::side_files::with_names_of;
+
+use crate::shared::{is_closed_pipe, parse_percentage, status, Stdout};
 
 /// Arguments of `hmtt replay`.
 #[derive(clap::Args)]
@@ -70,7 +71,7 @@ pub struct Args {
     /// several processes map is certain). The kernel's references to its
     /// own memory, and any to frames no traced process maps, are not
     /// counted (the report gives them as unmapped).
-    #[arg(long, value_name = "PERCENT", value_parser = percentage)]
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percentage)]
     pub max_unattributed: Option<f64>,
 }
 
@@ -79,8 +80,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for out in [&args.out, &args.csv].into_iter().flatten() {
         refuse_output_over_input(out, inputs.iter().flatten().map(|p| p.as_path()))?;
     }
-    let bytes = TraceBytes::open(&args.trace)?;
-    let view = open_physical(&args.trace, &bytes, "replay", args.incomplete, true)?;
+    let file = InputFile::open(&args.trace)?;
+    let view = file.physical("replay", args.incomplete.checks(true))?;
     let log_bytes = hmtt_merge::side_files::read_log(&args.log)?;
     let image = hmtt_format::klog::read_image(&log_bytes).map_err(|(i, e)| match i {
         Some(i) => anyhow::anyhow!("{}: record {i}: {e}", args.log.display()),

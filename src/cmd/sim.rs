@@ -1,41 +1,21 @@
 //! `hmtt sim`: run the simulated traced machine and its boards, write the
 //! outputs (docs/format.md §10) and/or send the packets over UDP.
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use hmtt_format::text::parse_size;
 use hmtt_format::Geometry;
+use hmtt_merge::side_files::read_mapping;
 use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::dram::{Scheduler, Timing};
 use hmtt_sim::machine::SimConfig;
-use hmtt_sim::report::{Checks, RunCounts, Sent};
+use hmtt_sim::report::{Sent, SimReport};
 use hmtt_sim::send::{resolve, UdpSink};
 use hmtt_sim::stream::{run_streamed, PacketSink, StreamOutputs};
-use hmtt_sim::workload::{read_trace_opts, TraceFormat, Workload, WorkloadKind};
+use hmtt_sim::workload::{TraceFormatChoice, Workload, WorkloadKind, WorkloadSpec};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::shared::{load_mapping, positive_finite, to_stdout, usize_in, OnOff};
-
-/// `--trace-format`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
-pub enum TraceFormatArg {
-    /// Guessed from the first record line.
-    Auto,
-    /// `R|W <address> [size] [pid]` lines.
-    Rw,
-    /// Valgrind lackey output.
-    Lackey,
-}
-
-impl TraceFormatArg {
-    fn format(self) -> Option<TraceFormat> {
-        match self {
-            TraceFormatArg::Auto => None,
-            TraceFormatArg::Rw => Some(TraceFormat::ReadWrite),
-            TraceFormatArg::Lackey => Some(TraceFormat::Lackey),
-        }
-    }
-}
+use crate::shared::{parse_positive, to_stdout, usize_in, OnOff, WorkloadSize};
 
 /// Arguments of `hmtt sim` (boxed: they are many, and the subcommand enum
 /// stays small).
@@ -56,17 +36,8 @@ pub struct Args {
 pub struct SimArgs {
     #[arg(long, value_enum, default_value_t = WorkloadKind::SeqRead)]
     pub workload: WorkloadKind,
-    /// Workload size: bytes for the micro-benchmarks (K/M/G suffixes),
-    /// elements for quicksort, transfers for dma, buffer bytes for mix; at
-    /// most 1T.
-    #[arg(long)]
-    pub n: Option<String>,
-    /// Bytes per reference.
-    #[arg(long, default_value = "64")]
-    pub unit: String,
-    /// Distance between references of `strided`.
-    #[arg(long, default_value = "4096")]
-    pub stride: String,
+    #[command(flatten)]
+    pub size: WorkloadSize,
     /// Run this many copies of the workload as interleaved processes
     /// (1..=65536).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=65_536))]
@@ -86,8 +57,8 @@ pub struct SimArgs {
     #[arg(long)]
     pub trace: Option<PathBuf>,
     /// Trace file format.
-    #[arg(long, value_enum, default_value_t = TraceFormatArg::Auto)]
-    pub trace_format: TraceFormatArg,
+    #[arg(long, value_enum, default_value_t = TraceFormatChoice::Auto)]
+    pub trace_format: TraceFormatChoice,
     /// Keep lackey's instruction fetches (`I` lines) as reads.
     #[arg(long)]
     pub instructions: bool,
@@ -96,8 +67,8 @@ pub struct SimArgs {
     /// Last-level cache on or off (off: the paper's cache-disabled mode).
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     pub cache: OnOff,
-    #[arg(long, default_value = "2M")]
-    pub cache_size: String,
+    #[arg(long, default_value = "2M", value_parser = parse_size)]
+    pub cache_size: u64,
     #[arg(long, default_value_t = 16)]
     pub ways: u32,
     /// DIMM geometry per channel: a preset or rank,bank,row,col_line bits.
@@ -162,34 +133,20 @@ pub struct SimArgs {
     pub send: Vec<String>,
     /// Aggregate send rate in Gb/s of packet bytes, positive and finite;
     /// default as fast as possible.
-    #[arg(long, value_parser = positive_finite)]
+    #[arg(long, value_parser = parse_positive)]
     pub rate: Option<f64>,
 }
 
-/// The largest `--n`.
-const MAX_WORKLOAD_SIZE: u64 = 1 << 40;
-
 fn workload(a: &SimArgs) -> anyhow::Result<Workload> {
-    let unit = parse_size(&a.unit)?;
-    let unit = u32::try_from(unit).context("--unit is too large")?;
-    let stride = parse_size(&a.stride)?;
-    let n = a.n.as_deref().map(parse_size).transpose()?;
-    // A workload's buffers are laid out in a 64-bit virtual address space,
-    // round after round: a size near 2^64 does not fit.
-    if let Some(n) = n.filter(|&n| n > MAX_WORKLOAD_SIZE) {
-        bail!("--n {n} is more than {MAX_WORKLOAD_SIZE} (1T)");
-    }
-    let w = match a.workload {
-        WorkloadKind::Trace => {
-            let path = a
-                .trace
-                .as_ref()
-                .context("--workload trace needs --trace FILE")?;
-            read_trace_opts(path, a.trace_format.format(), a.instructions)?
-        }
-        kind => Workload::of_kind(kind, n.unwrap_or(kind.default_size()), unit, stride)?,
+    let spec = WorkloadSpec {
+        trace: a.trace.as_deref(),
+        trace_format: a.trace_format.format(),
+        instructions: a.instructions,
+        ..a.size.spec(a.workload, a.workload.default_size())
     };
-    Ok(w.rounds(a.rounds)
+    Ok(spec
+        .build()?
+        .rounds(a.rounds)
         .processes(a.processes, a.quantum)
         .with_dma(a.dma, a.quantum))
 }
@@ -200,7 +157,7 @@ fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
     cfg.geometry = geometry;
     cfg.cache = match a.cache {
         OnOff::On => Some(CacheConfig {
-            size_bytes: parse_size(&a.cache_size)?,
+            size_bytes: a.cache_size,
             ways: a.ways,
         }),
         OnOff::Off => None,
@@ -208,7 +165,7 @@ fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
     cfg.mapping = a
         .mapping
         .as_deref()
-        .map(|p| load_mapping(p, geometry))
+        .map(|p| read_mapping(p, geometry))
         .transpose()?;
     cfg.controller.timing = a.speed;
     cfg.controller.scheduler = a.scheduler;
@@ -253,26 +210,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let run = run_streamed(cfg, outputs)?;
     let secs = start.elapsed().as_secs_f64();
-    to_stdout("writing the run summary", |out| {
-        write!(
-            out,
-            "{}",
-            RunCounts {
-                summary: &run.summary,
-                seconds: secs
-            }
-        )?;
-        if let Some(dir) = &args.out {
-            writeln!(out, "wrote {}", dir.display())?;
-        }
-        if let Some(sink) = &sink {
-            let sent = Sent {
-                stats: sink.stats(),
-                seconds: sink.seconds(),
-            };
-            write!(out, "{sent}")?;
-        }
-        write!(out, "{}", Checks(&run))
-    })?;
+    let report = SimReport {
+        run: &run,
+        seconds: secs,
+        out: args.out.as_deref(),
+        sent: sink.as_ref().map(|sink| Sent {
+            stats: sink.stats(),
+            seconds: sink.seconds(),
+        }),
+    };
+    to_stdout("writing the run summary", |out| write!(out, "{report}"))?;
     Ok(run.check_timing()?)
 }

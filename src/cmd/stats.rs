@@ -7,7 +7,9 @@ use anyhow::Context;
 use hmtt_merge::board_statistics::{read_statistics, side_file_path};
 use hmtt_merge::stats::{StatsReport, TraceStats};
 
-use crate::shared::{open_physical, positive_finite, tick_length, to_stdout, usize_in, TraceBytes};
+use hmtt_format::input::InputFile;
+
+use crate::shared::{parse_positive, to_stdout, usize_in};
 
 /// Arguments of `hmtt stats`.
 #[derive(clap::Args)]
@@ -17,7 +19,7 @@ pub struct Args {
     pub trace: PathBuf,
     /// Length of one bandwidth interval in milliseconds of traced time,
     /// positive and finite.
-    #[arg(long, default_value_t = 1.0, value_parser = positive_finite)]
+    #[arg(long, default_value_t = 1.0, value_parser = parse_positive)]
     pub interval_ms: f64,
     /// Most intervals to print (the rest are summed up), 1..=1048576.
     #[arg(long, default_value_t = 20, value_parser = usize_in(1, 1 << 20))]
@@ -27,9 +29,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let bytes = TraceBytes::open(&args.trace)?;
-    let view = open_physical(&args.trace, &bytes, "stats", args.incomplete, true)?;
-    let tick = tick_length(&args.trace, "trace", &view.header().common)?;
+    let file = InputFile::open(&args.trace)?;
+    let view = file.physical("stats", args.incomplete.checks(true))?;
+    let tick = file.tick_length("trace", &view.header().common)?;
     let mut stats = TraceStats::new(tick.ticks_in_ns(args.interval_ms * 1e6), args.max_rows);
     for r in view.records() {
         stats.add(&r.with_context(|| format!("reading {}", args.trace.display()))?);

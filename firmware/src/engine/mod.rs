@@ -31,7 +31,7 @@ use crate::board::Board;
 use crate::error::FirmwareError;
 
 pub use self::core::CoreSpec;
-pub use outcome::{write_summary, RunLine, UnusableCommands};
+pub use outcome::{write_summary, BoardRun, RunLine, UnusableCommands};
 pub use simulate::HardwareRun;
 pub use summary::MeasuredCounters;
 pub use verilator::Simulator;

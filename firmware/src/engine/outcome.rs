@@ -80,6 +80,69 @@ impl VerilatorRun {
     }
 }
 
+/// A finished run of either engine.
+#[derive(Debug)]
+pub enum BoardRun {
+    Model(RunSummary),
+    Verilator(VerilatorRun),
+}
+
+impl BoardRun {
+    /// The commands the board could not use.
+    pub fn unusable(&self) -> UnusableCommands {
+        match self {
+            BoardRun::Model(s) => UnusableCommands::of_model(&s.counters),
+            BoardRun::Verilator(run) => run.unusable(),
+        }
+    }
+
+    /// Writes the summary into the output directory `out`
+    /// ([`write_summary`]) and warns of the commands of `source_name` the
+    /// board could not use.
+    pub fn finish(&self, source_name: &str, out: &Path) -> Result<PathBuf, EngineError> {
+        if let BoardRun::Model(s) = self {
+            let c = &s.counters;
+            tracing::info!(
+                commands = c.commands,
+                references = c.references,
+                dropped = c.events_dropped,
+                packets = c.packets,
+                "board run done"
+            );
+        }
+        let u = self.unusable();
+        if u.any() {
+            tracing::warn!(
+                protocol_errors = u.protocol_errors,
+                unknown = u.unknown,
+                out_of_range = u.out_of_range,
+                "{source_name}: commands the board could not use (counted, skipped)"
+            );
+        }
+        match self {
+            BoardRun::Model(s) => write_summary(s, out),
+            BoardRun::Verilator(run) => write_summary(&run.summary, out),
+        }
+    }
+
+    /// The run's line of figures; `out` is the output directory as given.
+    pub fn line<'a>(&'a self, out: &'a Path) -> RunLine<'a> {
+        match self {
+            BoardRun::Model(summary) => RunLine::Model { summary, out },
+            BoardRun::Verilator(run) => RunLine::Verilator { run, out },
+        }
+    }
+
+    /// Fails when packets never left the ports (the Verilator engine's
+    /// [`VerilatorRun::check_sent`]; the model sends every one).
+    pub fn check_sent(&self) -> Result<(), EngineError> {
+        match self {
+            BoardRun::Model(_) => Ok(()),
+            BoardRun::Verilator(run) => run.check_sent(),
+        }
+    }
+}
+
 /// A run's figures in one line, as `hmtt board` prints them (its
 /// [`fmt::Display`]); `out` is the output directory as given.
 #[derive(Debug, Clone, Copy)]
@@ -131,5 +194,39 @@ impl fmt::Display for RunLine<'_> {
                 )
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hmtt_sim::board::BoardOptions;
+
+    #[test]
+    fn a_model_run_writes_its_summary_warns_and_prints_its_line() {
+        let out = std::env::temp_dir().join(format!("hmtt-board-run-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        let cfg = super::super::board_config(None, &BoardOptions::default()).unwrap();
+        let mut text = String::from("0 ACT 0 1 0x55\n");
+        for i in 0..20u64 {
+            text.push_str(&format!("{} RD 0 1 {}\n", 5 + i * 7, i * 8));
+        }
+        text.push_str("200 BOGUS 0 0 0\n");
+        let input = Box::new(std::io::Cursor::new(text.into_bytes()));
+        let summary = super::super::run_model(&cfg, None, input, "cmds", &out, 0).unwrap();
+        let run = BoardRun::Model(summary);
+        assert_eq!(run.unusable().unknown, 1);
+        let path = run.finish("cmds", &out).unwrap();
+        assert_eq!(path, out.join("board0-summary.json"));
+        let json = std::fs::read_to_string(&path).unwrap();
+        assert!(json.contains("\"references\": 20"), "{json}");
+        let line = run.line(Path::new("o")).to_string();
+        assert!(
+            line.starts_with("22 commands, 20 references, 0 events dropped"),
+            "{line}"
+        );
+        assert!(line.ends_with("ports -> o\n"), "{line}");
+        run.check_sent().unwrap();
+        std::fs::remove_dir_all(&out).unwrap();
     }
 }

@@ -8,12 +8,10 @@ use super::{parse_number, NotANumber};
 pub enum GivenError {
     #[error("size '{text}': unknown suffix '{suffix}' (K, M or G)")]
     UnknownSuffix { text: String, suffix: char },
-    #[error("size '{text}'")]
-    SizeNumber {
-        text: String,
-        #[source]
-        source: NotANumber,
-    },
+    // The number's error is in the message, not a source: clap, which
+    // parses sizes and lists given as options, shows the message alone.
+    #[error("size '{text}': {number}")]
+    SizeNumber { text: String, number: NotANumber },
     #[error("size '{0}' is too large")]
     SizeTooLarge(String),
     #[error("{what} '{text}': expected {count} numbers")]
@@ -22,18 +20,22 @@ pub enum GivenError {
         text: String,
         count: usize,
     },
-    #[error("{what}")]
-    ListNumber {
-        what: String,
-        #[source]
-        source: NotANumber,
-    },
+    #[error("{what}: {number}")]
+    ListNumber { what: String, number: NotANumber },
     #[error("'{0}' is not a range LO..HI")]
     NotARange(String),
     #[error("range '{0}' is empty")]
     EmptyRange(String),
     #[error(transparent)]
     Number(#[from] NotANumber),
+    #[error("'{0}' is not a number")]
+    NotAReal(String),
+    #[error("'{0}' is not a positive, finite number")]
+    NotPositive(String),
+    #[error("'{0}' is not a finite number of at least 0")]
+    Negative(String),
+    #[error("'{0}' is not a percentage (0 to 100)")]
+    NotAPercentage(String),
 }
 
 /// A size: a number with an optional K, M or G suffix (powers of 1024),
@@ -62,12 +64,44 @@ pub fn parse_size(s: &str) -> Result<u64, GivenError> {
         }
         _ => (t, 1),
     };
-    let n = parse_number(num).map_err(|source| GivenError::SizeNumber {
+    let n = parse_number(num).map_err(|number| GivenError::SizeNumber {
         text: s.to_string(),
-        source,
+        number,
     })?;
     n.checked_mul(mul)
         .ok_or_else(|| GivenError::SizeTooLarge(s.to_string()))
+}
+
+/// A real number that `accept`s, or else the error `refused` makes.
+fn parse_real(
+    s: &str,
+    accept: impl Fn(f64) -> bool,
+    refused: fn(String) -> GivenError,
+) -> Result<f64, GivenError> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if accept(x) => Ok(x),
+        Ok(_) => Err(refused(s.to_string())),
+        Err(_) => Err(GivenError::NotAReal(s.to_string())),
+    }
+}
+
+/// A number greater than 0 and finite (`--interval-ms 0.5`).
+pub fn parse_positive(s: &str) -> Result<f64, GivenError> {
+    parse_real(s, |x| x.is_finite() && x > 0.0, GivenError::NotPositive)
+}
+
+/// A number of at least 0, finite (`--from-ns 0`).
+pub fn parse_non_negative(s: &str) -> Result<f64, GivenError> {
+    parse_real(s, |x| x.is_finite() && x >= 0.0, GivenError::Negative)
+}
+
+/// A percentage, 0 to 100.
+pub fn parse_percentage(s: &str) -> Result<f64, GivenError> {
+    parse_real(
+        s,
+        |x| (0.0..=100.0).contains(&x),
+        GivenError::NotAPercentage,
+    )
 }
 
 /// `N` numbers separated by `,` or `/` (`1/7`, `3,100,2`), given as
@@ -83,9 +117,9 @@ pub fn parse_list<const N: usize>(what: &str, s: &str) -> Result<[u64; N], Given
     }
     let mut out = [0u64; N];
     for (o, p) in out.iter_mut().zip(parts) {
-        *o = parse_number(p).map_err(|source| GivenError::ListNumber {
+        *o = parse_number(p).map_err(|number| GivenError::ListNumber {
             what: what.to_string(),
-            source,
+            number,
         })?;
     }
     Ok(out)
@@ -108,6 +142,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn real_numbers_in_their_ranges() {
+        assert_eq!(parse_positive(" 0.5").unwrap(), 0.5);
+        for bad in ["0", "-1", "nan", "inf"] {
+            assert_eq!(
+                parse_positive(bad).unwrap_err().to_string(),
+                format!("'{bad}' is not a positive, finite number")
+            );
+        }
+        assert_eq!(
+            parse_positive("x").unwrap_err(),
+            GivenError::NotAReal("x".into())
+        );
+        assert_eq!(parse_non_negative("0").unwrap(), 0.0);
+        assert!(matches!(
+            parse_non_negative("-0.1"),
+            Err(GivenError::Negative(_))
+        ));
+        assert!(parse_non_negative("inf").is_err());
+        assert_eq!(parse_percentage("100").unwrap(), 100.0);
+        assert!(matches!(
+            parse_percentage("100.5"),
+            Err(GivenError::NotAPercentage(_))
+        ));
+        assert!(parse_percentage("nan").is_err());
+    }
+
+    #[test]
     fn sizes_lists_and_ranges() {
         assert_eq!(parse_size("123").unwrap(), 123);
         assert_eq!(parse_size("4K").unwrap(), 4096);
@@ -123,6 +184,10 @@ mod tests {
             Err(GivenError::SizeNumber { .. })
         ));
         assert_eq!(
+            parse_size("0xZZ").unwrap_err().to_string(),
+            "size '0xZZ': '0xZZ' is not a number (decimal or 0x hexadecimal)"
+        );
+        assert_eq!(
             parse_size("99999999999G"),
             Err(GivenError::SizeTooLarge("99999999999G".into()))
         );
@@ -134,6 +199,12 @@ mod tests {
             parse_list::<2>("--drain", "1/x"),
             Err(GivenError::ListNumber { .. })
         ));
+        assert_eq!(
+            parse_list::<2>("drain rate", "1/x")
+                .unwrap_err()
+                .to_string(),
+            "drain rate: 'x' is not a number (decimal or 0x hexadecimal)"
+        );
         assert_eq!(parse_range("0x10..0x20").unwrap(), (16, 32));
         assert_eq!(
             parse_range("5..5"),

@@ -60,6 +60,13 @@ impl AnalysisOutputs<'_> {
 }
 
 impl Analysis {
+    /// Writes every figure as pretty JSON to `w`, with a final newline
+    /// (`hmtt analyze --json -`).
+    pub fn write_json(&self, mut w: impl Write) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut w, self)?;
+        writeln!(w)
+    }
+
     /// Writes every figure as pretty JSON to `path`, renamed into place
     /// once whole.
     pub fn write_json_file(&self, path: &Path) -> Result<(), OutputFileError> {

@@ -61,6 +61,15 @@ impl DrainRate {
     }
 }
 
+/// `NUM/DEN` (or `NUM,DEN`), as `hmtt board --drain` takes it.
+impl std::str::FromStr for DrainRate {
+    type Err = hmtt_format::text::GivenError;
+    fn from_str(s: &str) -> Result<DrainRate, Self::Err> {
+        let [num, den] = hmtt_format::text::parse_list::<2>("drain rate", s)?;
+        Ok(DrainRate { num, den })
+    }
+}
+
 /// Everything the board is built with (board.md "Defaults").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoardConfig {

@@ -68,7 +68,9 @@ pub use cu::{ConfigUnit, CuOutcome, Mode};
 pub use dsmu::{Dsmu, DsmuOutcome, Reference};
 pub use fifo::{Pusher, TxFifo};
 pub use limit::{Admission, RefLimit};
-pub use options::{BaseConfig, BoardOptions, MappingText, OptionsError};
+pub use options::{
+    parse_config_bytes, parse_window, BaseConfig, BoardOptions, MappingText, OptionsError,
+};
 pub use packetizer::{BoardPacket, CloseReason, Packetizer, PacketizerCounters};
 pub use probe::{ClockActivity, Probe};
 pub use statistics::{StatisticUnit, StatsConfig, StatsCounters};

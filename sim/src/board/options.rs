@@ -6,6 +6,7 @@
 use hmtt_format::config::{ConfigWindow, WindowError};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::mapping::{AddressMapping, MappingError};
+use hmtt_format::text::{parse_list, parse_number, GivenError, NotANumber};
 
 use super::config::{BoardConfig, DrainRate, DEFAULT_CONFIG_BYTES, DEFAULT_REFS_PER_CLOCK};
 use super::output::{window_for_range, RangeError};
@@ -108,6 +109,35 @@ pub enum OptionsError {
     ConfigBytesTooLarge,
     #[error("config space")]
     ConfigSpace(#[source] RangeError),
+    #[error(transparent)]
+    Given(#[from] GivenError),
+    #[error("config window: {0} is too large")]
+    WindowNumberTooLarge(u64),
+    #[error(transparent)]
+    Number(#[from] NotANumber),
+    #[error("{0} is not in 64..=1G (the config space is a few MiB)")]
+    ConfigBytesRange(u64),
+}
+
+/// A config window in DDR coordinates as given, `RANK,ROW_FIRST,ROW_COUNT`
+/// ([`BoardOptions::window`]).
+pub fn parse_window(s: &str) -> Result<[u32; 3], OptionsError> {
+    let numbers = parse_list::<3>("config window", s)?;
+    let mut window = [0u32; 3];
+    for (w, n) in window.iter_mut().zip(numbers) {
+        *w = u32::try_from(n).map_err(|_| OptionsError::WindowNumberTooLarge(n))?;
+    }
+    Ok(window)
+}
+
+/// The size of a config space as given ([`BoardOptions::config_bytes`]):
+/// 64 bytes to 1 GiB.
+pub fn parse_config_bytes(s: &str) -> Result<u64, OptionsError> {
+    let n = parse_number(s)?;
+    if !(64..=1 << 30).contains(&n) {
+        return Err(OptionsError::ConfigBytesRange(n));
+    }
+    Ok(n)
 }
 
 impl BoardOptions {
@@ -202,6 +232,28 @@ impl BoardOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_sizes_and_drains_as_given() {
+        assert_eq!(parse_window("3,100,2").unwrap(), [3, 100, 2]);
+        assert!(matches!(
+            parse_window("0,4294967296,1"),
+            Err(OptionsError::WindowNumberTooLarge(4_294_967_296))
+        ));
+        assert!(matches!(parse_window("1,2"), Err(OptionsError::Given(_))));
+        assert_eq!(parse_config_bytes("0x800000").unwrap(), 8 << 20);
+        assert_eq!(parse_config_bytes("64").unwrap(), 64);
+        assert_eq!(
+            parse_config_bytes("63").unwrap_err().to_string(),
+            "63 is not in 64..=1G (the config space is a few MiB)"
+        );
+        assert!(parse_config_bytes(&(1u64 << 30 | 1).to_string()).is_err());
+        assert_eq!(
+            "1/7".parse::<DrainRate>().unwrap(),
+            DrainRate { num: 1, den: 7 }
+        );
+        assert!("1/x".parse::<DrainRate>().is_err());
+    }
 
     fn apply(o: BoardOptions) -> BoardConfig {
         let cfg = o.apply(BaseConfig::Defaults).unwrap();

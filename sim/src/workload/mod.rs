@@ -27,6 +27,7 @@ pub use quicksort::Quicksort;
 use trace::TraceFileOps;
 pub use trace::{
     guess_format, parse_trace, parse_trace_opts, read_trace, read_trace_opts, TraceFormat,
+    TraceFormatChoice,
 };
 
 /// Base of the first buffer of every process (its heap).
@@ -92,6 +93,70 @@ pub enum WorkloadError {
     UnknownName(String),
     #[error("bad workload parameter: {0}")]
     Bad(String),
+    #[error("--n {0} is more than {MAX_WORKLOAD_SIZE} (1T)")]
+    TooLarge(u64),
+    #[error("--unit is too large")]
+    UnitTooLarge(u64),
+    #[error("--workload trace needs --trace FILE")]
+    NoTraceFile,
+}
+
+/// The largest workload size (`--n`): a workload's buffers are laid out in
+/// a 64-bit virtual address space, round after round, so a size near 2^64
+/// does not fit.
+pub const MAX_WORKLOAD_SIZE: u64 = 1 << 40;
+
+/// A workload as the command line gives it (`--workload`, `--n`, `--unit`,
+/// `--stride`, `--trace`).
+#[derive(Debug, Clone, Copy)]
+pub struct WorkloadSpec<'a> {
+    pub kind: WorkloadKind,
+    /// The size ([`Workload::of_kind`]); `None`: `default_size`.
+    pub n: Option<u64>,
+    pub default_size: u64,
+    pub unit: u64,
+    pub stride: u64,
+    /// The trace file of [`WorkloadKind::Trace`], its format (`None`:
+    /// guessed), and whether lackey's instruction fetches are kept.
+    pub trace: Option<&'a std::path::Path>,
+    pub trace_format: Option<TraceFormat>,
+    pub instructions: bool,
+}
+
+impl WorkloadSpec<'_> {
+    /// A workload of a `kind` other than [`WorkloadKind::Trace`].
+    pub fn sized(
+        kind: WorkloadKind,
+        n: Option<u64>,
+        default_size: u64,
+        unit: u64,
+        stride: u64,
+    ) -> WorkloadSpec<'static> {
+        WorkloadSpec {
+            kind,
+            n,
+            default_size,
+            unit,
+            stride,
+            trace: None,
+            trace_format: None,
+            instructions: false,
+        }
+    }
+
+    /// The workload, one round of one process.
+    pub fn build(&self) -> Result<Workload, WorkloadError> {
+        let unit = u32::try_from(self.unit).map_err(|_| WorkloadError::UnitTooLarge(self.unit))?;
+        if let Some(n) = self.n.filter(|&n| n > MAX_WORKLOAD_SIZE) {
+            return Err(WorkloadError::TooLarge(n));
+        }
+        if self.kind != WorkloadKind::Trace {
+            let n = self.n.unwrap_or(self.default_size);
+            return Workload::of_kind(self.kind, n, unit, self.stride);
+        }
+        let path = self.trace.ok_or(WorkloadError::NoTraceFile)?;
+        read_trace_opts(path, self.trace_format, self.instructions)
+    }
 }
 
 /// The workloads the command line names (`--workload`).

@@ -69,3 +69,32 @@ fn pid_of(op: &Op) -> Option<u32> {
         _ => None,
     }
 }
+
+#[test]
+fn a_spec_gives_its_kind_its_default_size_and_refuses_what_cannot_be() {
+    let spec = WorkloadSpec::sized(WorkloadKind::SeqRead, None, 4096, 64, 4096);
+    assert!(matches!(
+        spec.build().unwrap(),
+        Workload::SeqRead {
+            bytes: 4096,
+            unit: 64,
+            stride: 64
+        }
+    ));
+    let too_large = WorkloadSpec {
+        n: Some(MAX_WORKLOAD_SIZE + 1),
+        ..spec
+    };
+    assert!(matches!(too_large.build(), Err(WorkloadError::TooLarge(_))));
+    let wide = WorkloadSpec {
+        unit: 1 << 32,
+        ..spec
+    };
+    assert!(matches!(wide.build(), Err(WorkloadError::UnitTooLarge(_))));
+    let trace = WorkloadSpec {
+        kind: WorkloadKind::Trace,
+        ..spec
+    };
+    let e = trace.build().unwrap_err();
+    assert_eq!(e.to_string(), "--workload trace needs --trace FILE");
+}

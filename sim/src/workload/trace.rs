@@ -15,6 +15,30 @@ pub enum TraceFormat {
     Lackey,
 }
 
+/// The format a trace file is read in, as `--trace-format` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum TraceFormatChoice {
+    /// Guessed from the first record line.
+    #[default]
+    Auto,
+    /// `R|W <address> [size] [pid]` lines.
+    Rw,
+    /// Valgrind lackey output.
+    Lackey,
+}
+
+impl TraceFormatChoice {
+    /// The format chosen; `None`: guessed ([`guess_format`]).
+    pub fn format(self) -> Option<TraceFormat> {
+        match self {
+            TraceFormatChoice::Auto => None,
+            TraceFormatChoice::Rw => Some(TraceFormat::ReadWrite),
+            TraceFormatChoice::Lackey => Some(TraceFormat::Lackey),
+        }
+    }
+}
+
 fn parse_number(text: &str) -> Option<u64> {
     match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         Some(hex) => u64::from_str_radix(hex, 16).ok(),

@@ -2,9 +2,13 @@
 //! truth and the verdict are `hmtt_merge::verify`'s reports).
 
 use std::io::{self, Write};
+use std::path::Path;
 
 use hmtt_format::truth::RefKind;
+use hmtt_merge::MergeReport;
+use hmtt_receiver::Summary as CaptureSummary;
 use hmtt_sim::machine::SimOutput;
+use hmtt_sim::send::SendStats;
 
 use super::Args;
 
@@ -34,6 +38,46 @@ pub(super) fn simulated(w: &mut dyn Write, args: &Args, out: &SimOutput) -> io::
             w,
             "  note: the boards dropped {dropped_board} events (TX FIFO overflow)"
         )?;
+    }
+    Ok(())
+}
+
+/// What went over loopback to the `ports` ports and what the receiver
+/// wrote into `dir`.
+pub(super) fn sent(
+    w: &mut dyn Write,
+    sent: &SendStats,
+    ports: usize,
+    received: &CaptureSummary,
+    dir: &Path,
+) -> io::Result<()> {
+    writeln!(
+        w,
+        "  sent:       {} packets ({} bytes) to {ports} ports on 127.0.0.1",
+        sent.packets, sent.bytes,
+    )?;
+    let packets: u64 = received.ports.iter().map(|p| p.packets).sum();
+    writeln!(
+        w,
+        "  received:   {packets} packets into {} ({})",
+        dir.display(),
+        received.stop_reason
+    )
+}
+
+/// The merge into `trace`, and what it found missing.
+pub(super) fn merged(w: &mut dyn Write, report: &MergeReport, trace: &Path) -> io::Result<()> {
+    writeln!(
+        w,
+        "  merged:     {} packets, {} records into {}",
+        report.packets(),
+        report.records,
+        trace.display()
+    )?;
+    if !report.is_clean() {
+        for line in report.to_string().lines().skip(1) {
+            writeln!(w, "    {line}")?;
+        }
     }
     Ok(())
 }

@@ -1027,3 +1027,146 @@ fn each_process_of_a_virtual_trace_is_drawn_in_its_virtual_addresses() {
     assert_eq!(std::fs::read(&kept).unwrap(), bytes, "the input is kept");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The CDF points of a JSON reuse histogram: at each bucket's bound (one
+/// past its last distance), the share of its reuses below it.
+fn json_cdf(reuse: &serde_json::Value) -> Vec<(u64, f64)> {
+    let buckets: Vec<(u64, u64)> = reuse["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b[1].as_u64().unwrap(), b[2].as_u64().unwrap()))
+        .collect();
+    let reuses: u64 = buckets.iter().map(|b| b.1).sum();
+    let mut below = 0;
+    buckets
+        .iter()
+        .map(|&(hi, n)| {
+            below += n;
+            (hi + 1, below as f64 / reuses as f64)
+        })
+        .collect()
+}
+
+/// `--reuse exact,sampled:RATE`: both histograms from one pass, each the
+/// same as its mode's alone (the exact one in `reuse`, the estimate in
+/// `reuse_sampled`), the same with `--threads 2` and from partials, and
+/// the reuse CDF draws both, each from its JSON histogram.
+#[test]
+fn exact_and_sampled_reuse_distances_together() {
+    use hmtt_merge::analyze::plot;
+    let dir = scratch("reuse-both");
+    let (_, trace) = simulate_and_merge(
+        &dir,
+        &["--workload", "quicksort", "--n", "20000", "--cache", "off"],
+        &[],
+    );
+    let json = |name: &str, args: &[&str]| -> serde_json::Value {
+        let path = dir.join(name);
+        let mut all = vec!["analyze", s(&trace), "--json", s(&path)];
+        all.extend(args);
+        ok(&all);
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+    };
+    let exact = json("exact.json", &["--threads", "1"]);
+    let sampled = json("sampled.json", &["--reuse", "sampled:0.05"]);
+    let mut both = json(
+        "both.json",
+        &["--reuse", "exact,sampled:0.05", "--threads", "1"],
+    );
+    assert!(
+        exact.get("reuse_sampled").is_none(),
+        "one mode, one histogram"
+    );
+    assert_eq!(both["reuse_sampled"], sampled["reuse"]);
+    assert!(both["reuse_sampled"]["sampling"].is_object());
+    assert!(both["reuse"]["sampling"].is_null());
+    let both_sampled = both
+        .as_object_mut()
+        .unwrap()
+        .remove("reuse_sampled")
+        .unwrap();
+    assert_eq!(both, exact, "every other figure is the exact run's");
+    let reversed = json("reversed.json", &["--reuse", "sampled:0.05,exact"]);
+    assert_eq!(reversed["reuse_sampled"], both_sampled);
+
+    // Two threads, and two partials combined: the same bytes.
+    json(
+        "both2.json",
+        &["--reuse", "exact,sampled:0.05", "--threads", "2"],
+    );
+    assert_eq!(
+        std::fs::read(dir.join("both.json")).unwrap(),
+        std::fs::read(dir.join("both2.json")).unwrap()
+    );
+    let (p1, p2, combined) = (dir.join("p1"), dir.join("p2"), dir.join("combined.json"));
+    for (p, blocks) in [(&p1, "0..3"), (&p2, "3..1000")] {
+        ok(&[
+            "analyze",
+            s(&trace),
+            "--reuse",
+            "exact,sampled:0.05",
+            "--partial",
+            s(p),
+            "--blocks",
+            blocks,
+        ]);
+    }
+    ok(&[
+        "analyze",
+        "--combine",
+        s(&p1),
+        s(&p2),
+        "--json",
+        s(&combined),
+    ]);
+    assert_eq!(
+        std::fs::read(&combined).unwrap(),
+        std::fs::read(dir.join("both.json")).unwrap()
+    );
+    // A fixed-size sample depends on every line before: no partial.
+    let out = support::cli::hmtt(&[
+        "analyze",
+        s(&trace),
+        "--reuse",
+        "exact,sampled-size:100",
+        "--partial",
+        s(&dir.join("p3")),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sampled-size"));
+
+    // The picture's curves: the exact histogram's, then the estimate's.
+    let bytes = std::fs::read(&trace).unwrap();
+    let t = AnyTrace::new_checked(&bytes).unwrap();
+    let opts = AnalyzeOptions {
+        reuse: ReuseMode::Exact,
+        reuse_beside: Some(ReuseMode::FixedRate(0.05)),
+        ..AnalyzeOptions::default()
+    };
+    let (a, _) = analyze(&TraceInput::Physical(&t), &opts).unwrap();
+    let curves = plot::reuse_curves(&a);
+    assert_eq!(curves.len(), 2);
+    let histograms = [("reuse", &exact["reuse"]), ("reuse_sampled", &both_sampled)];
+    for (curve, (key, histogram)) in curves.iter().zip(histograms) {
+        let drawn = plot::reuse_cdf_points(curve);
+        let want = json_cdf(histogram);
+        assert_eq!(drawn.len(), want.len(), "{key}");
+        for ((bound, share), (want_bound, want_share)) in drawn.iter().zip(&want) {
+            assert_eq!(bound, want_bound, "{key}");
+            assert!((share - want_share).abs() < 1e-12, "{key} at {bound}");
+        }
+    }
+    let plots = dir.join("plots");
+    ok(&[
+        "analyze",
+        s(&trace),
+        "--reuse",
+        "exact,sampled:0.05",
+        "--plot",
+        s(&plots),
+    ]);
+    let svg = std::fs::read_to_string(plots.join("reuse_cdf.svg")).unwrap();
+    assert!(svg.contains("exact (") && svg.contains("SHARDS estimate, 5 % of lines"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

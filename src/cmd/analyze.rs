@@ -70,9 +70,11 @@ pub struct Args {
     pub stream_window: usize,
     /// Reuse distances: `exact` (every reference), `sampled[:RATE]`
     /// (SHARDS at a fixed rate, default 0.01) or `sampled-size[:LINES]`
-    /// (SHARDS keeping at most LINES lines, default 8192).
+    /// (SHARDS keeping at most LINES lines, default 8192), or `exact` and
+    /// a sampled mode together (`exact,sampled:0.01`: both in the JSON and
+    /// the reuse_cdf picture).
     #[arg(long, default_value = "exact")]
-    pub reuse: hmtt_merge::analyze::reuse_sampled::ReuseMode,
+    pub reuse: hmtt_merge::analyze::reuse_sampled::ReuseModes,
     /// Threads (default: every core). The trace's blocks are split into as
     /// many runs, analysed apart and merged: the same figures as one
     /// thread's. Virtual traces, `--window` and `--reuse sampled-size` run
@@ -158,7 +160,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         interleave_shift: args.interleave_shift,
         top_pages: args.top,
         stream_window: args.stream_window,
-        reuse: args.reuse,
+        reuse: args.reuse.first,
+        reuse_beside: args.reuse.beside,
         ..AnalyzeOptions::default()
     };
     if let Some(path) = &args.partial {

@@ -294,6 +294,9 @@ pub struct AnalyzeOptions {
     pub stream_min_len: u64,
     /// Exact reuse distances, or sampled.
     pub reuse: reuse_sampled::ReuseMode,
+    /// A sampled estimate made beside the exact histogram of `reuse`
+    /// (`--reuse exact,sampled:RATE`): the report's `reuse_sampled`.
+    pub reuse_beside: Option<reuse_sampled::ReuseMode>,
 }
 
 impl Default for AnalyzeOptions {
@@ -309,6 +312,7 @@ impl Default for AnalyzeOptions {
             stream_window: streams::DEFAULT_WINDOW,
             stream_min_len: streams::DEFAULT_MIN_LEN,
             reuse: reuse_sampled::ReuseMode::Exact,
+            reuse_beside: None,
         }
     }
 }
@@ -328,6 +332,10 @@ pub struct Analysis {
     pub row_locality: row_locality::RowReport,
     pub pages: page_hotness::PageReport,
     pub reuse: reuse_distance::ReuseReport,
+    /// The sampled estimate made beside the exact `reuse`, when both were
+    /// asked (absent otherwise, so a report of one mode keeps its bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reuse_sampled: Option<reuse_distance::ReuseReport>,
     /// Over physical lines.
     pub streams: streams::StreamReport,
     /// Virtual traces: over each process's virtual lines.
@@ -355,6 +363,36 @@ const SAME_EVENT_NS: f64 = 1000.0;
 enum Reuse {
     Exact(reuse_distance::ReuseDistance),
     Sampled(reuse_sampled::SampledReuse),
+    /// `--reuse exact,sampled...`: both histograms of the same references.
+    ExactAndSampled(reuse_distance::ReuseDistance, reuse_sampled::SampledReuse),
+}
+
+impl Reuse {
+    /// The histograms of `first` (and `beside` it, when asked: see
+    /// [`AnalyzeOptions::reuse_beside`]) over `lines` lines; `part`: of a
+    /// part of a trace that follows another.
+    fn new(
+        first: reuse_sampled::ReuseMode,
+        beside: Option<reuse_sampled::ReuseMode>,
+        lines: u64,
+        part: bool,
+    ) -> Reuse {
+        use reuse_sampled::{ReuseMode, SampledReuse};
+        let exact = || match part {
+            false => reuse_distance::ReuseDistance::new(lines),
+            true => reuse_distance::ReuseDistance::for_later_part(lines),
+        };
+        let sampled = |mode| match part {
+            false => SampledReuse::new(mode),
+            true => SampledReuse::for_later_part(mode),
+        };
+        match (first, beside) {
+            (ReuseMode::Exact, None) => Reuse::Exact(exact()),
+            (ReuseMode::Exact, Some(mode)) => Reuse::ExactAndSampled(exact(), sampled(mode)),
+            // `ReuseModes` pairs a sampled mode with the exact one only.
+            (mode, _) => Reuse::Sampled(sampled(mode)),
+        }
+    }
 }
 
 /// The state of the first pass.
@@ -433,16 +471,7 @@ impl Analyzer {
             },
             rows: row_locality::RowLocality::default(),
             pages: page_hotness::PageHotness::new(geometry.capacity_bytes()),
-            reuse: match (opts.reuse, part) {
-                (reuse_sampled::ReuseMode::Exact, false) => {
-                    Reuse::Exact(reuse_distance::ReuseDistance::new(geometry.lines()))
-                }
-                (reuse_sampled::ReuseMode::Exact, true) => Reuse::Exact(
-                    reuse_distance::ReuseDistance::for_later_part(geometry.lines()),
-                ),
-                (mode, false) => Reuse::Sampled(reuse_sampled::SampledReuse::new(mode)),
-                (mode, true) => Reuse::Sampled(reuse_sampled::SampledReuse::for_later_part(mode)),
-            },
+            reuse: Reuse::new(opts.reuse, opts.reuse_beside, geometry.lines(), part),
             streams: if part {
                 streams::Streams::for_later_part(opts.stream_window, opts.stream_min_len)
             } else {
@@ -517,6 +546,10 @@ impl Analyzer {
                 r.access(line);
             }
             Reuse::Sampled(r) => r.access(line),
+            Reuse::ExactAndSampled(r, s) => {
+                r.access(line);
+                s.access(line);
+            }
         }
         self.streams.access(0, line);
     }
@@ -603,6 +636,10 @@ impl Analyzer {
         match (&mut self.reuse, later.reuse) {
             (Reuse::Exact(a), Reuse::Exact(b)) => a.merge(b),
             (Reuse::Sampled(a), Reuse::Sampled(b)) => a.merge(b),
+            (Reuse::ExactAndSampled(a, s), Reuse::ExactAndSampled(b, t)) => {
+                a.merge(b);
+                s.merge(t);
+            }
             _ => unreachable!("parts made with the same options"),
         }
         self.streams.merge(later.streams)
@@ -639,8 +676,12 @@ impl Analyzer {
             row_locality: self.rows.report(),
             pages: self.pages.report(opts.top_pages, mix.references()),
             reuse: match &self.reuse {
-                Reuse::Exact(r) => r.report(),
+                Reuse::Exact(r) | Reuse::ExactAndSampled(r, _) => r.report(),
                 Reuse::Sampled(r) => r.report(),
+            },
+            reuse_sampled: match &self.reuse {
+                Reuse::ExactAndSampled(_, s) => Some(s.report()),
+                Reuse::Exact(_) | Reuse::Sampled(_) => None,
             },
             streams: self.streams.finish(),
             virtual_streams: self.virtual_streams.as_mut().map(streams::Streams::finish),
@@ -653,11 +694,15 @@ impl Analyzer {
 
 /// Whether [`analyze_parts`] can split this analysis: a physical trace,
 /// no event window (whether a board is inside it depends on every tag
-/// before), and reuse distances exact or sampled at a fixed rate.
+/// before), and reuse distances exact or sampled at a fixed rate (beside
+/// the exact ones too).
 pub fn splittable(input: &TraceInput, opts: &AnalyzeOptions) -> bool {
     matches!(input, TraceInput::Physical(_))
         && opts.window.is_none()
         && reuse_sampled::SampledReuse::mergeable(opts.reuse)
+        && opts
+            .reuse_beside
+            .is_none_or(reuse_sampled::SampledReuse::mergeable)
 }
 
 /// The tick of the first reference of a physical trace.

@@ -266,13 +266,30 @@ fn lines_label(v: &f64) -> String {
     }
 }
 
+/// `v` (positive) to three significant digits at most.
+fn three_digits(v: f64) -> String {
+    let unit = 10f64.powi(v.log10().floor() as i32 - 2);
+    axis_number(&((v / unit).round() * unit))
+}
+
 /// The legend's name of a reuse histogram: how it was made and of what.
 fn reuse_curve_name(r: &ReuseReport) -> String {
     let reuses: u64 = r.buckets.iter().map(|b| b.2).sum();
     match &r.sampling {
         None => format!("exact ({} reuses)", count_label(&(reuses as f64))),
-        Some(s) => format!("SHARDS estimate, rate {}", axis_number(&s.rate)),
+        // The rate is a threshold over 2^24 hashes: 0.05 is 0.0500000119.
+        Some(s) => format!(
+            "SHARDS estimate, {} % of lines ({} references)",
+            three_digits(s.rate * 100.0),
+            count_label(&(s.sampled_references as f64))
+        ),
     }
+}
+
+/// The histograms the reuse CDF draws: the report's `reuse`, and its
+/// sampled estimate beside it when both were asked.
+pub fn reuse_curves(a: &Analysis) -> Vec<&ReuseReport> {
+    std::iter::once(&a.reuse).chain(&a.reuse_sampled).collect()
 }
 
 /// The reuse-distance CDF of each of `curves` (an exact histogram and
@@ -627,8 +644,8 @@ pub fn draw_all(dir: &Path, a: &Analysis, p: &Pictures) -> Result<Vec<PathBuf>, 
         dir,
         "reuse_cdf",
         (WIDTH, HEIGHT),
-        |r| reuse_cdf(r, &[&a.reuse]),
-        |r| reuse_cdf(r, &[&a.reuse]),
+        |r| reuse_cdf(r, &reuse_curves(a)),
+        |r| reuse_cdf(r, &reuse_curves(a)),
     )?);
     files.extend(both(
         dir,

@@ -32,6 +32,7 @@ pub mod partial;
 pub mod pictures;
 pub mod plot;
 mod png_text;
+pub mod replayed;
 mod report;
 pub mod reuse_distance;
 pub mod reuse_sampled;

@@ -364,34 +364,21 @@ const SAME_EVENT_NS: f64 = 1000.0;
 enum Reuse {
     Exact(reuse_distance::ReuseDistance),
     Sampled(reuse_sampled::SampledReuse),
-    /// `--reuse exact,sampled...`: both histograms of the same references.
-    ExactAndSampled(reuse_distance::ReuseDistance, reuse_sampled::SampledReuse),
 }
 
 impl Reuse {
-    /// The histograms of `first` (and `beside` it, when asked: see
-    /// [`AnalyzeOptions::reuse_beside`]) over `lines` lines; `part`: of a
-    /// part of a trace that follows another.
-    fn new(
-        first: reuse_sampled::ReuseMode,
-        beside: Option<reuse_sampled::ReuseMode>,
-        lines: u64,
-        part: bool,
-    ) -> Reuse {
-        use reuse_sampled::{ReuseMode, SampledReuse};
-        let exact = || match part {
-            false => reuse_distance::ReuseDistance::new(lines),
-            true => reuse_distance::ReuseDistance::for_later_part(lines),
-        };
-        let sampled = |mode| match part {
-            false => SampledReuse::new(mode),
-            true => SampledReuse::for_later_part(mode),
-        };
-        match (first, beside) {
-            (ReuseMode::Exact, None) => Reuse::Exact(exact()),
-            (ReuseMode::Exact, Some(mode)) => Reuse::ExactAndSampled(exact(), sampled(mode)),
-            // `ReuseModes` pairs a sampled mode with the exact one only.
-            (mode, _) => Reuse::Sampled(sampled(mode)),
+    /// The histogram of `mode` over `lines` lines; `part`: of a part of a
+    /// trace that follows another.
+    fn new(mode: reuse_sampled::ReuseMode, lines: u64, part: bool) -> Reuse {
+        match (mode, part) {
+            (reuse_sampled::ReuseMode::Exact, false) => {
+                Reuse::Exact(reuse_distance::ReuseDistance::new(lines))
+            }
+            (reuse_sampled::ReuseMode::Exact, true) => {
+                Reuse::Exact(reuse_distance::ReuseDistance::for_later_part(lines))
+            }
+            (mode, false) => Reuse::Sampled(reuse_sampled::SampledReuse::new(mode)),
+            (mode, true) => Reuse::Sampled(reuse_sampled::SampledReuse::for_later_part(mode)),
         }
     }
 }
@@ -408,6 +395,10 @@ pub struct Analyzer {
     rows: row_locality::RowLocality,
     pub(crate) pages: page_hotness::PageHotness,
     reuse: Reuse,
+    /// The sampled estimate beside `reuse` ([`AnalyzeOptions::reuse_beside`]),
+    /// fed in a loop of its own, so a run without it pays nothing per
+    /// reference.
+    reuse_beside: Option<reuse_sampled::SampledReuse>,
     streams: streams::Streams,
     virtual_streams: Option<streams::Streams>,
     footprint: Option<footprint::Footprint>,
@@ -472,7 +463,11 @@ impl Analyzer {
             },
             rows: row_locality::RowLocality::default(),
             pages: page_hotness::PageHotness::new(geometry.capacity_bytes()),
-            reuse: Reuse::new(opts.reuse, opts.reuse_beside, geometry.lines(), part),
+            reuse: Reuse::new(opts.reuse, geometry.lines(), part),
+            reuse_beside: opts.reuse_beside.map(|mode| match part {
+                false => reuse_sampled::SampledReuse::new(mode),
+                true => reuse_sampled::SampledReuse::for_later_part(mode),
+            }),
             streams: if part {
                 streams::Streams::for_later_part(opts.stream_window, opts.stream_min_len)
             } else {
@@ -496,6 +491,9 @@ impl Analyzer {
             Item::Gap { packets } => return self.mix.add_gap(packets),
         };
         self.access(a.tick, a.board, a.pa, a.write);
+        if let Some(s) = self.reuse_beside.as_mut() {
+            s.access(a.pa >> 6);
+        }
         if let Some(v) = a.virt {
             self.mix.add_virtual(&v, a.write);
             if let Some((pid, va)) = v.owner {
@@ -547,10 +545,6 @@ impl Analyzer {
                 r.access(line);
             }
             Reuse::Sampled(r) => r.access(line),
-            Reuse::ExactAndSampled(r, s) => {
-                r.access(line);
-                s.access(line);
-            }
         }
         self.streams.access(0, line);
     }
@@ -603,6 +597,11 @@ impl Analyzer {
         for r in run {
             self.access_but_counts(r.tick, r.board(), r.pa(), r.packed & 1 == 1);
         }
+        if let Some(s) = self.reuse_beside.as_mut() {
+            for r in run {
+                s.access(r.pa() >> 6);
+            }
+        }
     }
 
     /// A record other than a READ or WRITE.
@@ -637,11 +636,10 @@ impl Analyzer {
         match (&mut self.reuse, later.reuse) {
             (Reuse::Exact(a), Reuse::Exact(b)) => a.merge(b),
             (Reuse::Sampled(a), Reuse::Sampled(b)) => a.merge(b),
-            (Reuse::ExactAndSampled(a, s), Reuse::ExactAndSampled(b, t)) => {
-                a.merge(b);
-                s.merge(t);
-            }
             _ => unreachable!("parts made with the same options"),
+        }
+        if let (Some(a), Some(b)) = (self.reuse_beside.as_mut(), later.reuse_beside) {
+            a.merge(b);
         }
         self.streams.merge(later.streams)
     }
@@ -677,13 +675,13 @@ impl Analyzer {
             row_locality: self.rows.report(),
             pages: self.pages.report(opts.top_pages, mix.references()),
             reuse: match &self.reuse {
-                Reuse::Exact(r) | Reuse::ExactAndSampled(r, _) => r.report(),
+                Reuse::Exact(r) => r.report(),
                 Reuse::Sampled(r) => r.report(),
             },
-            reuse_sampled: match &self.reuse {
-                Reuse::ExactAndSampled(_, s) => Some(s.report()),
-                Reuse::Exact(_) | Reuse::Sampled(_) => None,
-            },
+            reuse_sampled: self
+                .reuse_beside
+                .as_ref()
+                .map(reuse_sampled::SampledReuse::report),
             streams: self.streams.finish(),
             virtual_streams: self.virtual_streams.as_mut().map(streams::Streams::finish),
             processes: self.footprint.as_ref().map(footprint::Footprint::report),

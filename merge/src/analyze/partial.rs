@@ -108,6 +108,10 @@ struct State {
     row_locality: row_locality::RowLocality,
     pages: page_hotness::PageHotness,
     reuse: Reuse,
+    /// `--reuse exact,sampled:RATE`: the sample beside the exact histogram
+    /// (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reuse_beside: Option<super::reuse_sampled::SampledReuse>,
     streams: streams::Streams,
 }
 
@@ -171,6 +175,7 @@ pub fn write_partial(
             row_locality: a.rows,
             pages: a.pages,
             reuse: a.reuse,
+            reuse_beside: a.reuse_beside,
             streams: a.streams,
         },
     };
@@ -240,7 +245,15 @@ pub fn combine(
         let mut s = p.state;
         s.streams.rebuild_index();
         (
-            a.mix, a.timeline, a.banks, a.blp, a.rows, a.pages, a.reuse, a.streams,
+            a.mix,
+            a.timeline,
+            a.banks,
+            a.blp,
+            a.rows,
+            a.pages,
+            a.reuse,
+            a.reuse_beside,
+            a.streams,
         ) = (
             s.mix,
             s.timeline,
@@ -249,6 +262,7 @@ pub fn combine(
             s.row_locality,
             s.pages,
             s.reuse,
+            s.reuse_beside,
             s.streams,
         );
         match whole.as_mut() {

@@ -33,6 +33,7 @@ use style::{
 pub use style::{PlotError, FONT_PATHS};
 mod address_time;
 mod pdf;
+mod png_encode;
 use address_time::{address_time, process_address_time, ADDRESS_TIME_HEIGHT};
 
 /// The length of the pictured span in milliseconds, from the first
@@ -662,22 +663,20 @@ fn each_format(
     let mut written = Vec::new();
     if formats.png {
         let png_path = path("png");
-        let png_file =
-            AtomicFile::create(&png_path).map_err(|e| PlotError::Write(png_path.clone(), e))?;
+        // Drawn into memory, then encoded here (png_encode.rs: indexed
+        // colour when it fits, the best compression).
+        let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
         {
-            // The backend opens the file by name (its extension gives the
-            // format) and writes it on `present`.
-            let backend =
-                PngBackend::new(BitMapBackend::new(png_file.writing_path(), size), font()?)
-                    .map_err(|e| PlotError::Draw(png_path.clone(), e))?;
+            let backend = PngBackend::new(BitMapBackend::with_buffer(&mut pixels, size), font()?)
+                .map_err(|e| PlotError::Draw(png_path.clone(), e))?;
             let root = backend.into_drawing_area();
             png(&root)
                 .and_then(|_| root.present().map_err(err))
                 .map_err(|e| PlotError::Draw(png_path.clone(), e))?;
         }
-        png_file
-            .commit()
-            .map_err(|e| PlotError::Write(png_path.clone(), e))?;
+        let encoded = png_encode::encode_png(&pixels, size)
+            .map_err(|e| PlotError::Draw(png_path.clone(), e))?;
+        write_whole(&png_path, &encoded)?;
         written.push(png_path);
     }
     if formats.svg || formats.pdf {

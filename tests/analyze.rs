@@ -1027,3 +1027,450 @@ fn each_process_of_a_virtual_trace_is_drawn_in_its_virtual_addresses() {
     assert_eq!(std::fs::read(&kept).unwrap(), bytes, "the input is kept");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The CDF points of a JSON reuse histogram: at each bucket's bound (one
+/// past its last distance), the share of its reuses below it.
+fn json_cdf(reuse: &serde_json::Value) -> Vec<(u64, f64)> {
+    let buckets: Vec<(u64, u64)> = reuse["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b[1].as_u64().unwrap(), b[2].as_u64().unwrap()))
+        .collect();
+    let reuses: u64 = buckets.iter().map(|b| b.1).sum();
+    let mut below = 0;
+    buckets
+        .iter()
+        .map(|&(hi, n)| {
+            below += n;
+            (hi + 1, below as f64 / reuses as f64)
+        })
+        .collect()
+}
+
+/// `--reuse exact,sampled:RATE`: both histograms from one pass, each the
+/// same as its mode's alone (the exact one in `reuse`, the estimate in
+/// `reuse_sampled`), the same with `--threads 2` and from partials, and
+/// the reuse CDF draws both, each from its JSON histogram.
+#[test]
+fn exact_and_sampled_reuse_distances_together() {
+    use hmtt_merge::analyze::plot;
+    let dir = scratch("reuse-both");
+    let (_, trace) = simulate_and_merge(
+        &dir,
+        &["--workload", "quicksort", "--n", "20000", "--cache", "off"],
+        &[],
+    );
+    let json = |name: &str, args: &[&str]| -> serde_json::Value {
+        let path = dir.join(name);
+        let mut all = vec!["analyze", s(&trace), "--json", s(&path)];
+        all.extend(args);
+        ok(&all);
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+    };
+    let exact = json("exact.json", &["--threads", "1"]);
+    let sampled = json("sampled.json", &["--reuse", "sampled:0.05"]);
+    let mut both = json(
+        "both.json",
+        &["--reuse", "exact,sampled:0.05", "--threads", "1"],
+    );
+    assert!(
+        exact.get("reuse_sampled").is_none(),
+        "one mode, one histogram"
+    );
+    assert_eq!(both["reuse_sampled"], sampled["reuse"]);
+    assert!(both["reuse_sampled"]["sampling"].is_object());
+    assert!(both["reuse"]["sampling"].is_null());
+    let both_sampled = both
+        .as_object_mut()
+        .unwrap()
+        .remove("reuse_sampled")
+        .unwrap();
+    assert_eq!(both, exact, "every other figure is the exact run's");
+    let reversed = json("reversed.json", &["--reuse", "sampled:0.05,exact"]);
+    assert_eq!(reversed["reuse_sampled"], both_sampled);
+
+    // Two threads, and two partials combined: the same bytes.
+    json(
+        "both2.json",
+        &["--reuse", "exact,sampled:0.05", "--threads", "2"],
+    );
+    assert_eq!(
+        std::fs::read(dir.join("both.json")).unwrap(),
+        std::fs::read(dir.join("both2.json")).unwrap()
+    );
+    let (p1, p2, combined) = (dir.join("p1"), dir.join("p2"), dir.join("combined.json"));
+    for (p, blocks) in [(&p1, "0..3"), (&p2, "3..1000")] {
+        ok(&[
+            "analyze",
+            s(&trace),
+            "--reuse",
+            "exact,sampled:0.05",
+            "--partial",
+            s(p),
+            "--blocks",
+            blocks,
+        ]);
+    }
+    ok(&[
+        "analyze",
+        "--combine",
+        s(&p1),
+        s(&p2),
+        "--json",
+        s(&combined),
+    ]);
+    assert_eq!(
+        std::fs::read(&combined).unwrap(),
+        std::fs::read(dir.join("both.json")).unwrap()
+    );
+    // A fixed-size sample depends on every line before: no partial.
+    let out = support::cli::hmtt(&[
+        "analyze",
+        s(&trace),
+        "--reuse",
+        "exact,sampled-size:100",
+        "--partial",
+        s(&dir.join("p3")),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sampled-size"));
+
+    // The picture's curves: the exact histogram's, then the estimate's.
+    let bytes = std::fs::read(&trace).unwrap();
+    let t = AnyTrace::new_checked(&bytes).unwrap();
+    let opts = AnalyzeOptions {
+        reuse: ReuseMode::Exact,
+        reuse_beside: Some(ReuseMode::FixedRate(0.05)),
+        ..AnalyzeOptions::default()
+    };
+    let (a, _) = analyze(&TraceInput::Physical(&t), &opts).unwrap();
+    let curves = plot::reuse_curves(&a);
+    assert_eq!(curves.len(), 2);
+    let histograms = [("reuse", &exact["reuse"]), ("reuse_sampled", &both_sampled)];
+    for (curve, (key, histogram)) in curves.iter().zip(histograms) {
+        let drawn = plot::reuse_cdf_points(curve);
+        let want = json_cdf(histogram);
+        assert_eq!(drawn.len(), want.len(), "{key}");
+        for ((bound, share), (want_bound, want_share)) in drawn.iter().zip(&want) {
+            assert_eq!(bound, want_bound, "{key}");
+            assert!((share - want_share).abs() < 1e-12, "{key} at {bound}");
+        }
+    }
+    let plots = dir.join("plots");
+    ok(&[
+        "analyze",
+        s(&trace),
+        "--reuse",
+        "exact,sampled:0.05",
+        "--plot",
+        s(&plots),
+    ]);
+    let svg = std::fs::read_to_string(plots.join("reuse_cdf.svg")).unwrap();
+    assert!(svg.contains("exact (") && svg.contains("SHARDS estimate, 5 % of lines"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `hmtt analyze TRACE --log KERNEL_LOG`: the physical trace replayed with
+/// its log and analysed as its virtual trace. The JSON and every picture
+/// are, byte for byte, those of `hmtt replay --out` then `hmtt analyze` of
+/// the virtual trace; the busiest processes are drawn in their virtual
+/// addresses, their panels holding the same references as the virtual
+/// trace's.
+#[test]
+fn a_physical_trace_with_its_kernel_log_is_drawn_in_virtual_addresses() {
+    use hmtt_merge::analyze::pictures::Pictures;
+    let dir = scratch("log_pictures");
+    let (sim, trace) = simulate_and_merge(&dir, &MIX_ON_2_BOARDS, &["--interleave-shift", "12"]);
+    let log = sim.join("pagetable.hmttlog");
+    let vtrace = dir.join("run.hmttvtrace");
+    ok(&["replay", s(&trace), "--log", s(&log), "--out", s(&vtrace)]);
+    let (replayed, direct) = (dir.join("replayed"), dir.join("direct"));
+    let (replayed_json, direct_json) = (dir.join("replayed.json"), dir.join("direct.json"));
+    ok(&[
+        "analyze",
+        s(&vtrace),
+        "--plot",
+        s(&replayed),
+        "--json",
+        s(&replayed_json),
+    ]);
+    ok(&[
+        "analyze",
+        s(&trace),
+        "--log",
+        s(&log),
+        "--plot",
+        s(&direct),
+        "--json",
+        s(&direct_json),
+    ]);
+    let json = std::fs::read(&direct_json).unwrap();
+    assert_eq!(json, std::fs::read(&replayed_json).unwrap());
+    let j: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(j["virtual_trace"], true);
+    let names = |d: &Path| {
+        let mut n: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        n.sort();
+        n
+    };
+    let files = names(&direct);
+    assert_eq!(files, names(&replayed));
+    assert!(
+        files.iter().any(|f| f.starts_with("address_time_pid")),
+        "{files:?}"
+    );
+    for f in &files {
+        assert!(
+            std::fs::read(direct.join(f)).unwrap() == std::fs::read(replayed.join(f)).unwrap(),
+            "{f} differs"
+        );
+    }
+
+    // The library's replay, analysed: the process panels of the virtual
+    // trace `hmtt replay` wrote.
+    let panels = |path: &Path| {
+        let bytes = std::fs::read(path).unwrap();
+        let v = VtraceView::new_checked(&bytes).unwrap();
+        let input = TraceInput::Virtual(&v);
+        let opts = AnalyzeOptions::default();
+        let (a, analyzer) = analyze(&input, &opts).unwrap();
+        let p = Pictures::collect(&input, &opts, &a, &analyzer).unwrap();
+        p.processes
+            .iter()
+            .map(|q| {
+                (
+                    q.pid,
+                    q.references,
+                    q.scatter_reads.clone(),
+                    q.scatter_writes.clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let trace_bytes = std::fs::read(&trace).unwrap();
+    let t = AnyTrace::new_checked(&trace_bytes).unwrap();
+    let image = hmtt_format::klog::read_image(&std::fs::read(&log).unwrap())
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let library = dir.join("library.hmttvtrace");
+    let report =
+        hmtt_merge::analyze::replayed::replay_into(&t, &image.records, t.names(), &library)
+            .unwrap();
+    assert!(report.translated > 0);
+    let drawn = panels(&library);
+    assert!(drawn.len() > 1, "the mix runs several processes");
+    assert_eq!(drawn, panels(&vtrace));
+
+    // A virtual trace has no physical trace to replay; a partial is of a
+    // physical trace.
+    for args in [
+        vec!["analyze", s(&vtrace), "--log", s(&log)],
+        vec![
+            "analyze",
+            s(&trace),
+            "--log",
+            s(&log),
+            "--partial",
+            s(&dir.join("p")),
+        ],
+    ] {
+        let out = support::cli::hmtt(&args);
+        assert!(!out.status.success(), "{args:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The bytes of each stream of a PDF, inflated when compressed.
+fn pdf_streams(pdf: &[u8]) -> Vec<Vec<u8>> {
+    let find = |from: usize, what: &[u8]| {
+        pdf[from..]
+            .windows(what.len())
+            .position(|w| w == what)
+            .map(|i| from + i)
+    };
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(start) = find(at, b"stream\n") {
+        let dict_start = pdf[..start]
+            .windows(2)
+            .rposition(|w| w == b"<<")
+            .unwrap_or(0);
+        let body = start + b"stream\n".len();
+        let end = find(body, b"endstream").expect("a stream ends");
+        let raw = pdf[body..end]
+            .strip_suffix(b"\n")
+            .unwrap_or(&pdf[body..end]);
+        let flate = pdf[dict_start..start]
+            .windows(12)
+            .any(|w| w == b"/FlateDecode");
+        out.push(if flate {
+            miniz_oxide::inflate::decompress_to_vec_zlib(raw).unwrap_or_default()
+        } else {
+            raw.to_vec()
+        });
+        at = end + b"endstream".len();
+    }
+    out
+}
+
+/// The bytes of a PDF literal string's body (`\\ddd` octal and `\\(`-style
+/// escapes undone).
+fn pdf_literal(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < body.len() {
+        if body[k] != b'\\' {
+            out.push(body[k]);
+            k += 1;
+            continue;
+        }
+        let digits = body[k + 1..]
+            .iter()
+            .take(3)
+            .take_while(|b| (b'0'..=b'7').contains(b))
+            .count();
+        if digits > 0 {
+            let octal = std::str::from_utf8(&body[k + 1..k + 1 + digits]).unwrap();
+            out.push(u8::from_str_radix(octal, 8).unwrap() as u8);
+            k += 1 + digits;
+        } else {
+            out.push(match body.get(k + 1) {
+                Some(b'n') => b'\n',
+                Some(b'r') => b'\r',
+                Some(b't') => b'\t',
+                Some(b'b') => 0x08,
+                Some(b'f') => 0x0c,
+                Some(&c) => c,
+                None => break,
+            });
+            k += 2;
+        }
+    }
+    out
+}
+
+/// The text a PDF shows: the two-byte glyph codes of its content streams'
+/// strings (literal, as svg2pdf writes them), decoded by the ToUnicode
+/// maps of its fonts (every map's entries merged: enough for a PDF of one
+/// embedded font), in drawing order.
+fn pdf_text(pdf: &[u8]) -> String {
+    let streams = pdf_streams(pdf);
+    let hex = |h: &str| u32::from_str_radix(h, 16).ok();
+    let mut glyphs: HashMap<u32, String> = HashMap::new();
+    for s in &streams {
+        let text = String::from_utf8_lossy(s);
+        for block in text.split("beginbfchar").skip(1) {
+            let block = block.split("endbfchar").next().unwrap_or("");
+            let codes: Vec<&str> = block
+                .split(['<', '>'])
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .collect();
+            for pair in codes.chunks(2) {
+                if let [gid, uni] = pair {
+                    let units: Vec<u16> = (0..uni.len() / 4)
+                        .filter_map(|k| hex(&uni[4 * k..4 * k + 4]).map(|u| u as u16))
+                        .collect();
+                    if let Some(g) = hex(gid) {
+                        glyphs.insert(g, String::from_utf16_lossy(&units));
+                    }
+                }
+            }
+        }
+    }
+    let mut shown = String::new();
+    for s in &streams {
+        // A literal string: from "(" to the next ")" not escaped.
+        let mut k = 0;
+        while let Some(open) = s[k..].iter().position(|&b| b == b'(') {
+            let start = k + open + 1;
+            let mut end = start;
+            while end < s.len() && s[end] != b')' {
+                end += if s[end] == b'\\' { 2 } else { 1 };
+            }
+            for code in pdf_literal(&s[start..end.min(s.len())]).chunks(2) {
+                if let [hi, lo] = code {
+                    let g = u32::from(*hi) << 8 | u32::from(*lo);
+                    shown.push_str(glyphs.get(&g).map_or("\u{fffd}", String::as_str));
+                }
+            }
+            k = end + 1;
+            if k >= s.len() {
+                break;
+            }
+        }
+    }
+    shown
+}
+
+/// `--plot-format pdf`: every picture as a whole PDF (header, cross
+/// reference table where `startxref` says, `%%EOF`), its font embedded and
+/// its axis titles in its text; no PNG or SVG written.
+#[test]
+fn every_picture_is_a_whole_pdf_with_its_text() {
+    let dir = scratch("pdf");
+    let (_, trace) = simulate_and_merge(
+        &dir,
+        &["--workload", "quicksort", "--n", "1000", "--cache", "off"],
+        &[],
+    );
+    let plots = dir.join("plots");
+    ok(&[
+        "analyze",
+        s(&trace),
+        "--plot",
+        s(&plots),
+        "--plot-format",
+        "pdf",
+    ]);
+    let titles = [
+        ("address_time", "time from the first reference (ms)"),
+        ("bandwidth", "MB/s (64-byte lines)"),
+        ("reuse_cdf", "reuse distance d (64-byte lines)"),
+        ("page_heat", "page, hottest on top"),
+        ("banks", "references"),
+    ];
+    for (name, title) in titles {
+        let pdf = std::fs::read(plots.join(format!("{name}.pdf"))).unwrap();
+        assert!(pdf.starts_with(b"%PDF-1."), "{name}");
+        let tail = String::from_utf8_lossy(&pdf[pdf.len().saturating_sub(64)..]).into_owned();
+        assert!(tail.trim_end().ends_with("%%EOF"), "{name}: {tail}");
+        let xref: usize = tail
+            .split("startxref")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: no startxref"));
+        assert!(pdf[xref..].starts_with(b"xref"), "{name}: xref at {xref}");
+        assert!(
+            pdf.windows(10).any(|w| w == b"/FontFile2"),
+            "{name}: the font is embedded"
+        );
+        // Spaces may be drawn or not: compared without them.
+        let squeeze = |t: &str| t.split_whitespace().collect::<String>();
+        let text = squeeze(&pdf_text(&pdf));
+        assert!(
+            text.contains(&squeeze(title)),
+            "{name}: {title:?} not in {text}"
+        );
+        for ext in ["png", "svg"] {
+            assert!(
+                !plots.join(format!("{name}.{ext}")).exists(),
+                "{name}.{ext}"
+            );
+        }
+    }
+    let out = support::cli::hmtt(&[
+        "analyze",
+        s(&trace),
+        "--plot",
+        s(&plots),
+        "--plot-format",
+        "png,gif",
+    ]);
+    assert!(!out.status.success());
+    let _ = std::fs::remove_dir_all(&dir);
+}

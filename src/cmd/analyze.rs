@@ -12,7 +12,7 @@ use hmtt_format::Geometry;
 use hmtt_merge::analyze::partial::{self, read_partial};
 use hmtt_merge::analyze::pictures::Pictures;
 use hmtt_merge::analyze::{
-    analyze_parts, plot, write_partial_file, Analysis, AnalysisOutputs, AnalysisReport,
+    analyze_parts, plot, replayed, write_partial_file, Analysis, AnalysisOutputs, AnalysisReport,
     AnalyzeOptions, TraceInput,
 };
 
@@ -25,6 +25,7 @@ use crate::shared::{parse_positive, status, to_stdout, usize_in, JsonOut};
 #[command(after_help = "Examples:\n  hmtt analyze run.hmtttrace\n  \
 hmtt analyze run.hmtttrace --window quicksort_begin,quicksort_end --plot plots/ --json run.json\n  \
 hmtt analyze run.hmttvtrace --interval-ms 0.1\n  \
+hmtt analyze run.hmtttrace --log pagetable.hmttlog --plot plots/ --plot-format png,pdf\n  \
 hmtt analyze run.hmttz --partial a.json --blocks 0..50 && hmtt analyze run.hmttz --partial b.json --blocks 50..100 && \
 hmtt analyze --combine a.json b.json --json run.json")]
 pub struct Args {
@@ -70,9 +71,11 @@ pub struct Args {
     pub stream_window: usize,
     /// Reuse distances: `exact` (every reference), `sampled[:RATE]`
     /// (SHARDS at a fixed rate, default 0.01) or `sampled-size[:LINES]`
-    /// (SHARDS keeping at most LINES lines, default 8192).
+    /// (SHARDS keeping at most LINES lines, default 8192), or `exact` and
+    /// a sampled mode together (`exact,sampled:0.01`: both in the JSON and
+    /// the reuse_cdf picture).
     #[arg(long, default_value = "exact")]
-    pub reuse: hmtt_merge::analyze::reuse_sampled::ReuseMode,
+    pub reuse: hmtt_merge::analyze::reuse_sampled::ReuseModes,
     /// Threads (default: every core). The trace's blocks are split into as
     /// many runs, analysed apart and merged: the same figures as one
     /// thread's. Virtual traces, `--window` and `--reuse sampled-size` run
@@ -94,9 +97,28 @@ pub struct Args {
     /// Events file for names not stored in the trace.
     #[arg(long)]
     pub events: Option<PathBuf>,
+    /// Kernel log (.hmttlog) of a physical trace: the trace is replayed
+    /// with it (as `hmtt replay --log`, into a temporary virtual trace) and
+    /// analysed as that virtual trace, so `--plot` also draws the busiest
+    /// processes in their virtual addresses. One thread.
+    #[arg(
+        long,
+        value_name = "KERNEL_LOG",
+        requires = "trace",
+        conflicts_with = "partial"
+    )]
+    pub log: Option<PathBuf>,
     /// Draw the pictures (PNG and SVG) into this directory.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// The pictures' formats: png, svg and pdf, separated by commas.
+    #[arg(
+        long,
+        value_name = "FORMATS",
+        default_value = "png,svg",
+        requires = "plot"
+    )]
+    pub plot_format: plot::PlotFormats,
     /// Write every figure as JSON to this file ("-": standard output,
     /// instead of the text).
     #[arg(long, value_name = "FILE|-", value_parser = JsonOut::parse)]
@@ -126,7 +148,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let trace = args.trace.clone().expect("clap requires a trace");
     refuse_outputs_over_inputs(&args)?;
-    let file = InputFile::open(&trace)?;
+    // With a kernel log, the trace analysed is the replayed one.
+    let replayed = match &args.log {
+        Some(log) => Some(replay(&args, &trace, log)?),
+        None => None,
+    };
+    let analysed = replayed.as_ref().map_or(trace.as_path(), |f| f.path());
+    let file = InputFile::open(analysed)?;
     let data = file.bytes();
     let opened = file.any(args.incomplete.checks(true))?;
     let input = match &opened {
@@ -156,7 +184,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         interleave_shift: args.interleave_shift,
         top_pages: args.top,
         stream_window: args.stream_window,
-        reuse: args.reuse,
+        reuse: args.reuse.first,
+        reuse_beside: args.reuse.beside,
         ..AnalyzeOptions::default()
     };
     if let Some(path) = &args.partial {
@@ -185,12 +214,44 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(dir) = &args.plot {
         let pictures = Pictures::collect(&input, &opts, &analysis, &analyzer)
             .with_context(|| format!("reading {}", trace.display()))?;
-        let files = plot::draw_all(dir, &analysis, &pictures)?;
+        let files = plot::draw_all(dir, &analysis, &pictures, args.plot_format)?;
         status!("wrote {} pictures into {}", files.len(), dir.display());
     }
     write_json(&args, &analysis)?;
     let name = trace.display().to_string();
     print(&args, &name, &analysis)
+}
+
+/// `--log`: the physical trace replayed with the kernel log into a
+/// temporary virtual trace file (removed when dropped).
+fn replay(
+    args: &Args,
+    trace: &std::path::Path,
+    log: &std::path::Path,
+) -> anyhow::Result<tempfile::NamedTempFile> {
+    let file = InputFile::open(trace)?;
+    let view = file.physical("analyze --log", args.incomplete.checks(true))?;
+    let log_bytes = hmtt_merge::side_files::read_log(log)?;
+    let image = hmtt_format::klog::read_image(&log_bytes).map_err(|(i, e)| match i {
+        Some(i) => anyhow::anyhow!("{}: record {i}: {e}", log.display()),
+        None => anyhow::anyhow!("{}: not a usable kernel log: {e}", log.display()),
+    })?;
+    let names = with_names_of(view.names().clone(), args.events.as_deref())?;
+    let file = tempfile::Builder::new()
+        .prefix("hmtt-analyze-")
+        .suffix(".hmttvtrace")
+        .tempfile()
+        .context("creating the replayed trace's temporary file")?;
+    let report = replayed::replay_into(&view, &image.records, &names, file.path())
+        .with_context(|| format!("replaying {} with {}", trace.display(), log.display()))?;
+    status!(
+        "replayed {} with {}: {} of {} references translated",
+        trace.display(),
+        log.display(),
+        report.translated,
+        report.references
+    );
+    Ok(file)
 }
 
 fn write_json(args: &Args, analysis: &Analysis) -> anyhow::Result<()> {
@@ -204,7 +265,7 @@ fn write_json(args: &Args, analysis: &Analysis) -> anyhow::Result<()> {
 /// that is one of the inputs (the trace, `--mapping`, `--events`,
 /// `--combine`'s files), before anything is written.
 fn refuse_outputs_over_inputs(args: &Args) -> anyhow::Result<()> {
-    let inputs: Vec<&std::path::Path> = [&args.trace, &args.mapping, &args.events]
+    let inputs: Vec<&std::path::Path> = [&args.trace, &args.mapping, &args.events, &args.log]
         .into_iter()
         .flatten()
         .chain(&args.combine)

@@ -32,6 +32,7 @@ pub mod partial;
 pub mod pictures;
 pub mod plot;
 mod png_text;
+pub mod replayed;
 mod report;
 pub mod reuse_distance;
 pub mod reuse_sampled;
@@ -294,6 +295,9 @@ pub struct AnalyzeOptions {
     pub stream_min_len: u64,
     /// Exact reuse distances, or sampled.
     pub reuse: reuse_sampled::ReuseMode,
+    /// A sampled estimate made beside the exact histogram of `reuse`
+    /// (`--reuse exact,sampled:RATE`): the report's `reuse_sampled`.
+    pub reuse_beside: Option<reuse_sampled::ReuseMode>,
 }
 
 impl Default for AnalyzeOptions {
@@ -309,6 +313,7 @@ impl Default for AnalyzeOptions {
             stream_window: streams::DEFAULT_WINDOW,
             stream_min_len: streams::DEFAULT_MIN_LEN,
             reuse: reuse_sampled::ReuseMode::Exact,
+            reuse_beside: None,
         }
     }
 }
@@ -328,6 +333,10 @@ pub struct Analysis {
     pub row_locality: row_locality::RowReport,
     pub pages: page_hotness::PageReport,
     pub reuse: reuse_distance::ReuseReport,
+    /// The sampled estimate made beside the exact `reuse`, when both were
+    /// asked (absent otherwise, so a report of one mode keeps its bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reuse_sampled: Option<reuse_distance::ReuseReport>,
     /// Over physical lines.
     pub streams: streams::StreamReport,
     /// Virtual traces: over each process's virtual lines.
@@ -357,6 +366,23 @@ enum Reuse {
     Sampled(reuse_sampled::SampledReuse),
 }
 
+impl Reuse {
+    /// The histogram of `mode` over `lines` lines; `part`: of a part of a
+    /// trace that follows another.
+    fn new(mode: reuse_sampled::ReuseMode, lines: u64, part: bool) -> Reuse {
+        match (mode, part) {
+            (reuse_sampled::ReuseMode::Exact, false) => {
+                Reuse::Exact(reuse_distance::ReuseDistance::new(lines))
+            }
+            (reuse_sampled::ReuseMode::Exact, true) => {
+                Reuse::Exact(reuse_distance::ReuseDistance::for_later_part(lines))
+            }
+            (mode, false) => Reuse::Sampled(reuse_sampled::SampledReuse::new(mode)),
+            (mode, true) => Reuse::Sampled(reuse_sampled::SampledReuse::for_later_part(mode)),
+        }
+    }
+}
+
 /// The state of the first pass.
 pub struct Analyzer {
     decoder: banks::BankDecoder,
@@ -369,6 +395,10 @@ pub struct Analyzer {
     rows: row_locality::RowLocality,
     pub(crate) pages: page_hotness::PageHotness,
     reuse: Reuse,
+    /// The sampled estimate beside `reuse` ([`AnalyzeOptions::reuse_beside`]),
+    /// fed in a loop of its own, so a run without it pays nothing per
+    /// reference.
+    reuse_beside: Option<reuse_sampled::SampledReuse>,
     streams: streams::Streams,
     virtual_streams: Option<streams::Streams>,
     footprint: Option<footprint::Footprint>,
@@ -433,16 +463,11 @@ impl Analyzer {
             },
             rows: row_locality::RowLocality::default(),
             pages: page_hotness::PageHotness::new(geometry.capacity_bytes()),
-            reuse: match (opts.reuse, part) {
-                (reuse_sampled::ReuseMode::Exact, false) => {
-                    Reuse::Exact(reuse_distance::ReuseDistance::new(geometry.lines()))
-                }
-                (reuse_sampled::ReuseMode::Exact, true) => Reuse::Exact(
-                    reuse_distance::ReuseDistance::for_later_part(geometry.lines()),
-                ),
-                (mode, false) => Reuse::Sampled(reuse_sampled::SampledReuse::new(mode)),
-                (mode, true) => Reuse::Sampled(reuse_sampled::SampledReuse::for_later_part(mode)),
-            },
+            reuse: Reuse::new(opts.reuse, geometry.lines(), part),
+            reuse_beside: opts.reuse_beside.map(|mode| match part {
+                false => reuse_sampled::SampledReuse::new(mode),
+                true => reuse_sampled::SampledReuse::for_later_part(mode),
+            }),
             streams: if part {
                 streams::Streams::for_later_part(opts.stream_window, opts.stream_min_len)
             } else {
@@ -466,6 +491,9 @@ impl Analyzer {
             Item::Gap { packets } => return self.mix.add_gap(packets),
         };
         self.access(a.tick, a.board, a.pa, a.write);
+        if let Some(s) = self.reuse_beside.as_mut() {
+            s.access(a.pa >> 6);
+        }
         if let Some(v) = a.virt {
             self.mix.add_virtual(&v, a.write);
             if let Some((pid, va)) = v.owner {
@@ -575,6 +603,11 @@ impl Analyzer {
         for r in run {
             self.access_but_counts_and_streams(r.tick, r.board(), r.pa(), r.packed & 1 == 1);
         }
+        if let Some(s) = self.reuse_beside.as_mut() {
+            for r in run {
+                s.access(r.pa() >> 6);
+            }
+        }
         self.streams.access_run(0, run.iter().map(|r| r.pa() >> 6));
     }
 
@@ -611,6 +644,9 @@ impl Analyzer {
             (Reuse::Exact(a), Reuse::Exact(b)) => a.merge(b),
             (Reuse::Sampled(a), Reuse::Sampled(b)) => a.merge(b),
             _ => unreachable!("parts made with the same options"),
+        }
+        if let (Some(a), Some(b)) = (self.reuse_beside.as_mut(), later.reuse_beside) {
+            a.merge(b);
         }
         self.streams.merge(later.streams)
     }
@@ -649,6 +685,10 @@ impl Analyzer {
                 Reuse::Exact(r) => r.report(),
                 Reuse::Sampled(r) => r.report(),
             },
+            reuse_sampled: self
+                .reuse_beside
+                .as_ref()
+                .map(reuse_sampled::SampledReuse::report),
             streams: self.streams.finish(),
             virtual_streams: self.virtual_streams.as_mut().map(streams::Streams::finish),
             processes: self.footprint.as_ref().map(footprint::Footprint::report),
@@ -660,11 +700,15 @@ impl Analyzer {
 
 /// Whether [`analyze_parts`] can split this analysis: a physical trace,
 /// no event window (whether a board is inside it depends on every tag
-/// before), and reuse distances exact or sampled at a fixed rate.
+/// before), and reuse distances exact or sampled at a fixed rate (beside
+/// the exact ones too).
 pub fn splittable(input: &TraceInput, opts: &AnalyzeOptions) -> bool {
     matches!(input, TraceInput::Physical(_))
         && opts.window.is_none()
         && reuse_sampled::SampledReuse::mergeable(opts.reuse)
+        && opts
+            .reuse_beside
+            .is_none_or(reuse_sampled::SampledReuse::mergeable)
 }
 
 /// The tick of the first reference of a physical trace.

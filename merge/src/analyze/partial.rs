@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use super::reuse_sampled::ReuseMode;
+use super::reuse_sampled::ReuseModes;
 use super::{
     analyze_blocks, bank_parallelism, banks, first_reference_tick, mix, page_hotness, row_locality,
     splittable, streams, timeline, Analysis, AnalyzeError, AnalyzeOptions, Analyzer, Reuse,
@@ -23,7 +23,10 @@ use hmtt_format::trace_blocks::BlockReader;
 /// The `format` field of a partial analysis.
 pub const FORMAT: &str = "hmtt-analyze-partial";
 /// Its version (docs/format.md §15).
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
+/// The versions read: version 1 is version 2 without the exact and
+/// sampled reuse histograms made together.
+const VERSIONS_READ: [u32; 2] = [1, 2];
 
 /// Why a partial analysis cannot be written or combined.
 #[derive(Debug, thiserror::Error)]
@@ -64,12 +67,17 @@ impl SavedOptions {
             top_pages: o.top_pages,
             stream_window: o.stream_window,
             stream_min_len: o.stream_min_len,
-            reuse: o.reuse.to_string(),
+            reuse: ReuseModes {
+                first: o.reuse,
+                beside: o.reuse_beside,
+            }
+            .to_string(),
         }
     }
 
     fn options(&self) -> Result<AnalyzeOptions, PartialError> {
         let bad = |what: String| PartialError::Refused(format!("partial analysis: {what}"));
+        let reuse = self.reuse.parse::<ReuseModes>().map_err(bad)?;
         Ok(AnalyzeOptions {
             window: None,
             interval_ns: self.interval_ns,
@@ -84,7 +92,8 @@ impl SavedOptions {
             top_pages: self.top_pages,
             stream_window: self.stream_window,
             stream_min_len: self.stream_min_len,
-            reuse: self.reuse.parse::<ReuseMode>().map_err(bad)?,
+            reuse: reuse.first,
+            reuse_beside: reuse.beside,
         })
     }
 }
@@ -99,6 +108,10 @@ struct State {
     row_locality: row_locality::RowLocality,
     pages: page_hotness::PageHotness,
     reuse: Reuse,
+    /// `--reuse exact,sampled:RATE`: the sample beside the exact histogram
+    /// (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reuse_beside: Option<super::reuse_sampled::SampledReuse>,
     streams: streams::Streams,
 }
 
@@ -162,6 +175,7 @@ pub fn write_partial(
             row_locality: a.rows,
             pages: a.pages,
             reuse: a.reuse,
+            reuse_beside: a.reuse_beside,
             streams: a.streams,
         },
     };
@@ -172,9 +186,9 @@ pub fn write_partial(
 /// Reads a partial analysis.
 pub fn read_partial(input: impl Read) -> Result<Partial, PartialError> {
     let p: Partial = serde_json::from_reader(std::io::BufReader::new(input))?;
-    if p.format != FORMAT || p.version != VERSION {
+    if p.format != FORMAT || !VERSIONS_READ.contains(&p.version) {
         return Err(PartialError::Refused(format!(
-            "not a partial analysis of version {VERSION} ({} version {})",
+            "not a partial analysis of version 1 or {VERSION} ({} version {})",
             p.format, p.version
         )));
     }
@@ -231,7 +245,15 @@ pub fn combine(
         let mut s = p.state;
         s.streams.rebuild_index();
         (
-            a.mix, a.timeline, a.banks, a.blp, a.rows, a.pages, a.reuse, a.streams,
+            a.mix,
+            a.timeline,
+            a.banks,
+            a.blp,
+            a.rows,
+            a.pages,
+            a.reuse,
+            a.reuse_beside,
+            a.streams,
         ) = (
             s.mix,
             s.timeline,
@@ -240,6 +262,7 @@ pub fn combine(
             s.row_locality,
             s.pages,
             s.reuse,
+            s.reuse_beside,
             s.streams,
         );
         match whole.as_mut() {

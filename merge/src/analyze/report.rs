@@ -190,34 +190,12 @@ impl AnalysisReport<'_> {
         Ok(())
     }
 
-    /// The reuse distances.
+    /// The reuse distances (and their sampled estimate beside them, when
+    /// both were asked).
     fn reuse(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
         let a = self.analysis;
-        let u = &a.reuse;
-        let reuses: u64 = u.buckets.iter().map(|b| b.2).sum();
-        match &u.sampling {
-            None => writeln!(
-                out,
-                "\nreuse distance (exact LRU stack distance over {} distinct lines): {} first uses, {} reuses",
-                u.distinct_lines, u.cold, reuses
-            )?,
-            Some(s) => writeln!(
-                out,
-                "\nreuse distance (estimated, SHARDS {} sampling at rate {:.5} from {} references): about {} distinct lines, {} first uses, {} reuses",
-                s.mode, s.rate, s.sampled_references, u.distinct_lines, u.cold, reuses
-            )?,
-        }
-        let mut acc = 0;
-        for (lo, hi, n) in &u.buckets {
-            acc += n;
-            writeln!(
-                out,
-                "  {:>12} ..= {:<12} {:>10}  cdf {:.3}",
-                lo,
-                hi,
-                n,
-                acc as f64 / reuses.max(1) as f64
-            )?;
+        for u in std::iter::once(&a.reuse).chain(&a.reuse_sampled) {
+            reuse_histogram(out, u)?;
         }
         Ok(())
     }
@@ -277,4 +255,37 @@ impl AnalysisReport<'_> {
         }
         Ok(())
     }
+}
+
+/// One reuse-distance histogram, as text.
+fn reuse_histogram(
+    out: &mut fmt::Formatter<'_>,
+    u: &super::reuse_distance::ReuseReport,
+) -> fmt::Result {
+    let reuses: u64 = u.buckets.iter().map(|b| b.2).sum();
+    match &u.sampling {
+        None => writeln!(
+            out,
+            "\nreuse distance (exact LRU stack distance over {} distinct lines): {} first uses, {} reuses",
+            u.distinct_lines, u.cold, reuses
+        )?,
+        Some(s) => writeln!(
+            out,
+            "\nreuse distance (estimated, SHARDS {} sampling at rate {:.5} from {} references): about {} distinct lines, {} first uses, {} reuses",
+            s.mode, s.rate, s.sampled_references, u.distinct_lines, u.cold, reuses
+        )?,
+    }
+    let mut acc = 0;
+    for (lo, hi, n) in &u.buckets {
+        acc += n;
+        writeln!(
+            out,
+            "  {:>12} ..= {:<12} {:>10}  cdf {:.3}",
+            lo,
+            hi,
+            n,
+            acc as f64 / reuses.max(1) as f64
+        )?;
+    }
+    Ok(())
 }

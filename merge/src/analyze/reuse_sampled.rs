@@ -93,6 +93,67 @@ impl std::str::FromStr for ReuseMode {
     }
 }
 
+/// The reuse histograms asked for (`--reuse`): one mode, or the exact
+/// histogram with a sampled estimate made beside it in the same pass
+/// (`exact,sampled:0.01`), to see how far the estimate is from the truth.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReuseModes {
+    /// The histogram of the report's `reuse` (the exact one when two are
+    /// asked).
+    pub first: ReuseMode,
+    /// The sampled estimate beside it (the report's `reuse_sampled`).
+    pub beside: Option<ReuseMode>,
+}
+
+impl ReuseModes {
+    /// One mode.
+    pub fn one(mode: ReuseMode) -> ReuseModes {
+        ReuseModes {
+            first: mode,
+            beside: None,
+        }
+    }
+}
+
+impl std::fmt::Display for ReuseModes {
+    /// As [`ReuseModes::from_str`] reads it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.beside {
+            None => write!(f, "{}", self.first),
+            Some(b) => write!(f, "{},{b}", self.first),
+        }
+    }
+}
+
+impl std::str::FromStr for ReuseModes {
+    type Err = String;
+    /// A [`ReuseMode`], or `exact` and a sampled mode separated by a comma
+    /// (in either order).
+    fn from_str(s: &str) -> Result<ReuseModes, String> {
+        let modes = s
+            .split(',')
+            .map(|m| m.trim().parse::<ReuseMode>())
+            .collect::<Result<Vec<_>, _>>()?;
+        match modes[..] {
+            [one] => Ok(ReuseModes::one(one)),
+            [ReuseMode::Exact, ReuseMode::Exact] => Err(format!(
+                "'{s}': exact twice; pair exact with a sampled mode"
+            )),
+            [ReuseMode::Exact, sampled] | [sampled, ReuseMode::Exact] => Ok(ReuseModes {
+                first: ReuseMode::Exact,
+                beside: Some(sampled),
+            }),
+            [_, _] => Err(format!(
+                "'{s}': two sampled modes; a sampled mode is drawn beside the exact one (exact,{})",
+                modes[0]
+            )),
+            _ => Err(format!(
+                "'{s}': at most two reuse modes, exact and a sampled one (e.g. exact,sampled:0.01)"
+            )),
+        }
+    }
+}
+
 /// How a sampled histogram was made.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Sampling {
@@ -319,4 +380,33 @@ pub fn cdf_mean_absolute_error(exact: &ReuseReport, estimate: &ReuseReport, from
         .map(|&k| (at(&a, k) - at(&b, k)).abs())
         .sum::<f64>()
         / ks.len() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ReuseMode, ReuseModes};
+
+    #[test]
+    fn exact_pairs_with_one_sampled_mode_in_either_order() {
+        let both = ReuseModes {
+            first: ReuseMode::Exact,
+            beside: Some(ReuseMode::FixedRate(0.05)),
+        };
+        assert_eq!("exact,sampled:0.05".parse(), Ok(both));
+        assert_eq!("sampled:5%, exact".parse(), Ok(both));
+        assert_eq!(both.to_string(), "exact,sampled:0.05");
+        assert_eq!(
+            "sampled-size".parse(),
+            Ok(ReuseModes::one(ReuseMode::FixedSize(super::DEFAULT_SIZE)))
+        );
+        for bad in [
+            "exact,exact",
+            "sampled,sampled-size",
+            "exact,sampled,sampled",
+            "exact,",
+            "",
+        ] {
+            assert!(bad.parse::<ReuseModes>().is_err(), "{bad}");
+        }
+    }
 }

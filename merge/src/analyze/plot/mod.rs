@@ -1,5 +1,5 @@
 //! The pictures of `hmtt analyze --plot DIR`, each as PNG and SVG (the
-//! `plotters` crate): `address_time` (address-versus-time density),
+//! `plotters` crate), and PDF when asked ([`PlotFormats`]): `address_time` (address-versus-time density),
 //! `bandwidth` (the timeline, I-code events marked), `reuse_cdf` (the
 //! reuse-distance CDF), `page_heat` (the hottest pages over time) and
 //! `banks` (references per bank). Text is drawn with a TrueType font read
@@ -32,6 +32,8 @@ use style::{
 };
 pub use style::{PlotError, FONT_PATHS};
 mod address_time;
+mod pdf;
+mod png_encode;
 use address_time::{address_time, process_address_time, ADDRESS_TIME_HEIGHT};
 
 /// The length of the pictured span in milliseconds, from the first
@@ -266,13 +268,30 @@ fn lines_label(v: &f64) -> String {
     }
 }
 
+/// `v` (positive) to three significant digits at most.
+fn three_digits(v: f64) -> String {
+    let unit = 10f64.powi(v.log10().floor() as i32 - 2);
+    axis_number(&((v / unit).round() * unit))
+}
+
 /// The legend's name of a reuse histogram: how it was made and of what.
 fn reuse_curve_name(r: &ReuseReport) -> String {
     let reuses: u64 = r.buckets.iter().map(|b| b.2).sum();
     match &r.sampling {
         None => format!("exact ({} reuses)", count_label(&(reuses as f64))),
-        Some(s) => format!("SHARDS estimate, rate {}", axis_number(&s.rate)),
+        // The rate is a threshold over 2^24 hashes: 0.05 is 0.0500000119.
+        Some(s) => format!(
+            "SHARDS estimate, {} % of lines ({} references)",
+            three_digits(s.rate * 100.0),
+            count_label(&(s.sampled_references as f64))
+        ),
     }
+}
+
+/// The histograms the reuse CDF draws: the report's `reuse`, and its
+/// sampled estimate beside it when both were asked.
+pub fn reuse_curves(a: &Analysis) -> Vec<&ReuseReport> {
+    std::iter::once(&a.reuse).chain(&a.reuse_sampled).collect()
 }
 
 /// The reuse-distance CDF of each of `curves` (an exact histogram and
@@ -540,115 +559,208 @@ pub fn process_picture(pid: u32) -> String {
     format!("address_time_pid{pid}")
 }
 
+/// The file formats of the pictures (`--plot-format`): PNG and SVG by
+/// default, PDF when asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlotFormats {
+    pub png: bool,
+    pub svg: bool,
+    pub pdf: bool,
+}
+
+/// The pictures' file extensions, as [`PlotFormats`] names them.
+pub const EXTENSIONS: [&str; 3] = ["png", "svg", "pdf"];
+
+impl Default for PlotFormats {
+    fn default() -> PlotFormats {
+        PlotFormats {
+            png: true,
+            svg: true,
+            pdf: false,
+        }
+    }
+}
+
+impl PlotFormats {
+    /// The extensions asked, in [`EXTENSIONS`]' order.
+    pub fn extensions(&self) -> impl Iterator<Item = &'static str> {
+        let asked = [self.png, self.svg, self.pdf];
+        EXTENSIONS
+            .into_iter()
+            .zip(asked)
+            .filter_map(|(e, on)| on.then_some(e))
+    }
+}
+
+impl std::str::FromStr for PlotFormats {
+    type Err = String;
+    /// `png`, `svg` and `pdf`, separated by commas (at least one).
+    fn from_str(s: &str) -> Result<PlotFormats, String> {
+        let mut f = PlotFormats {
+            png: false,
+            svg: false,
+            pdf: false,
+        };
+        for name in s.split(',').map(str::trim) {
+            match name {
+                "png" => f.png = true,
+                "svg" => f.svg = true,
+                "pdf" => f.pdf = true,
+                _ => {
+                    return Err(format!(
+                        "'{name}' is not a picture format: png, svg or pdf, separated by commas"
+                    ))
+                }
+            }
+        }
+        Ok(f)
+    }
+}
+
 /// Whether `file` may be a picture `draw_all` writes: one of
 /// [`file_names`], or a process's.
 pub fn is_picture_file(file: &str) -> bool {
     file_names().any(|f| f == file)
         || file
             .strip_prefix("address_time_pid")
-            .and_then(|rest| rest.strip_suffix(".png").or(rest.strip_suffix(".svg")))
+            .and_then(|rest| {
+                EXTENSIONS
+                    .iter()
+                    .find_map(|e| rest.strip_suffix(&format!(".{e}")))
+            })
             .is_some_and(|pid| pid.parse::<u32>().is_ok())
 }
 
-/// The files `draw_all` writes into its directory whatever the trace (a
-/// virtual trace adds a [`process_picture`] for each process drawn).
+/// The files `draw_all` may write into its directory whatever the trace,
+/// in any format (a virtual trace adds a [`process_picture`] for each
+/// process drawn).
 pub fn file_names() -> impl Iterator<Item = String> {
     PICTURES
         .iter()
-        .flat_map(|p| [format!("{p}.png"), format!("{p}.svg")])
+        .flat_map(|p| EXTENSIONS.map(|e| format!("{p}.{e}")))
 }
 
-/// Draws `draw` into `dir/name.png` and `dir/name.svg`; returns both paths.
-fn both(
+/// Writes `bytes` to `path`, under a temporary name renamed into place
+/// once written: a failed run leaves no cut picture.
+fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), PlotError> {
+    let mut file = AtomicFile::create(path).map_err(|e| PlotError::Write(path.to_path_buf(), e))?;
+    file.write_all(bytes)
+        .and_then(|()| file.commit())
+        .map_err(|e| PlotError::Write(path.to_path_buf(), e))
+}
+
+/// Draws `draw` into `dir/name.EXT` for each of `formats`; returns the
+/// paths written. The PDF is made from the SVG.
+fn each_format(
     dir: &Path,
     name: &str,
     size: (u32, u32),
+    formats: PlotFormats,
     png: impl FnOnce(&DrawingArea<PngBackend, Shift>) -> DrawResult,
     svg: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> DrawResult,
-) -> Result<[PathBuf; 2], PlotError> {
-    let png_path = dir.join(format!("{name}.png"));
-    let svg_path = dir.join(format!("{name}.svg"));
-    // Each picture is drawn under a temporary name and renamed into place
-    // once written: a failed run leaves no cut picture.
-    let png_file =
-        AtomicFile::create(&png_path).map_err(|e| PlotError::Write(png_path.clone(), e))?;
-    {
-        // The backend opens the file by name (its extension gives the
-        // format) and writes it on `present`.
-        let backend = PngBackend::new(BitMapBackend::new(png_file.writing_path(), size), font()?)
+) -> Result<Vec<PathBuf>, PlotError> {
+    let path = |ext: &str| dir.join(format!("{name}.{ext}"));
+    let mut written = Vec::new();
+    if formats.png {
+        let png_path = path("png");
+        // Drawn into memory, then encoded here (png_encode.rs: indexed
+        // colour when it fits, the best compression).
+        let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
+        {
+            let backend = PngBackend::new(BitMapBackend::with_buffer(&mut pixels, size), font()?)
+                .map_err(|e| PlotError::Draw(png_path.clone(), e))?;
+            let root = backend.into_drawing_area();
+            png(&root)
+                .and_then(|_| root.present().map_err(err))
+                .map_err(|e| PlotError::Draw(png_path.clone(), e))?;
+        }
+        let encoded = png_encode::encode_png(&pixels, size)
             .map_err(|e| PlotError::Draw(png_path.clone(), e))?;
-        let root = backend.into_drawing_area();
-        png(&root)
-            .and_then(|_| root.present().map_err(err))
-            .map_err(|e| PlotError::Draw(png_path.clone(), e))?;
+        write_whole(&png_path, &encoded)?;
+        written.push(png_path);
     }
-    png_file
-        .commit()
-        .map_err(|e| PlotError::Write(png_path.clone(), e))?;
-    let mut svg_text = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg_text, size).into_drawing_area();
-        svg(&root)
-            .and_then(|_| root.present().map_err(err))
-            .map_err(|e| PlotError::Draw(svg_path.clone(), e))?;
+    if formats.svg || formats.pdf {
+        let mut svg_text = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg_text, size).into_drawing_area();
+            svg(&root)
+                .and_then(|_| root.present().map_err(err))
+                .map_err(|e| PlotError::Draw(path("svg"), e))?;
+        }
+        if formats.svg {
+            write_whole(&path("svg"), svg_text.as_bytes())?;
+            written.push(path("svg"));
+        }
+        if formats.pdf {
+            let pdf =
+                pdf::svg_to_pdf(&svg_text, font()?).map_err(|e| PlotError::Draw(path("pdf"), e))?;
+            write_whole(&path("pdf"), &pdf)?;
+            written.push(path("pdf"));
+        }
     }
-    let mut svg_file =
-        AtomicFile::create(&svg_path).map_err(|e| PlotError::Write(svg_path.clone(), e))?;
-    svg_file
-        .write_all(svg_text.as_bytes())
-        .and_then(|()| svg_file.commit())
-        .map_err(|e| PlotError::Write(svg_path.clone(), e))?;
-    Ok([png_path, svg_path])
+    Ok(written)
 }
 
-/// Draws every picture into `dir` (created if needed); returns the files.
-pub fn draw_all(dir: &Path, a: &Analysis, p: &Pictures) -> Result<Vec<PathBuf>, PlotError> {
+/// Draws every picture into `dir` (created if needed) in each of
+/// `formats`; returns the files.
+pub fn draw_all(
+    dir: &Path,
+    a: &Analysis,
+    p: &Pictures,
+    formats: PlotFormats,
+) -> Result<Vec<PathBuf>, PlotError> {
     font()?;
     if dir.exists() && !dir.is_dir() {
         return Err(PlotError::NotADirectory(dir.to_path_buf()));
     }
     std::fs::create_dir_all(dir).map_err(|e| PlotError::Dir(dir.to_path_buf(), e))?;
     let mut files = Vec::new();
-    files.extend(both(
+    files.extend(each_format(
         dir,
         "address_time",
         (WIDTH, ADDRESS_TIME_HEIGHT),
+        formats,
         |r| address_time(r, a, p),
         |r| address_time(r, a, p),
     )?);
-    files.extend(both(
+    files.extend(each_format(
         dir,
         "bandwidth",
         (WIDTH, HEIGHT),
+        formats,
         |r| bandwidth(r, a, p),
         |r| bandwidth(r, a, p),
     )?);
-    files.extend(both(
+    files.extend(each_format(
         dir,
         "reuse_cdf",
         (WIDTH, HEIGHT),
-        |r| reuse_cdf(r, &[&a.reuse]),
-        |r| reuse_cdf(r, &[&a.reuse]),
+        formats,
+        |r| reuse_cdf(r, &reuse_curves(a)),
+        |r| reuse_cdf(r, &reuse_curves(a)),
     )?);
-    files.extend(both(
+    files.extend(each_format(
         dir,
         "page_heat",
         (WIDTH, page_heat_height(p)),
+        formats,
         |r| page_heat(r, a, p),
         |r| page_heat(r, a, p),
     )?);
-    files.extend(both(
+    files.extend(each_format(
         dir,
         "banks",
         (WIDTH, HEIGHT),
+        formats,
         |r| banks(r, a),
         |r| banks(r, a),
     )?);
     for process in &p.processes {
-        files.extend(both(
+        files.extend(each_format(
             dir,
             &process_picture(process.pid),
             (WIDTH, ADDRESS_TIME_HEIGHT),
+            formats,
             |r| process_address_time(r, a, p, process),
             |r| process_address_time(r, a, p, process),
         )?);

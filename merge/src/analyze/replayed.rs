@@ -1,0 +1,74 @@
+//! `hmtt analyze TRACE --log KERNEL_LOG`: a physical trace analysed as its
+//! virtual trace, so that the pictures draw each process in its own
+//! virtual addresses. The trace is replayed with the log by the replay
+//! library ([`crate::replay::Replayer`]) into a virtual trace file, the
+//! same bytes `hmtt replay TRACE --log KERNEL_LOG --out FILE` writes; the
+//! analysis then reads that file as any virtual trace.
+
+use std::path::Path;
+
+use hmtt_format::archive::AnyTrace;
+use hmtt_format::klog::RecordRepr;
+use hmtt_format::trace::NameTable;
+
+use crate::error::MergeError;
+use crate::replay::archive::ArchiveSource;
+use crate::replay::writer::VtraceInfo;
+use crate::replay::{
+    RecordSource, ReplayFilter, ReplayOutput, ReplayReport, Replayer, VtraceWriter,
+};
+
+/// Why a trace could not be replayed for its analysis.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayedError {
+    #[error("writing the replayed trace: {0}")]
+    Write(#[from] MergeError),
+    #[error("reading the trace: {0}")]
+    Archive(#[from] hmtt_format::archive::ArchiveError),
+}
+
+/// Replays every record of `trace` with the kernel `log` (its records in
+/// `seq` order, as [`hmtt_format::klog::read_image`] gives them) into the
+/// virtual trace file `out`, its event names `names`, as `hmtt replay
+/// --out` does without a view; returns the replay's report.
+pub fn replay_into(
+    trace: &AnyTrace,
+    log: &[RecordRepr],
+    names: &NameTable,
+    out: &Path,
+) -> Result<ReplayReport, ReplayedError> {
+    let header = trace.header().clone();
+    let mut writer = VtraceWriter::create(out)?;
+    writer.announce(header.common.tick_ps, header.common.start_ns);
+    let archive = match trace {
+        AnyTrace::Archive(a) => Some(ArchiveSource::new(a)),
+        AnyTrace::Trace(_) => None,
+    };
+    let source: &dyn RecordSource = match (trace, &archive) {
+        (_, Some(a)) => a,
+        (AnyTrace::Trace(t), None) => t,
+        (AnyTrace::Archive(_), None) => unreachable!("an archive has its source"),
+    };
+    let mut replayer = Replayer::new(log, ReplayFilter::default());
+    let mut failed = None;
+    replayer.run_blocks(source, ReplayOutput { markers: true }, &mut |block| {
+        if failed.is_none() {
+            failed = writer.write(block).err();
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    if let Some(e) = archive.as_ref().and_then(ArchiveSource::take_error) {
+        return Err(e.into());
+    }
+    let info = VtraceInfo {
+        start_ns: header.common.start_ns,
+        tick_ps: header.common.tick_ps,
+        boards: header.boards,
+        selection: false,
+        names: names.clone(),
+    };
+    writer.finish(&info, &replayer.report)?;
+    Ok(replayer.report)
+}

@@ -16,6 +16,13 @@
 //!     single-threaded TCG a whole time slice), so a reference between
 //!     two of one CPU's is that CPU's unless the bursts interleave more
 //!     finely than the references that tell the CPUs apart;
+//!   - a CPU's burst ([`Ambiguity::ByBurst`]): the telling references
+//!     around it are of two CPUs: the process of the CPU before it while
+//!     the reference continues its streams with no pause of over
+//!     `BURST_PAUSE` records; after such a pause, one that does not
+//!     continue them goes to the process of the CPU after it (a pause is
+//!     where the other CPU may have taken over, or the same CPU ran the
+//!     kernel: the streams tell which);
 //!   - locality ([`Ambiguity::ByLocality`]): the running owner whose recent
 //!     references (virtual lines) are nearest to this line, if one is
 //!     within a page and strictly nearer than the others: a process walking
@@ -75,7 +82,8 @@ pub enum Ambiguity {
     ByCpu,
     /// Several owners running at once, the telling references before and
     /// after it not of one CPU: the one the CPU before it runs, whose
-    /// recent lines it continues.
+    /// recent lines it continues without a pause; after a pause, if it
+    /// does not continue them, the one the CPU after it runs.
     ByBurst,
 }
 
@@ -301,12 +309,22 @@ impl Contest {
             }
             // Another CPU's after it: the burst before it goes on while
             // the references continue its process's streams without a
-            // pause (a pause is where the other CPU may have taken over).
-            let continues = self.get(pid).is_some_and(|r| {
-                r.distance(vline(vpn), write) <= NEAR && pos - r.last_at.min(pos) <= BURST_PAUSE
+            // pause. After a pause (where the other CPU may have taken
+            // over), a reference that does not continue them is the other
+            // CPU's.
+            let (near, paused) = self.get(pid).map_or((false, true), |r| {
+                (
+                    r.distance(vline(vpn), write) <= NEAR,
+                    pos - r.last_at.min(pos) > BURST_PAUSE,
+                )
             });
-            if continues {
+            if near && !paused {
                 return by_cpu(self, (pid, vpn), Ambiguity::ByBurst);
+            }
+            if paused && !near {
+                if let Some(next) = contender(around.1) {
+                    return by_cpu(self, next, Ambiguity::ByBurst);
+                }
             }
         }
         let (mut best, mut nearest, mut second) = (0, u64::MAX, u64::MAX);
@@ -760,8 +778,16 @@ mod tests {
             (1, 0x40, Ambiguity::ByBurst)
         );
         // ...but not after a pause long enough for the other CPU to have
-        // taken over: then the other rules decide.
-        let (_, _, why) = c.decide(&cow, 0x100, false, 13 + BURST_PAUSE + 1, (1, 2));
+        // taken over: then a reference far from its streams is the other
+        // CPU's process's...
+        let later = 13 + BURST_PAUSE + 1;
+        let elsewhere = [(1, 0x80), (2, 0x80)];
+        assert_eq!(
+            c.decide(&elsewhere, 0x800, false, later, (1, 2)),
+            (2, 0x80, Ambiguity::ByBurst)
+        );
+        // ...and one near them is left to the other rules.
+        let (_, _, why) = c.decide(&cow, 0x100, false, 2 * later, (1, 2));
         assert_ne!(why, Ambiguity::ByBurst);
         // A process the CPUs around it do not run is no contender.
         let (_, _, why) = c.decide(&cow, 0x140, false, 400, (3, 3));

@@ -5,7 +5,9 @@
 //! same bytes `hmtt replay TRACE --log KERNEL_LOG --out FILE` writes; the
 //! analysis then reads that file as any virtual trace.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use hmtt_format::input::{InputChecks, InputFile};
 
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::klog::RecordRepr;
@@ -25,6 +27,69 @@ pub enum ReplayedError {
     Write(#[from] MergeError),
     #[error("reading the trace: {0}")]
     Archive(#[from] hmtt_format::archive::ArchiveError),
+    #[error(transparent)]
+    Input(#[from] hmtt_format::input::InputError),
+    #[error(transparent)]
+    SideFile(#[from] crate::side_files::SideFileError),
+    #[error("{}: record {record}: {error}", path.display())]
+    LogRecord {
+        path: PathBuf,
+        record: usize,
+        error: hmtt_format::klog::Error,
+    },
+    #[error("{}: not a usable kernel log: {error}", path.display())]
+    Log {
+        path: PathBuf,
+        error: hmtt_format::klog::Error,
+    },
+    #[error("creating the replayed trace's temporary file: {0}")]
+    Temporary(std::io::Error),
+    #[error("replaying {} with {}: {source}", trace.display(), log.display())]
+    Replaying {
+        trace: PathBuf,
+        log: PathBuf,
+        source: Box<ReplayedError>,
+    },
+}
+
+/// `hmtt analyze TRACE --log LOG`: the physical trace at `trace` (checked
+/// with `checks`) replayed with the kernel log at `log` into a temporary
+/// virtual trace file (removed when dropped), the events file `events`
+/// naming what the trace does not; with the replay's report.
+pub fn replay_to_temporary(
+    trace: &Path,
+    log: &Path,
+    checks: InputChecks,
+    events: Option<&Path>,
+) -> Result<(tempfile::NamedTempFile, ReplayReport), ReplayedError> {
+    let file = InputFile::open(trace)?;
+    let view = file.physical("analyze --log", checks)?;
+    let log_bytes = crate::side_files::read_log(log)?;
+    let image = hmtt_format::klog::read_image(&log_bytes).map_err(|(i, error)| {
+        let path = log.to_path_buf();
+        match i {
+            Some(record) => ReplayedError::LogRecord {
+                path,
+                record,
+                error,
+            },
+            None => ReplayedError::Log { path, error },
+        }
+    })?;
+    let names = crate::side_files::with_names_of(view.names().clone(), events)?;
+    let out = tempfile::Builder::new()
+        .prefix("hmtt-analyze-")
+        .suffix(".hmttvtrace")
+        .tempfile()
+        .map_err(ReplayedError::Temporary)?;
+    let report = replay_into(&view, &image.records, &names, out.path()).map_err(|e| {
+        ReplayedError::Replaying {
+            trace: trace.to_path_buf(),
+            log: log.to_path_buf(),
+            source: Box::new(e),
+        }
+    })?;
+    Ok((out, report))
 }
 
 /// Replays every record of `trace` with the kernel `log` (its records in

@@ -38,6 +38,25 @@ struct ChainEnd {
     born: u64,
 }
 
+impl ChainEnd {
+    /// The direction in which `line` (of address space `space`) continues
+    /// this live chain end, if it does.
+    #[inline(always)]
+    fn continued_by(&self, space: u32, line: u64) -> Option<i8> {
+        if !self.live || self.space != space {
+            return None;
+        }
+        let dir = if line == self.line.wrapping_add(1) {
+            1
+        } else if line == self.line.wrapping_sub(1) {
+            -1
+        } else {
+            return None;
+        };
+        (self.dir == 0 || self.dir == dir).then_some(dir)
+    }
+}
+
 /// References of a part of a trace that follows another kept for
 /// [`Streams::merge`].
 pub const HEAD_REFERENCES: u64 = 1 << 16;
@@ -112,19 +131,7 @@ fn newest_fitting(
     space: u32,
     line: u64,
 ) -> Option<(usize, i8)> {
-    let fits = |e: &ChainEnd| -> Option<i8> {
-        if !e.live || e.space != space {
-            return None;
-        }
-        let dir = if line == e.line.wrapping_add(1) {
-            1
-        } else if line == e.line.wrapping_sub(1) {
-            -1
-        } else {
-            return None;
-        };
-        (e.dir == 0 || e.dir == dir).then_some(dir)
-    };
+    let fits = |e: &ChainEnd| e.continued_by(space, line);
     // Slots below `pos` are the newer, the highest of each part newest.
     let newer = mask & ((1u64 << pos) - 1);
     for mut part in [newer, mask & !newer] {
@@ -496,19 +503,7 @@ impl Streams {
     /// The newest live chain end `line` continues: (slot, direction).
     #[inline(always)]
     fn find(&self, space: u32, line: u64) -> Option<(usize, i8)> {
-        let fits = |e: &ChainEnd| -> Option<i8> {
-            if !e.live || e.space != space {
-                return None;
-            }
-            let dir = if line == e.line.wrapping_add(1) {
-                1
-            } else if line == e.line.wrapping_sub(1) {
-                -1
-            } else {
-                return None;
-            };
-            (e.dir == 0 || e.dir == dir).then_some(dir)
-        };
+        let fits = |e: &ChainEnd| e.continued_by(space, line);
         let w = self.ring.len();
         if w <= 64 {
             let mask = self.slots_expecting[line_bucket(line)];

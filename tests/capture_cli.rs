@@ -71,9 +71,15 @@ fn stop_mid_capture(signal: &str, options: &[&str]) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Ready once the port is taken.
+    // Ready once the port is taken; a capture that exits first (another
+    // program took the probed port, say) says why.
     let t = Instant::now();
     while UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            let _ = std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err);
+            panic!("hmtt capture exited ({status}) before binding port {port}:\n{err}");
+        }
         assert!(
             t.elapsed() < Duration::from_secs(20),
             "hmtt capture did not bind port {port}"

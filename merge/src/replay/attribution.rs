@@ -297,7 +297,8 @@ impl Contest {
                 .copied()
         };
         let before = contender(around.0);
-        let by_cpu = |c: &mut Contest, (pid, vpn): (u32, u64), why| {
+        // Given to (pid, vpn), by the rule `why`: its stream goes on there.
+        let give = |c: &mut Contest, (pid, vpn): (u32, u64), why| {
             c.recent(pid).note(vline(vpn), write, pos);
             (pid, vpn, why)
         };
@@ -305,7 +306,7 @@ impl Contest {
             // One CPU before and after it: that CPU's, its bursts being
             // longer than the gaps between telling references.
             if around.1 == around.0 {
-                return by_cpu(self, (pid, vpn), Ambiguity::ByCpu);
+                return give(self, (pid, vpn), Ambiguity::ByCpu);
             }
             // Another CPU's after it: the burst before it goes on while
             // the references continue its process's streams without a
@@ -319,11 +320,11 @@ impl Contest {
                 )
             });
             if near && !paused {
-                return by_cpu(self, (pid, vpn), Ambiguity::ByBurst);
+                return give(self, (pid, vpn), Ambiguity::ByBurst);
             }
             if paused && !near {
                 if let Some(next) = contender(around.1) {
-                    return by_cpu(self, next, Ambiguity::ByBurst);
+                    return give(self, next, Ambiguity::ByBurst);
                 }
             }
         }
@@ -350,9 +351,7 @@ impl Contest {
         } else {
             (0, Ambiguity::SeveralRunning)
         };
-        let (pid, vpn) = contenders[i];
-        self.recent(pid).note(vline(vpn), write, pos);
-        (pid, vpn, why)
+        give(self, contenders[i], why)
     }
 }
 

@@ -40,22 +40,22 @@ pub(super) struct CurrentPage {
 /// `CurrentPage::cpu` and `Ahead::cpu` of none.
 pub(super) const NO_CPU: u16 = u16::MAX;
 
-/// The next telling reference (see [`BoardState::evidence`]) after
-/// position `from`: at `at`, made by `cpu` (`NO_CPU`: none up to `at`,
-/// where the look-ahead stopped).
+/// The next telling reference (see [`BoardState::evidence`]) after the
+/// position the last look-ahead started from: at `at`, made by `cpu`
+/// (`NO_CPU`: none up to `at`, where the look-ahead stopped).
 #[derive(Clone, Copy, Default)]
 pub(super) struct Ahead {
-    pub(super) from: u64,
     pub(super) at: u64,
     pub(super) cpu: u16,
 }
 
 impl Ahead {
     /// Whether this look-ahead tells the next telling reference after
-    /// position `pos`.
+    /// position `pos` (positions only grow within a replay, so any
+    /// before `at` is past where it started).
     #[inline]
     pub(super) fn covers(&self, pos: u64) -> bool {
-        self.from <= pos && pos < self.at
+        pos < self.at
     }
 }
 
@@ -325,18 +325,16 @@ impl BoardState {
                 continue;
             }
             if !r.is_access() {
-                let told = match r.kind() {
-                    RecordKind::Tag { .. } => match classify_event(r.value() as u32) {
-                        EventKind::LogSeq(low) => record_cpu(self.tags.resolve(low)),
-                        _ => {
-                            j += 1;
-                            continue;
-                        }
-                    },
-                    _ => None,
+                // An I-code that is not a log tag changes nothing: go on.
+                let told = match (log_tag(&r), r.kind()) {
+                    (Some(low), _) => record_cpu(self.tags.resolve(low)),
+                    (None, RecordKind::Tag { .. }) => {
+                        j += 1;
+                        continue;
+                    }
+                    (None, _) => None,
                 };
                 self.ahead = Ahead {
-                    from,
                     at: j,
                     cpu: told.unwrap_or(NO_CPU),
                 };
@@ -351,13 +349,12 @@ impl BoardState {
                     .unwrap_or(NO_CPU);
             }
             if cpu != NO_CPU {
-                self.ahead = Ahead { from, at: j, cpu };
+                self.ahead = Ahead { at: j, cpu };
                 return;
             }
             j += 1;
         }
         self.ahead = Ahead {
-            from,
             at: end,
             cpu: NO_CPU,
         };

@@ -188,6 +188,18 @@ pub struct Replayer<'l> {
     counts: [u64; 1024],
 }
 
+/// The low 16 bits of the sequence number a log tag carries, if `r` is
+/// one (a TAG record of the log's I-code range).
+pub(super) fn log_tag(r: &TraceRecord) -> Option<u16> {
+    match r.kind() {
+        RecordKind::Tag { .. } => match classify_event(r.value() as u32) {
+            EventKind::LogSeq(low) => Some(low),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The record with sequence number `seq`, if the log holds it.
 fn record_in(log: &[RecordRepr], first_seq: u64, seq: u64) -> Option<&RecordRepr> {
     let i = seq.checked_sub(first_seq)?;
@@ -448,7 +460,7 @@ impl<'l> Replayer<'l> {
                 if let Some(w) = self.window.as_mut() {
                     w.tag(board, index);
                 }
-                if let EventKind::LogSeq(low) = classify_event(index) {
+                if let Some(low) = log_tag(&r) {
                     let mut lost = std::mem::take(&mut self.lost);
                     lost.clear();
                     let tag = self.boards[usize::from(board)]
@@ -492,18 +504,9 @@ impl<'l> Replayer<'l> {
                 }
                 // The records whose tags were in the lost packets took
                 // effect inside the window: apply them now.
-                let ahead = (i + 1..trace.len()).map(|j| trace.get(j)).find_map(|x| {
-                    if x.board() != board {
-                        return None;
-                    }
-                    match x.kind() {
-                        RecordKind::Tag { .. } => match classify_event(x.value() as u32) {
-                            EventKind::LogSeq(low) => Some(low),
-                            _ => None,
-                        },
-                        _ => None,
-                    }
-                });
+                let ahead = (i + 1..trace.len())
+                    .map(|j| trace.get(j))
+                    .find_map(|x| (x.board() == board).then(|| log_tag(&x)).flatten());
                 // No tag follows: nothing tells which records were in
                 // the window; they stay unplaced (reported at the end).
                 if let Some(low) = ahead {

@@ -97,6 +97,26 @@ pub struct Capture<const L: usize, const E: usize, const B: usize, const AB: usi
     pub time_fillers: Signal<Out, Bits<32>>,
     pub time_overflows: Signal<Out, Bits<32>>,
     pub high_water: Signal<Out, Bits<32>>,
+    // Taps for the Statistic Unit (`crate::statistics`), each stage with
+    // the tick of its clock: the bus as the DCBU decoded it (before the
+    // geometry check), the DSMU's references, the limit's dropped count,
+    // the encoder's dropped events. Unconnected, synthesis removes them.
+    pub bus_kind: [Signal<Out, Bits<4>>; L],
+    pub bus_rank: [Signal<Out, Bits<2>>; L],
+    pub bus_bank: [Signal<Out, Bits<4>>; L],
+    pub bus_addr: [Signal<Out, Bits<18>>; L],
+    pub bus_tick: Signal<Out, Bits<64>>,
+    pub bus_tick_valid: Signal<Out, Bit>,
+    pub ref_valid: [Signal<Out, Bit>; L],
+    pub ref_line: [Signal<Out, Bits<48>>; L],
+    pub ref_tick: Signal<Out, Bits<64>>,
+    pub ref_tick_valid: Signal<Out, Bit>,
+    pub over: Signal<Out, Bits<4>>,
+    pub over_tick: Signal<Out, Bits<64>>,
+    pub over_tick_valid: Signal<Out, Bit>,
+    pub dropped: Signal<Out, Bits<3>>,
+    pub dropped_tick: Signal<Out, Bits<64>>,
+    pub dropped_tick_valid: Signal<Out, Bit>,
     dcbu: Dcbu<L>,
     dsmu: Dsmu<L>,
     limit: RefLimit<L, E>,
@@ -168,6 +188,22 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Capture<L,
             time_fillers: Default::default(),
             time_overflows: Default::default(),
             high_water: Default::default(),
+            bus_kind: std::array::from_fn(|_| Default::default()),
+            bus_rank: std::array::from_fn(|_| Default::default()),
+            bus_bank: std::array::from_fn(|_| Default::default()),
+            bus_addr: std::array::from_fn(|_| Default::default()),
+            bus_tick: Default::default(),
+            bus_tick_valid: Default::default(),
+            ref_valid: std::array::from_fn(|_| Default::default()),
+            ref_line: std::array::from_fn(|_| Default::default()),
+            ref_tick: Default::default(),
+            ref_tick_valid: Default::default(),
+            over: Default::default(),
+            over_tick: Default::default(),
+            over_tick_valid: Default::default(),
+            dropped: Default::default(),
+            dropped_tick: Default::default(),
+            dropped_tick_valid: Default::default(),
             dcbu: Dcbu::new(config.geometry),
             dsmu: Dsmu::new(config.geometry),
             limit: Default::default(),
@@ -272,7 +308,23 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Logic
             self.limit.ref_line[j].next = self.dsmu.ref_line[j].val();
             self.limit.ref_rank[j].next = self.dsmu.ref_rank[j].val();
             self.limit.ref_row[j].next = self.dsmu.ref_row[j].val();
+            self.bus_kind[j].next = self.dcbu.bus_kind[j].val();
+            self.bus_rank[j].next = self.dcbu.cmd_rank[j].val();
+            self.bus_bank[j].next = self.dcbu.cmd_bank[j].val();
+            self.bus_addr[j].next = self.dcbu.bus_addr[j].val();
+            self.ref_valid[j].next = self.dsmu.ref_valid[j].val();
+            self.ref_line[j].next = self.dsmu.ref_line[j].val();
         }
+        self.bus_tick.next = self.dcbu.tick.val();
+        self.bus_tick_valid.next = self.dcbu.tick_valid.val();
+        self.ref_tick.next = self.dsmu.tick.val();
+        self.ref_tick_valid.next = self.dsmu.tick_valid.val();
+        self.over.next = self.limit.over.val();
+        self.over_tick.next = self.limit.tick.val();
+        self.over_tick_valid.next = self.limit.tick_valid.val();
+        self.dropped.next = self.encoder.dropped_clock.val();
+        self.dropped_tick.next = self.encoder.tick.val();
+        self.dropped_tick_valid.next = self.encoder.tick_valid.val();
         for s in 0..E {
             self.cu.ref_valid[s].next = self.limit.slot_valid[s].val();
             self.cu.ref_write[s].next = self.limit.slot_write[s].val();

@@ -109,6 +109,12 @@ pub struct Dcbu<const L: usize> {
     pub cmd_bank: [Signal<Out, Bits<4>>; L],
     /// Row for ACT, column for RD/WR/RDA/WRA, 0 otherwise.
     pub cmd_arg: [Signal<Out, Bits<18>>; L],
+    /// For the Statistic Unit, which counts what the bus shows whether or
+    /// not it fits the geometry: the kind before the out-of-range check
+    /// (ACT, RD, ... for a command `cmd_kind` calls out of range), and the
+    /// address pins A[17:0] (the row of an ACT, whatever the geometry).
+    pub bus_kind: [Signal<Out, Bits<4>>; L],
+    pub bus_addr: [Signal<Out, Bits<18>>; L],
     /// Tick of lane 0 of the decoded commands.
     pub tick: Signal<Out, Bits<64>>,
     /// Low until the first sampled fabric clock has reached the outputs.
@@ -137,6 +143,9 @@ pub struct Dcbu<const L: usize> {
     dec_rank: [DFF<Bits<2>>; L],
     dec_bank: [DFF<Bits<4>>; L],
     dec_arg: [DFF<Bits<18>>; L],
+    dec_bus_kind: [DFF<Bits<4>>; L],
+    dec_addr: [DFF<Bits<18>>; L],
+    bus_kind_now: [Signal<Local, Bits<4>>; L],
     dec_tick: DFF<Bits<64>>,
     dec_valid: DFF<Bit>,
     oor_count: DFF<Bits<32>>,
@@ -193,6 +202,8 @@ impl<const L: usize> Dcbu<L> {
             cmd_rank: std::array::from_fn(|_| Default::default()),
             cmd_bank: std::array::from_fn(|_| Default::default()),
             cmd_arg: std::array::from_fn(|_| Default::default()),
+            bus_kind: std::array::from_fn(|_| Default::default()),
+            bus_addr: std::array::from_fn(|_| Default::default()),
             tick: Default::default(),
             tick_valid: Default::default(),
             out_of_range: Default::default(),
@@ -213,6 +224,9 @@ impl<const L: usize> Dcbu<L> {
             dec_rank: std::array::from_fn(|_| Default::default()),
             dec_bank: std::array::from_fn(|_| Default::default()),
             dec_arg: std::array::from_fn(|_| Default::default()),
+            dec_bus_kind: std::array::from_fn(|_| Default::default()),
+            dec_addr: std::array::from_fn(|_| Default::default()),
+            bus_kind_now: std::array::from_fn(|_| Default::default()),
             dec_tick: Default::default(),
             dec_valid: Default::default(),
             oor_count: Default::default(),
@@ -277,6 +291,8 @@ impl<const L: usize> Logic for Dcbu<L> {
             self.dec_rank[i].clock.next = self.clock.val();
             self.dec_bank[i].clock.next = self.clock.val();
             self.dec_arg[i].clock.next = self.clock.val();
+            self.dec_bus_kind[i].clock.next = self.clock.val();
+            self.dec_addr[i].clock.next = self.clock.val();
             self.pin_cs_n[i].d.next = self.pins[i].cs_n.val();
             self.pin_ras_n[i].d.next = self.pins[i].ras_n.val();
             self.pin_cas_n[i].d.next = self.pins[i].cas_n.val();
@@ -362,6 +378,17 @@ impl<const L: usize> Logic for Dcbu<L> {
                 self.kind_now[i].next = 0.into();
             }
             self.dec_kind[i].d.next = self.kind_now[i].val();
+            self.bus_kind_now[i].next = self.kind_base[i].val();
+            if !self.pin_cke[i].q.val() {
+                self.bus_kind_now[i].next = 15.into();
+            }
+            if self.pin_cs_n[i].q.val().all() {
+                self.bus_kind_now[i].next = 0.into();
+            }
+            self.dec_bus_kind[i].d.next = self.bus_kind_now[i].val();
+            self.dec_addr[i].d.next = self.pin_addr[i].q.val();
+            self.bus_kind[i].next = self.dec_bus_kind[i].q.val();
+            self.bus_addr[i].next = self.dec_addr[i].q.val();
             self.dec_rank[i].d.next = self.rank_now[i].val();
             self.dec_bank[i].d.next = self.pin_ba[i].q.val();
             // Row for ACT; column for RD/WR; 0 otherwise and out of range.

@@ -17,5 +17,6 @@ pub mod pins;
 pub mod port_buffer;
 pub mod ref_limit;
 pub mod rgmii;
+pub mod statistics;
 pub mod testbench;
 pub mod tx_fifo;

@@ -47,6 +47,7 @@ impl<const E: usize> Encoder<E> {
             tracing: Default::default(),
             tags_only: Default::default(),
             events_dropped: Default::default(),
+            dropped_clock: Default::default(),
             lost_words: Default::default(),
             time_fillers: Default::default(),
             time_overflows: Default::default(),

@@ -125,6 +125,8 @@ pub struct Encoder<const E: usize> {
     pub tags_only: Signal<Out, Bit>,
     /// Counters, one clock behind the words (the high-water mark two).
     pub events_dropped: Signal<Out, Bits<32>>,
+    /// The events dropped in the clock of `tick` (for the Statistic Unit).
+    pub dropped_clock: Signal<Out, Bits<3>>,
     pub lost_words: Signal<Out, Bits<32>>,
     pub time_fillers: Signal<Out, Bits<32>>,
     pub time_overflows: Signal<Out, Bits<32>>,
@@ -736,6 +738,7 @@ impl<const E: usize> Logic for Encoder<E> {
         self.tracing.next = self.out_tracing.q.val();
         self.tags_only.next = self.out_tags_only.q.val();
         self.events_dropped.next = self.dropped.q.val();
+        self.dropped_clock.next = self.out_dropped.q.val();
         self.lost_words.next = self.lost_count.q.val();
         self.time_fillers.next = self.filler_count.q.val();
         self.time_overflows.next = self.overflow_count.q.val();

@@ -100,20 +100,21 @@ pub struct Capture<const L: usize, const E: usize, const B: usize, const AB: usi
     // Taps for the Statistic Unit (`crate::statistics`), each stage with
     // the tick of its clock: the bus as the DCBU decoded it (before the
     // geometry check), the DSMU's references, the limit's dropped count,
-    // the encoder's dropped events. Unconnected, synthesis removes them.
+    // the CU's inner commands (CMD events: their index), the encoder's
+    // dropped events. Unconnected, synthesis removes them.
     pub bus_kind: [Signal<Out, Bits<4>>; L],
     pub bus_rank: [Signal<Out, Bits<2>>; L],
     pub bus_bank: [Signal<Out, Bits<4>>; L],
     pub bus_addr: [Signal<Out, Bits<18>>; L],
     pub bus_tick: Signal<Out, Bits<64>>,
-    pub bus_tick_valid: Signal<Out, Bit>,
     pub ref_valid: [Signal<Out, Bit>; L],
     pub ref_line: [Signal<Out, Bits<48>>; L],
     pub ref_tick: Signal<Out, Bits<64>>,
-    pub ref_tick_valid: Signal<Out, Bit>,
     pub over: Signal<Out, Bits<4>>,
     pub over_tick: Signal<Out, Bits<64>>,
-    pub over_tick_valid: Signal<Out, Bit>,
+    pub cmd_valid: [Signal<Out, Bit>; E],
+    pub cmd_index: [Signal<Out, Bits<6>>; E],
+    pub cmd_tick: Signal<Out, Bits<64>>,
     pub dropped: Signal<Out, Bits<3>>,
     pub dropped_tick: Signal<Out, Bits<64>>,
     pub dropped_tick_valid: Signal<Out, Bit>,
@@ -193,14 +194,14 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Capture<L,
             bus_bank: std::array::from_fn(|_| Default::default()),
             bus_addr: std::array::from_fn(|_| Default::default()),
             bus_tick: Default::default(),
-            bus_tick_valid: Default::default(),
             ref_valid: std::array::from_fn(|_| Default::default()),
             ref_line: std::array::from_fn(|_| Default::default()),
             ref_tick: Default::default(),
-            ref_tick_valid: Default::default(),
             over: Default::default(),
             over_tick: Default::default(),
-            over_tick_valid: Default::default(),
+            cmd_valid: std::array::from_fn(|_| Default::default()),
+            cmd_index: std::array::from_fn(|_| Default::default()),
+            cmd_tick: Default::default(),
             dropped: Default::default(),
             dropped_tick: Default::default(),
             dropped_tick_valid: Default::default(),
@@ -316,12 +317,10 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Logic
             self.ref_line[j].next = self.dsmu.ref_line[j].val();
         }
         self.bus_tick.next = self.dcbu.tick.val();
-        self.bus_tick_valid.next = self.dcbu.tick_valid.val();
         self.ref_tick.next = self.dsmu.tick.val();
-        self.ref_tick_valid.next = self.dsmu.tick_valid.val();
         self.over.next = self.limit.over.val();
         self.over_tick.next = self.limit.tick.val();
-        self.over_tick_valid.next = self.limit.tick_valid.val();
+        self.cmd_tick.next = self.cu.tick.val();
         self.dropped.next = self.encoder.dropped_clock.val();
         self.dropped_tick.next = self.encoder.tick.val();
         self.dropped_tick_valid.next = self.encoder.tick_valid.val();
@@ -337,6 +336,8 @@ impl<const L: usize, const E: usize, const B: usize, const AB: usize> Logic
             self.encoder.ev_write[s].next = self.cu.ev_write[s].val();
             self.encoder.ev_value[s].next = self.cu.ev_value[s].val();
             self.encoder.ev_lane[s].next = self.cu.ev_lane[s].val();
+            self.cmd_valid[s].next = self.cu.ev_valid[s].val() & (self.cu.ev_kind[s].val() == 2);
+            self.cmd_index[s].next = self.cu.ev_value[s].val().get_bits::<6>(0);
         }
         // Encoder -> storage, and the push side's observation.
         self.storage.base.next = self.encoder.base.val();

@@ -6,23 +6,21 @@
 //! chain's taps ([`crate::capture::Capture`]), so it counts every command
 //! whether or not its reference reached the trace.
 //!
-//! What this block is, and is not, of board.md's unit: the counters of a
-//! unit that is on from reset with a fixed `k` (a build parameter), their
-//! intervals, and the record of each non-empty interval
-//! ([`StatisticCounters::record_valid`]). Not here: the inner commands
-//! STATS_ON, STATS_OFF and STATS_INTERVAL_k, the statistics packets, their
-//! credit and their share of the ports; no board top instantiates it.
+//! What this block is, and is not, of board.md's unit: the counters, the
+//! intervals, the inner commands STATS_ON, STATS_OFF and STATS_INTERVAL_k
+//! (their effect at the next clock's tick), and the record of each
+//! non-empty interval ([`StatisticCounters::record_valid`], a clock long).
+//! Not here: the statistics packets (format.md §5.3), their credit and
+//! their share of the ports, the trace drain's smaller share; no board top
+//! instantiates the block yet.
 //!
-//! Stages. The counters of each group count at the stage of the chain
-//! where its events are known, each with that stage's tick: bank and rank
-//! counters at the DCBU, toggles at the DSMU, OVER_LIMIT at the limit,
-//! LOST_FIFO at the encoder. Intervals of `2^k >= 64` ticks start on a
-//! clock's tick, so a group closes an interval in the clock whose tick is
-//! a multiple of `2^k` (that clock belongs to the next interval), keeping
-//! the closed counts in its snapshot. The record is whole when the last
-//! group (LOST_FIFO) closes, [`STAGE_GAP`] clocks after the first: an
-//! interval must last at least that many clocks, so that no snapshot is
-//! overwritten before the record is read.
+//! Stages. The taps come from stages of the chain a few clocks apart; the
+//! unit delays them all to the encoder's stage, where the last of them
+//! (the events the FIFO had no room for) is known, and counts there with
+//! that stage's tick: the bus lanes ([`BUS_DELAY`] clocks), the toggles
+//! of each DSMU clock per line bit ([`REF_DELAY`]), the limit's count
+//! ([`OVER_DELAY`]) and the CU's inner commands ([`CMD_DELAY`]). The bank
+//! states and the last line follow the bus whether the unit is on or off.
 //!
 //! No counter saturates: an interval has at most `2^31` ticks, and no
 //! counter grows by more than one per tick (a tick holds one command, and
@@ -31,10 +29,6 @@
 use rust_hdl::prelude::*;
 
 use crate::dsmu::LineGeometry;
-
-/// Clocks from the DCBU's taps to the encoder's (DSMU 2, limit 1, CU 1,
-/// encoder 4).
-pub const STAGE_GAP: u64 = 8;
 
 /// Per rank and bank, in format.md §5.3 order.
 pub const BANK_COUNTERS: usize = 8;
@@ -60,13 +54,17 @@ pub struct IntervalCounter<const L: usize> {
     pub add: Signal<In, Bits<5>>,
     /// This clock opens the next interval (its events belong to it).
     pub close: Signal<In, Bit>,
+    /// The unit counts this clock's events.
+    pub enable: Signal<In, Bit>,
     pub count: Signal<Out, Bits<32>>,
     pub snapshot: Signal<Out, Bits<32>>,
     pub closing: Signal<Out, Bit>,
     r_lanes: [DFF<Bit>; L],
     r_add: DFF<Bits<5>>,
     r_close: DFF<Bit>,
+    r_enable: DFF<Bit>,
     sum: [Signal<Local, Bits<5>>; L],
+    inc: Signal<Local, Bits<5>>,
     total: DFF<Bits<32>>,
     snap: DFF<Bits<32>>,
 }
@@ -79,13 +77,16 @@ impl<const L: usize> Default for IntervalCounter<L> {
             lanes: std::array::from_fn(|_| Default::default()),
             add: Default::default(),
             close: Default::default(),
+            enable: Default::default(),
             count: Default::default(),
             snapshot: Default::default(),
             closing: Default::default(),
             r_lanes: std::array::from_fn(|_| Default::default()),
             r_add: Default::default(),
             r_close: Default::default(),
+            r_enable: Default::default(),
             sum: std::array::from_fn(|_| Default::default()),
+            inc: Default::default(),
             total: Default::default(),
             snap: Default::default(),
         }
@@ -95,13 +96,14 @@ impl<const L: usize> Default for IntervalCounter<L> {
 impl<const L: usize> Logic for IntervalCounter<L> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, r_add, r_close, total, snap);
+        dff_setup!(self, clock, r_add, r_close, r_enable, total, snap);
         for j in 0..L {
             self.r_lanes[j].clock.next = self.clock.val();
             self.r_lanes[j].d.next = self.lanes[j].val();
         }
         self.r_add.d.next = self.add.val();
         self.r_close.d.next = self.close.val();
+        self.r_enable.d.next = self.enable.val();
         self.sum[0].next = self.r_add.q.val();
         if self.r_lanes[0].q.val() {
             self.sum[0].next = self.r_add.q.val() + 1;
@@ -112,11 +114,15 @@ impl<const L: usize> Logic for IntervalCounter<L> {
                 self.sum[j].next = self.sum[j - 1].val() + 1;
             }
         }
+        self.inc.next = 0.into();
+        if self.r_enable.q.val() {
+            self.inc.next = self.sum[L - 1].val();
+        }
         if self.r_close.q.val() {
-            self.total.d.next = bit_cast::<32, 5>(self.sum[L - 1].val());
+            self.total.d.next = bit_cast::<32, 5>(self.inc.val());
             self.snap.d.next = self.total.q.val();
         } else {
-            self.total.d.next = self.total.q.val() + bit_cast::<32, 5>(self.sum[L - 1].val());
+            self.total.d.next = self.total.q.val() + bit_cast::<32, 5>(self.inc.val());
         }
         self.count.next = self.total.q.val();
         self.snapshot.next = self.snap.q.val();
@@ -140,6 +146,7 @@ pub struct BankStats<const L: usize> {
     pub bank: [Signal<In, Bits<4>>; L],
     pub addr: [Signal<In, Bits<18>>; L],
     pub close: Signal<In, Bit>,
+    pub enable: Signal<In, Bit>,
     /// In format.md §5.3 order: RD, WR, ACT, PRE, HIT, MISS, CONFLICT,
     /// UNUSED_ACT.
     pub counters: [IntervalCounter<L>; BANK_COUNTERS],
@@ -182,6 +189,7 @@ impl<const L: usize> BankStats<L> {
             bank: std::array::from_fn(|_| Default::default()),
             addr: std::array::from_fn(|_| Default::default()),
             close: Default::default(),
+            enable: Default::default(),
             counters: std::array::from_fn(|_| Default::default()),
             my_rank: Constant::new(rank.to_bits()),
             my_bank: Constant::new(bank.to_bits()),
@@ -216,10 +224,20 @@ impl<const L: usize> BankStats<L> {
 impl<const L: usize> Logic for BankStats<L> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, open, used, conflict, closed_valid, row, closed_row);
+        dff_setup!(
+            self,
+            clock,
+            open,
+            used,
+            conflict,
+            closed_valid,
+            row,
+            closed_row
+        );
         for c in 0..BANK_COUNTERS {
             self.counters[c].clock.next = self.clock.val();
             self.counters[c].close.next = self.close.val();
+            self.counters[c].enable.next = self.enable.val();
             self.counters[c].add.next = 0.into();
         }
         for j in 0..L {
@@ -335,6 +353,7 @@ pub struct RankStats<const L: usize> {
     /// a command of one bank, a bank of the geometry).
     pub counted: [Signal<In, Bit>; L],
     pub close: Signal<In, Bit>,
+    pub enable: Signal<In, Bit>,
     pub refresh: IntervalCounter<L>,
     pub busy: IntervalCounter<L>,
     my_rank: Constant<Bits<2>>,
@@ -348,6 +367,7 @@ impl<const L: usize> RankStats<L> {
             kind: std::array::from_fn(|_| Default::default()),
             counted: std::array::from_fn(|_| Default::default()),
             close: Default::default(),
+            enable: Default::default(),
             refresh: Default::default(),
             busy: Default::default(),
             my_rank: Constant::new(rank.to_bits()),
@@ -362,21 +382,167 @@ impl<const L: usize> Logic for RankStats<L> {
         self.busy.clock.next = self.clock.val();
         self.refresh.close.next = self.close.val();
         self.busy.close.next = self.close.val();
+        self.refresh.enable.next = self.enable.val();
+        self.busy.enable.next = self.enable.val();
         self.refresh.add.next = 0.into();
         self.busy.add.next = 0.into();
         for j in 0..L {
-            self.refresh.lanes[j].next = (self.rank[j].val() == self.my_rank.val())
-                & (self.kind[j].val() == 8);
+            self.refresh.lanes[j].next =
+                (self.rank[j].val() == self.my_rank.val()) & (self.kind[j].val() == 8);
             self.busy.lanes[j].next =
                 (self.rank[j].val() == self.my_rank.val()) & self.counted[j].val();
         }
     }
 }
 
-/// The unit's counters for `R` ranks of `NB / R` banks and `LB` line bits
-/// (the geometry's, checked by [`StatisticCounters::new`]); `L` lanes.
+/// Clocks from each tap of the capture chain to the encoder's, where the
+/// unit counts: from the DCBU (DSMU 2, limit 1, CU 1, encoder 4), the
+/// DSMU, the limit and the CU.
+pub const BUS_DELAY: usize = 8;
+pub const REF_DELAY: usize = 6;
+pub const OVER_DELAY: usize = 5;
+pub const CMD_DELAY: usize = 4;
+
+/// `N` registers of `W` bits: one clock of a delay line.
 #[derive(LogicBlock)]
-pub struct StatisticCounters<const L: usize, const R: usize, const NB: usize, const LB: usize> {
+pub struct Stage<const N: usize, const W: usize> {
+    pub clock: Signal<In, Clock>,
+    pub d: [Signal<In, Bits<W>>; N],
+    pub q: [Signal<Out, Bits<W>>; N],
+    regs: [DFF<Bits<W>>; N],
+}
+
+impl<const N: usize, const W: usize> Default for Stage<N, W> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            d: std::array::from_fn(|_| Default::default()),
+            q: std::array::from_fn(|_| Default::default()),
+            regs: std::array::from_fn(|_| Default::default()),
+        }
+    }
+}
+
+impl<const N: usize, const W: usize> Logic for Stage<N, W> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        for i in 0..N {
+            self.regs[i].clock.next = self.clock.val();
+            self.regs[i].d.next = self.d[i].val();
+            self.q[i].next = self.regs[i].q.val();
+        }
+    }
+}
+
+/// One clock of the bus lanes' delay line.
+#[derive(LogicBlock)]
+pub struct BusStage<const L: usize> {
+    pub clock: Signal<In, Clock>,
+    pub d_kind: [Signal<In, Bits<4>>; L],
+    pub d_rank: [Signal<In, Bits<2>>; L],
+    pub d_bank: [Signal<In, Bits<4>>; L],
+    pub d_addr: [Signal<In, Bits<18>>; L],
+    pub kind: [Signal<Out, Bits<4>>; L],
+    pub rank: [Signal<Out, Bits<2>>; L],
+    pub bank: [Signal<Out, Bits<4>>; L],
+    pub addr: [Signal<Out, Bits<18>>; L],
+    r_kind: [DFF<Bits<4>>; L],
+    r_rank: [DFF<Bits<2>>; L],
+    r_bank: [DFF<Bits<4>>; L],
+    r_addr: [DFF<Bits<18>>; L],
+}
+
+impl<const L: usize> Default for BusStage<L> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            d_kind: std::array::from_fn(|_| Default::default()),
+            d_rank: std::array::from_fn(|_| Default::default()),
+            d_bank: std::array::from_fn(|_| Default::default()),
+            d_addr: std::array::from_fn(|_| Default::default()),
+            kind: std::array::from_fn(|_| Default::default()),
+            rank: std::array::from_fn(|_| Default::default()),
+            bank: std::array::from_fn(|_| Default::default()),
+            addr: std::array::from_fn(|_| Default::default()),
+            r_kind: std::array::from_fn(|_| Default::default()),
+            r_rank: std::array::from_fn(|_| Default::default()),
+            r_bank: std::array::from_fn(|_| Default::default()),
+            r_addr: std::array::from_fn(|_| Default::default()),
+        }
+    }
+}
+
+impl<const L: usize> Logic for BusStage<L> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        for j in 0..L {
+            self.r_kind[j].clock.next = self.clock.val();
+            self.r_rank[j].clock.next = self.clock.val();
+            self.r_bank[j].clock.next = self.clock.val();
+            self.r_addr[j].clock.next = self.clock.val();
+            self.r_kind[j].d.next = self.d_kind[j].val();
+            self.r_rank[j].d.next = self.d_rank[j].val();
+            self.r_bank[j].d.next = self.d_bank[j].val();
+            self.r_addr[j].d.next = self.d_addr[j].val();
+            self.kind[j].next = self.r_kind[j].q.val();
+            self.rank[j].next = self.r_rank[j].q.val();
+            self.bank[j].next = self.r_bank[j].q.val();
+            self.addr[j].next = self.r_addr[j].q.val();
+        }
+    }
+}
+
+/// One clock of the inner commands' delay line.
+#[derive(LogicBlock)]
+pub struct CmdStage<const E: usize> {
+    pub clock: Signal<In, Clock>,
+    pub d_valid: [Signal<In, Bit>; E],
+    pub d_index: [Signal<In, Bits<6>>; E],
+    pub valid: [Signal<Out, Bit>; E],
+    pub index: [Signal<Out, Bits<6>>; E],
+    r_valid: [DFF<Bit>; E],
+    r_index: [DFF<Bits<6>>; E],
+}
+
+impl<const E: usize> Default for CmdStage<E> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            d_valid: std::array::from_fn(|_| Default::default()),
+            d_index: std::array::from_fn(|_| Default::default()),
+            valid: std::array::from_fn(|_| Default::default()),
+            index: std::array::from_fn(|_| Default::default()),
+            r_valid: std::array::from_fn(|_| Default::default()),
+            r_index: std::array::from_fn(|_| Default::default()),
+        }
+    }
+}
+
+impl<const E: usize> Logic for CmdStage<E> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        for e in 0..E {
+            self.r_valid[e].clock.next = self.clock.val();
+            self.r_index[e].clock.next = self.clock.val();
+            self.r_valid[e].d.next = self.d_valid[e].val();
+            self.r_index[e].d.next = self.d_index[e].val();
+            self.valid[e].next = self.r_valid[e].q.val();
+            self.index[e].next = self.r_index[e].q.val();
+        }
+    }
+}
+
+/// The unit's counters for `R` ranks of `NB / R` banks and `LB` line bits
+/// (the geometry's, checked by [`StatisticCounters::new`]), `L` lanes and
+/// `E` references per clock.
+#[derive(LogicBlock)]
+pub struct StatisticCounters<
+    const L: usize,
+    const E: usize,
+    const R: usize,
+    const NB: usize,
+    const LB: usize,
+> {
     pub clock: Signal<In, Clock>,
     // The capture chain's taps (`Capture`'s outputs of the same names).
     pub bus_kind: [Signal<In, Bits<4>>; L],
@@ -384,66 +550,111 @@ pub struct StatisticCounters<const L: usize, const R: usize, const NB: usize, co
     pub bus_bank: [Signal<In, Bits<4>>; L],
     pub bus_addr: [Signal<In, Bits<18>>; L],
     pub bus_tick: Signal<In, Bits<64>>,
-    pub bus_tick_valid: Signal<In, Bit>,
     pub ref_valid: [Signal<In, Bit>; L],
     pub ref_line: [Signal<In, Bits<48>>; L],
     pub ref_tick: Signal<In, Bits<64>>,
-    pub ref_tick_valid: Signal<In, Bit>,
     pub over: Signal<In, Bits<4>>,
     pub over_tick: Signal<In, Bits<64>>,
-    pub over_tick_valid: Signal<In, Bit>,
+    pub cmd_valid: [Signal<In, Bit>; E],
+    pub cmd_index: [Signal<In, Bits<6>>; E],
+    pub cmd_tick: Signal<In, Bits<64>>,
     pub dropped: Signal<In, Bits<3>>,
     pub dropped_tick: Signal<In, Bits<64>>,
     pub dropped_tick_valid: Signal<In, Bit>,
     /// High for one clock per closed interval with anything counted: its
-    /// record is then the banks' and ranks' `snapshot`s, the toggles' and
-    /// `over_limit`'s `snapshot`s and `lost_fifo`'s `count`, for the
-    /// interval `[record_end - 2^k, record_end)`.
+    /// record is then the banks' and ranks', the toggles' and the two drop
+    /// counters' `snapshot`s, for the interval `[record_start,
+    /// record_end)` opened with intervals of `2^record_k` ticks.
     pub record_valid: Signal<Out, Bit>,
+    pub record_start: Signal<Out, Bits<64>>,
     pub record_end: Signal<Out, Bits<64>>,
+    pub record_k: Signal<Out, Bits<5>>,
+    /// Whether the unit counts (after the changes due at the counting
+    /// stage's tick).
+    pub enabled: Signal<Out, Bit>,
+    /// For co-simulation: every tap's delayed tick equals the counting
+    /// stage's.
+    pub aligned: Signal<Out, Bit>,
     /// Rank major: bank `b` of rank `r` is `banks[r * NB / R + b]`.
     pub banks: [BankStats<L>; NB],
     pub ranks: [RankStats<L>; R],
     pub toggles: [IntervalCounter<L>; LB],
     pub over_limit: IntervalCounter<L>,
     pub lost_fifo: IntervalCounter<L>,
-    /// `2^k - 1`: a stage's tick with none of these bits set opens an
-    /// interval.
-    interval_mask: Constant<Bits<64>>,
+    bus_delay: [BusStage<L>; BUS_DELAY],
+    ref_delay: [Stage<LB, 5>; REF_DELAY],
+    over_delay: [Stage<1, 4>; OVER_DELAY],
+    cmd_delay: [CmdStage<E>; CMD_DELAY],
+    tick_delay: [Stage<4, 64>; BUS_DELAY],
     bank_high: Constant<Bits<4>>,
-    bus_close: Signal<Local, Bit>,
-    ref_close: Signal<Local, Bit>,
-    over_close: Signal<Local, Bit>,
-    drop_close: Signal<Local, Bit>,
-    /// The lost counter's tick, a clock later, with its `closing`.
-    drop_tick_held: DFF<Bits<64>>,
-    counted: [Signal<Local, Bit>; L],
-    /// The line of the last reference, before and after each lane.
+    one: Constant<Bits<64>>,
+    /// The toggles of the DSMU's clock, per line bit: each reference
+    /// against the one before, in lane order, on or off.
     last_line: DFF<Bits<48>>,
     line_in: [Signal<Local, Bits<48>>; L],
     line_out: [Signal<Local, Bits<48>>; L],
     toggled: [Signal<Local, Bits<48>>; L],
+    toggle_count: [Signal<Local, Bits<5>>; LB],
+    counted: [Signal<Local, Bit>; L],
+    /// The unit's state at the counting stage, before the clock's changes.
+    on: DFFWithInit<Bit>,
+    k: DFFWithInit<Bits<5>>,
+    start: DFF<Bits<64>>,
+    start_k: DFFWithInit<Bits<5>>,
+    /// The net effect of the inner commands of the clock before, due at
+    /// this clock's tick: one closes an open interval (STATS_OFF,
+    /// STATS_INTERVAL_k), the state after them, whether any came.
+    due_close: DFF<Bit>,
+    due_any: DFF<Bit>,
+    due_on: DFF<Bit>,
+    due_k: DFF<Bits<5>>,
+    /// The same, over the clock's slots in order.
+    slot_on: [Signal<Local, Bit>; E],
+    slot_k: [Signal<Local, Bits<5>>; E],
+    slot_close: [Signal<Local, Bit>; E],
+    slot_any: [Signal<Local, Bit>; E],
+    cmd_is_on: [Signal<Local, Bit>; E],
+    cmd_is_off: [Signal<Local, Bit>; E],
+    cmd_is_interval: [Signal<Local, Bit>; E],
+    cmd_valid_now: [Signal<Local, Bit>; E],
+    cmd_index_now: [Signal<Local, Bits<6>>; E],
+    mask: Signal<Local, Bits<64>>,
+    natural: Signal<Local, Bit>,
+    close: Signal<Local, Bit>,
+    on_now: Signal<Local, Bit>,
+    k_now: Signal<Local, Bits<5>>,
+    /// The record's header, two clocks after the close (with the
+    /// counters' snapshots, which follow their `closing` clock).
+    closed_start: DFF<Bits<64>>,
+    closed_end: DFF<Bits<64>>,
+    closed_k: DFF<Bits<5>>,
+    header_start: DFF<Bits<64>>,
+    header_end: DFF<Bits<64>>,
+    header_k: DFF<Bits<5>>,
+    snapshot_new: DFF<Bit>,
     any_busy: Signal<Local, Bit>,
 }
 
-impl<const L: usize, const R: usize, const NB: usize, const LB: usize>
-    StatisticCounters<L, R, NB, LB>
+impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: usize>
+    StatisticCounters<L, E, R, NB, LB>
 {
-    /// Counters for `geometry` at intervals of `2^interval_log2` ticks.
+    /// Counters for `geometry`, on from reset at intervals of
+    /// `2^interval_log2` ticks until an inner command says otherwise.
     pub fn new(geometry: LineGeometry, interval_log2: u32) -> Self {
         let g = geometry.checked();
         assert_eq!(R, 1 << g.rank_bits, "R: the geometry's ranks");
-        assert_eq!(NB, R << g.bank_bits, "NB: the geometry's banks in all ranks");
+        assert_eq!(
+            NB,
+            R << g.bank_bits,
+            "NB: the geometry's banks in all ranks"
+        );
         let line_bits = g.rank_bits + g.row_bits + g.bank_bits + g.col_line_bits;
         assert_eq!(LB, line_bits as usize, "LB: the geometry's line bits");
         assert!(
             (6..=31).contains(&interval_log2),
             "interval 2^k ticks, k in 6..=31"
         );
-        assert!(
-            (1u64 << interval_log2) / L as u64 >= STAGE_GAP,
-            "an interval must last at least STAGE_GAP clocks"
-        );
+        assert!((1..=L).contains(&E) && L <= 8, "1 <= E <= L <= 8");
         let banks_per_rank = NB / R;
         Self {
             clock: Default::default(),
@@ -452,19 +663,23 @@ impl<const L: usize, const R: usize, const NB: usize, const LB: usize>
             bus_bank: std::array::from_fn(|_| Default::default()),
             bus_addr: std::array::from_fn(|_| Default::default()),
             bus_tick: Default::default(),
-            bus_tick_valid: Default::default(),
             ref_valid: std::array::from_fn(|_| Default::default()),
             ref_line: std::array::from_fn(|_| Default::default()),
             ref_tick: Default::default(),
-            ref_tick_valid: Default::default(),
             over: Default::default(),
             over_tick: Default::default(),
-            over_tick_valid: Default::default(),
+            cmd_valid: std::array::from_fn(|_| Default::default()),
+            cmd_index: std::array::from_fn(|_| Default::default()),
+            cmd_tick: Default::default(),
             dropped: Default::default(),
             dropped_tick: Default::default(),
             dropped_tick_valid: Default::default(),
             record_valid: Default::default(),
+            record_start: Default::default(),
             record_end: Default::default(),
+            record_k: Default::default(),
+            enabled: Default::default(),
+            aligned: Default::default(),
             banks: std::array::from_fn(|i| {
                 BankStats::new((i / banks_per_rank) as u64, (i % banks_per_rank) as u64)
             }),
@@ -472,70 +687,131 @@ impl<const L: usize, const R: usize, const NB: usize, const LB: usize>
             toggles: std::array::from_fn(|_| Default::default()),
             over_limit: Default::default(),
             lost_fifo: Default::default(),
-            interval_mask: Constant::new(((1u64 << interval_log2) - 1).to_bits()),
+            bus_delay: std::array::from_fn(|_| Default::default()),
+            ref_delay: std::array::from_fn(|_| Default::default()),
+            over_delay: std::array::from_fn(|_| Default::default()),
+            cmd_delay: std::array::from_fn(|_| Default::default()),
+            tick_delay: std::array::from_fn(|_| Default::default()),
             bank_high: Constant::new((0xFu64 & !((1u64 << g.bank_bits) - 1)).to_bits()),
-            bus_close: Default::default(),
-            ref_close: Default::default(),
-            over_close: Default::default(),
-            drop_close: Default::default(),
-            drop_tick_held: Default::default(),
-            counted: std::array::from_fn(|_| Default::default()),
+            one: Constant::new(1u64.to_bits()),
             last_line: Default::default(),
             line_in: std::array::from_fn(|_| Default::default()),
             line_out: std::array::from_fn(|_| Default::default()),
             toggled: std::array::from_fn(|_| Default::default()),
+            toggle_count: std::array::from_fn(|_| Default::default()),
+            counted: std::array::from_fn(|_| Default::default()),
+            on: DFFWithInit::new(true),
+            k: DFFWithInit::new(u64::from(interval_log2).to_bits()),
+            start: Default::default(),
+            start_k: DFFWithInit::new(u64::from(interval_log2).to_bits()),
+            due_close: Default::default(),
+            due_any: Default::default(),
+            due_on: Default::default(),
+            due_k: Default::default(),
+            slot_on: std::array::from_fn(|_| Default::default()),
+            slot_k: std::array::from_fn(|_| Default::default()),
+            slot_close: std::array::from_fn(|_| Default::default()),
+            slot_any: std::array::from_fn(|_| Default::default()),
+            cmd_is_on: std::array::from_fn(|_| Default::default()),
+            cmd_is_off: std::array::from_fn(|_| Default::default()),
+            cmd_is_interval: std::array::from_fn(|_| Default::default()),
+            cmd_valid_now: std::array::from_fn(|_| Default::default()),
+            cmd_index_now: std::array::from_fn(|_| Default::default()),
+            mask: Default::default(),
+            natural: Default::default(),
+            close: Default::default(),
+            on_now: Default::default(),
+            k_now: Default::default(),
+            closed_start: Default::default(),
+            closed_end: Default::default(),
+            closed_k: Default::default(),
+            header_start: Default::default(),
+            header_end: Default::default(),
+            header_k: Default::default(),
+            snapshot_new: Default::default(),
             any_busy: Default::default(),
         }
     }
 }
 
-impl<const L: usize, const R: usize, const NB: usize, const LB: usize> Logic
-    for StatisticCounters<L, R, NB, LB>
+impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: usize> Logic
+    for StatisticCounters<L, E, R, NB, LB>
 {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, drop_tick_held, last_line);
-        self.bus_close.next =
-            self.bus_tick_valid.val() & ((self.bus_tick.val() & self.interval_mask.val()) == 0);
-        self.ref_close.next =
-            self.ref_tick_valid.val() & ((self.ref_tick.val() & self.interval_mask.val()) == 0);
-        self.over_close.next =
-            self.over_tick_valid.val() & ((self.over_tick.val() & self.interval_mask.val()) == 0);
-        self.drop_close.next = self.dropped_tick_valid.val()
-            & ((self.dropped_tick.val() & self.interval_mask.val()) == 0);
-        // Bank and rank counters, at the DCBU.
+        dff_setup!(
+            self,
+            clock,
+            last_line,
+            on,
+            k,
+            start,
+            start_k,
+            due_close,
+            due_any,
+            due_on,
+            due_k,
+            closed_start,
+            closed_end,
+            closed_k,
+            header_start,
+            header_end,
+            header_k,
+            snapshot_new
+        );
+        // Delay lines to the counting stage (the encoder's, where the
+        // FIFO's drops are known): the bus lanes packed as {kind, rank,
+        // bank, A[17:0]}, the DSMU clock's toggles per line bit, the
+        // limit's count, the CU's inner commands as {valid, index}.
+        for s in 0..BUS_DELAY {
+            self.bus_delay[s].clock.next = self.clock.val();
+            self.tick_delay[s].clock.next = self.clock.val();
+        }
+        for s in 0..REF_DELAY {
+            self.ref_delay[s].clock.next = self.clock.val();
+        }
+        for s in 0..OVER_DELAY {
+            self.over_delay[s].clock.next = self.clock.val();
+        }
+        for s in 0..CMD_DELAY {
+            self.cmd_delay[s].clock.next = self.clock.val();
+        }
         for j in 0..L {
-            self.counted[j].next = (self.bus_kind[j].val() != 0)
-                & (self.bus_kind[j].val() != 11)
-                & !(((self.bus_kind[j].val() == 1)
-                    | (self.bus_kind[j].val() == 2)
-                    | (self.bus_kind[j].val() == 3)
-                    | (self.bus_kind[j].val() == 4)
-                    | (self.bus_kind[j].val() == 5)
-                    | (self.bus_kind[j].val() == 6))
-                    & ((self.bus_bank[j].val() & self.bank_high.val()) != 0));
-        }
-        for b in 0..NB {
-            self.banks[b].clock.next = self.clock.val();
-            self.banks[b].close.next = self.bus_close.val();
-            for j in 0..L {
-                self.banks[b].kind[j].next = self.bus_kind[j].val();
-                self.banks[b].rank[j].next = self.bus_rank[j].val();
-                self.banks[b].bank[j].next = self.bus_bank[j].val();
-                self.banks[b].addr[j].next = self.bus_addr[j].val();
+            self.bus_delay[0].d_kind[j].next = self.bus_kind[j].val();
+            self.bus_delay[0].d_rank[j].next = self.bus_rank[j].val();
+            self.bus_delay[0].d_bank[j].next = self.bus_bank[j].val();
+            self.bus_delay[0].d_addr[j].next = self.bus_addr[j].val();
+            for s in 1..BUS_DELAY {
+                self.bus_delay[s].d_kind[j].next = self.bus_delay[s - 1].kind[j].val();
+                self.bus_delay[s].d_rank[j].next = self.bus_delay[s - 1].rank[j].val();
+                self.bus_delay[s].d_bank[j].next = self.bus_delay[s - 1].bank[j].val();
+                self.bus_delay[s].d_addr[j].next = self.bus_delay[s - 1].addr[j].val();
             }
         }
-        for r in 0..R {
-            self.ranks[r].clock.next = self.clock.val();
-            self.ranks[r].close.next = self.bus_close.val();
-            for j in 0..L {
-                self.ranks[r].kind[j].next = self.bus_kind[j].val();
-                self.ranks[r].rank[j].next = self.bus_rank[j].val();
-                self.ranks[r].counted[j].next = self.counted[j].val();
+        self.tick_delay[0].d[0].next = self.bus_tick.val();
+        self.tick_delay[0].d[1].next = 0.into();
+        self.tick_delay[0].d[2].next = 0.into();
+        self.tick_delay[0].d[3].next = 0.into();
+        self.tick_delay[BUS_DELAY - REF_DELAY].d[1].next = self.ref_tick.val();
+        self.tick_delay[BUS_DELAY - OVER_DELAY].d[2].next = self.over_tick.val();
+        self.tick_delay[BUS_DELAY - CMD_DELAY].d[3].next = self.cmd_tick.val();
+        for s in 1..BUS_DELAY {
+            self.tick_delay[s].d[0].next = self.tick_delay[s - 1].q[0].val();
+            if s != BUS_DELAY - REF_DELAY {
+                self.tick_delay[s].d[1].next = self.tick_delay[s - 1].q[1].val();
+            }
+            if s != BUS_DELAY - OVER_DELAY {
+                self.tick_delay[s].d[2].next = self.tick_delay[s - 1].q[2].val();
+            }
+            if s != BUS_DELAY - CMD_DELAY {
+                self.tick_delay[s].d[3].next = self.tick_delay[s - 1].q[3].val();
             }
         }
-        // Toggles, at the DSMU: each reference against the one before,
-        // in lane order.
+        self.aligned.next = (self.tick_delay[BUS_DELAY - 1].q[0].val() == self.dropped_tick.val())
+            & (self.tick_delay[BUS_DELAY - 1].q[1].val() == self.dropped_tick.val())
+            & (self.tick_delay[BUS_DELAY - 1].q[2].val() == self.dropped_tick.val())
+            & (self.tick_delay[BUS_DELAY - 1].q[3].val() == self.dropped_tick.val());
+        // Toggles at the DSMU.
         self.line_in[0].next = self.last_line.q.val();
         for j in 1..L {
             self.line_in[j].next = self.line_out[j - 1].val();
@@ -550,36 +826,195 @@ impl<const L: usize, const R: usize, const NB: usize, const LB: usize> Logic
         }
         self.last_line.d.next = self.line_out[L - 1].val();
         for i in 0..LB {
-            self.toggles[i].clock.next = self.clock.val();
-            self.toggles[i].close.next = self.ref_close.val();
-            self.toggles[i].add.next = 0.into();
+            self.toggle_count[i].next = 0.into();
             for j in 0..L {
-                self.toggles[i].lanes[j].next = self.toggled[j].val().get_bit(i);
+                if self.toggled[j].val().get_bit(i) {
+                    self.toggle_count[i].next = self.toggle_count[i].val() + 1;
+                }
+            }
+            self.ref_delay[0].d[i].next = self.toggle_count[i].val();
+            for s in 1..REF_DELAY {
+                self.ref_delay[s].d[i].next = self.ref_delay[s - 1].q[i].val();
             }
         }
-        // The limit's and the FIFO's drops, at their stages.
+        self.over_delay[0].d[0].next = self.over.val();
+        for s in 1..OVER_DELAY {
+            self.over_delay[s].d[0].next = self.over_delay[s - 1].q[0].val();
+        }
+        for e in 0..E {
+            self.cmd_delay[0].d_valid[e].next = self.cmd_valid[e].val();
+            self.cmd_delay[0].d_index[e].next = self.cmd_index[e].val();
+            for s in 1..CMD_DELAY {
+                self.cmd_delay[s].d_valid[e].next = self.cmd_delay[s - 1].valid[e].val();
+                self.cmd_delay[s].d_index[e].next = self.cmd_delay[s - 1].index[e].val();
+            }
+        }
+        // The unit's state. At this clock's tick the open interval closes
+        // at its natural end (a multiple of 2^k), then the inner commands
+        // of the clock before apply; a second close at the same tick (an
+        // interval opened and closed there) is empty.
+        self.mask.next = (self.one.val() << bit_cast::<64, 5>(self.k.q.val())) - 1;
+        self.natural.next = self.on.q.val() & ((self.dropped_tick.val() & self.mask.val()) == 0);
+        self.close.next = self.dropped_tick_valid.val()
+            & self.on.q.val()
+            & (self.natural.val() | self.due_close.q.val());
+        self.on_now.next = self.on.q.val();
+        self.k_now.next = self.k.q.val();
+        if self.dropped_tick_valid.val() & self.due_any.q.val() {
+            self.on_now.next = self.due_on.q.val();
+            self.k_now.next = self.due_k.q.val();
+        }
+        if self.dropped_tick_valid.val() {
+            self.on.d.next = self.on_now.val();
+            self.k.d.next = self.k_now.val();
+            // An interval starts here if one closes (STATS_INTERVAL_k while
+            // on closes one) or if the unit is off (STATS_ON or
+            // STATS_INTERVAL_k then opens it here).
+            if self.close.val() | !self.on.q.val() {
+                self.start.d.next = self.dropped_tick.val();
+                self.start_k.d.next = self.k_now.val();
+            }
+        }
+        if self.close.val() {
+            self.closed_start.d.next = self.start.q.val();
+            self.closed_end.d.next = self.dropped_tick.val();
+            self.closed_k.d.next = self.start_k.q.val();
+        }
+        // The inner commands of this clock, in slot order, due at the
+        // next clock's tick.
+        for e in 0..E {
+            self.cmd_valid_now[e].next = self.cmd_delay[CMD_DELAY - 1].valid[e].val();
+            self.cmd_index_now[e].next = self.cmd_delay[CMD_DELAY - 1].index[e].val();
+            self.cmd_is_on[e].next =
+                self.cmd_valid_now[e].val() & (self.cmd_index_now[e].val() == 6);
+            self.cmd_is_off[e].next =
+                self.cmd_valid_now[e].val() & (self.cmd_index_now[e].val() == 7);
+            self.cmd_is_interval[e].next =
+                self.cmd_valid_now[e].val() & (self.cmd_index_now[e].val() >= 38);
+        }
+        // Slot 0 starts from the state after this clock's changes.
+        self.slot_on[0].next = self.on_now.val();
+        self.slot_k[0].next = self.k_now.val();
+        self.slot_close[0].next = false;
+        self.slot_any[0].next = false;
+        for e in 1..E {
+            self.slot_on[e].next = self.slot_on[e - 1].val();
+            self.slot_k[e].next = self.slot_k[e - 1].val();
+            self.slot_close[e].next = self.slot_close[e - 1].val();
+            self.slot_any[e].next = self.slot_any[e - 1].val();
+            if self.cmd_is_on[e - 1].val() {
+                self.slot_on[e].next = true;
+                self.slot_any[e].next = true;
+            }
+            if self.cmd_is_off[e - 1].val() {
+                self.slot_on[e].next = false;
+                self.slot_any[e].next = true;
+                self.slot_close[e].next = true;
+            }
+            if self.cmd_is_interval[e - 1].val() {
+                self.slot_k[e].next = self.cmd_index_now[e - 1].val().get_bits::<5>(0);
+                self.slot_any[e].next = true;
+                self.slot_close[e].next = true;
+            }
+        }
+        self.due_on.d.next = self.slot_on[E - 1].val();
+        self.due_k.d.next = self.slot_k[E - 1].val();
+        self.due_close.d.next = self.slot_close[E - 1].val();
+        self.due_any.d.next = self.slot_any[E - 1].val();
+        if self.cmd_is_on[E - 1].val() {
+            self.due_on.d.next = true;
+            self.due_any.d.next = true;
+        }
+        if self.cmd_is_off[E - 1].val() {
+            self.due_on.d.next = false;
+            self.due_any.d.next = true;
+            self.due_close.d.next = true;
+        }
+        if self.cmd_is_interval[E - 1].val() {
+            self.due_k.d.next = self.cmd_index_now[E - 1].val().get_bits::<5>(0);
+            self.due_any.d.next = true;
+            self.due_close.d.next = true;
+        }
+        if !self.dropped_tick_valid.val() {
+            self.due_any.d.next = false;
+            self.due_close.d.next = false;
+        }
+        self.enabled.next = self.on_now.val();
+        // Bank and rank counters.
+        for j in 0..L {
+            self.counted[j].next = false;
+            if (self.bus_delay[BUS_DELAY - 1].kind[j].val() != 0)
+                & (self.bus_delay[BUS_DELAY - 1].kind[j].val() != 11)
+            {
+                self.counted[j].next = true;
+            }
+            if (self.bus_delay[BUS_DELAY - 1].kind[j].val() <= 6)
+                & ((self.bus_delay[BUS_DELAY - 1].bank[j].val() & self.bank_high.val()) != 0)
+            {
+                // ACT, RD, WR, RDA, WRA, PRE (1..=6) of a bank beyond the
+                // geometry.
+                self.counted[j].next = false;
+            }
+        }
+        for b in 0..NB {
+            self.banks[b].clock.next = self.clock.val();
+            self.banks[b].close.next = self.close.val();
+            self.banks[b].enable.next = self.on_now.val();
+            for j in 0..L {
+                self.banks[b].kind[j].next = self.bus_delay[BUS_DELAY - 1].kind[j].val();
+                self.banks[b].rank[j].next = self.bus_delay[BUS_DELAY - 1].rank[j].val();
+                self.banks[b].bank[j].next = self.bus_delay[BUS_DELAY - 1].bank[j].val();
+                self.banks[b].addr[j].next = self.bus_delay[BUS_DELAY - 1].addr[j].val();
+            }
+        }
+        for r in 0..R {
+            self.ranks[r].clock.next = self.clock.val();
+            self.ranks[r].close.next = self.close.val();
+            self.ranks[r].enable.next = self.on_now.val();
+            for j in 0..L {
+                self.ranks[r].kind[j].next = self.bus_delay[BUS_DELAY - 1].kind[j].val();
+                self.ranks[r].rank[j].next = self.bus_delay[BUS_DELAY - 1].rank[j].val();
+                self.ranks[r].counted[j].next = self.counted[j].val();
+            }
+        }
+        for i in 0..LB {
+            self.toggles[i].clock.next = self.clock.val();
+            self.toggles[i].close.next = self.close.val();
+            self.toggles[i].enable.next = self.on_now.val();
+            self.toggles[i].add.next = self.ref_delay[REF_DELAY - 1].q[i].val();
+            for j in 0..L {
+                self.toggles[i].lanes[j].next = false;
+            }
+        }
         self.over_limit.clock.next = self.clock.val();
-        self.over_limit.close.next = self.over_close.val();
-        self.over_limit.add.next = bit_cast::<5, 4>(self.over.val());
+        self.over_limit.close.next = self.close.val();
+        self.over_limit.enable.next = self.on_now.val();
+        self.over_limit.add.next = bit_cast::<5, 4>(self.over_delay[OVER_DELAY - 1].q[0].val());
         self.lost_fifo.clock.next = self.clock.val();
-        self.lost_fifo.close.next = self.drop_close.val();
+        self.lost_fifo.close.next = self.close.val();
+        self.lost_fifo.enable.next = self.on_now.val();
         self.lost_fifo.add.next = bit_cast::<5, 3>(self.dropped.val());
         for j in 0..L {
             self.over_limit.lanes[j].next = false;
             self.lost_fifo.lanes[j].next = false;
         }
-        // The record, when the last group closes. Everything the unit
-        // counts comes from a command it counts as busy (a reference is a
-        // RD/WR of a rank and bank of the geometry, and so is every drop),
-        // so an interval with no busy tick is empty.
-        self.drop_tick_held.d.next = self.dropped_tick.val();
+        // The record, two clocks after the close. Everything the unit counts
+        // comes from a command it counts as busy (a reference is a RD/WR
+        // of a rank and bank of the geometry, and so is every drop), so an
+        // interval with no busy tick is empty.
         self.any_busy.next = false;
         for r in 0..R {
             if self.ranks[r].busy.snapshot.val() != 0 {
                 self.any_busy.next = true;
             }
         }
-        self.record_valid.next = self.lost_fifo.closing.val() & self.any_busy.val();
-        self.record_end.next = self.drop_tick_held.q.val();
+        self.header_start.d.next = self.closed_start.q.val();
+        self.header_end.d.next = self.closed_end.q.val();
+        self.header_k.d.next = self.closed_k.q.val();
+        self.snapshot_new.d.next = self.lost_fifo.closing.val();
+        self.record_valid.next = self.snapshot_new.q.val() & self.any_busy.val();
+        self.record_start.next = self.header_start.q.val();
+        self.record_end.next = self.header_end.q.val();
+        self.record_k.next = self.header_k.q.val();
     }
 }

@@ -12,7 +12,10 @@
 //! non-empty interval ([`StatisticCounters::record_valid`], a clock long).
 //! Not here: the statistics packets (format.md §5.3), their credit and
 //! their share of the ports, the trace drain's smaller share; no board top
-//! instantiates the block yet.
+//! instantiates the block yet, and its generated Verilog is not valid yet
+//! (rust-hdl 0.46 does not generate an array of sub-blocks with array
+//! ports, `BankStats::counters[c].lanes[j]`): it runs in RustHDL's
+//! simulator only.
 //!
 //! Stages. The taps come from stages of the chain a few clocks apart; the
 //! unit delays them all to the encoder's stage, where the last of them
@@ -116,7 +119,11 @@ impl<const L: usize> Logic for IntervalCounter<L> {
         }
         self.inc.next = 0.into();
         if self.r_enable.q.val() {
-            self.inc.next = self.sum[L - 1].val();
+            // The last lane's sum (rust-hdl's Verilog takes no `L - 1`
+            // index: the loop's last write wins).
+            for j in 0..L {
+                self.inc.next = self.sum[j].val();
+            }
         }
         if self.r_close.q.val() {
             self.total.d.next = bit_cast::<32, 5>(self.inc.val());
@@ -165,19 +172,10 @@ pub struct BankStats<const L: usize> {
     auto: [Signal<Local, Bit>; L],
     pre: [Signal<Local, Bit>; L],
     refresh: [Signal<Local, Bit>; L],
-    /// The state before and after each lane.
-    open_in: [Signal<Local, Bit>; L],
-    used_in: [Signal<Local, Bit>; L],
-    conflict_in: [Signal<Local, Bit>; L],
-    closed_valid_in: [Signal<Local, Bit>; L],
-    row_in: [Signal<Local, Bits<18>>; L],
-    closed_row_in: [Signal<Local, Bits<18>>; L],
-    open_out: [Signal<Local, Bit>; L],
-    used_out: [Signal<Local, Bit>; L],
-    conflict_out: [Signal<Local, Bit>; L],
-    closed_valid_out: [Signal<Local, Bit>; L],
-    row_out: [Signal<Local, Bits<18>>; L],
-    closed_row_out: [Signal<Local, Bits<18>>; L],
+    /// One lane each, in order: the state after lane `j` goes to lane
+    /// `j + 1` (submodules, so that no block reads a signal it writes
+    /// later).
+    lanes: [BankLane; L],
 }
 
 impl<const L: usize> BankStats<L> {
@@ -205,18 +203,7 @@ impl<const L: usize> BankStats<L> {
             auto: std::array::from_fn(|_| Default::default()),
             pre: std::array::from_fn(|_| Default::default()),
             refresh: std::array::from_fn(|_| Default::default()),
-            open_in: std::array::from_fn(|_| Default::default()),
-            used_in: std::array::from_fn(|_| Default::default()),
-            conflict_in: std::array::from_fn(|_| Default::default()),
-            closed_valid_in: std::array::from_fn(|_| Default::default()),
-            row_in: std::array::from_fn(|_| Default::default()),
-            closed_row_in: std::array::from_fn(|_| Default::default()),
-            open_out: std::array::from_fn(|_| Default::default()),
-            used_out: std::array::from_fn(|_| Default::default()),
-            conflict_out: std::array::from_fn(|_| Default::default()),
-            closed_valid_out: std::array::from_fn(|_| Default::default()),
-            row_out: std::array::from_fn(|_| Default::default()),
-            closed_row_out: std::array::from_fn(|_| Default::default()),
+            lanes: std::array::from_fn(|_| Default::default()),
         }
     }
 }
@@ -274,72 +261,118 @@ impl<const L: usize> Logic for BankStats<L> {
                 }
             }
         }
-        self.open_in[0].next = self.open.q.val();
-        self.used_in[0].next = self.used.q.val();
-        self.conflict_in[0].next = self.conflict.q.val();
-        self.closed_valid_in[0].next = self.closed_valid.q.val();
-        self.row_in[0].next = self.row.q.val();
-        self.closed_row_in[0].next = self.closed_row.q.val();
+        self.lanes[0].open_in.next = self.open.q.val();
+        self.lanes[0].used_in.next = self.used.q.val();
+        self.lanes[0].conflict_in.next = self.conflict.q.val();
+        self.lanes[0].closed_valid_in.next = self.closed_valid.q.val();
+        self.lanes[0].row_in.next = self.row.q.val();
+        self.lanes[0].closed_row_in.next = self.closed_row.q.val();
         for j in 1..L {
-            self.open_in[j].next = self.open_out[j - 1].val();
-            self.used_in[j].next = self.used_out[j - 1].val();
-            self.conflict_in[j].next = self.conflict_out[j - 1].val();
-            self.closed_valid_in[j].next = self.closed_valid_out[j - 1].val();
-            self.row_in[j].next = self.row_out[j - 1].val();
-            self.closed_row_in[j].next = self.closed_row_out[j - 1].val();
+            self.lanes[j].open_in.next = self.lanes[j - 1].open_out.val();
+            self.lanes[j].used_in.next = self.lanes[j - 1].used_out.val();
+            self.lanes[j].conflict_in.next = self.lanes[j - 1].conflict_out.val();
+            self.lanes[j].closed_valid_in.next = self.lanes[j - 1].closed_valid_out.val();
+            self.lanes[j].row_in.next = self.lanes[j - 1].row_out.val();
+            self.lanes[j].closed_row_in.next = self.lanes[j - 1].closed_row_out.val();
         }
+        // Counters by number (rust-hdl's Verilog takes no named constant
+        // in an index): RD 0, WR 1, ACT 2, PRE 3, HIT 4, MISS 5, CONFLICT 6,
+        // UNUSED_ACT 7.
         for j in 0..L {
-            self.open_out[j].next = self.open_in[j].val();
-            self.used_out[j].next = self.used_in[j].val();
-            self.conflict_out[j].next = self.conflict_in[j].val();
-            self.closed_valid_out[j].next = self.closed_valid_in[j].val();
-            self.row_out[j].next = self.row_in[j].val();
-            self.closed_row_out[j].next = self.closed_row_in[j].val();
-            self.counters[RD].lanes[j].next = self.column[j].val() & !self.write[j].val();
-            self.counters[WR].lanes[j].next = self.column[j].val() & self.write[j].val();
-            self.counters[ACT].lanes[j].next = self.act[j].val();
-            self.counters[PRE].lanes[j].next =
+            self.lanes[j].act.next = self.act[j].val();
+            self.lanes[j].column.next = self.column[j].val();
+            self.lanes[j].auto.next = self.auto[j].val();
+            self.lanes[j].pre.next = self.pre[j].val();
+            self.lanes[j].refresh.next = self.refresh[j].val();
+            self.lanes[j].addr.next = self.addr[j].val();
+            self.counters[0].lanes[j].next = self.column[j].val() & !self.write[j].val();
+            self.counters[1].lanes[j].next = self.column[j].val() & self.write[j].val();
+            self.counters[2].lanes[j].next = self.act[j].val();
+            self.counters[3].lanes[j].next =
                 self.pre[j].val() | (self.column[j].val() & self.auto[j].val());
-            self.counters[HIT].lanes[j].next =
-                self.column[j].val() & self.open_in[j].val() & self.used_in[j].val();
-            self.counters[CONFLICT].lanes[j].next = self.column[j].val()
-                & self.open_in[j].val()
-                & !self.used_in[j].val()
-                & self.conflict_in[j].val();
-            self.counters[MISS].lanes[j].next = self.column[j].val()
-                & !(self.open_in[j].val() & (self.used_in[j].val() | self.conflict_in[j].val()));
-            self.counters[UNUSED_ACT].lanes[j].next =
-                self.pre[j].val() & self.open_in[j].val() & !self.used_in[j].val();
-            if self.act[j].val() {
-                self.conflict_out[j].next = self.closed_valid_in[j].val()
-                    & (self.closed_row_in[j].val() != self.addr[j].val());
-                self.closed_valid_out[j].next = false;
-                self.open_out[j].next = true;
-                self.row_out[j].next = self.addr[j].val();
-                self.used_out[j].next = false;
-            }
-            if self.column[j].val() {
-                self.used_out[j].next = true;
-                if self.auto[j].val() {
-                    self.open_out[j].next = false;
-                    self.closed_valid_out[j].next = false;
-                }
-            }
-            if self.pre[j].val() & self.open_in[j].val() {
-                self.open_out[j].next = false;
-                self.closed_valid_out[j].next = true;
-                self.closed_row_out[j].next = self.row_in[j].val();
-            }
-            if self.refresh[j].val() {
-                self.closed_valid_out[j].next = false;
+            self.counters[4].lanes[j].next = self.lanes[j].hit.val();
+            self.counters[5].lanes[j].next = self.lanes[j].miss.val();
+            self.counters[6].lanes[j].next = self.lanes[j].conflict.val();
+            self.counters[7].lanes[j].next = self.lanes[j].unused.val();
+        }
+        // The last lane's state (the loop's last write wins).
+        for j in 0..L {
+            self.open.d.next = self.lanes[j].open_out.val();
+            self.used.d.next = self.lanes[j].used_out.val();
+            self.conflict.d.next = self.lanes[j].conflict_out.val();
+            self.closed_valid.d.next = self.lanes[j].closed_valid_out.val();
+            self.row.d.next = self.lanes[j].row_out.val();
+            self.closed_row.d.next = self.lanes[j].closed_row_out.val();
+        }
+    }
+}
+
+/// Combinational: one lane's command applied to one bank's state, and the
+/// row-buffer outcome of a column command.
+#[derive(LogicBlock, Default)]
+pub struct BankLane {
+    pub act: Signal<In, Bit>,
+    pub column: Signal<In, Bit>,
+    pub auto: Signal<In, Bit>,
+    pub pre: Signal<In, Bit>,
+    pub refresh: Signal<In, Bit>,
+    pub addr: Signal<In, Bits<18>>,
+    pub open_in: Signal<In, Bit>,
+    pub used_in: Signal<In, Bit>,
+    pub conflict_in: Signal<In, Bit>,
+    pub closed_valid_in: Signal<In, Bit>,
+    pub row_in: Signal<In, Bits<18>>,
+    pub closed_row_in: Signal<In, Bits<18>>,
+    pub open_out: Signal<Out, Bit>,
+    pub used_out: Signal<Out, Bit>,
+    pub conflict_out: Signal<Out, Bit>,
+    pub closed_valid_out: Signal<Out, Bit>,
+    pub row_out: Signal<Out, Bits<18>>,
+    pub closed_row_out: Signal<Out, Bits<18>>,
+    pub hit: Signal<Out, Bit>,
+    pub miss: Signal<Out, Bit>,
+    pub conflict: Signal<Out, Bit>,
+    pub unused: Signal<Out, Bit>,
+}
+
+impl Logic for BankLane {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.hit.next = self.column.val() & self.open_in.val() & self.used_in.val();
+        self.conflict.next =
+            self.column.val() & self.open_in.val() & !self.used_in.val() & self.conflict_in.val();
+        self.miss.next = self.column.val()
+            & !(self.open_in.val() & (self.used_in.val() | self.conflict_in.val()));
+        self.unused.next = self.pre.val() & self.open_in.val() & !self.used_in.val();
+        self.open_out.next = self.open_in.val();
+        self.used_out.next = self.used_in.val();
+        self.conflict_out.next = self.conflict_in.val();
+        self.closed_valid_out.next = self.closed_valid_in.val();
+        self.row_out.next = self.row_in.val();
+        self.closed_row_out.next = self.closed_row_in.val();
+        if self.act.val() {
+            self.conflict_out.next =
+                self.closed_valid_in.val() & (self.closed_row_in.val() != self.addr.val());
+            self.closed_valid_out.next = false;
+            self.open_out.next = true;
+            self.row_out.next = self.addr.val();
+            self.used_out.next = false;
+        }
+        if self.column.val() {
+            self.used_out.next = true;
+            if self.auto.val() {
+                self.open_out.next = false;
+                self.closed_valid_out.next = false;
             }
         }
-        self.open.d.next = self.open_out[L - 1].val();
-        self.used.d.next = self.used_out[L - 1].val();
-        self.conflict.d.next = self.conflict_out[L - 1].val();
-        self.closed_valid.d.next = self.closed_valid_out[L - 1].val();
-        self.row.d.next = self.row_out[L - 1].val();
-        self.closed_row.d.next = self.closed_row_out[L - 1].val();
+        if self.pre.val() & self.open_in.val() {
+            self.open_out.next = false;
+            self.closed_valid_out.next = true;
+            self.closed_row_out.next = self.row_in.val();
+        }
+        if self.refresh.val() {
+            self.closed_valid_out.next = false;
+        }
     }
 }
 
@@ -402,6 +435,10 @@ pub const BUS_DELAY: usize = 8;
 pub const REF_DELAY: usize = 6;
 pub const OVER_DELAY: usize = 5;
 pub const CMD_DELAY: usize = 4;
+// rust-hdl's Verilog generator takes no named constant in an index or a
+// condition: `update` writes the last stages (7, 5, 4, 3) and where the
+// shorter lines join the tick line (2, 3, 4) as numbers.
+const _: () = assert!(BUS_DELAY == 8 && REF_DELAY == 6 && OVER_DELAY == 5 && CMD_DELAY == 4);
 
 /// `N` registers of `W` bits: one clock of a delay line.
 #[derive(LogicBlock)]
@@ -430,6 +467,28 @@ impl<const N: usize, const W: usize> Logic for Stage<N, W> {
             self.regs[i].clock.next = self.clock.val();
             self.regs[i].d.next = self.d[i].val();
             self.q[i].next = self.regs[i].q.val();
+        }
+    }
+}
+
+/// Combinational: one lane's reference against the line before it.
+#[derive(LogicBlock, Default)]
+pub struct LineLane {
+    pub prior: Signal<In, Bits<48>>,
+    pub valid: Signal<In, Bit>,
+    pub line: Signal<In, Bits<48>>,
+    pub after: Signal<Out, Bits<48>>,
+    pub toggled: Signal<Out, Bits<48>>,
+}
+
+impl Logic for LineLane {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.after.next = self.prior.val();
+        self.toggled.next = 0.into();
+        if self.valid.val() {
+            self.after.next = self.line.val();
+            self.toggled.next = self.line.val() ^ self.prior.val();
         }
     }
 }
@@ -591,9 +650,7 @@ pub struct StatisticCounters<
     /// The toggles of the DSMU's clock, per line bit: each reference
     /// against the one before, in lane order, on or off.
     last_line: DFF<Bits<48>>,
-    line_in: [Signal<Local, Bits<48>>; L],
-    line_out: [Signal<Local, Bits<48>>; L],
-    toggled: [Signal<Local, Bits<48>>; L],
+    line_lanes: [LineLane; L],
     toggle_count: [Signal<Local, Bits<5>>; LB],
     counted: [Signal<Local, Bit>; L],
     /// The unit's state at the counting stage, before the clock's changes.
@@ -608,11 +665,6 @@ pub struct StatisticCounters<
     due_any: DFF<Bit>,
     due_on: DFF<Bit>,
     due_k: DFF<Bits<5>>,
-    /// The same, over the clock's slots in order.
-    slot_on: [Signal<Local, Bit>; E],
-    slot_k: [Signal<Local, Bits<5>>; E],
-    slot_close: [Signal<Local, Bit>; E],
-    slot_any: [Signal<Local, Bit>; E],
     cmd_is_on: [Signal<Local, Bit>; E],
     cmd_is_off: [Signal<Local, Bit>; E],
     cmd_is_interval: [Signal<Local, Bit>; E],
@@ -695,9 +747,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             bank_high: Constant::new((0xFu64 & !((1u64 << g.bank_bits) - 1)).to_bits()),
             one: Constant::new(1u64.to_bits()),
             last_line: Default::default(),
-            line_in: std::array::from_fn(|_| Default::default()),
-            line_out: std::array::from_fn(|_| Default::default()),
-            toggled: std::array::from_fn(|_| Default::default()),
+            line_lanes: std::array::from_fn(|_| Default::default()),
             toggle_count: std::array::from_fn(|_| Default::default()),
             counted: std::array::from_fn(|_| Default::default()),
             on: DFFWithInit::new(true),
@@ -708,10 +758,6 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             due_any: Default::default(),
             due_on: Default::default(),
             due_k: Default::default(),
-            slot_on: std::array::from_fn(|_| Default::default()),
-            slot_k: std::array::from_fn(|_| Default::default()),
-            slot_close: std::array::from_fn(|_| Default::default()),
-            slot_any: std::array::from_fn(|_| Default::default()),
             cmd_is_on: std::array::from_fn(|_| Default::default()),
             cmd_is_off: std::array::from_fn(|_| Default::default()),
             cmd_is_interval: std::array::from_fn(|_| Default::default()),
@@ -792,43 +838,41 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         self.tick_delay[0].d[1].next = 0.into();
         self.tick_delay[0].d[2].next = 0.into();
         self.tick_delay[0].d[3].next = 0.into();
-        self.tick_delay[BUS_DELAY - REF_DELAY].d[1].next = self.ref_tick.val();
-        self.tick_delay[BUS_DELAY - OVER_DELAY].d[2].next = self.over_tick.val();
-        self.tick_delay[BUS_DELAY - CMD_DELAY].d[3].next = self.cmd_tick.val();
+        self.tick_delay[2].d[1].next = self.ref_tick.val();
+        self.tick_delay[3].d[2].next = self.over_tick.val();
+        self.tick_delay[4].d[3].next = self.cmd_tick.val();
         for s in 1..BUS_DELAY {
             self.tick_delay[s].d[0].next = self.tick_delay[s - 1].q[0].val();
-            if s != BUS_DELAY - REF_DELAY {
+            if s != 2 {
                 self.tick_delay[s].d[1].next = self.tick_delay[s - 1].q[1].val();
             }
-            if s != BUS_DELAY - OVER_DELAY {
+            if s != 3 {
                 self.tick_delay[s].d[2].next = self.tick_delay[s - 1].q[2].val();
             }
-            if s != BUS_DELAY - CMD_DELAY {
+            if s != 4 {
                 self.tick_delay[s].d[3].next = self.tick_delay[s - 1].q[3].val();
             }
         }
-        self.aligned.next = (self.tick_delay[BUS_DELAY - 1].q[0].val() == self.dropped_tick.val())
-            & (self.tick_delay[BUS_DELAY - 1].q[1].val() == self.dropped_tick.val())
-            & (self.tick_delay[BUS_DELAY - 1].q[2].val() == self.dropped_tick.val())
-            & (self.tick_delay[BUS_DELAY - 1].q[3].val() == self.dropped_tick.val());
+        self.aligned.next = (self.tick_delay[7].q[0].val() == self.dropped_tick.val())
+            & (self.tick_delay[7].q[1].val() == self.dropped_tick.val())
+            & (self.tick_delay[7].q[2].val() == self.dropped_tick.val())
+            & (self.tick_delay[7].q[3].val() == self.dropped_tick.val());
         // Toggles at the DSMU.
-        self.line_in[0].next = self.last_line.q.val();
+        self.line_lanes[0].prior.next = self.last_line.q.val();
         for j in 1..L {
-            self.line_in[j].next = self.line_out[j - 1].val();
+            self.line_lanes[j].prior.next = self.line_lanes[j - 1].after.val();
         }
         for j in 0..L {
-            self.line_out[j].next = self.line_in[j].val();
-            self.toggled[j].next = 0.into();
-            if self.ref_valid[j].val() {
-                self.line_out[j].next = self.ref_line[j].val();
-                self.toggled[j].next = self.ref_line[j].val() ^ self.line_in[j].val();
-            }
+            self.line_lanes[j].valid.next = self.ref_valid[j].val();
+            self.line_lanes[j].line.next = self.ref_line[j].val();
         }
-        self.last_line.d.next = self.line_out[L - 1].val();
+        for j in 0..L {
+            self.last_line.d.next = self.line_lanes[j].after.val();
+        }
         for i in 0..LB {
             self.toggle_count[i].next = 0.into();
             for j in 0..L {
-                if self.toggled[j].val().get_bit(i) {
+                if self.line_lanes[j].toggled.val().get_bit(i) {
                     self.toggle_count[i].next = self.toggle_count[i].val() + 1;
                 }
             }
@@ -883,8 +927,8 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         // The inner commands of this clock, in slot order, due at the
         // next clock's tick.
         for e in 0..E {
-            self.cmd_valid_now[e].next = self.cmd_delay[CMD_DELAY - 1].valid[e].val();
-            self.cmd_index_now[e].next = self.cmd_delay[CMD_DELAY - 1].index[e].val();
+            self.cmd_valid_now[e].next = self.cmd_delay[3].valid[e].val();
+            self.cmd_index_now[e].next = self.cmd_delay[3].index[e].val();
             self.cmd_is_on[e].next =
                 self.cmd_valid_now[e].val() & (self.cmd_index_now[e].val() == 6);
             self.cmd_is_off[e].next =
@@ -892,48 +936,26 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.cmd_is_interval[e].next =
                 self.cmd_valid_now[e].val() & (self.cmd_index_now[e].val() >= 38);
         }
-        // Slot 0 starts from the state after this clock's changes.
-        self.slot_on[0].next = self.on_now.val();
-        self.slot_k[0].next = self.k_now.val();
-        self.slot_close[0].next = false;
-        self.slot_any[0].next = false;
-        for e in 1..E {
-            self.slot_on[e].next = self.slot_on[e - 1].val();
-            self.slot_k[e].next = self.slot_k[e - 1].val();
-            self.slot_close[e].next = self.slot_close[e - 1].val();
-            self.slot_any[e].next = self.slot_any[e - 1].val();
-            if self.cmd_is_on[e - 1].val() {
-                self.slot_on[e].next = true;
-                self.slot_any[e].next = true;
+        // In slot order, from the state after this clock's changes.
+        self.due_on.d.next = self.on_now.val();
+        self.due_k.d.next = self.k_now.val();
+        self.due_close.d.next = false;
+        self.due_any.d.next = false;
+        for e in 0..E {
+            if self.cmd_is_on[e].val() {
+                self.due_on.d.next = true;
+                self.due_any.d.next = true;
             }
-            if self.cmd_is_off[e - 1].val() {
-                self.slot_on[e].next = false;
-                self.slot_any[e].next = true;
-                self.slot_close[e].next = true;
+            if self.cmd_is_off[e].val() {
+                self.due_on.d.next = false;
+                self.due_any.d.next = true;
+                self.due_close.d.next = true;
             }
-            if self.cmd_is_interval[e - 1].val() {
-                self.slot_k[e].next = self.cmd_index_now[e - 1].val().get_bits::<5>(0);
-                self.slot_any[e].next = true;
-                self.slot_close[e].next = true;
+            if self.cmd_is_interval[e].val() {
+                self.due_k.d.next = self.cmd_index_now[e].val().get_bits::<5>(0);
+                self.due_any.d.next = true;
+                self.due_close.d.next = true;
             }
-        }
-        self.due_on.d.next = self.slot_on[E - 1].val();
-        self.due_k.d.next = self.slot_k[E - 1].val();
-        self.due_close.d.next = self.slot_close[E - 1].val();
-        self.due_any.d.next = self.slot_any[E - 1].val();
-        if self.cmd_is_on[E - 1].val() {
-            self.due_on.d.next = true;
-            self.due_any.d.next = true;
-        }
-        if self.cmd_is_off[E - 1].val() {
-            self.due_on.d.next = false;
-            self.due_any.d.next = true;
-            self.due_close.d.next = true;
-        }
-        if self.cmd_is_interval[E - 1].val() {
-            self.due_k.d.next = self.cmd_index_now[E - 1].val().get_bits::<5>(0);
-            self.due_any.d.next = true;
-            self.due_close.d.next = true;
         }
         if !self.dropped_tick_valid.val() {
             self.due_any.d.next = false;
@@ -943,13 +965,11 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         // Bank and rank counters.
         for j in 0..L {
             self.counted[j].next = false;
-            if (self.bus_delay[BUS_DELAY - 1].kind[j].val() != 0)
-                & (self.bus_delay[BUS_DELAY - 1].kind[j].val() != 11)
-            {
+            if (self.bus_delay[7].kind[j].val() != 0) & (self.bus_delay[7].kind[j].val() != 11) {
                 self.counted[j].next = true;
             }
-            if (self.bus_delay[BUS_DELAY - 1].kind[j].val() <= 6)
-                & ((self.bus_delay[BUS_DELAY - 1].bank[j].val() & self.bank_high.val()) != 0)
+            if (self.bus_delay[7].kind[j].val() <= 6)
+                & ((self.bus_delay[7].bank[j].val() & self.bank_high.val()) != 0)
             {
                 // ACT, RD, WR, RDA, WRA, PRE (1..=6) of a bank beyond the
                 // geometry.
@@ -961,10 +981,10 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.banks[b].close.next = self.close.val();
             self.banks[b].enable.next = self.on_now.val();
             for j in 0..L {
-                self.banks[b].kind[j].next = self.bus_delay[BUS_DELAY - 1].kind[j].val();
-                self.banks[b].rank[j].next = self.bus_delay[BUS_DELAY - 1].rank[j].val();
-                self.banks[b].bank[j].next = self.bus_delay[BUS_DELAY - 1].bank[j].val();
-                self.banks[b].addr[j].next = self.bus_delay[BUS_DELAY - 1].addr[j].val();
+                self.banks[b].kind[j].next = self.bus_delay[7].kind[j].val();
+                self.banks[b].rank[j].next = self.bus_delay[7].rank[j].val();
+                self.banks[b].bank[j].next = self.bus_delay[7].bank[j].val();
+                self.banks[b].addr[j].next = self.bus_delay[7].addr[j].val();
             }
         }
         for r in 0..R {
@@ -972,8 +992,8 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.ranks[r].close.next = self.close.val();
             self.ranks[r].enable.next = self.on_now.val();
             for j in 0..L {
-                self.ranks[r].kind[j].next = self.bus_delay[BUS_DELAY - 1].kind[j].val();
-                self.ranks[r].rank[j].next = self.bus_delay[BUS_DELAY - 1].rank[j].val();
+                self.ranks[r].kind[j].next = self.bus_delay[7].kind[j].val();
+                self.ranks[r].rank[j].next = self.bus_delay[7].rank[j].val();
                 self.ranks[r].counted[j].next = self.counted[j].val();
             }
         }
@@ -981,7 +1001,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.toggles[i].clock.next = self.clock.val();
             self.toggles[i].close.next = self.close.val();
             self.toggles[i].enable.next = self.on_now.val();
-            self.toggles[i].add.next = self.ref_delay[REF_DELAY - 1].q[i].val();
+            self.toggles[i].add.next = self.ref_delay[5].q[i].val();
             for j in 0..L {
                 self.toggles[i].lanes[j].next = false;
             }
@@ -989,7 +1009,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         self.over_limit.clock.next = self.clock.val();
         self.over_limit.close.next = self.close.val();
         self.over_limit.enable.next = self.on_now.val();
-        self.over_limit.add.next = bit_cast::<5, 4>(self.over_delay[OVER_DELAY - 1].q[0].val());
+        self.over_limit.add.next = bit_cast::<5, 4>(self.over_delay[4].q[0].val());
         self.lost_fifo.clock.next = self.clock.val();
         self.lost_fifo.close.next = self.close.val();
         self.lost_fifo.enable.next = self.on_now.val();

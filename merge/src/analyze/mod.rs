@@ -446,8 +446,46 @@ impl Analyzer {
     fn add_accesses(&mut self, run: &[TraceRecord]) {
         self.mix.add_run(run);
         self.timeline.add_run(run);
-        for r in run {
-            self.access_but_counts_and_streams(r.tick, r.board(), r.pa(), r.packed & 1 == 1);
+        let Analyzer {
+            decoder,
+            banks,
+            rows,
+            blp,
+            timeline,
+            pages,
+            reuse,
+            ..
+        } = self;
+        let shared = SharedFigures {
+            banks,
+            rows,
+            blp,
+            timeline,
+            pages,
+        };
+        // One loop per decoder and reuse mode, chosen once per run: their
+        // numbers stay in registers over the loop.
+        match (decoder.linear(), reuse) {
+            (Some(d), Reuse::Exact(r)) => shared.add_run(
+                run,
+                |b, pa| d.bank_row(b, pa),
+                |line| {
+                    r.access(line);
+                },
+            ),
+            (Some(d), Reuse::Sampled(r)) => {
+                shared.add_run(run, |b, pa| d.bank_row(b, pa), |line| r.access(line))
+            }
+            (None, Reuse::Exact(r)) => shared.add_run(
+                run,
+                |b, pa| decoder.bank_row(b, pa),
+                |line| {
+                    r.access(line);
+                },
+            ),
+            (None, Reuse::Sampled(r)) => {
+                shared.add_run(run, |b, pa| decoder.bank_row(b, pa), |line| r.access(line))
+            }
         }
         if let Some(s) = self.reuse_beside.as_mut() {
             for r in run {
@@ -540,6 +578,45 @@ impl Analyzer {
             processes: self.footprint.as_ref().map(footprint::Footprint::report),
             dma_requests: self.dma.as_mut().map(dma_requests::DmaRequests::finish),
             mix,
+        }
+    }
+}
+
+/// The figures [`Analyzer::add_accesses`] takes a reference at a time in
+/// one loop, where the work of one overlaps the waits of another.
+struct SharedFigures<'a> {
+    banks: &'a mut banks::BankCounts,
+    rows: &'a mut row_locality::RowLocality,
+    blp: &'a mut bank_parallelism::BankParallelism,
+    timeline: &'a mut timeline::Timeline,
+    pages: &'a mut page_hotness::PageHotness,
+}
+
+impl SharedFigures<'_> {
+    /// What [`Analyzer::access_but_counts_and_streams`] does, for each
+    /// reference of `run`, with `bank_row` the decoder's and `reuse` the
+    /// reuse distances'.
+    #[inline(always)]
+    fn add_run(
+        self,
+        run: &[TraceRecord],
+        bank_row: impl Fn(u8, u64) -> Option<(usize, u32)>,
+        mut reuse: impl FnMut(u64),
+    ) {
+        for r in run {
+            let (pa, write) = (r.pa(), r.packed & 1 == 1);
+            match bank_row(r.board(), pa) {
+                Some((id, row)) => {
+                    self.banks.add(id, write);
+                    self.rows.add(id, row);
+                    if let Some((start, banks)) = self.blp.add(r.tick, id) {
+                        self.timeline.parallelism(start, banks);
+                    }
+                }
+                None => self.banks.outside(),
+            }
+            self.pages.add(pa, write);
+            reuse(pa >> 6);
         }
     }
 }

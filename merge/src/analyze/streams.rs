@@ -824,6 +824,19 @@ mod tests {
                 rest = later;
             }
             prop_assert_eq!(one.pos, run.pos);
+            // The counters between runs are those of the chains that
+            // ended (a partial analysis saves them), not only the report.
+            let counters = |s: &Streams| {
+                (s.references, s.stream_references, s.streams, s.longest, s.lengths)
+            };
+            prop_assert_eq!(counters(&one), counters(&run));
+            let ends = |s: &Streams| {
+                s.ring
+                    .iter()
+                    .map(|e| (e.space, e.line, e.dir, e.len, e.live, e.born))
+                    .collect::<Vec<_>>()
+            };
+            prop_assert_eq!(ends(&one), ends(&run));
             prop_assert_eq!(&one.lines, &run.lines);
             prop_assert_eq!(&one.slots_expecting, &run.slots_expecting);
             prop_assert_eq!(one.finish(), run.finish());

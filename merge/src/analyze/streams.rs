@@ -551,7 +551,10 @@ impl Streams {
                     }
                 }
             }
-            let (dir, len, born) = match joined {
+            // The lines that may continue the new chain end: both sides of
+            // a new chain, the side of its direction for a joined one
+            // (twice: setting a bit twice costs no branch).
+            let (dir, len, born, next_a, next_b) = match joined {
                 Some((j, dir)) => {
                     clear_in(index, j, ends[j]);
                     live &= !(1u64 << j);
@@ -568,11 +571,12 @@ impl Streams {
                     let reaches = u64::from(len == min_len);
                     chains += reaches;
                     in_chains += reaches * len + u64::from(len > min_len);
-                    (dir, len, borns[j])
+                    let next = if dir > 0 { down } else { up };
+                    (dir, len, borns[j], next, next)
                 }
                 None => {
                     singles += 1;
-                    (0, 1, refs - 1)
+                    (0, 1, refs - 1, down, up)
                 }
             };
             // Below 64 (`w` is): the arrays' bounds need no check.
@@ -580,8 +584,8 @@ impl Streams {
             let bit = 1u64 << p_at;
             clear_in(index, p_at, ends[p_at]);
             long = long.max(closing[p_at]);
-            index[line_bucket(down)] |= bit & 0u64.wrapping_sub(u64::from(dir >= 0));
-            index[line_bucket(up)] |= bit & 0u64.wrapping_sub(u64::from(dir <= 0));
+            index[line_bucket(next_a)] |= bit;
+            index[line_bucket(next_b)] |= bit;
             ends[p_at] = line;
             lens[p_at] = len;
             closing[p_at] = len;

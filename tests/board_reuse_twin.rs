@@ -60,6 +60,8 @@ fn numbers(v: &Value) -> Vec<u64> {
 fn check_equal(name: &str, a: &Value) {
     let boards = a["board_statistics"]["boards"].as_array().unwrap();
     assert_eq!(boards.len(), 1, "{name}");
+    assert_eq!(a["board_statistics"]["trace_lost"], 0, "{name}");
+    assert_eq!(a["board_statistics"]["trace_gap_packets"], 0, "{name}");
     let b = &boards[0];
     let (board, twin) = (&b["reuse"], &b["twin"]);
     assert_eq!(board["skipped"], 0, "{name}");

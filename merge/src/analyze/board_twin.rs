@@ -19,7 +19,7 @@ use hmtt_format::stats::{BankCounter, HotPage, RankCounter};
 use hmtt_format::AddressMapping;
 use serde::Serialize;
 
-use super::{AnalyzeError, AnalyzeOptions, Item, TraceInput};
+use super::{AnalyzeError, AnalyzeOptions, FastMap, Item, TraceInput};
 use crate::board_statistics::{read_statistics, StatsFileError, StatsLine};
 
 /// The board's stack depth, in pages.
@@ -60,6 +60,12 @@ impl PageLru {
     /// A reference to `page`: its stack distance's bin counts one.
     #[inline]
     pub fn reference(&mut self, page: u64) -> usize {
+        // Most references are to the page on top.
+        if let Some(top) = self.stack.first_mut().filter(|e| e.0 == page) {
+            top.1 += 1;
+            self.histogram[0] += 1;
+            return 0;
+        }
         let d = match self.stack.iter().position(|e| e.0 == page) {
             Some(d) => {
                 self.stack[d].1 += 1;
@@ -116,6 +122,11 @@ pub struct BoardStatisticsReport {
     /// The side file read (`TRACE.stats.jsonl`), if there was one.
     pub side_file: Option<String>,
     pub boards: Vec<BoardReport>,
+    /// References the trace lost (its LOST records) and packets missing
+    /// from its captures (GAP records), over every board, when the twin
+    /// was computed: where they are, the twin cannot equal the board.
+    pub trace_lost: Option<u64>,
+    pub trace_gap_packets: Option<u64>,
 }
 
 /// One board's statistics and its twin.
@@ -203,7 +214,7 @@ struct Twin {
     lru: PageLru,
     /// The whole trace's histogram and references per page.
     histogram: [u64; STACK_PAGES + 1],
-    pages: BTreeMap<u64, u64>,
+    pages: FastMap<u64, u64>,
     references: u64,
     records: Vec<StatsLine>,
     /// The next record to close, and the record whose interval is open.
@@ -220,7 +231,7 @@ impl Twin {
         Twin {
             lru: PageLru::default(),
             histogram: [0; STACK_PAGES + 1],
-            pages: BTreeMap::new(),
+            pages: FastMap::default(),
             references: 0,
             records,
             next: 0,
@@ -369,6 +380,7 @@ pub fn board_statistics(
             (b.board, report)
         })
         .collect();
+    let (mut lost, mut gaps) = (None, None);
     if twin || !reuse.is_empty() {
         let geometry = opts.geometry.or(input.geometry()).unwrap_or_default();
         let mapping = match &opts.mapping_toml {
@@ -377,8 +389,9 @@ pub fn board_statistics(
         };
         let channels = u64::from(input.boards().max(1));
         let mut twins: BTreeMap<u8, Twin> = BTreeMap::new();
-        input.each(None, &mut |item| {
-            if let Item::Access(a) = item {
+        let (lost, gaps) = (lost.insert(0), gaps.insert(0));
+        input.each(None, &mut |item| match item {
+            Item::Access(a) => {
                 let Some(line) = line_of(&mapping, channels, opts.interleave_shift, a.pa) else {
                     return;
                 };
@@ -387,6 +400,9 @@ pub fn board_statistics(
                     .or_insert_with(|| Twin::new(reuse.remove(&a.board).unwrap_or_default()))
                     .reference(a.tick, line >> PAGE_LINE_SHIFT);
             }
+            Item::Lost { count } => *lost += count,
+            Item::Gap { packets } => *gaps += packets,
+            Item::Event { .. } => {}
         })?;
         // Boards with records and no reference in the trace.
         for (board, records) in reuse {
@@ -408,6 +424,8 @@ pub fn board_statistics(
     Ok(Some(BoardStatisticsReport {
         side_file: has_side.then(|| side.display().to_string()),
         boards: reports.into_values().collect(),
+        trace_lost: lost,
+        trace_gap_packets: gaps,
     }))
 }
 
@@ -498,6 +516,14 @@ impl std::fmt::Display for BoardStatisticsReport {
                         }
                     )?;
                 }
+            }
+        }
+        if let (Some(lost), Some(gaps)) = (self.trace_lost, self.trace_gap_packets) {
+            if lost + gaps > 0 {
+                writeln!(
+                    out,
+                    "  the trace lost {lost} references and {gaps} packets: where they were, the twin cannot equal the board"
+                )?;
             }
         }
         Ok(())

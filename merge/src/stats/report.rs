@@ -360,11 +360,7 @@ impl StatsReport<'_> {
             )?;
         }
         let taken = r.taken();
-        write!(
-            out,
-            "  total: {taken} references taken, {} skipped; stack distance",
-            r.skipped
-        )?;
+        let mut bins = Vec::new();
         let mut lo = 0;
         while lo + 1 < r.histogram.len() {
             let hi = if lo == 0 {
@@ -373,16 +369,18 @@ impl StatsReport<'_> {
                 (2 * lo).min(r.histogram.len() - 1)
             };
             let n: u64 = r.histogram[lo..hi].iter().sum();
-            if hi - lo == 1 {
-                write!(out, " {lo}: {:.1}%", percent(n, taken))?;
+            bins.push(if hi - lo == 1 {
+                format!("{lo} {:.1}%", percent(n, taken))
             } else {
-                write!(out, " {lo}-{}: {:.1}%", hi - 1, percent(n, taken))?;
-            }
+                format!("{lo}-{} {:.1}%", hi - 1, percent(n, taken))
+            });
             lo = hi;
         }
         writeln!(
             out,
-            ", deeper or new: {:.1}%",
+            "  total: {taken} references taken, {} skipped; stack distance {}, deeper or new {:.1}%",
+            r.skipped,
+            bins.join(", "),
             percent(r.histogram.last().copied().unwrap_or(0), taken)
         )?;
         let shown: Vec<String> = r

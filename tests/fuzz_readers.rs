@@ -671,6 +671,8 @@ const NUMERIC_OPTIONS: &[&str] = &[
     "board --commands {commands} --out {out}/b --stats-interval {v}",
     "board --commands {commands} --out {out}/b --stats-interval 12 --stats-share {v}",
     "board --commands {commands} --out {out}/b --stats-interval 12 --stats-burst {v}",
+    "board --commands {commands} --out {out}/b --stats-interval 12 --reuse-unit --reuse-hot {v}",
+    "board --commands {commands} --out {out}/b --stats-interval 12 --reuse-unit --reuse-per-clock {v}",
     "board --commands {commands} --out {out}/b --drain 1/{v}",
     "board --commands {commands} --out {out}/b --tick-ps {v}",
     "board --commands {commands} --out {out}/b --board-id {v}",

@@ -23,6 +23,7 @@
 
 pub mod bank_parallelism;
 pub mod banks;
+pub mod board_twin;
 pub mod dma_requests;
 pub mod footprint;
 mod input;
@@ -189,6 +190,11 @@ pub struct Analysis {
     pub virtual_streams: Option<streams::StreamReport>,
     pub processes: Option<Vec<footprint::ProcessRow>>,
     pub dma_requests: Option<Vec<dma_requests::DmaRow>>,
+    /// The board's statistics and their trace-side twin
+    /// ([`board_twin::board_statistics`]), when the trace has them or they
+    /// were asked for (absent otherwise, so other reports keep their bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub board_statistics: Option<board_twin::BoardStatisticsReport>,
 }
 
 /// Records an analysis goes over at once: a run decoded, then gone over
@@ -577,6 +583,7 @@ impl Analyzer {
             virtual_streams: self.virtual_streams.as_mut().map(streams::Streams::finish),
             processes: self.footprint.as_ref().map(footprint::Footprint::report),
             dma_requests: self.dma.as_mut().map(dma_requests::DmaRequests::finish),
+            board_statistics: None,
             mix,
         }
     }

@@ -114,6 +114,12 @@ fn every_kind_round_trips() {
             comm: Name::new("sh"),
         },
         Event::Switch { prev: 17 },
+        Event::CpuArea {
+            frame: 0x1ec0b,
+            frames: 3,
+            owner: 1,
+            area: Name::new("cpu-entry-area"),
+        },
     ];
     for (i, event) in events.into_iter().enumerate() {
         let repr = RecordRepr {
@@ -194,7 +200,7 @@ fn short_buffers_are_refused_not_panicking() {
 
 #[test]
 fn unknown_kind_and_direction_are_errors() {
-    for kind in [0u16, 11, 0xffff] {
+    for kind in [0u16, 12, 0xffff] {
         let mut bytes = DMA_MAP_BYTES;
         bytes[8..10].copy_from_slice(&kind.to_le_bytes());
         assert_eq!(
@@ -240,4 +246,26 @@ fn file_iterates_records_and_reports_a_cut_tail() {
     assert_eq!(records.remainder(), 10);
     let seqs: Vec<u64> = records.map(|r| r.unwrap().seq).collect();
     assert_eq!(seqs, [0, 1, 2]);
+}
+
+#[test]
+fn a_cpu_area_beyond_a_16_bit_cpu_is_refused() {
+    let mut bytes = RecordRepr {
+        seq: 0,
+        cpu: 0,
+        pid: 0,
+        time_ns: 0,
+        event: Event::CpuArea {
+            frame: 1,
+            frames: 1,
+            owner: 0,
+            area: Name::new("percpu"),
+        },
+    }
+    .to_bytes();
+    Record::new_unchecked(&mut bytes[..]).set_c(1 << 16);
+    assert_eq!(
+        RecordRepr::parse(&Record::new_checked(&bytes[..]).unwrap()),
+        Err(Error::BadCpu(1 << 16))
+    );
 }

@@ -42,6 +42,10 @@ pub struct ReplayReport {
     pub ambiguous: [u64; 7],
     /// The log has SWITCH records: who runs is known.
     pub switches: bool,
+    /// Frames the log's CPU_AREA records give to one CPU each, and the
+    /// CPUs they describe.
+    pub cpu_area_frames: u64,
+    pub cpu_area_cpus: u64,
     /// References made while a traced process was running (SWITCH
     /// records), and how many of them were not attributed for certain.
     pub while_traced: u64,

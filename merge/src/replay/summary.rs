@@ -213,6 +213,13 @@ impl ReplaySummary<'_> {
         for u in r.unplaced.iter().take(LISTED) {
             writeln!(out, "  {u:?}")?;
         }
+        if r.cpu_area_frames > 0 {
+            writeln!(
+                out,
+                "frames that tell their CPU (CPU_AREA records): {} of {} CPUs",
+                r.cpu_area_frames, r.cpu_area_cpus
+            )?;
+        }
         if image.cut_short_bytes > 0 {
             writeln!(
                 out,

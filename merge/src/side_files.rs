@@ -8,6 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use hmtt_format::events::{EventNames, EventsError};
+use hmtt_format::klog::LogImage;
 use hmtt_format::mapping::MappingError;
 use hmtt_format::trace::NameTable;
 use hmtt_format::{AddressMapping, Geometry};
@@ -45,6 +46,17 @@ pub enum SideFileError {
     Events { path: PathBuf, source: EventsError },
     #[error("mapping file {}", path.display())]
     Mapping { path: PathBuf, source: MappingError },
+    #[error("{}: record {record}: {error}", path.display())]
+    LogRecord {
+        path: PathBuf,
+        record: usize,
+        error: hmtt_format::klog::Error,
+    },
+    #[error("{}: not a usable kernel log: {error}", path.display())]
+    Log {
+        path: PathBuf,
+        error: hmtt_format::klog::Error,
+    },
 }
 
 /// The bytes of the regular file at `path`, at most `max` of them.
@@ -164,6 +176,32 @@ pub fn read_log(path: &Path) -> Result<Vec<u8>, SideFileError> {
     read_bounded(path, "kernel log", MAX_LOG_BYTES)
 }
 
+/// The kernel log at `path` read whole for replay (its records in `seq`
+/// order, [`hmtt_format::klog::read_image`]); a log cut short is read up
+/// to its last whole record, with a warning.
+pub fn read_log_image(path: &Path) -> Result<LogImage, SideFileError> {
+    let bytes = read_log(path)?;
+    let image = hmtt_format::klog::read_image(&bytes).map_err(|(record, error)| {
+        let path = path.to_path_buf();
+        match record {
+            Some(record) => SideFileError::LogRecord {
+                path,
+                record,
+                error,
+            },
+            None => SideFileError::Log { path, error },
+        }
+    })?;
+    if image.cut_short_bytes > 0 {
+        tracing::warn!(
+            "{} is cut short: {} bytes of a partial record ignored",
+            path.display(),
+            image.cut_short_bytes
+        );
+    }
+    Ok(image)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,6 +273,50 @@ mod tests {
         let both = with_names_of(stored, Some(&p)).unwrap();
         assert_eq!(both.names.len(), 2);
         assert!(read_names(Some(&dir.path().join("absent.toml")), &inputs).is_err());
+    }
+
+    #[test]
+    fn a_kernel_log_s_bad_header_or_record_names_the_file_and_the_record() {
+        use hmtt_format::klog::{Event, FileHeaderRepr, RecordRepr};
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run.hmttlog");
+        let record = |seq| {
+            RecordRepr {
+                seq,
+                cpu: 0,
+                pid: 1,
+                time_ns: seq,
+                event: Event::Overrun { lost: 0 },
+            }
+            .to_bytes()
+        };
+        let mut file = FileHeaderRepr { start_ns: 5 }.to_bytes().to_vec();
+        file.extend_from_slice(&record(1));
+        file.extend_from_slice(&record(0));
+        std::fs::write(&p, &file).unwrap();
+        let image = read_log_image(&p).unwrap();
+        assert_eq!(
+            image.records.iter().map(|r| r.seq).collect::<Vec<_>>(),
+            [0, 1]
+        );
+        let mut unknown_kind = record(2);
+        unknown_kind[8..10].copy_from_slice(&0xfffe_u16.to_le_bytes());
+        file.extend_from_slice(&unknown_kind);
+        std::fs::write(&p, &file).unwrap();
+        let e = read_log_image(&p).unwrap_err();
+        assert!(
+            matches!(e, SideFileError::LogRecord { record: 2, .. }),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with(&format!("{}: record 2: ", p.display())),
+            "{e}"
+        );
+        std::fs::write(&p, b"not a log").unwrap();
+        let e = read_log_image(&p).unwrap_err();
+        assert!(matches!(e, SideFileError::Log { .. }), "{e}");
+        assert!(e.to_string().contains(": not a usable kernel log: "), "{e}");
     }
 
     #[test]

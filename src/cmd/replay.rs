@@ -82,18 +82,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let file = InputFile::open(&args.trace)?;
     let view = file.physical("replay", args.incomplete.checks(true))?;
-    let log_bytes = hmtt_merge::side_files::read_log(&args.log)?;
-    let image = hmtt_format::klog::read_image(&log_bytes).map_err(|(i, e)| match i {
-        Some(i) => anyhow::anyhow!("{}: record {i}: {e}", args.log.display()),
-        None => anyhow::anyhow!("{}: not a usable kernel log: {e}", args.log.display()),
-    })?;
-    if image.cut_short_bytes > 0 {
-        tracing::warn!(
-            "{} is cut short: {} bytes of a partial record ignored",
-            args.log.display(),
-            image.cut_short_bytes
-        );
-    }
+    let image = hmtt_merge::side_files::read_log_image(&args.log)?;
     let log = &image.records;
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let window = args

@@ -31,17 +31,6 @@ pub enum ReplayedError {
     Input(#[from] hmtt_format::input::InputError),
     #[error(transparent)]
     SideFile(#[from] crate::side_files::SideFileError),
-    #[error("{}: record {record}: {error}", path.display())]
-    LogRecord {
-        path: PathBuf,
-        record: usize,
-        error: hmtt_format::klog::Error,
-    },
-    #[error("{}: not a usable kernel log: {error}", path.display())]
-    Log {
-        path: PathBuf,
-        error: hmtt_format::klog::Error,
-    },
     #[error("creating the replayed trace's temporary file: {0}")]
     Temporary(std::io::Error),
     #[error("replaying {} with {}: {source}", trace.display(), log.display())]
@@ -64,18 +53,7 @@ pub fn replay_to_temporary(
 ) -> Result<(tempfile::NamedTempFile, ReplayReport), ReplayedError> {
     let file = InputFile::open(trace)?;
     let view = file.physical("analyze --log", checks)?;
-    let log_bytes = crate::side_files::read_log(log)?;
-    let image = hmtt_format::klog::read_image(&log_bytes).map_err(|(i, error)| {
-        let path = log.to_path_buf();
-        match i {
-            Some(record) => ReplayedError::LogRecord {
-                path,
-                record,
-                error,
-            },
-            None => ReplayedError::Log { path, error },
-        }
-    })?;
+    let image = crate::side_files::read_log_image(log)?;
     let names = crate::side_files::with_names_of(view.names().clone(), events)?;
     let out = tempfile::Builder::new()
         .prefix("hmtt-analyze-")

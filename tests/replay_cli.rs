@@ -119,11 +119,7 @@ fn replay_out_writes_a_virtual_trace_equal_to_the_ground_truth() {
     assert!(h.is_complete() && !h.is_selection());
     assert_eq!(h.references, want.len() as u64);
     assert_eq!(h.boards, 2);
-    assert!(view
-        .names()
-        .names
-        .iter()
-        .any(|(_, n)| n == "quicksort_begin"));
+    assert!(view.names().index_of("quicksort_begin").is_some());
     let accesses = view.records().filter(|v| v.is_access()).count();
     assert_eq!(accesses, want.len());
     assert!(view.len() > accesses, "tags are kept");

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use hmtt_format::events::{EventNames, EventsError};
 use hmtt_format::klog::LogImage;
 use hmtt_format::mapping::MappingError;
-use hmtt_format::trace::NameTable;
 use hmtt_format::{AddressMapping, Geometry};
 
 /// The largest events file read (a few names a line each: far more than
@@ -141,7 +140,7 @@ pub fn read_mapping_checked(
 /// Event names from `events` (which must exist), or else from an
 /// `events.toml` in one of the `dirs` that are directories; none if there
 /// is no such file.
-pub fn read_names(events: Option<&Path>, dirs: &[PathBuf]) -> Result<NameTable, SideFileError> {
+pub fn read_names(events: Option<&Path>, dirs: &[PathBuf]) -> Result<EventNames, SideFileError> {
     let path = match events {
         Some(p) => Some(p.to_path_buf()),
         None => dirs
@@ -151,22 +150,19 @@ pub fn read_names(events: Option<&Path>, dirs: &[PathBuf]) -> Result<NameTable, 
             .find(|p| p.exists()),
     };
     let Some(path) = path else {
-        return Ok(NameTable::default());
+        return Ok(EventNames::default());
     };
-    let names = read_events(&path)?;
-    Ok(NameTable {
-        names: names.iter().map(|(n, i)| (i, n.to_string())).collect(),
-    })
+    read_events(&path)
 }
 
 /// `names` (those a trace stores) with those of the events file `events`
 /// added, when one is given.
 pub fn with_names_of(
-    mut names: NameTable,
+    mut names: EventNames,
     events: Option<&Path>,
-) -> Result<NameTable, SideFileError> {
+) -> Result<EventNames, SideFileError> {
     if let Some(events) = events {
-        names.names.extend(read_names(Some(events), &[])?.names);
+        names.extend(read_events(events)?);
     }
     Ok(names)
 }
@@ -261,17 +257,18 @@ mod tests {
             dir.path().join("not-a-dir.hmttcap"),
             dir.path().to_path_buf(),
         ];
-        assert!(read_names(None, &inputs).unwrap().names.is_empty());
+        assert!(read_names(None, &inputs).unwrap().is_empty());
         let p = dir.path().join(hmtt_format::events::FILE_NAME);
         std::fs::write(&p, "[events]\nsort_begin = 64\n").unwrap();
         let found = read_names(None, &inputs).unwrap();
-        assert_eq!(found.names, [(64, "sort_begin".to_string())]);
-        let stored = NameTable {
-            names: vec![(70, "stored".into())],
-        };
+        assert_eq!(found.iter().collect::<Vec<_>>(), [("sort_begin", 64)]);
+        let stored = EventNames::from_iter(vec![(70, "stored".into())]);
         assert_eq!(with_names_of(stored.clone(), None).unwrap(), stored);
         let both = with_names_of(stored, Some(&p)).unwrap();
-        assert_eq!(both.names.len(), 2);
+        assert_eq!(
+            both.iter().collect::<Vec<_>>(),
+            [("stored", 70), ("sort_begin", 64)]
+        );
         assert!(read_names(Some(&dir.path().join("absent.toml")), &inputs).is_err());
     }
 

@@ -85,7 +85,7 @@ impl EventRegistry {
 
     /// The index of `name`, if registered.
     pub fn get(&self, name: &str) -> Option<u32> {
-        self.names.get(name)
+        self.names.index_of(name)
     }
 
     /// The name of `index`, if any.
@@ -111,7 +111,9 @@ impl EventRegistry {
 
     /// (name, index) pairs in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, u32)> {
-        self.names.iter()
+        let mut pairs: Vec<(&str, u32)> = self.names.iter().collect();
+        pairs.sort_unstable();
+        pairs.into_iter()
     }
 
     pub fn len(&self) -> usize {

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use hmtt_format::input::{InputChecks, InputFile};
 
 use hmtt_format::archive::AnyTrace;
+use hmtt_format::events::EventNames;
 use hmtt_format::klog::RecordRepr;
-use hmtt_format::trace::NameTable;
 
 use crate::error::MergeError;
 use crate::replay::archive::ArchiveSource;
@@ -77,7 +77,7 @@ pub fn replay_to_temporary(
 pub fn replay_into(
     trace: &AnyTrace,
     log: &[RecordRepr],
-    names: &NameTable,
+    names: &EventNames,
     out: &Path,
 ) -> Result<ReplayReport, ReplayedError> {
     let header = trace.header().clone();

@@ -73,7 +73,8 @@ pub fn emit<'a>(entries: impl IntoIterator<Item = (&'a str, u32)>) -> String {
     text
 }
 
-/// Event names: (index, name) pairs, in the order they were given. The one
+/// Event names: (index, name) pairs, kept in the order they were given
+/// (the order of a names section), listed in name order. The one
 /// table of names every tool uses: an events file read by
 /// [`EventNames::parse`] (each entry checked, in name order), the names
 /// section a trace or virtual trace stores ([`EventNames::parse_section`],
@@ -114,9 +115,7 @@ impl EventNames {
 
     /// The events file's text, entries in name order.
     pub fn to_toml(&self) -> String {
-        let mut entries: Vec<(&str, u32)> = self.iter().collect();
-        entries.sort_unstable();
-        emit(entries)
+        emit(self.iter())
     }
 
     /// Names `index` (already so named: nothing to do), checked as an
@@ -172,9 +171,12 @@ impl EventNames {
             .map(|(_, n)| n.as_str())
     }
 
-    /// (name, index) pairs in the table's order.
+    /// (name, index) pairs in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, u32)> {
-        self.entries.iter().map(|(i, n)| (n.as_str(), *i))
+        let mut pairs: Vec<(&str, u32)> =
+            self.entries.iter().map(|(i, n)| (n.as_str(), *i)).collect();
+        pairs.sort_unstable();
+        pairs.into_iter()
     }
 
     pub fn len(&self) -> usize {
@@ -388,14 +390,16 @@ mod tests {
     }
 
     #[test]
-    fn a_table_keeps_its_order_the_first_entry_answers_and_the_file_is_in_name_order() {
+    fn a_table_keeps_its_order_lists_in_name_order_and_the_first_entry_answers() {
         let mut names = EventNames::default();
         names.insert("zeta", 0x41).unwrap();
         names.insert("alpha", 0x40).unwrap();
         assert_eq!(
             names.iter().collect::<Vec<_>>(),
-            [("zeta", 0x41), ("alpha", 0x40)]
+            [("alpha", 0x40), ("zeta", 0x41)]
         );
+        // Written as given: the section keeps the order a trace stored.
+        assert_eq!(&names.emit_section()[..4], &0x41u32.to_le_bytes());
         assert_eq!(names.to_toml(), "[events]\nalpha = 64\nzeta = 65\n");
         let mut stored = EventNames::from_iter([(0x40, "stored".to_string())]);
         stored.extend(names);

@@ -267,7 +267,7 @@ mod tests {
         let both = with_names_of(stored, Some(&p)).unwrap();
         assert_eq!(
             both.iter().collect::<Vec<_>>(),
-            [("stored", 70), ("sort_begin", 64)]
+            [("sort_begin", 64), ("stored", 70)]
         );
         assert!(read_names(Some(&dir.path().join("absent.toml")), &inputs).is_err());
     }

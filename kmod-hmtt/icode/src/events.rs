@@ -111,9 +111,7 @@ impl EventRegistry {
 
     /// (name, index) pairs in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, u32)> {
-        let mut pairs: Vec<(&str, u32)> = self.names.iter().collect();
-        pairs.sort_unstable();
-        pairs.into_iter()
+        self.names.iter()
     }
 
     pub fn len(&self) -> usize {

@@ -732,7 +732,7 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
             "--speed",
         ],
     ),
-    ("sim", &["--scheduler", "--out", "--send"]),
+    ("sim", &["--scheduler", "--out", "--send", "--json"]),
     (
         "board",
         &[
@@ -758,13 +758,19 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
     ),
     (
         "merge",
-        &["--out", "--events", "--mapping", "--decode-threads"],
+        &[
+            "--out",
+            "--events",
+            "--mapping",
+            "--decode-threads",
+            "--json",
+        ],
     ),
     ("pack", &["--out"]),
     ("unpack", &["--out"]),
     ("dump", &["--events"]),
     ("export", &["--format", "--out", "--events"]),
-    ("replay", &["--log", "--events", "--out", "--csv"]),
+    ("replay", &["--log", "--events", "--out", "--csv", "--json"]),
     (
         "analyze",
         &[

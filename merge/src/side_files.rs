@@ -277,16 +277,14 @@ mod tests {
         use hmtt_format::klog::{Event, FileHeaderRepr, RecordRepr};
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("run.hmttlog");
-        let record = |seq| {
-            RecordRepr {
-                seq,
-                cpu: 0,
-                pid: 1,
-                time_ns: seq,
-                event: Event::Overrun { lost: 0 },
-            }
-            .to_bytes()
+        let exit = RecordRepr {
+            seq: 0,
+            cpu: 2,
+            pid: 7,
+            time_ns: 0,
+            event: Event::Overrun { lost: 3 },
         };
+        let record = |seq| RecordRepr { seq, ..exit }.to_bytes();
         let mut file = FileHeaderRepr { start_ns: 5 }.to_bytes().to_vec();
         file.extend_from_slice(&record(1));
         file.extend_from_slice(&record(0));

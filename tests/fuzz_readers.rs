@@ -734,7 +734,7 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
             "--speed",
         ],
     ),
-    ("sim", &["--scheduler", "--out", "--send"]),
+    ("sim", &["--scheduler", "--out", "--send", "--json"]),
     (
         "board",
         &[
@@ -760,13 +760,19 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
     ),
     (
         "merge",
-        &["--out", "--events", "--mapping", "--decode-threads"],
+        &[
+            "--out",
+            "--events",
+            "--mapping",
+            "--decode-threads",
+            "--json",
+        ],
     ),
     ("pack", &["--out"]),
     ("unpack", &["--out"]),
     ("dump", &["--events"]),
     ("export", &["--format", "--out", "--events"]),
-    ("replay", &["--log", "--events", "--out", "--csv"]),
+    ("replay", &["--log", "--events", "--out", "--csv", "--json"]),
     (
         "analyze",
         &[

@@ -109,7 +109,7 @@ impl StatsLine {
 }
 
 /// What the merge found of statistics.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct StatsKept {
     /// Statistics packets read, and whole records written.
     pub packets: u64,
@@ -120,6 +120,13 @@ pub struct StatsKept {
     pub incomplete_parts: u64,
     /// The side file, when there was a record to write.
     pub path: Option<PathBuf>,
+}
+
+impl StatsKept {
+    /// Whether statistics packets were read but not kept.
+    pub fn rejected(&self) -> bool {
+        self.refused + self.incomplete_parts > 0
+    }
 }
 
 /// Writes the statistics records of `set`'s captures into the side file

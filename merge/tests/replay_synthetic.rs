@@ -12,9 +12,10 @@
 //! threshold reads.
 
 use hmtt_format::config::log_tag_event;
+use hmtt_format::events::EventNames;
 use hmtt_format::klog::CLONE_VM;
 use hmtt_format::klog::{DmaDirection, Event, Name, RecordRepr};
-use hmtt_format::trace::{NameTable, RecordKind, TraceRecord};
+use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::vtrace::{VirtualRecord, VtraceView};
 use hmtt_merge::replay::writer::VtraceInfo;
 use hmtt_merge::replay::{
@@ -514,7 +515,7 @@ fn a_trace_file_in_blocks_and_the_virtual_trace_file_round_trip() {
     let trace_path = dir.path().join("t.hmtttrace");
     let mut w = hmtt_merge::TraceWriter::create(&trace_path).unwrap();
     hmtt_merge::RecordSink::write(&mut w, &run.trace).unwrap();
-    w.finish(&Default::default(), None, 0, &NameTable::default())
+    w.finish(&Default::default(), None, 0, &EventNames::default())
         .unwrap();
     let bytes = std::fs::read(&trace_path).unwrap();
     let view = hmtt_format::trace::TraceView::new_checked(&bytes).unwrap();
@@ -536,9 +537,7 @@ fn a_trace_file_in_blocks_and_the_virtual_trace_file_round_trip() {
     assert_eq!(from_file.len(), run.trace.len(), "markers kept");
     assert!(from_file.iter().any(|v| v.is_dma()));
     assert!(from_file.iter().any(|v| v.miss() == Some(Miss::Unmapped)));
-    let names = NameTable {
-        names: vec![(0x40, "phase_begin".into())],
-    };
+    let names = EventNames::from_iter(vec![(0x40, "phase_begin".into())]);
     let info = VtraceInfo {
         start_ns: 5,
         tick_ps: 1250,

@@ -54,8 +54,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use hmtt_format::archive::{AnyTrace, AnyTraceError, ArchiveError};
 use hmtt_format::config::{classify_event, EventKind};
+use hmtt_format::events::EventNames;
 use hmtt_format::mapping::MappingError;
-use hmtt_format::trace::{NameTable, RecordKind, TraceRecord};
+use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::trace_blocks::BlockReader;
 use hmtt_format::vtrace::VtraceView;
 use hmtt_format::{AddressMapping, Geometry};
@@ -551,10 +552,7 @@ impl Analyzer {
         if let Some((start, banks)) = self.blp.finish() {
             self.timeline.parallelism(start, banks);
         }
-        let names = NameTable {
-            names: meta.names.clone(),
-        };
-        let names = &names;
+        let names = &meta.names;
         let mix = self.mix.mix();
         let duration_ticks = mix.last_tick - mix.first_tick.unwrap_or(mix.last_tick);
         Analysis {

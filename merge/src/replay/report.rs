@@ -5,7 +5,8 @@
 use super::*;
 
 /// A log record that could not be placed at its tag.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Unplaced {
     /// Its tag was lost; applied at the end of the lost window (`tick`).
     LostTag { board: u8, seq: u64, tick: u64 },

@@ -4,8 +4,9 @@
 
 use std::fmt;
 
+use hmtt_format::events::EventNames;
 use hmtt_format::stats::{BankCounter, RankCounter};
-use hmtt_format::trace::{NameTable, TraceHeader};
+use hmtt_format::trace::TraceHeader;
 use hmtt_format::TickLength;
 
 use super::TraceStats;
@@ -25,7 +26,7 @@ pub struct StatsReport<'a> {
     /// The trace as named to the user.
     pub trace: &'a str,
     pub header: &'a TraceHeader,
-    pub names: &'a NameTable,
+    pub names: &'a EventNames,
     pub stats: &'a TraceStats,
     pub tick: TickLength,
     /// Length of a bandwidth interval as given, ms.

@@ -143,7 +143,7 @@ fn header_round_trips_and_is_checked() {
     };
     let bytes = repr.to_bytes();
     assert_eq!(&bytes[..8], b"HMTTLOG\0");
-    assert_eq!(&bytes[8..12], &[2, 0, 64, 0]);
+    assert_eq!(&bytes[8..12], &[3, 0, 64, 0]);
     assert_eq!(&bytes[12..16], &[0; 4]);
     assert_eq!(&bytes[24..32], &[0; 8]);
     let view = FileHeader::new_checked(&bytes[..]).unwrap();
@@ -155,17 +155,19 @@ fn header_round_trips_and_is_checked() {
         FileHeaderRepr::parse(&FileHeader::new_unchecked(&bad[..])),
         Err(Error::BadMagic(_))
     ));
-    let mut old = bytes;
-    old[8] = 1;
-    assert_eq!(
-        FileHeaderRepr::parse(&FileHeader::new_unchecked(&old[..])),
-        Ok(repr)
-    );
+    for version in [1, 2] {
+        let mut old = bytes;
+        old[8] = version;
+        assert_eq!(
+            FileHeaderRepr::parse(&FileHeader::new_unchecked(&old[..])),
+            Ok(repr)
+        );
+    }
     let mut bad = bytes;
-    bad[8] = 3;
+    bad[8] = 4;
     assert_eq!(
         FileHeaderRepr::parse(&FileHeader::new_unchecked(&bad[..])),
-        Err(Error::UnsupportedVersion(3))
+        Err(Error::UnsupportedVersion(4))
     );
     let mut bad = bytes;
     bad[10] = 32;

@@ -143,6 +143,30 @@ impl JsonOut {
             JsonOut::File(p) => Some(p),
         }
     }
+
+    /// Writes a report's JSON (`body`) to the file, renamed into place once
+    /// whole, or to standard output; `what` names it in errors.
+    pub fn write(
+        &self,
+        what: &'static str,
+        body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> anyhow::Result<()> {
+        match self {
+            JsonOut::Stdout => to_stdout(what, body),
+            JsonOut::File(path) => {
+                let mut bytes = Vec::new();
+                body(&mut bytes).context(what)?;
+                hmtt_format::atomic_file::write_atomically(path, &bytes)
+                    .with_context(|| format!("writing {}", path.display()))
+            }
+        }
+    }
+}
+
+/// Whether a report's text is printed: not when `--json -` puts its JSON
+/// on standard output instead.
+pub fn prints_text(json: Option<&JsonOut>) -> bool {
+    json != Some(&JsonOut::Stdout)
 }
 
 /// Set once a reader has closed standard output: later output is dropped.

@@ -332,7 +332,7 @@ fn a_window_restricts_every_figure_to_its_span() {
     let end = rows.iter().position(|r| r.event == "LOG#2").unwrap();
     let inside = accesses(&rows[begin..end]);
     assert!(!inside.is_empty() && inside.len() < accesses(&rows).len());
-    let names = hmtt_format::trace::NameTable::default();
+    let names = hmtt_format::events::EventNames::default();
     let opts = AnalyzeOptions {
         window: Some(EventWindow::parse("0x10001,0x10002", &names).unwrap()),
         ..AnalyzeOptions::default()

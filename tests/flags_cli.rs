@@ -251,4 +251,51 @@ fn json_takes_a_file_or_a_dash_for_standard_output() {
     assert!(!err.contains(DEPRECATED), "{err}");
     assert!(!dir.join("-").exists());
     assert_eq!(stdout, std::fs::read_to_string(&file).unwrap() + "\n");
+
+    let sim_dir = dir.join("sim2");
+    let sim = json_to_a_file_or_instead_of_the_text(
+        &dir.join("sim.json"),
+        &["sim", "--out", s(&sim_dir), "--check"]
+            .into_iter()
+            .chain(sim_args)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(sim["out"], s(&sim_dir));
+    assert_eq!(sim["timing_checks"][0]["violations"], 0);
+    let merged = dir.join("m.hmtttrace");
+    let merge = json_to_a_file_or_instead_of_the_text(
+        &dir.join("merge.json"),
+        &["merge", s(&sim_dir), "-o", s(&merged)],
+    );
+    assert_eq!(
+        merge["boards"][0]["counts"]["reads"],
+        sim["stats"]["references"]
+    );
+    assert_eq!(merge["out"], s(&merged));
+    let err = fails(&[
+        "merge",
+        s(&sim_dir),
+        "-o",
+        s(&merged),
+        "--json",
+        s(&sim_dir.join("events.toml")),
+    ]);
+    assert!(err.contains("events.toml"), "{err}");
+}
+
+/// `args --json FILE` prints the text and writes the JSON to `file`;
+/// `args --json -` prints the same JSON instead of the text (its
+/// wall-clock `seconds` aside). Returns the JSON.
+fn json_to_a_file_or_instead_of_the_text(file: &Path, args: &[&str]) -> serde_json::Value {
+    let with = |json| [args, &["--json", json]].concat();
+    let text = ok(&with(s(file)));
+    assert!(!text.is_empty() && !text.starts_with('{'), "{text}");
+    let mut in_file: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    let stdout = ok(&with("-"));
+    let on_stdout: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(on_stdout["seconds"].as_f64().unwrap() > 0.0, "{stdout}");
+    in_file["seconds"] = on_stdout["seconds"].clone();
+    assert_eq!(in_file, on_stdout, "hmtt {args:?}");
+    on_stdout
 }

@@ -671,6 +671,8 @@ const NUMERIC_OPTIONS: &[&str] = &[
     "board --commands {commands} --out {out}/b --stats-interval {v}",
     "board --commands {commands} --out {out}/b --stats-interval 12 --stats-share {v}",
     "board --commands {commands} --out {out}/b --stats-interval 12 --stats-burst {v}",
+    "board --commands {commands} --out {out}/b --stats-interval 12 --reuse-unit --reuse-hot {v}",
+    "board --commands {commands} --out {out}/b --stats-interval 12 --reuse-unit --reuse-per-clock {v}",
     "board --commands {commands} --out {out}/b --drain 1/{v}",
     "board --commands {commands} --out {out}/b --tick-ps {v}",
     "board --commands {commands} --out {out}/b --board-id {v}",
@@ -732,7 +734,7 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
             "--speed",
         ],
     ),
-    ("sim", &["--scheduler", "--out", "--send"]),
+    ("sim", &["--scheduler", "--out", "--send", "--json"]),
     (
         "board",
         &[
@@ -758,13 +760,19 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
     ),
     (
         "merge",
-        &["--out", "--events", "--mapping", "--decode-threads"],
+        &[
+            "--out",
+            "--events",
+            "--mapping",
+            "--decode-threads",
+            "--json",
+        ],
     ),
     ("pack", &["--out"]),
     ("unpack", &["--out"]),
     ("dump", &["--events"]),
     ("export", &["--format", "--out", "--events"]),
-    ("replay", &["--log", "--events", "--out", "--csv"]),
+    ("replay", &["--log", "--events", "--out", "--csv", "--json"]),
     (
         "analyze",
         &[

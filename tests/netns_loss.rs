@@ -18,8 +18,9 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use hmtt_format::capture::{emit_record_header, CaptureHeader, CaptureReader};
+use hmtt_format::events::EventNames;
 use hmtt_format::packet::Packet;
-use hmtt_format::trace::{NameTable, TraceView};
+use hmtt_format::trace::TraceView;
 use hmtt_merge::{merge_to_trace, CaptureSet, MergeOptions};
 
 const PORTS: u16 = 3;
@@ -196,7 +197,7 @@ fn merged(
         &set,
         &MergeOptions::default(),
         trace,
-        &NameTable::default(),
+        &EventNames::default(),
         &mut |_| {},
     )
     .unwrap();

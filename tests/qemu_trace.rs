@@ -752,7 +752,11 @@ fn check_kernel_tags(
         ("dmatest_begin", 0x76),
         ("dmatest_end", 0x77),
     ] {
-        assert_eq!(names.get(name), Some(index), "merged events file: {name}");
+        assert_eq!(
+            names.index_of(name),
+            Some(index),
+            "merged events file: {name}"
+        );
     }
     let log_path = out.join("pagetable.hmttlog");
     let log = read_image(&std::fs::read(&log_path).unwrap()).unwrap();

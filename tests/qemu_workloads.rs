@@ -772,7 +772,6 @@ fn shell_pipeline() {
 }
 
 #[test]
-#[ignore = "issue 35, not met in every run: at 2 vCPUs all three pids were >= 99.999 % exact in 3 boots of 5, and one or two pids 93.8-99.5 % in the other 2 (0 wrong VA): the region's frames are mapped by all three processes, two run at once, and a physical trace does not say which CPU made a reference; the replay gives each to the process of the CPU whose telling references (log tags, frames only one CPU's process uses) surround it, and where those are of two CPUs, to the burst before or after it by the processes' streams; it fails where a CPU's whole time slice or a slice's start touches only the shared frames and the other CPU's process walks the same addresses"]
 fn two_vcpus_fork_with_a_shared_region() {
     check("shared", 2, 3);
 }
@@ -783,7 +782,6 @@ fn two_vcpus_pthreads() {
 }
 
 #[test]
-#[ignore = "issue 35, not met in every run: at 2 vCPUs all three pids were >= 99.9 % exact in 5 boots of 5 with this replay (the one before it: 92.9-99.89 % for one pid in 2 of them; 0 wrong VA), too few boots to make it a suite test: parent and children run the same loops over the same copy-on-write frames at the same virtual addresses at once on the two vCPUs; the replay decides each reference by the CPU whose telling references surround it, which fails where a time slice starts with no reference that tells its CPU (the replay counts these references as decided by rule)"]
 fn two_vcpus_copy_on_write_after_fork() {
     check("cow", 2, 3);
 }
@@ -794,7 +792,6 @@ fn two_vcpus_file_backed_mmap() {
 }
 
 #[test]
-#[ignore = "issue 35, run-dependent: at 2 vCPUs the script's pid was 99.876 % exact in one earlier run (85 wrong pid on frames another pid used; 0 wrong VA); it passed in the runs since the replay decides such frames by the CPU around each reference, too few runs to make it a suite test"]
 fn two_vcpus_shell_pipeline() {
     check("script", 2, 1);
     check("pipe", 2, 2);

@@ -119,11 +119,7 @@ fn replay_out_writes_a_virtual_trace_equal_to_the_ground_truth() {
     assert!(h.is_complete() && !h.is_selection());
     assert_eq!(h.references, want.len() as u64);
     assert_eq!(h.boards, 2);
-    assert!(view
-        .names()
-        .names
-        .iter()
-        .any(|(_, n)| n == "quicksort_begin"));
+    assert!(view.names().index_of("quicksort_begin").is_some());
     let accesses = view.records().filter(|v| v.is_access()).count();
     assert_eq!(accesses, want.len());
     assert!(view.len() > accesses, "tags are kept");
@@ -148,6 +144,45 @@ fn replay_out_writes_a_virtual_trace_equal_to_the_ground_truth() {
     ]);
     assert_eq!(text.lines().count(), 6, "{text}");
     assert!(text.lines().next().unwrap().contains("pid"), "{text}");
+
+    // The summary as JSON: on standard output instead of the text, or in a
+    // file beside it; the same figures as the text's.
+    let log = sim.join("pagetable.hmttlog");
+    let (stdout, text) = ok_with_stderr(&["replay", s(&trace), "--log", s(&log), "--json", "-"]);
+    assert!(!text.contains("Table 3"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["references"], want.len() as u64);
+    let in_text = |prefix: &str| -> u64 {
+        let rest = &stderr[stderr.find(prefix).unwrap() + prefix.len()..];
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    assert_eq!(
+        json["translated"],
+        in_text("translated to (pid, virtual address): ")
+    );
+    assert_eq!(json["table3"]["dma_write"], in_text("DMA write "));
+    assert_eq!(json["log"]["not_placed"], 0);
+    let file = dir.join("replay.json");
+    let (stdout, text) =
+        ok_with_stderr(&["replay", s(&trace), "--log", s(&log), "--json", s(&file)]);
+    assert!(stdout.is_empty() && text.contains("Table 3"), "{text}");
+    let mut from_file: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    from_file["seconds"] = json["seconds"].clone();
+    assert_eq!(from_file, json);
+    let err = fails(&[
+        "replay",
+        s(&trace),
+        "--log",
+        s(&log),
+        "--json",
+        "-",
+        "--csv",
+        "-",
+    ]);
+    assert!(err.contains("both write standard output"), "{err}");
+    let err = fails(&["replay", s(&trace), "--log", s(&log), "--json", s(&log)]);
+    assert!(err.contains("pagetable.hmttlog"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -95,6 +95,64 @@ fn board_merge_and_stats_carry_the_units_records() {
         "{shown}"
     );
 
+    // With the RDHPU: the same counters, and its section in every record.
+    let unsent =
+        |dir: &std::path::Path| summary(dir)["counters"]["statistics"]["records_unsent"].clone();
+    let with_reuse = dir.join("reuse");
+    ok(&[
+        "board",
+        "--commands",
+        s(&commands),
+        "--stats-interval",
+        "16",
+        "--reuse-unit",
+        "--reuse-hot",
+        "16",
+        // A record with the RDHPU's section is 1,570 bytes here: a 16th
+        // of the line carries one per 2^16 ticks.
+        "--stats-share",
+        "4",
+        "--out",
+        s(&with_reuse),
+        "-q",
+    ]);
+    assert_eq!(unsent(&with_reuse), 0);
+    let reuse_trace = dir.join("r.hmtttrace");
+    ok(&["merge", s(&with_reuse), "-o", s(&reuse_trace), "-q"]);
+    let boards = read_statistics(&side_file_path(&reuse_trace), 4).unwrap();
+    let r = &boards[0];
+    assert_eq!(
+        r.totals, b.totals,
+        "the counters do not depend on the RDHPU"
+    );
+    let reuse = r.reuse.as_ref().unwrap();
+    assert_eq!(reuse.records, r.records);
+    assert_eq!(reuse.skipped, 0);
+    // Every column command but the config window's.
+    let window = summary(&with_reuse)["counters"]["config_events"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        reuse.taken() + window,
+        n("RD") + n("RDA") + n("WR") + n("WRA")
+    );
+    assert!(r
+        .first
+        .iter()
+        .all(|l| l.reuse.as_ref().unwrap().hot.len() <= 16));
+    let shown = ok(&["stats", s(&reuse_trace), "--max-rows", "4"]);
+    assert!(
+        shown.contains("page reuse (the board's 128-page LRU stack"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!(
+            "total: {} references taken, 0 skipped",
+            reuse.taken()
+        )),
+        "{shown}"
+    );
+
     // No unit, no side file, not even an earlier merge's.
     ok(&["merge", s(&plain), "-o", s(&trace), "-q"]);
     assert!(!side_file_path(&trace).exists());

@@ -196,7 +196,8 @@ pub struct CaptureRecord<'a> {
 }
 
 /// How the records of a file ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CaptureEnd {
     /// The file ends exactly after the last record.
     Clean,

@@ -19,7 +19,15 @@ pub enum InnerCommand {
     StatsOff,
     /// `32 + k` for `k` in 6..=31: statistics intervals of `2^k` ticks.
     StatsInterval(u8),
-    /// 8..=37: recorded as a CMD word, no other effect.
+    /// 8: switches the Reuse Distance & Hot Pages Unit on (no effect on a
+    /// board without it).
+    ReuseOn,
+    /// 9: switches the RDHPU off.
+    ReuseOff,
+    /// 10: statistics-only mode: tags-only and every statistics unit of
+    /// the board on (no effect on a board without a statistics unit).
+    StatsOnly,
+    /// 11..=37: recorded as a CMD word, no other effect.
     Reserved(u32),
 }
 
@@ -67,8 +75,11 @@ impl InnerCommand {
             5 => InnerCommand::Sync,
             6 => InnerCommand::StatsOn,
             7 => InnerCommand::StatsOff,
+            8 => InnerCommand::ReuseOn,
+            9 => InnerCommand::ReuseOff,
+            10 => InnerCommand::StatsOnly,
             38..=63 => InnerCommand::StatsInterval((i - STATS_INTERVAL_BASE) as u8),
-            8..=37 => InnerCommand::Reserved(i),
+            11..=37 => InnerCommand::Reserved(i),
             _ => return None,
         })
     }
@@ -82,6 +93,9 @@ impl InnerCommand {
             InnerCommand::Sync => 5,
             InnerCommand::StatsOn => 6,
             InnerCommand::StatsOff => 7,
+            InnerCommand::ReuseOn => 8,
+            InnerCommand::ReuseOff => 9,
+            InnerCommand::StatsOnly => 10,
             InnerCommand::StatsInterval(k) => STATS_INTERVAL_BASE + k as u32,
             InnerCommand::Reserved(i) => i,
         }
@@ -114,6 +128,9 @@ impl InnerCommand {
             InnerCommand::Sync => "SYNC",
             InnerCommand::StatsOn => "STATS_ON",
             InnerCommand::StatsOff => "STATS_OFF",
+            InnerCommand::ReuseOn => "REUSE_ON",
+            InnerCommand::ReuseOff => "REUSE_OFF",
+            InnerCommand::StatsOnly => "STATS_ONLY",
             InnerCommand::StatsInterval(k) => STATS_INTERVAL_NAMES[(k.clamp(6, 31) - 6) as usize],
             InnerCommand::Reserved(_) => "RESERVED",
         }
@@ -291,7 +308,7 @@ mod tests {
 
     #[test]
     fn inner_commands_are_read_by_their_one_name() {
-        for i in (0..8).chain(38..64) {
+        for i in (0..11).chain(38..64) {
             let c = InnerCommand::from_index(i).unwrap();
             assert_eq!(InnerCommand::from_name(c.name()), Some(c));
             let lower = c.name().to_ascii_lowercase().replace('_', "-");

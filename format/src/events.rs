@@ -14,8 +14,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::bytes::{u16_at, u32_at};
 use crate::config::{FIRST_HIGH_USER_EVENT, FIRST_LOG_TAG, FIRST_USER_EVENT};
-use crate::indexed::NameTable;
 
 /// The events file's name in a run's directory.
 pub const FILE_NAME: &str = "events.toml";
@@ -73,11 +73,21 @@ pub fn emit<'a>(entries: impl IntoIterator<Item = (&'a str, u32)>) -> String {
     text
 }
 
-/// User event names and indices, each used once.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Event names: (index, name) pairs, kept in the order they were given
+/// (the order of a names section), listed in name order. The one
+/// table of names every tool uses: an events file read by
+/// [`EventNames::parse`] (each entry checked, in name order), the names
+/// section a trace or virtual trace stores ([`EventNames::parse_section`],
+/// as stored, unchecked: a reader shows what a writer wrote), and the
+/// names a command adds to a trace's from an events file.
+///
+/// Where an index or a name appears twice (a trace's names and an events
+/// file's), the first entry answers. Serialized as the list of (index,
+/// name) pairs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct EventNames {
-    by_name: BTreeMap<String, u32>,
-    by_index: BTreeMap<u32, String>,
+    entries: Vec<(u32, String)>,
 }
 
 impl EventNames {
@@ -85,30 +95,34 @@ impl EventNames {
     pub fn parse(text: &str) -> Result<EventNames, EventsError> {
         let file: EventsFile =
             toml::from_str(text).map_err(|e| EventsError::Parse(e.to_string()))?;
-        let mut names = EventNames::default();
-        for (name, index) in file.events {
-            names.insert(&name, index)?;
+        // Checked against a map, not entry by entry, so that a large file
+        // reads in n log n.
+        let mut by_index: BTreeMap<u32, &str> = BTreeMap::new();
+        for (name, &index) in &file.events {
+            check_entry(name, index)?;
+            if let Some(first) = by_index.insert(index, name) {
+                return Err(EventsError::Duplicate {
+                    index,
+                    first: first.to_string(),
+                    second: name.to_string(),
+                });
+            }
         }
-        Ok(names)
+        Ok(EventNames {
+            entries: file.events.into_iter().map(|(n, i)| (i, n)).collect(),
+        })
     }
 
-    /// The file text, entries in name order.
+    /// The events file's text, entries in name order.
     pub fn to_toml(&self) -> String {
         emit(self.iter())
     }
 
-    /// Names `index` (already so named: nothing to do).
+    /// Names `index` (already so named: nothing to do), checked as an
+    /// events file's entry is.
     pub fn insert(&mut self, name: &str, index: u32) -> Result<(), EventsError> {
-        if name.is_empty() {
-            return Err(EventsError::EmptyName);
-        }
-        if !is_user_event(index) {
-            return Err(EventsError::NotUserEvent {
-                name: name.to_string(),
-                index,
-            });
-        }
-        if let Some(existing) = self.get(name) {
+        check_entry(name, index)?;
+        if let Some(existing) = self.index_of(name) {
             if existing == index {
                 return Ok(());
             }
@@ -125,41 +139,108 @@ impl EventNames {
                 second: name.to_string(),
             });
         }
-        self.by_name.insert(name.to_string(), index);
-        self.by_index.insert(index, name.to_string());
+        self.entries.push((index, name.to_string()));
         Ok(())
+    }
+
+    /// `other`'s entries after these (a trace's names, then an events
+    /// file's), unchecked.
+    pub fn extend(&mut self, other: EventNames) {
+        self.entries.extend(other.entries);
     }
 
     /// The lowest user event index no name has.
     pub fn first_free(&self) -> Result<u32, EventsError> {
+        let taken: std::collections::BTreeSet<u32> = self.entries.iter().map(|e| e.0).collect();
         (FIRST_USER_EVENT..FIRST_LOG_TAG)
             .chain(FIRST_HIGH_USER_EVENT..=u32::MAX)
-            .find(|i| !self.by_index.contains_key(i))
+            .find(|i| !taken.contains(i))
             .ok_or(EventsError::Full)
     }
 
     /// The index of `name`, if any.
-    pub fn get(&self, name: &str) -> Option<u32> {
-        self.by_name.get(name).copied()
+    pub fn index_of(&self, name: &str) -> Option<u32> {
+        self.entries.iter().find(|(_, n)| n == name).map(|e| e.0)
     }
 
     /// The name of `index`, if any.
     pub fn name_of(&self, index: u32) -> Option<&str> {
-        self.by_index.get(&index).map(String::as_str)
+        self.entries
+            .iter()
+            .find(|(i, _)| *i == index)
+            .map(|(_, n)| n.as_str())
     }
 
     /// (name, index) pairs in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, u32)> {
-        self.by_name.iter().map(|(n, &i)| (n.as_str(), i))
+        let mut pairs: Vec<(&str, u32)> =
+            self.entries.iter().map(|(i, n)| (n.as_str(), *i)).collect();
+        pairs.sort_unstable();
+        pairs.into_iter()
     }
 
     pub fn len(&self) -> usize {
-        self.by_name.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_name.is_empty()
+        self.entries.is_empty()
     }
+
+    /// The names section of a trace or virtual trace (docs/format.md):
+    /// repeated `u32 index, u16 length, length bytes of UTF-8`, in the
+    /// table's order; a name longer than 65535 bytes is cut there.
+    pub fn emit_section(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (index, name) in &self.entries {
+            let bytes = &name.as_bytes()[..name.len().min(u16::MAX as usize)];
+            out.extend_from_slice(&index.to_le_bytes());
+            out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
+            out.extend_from_slice(bytes);
+        }
+        out
+    }
+
+    /// A names section as stored ([`Self::emit_section`]); `None` if the
+    /// bytes are malformed.
+    pub fn parse_section(mut b: &[u8]) -> Option<EventNames> {
+        let mut entries = Vec::new();
+        while !b.is_empty() {
+            if b.len() < 6 {
+                return None;
+            }
+            let index = u32_at(b, 0..4);
+            let len = usize::from(u16_at(b, 4..6));
+            let name = b.get(6..6 + len)?;
+            entries.push((index, String::from_utf8_lossy(name).into_owned()));
+            b = &b[6 + len..];
+        }
+        Some(EventNames { entries })
+    }
+}
+
+/// (index, name) pairs as given, unchecked (a table a test or a writer
+/// builds).
+impl FromIterator<(u32, String)> for EventNames {
+    fn from_iter<I: IntoIterator<Item = (u32, String)>>(iter: I) -> EventNames {
+        EventNames {
+            entries: iter.into_iter().collect(),
+        }
+    }
+}
+
+/// Why `name` may not name `index` in an events file.
+fn check_entry(name: &str, index: u32) -> Result<(), EventsError> {
+    if name.is_empty() {
+        return Err(EventsError::EmptyName);
+    }
+    if !is_user_event(index) {
+        return Err(EventsError::NotUserEvent {
+            name: name.to_string(),
+            index,
+        });
+    }
+    Ok(())
 }
 
 /// Why an event given on a command line names no event.
@@ -173,10 +254,10 @@ pub enum EventRefError {
 
 /// The index of event `s`: a name of `names`, or a number as
 /// [`crate::text::parse_number`] reads it that fits an event index.
-pub fn event_index(s: &str, names: &NameTable) -> Result<u32, EventRefError> {
+pub fn event_index(s: &str, names: &EventNames) -> Result<u32, EventRefError> {
     let s = s.trim();
-    if let Some((i, _)) = names.names.iter().find(|(_, n)| n == s) {
-        return Ok(*i);
+    if let Some(i) = names.index_of(s) {
+        return Ok(i);
     }
     crate::text::parse_number(s)
         .ok()
@@ -207,7 +288,7 @@ impl EventWindow {
     }
 
     /// The window `BEGIN,END` of event names (from `names`) or indices.
-    pub fn parse(spec: &str, names: &NameTable) -> Result<EventWindow, EventRefError> {
+    pub fn parse(spec: &str, names: &EventNames) -> Result<EventWindow, EventRefError> {
         let (a, b) = spec
             .split_once(',')
             .ok_or_else(|| EventRefError::NotAPair(spec.to_string()))?;
@@ -245,9 +326,7 @@ mod tests {
 
     #[test]
     fn boards_enter_and_leave_on_their_own_tags() {
-        let names = NameTable {
-            names: vec![(64, "a_begin".into()), (65, "a_end".into())],
-        };
+        let names = EventNames::from_iter([(64, "a_begin".into()), (65, "a_end".into())]);
         let mut w = EventWindow::parse("a_begin, 0x41", &names).unwrap();
         assert_eq!(w.events(), (64, 65));
         assert!(!w.contains(0));
@@ -269,9 +348,7 @@ mod tests {
 
     #[test]
     fn event_indices_are_numbers_as_every_option_reads_them() {
-        let names = NameTable {
-            names: vec![(0x1_0000, "1_0".into())],
-        };
+        let names = EventNames::from_iter([(0x1_0000, "1_0".into())]);
         // A name wins over the number it spells.
         assert_eq!(event_index("1_0", &names), Ok(0x1_0000));
         assert_eq!(event_index("0x1_0001", &names), Ok(0x1_0001));
@@ -302,14 +379,39 @@ mod tests {
             .collect();
         assert_eq!(order, [65, 64, 0x20000]);
         let back = EventNames::parse(&text).unwrap();
-        assert_eq!(back.get("a begin"), Some(64));
-        assert_eq!(back.get("x\"y"), Some(0x20000));
+        assert_eq!(back.index_of("a begin"), Some(64));
+        assert_eq!(back.index_of("x\"y"), Some(0x20000));
         // In name order, the same text as the serializer gives the table.
         let file = EventsFile {
             events: entries.iter().map(|&(n, i)| (n.to_string(), i)).collect(),
         };
         assert_eq!(back.to_toml(), toml::to_string(&file).unwrap());
         assert_eq!(emit([]), toml::to_string(&EventsFile::default()).unwrap());
+    }
+
+    #[test]
+    fn a_table_keeps_its_order_lists_in_name_order_and_the_first_entry_answers() {
+        let mut names = EventNames::default();
+        names.insert("zeta", 0x41).unwrap();
+        names.insert("alpha", 0x40).unwrap();
+        assert_eq!(
+            names.iter().collect::<Vec<_>>(),
+            [("alpha", 0x40), ("zeta", 0x41)]
+        );
+        // Written as given: the section keeps the order a trace stored.
+        assert_eq!(&names.emit_section()[..4], &0x41u32.to_le_bytes());
+        assert_eq!(names.to_toml(), "[events]\nalpha = 64\nzeta = 65\n");
+        let mut stored = EventNames::from_iter([(0x40, "stored".to_string())]);
+        stored.extend(names);
+        assert_eq!(stored.len(), 3);
+        assert_eq!(stored.name_of(0x40), Some("stored"));
+        assert_eq!(stored.index_of("alpha"), Some(0x40));
+        let section = stored.emit_section();
+        assert_eq!(EventNames::parse_section(&section), Some(stored));
+        assert_eq!(
+            EventNames::parse_section(&section[..section.len() - 1]),
+            None
+        );
     }
 
     #[test]

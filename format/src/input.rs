@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::archive::{AnyTrace, AnyTraceError, ArchiveView};
-use crate::indexed::{CommonHeader, NameTable};
+use crate::events::EventNames;
+use crate::indexed::CommonHeader;
 use crate::mapped_file::MappedFile;
 use crate::trace::TraceView;
 use crate::vtrace::{VtraceError, VtraceView};
@@ -330,7 +331,7 @@ impl<'a> AnyInput<'a> {
     }
 
     /// The event names stored in the file.
-    pub fn names(&self) -> &NameTable {
+    pub fn names(&self) -> &EventNames {
         match self {
             AnyInput::Physical(t) => t.names(),
             AnyInput::Virtual(v) => v.names(),

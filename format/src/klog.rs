@@ -1,6 +1,7 @@
 //! Kernel log file (`.hmttlog`) and its 64-byte records, docs/format.md
-//! section 8 (version 2; version 1 files, which have no FORK or SWITCH
-//! records, are read as well).
+//! section 8 (version 3; version 1 files, which have no FORK or SWITCH
+//! records, and version 2 files, which have no CPU_AREA records, are read
+//! as well).
 //!
 //! The kernel module writes the records (`hmtt_printk`), `hmtt log` drains
 //! them into a file behind a 32-byte header, and merge places each record
@@ -17,8 +18,9 @@ use crate::bytes::{put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
 /// The eight magic bytes that open a `.hmttlog` file.
 pub const FILE_MAGIC: [u8; 8] = *b"HMTTLOG\0";
 /// Version of the kernel log format this module writes.
-pub const VERSION: u16 = 2;
-/// The oldest version this module reads: version 1 lacks FORK and SWITCH.
+pub const VERSION: u16 = 3;
+/// The oldest version this module reads: version 1 lacks FORK and SWITCH,
+/// version 2 lacks CPU_AREA.
 pub const OLDEST_READ_VERSION: u16 = 1;
 /// Length of the file header in bytes.
 pub const HEADER_LEN: usize = 32;
@@ -33,7 +35,7 @@ pub enum Error {
     Truncated { need: usize, got: usize },
     #[error("not a kernel log file (magic {0:02x?})")]
     BadMagic([u8; 8]),
-    #[error("kernel log version {0} is not supported (this build reads versions 1 and 2)")]
+    #[error("kernel log version {0} is not supported (this build reads versions 1 to 3)")]
     UnsupportedVersion(u16),
     #[error("record size {0} is not 64")]
     BadRecordSize(u16),
@@ -41,6 +43,8 @@ pub enum Error {
     UnknownKind(u16),
     #[error("unknown DMA direction {0}")]
     BadDirection(u64),
+    #[error("CPU_AREA record names CPU {0}, beyond a 16-bit CPU number")]
+    BadCpu(u64),
 }
 
 pub type Result<T> = core::result::Result<T, Error>;
@@ -204,6 +208,7 @@ pub enum Kind {
     Overrun = 8,
     Fork = 9,
     Switch = 10,
+    CpuArea = 11,
 }
 
 impl TryFrom<u16> for Kind {
@@ -221,6 +226,7 @@ impl TryFrom<u16> for Kind {
             8 => Kind::Overrun,
             9 => Kind::Fork,
             10 => Kind::Switch,
+            11 => Kind::CpuArea,
             other => return Err(Error::UnknownKind(other)),
         })
     }
@@ -447,6 +453,15 @@ pub enum Event {
     /// 0 on either side stands for a process that is not traced (or the
     /// idle task). Logged when either side is traced and they differ.
     Switch { prev: u32 },
+    /// Frames `frame..frame + frames` hold memory only CPU `owner` uses
+    /// (its entry area, its per-CPU variables): a reference to them is
+    /// made by that CPU. `area` names which (`cpu-entry-area`, `percpu`).
+    CpuArea {
+        frame: u64,
+        frames: u64,
+        owner: u16,
+        area: Name,
+    },
 }
 
 /// The clone flag (`CLONE_VM`, as in `<linux/sched.h>`) with which a forked
@@ -466,6 +481,7 @@ impl Event {
             Event::Overrun { .. } => Kind::Overrun,
             Event::Fork { .. } => Kind::Fork,
             Event::Switch { .. } => Kind::Switch,
+            Event::CpuArea { .. } => Kind::CpuArea,
         }
     }
 }
@@ -523,6 +539,12 @@ impl RecordRepr {
                 comm: name,
             },
             Kind::Switch => Event::Switch { prev: a as u32 },
+            Kind::CpuArea => Event::CpuArea {
+                frame: a,
+                frames: b,
+                owner: u16::try_from(c).map_err(|_| Error::BadCpu(c))?,
+                area: name,
+            },
         };
         Ok(Self {
             seq: record.seq(),
@@ -564,6 +586,12 @@ impl RecordRepr {
                 comm,
             } => (u64::from(parent), flags, 0, comm),
             Event::Switch { prev } => (u64::from(prev), 0, 0, Name::default()),
+            Event::CpuArea {
+                frame,
+                frames,
+                owner,
+                area,
+            } => (frame, frames, u64::from(owner), area),
         };
         record.set_seq(self.seq);
         record.set_kind(self.event.kind() as u16);

@@ -14,8 +14,7 @@ use crate::indexed::{
     CommonHeader, FileHeader, FileRecord, FileType, IndexedView, Timed, TraceFileError,
 };
 pub use crate::indexed::{
-    IndexBuilder, IndexEntry, NameTable, TraceFileError as TraceError, FLAG_COMPLETE,
-    INDEX_ENTRY_LEN,
+    IndexBuilder, IndexEntry, TraceFileError as TraceError, FLAG_COMPLETE, INDEX_ENTRY_LEN,
 };
 
 /// "HMTTTRC\0".
@@ -377,6 +376,7 @@ impl FileRecord for TraceRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::EventNames;
     use proptest::prelude::*;
 
     #[test]
@@ -405,11 +405,11 @@ mod tests {
         unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), v.len() * 8) }
     }
 
-    fn file(records: &[TraceRecord], stride: u64, names: &NameTable) -> Vec<u8> {
+    fn file(records: &[TraceRecord], stride: u64, names: &EventNames) -> Vec<u8> {
         let mut idx = IndexBuilder::new(stride);
         idx.push_block(0, records);
         let index = idx.emit();
-        let names_bytes = names.emit();
+        let names_bytes = names.emit_section();
         let h = TraceHeader {
             common: CommonHeader {
                 first_tick: records.first().map_or(0, |r| r.tick),
@@ -466,9 +466,7 @@ mod tests {
         let recs: Vec<_> = (0..1000u64)
             .map(|i| TraceRecord::access(i / 3 * 10, (i % 2) as u8, i % 5 == 0, i * 64))
             .collect();
-        let names = NameTable {
-            names: vec![(64, "phase_one".into()), (65, "phase_two".into())],
-        };
+        let names = EventNames::from_iter(vec![(64, "phase_one".into()), (65, "phase_two".into())]);
         let f = file(&recs, 64, &names);
         let v = TraceView::new_checked(&f).unwrap();
         assert_eq!(v.len(), 1000);
@@ -476,7 +474,7 @@ mod tests {
         assert_eq!(v.record(1000), None);
         assert!(v.records().eq(recs.iter().copied()));
         assert_eq!(v.index().count(), 16);
-        assert_eq!(v.names().get(65), Some("phase_two"));
+        assert_eq!(v.names().name_of(65), Some("phase_two"));
         assert_eq!(v.header().packets_duplicate, 2);
         for t in [0, 1, 9, 10, 11, 500, 3320, 3330, 3331, 99999] {
             let want = recs.iter().position(|r| r.tick >= t).unwrap_or(recs.len());
@@ -488,7 +486,7 @@ mod tests {
     fn bad_files_are_refused_with_a_reason() {
         // The checks themselves are `indexed`'s; here, that they name this file.
         let recs = [TraceRecord::access(1, 0, false, 64)];
-        let f = file(&recs, 4096, &NameTable::default());
+        let f = file(&recs, 4096, &EventNames::default());
         let mut bad = f.clone();
         bad[12] = 32;
         assert_eq!(
@@ -537,7 +535,7 @@ mod tests {
         let recs: Vec<_> = (0..10)
             .map(|i| TraceRecord::access(100 + i, 0, false, i * 64))
             .collect();
-        let mut f = file(&recs, 4, &NameTable::default());
+        let mut f = file(&recs, 4, &EventNames::default());
         f[14] &= !1;
         let v = TraceView::new_checked(&f).unwrap();
         assert!(!v.header().is_complete());

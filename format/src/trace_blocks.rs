@@ -107,13 +107,14 @@ impl<'v, 'a> BlockReader<'v, 'a> {
 mod tests {
     use super::*;
     use crate::archive::{pack, ArchiveOptions, ArchiveView};
-    use crate::indexed::{CommonHeader, IndexBuilder, NameTable};
+    use crate::events::EventNames;
+    use crate::indexed::{CommonHeader, IndexBuilder};
     use crate::trace::{TraceHeader, TraceView, HEADER_LEN as TRACE_HEADER_LEN};
 
     fn trace_file(records: &[TraceRecord]) -> Vec<u8> {
         let mut idx = IndexBuilder::new(crate::trace::DEFAULT_INDEX_STRIDE);
         idx.push_block(0, records);
-        let names = NameTable::default().emit();
+        let names = EventNames::default().emit_section();
         let h = TraceHeader {
             common: CommonHeader {
                 first_tick: records.first().map_or(0, |r| r.tick),

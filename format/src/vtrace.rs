@@ -15,9 +15,7 @@ use crate::bytes::{put_u32, put_u64, u32_at, u64_at};
 use crate::indexed::{
     CommonHeader, FileHeader, FileRecord, FileType, IndexedView, Timed, TraceFileError,
 };
-pub use crate::indexed::{
-    IndexBuilder, IndexEntry, NameTable, TraceFileError as VtraceError, FLAG_COMPLETE,
-};
+pub use crate::indexed::{IndexBuilder, IndexEntry, TraceFileError as VtraceError, FLAG_COMPLETE};
 use crate::trace::{RecordKind, TraceRecord};
 
 /// "HMTTVTR\0".
@@ -322,13 +320,14 @@ impl FileRecord for VirtualRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::EventNames;
     use proptest::prelude::*;
 
-    fn file(records: &[VirtualRecord], stride: u64, names: &NameTable) -> Vec<u8> {
+    fn file(records: &[VirtualRecord], stride: u64, names: &EventNames) -> Vec<u8> {
         let mut idx = IndexBuilder::new(stride);
         idx.push_block(0, records);
         let index = idx.emit();
-        let names_bytes = names.emit();
+        let names_bytes = names.emit_section();
         let h = VtraceHeader {
             common: CommonHeader {
                 first_tick: records.first().map_or(0, |r| r.tick),
@@ -421,9 +420,7 @@ mod tests {
     #[test]
     fn view_reads_records_index_and_names() {
         let recs: Vec<_> = (0..1000u64).map(sample).collect();
-        let names = NameTable {
-            names: vec![(64, "phase_one".into()), (65, "phase_two".into())],
-        };
+        let names = EventNames::from_iter(vec![(64, "phase_one".into()), (65, "phase_two".into())]);
         let f = file(&recs, 64, &names);
         let v = VtraceView::new_checked(&f).unwrap();
         assert_eq!(v.len(), 1000);
@@ -431,7 +428,7 @@ mod tests {
         assert_eq!(v.record(1000), None);
         assert!(v.records().eq(recs.iter().copied()));
         assert_eq!(v.index().count(), 16);
-        assert_eq!(v.names().get(65), Some("phase_two"));
+        assert_eq!(v.names().name_of(65), Some("phase_two"));
         assert_eq!(v.header().translated, 90);
         for t in [0, 1, 9, 10, 11, 500, 3320, 3330, 3331, 99999] {
             let want = recs.iter().position(|r| r.tick >= t).unwrap_or(recs.len());
@@ -443,7 +440,7 @@ mod tests {
     fn bad_files_are_refused_with_a_reason() {
         // The checks themselves are `indexed`'s; here, that they name this file.
         let recs: Vec<_> = (0..3).map(sample).collect();
-        let f = file(&recs, 4096, &NameTable::default());
+        let f = file(&recs, 4096, &EventNames::default());
         // A physical trace is not a virtual one.
         let mut phys = crate::trace::TraceHeader::default().emit().to_vec();
         phys.extend_from_slice(&[0; 64]);
@@ -520,7 +517,7 @@ mod tests {
             names in proptest::collection::vec((any::<u32>(), "[a-z_]{0,12}"), 0..5),
         ) {
             recs.sort_by_key(|r| r.tick);
-            let names = NameTable { names };
+            let names = EventNames::from_iter(names);
             let f = file(&recs, stride, &names);
             let v = VtraceView::new_checked(&f).unwrap();
             prop_assert!(v.records().eq(recs.iter().copied()));

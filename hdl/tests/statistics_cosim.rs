@@ -215,6 +215,7 @@ fn model_records(cfg: &BoardConfig, lanes: u32, refs: u32, cmds: &[Command], k: 
         start_enabled: true,
         share_log2: 1,
         burst_records: 16,
+        reuse: None,
     });
     let (_, packets, counters) = run_commands_with_statistics(cfg, cmds).expect("model runs");
     let su = counters.statistics.expect("the model has the unit");

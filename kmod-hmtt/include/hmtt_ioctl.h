@@ -3,7 +3,7 @@
  * hmtt_ioctl.h - user-space ABI of the hmtt kernel module: the ioctls of
  * /dev/hmtt and the 64-byte records read from /dev/hmtt_log.
  *
- * The record layout is docs/format.md section 8 (kernel log, version 2);
+ * The record layout is docs/format.md section 8 (kernel log, version 3);
  * the Rust side lives in hmtt_format::klog and hmtt_icode. Shared by the
  * module (hmtt.h), C programs (hmtt_user.h) and checked against the Rust
  * constants by the hmtt-icode tests.
@@ -39,6 +39,7 @@
 #define HMTT_LOG_OVERRUN	8
 #define HMTT_LOG_FORK		9	/* pid: child, a: parent, b: clone flags */
 #define HMTT_LOG_SWITCH		10	/* cpu switched from pid a to pid (0: untraced) */
+#define HMTT_LOG_CPU_AREA	11	/* frames a..a+b used by CPU c alone */
 
 #define HMTT_LOG_RECORD_SIZE	64
 #define HMTT_LOG_NAME_LEN	16
@@ -49,16 +50,16 @@ struct hmtt_log_record {
 	__u16 kind;
 	__u16 cpu;
 	__u32 pid;
-	__u64 a;	/* virtual page number, or DMA address */
-	__u64 b;	/* physical frame number, or DMA size */
-	__u64 c;	/* PTE physical address, or DMA direction */
+	__u64 a;	/* virtual page number, DMA address, or first frame */
+	__u64 b;	/* physical frame number, DMA size, or frame count */
+	__u64 c;	/* PTE physical address, DMA direction, or CPU */
 	__u64 time_ns;	/* CLOCK_MONOTONIC */
 	char name[HMTT_LOG_NAME_LEN];
 };
 
 /* .hmttlog file header (32 bytes), written by `hmtt log`. */
 #define HMTT_LOG_FILE_MAGIC	"HMTTLOG"	/* plus the NUL: 8 bytes */
-#define HMTT_LOG_FILE_VERSION	2
+#define HMTT_LOG_FILE_VERSION	3
 
 struct hmtt_info {
 	__u64 base;		/* physical base of the configuration space */

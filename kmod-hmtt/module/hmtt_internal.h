@@ -23,6 +23,9 @@ int hmtt_pt_trace_pid(pid_t pid, bool on);
 int hmtt_pt_snapshot(pid_t pid, u64 *logged, u64 *dropped);
 u64 hmtt_pt_missed(void);
 
+/* hmtt_cpu.c */
+unsigned int hmtt_log_cpu_areas(void);
+
 /* hmtt_dma.c */
 int hmtt_dma_init(void);
 void hmtt_dma_exit(void);

@@ -26,7 +26,8 @@
  *  - kernel_clone (kprobe) and sched_process_fork: FORK, then
  *    SNAPSHOT_MAP of the child's copied entries, before the child runs;
  *  - sched_switch: SWITCH when a traced process starts or stops running;
- *  - do_exit (kprobe): EXIT; __mmdrop (kprobe): forget a freed mm.
+ *  - do_exit (kprobe): EXIT; __mmdrop (kprobe): forget a freed mm;
+ *  - the first traced process: CPU_AREA records (hmtt_cpu.c).
  * HMTT_IOC_SNAPSHOT walks a running process's page tables and logs every
  * present mapping as SNAPSHOT_MAP.
  */
@@ -172,7 +173,9 @@ static struct traced_proc *get_slot(pid_t tgid, bool *created)
 		atomic64_inc(&table_full);
 		return NULL;
 	}
-	atomic_inc(&ntraced);
+	/* Tracing starts: say which frames tell each CPU's references. */
+	if (atomic_inc_return(&ntraced) == 1)
+		hmtt_log_cpu_areas();
 	t->mm = NULL;
 	t->exec_mm = NULL;
 	t->shares_mm = false;

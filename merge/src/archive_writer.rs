@@ -8,7 +8,8 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use hmtt_format::archive::{ArchiveError, ArchiveOptions, ArchiveWriter};
-use hmtt_format::trace::{NameTable, TraceRecord};
+use hmtt_format::events::EventNames;
+use hmtt_format::trace::TraceRecord;
 
 use hmtt_format::atomic_file::AtomicFile;
 
@@ -26,7 +27,7 @@ pub fn merge_to_archive(
     opts: &MergeOptions,
     archive: ArchiveOptions,
     path: &Path,
-    names: &NameTable,
+    names: &EventNames,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(MergeReport, u64), MergeError> {
     let mut writer = ArchiveTraceWriter::create(path, archive)?;
@@ -120,9 +121,7 @@ mod tests {
                 _ => TraceRecord::access(i * 3, (i % 2) as u8, i % 4 == 0, (i % 777) * 64),
             })
             .collect();
-        let names = NameTable {
-            names: vec![(0x41, "phase".into())],
-        };
+        let names = EventNames::from_iter(vec![(0x41, "phase".into())]);
         let report = MergeReport::default();
         let trace_path = dir.path().join("t.hmtttrace");
         let mut t = TraceWriter::create(&trace_path).unwrap();
@@ -161,7 +160,7 @@ mod tests {
         let e = match wrote {
             Err(e) => e,
             Ok(()) => a
-                .finish(&MergeReport::default(), None, 0, &NameTable::default())
+                .finish(&MergeReport::default(), None, 0, &EventNames::default())
                 .unwrap_err(),
         };
         assert!(e.to_string().contains("/dev/full"), "{e}");

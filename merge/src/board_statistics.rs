@@ -1,7 +1,8 @@
 //! The board's statistics records (format.md §5.3) of a run's captures:
 //! `hmtt merge` keeps them in a side file beside the trace
 //! (`TRACE.stats.jsonl`), `hmtt stats` shows them per interval and in
-//! total.
+//! total: the Statistic Unit's counters and the Reuse Distance & Hot Pages
+//! Unit's histogram, skipped references and hot pages.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
@@ -11,8 +12,8 @@ use hmtt_format::atomic_file::AtomicFile;
 use hmtt_format::capture::CaptureReader;
 use hmtt_format::geometry::Geometry;
 use hmtt_format::stats::{
-    is_stats_packet, BankCounter, CounterLayout, RankCounter, StatsAssembler, StatsPart,
-    StatsRecord,
+    is_stats_packet, BankCounter, CounterLayout, HotPage, RankCounter, ReuseRecord, StatsAssembler,
+    StatsPart, StatsRecord,
 };
 
 use crate::error::MergeError;
@@ -37,7 +38,46 @@ pub struct StatsLine {
     /// `"rank,bank,row,col_line"` bits.
     pub geometry: String,
     pub unsent_before: u32,
+    /// The Statistic Unit's counters; empty when it was off (the RDHPU on).
     pub counters: Vec<u32>,
+    /// The RDHPU's section, when it was on (absent from the lines of
+    /// records without it, which keep their bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse: Option<ReuseLine>,
+}
+
+/// The RDHPU's section of a side file line (format.md §5.3).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReuseLine {
+    /// Stack depth `D` (128) and page size (`line >> page_shift`).
+    pub depth: u16,
+    pub page_shift: u8,
+    /// Hot page entries the record had room for (`H`).
+    pub hot_entries: u8,
+    /// `D + 1` bins: stack distance 0..D-1, then deeper or new.
+    pub histogram: Vec<u32>,
+    /// References the unit could not take.
+    pub skipped: u32,
+    /// The hot pages, hottest first (at most the record's room).
+    pub hot: Vec<HotPage>,
+}
+
+impl ReuseLine {
+    fn from_record(r: &ReuseRecord) -> ReuseLine {
+        ReuseLine {
+            depth: r.depth,
+            page_shift: r.page_shift,
+            hot_entries: r.hot_entries,
+            histogram: r.histogram.clone(),
+            skipped: r.skipped,
+            hot: r.hot.clone(),
+        }
+    }
+
+    /// References the unit took.
+    pub fn taken(&self) -> u64 {
+        self.histogram.iter().map(|&h| u64::from(h)).sum()
+    }
 }
 
 impl StatsLine {
@@ -59,6 +99,7 @@ impl StatsLine {
             ),
             unsent_before: r.unsent_before,
             counters: r.counters.clone(),
+            reuse: r.reuse.as_ref().map(ReuseLine::from_record),
         }
     }
 
@@ -68,7 +109,7 @@ impl StatsLine {
 }
 
 /// What the merge found of statistics.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct StatsKept {
     /// Statistics packets read, and whole records written.
     pub packets: u64,
@@ -79,6 +120,13 @@ pub struct StatsKept {
     pub incomplete_parts: u64,
     /// The side file, when there was a record to write.
     pub path: Option<PathBuf>,
+}
+
+impl StatsKept {
+    /// Whether statistics packets were read but not kept.
+    pub fn rejected(&self) -> bool {
+        self.refused + self.incomplete_parts > 0
+    }
 }
 
 /// Writes the statistics records of `set`'s captures into the side file
@@ -205,8 +253,12 @@ pub struct BoardStatistics {
     pub unsent: u64,
     /// Ticks the records cover.
     pub ticks: u64,
+    /// Records with the Statistic Unit's counters.
+    pub counter_records: u64,
     /// Sums over every record, in the record's counter order.
     pub totals: Vec<u64>,
+    /// The RDHPU's sections summed, when a record has one.
+    pub reuse: Option<ReuseTotals>,
     /// The first records, whole.
     pub first: Vec<StatsLine>,
 }
@@ -240,6 +292,41 @@ impl BoardStatistics {
     }
 }
 
+/// The RDHPU's sections of a board's records, summed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReuseTotals {
+    pub records: u64,
+    /// Ticks of the records with the section.
+    pub ticks: u64,
+    pub histogram: Vec<u64>,
+    pub skipped: u64,
+    /// Every page of the records' hot lists with the sum of its counts
+    /// there, hottest first (the most references, then the lowest page).
+    pub hot: Vec<(u64, u64)>,
+}
+
+impl ReuseTotals {
+    fn add(&mut self, r: &ReuseLine, ticks: u64, hot: &mut BTreeMap<u64, u64>) {
+        if self.histogram.len() < r.histogram.len() {
+            self.histogram.resize(r.histogram.len(), 0);
+        }
+        for (t, &h) in self.histogram.iter_mut().zip(&r.histogram) {
+            *t += u64::from(h);
+        }
+        self.records += 1;
+        self.ticks += ticks;
+        self.skipped += u64::from(r.skipped);
+        for p in &r.hot {
+            *hot.entry(p.page).or_default() += u64::from(p.count);
+        }
+    }
+
+    /// References the unit took.
+    pub fn taken(&self) -> u64 {
+        self.histogram.iter().sum()
+    }
+}
+
 /// Why a side file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum StatsFileError {
@@ -267,6 +354,7 @@ pub fn read_statistics(
         source,
     })?;
     let mut boards: BTreeMap<u8, BoardStatistics> = BTreeMap::new();
+    let mut hot: BTreeMap<u8, BTreeMap<u64, u64>> = BTreeMap::new();
     for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
         let bad = |reason: String| StatsFileError::Bad {
             path: path.into(),
@@ -284,7 +372,22 @@ pub fn read_statistics(
         let g = s
             .geometry()
             .ok_or_else(|| bad(format!("geometry {:?}", s.geometry)))?;
-        if s.counters.len() != CounterLayout::new(&g).len() {
+        if s.counters.is_empty() && s.reuse.is_none() {
+            return Err(bad(
+                "a record with neither counters nor a reuse section".into()
+            ));
+        }
+        if let Some(r) = &s.reuse {
+            if r.histogram.len() != usize::from(r.depth) + 1 {
+                return Err(bad(format!(
+                    "a reuse histogram of {} bins, its stack of {} needs {}",
+                    r.histogram.len(),
+                    r.depth,
+                    usize::from(r.depth) + 1
+                )));
+            }
+        }
+        if !s.counters.is_empty() && s.counters.len() != CounterLayout::new(&g).len() {
             return Err(bad(format!(
                 "{} counters, the geometry's record has {}",
                 s.counters.len(),
@@ -295,7 +398,7 @@ pub fn read_statistics(
             board: s.board,
             geometry: Some(g),
             tick_ps: s.tick_ps,
-            totals: vec![0; s.counters.len()],
+            totals: vec![0; CounterLayout::new(&g).len()],
             ..Default::default()
         });
         if b.geometry != Some(g) {
@@ -305,12 +408,29 @@ pub fn read_statistics(
         }
         b.records += 1;
         b.unsent += u64::from(s.unsent_before);
-        b.ticks += s.end_tick.saturating_sub(s.start_tick);
+        let ticks = s.end_tick.saturating_sub(s.start_tick);
+        b.ticks += ticks;
+        if !s.counters.is_empty() {
+            b.counter_records += 1;
+        }
         for (t, &c) in b.totals.iter_mut().zip(&s.counters) {
             *t += u64::from(c);
         }
+        if let Some(r) = &s.reuse {
+            let pages = hot.entry(s.board).or_default();
+            b.reuse
+                .get_or_insert_with(ReuseTotals::default)
+                .add(r, ticks, pages);
+        }
         if b.first.len() < max_rows {
             b.first.push(s);
+        }
+    }
+    for (board, pages) in hot {
+        if let Some(r) = boards.get_mut(&board).and_then(|b| b.reuse.as_mut()) {
+            r.hot = pages.into_iter().collect();
+            r.hot
+                .sort_by_key(|&(page, count)| (std::cmp::Reverse(count), page));
         }
     }
     Ok(boards.into_values().collect())

@@ -26,9 +26,8 @@ use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
-use hmtt_format::indexed::{
-    tail_checksum, BlockChecksums, CommonHeader, FileRecord, IndexBuilder, NameTable,
-};
+use hmtt_format::events::EventNames;
+use hmtt_format::indexed::{tail_checksum, BlockChecksums, CommonHeader, FileRecord, IndexBuilder};
 use memmap2::MmapMut;
 
 use crate::error::MergeError;
@@ -296,10 +295,10 @@ impl<R: FileRecord, S: RecordStore<R>> IndexedWriter<R, S> {
     /// caller's to set). Returns the stored size.
     pub fn finish(
         self,
-        names: &NameTable,
+        names: &EventNames,
         header: impl FnOnce(CommonHeader) -> Vec<u8>,
     ) -> Result<u64, MergeError> {
-        let names = names.emit();
+        let names = names.emit_section();
         let index = self.index.emit();
         let checksums = self.checksums.emit();
         let common = CommonHeader {

@@ -3,11 +3,11 @@
 //! from the event ranges of format.md §6.
 
 use hmtt_format::config::{classify_event, EventKind};
-use hmtt_format::trace::NameTable;
+use hmtt_format::events::EventNames;
 
 /// A readable name for event index `index`.
-pub fn event_name(index: u32, names: &NameTable) -> String {
-    if let Some(n) = names.get(index) {
+pub fn event_name(index: u32, names: &EventNames) -> String {
+    if let Some(n) = names.name_of(index) {
         return n.to_string();
     }
     match classify_event(index) {

@@ -4,11 +4,14 @@
 
 use hmtt_format::TickLength;
 use std::fmt;
+use std::path::Path;
+
+use crate::board_statistics::StatsKept;
 
 use hmtt_format::capture::CaptureEnd;
 
 /// Packets missing from one board's capture.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Gap {
     pub board: u8,
     pub first_seq: u64,
@@ -27,14 +30,15 @@ impl Gap {
 }
 
 /// A capture file that did not end cleanly.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct FileDamage {
     pub file: String,
     pub end: CaptureEnd,
 }
 
 /// A packet that was not merged.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PacketNote {
     Duplicate {
         seq: u64,
@@ -55,9 +59,11 @@ pub enum PacketNote {
 
 /// Index into [`BoardReport::counts`].
 pub const COUNT_NAMES: [&str; 6] = ["reads", "writes", "tags", "tag writes", "commands", "LOST"];
+/// [`COUNT_NAMES`] as keys of the JSON summary.
+const COUNT_KEYS: [&str; 6] = ["reads", "writes", "tags", "tag_writes", "commands", "lost"];
 
 /// One board's part of the report.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct BoardReport {
     pub board: u8,
     pub packets: u64,
@@ -73,6 +79,7 @@ pub struct BoardReport {
     pub time_regressions: u64,
     pub corrupt_words: u64,
     /// reads, writes, tags, tag writes, inner commands, LOST words.
+    #[serde(serialize_with = "counts_by_name")]
     pub counts: [u64; 6],
     /// Sum of the LOST words: references the board itself dropped.
     pub references_lost: u64,
@@ -91,7 +98,7 @@ impl BoardReport {
 }
 
 /// The whole merge.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct MergeReport {
     pub boards: Vec<BoardReport>,
     pub files: usize,
@@ -100,7 +107,90 @@ pub struct MergeReport {
     pub tick_ps: u16,
     /// Disk space given back from past the input files' ends (a killed
     /// capture's preallocation), bytes, and in how many files.
+    #[serde(serialize_with = "bytes_and_files")]
     pub preallocation_freed: (u64, usize),
+}
+
+fn counts_by_name<S: serde::Serializer>(counts: &[u64; 6], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(counts.len()))?;
+    for (key, n) in COUNT_KEYS.iter().zip(counts) {
+        map.serialize_entry(key, n)?;
+    }
+    map.end()
+}
+
+fn bytes_and_files<S: serde::Serializer>(
+    &(bytes, files): &(u64, usize),
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let mut st = s.serialize_struct("Freed", 2)?;
+    st.serialize_field("bytes", &bytes)?;
+    st.serialize_field("files", &files)?;
+    st.end()
+}
+
+/// A finished `hmtt merge` as it reports it: the merge's report, the trace
+/// written, the time taken and the boards' statistics kept; as text (its
+/// [`fmt::Display`]) or as JSON ([`Self::write_json`]).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct MergeSummary<'a> {
+    #[serde(flatten)]
+    pub report: &'a MergeReport,
+    /// The trace or archive written.
+    pub out: &'a Path,
+    /// Wall-clock seconds the merge took.
+    pub seconds: f64,
+    pub statistics: &'a StatsKept,
+}
+
+impl MergeSummary<'_> {
+    /// Whether input was read but not merged (`hmtt merge` then exits 3):
+    /// trace input ([`MergeReport::rejected_input`]) or statistics.
+    pub fn rejected_input(&self) -> bool {
+        self.report.rejected_input().is_some() || self.statistics.rejected()
+    }
+
+    /// The summary as pretty JSON, a line end after it.
+    pub fn write_json(&self, mut out: impl std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut out, self)?;
+        writeln!(out)
+    }
+}
+
+impl fmt::Display for MergeSummary<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (report, kept) = (self.report, self.statistics);
+        write!(f, "{report}")?;
+        writeln!(
+            f,
+            "wrote {} ({} records) in {:.2} s ({:.0} MB/s of capture input)",
+            self.out.display(),
+            report.records,
+            self.seconds,
+            report.input_bytes as f64 / 1e6 / self.seconds.max(1e-9)
+        )?;
+        if let Some(path) = &kept.path {
+            writeln!(
+                f,
+                "kept {} statistics records of the boards in {}",
+                kept.records,
+                path.display()
+            )?;
+        }
+        if kept.rejected() {
+            writeln!(
+                f,
+                "rejected input: {} statistics packets refused, {} parts of records never completed",
+                kept.refused, kept.incomplete_parts
+            )?;
+        }
+        if let Some(rejected) = report.rejected_input() {
+            writeln!(f, "{rejected}")?;
+        }
+        Ok(())
+    }
 }
 
 impl MergeReport {
@@ -268,5 +358,59 @@ impl fmt::Display for MergeReport {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_json_summary_names_counts_damage_and_notes() {
+        let report = MergeReport {
+            boards: vec![BoardReport {
+                counts: [1, 2, 3, 4, 5, 6],
+                file_damage: vec![FileDamage {
+                    file: "b0.hmttcap".into(),
+                    end: CaptureEnd::Truncated {
+                        offset: 10,
+                        leftover: 3,
+                    },
+                }],
+                notes: vec![PacketNote::Late {
+                    seq: 7,
+                    file: "b0.hmttcap".into(),
+                }],
+                ..BoardReport::default()
+            }],
+            preallocation_freed: (4096, 1),
+            ..MergeReport::default()
+        };
+        let kept = StatsKept {
+            refused: 1,
+            ..StatsKept::default()
+        };
+        let summary = MergeSummary {
+            report: &report,
+            out: Path::new("run.hmtttrace"),
+            seconds: 1.0,
+            statistics: &kept,
+        };
+        assert!(summary.rejected_input());
+        assert!(summary.to_string().contains("1 statistics packets refused"));
+        let mut bytes = Vec::new();
+        summary.write_json(&mut bytes).unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let board = &json["boards"][0];
+        assert_eq!(board["counts"]["tag_writes"], 4);
+        assert_eq!(board["counts"]["lost"], 6);
+        assert_eq!(
+            board["file_damage"][0]["end"],
+            serde_json::json!({"kind": "truncated", "offset": 10, "leftover": 3})
+        );
+        assert_eq!(board["notes"][0]["kind"], "late");
+        assert_eq!(json["preallocation_freed"]["bytes"], 4096);
+        assert_eq!(json["out"], "run.hmtttrace");
+        assert_eq!(json["statistics"]["refused"], 1);
     }
 }

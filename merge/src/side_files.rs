@@ -8,8 +8,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use hmtt_format::events::{EventNames, EventsError};
+use hmtt_format::klog::LogImage;
 use hmtt_format::mapping::MappingError;
-use hmtt_format::trace::NameTable;
 use hmtt_format::{AddressMapping, Geometry};
 
 /// The largest events file read (a few names a line each: far more than
@@ -45,6 +45,17 @@ pub enum SideFileError {
     Events { path: PathBuf, source: EventsError },
     #[error("mapping file {}", path.display())]
     Mapping { path: PathBuf, source: MappingError },
+    #[error("{}: record {record}: {error}", path.display())]
+    LogRecord {
+        path: PathBuf,
+        record: usize,
+        error: hmtt_format::klog::Error,
+    },
+    #[error("{}: not a usable kernel log: {error}", path.display())]
+    Log {
+        path: PathBuf,
+        error: hmtt_format::klog::Error,
+    },
 }
 
 /// The bytes of the regular file at `path`, at most `max` of them.
@@ -129,7 +140,7 @@ pub fn read_mapping_checked(
 /// Event names from `events` (which must exist), or else from an
 /// `events.toml` in one of the `dirs` that are directories; none if there
 /// is no such file.
-pub fn read_names(events: Option<&Path>, dirs: &[PathBuf]) -> Result<NameTable, SideFileError> {
+pub fn read_names(events: Option<&Path>, dirs: &[PathBuf]) -> Result<EventNames, SideFileError> {
     let path = match events {
         Some(p) => Some(p.to_path_buf()),
         None => dirs
@@ -139,22 +150,19 @@ pub fn read_names(events: Option<&Path>, dirs: &[PathBuf]) -> Result<NameTable, 
             .find(|p| p.exists()),
     };
     let Some(path) = path else {
-        return Ok(NameTable::default());
+        return Ok(EventNames::default());
     };
-    let names = read_events(&path)?;
-    Ok(NameTable {
-        names: names.iter().map(|(n, i)| (i, n.to_string())).collect(),
-    })
+    read_events(&path)
 }
 
 /// `names` (those a trace stores) with those of the events file `events`
 /// added, when one is given.
 pub fn with_names_of(
-    mut names: NameTable,
+    mut names: EventNames,
     events: Option<&Path>,
-) -> Result<NameTable, SideFileError> {
+) -> Result<EventNames, SideFileError> {
     if let Some(events) = events {
-        names.names.extend(read_names(Some(events), &[])?.names);
+        names.extend(read_events(events)?);
     }
     Ok(names)
 }
@@ -162,6 +170,32 @@ pub fn with_names_of(
 /// The kernel log file's bytes at `path`.
 pub fn read_log(path: &Path) -> Result<Vec<u8>, SideFileError> {
     read_bounded(path, "kernel log", MAX_LOG_BYTES)
+}
+
+/// The kernel log at `path` read whole for replay (its records in `seq`
+/// order, [`hmtt_format::klog::read_image`]); a log cut short is read up
+/// to its last whole record, with a warning.
+pub fn read_log_image(path: &Path) -> Result<LogImage, SideFileError> {
+    let bytes = read_log(path)?;
+    let image = hmtt_format::klog::read_image(&bytes).map_err(|(record, error)| {
+        let path = path.to_path_buf();
+        match record {
+            Some(record) => SideFileError::LogRecord {
+                path,
+                record,
+                error,
+            },
+            None => SideFileError::Log { path, error },
+        }
+    })?;
+    if image.cut_short_bytes > 0 {
+        tracing::warn!(
+            "{} is cut short: {} bytes of a partial record ignored",
+            path.display(),
+            image.cut_short_bytes
+        );
+    }
+    Ok(image)
 }
 
 #[cfg(test)]
@@ -223,18 +257,61 @@ mod tests {
             dir.path().join("not-a-dir.hmttcap"),
             dir.path().to_path_buf(),
         ];
-        assert!(read_names(None, &inputs).unwrap().names.is_empty());
+        assert!(read_names(None, &inputs).unwrap().is_empty());
         let p = dir.path().join(hmtt_format::events::FILE_NAME);
         std::fs::write(&p, "[events]\nsort_begin = 64\n").unwrap();
         let found = read_names(None, &inputs).unwrap();
-        assert_eq!(found.names, [(64, "sort_begin".to_string())]);
-        let stored = NameTable {
-            names: vec![(70, "stored".into())],
-        };
+        assert_eq!(found.iter().collect::<Vec<_>>(), [("sort_begin", 64)]);
+        let stored = EventNames::from_iter(vec![(70, "stored".into())]);
         assert_eq!(with_names_of(stored.clone(), None).unwrap(), stored);
         let both = with_names_of(stored, Some(&p)).unwrap();
-        assert_eq!(both.names.len(), 2);
+        assert_eq!(
+            both.iter().collect::<Vec<_>>(),
+            [("sort_begin", 64), ("stored", 70)]
+        );
         assert!(read_names(Some(&dir.path().join("absent.toml")), &inputs).is_err());
+    }
+
+    #[test]
+    fn a_kernel_log_s_bad_header_or_record_names_the_file_and_the_record() {
+        use hmtt_format::klog::{Event, FileHeaderRepr, RecordRepr};
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run.hmttlog");
+        let exit = RecordRepr {
+            seq: 0,
+            cpu: 2,
+            pid: 7,
+            time_ns: 0,
+            event: Event::Overrun { lost: 3 },
+        };
+        let record = |seq| RecordRepr { seq, ..exit }.to_bytes();
+        let mut file = FileHeaderRepr { start_ns: 5 }.to_bytes().to_vec();
+        file.extend_from_slice(&record(1));
+        file.extend_from_slice(&record(0));
+        std::fs::write(&p, &file).unwrap();
+        let image = read_log_image(&p).unwrap();
+        assert_eq!(
+            image.records.iter().map(|r| r.seq).collect::<Vec<_>>(),
+            [0, 1]
+        );
+        let mut unknown_kind = record(2);
+        unknown_kind[8..10].copy_from_slice(&0xfffe_u16.to_le_bytes());
+        file.extend_from_slice(&unknown_kind);
+        std::fs::write(&p, &file).unwrap();
+        let e = read_log_image(&p).unwrap_err();
+        assert!(
+            matches!(e, SideFileError::LogRecord { record: 2, .. }),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with(&format!("{}: record 2: ", p.display())),
+            "{e}"
+        );
+        std::fs::write(&p, b"not a log").unwrap();
+        let e = read_log_image(&p).unwrap_err();
+        assert!(matches!(e, SideFileError::Log { .. }), "{e}");
+        assert!(e.to_string().contains(": not a usable kernel log: "), "{e}");
     }
 
     #[test]

@@ -4,8 +4,9 @@
 
 use std::path::Path;
 
+use hmtt_format::events::EventNames;
 use hmtt_format::indexed::CommonHeader;
-use hmtt_format::trace::{NameTable, TraceHeader, TraceRecord, DEFAULT_INDEX_STRIDE};
+use hmtt_format::trace::{TraceHeader, TraceRecord, DEFAULT_INDEX_STRIDE};
 use hmtt_format::Geometry;
 
 use crate::error::MergeError;
@@ -20,7 +21,7 @@ pub fn merge_to_trace(
     set: &CaptureSet,
     opts: &MergeOptions,
     path: &Path,
-    names: &NameTable,
+    names: &EventNames,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(MergeReport, u64), MergeError> {
     let mut writer = TraceWriter::create(path)?;
@@ -65,7 +66,7 @@ impl<S: RecordStore<TraceRecord>> MergedTraceWriter<S> {
         report: &MergeReport,
         geometry: Option<Geometry>,
         start_ns: u64,
-        names: &NameTable,
+        names: &EventNames,
     ) -> Result<u64, MergeError> {
         self.0.finish(names, |common| {
             trace_header(common, report, geometry, start_ns)
@@ -134,16 +135,14 @@ mod tests {
         for piece in recs.chunks(100_003) {
             w.write(piece).unwrap();
         }
-        let names = NameTable {
-            names: vec![(0x41, "phase".into())],
-        };
+        let names = EventNames::from_iter(vec![(0x41, "phase".into())]);
         let size = w.finish(&MergeReport::default(), None, 5, &names).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(bytes.len() as u64, size);
         let v = TraceView::new_checked(&bytes).unwrap();
         assert_eq!(v.len(), recs.len());
         assert!(v.records().eq(recs.iter().copied()));
-        assert_eq!(v.names().get(0x41), Some("phase"));
+        assert_eq!(v.names().name_of(0x41), Some("phase"));
         assert_eq!(v.header().common.start_ns, 5);
         assert_eq!(v.index().count(), recs.len().div_ceil(4096));
         assert_eq!(v.seek_tick(1000), 3000);
@@ -197,7 +196,7 @@ mod tests {
             .map(|r| TraceRecord::new(r.tick * 2, r.board(), RecordKind::Lost, 7))
             .collect();
         let finish = |w: TraceWriter| {
-            w.finish(&MergeReport::default(), None, 0, &NameTable::default())
+            w.finish(&MergeReport::default(), None, 0, &EventNames::default())
                 .unwrap()
         };
         let mut outcomes = Vec::new();
@@ -256,7 +255,7 @@ mod tests {
         let path = dir.path().join("e.hmtttrace");
         let w = TraceWriter::create(&path).unwrap();
         let size = w
-            .finish(&MergeReport::default(), None, 0, &NameTable::default())
+            .finish(&MergeReport::default(), None, 0, &EventNames::default())
             .unwrap();
         // The header and an empty checksum table.
         assert_eq!(size, HEADER_LEN as u64);
@@ -279,7 +278,7 @@ mod tests {
                 break;
             }
         }
-        let finished = w.finish(&MergeReport::default(), None, 0, &NameTable::default());
+        let finished = w.finish(&MergeReport::default(), None, 0, &EventNames::default());
         assert!(failed || finished.is_err());
         // Further use after an error keeps failing cleanly.
         let mut w = TraceWriter::create(full).unwrap();

@@ -402,9 +402,7 @@ fn the_trace_file_round_trips_and_seeks() {
     let path = dir.path().join("t.hmtttrace");
     let mut w = hmtt_merge::TraceWriter::create(&path).unwrap();
     let report = merge(&set, &MergeOptions::default(), &mut w, &mut |_| {}).unwrap();
-    let names = hmtt_format::trace::NameTable {
-        names: vec![(0x40, "start".into())],
-    };
+    let names = hmtt_format::events::EventNames::from_iter(vec![(0x40, "start".into())]);
     w.finish(&report, set.geometry, set.start_ns, &names)
         .unwrap();
     let bytes = std::fs::read(&path).unwrap();
@@ -413,7 +411,7 @@ fn the_trace_file_round_trips_and_seeks() {
     assert!(v.records().eq(want.iter().copied()));
     assert_eq!(v.header().packets, packets.len() as u64);
     assert_eq!(v.header().common.tick_ps, TICK_PS);
-    assert_eq!(v.names().get(0x40), Some("start"));
+    assert_eq!(v.names().name_of(0x40), Some("start"));
     assert!(v.index().count() > 1);
     let t = want[want.len() / 3].tick;
     assert_eq!(

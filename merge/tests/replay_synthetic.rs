@@ -12,9 +12,10 @@
 //! threshold reads.
 
 use hmtt_format::config::log_tag_event;
+use hmtt_format::events::EventNames;
 use hmtt_format::klog::CLONE_VM;
 use hmtt_format::klog::{DmaDirection, Event, Name, RecordRepr};
-use hmtt_format::trace::{NameTable, RecordKind, TraceRecord};
+use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::vtrace::{VirtualRecord, VtraceView};
 use hmtt_merge::replay::writer::VtraceInfo;
 use hmtt_merge::replay::{
@@ -514,7 +515,7 @@ fn a_trace_file_in_blocks_and_the_virtual_trace_file_round_trip() {
     let trace_path = dir.path().join("t.hmtttrace");
     let mut w = hmtt_merge::TraceWriter::create(&trace_path).unwrap();
     hmtt_merge::RecordSink::write(&mut w, &run.trace).unwrap();
-    w.finish(&Default::default(), None, 0, &NameTable::default())
+    w.finish(&Default::default(), None, 0, &EventNames::default())
         .unwrap();
     let bytes = std::fs::read(&trace_path).unwrap();
     let view = hmtt_format::trace::TraceView::new_checked(&bytes).unwrap();
@@ -536,9 +537,7 @@ fn a_trace_file_in_blocks_and_the_virtual_trace_file_round_trip() {
     assert_eq!(from_file.len(), run.trace.len(), "markers kept");
     assert!(from_file.iter().any(|v| v.is_dma()));
     assert!(from_file.iter().any(|v| v.miss() == Some(Miss::Unmapped)));
-    let names = NameTable {
-        names: vec![(0x40, "phase_begin".into())],
-    };
+    let names = EventNames::from_iter(vec![(0x40, "phase_begin".into())]);
     let info = VtraceInfo {
         start_ns: 5,
         tick_ps: 1250,
@@ -963,4 +962,67 @@ fn the_unattributed_share_and_its_default_threshold() {
     assert_eq!(rep.unattributed_percent(), 0.0);
     assert_eq!(rep.unattributed(), 6);
     assert_eq!(rep.unattributed_limit(None), Some(DEFAULT_MAX_UNATTRIBUTED));
+}
+
+fn cpu_area(frame: u64, owner: u16) -> Event {
+    Event::CpuArea {
+        frame,
+        frames: 1,
+        owner,
+        area: Name::new("cpu-entry-area"),
+    }
+}
+
+/// Two processes share a frame and run at once on two CPUs; references
+/// to each CPU's own frames (its CPU_AREA) tell who made the shared
+/// references between them.
+fn shared_frame_between_cpu_area_references(with_areas: bool) -> Run {
+    let mut run = Run::default();
+    run.switch(0, 0, 1);
+    run.switch(1, 0, 2);
+    run.map(1, 0x40, 0x300);
+    run.map(2, 0x80, 0x300);
+    if with_areas {
+        run.log_cpu(0, 0, cpu_area(0x900, 0));
+        run.log_cpu(1, 0, cpu_area(0x901, 1));
+    }
+    for (cpu_frame, offsets) in [(0x901, [0x0, 0x40]), (0x900, [0x80, 0xc0])] {
+        run.access(0, false, cpu_frame * PAGE);
+        for off in offsets {
+            run.access(0, true, 0x300 * PAGE + off);
+        }
+        run.access(0, false, cpu_frame * PAGE + 0x40);
+    }
+    run
+}
+
+#[test]
+fn a_cpus_own_frames_tell_which_process_made_a_shared_reference() {
+    let (got, rep) = replay(
+        &shared_frame_between_cpu_area_references(true),
+        ReplayFilter::default(),
+    );
+    let shared: Vec<_> = got
+        .iter()
+        .filter(|v| v.pa >> 12 == 0x300)
+        .map(|v| v.owner)
+        .collect();
+    assert_eq!(
+        shared,
+        vec![
+            Some((2, 0x80 * PAGE)),
+            Some((2, 0x80 * PAGE + 0x40)),
+            Some((1, 0x40 * PAGE + 0x80)),
+            Some((1, 0x40 * PAGE + 0xc0)),
+        ]
+    );
+    assert_eq!(rep.ambiguous_count(Ambiguity::ByCpu), 4);
+    assert_eq!(rep.unplaced_count, 0);
+    assert_eq!((rep.cpu_area_frames, rep.cpu_area_cpus), (2, 2));
+    // Without the records nothing tells the CPU: other rules decide.
+    let (_, without) = replay(
+        &shared_frame_between_cpu_area_references(false),
+        ReplayFilter::default(),
+    );
+    assert_eq!(without.ambiguous_count(Ambiguity::ByCpu), 0);
 }

@@ -332,6 +332,7 @@ mod datagram_tests {
             tick_ps: 1250,
             unsent_before: 0,
             counters: vec![1; CounterLayout::new(&g).len()],
+            reuse: None,
         };
         let (_, _, bytes) = r.emit_packets(0, 3, 356).remove(0);
         assert!(matches!(classify_datagram(&bytes), Datagram::Statistics));

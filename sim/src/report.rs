@@ -77,6 +77,48 @@ impl fmt::Display for SimReport<'_> {
     }
 }
 
+impl SimReport<'_> {
+    /// The report as pretty JSON, a line end after it: the counts of
+    /// `summary.json` (docs/format.md §10), each board's commands, the
+    /// output directory, what was sent and each board's timing check.
+    pub fn write_json(&self, mut out: impl std::io::Write) -> std::io::Result<()> {
+        let s = &self.run.summary;
+        let checks: Vec<serde_json::Value> = self
+            .run
+            .checks
+            .iter()
+            .enumerate()
+            .map(|(board, (kept, total))| {
+                serde_json::json!({
+                    "board": board,
+                    "violations": total,
+                    "first": kept.first().map(ToString::to_string),
+                })
+            })
+            .collect();
+        let report = serde_json::json!({
+            "stats": s.stats,
+            "commands": s.commands,
+            "truth_records": s.truth_records,
+            "klog_records": s.klog_records,
+            "packets": s.packets,
+            "boards": s.board_counters,
+            "out": self.out,
+            "seconds": self.seconds,
+            "sent": self.sent.map(|sent| serde_json::json!({
+                "packets": sent.stats.packets,
+                "bytes": sent.stats.bytes,
+                "calls": sent.stats.calls,
+                "retries": sent.stats.retries,
+                "seconds": sent.seconds,
+            })),
+            "timing_checks": checks,
+        });
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)
+    }
+}
+
 /// What a UDP sink sent as the run went (its [`fmt::Display`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Sent {

@@ -4,7 +4,9 @@
 //! and recounts every record's counters from the specification alone, on
 //! an `hmtt sim` stream, on the saturated full-rate stream whose trace
 //! drops references at the FIFO, and on one over the clock's limit, at
-//! three interval lengths.
+//! three interval lengths; the same for the Reuse Distance & Hot Pages
+//! Unit's histogram, skipped references and hot pages. And the
+//! statistics-only mode against the full trace.
 
 use std::io::Write;
 use std::path::Path;
@@ -16,7 +18,8 @@ use hmtt_format::geometry::Geometry;
 use hmtt_format::stats::{StatsAssembler, StatsPart, StatsRecord};
 use hmtt_sim::board::output::CaptureWriters;
 use hmtt_sim::board::{
-    run_commands, run_commands_with_statistics, BoardConfig, BoardCounters, StatsConfig,
+    run_commands, run_commands_with_statistics, BoardConfig, BoardCounters, ReuseConfig,
+    StatsConfig,
 };
 use hmtt_sim::full_rate::{full_rate_stream, FullRate};
 use hmtt_sim::machine::{simulate, SimConfig};
@@ -34,6 +37,7 @@ fn stats_config(k: u8) -> StatsConfig {
         // Half the line: records of 4096 ticks and more all go out.
         share_log2: 1,
         burst_records: 4,
+        reuse: None,
     }
 }
 
@@ -71,6 +75,17 @@ fn recount(
     let commands = dir.path().join("commands.txt");
     write_commands(&commands, cmds);
     let g = cfg.geometry;
+    let mut reuse_args = Vec::new();
+    if let Some(rc) = cfg.statistics.and_then(|sc| sc.reuse) {
+        reuse_args = vec![
+            "--config-window".to_string(),
+            format!("{},{}", cfg.window.first_line(&g), cfg.window.lines(&g)),
+            "--lanes".to_string(),
+            cfg.lanes.to_string(),
+            "--reuse-per-clock".to_string(),
+            rc.refs_per_clock.to_string(),
+        ];
+    }
     let out = Process::new("python3")
         .arg(SCRIPT)
         .arg("--commands")
@@ -84,6 +99,7 @@ fn recount(
             g.col_line_bits()
         ))
         .args(extra)
+        .args(&reuse_args)
         .args(files.iter().map(|f| &f.path))
         .output()
         .expect("python3 runs");
@@ -106,6 +122,15 @@ fn recount(
 /// The unit was on from reset and sent every record: the recount covers
 /// the whole stream, and the board-only counters add up to the board's.
 fn check_complete(name: &str, cfg: &BoardConfig, cmds: &[Command]) -> serde_json::Value {
+    check_complete_counters(name, cfg, cmds).0
+}
+
+/// [`check_complete`] with the board's counters.
+fn check_complete_counters(
+    name: &str,
+    cfg: &BoardConfig,
+    cmds: &[Command],
+) -> (serde_json::Value, BoardCounters) {
     let (s, records, n) = recount(name, cfg, cmds, &["--complete"]);
     let su = n.statistics.clone().unwrap();
     assert_eq!(su.records_unsent, 0, "{name}");
@@ -138,7 +163,7 @@ fn check_complete(name: &str, cfg: &BoardConfig, cmds: &[Command]) -> serde_json
         u("rd") + u("wr"),
         "{name}"
     );
-    s
+    (s, n)
 }
 
 /// The trace path is the one of a board without the unit whose drain is
@@ -159,8 +184,12 @@ fn check_trace_unchanged(cfg: &BoardConfig, cmds: &[Command]) {
 }
 
 fn sim_stream() -> (Geometry, Vec<Command>) {
+    quicksort_stream(1000)
+}
+
+fn quicksort_stream(n: u64) -> (Geometry, Vec<Command>) {
     let cfg = SimConfig::default()
-        .workload(Workload::Quicksort { n: 1000 })
+        .workload(Workload::Quicksort { n })
         .cache_off();
     let out = simulate(&cfg).unwrap();
     (cfg.geometry, out.commands[0].clone())
@@ -289,4 +318,265 @@ fn inner_commands_switch_the_unit_and_cut_its_intervals() {
     assert_eq!(su.records_unsent, 0);
     // The first ACT and RD (before the unit was on) are all it missed.
     assert_eq!(s["act"].as_u64().unwrap() + 1, n.per_kind[0]);
+}
+
+fn with_reuse(k: u8, refs_per_clock: u32, hot_pages: u8) -> StatsConfig {
+    StatsConfig {
+        reuse: Some(ReuseConfig {
+            start_enabled: true,
+            hot_pages,
+            refs_per_clock,
+        }),
+        ..stats_config(k)
+    }
+}
+
+/// The RDHPU's totals of a recount summary: references it took and
+/// skipped, its records.
+fn reuse_totals(s: &serde_json::Value) -> (u64, u64, u64) {
+    let taken = s["reuse_histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_u64().unwrap())
+        .sum();
+    (
+        taken,
+        s["reuse_skipped"].as_u64().unwrap(),
+        s["reuse_records"].as_u64().unwrap(),
+    )
+}
+
+#[test]
+fn the_reuse_units_histogram_and_hot_pages_equal_a_recount_of_a_sim_stream() {
+    let (g, cmds) = sim_stream();
+    // A record with the RDHPU's section takes more than 4096 ticks of
+    // the path's half line: intervals of 2^13 ticks and more all go out.
+    for (k, hot) in [(13, 8), (15, 16), (18, 64)] {
+        let cfg = BoardConfig::new(g).with_statistics(with_reuse(k, 3, hot));
+        let (s, n) = check_complete_counters(&format!("sim reuse k={k}"), &cfg, &cmds);
+        let (taken, skipped, records) = reuse_totals(&s);
+        // Every reference but the config window's, none skipped.
+        assert_eq!(skipped, 0, "{s}");
+        assert!(n.config_events > 0);
+        assert_eq!(
+            taken + n.config_events,
+            s["rd"].as_u64().unwrap() + s["wr"].as_u64().unwrap()
+        );
+        assert_eq!(records, s["records"].as_u64().unwrap());
+        let h = s["reuse_histogram"].as_array().unwrap();
+        assert!(
+            h[0].as_u64().unwrap() > 0 && h[128].as_u64().unwrap() > 0,
+            "{s}"
+        );
+        assert!(h[1..128].iter().any(|x| x.as_u64().unwrap() > 0), "{s}");
+        assert!(s["reuse_hot_pages"].as_u64().unwrap() >= records, "{s}");
+    }
+    check_trace_unchanged(
+        &BoardConfig::new(g).with_statistics(with_reuse(15, 3, 8)),
+        &cmds,
+    );
+}
+
+#[test]
+fn the_reuse_unit_counts_what_it_skips_where_the_trace_drops() {
+    let g = Geometry::ddr3_default();
+    let cmds = full_rate_stream(&FullRate::ddr3_1600(g, 20_000, 11));
+    for k in [13, 15, 18] {
+        let cfg = BoardConfig::new(g)
+            .with_lanes(8, 3)
+            .with_statistics(with_reuse(k, 3, 8));
+        let s = check_complete(&format!("saturated reuse k={k}"), &cfg, &cmds);
+        assert!(s["lost_fifo"].as_u64().unwrap() > 1_000, "{s}");
+        assert_eq!(reuse_totals(&s).0, 20_000, "{s}");
+        // One reference a clock: the stack skips, and says so.
+        let cfg = BoardConfig::new(g)
+            .with_lanes(8, 3)
+            .with_statistics(with_reuse(k, 1, 8));
+        let s = check_complete(&format!("one a clock k={k}"), &cfg, &cmds);
+        let (taken, skipped, _) = reuse_totals(&s);
+        assert!(skipped > 0, "{s}");
+        assert_eq!(taken + skipped, 20_000, "{s}");
+    }
+    // Records the path cannot carry: the stack goes on, the recount
+    // starts each record's counts at its interval's start.
+    let sc = StatsConfig {
+        interval_log2: 10,
+        share_log2: 5,
+        ..with_reuse(10, 3, 8)
+    };
+    let cfg = BoardConfig::new(g).with_lanes(8, 3).with_statistics(sc);
+    let (s, _, n) = recount("unsent reuse", &cfg, &cmds, &[]);
+    assert!(n.statistics.unwrap().records_unsent > 0);
+    assert!(reuse_totals(&s).2 > 0, "{s}");
+}
+
+/// References to inner commands `first` and `then` in the clock of ticks
+/// `base..base + 8` (`base` a multiple of 8), the second's line last: the
+/// change applies at `base + 8`.
+fn inner_pair(
+    cfg: &BoardConfig,
+    first: InnerCommand,
+    then: InnerCommand,
+    base: u64,
+) -> Vec<Command> {
+    inner_commands(cfg, &[first, then], base)
+}
+
+/// References to inner commands `cs` (at most 3) in the clock of ticks
+/// `base..base + 8`, in order.
+fn inner_commands(cfg: &BoardConfig, cs: &[InnerCommand], base: u64) -> Vec<Command> {
+    let g = cfg.geometry;
+    let at = |c: InnerCommand| g.coord(cfg.window.line_of_event(&g, c.index()).unwrap());
+    let a = at(cs[0]);
+    let cmd = |cycle, cmd, arg| Command {
+        cycle: base + cycle,
+        cmd,
+        rank: a.rank,
+        bank: a.bank,
+        arg,
+    };
+    let mut out = vec![cmd(0, DdrCmd::Act, a.row)];
+    for (i, &c) in cs.iter().enumerate() {
+        let d = at(c);
+        assert_eq!((a.rank, a.bank, a.row), (d.rank, d.bank, d.row));
+        out.push(cmd(2 + i as u64, DdrCmd::Rd, d.col_line << 3));
+    }
+    out.push(cmd(6, DdrCmd::Pre, 0));
+    out
+}
+
+/// `stream` moved to start 1000 ticks after `base`; the next base.
+fn stream_after(cmds: &mut Vec<Command>, stream: &[Command], base: u64) -> u64 {
+    cmds.extend(stream.iter().map(|c| Command {
+        cycle: c.cycle + base + 1000,
+        ..*c
+    }));
+    (cmds.last().unwrap().cycle + 2000) & !7
+}
+
+#[test]
+fn reuse_inner_commands_switch_the_unit_and_cut_its_intervals() {
+    let (g, stream) = sim_stream();
+    let sc = StatsConfig {
+        start_enabled: false,
+        reuse: Some(ReuseConfig {
+            start_enabled: false,
+            ..ReuseConfig::default()
+        }),
+        ..stats_config(13)
+    };
+    let cfg = BoardConfig::new(g).with_statistics(sc);
+    // The RDHPU alone, then both, then the counters alone.
+    let mut cmds = inner_pair(&cfg, InnerCommand::ReuseOn, InnerCommand::InsertTag, 96);
+    let both = stream_after(&mut cmds, &stream, 96);
+    cmds.extend(inner_pair(
+        &cfg,
+        InnerCommand::StatsOn,
+        InnerCommand::InsertTag,
+        both,
+    ));
+    let counters = stream_after(&mut cmds, &stream, both);
+    cmds.extend(inner_pair(
+        &cfg,
+        InnerCommand::ReuseOff,
+        InnerCommand::InsertTag,
+        counters,
+    ));
+    stream_after(&mut cmds, &stream, counters);
+    let (both, counters) = (both + 8, counters + 8);
+    let (s, records, n) = recount(
+        "reuse inner",
+        &cfg,
+        &cmds,
+        &["--reuse-on", &format!("104,{counters}")],
+    );
+    assert_eq!(n.statistics.as_ref().unwrap().records_unsent, 0);
+    assert_eq!(records[0].start_tick, 104);
+    let phase = |r: &StatsRecord| (!r.counters.is_empty(), r.reuse.is_some());
+    for r in &records {
+        let want = if r.end_tick <= both {
+            (false, true)
+        } else if r.start_tick >= both && r.end_tick <= counters {
+            (true, true)
+        } else {
+            assert!(r.start_tick >= counters, "{r:?}");
+            (true, false)
+        };
+        assert_eq!(phase(r), want, "[{}, {})", r.start_tick, r.end_tick);
+    }
+    assert!(records.iter().any(|r| r.end_tick == both));
+    assert!(records.iter().any(|r| r.start_tick == both));
+    assert!(records.iter().any(|r| r.end_tick == counters));
+    assert!(records.iter().any(|r| r.start_tick == counters));
+    // The stream twice under the RDHPU, every reference taken but the
+    // config window's (the stream's, a third of those not of the pairs).
+    assert_eq!(reuse_totals(&s).1, 0);
+    let refs = stream
+        .iter()
+        .filter(|c| matches!(c.cmd, DdrCmd::Rd | DdrCmd::Wr | DdrCmd::Rda | DdrCmd::Wra))
+        .count() as u64;
+    let window = (n.config_events - 6) / 3;
+    assert_eq!(reuse_totals(&s).0, 2 * (refs - window));
+}
+
+/// Statistics-only mode (STATS_ONLY): the same statistics records as the
+/// full trace, at a small part of its bytes.
+#[test]
+fn statistics_only_mode_sends_under_a_percent_of_the_full_trace_with_equal_counters() {
+    let (g, stream) = quicksort_stream(10_000);
+    let sc = StatsConfig {
+        start_enabled: false,
+        reuse: Some(ReuseConfig {
+            start_enabled: false,
+            ..ReuseConfig::default()
+        }),
+        ..StatsConfig::default()
+    };
+    let cfg = BoardConfig::new(g).with_statistics(sc);
+    let run = |mut cmds: Vec<Command>| {
+        cmds.extend(stream.iter().map(|c| Command {
+            cycle: c.cycle + 1000,
+            ..*c
+        }));
+        run_commands_with_statistics(cfg.clone(), &cmds).unwrap()
+    };
+    // Both switch the units on at tick 104; the full trace goes back to
+    // all references in the same clock. Both end the clock on the same
+    // line (the toggles count from it).
+    use InnerCommand::{InsertTag, StatsOnly, TraceAll};
+    let (trace, stats, full) = run(inner_commands(&cfg, &[StatsOnly, TraceAll, InsertTag], 96));
+    let (only_trace, only_stats, only) =
+        run(inner_commands(&cfg, &[StatsOnly, InsertTag, InsertTag], 96));
+    let bytes = |t: &[hmtt_sim::board::BoardPacket], s: &[hmtt_sim::board::BoardPacket]| {
+        t.iter().chain(s).map(|p| p.bytes.len() as u64).sum::<u64>()
+    };
+    let (full_bytes, only_bytes) = (bytes(&trace, &stats), bytes(&only_trace, &only_stats));
+    assert_eq!(full.events_dropped + full.references_over_limit, 0);
+    assert!(full.access_events > 100_000, "{full:?}");
+    assert_eq!(only.access_events, 0);
+    assert!(
+        only_bytes * 100 < full_bytes,
+        "statistics-only {only_bytes} bytes, the full trace {full_bytes}"
+    );
+    let records = |s: &[hmtt_sim::board::BoardPacket]| {
+        let mut a = StatsAssembler::default();
+        let mut r: Vec<StatsRecord> = s
+            .iter()
+            .filter_map(|p| a.push(StatsPart::parse(&p.bytes).unwrap()))
+            .collect();
+        assert_eq!(a.finish(), 0);
+        r.sort_by_key(|r| r.start_tick);
+        r
+    };
+    let (a, b) = (records(&stats), records(&only_stats));
+    assert!(a.len() > 1);
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert!(x.reuse.is_some() && !x.counters.is_empty());
+        assert_eq!(x.flags & 2, 0);
+        assert_eq!(y.flags & 2, 2, "tags-only mode in the header");
+        assert_eq!((&x.counters, &x.reuse), (&y.counters, &y.reuse));
+        assert_eq!((x.start_tick, x.end_tick), (y.start_tick, y.end_tick));
+    }
 }

@@ -8,12 +8,14 @@ use std::path::PathBuf;
 use anyhow::Context;
 use hmtt_format::events::EventWindow;
 use hmtt_format::input::{AnyInput, InputFile};
+use hmtt_merge::analyze::board_twin;
 use hmtt_merge::analyze::partial::{self, read_partial};
 use hmtt_merge::analyze::pictures::Pictures;
 use hmtt_merge::analyze::{
     analyze_parts, plot, replayed, write_partial_file, Analysis, AnalysisOutputs, AnalysisReport,
     AnalyzeOptions, TraceInput,
 };
+use hmtt_merge::board_statistics::side_file_path;
 
 use hmtt_merge::side_files::with_names_of;
 
@@ -104,6 +106,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "analysed {} references in {secs:.2} s",
         analysis.mix.references()
     );
+    let mut analysis = analysis;
+    analysis.board_statistics =
+        board_twin::board_statistics(&input, &side_file_path(&trace), &opts, args.board_twin)
+            .with_context(|| format!("the board statistics of {}", trace.display()))?;
     if let Some(dir) = &args.plot {
         let pictures = Pictures::collect(&input, &opts, &analysis, &analyzer)
             .with_context(|| format!("reading {}", trace.display()))?;

@@ -146,6 +146,22 @@ pub struct Args {
     /// The unit starts off (until the STATS_ON inner command).
     #[arg(long, requires = "stats_interval")]
     stats_off: bool,
+    /// The Reuse Distance & Hot Pages Unit beside the Statistic Unit
+    /// (docs/board.md, the golden model only): per interval, the histogram
+    /// of the stack distances of 4 KiB pages in a 128-page LRU stack, and
+    /// the hot pages.
+    #[arg(long, requires = "stats_interval")]
+    reuse_unit: bool,
+    /// The RDHPU starts off (until REUSE_ON or STATS_ONLY).
+    #[arg(long, requires = "reuse_unit")]
+    reuse_off: bool,
+    /// Hot pages per record, 8..=64 [default: 8].
+    #[arg(long, value_name = "N", requires = "reuse_unit")]
+    reuse_hot: Option<u8>,
+    /// References the RDHPU's stack takes per fabric clock, 1..=8 (the
+    /// rest are skipped and counted) [default: 3].
+    #[arg(long, value_name = "N", requires = "reuse_unit")]
+    reuse_per_clock: Option<u32>,
     /// Wall-clock time of tick 0 in the capture files, ns since the epoch.
     #[arg(long, default_value_t = 0)]
     start_ns: u64,
@@ -187,6 +203,10 @@ fn config(args: &Args, core: Option<&CoreSpec>) -> anyhow::Result<BoardConfig> {
         stats_share_log2: args.stats_share,
         stats_burst: args.stats_burst,
         stats_off: args.stats_off,
+        reuse: args.reuse_unit,
+        reuse_off: args.reuse_off,
+        reuse_hot_pages: args.reuse_hot,
+        reuse_refs_per_clock: args.reuse_per_clock,
         window: args.config_window,
         mapping,
         config_base: args.config_base,

@@ -7,6 +7,7 @@ use hmtt_merge::board_statistics::{keep_statistics, StatsKept};
 use hmtt_merge::input::DEFAULT_MAX_START_SKEW_NS;
 use hmtt_merge::merge::decode_threads_pay_off;
 use hmtt_merge::reassemble::DEFAULT_REORDER_DEPTH;
+use hmtt_merge::report::MergeSummary;
 use hmtt_merge::side_files::read_names;
 use hmtt_merge::{
     merge_to_archive, merge_to_trace, CaptureSet, MergeError, MergeOptions, MergeReport,
@@ -14,7 +15,9 @@ use hmtt_merge::{
 
 use crate::cmd::pack::ArchiveArgs;
 
-use crate::shared::{bytes_bar, parse_non_negative, quiet, to_stdout, usize_in};
+use crate::shared::{
+    bytes_bar, parse_non_negative, prints_text, quiet, to_stdout, usize_in, JsonOut,
+};
 
 /// Exit status of a merge that wrote its trace but rejected some input
 /// (2 is clap's for a wrong command line).
@@ -72,6 +75,10 @@ pub struct Args {
     /// the threads only take turns, at a cost); the trace is the same.
     #[arg(long, value_enum, default_value_t = DecodeThreads::Auto)]
     pub decode_threads: DecodeThreads,
+    /// Write the summary as JSON to this file ("-": standard output,
+    /// instead of the text).
+    #[arg(long, value_name = "FILE|-", value_parser = JsonOut::parse)]
+    pub json: Option<JsonOut>,
 }
 
 impl Args {
@@ -117,7 +124,11 @@ fn name_the_mapping_file(e: MergeError, mapping: Option<&Path>) -> anyhow::Error
 
 /// Merges `inputs` into `out`; shows a progress bar unless `-q`.
 fn merge_files(args: &Args) -> anyhow::Result<(MergeReport, StatsKept)> {
-    refuse_output_over_input(&args.out, merge_inputs(args).iter().map(PathBuf::as_path))?;
+    let inputs = merge_inputs(args);
+    let json_file = args.json.as_ref().and_then(JsonOut::file);
+    for out in std::iter::once(args.out.as_path()).chain(json_file) {
+        refuse_output_over_input(out, inputs.iter().map(PathBuf::as_path))?;
+    }
     let set = CaptureSet::open(&args.inputs, (args.max_start_skew * 1e9) as u64)?;
     let names = read_names(args.events.as_deref(), &args.inputs)?;
     let mapping_toml = match &args.mapping {
@@ -174,40 +185,19 @@ fn merge_inputs(args: &Args) -> Vec<PathBuf> {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let start = std::time::Instant::now();
     let (report, kept) = merge_files(&args)?;
-    let secs = start.elapsed().as_secs_f64();
-    let rejected = report.rejected_input();
-    let stats_rejected = kept.refused + kept.incomplete_parts > 0;
-    to_stdout("writing the merge summary", |out| {
-        write!(out, "{report}")?;
-        writeln!(
-            out,
-            "wrote {} ({} records) in {:.2} s ({:.0} MB/s of capture input)",
-            args.out.display(),
-            report.records,
-            secs,
-            report.input_bytes as f64 / 1e6 / secs.max(1e-9)
-        )?;
-        if let Some(path) = &kept.path {
-            writeln!(
-                out,
-                "kept {} statistics records of the boards in {}",
-                kept.records,
-                path.display()
-            )?;
-        }
-        if stats_rejected {
-            writeln!(
-                out,
-                "rejected input: {} statistics packets refused, {} parts of records never completed",
-                kept.refused, kept.incomplete_parts
-            )?;
-        }
-        if let Some(rejected) = &rejected {
-            writeln!(out, "{rejected}")?;
-        }
-        Ok(())
-    })?;
-    if rejected.is_some() || stats_rejected {
+    let summary = MergeSummary {
+        report: &report,
+        out: &args.out,
+        seconds: start.elapsed().as_secs_f64(),
+        statistics: &kept,
+    };
+    if let Some(json) = &args.json {
+        json.write("writing the merge summary", |out| summary.write_json(out))?;
+    }
+    if prints_text(args.json.as_ref()) {
+        to_stdout("writing the merge summary", |out| write!(out, "{summary}"))?;
+    }
+    if summary.rejected_input() {
         std::process::exit(EXIT_REJECTED_INPUT);
     }
     Ok(())

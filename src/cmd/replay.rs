@@ -4,7 +4,7 @@
 //! a virtual trace file (format.md §12) and/or CSV.
 
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use hmtt_format::archive::AnyTrace;
@@ -22,7 +22,7 @@ use hmtt_merge::replay::{
 use hmtt_format::input::InputFile;
 use hmtt_merge::side_files::with_names_of;
 
-use crate::shared::{is_closed_pipe, parse_percentage, status, Stdout};
+use crate::shared::{is_closed_pipe, parse_percentage, prints_text, status, JsonOut, Stdout};
 
 /// Arguments of `hmtt replay`.
 #[derive(clap::Args)]
@@ -73,27 +73,25 @@ pub struct Args {
     /// counted (the report gives them as unmapped).
     #[arg(long, value_name = "PERCENT", value_parser = parse_percentage)]
     pub max_unattributed: Option<f64>,
+    /// Write the summary as JSON to this file ("-": standard output,
+    /// instead of the text on standard error).
+    #[arg(long, value_name = "FILE|-", value_parser = JsonOut::parse)]
+    pub json: Option<JsonOut>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.json == Some(JsonOut::Stdout) && args.csv.as_deref() == Some(Path::new("-")) {
+        anyhow::bail!("--csv - and --json - would both write standard output: give one a file");
+    }
     let inputs = [Some(&args.trace), Some(&args.log), args.events.as_ref()];
-    for out in [&args.out, &args.csv].into_iter().flatten() {
+    let json_file = args.json.as_ref().and_then(JsonOut::file);
+    let outputs = [args.out.as_deref(), args.csv.as_deref(), json_file];
+    for out in outputs.into_iter().flatten() {
         refuse_output_over_input(out, inputs.iter().flatten().map(|p| p.as_path()))?;
     }
     let file = InputFile::open(&args.trace)?;
     let view = file.physical("replay", args.incomplete.checks(true))?;
-    let log_bytes = hmtt_merge::side_files::read_log(&args.log)?;
-    let image = hmtt_format::klog::read_image(&log_bytes).map_err(|(i, e)| match i {
-        Some(i) => anyhow::anyhow!("{}: record {i}: {e}", args.log.display()),
-        None => anyhow::anyhow!("{}: not a usable kernel log: {e}", args.log.display()),
-    })?;
-    if image.cut_short_bytes > 0 {
-        tracing::warn!(
-            "{} is cut short: {} bytes of a partial record ignored",
-            args.log.display(),
-            image.cut_short_bytes
-        );
-    }
+    let image = hmtt_merge::side_files::read_log_image(&args.log)?;
     let log = &image.records;
     let names = with_names_of(view.names().clone(), args.events.as_deref())?;
     let window = args
@@ -216,17 +214,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             size as f64 / 1e6
         );
     }
-    write!(
-        std::io::stderr(),
-        "{}",
-        ReplaySummary {
-            report: r,
-            log: &image,
-            seconds: secs,
-            boards: header.boards,
-            tick: header.common.tick_length(),
-        }
-    )?;
+    let summary = ReplaySummary {
+        report: r,
+        log: &image,
+        seconds: secs,
+        boards: header.boards,
+        tick: header.common.tick_length(),
+    };
+    if let Some(json) = &args.json {
+        json.write("writing the summary", |out| summary.write_json(out))?;
+    }
+    if prints_text(args.json.as_ref()) {
+        write!(std::io::stderr(), "{summary}")?;
+    }
     r.check_unattributed(args.max_unattributed)?;
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! outputs (docs/format.md §10) and/or send the packets over UDP.
 
 use anyhow::bail;
+use hmtt_format::atomic_file::refuse_output_over_input;
 use hmtt_format::text::parse_size;
 use hmtt_format::Geometry;
 use hmtt_merge::side_files::read_mapping;
@@ -15,7 +16,9 @@ use hmtt_sim::workload::{TraceFormatChoice, Workload, WorkloadKind, WorkloadSpec
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::shared::{parse_positive, to_stdout, usize_in, OnOff, WorkloadSize};
+use crate::shared::{
+    parse_positive, prints_text, to_stdout, usize_in, JsonOut, OnOff, WorkloadSize,
+};
 
 /// Arguments of `hmtt sim` (boxed: they are many, and the subcommand enum
 /// stays small).
@@ -135,6 +138,10 @@ pub struct SimArgs {
     /// default as fast as possible.
     #[arg(long, value_parser = parse_positive)]
     pub rate: Option<f64>,
+    /// Write the run's summary as JSON to this file ("-": standard output,
+    /// instead of the text).
+    #[arg(long, value_name = "FILE|-", value_parser = JsonOut::parse)]
+    pub json: Option<JsonOut>,
 }
 
 fn workload(a: &SimArgs) -> anyhow::Result<Workload> {
@@ -193,6 +200,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.out.is_none() && args.send.is_empty() {
         bail!("nothing to do: give --out DIR and/or --send HOST:PORT[,...]");
     }
+    if let (Some(json), Some(mapping)) = (args.json.as_ref().and_then(JsonOut::file), &args.mapping)
+    {
+        refuse_output_over_input(json, [mapping.as_path()])?;
+    }
     let cfg = config(&args)?;
     let mut sink = if args.send.is_empty() {
         None
@@ -219,6 +230,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             seconds: sink.seconds(),
         }),
     };
-    to_stdout("writing the run summary", |out| write!(out, "{report}"))?;
+    if let Some(json) = &args.json {
+        json.write("writing the run summary", |out| report.write_json(out))?;
+    }
+    if prints_text(args.json.as_ref()) {
+        to_stdout("writing the run summary", |out| write!(out, "{report}"))?;
+    }
     Ok(run.check_timing()?)
 }

@@ -3,7 +3,7 @@
 //! blocks the reader reaches.
 
 use super::{ArchiveError, ArchiveView};
-use crate::indexed::NameTable;
+use crate::events::EventNames;
 use crate::trace::{TraceError, TraceHeader, TraceRecord, TraceView};
 
 /// Why a file is neither a usable trace nor a usable archive.
@@ -54,7 +54,7 @@ impl<'a> AnyTrace<'a> {
             AnyTrace::Archive(a) => a.trace_header(),
         }
     }
-    pub fn names(&self) -> &NameTable {
+    pub fn names(&self) -> &EventNames {
         match self {
             AnyTrace::Trace(v) => v.names(),
             AnyTrace::Archive(a) => a.names(),

@@ -1,15 +1,16 @@
 use std::io::Cursor;
 
 use super::*;
-use crate::indexed::{CommonHeader, IndexBuilder, NameTable};
+use crate::events::EventNames;
+use crate::indexed::{CommonHeader, IndexBuilder};
 use crate::trace::{RecordKind, TraceHeader, HEADER_LEN as TRACE_HEADER_LEN};
 
 /// A complete trace file of `records` with `names`, laid out as the merge
 /// writes it (index stride 4096).
-fn trace_file(records: &[TraceRecord], names: &NameTable) -> Vec<u8> {
+fn trace_file(records: &[TraceRecord], names: &EventNames) -> Vec<u8> {
     let mut idx = IndexBuilder::new(crate::trace::DEFAULT_INDEX_STRIDE);
     idx.push_block(0, records);
-    let names_bytes = names.emit();
+    let names_bytes = names.emit_section();
     let h = TraceHeader {
         common: CommonHeader {
             first_tick: records.first().map_or(0, |r| r.tick),
@@ -63,10 +64,8 @@ fn sample_records(n: u64) -> Vec<TraceRecord> {
         .collect()
 }
 
-fn names() -> NameTable {
-    NameTable {
-        names: vec![(0x40, "sort_begin".into()), (0x41, "sort_end".into())],
-    }
+fn names() -> EventNames {
+    EventNames::from_iter(vec![(0x40, "sort_begin".into()), (0x41, "sort_end".into())])
 }
 
 fn pack_bytes(trace: &[u8], block_records: u32) -> Vec<u8> {
@@ -128,7 +127,7 @@ fn a_trace_whose_records_are_not_aligned_packs_the_same() {
 
 #[test]
 fn empty_and_unfinished_traces_round_trip() {
-    let empty = trace_file(&[], &NameTable::default());
+    let empty = trace_file(&[], &EventNames::default());
     let archive = pack_bytes(&empty, 100);
     assert_eq!(ArchiveView::new_checked(&archive).unwrap().block_count(), 0);
     assert_eq!(unpack_bytes(&archive).unwrap(), empty);

@@ -9,7 +9,8 @@ use super::{
     FLAG_COMPLETE,
 };
 use crate::bytes::{u32_at, u64_at};
-use crate::indexed::{FileHeader, NameTable};
+use crate::events::EventNames;
+use crate::indexed::FileHeader;
 use crate::trace::{TraceHeader, TraceRecord, RECORD_LEN};
 
 /// A checked archive in memory (a map, typically). Opening it reads the
@@ -22,7 +23,7 @@ pub struct ArchiveView<'a> {
     trace_header: TraceHeader,
     /// The trace's header bytes, then its bytes after the records.
     trailer: Vec<u8>,
-    names: NameTable,
+    names: EventNames,
     index: Vec<BlockEntry>,
     blocks_decoded: Cell<u64>,
     /// Column buffers and a zstd context kept from block to block.
@@ -164,7 +165,7 @@ impl<'a> ArchiveView<'a> {
     pub fn tail(&self) -> &[u8] {
         &self.trailer[usize::from(self.header.trace_header_len)..]
     }
-    pub fn names(&self) -> &NameTable {
+    pub fn names(&self) -> &EventNames {
         &self.names
     }
     pub fn len(&self) -> usize {
@@ -356,13 +357,13 @@ fn trace_names(
     trace_header_len: u64,
     records: u64,
     tail: &[u8],
-) -> Result<NameTable, ArchiveError> {
+) -> Result<EventNames, ArchiveError> {
     let common = trace_header.common_mut();
     if !common.is_complete() {
         common.record_count = records;
         common.index_count = 0;
         common.names_len = 0;
-        return Ok(NameTable::default());
+        return Ok(EventNames::default());
     }
     if common.record_count != records {
         return Err(damaged(format!(
@@ -371,7 +372,7 @@ fn trace_names(
         )));
     }
     if common.names_len == 0 {
-        return Ok(NameTable::default());
+        return Ok(EventNames::default());
     }
     let tail_start = trace_header_len + records * RECORD_LEN as u64;
     common
@@ -381,6 +382,6 @@ fn trace_names(
             let end = off.checked_add(common.names_len)?;
             tail.get(usize::try_from(off).ok()?..usize::try_from(end).ok()?)
         })
-        .and_then(NameTable::parse)
+        .and_then(EventNames::parse_section)
         .ok_or_else(|| damaged("the trace's name table lies outside its tail"))
 }

@@ -10,6 +10,7 @@
 //! it opens the file. Pure: no I/O here.
 
 use crate::bytes::{put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
+use crate::events::EventNames;
 
 mod checksum;
 use checksum::verify_checksums;
@@ -344,49 +345,6 @@ impl IndexEntry {
     }
 }
 
-/// Event names carried in the file: `(index, name)` pairs.
-///
-/// Encoding: repeated `u32 index, u16 length, length bytes of UTF-8`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct NameTable {
-    pub names: Vec<(u32, String)>,
-}
-
-impl NameTable {
-    pub fn emit(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        for (index, name) in &self.names {
-            let bytes = &name.as_bytes()[..name.len().min(u16::MAX as usize)];
-            out.extend_from_slice(&index.to_le_bytes());
-            out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
-            out.extend_from_slice(bytes);
-        }
-        out
-    }
-    /// `None` if the bytes are malformed.
-    pub fn parse(mut b: &[u8]) -> Option<NameTable> {
-        let mut names = Vec::new();
-        while !b.is_empty() {
-            if b.len() < 6 {
-                return None;
-            }
-            let index = u32_at(b, 0..4);
-            let len = usize::from(u16_at(b, 4..6));
-            let name = b.get(6..6 + len)?;
-            names.push((index, String::from_utf8_lossy(name).into_owned()));
-            b = &b[6 + len..];
-        }
-        Some(NameTable { names })
-    }
-    /// The name of event `index`, if any.
-    pub fn get(&self, index: u32) -> Option<&str> {
-        self.names
-            .iter()
-            .find(|(i, _)| *i == index)
-            .map(|(_, n)| n.as_str())
-    }
-}
-
 /// A record that knows its time, so the index can be built over it.
 pub trait Timed {
     fn tick(&self) -> u64;
@@ -437,7 +395,7 @@ impl IndexBuilder {
 pub struct Body<'a> {
     records: &'a [u8],
     index: &'a [u8],
-    names: NameTable,
+    names: EventNames,
     record_len: usize,
 }
 
@@ -476,7 +434,7 @@ impl<'a> Body<'a> {
             return Ok(Body {
                 records: &body[..n * record_len],
                 index: &[],
-                names: NameTable::default(),
+                names: EventNames::default(),
                 record_len,
             });
         }
@@ -501,10 +459,10 @@ impl<'a> Body<'a> {
             count: header.index_count,
         })?;
         let names = if header.names_len == 0 {
-            NameTable::default()
+            EventNames::default()
         } else {
             section(data, header.names_offset, header.names_len, 1)
-                .and_then(NameTable::parse)
+                .and_then(EventNames::parse_section)
                 .ok_or(TraceFileError::BadNames {
                     file,
                     offset: header.names_offset,
@@ -522,7 +480,7 @@ impl<'a> Body<'a> {
         })
     }
 
-    pub fn names(&self) -> &NameTable {
+    pub fn names(&self) -> &EventNames {
         &self.names
     }
     pub fn len(&self) -> usize {
@@ -647,7 +605,7 @@ impl<'a, H: FileHeader, R: FileRecord + 'a> IndexedView<'a, H, R> {
     pub fn header(&self) -> &H {
         &self.header
     }
-    pub fn names(&self) -> &NameTable {
+    pub fn names(&self) -> &EventNames {
         self.body.names()
     }
     pub fn len(&self) -> usize {

@@ -17,13 +17,13 @@ impl Timed for Rec {
 }
 
 /// A complete file of records whose ticks are `ticks`.
-fn file(ticks: &[u64], stride: u64, names: &NameTable) -> Vec<u8> {
+fn file(ticks: &[u64], stride: u64, names: &EventNames) -> Vec<u8> {
     let ty = &TEST_FILE;
     let recs: Vec<Rec> = ticks.iter().map(|&t| Rec(t)).collect();
     let mut idx = IndexBuilder::new(stride);
     idx.push_block(0, &recs);
     let index = idx.emit();
-    let names_bytes = names.emit();
+    let names_bytes = names.emit_section();
     let records_end = ty.header_len + ticks.len() * ty.record_len;
     let h = CommonHeader {
         flags: FLAG_COMPLETE,
@@ -89,7 +89,7 @@ fn resealed(mut f: Vec<u8>) -> Vec<u8> {
 
 #[test]
 fn bad_files_are_refused_with_a_reason() {
-    let f = file(&[1, 2, 3], 4096, &NameTable::default());
+    let f = file(&[1, 2, 3], 4096, &EventNames::default());
     let file = "test";
     assert!(matches!(
         open(&f[..10]),
@@ -172,9 +172,7 @@ fn bad_files_are_refused_with_a_reason() {
 #[test]
 fn every_changed_byte_of_a_finished_file_is_refused() {
     let ticks: Vec<u64> = (0..40).collect();
-    let names = NameTable {
-        names: vec![(7, "seven".into())],
-    };
+    let names = EventNames::from_iter(vec![(7, "seven".into())]);
     let f = file(&ticks, 16, &names);
     assert!(open(&f).is_ok());
     for i in 0..f.len() {
@@ -213,7 +211,7 @@ fn every_changed_byte_of_a_finished_file_is_refused() {
 
 #[test]
 fn a_file_of_the_unchecked_version_is_read_without_checksums() {
-    let f = file(&[1, 2, 3], 2, &NameTable::default());
+    let f = file(&[1, 2, 3], 2, &EventNames::default());
     let records_end = 160 + 3 * 24;
     let mut old = f[..128].to_vec();
     old[8..10].copy_from_slice(&UNCHECKED_VERSION.to_le_bytes());
@@ -263,7 +261,7 @@ proptest! {
         probes in proptest::collection::vec(0u64..1100, 1..10),
     ) {
         ticks.sort_unstable();
-        let f = file(&ticks, stride, &NameTable::default());
+        let f = file(&ticks, stride, &EventNames::default());
         let (_, body) = open(&f).unwrap();
         prop_assert_eq!(body.len(), ticks.len());
         prop_assert_eq!(body.index().count() as u64, (ticks.len() as u64).div_ceil(stride));
@@ -278,8 +276,8 @@ proptest! {
 
     #[test]
     fn names_round_trip(names in proptest::collection::vec((any::<u32>(), "[a-z_]{0,20}"), 0..20)) {
-        let t = NameTable { names };
-        prop_assert_eq!(NameTable::parse(&t.emit()), Some(t.clone()));
+        let t = EventNames::from_iter(names);
+        prop_assert_eq!(EventNames::parse_section(&t.emit_section()), Some(t.clone()));
         let f = file(&[5], 1, &t);
         let (_, body) = open(&f).unwrap();
         prop_assert_eq!(body.names(), &t);

@@ -114,6 +114,12 @@ fn every_kind_round_trips() {
             comm: Name::new("sh"),
         },
         Event::Switch { prev: 17 },
+        Event::CpuArea {
+            frame: 0x1ec0b,
+            frames: 3,
+            owner: 1,
+            area: Name::new("cpu-entry-area"),
+        },
     ];
     for (i, event) in events.into_iter().enumerate() {
         let repr = RecordRepr {
@@ -137,7 +143,7 @@ fn header_round_trips_and_is_checked() {
     };
     let bytes = repr.to_bytes();
     assert_eq!(&bytes[..8], b"HMTTLOG\0");
-    assert_eq!(&bytes[8..12], &[2, 0, 64, 0]);
+    assert_eq!(&bytes[8..12], &[3, 0, 64, 0]);
     assert_eq!(&bytes[12..16], &[0; 4]);
     assert_eq!(&bytes[24..32], &[0; 8]);
     let view = FileHeader::new_checked(&bytes[..]).unwrap();
@@ -149,17 +155,19 @@ fn header_round_trips_and_is_checked() {
         FileHeaderRepr::parse(&FileHeader::new_unchecked(&bad[..])),
         Err(Error::BadMagic(_))
     ));
-    let mut old = bytes;
-    old[8] = 1;
-    assert_eq!(
-        FileHeaderRepr::parse(&FileHeader::new_unchecked(&old[..])),
-        Ok(repr)
-    );
+    for version in [1, 2] {
+        let mut old = bytes;
+        old[8] = version;
+        assert_eq!(
+            FileHeaderRepr::parse(&FileHeader::new_unchecked(&old[..])),
+            Ok(repr)
+        );
+    }
     let mut bad = bytes;
-    bad[8] = 3;
+    bad[8] = 4;
     assert_eq!(
         FileHeaderRepr::parse(&FileHeader::new_unchecked(&bad[..])),
-        Err(Error::UnsupportedVersion(3))
+        Err(Error::UnsupportedVersion(4))
     );
     let mut bad = bytes;
     bad[10] = 32;
@@ -194,7 +202,7 @@ fn short_buffers_are_refused_not_panicking() {
 
 #[test]
 fn unknown_kind_and_direction_are_errors() {
-    for kind in [0u16, 11, 0xffff] {
+    for kind in [0u16, 12, 0xffff] {
         let mut bytes = DMA_MAP_BYTES;
         bytes[8..10].copy_from_slice(&kind.to_le_bytes());
         assert_eq!(
@@ -240,4 +248,26 @@ fn file_iterates_records_and_reports_a_cut_tail() {
     assert_eq!(records.remainder(), 10);
     let seqs: Vec<u64> = records.map(|r| r.unwrap().seq).collect();
     assert_eq!(seqs, [0, 1, 2]);
+}
+
+#[test]
+fn a_cpu_area_beyond_a_16_bit_cpu_is_refused() {
+    let mut bytes = RecordRepr {
+        seq: 0,
+        cpu: 0,
+        pid: 0,
+        time_ns: 0,
+        event: Event::CpuArea {
+            frame: 1,
+            frames: 1,
+            owner: 0,
+            area: Name::new("percpu"),
+        },
+    }
+    .to_bytes();
+    Record::new_unchecked(&mut bytes[..]).set_c(1 << 16);
+    assert_eq!(
+        RecordRepr::parse(&Record::new_checked(&bytes[..]).unwrap()),
+        Err(Error::BadCpu(1 << 16))
+    );
 }

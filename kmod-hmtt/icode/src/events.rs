@@ -85,7 +85,7 @@ impl EventRegistry {
 
     /// The index of `name`, if registered.
     pub fn get(&self, name: &str) -> Option<u32> {
-        self.names.get(name)
+        self.names.index_of(name)
     }
 
     /// The name of `index`, if any.

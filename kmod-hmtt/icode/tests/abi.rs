@@ -37,6 +37,7 @@ int main(void)
 	printf("KIND_OVERRUN %u\n", HMTT_LOG_OVERRUN);
 	printf("KIND_FORK %u\n", HMTT_LOG_FORK);
 	printf("KIND_SWITCH %u\n", HMTT_LOG_SWITCH);
+	printf("KIND_CPU_AREA %u\n", HMTT_LOG_CPU_AREA);
 	printf("LOG_FILE_VERSION %u\n", HMTT_LOG_FILE_VERSION);
 	printf("EV_LOG_FIRST %u\n", HMTT_EV_LOG_FIRST);
 	printf("EV_USER_FIRST %u\n", HMTT_EV_USER_FIRST);
@@ -112,6 +113,10 @@ fn c_header_and_rust_mirror_agree() {
     );
     assert_eq!(value("KIND_FORK"), hmtt_format::klog::Kind::Fork as u64);
     assert_eq!(value("KIND_SWITCH"), hmtt_format::klog::Kind::Switch as u64);
+    assert_eq!(
+        value("KIND_CPU_AREA"),
+        hmtt_format::klog::Kind::CpuArea as u64
+    );
     assert_eq!(
         value("LOG_FILE_VERSION"),
         u64::from(hmtt_format::klog::VERSION)

@@ -304,9 +304,37 @@ fn qemu_guest_loads_maps_logs_and_unloads() {
         Kind::DmaUnmap,
         Kind::Fork,
         Kind::Switch,
+        Kind::CpuArea,
     ] {
         assert!(kinds.contains(&(kind as u16)), "no {kind:?} record");
     }
+    // The guest's two CPUs each have an entry area and per-CPU pages, in
+    // frames of their own.
+    let mut cpu_frames: BTreeMap<u64, u16> = BTreeMap::new();
+    let mut areas: BTreeSet<(u16, String)> = BTreeSet::new();
+    for r in &records {
+        if let Event::CpuArea {
+            frame,
+            frames,
+            owner,
+            area,
+        } = r.event
+        {
+            assert!((1..=64).contains(&frames), "{r:?}");
+            areas.insert((owner, area.to_string()));
+            for f in frame..frame + frames {
+                let other = cpu_frames.insert(f, owner);
+                assert!(
+                    other.is_none_or(|o| o == owner),
+                    "frame {f:#x} given to CPUs {other:?} and {owner}"
+                );
+            }
+        }
+    }
+    let expected: BTreeSet<(u16, String)> = (0..2u16)
+        .flat_map(|c| [(c, "cpu-entry-area".to_string()), (c, "percpu".to_string())])
+        .collect();
+    assert_eq!(areas, expected, "CPU_AREA records of the 2 CPUs");
     assert!(
         !kinds.contains(&(Kind::Overrun as u16)),
         "the ring overflowed"

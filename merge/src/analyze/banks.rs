@@ -18,7 +18,47 @@ pub struct BankDecoder {
     shift: u32,
     /// The linear mapping's fields as shifts and masks, for
     /// [`BankDecoder::bank_row`] (`None` for another mapping).
-    linear: Option<LinearFields>,
+    linear: Option<LinearDecoder>,
+}
+
+/// [`BankDecoder::bank_row`] for the linear mapping, a copy of the few
+/// numbers it needs: held in registers over a loop (read from the decoder
+/// in the analyzer, they are read again after every count stored).
+#[derive(Debug, Clone, Copy)]
+pub struct LinearDecoder {
+    channels: u64,
+    shift: u32,
+    fields: LinearFields,
+}
+
+impl LinearDecoder {
+    /// As [`BankDecoder::bank_row`].
+    #[inline(always)]
+    pub fn bank_row(&self, board: u8, pa: u64) -> Option<(usize, u32)> {
+        let f = &self.fields;
+        let local = local_address(self.channels, self.shift, pa);
+        if local >= f.capacity {
+            return None;
+        }
+        let line = local >> 6;
+        let bank = (line >> f.bank_shift) & f.bank_mask;
+        let row = (line >> f.row_shift) & f.row_mask;
+        let rank = line >> f.rank_shift;
+        let id = usize::from(board) * BANKS_PER_BOARD + ((rank << f.bank_bits) | bank) as usize;
+        Some((id, row as u32))
+    }
+}
+
+/// The address on its board's DIMM of `pa` (the interleave of `channels`
+/// channels in blocks of `2^shift` bytes undone).
+#[inline(always)]
+fn local_address(channels: u64, shift: u32, pa: u64) -> u64 {
+    if channels > 1 {
+        let low = pa & ((1 << shift) - 1);
+        (((pa >> shift) / channels) << shift) | low
+    } else {
+        pa
+    }
 }
 
 /// Where the bank, row and rank sit in a line index of the linear mapping.
@@ -37,7 +77,8 @@ impl BankDecoder {
     /// `channels` boards on channels interleaved in blocks of `2^shift` bytes.
     pub fn new(mapping: AddressMapping, channels: u64, shift: u32) -> BankDecoder {
         let g = *mapping.geometry();
-        let linear = mapping.is_linear().then(|| LinearFields {
+        let (channels, shift) = (channels.max(1), shift.clamp(6, 40));
+        let fields = mapping.is_linear().then(|| LinearFields {
             capacity: g.capacity_bytes(),
             bank_shift: g.col_line_bits(),
             bank_mask: (1 << g.bank_bits()) - 1,
@@ -48,9 +89,13 @@ impl BankDecoder {
         });
         BankDecoder {
             mapping,
-            channels: channels.max(1),
-            shift: shift.clamp(6, 40),
-            linear,
+            channels,
+            shift,
+            linear: fields.map(|fields| LinearDecoder {
+                channels,
+                shift,
+                fields,
+            }),
         }
     }
 
@@ -58,12 +103,12 @@ impl BankDecoder {
     /// undone).
     #[inline(always)]
     fn local(&self, pa: u64) -> u64 {
-        if self.channels > 1 {
-            let low = pa & ((1 << self.shift) - 1);
-            (((pa >> self.shift) / self.channels) << self.shift) | low
-        } else {
-            pa
-        }
+        local_address(self.channels, self.shift, pa)
+    }
+
+    /// The decoder of the linear mapping alone (`None` for another).
+    pub fn linear(&self) -> Option<LinearDecoder> {
+        self.linear
     }
 
     /// The bank id ([`BankDecoder::bank_id`]) and row of `pa` on board
@@ -71,20 +116,11 @@ impl BankDecoder {
     /// `bank_id`, with the linear mapping's fields taken by shifts.
     #[inline(always)]
     pub fn bank_row(&self, board: u8, pa: u64) -> Option<(usize, u32)> {
-        let Some(f) = self.linear else {
+        let Some(linear) = self.linear else {
             let c = self.coord(pa)?;
             return Some((self.bank_id(board, &c), c.row));
         };
-        let local = self.local(pa);
-        if local >= f.capacity {
-            return None;
-        }
-        let line = local >> 6;
-        let bank = (line >> f.bank_shift) & f.bank_mask;
-        let row = (line >> f.row_shift) & f.row_mask;
-        let rank = line >> f.rank_shift;
-        let id = usize::from(board) * BANKS_PER_BOARD + ((rank << f.bank_bits) | bank) as usize;
-        Some((id, row as u32))
+        linear.bank_row(board, pa)
     }
 
     pub fn geometry(&self) -> &Geometry {

@@ -51,7 +51,7 @@ pub struct TraceMeta {
     /// The geometry in the header, as `rank,bank,row,col_line` bits.
     pub geometry: Option<String>,
     /// The event names stored in the trace.
-    pub names: Vec<(u32, String)>,
+    pub names: EventNames,
 }
 
 impl TraceInput<'_, '_> {
@@ -61,11 +61,11 @@ impl TraceInput<'_, '_> {
             tick_ps: self.tick_ps(),
             boards: self.boards(),
             geometry: self.geometry().map(|g| g.to_string()),
-            names: self.names().names.clone(),
+            names: self.names().clone(),
         }
     }
 
-    pub fn names(&self) -> &NameTable {
+    pub fn names(&self) -> &EventNames {
         match self {
             TraceInput::Physical(t) => t.names(),
             TraceInput::Virtual(v) => v.names(),

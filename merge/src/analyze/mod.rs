@@ -23,6 +23,7 @@
 
 pub mod bank_parallelism;
 pub mod banks;
+pub mod board_twin;
 pub mod dma_requests;
 pub mod footprint;
 mod input;
@@ -53,8 +54,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use hmtt_format::archive::{AnyTrace, AnyTraceError, ArchiveError};
 use hmtt_format::config::{classify_event, EventKind};
+use hmtt_format::events::EventNames;
 use hmtt_format::mapping::MappingError;
-use hmtt_format::trace::{NameTable, RecordKind, TraceRecord};
+use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::trace_blocks::BlockReader;
 use hmtt_format::vtrace::VtraceView;
 use hmtt_format::{AddressMapping, Geometry};
@@ -189,6 +191,11 @@ pub struct Analysis {
     pub virtual_streams: Option<streams::StreamReport>,
     pub processes: Option<Vec<footprint::ProcessRow>>,
     pub dma_requests: Option<Vec<dma_requests::DmaRow>>,
+    /// The board's statistics and their trace-side twin
+    /// ([`board_twin::board_statistics`]), when the trace has them or they
+    /// were asked for (absent otherwise, so other reports keep their bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub board_statistics: Option<board_twin::BoardStatisticsReport>,
 }
 
 /// Records an analysis goes over at once: a run decoded, then gone over
@@ -446,8 +453,46 @@ impl Analyzer {
     fn add_accesses(&mut self, run: &[TraceRecord]) {
         self.mix.add_run(run);
         self.timeline.add_run(run);
-        for r in run {
-            self.access_but_counts_and_streams(r.tick, r.board(), r.pa(), r.packed & 1 == 1);
+        let Analyzer {
+            decoder,
+            banks,
+            rows,
+            blp,
+            timeline,
+            pages,
+            reuse,
+            ..
+        } = self;
+        let shared = SharedFigures {
+            banks,
+            rows,
+            blp,
+            timeline,
+            pages,
+        };
+        // One loop per decoder and reuse mode, chosen once per run: their
+        // numbers stay in registers over the loop.
+        match (decoder.linear(), reuse) {
+            (Some(d), Reuse::Exact(r)) => shared.add_run(
+                run,
+                |b, pa| d.bank_row(b, pa),
+                |line| {
+                    r.access(line);
+                },
+            ),
+            (Some(d), Reuse::Sampled(r)) => {
+                shared.add_run(run, |b, pa| d.bank_row(b, pa), |line| r.access(line))
+            }
+            (None, Reuse::Exact(r)) => shared.add_run(
+                run,
+                |b, pa| decoder.bank_row(b, pa),
+                |line| {
+                    r.access(line);
+                },
+            ),
+            (None, Reuse::Sampled(r)) => {
+                shared.add_run(run, |b, pa| decoder.bank_row(b, pa), |line| r.access(line))
+            }
         }
         if let Some(s) = self.reuse_beside.as_mut() {
             for r in run {
@@ -507,10 +552,7 @@ impl Analyzer {
         if let Some((start, banks)) = self.blp.finish() {
             self.timeline.parallelism(start, banks);
         }
-        let names = NameTable {
-            names: meta.names.clone(),
-        };
-        let names = &names;
+        let names = &meta.names;
         let mix = self.mix.mix();
         let duration_ticks = mix.last_tick - mix.first_tick.unwrap_or(mix.last_tick);
         Analysis {
@@ -539,7 +581,47 @@ impl Analyzer {
             virtual_streams: self.virtual_streams.as_mut().map(streams::Streams::finish),
             processes: self.footprint.as_ref().map(footprint::Footprint::report),
             dma_requests: self.dma.as_mut().map(dma_requests::DmaRequests::finish),
+            board_statistics: None,
             mix,
+        }
+    }
+}
+
+/// The figures [`Analyzer::add_accesses`] takes a reference at a time in
+/// one loop, where the work of one overlaps the waits of another.
+struct SharedFigures<'a> {
+    banks: &'a mut banks::BankCounts,
+    rows: &'a mut row_locality::RowLocality,
+    blp: &'a mut bank_parallelism::BankParallelism,
+    timeline: &'a mut timeline::Timeline,
+    pages: &'a mut page_hotness::PageHotness,
+}
+
+impl SharedFigures<'_> {
+    /// What [`Analyzer::access_but_counts_and_streams`] does, for each
+    /// reference of `run`, with `bank_row` the decoder's and `reuse` the
+    /// reuse distances'.
+    #[inline(always)]
+    fn add_run(
+        self,
+        run: &[TraceRecord],
+        bank_row: impl Fn(u8, u64) -> Option<(usize, u32)>,
+        mut reuse: impl FnMut(u64),
+    ) {
+        for r in run {
+            let (pa, write) = (r.pa(), r.packed & 1 == 1);
+            match bank_row(r.board(), pa) {
+                Some((id, row)) => {
+                    self.banks.add(id, write);
+                    self.rows.add(id, row);
+                    if let Some((start, banks)) = self.blp.add(r.tick, id) {
+                        self.timeline.parallelism(start, banks);
+                    }
+                }
+                None => self.banks.outside(),
+            }
+            self.pages.add(pa, write);
+            reuse(pa >> 6);
         }
     }
 }

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use hmtt_format::input::{InputChecks, InputFile};
 
 use hmtt_format::archive::AnyTrace;
+use hmtt_format::events::EventNames;
 use hmtt_format::klog::RecordRepr;
-use hmtt_format::trace::NameTable;
 
 use crate::error::MergeError;
 use crate::replay::archive::ArchiveSource;
@@ -31,17 +31,6 @@ pub enum ReplayedError {
     Input(#[from] hmtt_format::input::InputError),
     #[error(transparent)]
     SideFile(#[from] crate::side_files::SideFileError),
-    #[error("{}: record {record}: {error}", path.display())]
-    LogRecord {
-        path: PathBuf,
-        record: usize,
-        error: hmtt_format::klog::Error,
-    },
-    #[error("{}: not a usable kernel log: {error}", path.display())]
-    Log {
-        path: PathBuf,
-        error: hmtt_format::klog::Error,
-    },
     #[error("creating the replayed trace's temporary file: {0}")]
     Temporary(std::io::Error),
     #[error("replaying {} with {}: {source}", trace.display(), log.display())]
@@ -64,18 +53,7 @@ pub fn replay_to_temporary(
 ) -> Result<(tempfile::NamedTempFile, ReplayReport), ReplayedError> {
     let file = InputFile::open(trace)?;
     let view = file.physical("analyze --log", checks)?;
-    let log_bytes = crate::side_files::read_log(log)?;
-    let image = hmtt_format::klog::read_image(&log_bytes).map_err(|(i, error)| {
-        let path = log.to_path_buf();
-        match i {
-            Some(record) => ReplayedError::LogRecord {
-                path,
-                record,
-                error,
-            },
-            None => ReplayedError::Log { path, error },
-        }
-    })?;
+    let image = crate::side_files::read_log_image(log)?;
     let names = crate::side_files::with_names_of(view.names().clone(), events)?;
     let out = tempfile::Builder::new()
         .prefix("hmtt-analyze-")
@@ -99,7 +77,7 @@ pub fn replay_to_temporary(
 pub fn replay_into(
     trace: &AnyTrace,
     log: &[RecordRepr],
-    names: &NameTable,
+    names: &EventNames,
     out: &Path,
 ) -> Result<ReplayReport, ReplayedError> {
     let header = trace.header().clone();

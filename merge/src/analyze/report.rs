@@ -253,6 +253,9 @@ impl AnalysisReport<'_> {
                 )?;
             }
         }
+        if let Some(b) = &a.board_statistics {
+            write!(out, "{b}")?;
+        }
         Ok(())
     }
 }

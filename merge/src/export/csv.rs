@@ -215,7 +215,8 @@ impl<W: Write> RecordWriter for CsvWriter<W> {
 
 #[cfg(test)]
 mod tests {
-    use hmtt_format::trace::{NameTable, RecordKind, TraceRecord};
+    use hmtt_format::events::EventNames;
+    use hmtt_format::trace::{RecordKind, TraceRecord};
     use hmtt_format::vtrace::{Miss, VirtualRecord};
 
     use super::*;
@@ -225,9 +226,7 @@ mod tests {
             kind,
             tick_ps: 1250,
             first_tick: 0,
-            names: NameTable {
-                names: vec![(0x40, "a,\"b\"".into())],
-            },
+            names: EventNames::from_iter(vec![(0x40, "a,\"b\"".into())]),
         }
     }
 

@@ -20,7 +20,8 @@ mod time;
 use std::io::Write;
 
 use hmtt_format::archive::AnyTrace;
-use hmtt_format::trace::{NameTable, RecordKind, TraceRecord};
+use hmtt_format::events::EventNames;
+use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::vtrace::{VirtualRecord, VtraceView};
 
 use crate::names::event_name;
@@ -56,7 +57,7 @@ pub struct TraceMeta {
     /// Tick of the first record: time 0 of the exports that count from it.
     pub first_tick: u64,
     /// User event names (the trace's name table, maybe with an events file).
-    pub names: NameTable,
+    pub names: EventNames,
 }
 
 impl TraceMeta {
@@ -158,7 +159,7 @@ pub struct ExportSummary {
 /// Exports every record of a physical trace (or its archive).
 pub fn export_trace(
     view: &AnyTrace<'_>,
-    names: NameTable,
+    names: EventNames,
     w: impl FnOnce(&TraceMeta) -> Result<Box<dyn RecordWriter>, ExportError>,
 ) -> Result<ExportSummary, ExportError> {
     let header = view.header();
@@ -184,7 +185,7 @@ pub fn export_trace(
 /// Exports every record of a virtual trace.
 pub fn export_vtrace(
     view: &VtraceView<'_>,
-    names: NameTable,
+    names: EventNames,
     w: impl FnOnce(&TraceMeta) -> Result<Box<dyn RecordWriter>, ExportError>,
 ) -> Result<ExportSummary, ExportError> {
     let header = view.header();
@@ -225,7 +226,7 @@ pub(crate) fn source_cell(v: &VirtualRecord) -> &'static str {
 
 /// The event column: the event's name for a tag or a command, the count
 /// for a loss or a gap, empty for a reference.
-pub(crate) fn event_cell(r: &TraceRecord, names: &NameTable) -> Option<String> {
+pub(crate) fn event_cell(r: &TraceRecord, names: &EventNames) -> Option<String> {
     match r.kind() {
         RecordKind::Tag { .. } | RecordKind::Cmd => Some(event_name(r.value() as u32, names)),
         RecordKind::Lost => Some(format!("{} references", r.value())),

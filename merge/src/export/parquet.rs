@@ -649,7 +649,7 @@ impl RecordWriter for PartitionedParquetWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hmtt_format::trace::NameTable;
+    use hmtt_format::events::EventNames;
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::record::Field;
 
@@ -668,7 +668,7 @@ mod tests {
             kind: TraceKind::Physical,
             tick_ps: 1250,
             first_tick: 0,
-            names: NameTable::default(),
+            names: EventNames::default(),
         };
         let mut w = ParquetWriter::new(Vec::new(), meta, rows + 1).unwrap();
         w.write_block(&records).unwrap();

@@ -445,7 +445,7 @@ impl<W: Write> RecordWriter for PerfettoWriter<W> {
 mod tests {
     use super::*;
     use crate::export::TraceKind;
-    use hmtt_format::trace::NameTable;
+    use hmtt_format::events::EventNames;
 
     /// Issue 41: 4,000 processes, each referencing memory in one interval
     /// of 4,000, write a few values each, not one in every interval.
@@ -455,7 +455,7 @@ mod tests {
             kind: TraceKind::Virtual,
             tick_ps: 1000,
             first_tick: 0,
-            names: NameTable::default(),
+            names: EventNames::default(),
         };
         let mut w = PerfettoWriter::new(Vec::new(), meta, 1).unwrap();
         let processes = 4000u32;

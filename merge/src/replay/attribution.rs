@@ -279,7 +279,8 @@ impl Contest {
     /// each, the one switched in last first: the (pid, virtual page) it is
     /// given to, and by which rule. `pos`: its position in the trace.
     /// `around`: the processes running on the CPUs that made the telling
-    /// references before and after it (0: none, or not known).
+    /// references before and after it (0: none, or not known); `told_at`:
+    /// the position of the telling reference before it (0: not known).
     pub fn decide(
         &mut self,
         contenders: &[(u32, u64)],
@@ -287,6 +288,7 @@ impl Contest {
         write: bool,
         pos: u64,
         around: (u32, u32),
+        told_at: u64,
     ) -> (u32, u64, Ambiguity) {
         let line = offset & !LINE_MASK;
         let vline = |vpn: u64| (vpn << PAGE_SHIFT) | line;
@@ -310,16 +312,18 @@ impl Contest {
             }
             // Another CPU's after it: the burst before it goes on while
             // the references continue its process's streams without a
-            // pause. After a pause (where the other CPU may have taken
-            // over), a reference that does not continue them is the other
-            // CPU's.
+            // pause, and right after its CPU's telling reference (such as
+            // its return from the kernel, where a new stream may start).
+            // After a pause (where the other CPU may have taken over), a
+            // reference that does not continue them is the other CPU's.
             let (near, paused) = self.get(pid).map_or((false, true), |r| {
                 (
                     r.distance(vline(vpn), write) <= NEAR,
-                    pos - r.last_at.min(pos) > BURST_PAUSE,
+                    pos - r.last_at.max(told_at).min(pos) > BURST_PAUSE,
                 )
             });
-            if near && !paused {
+            let told_lately = told_at != 0 && pos.saturating_sub(told_at) <= BURST_PAUSE;
+            if (near && !paused) || told_lately {
                 return give(self, (pid, vpn), Ambiguity::ByBurst);
             }
             if paused && !near {

@@ -97,12 +97,22 @@ pub(super) struct BoardState {
     /// (the CPU that logged the record), or a reference to a frame only
     /// one CPU's process uses ([`NO_CPU`]: none yet).
     pub(super) evidence: u16,
+    /// Where the board's last telling reference was (0: none yet); for a
+    /// run of references to a telling page, the position after its last.
+    pub(super) evidence_at: u64,
     /// The next telling reference, as far as the last look-ahead saw.
     pub(super) ahead: Ahead,
+    /// Frames a CPU uses alone: references to them are telling too.
+    pub(super) cpu_frames: CpuFrames,
 }
 
 impl BoardState {
-    pub(super) fn new(first_seq: u64, window: u64, switches: bool) -> BoardState {
+    pub(super) fn new(
+        first_seq: u64,
+        window: u64,
+        switches: bool,
+        cpu_frames: CpuFrames,
+    ) -> BoardState {
         BoardState {
             tags: SeqWindow::new(first_seq, window),
             frames: FrameTable::default(),
@@ -114,8 +124,20 @@ impl BoardState {
             cur: CurrentPage::default(),
             gap_from: 0,
             evidence: NO_CPU,
+            evidence_at: 0,
             ahead: Ahead::default(),
+            cpu_frames,
         }
+    }
+
+    /// The one CPU whose references `frame` tells, under the present
+    /// state: a CPU's own frame, or a frame only one CPU's running
+    /// process maps.
+    #[inline]
+    fn telling_cpu(&self, frame: u64, owners: &Owners<'_>) -> Option<u16> {
+        self.procs
+            .only_cpu(owners)
+            .or_else(|| self.cpu_frames.cpu(frame))
     }
 
     #[inline(never)]
@@ -127,7 +149,7 @@ impl BoardState {
         };
         let (owners, page_table) = self.frames.lookup(frame);
         let cpu = if self.procs.contested() {
-            self.procs.only_cpu(&owners).unwrap_or(NO_CPU)
+            self.telling_cpu(frame, &owners).unwrap_or(NO_CPU)
         } else {
             NO_CPU
         };
@@ -239,6 +261,9 @@ impl BoardState {
         last_write: bool,
         pos: u64,
     ) {
+        if page.cpu != NO_CPU {
+            self.evidence_at = pos;
+        }
         if self.procs.contested()
             && page.pid != 0
             && !page.contested
@@ -288,10 +313,22 @@ impl BoardState {
             0
         };
         let around = (runner(self.evidence), after);
-        let (pid, vpn, why) =
-            self.procs
-                .contest
-                .decide(&self.contenders, pa & PAGE_MASK, write, pos, around);
+        // Without CPU_AREA records telling references are too sparse to
+        // say that a CPU whose telling reference came just before is
+        // still issuing (measured on 2-vCPU boots: worse, not better).
+        let told_at = if self.cpu_frames.is_empty() {
+            0
+        } else {
+            self.evidence_at
+        };
+        let (pid, vpn, why) = self.procs.contest.decide(
+            &self.contenders,
+            pa & PAGE_MASK,
+            write,
+            pos,
+            around,
+            told_at,
+        );
         let keep = cur.cause & (TRACED_RUNNING | TRACED_FRAME);
         (
             flags,
@@ -303,8 +340,8 @@ impl BoardState {
 
     /// Looks ahead after position `from` (the board's records only, up to
     /// `LOOK_AHEAD` of the trace's) for the next telling reference: a log
-    /// tag (its record's CPU), or a reference to a frame only one CPU's
-    /// process uses under the present state. It stops at the board's
+    /// tag (its record's CPU), a reference to a CPU's own frame, or one to
+    /// a frame only one CPU's process uses under the present state. It stops at the board's
     /// first other marker (a loss, or an I-code that is not a log tag:
     /// neither tells the CPU, and the state may change after a tag).
     pub(super) fn look_ahead<S: RecordSource + ?Sized>(
@@ -344,8 +381,7 @@ impl BoardState {
             if f != frame {
                 frame = f;
                 cpu = self
-                    .procs
-                    .only_cpu(&self.frames.lookup(f).0)
+                    .telling_cpu(f, &self.frames.lookup(f).0)
                     .unwrap_or(NO_CPU);
             }
             if cpu != NO_CPU {

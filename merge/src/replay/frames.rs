@@ -370,6 +370,42 @@ impl FrameTable {
 
 #[cfg(test)]
 mod tests {
+
+    fn area(frame: u64, frames: u64, owner: u16) -> hmtt_format::klog::RecordRepr {
+        hmtt_format::klog::RecordRepr {
+            seq: 0,
+            cpu: 0,
+            pid: 0,
+            time_ns: 0,
+            event: hmtt_format::klog::Event::CpuArea {
+                frame,
+                frames,
+                owner,
+                area: hmtt_format::klog::Name::new("percpu"),
+            },
+        }
+    }
+
+    #[test]
+    fn cpu_frames_keep_one_cpu_per_frame_and_ignore_what_is_not_an_area() {
+        let log = [
+            area(0x100, 3, 0),
+            area(0x200, 2, 1),
+            // Frame 0x201 given to two CPUs tells neither.
+            area(0x201, 1, 2),
+            // Too large to be a CPU's area.
+            area(0x1000, CpuFrames::MAX_PER_RECORD + 1, 3),
+        ];
+        let f = CpuFrames::from_log(&log);
+        assert_eq!(f.cpu(0x100), Some(0));
+        assert_eq!(f.cpu(0x102), Some(0));
+        assert_eq!(f.cpu(0x103), None);
+        assert_eq!(f.cpu(0x200), Some(1));
+        assert_eq!(f.cpu(0x201), None);
+        assert_eq!(f.cpu(0x1000), None);
+        assert_eq!(f.counts(), (4, 2));
+        assert_eq!(CpuFrames::from_log(&[]).cpu(0x100), None);
+    }
     use super::*;
 
     fn owner(t: &FrameTable, frame: u64) -> Option<(u32, u64)> {
@@ -487,3 +523,73 @@ mod tests {
         assert!(t.side.is_empty());
     }
 }
+
+/// Frames that only one CPU uses (its entry area, its per-CPU variables),
+/// from the kernel log's CPU_AREA records: a reference to one tells which
+/// CPU made it. Shared by every board's state.
+#[derive(Clone, Default)]
+pub struct CpuFrames(std::sync::Arc<FastMap<u64, u16>>);
+
+impl CpuFrames {
+    /// Frames one CPU_AREA record may name: a CPU's entry area is about 40
+    /// pages, so a larger count is not one and is ignored.
+    pub const MAX_PER_RECORD: u64 = 1024;
+    /// Frames kept in all: enough for 1,000 CPUs' areas, bounded for a
+    /// forged log.
+    pub const MAX_FRAMES: usize = 1 << 17;
+
+    pub fn from_log(log: &[hmtt_format::klog::RecordRepr]) -> CpuFrames {
+        let mut map = FastMap::default();
+        for r in log {
+            if let hmtt_format::klog::Event::CpuArea {
+                frame,
+                frames,
+                owner,
+                ..
+            } = r.event
+            {
+                if frames > Self::MAX_PER_RECORD {
+                    continue;
+                }
+                for f in frame..frame.saturating_add(frames) {
+                    if map.len() >= Self::MAX_FRAMES {
+                        break;
+                    }
+                    // A frame two records give to different CPUs tells
+                    // neither.
+                    map.entry(f)
+                        .and_modify(|c| {
+                            if *c != owner {
+                                *c = NO_OWNER
+                            }
+                        })
+                        .or_insert(owner);
+                }
+            }
+        }
+        map.retain(|_, c| *c != NO_OWNER);
+        CpuFrames(std::sync::Arc::new(map))
+    }
+
+    /// The one CPU that uses `frame`, if it is a CPU's own.
+    #[inline]
+    pub fn cpu(&self, frame: u64) -> Option<u16> {
+        if self.0.is_empty() {
+            None
+        } else {
+            self.0.get(&frame).copied()
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// How many frames tell a CPU, and of how many CPUs.
+    pub fn counts(&self) -> (u64, u64) {
+        let cpus: std::collections::BTreeSet<u16> = self.0.values().copied().collect();
+        (self.0.len() as u64, cpus.len() as u64)
+    }
+}
+
+const NO_OWNER: u16 = u16::MAX;

@@ -49,7 +49,7 @@ pub use tags::DEFAULT_WINDOW as DEFAULT_TAG_WINDOW;
 pub use writer::VtraceWriter;
 
 use attribution::{Decision, Processes};
-use frames::{FastMap, FrameTable, Owner, Owners};
+use frames::{CpuFrames, FastMap, FrameTable, Owner, Owners};
 use hmtt_format::events::EventWindow;
 use tags::{SeqWindow, Tag};
 
@@ -180,6 +180,8 @@ pub struct Replayer<'l> {
     tag_window: u64,
     /// The log has SWITCH records.
     switches: bool,
+    /// Frames only one CPU uses, from the log's CPU_AREA records.
+    cpu_frames: CpuFrames,
     /// DMA_MAP records counted in Table 4, a bit per record.
     dma_counted: Vec<u64>,
     /// Records given up as lost by one tag (reused).
@@ -208,16 +210,23 @@ fn record_in(log: &[RecordRepr], first_seq: u64, seq: u64) -> Option<&RecordRepr
 
 impl<'l> Replayer<'l> {
     pub fn new(log: &'l [RecordRepr], filter: ReplayFilter) -> Replayer<'l> {
+        let cpu_frames = CpuFrames::from_log(log);
+        let (cpu_area_frames, cpu_area_cpus) = cpu_frames.counts();
         Replayer {
             log,
             first_seq: log.first().map_or(0, |r| r.seq),
             boards: Vec::new(),
             seen: [false; 256],
-            report: ReplayReport::default(),
+            report: ReplayReport {
+                cpu_area_frames,
+                cpu_area_cpus,
+                ..ReplayReport::default()
+            },
             window: filter.window.map(|(a, b)| EventWindow::new(a, b)),
             filter,
             tag_window: DEFAULT_TAG_WINDOW,
             switches: log.iter().any(|r| matches!(r.event, Event::Switch { .. })),
+            cpu_frames,
             dma_counted: vec![0; log.len() / 64 + 1],
             lost: Vec::new(),
             counts: [0; 1024],
@@ -286,7 +295,9 @@ impl<'l> Replayer<'l> {
                     st.dma.swap_remove(i);
                 }
             }
-            Event::Overrun { .. } => {}
+            // Known from the start (CpuFrames::from_log): what a CPU's
+            // entry area and per-CPU variables occupy does not change.
+            Event::Overrun { .. } | Event::CpuArea { .. } => {}
         }
     }
 
@@ -317,7 +328,14 @@ impl<'l> Replayer<'l> {
         out: &mut dyn FnMut(&[VirtualRecord]),
     ) {
         self.boards = (0..256)
-            .map(|_| BoardState::new(self.first_seq, self.tag_window, self.switches))
+            .map(|_| {
+                BoardState::new(
+                    self.first_seq,
+                    self.tag_window,
+                    self.switches,
+                    self.cpu_frames.clone(),
+                )
+            })
             .collect();
         let n = trace.len();
         let selecting = !self.filter.is_empty();
@@ -364,6 +382,7 @@ impl<'l> Replayer<'l> {
                         page = st.cur;
                         if page.cpu != NO_CPU {
                             st.evidence = page.cpu;
+                            st.evidence_at = (start + k) as u64;
                         }
                     }
                     let (flags, key, pid, vaddr) = if page.slow {
@@ -476,7 +495,9 @@ impl<'l> Replayer<'l> {
                             self.apply(board, seq);
                             // The CPU that logged the record wrote its tag.
                             if let Some(rec) = self.record(seq) {
-                                self.boards[usize::from(board)].evidence = rec.cpu;
+                                let st = &mut self.boards[usize::from(board)];
+                                st.evidence = rec.cpu;
+                                st.evidence_at = i as u64;
                             }
                             self.report.tags_placed += 1;
                             self.report.tags_reordered += u64::from(reordered);

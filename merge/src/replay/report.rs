@@ -5,7 +5,8 @@
 use super::*;
 
 /// A log record that could not be placed at its tag.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Unplaced {
     /// Its tag was lost; applied at the end of the lost window (`tick`).
     LostTag { board: u8, seq: u64, tick: u64 },
@@ -42,6 +43,10 @@ pub struct ReplayReport {
     pub ambiguous: [u64; 7],
     /// The log has SWITCH records: who runs is known.
     pub switches: bool,
+    /// Frames the log's CPU_AREA records give to one CPU each, and the
+    /// CPUs they describe.
+    pub cpu_area_frames: u64,
+    pub cpu_area_cpus: u64,
     /// References made while a traced process was running (SWITCH
     /// records), and how many of them were not attributed for certain.
     pub while_traced: u64,

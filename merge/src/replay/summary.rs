@@ -1,13 +1,14 @@
 //! What `hmtt replay` prints when it is done: the counts of a replay
 //! ([`ReplayReport`]) beside the facts of its run (the kernel log's damage,
-//! the time taken), as text; and the check of `--max-unattributed`.
+//! the time taken), as text or as JSON (`--json`); and the check of
+//! `--max-unattributed`.
 
 use std::fmt;
 
 use hmtt_format::klog::LogImage;
 use hmtt_format::TickLength;
 
-use super::{Ambiguity, Miss, ReplayReport};
+use super::{Ambiguity, Miss, ReplayReport, Unplaced};
 
 /// Lost windows and records not placed listed by name; the rest counted.
 const LISTED: usize = 10;
@@ -213,6 +214,13 @@ impl ReplaySummary<'_> {
         for u in r.unplaced.iter().take(LISTED) {
             writeln!(out, "  {u:?}")?;
         }
+        if r.cpu_area_frames > 0 {
+            writeln!(
+                out,
+                "frames that tell their CPU (CPU_AREA records): {} of {} CPUs",
+                r.cpu_area_frames, r.cpu_area_cpus
+            )?;
+        }
         if image.cut_short_bytes > 0 {
             writeln!(
                 out,
@@ -258,6 +266,201 @@ impl ReplaySummary<'_> {
     }
 }
 
+/// The summary as `hmtt replay --json` writes it (docs/guide.md): the
+/// text's figures, each under a name.
+#[derive(serde::Serialize)]
+struct ReplayJson<'a> {
+    references: u64,
+    selected: u64,
+    translated: u64,
+    miss_rate: f64,
+    misses: Vec<MissJson>,
+    table3: Table3Json,
+    dma_requests: Vec<DmaRequestsJson<'a>>,
+    not_attributed: u64,
+    attributed_by_rule: Vec<RuleJson>,
+    /// With SWITCH records only.
+    while_traced: Option<CountedJson>,
+    attributable: AttributableJson,
+    log: LogJson,
+    /// The first records not placed (the report keeps 1000).
+    unplaced: &'a [Unplaced],
+    lost_window_count: u64,
+    /// The first lost windows (the report keeps 1000).
+    lost_windows: Vec<LostWindowJson>,
+    seconds: f64,
+}
+
+#[derive(serde::Serialize)]
+struct MissJson {
+    class: &'static str,
+    references: u64,
+}
+
+#[derive(serde::Serialize)]
+struct Table3Json {
+    cpu_read: u64,
+    cpu_write: u64,
+    dma_read: u64,
+    dma_write: u64,
+}
+
+#[derive(serde::Serialize)]
+struct DmaRequestsJson<'a> {
+    direction: &'a str,
+    requests: usize,
+    bytes: u64,
+    up_to_4k: usize,
+    from_4k_to_16k: usize,
+    from_16k_to_64k: usize,
+    over_64k: usize,
+}
+
+#[derive(serde::Serialize)]
+struct RuleJson {
+    cause: &'static str,
+    rule: &'static str,
+    references: u64,
+}
+
+#[derive(serde::Serialize)]
+struct CountedJson {
+    references: u64,
+    not_attributed: u64,
+}
+
+#[derive(serde::Serialize)]
+struct AttributableJson {
+    references: u64,
+    not_attributed: u64,
+    /// The measure of `--max-unattributed`.
+    not_attributed_percent: f64,
+}
+
+#[derive(serde::Serialize)]
+struct LogJson {
+    records: usize,
+    placed: u64,
+    not_placed: u64,
+    lost_tags_applied_where_found: u64,
+    never_applied: u64,
+    tags_beyond_the_log: u64,
+    tags_out_of_order: u64,
+    late_tags_ignored: u64,
+    cut_short_bytes: usize,
+    seq_holes: u64,
+    seq_missing: u64,
+    duplicate_seqs: u64,
+}
+
+#[derive(serde::Serialize)]
+struct LostWindowJson {
+    board: u8,
+    from_tick: u64,
+    to_tick: u64,
+    /// From the trace's tick length; 0 when it is unknown.
+    from_ns: f64,
+    to_ns: f64,
+    packets: u64,
+}
+
+impl ReplaySummary<'_> {
+    /// The summary as pretty JSON, a line end after it.
+    pub fn write_json(&self, mut out: impl std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut out, &self.json())?;
+        writeln!(out)
+    }
+
+    fn json(&self) -> ReplayJson<'_> {
+        let (r, image) = (self.report, self.log);
+        let mut by_direction: Vec<_> = r.dma_requests.iter().collect();
+        by_direction.sort_unstable_by_key(|(dir, _)| **dir);
+        let ns = |ticks: u64| self.tick.map_or(0.0, |t| t.ns(ticks));
+        ReplayJson {
+            references: r.references,
+            selected: r.selected,
+            translated: r.translated,
+            miss_rate: r.miss_rate(),
+            misses: Miss::ALL
+                .into_iter()
+                .map(|m| MissJson {
+                    class: m.name(),
+                    references: r.miss_count(m),
+                })
+                .collect(),
+            table3: Table3Json {
+                cpu_read: r.table3[0],
+                cpu_write: r.table3[1],
+                dma_read: r.table3[2],
+                dma_write: r.table3[3],
+            },
+            dma_requests: by_direction
+                .into_iter()
+                .map(|(dir, sizes)| {
+                    let bucket =
+                        |lo: u64, hi: u64| sizes.iter().filter(|&&s| s > lo && s <= hi).count();
+                    DmaRequestsJson {
+                        direction: dir,
+                        requests: sizes.len(),
+                        bytes: sizes.iter().sum(),
+                        up_to_4k: bucket(0, 4096),
+                        from_4k_to_16k: bucket(4096, 16384),
+                        from_16k_to_64k: bucket(16384, 65536),
+                        over_64k: bucket(65536, u64::MAX),
+                    }
+                })
+                .collect(),
+            not_attributed: r.unattributed(),
+            attributed_by_rule: Ambiguity::ALL
+                .into_iter()
+                .map(|a| RuleJson {
+                    cause: a.describe(),
+                    rule: a.rule(),
+                    references: r.ambiguous_count(a),
+                })
+                .collect(),
+            while_traced: r.switches.then_some(CountedJson {
+                references: r.while_traced,
+                not_attributed: r.unattributed_while_traced,
+            }),
+            attributable: AttributableJson {
+                references: r.attributable,
+                not_attributed: r.unattributed_attributable,
+                not_attributed_percent: r.unattributed_percent(),
+            },
+            log: LogJson {
+                records: image.records.len(),
+                placed: r.records_placed(),
+                not_placed: r.unplaced_count,
+                lost_tags_applied_where_found: r.lost_tags,
+                never_applied: r.no_tags,
+                tags_beyond_the_log: r.tags_without_record,
+                tags_out_of_order: r.tags_reordered,
+                late_tags_ignored: r.tags_late,
+                cut_short_bytes: image.cut_short_bytes,
+                seq_holes: image.seq_holes,
+                seq_missing: image.seq_missing,
+                duplicate_seqs: image.duplicates,
+            },
+            unplaced: &r.unplaced,
+            lost_window_count: r.lost_window_count,
+            lost_windows: r
+                .lost_windows
+                .iter()
+                .map(|w| LostWindowJson {
+                    board: w.board,
+                    from_tick: w.from_tick,
+                    to_tick: w.to_tick,
+                    from_ns: ns(w.from_tick),
+                    to_ns: ns(w.to_tick),
+                    packets: w.packets,
+                })
+                .collect(),
+            seconds: self.seconds,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,6 +493,60 @@ mod tests {
                 "  to device (DMA read)            1 requests, average 4096 bytes; <=4K 1, 4K-16K 0, 16K-64K 0, >64K 0",
             ]
         );
+    }
+
+    #[test]
+    fn the_json_names_each_figure_of_the_text() {
+        let mut report = ReplayReport {
+            references: 10,
+            translated: 7,
+            misses: [1, 2, 0],
+            table3: [5, 3, 2, 0],
+            unplaced: vec![Unplaced::NoTag { board: 1, seq: 9 }],
+            unplaced_count: 1,
+            no_tags: 1,
+            lost_windows: vec![super::super::LostWindow {
+                board: 0,
+                from_tick: 8,
+                to_tick: 16,
+                packets: 2,
+            }],
+            lost_window_count: 1,
+            ..ReplayReport::default()
+        };
+        report
+            .dma_requests
+            .insert("bidirectional", vec![4096, 100_000]);
+        let log = LogImage {
+            cut_short_bytes: 3,
+            ..LogImage::default()
+        };
+        let summary = ReplaySummary {
+            report: &report,
+            log: &log,
+            seconds: 0.5,
+            boards: 1,
+            tick: TickLength::of_ps(1250),
+        };
+        let mut bytes = Vec::new();
+        summary.write_json(&mut bytes).unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(json["references"], 10);
+        assert_eq!(json["misses"][1]["class"], "kernel");
+        assert_eq!(json["misses"][1]["references"], 2);
+        assert_eq!(json["table3"]["cpu_write"], 3);
+        assert_eq!(json["dma_requests"][0]["bytes"], 104_096);
+        assert_eq!(json["dma_requests"][0]["up_to_4k"], 1);
+        assert_eq!(json["dma_requests"][0]["over_64k"], 1);
+        assert_eq!(json["while_traced"], serde_json::Value::Null);
+        assert_eq!(json["log"]["cut_short_bytes"], 3);
+        assert_eq!(json["log"]["never_applied"], 1);
+        assert_eq!(
+            json["unplaced"][0],
+            serde_json::json!({"kind": "no_tag", "board": 1, "seq": 9})
+        );
+        assert_eq!(json["lost_windows"][0]["to_ns"], 20.0);
+        assert!(bytes.ends_with(b"}\n"));
     }
 
     #[test]

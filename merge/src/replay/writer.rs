@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
+use hmtt_format::events::EventNames;
 use hmtt_format::indexed::CommonHeader;
-use hmtt_format::trace::NameTable;
 use hmtt_format::vtrace::{
     VirtualRecord, VtraceHeader, DEFAULT_INDEX_STRIDE, FLAG_COMPLETE, FLAG_SELECTION,
 };
@@ -23,7 +23,7 @@ pub struct VtraceInfo {
     pub boards: u8,
     /// A view selected the references (not all of the trace's are here).
     pub selection: bool,
-    pub names: NameTable,
+    pub names: EventNames,
 }
 
 /// Streams a virtual trace file to disk.

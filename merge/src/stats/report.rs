@@ -4,12 +4,13 @@
 
 use std::fmt;
 
+use hmtt_format::events::EventNames;
 use hmtt_format::stats::{BankCounter, RankCounter};
-use hmtt_format::trace::{NameTable, TraceHeader};
+use hmtt_format::trace::TraceHeader;
 use hmtt_format::TickLength;
 
 use super::TraceStats;
-use crate::board_statistics::BoardStatistics;
+use crate::board_statistics::{BoardStatistics, ReuseTotals};
 use crate::names::event_name;
 
 /// Tags listed by name; the kernel log's tags are summed up.
@@ -25,7 +26,7 @@ pub struct StatsReport<'a> {
     /// The trace as named to the user.
     pub trace: &'a str,
     pub header: &'a TraceHeader,
-    pub names: &'a NameTable,
+    pub names: &'a EventNames,
     pub stats: &'a TraceStats,
     pub tick: TickLength,
     /// Length of a bandwidth interval as given, ms.
@@ -211,6 +212,13 @@ impl StatsReport<'_> {
                 tick.ms(b.ticks),
                 b.unsent
             )?;
+            if b.counter_records == 0 {
+                // The RDHPU alone was on.
+                if let Some(r) = &b.reuse {
+                    self.reuse(out, b, r)?;
+                }
+                continue;
+            }
             let Some(l) = b.layout() else { continue };
             writeln!(
                 out,
@@ -234,7 +242,7 @@ impl StatsReport<'_> {
                     .map(|(r, k)| u64::from(c[l.bank(r, k, which)]))
                     .sum()
             };
-            for line in &b.first {
+            for line in b.first.iter().filter(|l| !l.counters.is_empty()) {
                 let c = &line.counters;
                 let (rd, wr) = (sum(c, BankCounter::Rd), sum(c, BankCounter::Wr));
                 let busy: u64 = (0..l.ranks)
@@ -294,7 +302,102 @@ impl StatsReport<'_> {
                 b.over_limit(),
                 b.lost_fifo()
             )?;
+            if let Some(r) = &b.reuse {
+                self.reuse(out, b, r)?;
+            }
         }
         Ok(())
+    }
+
+    /// The RDHPU's sections of one board: per interval, then summed.
+    fn reuse(
+        &self,
+        out: &mut fmt::Formatter<'_>,
+        b: &BoardStatistics,
+        r: &ReuseTotals,
+    ) -> fmt::Result {
+        let tick = self.tick;
+        writeln!(
+            out,
+            "  page reuse (the board's 128-page LRU stack, 4 KiB pages): {} records over {:.3} ms",
+            r.records,
+            tick.ms(r.ticks)
+        )?;
+        writeln!(
+            out,
+            "  {:>12} {:>10} {:>9} {:>6} {:>6} {:>6} {:>6} {:>8} {:>12} {:>7}",
+            "start_ms",
+            "length_us",
+            "refs",
+            "d=0%",
+            "d<8%",
+            "d<128%",
+            "new%",
+            "skipped",
+            "hottest",
+            "refs"
+        )?;
+        for line in &b.first {
+            let Some(x) = &line.reuse else { continue };
+            let h: Vec<u64> = x.histogram.iter().map(|&v| u64::from(v)).collect();
+            let taken = x.taken();
+            let below = |d: usize| h.iter().take(d.min(h.len() - 1)).sum::<u64>();
+            let (page, count) = x.hot.first().map_or((String::from("-"), 0), |p| {
+                (format!("{:#x}", p.page), p.count)
+            });
+            writeln!(
+                out,
+                "  {:>12.3} {:>10.3} {:>9} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>8} {:>12} {:>7}",
+                tick.ms(line.start_tick),
+                tick.ns(line.end_tick.saturating_sub(line.start_tick)) / 1e3,
+                taken,
+                percent(below(1), taken),
+                percent(below(8), taken),
+                percent(below(128), taken),
+                percent(h.last().copied().unwrap_or(0), taken),
+                x.skipped,
+                page,
+                count
+            )?;
+        }
+        let taken = r.taken();
+        let mut bins = Vec::new();
+        let mut lo = 0;
+        while lo + 1 < r.histogram.len() {
+            let hi = if lo == 0 {
+                1
+            } else {
+                (2 * lo).min(r.histogram.len() - 1)
+            };
+            let n: u64 = r.histogram[lo..hi].iter().sum();
+            bins.push(if hi - lo == 1 {
+                format!("{lo} {:.1}%", percent(n, taken))
+            } else {
+                format!("{lo}-{} {:.1}%", hi - 1, percent(n, taken))
+            });
+            lo = hi;
+        }
+        writeln!(
+            out,
+            "  total: {taken} references taken, {} skipped; stack distance {}, deeper or new {:.1}%",
+            r.skipped,
+            bins.join(", "),
+            percent(r.histogram.last().copied().unwrap_or(0), taken)
+        )?;
+        let shown: Vec<String> = r
+            .hot
+            .iter()
+            .take(8)
+            .map(|(page, n)| format!("{page:#x} ({n})"))
+            .collect();
+        writeln!(
+            out,
+            "  hot pages (page = line index >> 6; references in the intervals they were hot): {}",
+            if shown.is_empty() {
+                "none".to_string()
+            } else {
+                shown.join(", ")
+            }
+        )
     }
 }

@@ -9,7 +9,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use hmtt_format::indexed::NameTable;
+use hmtt_format::events::EventNames;
 use hmtt_format::packet::Packet;
 use hmtt_merge::{merge_to_trace, CaptureSet, MergeOptions, MergeReport};
 use hmtt_sim::board::output::CaptureWriters;
@@ -141,7 +141,7 @@ impl Boards {
             interleave_shift: (self.packets.len() > 1).then_some(self.interleave_shift),
             ..Default::default()
         };
-        merge_to_trace(&set, &opts, trace, &NameTable::default(), &mut |_| {})
+        merge_to_trace(&set, &opts, trace, &EventNames::default(), &mut |_| {})
             .unwrap()
             .0
     }

@@ -55,6 +55,8 @@ pub struct ConfigUnit {
     first_line: u64,
     window_lines: u64,
     mode: Mode,
+    /// The board has a statistics unit: STATS_ONLY sets tags-only mode.
+    statistics: bool,
 }
 
 impl ConfigUnit {
@@ -64,7 +66,15 @@ impl ConfigUnit {
             first_line: window.first_line(g),
             window_lines: window.lines(g),
             mode,
+            statistics: false,
         }
+    }
+
+    /// The config unit of a board with a statistics unit, whose STATS_ONLY
+    /// switches the trace to tags-only mode (format.md §6).
+    pub fn with_statistics(mut self, statistics: bool) -> ConfigUnit {
+        self.statistics = statistics;
+        self
     }
 
     pub fn mode(&self) -> Mode {
@@ -110,6 +120,9 @@ impl ConfigUnit {
                     InnerCommand::EndTracing => self.mode.tracing = false,
                     InnerCommand::TagsOnly => self.mode.tags_only = true,
                     InnerCommand::TraceAll => self.mode.tags_only = false,
+                    // Without a statistics unit there is nothing to keep
+                    // but tags: the trace goes on as it was.
+                    InnerCommand::StatsOnly => self.mode.tags_only |= self.statistics,
                     // The Statistic Unit's commands act in the unit
                     // (`Board::config_event`), SYNC in the packetizer when
                     // its CMD word is popped.
@@ -118,6 +131,8 @@ impl ConfigUnit {
                     | InnerCommand::StatsOn
                     | InnerCommand::StatsOff
                     | InnerCommand::StatsInterval(_)
+                    | InnerCommand::ReuseOn
+                    | InnerCommand::ReuseOff
                     | InnerCommand::Reserved(_) => {}
                 }
                 CuOutcome::Inner(c, BoardEvent::Cmd { code: index })
@@ -228,7 +243,9 @@ mod tests {
             (4, InnerCommand::InsertTag),
             (5, InnerCommand::Sync),
             (6, InnerCommand::StatsOn),
-            (8, InnerCommand::Reserved(8)),
+            (8, InnerCommand::ReuseOn),
+            (10, InnerCommand::StatsOnly),
+            (11, InnerCommand::Reserved(11)),
             (63, InnerCommand::StatsInterval(31)),
         ] {
             assert_eq!(

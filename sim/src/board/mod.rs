@@ -53,6 +53,7 @@ pub mod options;
 pub mod output;
 pub mod packetizer;
 pub mod probe;
+pub mod reuse_unit;
 pub mod statistics;
 
 use hmtt_format::command::Command;
@@ -73,6 +74,7 @@ pub use options::{
 };
 pub use packetizer::{BoardPacket, CloseReason, Packetizer, PacketizerCounters};
 pub use probe::{ClockActivity, Probe};
+pub use reuse_unit::ReuseConfig;
 pub use statistics::{StatisticUnit, StatsConfig, StatsCounters};
 
 /// Words pushed on the fast path between two looks at the FIFO (settle,
@@ -146,7 +148,7 @@ impl Board {
         let DrainRate { num, den } = cfg.drain;
         let mut board = Board {
             dsmu: Dsmu::new(&g),
-            cu: ConfigUnit::new(&g, cfg.window, mode),
+            cu: ConfigUnit::new(&g, cfg.window, mode).with_statistics(cfg.statistics.is_some()),
             limit: RefLimit::new(cfg.lanes, cfg.refs_per_clock),
             encoder: EventEncoder::default(),
             // A clock adds L times the per-tick credit.

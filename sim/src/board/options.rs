@@ -10,6 +10,7 @@ use hmtt_format::text::{parse_list, parse_number, GivenError, NotANumber};
 
 use super::config::{BoardConfig, DrainRate, DEFAULT_CONFIG_BYTES, DEFAULT_REFS_PER_CLOCK};
 use super::output::{window_for_range, RangeError};
+use super::reuse_unit::ReuseConfig;
 use super::statistics::StatsConfig;
 
 /// What a run changes of its base configuration; `None` keeps the base's.
@@ -35,6 +36,11 @@ pub struct BoardOptions {
     pub stats_share_log2: Option<u8>,
     pub stats_burst: Option<u32>,
     pub stats_off: bool,
+    /// The Reuse Distance & Hot Pages Unit beside the Statistic Unit.
+    pub reuse: bool,
+    pub reuse_off: bool,
+    pub reuse_hot_pages: Option<u8>,
+    pub reuse_refs_per_clock: Option<u32>,
     /// The config window in DDR coordinates (rank, first row, rows);
     /// overrides the range below.
     pub window: Option<[u32; 3]>,
@@ -66,6 +72,10 @@ impl Default for BoardOptions {
             stats_share_log2: None,
             stats_burst: None,
             stats_off: false,
+            reuse: false,
+            reuse_off: false,
+            reuse_hot_pages: None,
+            reuse_refs_per_clock: None,
             window: None,
             mapping: None,
             config_base: None,
@@ -175,6 +185,14 @@ impl BoardOptions {
                 start_enabled: !self.stats_off,
                 share_log2: self.stats_share_log2.unwrap_or(defaults.share_log2),
                 burst_records: self.stats_burst.unwrap_or(defaults.burst_records),
+                reuse: self.reuse.then(|| {
+                    let d = ReuseConfig::default();
+                    ReuseConfig {
+                        start_enabled: !self.reuse_off,
+                        hot_pages: self.reuse_hot_pages.unwrap_or(d.hot_pages),
+                        refs_per_clock: self.reuse_refs_per_clock.unwrap_or(d.refs_per_clock),
+                    }
+                }),
             });
         }
         let same_link = (cfg.ports, cfg.max_words, cfg.tick_ps) == link && cfg.statistics.is_none();

@@ -7,17 +7,21 @@
 //! outcomes), so it counts every command whether or not its reference
 //! reached the trace; the board tells it the references the limit and the
 //! FIFO dropped ([`StatisticUnit::add_drops`]) and its inner commands
-//! ([`StatisticUnit::inner`]).
+//! ([`StatisticUnit::inner`]). It holds the Reuse Distance & Hot Pages
+//! Unit ([`super::reuse_unit`]) when the board has one: the two share the
+//! intervals and the path, each switched on and off on its own.
 
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::config::InnerCommand;
 use hmtt_format::geometry::Geometry;
 use hmtt_format::stats::{
     BankCounter, CounterLayout, RankCounter, StatsRecord, MAX_INTERVAL_LOG2, MIN_INTERVAL_LOG2,
+    STATS_HEADER_LEN, STATS_HEADER_LEN_SECTIONS,
 };
 
 use super::dsmu::{Dsmu, DsmuOutcome};
 use super::packetizer::BoardPacket;
+use super::reuse_unit::{ReuseConfig, ReuseUnit};
 use super::BoardConfig;
 
 /// Bytes a frame adds to its UDP payload on the wire (board.md "Drain
@@ -37,6 +41,8 @@ pub struct StatsConfig {
     pub share_log2: u8,
     /// Records the statistics path can send back to back, 1..=16.
     pub burst_records: u32,
+    /// The Reuse Distance & Hot Pages Unit, if the board has one.
+    pub reuse: Option<ReuseConfig>,
 }
 
 impl Default for StatsConfig {
@@ -46,6 +52,7 @@ impl Default for StatsConfig {
             start_enabled: true,
             share_log2: 5,
             burst_records: 4,
+            reuse: None,
         }
     }
 }
@@ -69,6 +76,9 @@ impl StatsConfig {
                 "statistics burst {} records: must be in 1..=16",
                 self.burst_records
             ));
+        }
+        if let Some(r) = &self.reuse {
+            r.validate()?;
         }
         Ok(())
     }
@@ -123,9 +133,17 @@ pub struct StatisticUnit {
     tick_ps: u16,
     ports: u8,
     max_counters: usize,
+    /// The Statistic Unit counts.
     enabled: bool,
+    reuse: Option<ReuseUnit>,
+    /// The RDHPU takes references.
+    reuse_on: bool,
+    /// The config window's lines `[first, first + lines)`, whose
+    /// references the RDHPU does not take.
+    window_first: u64,
+    window_lines: u64,
     k: u8,
-    /// The open interval `[start, end)` while enabled.
+    /// The open interval `[start, end)` while a unit is on.
     start: u64,
     end: u64,
     pending: Vec<Pending>,
@@ -150,10 +168,19 @@ impl StatisticUnit {
     pub fn new(cfg: &BoardConfig, sc: &StatsConfig) -> StatisticUnit {
         let g = cfg.geometry;
         let layout = CounterLayout::new(&g);
-        let max_counters = cfg.max_words.saturating_sub(4).max(1);
-        let record_bytes = 48 * layout.len().div_ceil(max_counters) as u64
-            + 4 * layout.len() as u64
-            + WIRE_OVERHEAD_BYTES * layout.len().div_ceil(max_counters) as u64;
+        // A packet is no larger than a trace packet (32 + 4 * max_words
+        // bytes): the 48-byte header of version 1, or 56 of version 2 in a
+        // build with an RDHPU.
+        let header_words = if sc.reuse.is_some() { 6 } else { 4 };
+        let max_counters = cfg.max_words.saturating_sub(header_words).max(1);
+        let reuse = sc.reuse.map(|rc| ReuseUnit::new(rc, cfg.lanes));
+        // The credit holds `burst` of the largest records the build sends.
+        let (words, header) = match &reuse {
+            Some(r) => (layout.len() + r.record_words(), STATS_HEADER_LEN_SECTIONS),
+            None => (layout.len(), STATS_HEADER_LEN),
+        };
+        let parts = words.div_ceil(max_counters) as u64;
+        let record_bytes = header as u64 * parts + 4 * words as u64 + WIRE_OVERHEAD_BYTES * parts;
         let cap = u64::from(sc.burst_records) * record_bytes * (8000 << sc.share_log2);
         let k = sc.interval_log2;
         StatisticUnit {
@@ -164,6 +191,10 @@ impl StatisticUnit {
             ports: cfg.ports,
             max_counters,
             enabled: sc.start_enabled,
+            reuse_on: reuse.is_some() && sc.reuse.is_some_and(|r| r.start_enabled),
+            reuse,
+            window_first: cfg.window.first_line(&g),
+            window_lines: cfg.window.lines(&g),
             k,
             start: 0,
             end: 1 << k,
@@ -192,10 +223,20 @@ impl StatisticUnit {
         self.enabled
     }
 
+    /// Whether the RDHPU takes references now.
+    pub fn reuse_enabled(&self) -> bool {
+        self.reuse_on
+    }
+
+    /// Whether intervals run: one of the units is on.
+    fn running(&self) -> bool {
+        self.enabled || self.reuse_on
+    }
+
     /// The first tick at which an interval closes or an inner command's
     /// change applies; commands before it belong to the open interval.
     pub(super) fn boundary(&self) -> u64 {
-        let natural = if self.enabled { self.end } else { u64::MAX };
+        let natural = if self.running() { self.end } else { u64::MAX };
         self.pending.first().map_or(natural, |p| p.at.min(natural))
     }
 
@@ -204,7 +245,12 @@ impl StatisticUnit {
     /// unit's: its change applies at `next_clock`.
     pub(super) fn inner(&mut self, command: InnerCommand, next_clock: u64) -> bool {
         match command {
-            InnerCommand::StatsOn | InnerCommand::StatsOff | InnerCommand::StatsInterval(_) => {
+            InnerCommand::StatsOn
+            | InnerCommand::StatsOff
+            | InnerCommand::StatsInterval(_)
+            | InnerCommand::ReuseOn
+            | InnerCommand::ReuseOff
+            | InnerCommand::StatsOnly => {
                 self.pending.push(Pending {
                     at: next_clock,
                     command,
@@ -219,7 +265,7 @@ impl StatisticUnit {
     /// due by then; `flags` is the board's mode, for the records' headers.
     pub(super) fn advance(&mut self, t: u64, flags: u8) {
         loop {
-            let natural = if self.enabled { self.end } else { u64::MAX };
+            let natural = if self.running() { self.end } else { u64::MAX };
             let change = self.pending.first().map_or(u64::MAX, |p| p.at);
             if natural.min(change) > t {
                 return;
@@ -239,18 +285,15 @@ impl StatisticUnit {
 
     fn apply(&mut self, p: Pending, flags: u8) {
         let at = p.at;
+        let has_reuse = self.reuse.is_some();
         match p.command {
-            InnerCommand::StatsOn if !self.enabled => {
-                self.enabled = true;
-                self.start = at;
-                self.end = ((at >> self.k) + 1) << self.k;
-            }
-            InnerCommand::StatsOff if self.enabled => {
-                self.close(at, flags);
-                self.enabled = false;
-            }
+            InnerCommand::StatsOn => self.switch(at, flags, true, self.reuse_on),
+            InnerCommand::StatsOff => self.switch(at, flags, false, self.reuse_on),
+            InnerCommand::ReuseOn => self.switch(at, flags, self.enabled, has_reuse),
+            InnerCommand::ReuseOff => self.switch(at, flags, self.enabled, false),
+            InnerCommand::StatsOnly => self.switch(at, flags, true, has_reuse),
             InnerCommand::StatsInterval(k) => {
-                if self.enabled {
+                if self.running() {
                     self.close(at, flags);
                 }
                 self.k = k;
@@ -261,15 +304,37 @@ impl StatisticUnit {
         }
     }
 
+    /// Switches the units at tick `at`: a change closes the open interval
+    /// there and opens the next there, if a unit is still on; the RDHPU
+    /// switched on starts from an empty stack.
+    fn switch(&mut self, at: u64, flags: u8, counters: bool, reuse: bool) {
+        if (counters, reuse) == (self.enabled, self.reuse_on) {
+            return;
+        }
+        if self.running() {
+            self.close(at, flags);
+        }
+        if reuse && !self.reuse_on {
+            if let Some(r) = &mut self.reuse {
+                r.clear();
+            }
+        }
+        self.enabled = counters;
+        self.reuse_on = reuse;
+        self.start = at;
+        self.end = ((at >> self.k) + 1) << self.k;
+    }
+
     /// End of the stream: the changes still due apply, and the open
     /// interval closes at its end.
     pub(super) fn finish(&mut self, flags: u8) {
         if let Some(last) = self.pending.iter().map(|p| p.at).max() {
             self.advance(last, flags);
         }
-        if self.enabled {
+        if self.running() {
             self.close(self.end, flags);
             self.enabled = false;
+            self.reuse_on = false;
         }
     }
 
@@ -293,6 +358,11 @@ impl StatisticUnit {
         let on = self.enabled;
         match self.dsmu.command(c) {
             DsmuOutcome::Reference(r) | DsmuOutcome::ReferenceAfterPrecharge(r) => {
+                if self.reuse_on && r.line.wrapping_sub(self.window_first) >= self.window_lines {
+                    if let Some(u) = &mut self.reuse {
+                        u.reference(r.line, c.cycle);
+                    }
+                }
                 let toggled = r.line ^ self.last_line;
                 self.last_line = r.line;
                 if on && toggled != 0 {
@@ -394,11 +464,20 @@ impl StatisticUnit {
             .saturating_add(elapsed.saturating_mul(u64::from(self.ports) * u64::from(self.tick_ps)))
             .min(self.cap);
         self.counters.intervals += 1;
-        if self.counts.iter().all(|&c| c == 0) {
+        let counters_empty = !self.enabled || self.counts.iter().all(|&c| c == 0);
+        let reuse = match &mut self.reuse {
+            Some(u) if self.reuse_on => Some(u),
+            _ => None,
+        };
+        if counters_empty && reuse.as_ref().is_none_or(|u| u.is_empty()) {
             self.counters.empty_intervals += 1;
             self.counts.fill(0);
+            if let Some(u) = reuse {
+                u.take_record();
+            }
             return;
         }
+        let reuse = reuse.map(|u| u.take_record());
         let record = StatsRecord {
             board: self.board,
             flags,
@@ -408,11 +487,15 @@ impl StatisticUnit {
             geometry: self.geometry,
             tick_ps: self.tick_ps,
             unsent_before: self.counters.unsent_pending.min(u64::from(u32::MAX)) as u32,
-            counters: self
-                .counts
-                .iter()
-                .map(|&c| c.min(u64::from(u32::MAX)) as u32)
-                .collect(),
+            counters: if self.enabled {
+                self.counts
+                    .iter()
+                    .map(|&c| c.min(u64::from(u32::MAX)) as u32)
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            reuse,
         };
         self.counts.fill(0);
         let packets = record.emit_packets(self.seq, self.ports, self.max_counters);

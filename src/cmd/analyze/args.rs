@@ -106,6 +106,12 @@ pub struct Args {
         requires = "plot"
     )]
     pub plot_format: plot::PlotFormats,
+    /// Compute the trace-side twin of the board's page reuse unit (a
+    /// 128-page LRU stack of 4 KiB pages over the READ and WRITE records)
+    /// even when the trace has no board statistics beside it (with them,
+    /// `TRACE.stats.jsonl`, the twin is always computed and compared).
+    #[arg(long, conflicts_with = "combine")]
+    pub board_twin: bool,
     /// Write every figure as JSON to this file ("-": standard output,
     /// instead of the text).
     #[arg(long, value_name = "FILE|-", value_parser = JsonOut::parse)]

@@ -71,13 +71,13 @@ fn a_contested_reference_goes_to_the_cpu_around_it_then_its_burst() {
     // Telling references of the CPU running process 1 before and
     // after it: process 1's, though process 2 is nearer and later.
     assert_eq!(
-        c.decide(&cow, 0x80, false, 12, (1, 1)),
+        c.decide(&cow, 0x80, false, 12, (1, 1), 0),
         (1, 0x40, Ambiguity::ByCpu)
     );
     // Process 2's CPU after it: process 1's burst goes on while its
     // stream does, without a pause...
     assert_eq!(
-        c.decide(&cow, 0xc0, false, 13, (1, 2)),
+        c.decide(&cow, 0xc0, false, 13, (1, 2), 0),
         (1, 0x40, Ambiguity::ByBurst)
     );
     // ...but not after a pause long enough for the other CPU to have
@@ -86,14 +86,14 @@ fn a_contested_reference_goes_to_the_cpu_around_it_then_its_burst() {
     let later = 13 + BURST_PAUSE + 1;
     let elsewhere = [(1, 0x80), (2, 0x80)];
     assert_eq!(
-        c.decide(&elsewhere, 0x800, false, later, (1, 2)),
+        c.decide(&elsewhere, 0x800, false, later, (1, 2), 0),
         (2, 0x80, Ambiguity::ByBurst)
     );
     // ...and one near them is left to the other rules.
-    let (_, _, why) = c.decide(&cow, 0x100, false, 2 * later, (1, 2));
+    let (_, _, why) = c.decide(&cow, 0x100, false, 2 * later, (1, 2), 0);
     assert_ne!(why, Ambiguity::ByBurst);
     // A process the CPUs around it do not run is no contender.
-    let (_, _, why) = c.decide(&cow, 0x140, false, 400, (3, 3));
+    let (_, _, why) = c.decide(&cow, 0x140, false, 400, (3, 3), 0);
     assert_ne!(why, Ambiguity::ByCpu);
 }
 
@@ -124,18 +124,18 @@ fn a_contested_reference_goes_to_the_nearer_then_the_later() {
     let both = [(1, 0x40), (2, 0x90)];
     // Nothing known: the first (switched in last), counted so.
     assert_eq!(
-        c.decide(&both, 0x100, false, 0, (0, 0)),
+        c.decide(&both, 0x100, false, 0, (0, 0), 0),
         (1, 0x40, Ambiguity::SeveralRunning)
     );
     // Process 2's certain reference next to its view of the frame.
     c.certain(2, 0x90_000 + 0x800, false, 2);
     assert_eq!(
-        c.decide(&both, 0x840, false, 0, (0, 0)),
+        c.decide(&both, 0x840, false, 0, (0, 0), 0),
         (2, 0x90, Ambiguity::ByLocality)
     );
     // Process 1 continues its own stream (line 0x100 of its page).
     assert_eq!(
-        c.decide(&both, 0x140, false, 0, (0, 0)),
+        c.decide(&both, 0x140, false, 0, (0, 0), 0),
         (1, 0x40, Ambiguity::ByLocality)
     );
     // Same page number for both (copy-on-write): equally near, so
@@ -145,12 +145,12 @@ fn a_contested_reference_goes_to_the_nearer_then_the_later() {
     c.certain(1, 0x40_000, false, 5);
     c.certain(2, 0x40_000, false, 6);
     assert_eq!(
-        c.decide(&cow, 0x40, false, 0, (0, 0)),
+        c.decide(&cow, 0x40, false, 0, (0, 0), 0),
         (2, 0x40, Ambiguity::ByRecency)
     );
     // That line is process 2's now: the same line again is nearer it.
     assert_eq!(
-        c.decide(&cow, 0x40, false, 0, (0, 0)),
+        c.decide(&cow, 0x40, false, 0, (0, 0), 0),
         (2, 0x40, Ambiguity::ByLocality)
     );
     // Far from both: the later certain reference.
@@ -158,7 +158,7 @@ fn a_contested_reference_goes_to_the_nearer_then_the_later() {
     c.certain(1, 0x7000_0000, false, 9);
     let far = [(1, 0x80), (2, 0x80)];
     assert_eq!(
-        c.decide(&far, 0x100, false, 0, (0, 0)),
+        c.decide(&far, 0x100, false, 0, (0, 0), 0),
         (1, 0x80, Ambiguity::ByRecency)
     );
 }

@@ -319,7 +319,7 @@ impl Contest {
             let (near, paused) = self.get(pid).map_or((false, true), |r| {
                 (
                     r.distance(vline(vpn), write) <= NEAR,
-                    pos - r.last_at.max(told_at).min(pos) > BURST_PAUSE,
+                    pos - r.last_at.min(pos) > BURST_PAUSE,
                 )
             });
             let told_lately = told_at != 0 && pos.saturating_sub(told_at) <= BURST_PAUSE;

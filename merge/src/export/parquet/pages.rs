@@ -1,0 +1,696 @@
+//! The column chunks of a row group's record columns (`tick` to `event`),
+//! encoded and compressed here rather than by the parquet crate's column
+//! writers, which spend most of the export's time on per-value work
+//! (bench/README.md, Export): each encoder takes the group's records as a
+//! slice and writes whole pages, with the chunk statistics the crate would
+//! write. The encodings are Parquet's (format 2.x, version 1 data pages),
+//! so every reader decodes them.
+
+use hmtt_format::events::EventNames;
+use hmtt_format::trace::{RecordKind, TraceRecord};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::column::writer::ColumnCloseResult;
+use parquet::file::metadata::ColumnChunkMetaData;
+use parquet::file::page_index::offset_index::{OffsetIndexMetaData, PageLocation};
+use parquet::file::statistics::Statistics;
+use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
+use parquet::schema::types::ColumnDescPtr;
+
+use super::super::ExportError;
+use crate::names::event_name;
+
+/// zstd's level for the pages written here. The level is not recorded in
+/// the file (readers need only the codec); see bench/README.md, Export,
+/// for the rates and sizes of the levels measured.
+pub const ZSTD_LEVEL: i32 = 1;
+
+/// Rows of one data page of the columns but `kind` (1 MiB of 8-byte
+/// values, the crate's default page size).
+pub const PAGE_ROWS: usize = 1 << 17;
+/// Rows of one data page of `kind` (1 to 4 bits a row before zstd).
+pub const KIND_PAGE_ROWS: usize = 1 << 20;
+/// Values of one bit-packed run of `kind`'s indices: 63 groups of 8, the
+/// most whose run header is one byte.
+const KIND_RUN_VALUES: usize = 63 * 8;
+
+/// DELTA_BINARY_PACKED's block: 128 deltas in 4 miniblocks of 32.
+const DELTA_BLOCK: usize = 128;
+const DELTA_MINIBLOCK: usize = 32;
+
+/// A column chunk being written: its pages' bytes and what the file's
+/// metadata needs of them.
+pub struct Chunk<'z> {
+    sink: TrackedWrite<Vec<u8>>,
+    zstd: &'z mut zstd::bulk::Compressor<'static>,
+    uncompressed: usize,
+    dictionary_page: bool,
+    first_data_page: Option<u64>,
+    locations: Vec<PageLocation>,
+    rows: usize,
+    encodings: Vec<Encoding>,
+}
+
+impl<'z> Chunk<'z> {
+    pub fn new(zstd: &'z mut zstd::bulk::Compressor<'static>) -> Self {
+        Chunk {
+            sink: TrackedWrite::new(Vec::new()),
+            zstd,
+            uncompressed: 0,
+            dictionary_page: false,
+            first_data_page: None,
+            locations: Vec::new(),
+            rows: 0,
+            encodings: Vec::new(),
+        }
+    }
+
+    fn compress(&mut self, raw: &[u8]) -> Result<bytes::Bytes, ExportError> {
+        let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(raw.len()));
+        self.zstd.compress_to_buffer(raw, &mut out)?;
+        Ok(out.into())
+    }
+
+    fn note(&mut self, encoding: Encoding) {
+        if !self.encodings.contains(&encoding) {
+            self.encodings.push(encoding);
+        }
+    }
+
+    /// The chunk's dictionary page (it comes first), PLAIN values.
+    fn dictionary(&mut self, raw: &[u8], values: usize) -> Result<(), ExportError> {
+        let buf = self.compress(raw)?;
+        let mut pages = SerializedPageWriter::new(&mut self.sink);
+        let spec = pages.write_page(CompressedPage::new(
+            Page::DictionaryPage {
+                buf,
+                num_values: values as u32,
+                encoding: Encoding::PLAIN,
+                is_sorted: false,
+            },
+            raw.len(),
+        ))?;
+        self.uncompressed += spec.uncompressed_size;
+        self.dictionary_page = true;
+        self.note(Encoding::PLAIN);
+        Ok(())
+    }
+
+    /// A version 1 data page of `rows` rows (nulls included): `raw` holds
+    /// the definition levels, if any, then the values in `encoding`.
+    fn data_page(
+        &mut self,
+        raw: &[u8],
+        rows: usize,
+        encoding: Encoding,
+    ) -> Result<(), ExportError> {
+        let buf = self.compress(raw)?;
+        let mut pages = SerializedPageWriter::new(&mut self.sink);
+        let spec = pages.write_page(CompressedPage::new(
+            Page::DataPage {
+                buf,
+                num_values: rows as u32,
+                encoding,
+                def_level_encoding: Encoding::RLE,
+                rep_level_encoding: Encoding::RLE,
+                statistics: None,
+            },
+            raw.len(),
+        ))?;
+        self.uncompressed += spec.uncompressed_size;
+        self.first_data_page.get_or_insert(spec.offset);
+        self.locations.push(PageLocation {
+            offset: spec.offset as i64,
+            compressed_page_size: spec.bytes_written as i32,
+            first_row_index: self.rows as i64,
+        });
+        self.rows += rows;
+        self.note(encoding);
+        Ok(())
+    }
+
+    /// The chunk's bytes and what `SerializedRowGroupWriter::append_column`
+    /// needs to splice them in at their place in the file.
+    pub fn finish(
+        mut self,
+        descr: ColumnDescPtr,
+        statistics: Option<Statistics>,
+    ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+        self.note(Encoding::RLE);
+        let chunk = bytes::Bytes::from(self.sink.into_inner()?);
+        let mut metadata = ColumnChunkMetaData::builder(descr)
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_encodings(self.encodings)
+            .set_num_values(self.rows as i64)
+            .set_total_compressed_size(chunk.len() as i64)
+            .set_total_uncompressed_size(self.uncompressed as i64)
+            .set_dictionary_page_offset(self.dictionary_page.then_some(0))
+            .set_data_page_offset(self.first_data_page.unwrap_or(0) as i64);
+        if let Some(statistics) = statistics {
+            metadata = metadata.set_statistics(statistics);
+        }
+        let close = ColumnCloseResult {
+            bytes_written: chunk.len() as u64,
+            rows_written: self.rows as u64,
+            metadata: metadata.build()?,
+            bloom_filter: None,
+            column_index: None,
+            // The file writer writes an offset index for every column or none.
+            offset_index: Some(OffsetIndexMetaData {
+                page_locations: self.locations,
+                unencoded_byte_array_data_bytes: None,
+            }),
+        };
+        Ok((chunk, close))
+    }
+}
+
+/// Unsigned statistics of INTEGER(64, false) values held as i64: the
+/// crate's form (the bits as i64, the order unsigned, no deprecated
+/// min/max).
+fn unsigned_stats(min_max: Option<(u64, u64)>, nulls: usize) -> Statistics {
+    Statistics::int64(
+        min_max.map(|(min, _)| min as i64),
+        min_max.map(|(_, max)| max as i64),
+        None,
+        Some(nulls as u64),
+        false,
+    )
+}
+
+/// Writes `v` as an unsigned LEB128 varint.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// Appends 32 `values`, each `width` bits (at most 64), packed from the
+/// least significant bit (`32 × width` bits: whole bytes). One function
+/// per width, whose shifts the compiler unrolls.
+fn bit_pack(out: &mut Vec<u8>, values: &[u64; DELTA_MINIBLOCK], width: u32) {
+    macro_rules! widths {
+        ($($w:literal)*) => {
+            match width {
+                $($w => {
+                    let at = out.len();
+                    out.resize(at + $w * DELTA_MINIBLOCK / 8, 0);
+                    pack_width::<$w>(&mut out[at..], values);
+                })*
+                _ => {}
+            }
+        };
+    }
+    widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64);
+}
+
+/// [`bit_pack`] for one width: `out` is 4 × W bytes.
+#[inline(always)]
+fn pack_width<const W: u32>(out: &mut [u8], values: &[u64; DELTA_MINIBLOCK]) {
+    let mut acc = 0u64;
+    let mut bits = 0;
+    let mut at = 0;
+    for &v in values {
+        acc |= v << bits;
+        bits += W;
+        if bits >= 64 {
+            out[at..at + 8].copy_from_slice(&acc.to_le_bytes());
+            at += 8;
+            bits -= 64;
+            // The bits of v that did not fit (none when it ended the word).
+            acc = if bits == 0 { 0 } else { v >> (W - bits) };
+        }
+    }
+    let rest = (bits / 8) as usize;
+    out[at..at + rest].copy_from_slice(&acc.to_le_bytes()[..rest]);
+}
+
+/// DELTA_BINARY_PACKED values (of an INT64 or an INT32 column whose
+/// deltas fit in 32 bits: the deltas wrap as readers undo them).
+fn delta_binary_packed(out: &mut Vec<u8>, values: &[i64]) {
+    put_varint(out, DELTA_BLOCK as u64);
+    put_varint(out, (DELTA_BLOCK / DELTA_MINIBLOCK) as u64);
+    put_varint(out, values.len() as u64);
+    put_varint(out, zigzag(values.first().copied().unwrap_or(0)));
+    // Each block's deltas are those of values[start..start + n] from the
+    // values before them.
+    let mut start = 1;
+    while start < values.len() {
+        let n = (values.len() - start).min(DELTA_BLOCK);
+        let mut deltas = [0i64; DELTA_BLOCK];
+        for ((d, &now), &before) in deltas
+            .iter_mut()
+            .zip(&values[start..start + n])
+            .zip(&values[start - 1..start - 1 + n])
+        {
+            *d = now.wrapping_sub(before);
+        }
+        let min = deltas[..n].iter().copied().min().unwrap_or(0);
+        // A last partial block's padding packs as zeros.
+        deltas[n..].fill(min);
+        put_varint(out, zigzag(min));
+        let mut packed = [0u64; DELTA_BLOCK];
+        for (p, &d) in packed.iter_mut().zip(&deltas) {
+            *p = d.wrapping_sub(min) as u64;
+        }
+        let miniblocks = n.div_ceil(DELTA_MINIBLOCK);
+        let mut widths = [0u8; DELTA_BLOCK / DELTA_MINIBLOCK];
+        for (w, mini) in widths.iter_mut().zip(packed.chunks_exact(DELTA_MINIBLOCK)) {
+            let or = mini.iter().fold(0, |a, &v| a | v);
+            *w = (u64::BITS - or.leading_zeros()) as u8;
+        }
+        // Miniblocks past the values: a width of 0 and no bytes.
+        widths[miniblocks..].fill(0);
+        out.extend_from_slice(&widths);
+        for (&w, mini) in widths
+            .iter()
+            .zip(packed.chunks_exact(DELTA_MINIBLOCK))
+            .take(miniblocks)
+        {
+            bit_pack(out, mini.try_into().expect("a miniblock"), u32::from(w));
+        }
+        start += n;
+    }
+}
+
+/// [`delta_binary_packed`] of `count` times `value`: every delta 0, so a
+/// block is its minimum delta (0) and four widths of 0.
+fn constant_delta_binary_packed(out: &mut Vec<u8>, value: i64, count: usize) {
+    put_varint(out, DELTA_BLOCK as u64);
+    put_varint(out, (DELTA_BLOCK / DELTA_MINIBLOCK) as u64);
+    put_varint(out, count as u64);
+    put_varint(out, zigzag(value));
+    let blocks = count.saturating_sub(1).div_ceil(DELTA_BLOCK);
+    out.resize(out.len() + blocks * (1 + DELTA_BLOCK / DELTA_MINIBLOCK), 0);
+}
+
+/// Appends an optional column's definition levels (bit width 1) for rows
+/// of these kinds, in the RLE / bit-packed hybrid with its 4-byte length
+/// first (version 1 data pages): runs of 16 or more equal levels that
+/// start at a multiple of 8 rows as RLE runs, the rest bit-packed.
+fn definition_levels(out: &mut Vec<u8>, groups: &[u8], rows: usize) {
+    let start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    // Groups of 8 rows; the last may be partial, padded with zeros, so
+    // only a bit-packed run (whose padding readers ignore) holds it.
+    let whole = rows / 8;
+    let uniform = |i: usize| i < whole && (groups[i] == 0 || groups[i] == 0xff);
+    let run_at = |i: usize| uniform(i) && i + 1 < whole && groups[i + 1] == groups[i];
+    let mut i = 0;
+    while i < groups.len() {
+        if run_at(i) {
+            let mut j = i + 2;
+            while j < whole && groups[j] == groups[i] {
+                j += 1;
+            }
+            put_varint(out, ((j - i) as u64 * 8) << 1);
+            out.push(groups[i] & 1);
+            i = j;
+        } else {
+            let mut j = i + 1;
+            while j < groups.len() && !run_at(j) {
+                j += 1;
+            }
+            put_varint(out, ((j - i) as u64) << 1 | 1);
+            out.extend_from_slice(&groups[i..j]);
+            i = j;
+        }
+    }
+    let len = (out.len() - start - 4) as u32;
+    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+}
+
+/// A set of kinds (bit k: kind bits k), for the columns defined on some.
+#[derive(Clone, Copy)]
+struct KindSet(u16);
+
+/// READ and WRITE (kinds 0 and 1) are references: they have an address.
+const ACCESSES: KindSet = KindSet(0b11);
+/// Every record but the references has a value.
+const NOT_ACCESSES: KindSet = KindSet(!0b11);
+/// READ, WRITE, TAG and TAG_W (kinds 0 to 3) have a direction: the
+/// kind's low bit.
+const DIRECTED: KindSet = KindSet(0b1111);
+/// TAG, TAG_W and CMD name an event.
+const EVENTS: KindSet = KindSet(0b11100);
+
+impl KindSet {
+    fn has(self, kind: u8) -> bool {
+        self.0 >> (kind & 15) & 1 == 1
+    }
+    /// Whether each kind is in the set, a bit each, 8 to a byte from the
+    /// least significant bit (the last byte padded with zeros). Kinds go
+    /// two at a time through a table of the 256 pairs.
+    fn bits_of(self, kinds: &[u8]) -> Vec<u8> {
+        let mut pairs = [0u8; 256];
+        for (p, bits) in pairs.iter_mut().enumerate() {
+            *bits = u8::from(self.has(p as u8 & 15)) | u8::from(self.has((p >> 4) as u8)) << 1;
+        }
+        let mut bits = Vec::with_capacity(kinds.len().div_ceil(8));
+        let eights = kinds.chunks_exact(8);
+        let rest = eights.remainder();
+        bits.extend(eights.map(|g| {
+            let x = u64::from_le_bytes(g.try_into().expect("8 kinds")) & 0x0f0f_0f0f_0f0f_0f0f;
+            // Byte 2j: kind 2j in its low nibble, kind 2j + 1 in its high one.
+            let y = x | x >> 4;
+            let pair = |j: u32| pairs[(y >> (16 * j)) as u8 as usize];
+            pair(0) | pair(1) << 2 | pair(2) << 4 | pair(3) << 6
+        }));
+        if !rest.is_empty() {
+            bits.push(
+                rest.iter()
+                    .enumerate()
+                    .fold(0u8, |b, (j, &k)| b | u8::from(self.has(k)) << j),
+            );
+        }
+        bits
+    }
+}
+
+/// The records whose bit is set in `defined` (8 to a byte, from the least
+/// significant bit), skipping the bytes of none at once.
+fn rows_of<'r>(
+    page: &'r [TraceRecord],
+    defined: &'r [u8],
+) -> impl Iterator<Item = &'r TraceRecord> {
+    defined
+        .iter()
+        .enumerate()
+        .filter(|(_, &bits)| bits != 0)
+        .flat_map(move |(g, &bits)| {
+            (0..8)
+                .filter(move |j| bits >> j & 1 == 1)
+                .map(move |j| &page[g * 8 + j])
+        })
+}
+
+/// The kind bits of each record.
+pub fn kinds(records: &[TraceRecord]) -> Vec<u8> {
+    records.iter().map(|r| r.kind().bits()).collect()
+}
+
+/// `tick`: DELTA_BINARY_PACKED, unsigned statistics.
+pub fn tick_chunk(
+    zstd: &mut zstd::bulk::Compressor<'static>,
+    descr: ColumnDescPtr,
+    records: &[TraceRecord],
+) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+    let mut chunk = Chunk::new(zstd);
+    let mut values = Vec::with_capacity(PAGE_ROWS);
+    let mut raw = Vec::new();
+    let (mut min, mut max) = (u64::MAX, 0);
+    for page in records.chunks(PAGE_ROWS) {
+        values.clear();
+        values.extend(page.iter().map(|r| r.tick as i64));
+        for r in page {
+            min = min.min(r.tick);
+            max = max.max(r.tick);
+        }
+        raw.clear();
+        delta_binary_packed(&mut raw, &values);
+        chunk.data_page(&raw, page.len(), Encoding::DELTA_BINARY_PACKED)?;
+    }
+    let stats = (!records.is_empty()).then_some((min, max));
+    chunk.finish(descr, Some(unsigned_stats(stats, 0)))
+}
+
+/// `board`: DELTA_BINARY_PACKED (a run of one board packs to nothing),
+/// statistics.
+pub fn board_chunk(
+    zstd: &mut zstd::bulk::Compressor<'static>,
+    descr: ColumnDescPtr,
+    records: &[TraceRecord],
+) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+    let mut chunk = Chunk::new(zstd);
+    let mut values = Vec::with_capacity(PAGE_ROWS);
+    let mut raw = Vec::new();
+    let (mut min, mut max) = (i64::MAX, i64::MIN);
+    for page in records.chunks(PAGE_ROWS) {
+        let boards = page.iter().map(|r| i64::from(r.board()));
+        let (page_min, page_max) = boards
+            .clone()
+            .fold((i64::MAX, i64::MIN), |(lo, hi), b| (lo.min(b), hi.max(b)));
+        (min, max) = (min.min(page_min), max.max(page_max));
+        raw.clear();
+        if page_min == page_max {
+            constant_delta_binary_packed(&mut raw, page_min, page.len());
+        } else {
+            values.clear();
+            values.extend(boards);
+            delta_binary_packed(&mut raw, &values);
+        }
+        chunk.data_page(&raw, page.len(), Encoding::DELTA_BINARY_PACKED)?;
+    }
+    let stats = (!records.is_empty())
+        .then(|| Statistics::int32(Some(min as i32), Some(max as i32), None, Some(0), false));
+    chunk.finish(descr, stats)
+}
+
+/// `time_ns` (`tick` × `tick_ns`): BYTE_STREAM_SPLIT, statistics (a zero
+/// minimum written -0.0 and a zero maximum +0.0, as the format asks).
+/// The time rises with the tick (`tick_ns` ≥ 0), so its minimum and
+/// maximum are those of the ticks'.
+pub fn time_chunk(
+    zstd: &mut zstd::bulk::Compressor<'static>,
+    descr: ColumnDescPtr,
+    records: &[TraceRecord],
+    tick_ns: f64,
+) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+    let mut chunk = Chunk::new(zstd);
+    let mut raw = Vec::new();
+    let time = |r: &TraceRecord| (r.tick as f64 * tick_ns).to_bits();
+    for page in records.chunks(PAGE_ROWS) {
+        let n = page.len();
+        raw.clear();
+        raw.resize(n * 8, 0);
+        let eights = page.chunks_exact(8);
+        let rest = eights.remainder();
+        for (g, eight) in eights.enumerate() {
+            let mut words = [0u64; 8];
+            for (w, r) in words.iter_mut().zip(eight) {
+                *w = time(r);
+            }
+            // words[k] becomes byte k of the 8 values: stream k's bytes.
+            for (k, word) in transpose_bytes(words).into_iter().enumerate() {
+                let at = k * n + g * 8;
+                raw[at..at + 8].copy_from_slice(&word.to_le_bytes());
+            }
+        }
+        let done = n - rest.len();
+        for (i, r) in rest.iter().enumerate() {
+            for (k, b) in time(r).to_le_bytes().into_iter().enumerate() {
+                raw[k * n + done + i] = b;
+            }
+        }
+        chunk.data_page(&raw, n, Encoding::BYTE_STREAM_SPLIT)?;
+    }
+    let ticks = records.iter().map(|r| r.tick);
+    let stats = ticks.clone().min().zip(ticks.max()).map(|(min, max)| {
+        let (min, max) = (min as f64 * tick_ns, max as f64 * tick_ns);
+        let min = if min == 0.0 { -0.0 } else { min };
+        let max = if max == 0.0 { 0.0 } else { max };
+        Statistics::double(Some(min), Some(max), None, Some(0), false)
+    });
+    chunk.finish(descr, stats)
+}
+
+/// The 8×8 byte matrix whose row i is the little-endian bytes of
+/// `rows[i]`, transposed: word k of the result holds byte k of every row,
+/// row i's in its byte i. Three rounds of block swaps (4×4, 2×2, 1×1).
+fn transpose_bytes(mut x: [u64; 8]) -> [u64; 8] {
+    for (shift, mask, pairs) in [
+        (
+            32,
+            0x0000_0000_ffff_ffffu64,
+            [(0, 4), (1, 5), (2, 6), (3, 7)],
+        ),
+        (16, 0x0000_ffff_0000_ffff, [(0, 2), (1, 3), (4, 6), (5, 7)]),
+        (8, 0x00ff_00ff_00ff_00ff, [(0, 1), (2, 3), (4, 5), (6, 7)]),
+    ] {
+        for (a, b) in pairs {
+            let t = ((x[a] >> shift) ^ x[b]) & mask;
+            x[a] ^= t << shift;
+            x[b] ^= t;
+        }
+    }
+    x
+}
+
+/// `kind`: a dictionary page of the kind names present (PLAIN), then
+/// data pages of RLE_DICTIONARY indices in bit-packed runs; no
+/// statistics.
+pub fn kind_chunk(
+    zstd: &mut zstd::bulk::Compressor<'static>,
+    descr: ColumnDescPtr,
+    kinds: &[u8],
+) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+    let present = kinds.iter().fold(0u16, |seen, &b| seen | 1 << (b & 15));
+    // The dictionary index of each kind bits; the RESERVED kinds share one.
+    let mut index = [0u8; 16];
+    let mut names: Vec<&'static str> = Vec::new();
+    for bits in (0..16u8).filter(|b| present & 1 << b != 0) {
+        let name = RecordKind::from_bits(bits).name();
+        index[usize::from(bits)] = match names.iter().position(|n| *n == name) {
+            Some(i) => i as u8,
+            None => {
+                names.push(name);
+                (names.len() - 1) as u8
+            }
+        };
+    }
+    // At most nine names: 1 to 4 bits an index.
+    let width = (u8::BITS - (names.len().max(2) as u8 - 1).leading_zeros()) as usize;
+    // The indices of two kinds (low nibble, high nibble) side by side.
+    let mut pair_index = [0u16; 256];
+    for (p, packed) in pair_index.iter_mut().enumerate() {
+        *packed = u16::from(index[p & 15]) | u16::from(index[p >> 4]) << width;
+    }
+    let mut dictionary = Vec::new();
+    for name in &names {
+        dictionary.extend_from_slice(&(name.len() as u32).to_le_bytes());
+        dictionary.extend_from_slice(name.as_bytes());
+    }
+    let mut chunk = Chunk::new(zstd);
+    chunk.dictionary(&dictionary, names.len())?;
+    for page_kinds in kinds.chunks(KIND_PAGE_ROWS) {
+        let mut buf = Vec::with_capacity(2 + page_kinds.len() * width / 8 + page_kinds.len() / 64);
+        buf.push(width as u8);
+        for run in page_kinds.chunks(KIND_RUN_VALUES) {
+            let groups = run.len().div_ceil(8);
+            buf.push((groups << 1 | 1) as u8);
+            let eights = run.chunks_exact(8);
+            let rest = eights.remainder();
+            for group in eights {
+                let x =
+                    u64::from_le_bytes(group.try_into().expect("8 kinds")) & 0x0f0f_0f0f_0f0f_0f0f;
+                let y = x | x >> 4;
+                let packed = (0..4).fold(0u32, |v, j| {
+                    v | u32::from(pair_index[(y >> (16 * j)) as u8 as usize]) << (2 * j * width)
+                });
+                buf.extend_from_slice(&packed.to_le_bytes()[..width]);
+            }
+            if !rest.is_empty() {
+                let packed = rest.iter().enumerate().fold(0u32, |v, (j, &b)| {
+                    v | u32::from(index[usize::from(b & 15)]) << (j * width)
+                });
+                buf.extend_from_slice(&packed.to_le_bytes()[..width]);
+            }
+        }
+        chunk.data_page(&buf, page_kinds.len(), Encoding::RLE_DICTIONARY)?;
+    }
+    chunk.finish(descr, None)
+}
+
+/// `pa`: the address of each reference, null for the other records;
+/// DELTA_BINARY_PACKED (zstd then has a third of PLAIN's bytes to
+/// compress, for a chunk 40 % larger), unsigned statistics.
+pub fn pa_chunk(
+    zstd: &mut zstd::bulk::Compressor<'static>,
+    descr: ColumnDescPtr,
+    records: &[TraceRecord],
+    kinds: &[u8],
+) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+    let mut chunk = Chunk::new(zstd);
+    let mut raw = Vec::new();
+    let mut values = Vec::with_capacity(PAGE_ROWS);
+    let (mut min, mut max, mut nulls) = (u64::MAX, 0, 0);
+    for (page, page_kinds) in records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS)) {
+        raw.clear();
+        let defined = ACCESSES.bits_of(page_kinds);
+        definition_levels(&mut raw, &defined, page.len());
+        values.clear();
+        values.extend(page.iter().filter(|r| r.is_access()).map(|r| r.pa() as i64));
+        for &pa in &values {
+            min = min.min(pa as u64);
+            max = max.max(pa as u64);
+        }
+        nulls += page.len() - values.len();
+        delta_binary_packed(&mut raw, &values);
+        chunk.data_page(&raw, page.len(), Encoding::DELTA_BINARY_PACKED)?;
+    }
+    let stats = (min <= max).then_some((min, max));
+    chunk.finish(descr, Some(unsigned_stats(stats, nulls)))
+}
+
+/// `is_write`: the direction of references and tags, null for the other
+/// records; PLAIN (bit-packed), no statistics.
+pub fn is_write_chunk(
+    zstd: &mut zstd::bulk::Compressor<'static>,
+    descr: ColumnDescPtr,
+    kinds: &[u8],
+) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+    let mut chunk = Chunk::new(zstd);
+    let mut raw = Vec::new();
+    for page_kinds in kinds.chunks(PAGE_ROWS) {
+        raw.clear();
+        definition_levels(&mut raw, &DIRECTED.bits_of(page_kinds), page_kinds.len());
+        // The low bits of the directed kinds, packed 64 to a word.
+        let (mut word, mut used) = (0u64, 0usize);
+        for &k in page_kinds {
+            if DIRECTED.has(k) {
+                word |= u64::from(k & 1) << used;
+                used += 1;
+                if used == 64 {
+                    raw.extend_from_slice(&word.to_le_bytes());
+                    (word, used) = (0, 0);
+                }
+            }
+        }
+        raw.extend_from_slice(&word.to_le_bytes()[..used.div_ceil(8)]);
+        chunk.data_page(&raw, page_kinds.len(), Encoding::PLAIN)?;
+    }
+    chunk.finish(descr, None)
+}
+
+/// `value`: the value of the records that are not references (event
+/// index, count), null for references; PLAIN, no statistics.
+pub fn value_chunk(
+    zstd: &mut zstd::bulk::Compressor<'static>,
+    descr: ColumnDescPtr,
+    records: &[TraceRecord],
+    kinds: &[u8],
+) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+    let mut chunk = Chunk::new(zstd);
+    let mut raw = Vec::new();
+    for (page, page_kinds) in records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS)) {
+        raw.clear();
+        let defined = NOT_ACCESSES.bits_of(page_kinds);
+        definition_levels(&mut raw, &defined, page.len());
+        for r in rows_of(page, &defined) {
+            raw.extend_from_slice(&r.value().to_le_bytes());
+        }
+        chunk.data_page(&raw, page.len(), Encoding::PLAIN)?;
+    }
+    chunk.finish(descr, None)
+}
+
+/// `event`: the event name of TAG, TAG_W and CMD records, null for the
+/// others; PLAIN, no statistics.
+pub fn event_chunk(
+    zstd: &mut zstd::bulk::Compressor<'static>,
+    descr: ColumnDescPtr,
+    records: &[TraceRecord],
+    kinds: &[u8],
+    names: &EventNames,
+) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+    let mut chunk = Chunk::new(zstd);
+    let mut raw = Vec::new();
+    for (page, page_kinds) in records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS)) {
+        raw.clear();
+        let defined = EVENTS.bits_of(page_kinds);
+        definition_levels(&mut raw, &defined, page.len());
+        for r in rows_of(page, &defined) {
+            let name = event_name(r.value() as u32, names);
+            raw.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            raw.extend_from_slice(name.as_bytes());
+        }
+        chunk.data_page(&raw, page.len(), Encoding::PLAIN)?;
+    }
+    chunk.finish(descr, None)
+}

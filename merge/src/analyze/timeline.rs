@@ -255,7 +255,11 @@ impl Timeline {
     #[inline(never)]
     fn window_bin(&mut self, tick: u64) -> &mut Bin {
         let (i, lo, hi) = self.bin_span(tick);
-        (self.window_cached, self.window_cached_lo, self.window_cached_hi) = (i, lo, hi);
+        (
+            self.window_cached,
+            self.window_cached_lo,
+            self.window_cached_hi,
+        ) = (i, lo, hi);
         &mut self.bins[i]
     }
 

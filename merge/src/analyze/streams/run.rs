@@ -95,21 +95,25 @@ impl Streams {
     /// at a few of them), the rest in the loop.
     pub fn access_run(&mut self, space: u32, mut lines: impl Iterator<Item = u64>) {
         if self.ring.len() > 64 || self.slots_expecting.len() != LINE_BUCKETS {
-            return lines.for_each(|line| {
-                self.access(space, line);
-            });
+            return self.access_each(space, lines);
         }
         if self.head.is_none() {
             return self.run_indexed::<false>(space, lines);
         }
         let kept = HEAD_REFERENCES.saturating_sub(self.references);
-        lines
-            .by_ref()
-            .take(usize::try_from(kept).unwrap_or(usize::MAX))
-            .for_each(|line| {
-                self.access(space, line);
-            });
+        if kept > 0 {
+            self.access_each(space, lines.by_ref().take(kept as usize));
+        }
         self.run_indexed::<true>(space, lines);
+    }
+
+    /// [`Streams::access`] on each of `lines` (out of line: the loops of
+    /// the caller keep their registers).
+    #[inline(never)]
+    fn access_each(&mut self, space: u32, lines: impl Iterator<Item = u64>) {
+        lines.for_each(|line| {
+            self.access(space, line);
+        });
     }
 
     /// The loop of [`Streams::access_run`]; `LATER`: of a part that follows
@@ -117,6 +121,9 @@ impl Streams {
     /// for [`Streams::merge`] as [`Streams::access`] does: those born among
     /// its first references one by one (rare once the first window has
     /// gone), the longest of those born after them.
+    /// Out of line, as the caller's loops keep their registers better so
+    /// (inlined, the shared figures' loop took 2.7 % more instructions).
+    #[inline(never)]
     fn run_indexed<const LATER: bool>(&mut self, space: u32, lines: impl Iterator<Item = u64>) {
         let w = self.ring.len();
         self.count_running(false);

@@ -59,6 +59,15 @@ pub struct Timeline {
     cached: usize,
     cached_lo: u64,
     cached_hi: u64,
+    /// The same for the last bank-parallelism window: windows close in the
+    /// figures' loop after the run's references were counted, so they
+    /// would miss the bin of the last reference. Not saved (0..0: none).
+    #[serde(skip)]
+    window_cached: usize,
+    #[serde(skip)]
+    window_cached_lo: u64,
+    #[serde(skip)]
+    window_cached_hi: u64,
 }
 
 /// One interval of the bandwidth timeline.
@@ -105,6 +114,9 @@ impl Timeline {
             cached: 0,
             cached_lo: 1,
             cached_hi: 0,
+            window_cached: 0,
+            window_cached_lo: 1,
+            window_cached_hi: 0,
         }
     }
 
@@ -167,6 +179,7 @@ impl Timeline {
 
     fn coarsen(&mut self) {
         (self.cached_lo, self.cached_hi) = (1, 0);
+        (self.window_cached_lo, self.window_cached_hi) = (1, 0);
         self.width = self.width.saturating_mul(2);
         self.bins = coarsened(&self.bins);
     }
@@ -215,18 +228,38 @@ impl Timeline {
     /// The bin of a reference at `tick`, remembered for the next.
     #[inline(never)]
     fn reference_bin(&mut self, tick: u64) -> &mut Bin {
+        let (i, lo, hi) = self.bin_span(tick);
+        (self.cached, self.cached_lo, self.cached_hi) = (i, lo, hi);
+        &mut self.bins[i]
+    }
+
+    /// The bin of `tick` (made if needed), and the ticks `lo..hi` that
+    /// fall in it.
+    fn bin_span(&mut self, tick: u64) -> (usize, u64, u64) {
         self.bin(tick);
         let origin = self.origin.unwrap_or(0);
         let i = (tick.saturating_sub(origin) / self.width) as usize;
-        self.cached = i;
-        self.cached_lo = if i == 0 {
+        let lo = if i == 0 {
             0
         } else {
             origin.saturating_add(i as u64 * self.width)
         };
         // An interval as wide as the tick counter (`--interval-ms` of
         // years) ends past 2^64: the end saturates.
-        self.cached_hi = origin.saturating_add((i as u64 + 1).saturating_mul(self.width));
+        let hi = origin.saturating_add((i as u64 + 1).saturating_mul(self.width));
+        (i, lo, hi)
+    }
+
+    /// The bin of a bank-parallelism window starting at `tick`,
+    /// remembered for the next.
+    #[inline(never)]
+    fn window_bin(&mut self, tick: u64) -> &mut Bin {
+        let (i, lo, hi) = self.bin_span(tick);
+        (
+            self.window_cached,
+            self.window_cached_lo,
+            self.window_cached_hi,
+        ) = (i, lo, hi);
         &mut self.bins[i]
     }
 
@@ -235,12 +268,12 @@ impl Timeline {
         if self.origin.is_none() {
             return;
         }
-        // Windows close in time order, mostly in the bin of the last
-        // reference: the division of `bin` only when they leave it.
-        let b = if tick >= self.cached_lo && tick < self.cached_hi {
-            &mut self.bins[self.cached]
+        // Windows close in time order, mostly in the bin of the window
+        // before: the division of `bin` only when they leave it.
+        let b = if tick >= self.window_cached_lo && tick < self.window_cached_hi {
+            &mut self.bins[self.window_cached]
         } else {
-            self.bin(tick.max(self.origin.unwrap_or(0)))
+            self.window_bin(tick.max(self.origin.unwrap_or(0)))
         };
         b.blp_sum += u64::from(banks);
         b.blp_windows += 1;

@@ -21,6 +21,10 @@ use serde::Serialize;
 
 use super::log2_bucket;
 
+mod run;
+#[cfg(test)]
+mod tests;
+
 /// Default detection window (the paper's 32 entries).
 pub const DEFAULT_WINDOW: usize = 32;
 /// Default shortest chain that counts as a stream.
@@ -157,75 +161,6 @@ fn toggle_in(index: &mut [u64; LINE_BUCKETS], j: usize, e: &ChainEnd) {
     let down = bit & 0u64.wrapping_sub(u64::from(e.dir <= 0));
     index[line_bucket(e.line.wrapping_add(1))] ^= up;
     index[line_bucket(e.line.wrapping_sub(1))] ^= down;
-}
-
-/// Clears slot `j`'s bits from the buckets of `line` ± 1, where the chain
-/// end of `line` held in slot `j` is indexed if it is live (a dead or
-/// never used slot has no bits: clearing them costs no branch).
-#[inline(always)]
-fn clear_in(index: &mut [u64; LINE_BUCKETS], j: usize, line: u64) {
-    let keep = !(1u64 << j);
-    index[line_bucket(line.wrapping_add(1))] &= keep;
-    index[line_bucket(line.wrapping_sub(1))] &= keep;
-}
-
-/// A ring of up to 64 chain ends taken apart for [`Streams::access_run`].
-struct RunRing {
-    lines: [u64; 64],
-    lens: [u64; 64],
-    borns: [u64; 64],
-    dirs: [i8; 64],
-    /// The lengths of the live chain ends, 0 for the others: what a slot
-    /// leaving the window gives the longest, without a branch.
-    closing: [u64; 64],
-    /// Slots of live chain ends.
-    live: u64,
-    /// Slots of chain ends of another address space than the run's.
-    foreign: u64,
-    /// Slots written during the run.
-    written: u64,
-}
-
-impl RunRing {
-    fn take(ring: &[ChainEnd], lines: &[u64], space: u32) -> RunRing {
-        let mut run = RunRing {
-            lines: [0; 64],
-            lens: [0; 64],
-            borns: [0; 64],
-            dirs: [0; 64],
-            closing: [0; 64],
-            live: 0,
-            foreign: 0,
-            written: 0,
-        };
-        for (j, (e, &line)) in ring.iter().zip(lines).enumerate() {
-            run.lines[j] = line;
-            run.lens[j] = e.len;
-            run.borns[j] = e.born;
-            run.dirs[j] = e.dir;
-            run.closing[j] = if e.live { e.len } else { 0 };
-            run.live |= u64::from(e.live) << j;
-            run.foreign |= u64::from(e.space != space) << j;
-        }
-        run
-    }
-
-    fn give_back(&self, ring: &mut [ChainEnd], lines: &mut [u64], space: u32) {
-        for (j, (e, line)) in ring.iter_mut().zip(lines).enumerate() {
-            if self.written >> j & 1 == 1 {
-                *e = ChainEnd {
-                    space,
-                    line: self.lines[j],
-                    dir: self.dirs[j],
-                    len: self.lens[j],
-                    live: true,
-                    born: self.borns[j],
-                };
-                *line = self.lines[j];
-            }
-            e.live = self.live >> j & 1 == 1;
-        }
-    }
 }
 
 /// The stream detector.
@@ -454,7 +389,7 @@ impl Streams {
             self.toggle(self.pos, &old);
             self.close(old.len);
             if self.head.is_some() {
-                self.head_close(old);
+                self.head_close(self.references - 1, old.born, old.len);
             }
         }
         let new = ChainEnd {
@@ -479,173 +414,16 @@ impl Streams {
         len
     }
 
-    /// References to the lines `lines` of address space `space`, in
-    /// order: the same as [`Streams::access`] on each, for a window of up
-    /// to 64 with the ring taken apart into local arrays (its lines,
-    /// lengths, births, directions) and the slots' liveness as a mask in a
-    /// register over the run, so that the loop reads and writes no more of
-    /// a chain end than it needs and nothing of it is read again after a
-    /// store to the index.
-    ///
-    /// A chain end that leaves the window takes no branch and no count:
-    /// over the run the counters hold every chain as if it ended at its
-    /// newest end (a new end counts its chain at its length, a join takes
-    /// back the length it continued), so a chain end that leaves the
-    /// window, live or not, only has its bits cleared from the index and
-    /// its length kept for the longest. The chains still running are
-    /// taken back out at the end of the run, leaving the counts of the
-    /// chains that ended, as [`Streams::access`] keeps them.
-    pub fn access_run(&mut self, space: u32, lines: impl Iterator<Item = u64>) {
-        let w = self.ring.len();
-        if self.head.is_some() || w > 64 || self.slots_expecting.len() != LINE_BUCKETS {
-            return lines.for_each(|line| {
-                self.access(space, line);
-            });
-        }
-        self.count_running(false);
-        let mut run = RunRing::take(&self.ring, &self.lines, space);
-        let Ok(index) = <&mut [u64; LINE_BUCKETS]>::try_from(self.slots_expecting.as_mut_slice())
-        else {
-            unreachable!("checked above");
-        };
-        let lengths = &mut self.lengths;
-        let (mut p, mut refs, min_len) = (self.pos, self.references, self.min_len);
-        let (mut chains, mut in_chains, mut long) =
-            (self.streams, self.stream_references, self.longest);
-        let RunRing {
-            lines: ref mut ends,
-            ref mut lens,
-            ref mut borns,
-            ref mut dirs,
-            ref mut closing,
-            mut live,
-            mut foreign,
-            mut written,
-        } = run;
-        // Chains of one reference made in the run (lengths[1]).
-        let mut singles = 0u64;
-        for line in lines {
-            refs += 1;
-            let mask = index[line_bucket(line)];
-            let (up, down) = (line.wrapping_sub(1), line.wrapping_add(1));
-            let mut joined = None;
-            if mask != 0 {
-                // Newest first: slots below `p`, then from it on, each
-                // part from its highest. A slot of the bucket is live and
-                // indexed for this side of its line: its line tells the
-                // direction.
-                let mask = mask & !foreign;
-                let newer = mask & ((1u64 << p) - 1);
-                'parts: for mut part in [newer, mask & !newer] {
-                    while part != 0 {
-                        let j = (63 - part.leading_zeros() as usize) & 63;
-                        part &= !(1u64 << j);
-                        if ends[j] == up {
-                            joined = Some((j, 1i8));
-                            break 'parts;
-                        }
-                        if ends[j] == down {
-                            joined = Some((j, -1i8));
-                            break 'parts;
-                        }
-                    }
-                }
-            }
-            // The lines that may continue the new chain end: both sides of
-            // a new chain, the side of its direction for a joined one
-            // (twice: setting a bit twice costs no branch).
-            let (dir, len, born, next_a, next_b) = match joined {
-                Some((j, dir)) => {
-                    clear_in(index, j, ends[j]);
-                    live &= !(1u64 << j);
-                    closing[j] = 0;
-                    let len = lens[j] + 1;
-                    // The chain's length moves to the next bucket only at
-                    // a power of two.
-                    let moved = u64::from(len.is_power_of_two());
-                    let k = log2_bucket(len);
-                    lengths[k] = lengths[k].wrapping_add(moved);
-                    lengths[k - 1] = lengths[k - 1].wrapping_sub(moved);
-                    // A chain reaching `min_len` becomes a stream of that
-                    // many references; a longer one adds this reference.
-                    let reaches = u64::from(len == min_len);
-                    chains += reaches;
-                    in_chains += reaches * len + u64::from(len > min_len);
-                    let next = if dir > 0 { down } else { up };
-                    (dir, len, borns[j], next, next)
-                }
-                None => {
-                    singles += 1;
-                    (0, 1, refs - 1, down, up)
-                }
-            };
-            // Below 64 (`w` is): the arrays' bounds need no check.
-            let p_at = p & 63;
-            let bit = 1u64 << p_at;
-            clear_in(index, p_at, ends[p_at]);
-            long = long.max(closing[p_at]);
-            index[line_bucket(next_a)] |= bit;
-            index[line_bucket(next_b)] |= bit;
-            ends[p_at] = line;
-            lens[p_at] = len;
-            closing[p_at] = len;
-            borns[p_at] = born;
-            dirs[p_at] = dir;
-            live |= bit;
-            foreign &= !bit;
-            written |= bit;
-            p = if p + 1 == w { 0 } else { p + 1 };
-        }
-        if min_len == 1 {
-            chains += singles;
-            in_chains += singles;
-        }
-        lengths[1] = lengths[1].wrapping_add(singles);
-        (self.pos, self.references) = (p, refs);
-        (self.streams, self.stream_references, self.longest) = (chains, in_chains, long);
-        run.live = live;
-        run.foreign = foreign;
-        run.written = written;
-        run.give_back(&mut self.ring, &mut self.lines, space);
-        self.count_running(true);
-    }
-
-    /// Adds the chains running (the live chain ends) to the counters as if
-    /// they ended now, or takes them back out (`back`).
-    fn count_running(&mut self, back: bool) {
-        for k in 0..self.ring.len() {
-            let e = self.ring[k];
-            if !e.live {
-                continue;
-            }
-            let bucket = &mut self.lengths[log2_bucket(e.len)];
-            let (n, refs) = if e.len >= self.min_len {
-                (1, e.len)
-            } else {
-                (0, 0)
-            };
-            if back {
-                *bucket = bucket.wrapping_sub(1);
-                self.streams = self.streams.wrapping_sub(n);
-                self.stream_references = self.stream_references.wrapping_sub(refs);
-            } else {
-                *bucket = bucket.wrapping_add(1);
-                self.streams = self.streams.wrapping_add(n);
-                self.stream_references = self.stream_references.wrapping_add(refs);
-            }
-        }
-    }
-
-    /// A later part's bookkeeping of a chain that ended.
+    /// A later part's bookkeeping of a chain born at reference `born`, of
+    /// `len` references, that reference `at` ended.
     #[inline(never)]
-    fn head_close(&mut self, e: ChainEnd) {
-        let at = self.references - 1;
+    fn head_close(&mut self, at: u64, born: u64, len: u64) {
         let head = self.head.as_mut().expect("a later part");
-        for cp in head.checkpoints.iter_mut().filter(|cp| e.born >= cp.at) {
-            cp.longest_after = cp.longest_after.max(e.len);
+        for cp in head.checkpoints.iter_mut().filter(|cp| born >= cp.at) {
+            cp.longest_after = cp.longest_after.max(len);
         }
-        if e.born < HEAD_REFERENCES {
-            head.closes.push((at, e.born, e.len));
+        if born < HEAD_REFERENCES {
+            head.closes.push((at, born, len));
         }
     }
 
@@ -742,135 +520,6 @@ impl Streams {
                     (lo, hi, self.lengths[k])
                 })
                 .collect(),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    fn one_pass(lines: &[u64], window: usize) -> StreamReport {
-        let mut s = Streams::new(window, DEFAULT_MIN_LEN);
-        for &line in lines {
-            s.access(0, line);
-        }
-        s.finish()
-    }
-
-    /// The report of `lines` cut at `cut`, each part run apart and merged;
-    /// `None` when the merge did not converge.
-    fn merged(lines: &[u64], cut: usize, window: usize) -> Option<StreamReport> {
-        let mut first = Streams::new(window, DEFAULT_MIN_LEN);
-        for &line in &lines[..cut] {
-            first.access(0, line);
-        }
-        let mut later = Streams::for_later_part(window, DEFAULT_MIN_LEN);
-        for &line in &lines[cut..] {
-            later.access(0, line);
-        }
-        first.merge(later).ok()?;
-        Some(first.finish())
-    }
-
-    /// A descending chain of the part before is continued by the later
-    /// part's first reference, which the part alone takes for the start
-    /// of an ascending chain: its ascending chain is one longer than the
-    /// one-pass detector's.
-    #[test]
-    fn a_chain_the_part_alone_starts_earlier_is_merged_shorter() {
-        let before = [1000, 500, 10, 9];
-        let after: Vec<u64> = (8..400).chain(5000..5100).collect();
-        let lines: Vec<u64> = before.iter().copied().chain(after).collect();
-        for window in [4, 32, 100] {
-            let merged = merged(&lines, before.len(), window).expect("converges");
-            assert_eq!(merged, one_pass(&lines, window), "window {window}");
-        }
-    }
-
-    proptest! {
-        /// A run taken at once gives the detector of its references taken
-        /// one at a time, for any window (with and without the index) and
-        /// for the part that follows another (which keeps its first
-        /// references).
-        #[test]
-        fn a_run_is_its_references_one_at_a_time(
-            steps in prop::collection::vec((-2i64..3, 0u8..4), 1..2000),
-            runs in prop::collection::vec(1usize..300, 1..20),
-            window in prop::sample::select(vec![1usize, 3, 32, 64, 65]),
-            later in any::<bool>(),
-        ) {
-            let make = || if later {
-                Streams::for_later_part(window, DEFAULT_MIN_LEN)
-            } else {
-                Streams::new(window, DEFAULT_MIN_LEN)
-            };
-            let mut at = 1u64 << 20;
-            let lines: Vec<u64> = steps
-                .iter()
-                .map(|&(step, jump)| {
-                    at = if jump == 0 { at + 4096 } else { at.wrapping_add_signed(step) };
-                    at
-                })
-                .collect();
-            let (mut one, mut run) = (make(), make());
-            for &line in &lines {
-                one.access(0, line);
-            }
-            let mut rest = &lines[..];
-            for &n in runs.iter().cycle() {
-                if rest.is_empty() {
-                    break;
-                }
-                let (now, later) = rest.split_at(n.min(rest.len()));
-                run.access_run(0, now.iter().copied());
-                rest = later;
-            }
-            prop_assert_eq!(one.pos, run.pos);
-            // The counters between runs are those of the chains that
-            // ended (a partial analysis saves them), not only the report.
-            let counters = |s: &Streams| {
-                (s.references, s.stream_references, s.streams, s.longest, s.lengths)
-            };
-            prop_assert_eq!(counters(&one), counters(&run));
-            let ends = |s: &Streams| {
-                s.ring
-                    .iter()
-                    .map(|e| (e.space, e.line, e.dir, e.len, e.live, e.born))
-                    .collect::<Vec<_>>()
-            };
-            prop_assert_eq!(ends(&one), ends(&run));
-            prop_assert_eq!(&one.lines, &run.lines);
-            prop_assert_eq!(&one.slots_expecting, &run.slots_expecting);
-            prop_assert_eq!(one.finish(), run.finish());
-        }
-
-        /// Runs up and down from near where the run before ended (turns
-        /// at a line are common, and the ones at the cut are those that
-        /// make the parts' chains differ), jumps between them, cut
-        /// anywhere: merged or refused, never different.
-        #[test]
-        fn parts_merge_into_the_one_pass_report(
-            runs in prop::collection::vec((-3i64..4, 1u64..40, any::<bool>(), 0u64..8), 1..200),
-            cut_share in 0.0f64..1.0,
-            window in prop::sample::select(vec![1usize, 3, 32, 64, 65, 100]),
-        ) {
-            let (mut lines, mut at) = (Vec::new(), 1u64 << 20);
-            for (from_end, len, up, jump) in runs {
-                at = at.wrapping_add_signed(from_end);
-                if jump == 0 {
-                    at += 1 << 10;
-                }
-                for _ in 0..len {
-                    lines.push(at);
-                    at = if up { at + 1 } else { at - 1 };
-                }
-            }
-            let cut = ((lines.len() as f64) * cut_share) as usize;
-            if let Some(merged) = merged(&lines, cut, window) {
-                prop_assert_eq!(merged, one_pass(&lines, window));
-            }
         }
     }
 }

@@ -2,7 +2,8 @@
 # The picture gallery of docs/guide.md: every picture `hmtt analyze --plot`
 # draws of a simulated quicksort, as PNG, into OUT (default docs/gallery),
 # and the program's own addresses from its virtual trace (`hmtt replay`):
-# address_time_program.png.
+# address_time_program.png; and the board's own statistics of the same
+# run (`hmtt board --reuse-unit` on its DDR commands): board_*.png.
 #
 #   scripts/gallery.sh [OUT] [N]      N: elements sorted (default 100000)
 #
@@ -32,6 +33,11 @@ pictures=("$work"/virtual/address_time_pid*.png)
 }
 program=${pictures[0]}
 cp "$program" "$work/plots/address_time_program.png"
+"$hmtt" board --commands "$work/qs/commands-b0.txt" --stats-interval 16 --stats-share 4 \
+    --reuse-unit --out "$work/board" -q >/dev/null
+"$hmtt" merge "$work/board" -o "$work/board.hmtttrace" -q >/dev/null
+"$hmtt" analyze "$work/board.hmtttrace" --plot "$work/board-plots" >/dev/null 2>&1
+cp "$work"/board-plots/board_*.png "$work/plots/"
 
 mkdir -p "$out"
 for png in "$work"/plots/*.png; do

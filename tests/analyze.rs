@@ -917,7 +917,11 @@ fn the_gallery_script_writes_every_picture() {
         String::from_utf8_lossy(&out.stderr)
     );
     let program = ["address_time_program"];
-    for name in hmtt_merge::analyze::plot::PICTURES.iter().chain(&program) {
+    let pictures = hmtt_merge::analyze::plot::PICTURES.iter();
+    for name in pictures
+        .chain(&hmtt_merge::analyze::plot::BOARD_PICTURES)
+        .chain(&program)
+    {
         let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
         let chunks = png_chunks(&png).unwrap_or_else(|e| panic!("{name}.png: {e}"));
         assert_eq!(chunks.first().map(|c| &c[..]), Some("IHDR"), "{name}");

@@ -105,6 +105,46 @@ fn the_board_reuse_histogram_equals_the_analyze_twin_on_quicksort_and_mix() {
     );
     let a = board_and_analyze(&dir, &quicksort, "quicksort", &[]);
     check_equal("quicksort", &a);
+    // The board's pictures are drawn beside the others.
+    let pictures = dir.join("quicksort-pictures");
+    ok(&[
+        "analyze",
+        s(&dir.join("quicksort.hmtttrace")),
+        "--plot",
+        s(&pictures),
+        "-q",
+    ]);
+    assert_eq!(
+        board_pictures(&pictures),
+        [
+            "board_banks.png",
+            "board_banks.svg",
+            "board_reuse.png",
+            "board_reuse.svg",
+            "board_row_hits.png",
+            "board_row_hits.svg"
+        ]
+    );
+    let svg = |name: &str| {
+        let png = std::fs::read(pictures.join(format!("{name}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}");
+        std::fs::read_to_string(pictures.join(format!("{name}.svg"))).unwrap()
+    };
+    // A bar for every bin the board counted (and the background).
+    let bins = numbers(&a["board_statistics"]["boards"][0]["reuse"]["histogram"])
+        .iter()
+        .filter(|&&n| n > 0)
+        .count();
+    assert!(bins > 2);
+    assert!(svg("board_reuse").matches("<rect").count() > bins);
+    assert!(
+        svg("board_banks").matches("<rect").count() > 16,
+        "a cell per bank at least"
+    );
+    assert!(
+        svg("board_row_hits").matches("<polyline").count() >= 2,
+        "hits and conflicts"
+    );
 
     // One reference a clock: the unit skips some and the twin, which
     // takes every reference, is not equal on those records.
@@ -146,5 +186,29 @@ fn analyze_without_board_statistics_has_none_unless_asked_for_the_twin() {
     assert_eq!(taken, twin["references"].as_u64().unwrap());
     assert!(taken > 0);
     assert!(ok(&["analyze", s(&trace), "--board-twin"]).contains("twin (the trace's READ/WRITE"));
+    // Without the board's records there are no board pictures (the twin
+    // alone draws none either).
+    let pictures = dir.join("pictures");
+    ok(&[
+        "analyze",
+        s(&trace),
+        "--board-twin",
+        "--plot",
+        s(&pictures),
+        "-q",
+    ]);
+    assert!(pictures.join("banks.png").is_file());
+    assert_eq!(board_pictures(&pictures), Vec::<String>::new());
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The board pictures in `dir`, sorted.
+fn board_pictures(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("board_"))
+        .collect();
+    names.sort();
+    names
 }

@@ -233,6 +233,10 @@ fn bad_options_are_refused_clearly() {
         ),
         ("unknown suffix", vec!["sim", "--n", "3X", "--out", s(&dir)]),
         (
+            "cannot be used with",
+            vec!["sim", "--captures-only", "--truth-csv", "--out", s(&dir)],
+        ),
+        (
             "needs --trace",
             vec!["sim", "--workload", "trace", "--out", s(&dir)],
         ),

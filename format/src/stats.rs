@@ -186,8 +186,9 @@ pub struct HotPage {
     pub count: u32,
 }
 
-/// The RDHPU's section of a record (format.md §5.3).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The RDHPU's section of a record (format.md §5.3), and of a side file's
+/// line (the same fields, in this order).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReuseRecord {
     /// Stack depth `D` (128).
     pub depth: u16,
@@ -205,6 +206,11 @@ pub struct ReuseRecord {
 }
 
 impl ReuseRecord {
+    /// References the unit took (the histogram's sum).
+    pub fn taken(&self) -> u64 {
+        self.histogram.iter().map(|&h| u64::from(h)).sum()
+    }
+
     /// Words of a section of stack depth `depth` and `hot` entries.
     pub fn words_of(depth: u16, hot: u8) -> usize {
         usize::from(depth) + 2 + HOT_ENTRY_WORDS * usize::from(hot)

@@ -174,8 +174,11 @@ static struct traced_proc *get_slot(pid_t tgid, bool *created)
 		return NULL;
 	}
 	/* Tracing starts: say which frames tell each CPU's references. */
-	if (atomic_inc_return(&ntraced) == 1)
-		hmtt_log_cpu_areas();
+	if (atomic_inc_return(&ntraced) == 1) {
+		unsigned int areas = hmtt_log_cpu_areas();
+
+		pr_debug("tracing starts: %u CPU_AREA records logged\n", areas);
+	}
 	t->mm = NULL;
 	t->exec_mm = NULL;
 	t->shares_mm = false;

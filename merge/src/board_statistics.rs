@@ -12,7 +12,7 @@ use hmtt_format::atomic_file::AtomicFile;
 use hmtt_format::capture::CaptureReader;
 use hmtt_format::geometry::Geometry;
 use hmtt_format::stats::{
-    is_stats_packet, BankCounter, CounterLayout, HotPage, RankCounter, ReuseRecord, StatsAssembler,
+    is_stats_packet, BankCounter, CounterLayout, RankCounter, ReuseRecord, StatsAssembler,
     StatsPart, StatsRecord,
 };
 
@@ -43,41 +43,7 @@ pub struct StatsLine {
     /// The RDHPU's section, when it was on (absent from the lines of
     /// records without it, which keep their bytes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reuse: Option<ReuseLine>,
-}
-
-/// The RDHPU's section of a side file line (format.md §5.3).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ReuseLine {
-    /// Stack depth `D` (128) and page size (`line >> page_shift`).
-    pub depth: u16,
-    pub page_shift: u8,
-    /// Hot page entries the record had room for (`H`).
-    pub hot_entries: u8,
-    /// `D + 1` bins: stack distance 0..D-1, then deeper or new.
-    pub histogram: Vec<u32>,
-    /// References the unit could not take.
-    pub skipped: u32,
-    /// The hot pages, hottest first (at most the record's room).
-    pub hot: Vec<HotPage>,
-}
-
-impl ReuseLine {
-    fn from_record(r: &ReuseRecord) -> ReuseLine {
-        ReuseLine {
-            depth: r.depth,
-            page_shift: r.page_shift,
-            hot_entries: r.hot_entries,
-            histogram: r.histogram.clone(),
-            skipped: r.skipped,
-            hot: r.hot.clone(),
-        }
-    }
-
-    /// References the unit took.
-    pub fn taken(&self) -> u64 {
-        self.histogram.iter().map(|&h| u64::from(h)).sum()
-    }
+    pub reuse: Option<ReuseRecord>,
 }
 
 impl StatsLine {
@@ -99,7 +65,7 @@ impl StatsLine {
             ),
             unsent_before: r.unsent_before,
             counters: r.counters.clone(),
-            reuse: r.reuse.as_ref().map(ReuseLine::from_record),
+            reuse: r.reuse.clone(),
         }
     }
 
@@ -306,7 +272,7 @@ pub struct ReuseTotals {
 }
 
 impl ReuseTotals {
-    fn add(&mut self, r: &ReuseLine, ticks: u64, hot: &mut BTreeMap<u64, u64>) {
+    fn add(&mut self, r: &ReuseRecord, ticks: u64, hot: &mut BTreeMap<u64, u64>) {
         if self.histogram.len() < r.histogram.len() {
             self.histogram.resize(r.histogram.len(), 0);
         }

@@ -34,6 +34,11 @@ pub struct StreamOutputs<'a> {
     pub dir: Option<&'a Path>,
     /// With `dir`: the ground truth as CSV too.
     pub truth_csv: bool,
+    /// With `dir`: neither the DDR command streams nor the ground truth,
+    /// only what a merge reads (docs/format.md §10): for runs whose truth
+    /// (48 bytes a reference) would not fit where their captures (about 5)
+    /// do.
+    pub captures_only: bool,
     /// Checks each channel's DDR command stream as it grows
     /// ([`StreamChecker`]), keeping the first violations.
     pub check: bool,
@@ -247,6 +252,8 @@ enum TruthOut {
         csv: bool,
         last_tick: Vec<u64>,
     },
+    /// Not written ([`StreamOutputs::captures_only`]).
+    Omitted,
 }
 
 fn truth_part_name(b: usize) -> String {
@@ -256,6 +263,7 @@ fn truth_part_name(b: usize) -> String {
 /// The files of a run in its directory while it runs.
 struct DirFiles {
     dir: PathBuf,
+    /// One per channel; none with [`StreamOutputs::captures_only`].
     commands: Vec<OutFile>,
     truth: TruthOut,
     klog: OutFile,
@@ -271,9 +279,18 @@ struct DirFiles {
 
 impl DirFiles {
     /// Creates `dir` (if missing) and the files of a run of `cfg`.
-    fn create(dir: &Path, cfg: &SimConfig, truth_csv: bool) -> Result<DirFiles, SimError> {
+    fn create(
+        dir: &Path,
+        cfg: &SimConfig,
+        truth_csv: bool,
+        captures_only: bool,
+    ) -> Result<DirFiles, SimError> {
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-        let n = usize::from(cfg.boards);
+        let n = if captures_only {
+            0
+        } else {
+            usize::from(cfg.boards)
+        };
         let header = TruthHeader {
             boards: u16::from(cfg.boards),
             tick_ps: cfg.controller.timing.tick_ps,
@@ -284,7 +301,9 @@ impl DirFiles {
             f.write(commands_head(b).as_bytes())?;
             commands.push(f);
         }
-        let truth = if n == 1 {
+        let truth = if captures_only {
+            TruthOut::Omitted
+        } else if n == 1 {
             let mut bin = OutFile::create(dir, files::TRUTH)?;
             bin.write(&header.to_bytes())?;
             let csv = if truth_csv {
@@ -339,7 +358,9 @@ impl DirFiles {
         cmds: &[Command],
         records: &[TruthRecord],
     ) -> Result<(), SimError> {
-        self.commands[b].with(|f| write_command_lines(f, cmds, &mut self.command_room))?;
+        if let Some(f) = self.commands.get_mut(b) {
+            f.with(|f| write_command_lines(f, cmds, &mut self.command_room))?;
+        }
         match &mut self.truth {
             TruthOut::Direct { bin, csv } => {
                 // One write for the batch: a buffered write per 48-byte
@@ -375,6 +396,7 @@ impl DirFiles {
                     parts[b].write(&r.to_bytes())?;
                 }
             }
+            TruthOut::Omitted => {}
         }
         Ok(())
     }
@@ -408,6 +430,7 @@ impl DirFiles {
                 }
                 merge_truth_parts(&self.dir, header, csv)?;
             }
+            TruthOut::Omitted => {}
         }
         self.klog.close()?;
         for c in self.captures {
@@ -442,7 +465,12 @@ impl<'a> Streamer<'a> {
     fn create(cfg: &SimConfig, outputs: StreamOutputs<'a>) -> Result<Streamer<'a>, SimError> {
         let n = usize::from(cfg.boards);
         let files = match outputs.dir {
-            Some(dir) => Some(DirFiles::create(dir, cfg, outputs.truth_csv)?),
+            Some(dir) => Some(DirFiles::create(
+                dir,
+                cfg,
+                outputs.truth_csv,
+                outputs.captures_only,
+            )?),
             None => None,
         };
         let mut boards = Vec::new();

@@ -4,6 +4,8 @@
 //! to be handed over many times, and runs without boards. Streamed with
 //! checks and a packet sink instead of files, the run hands over the held
 //! run's packets in (leave tick, board) order and `dram::check`'s verdicts.
+//! With `captures_only`, it writes the same files but the command streams
+//! and the ground truth.
 
 use hmtt_sim::board::BoardPacket;
 use hmtt_sim::dram::check;
@@ -53,7 +55,33 @@ fn same_files(cfg: &SimConfig) -> StreamSummary {
     );
     assert_eq!(summary.board_counters, out.board_counters);
     same_packets_and_checks(cfg, &out);
+    same_captures_alone(cfg, &a);
     summary
+}
+
+/// With `captures_only`, the run writes every file of `full` but the
+/// command streams and the ground truth, the same bytes.
+fn same_captures_alone(cfg: &SimConfig, full: &BTreeMap<String, Vec<u8>>) {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = StreamOutputs {
+        dir: Some(dir.path()),
+        captures_only: true,
+        ..Default::default()
+    };
+    let summary = run_streamed(cfg.clone(), outputs).unwrap().summary;
+    let left_out = |name: &str| name.starts_with("commands-b") || name.starts_with("truth.");
+    let kept: BTreeMap<&String, &Vec<u8>> = full.iter().filter(|(n, _)| !left_out(n)).collect();
+    assert!(kept.len() < full.len(), "a full run has truth and commands");
+    let alone = read_dir(dir.path());
+    assert_eq!(
+        kept.keys().copied().collect::<Vec<_>>(),
+        alone.keys().collect::<Vec<_>>(),
+        "the files but truth and commands"
+    );
+    for (name, bytes) in kept {
+        assert!(bytes == &alone[name], "{name} differs with captures alone");
+    }
+    assert!(summary.truth_records > 0, "the truth is still counted");
 }
 
 /// Collects what a streamed run hands over.

@@ -127,6 +127,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let outputs = StreamOutputs {
         dir: Some(&a.out),
         truth_csv: a.truth_csv,
+        captures_only: false,
         check: false,
         packets: sink.as_mut().map(|s| s as &mut (dyn PacketSink + Send)),
     };

@@ -126,6 +126,11 @@ pub struct SimArgs {
     /// Also write the ground truth as CSV.
     #[arg(long)]
     pub truth_csv: bool,
+    /// Write only what a merge reads (captures, kernel log, events,
+    /// summary): no DDR command streams and no ground truth, which take
+    /// about 68 bytes a reference against the captures' 5.
+    #[arg(long, conflicts_with = "truth_csv")]
+    pub captures_only: bool,
     /// Check the DDR command streams against the timing rules.
     #[arg(long)]
     pub check: bool,
@@ -216,6 +221,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let outputs = StreamOutputs {
         dir: args.out.as_deref(),
         truth_csv: args.truth_csv,
+        captures_only: args.captures_only,
         check: args.check,
         packets: sink.as_mut().map(|s| s as &mut (dyn PacketSink + Send)),
     };

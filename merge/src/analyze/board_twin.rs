@@ -19,6 +19,7 @@ use hmtt_format::stats::{BankCounter, HotPage, RankCounter};
 use hmtt_format::AddressMapping;
 use serde::Serialize;
 
+use super::board_timeline::{BoardTimeline, TimelineBuilder};
 use super::{AnalyzeError, AnalyzeOptions, FastMap, Item, TraceInput};
 use crate::board_statistics::{read_statistics, StatsFileError, StatsLine};
 
@@ -127,6 +128,10 @@ pub struct BoardStatisticsReport {
     /// was computed: where they are, the twin cannot equal the board.
     pub trace_lost: Option<u64>,
     pub trace_gap_packets: Option<u64>,
+    /// The Statistic Unit's records over time, per board (the pictures'
+    /// `board_row_hits` and `board_banks`; not in the JSON).
+    #[serde(skip)]
+    pub timelines: Vec<BoardTimeline>,
 }
 
 /// One board's statistics and its twin.
@@ -181,14 +186,18 @@ pub struct TwinReport {
     pub equal: bool,
 }
 
-/// The side file's lines with an RDHPU section, per board, in time order.
-fn reuse_records(path: &Path) -> Result<BTreeMap<u8, Vec<StatsLine>>, StatsFileError> {
+/// The side file's records with an RDHPU section, per board in start
+/// order, and every board's Statistic Unit timeline (for the pictures).
+type SideRecords = (BTreeMap<u8, Vec<StatsLine>>, Vec<BoardTimeline>);
+
+fn reuse_records(path: &Path) -> Result<SideRecords, StatsFileError> {
     let io = |source| StatsFileError::Io {
         path: path.into(),
         source,
     };
     let f = std::fs::File::open(path).map_err(io)?;
     let mut out: BTreeMap<u8, Vec<StatsLine>> = BTreeMap::new();
+    let mut timelines = TimelineBuilder::default();
     for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
         let line = line.map_err(io)?;
         if line.trim().is_empty() {
@@ -199,6 +208,7 @@ fn reuse_records(path: &Path) -> Result<BTreeMap<u8, Vec<StatsLine>>, StatsFileE
             line: i + 1,
             reason: e.to_string(),
         })?;
+        timelines.add(&s);
         if s.reuse.is_some() {
             out.entry(s.board).or_default().push(s);
         }
@@ -206,7 +216,7 @@ fn reuse_records(path: &Path) -> Result<BTreeMap<u8, Vec<StatsLine>>, StatsFileE
     for lines in out.values_mut() {
         lines.sort_by_key(|l| l.start_tick);
     }
-    Ok(out)
+    Ok((out, timelines.finish()))
 }
 
 /// One board's twin in the making.
@@ -343,10 +353,10 @@ pub fn board_statistics(
     if !has_side && !twin {
         return Ok(None);
     }
-    let (boards, mut reuse) = if has_side {
+    let (boards, (mut reuse, timelines)) = if has_side {
         (read_statistics(side, 0)?, reuse_records(side)?)
     } else {
-        (Vec::new(), BTreeMap::new())
+        (Vec::new(), (BTreeMap::new(), Vec::new()))
     };
     let mut reports: BTreeMap<u8, BoardReport> = boards
         .iter()
@@ -426,6 +436,7 @@ pub fn board_statistics(
         boards: reports.into_values().collect(),
         trace_lost: lost,
         trace_gap_packets: gaps,
+        timelines,
     }))
 }
 

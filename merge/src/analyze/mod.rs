@@ -23,6 +23,7 @@
 
 pub mod bank_parallelism;
 pub mod banks;
+pub mod board_timeline;
 pub mod board_twin;
 pub mod dma_requests;
 pub mod footprint;

@@ -2,7 +2,8 @@
 //! `plotters` crate), and PDF when asked ([`PlotFormats`]): `address_time` (address-versus-time density),
 //! `bandwidth` (the timeline, I-code events marked), `reuse_cdf` (the
 //! reuse-distance CDF), `page_heat` (the hottest pages over time) and
-//! `banks` (references per bank). Text is drawn with a TrueType font read
+//! `banks` (references per bank); with the board's statistics, the
+//! pictures of `board.rs`. Text is drawn with a TrueType font read
 //! at run time (`HMTT_FONT`, or DejaVu Sans of Debian's
 //! `fonts-dejavu-core`), so no font library of the system is needed.
 
@@ -32,6 +33,8 @@ use style::{
 };
 pub use style::{PlotError, FONT_PATHS};
 mod address_time;
+mod board;
+pub use board::BOARD_PICTURES;
 mod pdf;
 mod png_encode;
 use address_time::{address_time, process_address_time, ADDRESS_TIME_HEIGHT};
@@ -637,6 +640,7 @@ pub fn is_picture_file(file: &str) -> bool {
 pub fn file_names() -> impl Iterator<Item = String> {
     PICTURES
         .iter()
+        .chain(&BOARD_PICTURES)
         .flat_map(|p| EXTENSIONS.map(|e| format!("{p}.{e}")))
 }
 
@@ -764,6 +768,36 @@ pub fn draw_all(
             |r| process_address_time(r, a, p, process),
             |r| process_address_time(r, a, p, process),
         )?);
+    }
+    if let Some(s) = &a.board_statistics {
+        for name in board::board_pictures(s) {
+            files.extend(match name {
+                "board_row_hits" => each_format(
+                    dir,
+                    name,
+                    (WIDTH, HEIGHT),
+                    formats,
+                    |r| board::row_hits(r, s),
+                    |r| board::row_hits(r, s),
+                )?,
+                "board_banks" => each_format(
+                    dir,
+                    name,
+                    (WIDTH, board::banks_height(s)),
+                    formats,
+                    |r| board::banks(r, s),
+                    |r| board::banks(r, s),
+                )?,
+                _ => each_format(
+                    dir,
+                    name,
+                    (WIDTH, HEIGHT),
+                    formats,
+                    |r| board::reuse(r, s),
+                    |r| board::reuse(r, s),
+                )?,
+            });
+        }
     }
     Ok(files)
 }

@@ -239,7 +239,7 @@ impl Axis {
 
     /// Counts `1..max` on a log scale: ticks at 1, 2, 5, 10, 20... or,
     /// when those are more than `n`, at powers of ten.
-    fn log_counts(max: f64, n: usize) -> Axis {
+    pub(super) fn log_counts(max: f64, n: usize) -> Axis {
         let max = max.max(2.0);
         let decades = max.log10().floor() as i32;
         let one_two_five: Vec<f64> = (0..=decades)

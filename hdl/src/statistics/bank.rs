@@ -37,6 +37,10 @@ pub struct BankStats<const L: usize> {
     pub addr: Signal<In, Bits<LANE_ADDR_BITS>>,
     pub close: Signal<In, Bit>,
     pub enable: Signal<In, Bit>,
+    /// The snapshot of counter `read_sel` (format.md §5.3 order), out
+    /// combinationally as `read_value`.
+    pub read_sel: Signal<In, Bits<3>>,
+    pub read_value: Signal<Out, Bits<32>>,
     pub rd: IntervalCounter<L>,
     pub wr: IntervalCounter<L>,
     pub act_count: IntervalCounter<L>,
@@ -83,6 +87,8 @@ impl<const L: usize> Default for BankStats<L> {
             addr: Default::default(),
             close: Default::default(),
             enable: Default::default(),
+            read_sel: Default::default(),
+            read_value: Default::default(),
             rd: Default::default(),
             wr: Default::default(),
             act_count: Default::default(),
@@ -227,6 +233,28 @@ impl<const L: usize> Logic for BankStats<L> {
         self.miss.lanes.next = self.misses.val();
         self.conflict.lanes.next = self.conflicts.val();
         self.unused_act.lanes.next = self.unused.val();
+        self.read_value.next = self.rd.snapshot.val();
+        if self.read_sel.val() == 1 {
+            self.read_value.next = self.wr.snapshot.val();
+        }
+        if self.read_sel.val() == 2 {
+            self.read_value.next = self.act_count.snapshot.val();
+        }
+        if self.read_sel.val() == 3 {
+            self.read_value.next = self.pre_count.snapshot.val();
+        }
+        if self.read_sel.val() == 4 {
+            self.read_value.next = self.hit.snapshot.val();
+        }
+        if self.read_sel.val() == 5 {
+            self.read_value.next = self.miss.snapshot.val();
+        }
+        if self.read_sel.val() == 6 {
+            self.read_value.next = self.conflict.snapshot.val();
+        }
+        if self.read_sel.val() == 7 {
+            self.read_value.next = self.unused_act.snapshot.val();
+        }
     }
 }
 

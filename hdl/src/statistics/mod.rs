@@ -105,6 +105,12 @@ pub struct StatisticCounters<
     pub record_start: Signal<Out, Bits<64>>,
     pub record_end: Signal<Out, Bits<64>>,
     pub record_k: Signal<Out, Bits<5>>,
+    /// The readout: counter `read_index` of the record (format.md §5.3
+    /// order, as [`StatisticCounters::record_counters`]) in `read_value`
+    /// a clock later; 0 past the last. The snapshots hold until the next
+    /// close.
+    pub read_index: Signal<In, Bits<10>>,
+    pub read_value: Signal<Out, Bits<32>>,
     /// Whether the unit counts (after the changes due at the counting
     /// stage's tick).
     pub enabled: Signal<Out, Bit>,
@@ -143,6 +149,16 @@ pub struct StatisticCounters<
     bank_index: [Constant<Bits<4>>; NB],
     rank_index: [Constant<Bits<2>>; R],
     lane_addr: [LaneAddr; L],
+    /// Where the readout finds each bank (`read_index >> 3`) and each
+    /// other counter.
+    bank_at: [Constant<Bits<7>>; NB],
+    refresh_at: [Constant<Bits<10>>; R],
+    busy_at: [Constant<Bits<10>>; R],
+    toggle_at: [Constant<Bits<10>>; LB],
+    over_limit_at: Constant<Bits<10>>,
+    lost_fifo_at: Constant<Bits<10>>,
+    read: DFF<Bits<32>>,
+    read_next: Signal<Local, Bits<32>>,
     /// The toggles of the DSMU's clock, per line bit: each reference
     /// against the one before, in lane order, on or off.
     last_line: DFF<Bits<48>>,
@@ -219,6 +235,9 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         );
         assert!((1..=L).contains(&E) && L <= 8, "1 <= E <= L <= 8");
         let banks_per_rank = NB / R;
+        // The counters after the banks'; the readout's index is 10 bits.
+        let others = NB * BANK_COUNTERS;
+        assert!(others + 2 * R + LB + 2 <= 1 << 10, "the readout's index");
         Self {
             clock: Default::default(),
             bus_kind: std::array::from_fn(|_| Default::default()),
@@ -241,6 +260,8 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             record_start: Default::default(),
             record_end: Default::default(),
             record_k: Default::default(),
+            read_index: Default::default(),
+            read_value: Default::default(),
             enabled: Default::default(),
             aligned: Default::default(),
             banks: std::array::from_fn(|_| Default::default()),
@@ -271,6 +292,18 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             }),
             rank_index: std::array::from_fn(|r| Constant::new((r as u64).to_bits())),
             lane_addr: std::array::from_fn(LaneAddr::new),
+            bank_at: std::array::from_fn(|b| Constant::new((b as u64).to_bits())),
+            refresh_at: std::array::from_fn(|r| Constant::new(((others + 2 * r) as u64).to_bits())),
+            busy_at: std::array::from_fn(|r| {
+                Constant::new(((others + 2 * r + 1) as u64).to_bits())
+            }),
+            toggle_at: std::array::from_fn(|i| {
+                Constant::new(((others + 2 * R + i) as u64).to_bits())
+            }),
+            over_limit_at: Constant::new(((others + 2 * R + LB) as u64).to_bits()),
+            lost_fifo_at: Constant::new(((others + 2 * R + LB + 1) as u64).to_bits()),
+            read: Default::default(),
+            read_next: Default::default(),
             last_line: Default::default(),
             line_lanes: std::array::from_fn(|_| Default::default()),
             toggle_count: std::array::from_fn(|_| Default::default()),
@@ -385,7 +418,8 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             header_end,
             header_k,
             closing,
-            snapshot_new
+            snapshot_new,
+            read
         );
         // Delay lines to the counting stage.
         for j in 0..L {
@@ -654,5 +688,34 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         self.record_start.next = self.header_start.q.val();
         self.record_end.next = self.header_end.q.val();
         self.record_k.next = self.header_k.q.val();
+        // The readout: one match, so the order of the tests is free.
+        self.read_next.next = 0.into();
+        for b in 0..NB {
+            self.banks[b].read_sel.next = self.read_index.val().get_bits::<3>(0);
+            if self.read_index.val().get_bits::<7>(3) == self.bank_at[b].val() {
+                self.read_next.next = self.banks[b].read_value.val();
+            }
+        }
+        for r in 0..R {
+            if self.read_index.val() == self.refresh_at[r].val() {
+                self.read_next.next = self.refresh[r].snapshot.val();
+            }
+            if self.read_index.val() == self.busy_at[r].val() {
+                self.read_next.next = self.busy[r].snapshot.val();
+            }
+        }
+        for i in 0..LB {
+            if self.read_index.val() == self.toggle_at[i].val() {
+                self.read_next.next = self.toggles[i].snapshot.val();
+            }
+        }
+        if self.read_index.val() == self.over_limit_at.val() {
+            self.read_next.next = self.over_limit.snapshot.val();
+        }
+        if self.read_index.val() == self.lost_fifo_at.val() {
+            self.read_next.next = self.lost_fifo.snapshot.val();
+        }
+        self.read.d.next = self.read_next.val();
+        self.read_value.next = self.read.q.val();
     }
 }

@@ -29,6 +29,8 @@ pub struct CaptureStats<
     pub pins: [DimmPins; L],
     pub drain_num: Signal<In, Bits<32>>,
     pub drain_den: Signal<In, Bits<32>>,
+    pub read_index: Signal<In, Bits<10>>,
+    pub read_value: Signal<Out, Bits<32>>,
     // For the Verilog testbench (`verilog/statistics_tb.v`); the counters
     // it reads by their hierarchical names.
     pub record_valid: Signal<Out, Bit>,
@@ -60,6 +62,8 @@ impl<
             pins: hmtt_hdl::pins::lanes(),
             drain_num: Default::default(),
             drain_den: Default::default(),
+            read_index: Default::default(),
+            read_value: Default::default(),
             record_valid: Default::default(),
             record_start: Default::default(),
             record_end: Default::default(),
@@ -118,6 +122,8 @@ impl<
         self.su.dropped.next = self.capture.dropped.val();
         self.su.dropped_tick.next = self.capture.dropped_tick.val();
         self.su.dropped_tick_valid.next = self.capture.dropped_tick_valid.val();
+        self.su.read_index.next = self.read_index.val();
+        self.read_value.next = self.su.read_value.val();
         self.record_valid.next = self.su.record_valid.val();
         self.record_start.next = self.su.record_start.val();
         self.record_end.next = self.su.record_end.val();

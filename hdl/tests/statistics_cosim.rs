@@ -9,86 +9,16 @@
 //! lengths and lanes.
 
 mod capture_support;
+mod statistics_support;
 
 use capture_support::*;
-use hmtt_format::command::{Command, DdrCmd};
-use hmtt_format::geometry::Geometry;
-use hmtt_format::stats::{StatsAssembler, StatsPart};
-use hmtt_hdl::capture::{Capture, CaptureConfig};
+use hmtt_format::command::Command;
+use hmtt_hdl::capture::CaptureConfig;
 use hmtt_hdl::dcbu::CommandPins;
-use hmtt_hdl::pins::DimmPins;
-use hmtt_hdl::statistics::StatisticCounters;
-use hmtt_sim::board::{run_commands_with_statistics, BoardConfig, DrainRate, StatsConfig};
+use hmtt_sim::board::{BoardConfig, DrainRate};
 use rust_hdl::prelude::*;
+use statistics_support::*;
 use std::collections::BTreeMap;
-
-/// The capture chain with the unit on its taps.
-#[derive(LogicBlock)]
-struct CaptureStats<
-    const L: usize,
-    const E: usize,
-    const B: usize,
-    const AB: usize,
-    const R: usize,
-    const NB: usize,
-    const LB: usize,
-> {
-    clock: Signal<In, Clock>,
-    pins: [DimmPins; L],
-    drain_num: Signal<In, Bits<32>>,
-    drain_den: Signal<In, Bits<32>>,
-    capture: Capture<L, E, B, AB>,
-    su: StatisticCounters<L, E, R, NB, LB>,
-}
-
-impl<
-        const L: usize,
-        const E: usize,
-        const B: usize,
-        const AB: usize,
-        const R: usize,
-        const NB: usize,
-        const LB: usize,
-    > Logic for CaptureStats<L, E, B, AB, R, NB, LB>
-{
-    #[hdl_gen]
-    fn update(&mut self) {
-        self.capture.clock.next = self.clock.val();
-        self.su.clock.next = self.clock.val();
-        self.capture.drain_num.next = self.drain_num.val();
-        self.capture.drain_den.next = self.drain_den.val();
-        for j in 0..L {
-            self.capture.pins[j].cs_n.next = self.pins[j].cs_n.val();
-            self.capture.pins[j].ras_n.next = self.pins[j].ras_n.val();
-            self.capture.pins[j].cas_n.next = self.pins[j].cas_n.val();
-            self.capture.pins[j].we_n.next = self.pins[j].we_n.val();
-            self.capture.pins[j].cke.next = self.pins[j].cke.val();
-            self.capture.pins[j].ba.next = self.pins[j].ba.val();
-            self.capture.pins[j].addr.next = self.pins[j].addr.val();
-            self.su.bus_kind[j].next = self.capture.bus_kind[j].val();
-            self.su.bus_rank[j].next = self.capture.bus_rank[j].val();
-            self.su.bus_bank[j].next = self.capture.bus_bank[j].val();
-            self.su.bus_addr[j].next = self.capture.bus_addr[j].val();
-            self.su.ref_valid[j].next = self.capture.ref_valid[j].val();
-            self.su.ref_line[j].next = self.capture.ref_line[j].val();
-        }
-        for s in 0..E {
-            self.su.cmd_valid[s].next = self.capture.cmd_valid[s].val();
-            self.su.cmd_index[s].next = self.capture.cmd_index[s].val();
-        }
-        self.su.bus_tick.next = self.capture.bus_tick.val();
-        self.su.ref_tick.next = self.capture.ref_tick.val();
-        self.su.over.next = self.capture.over.val();
-        self.su.over_tick.next = self.capture.over_tick.val();
-        self.su.cmd_tick.next = self.capture.cmd_tick.val();
-        self.su.dropped.next = self.capture.dropped.val();
-        self.su.dropped_tick.next = self.capture.dropped_tick.val();
-        self.su.dropped_tick_valid.next = self.capture.dropped_tick_valid.val();
-    }
-}
-
-/// One interval's record: start, end, k, counters in format.md §5.3 order.
-type Record = (u64, u64, u8, Vec<u32>);
 
 /// Runs `cmds` through the capture chain and the unit, on from reset at
 /// intervals of `2^k` ticks, until the counting stage's tick reaches
@@ -140,14 +70,7 @@ fn run_hdl_on_this_thread<
     let pins = pin_commands(cmds);
     let by_tick: BTreeMap<u64, PinCommand> = pins.iter().map(|c| (c.tick, *c)).collect();
     assert_eq!(by_tick.len(), pins.len(), "one command per tick");
-    let mut uut = CaptureStats::<L, E, B, AB, R, NB, LB> {
-        clock: Default::default(),
-        pins: hmtt_hdl::pins::lanes(),
-        drain_num: Default::default(),
-        drain_den: Default::default(),
-        capture: Capture::new(capture),
-        su: StatisticCounters::new(capture.geometry, k),
-    };
+    let mut uut = CaptureStats::<L, E, B, AB, R, NB, LB>::new(capture, k);
     uut.connect_all();
     let mut sim = Simulation::new();
     sim.add_clock(5, |x: &mut Box<CaptureStats<L, E, B, AB, R, NB, LB>>| {
@@ -160,7 +83,17 @@ fn run_hdl_on_this_thread<
         x.drain_den.next = drain.den.to_bits();
         let mut records = Vec::new();
         let mut clock = 0u64;
+        // The readout walks the counters, one a clock, and must give the
+        // snapshot a clock later; past the last counter it gives 0.
+        let counters = x.su.record_counters().len() as u64;
+        let mut nonzero_reads = 0u64;
         loop {
+            let index = clock % (counters + 1);
+            x.read_index.next = index.to_bits();
+            let expect =
+                x.su.record_counters()
+                    .get(index as usize)
+                    .map_or(0, |c| c.snapshot.val().to_u64());
             for j in 0..L {
                 let t = clock * L as u64 + j as u64;
                 let p = match by_tick.get(&t) {
@@ -171,6 +104,12 @@ fn run_hdl_on_this_thread<
             }
             wait_clock_cycle!(sim, clock, x);
             clock += 1;
+            assert_eq!(
+                x.read_value.val().to_u64(),
+                expect,
+                "readout of counter {index} at clock {clock}"
+            );
+            nonzero_reads += u64::from(expect != 0);
             if x.capture.dropped_tick_valid.val() {
                 assert!(x.su.aligned.val(), "the taps' delay lines are misaligned");
             }
@@ -178,23 +117,18 @@ fn run_hdl_on_this_thread<
                 let start = x.su.record_start.val().to_u64();
                 let end = x.su.record_end.val().to_u64();
                 let k = x.su.record_k.val().to_u64() as u8;
-                let mut counters = Vec::new();
-                for b in &x.su.banks {
-                    counters.extend(b.counters.iter().map(|c| c.snapshot.val().to_u32()));
-                }
-                for r in &x.su.ranks {
-                    counters.push(r.refresh.snapshot.val().to_u32());
-                    counters.push(r.busy.snapshot.val().to_u32());
-                }
-                counters.extend(x.su.toggles.iter().map(|c| c.snapshot.val().to_u32()));
-                counters.push(x.su.over_limit.snapshot.val().to_u32());
-                counters.push(x.su.lost_fifo.snapshot.val().to_u32());
+                let counters =
+                    x.su.record_counters()
+                        .iter()
+                        .map(|c| c.snapshot.val().to_u32())
+                        .collect();
                 records.push((start, end, k, counters));
             }
             if x.capture.dropped_tick_valid.val() && x.capture.dropped_tick.val().to_u64() >= stop {
                 break;
             }
         }
+        assert!(nonzero_reads > 0, "the readout must have read counts");
         let over = x.capture.references_over_limit.val().to_u64();
         let dropped = x.capture.events_dropped.val().to_u64();
         tx.send((records, over, dropped)).unwrap();
@@ -202,36 +136,6 @@ fn run_hdl_on_this_thread<
     });
     sim.run(Box::new(uut), u64::MAX / 2).unwrap();
     rx.recv().unwrap()
-}
-
-/// The golden model's records for `cmds` with its unit on from reset at
-/// `2^k` and a path with room for every record (a tick long enough that
-/// the credit of one interval pays a record, share 1/2, burst 16).
-fn model_records(cfg: &BoardConfig, lanes: u32, refs: u32, cmds: &[Command], k: u8) -> Vec<Record> {
-    let mut cfg = cfg.clone().with_lanes(lanes, refs);
-    cfg.tick_ps = u16::MAX;
-    cfg.statistics = Some(StatsConfig {
-        interval_log2: k,
-        start_enabled: true,
-        share_log2: 1,
-        burst_records: 16,
-        reuse: None,
-    });
-    let (_, packets, counters) = run_commands_with_statistics(cfg, cmds).expect("model runs");
-    let su = counters.statistics.expect("the model has the unit");
-    assert_eq!(
-        su.records_unsent, 0,
-        "the model's path must send every record"
-    );
-    let mut assembler = StatsAssembler::default();
-    let records: Vec<Record> = packets
-        .iter()
-        .filter_map(|p| assembler.push(StatsPart::parse(&p.bytes).expect("valid part")))
-        .map(|r| (r.start_tick, r.end_tick, r.interval_log2, r.counters))
-        .collect();
-    assert_eq!(assembler.finish(), 0, "every record whole");
-    assert_eq!(records.len() as u64, su.records_sent);
-    records
 }
 
 /// Runs both and compares every record, counter by counter.
@@ -256,27 +160,8 @@ fn cosim<
     let stop = last.max(cmds.last().map_or(0, |c| c.cycle)) + (1 << 12);
     let (hw, over, dropped) =
         run_hdl::<L, E, B, AB, R, NB, LB>(capture_config(cfg), cfg.drain, cmds, k.into(), stop);
+    assert_records_equal(cfg, &hw, &gold);
     let layout = hmtt_format::stats::CounterLayout::new(&cfg.geometry);
-    for (i, (h, g)) in hw.iter().zip(&gold).enumerate() {
-        assert_eq!(
-            (h.0, h.1, h.2),
-            (g.0, g.1, g.2),
-            "record {i}: interval and k"
-        );
-        for (c, (a, b)) in h.3.iter().zip(&g.3).enumerate() {
-            assert_eq!(
-                a,
-                b,
-                "record {i} [{}, {}): counter {c} of {}: hdl {a} model {b}",
-                g.0,
-                g.1,
-                layout.len()
-            );
-        }
-        assert_eq!(h.3.len(), g.3.len(), "record {i}: counters");
-    }
-    assert_eq!(hw.len(), gold.len(), "records");
-    // The drops the records count are the capture chain's.
     // The drops the records count are the capture chain's (those while
     // the unit is off excepted).
     assert!(
@@ -288,93 +173,6 @@ fn cosim<
         "LOST_FIFO in total"
     );
     hw
-}
-
-/// 2 ranks, 8 banks, 13 row bits, 7 column-line bits: 24-bit lines.
-fn geometry_24() -> Geometry {
-    Geometry::new(1, 3, 13, 7).unwrap()
-}
-
-/// 1 rank, 4 banks, 12 row bits, 6 column-line bits: 20-bit lines.
-fn geometry_20() -> Geometry {
-    Geometry::new(0, 2, 12, 6).unwrap()
-}
-
-/// `cmds` with some of its references to the unit's inner commands
-/// STATS_ON (6) and STATS_OFF (7) in the config window (`random_stream`
-/// makes them) moved to STATS_INTERVAL_k (`32 + k`) for `k` in `ks`, one
-/// in `every`: the same row, another column.
-fn with_interval_commands(
-    cfg: &BoardConfig,
-    cmds: &[Command],
-    ks: std::ops::RangeInclusive<u64>,
-    every: u64,
-    seed: u64,
-) -> Vec<Command> {
-    let g = &cfg.geometry;
-    let first = cfg.window.first_line(g);
-    let mut rng = Rng(seed);
-    let mut open = BTreeMap::new();
-    let mut moved = 0;
-    let out: Vec<Command> = cmds
-        .iter()
-        .map(|c| {
-            let mut c = *c;
-            if c.cmd == DdrCmd::Act {
-                open.insert((c.rank, c.bank), c.arg);
-            }
-            if !matches!(c.cmd, DdrCmd::Rd | DdrCmd::Wr | DdrCmd::Rda | DdrCmd::Wra) {
-                return c;
-            }
-            let Some(&row) = open.get(&(c.rank, c.bank)) else {
-                return c;
-            };
-            let line = (((u64::from(c.rank) << g.row_bits()) | u64::from(row)) << g.bank_bits()
-                | u64::from(c.bank))
-                << g.col_line_bits()
-                | u64::from(c.arg >> 3);
-            let index = line.wrapping_sub(first);
-            if matches!(index, 6 | 7) && rng.below(every) == 0 {
-                let k = ks.start() + rng.below(ks.end() - ks.start() + 1);
-                c.arg += ((32 + k - index) << 3) as u32;
-                moved += 1;
-            }
-            c
-        })
-        .collect();
-    assert!(moved > 0, "the stream must set the interval");
-    out
-}
-
-/// `cmds` with a PRE of the bank right after about one ACT in `every`
-/// (the bus then shows the bank idle at its next column command, which
-/// the DSMU still maps to the row), re-timed one command per tick.
-fn with_unused_activations(cmds: &[Command], every: u64, seed: u64) -> Vec<Command> {
-    let mut rng = Rng(seed);
-    let mut out = Vec::with_capacity(cmds.len() * 2);
-    let mut shift = 0;
-    for c in cmds {
-        out.push(Command {
-            cycle: c.cycle + shift,
-            ..*c
-        });
-        if c.cmd == DdrCmd::Act && rng.below(every) == 0 {
-            shift += 1;
-            out.push(Command {
-                cycle: c.cycle + shift,
-                cmd: DdrCmd::Pre,
-                arg: 0,
-                ..*c
-            });
-        }
-    }
-    out
-}
-
-const SLOW: DrainRate = DrainRate { num: 1, den: 9 };
-
-fn total(records: &[Record], c: usize) -> u64 {
-    records.iter().map(|r| u64::from(r.3[c])).sum()
 }
 
 /// L = 8, E = 3 (the ECP5 board) at the shortest interval: the limit and
@@ -412,16 +210,6 @@ fn statistics_l8_e3_k9_out_of_range() {
     let cmds = with_interval_commands(&cfg, &with_out_of_range(&cfg, &legal, 9, 5), 6..=9, 2, 1);
     let hw = cosim::<8, 3, 16, 2, 2, 16, 24>(&cfg, &cmds, 9);
     assert_changes(&hw, 9);
-}
-
-/// The stream's inner commands must have changed `k` and opened
-/// intervals off the multiples of `2^k`.
-fn assert_changes(records: &[Record], k: u8) {
-    assert!(records.iter().any(|r| r.2 != k), "no record at another k");
-    assert!(
-        records.iter().any(|r| r.0 % (1 << r.2) != 0),
-        "no interval opened by an inner command"
-    );
 }
 
 /// L = 2, E = 2 (the iCE40's shape), one rank, from two interval lengths

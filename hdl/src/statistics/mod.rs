@@ -1,0 +1,721 @@
+//! The Statistic Unit's counters (board.md "Statistic Unit", format.md
+//! §5.3): per interval of `2^k` ticks, per rank and bank RD, WR, ACT, PRE,
+//! row hits, misses and conflicts and unused activations; per rank REF and
+//! busy ticks; per line-index bit the toggles; the references the limit
+//! dropped and the events the FIFO had no room for. Fed by the capture
+//! chain's taps ([`crate::capture::Capture`]), so it counts every command
+//! whether or not its reference reached the trace.
+//!
+//! What this block is, and is not, of board.md's unit: the counters, the
+//! intervals, the inner commands STATS_ON, STATS_OFF and STATS_INTERVAL_k
+//! (their effect at the next clock's tick), and the record of each
+//! non-empty interval ([`StatisticCounters::record_valid`], a clock long).
+//! Not here: the statistics packets (format.md §5.3), their credit and
+//! their share of the ports, the trace drain's smaller share; no board top
+//! instantiates the block yet.
+//!
+//! Generated Verilog. rust-hdl 0.46 resolves one array index per name
+//! (`a[i].b[j]` comes out as `a$i$b[j]`, not a signal), so no block here
+//! reaches through two: an array of sub-blocks has scalar or vector ports
+//! (a lane's bit of [`IntervalCounter::lanes`], [`BankStats`]' lane
+//! vectors), and a bank's eight counters are named fields.
+//!
+//! Stages. The taps come from stages of the chain a few clocks apart; the
+//! unit delays them all to the encoder's stage, where the last of them
+//! (the events the FIFO had no room for) is known, and counts there with
+//! that stage's tick: the bus lanes ([`BUS_DELAY`] clocks), the toggles
+//! of each DSMU clock per line bit ([`REF_DELAY`]), the limit's count
+//! ([`OVER_DELAY`]) and the CU's inner commands ([`CMD_DELAY`]). The bank
+//! states and the last line follow the bus whether the unit is on or off.
+//!
+//! No counter saturates: an interval has at most `2^31` ticks, and no
+//! counter grows by more than one per tick (a tick holds one command, and
+//! the limit and the FIFO drop at most one reference or event per command).
+
+use rust_hdl::prelude::*;
+
+use crate::dsmu::LineGeometry;
+
+mod bank;
+mod counter;
+mod line;
+
+pub use bank::{BankLane, BankStats, LaneAddr};
+pub use counter::{DelayLine, IntervalCounter};
+pub use line::LineLane;
+
+/// Per rank and bank, in format.md §5.3 order.
+pub const BANK_COUNTERS: usize = 8;
+pub const RD: usize = 0;
+pub const WR: usize = 1;
+pub const ACT: usize = 2;
+pub const PRE: usize = 3;
+pub const HIT: usize = 4;
+pub const MISS: usize = 5;
+pub const CONFLICT: usize = 6;
+pub const UNUSED_ACT: usize = 7;
+
+/// The lanes' A[17:0] side by side for [`BankStats`], sized for 8 lanes
+/// (stable Rust cannot size it `18 L`); lanes from `L` on are zero.
+pub const LANE_ADDR_BITS: usize = 18 * 8;
+
+/// Clocks from each tap of the capture chain to the encoder's, where the
+/// unit counts: from the DCBU (DSMU 2, limit 1, CU 1, encoder 4), the
+/// DSMU, the limit and the CU.
+pub const BUS_DELAY: usize = 8;
+pub const REF_DELAY: usize = 6;
+pub const OVER_DELAY: usize = 5;
+pub const CMD_DELAY: usize = 4;
+
+/// The unit's counters for `R` ranks of `NB / R` banks and `LB` line bits
+/// (the geometry's, checked by [`StatisticCounters::new`]), `L` lanes and
+/// `E` references per clock.
+#[derive(LogicBlock)]
+pub struct StatisticCounters<
+    const L: usize,
+    const E: usize,
+    const R: usize,
+    const NB: usize,
+    const LB: usize,
+> {
+    pub clock: Signal<In, Clock>,
+    // The capture chain's taps (`Capture`'s outputs of the same names).
+    pub bus_kind: [Signal<In, Bits<4>>; L],
+    pub bus_rank: [Signal<In, Bits<2>>; L],
+    pub bus_bank: [Signal<In, Bits<4>>; L],
+    pub bus_addr: [Signal<In, Bits<18>>; L],
+    pub bus_tick: Signal<In, Bits<64>>,
+    pub ref_valid: [Signal<In, Bit>; L],
+    pub ref_line: [Signal<In, Bits<48>>; L],
+    pub ref_tick: Signal<In, Bits<64>>,
+    pub over: Signal<In, Bits<4>>,
+    pub over_tick: Signal<In, Bits<64>>,
+    pub cmd_valid: [Signal<In, Bit>; E],
+    pub cmd_index: [Signal<In, Bits<6>>; E],
+    pub cmd_tick: Signal<In, Bits<64>>,
+    pub dropped: Signal<In, Bits<3>>,
+    pub dropped_tick: Signal<In, Bits<64>>,
+    pub dropped_tick_valid: Signal<In, Bit>,
+    /// High for one clock per closed interval with anything counted: its
+    /// record is then the counters' `snapshot`s
+    /// ([`StatisticCounters::record_counters`]), for the interval
+    /// `[record_start, record_end)` opened with intervals of
+    /// `2^record_k` ticks.
+    pub record_valid: Signal<Out, Bit>,
+    pub record_start: Signal<Out, Bits<64>>,
+    pub record_end: Signal<Out, Bits<64>>,
+    pub record_k: Signal<Out, Bits<5>>,
+    /// The readout: counter `read_index` of the record (format.md §5.3
+    /// order, as [`StatisticCounters::record_counters`]) in `read_value`
+    /// a clock later; 0 past the last. The snapshots hold until the next
+    /// close.
+    pub read_index: Signal<In, Bits<10>>,
+    pub read_value: Signal<Out, Bits<32>>,
+    /// Whether the unit counts (after the changes due at the counting
+    /// stage's tick).
+    pub enabled: Signal<Out, Bit>,
+    /// For co-simulation: every tap's delayed tick equals the counting
+    /// stage's.
+    pub aligned: Signal<Out, Bit>,
+    /// Rank major: bank `b` of rank `r` is `banks[r * NB / R + b]`.
+    pub banks: [BankStats<L>; NB],
+    /// Per rank: REF, and the ticks with a command of the rank other than
+    /// NOP.
+    pub refresh: [IntervalCounter<L>; R],
+    pub busy: [IntervalCounter<L>; R],
+    pub toggles: [IntervalCounter<L>; LB],
+    pub over_limit: IntervalCounter<L>,
+    pub lost_fifo: IntervalCounter<L>,
+    // Delay lines to the counting stage (the encoder's, where the FIFO's
+    // drops are known): the bus lanes' fields, the DSMU clock's toggles per
+    // line bit, the limit's count, the CU's inner commands as {valid,
+    // index}, and each tap's tick.
+    kind_delay: [DelayLine<Bits<4>, BUS_DELAY>; L],
+    rank_delay: [DelayLine<Bits<2>, BUS_DELAY>; L],
+    bank_delay: [DelayLine<Bits<4>, BUS_DELAY>; L],
+    addr_delay: [DelayLine<Bits<18>, BUS_DELAY>; L],
+    toggle_delay: [DelayLine<Bits<5>, REF_DELAY>; LB],
+    over_delay: DelayLine<Bits<4>, OVER_DELAY>,
+    cmd_valid_delay: [DelayLine<Bit, CMD_DELAY>; E],
+    cmd_index_delay: [DelayLine<Bits<6>, CMD_DELAY>; E],
+    bus_tick_delay: DelayLine<Bits<64>, BUS_DELAY>,
+    ref_tick_delay: DelayLine<Bits<64>, REF_DELAY>,
+    over_tick_delay: DelayLine<Bits<64>, OVER_DELAY>,
+    cmd_tick_delay: DelayLine<Bits<64>, CMD_DELAY>,
+    bank_high: Constant<Bits<4>>,
+    one: Constant<Bits<64>>,
+    /// Each bank's rank and bank number, each rank's number.
+    bank_rank: [Constant<Bits<2>>; NB],
+    bank_index: [Constant<Bits<4>>; NB],
+    rank_index: [Constant<Bits<2>>; R],
+    lane_addr: [LaneAddr; L],
+    /// Where the readout finds each bank (`read_index >> 3`) and each
+    /// other counter.
+    bank_at: [Constant<Bits<7>>; NB],
+    refresh_at: [Constant<Bits<10>>; R],
+    busy_at: [Constant<Bits<10>>; R],
+    toggle_at: [Constant<Bits<10>>; LB],
+    over_limit_at: Constant<Bits<10>>,
+    lost_fifo_at: Constant<Bits<10>>,
+    read: DFF<Bits<32>>,
+    read_next: Signal<Local, Bits<32>>,
+    /// The toggles of the DSMU's clock, per line bit: each reference
+    /// against the one before, in lane order, on or off.
+    last_line: DFF<Bits<48>>,
+    line_lanes: [LineLane; L],
+    toggle_count: [Signal<Local, Bits<5>>; LB],
+    /// The counting stage's lanes, bit `j` for lane `j`: the kind (ACT;
+    /// RD, WR, RDA, WRA; WR, WRA; RDA, WRA; PRE; PREA; REF), a command the
+    /// unit counts (not NOP, and for a command of one bank a bank of the
+    /// geometry), the lanes of each bank and rank; and the lanes'
+    /// addresses side by side.
+    k_act: Signal<Local, Bits<L>>,
+    k_column: Signal<Local, Bits<L>>,
+    k_write: Signal<Local, Bits<L>>,
+    k_auto: Signal<Local, Bits<L>>,
+    k_pre: Signal<Local, Bits<L>>,
+    k_prea: Signal<Local, Bits<L>>,
+    k_ref: Signal<Local, Bits<L>>,
+    counted: Signal<Local, Bits<L>>,
+    bank_sel: [Signal<Local, Bits<L>>; NB],
+    rank_sel: [Signal<Local, Bits<L>>; R],
+    lane_addrs: Signal<Local, Bits<LANE_ADDR_BITS>>,
+    /// The unit's state at the counting stage, before the clock's changes.
+    on: DFFWithInit<Bit>,
+    k: DFFWithInit<Bits<5>>,
+    start: DFF<Bits<64>>,
+    start_k: DFFWithInit<Bits<5>>,
+    /// The net effect of the inner commands of the clock before, due at
+    /// this clock's tick: one closes an open interval (STATS_OFF,
+    /// STATS_INTERVAL_k), the state after them, whether any came.
+    due_close: DFF<Bit>,
+    due_any: DFF<Bit>,
+    due_on: DFF<Bit>,
+    due_k: DFF<Bits<5>>,
+    cmd_is_on: [Signal<Local, Bit>; E],
+    cmd_is_off: [Signal<Local, Bit>; E],
+    cmd_is_interval: [Signal<Local, Bit>; E],
+    cmd_valid_now: [Signal<Local, Bit>; E],
+    cmd_index_now: [Signal<Local, Bits<6>>; E],
+    mask: Signal<Local, Bits<64>>,
+    natural: Signal<Local, Bit>,
+    close: Signal<Local, Bit>,
+    on_now: Signal<Local, Bit>,
+    k_now: Signal<Local, Bits<5>>,
+    /// The record's header, two clocks after the close (with the
+    /// counters' snapshots); `closing` is the close a clock later.
+    closed_start: DFF<Bits<64>>,
+    closed_end: DFF<Bits<64>>,
+    closed_k: DFF<Bits<5>>,
+    header_start: DFF<Bits<64>>,
+    header_end: DFF<Bits<64>>,
+    header_k: DFF<Bits<5>>,
+    closing: DFF<Bit>,
+    snapshot_new: DFF<Bit>,
+    any_busy: Signal<Local, Bit>,
+}
+
+impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: usize>
+    StatisticCounters<L, E, R, NB, LB>
+{
+    /// Counters for `geometry`, on from reset at intervals of
+    /// `2^interval_log2` ticks until an inner command says otherwise.
+    pub fn new(geometry: LineGeometry, interval_log2: u32) -> Self {
+        let g = geometry.checked();
+        assert_eq!(R, 1 << g.rank_bits, "R: the geometry's ranks");
+        assert_eq!(
+            NB,
+            R << g.bank_bits,
+            "NB: the geometry's banks in all ranks"
+        );
+        assert_eq!(LB, g.line_bits() as usize, "LB: the geometry's line bits");
+        assert!(
+            (6..=31).contains(&interval_log2),
+            "interval 2^k ticks, k in 6..=31"
+        );
+        assert!((1..=L).contains(&E) && L <= 8, "1 <= E <= L <= 8");
+        let banks_per_rank = NB / R;
+        // The counters after the banks'; the readout's index is 10 bits.
+        let others = NB * BANK_COUNTERS;
+        assert!(others + 2 * R + LB + 2 <= 1 << 10, "the readout's index");
+        Self {
+            clock: Default::default(),
+            bus_kind: std::array::from_fn(|_| Default::default()),
+            bus_rank: std::array::from_fn(|_| Default::default()),
+            bus_bank: std::array::from_fn(|_| Default::default()),
+            bus_addr: std::array::from_fn(|_| Default::default()),
+            bus_tick: Default::default(),
+            ref_valid: std::array::from_fn(|_| Default::default()),
+            ref_line: std::array::from_fn(|_| Default::default()),
+            ref_tick: Default::default(),
+            over: Default::default(),
+            over_tick: Default::default(),
+            cmd_valid: std::array::from_fn(|_| Default::default()),
+            cmd_index: std::array::from_fn(|_| Default::default()),
+            cmd_tick: Default::default(),
+            dropped: Default::default(),
+            dropped_tick: Default::default(),
+            dropped_tick_valid: Default::default(),
+            record_valid: Default::default(),
+            record_start: Default::default(),
+            record_end: Default::default(),
+            record_k: Default::default(),
+            read_index: Default::default(),
+            read_value: Default::default(),
+            enabled: Default::default(),
+            aligned: Default::default(),
+            banks: std::array::from_fn(|_| Default::default()),
+            refresh: std::array::from_fn(|_| Default::default()),
+            busy: std::array::from_fn(|_| Default::default()),
+            toggles: std::array::from_fn(|_| Default::default()),
+            over_limit: Default::default(),
+            lost_fifo: Default::default(),
+            kind_delay: std::array::from_fn(|_| Default::default()),
+            rank_delay: std::array::from_fn(|_| Default::default()),
+            bank_delay: std::array::from_fn(|_| Default::default()),
+            addr_delay: std::array::from_fn(|_| Default::default()),
+            toggle_delay: std::array::from_fn(|_| Default::default()),
+            over_delay: Default::default(),
+            cmd_valid_delay: std::array::from_fn(|_| Default::default()),
+            cmd_index_delay: std::array::from_fn(|_| Default::default()),
+            bus_tick_delay: Default::default(),
+            ref_tick_delay: Default::default(),
+            over_tick_delay: Default::default(),
+            cmd_tick_delay: Default::default(),
+            bank_high: Constant::new((0xFu64 & !((1u64 << g.bank_bits) - 1)).to_bits()),
+            one: Constant::new(1u64.to_bits()),
+            bank_rank: std::array::from_fn(|b| {
+                Constant::new(((b / banks_per_rank) as u64).to_bits())
+            }),
+            bank_index: std::array::from_fn(|b| {
+                Constant::new(((b % banks_per_rank) as u64).to_bits())
+            }),
+            rank_index: std::array::from_fn(|r| Constant::new((r as u64).to_bits())),
+            lane_addr: std::array::from_fn(LaneAddr::new),
+            bank_at: std::array::from_fn(|b| Constant::new((b as u64).to_bits())),
+            refresh_at: std::array::from_fn(|r| Constant::new(((others + 2 * r) as u64).to_bits())),
+            busy_at: std::array::from_fn(|r| {
+                Constant::new(((others + 2 * r + 1) as u64).to_bits())
+            }),
+            toggle_at: std::array::from_fn(|i| {
+                Constant::new(((others + 2 * R + i) as u64).to_bits())
+            }),
+            over_limit_at: Constant::new(((others + 2 * R + LB) as u64).to_bits()),
+            lost_fifo_at: Constant::new(((others + 2 * R + LB + 1) as u64).to_bits()),
+            read: Default::default(),
+            read_next: Default::default(),
+            last_line: Default::default(),
+            line_lanes: std::array::from_fn(|_| Default::default()),
+            toggle_count: std::array::from_fn(|_| Default::default()),
+            k_act: Default::default(),
+            k_column: Default::default(),
+            k_write: Default::default(),
+            k_auto: Default::default(),
+            k_pre: Default::default(),
+            k_prea: Default::default(),
+            k_ref: Default::default(),
+            counted: Default::default(),
+            bank_sel: std::array::from_fn(|_| Default::default()),
+            rank_sel: std::array::from_fn(|_| Default::default()),
+            lane_addrs: Default::default(),
+            on: DFFWithInit::new(true),
+            k: DFFWithInit::new(u64::from(interval_log2).to_bits()),
+            start: Default::default(),
+            start_k: DFFWithInit::new(u64::from(interval_log2).to_bits()),
+            due_close: Default::default(),
+            due_any: Default::default(),
+            due_on: Default::default(),
+            due_k: Default::default(),
+            cmd_is_on: std::array::from_fn(|_| Default::default()),
+            cmd_is_off: std::array::from_fn(|_| Default::default()),
+            cmd_is_interval: std::array::from_fn(|_| Default::default()),
+            cmd_valid_now: std::array::from_fn(|_| Default::default()),
+            cmd_index_now: std::array::from_fn(|_| Default::default()),
+            mask: Default::default(),
+            natural: Default::default(),
+            close: Default::default(),
+            on_now: Default::default(),
+            k_now: Default::default(),
+            closed_start: Default::default(),
+            closed_end: Default::default(),
+            closed_k: Default::default(),
+            header_start: Default::default(),
+            header_end: Default::default(),
+            header_k: Default::default(),
+            closing: Default::default(),
+            snapshot_new: Default::default(),
+            any_busy: Default::default(),
+        }
+    }
+
+    /// The counters of a record in format.md §5.3 order: per rank and
+    /// bank the eight of [`BankStats::counters`], per rank REF and busy
+    /// ticks, per line bit the toggles, OVER_LIMIT, LOST_FIFO.
+    pub fn record_counters(&self) -> Vec<&IntervalCounter<L>> {
+        let mut all = Vec::with_capacity(NB * BANK_COUNTERS + 2 * R + LB + 2);
+        for b in &self.banks {
+            all.extend(b.counters());
+        }
+        for r in 0..R {
+            all.push(&self.refresh[r]);
+            all.push(&self.busy[r]);
+        }
+        all.extend(self.toggles.iter());
+        all.push(&self.over_limit);
+        all.push(&self.lost_fifo);
+        all
+    }
+
+    /// The Verilog names of [`Self::record_counters`]' snapshots inside
+    /// the generated module of this block, in the same order.
+    pub fn record_counter_names() -> Vec<String> {
+        let bank = [
+            "rd",
+            "wr",
+            "act_count",
+            "pre_count",
+            "hit",
+            "miss",
+            "conflict",
+            "unused_act",
+        ];
+        let mut all = Vec::with_capacity(NB * BANK_COUNTERS + 2 * R + LB + 2);
+        for b in 0..NB {
+            all.extend(bank.iter().map(|c| format!("banks${b}.{c}$snapshot")));
+        }
+        for r in 0..R {
+            all.push(format!("refresh${r}$snapshot"));
+            all.push(format!("busy${r}$snapshot"));
+        }
+        all.extend((0..LB).map(|i| format!("toggles${i}$snapshot")));
+        all.push("over_limit$snapshot".into());
+        all.push("lost_fifo$snapshot".into());
+        all
+    }
+}
+
+impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: usize> Logic
+    for StatisticCounters<L, E, R, NB, LB>
+{
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            last_line,
+            on,
+            k,
+            start,
+            start_k,
+            due_close,
+            due_any,
+            due_on,
+            due_k,
+            closed_start,
+            closed_end,
+            closed_k,
+            header_start,
+            header_end,
+            header_k,
+            closing,
+            snapshot_new,
+            read
+        );
+        // Delay lines to the counting stage.
+        for j in 0..L {
+            self.kind_delay[j].clock.next = self.clock.val();
+            self.rank_delay[j].clock.next = self.clock.val();
+            self.bank_delay[j].clock.next = self.clock.val();
+            self.addr_delay[j].clock.next = self.clock.val();
+            self.kind_delay[j].d.next = self.bus_kind[j].val();
+            self.rank_delay[j].d.next = self.bus_rank[j].val();
+            self.bank_delay[j].d.next = self.bus_bank[j].val();
+            self.addr_delay[j].d.next = self.bus_addr[j].val();
+        }
+        self.bus_tick_delay.clock.next = self.clock.val();
+        self.ref_tick_delay.clock.next = self.clock.val();
+        self.over_tick_delay.clock.next = self.clock.val();
+        self.cmd_tick_delay.clock.next = self.clock.val();
+        self.bus_tick_delay.d.next = self.bus_tick.val();
+        self.ref_tick_delay.d.next = self.ref_tick.val();
+        self.over_tick_delay.d.next = self.over_tick.val();
+        self.cmd_tick_delay.d.next = self.cmd_tick.val();
+        self.aligned.next = (self.bus_tick_delay.q.val() == self.dropped_tick.val())
+            & (self.ref_tick_delay.q.val() == self.dropped_tick.val())
+            & (self.over_tick_delay.q.val() == self.dropped_tick.val())
+            & (self.cmd_tick_delay.q.val() == self.dropped_tick.val());
+        // Toggles at the DSMU.
+        self.line_lanes[0].prior.next = self.last_line.q.val();
+        for j in 1..L {
+            self.line_lanes[j].prior.next = self.line_lanes[j - 1].after.val();
+        }
+        for j in 0..L {
+            self.line_lanes[j].valid.next = self.ref_valid[j].val();
+            self.line_lanes[j].line.next = self.ref_line[j].val();
+        }
+        for j in 0..L {
+            self.last_line.d.next = self.line_lanes[j].after.val();
+        }
+        for i in 0..LB {
+            self.toggle_count[i].next = 0.into();
+            for j in 0..L {
+                if self.line_lanes[j].toggled.val().get_bit(i) {
+                    self.toggle_count[i].next = self.toggle_count[i].val() + 1;
+                }
+            }
+            self.toggle_delay[i].clock.next = self.clock.val();
+            self.toggle_delay[i].d.next = self.toggle_count[i].val();
+        }
+        self.over_delay.clock.next = self.clock.val();
+        self.over_delay.d.next = self.over.val();
+        for e in 0..E {
+            self.cmd_valid_delay[e].clock.next = self.clock.val();
+            self.cmd_index_delay[e].clock.next = self.clock.val();
+            self.cmd_valid_delay[e].d.next = self.cmd_valid[e].val();
+            self.cmd_index_delay[e].d.next = self.cmd_index[e].val();
+        }
+        // The unit's state. At this clock's tick the open interval closes
+        // at its natural end (a multiple of 2^k), then the inner commands
+        // of the clock before apply; a second close at the same tick (an
+        // interval opened and closed there) is empty.
+        self.mask.next = (self.one.val() << bit_cast::<64, 5>(self.k.q.val())) - 1;
+        self.natural.next = self.on.q.val() & ((self.dropped_tick.val() & self.mask.val()) == 0);
+        self.close.next = self.dropped_tick_valid.val()
+            & self.on.q.val()
+            & (self.natural.val() | self.due_close.q.val());
+        self.on_now.next = self.on.q.val();
+        self.k_now.next = self.k.q.val();
+        if self.dropped_tick_valid.val() & self.due_any.q.val() {
+            self.on_now.next = self.due_on.q.val();
+            self.k_now.next = self.due_k.q.val();
+        }
+        if self.dropped_tick_valid.val() {
+            self.on.d.next = self.on_now.val();
+            self.k.d.next = self.k_now.val();
+            // An interval starts here if one closes (STATS_INTERVAL_k while
+            // on closes one) or if the unit is off (STATS_ON or
+            // STATS_INTERVAL_k then opens it here).
+            if self.close.val() | !self.on.q.val() {
+                self.start.d.next = self.dropped_tick.val();
+                self.start_k.d.next = self.k_now.val();
+            }
+        }
+        if self.close.val() {
+            self.closed_start.d.next = self.start.q.val();
+            self.closed_end.d.next = self.dropped_tick.val();
+            self.closed_k.d.next = self.start_k.q.val();
+        }
+        // The inner commands of this clock, in slot order, due at the
+        // next clock's tick.
+        for e in 0..E {
+            self.cmd_valid_now[e].next = self.cmd_valid_delay[e].q.val();
+            self.cmd_index_now[e].next = self.cmd_index_delay[e].q.val();
+            self.cmd_is_on[e].next =
+                self.cmd_valid_now[e].val() & (self.cmd_index_now[e].val() == 6);
+            self.cmd_is_off[e].next =
+                self.cmd_valid_now[e].val() & (self.cmd_index_now[e].val() == 7);
+            self.cmd_is_interval[e].next =
+                self.cmd_valid_now[e].val() & (self.cmd_index_now[e].val() >= 38);
+        }
+        // In slot order, from the state after this clock's changes.
+        self.due_on.d.next = self.on_now.val();
+        self.due_k.d.next = self.k_now.val();
+        self.due_close.d.next = false;
+        self.due_any.d.next = false;
+        for e in 0..E {
+            if self.cmd_is_on[e].val() {
+                self.due_on.d.next = true;
+                self.due_any.d.next = true;
+            }
+            if self.cmd_is_off[e].val() {
+                self.due_on.d.next = false;
+                self.due_any.d.next = true;
+                self.due_close.d.next = true;
+            }
+            if self.cmd_is_interval[e].val() {
+                self.due_k.d.next = self.cmd_index_now[e].val().get_bits::<5>(0);
+                self.due_any.d.next = true;
+                self.due_close.d.next = true;
+            }
+        }
+        if !self.dropped_tick_valid.val() {
+            self.due_any.d.next = false;
+            self.due_close.d.next = false;
+        }
+        self.enabled.next = self.on_now.val();
+        // The counting stage's lanes.
+        self.k_act.next = 0.into();
+        self.k_column.next = 0.into();
+        self.k_write.next = 0.into();
+        self.k_auto.next = 0.into();
+        self.k_pre.next = 0.into();
+        self.k_prea.next = 0.into();
+        self.k_ref.next = 0.into();
+        self.counted.next = 0.into();
+        self.lane_addrs.next = 0.into();
+        for j in 0..L {
+            // Kinds by number (rust-hdl's Verilog takes no named constant
+            // here): ACT 1, RD 2, WR 3, RDA 4, WRA 5, PRE 6, PREA 7, REF 8,
+            // NOP 11.
+            self.k_act.next = self
+                .k_act
+                .val()
+                .replace_bit(j, self.kind_delay[j].q.val() == 1);
+            self.k_column.next = self.k_column.val().replace_bit(
+                j,
+                (self.kind_delay[j].q.val() >= 2) & (self.kind_delay[j].q.val() <= 5),
+            );
+            self.k_write.next = self.k_write.val().replace_bit(
+                j,
+                (self.kind_delay[j].q.val() == 3) | (self.kind_delay[j].q.val() == 5),
+            );
+            self.k_auto.next = self.k_auto.val().replace_bit(
+                j,
+                (self.kind_delay[j].q.val() == 4) | (self.kind_delay[j].q.val() == 5),
+            );
+            self.k_pre.next = self
+                .k_pre
+                .val()
+                .replace_bit(j, self.kind_delay[j].q.val() == 6);
+            self.k_prea.next = self
+                .k_prea
+                .val()
+                .replace_bit(j, self.kind_delay[j].q.val() == 7);
+            self.k_ref.next = self
+                .k_ref
+                .val()
+                .replace_bit(j, self.kind_delay[j].q.val() == 8);
+            // Not NOP (nor nothing), and ACT, RD, WR, RDA, WRA, PRE (1..=6)
+            // only to a bank of the geometry.
+            self.counted.next = self.counted.val().replace_bit(
+                j,
+                (self.kind_delay[j].q.val() != 0)
+                    & (self.kind_delay[j].q.val() != 11)
+                    & ((self.kind_delay[j].q.val() > 6)
+                        | ((self.bank_delay[j].q.val() & self.bank_high.val()) == 0)),
+            );
+            self.lane_addr[j].addr.next = self.addr_delay[j].q.val();
+            self.lane_addrs.next = self.lane_addrs.val() | self.lane_addr[j].placed.val();
+        }
+        for r in 0..R {
+            self.rank_sel[r].next = 0.into();
+            for j in 0..L {
+                self.rank_sel[r].next = self.rank_sel[r]
+                    .val()
+                    .replace_bit(j, self.rank_delay[j].q.val() == self.rank_index[r].val());
+            }
+        }
+        for b in 0..NB {
+            self.bank_sel[b].next = 0.into();
+            for j in 0..L {
+                self.bank_sel[b].next = self.bank_sel[b].val().replace_bit(
+                    j,
+                    (self.rank_delay[j].q.val() == self.bank_rank[b].val())
+                        & (self.bank_delay[j].q.val() == self.bank_index[b].val()),
+                );
+            }
+        }
+        // Bank and rank counters.
+        for b in 0..NB {
+            self.banks[b].clock.next = self.clock.val();
+            self.banks[b].close.next = self.close.val();
+            self.banks[b].enable.next = self.on_now.val();
+            self.banks[b].act.next = self.k_act.val();
+            self.banks[b].column.next = self.k_column.val();
+            self.banks[b].write.next = self.k_write.val();
+            self.banks[b].auto.next = self.k_auto.val();
+            self.banks[b].pre.next = self.k_pre.val();
+            self.banks[b].prea.next = self.k_prea.val();
+            self.banks[b].refresh.next = self.k_ref.val();
+            self.banks[b].bank_sel.next = self.bank_sel[b].val();
+            self.banks[b].addr.next = self.lane_addrs.val();
+        }
+        for b in 0..NB {
+            // A bank's rank is `b / (NB / R)`: the rank's lanes, by the
+            // bank's rank number.
+            self.banks[b].rank_sel.next = 0.into();
+            for r in 0..R {
+                if self.bank_rank[b].val() == self.rank_index[r].val() {
+                    self.banks[b].rank_sel.next = self.rank_sel[r].val();
+                }
+            }
+        }
+        for r in 0..R {
+            self.refresh[r].clock.next = self.clock.val();
+            self.refresh[r].close.next = self.close.val();
+            self.refresh[r].enable.next = self.on_now.val();
+            self.refresh[r].add.next = 0.into();
+            self.refresh[r].lanes.next = self.k_ref.val() & self.rank_sel[r].val();
+            self.busy[r].clock.next = self.clock.val();
+            self.busy[r].close.next = self.close.val();
+            self.busy[r].enable.next = self.on_now.val();
+            self.busy[r].add.next = 0.into();
+            self.busy[r].lanes.next = self.counted.val() & self.rank_sel[r].val();
+        }
+        for i in 0..LB {
+            self.toggles[i].clock.next = self.clock.val();
+            self.toggles[i].close.next = self.close.val();
+            self.toggles[i].enable.next = self.on_now.val();
+            self.toggles[i].add.next = self.toggle_delay[i].q.val();
+            self.toggles[i].lanes.next = 0.into();
+        }
+        self.over_limit.clock.next = self.clock.val();
+        self.over_limit.close.next = self.close.val();
+        self.over_limit.enable.next = self.on_now.val();
+        self.over_limit.add.next = bit_cast::<5, 4>(self.over_delay.q.val());
+        self.over_limit.lanes.next = 0.into();
+        self.lost_fifo.clock.next = self.clock.val();
+        self.lost_fifo.close.next = self.close.val();
+        self.lost_fifo.enable.next = self.on_now.val();
+        self.lost_fifo.add.next = bit_cast::<5, 3>(self.dropped.val());
+        self.lost_fifo.lanes.next = 0.into();
+        // The record, two clocks after the close. Everything the unit counts
+        // comes from a command it counts as busy (a reference is a RD/WR
+        // of a rank and bank of the geometry, and so is every drop), so an
+        // interval with no busy tick is empty.
+        self.any_busy.next = false;
+        for r in 0..R {
+            if self.busy[r].snapshot.val() != 0 {
+                self.any_busy.next = true;
+            }
+        }
+        self.header_start.d.next = self.closed_start.q.val();
+        self.header_end.d.next = self.closed_end.q.val();
+        self.header_k.d.next = self.closed_k.q.val();
+        self.closing.d.next = self.close.val();
+        self.snapshot_new.d.next = self.closing.q.val();
+        self.record_valid.next = self.snapshot_new.q.val() & self.any_busy.val();
+        self.record_start.next = self.header_start.q.val();
+        self.record_end.next = self.header_end.q.val();
+        self.record_k.next = self.header_k.q.val();
+        // The readout: one match, so the order of the tests is free.
+        self.read_next.next = 0.into();
+        for b in 0..NB {
+            self.banks[b].read_sel.next = self.read_index.val().get_bits::<3>(0);
+            if self.read_index.val().get_bits::<7>(3) == self.bank_at[b].val() {
+                self.read_next.next = self.banks[b].read_value.val();
+            }
+        }
+        for r in 0..R {
+            if self.read_index.val() == self.refresh_at[r].val() {
+                self.read_next.next = self.refresh[r].snapshot.val();
+            }
+            if self.read_index.val() == self.busy_at[r].val() {
+                self.read_next.next = self.busy[r].snapshot.val();
+            }
+        }
+        for i in 0..LB {
+            if self.read_index.val() == self.toggle_at[i].val() {
+                self.read_next.next = self.toggles[i].snapshot.val();
+            }
+        }
+        if self.read_index.val() == self.over_limit_at.val() {
+            self.read_next.next = self.over_limit.snapshot.val();
+        }
+        if self.read_index.val() == self.lost_fifo_at.val() {
+            self.read_next.next = self.lost_fifo.snapshot.val();
+        }
+        self.read.d.next = self.read_next.val();
+        self.read_value.next = self.read.q.val();
+    }
+}

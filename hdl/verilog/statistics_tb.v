@@ -1,0 +1,131 @@
+// Testbench for the Statistic Unit's counters on the capture chain's taps
+// (generated Verilog of hdl/tests/statistics_support's `CaptureStats`;
+// Icarus Verilog). Reads a DDR command stream in the canonical text form
+// of format.md section 1 (`<cycle> <CMD> <rank> <bank> <arg>`, one per
+// line, decimal, cycles strictly increasing), drives the DIMM command pins
+// `LANES` ticks per fabric clock, and writes:
+//   R <start> <end> <k> <c0> <c1> ...   each record, counters in format.md
+//                                       section 5.3 order
+//   A <tick>                            a tap's delay line misaligned
+//   C <name> <value>                    the capture chain's drop counters
+// until the counting stage's tick reaches +stop. Plusargs:
+// +commands=<file> +out=<file> +num=<n> +den=<d> +stop=<tick>.
+// The DUT is `stats_lanes`, a wrapper (written by
+// hdl/tests/statistics_verilog.rs) that packs the generated module's
+// per-lane pins; `record_counters.vh` (written by the same test) prints
+// the counters by their hierarchical names under `dut.core`.
+`timescale 1ns/1ps
+module statistics_tb;
+   localparam L = `LANES;
+
+   reg clock = 1'b0;
+   reg [4*L-1:0] cs_n;
+   reg [L-1:0] ras_n, cas_n, we_n, cke;
+   reg [4*L-1:0] ba;
+   reg [18*L-1:0] addr;
+   reg [31:0] drain_num, drain_den;
+   wire record_valid, dropped_tick_valid, aligned;
+   wire [63:0] record_start, record_end, dropped_tick;
+   wire [4:0] record_k;
+   wire [31:0] references_over_limit, events_dropped;
+
+   stats_lanes dut(
+      .clock(clock), .cs_n(cs_n), .ras_n(ras_n), .cas_n(cas_n), .we_n(we_n), .cke(cke),
+      .ba(ba), .addr(addr), .drain_num(drain_num), .drain_den(drain_den),
+      .record_valid(record_valid), .record_start(record_start), .record_end(record_end),
+      .record_k(record_k), .dropped_tick_valid(dropped_tick_valid),
+      .dropped_tick(dropped_tick), .aligned(aligned),
+      .references_over_limit(references_over_limit), .events_dropped(events_dropped));
+
+   reg [1023:0] commands_path, out_path;
+   integer commands_file, out_file, scanned, j;
+   reg have_command, done;
+   reg [63:0] cycle, pin_tick, clocks, stop, drain_per_tick;
+   reg [8*8-1:0] mnemonic;
+   reg [31:0] rank, bank, arg;
+
+   task read_command;
+      begin
+         scanned = $fscanf(commands_file, "%d %s %d %d %d\n", cycle, mnemonic, rank, bank, arg);
+         have_command = (scanned == 5);
+      end
+   endtask
+
+   // Pins of one command on lane `lane` (JEDEC DDR3 truth table; columns on
+   // A[9:0] and A11, A10 = auto-precharge / all banks), as capture_tb.v.
+   task drive_command(input integer lane);
+      reg [2:0] rcw;
+      reg [17:0] a;
+      begin
+         a = 18'd0;
+         cs_n[4*lane +: 4] = ~(4'b0001 << rank[1:0]);
+         cke[lane] = 1'b1;
+         ba[4*lane +: 4] = bank[3:0];
+         rcw = 3'b111;
+         if (mnemonic == "ACT") begin rcw = 3'b011; a = arg[17:0]; end
+         else if (mnemonic == "RD" || mnemonic == "RDA" || mnemonic == "WR" || mnemonic == "WRA") begin
+            rcw = (mnemonic == "RD" || mnemonic == "RDA") ? 3'b101 : 3'b100;
+            a = {6'd0, arg[10], (mnemonic == "RDA" || mnemonic == "WRA"), arg[9:0]};
+         end
+         else if (mnemonic == "PRE") rcw = 3'b010;
+         else if (mnemonic == "PREA") begin rcw = 3'b010; a[10] = 1'b1; end
+         else if (mnemonic == "REF") rcw = 3'b001;
+         else if (mnemonic == "MRS") rcw = 3'b000;
+         else if (mnemonic == "ZQ") rcw = 3'b110;
+         else if (mnemonic == "NOP") rcw = 3'b111;
+         else cke[lane] = 1'b0;  // unknown: chip selected with CKE low
+         {ras_n[lane], cas_n[lane], we_n[lane]} = rcw;
+         addr[18*lane +: 18] = a;
+      end
+   endtask
+
+   initial begin
+      if (!$value$plusargs("commands=%s", commands_path)) begin
+         $display("statistics_tb: +commands=<file> missing");
+         $finish;
+      end
+      if (!$value$plusargs("out=%s", out_path)) begin
+         $display("statistics_tb: +out=<file> missing");
+         $finish;
+      end
+      if (!$value$plusargs("num=%d", drain_per_tick)) drain_per_tick = 1;
+      drain_num = drain_per_tick * L;
+      if (!$value$plusargs("den=%d", drain_den)) drain_den = 9;
+      if (!$value$plusargs("stop=%d", stop)) stop = 100000;
+      commands_file = $fopen(commands_path, "r");
+      out_file = $fopen(out_path, "w");
+      if (commands_file == 0 || out_file == 0) begin
+         $display("statistics_tb: cannot open the command or output file");
+         $finish;
+      end
+      read_command;
+      done = 1'b0;
+      for (clocks = 0; !done; clocks = clocks + 1) begin
+         for (j = 0; j < L; j = j + 1) begin
+            pin_tick = clocks * L + j;
+            cs_n[4*j +: 4] = 4'hF;
+            {ras_n[j], cas_n[j], we_n[j], cke[j]} = 4'b1111;
+            ba[4*j +: 4] = 4'd0;
+            addr[18*j +: 18] = 18'd0;
+            if (have_command && cycle == pin_tick) begin
+               drive_command(j);
+               read_command;
+            end
+         end
+         #5 clock = 1'b1;
+         #5 clock = 1'b0;
+         if (dropped_tick_valid && !aligned)
+            $fdisplay(out_file, "A %0d", dropped_tick);
+         if (record_valid) begin
+            $fwrite(out_file, "R %0d %0d %0d", record_start, record_end, record_k);
+            `include "record_counters.vh"
+            $fwrite(out_file, "\n");
+         end
+         if (dropped_tick_valid && dropped_tick >= stop) done = 1'b1;
+      end
+      $fdisplay(out_file, "C references_over_limit %0d", references_over_limit);
+      $fdisplay(out_file, "C events_dropped %0d", events_dropped);
+      $fclose(out_file);
+      $finish;
+   end
+endmodule

@@ -252,6 +252,32 @@ fn json_takes_a_file_or_a_dash_for_standard_output() {
     assert!(!dir.join("-").exists());
     assert_eq!(stdout, std::fs::read_to_string(&file).unwrap() + "\n");
 
+    // stats: the same figures as its text.
+    let stats_file = dir.join("stats.json");
+    let text = ok(&["stats", s(&trace), "--json", s(&stats_file)]);
+    let stdout = ok(&["stats", s(&trace), "--json", "-"]);
+    assert_eq!(stdout, std::fs::read_to_string(&stats_file).unwrap());
+    let stats: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(stats["trace"], s(&trace));
+    let (refs, reads) = (&stats["references"], &stats["reads"]);
+    assert!(refs.as_u64().unwrap() > 0, "{stdout}");
+    assert!(
+        text.contains(&format!("references: {refs} ({reads} reads")),
+        "{text}"
+    );
+    let first = &stats["bandwidth"]["intervals"][0];
+    let row = format!(
+        "{:>12.3} {:>12} {:>10} {:>10} {:>12.1}",
+        first["start_ms"].as_f64().unwrap(),
+        first["references"].as_u64().unwrap(),
+        first["reads"].as_u64().unwrap(),
+        first["writes"].as_u64().unwrap(),
+        first["memory_mb_per_s"].as_f64().unwrap()
+    );
+    assert!(text.contains(&row), "{row}\n{text}");
+    assert_eq!(stats["losses"]["packets_missing"], 0);
+    assert_eq!(stats["board_statistics"], serde_json::Value::Null);
+
     let sim_dir = dir.join("sim2");
     let sim = json_to_a_file_or_instead_of_the_text(
         &dir.join("sim.json"),

@@ -771,6 +771,7 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
     ("pack", &["--out"]),
     ("unpack", &["--out"]),
     ("dump", &["--events"]),
+    ("stats", &["--json"]),
     ("export", &["--format", "--out", "--events"]),
     ("replay", &["--log", "--events", "--out", "--csv", "--json"]),
     (

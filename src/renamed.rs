@@ -14,6 +14,12 @@ pub const RENAMED_OPTIONS: &[(&str, &str, &str)] = &[
     ("unpack", "--output", "-o/--out"),
     ("board", "--window", "--config-window"),
     ("export", "--interval-ns", "--interval-ms (in ms, not ns)"),
+    (
+        "capture",
+        "--stripe-mib",
+        "--stripe-size (a size: 64M, 64MiB)",
+    ),
+    ("capture", "--rcvbuf-mib", "--rcvbuf (a size: 64M, 64MiB)"),
 ];
 
 /// Switches that became options with a value (issue 37): (command, the

@@ -37,6 +37,20 @@ pub fn usize_in(lo: u64, hi: u64) -> clap::builder::RangedU64ValueParser<usize> 
     clap::builder::RangedU64ValueParser::<usize>::new().range(lo..=hi)
 }
 
+/// clap's parser of a size ([`parse_size`]: `64M`, `16MiB`) from `lo` to
+/// `hi` bytes; `range` says the range in the error (`1M to 2047M`).
+pub fn size_in(
+    lo: u64,
+    hi: u64,
+    range: &'static str,
+) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |s| match parse_size(s) {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        Ok(_) => Err(format!("size '{s}' is not from {range}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// A bar over `total` bytes of input, labelled `label`; hidden when
 /// `quiet`, for inputs under `min` bytes, and when stderr is no terminal.
 pub fn bytes_bar(label: &str, total: u64, quiet: bool, min: u64) -> indicatif::ProgressBar {

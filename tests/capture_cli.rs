@@ -169,7 +169,7 @@ fn sigint_mid_capture_on_the_ring_path_flushes_and_writes_the_summary() {
         return;
     }
     unsafe { libc::close(fd) };
-    stop_mid_capture("-INT", &["--rx", "ring", "--rcvbuf-mib", "8"]);
+    stop_mid_capture("-INT", &["--rx", "ring", "--rcvbuf", "8M"]);
 }
 
 #[test]

@@ -1,9 +1,13 @@
 //! One spelling per concept across the commands (issue 37): `-o/--out`
 //! for every output, `--json [FILE|-]` for every JSON report, `-q/--quiet`
-//! and `-v/--verbose` everywhere, `board --config-window`; the old spellings still work for one release, with a
-//! warning naming the new one.
+//! and `-v/--verbose` everywhere, `board --config-window`, sizes with
+//! suffixes (`capture --stripe-size`, `--rcvbuf`); the old spellings still
+//! work for one release, with a warning naming the new one.
 
 use std::path::Path;
+
+use hmtt_format::capture::CaptureReader;
+use hmtt_receiver::frame::{build_udp_frame, UdpEndpoints};
 
 mod support;
 use support::cli::{fails, hmtt, ok, ok_with_stderr, s, scratch, simulate, simulate_and_merge};
@@ -162,6 +166,100 @@ fn board_takes_config_window_and_the_old_window_warns() {
     assert!(help.contains("--window"), "{help}");
 }
 
+/// A classic pcap file of the packets of a capture file of port 0, in UDP
+/// frames.
+fn pcap_of(capture: &Path, pcap: &Path) {
+    let file = std::fs::read(capture).unwrap();
+    let mut f = Vec::new();
+    f.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    f.extend_from_slice(&2u16.to_le_bytes());
+    f.extend_from_slice(&4u16.to_le_bytes());
+    f.extend_from_slice(&[0; 8]);
+    f.extend_from_slice(&65535u32.to_le_bytes());
+    f.extend_from_slice(&1u32.to_le_bytes()); // Ethernet
+    for (i, r) in CaptureReader::new(&file).unwrap().1.enumerate() {
+        let mut frame = Vec::new();
+        build_udp_frame(&UdpEndpoints::board_defaults(0, 0), r.packet, &mut frame);
+        for field in [1, i as u32, frame.len() as u32, frame.len() as u32] {
+            f.extend_from_slice(&field.to_le_bytes());
+        }
+        f.extend_from_slice(&frame);
+    }
+    std::fs::write(pcap, f).unwrap();
+}
+
+#[test]
+fn capture_takes_sizes_and_the_old_mib_options_warn() {
+    let dir = scratch("capture");
+    let sim = simulate(
+        &dir,
+        &["--workload", "seq-read", "--n", "16K", "--cache", "off"],
+    );
+    let pcap = dir.join("p0.pcap");
+    pcap_of(&sim.join("board0-port0.hmttcap"), &pcap);
+    let input = format!("file:{}", s(&pcap));
+    // The files written and their packets (a capture's header holds the
+    // time it started).
+    let capture = |name: &str, options: &[&str], old: Option<(&str, &str)>| {
+        let out = dir.join(name);
+        let args = [&["capture", "-i", &input, "-o", s(&out), "-q"], options].concat();
+        match old {
+            Some((old, new)) => old_spelling(&args, old, new),
+            None => new_spelling(&args),
+        }
+        let mut files: Vec<(String, Vec<Vec<u8>>)> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|f| f.extension().is_some_and(|e| e == "hmttcap"))
+            .map(|f| {
+                let bytes = std::fs::read(&f).unwrap();
+                let packets = CaptureReader::new(&bytes).unwrap().1;
+                let name = f.file_name().unwrap().to_string_lossy().into_owned();
+                (name, packets.map(|r| r.packet.to_vec()).collect())
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let new = capture("new", &["--stripe-size", "1MiB", "--rcvbuf", "8M"], None);
+    assert!(
+        new.iter().map(|(_, p)| p.len()).sum::<usize>() > 0,
+        "{new:?}"
+    );
+    let stripe_mib = ["--stripe-mib", "1", "--rcvbuf", "8M"];
+    let old = Some(("capture --stripe-mib", "--stripe-size"));
+    assert_eq!(new, capture("stripe", &stripe_mib, old));
+    let rcvbuf_mib = ["--stripe-size", "1M", "--rcvbuf-mib", "8"];
+    let old = Some(("capture --rcvbuf-mib", "--rcvbuf"));
+    assert_eq!(new, capture("rcvbuf", &rcvbuf_mib, old));
+    for (option, size, range) in [
+        ("--stripe-size", "1K", "1M to 16384G"),
+        ("--stripe-size", "16385G", "1M to 16384G"),
+        ("--rcvbuf", "2G", "1M to 2047M"),
+        ("--rcvbuf", "8X", "unknown suffix"),
+    ] {
+        let err = fails(&[
+            "capture",
+            "-i",
+            &input,
+            "-o",
+            s(&dir.join("no")),
+            option,
+            size,
+        ]);
+        assert!(err.contains(range), "{option} {size}: {err}");
+    }
+    let both = ["--stripe-size", "1M", "--stripe-mib", "1"];
+    let err = fails(
+        &[
+            &["capture", "-i", &input, "-o", s(&dir.join("no"))],
+            &both[..],
+        ]
+        .concat(),
+    );
+    assert!(err.contains("cannot be used with"), "{err}");
+}
+
 /// The subcommands of `hmtt args --help`, as `args` plus the name.
 fn subcommands(args: &[&str]) -> Vec<Vec<String>> {
     let help = ok(&[args, &["--help"]].concat());
@@ -251,6 +349,32 @@ fn json_takes_a_file_or_a_dash_for_standard_output() {
     assert!(!err.contains(DEPRECATED), "{err}");
     assert!(!dir.join("-").exists());
     assert_eq!(stdout, std::fs::read_to_string(&file).unwrap() + "\n");
+
+    // stats: the same figures as its text.
+    let stats_file = dir.join("stats.json");
+    let text = ok(&["stats", s(&trace), "--json", s(&stats_file)]);
+    let stdout = ok(&["stats", s(&trace), "--json", "-"]);
+    assert_eq!(stdout, std::fs::read_to_string(&stats_file).unwrap());
+    let stats: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(stats["trace"], s(&trace));
+    let (refs, reads) = (&stats["references"], &stats["reads"]);
+    assert!(refs.as_u64().unwrap() > 0, "{stdout}");
+    assert!(
+        text.contains(&format!("references: {refs} ({reads} reads")),
+        "{text}"
+    );
+    let first = &stats["bandwidth"]["intervals"][0];
+    let row = format!(
+        "{:>12.3} {:>12} {:>10} {:>10} {:>12.1}",
+        first["start_ms"].as_f64().unwrap(),
+        first["references"].as_u64().unwrap(),
+        first["reads"].as_u64().unwrap(),
+        first["writes"].as_u64().unwrap(),
+        first["memory_mb_per_s"].as_f64().unwrap()
+    );
+    assert!(text.contains(&row), "{row}\n{text}");
+    assert_eq!(stats["losses"]["packets_missing"], 0);
+    assert_eq!(stats["board_statistics"], serde_json::Value::Null);
 
     let sim_dir = dir.join("sim2");
     let sim = json_to_a_file_or_instead_of_the_text(

@@ -677,8 +677,8 @@ const NUMERIC_OPTIONS: &[&str] = &[
     "board --commands {commands} --out {out}/b --tick-ps {v}",
     "board --commands {commands} --out {out}/b --board-id {v}",
     "board --commands {commands} --out {out}/b --start-ns {v}",
-    "capture -i file:{pcap} -o {out}/c --name f --stripe-mib {v}",
-    "capture -i file:{pcap} -o {out}/c --name f --rcvbuf-mib {v}",
+    "capture -i file:{pcap} -o {out}/c --name f --stripe-size {v}",
+    "capture -i file:{pcap} -o {out}/c --name f --rcvbuf {v}",
     "capture -i file:{pcap} -o {out}/c --name f --duration {v}",
     "capture -i file:{pcap} -o {out}/c --name f --packets {v}",
     "merge {run} --compress -o {out}/m.hmttz --block-records {v}",
@@ -771,6 +771,7 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
     ("pack", &["--out"]),
     ("unpack", &["--out"]),
     ("dump", &["--events"]),
+    ("stats", &["--json"]),
     ("export", &["--format", "--out", "--events"]),
     ("replay", &["--log", "--events", "--out", "--csv", "--json"]),
     (

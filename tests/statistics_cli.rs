@@ -95,6 +95,17 @@ fn board_merge_and_stats_carry_the_units_records() {
         "{shown}"
     );
 
+    let json: Value =
+        serde_json::from_str(&ok(&["stats", s(&trace), "--max-rows", "4", "--json", "-"])).unwrap();
+    let board = &json["board_statistics"]["boards"][0];
+    let counters = &board["counters"];
+    assert_eq!(counters["totals"]["rd"], n("RD") + n("RDA"));
+    assert_eq!(counters["totals"]["wr"], n("WR") + n("WRA"));
+    assert_eq!(counters["totals"]["ref"], n("REF"));
+    assert_eq!(counters["records"].as_array().unwrap().len(), 4);
+    assert_eq!(counters["more_records"], sent - 4);
+    assert_eq!(board["reuse"], Value::Null);
+
     // With the RDHPU: the same counters, and its section in every record.
     let unsent =
         |dir: &std::path::Path| summary(dir)["counters"]["statistics"]["records_unsent"].clone();
@@ -152,6 +163,20 @@ fn board_merge_and_stats_carry_the_units_records() {
         )),
         "{shown}"
     );
+
+    let json: Value = serde_json::from_str(&ok(&[
+        "stats",
+        s(&reuse_trace),
+        "--max-rows",
+        "4",
+        "--json",
+        "-",
+    ]))
+    .unwrap();
+    let reuse_json = &json["board_statistics"]["boards"][0]["reuse"];
+    assert_eq!(reuse_json["references_taken"], reuse.taken());
+    assert_eq!(reuse_json["records"], reuse.records);
+    assert_eq!(reuse_json["intervals"].as_array().unwrap().len(), 4);
 
     // No unit, no side file, not even an earlier merge's.
     ok(&["merge", s(&plain), "-o", s(&trace), "-q"]);

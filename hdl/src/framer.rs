@@ -29,10 +29,28 @@ use std::collections::BTreeMap;
 mod header;
 pub use header::{ipv4_checksum, ones_complement_fold, FramerConfig};
 
+/// Bytes of the Ethernet header (no VLAN tag).
+pub const ETHERNET_HEADER_BYTES: usize = 14;
+/// Bytes of the IPv4 header (no options).
+pub const IPV4_HEADER_BYTES: usize = 20;
+/// Bytes of the UDP header.
+pub const UDP_ONLY_HEADER_BYTES: usize = 8;
 /// Bytes of Ethernet + IPv4 + UDP + HMTT headers.
-pub const UDP_HEADER_BYTES: usize = 14 + 20 + 8 + 32;
+pub const UDP_HEADER_BYTES: usize =
+    ETHERNET_HEADER_BYTES + IPV4_HEADER_BYTES + UDP_ONLY_HEADER_BYTES + HEADER_LEN;
 /// Bytes of Ethernet + HMTT headers in raw-Ethernet mode.
-pub const RAW_HEADER_BYTES: usize = 14 + 32;
+pub const RAW_HEADER_BYTES: usize = ETHERNET_HEADER_BYTES + HEADER_LEN;
+/// Byte offsets in a UDP frame (from the destination MAC) of the fields
+/// the framer fills per packet besides the HMTT header's: IPv4 total
+/// length and header checksum, UDP length.
+mod udp_field {
+    use super::{ETHERNET_HEADER_BYTES as ETH, IPV4_HEADER_BYTES as IP};
+    use core::ops::Range;
+    pub const IPV4: Range<usize> = ETH..ETH + IP;
+    pub const IPV4_TOTAL_LENGTH: Range<usize> = ETH + 2..ETH + 4;
+    pub const IPV4_CHECKSUM: Range<usize> = ETH + 10..ETH + 12;
+    pub const UDP_LENGTH: Range<usize> = ETH + IP + 4..ETH + IP + 6;
+}
 /// Wire bytes of a UDP frame besides the record words (board.md "Drain rate").
 pub const UDP_FRAME_OVERHEAD: usize = 98;
 /// The EtherType of raw-Ethernet frames (IEEE local experimental).
@@ -246,7 +264,9 @@ impl Framer {
         let mut field_bytes: Vec<usize> = vec![h + field::FLAGS];
         field_bytes.extend(h + field::SEQ.start..h + field::NWORDS.end);
         if !config.raw_ethernet {
-            field_bytes.extend([16, 17, 24, 25, 38, 39]);
+            field_bytes.extend(udp_field::IPV4_TOTAL_LENGTH);
+            field_bytes.extend(udp_field::IPV4_CHECKSUM);
+            field_bytes.extend(udp_field::UDP_LENGTH);
         }
         let header_rom: BTreeMap<Bits<7>, Bits<9>> = config
             .header_template()

@@ -6,8 +6,13 @@ use std::collections::BTreeMap;
 
 use hmtt_format::trace::{RecordKind, TraceRecord};
 
+mod json;
 mod report;
+mod rows;
 pub use report::StatsReport;
+pub use rows::{
+    BandwidthRow, BesideTrace, CounterRow, CounterTotals, DistanceBin, ReuseRow, TagRow, TagRows,
+};
 
 /// One interval of the bandwidth table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -10,13 +10,13 @@ use anyhow::Context;
 use hmtt_receiver::report::SummaryReport;
 use hmtt_receiver::{Capture, CaptureConfig, RxPath};
 
-use crate::shared::{parse_number, status};
+use crate::shared::{parse_number, size_in, status};
 
 /// Arguments of `hmtt capture`.
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   hmtt capture --udp-ports 5000-5002 -o /disk0/hmtt -o /disk1/hmtt --name run1
-  hmtt capture --udp-ports 5000-5011 --rx ring -o /disk0/hmtt --rcvbuf-mib 64
+  hmtt capture --udp-ports 5000-5011 --rx ring -o /disk0/hmtt --rcvbuf 64M
   hmtt capture -i pcap:eth1 -i pcap:eth2 -o /raid/hmtt --duration 60
   hmtt capture -i file:board.pcapng -o out --pcapng
   hmtt capture --run run.toml
@@ -51,17 +51,28 @@ pub struct Args {
     /// Run name: files are NAME-pPP-sSSSSS.hmttcap.
     #[arg(long)]
     name: Option<String>,
-    /// Stripe size in MiB, 1..=16777216 (16 TiB): a port's capture moves to
-    /// the next directory after it.
-    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    /// Stripe size, 1M to 16384G (K, M, G suffixes, powers of 1024): a
+    /// port's capture moves to the next directory after it [default: 256M].
+    #[arg(long, value_name = "SIZE", value_parser = size_in(1 << 20, 1 << 44, "1M to 16384G"))]
+    stripe_size: Option<u64>,
+    /// --stripe-size in MiB: its old spelling, kept for one release
+    /// (renamed::RENAMED_OPTIONS).
+    #[arg(long, hide = true, conflicts_with = "stripe_size",
+          value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     stripe_mib: Option<u64>,
-    /// Socket receive buffer to ask for, MiB, 1..=2047 (the kernel takes at
-    /// most 2 GiB); with --rx ring, each port's ring (allocated at the start).
-    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=2047))]
+    /// Socket receive buffer to ask for, 1M to 2047M (the kernel takes at
+    /// most 2 GiB); with --rx ring, each port's ring (allocated at the
+    /// start) [default: 256M].
+    #[arg(long, value_name = "SIZE", value_parser = size_in(1 << 20, 2047 << 20, "1M to 2047M"))]
+    rcvbuf: Option<u64>,
+    /// --rcvbuf in MiB: its old spelling, kept for one release
+    /// (renamed::RENAMED_OPTIONS).
+    #[arg(long, hide = true, conflicts_with = "rcvbuf",
+          value_parser = clap::value_parser!(u64).range(1..=2047))]
     rcvbuf_mib: Option<u64>,
     /// How UDP inputs receive: `socket` (recvmmsg on a UDP socket) or
     /// `ring` (an AF_PACKET TPACKET_V3 ring per port, no system call per packet;
-    /// needs CAP_NET_RAW and IPv4; --rcvbuf-mib is then the ring's size,
+    /// needs CAP_NET_RAW and IPv4; --rcvbuf is then the ring's size,
     /// allocated at the start).
     #[arg(long, value_enum, value_name = "PATH")]
     rx: Option<Rx>,
@@ -164,11 +175,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(n) = args.name {
         config.name = n;
     }
-    if let Some(m) = args.stripe_mib {
-        config.stripe_bytes = m << 20;
+    if let Some(b) = args.stripe_size.or(args.stripe_mib.map(|m| m << 20)) {
+        config.stripe_bytes = b;
     }
-    if let Some(m) = args.rcvbuf_mib {
-        config.rcvbuf_bytes = (m << 20) as usize;
+    if let Some(b) = args.rcvbuf.or(args.rcvbuf_mib.map(|m| m << 20)) {
+        config.rcvbuf_bytes = b as usize;
     }
     if let Some(rx) = args.rx {
         config.rx = match rx {

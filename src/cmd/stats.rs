@@ -7,13 +7,16 @@ use anyhow::Context;
 use hmtt_merge::board_statistics::{read_statistics, side_file_path};
 use hmtt_merge::stats::{StatsReport, TraceStats};
 
+use hmtt_format::atomic_file::refuse_output_over_input;
 use hmtt_format::input::InputFile;
 
-use crate::shared::{parse_positive, to_stdout, usize_in};
+use crate::shared::{parse_positive, prints_text, to_stdout, usize_in, JsonOut};
 
 /// Arguments of `hmtt stats`.
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  hmtt stats run.hmtttrace --interval-ms 10")]
+#[command(
+    after_help = "Examples:\n  hmtt stats run.hmtttrace --interval-ms 10\n  hmtt stats run.hmtttrace --json stats.json"
+)]
 pub struct Args {
     /// Trace file written by `hmtt merge`, or its archive (.hmttz).
     pub trace: PathBuf,
@@ -26,9 +29,17 @@ pub struct Args {
     pub max_rows: usize,
     #[command(flatten)]
     pub incomplete: crate::shared::IncompleteArg,
+    /// Write the statistics as JSON to this file ("-": standard output,
+    /// instead of the text).
+    #[arg(long, value_name = "FILE|-", value_parser = JsonOut::parse)]
+    pub json: Option<JsonOut>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let side = side_file_path(&args.trace);
+    if let Some(json) = args.json.as_ref().and_then(JsonOut::file) {
+        refuse_output_over_input(json, [args.trace.as_path(), side.as_path()])?;
+    }
     let file = InputFile::open(&args.trace)?;
     let view = file.physical("stats", args.incomplete.checks(true))?;
     let tick = file.tick_length("trace", &view.header().common)?;
@@ -36,7 +47,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for r in view.records() {
         stats.add(&r.with_context(|| format!("reading {}", args.trace.display()))?);
     }
-    let side = side_file_path(&args.trace);
     let board_stats = if side.is_file() {
         Some(read_statistics(&side, args.max_rows)?)
     } else {
@@ -52,5 +62,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         interval_ms: args.interval_ms,
         board_statistics: board_stats.as_deref().map(|b| (side.as_str(), b)),
     };
-    to_stdout("writing the statistics", |out| write!(out, "{report}"))
+    if let Some(json) = &args.json {
+        json.write("writing the statistics", |out| report.write_json(out))?;
+    }
+    if prints_text(args.json.as_ref()) {
+        to_stdout("writing the statistics", |out| write!(out, "{report}"))?;
+    }
+    Ok(())
 }

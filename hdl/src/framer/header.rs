@@ -51,9 +51,9 @@ impl FramerConfig {
     /// Byte offset of the HMTT header in the frame (from the destination MAC).
     pub fn hmtt_offset(&self) -> usize {
         if self.raw_ethernet {
-            14
+            ETHERNET_HEADER_BYTES
         } else {
-            14 + 20 + 8
+            ETHERNET_HEADER_BYTES + IPV4_HEADER_BYTES + UDP_ONLY_HEADER_BYTES
         }
     }
 
@@ -100,7 +100,7 @@ impl FramerConfig {
     /// with total length and checksum 0; the hardware adds the length.
     pub fn ipv4_partial_sum(&self) -> u32 {
         let h = self.header_template();
-        h[14..34]
+        h[udp_field::IPV4]
             .chunks(2)
             .map(|w| u16::from_be_bytes([w[0], w[1]]) as u32)
             .sum()

@@ -5,20 +5,12 @@
 use std::fmt;
 
 use hmtt_format::events::EventNames;
-use hmtt_format::stats::{BankCounter, RankCounter};
 use hmtt_format::trace::TraceHeader;
 use hmtt_format::TickLength;
 
+use super::rows::{percent, HOT_PAGES_LISTED, LINE_BYTES, RECORD_BYTES};
 use super::TraceStats;
 use crate::board_statistics::{BoardStatistics, ReuseTotals};
-use crate::names::event_name;
-
-/// Tags listed by name; the kernel log's tags are summed up.
-const TAGS_LISTED: usize = 50;
-/// Memory traffic per reference (a 64-byte line) and trace per reference
-/// (a 4-byte record), in bytes.
-const LINE_BYTES: f64 = 64.0;
-const RECORD_BYTES: f64 = 4.0;
 
 /// A trace's statistics as `hmtt stats` prints them (its [`fmt::Display`]).
 #[derive(Debug, Clone, Copy)]
@@ -33,14 +25,6 @@ pub struct StatsReport<'a> {
     pub interval_ms: f64,
     /// The boards' Statistic Unit records, and the side file they came from.
     pub board_statistics: Option<(&'a str, &'a [BoardStatistics])>,
-}
-
-fn percent(x: u64, of: u64) -> f64 {
-    if of == 0 {
-        0.0
-    } else {
-        100.0 * x as f64 / of as f64
-    }
 }
 
 impl fmt::Display for StatsReport<'_> {
@@ -59,9 +43,7 @@ impl fmt::Display for StatsReport<'_> {
                 " (INCOMPLETE: the writer did not finish)"
             }
         )?;
-        let span_ns = self
-            .tick
-            .ns(s.last_tick.saturating_sub(s.first_tick.unwrap_or(0)));
+        let span_ns = self.span_ns();
         writeln!(out, "time span: {:.3} ms", span_ns / 1e6)?;
         let refs = s.references();
         writeln!(
@@ -107,9 +89,16 @@ impl fmt::Display for StatsReport<'_> {
 }
 
 impl StatsReport<'_> {
+    /// The time from the trace's first record to its last, ns.
+    pub(super) fn span_ns(&self) -> f64 {
+        let s = self.stats;
+        self.tick
+            .ns(s.last_tick.saturating_sub(s.first_tick.unwrap_or(0)))
+    }
+
     /// The bandwidth over time (the paper's Table 5).
     fn bandwidth(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (s, tick) = (self.stats, self.tick);
+        let s = self.stats;
         writeln!(
             out,
             "bandwidth over time (as the paper's Table 5), intervals of {} ms:",
@@ -120,18 +109,16 @@ impl StatsReport<'_> {
             "{:>12} {:>12} {:>10} {:>10} {:>12} {:>12}",
             "start_ms", "references", "reads", "writes", "mem MB/s", "trace MB/s"
         )?;
-        let interval_ticks = tick.ticks_in_ns(self.interval_ms * 1e6);
-        let secs = tick.ns(interval_ticks) / 1e9;
-        for iv in s.intervals() {
-            let n = iv.reads + iv.writes;
+        for row in self.bandwidth_rows() {
             writeln!(
                 out,
-                "{:>12.3} {n:>12} {:>10} {:>10} {:>12.1} {:>12.1}",
-                tick.ms(iv.start_tick),
-                iv.reads,
-                iv.writes,
-                n as f64 * LINE_BYTES / secs / 1e6,
-                n as f64 * RECORD_BYTES / secs / 1e6
+                "{:>12.3} {:>12} {:>10} {:>10} {:>12.1} {:>12.1}",
+                row.start_ms,
+                row.references,
+                row.reads,
+                row.writes,
+                row.memory_mb_per_s,
+                row.trace_mb_per_s
             )?;
         }
         if let Some(later) = s.later_intervals() {
@@ -150,41 +137,29 @@ impl StatsReport<'_> {
 
     /// The tags and inner commands seen, by name.
     fn tags(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (s, names) = (self.stats, self.names);
+        let s = self.stats;
         if s.tags.is_empty() && s.commands.is_empty() {
             return writeln!(out, "tags: none");
         }
         writeln!(out, "tags and inner commands seen:")?;
-        let log_tags: u64 = s
-            .tags
-            .iter()
-            .filter(|((i, _), _)| (0x10000..0x20000).contains(i))
-            .map(|(_, n)| n)
-            .sum();
-        for ((i, write), n) in s
-            .tags
-            .iter()
-            .filter(|((i, _), _)| !(0x10000..0x20000).contains(i))
-            .take(TAGS_LISTED)
-        {
+        let rows = self.tag_rows();
+        for tag in &rows.tags {
+            let write = if tag.write == Some(true) {
+                "(write)"
+            } else {
+                ""
+            };
+            writeln!(out, "  {:<24} {:>10} {}", tag.name, tag.count, write)?;
+        }
+        if rows.kernel_log_tags > 0 {
             writeln!(
                 out,
-                "  {:<24} {:>10} {}",
-                event_name(*i, names),
-                n,
-                if *write { "(write)" } else { "" }
+                "  {:<24} {:>10}",
+                "kernel log tags", rows.kernel_log_tags
             )?;
         }
-        if log_tags > 0 {
-            writeln!(out, "  {:<24} {:>10}", "kernel log tags", log_tags)?;
-        }
-        for (c, n) in &s.commands {
-            writeln!(
-                out,
-                "  {:<24} {:>10} (inner command)",
-                event_name(*c, names),
-                n
-            )?;
+        for c in &rows.inner_commands {
+            writeln!(out, "  {:<24} {:>10} (inner command)", c.name, c.count)?;
         }
         Ok(())
     }
@@ -236,34 +211,22 @@ impl StatsReport<'_> {
                 "overlimit",
                 "lost_fifo"
             )?;
-            let sum = |c: &[u32], which: BankCounter| -> u64 {
-                (0..l.ranks)
-                    .flat_map(|r| (0..l.banks).map(move |k| (r, k)))
-                    .map(|(r, k)| u64::from(c[l.bank(r, k, which)]))
-                    .sum()
-            };
-            for line in b.first.iter().filter(|l| !l.counters.is_empty()) {
-                let c = &line.counters;
-                let (rd, wr) = (sum(c, BankCounter::Rd), sum(c, BankCounter::Wr));
-                let busy: u64 = (0..l.ranks)
-                    .map(|r| u64::from(c[l.rank(r, RankCounter::BusyTicks)]))
-                    .sum();
-                let ticks = line.end_tick.saturating_sub(line.start_tick) * l.ranks as u64;
+            for row in self.counter_rows(b, &l) {
                 writeln!(
                     out,
                     "  {:>12.3} {:>10.3} {:>9} {:>9} {:>8} {:>8} {:>6.1} {:>9} {:>7} {:>6.1} {:>9} {:>9}",
-                    tick.ms(line.start_tick),
-                    tick.ns(line.end_tick.saturating_sub(line.start_tick)) / 1e3,
-                    rd,
-                    wr,
-                    sum(c, BankCounter::Act),
-                    sum(c, BankCounter::Pre),
-                    percent(sum(c, BankCounter::Hit), rd + wr),
-                    sum(c, BankCounter::Conflict),
-                    sum(c, BankCounter::UnusedAct),
-                    percent(busy, ticks),
-                    c[l.over_limit()],
-                    c[l.lost_fifo()]
+                    row.start_ms,
+                    row.length_us,
+                    row.rd,
+                    row.wr,
+                    row.act,
+                    row.pre,
+                    row.hit_percent,
+                    row.conflicts,
+                    row.unused_activations,
+                    row.busy_percent,
+                    row.over_limit,
+                    row.lost_fifo
                 )?;
             }
             if b.records > b.first.len() as u64 {
@@ -274,33 +237,34 @@ impl StatsReport<'_> {
                     b.records - b.first.len() as u64
                 )?;
             }
-            let (rd, wr) = (b.bank_total(BankCounter::Rd), b.bank_total(BankCounter::Wr));
-            let columns = rd + wr;
+            let t = b.counter_totals();
             writeln!(
                 out,
-                "  total: {rd} RD, {wr} WR, {} ACT, {} PRE, {} REF; row hits {} ({:.1}%), misses {} ({:.1}%), conflicts {} ({:.1}%); {} unused activations",
-                b.bank_total(BankCounter::Act),
-                b.bank_total(BankCounter::Pre),
-                b.rank_total(RankCounter::Ref),
-                b.bank_total(BankCounter::Hit),
-                percent(b.bank_total(BankCounter::Hit), columns),
-                b.bank_total(BankCounter::Miss),
-                percent(b.bank_total(BankCounter::Miss), columns),
-                b.bank_total(BankCounter::Conflict),
-                percent(b.bank_total(BankCounter::Conflict), columns),
-                b.bank_total(BankCounter::UnusedAct)
+                "  total: {} RD, {} WR, {} ACT, {} PRE, {} REF; row hits {} ({:.1}%), misses {} ({:.1}%), conflicts {} ({:.1}%); {} unused activations",
+                t.rd,
+                t.wr,
+                t.act,
+                t.pre,
+                t.refresh,
+                t.row_hits,
+                t.row_hit_percent,
+                t.row_misses,
+                t.row_miss_percent,
+                t.row_conflicts,
+                t.row_conflict_percent,
+                t.unused_activations
             )?;
-            let (tr, tw) = self.stats.by_board.get(&b.board).copied().unwrap_or((0, 0));
+            let beside = self.beside_trace(b);
             writeln!(
                 out,
                 "  beside the trace: the board counted {} column commands, the trace holds {} references of board {} ({} reads, {} writes); the board dropped {} over the clock's limit and {} at its FIFO",
-                columns,
-                tr + tw,
+                beside.column_commands,
+                beside.trace_references,
                 b.board,
-                tr,
-                tw,
-                b.over_limit(),
-                b.lost_fifo()
+                beside.trace_reads,
+                beside.trace_writes,
+                beside.over_limit,
+                beside.lost_fifo
             )?;
             if let Some(r) = &b.reuse {
                 self.reuse(out, b, r)?;
@@ -337,57 +301,45 @@ impl StatsReport<'_> {
             "hottest",
             "refs"
         )?;
-        for line in &b.first {
-            let Some(x) = &line.reuse else { continue };
-            let h: Vec<u64> = x.histogram.iter().map(|&v| u64::from(v)).collect();
-            let taken = x.taken();
-            let below = |d: usize| h.iter().take(d.min(h.len() - 1)).sum::<u64>();
-            let (page, count) = x.hot.first().map_or((String::from("-"), 0), |p| {
-                (format!("{:#x}", p.page), p.count)
-            });
+        for row in self.reuse_rows(b) {
+            let page = row
+                .hottest_page
+                .map_or(String::from("-"), |p| format!("{p:#x}"));
             writeln!(
                 out,
                 "  {:>12.3} {:>10.3} {:>9} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>8} {:>12} {:>7}",
-                tick.ms(line.start_tick),
-                tick.ns(line.end_tick.saturating_sub(line.start_tick)) / 1e3,
-                taken,
-                percent(below(1), taken),
-                percent(below(8), taken),
-                percent(below(128), taken),
-                percent(h.last().copied().unwrap_or(0), taken),
-                x.skipped,
+                row.start_ms,
+                row.length_us,
+                row.references,
+                row.distance_0_percent,
+                row.distance_below_8_percent,
+                row.distance_below_128_percent,
+                row.deeper_or_new_percent,
+                row.skipped,
                 page,
-                count
+                row.hottest_references
             )?;
         }
-        let taken = r.taken();
-        let mut bins = Vec::new();
-        let mut lo = 0;
-        while lo + 1 < r.histogram.len() {
-            let hi = if lo == 0 {
-                1
-            } else {
-                (2 * lo).min(r.histogram.len() - 1)
-            };
-            let n: u64 = r.histogram[lo..hi].iter().sum();
-            bins.push(if hi - lo == 1 {
-                format!("{lo} {:.1}%", percent(n, taken))
-            } else {
-                format!("{lo}-{} {:.1}%", hi - 1, percent(n, taken))
-            });
-            lo = hi;
-        }
+        let bins: Vec<String> = r
+            .distance_bins()
+            .iter()
+            .map(|bin| match bin.from == bin.to {
+                true => format!("{} {:.1}%", bin.from, bin.percent),
+                false => format!("{}-{} {:.1}%", bin.from, bin.to, bin.percent),
+            })
+            .collect();
         writeln!(
             out,
-            "  total: {taken} references taken, {} skipped; stack distance {}, deeper or new {:.1}%",
+            "  total: {} references taken, {} skipped; stack distance {}, deeper or new {:.1}%",
+            r.taken(),
             r.skipped,
             bins.join(", "),
-            percent(r.histogram.last().copied().unwrap_or(0), taken)
+            r.deeper_or_new_percent()
         )?;
         let shown: Vec<String> = r
             .hot
             .iter()
-            .take(8)
+            .take(HOT_PAGES_LISTED)
             .map(|(page, n)| format!("{page:#x} ({n})"))
             .collect();
         writeln!(

@@ -1,10 +1,15 @@
 //! `hmtt board` on small command files: files, summary, errors, options.
 
 use super::*;
+use std::path::PathBuf;
+
 use clap::Parser;
+use hmtt_firmware::Board as Core;
 use hmtt_format::capture::CaptureReader;
+use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::Packet;
 use hmtt_format::record::BoardEvent;
+use hmtt_sim::board::DrainRate;
 
 #[derive(Parser)]
 struct Cli {

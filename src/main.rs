@@ -8,6 +8,7 @@ use std::io::IsTerminal as _;
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 mod cmd;
+mod output;
 mod renamed;
 mod shared;
 
@@ -75,11 +76,11 @@ fn main() -> anyhow::Result<()> {
         // Help and version into a file or pipe go through the commands'
         // standard output, so a full disk is an error there too.
         Err(e) if !e.use_stderr() && !std::io::stdout().is_terminal() => {
-            return shared::to_stdout("writing the help", |out| write!(out, "{}", e.render()));
+            return output::to_stdout("writing the help", |out| write!(out, "{}", e.render()));
         }
         Err(e) => e.exit(),
     };
-    shared::set_quiet(cli.quiet);
+    output::set_quiet(cli.quiet);
     let default_level = match cli.verbose {
         0 => "warn",
         1 => "info",

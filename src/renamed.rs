@@ -2,7 +2,7 @@
 //! spelling is a hidden clap alias of the new option, kept for one release,
 //! and whoever still uses it is told.
 
-use crate::shared::status;
+use crate::output::status;
 
 /// Options renamed for consistency across commands (issue 37): (command,
 /// old spelling, new spelling). Each old spelling is a hidden clap alias

@@ -19,7 +19,7 @@ use hmtt_merge::board_statistics::side_file_path;
 
 use hmtt_merge::side_files::with_names_of;
 
-use crate::shared::{status, to_stdout, JsonOut};
+use crate::output::{status, to_stdout, JsonOut};
 
 mod args;
 pub use args::Args;

@@ -7,7 +7,8 @@ use anyhow::Context;
 use hmtt_firmware::engine::{self, BoardRun, CoreSpec};
 use hmtt_sim::board::BoardConfig;
 
-use crate::shared::{quiet, text_input, to_stdout};
+use crate::output::{quiet, to_stdout};
+use crate::shared::text_input;
 
 mod args;
 pub use args::{Args, EngineArg};

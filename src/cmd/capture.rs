@@ -10,7 +10,8 @@ use anyhow::Context;
 use hmtt_receiver::report::SummaryReport;
 use hmtt_receiver::{Capture, CaptureConfig, RxPath};
 
-use crate::shared::{parse_number, size_in, status};
+use crate::output::status;
+use crate::shared::{parse_number, size_in};
 
 /// Arguments of `hmtt capture`.
 #[derive(clap::Args)]
@@ -199,7 +200,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.summary.is_some() {
         config.summary = args.summary;
     }
-    config.progress = !crate::shared::quiet();
+    config.progress = !crate::output::quiet();
     config.validate()?;
     let summary_path = config.summary_path();
 

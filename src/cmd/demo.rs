@@ -29,7 +29,8 @@ use hmtt_sim::outdir::{events_toml, files};
 use hmtt_sim::send::{PacketSender, SenderOptions};
 use hmtt_sim::workload::WorkloadKind;
 
-use crate::shared::{parse_non_negative, to_stdout, OnOff, WorkloadSize};
+use crate::output::to_stdout;
+use crate::shared::{parse_non_negative, OnOff, WorkloadSize};
 
 mod print;
 

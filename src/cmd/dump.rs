@@ -15,7 +15,8 @@ use hmtt_merge::record_blocks::RecordBlocks;
 
 use hmtt_merge::side_files::with_names_of;
 
-use crate::shared::{parse_non_negative, to_stdout};
+use crate::output::to_stdout;
+use crate::shared::parse_non_negative;
 use hmtt_format::TickLength;
 
 /// Arguments of `hmtt dump`.

@@ -13,7 +13,8 @@ use hmtt_merge::export::{self, ExportError, ExportFormat, ExportOptions};
 
 use hmtt_merge::side_files::with_names_of;
 
-use crate::shared::{parse_positive, status, usize_in};
+use crate::output::status;
+use crate::shared::{parse_positive, usize_in};
 
 /// Makes the writer once the trace's description is known.
 type MakeWriter =

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use hmtt_format::atomic_file::write_atomically;
 
-use crate::shared::{to_stdout, JsonOut};
+use crate::output::{to_stdout, JsonOut};
 
 /// Arguments of `hmtt firmware`.
 #[derive(clap::Args)]

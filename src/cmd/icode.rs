@@ -8,7 +8,8 @@ use hmtt_format::config::{ConfigWindow, InnerCommand};
 use hmtt_format::geometry::Geometry;
 use hmtt_icode::{Access, ConfigSpace, EventRegistry};
 
-use crate::shared::{parse_number, to_stdout};
+use crate::output::to_stdout;
+use crate::shared::parse_number;
 
 /// Arguments of `hmtt icode`.
 #[derive(clap::Args)]

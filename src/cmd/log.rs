@@ -7,7 +7,8 @@ use std::time::Duration;
 use hmtt_icode::drain::{self, StopWhen};
 use hmtt_icode::ConfigSpace;
 
-use crate::shared::{parse_non_negative, status};
+use crate::output::status;
+use crate::shared::parse_non_negative;
 
 /// Arguments of `hmtt log`.
 #[derive(clap::Args)]

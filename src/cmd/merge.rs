@@ -15,9 +15,8 @@ use hmtt_merge::{
 
 use crate::cmd::pack::ArchiveArgs;
 
-use crate::shared::{
-    bytes_bar, parse_non_negative, prints_text, quiet, to_stdout, usize_in, JsonOut,
-};
+use crate::output::{prints_text, quiet, to_stdout, JsonOut};
+use crate::shared::{bytes_bar, parse_non_negative, usize_in};
 
 /// Exit status of a merge that wrote its trace but rejected some input
 /// (2 is clap's for a wrong command line).

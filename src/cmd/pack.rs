@@ -10,7 +10,7 @@ use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
 
 use hmtt_format::input::InputFile;
 
-use crate::shared::to_stdout;
+use crate::output::to_stdout;
 
 /// Arguments of `hmtt pack`.
 #[derive(clap::Args)]

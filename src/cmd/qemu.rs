@@ -13,7 +13,8 @@ use hmtt_sim::stream::{PacketSink, StreamOutputs};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::shared::{status, to_stdout, OnOff};
+use crate::output::{status, to_stdout};
+use crate::shared::OnOff;
 
 /// Arguments of `hmtt qemu`.
 #[derive(clap::Args, Debug)]

@@ -22,7 +22,8 @@ use hmtt_merge::replay::{
 use hmtt_format::input::InputFile;
 use hmtt_merge::side_files::with_names_of;
 
-use crate::shared::{is_closed_pipe, parse_percentage, prints_text, status, JsonOut, Stdout};
+use crate::output::{is_closed_pipe, prints_text, status, JsonOut, Stdout};
+use crate::shared::parse_percentage;
 
 /// Arguments of `hmtt replay`.
 #[derive(clap::Args)]

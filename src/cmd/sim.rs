@@ -16,9 +16,8 @@ use hmtt_sim::workload::{TraceFormatChoice, Workload, WorkloadKind, WorkloadSpec
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::shared::{
-    parse_positive, prints_text, to_stdout, usize_in, JsonOut, OnOff, WorkloadSize,
-};
+use crate::output::{prints_text, to_stdout, JsonOut};
+use crate::shared::{parse_positive, usize_in, OnOff, WorkloadSize};
 
 /// Arguments of `hmtt sim` (boxed: they are many, and the subcommand enum
 /// stays small).

@@ -10,7 +10,8 @@ use hmtt_merge::stats::{StatsReport, TraceStats};
 use hmtt_format::atomic_file::refuse_output_over_input;
 use hmtt_format::input::InputFile;
 
-use crate::shared::{parse_positive, prints_text, to_stdout, usize_in, JsonOut};
+use crate::output::{prints_text, to_stdout, JsonOut};
+use crate::shared::{parse_positive, usize_in};
 
 /// Arguments of `hmtt stats`.
 #[derive(clap::Args)]

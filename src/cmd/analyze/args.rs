@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use hmtt_format::Geometry;
 use hmtt_merge::analyze::plot;
 
-use crate::shared::{parse_positive, usize_in, JsonOut};
+use crate::output::JsonOut;
+use crate::shared::{parse_positive, usize_in};
 
 /// Arguments of `hmtt analyze`.
 #[derive(clap::Args)]

@@ -64,6 +64,9 @@ fn column_ms(t: &BoardTimeline, i: usize, origin_ns: f64) -> (f64, f64) {
     )
 }
 
+/// One share of a column's outcomes, `None` without any.
+type Share = fn(&TimelineColumn) -> Option<f64>;
+
 /// The hit and conflict shares of each board's column commands over time,
 /// one step a column; a column without column commands breaks the line.
 pub(super) fn row_hits<DB: DrawingBackend>(
@@ -84,7 +87,7 @@ pub(super) fn row_hits<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     let several = s.timelines.len() > 1;
-    let series: [(&str, RGBColor, fn(&TimelineColumn) -> Option<f64>); 2] = [
+    let series: [(&str, RGBColor, Share); 2] = [
         ("row hits", READ_COLOUR, |c| c.hit_share()),
         ("row conflicts", WRITE_COLOUR, |c| c.conflict_share()),
     ];

@@ -6,7 +6,7 @@
 //! analysis; then the command line's pictures and JSON.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::events::EventWindow;
@@ -618,6 +618,190 @@ fn lost_references_are_counted_and_reported() {
         )),
         "{text}"
     );
+}
+
+/// The pictures of a trace split into runs of blocks, on threads and
+/// through files (`--write-plot-axes`, `--plot-axes`, `--combine --plot`),
+/// are those of one pass, LOST records at the start of a run included
+/// (counted at the last reference of the runs before).
+#[test]
+fn split_pictures_are_the_one_pass_pictures() {
+    use hmtt_format::trace::RecordKind;
+    use hmtt_format::trace_blocks::BlockReader;
+    use hmtt_merge::analyze::pictures::Pictures;
+    use hmtt_merge::analyze::pictures_partial::collect_in_parts;
+    let dir = scratch("split-pictures");
+    let (_, trace) = simulate_and_merge(
+        &dir,
+        &[
+            "--workload",
+            "quicksort",
+            "--n",
+            "1500",
+            "--cache",
+            "off",
+            "--ports",
+            "1",
+            "--fifo-depth",
+            "24",
+        ],
+        &[],
+    );
+    let archive = dir.join("small-blocks.hmttz");
+    ok(&[
+        "pack",
+        s(&trace),
+        "-o",
+        s(&archive),
+        "--block-records",
+        "64",
+    ]);
+    let bytes = std::fs::read(&archive).unwrap();
+    let t = AnyTrace::new_checked(&bytes).unwrap();
+    let mut reader = BlockReader::new(&t);
+    let blocks = reader.block_count();
+    let lost_first = (1..blocks)
+        .filter(|&b| {
+            let block = reader.block(b).unwrap();
+            let first_access = block.iter().position(|r| r.is_access());
+            let first_lost = block.iter().position(|r| r.kind() == RecordKind::Lost);
+            first_lost.is_some_and(|l| first_access.is_none_or(|a| l < a))
+        })
+        .count();
+    assert!(
+        lost_first >= 3,
+        "{lost_first} of {blocks} blocks lose references before their first"
+    );
+    let input = TraceInput::Physical(&t);
+    let opts = AnalyzeOptions::default();
+    let (a, analyzer) = analyze(&input, &opts).unwrap();
+    let whole = Pictures::collect(&input, &opts, &a, &analyzer).unwrap();
+    assert_eq!(whole.lost.iter().sum::<u64>(), a.mix.lost_references);
+    for threads in [2, 3, 7, blocks] {
+        let split = collect_in_parts(&bytes, &a, &analyzer, threads).unwrap();
+        assert_eq!(split.lost, whole.lost, "{threads} threads");
+        assert_eq!(
+            split.scatter_reads, whole.scatter_reads,
+            "{threads} threads"
+        );
+        assert_eq!(
+            split.scatter_writes, whole.scatter_writes,
+            "{threads} threads"
+        );
+        assert_eq!(
+            (&split.heat_pages, &split.heat),
+            (&whole.heat_pages, &whole.heat)
+        );
+    }
+
+    // Through files: the pictures are the same bytes as one pass's.
+    ok(&[
+        "analyze",
+        s(&archive),
+        "--threads",
+        "1",
+        "--plot",
+        s(&dir.join("one")),
+        "--plot-format",
+        "png,svg",
+    ]);
+    let cut = [0, 1, blocks / 3, blocks / 2 + 1, blocks];
+    let axes = dir.join("axes.json");
+    let mut partials = Vec::new();
+    for (i, w) in cut.windows(2).enumerate() {
+        let p = dir.join(format!("analysis{i}.json"));
+        ok(&[
+            "analyze",
+            s(&archive),
+            "--partial",
+            s(&p),
+            "--blocks",
+            &format!("{}..{}", w[0], w[1]),
+        ]);
+        partials.push(p);
+    }
+    // `--combine`'s files, then `extra`.
+    let combine_args = |more: &[PathBuf], extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = ["analyze", "--combine"].map(String::from).to_vec();
+        v.extend(partials.iter().chain(more).map(|p| s(p).to_string()));
+        v.extend(extra.iter().map(|e| e.to_string()));
+        v
+    };
+    let run =
+        |args: &[String]| support::cli::hmtt(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(run(&combine_args(&[], &["--write-plot-axes", s(&axes)]))
+        .status
+        .success());
+    let without = run(&combine_args(&[], &["--plot", s(&dir.join("none"))]));
+    assert!(!without.status.success());
+    assert!(String::from_utf8_lossy(&without.stderr).contains("needs the pictures partials"));
+    let mut pictures = Vec::new();
+    for (i, w) in cut.windows(2).enumerate().rev() {
+        let p = dir.join(format!("pictures{i}.json"));
+        let blocks = format!("{}..{}", w[0], w[1]);
+        ok(&[
+            "analyze",
+            s(&archive),
+            "--blocks",
+            &blocks,
+            "--plot-axes",
+            s(&axes),
+            "--partial",
+            s(&p),
+        ]);
+        pictures.push(p);
+    }
+    let all = run(&combine_args(&pictures, &["--plot", s(&dir.join("split"))]));
+    assert!(
+        all.status.success(),
+        "{}",
+        String::from_utf8_lossy(&all.stderr)
+    );
+    let mut names: Vec<_> = std::fs::read_dir(dir.join("one"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 8, "{names:?}");
+    for name in &names {
+        assert_eq!(
+            std::fs::read(dir.join("one").join(name)).unwrap(),
+            std::fs::read(dir.join("split").join(name)).unwrap(),
+            "{name:?}"
+        );
+    }
+    // A run missing, or grids over the axes of another analysis: refused.
+    let out = run(&combine_args(
+        &pictures[1..],
+        &["--plot", s(&dir.join("short"))],
+    ));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("in no pictures partial"));
+    let mut forged: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&axes).unwrap()).unwrap();
+    forged["last_tick"] = (forged["last_tick"].as_u64().unwrap() + 1).into();
+    let other = dir.join("other-axes.json");
+    std::fs::write(&other, forged.to_string()).unwrap();
+    let stray = dir.join("stray.json");
+    let last = format!("{}..{}", cut[3], cut[4]);
+    ok(&[
+        "analyze",
+        s(&archive),
+        "--blocks",
+        &last,
+        "--plot-axes",
+        s(&other),
+        "--partial",
+        s(&stray),
+    ]);
+    let mut mixed = pictures[1..].to_vec();
+    mixed.push(stray);
+    let out = run(&combine_args(&mixed, &["--plot", s(&dir.join("mixed"))]));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("other plot axes"), "{err}");
+    assert!(!dir.join("mixed").exists() && !dir.join("short").exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The analysis of `trace` (a physical trace) split at every `blocks`-th

@@ -2,7 +2,8 @@
 //! scripts/setup.sh): `contrib/spark/hmtt_spark.py` analyses two archives
 //! (quicksort on one board, the mix on two interleaved boards) as Spark
 //! tasks in one job, one task failing once and retried by Spark, and each
-//! JSON must equal `hmtt analyze --threads 1`'s byte for byte; then the SQL of docs/guide.md §12, run by
+//! JSON and picture must equal `hmtt analyze --threads 1`'s byte for byte;
+//! then the SQL of docs/guide.md §12, run by
 //! `contrib/spark/guide_sql.py` on the partitioned Parquet export with
 //! DuckDB and with Spark SQL, must give hmtt analyze's figures.
 //! Skipped, with a note, only where pyspark or java is missing.
@@ -109,9 +110,18 @@ fn spark_tasks_give_hmtt_analyze_s_json_and_the_guide_s_sql_its_figures() {
     let analyze_args = ["--interleave-shift", "12", "--top", "32"];
     let mut one_pass = Vec::new();
     for a in &archives {
-        let json = a.with_extension("json");
+        let (json, plot) = (a.with_extension("json"), a.with_extension("plots"));
         ok(&[
-            &["analyze", s(a), "--threads", "1", "--json", s(&json)][..],
+            &[
+                "analyze",
+                s(a),
+                "--threads",
+                "1",
+                "--json",
+                s(&json),
+                "--plot",
+                s(&plot),
+            ][..],
             &analyze_args,
         ]
         .concat());
@@ -155,6 +165,7 @@ fn spark_tasks_give_hmtt_analyze_s_json_and_the_guide_s_sql_its_figures() {
                 s(&results),
                 "--tasks",
                 "3",
+                "--plot",
                 s(&archives[0]),
                 s(&archives[1]),
                 "--",
@@ -182,6 +193,24 @@ fn spark_tasks_give_hmtt_analyze_s_json_and_the_guide_s_sql_its_figures() {
             spark_json == std::fs::read(json).unwrap(),
             "{name}: the Spark job's JSON differs from hmtt analyze --threads 1's"
         );
+        // Its pictures, drawn from the tasks' pictures partials.
+        assert!(
+            said.contains(&format!("{}: pictures drawn", s(archive))),
+            "{said}"
+        );
+        let pictures: Vec<_> = std::fs::read_dir(archive.with_extension("plots"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(pictures.len() >= 8, "{pictures:?}");
+        for picture in pictures {
+            let one = std::fs::read(archive.with_extension("plots").join(&picture)).unwrap();
+            let spark = std::fs::read(results.join(name).join(&picture));
+            assert!(
+                spark.is_ok_and(|p| p == one),
+                "{name}: the Spark job's {picture:?} differs from hmtt analyze --plot's"
+            );
+        }
     }
     // The mix is two boards' interleaved references.
     let mix: serde_json::Value =

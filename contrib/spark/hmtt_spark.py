@@ -6,6 +6,12 @@ merges each archive's partial analyses with `hmtt analyze --combine` into
 the JSON of a one-machine `hmtt analyze --json` (the same bytes,
 docs/format.md §15). Spark schedules, shows and retries the tasks.
 
+With `--plot`, a second stage draws the pictures: the combination also
+writes the whole trace's plot axes (`--write-plot-axes`), every task runs
+`hmtt analyze ARCHIVE --blocks A..B --plot-axes AXES --partial FILE` on its
+range, and `hmtt analyze --combine --plot` sums the grids into the pictures
+of a one-machine `hmtt analyze --plot` (the same bytes).
+
     spark-submit --master local[2] --files target/release/hmtt \\
         contrib/spark/hmtt_spark.py --hmtt hmtt --out results/ \\
         /shared/run1.hmttz /shared/run2.hmttz -- --interleave-shift 12
@@ -22,7 +28,9 @@ docs/format.md §15). Spark schedules, shows and retries the tasks.
   retries it (spark.task.maxFailures; local[N] mode tries once unless
   started as local[N,F]).
 - Partials come back to the driver through Spark (collect), or, with
-  `--partials-dir` on shared storage, as files there.
+  `--partials-dir` on shared storage, as files there. The plot axes go to
+  the tasks inside the job (no shared path needed).
+- With `--plot`, RESULTS/NAME/ holds the archive's pictures.
 """
 
 import argparse
@@ -85,24 +93,51 @@ def ranges(blocks, tasks):
     return [(blocks * i // tasks, blocks * (i + 1) // tasks) for i in range(tasks)]
 
 
-def analyze_range(binary, analyze_args, partials_dir):
-    """The task: partial analyses of the (archive index, archive, A, B) it holds."""
+def partial_task(binary, analyze_args, partials_dir, axes=None):
+    """The task: partial analyses (or, with `axes`, a broadcast of
+    {archive index: plot axes bytes}, pictures partials) of the (archive
+    index, archive, A, B) it holds."""
+
+    def partial(tmp, index, archive, a, b, out):
+        extra = []
+        if axes is not None:
+            axes_file = os.path.join(tmp, f"{index}.axes.json")
+            if not os.path.exists(axes_file):
+                with open(axes_file, "wb") as f:
+                    f.write(axes.value[index])
+            extra = ["--plot-axes", axes_file]
+        run_hmtt(binary, ["analyze", archive, "--partial", out, "--blocks", f"{a}..{b}"] + extra + analyze_args)
 
     def run(rows):
-        for index, archive, a, b in rows:
-            name = f"{index}.{a}-{b}.partial.json"
-            if partials_dir:
-                out = os.path.join(partials_dir, name)
-                run_hmtt(binary, ["analyze", archive, "--partial", out, "--blocks", f"{a}..{b}"] + analyze_args)
-                yield index, a, out, None
-            else:
-                with tempfile.TemporaryDirectory(prefix="hmtt-spark-") as tmp:
+        kind = "partial" if axes is None else "pictures"
+        with tempfile.TemporaryDirectory(prefix="hmtt-spark-") as tmp:
+            for index, archive, a, b in rows:
+                name = f"{index}.{a}-{b}.{kind}.json"
+                if partials_dir:
+                    out = os.path.join(partials_dir, name)
+                    partial(tmp, index, archive, a, b, out)
+                    yield index, a, out, None
+                else:
                     out = os.path.join(tmp, name)
-                    run_hmtt(binary, ["analyze", archive, "--partial", out, "--blocks", f"{a}..{b}"] + analyze_args)
+                    partial(tmp, index, archive, a, b, out)
                     with open(out, "rb") as f:
                         yield index, a, None, f.read()
+                    os.remove(out)
 
     return run
+
+
+def gather(parts, index, work, kind):
+    """The files of archive `index`'s partials, in block order (written
+    into `work` where they came back through Spark)."""
+    files = []
+    for i, a, path, data in sorted(p for p in parts if p[0] == index):
+        if path is None:
+            path = os.path.join(work, f"{index}.{a}.{kind}.json")
+            with open(path, "wb") as f:
+                f.write(data)
+        files.append(path)
+    return files
 
 
 def main(argv):
@@ -116,6 +151,8 @@ def main(argv):
     p.add_argument("--tasks", type=int, default=0, help="tasks per archive (default: Spark's default parallelism)")
     p.add_argument("--blocks-per-task", type=int, default=0, help="blocks per task (instead of --tasks)")
     p.add_argument("--partials-dir", help="shared directory for the partials (default: returned through Spark)")
+    p.add_argument("--plot", action="store_true", help="also draw each archive's pictures into RESULTS/NAME/")
+    p.add_argument("--plot-format", default="png,svg", help="the pictures' formats (as hmtt analyze --plot-format)")
     own, analyze_args = argv, []
     if "--" in argv:
         cut = argv.index("--")
@@ -143,21 +180,46 @@ def main(argv):
         sc.setJobDescription(f"hmtt analyze --partial: {len(tasks)} block ranges of {len(args.archives)} archives")
         parts = (
             sc.parallelize(tasks, len(tasks))
-            .mapPartitions(analyze_range(args.hmtt, analyze_args, args.partials_dir))
+            .mapPartitions(partial_task(args.hmtt, analyze_args, args.partials_dir))
             .collect()
         )
+        analyses = {index: gather(parts, index, work, "partial") for index in range(len(args.archives))}
+        axes = {}
         for index, archive in enumerate(args.archives):
-            files = []
-            for i, a, path, data in sorted(p for p in parts if p[0] == index):
-                if path is None:
-                    path = os.path.join(work, f"{index}.{a}.partial.json")
-                    with open(path, "wb") as f:
-                        f.write(data)
-                files.append(path)
             json_out = os.path.join(args.out, names[index] + ".json")
-            run_hmtt(args.hmtt, ["analyze", "--combine"] + files + ["--json", json_out])
-            print(f"hmtt_spark: {archive}: {len(files)} partial analyses combined into {json_out}", file=sys.stderr)
-            if args.partials_dir:
+            combine = ["analyze", "--combine"] + analyses[index] + ["--json", json_out]
+            if args.plot:
+                axes_file = os.path.join(work, f"{index}.axes.json")
+                combine += ["--write-plot-axes", axes_file]
+            run_hmtt(args.hmtt, combine)
+            if args.plot:
+                with open(axes_file, "rb") as f:
+                    axes[index] = f.read()
+            print(
+                f"hmtt_spark: {archive}: {len(analyses[index])} partial analyses combined into {json_out}",
+                file=sys.stderr,
+            )
+        if args.plot:
+            sc.setJobDescription(f"hmtt analyze --plot-axes: the pictures of {len(tasks)} block ranges")
+            drawn = (
+                sc.parallelize(tasks, len(tasks))
+                .mapPartitions(partial_task(args.hmtt, analyze_args, args.partials_dir, sc.broadcast(axes)))
+                .collect()
+            )
+            for index, archive in enumerate(args.archives):
+                grids = gather(drawn, index, work, "pictures")
+                plot_dir = os.path.join(args.out, names[index])
+                run_hmtt(
+                    args.hmtt,
+                    ["analyze", "--combine"] + analyses[index] + grids
+                    + ["--plot", plot_dir, "--plot-format", args.plot_format],
+                )
+                print(f"hmtt_spark: {archive}: pictures drawn into {plot_dir}", file=sys.stderr)
+                if args.partials_dir:
+                    for f in grids:
+                        os.remove(f)
+        if args.partials_dir:
+            for files in analyses.values():
                 for f in files:
                     os.remove(f)
     print(

@@ -9,11 +9,10 @@ use anyhow::Context;
 use hmtt_format::events::EventWindow;
 use hmtt_format::input::{AnyInput, InputFile};
 use hmtt_merge::analyze::board_twin;
-use hmtt_merge::analyze::partial::{self, read_partial};
-use hmtt_merge::analyze::pictures::Pictures;
 use hmtt_merge::analyze::{
-    analyze_parts, plot, replayed, write_partial_file, Analysis, AnalysisOutputs, AnalysisReport,
-    AnalyzeOptions, TraceInput,
+    analyze_parts, combine_files, pictures_partial, plot, read_plot_axes_file, replayed,
+    write_partial_file, write_pictures_partial_file, write_plot_axes_file, Analysis,
+    AnalysisOutputs, AnalysisReport, AnalyzeOptions, TraceInput,
 };
 use hmtt_merge::board_statistics::side_file_path;
 
@@ -85,9 +84,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     if let Some(path) = &args.partial {
         let blocks = args.blocks.clone().unwrap_or(0..usize::MAX);
-        let blocks = write_partial_file(data, &opts, blocks, path)?;
+        let (what, blocks) = match &args.plot_axes {
+            Some(axes) => {
+                let axes = read_plot_axes_file(axes)?;
+                let blocks = write_pictures_partial_file(data, &axes, blocks, path)?;
+                ("pictures", blocks)
+            }
+            None => ("analysis", write_partial_file(data, &opts, blocks, path)?),
+        };
         status!(
-            "wrote the analysis of blocks {}..{} of {} to {}",
+            "wrote the {what} of blocks {}..{} of {} to {}",
             blocks.start,
             blocks.end,
             trace.display(),
@@ -111,8 +117,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         board_twin::board_statistics(&input, &side_file_path(&trace), &opts, args.board_twin)
             .with_context(|| format!("the board statistics of {}", trace.display()))?;
     if let Some(dir) = &args.plot {
-        let pictures = Pictures::collect(&input, &opts, &analysis, &analyzer)
-            .with_context(|| format!("reading {}", trace.display()))?;
+        let pictures =
+            pictures_partial::collect(data, &input, &opts, &analysis, &analyzer, threads)
+                .with_context(|| format!("reading {}", trace.display()))?;
         let files = plot::draw_all(dir, &analysis, &pictures, args.plot_format)?;
         status!("wrote {} pictures into {}", files.len(), dir.display());
     }
@@ -136,27 +143,36 @@ fn refuse_outputs_over_inputs(args: &Args) -> anyhow::Result<()> {
         .into_iter()
         .flatten()
         .chain(&args.combine)
+        .chain(&args.plot_axes)
         .map(PathBuf::as_path)
         .collect();
     let outputs = AnalysisOutputs {
         json: args.json.as_ref().and_then(JsonOut::file),
         partial: args.partial.as_deref(),
+        plot_axes: args.write_plot_axes.as_deref(),
         plot: args.plot.as_deref(),
     };
     Ok(outputs.refuse_over_inputs(&inputs)?)
 }
 
-/// `--combine`: the partial analyses merged.
+/// `--combine`: the partial analyses merged, and their pictures partials
+/// into the pictures.
 fn combine(args: &Args) -> anyhow::Result<()> {
-    let mut parts = Vec::with_capacity(args.combine.len());
-    for path in &args.combine {
-        let f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-        parts.push(read_partial(f).with_context(|| format!("reading {}", path.display()))?);
+    let combined = combine_files(&args.combine)?;
+    if let Some(path) = &args.write_plot_axes {
+        write_plot_axes_file(&combined.axes, path)?;
     }
-    let (analysis, _, _, _) = partial::combine(parts).context("combining the partial analyses")?;
-    write_json(args, &analysis)?;
-    let name = format!("combined from {} partial analyses", args.combine.len());
-    print(args, &name, &analysis)
+    if let Some(dir) = &args.plot {
+        let pictures = combined.pictures.as_ref().context(
+            "--plot with --combine needs the pictures partials of the trace's blocks \
+             (hmtt analyze TRACE --blocks A..B --plot-axes AXES --partial FILE)",
+        )?;
+        let files = plot::draw_all(dir, &combined.analysis, pictures, args.plot_format)?;
+        status!("wrote {} pictures into {}", files.len(), dir.display());
+    }
+    write_json(args, &combined.analysis)?;
+    let name = format!("combined from {} partial files", args.combine.len());
+    print(args, &name, &combined.analysis)
 }
 
 /// Prints the analysis of `name` on standard output (as JSON with

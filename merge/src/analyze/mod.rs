@@ -33,6 +33,7 @@ mod outputs;
 pub mod page_hotness;
 pub mod partial;
 pub mod pictures;
+pub mod pictures_partial;
 pub mod plot;
 mod png_text;
 pub mod replayed;
@@ -46,7 +47,10 @@ pub mod timeline;
 
 use input::user_event;
 pub use input::{Access, Item, TraceInput, TraceMeta, VirtualInfo};
-pub use outputs::{write_partial_file, AnalysisOutputs, OutputFileError};
+pub use outputs::{
+    combine_files, read_plot_axes_file, write_partial_file, write_pictures_partial_file,
+    write_plot_axes_file, AnalysisOutputs, Combined, OutputFileError,
+};
 pub use report::AnalysisReport;
 
 use hmtt_format::TickLength;

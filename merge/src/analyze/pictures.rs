@@ -61,6 +61,11 @@ impl AddressAxis {
         AddressAxis { pages, pos }
     }
 
+    /// The page numbers on the axis, in order.
+    pub fn pages(&self) -> &[u64] {
+        &self.pages
+    }
+
     /// Length of the axis in pages.
     pub fn span(&self) -> u64 {
         self.pos.last().map_or(1, |p| p + 1)
@@ -128,14 +133,20 @@ pub struct Pictures {
     /// References lost, by time column.
     pub lost: Vec<u64>,
     /// Tick of the last reference seen, where a LOST record is counted.
-    last_seen: u64,
+    pub(super) last_seen: Option<u64>,
+    /// References lost before the first reference of the records passed
+    /// (counted at the last reference before them, which a run of blocks
+    /// that does not start the trace does not know: see [`Pictures::append`]).
+    pub(super) lost_before_first: u64,
     /// Virtual traces: the processes with the most translated references,
     /// the most first (ties by pid).
     pub processes: Vec<ProcessScatter>,
 }
 
 impl Pictures {
-    fn new(analysis: &Analysis, analyzer: &Analyzer) -> Pictures {
+    /// The empty grids of the first pass's `analysis`: its time span, the
+    /// pages it touched and its hottest pages.
+    pub(super) fn new(analysis: &Analysis, analyzer: &Analyzer) -> Pictures {
         // The map's own count of pages, whatever `--top` reports.
         let heat_pages: Vec<u64> = analyzer
             .pages
@@ -144,6 +155,23 @@ impl Pictures {
             .iter()
             .map(|p| p.page)
             .collect();
+        Pictures::with_axes(
+            analysis.mix.first_tick.unwrap_or(0),
+            analysis.mix.last_tick,
+            analyzer.pages.sorted_pages(),
+            heat_pages,
+        )
+    }
+
+    /// The empty grids over ticks `first_tick..=last_tick`, the touched
+    /// `pages` (page numbers, sorted) and the `heat_pages` (addresses,
+    /// hottest first).
+    pub(super) fn with_axes(
+        first_tick: u64,
+        last_tick: u64,
+        pages: Vec<u64>,
+        heat_pages: Vec<u64>,
+    ) -> Pictures {
         let mut heat_rows: Vec<(u64, usize)> = heat_pages
             .iter()
             .enumerate()
@@ -151,16 +179,17 @@ impl Pictures {
             .collect();
         heat_rows.sort_unstable();
         Pictures {
-            first_tick: analysis.mix.first_tick.unwrap_or(0),
-            last_tick: analysis.mix.last_tick,
-            axis: AddressAxis::new(analyzer.pages.sorted_pages()),
+            first_tick,
+            last_tick: last_tick.max(first_tick),
+            axis: AddressAxis::new(pages),
             scatter_reads: vec![0; SCATTER_COLS * SCATTER_ROWS],
             scatter_writes: vec![0; SCATTER_COLS * SCATTER_ROWS],
             heat: vec![0; heat_pages.len() * HEAT_COLS],
             heat_pages,
             heat_rows,
             lost: vec![0; LOST_COLS],
-            last_seen: analysis.mix.first_tick.unwrap_or(0),
+            last_seen: None,
+            lost_before_first: 0,
             processes: Vec::new(),
         }
     }
@@ -233,8 +262,8 @@ impl Pictures {
     }
 
     #[inline]
-    fn add(&mut self, a: &Access) {
-        self.last_seen = a.tick;
+    pub(super) fn add(&mut self, a: &Access) {
+        self.last_seen = Some(a.tick);
         if let Some(cell) = self.cell(&self.axis, a.pa, a.tick) {
             let grid = match a.write {
                 false => &mut self.scatter_reads,
@@ -279,13 +308,59 @@ impl Pictures {
         }
         input.each(opts.window.clone(), &mut |item| match item {
             Item::Access(a) => p.add(&a),
-            Item::Lost { count } => {
-                let col = p.column(p.last_seen, LOST_COLS);
-                p.lost[col] += count;
-            }
+            Item::Lost { count } => p.add_lost(count),
             _ => {}
         })?;
+        p.settle_lost_before_first();
         Ok(p)
+    }
+
+    /// A LOST record of `count` references.
+    #[inline]
+    pub(super) fn add_lost(&mut self, count: u64) {
+        match self.last_seen {
+            Some(tick) => {
+                let col = self.column(tick, LOST_COLS);
+                self.lost[col] = self.lost[col].saturating_add(count);
+            }
+            None => self.lost_before_first = self.lost_before_first.saturating_add(count),
+        }
+    }
+
+    /// Counts the references lost before the first reference at the
+    /// trace's start: what a pass over the whole trace, or the first of
+    /// its runs of blocks, does.
+    pub(super) fn settle_lost_before_first(&mut self) {
+        self.lost[0] = self.lost[0].saturating_add(std::mem::take(&mut self.lost_before_first));
+    }
+
+    /// Adds the grids of the run of blocks that follows this one's: the
+    /// references it lost before its first reference count at this
+    /// one's last reference (or at the trace's start, where this one has
+    /// none).
+    pub(super) fn append(&mut self, next: Pictures) {
+        // Saturating: a pictures partial read from a file may lie.
+        let add = |to: &mut Vec<u32>, from: Vec<u32>| {
+            to.iter_mut()
+                .zip(from)
+                .for_each(|(t, f)| *t = t.saturating_add(f));
+        };
+        add(&mut self.scatter_reads, next.scatter_reads);
+        add(&mut self.scatter_writes, next.scatter_writes);
+        add(&mut self.heat, next.heat);
+        self.lost
+            .iter_mut()
+            .zip(next.lost)
+            .for_each(|(t, f)| *t = t.saturating_add(f));
+        match self.last_seen {
+            Some(_) => self.add_lost(next.lost_before_first),
+            None => {
+                self.lost_before_first = self
+                    .lost_before_first
+                    .saturating_add(next.lost_before_first)
+            }
+        }
+        self.last_seen = next.last_seen.or(self.last_seen);
     }
 }
 

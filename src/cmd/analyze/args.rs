@@ -78,10 +78,21 @@ pub struct Args {
     /// The blocks of `--partial`: A..B (B left out; default all).
     #[arg(long, value_name = "A..B", requires = "partial", value_parser = parse_blocks)]
     pub blocks: Option<std::ops::Range<usize>>,
+    /// With `--partial`: save the grids of the pictures of `--blocks`
+    /// instead, over these axes (`--write-plot-axes`), for `--combine
+    /// --plot`.
+    #[arg(long, value_name = "AXES", requires = "partial")]
+    pub plot_axes: Option<PathBuf>,
     /// Merge these partial analyses (`--partial`) of one trace, covering
-    /// all its blocks, into the report of the whole trace.
-    #[arg(long, num_args = 1.., value_name = "PARTIAL", conflicts_with_all = ["trace", "plot", "window"])]
+    /// all its blocks, into the report of the whole trace; with `--plot`,
+    /// also its pictures partials (`--plot-axes`), covering all its blocks.
+    #[arg(long, num_args = 1.., value_name = "PARTIAL", conflicts_with_all = ["trace", "window"])]
     pub combine: Vec<PathBuf>,
+    /// With `--combine`: write the axes of the whole trace's pictures
+    /// (its time span, the pages touched, the hottest pages) to this file,
+    /// for the pictures partials (`--plot-axes`).
+    #[arg(long, value_name = "FILE", requires = "combine")]
+    pub write_plot_axes: Option<PathBuf>,
     /// Events file for names not stored in the trace.
     #[arg(long)]
     pub events: Option<PathBuf>,

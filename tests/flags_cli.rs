@@ -233,8 +233,8 @@ fn capture_takes_sizes_and_the_old_mib_options_warn() {
     let old = Some(("capture --rcvbuf-mib", "--rcvbuf"));
     assert_eq!(new, capture("rcvbuf", &rcvbuf_mib, old));
     for (option, size, range) in [
-        ("--stripe-size", "1K", "1M to 16384G"),
-        ("--stripe-size", "16385G", "1M to 16384G"),
+        ("--stripe-size", "1K", "1M to 16T"),
+        ("--stripe-size", "17T", "1M to 16T"),
         ("--rcvbuf", "2G", "1M to 2047M"),
         ("--rcvbuf", "8X", "unknown suffix"),
     ] {

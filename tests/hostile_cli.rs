@@ -182,7 +182,8 @@ fn replay_of_a_cut_log_or_one_with_seq_holes_says_so() {
     let replay = |bytes: &[u8]| {
         let path = d.join("damaged.hmttlog");
         std::fs::write(&path, bytes).unwrap();
-        ok_with_stderr(&["replay", s(&trace), "--log", s(&path)]).1
+        // The summary, on standard output.
+        ok_with_stderr(&["replay", s(&trace), "--log", s(&path)]).0
     };
     let whole = replay(&log);
     assert!(

@@ -52,9 +52,9 @@ pub struct Args {
     /// Run name: files are NAME-pPP-sSSSSS.hmttcap.
     #[arg(long)]
     name: Option<String>,
-    /// Stripe size, 1M to 16384G (K, M, G suffixes, powers of 1024): a
+    /// Stripe size, 1M to 16T (K, M, G, T suffixes, powers of 1024): a
     /// port's capture moves to the next directory after it [default: 256M].
-    #[arg(long, value_name = "SIZE", value_parser = size_in(1 << 20, 1 << 44, "1M to 16384G"))]
+    #[arg(long, value_name = "SIZE", value_parser = size_in(1 << 20, 1 << 44, "1M to 16T"))]
     stripe_size: Option<u64>,
     /// --stripe-size in MiB: its old spelling, kept for one release
     /// (renamed::RENAMED_OPTIONS).

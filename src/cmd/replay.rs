@@ -22,7 +22,7 @@ use hmtt_merge::replay::{
 use hmtt_format::input::InputFile;
 use hmtt_merge::side_files::with_names_of;
 
-use crate::output::{is_closed_pipe, prints_text, status, JsonOut, Stdout};
+use crate::output::{is_closed_pipe, prints_text, status, to_stdout, JsonOut, Stdout};
 use crate::shared::parse_percentage;
 
 /// Arguments of `hmtt replay`.
@@ -226,7 +226,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         json.write("writing the summary", |out| summary.write_json(out))?;
     }
     if prints_text(args.json.as_ref()) {
-        write!(std::io::stderr(), "{summary}")?;
+        // With `--csv -` standard output carries the CSV: the text goes beside it.
+        match args.csv.as_deref() == Some(Path::new("-")) {
+            true => write!(std::io::stderr(), "{summary}")?,
+            false => to_stdout("writing the summary", |out| write!(out, "{summary}"))?,
+        }
     }
     r.check_unattributed(args.max_unattributed)?;
     Ok(())

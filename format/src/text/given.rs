@@ -6,7 +6,7 @@ use super::{parse_number, NotANumber};
 /// Why a size, list or range given as text is not one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GivenError {
-    #[error("size '{text}': unknown suffix '{suffix}' (K, M or G)")]
+    #[error("size '{text}': unknown suffix '{suffix}' (K, M, G or T)")]
     UnknownSuffix { text: String, suffix: char },
     // The number's error is in the message, not a source: clap, which
     // parses sizes and lists given as options, shows the message alone.
@@ -38,8 +38,9 @@ pub enum GivenError {
     NotAPercentage(String),
 }
 
-/// A size: a number with an optional K, M or G suffix (powers of 1024),
-/// optionally followed by `B` or `iB` (`123`, `4K`, `16MiB`, `2g`).
+/// A size: a number with an optional K, M, G or T suffix (powers of
+/// 1024), optionally followed by `B` or `iB` (`123`, `4K`, `16MiB`, `2g`,
+/// `16T`).
 pub fn parse_size(s: &str) -> Result<u64, GivenError> {
     let t = s.trim();
     let t = t
@@ -53,6 +54,7 @@ pub fn parse_size(s: &str) -> Result<u64, GivenError> {
                 'K' => 1u64 << 10,
                 'M' => 1 << 20,
                 'G' => 1 << 30,
+                'T' => 1 << 40,
                 _ => {
                     return Err(GivenError::UnknownSuffix {
                         text: s.to_string(),
@@ -174,11 +176,16 @@ mod tests {
         assert_eq!(parse_size("4K").unwrap(), 4096);
         assert_eq!(parse_size("16MiB").unwrap(), 16 << 20);
         assert_eq!(parse_size("2g").unwrap(), 2 << 30);
+        assert_eq!(parse_size("16TiB").unwrap(), 16 << 40);
+        assert!(parse_size("16777216T").is_err(), "2^64 bytes");
         assert_eq!(parse_size("8kB").unwrap(), 8 << 10);
         assert_eq!(parse_size("0x1000").unwrap(), 4096);
         assert_eq!(parse_size("1_024K").unwrap(), 1 << 20);
         let e = parse_size("3X").unwrap_err();
-        assert_eq!(e.to_string(), "size '3X': unknown suffix 'X' (K, M or G)");
+        assert_eq!(
+            e.to_string(),
+            "size '3X': unknown suffix 'X' (K, M, G or T)"
+        );
         assert!(matches!(
             parse_size("M"),
             Err(GivenError::SizeNumber { .. })

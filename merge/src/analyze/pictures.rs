@@ -71,10 +71,16 @@ impl AddressAxis {
         self.pos.last().map_or(1, |p| p + 1)
     }
 
+    /// Where page number `page` is in the axis' pages.
+    #[inline]
+    fn index(&self, page: u64) -> Option<usize> {
+        self.pages.binary_search(&page).ok()
+    }
+
     /// Position of `pa` on the axis, in pages; `None` for an untouched page.
     #[inline]
     pub fn position(&self, pa: u64) -> Option<f64> {
-        let i = self.pages.binary_search(&(pa >> PAGE_SHIFT)).ok()?;
+        let i = self.index(pa >> PAGE_SHIFT)?;
         Some(self.pos[i] as f64 + (pa & ((1 << PAGE_SHIFT) - 1)) as f64 / 4096.0)
     }
 
@@ -100,6 +106,55 @@ impl AddressAxis {
             _ => 0,
         }
     }
+}
+
+/// Time columns of equal length over ticks `first..=last`: the column of a
+/// tick is `(tick - first) * cols / (last - first + 1)` (at most the last),
+/// found from the ticks where the columns start, so that a pass in time
+/// order mostly compares with the column it is in instead of dividing.
+#[derive(Debug, Clone)]
+struct Columns {
+    first: u64,
+    /// `starts[c]`: the least `tick - first` in column `c`.
+    starts: Vec<u64>,
+    current: usize,
+}
+
+impl Columns {
+    fn new(first: u64, last: u64, cols: usize) -> Columns {
+        let span = u128::from(last.max(first) - first) + 1;
+        let starts = (0..cols as u128)
+            .map(|c| (c * span).div_ceil(cols as u128).min(u128::from(u64::MAX)) as u64)
+            .collect();
+        Columns {
+            first,
+            starts,
+            current: 0,
+        }
+    }
+
+    #[inline]
+    fn of(&mut self, tick: u64) -> usize {
+        let d = tick.saturating_sub(self.first);
+        let c = self.current;
+        let inside = d >= self.starts[c] && self.starts.get(c + 1).is_none_or(|&next| d < next);
+        if !inside {
+            self.current = self.starts.partition_point(|&s| s <= d) - 1;
+        }
+        self.current
+    }
+}
+
+/// A page references fell in: its place on the address axis and its heat
+/// map row, found once and kept in a small direct-mapped cache (a program's
+/// streams go back and forth between a few pages: quicksort's partition
+/// between two).
+#[derive(Debug, Clone, Copy)]
+struct PageSeen {
+    page: u64,
+    /// Its position on the axis, in pages (`None`: not on it).
+    position: Option<u64>,
+    heat_row: Option<usize>,
 }
 
 /// One process's address-versus-time grids, over its virtual pages.
@@ -141,7 +196,13 @@ pub struct Pictures {
     /// Virtual traces: the processes with the most translated references,
     /// the most first (ties by pid).
     pub processes: Vec<ProcessScatter>,
+    scatter_columns: Columns,
+    heat_columns: Columns,
+    pages_seen: Box<[PageSeen; PAGES_SEEN]>,
 }
+
+/// Entries of the cache of pages seen.
+const PAGES_SEEN: usize = 64;
 
 impl Pictures {
     /// The empty grids of the first pass's `analysis`: its time span, the
@@ -191,6 +252,15 @@ impl Pictures {
             last_seen: None,
             lost_before_first: 0,
             processes: Vec::new(),
+            scatter_columns: Columns::new(first_tick, last_tick, SCATTER_COLS),
+            heat_columns: Columns::new(first_tick, last_tick, HEAT_COLS),
+            pages_seen: Box::new(
+                [PageSeen {
+                    page: u64::MAX,
+                    position: None,
+                    heat_row: None,
+                }; PAGES_SEEN],
+            ),
         }
     }
 
@@ -261,10 +331,35 @@ impl Pictures {
         Some(row.min(SCATTER_ROWS - 1) * SCATTER_COLS + self.column(tick, SCATTER_COLS))
     }
 
+    /// The axis position and heat map row of `pa`'s page.
+    #[inline]
+    fn page_of(&mut self, pa: u64) -> PageSeen {
+        let page = pa >> PAGE_SHIFT;
+        let slot = page as usize % PAGES_SEEN;
+        if page != self.pages_seen[slot].page {
+            let address = page << PAGE_SHIFT;
+            self.pages_seen[slot] = PageSeen {
+                page,
+                position: self.axis.index(page).map(|i| self.axis.pos[i]),
+                heat_row: self
+                    .heat_rows
+                    .binary_search_by_key(&address, |&(p, _)| p)
+                    .ok()
+                    .map(|k| self.heat_rows[k].1),
+            };
+        }
+        self.pages_seen[slot]
+    }
+
     #[inline]
     pub(super) fn add(&mut self, a: &Access) {
         self.last_seen = Some(a.tick);
-        if let Some(cell) = self.cell(&self.axis, a.pa, a.tick) {
+        let seen = self.page_of(a.pa);
+        if let Some(pos) = seen.position {
+            // As `cell` computes it.
+            let y = pos as f64 + (a.pa & ((1 << PAGE_SHIFT) - 1)) as f64 / 4096.0;
+            let row = ((y / self.axis.span() as f64) * SCATTER_ROWS as f64) as usize;
+            let cell = row.min(SCATTER_ROWS - 1) * SCATTER_COLS + self.scatter_columns.of(a.tick);
             let grid = match a.write {
                 false => &mut self.scatter_reads,
                 true => &mut self.scatter_writes,
@@ -287,10 +382,8 @@ impl Pictures {
                 }
             }
         }
-        let page = a.pa >> PAGE_SHIFT << PAGE_SHIFT;
-        if let Ok(k) = self.heat_rows.binary_search_by_key(&page, |&(p, _)| p) {
-            let i = self.heat_rows[k].1;
-            let col = self.column(a.tick, HEAT_COLS);
+        if let Some(i) = seen.heat_row {
+            let col = self.heat_columns.of(a.tick);
             self.heat[i * HEAT_COLS + col] += 1;
         }
     }
@@ -367,6 +460,55 @@ impl Pictures {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The column a start table finds is the one the division gives, in
+    /// and out of time order, at the spans' edges.
+    #[test]
+    fn columns_by_their_starts_are_the_divided_ones() {
+        let divided = |first: u64, last: u64, cols: usize, tick: u64| {
+            let span = u128::from(last - first) + 1;
+            let c = (u128::from(tick.saturating_sub(first)) * cols as u128 / span) as usize;
+            c.min(cols - 1)
+        };
+        let spans = [
+            (0, 0),
+            (5, 5),
+            (0, 478),
+            (0, 479),
+            (0, 480),
+            (7, 1_000_003),
+            (1, u64::MAX - 1),
+            (0, u64::MAX),
+        ];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for (first, last) in spans {
+            for cols in [1, 240, 480] {
+                let mut columns = Columns::new(first, last, cols);
+                let mut ticks: Vec<u64> = vec![
+                    0,
+                    first,
+                    last,
+                    first.saturating_sub(1),
+                    last.saturating_add(1),
+                ];
+                for _ in 0..2000 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    ticks.push(first + x % (last - first).saturating_add(1).max(1));
+                }
+                let mut ordered = ticks.clone();
+                ordered.sort_unstable();
+                for t in ticks.into_iter().chain(ordered) {
+                    assert_eq!(
+                        columns.of(t),
+                        divided(first, last, cols, t),
+                        "{first}..={last} {cols} {t}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn long_gaps_shrink_and_addresses_come_back() {

@@ -386,8 +386,8 @@ pub fn collect_in_parts(
 }
 
 /// The pictures of `input` (opened from `data`) after its first pass made
-/// `analysis`: over `threads` threads where the analysis splits
-/// ([`super::splittable`]), else in one pass.
+/// `analysis`: block by block over `threads` threads where the analysis
+/// splits ([`super::splittable`]), else record by record in one pass.
 pub fn collect(
     data: &[u8],
     input: &TraceInput,
@@ -396,7 +396,7 @@ pub fn collect(
     analyzer: &Analyzer,
     threads: usize,
 ) -> Result<Pictures, AnalyzeError> {
-    match threads > 1 && super::splittable(input, opts) {
+    match super::splittable(input, opts) {
         true => collect_in_parts(data, analysis, analyzer, threads),
         false => Pictures::collect(input, opts, analysis, analyzer),
     }

@@ -44,6 +44,12 @@ impl TickLength {
         ticks.saturating_mul(u64::from(self.0.get()))
     }
 
+    /// `ticks` ticks in whole nanoseconds (rounded down), saturating: the
+    /// times capture files and the simulated machine keep.
+    pub fn whole_ns(self, ticks: u64) -> u64 {
+        self.ps_of(ticks) / 1000
+    }
+
     /// The tick that holds the instant `ns` nanoseconds after tick 0
     /// (rounded down): 0 for a negative or NaN time, `u64::MAX` past the
     /// last tick.
@@ -68,6 +74,8 @@ mod tests {
         assert!(TickLength::of_ps(0).is_none());
         let t = TickLength::of_ps(1250).unwrap();
         assert_eq!(t.ps(), 1250);
+        assert_eq!(t.whole_ns(7), 8);
+        assert_eq!(t.whole_ns(u64::MAX), u64::MAX / 1000);
         assert_eq!(t.ns(8), 10.0);
         assert_eq!(t.ms(800_000), 1.0);
         assert_eq!(t.ps_of(3), 3750);

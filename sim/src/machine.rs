@@ -24,6 +24,7 @@ use hmtt_format::config::{
     log_tag_event, ConfigWindow, FIRST_HIGH_USER_EVENT, FIRST_LOG_TAG, FIRST_USER_EVENT,
 };
 use hmtt_format::klog::RecordRepr;
+use hmtt_format::tick::TickLength;
 use hmtt_format::truth::{RefKind, TruthRecord};
 use hmtt_format::{AddressMapping, Command, Geometry, LINE_BYTES};
 use std::collections::HashMap;
@@ -393,7 +394,7 @@ impl Machine {
     }
 
     fn time_ns(&self) -> u64 {
-        self.now * u64::from(self.cfg.controller.timing.tick_ps) / 1000
+        TickLength::of_ps(self.cfg.controller.timing.tick_ps).map_or(0, |t| t.whole_ns(self.now))
     }
 
     /// Sends one line request to its channel's controller.

@@ -2,6 +2,7 @@
 //! Simulation), one per port, and finding the config window of a physical
 //! range under an address mapping.
 
+use hmtt_format::tick::TickLength;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -37,11 +38,12 @@ pub struct PortFile {
 }
 
 /// The capture files of one board, one per port, written as packets come.
-/// A packet's receive time is `start_ns + leave_tick * tick_ps / 1000`.
+/// A packet's receive time is `start_ns` plus its leave tick in whole
+/// nanoseconds (`start_ns` alone where the tick length is 0, unknown).
 pub struct CaptureWriters {
     files: Vec<(BufWriter<File>, PortFile)>,
     start_ns: u64,
-    tick_ps: u64,
+    tick: Option<TickLength>,
 }
 
 impl CaptureWriters {
@@ -85,7 +87,7 @@ impl CaptureWriters {
         Ok(CaptureWriters {
             files,
             start_ns,
-            tick_ps: u64::from(cfg.tick_ps),
+            tick: TickLength::of_ps(cfg.tick_ps),
         })
     }
 
@@ -93,9 +95,8 @@ impl CaptureWriters {
     pub fn write(&mut self, packets: &[BoardPacket]) -> Result<(), OutputError> {
         for p in packets {
             let (f, info) = &mut self.files[usize::from(p.port)];
-            let recv_ns = self
-                .start_ns
-                .saturating_add(p.leave_tick.saturating_mul(self.tick_ps) / 1000);
+            let leave_ns = self.tick.map_or(0, |t| t.whole_ns(p.leave_tick));
+            let recv_ns = self.start_ns.saturating_add(leave_ns);
             let rec = emit_record_header(recv_ns, p.bytes.len() as u32, 0);
             f.write_all(&rec)
                 .and_then(|_| f.write_all(&p.bytes))

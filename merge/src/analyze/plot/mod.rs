@@ -79,7 +79,8 @@ pub fn bandwidth_stack(a: &Analysis) -> Vec<StackedInterval> {
             let refs = r.reads + r.writes;
             // The last interval ends one tick after the last reference
             // (its MB/s are over that length).
-            let end_of_last = a.duration_ns + f64::from(a.tick_ps) / 1e3;
+            let tick_ns = TickLength::of_ps(a.tick_ps).map_or(0.0, TickLength::ns_per_tick);
+            let end_of_last = a.duration_ns + tick_ns;
             let start_ns = r.start_ns - origin;
             let end_ns = match k + 1 == n && end_of_last > start_ns {
                 true => end_of_last.min(start_ns + t.interval_ns),

@@ -32,8 +32,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 /// Bytes per ring block: room for the largest IPv4 datagram (64 KiB) with
-/// its headers, so no datagram is cut by the ring.
-pub const BLOCK_BYTES: usize = 1 << 20;
+/// its headers, so no datagram is cut by the ring; no more, because a
+/// block stays out of the kernel's hands until its datagrams are written,
+/// and a block closed at its timeout holds little at a port's low rates.
+pub const BLOCK_BYTES: usize = 128 << 10;
+/// The smallest ring.
+const MIN_RING_BYTES: usize = 4 << 20;
 /// The ring's nominal frame size (TPACKET_V3 packs datagrams of any size
 /// into a block; the kernel only checks this divides the block).
 const FRAME_BYTES: usize = 2048;
@@ -43,9 +47,8 @@ const FRAME_BYTES: usize = 2048;
 const BLOCK_TIMEOUT_MS: u32 = 10;
 const POLL_MS: i32 = 50;
 /// How long the receive thread sleeps while the block it waits for, or the
-/// one before it, is held for the writers: about the time a 1 MiB block
-/// takes to fill at 10 Gb/s; shorter sleeps cost more in wakeups with
-/// many ports than they save.
+/// one before it, is held for the writers; shorter sleeps cost more in
+/// wakeups with many ports than they save.
 const HELD_WAIT: Duration = Duration::from_millis(1);
 const DRAIN_LIMIT: Duration = Duration::from_secs(1);
 
@@ -227,7 +230,7 @@ fn udp_filter(dst: SocketAddrV4) -> Vec<libc::sock_filter> {
 
 impl Ring {
     /// Claims the UDP port of `addr` (IPv4; port 0 = any free one) and sets
-    /// up a ring of about `bytes` bytes (at least 4 blocks of
+    /// up a ring of about `bytes` bytes (at least 4 MiB, in blocks of
     /// [`BLOCK_BYTES`]) receiving its datagrams on every interface.
     pub fn open(addr: &str, bytes: usize) -> io::Result<Ring> {
         let addr: SocketAddr = addr
@@ -272,7 +275,7 @@ impl Ring {
         if setsockopt(raw, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &1i32).is_err() {
             tracing::debug!("no PACKET_IGNORE_OUTGOING: outgoing copies are skipped in the ring");
         }
-        let blocks = (bytes / BLOCK_BYTES).max(4);
+        let blocks = bytes.max(MIN_RING_BYTES) / BLOCK_BYTES;
         let req = libc::tpacket_req3 {
             tp_block_size: BLOCK_BYTES as u32,
             tp_block_nr: blocks as u32,

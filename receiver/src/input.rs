@@ -17,7 +17,6 @@ use socket2::Socket;
 use crate::batch::{Batch, SlotKind};
 use crate::frame::{extract, Frame};
 use crate::pcapng::PcapngWriter;
-use crate::ring::BlockLease;
 use crate::stats::{classify_datagram, Datagram, Shared, Tally};
 
 /// Routes a port's batches to the stripes' writers.
@@ -69,7 +68,9 @@ impl Outlet {
         if let Some(w) = &mut self.pcapng {
             for i in 0..batch.len() {
                 if batch.kind(i) == SlotKind::Valid {
-                    if let Err(e) = w.write_packet(batch.recv_ns(i), batch.packet(i)) {
+                    let rec = batch.record(i);
+                    let ns = u64::from_le_bytes(rec[..8].try_into().expect("8 bytes"));
+                    if let Err(e) = w.write_packet(ns, batch.packet(i)) {
                         self.shared
                             .error(format!("pcapng output: {e}; no more pcapng output"));
                         self.pcapng = None;
@@ -103,12 +104,6 @@ impl Outlet {
 #[inline]
 fn classify(batch: &mut Batch, len: usize, recv_ns: u64, flags: u32, tally: &mut Tally) {
     let kind = classify_datagram(batch.commit(len, recv_ns, flags, SlotKind::Valid));
-    file_as(batch, kind, len, tally);
-}
-
-/// Files the record just committed (as valid) by what its datagram is.
-#[inline]
-fn file_as(batch: &mut Batch, kind: Datagram, len: usize, tally: &mut Tally) {
     match kind {
         Datagram::Trace(info) => tally.valid(&info, len),
         // Kept with the trace packets for merge (format.md §5.3).
@@ -116,36 +111,6 @@ fn file_as(batch: &mut Batch, kind: Datagram, len: usize, tally: &mut Tally) {
         Datagram::Reject => {
             batch.set_last_kind(SlotKind::Reject);
             tally.reject(len);
-        }
-    }
-}
-
-/// Where a captured frame's payload is kept: copied into a slot batch, or
-/// left in the ring block it lies in (a ring batch).
-#[derive(Clone, Copy)]
-pub(crate) enum Keep<'a> {
-    Copy,
-    InRing(&'a Arc<BlockLease>),
-}
-
-/// Adds `payload` to `batch` as `keep` says; returns the kept bytes.
-#[inline]
-fn keep<'b>(
-    batch: &'b mut Batch,
-    keep: Keep<'_>,
-    payload: &[u8],
-    recv_ns: u64,
-    flags: u32,
-    kind: SlotKind,
-) -> &'b [u8] {
-    match keep {
-        Keep::Copy => {
-            let i = batch.len();
-            batch.payload_area(i)[..payload.len()].copy_from_slice(payload);
-            batch.commit(payload.len(), recv_ns, flags, kind)
-        }
-        Keep::InRing(block) => {
-            batch.commit_in_ring(block, block.range_of(payload), recv_ns, flags, kind)
         }
     }
 }
@@ -158,7 +123,6 @@ fn keep<'b>(
 #[inline]
 pub(crate) fn take_frame(
     batch: &mut Batch,
-    kept: Keep<'_>,
     frame: Frame<'_>,
     whole: bool,
     recv_ns: u64,
@@ -168,15 +132,16 @@ pub(crate) fn take_frame(
     match frame {
         Frame::Other => false,
         Frame::Payload(payload) if whole && payload.len() <= batch.capacity() => {
-            let kind =
-                classify_datagram(keep(batch, kept, payload, recv_ns, flags, SlotKind::Valid));
-            file_as(batch, kind, payload.len(), tally);
+            let i = batch.len();
+            batch.payload_area(i)[..payload.len()].copy_from_slice(payload);
+            classify(batch, payload.len(), recv_ns, flags, tally);
             true
         }
         Frame::Payload(payload) | Frame::Broken(payload) => {
             let n = payload.len().min(batch.capacity());
-            let flags = flags | RECORD_FLAG_CUT;
-            keep(batch, kept, &payload[..n], recv_ns, flags, SlotKind::Reject);
+            let i = batch.len();
+            batch.payload_area(i)[..n].copy_from_slice(&payload[..n]);
+            batch.commit(n, recv_ns, flags | RECORD_FLAG_CUT, SlotKind::Reject);
             tally.reject(n);
             true
         }
@@ -389,7 +354,7 @@ pub fn run_pcap(
                     .saturating_add(p.header.ts.tv_usec as u64);
                 let whole = p.header.caplen == p.header.len;
                 let frame = extract(linktype, p.data, udp_port);
-                if !take_frame(&mut batch, Keep::Copy, frame, whole, recv_ns, 0, &mut tally) {
+                if !take_frame(&mut batch, frame, whole, recv_ns, 0, &mut tally) {
                     out.shared.ports[input].ignored_frames.fetch_add(1, Relaxed);
                 }
                 if started.is_none() && !batch.is_empty() {

@@ -351,27 +351,15 @@ impl Capture {
         let pools: Vec<Pool> = config
             .inputs
             .iter()
-            .zip(&opened)
             .enumerate()
-            .map(|(i, (inp, op))| match op {
-                // As many batches as a socket input has, so that the ring
-                // blocks they hold for the writers leave the rest of the
-                // ring to the kernel, as the socket path's pool leaves its
-                // socket buffer.
-                Opened::Ring(_) => Pool::new_in_ring(
+            .map(|(i, inp)| {
+                Pool::new(
                     config.buffers_per_input,
                     config.batch_packets,
                     config.max_packet,
                     i,
                     inp.port,
-                ),
-                _ => Pool::new(
-                    config.buffers_per_input,
-                    config.batch_packets,
-                    config.max_packet,
-                    i,
-                    inp.port,
-                ),
+                )
             })
             .collect();
         let metas: Vec<InputMeta> = config

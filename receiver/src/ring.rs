@@ -17,27 +17,20 @@
 
 use std::io;
 use std::net::{SocketAddr, SocketAddrV4};
-use std::ops::Range;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::frame::{extract, LINKTYPE_IPV4};
-use crate::input::{take_frame, Keep, Outlet};
+use crate::input::{take_frame, Outlet};
 use crate::stats::Tally;
 use hmtt_format::capture::RECORD_FLAG_KERNEL_DROPS;
-use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::Ordering::Relaxed;
 
 /// Bytes per ring block: room for the largest IPv4 datagram (64 KiB) with
-/// its headers, so no datagram is cut by the ring; no more, because a
-/// block stays out of the kernel's hands until its datagrams are written,
-/// and a block closed at its timeout holds little at a port's low rates.
-pub const BLOCK_BYTES: usize = 128 << 10;
-/// The smallest ring.
-const MIN_RING_BYTES: usize = 4 << 20;
+/// its headers, so no datagram is cut by the ring.
+pub const BLOCK_BYTES: usize = 1 << 20;
 /// The ring's nominal frame size (TPACKET_V3 packs datagrams of any size
 /// into a block; the kernel only checks this divides the block).
 const FRAME_BYTES: usize = 2048;
@@ -46,105 +39,28 @@ const FRAME_BYTES: usize = 2048;
 /// the open block at the tick before).
 const BLOCK_TIMEOUT_MS: u32 = 10;
 const POLL_MS: i32 = 50;
-/// How long the receive thread sleeps while the block it waits for, or the
-/// one before it, is held for the writers; shorter sleeps cost more in
-/// wakeups with many ports than they save.
-const HELD_WAIT: Duration = Duration::from_millis(1);
 const DRAIN_LIMIT: Duration = Duration::from_secs(1);
-
-/// The ring's mapping and its socket, shared by the receive thread and
-/// the batches that hold its blocks (see [`BlockLease`]).
-struct RingMap {
-    fd: OwnedFd,
-    map: *mut u8,
-    blocks: usize,
-    /// Blocks read but not given back yet: the kernel's status still says
-    /// they are user space's, so this tells them from new ones.
-    held: Box<[AtomicBool]>,
-}
-
-// SAFETY: the mapping lives as long as this value. Block status words are
-// read and written atomically; a block's contents are read only while the
-// kernel has handed it over and until a `BlockLease` gives it back.
-unsafe impl Send for RingMap {}
-unsafe impl Sync for RingMap {}
-
-impl Drop for RingMap {
-    fn drop(&mut self) {
-        // SAFETY: unmapping the ring mapped in `Ring::open`, once.
-        unsafe { libc::munmap(self.map.cast(), self.blocks * BLOCK_BYTES) };
-    }
-}
-
-impl RingMap {
-    fn block(&self, i: usize) -> *mut libc::tpacket_block_desc {
-        debug_assert!(i < self.blocks);
-        // SAFETY: block `i < blocks` lies inside the mapping.
-        unsafe { self.map.add(i * BLOCK_BYTES).cast() }
-    }
-
-    fn status(&self, i: usize) -> &std::sync::atomic::AtomicU32 {
-        // SAFETY: the status is a u32 in the mapped block header, written
-        // by the kernel too; it is only ever accessed through an atomic view.
-        unsafe {
-            let p = std::ptr::addr_of_mut!((*self.block(i)).hdr.bh1.block_status);
-            &*(p as *const std::sync::atomic::AtomicU32)
-        }
-    }
-}
-
-/// A ring block the kernel handed over, kept from the kernel while the
-/// receive thread reads it and while batches hold datagrams in it (the
-/// writers write them from the ring, with no copy). The last holder to
-/// drop it gives the block back.
-pub struct BlockLease {
-    map: Arc<RingMap>,
-    index: usize,
-}
-
-impl BlockLease {
-    fn block(&self) -> &[u8] {
-        // SAFETY: the block is handed over to user space until this lease
-        // drops, and the mapping lives as long as `map`.
-        unsafe { std::slice::from_raw_parts(self.map.block(self.index).cast::<u8>(), BLOCK_BYTES) }
-    }
-
-    /// Bytes `range` of the block.
-    pub fn bytes(&self, range: Range<usize>) -> &[u8] {
-        &self.block()[range]
-    }
-
-    /// Where `part`, a slice of this block, lies in it.
-    pub(crate) fn range_of(&self, part: &[u8]) -> Range<usize> {
-        let start = (part.as_ptr() as usize).wrapping_sub(self.block().as_ptr() as usize);
-        assert!(
-            start <= BLOCK_BYTES && part.len() <= BLOCK_BYTES - start,
-            "not a slice of the block"
-        );
-        start..start + part.len()
-    }
-}
-
-impl Drop for BlockLease {
-    fn drop(&mut self) {
-        // Release ordering: every read of the block is done before the
-        // kernel may refill it; and the receive thread, once it sees the
-        // block no longer held, sees the kernel's status, not the old one.
-        self.map
-            .status(self.index)
-            .store(libc::TP_STATUS_KERNEL, Release);
-        self.map.held[self.index].store(false, Release);
-    }
-}
 
 /// An AF_PACKET receive ring for one UDP input.
 pub struct Ring {
-    map: Arc<RingMap>,
+    fd: OwnedFd,
+    map: *mut u8,
+    blocks: usize,
     next: usize,
     /// The socket that holds the UDP port (see the module's notes).
     claim: Socket,
     local: SocketAddrV4,
     kernel_drops: u64,
+}
+
+// SAFETY: the mapping is owned by this value alone and used by one thread.
+unsafe impl Send for Ring {}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the ring mapped in `open`, once.
+        unsafe { libc::munmap(self.map.cast(), self.blocks * BLOCK_BYTES) };
+    }
 }
 
 fn os_err(what: &str) -> io::Error {
@@ -230,7 +146,7 @@ fn udp_filter(dst: SocketAddrV4) -> Vec<libc::sock_filter> {
 
 impl Ring {
     /// Claims the UDP port of `addr` (IPv4; port 0 = any free one) and sets
-    /// up a ring of about `bytes` bytes (at least 4 MiB, in blocks of
+    /// up a ring of about `bytes` bytes (at least 4 blocks of
     /// [`BLOCK_BYTES`]) receiving its datagrams on every interface.
     pub fn open(addr: &str, bytes: usize) -> io::Result<Ring> {
         let addr: SocketAddr = addr
@@ -275,7 +191,7 @@ impl Ring {
         if setsockopt(raw, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &1i32).is_err() {
             tracing::debug!("no PACKET_IGNORE_OUTGOING: outgoing copies are skipped in the ring");
         }
-        let blocks = bytes.max(MIN_RING_BYTES) / BLOCK_BYTES;
+        let blocks = (bytes / BLOCK_BYTES).max(4);
         let req = libc::tpacket_req3 {
             tp_block_size: BLOCK_BYTES as u32,
             tp_block_nr: blocks as u32,
@@ -306,12 +222,9 @@ impl Ring {
             return Err(os_err("mapping the ring"));
         }
         let ring = Ring {
-            map: Arc::new(RingMap {
-                fd,
-                map: map.cast(),
-                blocks,
-                held: (0..blocks).map(|_| AtomicBool::new(false)).collect(),
-            }),
+            fd,
+            map: map.cast(),
+            blocks,
             next: 0,
             claim,
             local,
@@ -346,12 +259,7 @@ impl Ring {
 
     /// Bytes of the ring.
     pub fn bytes(&self) -> usize {
-        self.map.blocks * BLOCK_BYTES
-    }
-
-    /// Blocks of the ring.
-    pub fn blocks(&self) -> usize {
-        self.map.blocks
+        self.blocks * BLOCK_BYTES
     }
 
     /// Adds the drops the kernel counted since the last call (reading
@@ -363,7 +271,7 @@ impl Ring {
         // SAFETY: getsockopt into a live struct of the given size.
         let r = unsafe {
             libc::getsockopt(
-                self.map.fd.as_raw_fd(),
+                self.fd.as_raw_fd(),
                 libc::SOL_PACKET,
                 libc::PACKET_STATISTICS,
                 (&mut st as *mut libc::tpacket_stats_v3).cast(),
@@ -377,42 +285,41 @@ impl Ring {
         u64::from(st.tp_drops)
     }
 
-    /// Whether the kernel has handed block `i` over since it was last
-    /// read; acquire ordering: the kernel writes the block's packets
-    /// before it sets the status.
+    fn block(&self, i: usize) -> *mut libc::tpacket_block_desc {
+        // SAFETY: block `i < blocks` lies inside the mapping.
+        unsafe { self.map.add(i * BLOCK_BYTES).cast() }
+    }
+
+    /// The status word of block `i`, read with acquire ordering: the
+    /// kernel writes the block's packets before it sets the status.
     fn block_ready(&self, i: usize) -> bool {
-        !self.held(i) && self.map.status(i).load(Acquire) & libc::TP_STATUS_USER != 0
+        // SAFETY: the status is a u32 in the mapped block header, written
+        // by the kernel; read it through an atomic view.
+        let status = unsafe {
+            let p = std::ptr::addr_of_mut!((*self.block(i)).hdr.bh1.block_status);
+            (*(p as *const std::sync::atomic::AtomicU32)).load(std::sync::atomic::Ordering::Acquire)
+        };
+        status & libc::TP_STATUS_USER != 0
     }
 
-    /// Whether block `i` was read and batches still hold it.
-    fn held(&self, i: usize) -> bool {
-        self.map.held[i].load(Acquire)
+    fn release_block(&self, i: usize) {
+        // SAFETY: as in `block_ready`; release ordering so our reads of the
+        // block are done before the kernel may refill it.
+        unsafe {
+            let p = std::ptr::addr_of_mut!((*self.block(i)).hdr.bh1.block_status);
+            (*(p as *const std::sync::atomic::AtomicU32))
+                .store(libc::TP_STATUS_KERNEL, std::sync::atomic::Ordering::Release);
+        }
     }
 
-    /// Block `i`, which the kernel handed over, until the lease drops.
-    fn lease(&self, i: usize) -> Arc<BlockLease> {
-        self.map.held[i].store(true, Relaxed);
-        Arc::new(BlockLease {
-            map: self.map.clone(),
-            index: i,
-        })
-    }
-
-    /// Waits up to `ms` for block `i`. The kernel's poll says readable
-    /// while the block before its open one is not back in its hands, which
-    /// is so while writers hold that block: then sleep a little instead of
-    /// spinning on poll.
-    fn wait_for(&self, i: usize, ms: i32) {
+    fn poll(&self, ms: i32) {
         let mut pfd = libc::pollfd {
-            fd: self.map.fd.as_raw_fd(),
+            fd: self.fd.as_raw_fd(),
             events: libc::POLLIN | libc::POLLERR,
             revents: 0,
         };
         // SAFETY: poll on one live descriptor.
-        let r = unsafe { libc::poll(&mut pfd, 1, ms) };
-        if r > 0 && !self.block_ready(i) {
-            std::thread::sleep(HELD_WAIT);
-        }
+        unsafe { libc::poll(&mut pfd, 1, ms) };
     }
 }
 
@@ -464,9 +371,7 @@ fn block_slots(block: &[u8]) -> impl Iterator<Item = Slot<'_>> + '_ {
 
 /// Receives the ring's datagrams until asked to stop, then the blocks the
 /// kernel still hands over (for at most a second). Each datagram goes
-/// through the same checks and accounting as the pcap path's frames, and
-/// stays in the ring until a writer has written it (`out`'s batches are
-/// ring batches).
+/// through the same checks and accounting as the pcap path's frames.
 pub fn run_ring(mut ring: Ring, mut out: Outlet, flush_after: Duration) {
     let input = out.input;
     let port = ring.local.port();
@@ -485,8 +390,9 @@ pub fn run_ring(mut ring: Ring, mut out: Outlet, flush_after: Duration) {
         }
         let i = ring.next;
         if ring.block_ready(i) {
-            let lease = ring.lease(i);
-            let block = lease.block();
+            // SAFETY: a block marked for user space is ours until released.
+            let block =
+                unsafe { std::slice::from_raw_parts(ring.block(i).cast::<u8>(), BLOCK_BYTES) };
             for slot in block_slots(block) {
                 if slot.outgoing {
                     continue;
@@ -499,7 +405,6 @@ pub fn run_ring(mut ring: Ring, mut out: Outlet, flush_after: Duration) {
                 let frame = extract(LINKTYPE_IPV4, slot.ip, Some(port));
                 if !take_frame(
                     &mut batch,
-                    Keep::InRing(&lease),
                     frame,
                     slot.whole,
                     slot.recv_ns,
@@ -518,10 +423,8 @@ pub fn run_ring(mut ring: Ring, mut out: Outlet, flush_after: Duration) {
                     started = None;
                 }
             }
-            // The kernel gets the block back here, or once the writers
-            // have written the batches that hold its datagrams.
-            drop(lease);
-            ring.next = (i + 1) % ring.map.blocks;
+            ring.release_block(i);
+            ring.next = (i + 1) % ring.blocks;
             shared.add(input, &mut tally);
         } else {
             if ring.read_drops() > 0 {
@@ -535,12 +438,7 @@ pub fn run_ring(mut ring: Ring, mut out: Outlet, flush_after: Duration) {
             if draining.is_some_and(|d| d.elapsed() > drain_wait) {
                 break;
             }
-            if ring.held(i) {
-                // The writers still hold the block: the ring is full.
-                std::thread::sleep(HELD_WAIT);
-            } else {
-                ring.wait_for(i, if draining.is_some() { 5 } else { POLL_MS });
-            }
+            ring.poll(if draining.is_some() { 5 } else { POLL_MS });
         }
         if ignored > 0 {
             counters.ignored_frames.fetch_add(ignored, Relaxed);

@@ -141,7 +141,7 @@ impl Writer {
     fn write_batch(&mut self, batch: &Batch) {
         let shared = self.shared.clone();
         let counters = &shared.ports[batch.input];
-        let valid = batch.indices(SlotKind::Valid).count() as u64;
+        let valid = batch.records(SlotKind::Valid).count() as u64;
         let rejects = batch.len() as u64 - valid;
         if self.failed() {
             counters.unwritten_packets.fetch_add(valid, Relaxed);
@@ -185,13 +185,9 @@ impl Writer {
                 }
             }
         }
-        let records: Vec<usize> = batch.indices(kind).collect();
-        let mut slices = Vec::with_capacity(2 * records.len());
-        for &i in &records {
-            batch.push_io_slices(i, &mut slices);
-        }
+        let records: Vec<&[u8]> = batch.records(kind).collect();
         let f = self.open.get_mut(&key).expect("opened above");
-        match write_all_vectored(&mut f.file, &mut slices) {
+        match write_all_vectored(&mut f.file, &records) {
             Ok(n) => {
                 f.len += n as u64;
                 self.bytes_written += n as u64;
@@ -201,12 +197,11 @@ impl Writer {
                 // Keep the file readable: cut it back to its last whole record.
                 let mut whole = 0usize;
                 let mut count = 0u64;
-                for &i in &records {
-                    let len = batch.record_len(i);
-                    if whole + len > done {
+                for r in &records {
+                    if whole + r.len() > done {
                         break;
                     }
-                    whole += len;
+                    whole += r.len();
                     count += 1;
                 }
                 f.len += whole as u64;
@@ -342,15 +337,13 @@ impl Writer {
     }
 }
 
-/// Writes all of `slices` with gather writes. On error returns how many
+/// Writes all of `records` with gather writes. On error returns how many
 /// bytes were written before it.
-fn write_all_vectored(
-    file: &mut File,
-    slices: &mut [IoSlice<'_>],
-) -> Result<usize, (usize, io::Error)> {
+fn write_all_vectored(file: &mut File, records: &[&[u8]]) -> Result<usize, (usize, io::Error)> {
     let mut done = 0usize;
-    let total: usize = slices.iter().map(|s| s.len()).sum();
-    let mut rest: &mut [IoSlice<'_>] = slices;
+    let total: usize = records.iter().map(|r| r.len()).sum();
+    let mut slices: Vec<IoSlice<'_>> = records.iter().map(|r| IoSlice::new(r)).collect();
+    let mut rest: &mut [IoSlice<'_>] = &mut slices;
     while done < total {
         // writev takes at most IOV_MAX (1024) slices per call.
         let n = rest.len().min(1024);

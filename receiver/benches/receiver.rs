@@ -13,8 +13,12 @@
 //! socket`, and the copy into the AF_PACKET ring for `--rx ring` and
 //! tcpdump. So the capture's own cost is `cpu`, and `cpu+snd` (the sum)
 //! is the whole machine's cost of sending and capturing, which is what
-//! compares fairly across paths. `/Gb/s` columns are cores per Gb/s
-//! (CPU-seconds per Gb); `us/pkt` is CPU microseconds per packet.
+//! compares fairly across paths. CPU counts from when a capture is ready
+//! (`Capture::start` returned, tcpdump said "listening on"): the start,
+//! mostly the kernel zeroing the rings (3 x 256 MiB for `--rx ring`,
+//! 256 MiB for `tcpdump -B 262144`), is left out. `/Gb/s` columns are
+//! cores per Gb/s (CPU-seconds per Gb); `us/pkt` is CPU microseconds per
+//! packet.
 //!
 //! Environment: HMTT_BENCH_DIR (output directory, default a temp dir on
 //! /tmp), HMTT_BENCH_SECONDS (per step, default 2), HMTT_BENCH_SIZES
@@ -25,8 +29,10 @@
 //! off by default: it simulates, writes and merges about a gigabyte):
 //! the boards' simulated streams (a sequential read, cache off: 1500-byte
 //! packets), repeated on in seq and time to HMTT_BENCH_SECONDS at the
-//! highest of HMTT_BENCH_BOARDS_RATES (Gb/s, default "3"), are sent by one
-//! thread in the order the boards send them to N x 3 ports of one capture,
+//! highest of HMTT_BENCH_BOARDS_RATES (Gb/s, default "3"), are sent by
+//! HMTT_BENCH_BOARDS_SENDERS threads (default 2; each sends whole boards,
+//! each board's packets in the order it sends them, at its share of the
+//! rate) to N x 3 ports of one capture,
 //! on each receive path of HMTT_BENCH_TOOLS, with
 //! HMTT_BENCH_BOARDS_RCVBUF_MIB (default 16) of buffer per port. Each
 //! capture is merged and compared with the merge of the boards' own files.
@@ -54,6 +60,18 @@ fn cpu_seconds(who: libc::c_int) -> f64 {
     let mut r: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(who, &mut r) };
     tv(r.ru_utime) + tv(r.ru_stime)
+}
+
+/// User + system CPU seconds process `pid` has used so far.
+fn process_cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command's closing parenthesis: state is the first,
+    // utime and stime (in clock ticks) the 12th and 13th.
+    let rest = &stat[stat.rfind(')').unwrap() + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
 }
 
 fn tv(t: libc::timeval) -> f64 {
@@ -241,6 +259,44 @@ fn send_list(dests: &[SocketAddr], list: &[(usize, &[u8])], gbps: f64) -> SendRe
     }
 }
 
+/// Sends `list` as [`send_list`] does, from `threads` threads: each sends
+/// the packets of every `threads`-th board, in the list's order, at its
+/// share of `gbps`. So each board's packets leave in its own order, as
+/// from one board, while the boards' streams go out side by side.
+fn send_boards(
+    dests: &[SocketAddr],
+    list: &[(usize, &[u8])],
+    gbps: f64,
+    threads: usize,
+) -> SendResult {
+    let shares: Vec<Vec<(usize, &[u8])>> = (0..threads)
+        .map(|t| {
+            list.iter()
+                .filter(|(dest, _)| (dest / PORTS) % threads == t)
+                .copied()
+                .collect()
+        })
+        .collect();
+    let all_bytes: usize = list.iter().map(|(_, b)| b.len() + 28).sum();
+    let results: Vec<SendResult> = std::thread::scope(|sc| {
+        let senders: Vec<_> = shares
+            .iter()
+            .filter(|share| !share.is_empty())
+            .map(|share| {
+                let bytes: usize = share.iter().map(|(_, b)| b.len() + 28).sum();
+                let rate = gbps * bytes as f64 / all_bytes as f64;
+                sc.spawn(move || send_list(dests, share, rate))
+            })
+            .collect();
+        senders.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    SendResult {
+        packets: results.iter().map(|r| r.packets).sum(),
+        seconds: results.iter().map(|r| r.seconds).fold(0.0, f64::max),
+        cpu: results.iter().map(|r| r.cpu).sum(),
+    }
+}
+
 /// The many-board scenario: see the module's notes.
 fn many_boards(base: &Path, board_count: u8, seconds: f64, rx_paths: &[(String, RxPath)]) {
     let rates = env_list("HMTT_BENCH_BOARDS_RATES", "3");
@@ -248,6 +304,11 @@ fn many_boards(base: &Path, board_count: u8, seconds: f64, rx_paths: &[(String, 
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(16);
+    let senders: usize = std::env::var("HMTT_BENCH_BOARDS_SENDERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2)
+        .clamp(1, usize::from(board_count));
     let top = rates.iter().cloned().fold(0.0, f64::max);
     let wanted = (top * 1e9 / 8.0 / 1500.0 * seconds) as u64;
     let t = Instant::now();
@@ -263,7 +324,7 @@ fn many_boards(base: &Path, board_count: u8, seconds: f64, rx_paths: &[(String, 
     println!();
     println!(
         "== {board_count} simulated boards x {PORTS} ports = {} ports, {} packets ({:.0} MB \
-         IPv4, mean {:.0} B), {rcvbuf_mib} MiB buffer per port ==",
+         IPv4, mean {:.0} B), {rcvbuf_mib} MiB buffer per port, {senders} sending threads ==",
         boards.ports_in_all(),
         boards.packet_count(),
         ip_bytes as f64 / 1e6,
@@ -299,12 +360,10 @@ fn many_boards(base: &Path, board_count: u8, seconds: f64, rx_paths: &[(String, 
             c.duration = Some(Duration::from_secs_f64(
                 ip_bytes as f64 * 8.0 / (gbps * 1e9) + 5.0,
             ));
-            let cpu0 = cpu_seconds(libc::RUSAGE_SELF);
             let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
+            let cpu0 = cpu_seconds(libc::RUSAGE_SELF);
             let dests: Vec<SocketAddr> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
-            let s = std::thread::scope(|sc| {
-                sc.spawn(|| send_list(&dests, &list, gbps)).join().unwrap()
-            });
+            let s = send_boards(&dests, &list, gbps, senders);
             let summary = handle.wait().unwrap();
             let cpu = (cpu_seconds(libc::RUSAGE_SELF) - cpu0 - s.cpu) / s.seconds;
             let sender = s.cpu / s.seconds;
@@ -353,8 +412,8 @@ fn run_receiver(dir: &Path, packets: &mut [Vec<u8>], gbps: f64, total: u64, rx: 
         total as f64 / (gbps * 1e9 / 8.0 / (packets[0].len() + 28) as f64) + 3.0,
     );
     c.duration = Some(limit);
-    let cpu0 = cpu_seconds(libc::RUSAGE_SELF);
     let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
+    let cpu0 = cpu_seconds(libc::RUSAGE_SELF);
     let dests: Vec<SocketAddr> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
     let s = std::thread::scope(|sc| {
         sc.spawn(|| send(&dests, packets, gbps, total))
@@ -419,6 +478,7 @@ fn run_tcpdump(
         }
         seen.push(byte[0]);
     }
+    let start_cpu = process_cpu_seconds(child.id());
     let s = std::thread::scope(|sc| {
         sc.spawn(|| send(&dests, packets, gbps, total))
             .join()
@@ -436,7 +496,7 @@ fn run_tcpdump(
     }
     // Reaped by wait4 above; this only lets std forget the child.
     let _ = child.try_wait();
-    let cpu = tv(ru.ru_utime) + tv(ru.ru_stime);
+    let cpu = tv(ru.ru_utime) + tv(ru.ru_stime) - start_cpu;
     let mut cap = pcap::Capture::from_file(&file).unwrap();
     let mut got = 0u64;
     while cap.next_packet().is_ok() {

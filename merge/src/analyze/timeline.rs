@@ -199,29 +199,30 @@ impl Timeline {
     }
 
     /// A run of READ/WRITE records, in order: counted a bin at a time
-    /// (the references of one bin are summed, then added to it).
+    /// (the references of one bin found with one comparison each, then
+    /// their writes summed in a loop of its own, and added to it).
     pub fn add_run(&mut self, run: &[TraceRecord]) {
-        let mut i = 0;
-        while i < run.len() {
-            let (lo, hi) = (self.cached_lo, self.cached_hi);
-            let start = i;
-            let mut writes = 0u64;
-            while let Some(r) = run.get(i) {
-                if r.tick < lo || r.tick >= hi {
-                    break;
-                }
-                writes += r.packed & 1;
-                i += 1;
-            }
-            if i > start {
+        let mut rest = run;
+        loop {
+            let lo = self.cached_lo;
+            // Ticks `lo..hi` are `lo` and the `width` after it (none when
+            // no bin is cached: `hi <= lo`).
+            let width = self.cached_hi.saturating_sub(lo);
+            let inside = rest
+                .iter()
+                .position(|r| r.tick.wrapping_sub(lo) >= width)
+                .unwrap_or(rest.len());
+            if inside > 0 {
+                let writes: u64 = rest[..inside].iter().map(|r| r.packed & 1).sum();
                 let b = &mut self.bins[self.cached];
                 b.writes += writes;
-                b.reads += (i - start) as u64 - writes;
+                b.reads += inside as u64 - writes;
             }
-            if let Some(r) = run.get(i) {
-                self.reference(r.tick, r.packed & 1 == 1);
-                i += 1;
-            }
+            let Some(r) = rest.get(inside) else {
+                return;
+            };
+            self.reference(r.tick, r.packed & 1 == 1);
+            rest = &rest[inside + 1..];
         }
     }
 
@@ -349,6 +350,47 @@ impl Timeline {
                 })
                 .collect(),
             events_dropped: self.events_dropped,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A run counts as its references one at a time, in bins of any
+        /// width, with ticks in order or not.
+        #[test]
+        fn a_run_is_its_references_one_at_a_time(
+            steps in prop::collection::vec((0u64..400, -300i64..300, any::<bool>(), any::<bool>()), 1..600),
+            width in 1u64..200,
+            runs in prop::collection::vec(1usize..100, 1..10),
+        ) {
+            let mut tick = 1000u64;
+            let records: Vec<TraceRecord> = steps
+                .iter()
+                .map(|&(up, back, backwards, write)| {
+                    tick = if backwards { tick.saturating_add_signed(back) } else { tick + up };
+                    TraceRecord::access(tick, 0, write, 64)
+                })
+                .collect();
+            let (mut one, mut run) = (Timeline::new(width, 64), Timeline::new(width, 64));
+            for r in &records {
+                one.reference(r.tick, r.packed & 1 == 1);
+            }
+            let mut rest = &records[..];
+            for &n in runs.iter().cycle() {
+                if rest.is_empty() {
+                    break;
+                }
+                let (now, later) = rest.split_at(n.min(rest.len()));
+                run.add_run(now);
+                rest = later;
+            }
+            prop_assert_eq!(&one.bins, &run.bins);
+            prop_assert_eq!(one.width, run.width);
         }
     }
 }

@@ -1,7 +1,9 @@
 //! [`Streams::access_run`]: the detector over a run of references, its
 //! ring taken apart into local arrays.
 
-use super::{line_bucket, log2_bucket, ChainEnd, Streams, HEAD_REFERENCES, LINE_BUCKETS};
+use super::{
+    line_bucket, log2_bucket, toggle_in, ChainEnd, Streams, HEAD_REFERENCES, LINE_BUCKETS,
+};
 
 /// Clears slot `j`'s bits from the buckets of `line` ± 1, where the chain
 /// end of `line` held in slot `j` is indexed if it is live (a dead or
@@ -24,9 +26,12 @@ struct RunRing {
     closing: [u64; 64],
     /// Slots of live chain ends.
     live: u64,
-    /// Slots of chain ends of another address space than the run's.
+    /// Slots of chain ends of another address space than the run's: out
+    /// of the index during the run (no reference of the run continues
+    /// them), put back in after it if the run left them.
     foreign: u64,
-    /// Slots written during the run.
+    /// Slots written during the run (found after it from where it began
+    /// and how many references it took).
     written: u64,
 }
 
@@ -70,6 +75,18 @@ impl RunRing {
             e.live = self.live >> j & 1 == 1;
         }
     }
+}
+
+/// The slots of a ring of `w` (up to 64) that `n` references written
+/// from slot `p` on fill.
+fn ring_span(p: usize, n: u64, w: usize) -> u64 {
+    let all = u64::MAX >> (64 - w);
+    if n >= w as u64 {
+        return all;
+    }
+    // `n` slots from `p`, turned round the ring of `w`.
+    let span = ((1u128 << n) - 1) << p;
+    (span | span >> w) as u64 & all
 }
 
 impl Streams {
@@ -133,6 +150,14 @@ impl Streams {
             unreachable!("checked above");
         };
         let lengths = &mut self.lengths;
+        // Chain ends of another address space leave the index for the run.
+        let mut others = run.foreign & run.live;
+        while others != 0 {
+            let j = others.trailing_zeros() as usize;
+            others &= others - 1;
+            clear_in(index, j, run.lines[j]);
+        }
+        let (p_before, refs_before) = (self.pos, self.references);
         let (mut p, mut refs, min_len) = (self.pos, self.references, self.min_len);
         let (mut chains, mut in_chains, mut long) =
             (self.streams, self.stream_references, self.longest);
@@ -143,8 +168,7 @@ impl Streams {
             ref mut dirs,
             ref mut closing,
             mut live,
-            mut foreign,
-            mut written,
+            ..
         } = run;
         // Chains of one reference made in the run (lengths[1]).
         let mut singles = 0u64;
@@ -163,7 +187,6 @@ impl Streams {
                 // part from its highest. A slot of the bucket is live and
                 // indexed for this side of its line: its line tells the
                 // direction.
-                let mask = mask & !foreign;
                 let newer = mask & ((1u64 << p) - 1);
                 'parts: for mut part in [newer, mask & !newer] {
                     while part != 0 {
@@ -228,8 +251,6 @@ impl Streams {
             borns[p_at] = born;
             dirs[p_at] = dir;
             live |= bit;
-            foreign &= !bit;
-            written |= bit;
             p = if p + 1 == w { 0 } else { p + 1 };
         }
         if min_len == 1 {
@@ -240,9 +261,14 @@ impl Streams {
         (self.pos, self.references) = (p, refs);
         (self.streams, self.stream_references, self.longest) = (chains, in_chains, long);
         run.live = live;
-        run.foreign = foreign;
-        run.written = written;
+        run.written = ring_span(p_before, refs - refs_before, w);
         run.give_back(&mut self.ring, &mut self.lines, space);
+        let mut others = run.foreign & !run.written & run.live;
+        while others != 0 {
+            let j = others.trailing_zeros() as usize;
+            others &= others - 1;
+            toggle_in(index, j, &self.ring[j]);
+        }
         self.count_running(true);
         if LATER {
             for (at, born, len) in head_closes {

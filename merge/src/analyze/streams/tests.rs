@@ -65,9 +65,9 @@ fn a_chain_of_the_head_ending_in_a_run_is_merged() {
 
 proptest! {
     /// A run taken at once gives the detector of its references taken
-    /// one at a time, for any window (with and without the index) and
-    /// for the part that follows another (which keeps its first
-    /// references).
+    /// one at a time, for any window (with and without the index), for
+    /// the part that follows another (which keeps its first references)
+    /// and with chain ends of another address space in the window.
     #[test]
     fn a_run_is_its_references_one_at_a_time(
         steps in prop::collection::vec((-2i64..3, 0u8..4), 1..2000),
@@ -75,6 +75,7 @@ proptest! {
         window in prop::sample::select(vec![1usize, 3, 32, 64, 65]),
         later in any::<bool>(),
         head_left in 0u64..1000,
+        foreign in 0usize..80,
     ) {
         let make = || if later {
             Streams::for_later_part(window, DEFAULT_MIN_LEN)
@@ -90,6 +91,12 @@ proptest! {
             })
             .collect();
         let (mut one, mut run) = (make(), make());
+        // Chain ends of another address space on the lines to come, which
+        // the runs' references must neither continue nor lose.
+        for &line in lines.iter().take(foreign) {
+            one.access(1, line.wrapping_sub(1));
+            run.access(1, line.wrapping_sub(1));
+        }
         if later {
             // A later part's first references, all but `head_left`: short
             // chains, then one that the references above continue, so

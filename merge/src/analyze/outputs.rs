@@ -28,8 +28,6 @@ pub enum OutputFileError {
     Read(PathBuf, #[source] std::io::Error),
     #[error("reading {}", .0.display())]
     ReadPartial(PathBuf, #[source] PartialError),
-    #[error("{} is neither a partial analysis nor a pictures partial", .0.display())]
-    NotAPartial(PathBuf),
     #[error("combining the partial analyses")]
     Combine(#[source] PartialError),
 }
@@ -163,13 +161,12 @@ pub fn combine_files(paths: &[PathBuf]) -> Result<Combined, OutputFileError> {
         let bytes = std::fs::read(path).map_err(|e| OutputFileError::Read(path.clone(), e))?;
         let reading = |e| OutputFileError::ReadPartial(path.clone(), e);
         match partial_kind(&bytes) {
-            Some(PartialKind::Analysis) => {
-                analyses.push(read_partial(&bytes[..]).map_err(reading)?)
-            }
             Some(PartialKind::Pictures) => {
                 pictures.push(PicturesPartial::read(&bytes[..]).map_err(reading)?)
             }
-            None => return Err(OutputFileError::NotAPartial(path.clone())),
+            // Read as a partial analysis, whose reader says what is wrong
+            // with anything else.
+            _ => analyses.push(read_partial(&bytes[..]).map_err(reading)?),
         }
     }
     let (records, blocks) = analyses

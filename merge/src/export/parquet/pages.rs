@@ -7,7 +7,7 @@
 //! so every reader decodes them.
 
 use hmtt_format::events::EventNames;
-use hmtt_format::trace::{RecordKind, TraceRecord};
+use hmtt_format::trace::{RecordKind, TraceRecord, BOARD_SHIFT};
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::column::page::{CompressedPage, Page, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
@@ -19,6 +19,23 @@ use parquet::schema::types::ColumnDescPtr;
 
 use super::super::ExportError;
 use crate::names::event_name;
+
+/// `$plain($args)`, or `$avx2($args)` (the same function compiled with
+/// AVX2) where the CPU has AVX2.
+macro_rules! with_avx2 {
+    ($plain:ident, $avx2:ident, $($arg:expr),*) => {{
+        #[cfg(target_arch = "x86_64")]
+        let result = if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: this CPU has AVX2.
+            unsafe { $avx2($($arg),*) }
+        } else {
+            $plain($($arg),*)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let result = $plain($($arg),*);
+        result
+    }};
+}
 
 /// zstd's level for the pages written here. The level is not recorded in
 /// the file (readers need only the codec); see bench/README.md, Export,
@@ -275,8 +292,6 @@ fn delta_binary_packed(out: &mut Vec<u8>, values: &[i64]) {
     put_varint(out, (DELTA_BLOCK / DELTA_MINIBLOCK) as u64);
     put_varint(out, values.len() as u64);
     put_varint(out, zigzag(values.first().copied().unwrap_or(0)));
-    #[cfg(target_arch = "x86_64")]
-    let avx2 = std::arch::is_x86_feature_detected!("avx2");
     let mut deltas = [0i64; DELTA_BLOCK];
     // Each block's deltas are those of values[start..start + n] from the
     // values before them.
@@ -284,15 +299,7 @@ fn delta_binary_packed(out: &mut Vec<u8>, values: &[i64]) {
     while start < values.len() {
         let n = (values.len() - start).min(DELTA_BLOCK);
         let window = &values[start - 1..start + n];
-        #[cfg(target_arch = "x86_64")]
-        let (min, ors) = if avx2 {
-            // SAFETY: this CPU has AVX2.
-            unsafe { block_deltas_avx2(&mut deltas, window) }
-        } else {
-            block_deltas(&mut deltas, window)
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        let (min, ors) = block_deltas(&mut deltas, window);
+        let (min, ors) = with_avx2!(block_deltas, block_deltas_avx2, &mut deltas, window);
         put_varint(out, zigzag(min));
         // Miniblocks past the values: a width of 0 and no bytes.
         let miniblocks = n.div_ceil(DELTA_MINIBLOCK);
@@ -445,16 +452,6 @@ fn unsigned_range_avx2(values: &[i64]) -> Option<(u64, u64)> {
     unsigned_range(values)
 }
 
-/// [`unsigned_range`], with AVX2 where the CPU has it.
-fn range_of(values: &[i64]) -> Option<(u64, u64)> {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: this CPU has AVX2.
-        return unsafe { unsigned_range_avx2(values) };
-    }
-    unsigned_range(values)
-}
-
 /// The range of both, if any.
 fn widen(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<(u64, u64)> {
     match (a, b) {
@@ -480,13 +477,34 @@ pub fn tick_chunk(
     for page in records.chunks(PAGE_ROWS) {
         values.clear();
         values.extend(page.iter().map(|r| r.tick as i64));
-        range = widen(range, range_of(&values));
+        range = widen(
+            range,
+            with_avx2!(unsigned_range, unsigned_range_avx2, &values),
+        );
         raw.clear();
         delta_binary_packed(&mut raw, &values);
         chunk.data_page(&raw, page.len(), Encoding::DELTA_BINARY_PACKED)?;
     }
     let (bytes, close) = chunk.finish(descr, Some(unsigned_stats(range, 0)))?;
     Ok((bytes, close, range))
+}
+
+/// The least and the greatest board of a page's records. The board is
+/// the packed word's top byte: the least and the greatest words hold the
+/// least and the greatest boards.
+#[inline(always)]
+fn board_range(page: &[TraceRecord]) -> (i64, i64) {
+    let (lo, hi) = page.iter().fold((u64::MAX, 0), |(lo, hi), r| {
+        (lo.min(r.packed), hi.max(r.packed))
+    });
+    ((lo >> BOARD_SHIFT) as i64, (hi >> BOARD_SHIFT) as i64)
+}
+
+/// [`board_range`] with AVX2's 64-bit compares.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn board_range_avx2(page: &[TraceRecord]) -> (i64, i64) {
+    board_range(page)
 }
 
 /// `board`: DELTA_BINARY_PACKED (a run of one board packs to nothing),
@@ -502,9 +520,7 @@ pub fn board_chunk(
     let (mut min, mut max) = (i64::MAX, i64::MIN);
     for page in records.chunks(PAGE_ROWS) {
         let boards = page.iter().map(|r| i64::from(r.board()));
-        let (page_min, page_max) = boards
-            .clone()
-            .fold((i64::MAX, i64::MIN), |(lo, hi), b| (lo.min(b), hi.max(b)));
+        let (page_min, page_max) = with_avx2!(board_range, board_range_avx2, page);
         (min, max) = (min.min(page_min), max.max(page_max));
         raw.clear();
         if page_min == page_max {
@@ -542,11 +558,14 @@ pub fn time_chunk(
         // Every byte is written below: the pages of a chunk but its last
         // have the same size, so only that one resizes.
         raw.resize(n * 8, 0);
-        if signed {
-            byte_streams(&mut raw, page, |t| (t as i64 as f64 * tick_ns).to_bits());
-        } else {
-            byte_streams(&mut raw, page, |t| (t as f64 * tick_ns).to_bits());
-        }
+        with_avx2!(
+            byte_streams,
+            byte_streams_avx2,
+            &mut raw,
+            page,
+            tick_ns,
+            signed
+        );
         chunk.data_page(&raw, n, Encoding::BYTE_STREAM_SPLIT)?;
     }
     let stats = ticks.map(|(min, max)| {
@@ -558,11 +577,29 @@ pub fn time_chunk(
     chunk.finish(descr, stats)
 }
 
-/// Writes `time(tick)` of each record as BYTE_STREAM_SPLIT: `raw`
-/// (8 bytes a record) holds the first bytes of every value, then the
-/// second bytes, and so on.
+/// Writes the time of each record (its tick × `tick_ns`, the tick
+/// converted as an i64 if `signed`) as BYTE_STREAM_SPLIT: `raw` (8 bytes
+/// a record) holds the first bytes of every value, then the second
+/// bytes, and so on.
 #[inline(always)]
-fn byte_streams(raw: &mut [u8], page: &[TraceRecord], time: impl Fn(u64) -> u64) {
+fn byte_streams(raw: &mut [u8], page: &[TraceRecord], tick_ns: f64, signed: bool) {
+    if signed {
+        split_times(raw, page, |t| (t as i64 as f64 * tick_ns).to_bits());
+    } else {
+        split_times(raw, page, |t| (t as f64 * tick_ns).to_bits());
+    }
+}
+
+/// [`byte_streams`] with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn byte_streams_avx2(raw: &mut [u8], page: &[TraceRecord], tick_ns: f64, signed: bool) {
+    byte_streams(raw, page, tick_ns, signed)
+}
+
+/// [`byte_streams`] of `time(tick)`.
+#[inline(always)]
+fn split_times(raw: &mut [u8], page: &[TraceRecord], time: impl Fn(u64) -> u64) {
     let n = page.len();
     let mut streams: [&mut [u8]; 8] = Default::default();
     for (stream, bytes) in streams.iter_mut().zip(raw.chunks_exact_mut(n)) {
@@ -694,7 +731,10 @@ pub fn pa_chunk(
         definition_levels(&mut raw, &defined, page.len());
         values.clear();
         values.extend(page.iter().filter(|r| r.is_access()).map(|r| r.pa() as i64));
-        range = widen(range, range_of(&values));
+        range = widen(
+            range,
+            with_avx2!(unsigned_range, unsigned_range_avx2, &values),
+        );
         nulls += page.len() - values.len();
         delta_binary_packed(&mut raw, &values);
         chunk.data_page(&raw, page.len(), Encoding::DELTA_BINARY_PACKED)?;

@@ -188,7 +188,7 @@ impl<W: Write + Send> ParquetWriter<W> {
                 2 => pages::board_chunk(z, column(i), records)?,
                 3 => pages::kind_chunk(z, column(i), &kinds)?,
                 4 => pages::pa_chunk(z, column(i), records, &kinds)?,
-                5 => pages::is_write_chunk(z, column(i), &kinds)?,
+                5 => pages::is_write_chunk(z, column(i), records, &kinds)?,
                 6 => pages::value_chunk(z, column(i), records, &kinds)?,
                 _ => pages::event_chunk(z, column(i), records, &kinds, &self.meta.names)?,
             };

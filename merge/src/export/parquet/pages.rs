@@ -742,48 +742,74 @@ pub fn pa_chunk(
     chunk.finish(descr, Some(unsigned_stats(range, nulls)))
 }
 
+/// A column defined on the records of the kinds in `set` (null for the
+/// others), PLAIN, without statistics: each page holds the definition
+/// levels, then what `values` appends for the page's records, their
+/// kinds and the bits of the defined ones (8 to a byte, from the least
+/// significant bit).
+fn plain_optional_chunk(
+    zstd: &mut zstd::bulk::Compressor<'static>,
+    descr: ColumnDescPtr,
+    records: &[TraceRecord],
+    kinds: &[u8],
+    set: KindSet,
+    mut values: impl FnMut(&mut Vec<u8>, &[TraceRecord], &[u8], &[u8]),
+) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+    let mut chunk = Chunk::new(zstd);
+    let mut raw = Vec::new();
+    for (page, page_kinds) in records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS)) {
+        raw.clear();
+        let defined = set.bits_of(page_kinds);
+        definition_levels(&mut raw, &defined, page.len());
+        values(&mut raw, page, page_kinds, &defined);
+        chunk.data_page(&raw, page.len(), Encoding::PLAIN)?;
+    }
+    chunk.finish(descr, None)
+}
+
 /// `is_write`: the direction of references and tags, null for the other
 /// records; PLAIN (bit-packed), no statistics.
 pub fn is_write_chunk(
     zstd: &mut zstd::bulk::Compressor<'static>,
     descr: ColumnDescPtr,
+    records: &[TraceRecord],
     kinds: &[u8],
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
-    let mut chunk = Chunk::new(zstd);
-    let mut raw = Vec::new();
-    for page_kinds in kinds.chunks(PAGE_ROWS) {
-        raw.clear();
-        let directed = DIRECTED.bits_of(page_kinds);
-        definition_levels(&mut raw, &directed, page_kinds.len());
-        // The low bits of the directed kinds, 8 kinds at a time: byte j
-        // of `x` holds kind j, whose low bit the multiplication moves to
-        // bit 56 + j (no two partial products meet).
-        let mut bits = BitWriter::default();
-        let eights = page_kinds.chunks_exact(8);
-        let rest = eights.remainder();
-        for (eight, &directed) in eights.zip(&directed) {
-            let x = u64::from_le_bytes(eight.try_into().expect("8 kinds"));
-            let writes =
-                ((x & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8;
-            match directed {
-                0 => {}
-                0xff => bits.put(u64::from(writes), 8),
-                _ => {
-                    let mut left = directed;
-                    while left != 0 {
-                        bits.put(u64::from(writes >> left.trailing_zeros() & 1), 1);
-                        left &= left - 1;
+    plain_optional_chunk(
+        zstd,
+        descr,
+        records,
+        kinds,
+        DIRECTED,
+        |raw, _, page_kinds, directed| {
+            // The low bits of the directed kinds, 8 kinds at a time: byte j
+            // of `x` holds kind j, whose low bit the multiplication moves to
+            // bit 56 + j (no two partial products meet).
+            let mut bits = BitWriter::default();
+            let eights = page_kinds.chunks_exact(8);
+            let rest = eights.remainder();
+            for (eight, &directed) in eights.zip(directed) {
+                let x = u64::from_le_bytes(eight.try_into().expect("8 kinds"));
+                let writes =
+                    ((x & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8;
+                match directed {
+                    0 => {}
+                    0xff => bits.put(u64::from(writes), 8),
+                    _ => {
+                        let mut left = directed;
+                        while left != 0 {
+                            bits.put(u64::from(writes >> left.trailing_zeros() & 1), 1);
+                            left &= left - 1;
+                        }
                     }
                 }
             }
-        }
-        for &k in rest.iter().filter(|&&k| DIRECTED.has(k)) {
-            bits.put(u64::from(k & 1), 1);
-        }
-        bits.finish(&mut raw);
-        chunk.data_page(&raw, page_kinds.len(), Encoding::PLAIN)?;
-    }
-    chunk.finish(descr, None)
+            for &k in rest.iter().filter(|&&k| DIRECTED.has(k)) {
+                bits.put(u64::from(k & 1), 1);
+            }
+            bits.finish(raw);
+        },
+    )
 }
 
 /// Bits appended from the least significant, 64 to a word.
@@ -822,18 +848,18 @@ pub fn value_chunk(
     records: &[TraceRecord],
     kinds: &[u8],
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
-    let mut chunk = Chunk::new(zstd);
-    let mut raw = Vec::new();
-    for (page, page_kinds) in records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS)) {
-        raw.clear();
-        let defined = NOT_ACCESSES.bits_of(page_kinds);
-        definition_levels(&mut raw, &defined, page.len());
-        for r in rows_of(page, &defined) {
-            raw.extend_from_slice(&r.value().to_le_bytes());
-        }
-        chunk.data_page(&raw, page.len(), Encoding::PLAIN)?;
-    }
-    chunk.finish(descr, None)
+    plain_optional_chunk(
+        zstd,
+        descr,
+        records,
+        kinds,
+        NOT_ACCESSES,
+        |raw, page, _, defined| {
+            for r in rows_of(page, defined) {
+                raw.extend_from_slice(&r.value().to_le_bytes());
+            }
+        },
+    )
 }
 
 /// `event`: the event name of TAG, TAG_W and CMD records, null for the
@@ -845,18 +871,18 @@ pub fn event_chunk(
     kinds: &[u8],
     names: &EventNames,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
-    let mut chunk = Chunk::new(zstd);
-    let mut raw = Vec::new();
-    for (page, page_kinds) in records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS)) {
-        raw.clear();
-        let defined = EVENTS.bits_of(page_kinds);
-        definition_levels(&mut raw, &defined, page.len());
-        for r in rows_of(page, &defined) {
-            let name = event_name(r.value() as u32, names);
-            raw.extend_from_slice(&(name.len() as u32).to_le_bytes());
-            raw.extend_from_slice(name.as_bytes());
-        }
-        chunk.data_page(&raw, page.len(), Encoding::PLAIN)?;
-    }
-    chunk.finish(descr, None)
+    plain_optional_chunk(
+        zstd,
+        descr,
+        records,
+        kinds,
+        EVENTS,
+        |raw, page, _, defined| {
+            for r in rows_of(page, defined) {
+                let name = event_name(r.value() as u32, names);
+                raw.extend_from_slice(&(name.len() as u32).to_le_bytes());
+                raw.extend_from_slice(name.as_bytes());
+            }
+        },
+    )
 }

@@ -180,14 +180,15 @@ impl<W: Write + Send> ParquetWriter<W> {
         let column = |i: usize| descrs[i].clone();
         let z = &mut self.zstd;
         let mut rg = self.file.next_row_group()?;
-        for i in 0..RECORD_COLUMNS {
+        let (chunk, close, ticks) = pages::tick_chunk(z, column(0), records)?;
+        rg.append_column(&chunk, close)?;
+        for i in 1..RECORD_COLUMNS {
             let (chunk, close) = match i {
-                0 => pages::tick_chunk(z, column(i), records)?,
-                1 => pages::time_chunk(z, column(i), records, self.tick_ns)?,
+                1 => pages::time_chunk(z, column(i), records, self.tick_ns, ticks)?,
                 2 => pages::board_chunk(z, column(i), records)?,
                 3 => pages::kind_chunk(z, column(i), &kinds)?,
                 4 => pages::pa_chunk(z, column(i), records, &kinds)?,
-                5 => pages::is_write_chunk(z, column(i), &kinds)?,
+                5 => pages::is_write_chunk(z, column(i), records, &kinds)?,
                 6 => pages::value_chunk(z, column(i), records, &kinds)?,
                 _ => pages::event_chunk(z, column(i), records, &kinds, &self.meta.names)?,
             };

@@ -7,7 +7,7 @@
 //! so every reader decodes them.
 
 use hmtt_format::events::EventNames;
-use hmtt_format::trace::{RecordKind, TraceRecord};
+use hmtt_format::trace::{RecordKind, TraceRecord, BOARD_SHIFT};
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::column::page::{CompressedPage, Page, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
@@ -19,6 +19,23 @@ use parquet::schema::types::ColumnDescPtr;
 
 use super::super::ExportError;
 use crate::names::event_name;
+
+/// `$plain($args)`, or `$avx2($args)` (the same function compiled with
+/// AVX2) where the CPU has AVX2.
+macro_rules! with_avx2 {
+    ($plain:ident, $avx2:ident, $($arg:expr),*) => {{
+        #[cfg(target_arch = "x86_64")]
+        let result = if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: this CPU has AVX2.
+            unsafe { $avx2($($arg),*) }
+        } else {
+            $plain($($arg),*)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let result = $plain($($arg),*);
+        result
+    }};
+}
 
 /// zstd's level for the pages written here. The level is not recorded in
 /// the file (readers need only the codec); see bench/README.md, Export,
@@ -191,18 +208,16 @@ fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
-/// Appends 32 `values`, each `width` bits (at most 64), packed from the
-/// least significant bit (`32 × width` bits: whole bytes). One function
-/// per width, whose shifts the compiler unrolls.
-fn bit_pack(out: &mut Vec<u8>, values: &[u64; DELTA_MINIBLOCK], width: u32) {
+/// Appends the 32 deltas of a miniblock less `min`, each `width` bits
+/// (at most 64), packed from the least significant bit (`32 × width`
+/// bits: whole bytes). One function per width: with the width a
+/// constant, every value's word and shift are constants too and the
+/// packing is branch-free.
+fn bit_pack(out: &mut Vec<u8>, deltas: &[i64; DELTA_MINIBLOCK], min: i64, width: u32) {
     macro_rules! widths {
         ($($w:literal)*) => {
             match width {
-                $($w => {
-                    let at = out.len();
-                    out.resize(at + $w * DELTA_MINIBLOCK / 8, 0);
-                    pack_width::<$w>(&mut out[at..], values);
-                })*
+                $($w => pack_width::<$w>(out, deltas, min),)*
                 _ => {}
             }
         };
@@ -210,25 +225,64 @@ fn bit_pack(out: &mut Vec<u8>, values: &[u64; DELTA_MINIBLOCK], width: u32) {
     widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64);
 }
 
-/// [`bit_pack`] for one width: `out` is 4 × W bytes.
+/// [`bit_pack`] for one width.
 #[inline(always)]
-fn pack_width<const W: u32>(out: &mut [u8], values: &[u64; DELTA_MINIBLOCK]) {
-    let mut acc = 0u64;
-    let mut bits = 0;
-    let mut at = 0;
-    for &v in values {
-        acc |= v << bits;
-        bits += W;
-        if bits >= 64 {
-            out[at..at + 8].copy_from_slice(&acc.to_le_bytes());
-            at += 8;
-            bits -= 64;
-            // The bits of v that did not fit (none when it ended the word).
-            acc = if bits == 0 { 0 } else { v >> (W - bits) };
-        }
+fn pack_width<const W: usize>(out: &mut Vec<u8>, deltas: &[i64; DELTA_MINIBLOCK], min: i64) {
+    // 32 values of W bits: W / 2 words (half a word more for odd W), at
+    // most 32.
+    let mut words = [0u64; DELTA_MINIBLOCK];
+    // Written out value by value so that each one's word and shift are
+    // constants (a loop of 32 is not always unrolled).
+    macro_rules! put {
+        ($($i:literal)*) => {$({
+            let v = deltas[$i].wrapping_sub(min) as u64;
+            let (word, shift) = ($i * W / 64, $i * W % 64);
+            words[word] |= v << shift;
+            if shift + W > 64 {
+                words[word + 1] |= v >> (64 - shift);
+            }
+        })*};
     }
-    let rest = (bits / 8) as usize;
-    out[at..at + rest].copy_from_slice(&acc.to_le_bytes()[..rest]);
+    put!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+    let bytes = W * DELTA_MINIBLOCK / 8;
+    let at = out.len();
+    for w in &words[..bytes.div_ceil(8)] {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+    out.truncate(at + bytes);
+}
+
+/// A block's deltas: `deltas[i]` = `window[i + 1]` − `window[i]` (the
+/// block's `window.len() - 1` deltas, the rest padded with their minimum,
+/// which packs as zeros), their minimum, and the OR of each miniblock's
+/// deltas less the minimum (whose highest bit is the miniblock's width).
+#[inline(always)]
+fn block_deltas(
+    deltas: &mut [i64; DELTA_BLOCK],
+    window: &[i64],
+) -> (i64, [u64; DELTA_BLOCK / DELTA_MINIBLOCK]) {
+    let n = window.len() - 1;
+    for (d, pair) in deltas.iter_mut().zip(window.windows(2)) {
+        *d = pair[1].wrapping_sub(pair[0]);
+    }
+    let min = deltas[..n].iter().copied().min().unwrap_or(0);
+    deltas[n..].fill(min);
+    let mut ors = [0u64; DELTA_BLOCK / DELTA_MINIBLOCK];
+    for (or, mini) in ors.iter_mut().zip(deltas.chunks_exact(DELTA_MINIBLOCK)) {
+        *or = mini.iter().fold(0, |a, &d| a | d.wrapping_sub(min) as u64);
+    }
+    (min, ors)
+}
+
+/// [`block_deltas`] with AVX2, whose 64-bit compares the baseline x86-64
+/// target lacks (the minimum is then 3 to 4 times the instructions).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn block_deltas_avx2(
+    deltas: &mut [i64; DELTA_BLOCK],
+    window: &[i64],
+) -> (i64, [u64; DELTA_BLOCK / DELTA_MINIBLOCK]) {
+    block_deltas(deltas, window)
 }
 
 /// DELTA_BINARY_PACKED values (of an INT64 or an INT32 column whose
@@ -238,42 +292,29 @@ fn delta_binary_packed(out: &mut Vec<u8>, values: &[i64]) {
     put_varint(out, (DELTA_BLOCK / DELTA_MINIBLOCK) as u64);
     put_varint(out, values.len() as u64);
     put_varint(out, zigzag(values.first().copied().unwrap_or(0)));
+    let mut deltas = [0i64; DELTA_BLOCK];
     // Each block's deltas are those of values[start..start + n] from the
     // values before them.
     let mut start = 1;
     while start < values.len() {
         let n = (values.len() - start).min(DELTA_BLOCK);
-        let mut deltas = [0i64; DELTA_BLOCK];
-        for ((d, &now), &before) in deltas
-            .iter_mut()
-            .zip(&values[start..start + n])
-            .zip(&values[start - 1..start - 1 + n])
-        {
-            *d = now.wrapping_sub(before);
-        }
-        let min = deltas[..n].iter().copied().min().unwrap_or(0);
-        // A last partial block's padding packs as zeros.
-        deltas[n..].fill(min);
+        let window = &values[start - 1..start + n];
+        let (min, ors) = with_avx2!(block_deltas, block_deltas_avx2, &mut deltas, window);
         put_varint(out, zigzag(min));
-        let mut packed = [0u64; DELTA_BLOCK];
-        for (p, &d) in packed.iter_mut().zip(&deltas) {
-            *p = d.wrapping_sub(min) as u64;
-        }
+        // Miniblocks past the values: a width of 0 and no bytes.
         let miniblocks = n.div_ceil(DELTA_MINIBLOCK);
         let mut widths = [0u8; DELTA_BLOCK / DELTA_MINIBLOCK];
-        for (w, mini) in widths.iter_mut().zip(packed.chunks_exact(DELTA_MINIBLOCK)) {
-            let or = mini.iter().fold(0, |a, &v| a | v);
+        for (w, or) in widths.iter_mut().zip(ors).take(miniblocks) {
             *w = (u64::BITS - or.leading_zeros()) as u8;
         }
-        // Miniblocks past the values: a width of 0 and no bytes.
-        widths[miniblocks..].fill(0);
         out.extend_from_slice(&widths);
         for (&w, mini) in widths
             .iter()
-            .zip(packed.chunks_exact(DELTA_MINIBLOCK))
+            .zip(deltas.chunks_exact(DELTA_MINIBLOCK))
             .take(miniblocks)
         {
-            bit_pack(out, mini.try_into().expect("a miniblock"), u32::from(w));
+            let mini = mini.try_into().expect("a miniblock");
+            bit_pack(out, mini, min, u32::from(w));
         }
         start += n;
     }
@@ -395,29 +436,75 @@ pub fn kinds(records: &[TraceRecord]) -> Vec<u8> {
     records.iter().map(|r| r.kind().bits()).collect()
 }
 
+/// The least and the greatest of `values` read as u64, if any.
+#[inline(always)]
+fn unsigned_range(values: &[i64]) -> Option<(u64, u64)> {
+    let (min, max) = values.iter().fold((u64::MAX, 0), |(min, max), &v| {
+        (min.min(v as u64), max.max(v as u64))
+    });
+    (!values.is_empty()).then_some((min, max))
+}
+
+/// [`unsigned_range`] with AVX2's 64-bit compares.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn unsigned_range_avx2(values: &[i64]) -> Option<(u64, u64)> {
+    unsigned_range(values)
+}
+
+/// The range of both, if any.
+fn widen(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<(u64, u64)> {
+    match (a, b) {
+        (Some((lo, hi)), Some((l, h))) => Some((lo.min(l), hi.max(h))),
+        (a, b) => a.or(b),
+    }
+}
+
+/// A column chunk of `tick`, and the least and the greatest tick, if any
+/// (the statistics of `time_ns` too).
+pub type TickChunk = (bytes::Bytes, ColumnCloseResult, Option<(u64, u64)>);
+
 /// `tick`: DELTA_BINARY_PACKED, unsigned statistics.
 pub fn tick_chunk(
     zstd: &mut zstd::bulk::Compressor<'static>,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
-) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+) -> Result<TickChunk, ExportError> {
     let mut chunk = Chunk::new(zstd);
     let mut values = Vec::with_capacity(PAGE_ROWS);
     let mut raw = Vec::new();
-    let (mut min, mut max) = (u64::MAX, 0);
+    let mut range = None;
     for page in records.chunks(PAGE_ROWS) {
         values.clear();
         values.extend(page.iter().map(|r| r.tick as i64));
-        for r in page {
-            min = min.min(r.tick);
-            max = max.max(r.tick);
-        }
+        range = widen(
+            range,
+            with_avx2!(unsigned_range, unsigned_range_avx2, &values),
+        );
         raw.clear();
         delta_binary_packed(&mut raw, &values);
         chunk.data_page(&raw, page.len(), Encoding::DELTA_BINARY_PACKED)?;
     }
-    let stats = (!records.is_empty()).then_some((min, max));
-    chunk.finish(descr, Some(unsigned_stats(stats, 0)))
+    let (bytes, close) = chunk.finish(descr, Some(unsigned_stats(range, 0)))?;
+    Ok((bytes, close, range))
+}
+
+/// The least and the greatest board of a page's records. The board is
+/// the packed word's top byte: the least and the greatest words hold the
+/// least and the greatest boards.
+#[inline(always)]
+fn board_range(page: &[TraceRecord]) -> (i64, i64) {
+    let (lo, hi) = page.iter().fold((u64::MAX, 0), |(lo, hi), r| {
+        (lo.min(r.packed), hi.max(r.packed))
+    });
+    ((lo >> BOARD_SHIFT) as i64, (hi >> BOARD_SHIFT) as i64)
+}
+
+/// [`board_range`] with AVX2's 64-bit compares.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn board_range_avx2(page: &[TraceRecord]) -> (i64, i64) {
+    board_range(page)
 }
 
 /// `board`: DELTA_BINARY_PACKED (a run of one board packs to nothing),
@@ -433,9 +520,7 @@ pub fn board_chunk(
     let (mut min, mut max) = (i64::MAX, i64::MIN);
     for page in records.chunks(PAGE_ROWS) {
         let boards = page.iter().map(|r| i64::from(r.board()));
-        let (page_min, page_max) = boards
-            .clone()
-            .fold((i64::MAX, i64::MIN), |(lo, hi), b| (lo.min(b), hi.max(b)));
+        let (page_min, page_max) = with_avx2!(board_range, board_range_avx2, page);
         (min, max) = (min.min(page_min), max.max(page_max));
         raw.clear();
         if page_min == page_max {
@@ -455,49 +540,89 @@ pub fn board_chunk(
 /// `time_ns` (`tick` × `tick_ns`): BYTE_STREAM_SPLIT, statistics (a zero
 /// minimum written -0.0 and a zero maximum +0.0, as the format asks).
 /// The time rises with the tick (`tick_ns` ≥ 0), so its minimum and
-/// maximum are those of the ticks'.
+/// maximum are those of the ticks' (`ticks`, from [`tick_chunk`]).
 pub fn time_chunk(
     zstd: &mut zstd::bulk::Compressor<'static>,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
     tick_ns: f64,
+    ticks: Option<(u64, u64)>,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
     let mut chunk = Chunk::new(zstd);
     let mut raw = Vec::new();
-    let time = |r: &TraceRecord| (r.tick as f64 * tick_ns).to_bits();
+    // Below 2^63 a tick converts to f64 as a signed integer does: one
+    // instruction, where the unsigned conversion takes several.
+    let signed = ticks.is_some_and(|(_, max)| max < 1 << 63);
     for page in records.chunks(PAGE_ROWS) {
         let n = page.len();
-        raw.clear();
+        // Every byte is written below: the pages of a chunk but its last
+        // have the same size, so only that one resizes.
         raw.resize(n * 8, 0);
-        let eights = page.chunks_exact(8);
-        let rest = eights.remainder();
-        for (g, eight) in eights.enumerate() {
-            let mut words = [0u64; 8];
-            for (w, r) in words.iter_mut().zip(eight) {
-                *w = time(r);
-            }
-            // words[k] becomes byte k of the 8 values: stream k's bytes.
-            for (k, word) in transpose_bytes(words).into_iter().enumerate() {
-                let at = k * n + g * 8;
-                raw[at..at + 8].copy_from_slice(&word.to_le_bytes());
-            }
-        }
-        let done = n - rest.len();
-        for (i, r) in rest.iter().enumerate() {
-            for (k, b) in time(r).to_le_bytes().into_iter().enumerate() {
-                raw[k * n + done + i] = b;
-            }
-        }
+        with_avx2!(
+            byte_streams,
+            byte_streams_avx2,
+            &mut raw,
+            page,
+            tick_ns,
+            signed
+        );
         chunk.data_page(&raw, n, Encoding::BYTE_STREAM_SPLIT)?;
     }
-    let ticks = records.iter().map(|r| r.tick);
-    let stats = ticks.clone().min().zip(ticks.max()).map(|(min, max)| {
+    let stats = ticks.map(|(min, max)| {
         let (min, max) = (min as f64 * tick_ns, max as f64 * tick_ns);
         let min = if min == 0.0 { -0.0 } else { min };
         let max = if max == 0.0 { 0.0 } else { max };
         Statistics::double(Some(min), Some(max), None, Some(0), false)
     });
     chunk.finish(descr, stats)
+}
+
+/// Writes the time of each record (its tick × `tick_ns`, the tick
+/// converted as an i64 if `signed`) as BYTE_STREAM_SPLIT: `raw` (8 bytes
+/// a record) holds the first bytes of every value, then the second
+/// bytes, and so on.
+#[inline(always)]
+fn byte_streams(raw: &mut [u8], page: &[TraceRecord], tick_ns: f64, signed: bool) {
+    if signed {
+        split_times(raw, page, |t| (t as i64 as f64 * tick_ns).to_bits());
+    } else {
+        split_times(raw, page, |t| (t as f64 * tick_ns).to_bits());
+    }
+}
+
+/// [`byte_streams`] with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn byte_streams_avx2(raw: &mut [u8], page: &[TraceRecord], tick_ns: f64, signed: bool) {
+    byte_streams(raw, page, tick_ns, signed)
+}
+
+/// [`byte_streams`] of `time(tick)`.
+#[inline(always)]
+fn split_times(raw: &mut [u8], page: &[TraceRecord], time: impl Fn(u64) -> u64) {
+    let n = page.len();
+    let mut streams: [&mut [u8]; 8] = Default::default();
+    for (stream, bytes) in streams.iter_mut().zip(raw.chunks_exact_mut(n)) {
+        *stream = bytes;
+    }
+    let eights = page.chunks_exact(8);
+    let rest = eights.remainder();
+    for (g, eight) in eights.enumerate() {
+        let mut words = [0u64; 8];
+        for (w, r) in words.iter_mut().zip(eight) {
+            *w = time(r.tick);
+        }
+        // words[k] becomes byte k of the 8 values: stream k's bytes.
+        for (stream, word) in streams.iter_mut().zip(transpose_bytes(words)) {
+            stream[g * 8..g * 8 + 8].copy_from_slice(&word.to_le_bytes());
+        }
+    }
+    let done = n - rest.len();
+    for (i, r) in rest.iter().enumerate() {
+        for (stream, b) in streams.iter_mut().zip(time(r.tick).to_le_bytes()) {
+            stream[done + i] = b;
+        }
+    }
 }
 
 /// The 8×8 byte matrix whose row i is the little-endian bytes of
@@ -599,23 +724,47 @@ pub fn pa_chunk(
     let mut chunk = Chunk::new(zstd);
     let mut raw = Vec::new();
     let mut values = Vec::with_capacity(PAGE_ROWS);
-    let (mut min, mut max, mut nulls) = (u64::MAX, 0, 0);
+    let (mut range, mut nulls) = (None, 0);
     for (page, page_kinds) in records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS)) {
         raw.clear();
         let defined = ACCESSES.bits_of(page_kinds);
         definition_levels(&mut raw, &defined, page.len());
         values.clear();
         values.extend(page.iter().filter(|r| r.is_access()).map(|r| r.pa() as i64));
-        for &pa in &values {
-            min = min.min(pa as u64);
-            max = max.max(pa as u64);
-        }
+        range = widen(
+            range,
+            with_avx2!(unsigned_range, unsigned_range_avx2, &values),
+        );
         nulls += page.len() - values.len();
         delta_binary_packed(&mut raw, &values);
         chunk.data_page(&raw, page.len(), Encoding::DELTA_BINARY_PACKED)?;
     }
-    let stats = (min <= max).then_some((min, max));
-    chunk.finish(descr, Some(unsigned_stats(stats, nulls)))
+    chunk.finish(descr, Some(unsigned_stats(range, nulls)))
+}
+
+/// A column defined on the records of the kinds in `set` (null for the
+/// others), PLAIN, without statistics: each page holds the definition
+/// levels, then what `values` appends for the page's records, their
+/// kinds and the bits of the defined ones (8 to a byte, from the least
+/// significant bit).
+fn plain_optional_chunk(
+    zstd: &mut zstd::bulk::Compressor<'static>,
+    descr: ColumnDescPtr,
+    records: &[TraceRecord],
+    kinds: &[u8],
+    set: KindSet,
+    mut values: impl FnMut(&mut Vec<u8>, &[TraceRecord], &[u8], &[u8]),
+) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+    let mut chunk = Chunk::new(zstd);
+    let mut raw = Vec::new();
+    for (page, page_kinds) in records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS)) {
+        raw.clear();
+        let defined = set.bits_of(page_kinds);
+        definition_levels(&mut raw, &defined, page.len());
+        values(&mut raw, page, page_kinds, &defined);
+        chunk.data_page(&raw, page.len(), Encoding::PLAIN)?;
+    }
+    chunk.finish(descr, None)
 }
 
 /// `is_write`: the direction of references and tags, null for the other
@@ -623,29 +772,72 @@ pub fn pa_chunk(
 pub fn is_write_chunk(
     zstd: &mut zstd::bulk::Compressor<'static>,
     descr: ColumnDescPtr,
+    records: &[TraceRecord],
     kinds: &[u8],
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
-    let mut chunk = Chunk::new(zstd);
-    let mut raw = Vec::new();
-    for page_kinds in kinds.chunks(PAGE_ROWS) {
-        raw.clear();
-        definition_levels(&mut raw, &DIRECTED.bits_of(page_kinds), page_kinds.len());
-        // The low bits of the directed kinds, packed 64 to a word.
-        let (mut word, mut used) = (0u64, 0usize);
-        for &k in page_kinds {
-            if DIRECTED.has(k) {
-                word |= u64::from(k & 1) << used;
-                used += 1;
-                if used == 64 {
-                    raw.extend_from_slice(&word.to_le_bytes());
-                    (word, used) = (0, 0);
+    plain_optional_chunk(
+        zstd,
+        descr,
+        records,
+        kinds,
+        DIRECTED,
+        |raw, _, page_kinds, directed| {
+            // The low bits of the directed kinds, 8 kinds at a time: byte j
+            // of `x` holds kind j, whose low bit the multiplication moves to
+            // bit 56 + j (no two partial products meet).
+            let mut bits = BitWriter::default();
+            let eights = page_kinds.chunks_exact(8);
+            let rest = eights.remainder();
+            for (eight, &directed) in eights.zip(directed) {
+                let x = u64::from_le_bytes(eight.try_into().expect("8 kinds"));
+                let writes =
+                    ((x & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8;
+                match directed {
+                    0 => {}
+                    0xff => bits.put(u64::from(writes), 8),
+                    _ => {
+                        let mut left = directed;
+                        while left != 0 {
+                            bits.put(u64::from(writes >> left.trailing_zeros() & 1), 1);
+                            left &= left - 1;
+                        }
+                    }
                 }
             }
+            for &k in rest.iter().filter(|&&k| DIRECTED.has(k)) {
+                bits.put(u64::from(k & 1), 1);
+            }
+            bits.finish(raw);
+        },
+    )
+}
+
+/// Bits appended from the least significant, 64 to a word.
+#[derive(Default)]
+struct BitWriter {
+    words: Vec<u8>,
+    pending: u128,
+    used: u32,
+}
+
+impl BitWriter {
+    /// Appends the low `count` bits of `bits` (the others are 0).
+    fn put(&mut self, bits: u64, count: u32) {
+        self.pending |= u128::from(bits) << self.used;
+        self.used += count;
+        if self.used >= 64 {
+            self.words
+                .extend_from_slice(&(self.pending as u64).to_le_bytes());
+            self.pending >>= 64;
+            self.used -= 64;
         }
-        raw.extend_from_slice(&word.to_le_bytes()[..used.div_ceil(8)]);
-        chunk.data_page(&raw, page_kinds.len(), Encoding::PLAIN)?;
     }
-    chunk.finish(descr, None)
+
+    /// Appends the bits to `out`, the last byte padded with zeros.
+    fn finish(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.words);
+        out.extend_from_slice(&self.pending.to_le_bytes()[..self.used.div_ceil(8) as usize]);
+    }
 }
 
 /// `value`: the value of the records that are not references (event
@@ -656,18 +848,18 @@ pub fn value_chunk(
     records: &[TraceRecord],
     kinds: &[u8],
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
-    let mut chunk = Chunk::new(zstd);
-    let mut raw = Vec::new();
-    for (page, page_kinds) in records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS)) {
-        raw.clear();
-        let defined = NOT_ACCESSES.bits_of(page_kinds);
-        definition_levels(&mut raw, &defined, page.len());
-        for r in rows_of(page, &defined) {
-            raw.extend_from_slice(&r.value().to_le_bytes());
-        }
-        chunk.data_page(&raw, page.len(), Encoding::PLAIN)?;
-    }
-    chunk.finish(descr, None)
+    plain_optional_chunk(
+        zstd,
+        descr,
+        records,
+        kinds,
+        NOT_ACCESSES,
+        |raw, page, _, defined| {
+            for r in rows_of(page, defined) {
+                raw.extend_from_slice(&r.value().to_le_bytes());
+            }
+        },
+    )
 }
 
 /// `event`: the event name of TAG, TAG_W and CMD records, null for the
@@ -679,18 +871,18 @@ pub fn event_chunk(
     kinds: &[u8],
     names: &EventNames,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
-    let mut chunk = Chunk::new(zstd);
-    let mut raw = Vec::new();
-    for (page, page_kinds) in records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS)) {
-        raw.clear();
-        let defined = EVENTS.bits_of(page_kinds);
-        definition_levels(&mut raw, &defined, page.len());
-        for r in rows_of(page, &defined) {
-            let name = event_name(r.value() as u32, names);
-            raw.extend_from_slice(&(name.len() as u32).to_le_bytes());
-            raw.extend_from_slice(name.as_bytes());
-        }
-        chunk.data_page(&raw, page.len(), Encoding::PLAIN)?;
-    }
-    chunk.finish(descr, None)
+    plain_optional_chunk(
+        zstd,
+        descr,
+        records,
+        kinds,
+        EVENTS,
+        |raw, page, _, defined| {
+            for r in rows_of(page, defined) {
+                let name = event_name(r.value() as u32, names);
+                raw.extend_from_slice(&(name.len() as u32).to_le_bytes());
+                raw.extend_from_slice(name.as_bytes());
+            }
+        },
+    )
 }

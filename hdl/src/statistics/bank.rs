@@ -5,7 +5,7 @@
 use rust_hdl::prelude::*;
 
 use super::counter::IntervalCounter;
-use super::LANE_ADDR_BITS;
+use super::{LANE_ADDR_BITS, LANE_PAIR_BITS};
 
 /// One bank's counters and what the bus shows of it: open or idle, the
 /// open row, a column command since the ACT, the row an explicit PRE/PREA
@@ -13,15 +13,27 @@ use super::LANE_ADDR_BITS;
 /// column command after the ACT is a conflict. The lanes of a clock apply
 /// in order, each to the state the one before left.
 ///
+/// Two stages, so that no clock's path runs through the lanes in series
+/// from the state registers. The lanes come a clock before the counting
+/// stage (`close`, `enable`), and that clock summarises them with no
+/// knowledge of the state: for each lane what the lanes before it set of
+/// the state, and for the ACTs after the clock's first one whether they
+/// meet a row closed in the same clock (the pairwise row compares come in
+/// `addr_ne`). The counting stage then applies the summary to the state
+/// registers, each lane's outcome a few gates from them: only the first
+/// ACT of a clock compares a register (the open row or the closed row)
+/// with its row. The open row closed by a PRE is kept only while it is
+/// valid (`closed_valid`), the one case where it is read.
+///
 /// Every per-lane input is a vector, bit (or field) `j` for lane `j`: an
 /// array of these blocks with array ports would not generate valid
 /// Verilog (rust-hdl 0.46 resolves one index per name).
 #[derive(LogicBlock)]
 pub struct BankStats<const L: usize> {
     pub clock: Signal<In, Clock>,
-    /// The lanes' command kinds (shared by every bank): ACT; RD, WR, RDA or
-    /// WRA (`column`); WR or WRA (`write`); RDA or WRA (`auto`); PRE;
-    /// PREA; REF.
+    /// The lanes' command kinds a clock before the counting stage (shared
+    /// by every bank): ACT; RD, WR, RDA or WRA (`column`); WR or WRA
+    /// (`write`); RDA or WRA (`auto`); PRE; PREA; REF.
     pub act: Signal<In, Bits<L>>,
     pub column: Signal<In, Bits<L>>,
     pub write: Signal<In, Bits<L>>,
@@ -30,11 +42,16 @@ pub struct BankStats<const L: usize> {
     pub prea: Signal<In, Bits<L>>,
     pub refresh: Signal<In, Bits<L>>,
     /// The lanes whose rank and bank are this bank's, and those whose
-    /// rank is its rank.
+    /// rank is its rank (the same clock).
     pub bank_sel: Signal<In, Bits<L>>,
     pub rank_sel: Signal<In, Bits<L>>,
-    /// Lane `j`'s A[17:0] at bits `18 j ..`; lanes `L..8` are zero.
+    /// Lane `j`'s A[17:0] at bits `18 j ..`; lanes `L..8` are zero (the
+    /// same clock).
     pub addr: Signal<In, Bits<LANE_ADDR_BITS>>,
+    /// Bit `8 k + j`: lanes `k` and `j` have different A[17:0] (the same
+    /// clock; [`LANE_PAIR_BITS`]).
+    pub addr_ne: Signal<In, Bits<LANE_PAIR_BITS>>,
+    /// The counting stage's close and enable.
     pub close: Signal<In, Bit>,
     pub enable: Signal<In, Bit>,
     /// The snapshot of counter `read_sel` (format.md §5.3 order), out
@@ -49,25 +66,93 @@ pub struct BankStats<const L: usize> {
     pub miss: IntervalCounter<L>,
     pub conflict: IntervalCounter<L>,
     pub unused_act: IntervalCounter<L>,
+    /// The state before the counting stage's clock.
     open: DFF<Bit>,
     used: DFF<Bit>,
     conflict_next: DFF<Bit>,
     closed_valid: DFF<Bit>,
     row: DFF<Bits<18>>,
     closed_row: DFF<Bits<18>>,
-    /// Per lane: the command concerns this bank (PREA and REF: its rank).
+    /// Per lane: the command concerns this bank (PREA and REF: its rank);
+    /// `is_auto`: RDA or WRA.
     is_act: Signal<Local, Bits<L>>,
     is_column: Signal<Local, Bits<L>>,
+    is_auto: Signal<Local, Bits<L>>,
     is_pre: Signal<Local, Bits<L>>,
     is_refresh: Signal<Local, Bits<L>>,
+    /// The summary, lane after lane: whether the lanes so far set `open`
+    /// (`set_open`, to `open_to`) and `used` (to `used_to`); whether an
+    /// ACT came (`acted`) and a second (`acted_twice`), and the conflict
+    /// flag the last ACT set when it was not the first (`cf_to`). Since
+    /// the last ACT (or the clock's start): whether the first PRE or
+    /// auto-precharge was a PRE (`seg_pre`, cleared by a later
+    /// auto-precharge or REF; it closes the row if the bank was open),
+    /// whether one came (`seg_closing`), whether an auto-precharge or REF
+    /// came (`seg_clear`). `last_ne`: the last ACT's lane against every
+    /// lane.
+    set_open: Signal<Local, Bit>,
+    open_to: Signal<Local, Bit>,
+    set_used: Signal<Local, Bit>,
+    used_to: Signal<Local, Bit>,
+    acted: Signal<Local, Bit>,
+    acted_twice: Signal<Local, Bit>,
+    cf_to: Signal<Local, Bit>,
+    seg_pre: Signal<Local, Bit>,
+    seg_closing: Signal<Local, Bit>,
+    seg_clear: Signal<Local, Bit>,
+    last_ne: Signal<Local, Bits<8>>,
+    /// Each lane's view of the summary as it enters (bit `j`), and the
+    /// clock's first ACT: its segment's `seg_pre` and `seg_clear`, its row.
+    lane_set_open: Signal<Local, Bits<L>>,
+    lane_open_to: Signal<Local, Bits<L>>,
+    lane_set_used: Signal<Local, Bits<L>>,
+    lane_used_to: Signal<Local, Bits<L>>,
+    lane_acted: Signal<Local, Bits<L>>,
+    lane_acted_twice: Signal<Local, Bits<L>>,
+    lane_cf_to: Signal<Local, Bits<L>>,
+    first_pre: Signal<Local, Bit>,
+    first_clear: Signal<Local, Bit>,
+    first_row: Signal<Local, Bits<18>>,
+    last_row: Signal<Local, Bits<18>>,
+    /// The summary registered for the counting stage (`s_`): per lane,
+    /// at the clock's end, the first ACT's, and the lanes of the
+    /// command counters.
+    s_set_open: DFF<Bits<L>>,
+    s_open_to: DFF<Bits<L>>,
+    s_set_used: DFF<Bits<L>>,
+    s_used_to: DFF<Bits<L>>,
+    s_acted: DFF<Bits<L>>,
+    s_acted_twice: DFF<Bits<L>>,
+    s_cf_to: DFF<Bits<L>>,
+    s_column: DFF<Bits<L>>,
+    s_pre: DFF<Bits<L>>,
+    s_end_set_open: DFF<Bit>,
+    s_end_open_to: DFF<Bit>,
+    s_end_set_used: DFF<Bit>,
+    s_end_used_to: DFF<Bit>,
+    s_end_acted: DFF<Bit>,
+    s_end_acted_twice: DFF<Bit>,
+    s_end_cf_to: DFF<Bit>,
+    s_end_pre: DFF<Bit>,
+    s_end_clear: DFF<Bit>,
+    s_first_pre: DFF<Bit>,
+    s_first_clear: DFF<Bit>,
+    s_first_row: DFF<Bits<18>>,
+    s_last_row: DFF<Bits<18>>,
+    s_rd: DFF<Bits<L>>,
+    s_wr: DFF<Bits<L>>,
+    s_act: DFF<Bits<L>>,
+    s_pre_count: DFF<Bits<L>>,
+    /// The counting stage: the conflict flag the clock's first ACT sets,
+    /// each lane's state as it enters, the outcomes.
+    first_cf: Signal<Local, Bit>,
+    lane_open: Signal<Local, Bits<L>>,
+    lane_used: Signal<Local, Bits<L>>,
+    lane_cf: Signal<Local, Bits<L>>,
     hits: Signal<Local, Bits<L>>,
     misses: Signal<Local, Bits<L>>,
     conflicts: Signal<Local, Bits<L>>,
     unused: Signal<Local, Bits<L>>,
-    /// One lane each, in order: the state after lane `j` goes to lane
-    /// `j + 1` (sub-blocks, so that no block reads a signal it writes
-    /// later).
-    lanes: [BankLane; L],
 }
 
 impl<const L: usize> Default for BankStats<L> {
@@ -85,6 +170,7 @@ impl<const L: usize> Default for BankStats<L> {
             bank_sel: Default::default(),
             rank_sel: Default::default(),
             addr: Default::default(),
+            addr_ne: Default::default(),
             close: Default::default(),
             enable: Default::default(),
             read_sel: Default::default(),
@@ -105,13 +191,65 @@ impl<const L: usize> Default for BankStats<L> {
             closed_row: Default::default(),
             is_act: Default::default(),
             is_column: Default::default(),
+            is_auto: Default::default(),
             is_pre: Default::default(),
             is_refresh: Default::default(),
+            set_open: Default::default(),
+            open_to: Default::default(),
+            set_used: Default::default(),
+            used_to: Default::default(),
+            acted: Default::default(),
+            acted_twice: Default::default(),
+            cf_to: Default::default(),
+            seg_pre: Default::default(),
+            seg_closing: Default::default(),
+            seg_clear: Default::default(),
+            last_ne: Default::default(),
+            lane_set_open: Default::default(),
+            lane_open_to: Default::default(),
+            lane_set_used: Default::default(),
+            lane_used_to: Default::default(),
+            lane_acted: Default::default(),
+            lane_acted_twice: Default::default(),
+            lane_cf_to: Default::default(),
+            first_pre: Default::default(),
+            first_clear: Default::default(),
+            first_row: Default::default(),
+            last_row: Default::default(),
+            s_set_open: Default::default(),
+            s_open_to: Default::default(),
+            s_set_used: Default::default(),
+            s_used_to: Default::default(),
+            s_acted: Default::default(),
+            s_acted_twice: Default::default(),
+            s_cf_to: Default::default(),
+            s_column: Default::default(),
+            s_pre: Default::default(),
+            s_end_set_open: Default::default(),
+            s_end_open_to: Default::default(),
+            s_end_set_used: Default::default(),
+            s_end_used_to: Default::default(),
+            s_end_acted: Default::default(),
+            s_end_acted_twice: Default::default(),
+            s_end_cf_to: Default::default(),
+            s_end_pre: Default::default(),
+            s_end_clear: Default::default(),
+            s_first_pre: Default::default(),
+            s_first_clear: Default::default(),
+            s_first_row: Default::default(),
+            s_last_row: Default::default(),
+            s_rd: Default::default(),
+            s_wr: Default::default(),
+            s_act: Default::default(),
+            s_pre_count: Default::default(),
+            first_cf: Default::default(),
+            lane_open: Default::default(),
+            lane_used: Default::default(),
+            lane_cf: Default::default(),
             hits: Default::default(),
             misses: Default::default(),
             conflicts: Default::default(),
             unused: Default::default(),
-            lanes: std::array::from_fn(|_| Default::default()),
         }
     }
 }
@@ -144,54 +282,220 @@ impl<const L: usize> Logic for BankStats<L> {
             conflict_next,
             closed_valid,
             row,
-            closed_row
+            closed_row,
+            s_set_open,
+            s_open_to,
+            s_set_used,
+            s_used_to,
+            s_acted,
+            s_acted_twice,
+            s_cf_to,
+            s_column,
+            s_pre,
+            s_end_set_open,
+            s_end_open_to,
+            s_end_set_used,
+            s_end_used_to,
+            s_end_acted,
+            s_end_acted_twice,
+            s_end_cf_to,
+            s_end_pre,
+            s_end_clear,
+            s_first_pre,
+            s_first_clear,
+            s_first_row,
+            s_last_row,
+            s_rd,
+            s_wr,
+            s_act,
+            s_pre_count
         );
+        // The summary, a clock before the counting stage.
         self.is_act.next = self.act.val() & self.bank_sel.val();
         self.is_column.next = self.column.val() & self.bank_sel.val();
+        self.is_auto.next = self.is_column.val() & self.auto.val();
         self.is_pre.next =
             (self.pre.val() & self.bank_sel.val()) | (self.prea.val() & self.rank_sel.val());
         self.is_refresh.next = self.refresh.val() & self.rank_sel.val();
-        self.lanes[0].open_in.next = self.open.q.val();
-        self.lanes[0].used_in.next = self.used.q.val();
-        self.lanes[0].conflict_in.next = self.conflict_next.q.val();
-        self.lanes[0].closed_valid_in.next = self.closed_valid.q.val();
-        self.lanes[0].row_in.next = self.row.q.val();
-        self.lanes[0].closed_row_in.next = self.closed_row.q.val();
-        for j in 1..L {
-            self.lanes[j].open_in.next = self.lanes[j - 1].open_out.val();
-            self.lanes[j].used_in.next = self.lanes[j - 1].used_out.val();
-            self.lanes[j].conflict_in.next = self.lanes[j - 1].conflict_out.val();
-            self.lanes[j].closed_valid_in.next = self.lanes[j - 1].closed_valid_out.val();
-            self.lanes[j].row_in.next = self.lanes[j - 1].row_out.val();
-            self.lanes[j].closed_row_in.next = self.lanes[j - 1].closed_row_out.val();
-        }
-        self.hits.next = 0.into();
-        self.misses.next = 0.into();
-        self.conflicts.next = 0.into();
-        self.unused.next = 0.into();
+        self.set_open.next = false;
+        self.open_to.next = false;
+        self.set_used.next = false;
+        self.used_to.next = false;
+        self.acted.next = false;
+        self.acted_twice.next = false;
+        self.cf_to.next = false;
+        self.seg_pre.next = false;
+        self.seg_closing.next = false;
+        self.seg_clear.next = false;
+        self.last_ne.next = 0.into();
+        self.first_pre.next = false;
+        self.first_clear.next = false;
+        self.first_row.next = 0.into();
+        self.last_row.next = 0.into();
+        self.lane_set_open.next = 0.into();
+        self.lane_open_to.next = 0.into();
+        self.lane_set_used.next = 0.into();
+        self.lane_used_to.next = 0.into();
+        self.lane_acted.next = 0.into();
+        self.lane_acted_twice.next = 0.into();
+        self.lane_cf_to.next = 0.into();
         for j in 0..L {
-            self.lanes[j].act.next = self.is_act.val().get_bit(j);
-            self.lanes[j].column.next = self.is_column.val().get_bit(j);
-            self.lanes[j].auto.next = self.auto.val().get_bit(j);
-            self.lanes[j].pre.next = self.is_pre.val().get_bit(j);
-            self.lanes[j].refresh.next = self.is_refresh.val().get_bit(j);
-            self.lanes[j].addr.next = self.addr.val().get_bits::<18>(18 * j);
-            self.hits.next = self.hits.val().replace_bit(j, self.lanes[j].hit.val());
-            self.misses.next = self.misses.val().replace_bit(j, self.lanes[j].miss.val());
-            self.conflicts.next = self
-                .conflicts
+            self.lane_set_open.next = self.lane_set_open.val().replace_bit(j, self.set_open.val());
+            self.lane_open_to.next = self.lane_open_to.val().replace_bit(j, self.open_to.val());
+            self.lane_set_used.next = self.lane_set_used.val().replace_bit(j, self.set_used.val());
+            self.lane_used_to.next = self.lane_used_to.val().replace_bit(j, self.used_to.val());
+            self.lane_acted.next = self.lane_acted.val().replace_bit(j, self.acted.val());
+            self.lane_acted_twice.next = self
+                .lane_acted_twice
                 .val()
-                .replace_bit(j, self.lanes[j].conflict.val());
-            self.unused.next = self.unused.val().replace_bit(j, self.lanes[j].unused.val());
+                .replace_bit(j, self.acted_twice.val());
+            self.lane_cf_to.next = self.lane_cf_to.val().replace_bit(j, self.cf_to.val());
+            // A lane holds one command: ACT, a column command, PRE/PREA or
+            // REF.
+            if self.is_act.val().get_bit(j) {
+                if self.acted.val() {
+                    // The row a PRE of this segment closed is the last ACT's.
+                    self.cf_to.next = self.seg_pre.val() & self.last_ne.val().get_bit(j);
+                    self.acted_twice.next = true;
+                } else {
+                    self.first_pre.next = self.seg_pre.val();
+                    self.first_clear.next = self.seg_clear.val();
+                    self.first_row.next = self.addr.val().get_bits::<18>(18 * j);
+                }
+                self.acted.next = true;
+                self.last_row.next = self.addr.val().get_bits::<18>(18 * j);
+                self.last_ne.next = self.addr_ne.val().get_bits::<8>(8 * j);
+                self.seg_pre.next = false;
+                self.seg_closing.next = false;
+                self.seg_clear.next = false;
+                self.set_open.next = true;
+                self.open_to.next = true;
+                self.set_used.next = true;
+                self.used_to.next = false;
+            }
+            if self.is_column.val().get_bit(j) {
+                self.set_used.next = true;
+                self.used_to.next = true;
+                if self.is_auto.val().get_bit(j) {
+                    self.set_open.next = true;
+                    self.open_to.next = false;
+                    self.seg_pre.next = false;
+                    self.seg_closing.next = true;
+                    self.seg_clear.next = true;
+                }
+            }
+            if self.is_pre.val().get_bit(j) {
+                self.set_open.next = true;
+                self.open_to.next = false;
+                if !self.seg_closing.val() {
+                    self.seg_pre.next = true;
+                    self.seg_closing.next = true;
+                }
+            }
+            if self.is_refresh.val().get_bit(j) {
+                self.seg_pre.next = false;
+                self.seg_clear.next = true;
+            }
         }
-        // The last lane's state (the loop's last write wins).
+        self.s_set_open.d.next = self.lane_set_open.val();
+        self.s_open_to.d.next = self.lane_open_to.val();
+        self.s_set_used.d.next = self.lane_set_used.val();
+        self.s_used_to.d.next = self.lane_used_to.val();
+        self.s_acted.d.next = self.lane_acted.val();
+        self.s_acted_twice.d.next = self.lane_acted_twice.val();
+        self.s_cf_to.d.next = self.lane_cf_to.val();
+        self.s_column.d.next = self.is_column.val();
+        self.s_pre.d.next = self.is_pre.val();
+        self.s_end_set_open.d.next = self.set_open.val();
+        self.s_end_open_to.d.next = self.open_to.val();
+        self.s_end_set_used.d.next = self.set_used.val();
+        self.s_end_used_to.d.next = self.used_to.val();
+        self.s_end_acted.d.next = self.acted.val();
+        self.s_end_acted_twice.d.next = self.acted_twice.val();
+        self.s_end_cf_to.d.next = self.cf_to.val();
+        self.s_end_pre.d.next = self.seg_pre.val();
+        self.s_end_clear.d.next = self.seg_clear.val();
+        self.s_first_pre.d.next = self.first_pre.val();
+        self.s_first_clear.d.next = self.first_clear.val();
+        self.s_first_row.d.next = self.first_row.val();
+        self.s_last_row.d.next = self.last_row.val();
+        self.s_rd.d.next = self.is_column.val() & !self.write.val();
+        self.s_wr.d.next = self.is_column.val() & self.write.val();
+        self.s_act.d.next = self.is_act.val();
+        self.s_pre_count.d.next = self.is_pre.val() | self.is_auto.val();
+        // The counting stage. The clock's first ACT meets the row the
+        // segment before it closed: the open row if its first PRE found
+        // the bank open, else none after an auto-precharge or REF, else
+        // the closed row as it was.
+        self.first_cf.next = !self.s_first_clear.q.val()
+            & self.closed_valid.q.val()
+            & (self.closed_row.q.val() != self.s_first_row.q.val());
+        if self.s_first_pre.q.val() & self.open.q.val() {
+            self.first_cf.next = self.row.q.val() != self.s_first_row.q.val();
+        }
+        self.lane_open.next = 0.into();
+        self.lane_used.next = 0.into();
+        self.lane_cf.next = 0.into();
         for j in 0..L {
-            self.open.d.next = self.lanes[j].open_out.val();
-            self.used.d.next = self.lanes[j].used_out.val();
-            self.conflict_next.d.next = self.lanes[j].conflict_out.val();
-            self.closed_valid.d.next = self.lanes[j].closed_valid_out.val();
-            self.row.d.next = self.lanes[j].row_out.val();
-            self.closed_row.d.next = self.lanes[j].closed_row_out.val();
+            self.lane_open.next = self.lane_open.val().replace_bit(
+                j,
+                (self.s_set_open.q.val().get_bit(j) & self.s_open_to.q.val().get_bit(j))
+                    | (!self.s_set_open.q.val().get_bit(j) & self.open.q.val()),
+            );
+            self.lane_used.next = self.lane_used.val().replace_bit(
+                j,
+                (self.s_set_used.q.val().get_bit(j) & self.s_used_to.q.val().get_bit(j))
+                    | (!self.s_set_used.q.val().get_bit(j) & self.used.q.val()),
+            );
+            self.lane_cf.next = self
+                .lane_cf
+                .val()
+                .replace_bit(j, self.conflict_next.q.val());
+            if self.s_acted.q.val().get_bit(j) {
+                self.lane_cf.next = self.lane_cf.val().replace_bit(j, self.first_cf.val());
+            }
+            if self.s_acted_twice.q.val().get_bit(j) {
+                self.lane_cf.next = self
+                    .lane_cf
+                    .val()
+                    .replace_bit(j, self.s_cf_to.q.val().get_bit(j));
+            }
+        }
+        self.hits.next = self.s_column.q.val() & self.lane_open.val() & self.lane_used.val();
+        self.conflicts.next = self.s_column.q.val()
+            & self.lane_open.val()
+            & !self.lane_used.val()
+            & self.lane_cf.val();
+        self.misses.next = self.s_column.q.val()
+            & !(self.lane_open.val() & (self.lane_used.val() | self.lane_cf.val()));
+        self.unused.next = self.s_pre.q.val() & self.lane_open.val() & !self.lane_used.val();
+        // The state after the clock.
+        self.open.d.next = self.open.q.val();
+        if self.s_end_set_open.q.val() {
+            self.open.d.next = self.s_end_open_to.q.val();
+        }
+        self.used.d.next = self.used.q.val();
+        if self.s_end_set_used.q.val() {
+            self.used.d.next = self.s_end_used_to.q.val();
+        }
+        self.conflict_next.d.next = self.conflict_next.q.val();
+        if self.s_end_acted.q.val() {
+            self.conflict_next.d.next = self.first_cf.val();
+        }
+        if self.s_end_acted_twice.q.val() {
+            self.conflict_next.d.next = self.s_end_cf_to.q.val();
+        }
+        self.row.d.next = self.row.q.val();
+        self.closed_valid.d.next = self.closed_valid.q.val() & !self.s_end_clear.q.val();
+        self.closed_row.d.next = self.closed_row.q.val();
+        if self.s_end_pre.q.val() & self.open.q.val() {
+            self.closed_valid.d.next = true;
+            self.closed_row.d.next = self.row.q.val();
+        }
+        if self.s_end_acted.q.val() {
+            self.row.d.next = self.s_last_row.q.val();
+            self.closed_valid.d.next = self.s_end_pre.q.val();
+            self.closed_row.d.next = self.s_last_row.q.val();
         }
         self.rd.clock.next = self.clock.val();
         self.wr.clock.next = self.clock.val();
@@ -225,10 +529,10 @@ impl<const L: usize> Logic for BankStats<L> {
         self.miss.add.next = 0.into();
         self.conflict.add.next = 0.into();
         self.unused_act.add.next = 0.into();
-        self.rd.lanes.next = self.is_column.val() & !self.write.val();
-        self.wr.lanes.next = self.is_column.val() & self.write.val();
-        self.act_count.lanes.next = self.is_act.val();
-        self.pre_count.lanes.next = self.is_pre.val() | (self.is_column.val() & self.auto.val());
+        self.rd.lanes.next = self.s_rd.q.val();
+        self.wr.lanes.next = self.s_wr.q.val();
+        self.act_count.lanes.next = self.s_act.q.val();
+        self.pre_count.lanes.next = self.s_pre_count.q.val();
         self.hit.lanes.next = self.hits.val();
         self.miss.lanes.next = self.misses.val();
         self.conflict.lanes.next = self.conflicts.val();
@@ -254,75 +558,6 @@ impl<const L: usize> Logic for BankStats<L> {
         }
         if self.read_sel.val() == 7 {
             self.read_value.next = self.unused_act.snapshot.val();
-        }
-    }
-}
-
-/// Combinational: one lane's command applied to one bank's state, and the
-/// row-buffer outcome of a column command.
-#[derive(LogicBlock, Default)]
-pub struct BankLane {
-    pub act: Signal<In, Bit>,
-    pub column: Signal<In, Bit>,
-    pub auto: Signal<In, Bit>,
-    pub pre: Signal<In, Bit>,
-    pub refresh: Signal<In, Bit>,
-    pub addr: Signal<In, Bits<18>>,
-    pub open_in: Signal<In, Bit>,
-    pub used_in: Signal<In, Bit>,
-    pub conflict_in: Signal<In, Bit>,
-    pub closed_valid_in: Signal<In, Bit>,
-    pub row_in: Signal<In, Bits<18>>,
-    pub closed_row_in: Signal<In, Bits<18>>,
-    pub open_out: Signal<Out, Bit>,
-    pub used_out: Signal<Out, Bit>,
-    pub conflict_out: Signal<Out, Bit>,
-    pub closed_valid_out: Signal<Out, Bit>,
-    pub row_out: Signal<Out, Bits<18>>,
-    pub closed_row_out: Signal<Out, Bits<18>>,
-    pub hit: Signal<Out, Bit>,
-    pub miss: Signal<Out, Bit>,
-    pub conflict: Signal<Out, Bit>,
-    pub unused: Signal<Out, Bit>,
-}
-
-impl Logic for BankLane {
-    #[hdl_gen]
-    fn update(&mut self) {
-        self.hit.next = self.column.val() & self.open_in.val() & self.used_in.val();
-        self.conflict.next =
-            self.column.val() & self.open_in.val() & !self.used_in.val() & self.conflict_in.val();
-        self.miss.next = self.column.val()
-            & !(self.open_in.val() & (self.used_in.val() | self.conflict_in.val()));
-        self.unused.next = self.pre.val() & self.open_in.val() & !self.used_in.val();
-        self.open_out.next = self.open_in.val();
-        self.used_out.next = self.used_in.val();
-        self.conflict_out.next = self.conflict_in.val();
-        self.closed_valid_out.next = self.closed_valid_in.val();
-        self.row_out.next = self.row_in.val();
-        self.closed_row_out.next = self.closed_row_in.val();
-        if self.act.val() {
-            self.conflict_out.next =
-                self.closed_valid_in.val() & (self.closed_row_in.val() != self.addr.val());
-            self.closed_valid_out.next = false;
-            self.open_out.next = true;
-            self.row_out.next = self.addr.val();
-            self.used_out.next = false;
-        }
-        if self.column.val() {
-            self.used_out.next = true;
-            if self.auto.val() {
-                self.open_out.next = false;
-                self.closed_valid_out.next = false;
-            }
-        }
-        if self.pre.val() & self.open_in.val() {
-            self.open_out.next = false;
-            self.closed_valid_out.next = true;
-            self.closed_row_out.next = self.row_in.val();
-        }
-        if self.refresh.val() {
-            self.closed_valid_out.next = false;
         }
     }
 }

@@ -4,10 +4,14 @@
 use rust_hdl::prelude::*;
 
 /// One counter of the open interval and its snapshot of the last closed
-/// one. Its inputs are registered first, so the adder sees no logic of
-/// the stage that feeds it; the snapshot of an interval closed by
-/// `close` in clock `c` shows from clock `c + 2`. The lanes come as one bit each of a vector (not an array of
-/// bits), so that an array of counters generates valid Verilog.
+/// one; the snapshot of an interval closed by `close` in clock `c` shows
+/// from clock `c + 2`. Its inputs are registered first, so that its sum
+/// sees no logic of the stage that feeds it, and the clock's sum is
+/// registered too, so that the 32-bit add sees only registers: the
+/// total lags a clock behind the sum, and the close takes the snapshot
+/// from the total plus the pending sum. The lanes come as one bit each of
+/// a vector (not an array of bits), so that an array of counters
+/// generates valid Verilog.
 #[derive(LogicBlock)]
 pub struct IntervalCounter<const L: usize> {
     pub clock: Signal<In, Clock>,
@@ -26,6 +30,9 @@ pub struct IntervalCounter<const L: usize> {
     r_enable: DFF<Bit>,
     sum: [Signal<Local, Bits<5>>; L],
     inc: Signal<Local, Bits<5>>,
+    /// The clock before's `inc`, not yet in `total`.
+    pending: DFF<Bits<5>>,
+    next_total: Signal<Local, Bits<32>>,
     total: DFF<Bits<32>>,
     snap: DFF<Bits<32>>,
 }
@@ -46,6 +53,8 @@ impl<const L: usize> Default for IntervalCounter<L> {
             r_enable: Default::default(),
             sum: std::array::from_fn(|_| Default::default()),
             inc: Default::default(),
+            pending: Default::default(),
+            next_total: Default::default(),
             total: Default::default(),
             snap: Default::default(),
         }
@@ -55,7 +64,7 @@ impl<const L: usize> Default for IntervalCounter<L> {
 impl<const L: usize> Logic for IntervalCounter<L> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, r_lanes, r_add, r_close, r_enable, total, snap);
+        dff_setup!(self, clock, r_lanes, r_add, r_close, r_enable, pending, total, snap);
         self.r_lanes.d.next = self.lanes.val();
         self.r_add.d.next = self.add.val();
         self.r_close.d.next = self.close.val();
@@ -78,11 +87,14 @@ impl<const L: usize> Logic for IntervalCounter<L> {
                 self.inc.next = self.sum[j].val();
             }
         }
+        self.pending.d.next = self.inc.val();
+        // The interval's total through the clock before the close's; the
+        // close's own events are in `inc`, and go to the next interval.
+        self.next_total.next = self.total.q.val() + bit_cast::<32, 5>(self.pending.q.val());
+        self.total.d.next = self.next_total.val();
         if self.r_close.q.val() {
-            self.total.d.next = bit_cast::<32, 5>(self.inc.val());
-            self.snap.d.next = self.total.q.val();
-        } else {
-            self.total.d.next = self.total.q.val() + bit_cast::<32, 5>(self.inc.val());
+            self.total.d.next = 0.into();
+            self.snap.d.next = self.next_total.val();
         }
         self.snapshot.next = self.snap.q.val();
     }

@@ -27,6 +27,9 @@
 //! of each DSMU clock per line bit ([`REF_DELAY`]), the limit's count
 //! ([`OVER_DELAY`]) and the CU's inner commands ([`CMD_DELAY`]). The bank
 //! states and the last line follow the bus whether the unit is on or off.
+//! The bus lanes are decoded two clocks before the counting stage and
+//! summarised per bank one clock before it ([`BankStats`]), so that no
+//! path of a clock runs from the decode through a bank's lanes in series.
 //!
 //! No counter saturates: an interval has at most `2^31` ticks, and no
 //! counter grows by more than one per tick (a tick holds one command, and
@@ -40,7 +43,7 @@ mod bank;
 mod counter;
 mod line;
 
-pub use bank::{BankLane, BankStats, LaneAddr};
+pub use bank::{BankStats, LaneAddr};
 pub use counter::{DelayLine, IntervalCounter};
 pub use line::LineLane;
 
@@ -58,6 +61,10 @@ pub const UNUSED_ACT: usize = 7;
 /// The lanes' A[17:0] side by side for [`BankStats`], sized for 8 lanes
 /// (stable Rust cannot size it `18 L`); lanes from `L` on are zero.
 pub const LANE_ADDR_BITS: usize = 18 * 8;
+
+/// The lanes' A[17:0] compared pairwise for [`BankStats`]: bit `8 k + j`
+/// for lanes `k` and `j`, sized for 8 lanes like [`LANE_ADDR_BITS`].
+pub const LANE_PAIR_BITS: usize = 8 * 8;
 
 /// Clocks from each tap of the capture chain to the encoder's, where the
 /// unit counts: from the DCBU (DSMU 2, limit 1, CU 1, encoder 4), the
@@ -130,10 +137,14 @@ pub struct StatisticCounters<
     // drops are known): the bus lanes' fields, the DSMU clock's toggles per
     // line bit, the limit's count, the CU's inner commands as {valid,
     // index}, and each tap's tick.
-    kind_delay: [DelayLine<Bits<4>, BUS_DELAY>; L],
-    rank_delay: [DelayLine<Bits<2>, BUS_DELAY>; L],
-    bank_delay: [DelayLine<Bits<4>, BUS_DELAY>; L],
-    addr_delay: [DelayLine<Bits<18>, BUS_DELAY>; L],
+    //
+    // The bus lanes' fields stop two clocks short: the lanes are decoded
+    // there, registered, summarised per bank a clock before the counting
+    // stage ([`BankStats`]), and registered again.
+    kind_delay: [DelayLine<Bits<4>, { BUS_DELAY - 2 }>; L],
+    rank_delay: [DelayLine<Bits<2>, { BUS_DELAY - 2 }>; L],
+    bank_delay: [DelayLine<Bits<4>, { BUS_DELAY - 2 }>; L],
+    addr_delay: [DelayLine<Bits<18>, { BUS_DELAY - 2 }>; L],
     toggle_delay: [DelayLine<Bits<5>, REF_DELAY>; LB],
     over_delay: DelayLine<Bits<4>, OVER_DELAY>,
     cmd_valid_delay: [DelayLine<Bit, CMD_DELAY>; E],
@@ -164,11 +175,11 @@ pub struct StatisticCounters<
     last_line: DFF<Bits<48>>,
     line_lanes: [LineLane; L],
     toggle_count: [Signal<Local, Bits<5>>; LB],
-    /// The counting stage's lanes, bit `j` for lane `j`: the kind (ACT;
-    /// RD, WR, RDA, WRA; WR, WRA; RDA, WRA; PRE; PREA; REF), a command the
-    /// unit counts (not NOP, and for a command of one bank a bank of the
-    /// geometry), the lanes of each bank and rank; and the lanes'
-    /// addresses side by side.
+    /// The lanes two clocks before the counting stage, bit `j` for lane
+    /// `j`: the kind (ACT; RD, WR, RDA, WRA; WR, WRA; RDA, WRA; PRE; PREA;
+    /// REF), a command the unit counts (not NOP, and for a command of one
+    /// bank a bank of the geometry), the lanes of each bank and rank; the
+    /// lanes' addresses side by side and compared pairwise.
     k_act: Signal<Local, Bits<L>>,
     k_column: Signal<Local, Bits<L>>,
     k_write: Signal<Local, Bits<L>>,
@@ -180,6 +191,23 @@ pub struct StatisticCounters<
     bank_sel: [Signal<Local, Bits<L>>; NB],
     rank_sel: [Signal<Local, Bits<L>>; R],
     lane_addrs: Signal<Local, Bits<LANE_ADDR_BITS>>,
+    addr_ne: Signal<Local, Bits<LANE_PAIR_BITS>>,
+    /// The same a clock before the counting stage (`p_`), for the banks;
+    /// and the rank counters' lanes at the counting stage.
+    p_act: DFF<Bits<L>>,
+    p_column: DFF<Bits<L>>,
+    p_write: DFF<Bits<L>>,
+    p_auto: DFF<Bits<L>>,
+    p_pre: DFF<Bits<L>>,
+    p_prea: DFF<Bits<L>>,
+    p_ref: DFF<Bits<L>>,
+    p_counted: DFF<Bits<L>>,
+    p_bank_sel: [DFF<Bits<L>>; NB],
+    p_rank_sel: [DFF<Bits<L>>; R],
+    p_addrs: DFF<Bits<LANE_ADDR_BITS>>,
+    p_addr_ne: DFF<Bits<LANE_PAIR_BITS>>,
+    refresh_lanes: [DFF<Bits<L>>; R],
+    busy_lanes: [DFF<Bits<L>>; R],
     /// The unit's state at the counting stage, before the clock's changes.
     on: DFFWithInit<Bit>,
     k: DFFWithInit<Bits<5>>,
@@ -318,6 +346,21 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             bank_sel: std::array::from_fn(|_| Default::default()),
             rank_sel: std::array::from_fn(|_| Default::default()),
             lane_addrs: Default::default(),
+            addr_ne: Default::default(),
+            p_act: Default::default(),
+            p_column: Default::default(),
+            p_write: Default::default(),
+            p_auto: Default::default(),
+            p_pre: Default::default(),
+            p_prea: Default::default(),
+            p_ref: Default::default(),
+            p_counted: Default::default(),
+            p_bank_sel: std::array::from_fn(|_| Default::default()),
+            p_rank_sel: std::array::from_fn(|_| Default::default()),
+            p_addrs: Default::default(),
+            p_addr_ne: Default::default(),
+            refresh_lanes: std::array::from_fn(|_| Default::default()),
+            busy_lanes: std::array::from_fn(|_| Default::default()),
             on: DFFWithInit::new(true),
             k: DFFWithInit::new(u64::from(interval_log2).to_bits()),
             start: Default::default(),
@@ -419,7 +462,17 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             header_k,
             closing,
             snapshot_new,
-            read
+            read,
+            p_act,
+            p_column,
+            p_write,
+            p_auto,
+            p_pre,
+            p_prea,
+            p_ref,
+            p_counted,
+            p_addrs,
+            p_addr_ne
         );
         // Delay lines to the counting stage.
         for j in 0..L {
@@ -543,7 +596,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.due_close.d.next = false;
         }
         self.enabled.next = self.on_now.val();
-        // The counting stage's lanes.
+        // The lanes two clocks before the counting stage.
         self.k_act.next = 0.into();
         self.k_column.next = 0.into();
         self.k_write.next = 0.into();
@@ -615,20 +668,53 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
                 );
             }
         }
+        self.addr_ne.next = 0.into();
+        for k in 0..L {
+            for j in 0..L {
+                self.addr_ne.next = self.addr_ne.val().replace_bit(
+                    8 * k + j,
+                    self.addr_delay[k].q.val() != self.addr_delay[j].q.val(),
+                );
+            }
+        }
+        // A clock before the counting stage.
+        self.p_act.d.next = self.k_act.val();
+        self.p_column.d.next = self.k_column.val();
+        self.p_write.d.next = self.k_write.val();
+        self.p_auto.d.next = self.k_auto.val();
+        self.p_pre.d.next = self.k_pre.val();
+        self.p_prea.d.next = self.k_prea.val();
+        self.p_ref.d.next = self.k_ref.val();
+        self.p_counted.d.next = self.counted.val();
+        self.p_addrs.d.next = self.lane_addrs.val();
+        self.p_addr_ne.d.next = self.addr_ne.val();
+        for b in 0..NB {
+            self.p_bank_sel[b].clock.next = self.clock.val();
+            self.p_bank_sel[b].d.next = self.bank_sel[b].val();
+        }
+        for r in 0..R {
+            self.p_rank_sel[r].clock.next = self.clock.val();
+            self.p_rank_sel[r].d.next = self.rank_sel[r].val();
+            self.refresh_lanes[r].clock.next = self.clock.val();
+            self.refresh_lanes[r].d.next = self.p_ref.q.val() & self.p_rank_sel[r].q.val();
+            self.busy_lanes[r].clock.next = self.clock.val();
+            self.busy_lanes[r].d.next = self.p_counted.q.val() & self.p_rank_sel[r].q.val();
+        }
         // Bank and rank counters.
         for b in 0..NB {
             self.banks[b].clock.next = self.clock.val();
             self.banks[b].close.next = self.close.val();
             self.banks[b].enable.next = self.on_now.val();
-            self.banks[b].act.next = self.k_act.val();
-            self.banks[b].column.next = self.k_column.val();
-            self.banks[b].write.next = self.k_write.val();
-            self.banks[b].auto.next = self.k_auto.val();
-            self.banks[b].pre.next = self.k_pre.val();
-            self.banks[b].prea.next = self.k_prea.val();
-            self.banks[b].refresh.next = self.k_ref.val();
-            self.banks[b].bank_sel.next = self.bank_sel[b].val();
-            self.banks[b].addr.next = self.lane_addrs.val();
+            self.banks[b].act.next = self.p_act.q.val();
+            self.banks[b].column.next = self.p_column.q.val();
+            self.banks[b].write.next = self.p_write.q.val();
+            self.banks[b].auto.next = self.p_auto.q.val();
+            self.banks[b].pre.next = self.p_pre.q.val();
+            self.banks[b].prea.next = self.p_prea.q.val();
+            self.banks[b].refresh.next = self.p_ref.q.val();
+            self.banks[b].bank_sel.next = self.p_bank_sel[b].q.val();
+            self.banks[b].addr.next = self.p_addrs.q.val();
+            self.banks[b].addr_ne.next = self.p_addr_ne.q.val();
         }
         for b in 0..NB {
             // A bank's rank is `b / (NB / R)`: the rank's lanes, by the
@@ -636,7 +722,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.banks[b].rank_sel.next = 0.into();
             for r in 0..R {
                 if self.bank_rank[b].val() == self.rank_index[r].val() {
-                    self.banks[b].rank_sel.next = self.rank_sel[r].val();
+                    self.banks[b].rank_sel.next = self.p_rank_sel[r].q.val();
                 }
             }
         }
@@ -645,12 +731,12 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.refresh[r].close.next = self.close.val();
             self.refresh[r].enable.next = self.on_now.val();
             self.refresh[r].add.next = 0.into();
-            self.refresh[r].lanes.next = self.k_ref.val() & self.rank_sel[r].val();
+            self.refresh[r].lanes.next = self.refresh_lanes[r].q.val();
             self.busy[r].clock.next = self.clock.val();
             self.busy[r].close.next = self.close.val();
             self.busy[r].enable.next = self.on_now.val();
             self.busy[r].add.next = 0.into();
-            self.busy[r].lanes.next = self.counted.val() & self.rank_sel[r].val();
+            self.busy[r].lanes.next = self.busy_lanes[r].q.val();
         }
         for i in 0..LB {
             self.toggles[i].clock.next = self.clock.val();

@@ -295,3 +295,62 @@ pub fn assert_records_equal(cfg: &BoardConfig, hw: &[Record], gold: &[Record]) {
     }
     assert_eq!(hw.len(), gold.len(), "records");
 }
+
+/// Runs `engine` (the unit under test, given the counting stage's tick
+/// to stop at) on `cmds` and checks it against the golden model with
+/// `lanes` lanes and `refs` references per clock, on from reset at `2^k`:
+/// every record equal, and the OVER_LIMIT and LOST_FIFO totals within the
+/// capture chain's drops (those while the unit is off are not counted).
+/// `engine` returns the records, the references over the limit and the
+/// events dropped.
+pub fn check_against_model(
+    cfg: &BoardConfig,
+    lanes: usize,
+    refs: usize,
+    cmds: &[Command],
+    k: u8,
+    engine: impl FnOnce(u64) -> (Vec<Record>, u64, u64),
+) -> Vec<Record> {
+    let gold = model_records(cfg, lanes as u32, refs as u32, cmds, k);
+    // Past the model's last record and the stream, by more than an
+    // interval of the longest `k` the streams set.
+    let last = gold.last().map_or(0, |r| r.1);
+    let stop = last.max(cmds.last().map_or(0, |c| c.cycle)) + (1 << 12);
+    let (hw, over, dropped) = engine(stop);
+    assert_records_equal(cfg, &hw, &gold);
+    let layout = hmtt_format::stats::CounterLayout::new(&cfg.geometry);
+    assert!(
+        total(&hw, layout.over_limit()) <= over,
+        "OVER_LIMIT in total"
+    );
+    assert!(
+        total(&hw, layout.lost_fifo()) <= dropped,
+        "LOST_FIFO in total"
+    );
+    hw
+}
+
+/// The limit and the FIFO dropped, and row hits, misses, conflicts and
+/// unused activations all occurred, in `records` of `cfg`'s geometry.
+pub fn assert_drops_and_row_outcomes(cfg: &BoardConfig, records: &[Record]) {
+    let g = &cfg.geometry;
+    let layout = hmtt_format::stats::CounterLayout::new(g);
+    assert!(
+        total(records, layout.over_limit()) > 0,
+        "the limit must drop"
+    );
+    assert!(total(records, layout.lost_fifo()) > 0, "the FIFO must drop");
+    let (ranks, banks) = (1usize << g.rank_bits(), 1usize << g.bank_bits());
+    for c in [
+        hmtt_format::stats::BankCounter::Hit,
+        hmtt_format::stats::BankCounter::Miss,
+        hmtt_format::stats::BankCounter::Conflict,
+        hmtt_format::stats::BankCounter::UnusedAct,
+    ] {
+        let n: u64 = (0..ranks)
+            .flat_map(|r| (0..banks).map(move |b| (r, b)))
+            .map(|(r, b)| total(records, layout.bank(r, b, c)))
+            .sum();
+        assert!(n > 0, "{c:?} must occur");
+    }
+}

@@ -5,7 +5,25 @@
 use rust_hdl::prelude::*;
 
 use super::counter::IntervalCounter;
-use super::{LANE_ADDR_BITS, LANE_PAIR_BITS};
+
+/// Per rank and bank, in format.md §5.3 order.
+pub const BANK_COUNTERS: usize = 8;
+pub const RD: usize = 0;
+pub const WR: usize = 1;
+pub const ACT: usize = 2;
+pub const PRE: usize = 3;
+pub const HIT: usize = 4;
+pub const MISS: usize = 5;
+pub const CONFLICT: usize = 6;
+pub const UNUSED_ACT: usize = 7;
+
+/// The lanes' A[17:0] side by side for [`BankStats`], sized for 8 lanes
+/// (stable Rust cannot size it `18 L`); lanes from `L` on are zero.
+pub const LANE_ADDR_BITS: usize = 18 * 8;
+
+/// The lanes' A[17:0] compared pairwise for [`BankStats`]: bit `8 k + j`
+/// for lanes `k` and `j`, sized for 8 lanes like [`LANE_ADDR_BITS`].
+pub const LANE_PAIR_BITS: usize = 8 * 8;
 
 /// One bank's counters and what the bus shows of it: open or idle, the
 /// open row, a column command since the ACT, the row an explicit PRE/PREA

@@ -43,28 +43,12 @@ mod bank;
 mod counter;
 mod line;
 
-pub use bank::{BankStats, LaneAddr};
+pub use bank::{
+    BankStats, LaneAddr, ACT, BANK_COUNTERS, CONFLICT, HIT, LANE_ADDR_BITS, LANE_PAIR_BITS, MISS,
+    PRE, RD, UNUSED_ACT, WR,
+};
 pub use counter::{DelayLine, IntervalCounter};
 pub use line::LineLane;
-
-/// Per rank and bank, in format.md §5.3 order.
-pub const BANK_COUNTERS: usize = 8;
-pub const RD: usize = 0;
-pub const WR: usize = 1;
-pub const ACT: usize = 2;
-pub const PRE: usize = 3;
-pub const HIT: usize = 4;
-pub const MISS: usize = 5;
-pub const CONFLICT: usize = 6;
-pub const UNUSED_ACT: usize = 7;
-
-/// The lanes' A[17:0] side by side for [`BankStats`], sized for 8 lanes
-/// (stable Rust cannot size it `18 L`); lanes from `L` on are zero.
-pub const LANE_ADDR_BITS: usize = 18 * 8;
-
-/// The lanes' A[17:0] compared pairwise for [`BankStats`]: bit `8 k + j`
-/// for lanes `k` and `j`, sized for 8 lanes like [`LANE_ADDR_BITS`].
-pub const LANE_PAIR_BITS: usize = 8 * 8;
 
 /// Clocks from each tap of the capture chain to the encoder's, where the
 /// unit counts: from the DCBU (DSMU 2, limit 1, CU 1, encoder 4), the

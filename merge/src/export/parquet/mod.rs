@@ -27,7 +27,25 @@
 //! | `va` | uint64, null unless translated (virtual) | virtual byte address |
 //! | `miss` | string, null unless untranslated (virtual) | `unmapped`, `kernel`, `dma` |
 
+/// `$plain($args)`, or `$avx2($args)` (the same function compiled with
+/// AVX2) where the CPU has AVX2.
+macro_rules! with_avx2 {
+    ($plain:ident, $avx2:ident, $($arg:expr),*) => {{
+        #[cfg(target_arch = "x86_64")]
+        let result = if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: this CPU has AVX2.
+            unsafe { $avx2($($arg),*) }
+        } else {
+            $plain($($arg),*)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let result = $plain($($arg),*);
+        result
+    }};
+}
+
 mod dataset;
+mod delta;
 mod pages;
 
 use std::io::Write;

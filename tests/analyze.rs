@@ -782,6 +782,35 @@ fn split_pictures_are_the_one_pass_pictures() {
     forged["last_tick"] = (forged["last_tick"].as_u64().unwrap() + 1).into();
     let other = dir.join("other-axes.json");
     std::fs::write(&other, forged.to_string()).unwrap();
+    // Axes that would size or order the grids wrongly are refused.
+    let bad_axes = dir.join("bad-axes.json");
+    for (field, value, says) in [
+        ("pages", serde_json::json!([5, 3]), "not in ascending order"),
+        (
+            "heat_pages",
+            serde_json::json!(vec![4096; 33]),
+            "more than 32",
+        ),
+    ] {
+        let mut bad = forged.clone();
+        bad[field] = value;
+        std::fs::write(&bad_axes, bad.to_string()).unwrap();
+        let out = support::cli::hmtt(&[
+            "analyze",
+            s(&archive),
+            "--blocks",
+            "0..1",
+            "--plot-axes",
+            s(&bad_axes),
+            "--partial",
+            s(&dir.join("never.json")),
+        ]);
+        assert!(!out.status.success() && !dir.join("never.json").exists());
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{field}"
+        );
+    }
     let stray = dir.join("stray.json");
     let last = format!("{}..{}", cut[3], cut[4]);
     ok(&[

@@ -785,6 +785,8 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
             "--log",
             "--plot",
             "--plot-format",
+            "--plot-axes",
+            "--write-plot-axes",
             "--json",
         ],
     ),

@@ -20,7 +20,7 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 
 use super::partial::PartialError;
-use super::pictures::Pictures;
+use super::pictures::{Pictures, HEAT_PAGES};
 use super::{Access, Analysis, AnalyzeError, Analyzer, TraceInput, TraceMeta};
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::trace::RecordKind;
@@ -132,6 +132,18 @@ impl PlotAxes {
             return Err(PartialError::Refused(format!(
                 "not plot axes of version {PICTURES_VERSION} ({} version {})",
                 a.format, a.version
+            )));
+        }
+        // A file may lie: the grids are sized by these.
+        if !a.pages.windows(2).all(|w| w[0] < w[1]) {
+            return Err(PartialError::Refused(
+                "plot axes: the pages are not in ascending order".into(),
+            ));
+        }
+        if a.heat_pages.len() > HEAT_PAGES {
+            return Err(PartialError::Refused(format!(
+                "plot axes: {} heat map pages, more than {HEAT_PAGES}",
+                a.heat_pages.len()
             )));
         }
         Ok(a)

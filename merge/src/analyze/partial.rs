@@ -148,13 +148,7 @@ pub fn write_partial(
         ));
     }
     let count = BlockReader::new(&trace).block_count();
-    let blocks = blocks.start.min(count)..blocks.end.min(count);
-    if blocks.is_empty() && count > 0 {
-        return Err(PartialError::Refused(format!(
-            "blocks {}..{} hold nothing: the trace has blocks 0..{count}",
-            blocks.start, blocks.end
-        )));
-    }
+    let blocks = blocks_within(blocks, count)?;
     let origin = first_reference_tick(&trace)?;
     let later = (blocks.start > 0).then_some(origin);
     let a = analyze_blocks(&input, opts, blocks.clone(), later)?;
@@ -183,6 +177,61 @@ pub fn write_partial(
     Ok(blocks)
 }
 
+/// `blocks` cut to a trace of `count` blocks; refused where nothing of
+/// them is left of a trace that has blocks.
+pub(super) fn blocks_within(
+    blocks: Range<usize>,
+    count: usize,
+) -> Result<Range<usize>, PartialError> {
+    let blocks = blocks.start.min(count)..blocks.end.min(count);
+    if blocks.is_empty() && count > 0 {
+        return Err(PartialError::Refused(format!(
+            "blocks {}..{} hold nothing: the trace has blocks 0..{count}",
+            blocks.start, blocks.end
+        )));
+    }
+    Ok(blocks)
+}
+
+/// The check that runs of blocks, taken in order of their start, cover a
+/// trace's blocks once each; `what` names the files that hold them.
+pub(super) struct Tiling {
+    next: usize,
+    what: &'static str,
+}
+
+impl Tiling {
+    pub(super) fn new(what: &'static str) -> Tiling {
+        Tiling { next: 0, what }
+    }
+
+    /// The next run: refused where it does not start where the runs
+    /// before end.
+    pub(super) fn take(&mut self, blocks: &Range<usize>) -> Result<(), PartialError> {
+        if blocks.start != self.next {
+            return Err(PartialError::Refused(format!(
+                "blocks {}..{} are in no {} (or in two)",
+                self.next,
+                blocks.start.max(self.next),
+                self.what
+            )));
+        }
+        self.next = blocks.end;
+        Ok(())
+    }
+
+    /// Refused where the runs end before the trace's `count` blocks.
+    pub(super) fn finish(self, count: usize) -> Result<(), PartialError> {
+        match self.next == count {
+            true => Ok(()),
+            false => Err(PartialError::Refused(format!(
+                "blocks {}..{count} are in no {}",
+                self.next, self.what
+            ))),
+        }
+    }
+}
+
 /// Reads a partial analysis.
 pub fn read_partial(input: impl Read) -> Result<Partial, PartialError> {
     let p: Partial = serde_json::from_reader(std::io::BufReader::new(input))?;
@@ -209,7 +258,7 @@ pub fn combine(
     let (meta, saved) = (first.trace.clone(), first.options.clone());
     let (records, count, origin) = (first.trace_records, first.trace_blocks, first.origin);
     let opts = saved.options()?;
-    let mut next = 0;
+    let mut tiling = Tiling::new("partial analysis");
     for p in &parts {
         if p.trace != meta
             || p.trace_records != records
@@ -225,19 +274,9 @@ pub fn combine(
                 "the partial analyses were made with different options".into(),
             ));
         }
-        if p.blocks.start != next {
-            return Err(PartialError::Refused(format!(
-                "blocks {next}..{} are in no partial analysis (or in two)",
-                p.blocks.start.max(next)
-            )));
-        }
-        next = p.blocks.end;
+        tiling.take(&p.blocks)?;
     }
-    if next != count {
-        return Err(PartialError::Refused(format!(
-            "blocks {next}..{count} are in no partial analysis"
-        )));
-    }
+    tiling.finish(count)?;
     let mut whole: Option<Analyzer> = None;
     for p in parts {
         let later = (p.blocks.start > 0).then_some(origin);

@@ -19,7 +19,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use super::partial::PartialError;
+use super::partial::{blocks_within, PartialError, Tiling};
 use super::pictures::{Pictures, HEAT_PAGES};
 use super::{Access, Analysis, AnalyzeError, Analyzer, TraceInput, TraceMeta};
 use hmtt_format::archive::AnyTrace;
@@ -280,14 +280,7 @@ pub fn write_pictures_partial(
             "the plot axes are of another trace".into(),
         ));
     }
-    let count = id.trace_blocks;
-    let blocks = blocks.start.min(count)..blocks.end.min(count);
-    if blocks.is_empty() && count > 0 {
-        return Err(PartialError::Refused(format!(
-            "blocks {}..{} hold nothing: the trace has blocks 0..{count}",
-            blocks.start, blocks.end
-        )));
-    }
+    let blocks = blocks_within(blocks, id.trace_blocks)?;
     let p = grids_of_blocks(&trace, axes.pictures(), blocks.clone())?;
     let partial = PicturesPartial {
         format: PICTURES_FORMAT.into(),
@@ -314,34 +307,24 @@ pub fn combine_pictures(
     mut parts: Vec<PicturesPartial>,
 ) -> Result<Pictures, PartialError> {
     parts.sort_by_key(|p| p.blocks.start);
-    let mut next = 0;
+    let digest = axes.digest();
+    let mut tiling = Tiling::new("pictures partial");
     for p in &parts {
         if p.id != axes.id {
             return Err(PartialError::Refused(
                 "the pictures partials are of another trace than the partial analyses".into(),
             ));
         }
-        if p.axes_digest != axes.digest() {
+        if p.axes_digest != digest {
             return Err(PartialError::Refused(format!(
                 "the pictures partial of blocks {}..{} was made over other plot axes \
                  than those of the partial analyses combined",
                 p.blocks.start, p.blocks.end
             )));
         }
-        if p.blocks.start != next {
-            return Err(PartialError::Refused(format!(
-                "blocks {next}..{} are in no pictures partial (or in two)",
-                p.blocks.start.max(next)
-            )));
-        }
-        next = p.blocks.end;
+        tiling.take(&p.blocks)?;
     }
-    if next != axes.id.trace_blocks {
-        return Err(PartialError::Refused(format!(
-            "blocks {next}..{} are in no pictures partial",
-            axes.id.trace_blocks
-        )));
-    }
+    tiling.finish(axes.id.trace_blocks)?;
     let mut whole: Option<Pictures> = None;
     for p in parts {
         let grids = p.grids(axes)?;

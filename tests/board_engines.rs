@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
+use hmtt_board_model::default_window;
 use hmtt_format::geometry::Geometry;
-use hmtt_sim::board::default_window;
 use serde_json::Value;
 
 mod support;

@@ -12,10 +12,10 @@ use std::process::Command as Process;
 use std::time::Instant;
 
 use capture_support::*;
+use hmtt_board_model::BoardConfig;
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
 use hmtt_hdl::capture::Capture;
-use hmtt_sim::board::BoardConfig;
 use rust_hdl::prelude::*;
 
 fn burst(ticks: u64) -> Vec<Command> {

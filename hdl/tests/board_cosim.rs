@@ -1,6 +1,6 @@
 //! Co-simulation of the whole board core (`BoardTop`: capture chain,
 //! packetizer, per-port clock-domain crossing, framers) against the golden
-//! model (`hmtt_sim::board::Board`, board.md 2.2): random legal command
+//! model (`hmtt_board_model::Board`, board.md 2.2): random legal command
 //! streams go in on the DDR pins, Ethernet frames come out of the GMII
 //! ports, and their UDP payloads must equal the golden model's packets byte
 //! for byte (so word for word), each on the port it was dealt to; each
@@ -21,8 +21,8 @@ mod capture_support;
 mod eth_support;
 
 use board_support::*;
+use hmtt_board_model::{BoardPacket, DrainRate};
 use hmtt_format::geometry::Geometry;
-use hmtt_sim::board::{BoardPacket, DrainRate};
 
 /// Builds both sides with the same parameters, runs them and compares.
 fn cosim<const L: usize, const E: usize, const B: usize, const AB: usize, const P: usize>(

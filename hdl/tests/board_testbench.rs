@@ -25,10 +25,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
 use board_support::*;
+use hmtt_board_model::{BoardCounters, BoardPacket};
 use hmtt_format::command::Command;
 use hmtt_hdl::board_top::{BoardTop, BoardTopConfig};
 use hmtt_hdl::gmii::{GmiiDecoder, WireFrame, MIN_GAP};
-use hmtt_sim::board::{BoardCounters, BoardPacket};
 use rust_hdl::prelude::*;
 use verilog_support::*;
 

@@ -6,9 +6,9 @@
 mod capture_support;
 
 use capture_support::*;
+use hmtt_board_model::BoardConfig;
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
-use hmtt_sim::board::BoardConfig;
 
 #[test]
 fn burst_fills_the_16k_fifo_without_loss_then_reports_lost() {

@@ -1,6 +1,6 @@
 //! Co-simulation: the capture chain's FIFO push stream, pop stream, fill
 //! level and mode per clock and its counters equal the golden model's
-//! (`hmtt_sim::board::Board` and its probe) for random streams, for the (L, E)
+//! (`hmtt_board_model::Board` and its probe) for random streams, for the (L, E)
 //! pairs the boards use (8, 3) and (2, 2) and a few others, 24- and 28-bit
 //! line indices, 8 and 16 banks, with and without FIFO overflow (LOST
 //! words), and with more than E references per clock (the limit).
@@ -8,9 +8,9 @@
 mod capture_support;
 
 use capture_support::*;
+use hmtt_board_model::DrainRate;
 use hmtt_format::geometry::Geometry;
 use hmtt_format::record::RecordWord;
-use hmtt_sim::board::DrainRate;
 use hmtt_sim::full_rate::{full_rate_stream, FullRate};
 
 /// 2 ranks, 8 banks, 13 row bits, 7 column-line bits: 24-bit lines.

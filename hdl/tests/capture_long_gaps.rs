@@ -22,12 +22,12 @@
 mod capture_support;
 
 use capture_support::{board_config, Rng};
+use hmtt_board_model::{Board, BoardConfig, DrainRate};
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::record::{Opcode, RecordWord, KEEPER_GAP};
 use hmtt_hdl::cu::event_kind;
 use hmtt_hdl::encoder::{Encoder, GROUPS, KEEPER_GAP as HDL_KEEPER_GAP, LATENCY};
-use hmtt_sim::board::{Board, BoardConfig, DrainRate};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 

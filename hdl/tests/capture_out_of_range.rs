@@ -10,8 +10,8 @@
 mod capture_support;
 
 use capture_support::*;
+use hmtt_board_model::DrainRate;
 use hmtt_format::geometry::Geometry;
-use hmtt_sim::board::DrainRate;
 
 #[test]
 fn out_of_range_commands_are_counted_and_ignored_l1() {

@@ -13,11 +13,11 @@ use std::fmt::Write as _;
 use std::process::Command as Process;
 
 use capture_support::*;
+use hmtt_board_model::{Board, BoardConfig, DrainRate};
 use hmtt_format::command::Command;
 use hmtt_format::geometry::Geometry;
 use hmtt_hdl::capture::Capture;
 use hmtt_hdl::encoder::GROUPS;
-use hmtt_sim::board::{Board, BoardConfig, DrainRate};
 use rust_hdl::prelude::*;
 use verilog_support::*;
 

@@ -11,7 +11,7 @@ use hmtt_sim::workload::Workload;
 fn workload_stream(
     cache_on: bool,
 ) -> (
-    hmtt_sim::board::BoardConfig,
+    hmtt_board_model::BoardConfig,
     Vec<hmtt_format::command::Command>,
 ) {
     let mut cfg =

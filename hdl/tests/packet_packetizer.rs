@@ -1,5 +1,5 @@
 //! The packetizer alone, against the golden model's packetizer
-//! (`hmtt_sim::board::Packetizer`, board.md 2.2 steps 3 and 4, in clocks)
+//! (`hmtt_board_model::Packetizer`, board.md 2.2 steps 3 and 4, in clocks)
 //! fed the same popped words in the same clocks: packets are rebuilt from
 //! what the HDL writes into the port buffers (words per port, descriptors
 //! in close order) and must equal the model's byte for byte, each leaving
@@ -9,10 +9,10 @@
 mod eth_support;
 
 use eth_support::Lcg;
+use hmtt_board_model::{BoardPacket, CloseReason, Packetizer as GoldenPacketizer};
 use hmtt_format::record::Opcode;
 use hmtt_format::{BoardEvent, EventEncoder, Geometry, PacketHeader, RecordWord};
 use hmtt_hdl::packetizer::{Descriptor, Packetizer, PacketizerConfig};
-use hmtt_sim::board::{BoardPacket, CloseReason, Packetizer as GoldenPacketizer};
 use rust_hdl::prelude::*;
 
 const BOARD_ID: u8 = 5;

@@ -12,10 +12,10 @@ mod capture_support;
 mod statistics_support;
 
 use capture_support::*;
+use hmtt_board_model::{BoardConfig, DrainRate};
 use hmtt_format::command::Command;
 use hmtt_hdl::capture::CaptureConfig;
 use hmtt_hdl::dcbu::CommandPins;
-use hmtt_sim::board::{BoardConfig, DrainRate};
 use rust_hdl::prelude::*;
 use statistics_support::*;
 use std::collections::BTreeMap;

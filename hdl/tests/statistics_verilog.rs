@@ -15,11 +15,11 @@ use std::fmt::Write as _;
 use std::process::Command as Process;
 
 use capture_support::*;
+use hmtt_board_model::{BoardConfig, DrainRate};
 use hmtt_format::command::Command;
 use hmtt_format::geometry::Geometry;
 use hmtt_hdl::dsmu::LineGeometry;
 use hmtt_hdl::statistics::StatisticCounters;
-use hmtt_sim::board::{BoardConfig, DrainRate};
 use rust_hdl::prelude::*;
 use statistics_support::*;
 use verilog_support::*;

@@ -9,8 +9,8 @@ use std::path::Path;
 use hmtt_format::capture::{CaptureReader, RECORD_HEADER_LEN};
 use hmtt_format::Packet;
 
-use crate::board::BoardPacket;
 use crate::machine::{SimError, SimOutput};
+use hmtt_board_model::BoardPacket;
 
 /// Which packets go wrong, by (board id, seq).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -11,15 +11,15 @@
 //! assert_eq!(out.packets.len(), 1);
 //! ```
 
-use crate::board::output::OutputError;
-use crate::board::{
-    default_window, Board, BoardConfig, BoardCounters, BoardError, BoardPacket, DrainRate,
-    DEFAULT_REFS_PER_CLOCK,
-};
 use crate::cache::{Cache, CacheConfig, CacheShapeError, CacheStats};
 use crate::dram::{Controller, ControllerConfig, ControllerStats, Request};
 use crate::os::{FramePool, Os, OsEffect, OsError, OsStats};
 use crate::workload::{DmaDir, Op, Workload, PAGE};
+use hmtt_board_model::output::OutputError;
+use hmtt_board_model::{
+    default_window, Board, BoardConfig, BoardCounters, BoardError, BoardPacket, DrainRate,
+    DEFAULT_REFS_PER_CLOCK,
+};
 use hmtt_format::config::{
     log_tag_event, ConfigWindow, FIRST_HIGH_USER_EVENT, FIRST_LOG_TAG, FIRST_USER_EVENT,
 };

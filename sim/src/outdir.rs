@@ -12,9 +12,9 @@ use hmtt_format::klog::FileHeaderRepr;
 use hmtt_format::truth::TruthHeader;
 use hmtt_format::Command;
 
-use crate::board::output::CaptureWriters;
-use crate::board::BoardCounters;
 use crate::machine::{SimError, SimOutput, SimStats};
+use hmtt_board_model::output::CaptureWriters;
+use hmtt_board_model::BoardCounters;
 
 /// File names in an outputs directory (docs/format.md §10).
 pub mod files {
@@ -24,7 +24,7 @@ pub mod files {
     }
     /// Capture file of board `b`, port `p`.
     pub fn capture(b: u8, p: u8) -> String {
-        crate::board::output::capture_file_name(b, p)
+        hmtt_board_model::output::capture_file_name(b, p)
     }
     pub const TRUTH: &str = "truth.hmtttruth";
     pub const TRUTH_CSV: &str = "truth.csv";

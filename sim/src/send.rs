@@ -16,9 +16,9 @@ use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
-use crate::board::BoardPacket;
 use crate::machine::SimError;
 use crate::stream::PacketSink;
+use hmtt_board_model::BoardPacket;
 
 /// How to send.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -5,14 +5,14 @@
 //! [`SimOutput::write_dir`](crate::machine::SimOutput::write_dir), from the
 //! same pieces ([`crate::outdir`]).
 
-use crate::board::output::CaptureWriters;
-use crate::board::{Board, BoardPacket};
 use crate::dram::{StreamChecker, Violation};
 use crate::machine::{Machine, SimConfig, SimError, SimStats};
 use crate::outdir::{
     commands_head, commands_tail, events_toml, files, summary_json, write_command_lines,
     StreamSummary, SOURCE_NAME,
 };
+use hmtt_board_model::output::CaptureWriters;
+use hmtt_board_model::{Board, BoardPacket};
 use hmtt_format::atomic_file::AtomicFile;
 use hmtt_format::klog::{FileHeaderRepr, RecordRepr};
 use hmtt_format::text::Row;

@@ -216,8 +216,8 @@ fn same_seed_same_run_other_seed_other_frames() {
 
 #[test]
 fn tiny_fifo_and_slow_drain_lost_counts_add_up_to_the_missing_references() {
+    use hmtt_board_model::DrainRate;
     use hmtt_format::record::BoardEvent;
-    use hmtt_sim::board::DrainRate;
     let mut cfg = SimConfig::default()
         .workload(Workload::mix(16 << 10))
         .cache_off();

@@ -7,7 +7,7 @@
 //! With `captures_only`, it writes the same files but the command streams
 //! and the ground truth.
 
-use hmtt_sim::board::BoardPacket;
+use hmtt_board_model::BoardPacket;
 use hmtt_sim::dram::check;
 use hmtt_sim::machine::{simulate, SimConfig, SimError, SimOutput};
 use hmtt_sim::outdir::StreamSummary;

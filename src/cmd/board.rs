@@ -4,8 +4,8 @@
 //! Verilator (`hmtt_firmware::engine`).
 
 use anyhow::Context;
+use hmtt_board_model::BoardConfig;
 use hmtt_firmware::engine::{self, BoardRun, CoreSpec};
-use hmtt_sim::board::BoardConfig;
 
 use crate::output::{quiet, to_stdout};
 use crate::shared::text_input;
@@ -19,7 +19,7 @@ fn core(args: &Args) -> Option<CoreSpec> {
 }
 
 /// The board's configuration: the options as the library takes them
-/// ([`hmtt_sim::board::BoardOptions`]), applied to the core's or board.md's defaults.
+/// ([`hmtt_board_model::BoardOptions`]), applied to the core's or board.md's defaults.
 fn config(args: &Args, core: Option<&CoreSpec>) -> anyhow::Result<BoardConfig> {
     Ok(engine::board_config(core, &args.options()?)?)
 }

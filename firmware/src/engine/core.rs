@@ -10,10 +10,10 @@
 
 use std::marker::PhantomData;
 
+use hmtt_board_model::{BoardConfig, DrainRate};
 use hmtt_format::config::ConfigWindow;
 use hmtt_hdl::board_top::{BoardTop, BoardTopConfig};
 use hmtt_hdl::dsmu::LineGeometry;
-use hmtt_sim::board::{BoardConfig, DrainRate};
 use rust_hdl::prelude::*;
 
 use super::EngineError;

@@ -1,4 +1,4 @@
-//! The engines of `hmtt board`: the golden model (`hmtt_sim::board`) or the
+//! The engines of `hmtt board`: the golden model (`hmtt_board_model`) or the
 //! generated Verilog of a firmware core (`hmtt_hdl::board_top::BoardTop` as
 //! `tops` instantiates it) built with Verilator, on the same command stream,
 //! writing the same capture files (one per port) and summary.
@@ -20,12 +20,12 @@ use std::io::BufRead;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use hmtt_format::command::{CommandReader, ReadError};
-use hmtt_hdl::testbench::FrameError;
-use hmtt_sim::board::output::{CaptureWriters, OutputError, RunSummary};
-use hmtt_sim::board::{
+use hmtt_board_model::output::{CaptureWriters, OutputError, RunSummary};
+use hmtt_board_model::{
     BaseConfig, Board as Model, BoardConfig, BoardError, BoardOptions, OptionsError,
 };
+use hmtt_format::command::{CommandReader, ReadError};
+use hmtt_hdl::testbench::FrameError;
 
 use crate::board::Board;
 use crate::error::FirmwareError;
@@ -170,7 +170,7 @@ pub fn run_model(
 /// before the trace packets that left after it).
 fn drain_to_ports(
     board: &mut Model,
-    packets: &mut Vec<hmtt_sim::board::BoardPacket>,
+    packets: &mut Vec<hmtt_board_model::BoardPacket>,
     writers: &mut CaptureWriters,
 ) -> Result<(), EngineError> {
     board.drain_statistics(packets);

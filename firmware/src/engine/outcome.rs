@@ -5,9 +5,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use hmtt_sim::board::counters::HardwareCounter;
-use hmtt_sim::board::output::RunSummary;
-use hmtt_sim::board::BoardCounters;
+use hmtt_board_model::counters::HardwareCounter;
+use hmtt_board_model::output::RunSummary;
+use hmtt_board_model::BoardCounters;
 
 use super::{EngineError, VerilatorRun};
 
@@ -200,7 +200,7 @@ impl fmt::Display for RunLine<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hmtt_sim::board::BoardOptions;
+    use hmtt_board_model::BoardOptions;
 
     #[test]
     fn a_model_run_writes_its_summary_warns_and_prints_its_line() {

@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use hmtt_board_model::output::CaptureWriters;
+use hmtt_board_model::{kind_index, BoardConfig, BoardPacket};
 use hmtt_format::command::CommandReader;
 use hmtt_format::packet::Packet;
 use hmtt_format::{InnerCommand, Opcode};
@@ -20,8 +22,6 @@ use hmtt_hdl::testbench::{
     command_pins, frame_payload, parse_line, pin_record, pin_word, HardwareCounter, PortFrames,
     TbLine,
 };
-use hmtt_sim::board::output::CaptureWriters;
-use hmtt_sim::board::{kind_index, BoardConfig, BoardPacket};
 
 use super::verilator::Simulator;
 use super::EngineError;

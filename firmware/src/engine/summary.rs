@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
+use hmtt_board_model::output::{PortFile, RunSummary};
+use hmtt_board_model::{BoardConfig, BoardCounters, Mode};
 use hmtt_format::command::DdrCmd;
 use hmtt_format::packet::{FLAG_TAGS_ONLY, FLAG_TRACING};
 use hmtt_hdl::testbench::HardwareCounter;
-use hmtt_sim::board::output::{PortFile, RunSummary};
-use hmtt_sim::board::{BoardConfig, BoardCounters, Mode};
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde_json::{json, Value};

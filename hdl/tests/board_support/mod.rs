@@ -6,6 +6,7 @@
 
 use crate::capture_support::{board_config, capture_config, kind_of, random_stream};
 use crate::eth_support;
+use hmtt_board_model::{Board, BoardConfig, BoardCounters, BoardPacket, DrainRate};
 use hmtt_format::capture::{emit_record_header, CaptureHeader, SourceKind};
 use hmtt_format::command::Command;
 use hmtt_format::geometry::Geometry;
@@ -17,7 +18,6 @@ use hmtt_hdl::dcbu::CommandPins;
 use hmtt_hdl::gmii::{GmiiDecoder, WireFrame};
 use hmtt_merge::{merge, MergeOptions, VecSink};
 use hmtt_receiver::{Capture, CaptureConfig, Input, Source};
-use hmtt_sim::board::{Board, BoardConfig, BoardCounters, BoardPacket, DrainRate};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;

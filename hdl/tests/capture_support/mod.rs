@@ -177,10 +177,10 @@ pub fn cmd(tick: u64, kind: u64, rank: u64, bank: u64, arg: u64) -> PinCommand {
 
 pub use kind::*;
 
+use hmtt_board_model::{BoardConfig, DrainRate};
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
 use hmtt_hdl::dsmu::LineGeometry;
-use hmtt_sim::board::{BoardConfig, DrainRate};
 
 /// The DCBU kind code a memory controller puts on the pins for `cmd`.
 pub fn kind_of(cmd: DdrCmd) -> u64 {

@@ -1,10 +1,10 @@
-//! The golden model (`hmtt_sim::board::Board` with its co-simulation probe)
+//! The golden model (`hmtt_board_model::Board` with its co-simulation probe)
 //! seen through the capture chain's probe outputs: words pushed and popped
 //! with their clock, the fill level and the mode after every clock, and the
 //! counters, over the same clocks the HDL ran.
 
+use hmtt_board_model::{Board, BoardConfig};
 use hmtt_format::command::Command;
-use hmtt_sim::board::{Board, BoardConfig};
 
 use super::CaptureTrace;
 

@@ -4,13 +4,13 @@
 #![allow(dead_code)]
 
 use crate::capture_support::*;
+use hmtt_board_model::{run_commands_with_statistics, BoardConfig, DrainRate, StatsConfig};
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::stats::{StatsAssembler, StatsPart};
 use hmtt_hdl::capture::{Capture, CaptureConfig};
 use hmtt_hdl::pins::DimmPins;
 use hmtt_hdl::statistics::StatisticCounters;
-use hmtt_sim::board::{run_commands_with_statistics, BoardConfig, DrainRate, StatsConfig};
 use rust_hdl::prelude::*;
 use std::collections::BTreeMap;
 

@@ -9,11 +9,11 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use hmtt_board_model::output::CaptureWriters;
+use hmtt_board_model::packetizer::BoardPacket;
 use hmtt_format::events::EventNames;
 use hmtt_format::packet::Packet;
 use hmtt_merge::{merge_to_trace, CaptureSet, MergeOptions, MergeReport};
-use hmtt_sim::board::output::CaptureWriters;
-use hmtt_sim::board::packetizer::BoardPacket;
 use hmtt_sim::machine::{simulate, SimConfig, SimOutput};
 use hmtt_sim::workload::{Workload, WorkloadKind};
 

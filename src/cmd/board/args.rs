@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 
 use clap::ValueEnum;
-use hmtt_firmware::Board as Core;
-use hmtt_format::geometry::Geometry;
-use hmtt_sim::board::{
+use hmtt_board_model::{
     parse_config_bytes, parse_window, BoardOptions, DrainRate, MappingText, DEFAULT_CONFIG_BYTES,
 };
+use hmtt_firmware::Board as Core;
+use hmtt_format::geometry::Geometry;
 
 use crate::shared::{parse_number, usize_in};
 

@@ -4,12 +4,12 @@ use super::*;
 use std::path::PathBuf;
 
 use clap::Parser;
+use hmtt_board_model::DrainRate;
 use hmtt_firmware::Board as Core;
 use hmtt_format::capture::CaptureReader;
 use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::Packet;
 use hmtt_format::record::BoardEvent;
-use hmtt_sim::board::DrainRate;
 
 #[derive(Parser)]
 struct Cli {

@@ -1,5 +1,5 @@
 //! The Statistic Unit of the golden model (board.md "Statistic Unit")
-//! against an independent recount: `scripts/statistics_recount.py`
+//! against an independent recount: `tests/scripts/statistics_recount.py`
 //! reads the command file and the statistics packets of the capture files
 //! and recounts every record's counters from the specification alone, on
 //! an `hmtt sim` stream, on the saturated full-rate stream whose trace
@@ -12,15 +12,15 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Command as Process;
 
+use hmtt_board_model::output::CaptureWriters;
+use hmtt_board_model::{
+    run_commands, run_commands_with_statistics, BoardConfig, BoardCounters, ReuseConfig,
+    StatsConfig,
+};
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::config::InnerCommand;
 use hmtt_format::geometry::Geometry;
 use hmtt_format::stats::{StatsAssembler, StatsPart, StatsRecord};
-use hmtt_sim::board::output::CaptureWriters;
-use hmtt_sim::board::{
-    run_commands, run_commands_with_statistics, BoardConfig, BoardCounters, ReuseConfig,
-    StatsConfig,
-};
 use hmtt_sim::full_rate::{full_rate_stream, FullRate};
 use hmtt_sim::machine::{simulate, SimConfig};
 use hmtt_sim::workload::Workload;
@@ -548,7 +548,7 @@ fn statistics_only_mode_sends_under_a_percent_of_the_full_trace_with_equal_count
     let (trace, stats, full) = run(inner_commands(&cfg, &[StatsOnly, TraceAll, InsertTag], 96));
     let (only_trace, only_stats, only) =
         run(inner_commands(&cfg, &[StatsOnly, InsertTag, InsertTag], 96));
-    let bytes = |t: &[hmtt_sim::board::BoardPacket], s: &[hmtt_sim::board::BoardPacket]| {
+    let bytes = |t: &[hmtt_board_model::BoardPacket], s: &[hmtt_board_model::BoardPacket]| {
         t.iter().chain(s).map(|p| p.bytes.len() as u64).sum::<u64>()
     };
     let (full_bytes, only_bytes) = (bytes(&trace, &stats), bytes(&only_trace, &only_stats));
@@ -559,7 +559,7 @@ fn statistics_only_mode_sends_under_a_percent_of_the_full_trace_with_equal_count
         only_bytes * 100 < full_bytes,
         "statistics-only {only_bytes} bytes, the full trace {full_bytes}"
     );
-    let records = |s: &[hmtt_sim::board::BoardPacket]| {
+    let records = |s: &[hmtt_board_model::BoardPacket]| {
         let mut a = StatsAssembler::default();
         let mut r: Vec<StatsRecord> = s
             .iter()

@@ -5,11 +5,11 @@
 mod board_common;
 
 use board_common::*;
+use hmtt_board_model::{Board, BoardConfig, DrainRate};
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::Packet;
 use hmtt_format::record::{BoardEvent, TimedEvent};
-use hmtt_sim::board::{Board, BoardConfig, DrainRate};
 
 fn cmd(cycle: u64, cmd: DdrCmd, bank: u32, arg: u32) -> Command {
     Command {

@@ -4,11 +4,11 @@
 mod board_common;
 
 use board_common::*;
+use hmtt_board_model::{run_commands, Board, BoardConfig, BoardError, DrainRate};
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::config::ConfigWindow;
 use hmtt_format::geometry::Geometry;
 use hmtt_format::record::{BoardEvent, TimedEvent, KEEPER_GAP};
-use hmtt_sim::board::{run_commands, Board, BoardConfig, BoardError, DrainRate};
 
 fn timed(e: &[Expected]) -> Vec<TimedEvent> {
     e.iter()
@@ -119,7 +119,7 @@ fn golden_model_equals_the_literal_clock_by_clock_model_for_every_lanes_and_limi
         Geometry::new(2, 4, 15, 7).unwrap(),
         Geometry::new(0, 1, 10, 3).unwrap(),
     ];
-    let mut seen = hmtt_sim::board::BoardCounters::default();
+    let mut seen = hmtt_board_model::BoardCounters::default();
     let mut case = 0u64;
     for lanes in [1u32, 2, 4, 8] {
         for refs in 1..=lanes {

@@ -5,12 +5,12 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use hmtt_board_model::{Board, BoardConfig, BoardCounters, BoardPacket, DrainRate, Probe};
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::config::ConfigWindow;
 use hmtt_format::geometry::{DdrCoord, Geometry};
 use hmtt_format::packet::{Packet, PacketHeader};
 use hmtt_format::record::{BoardEvent, EventEncoder, Opcode, RecordWord, TimedEvent};
-use hmtt_sim::board::{Board, BoardConfig, BoardCounters, BoardPacket, DrainRate, Probe};
 
 /// xorshift64*: deterministic, no dependency.
 #[derive(Clone)]

@@ -6,10 +6,10 @@
 mod board_common;
 
 use board_common::*;
+use hmtt_board_model::{run_commands, BoardConfig, BoardCounters};
 use hmtt_format::command::Command;
 use hmtt_format::geometry::Geometry;
 use hmtt_format::record::BoardEvent;
-use hmtt_sim::board::{run_commands, BoardConfig, BoardCounters};
 use hmtt_sim::full_rate::{full_rate_stream, FullRate};
 
 /// Runs the stream; checks that every reference is accounted for: the

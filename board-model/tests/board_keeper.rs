@@ -6,10 +6,10 @@
 mod board_common;
 
 use board_common::*;
+use hmtt_board_model::{Board, BoardConfig, BoardCounters, DrainRate};
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::record::{Opcode, RecordWord, KEEPER_GAP};
-use hmtt_sim::board::{Board, BoardConfig, BoardCounters, DrainRate};
 
 fn cmd(cycle: u64, cmd: DdrCmd, bank: u32, arg: u32) -> Command {
     Command {
@@ -245,7 +245,7 @@ fn a_keeper_that_finds_the_fifo_full_retries_after_the_next_pop_and_long_gaps_dr
 
 #[test]
 fn a_gap_beyond_the_models_limit_is_a_clear_error_not_hours_of_fillers() {
-    use hmtt_sim::board::{BoardError, MAX_COMMAND_GAP};
+    use hmtt_board_model::{BoardError, MAX_COMMAND_GAP};
     let cfg = BoardConfig::new(Geometry::ddr3_default());
     let mut b = Board::new(cfg).unwrap();
     b.command(&cmd(0, DdrCmd::Act, 0, 5)).unwrap();

@@ -1,5 +1,7 @@
 //! The board's golden model: DDR commands in, the exact packets the FPGA
 //! sends out (`docs/board.md` 2.2, `docs/format.md` §4–§6).
+//! It must not know the traced machine (workloads, OS, DRAM controller:
+//! `hmtt-sim`) nor decode its own packets for checks (`hmtt-merge`).
 //!
 //! The boxes are those of the hardware (`hdl/src/`): the DSMU ([`dsmu`])
 //! turns ACT and RD/WR into line references, the reference limit
@@ -27,7 +29,7 @@
 //!
 //! ```
 //! use hmtt_format::{Command, DdrCmd, Geometry};
-//! use hmtt_sim::board::{Board, BoardConfig};
+//! use hmtt_board_model::{Board, BoardConfig};
 //!
 //! let mut board = Board::new(BoardConfig::new(Geometry::ddr3_default())).unwrap();
 //! let c = |cycle, cmd, arg| Command { cycle, cmd, rank: 0, bank: 1, arg };

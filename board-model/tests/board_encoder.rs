@@ -1,10 +1,10 @@
 //! Encoder and TX FIFO at board level: open and closed clocks and LOST, and the
 //! probe's clocks, by hand.
 
+use hmtt_board_model::{Board, BoardConfig, DrainRate};
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
 use hmtt_format::record::{BoardEvent, Opcode};
-use hmtt_sim::board::{Board, BoardConfig, DrainRate};
 
 fn rd(cycle: u64, bank: u32) -> Command {
     Command {

@@ -9,7 +9,7 @@
 //! time) while iterating barely moves. Each round's figures are printed
 //! so those phases show.
 //!
-//! `cargo bench -p hmtt-sim --bench board` (prints figures; the only
+//! `cargo bench -p hmtt-board-model --bench board` (prints figures; the only
 //! assertion is that both ways of feeding the board agree). The contenders
 //! take turns for `HMTT_BENCH_ROUNDS` rounds (5); best and median are
 //! printed.
@@ -23,9 +23,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use hmtt_board_model::{Board, BoardConfig, BoardCounters};
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
-use hmtt_sim::board::{Board, BoardConfig, BoardCounters};
 
 struct Rng(u64);
 impl Rng {

@@ -79,7 +79,7 @@ awk -v a="$wall_hmttz_t1" -v b="$wall_hmttz_all" -v n="$cores" \
 
 echo
 echo "figure groups alone, 1 thread (one pass each over the archive, decoding included):"
-cargo bench -q -p hmtt-merge --bench analyze_groups -- "$dir/quicksort.hmttz" 2>/dev/null
+cargo bench -q -p hmtt-analyze --bench analyze_groups -- "$dir/quicksort.hmttz" 2>/dev/null
 
 if python3 -c 'import duckdb' 2>/dev/null; then
     [ -f "$dir/quicksort.parquet" ] ||

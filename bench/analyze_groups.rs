@@ -3,18 +3,18 @@
 //! seconds of the process (user + system) and M references per CPU-second.
 //! bench/analyze.sh runs it on its trace.
 //!
-//! `cargo bench -p hmtt-merge --bench analyze_groups -- TRACE`
+//! `cargo bench -p hmtt-analyze --bench analyze_groups -- TRACE`
 //! (a .hmtttrace or its .hmttz archive). `HMTT_BENCH_GROUP=TEXT` runs
 //! only the rows whose label holds TEXT (and decoding alone).
 
+use hmtt_analyze::{
+    bank_parallelism, banks, mix, page_hotness, reuse_distance, reuse_sampled, streams, timeline,
+    AnalyzeOptions, TraceInput, RUN_RECORDS,
+};
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::trace::TraceRecord;
 use hmtt_format::trace_blocks::BlockReader;
 use hmtt_format::{AddressMapping, Geometry, TickLength};
-use hmtt_merge::analyze::{
-    bank_parallelism, banks, mix, page_hotness, reuse_distance, reuse_sampled, streams, timeline,
-    AnalyzeOptions, TraceInput, RUN_RECORDS,
-};
 
 /// A tick of 1 ns: the reports' times are not what is timed here.
 const ONE_NS: TickLength = match TickLength::of_ps(1000) {
@@ -93,7 +93,7 @@ fn main() {
     std::hint::black_box((m.mix(), t.report(ONE_NS, 0, &|_| String::new())));
     let decoder = banks::BankDecoder::new(AddressMapping::linear(geometry), 1, 12);
     let mut counts = banks::BankCounts::default();
-    let mut rows = hmtt_merge::analyze::row_locality::RowLocality::default();
+    let mut rows = hmtt_analyze::row_locality::RowLocality::default();
     let mut blp = bank_parallelism::BankParallelism::new(80);
     pass(&trace, "banks + bank parallelism + row locality", |run| {
         for r in run {
@@ -153,7 +153,7 @@ fn main() {
             ..opts.clone()
         };
         let start = cpu_seconds();
-        let (report, _) = hmtt_merge::analyze::analyze(&input, &opts).expect("analysed");
+        let (report, _) = hmtt_analyze::analyze(&input, &opts).expect("analysed");
         let cpu = cpu_seconds() - start;
         println!(
             "  {label:<40} {cpu:8.2} cpu_s {:10.1} M refs/cpu-s",

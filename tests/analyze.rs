@@ -8,11 +8,11 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use hmtt_analyze::reuse_sampled::ReuseMode;
+use hmtt_analyze::{analyze, Analysis, AnalyzeOptions, TraceInput};
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::events::EventWindow;
 use hmtt_format::vtrace::VtraceView;
-use hmtt_merge::analyze::reuse_sampled::ReuseMode;
-use hmtt_merge::analyze::{analyze, Analysis, AnalyzeOptions, TraceInput};
 
 mod support;
 use support::cli::{ok, s, scratch, simulate_and_merge, MIX_ON_2_BOARDS};
@@ -172,7 +172,7 @@ fn direct_runs(lines: &[u64]) -> Vec<u64> {
     runs
 }
 
-fn check_streams(a: &hmtt_merge::analyze::streams::StreamReport, chains: &[u64]) {
+fn check_streams(a: &hmtt_analyze::streams::StreamReport, chains: &[u64]) {
     let min = a.min_len;
     let long: Vec<u64> = chains.iter().copied().filter(|&l| l >= min).collect();
     assert_eq!(a.streams, long.len() as u64);
@@ -519,7 +519,7 @@ fn the_command_line_writes_pictures_and_json() {
 /// in the dump (recounted here from `hmtt dump --csv`).
 #[test]
 fn the_page_heat_map_holds_the_32_hottest_pages_hottest_first() {
-    use hmtt_merge::analyze::pictures::{Pictures, HEAT_COLS, HEAT_PAGES};
+    use hmtt_analyze::pictures::{Pictures, HEAT_COLS, HEAT_PAGES};
     let dir = scratch("heat");
     let (_, trace) = simulate_and_merge(
         &dir,
@@ -601,7 +601,7 @@ fn lost_references_are_counted_and_reported() {
     assert_eq!(a.mix.references(), accesses(&rows).len() as u64);
     // The bandwidth picture marks them: every one in some time column.
     {
-        use hmtt_merge::analyze::pictures::Pictures;
+        use hmtt_analyze::pictures::Pictures;
         let bytes = std::fs::read(&trace).unwrap();
         let t = AnyTrace::new_checked(&bytes).unwrap();
         let input = TraceInput::Physical(&t);
@@ -626,10 +626,10 @@ fn lost_references_are_counted_and_reported() {
 /// (counted at the last reference of the runs before).
 #[test]
 fn split_pictures_are_the_one_pass_pictures() {
+    use hmtt_analyze::pictures::Pictures;
+    use hmtt_analyze::pictures_partial::collect_in_parts;
     use hmtt_format::trace::RecordKind;
     use hmtt_format::trace_blocks::BlockReader;
-    use hmtt_merge::analyze::pictures::Pictures;
-    use hmtt_merge::analyze::pictures_partial::collect_in_parts;
     let dir = scratch("split-pictures");
     let (_, trace) = simulate_and_merge(
         &dir,
@@ -838,8 +838,8 @@ fn split_pictures_are_the_one_pass_pictures() {
 /// analysed apart and merged in order (no fallback to one pass: a merge
 /// that fails fails the test), as JSON; and the one-pass JSON.
 fn split_and_whole(trace: &Path, block_records: u32, opts: &AnalyzeOptions) -> (String, String) {
+    use hmtt_analyze::{analyze_blocks, first_reference_tick};
     use hmtt_format::trace_blocks::BlockReader;
-    use hmtt_merge::analyze::{analyze_blocks, first_reference_tick};
     let archive = trace.with_extension(format!("{block_records}.hmttz"));
     ok(&[
         "pack",
@@ -990,7 +990,7 @@ fn parts_merge_into_the_one_pass_analysis_of_a_lackey_trace() {
 /// one (mean absolute error), the fixed-size variant too.
 #[test]
 fn sampled_reuse_distances_are_close_to_the_exact_ones() {
-    use hmtt_merge::analyze::reuse_sampled::cdf_mean_absolute_error;
+    use hmtt_analyze::reuse_sampled::cdf_mean_absolute_error;
     let dir = scratch("sampled");
     let (_, trace) = simulate_and_merge(
         &dir,
@@ -1027,7 +1027,7 @@ fn sampled_reuse_distances_are_close_to_the_exact_ones() {
 /// the library's analysis of the same trace.
 #[test]
 fn the_pictures_draw_the_figures_of_the_json() {
-    use hmtt_merge::analyze::plot;
+    use hmtt_analyze::plot;
     let dir = scratch("drawn");
     let (_, trace) = simulate_and_merge(
         &dir,
@@ -1042,7 +1042,7 @@ fn the_pictures_draw_the_figures_of_the_json() {
     let input = TraceInput::Physical(&t);
     let opts = AnalyzeOptions::default();
     let (a, analyzer) = analyze(&input, &opts).unwrap();
-    let p = hmtt_merge::analyze::pictures::Pictures::collect(&input, &opts, &a, &analyzer).unwrap();
+    let p = hmtt_analyze::pictures::Pictures::collect(&input, &opts, &a, &analyzer).unwrap();
 
     // address_time: the reads' panel holds the JSON's reads, the writes'
     // its writes.
@@ -1130,9 +1130,9 @@ fn the_gallery_script_writes_every_picture() {
         String::from_utf8_lossy(&out.stderr)
     );
     let program = ["address_time_program"];
-    let pictures = hmtt_merge::analyze::plot::PICTURES.iter();
+    let pictures = hmtt_analyze::plot::PICTURES.iter();
     for name in pictures
-        .chain(&hmtt_merge::analyze::plot::BOARD_PICTURES)
+        .chain(&hmtt_analyze::plot::BOARD_PICTURES)
         .chain(&program)
     {
         let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
@@ -1185,8 +1185,8 @@ fn png_chunks(png: &[u8]) -> Result<Vec<String>, String> {
 /// and an input named as one is not written over.
 #[test]
 fn each_process_of_a_virtual_trace_is_drawn_in_its_virtual_addresses() {
-    use hmtt_merge::analyze::pictures::{Pictures, PROCESS_PANELS};
-    use hmtt_merge::analyze::plot;
+    use hmtt_analyze::pictures::{Pictures, PROCESS_PANELS};
+    use hmtt_analyze::plot;
     let dir = scratch("process_pictures");
     let (sim, trace) = simulate_and_merge(&dir, &MIX_ON_2_BOARDS, &["--interleave-shift", "12"]);
     let vtrace = dir.join("run.hmttvtrace");
@@ -1271,7 +1271,7 @@ fn json_cdf(reuse: &serde_json::Value) -> Vec<(u64, f64)> {
 /// the reuse CDF draws both, each from its JSON histogram.
 #[test]
 fn exact_and_sampled_reuse_distances_together() {
-    use hmtt_merge::analyze::plot;
+    use hmtt_analyze::plot;
     let dir = scratch("reuse-both");
     let (_, trace) = simulate_and_merge(
         &dir,
@@ -1396,7 +1396,7 @@ fn exact_and_sampled_reuse_distances_together() {
 /// trace's.
 #[test]
 fn a_physical_trace_with_its_kernel_log_is_drawn_in_virtual_addresses() {
-    use hmtt_merge::analyze::pictures::Pictures;
+    use hmtt_analyze::pictures::Pictures;
     let dir = scratch("log_pictures");
     let (sim, trace) = simulate_and_merge(&dir, &MIX_ON_2_BOARDS, &["--interleave-shift", "12"]);
     let log = sim.join("pagetable.hmttlog");
@@ -1474,8 +1474,7 @@ fn a_physical_trace_with_its_kernel_log_is_drawn_in_virtual_addresses() {
         .unwrap_or_else(|e| panic!("{e:?}"));
     let library = dir.join("library.hmttvtrace");
     let report =
-        hmtt_merge::analyze::replayed::replay_into(&t, &image.records, t.names(), &library)
-            .unwrap();
+        hmtt_analyze::replayed::replay_into(&t, &image.records, t.names(), &library).unwrap();
     assert!(report.translated > 0);
     let drawn = panels(&library);
     assert!(drawn.len() > 1, "the mix runs several processes");

@@ -10,11 +10,9 @@
 //! boards by time into a [`merge::RecordSink`] such as
 //! [`writer::TraceWriter`], and returns a [`report::MergeReport`].
 
-pub mod analyze;
 pub mod archive_writer;
 pub mod board_statistics;
 pub mod error;
-pub mod export;
 pub mod indexed_writer;
 pub mod input;
 pub mod merge;
@@ -27,7 +25,6 @@ pub mod side_files;
 pub mod stats;
 pub mod synth;
 pub mod verify;
-mod window;
 pub mod writer;
 
 pub use archive_writer::{merge_to_archive, ArchiveTraceWriter};

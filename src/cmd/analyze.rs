@@ -1,19 +1,19 @@
 //! `hmtt analyze`: the read/write mix, bandwidth over time, banks, row
 //! locality, hot pages, reuse distances and streams of a trace (physical,
 //! archive or virtual), as text, JSON (`--json`) and pictures (`--plot`).
-//! The analyses are `hmtt_merge::analyze`; this module parses and prints.
+//! The analyses are `hmtt_analyze`; this module parses and prints.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
-use hmtt_format::events::EventWindow;
-use hmtt_format::input::{AnyInput, InputFile};
-use hmtt_merge::analyze::board_twin;
-use hmtt_merge::analyze::{
+use hmtt_analyze::board_twin;
+use hmtt_analyze::{
     analyze_parts, combine_files, pictures_partial, plot, read_plot_axes_file, replayed,
     write_partial_file, write_pictures_partial_file, write_plot_axes_file, Analysis,
     AnalysisOutputs, AnalysisReport, AnalyzeOptions, TraceInput,
 };
+use hmtt_format::events::EventWindow;
+use hmtt_format::input::{AnyInput, InputFile};
 use hmtt_merge::board_statistics::side_file_path;
 
 use hmtt_merge::side_files::with_names_of;

@@ -4,13 +4,13 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
+use hmtt_analyze::export::csv::CsvWriter;
+use hmtt_analyze::export::table::TableWriter;
+use hmtt_analyze::export::{TraceKind, TraceMeta};
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::input::{AnyInput, InputFile};
 use hmtt_format::trace::TraceRecord;
 use hmtt_format::vtrace::{VirtualRecord, VtraceView};
-use hmtt_merge::export::csv::CsvWriter;
-use hmtt_merge::export::table::TableWriter;
-use hmtt_merge::export::{TraceKind, TraceMeta};
 use hmtt_merge::record_blocks::RecordBlocks;
 
 use hmtt_merge::side_files::with_names_of;

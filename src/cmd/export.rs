@@ -1,15 +1,15 @@
 //! `hmtt export`: a trace or virtual trace in another tool's format
 //! (DRAMsim3, Ramulator 2, gem5, CSV, Parquet, Perfetto); the writers are
-//! `hmtt_merge::export`.
+//! `hmtt_analyze::export`.
 
 use std::io::BufWriter;
 use std::path::PathBuf;
 
 use anyhow::Context;
+use hmtt_analyze::export::parquet::PartitionedParquetWriter;
+use hmtt_analyze::export::{self, ExportError, ExportFormat, ExportOptions};
 use hmtt_format::atomic_file::{refuse_output_over_input, AtomicDir, AtomicFile};
 use hmtt_format::input::{AnyInput, InputFile};
-use hmtt_merge::export::parquet::PartitionedParquetWriter;
-use hmtt_merge::export::{self, ExportError, ExportFormat, ExportOptions};
 
 use hmtt_merge::side_files::with_names_of;
 

@@ -7,12 +7,12 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use hmtt_analyze::export::csv::CsvWriter;
+use hmtt_analyze::export::{TraceKind, TraceMeta};
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
 use hmtt_format::events::EventWindow;
 use hmtt_format::text::parse_range;
-use hmtt_merge::export::csv::CsvWriter;
-use hmtt_merge::export::{TraceKind, TraceMeta};
 use hmtt_merge::replay::archive::ArchiveSource;
 use hmtt_merge::replay::writer::VtraceInfo;
 use hmtt_merge::replay::{

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
+use hmtt_analyze::plot;
 use hmtt_format::Geometry;
-use hmtt_merge::analyze::plot;
 
 use crate::output::JsonOut;
 use crate::shared::{parse_positive, usize_in};
@@ -34,7 +34,7 @@ pub struct Args {
     pub interval_ms: Option<f64>,
     /// Window of bank-level parallelism (distinct banks per window), ns,
     /// positive and finite.
-    #[arg(long, default_value_t = hmtt_merge::analyze::bank_parallelism::DEFAULT_WINDOW_NS,
+    #[arg(long, default_value_t = hmtt_analyze::bank_parallelism::DEFAULT_WINDOW_NS,
           value_parser = parse_positive)]
     pub blp_ns: f64,
     /// DIMM geometry for decoding banks (a preset or rank,bank,row,col_line
@@ -54,7 +54,7 @@ pub struct Args {
     pub top: usize,
     /// Stream detection window (references, 1..=65536), as the paper's
     /// 32-entry table; the pass costs time in proportion to it.
-    #[arg(long, default_value_t = hmtt_merge::analyze::streams::DEFAULT_WINDOW,
+    #[arg(long, default_value_t = hmtt_analyze::streams::DEFAULT_WINDOW,
           value_parser = usize_in(1, 65_536))]
     pub stream_window: usize,
     /// Reuse distances: `exact` (every reference), `sampled[:RATE]`
@@ -63,7 +63,7 @@ pub struct Args {
     /// a sampled mode together (`exact,sampled:0.01`: both in the JSON and
     /// the reuse_cdf picture).
     #[arg(long, default_value = "exact")]
-    pub reuse: hmtt_merge::analyze::reuse_sampled::ReuseModes,
+    pub reuse: hmtt_analyze::reuse_sampled::ReuseModes,
     /// Threads (default: every core). The trace's blocks are split into as
     /// many runs, analysed apart and merged: the same figures as one
     /// thread's. Virtual traces, `--window` and `--reuse sampled-size` run

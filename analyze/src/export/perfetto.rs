@@ -30,7 +30,7 @@ use hmtt_format::vtrace::VirtualRecord;
 use prost::Message;
 
 use super::{ExportError, RecordWriter, TraceKind, TraceMeta};
-use crate::names::event_name;
+use hmtt_merge::names::event_name;
 
 /// `Trace`: the file is its `packet` field repeated, so each packet is
 /// written as a `Trace` holding that one packet.

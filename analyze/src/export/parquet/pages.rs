@@ -19,7 +19,7 @@ use parquet::schema::types::ColumnDescPtr;
 
 use super::super::ExportError;
 use super::delta::{constant_delta_binary_packed, delta_binary_packed, put_varint};
-use crate::names::event_name;
+use hmtt_merge::names::event_name;
 
 /// zstd's level for the pages written here. The level is not recorded in
 /// the file (readers need only the codec); see bench/README.md, Export,

@@ -6,8 +6,8 @@
 
 use plotters::prelude::*;
 
-use crate::analyze::pictures::{AddressAxis, Pictures, ProcessScatter, SCATTER_COLS, SCATTER_ROWS};
-use crate::analyze::Analysis;
+use crate::pictures::{AddressAxis, Pictures, ProcessScatter, SCATTER_COLS, SCATTER_ROWS};
+use crate::Analysis;
 
 use super::style::{
     colour_bar, density, err, frame, styled, time_axis, with_colour_bar, Area, Axis, DrawResult,

@@ -14,8 +14,8 @@ use super::style::{
     time_axis, with_colour_bar, Area, Axis, DrawResult, HEIGHT, MARGIN, PAGE_ROW, READ_COLOUR,
     SECOND_COLOUR, TEXT, TITLE, WRITE_COLOUR, X_LABEL_AREA, X_TICKS, Y_TICKS,
 };
-use crate::analyze::board_timeline::{BoardTimeline, TimelineColumn};
-use crate::analyze::board_twin::BoardStatisticsReport;
+use crate::board_timeline::{BoardTimeline, TimelineColumn};
+use crate::board_twin::BoardStatisticsReport;
 
 /// The board pictures' names.
 pub const BOARD_PICTURES: [&str; 3] = ["board_row_hits", "board_banks", "board_reuse"];

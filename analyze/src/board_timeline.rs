@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use hmtt_format::stats::{BankCounter, CounterLayout};
 
-use crate::board_statistics::StatsLine;
+use hmtt_merge::board_statistics::StatsLine;
 
 /// Columns a board's timeline keeps at most.
 pub const TIMELINE_COLUMNS: usize = 512;

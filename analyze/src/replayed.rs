@@ -1,7 +1,7 @@
 //! `hmtt analyze TRACE --log KERNEL_LOG`: a physical trace analysed as its
 //! virtual trace, so that the pictures draw each process in its own
 //! virtual addresses. The trace is replayed with the log by the replay
-//! library ([`crate::replay::Replayer`]) into a virtual trace file, the
+//! library ([`hmtt_merge::replay::Replayer`]) into a virtual trace file, the
 //! same bytes `hmtt replay TRACE --log KERNEL_LOG --out FILE` writes; the
 //! analysis then reads that file as any virtual trace.
 
@@ -13,10 +13,10 @@ use hmtt_format::archive::AnyTrace;
 use hmtt_format::events::EventNames;
 use hmtt_format::klog::RecordRepr;
 
-use crate::error::MergeError;
-use crate::replay::archive::ArchiveSource;
-use crate::replay::writer::VtraceInfo;
-use crate::replay::{
+use hmtt_merge::error::MergeError;
+use hmtt_merge::replay::archive::ArchiveSource;
+use hmtt_merge::replay::writer::VtraceInfo;
+use hmtt_merge::replay::{
     RecordSource, ReplayFilter, ReplayOutput, ReplayReport, Replayer, VtraceWriter,
 };
 
@@ -30,7 +30,7 @@ pub enum ReplayedError {
     #[error(transparent)]
     Input(#[from] hmtt_format::input::InputError),
     #[error(transparent)]
-    SideFile(#[from] crate::side_files::SideFileError),
+    SideFile(#[from] hmtt_merge::side_files::SideFileError),
     #[error("creating the replayed trace's temporary file: {0}")]
     Temporary(std::io::Error),
     #[error("replaying {} with {}: {source}", trace.display(), log.display())]
@@ -53,8 +53,8 @@ pub fn replay_to_temporary(
 ) -> Result<(tempfile::NamedTempFile, ReplayReport), ReplayedError> {
     let file = InputFile::open(trace)?;
     let view = file.physical("analyze --log", checks)?;
-    let image = crate::side_files::read_log_image(log)?;
-    let names = crate::side_files::with_names_of(view.names().clone(), events)?;
+    let image = hmtt_merge::side_files::read_log_image(log)?;
+    let names = hmtt_merge::side_files::with_names_of(view.names().clone(), events)?;
     let out = tempfile::Builder::new()
         .prefix("hmtt-analyze-")
         .suffix(".hmttvtrace")

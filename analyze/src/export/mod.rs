@@ -24,8 +24,8 @@ use hmtt_format::events::EventNames;
 use hmtt_format::trace::{RecordKind, TraceRecord};
 use hmtt_format::vtrace::{VirtualRecord, VtraceView};
 
-use crate::names::event_name;
-use crate::record_blocks::RecordBlocks;
+use hmtt_merge::names::event_name;
+use hmtt_merge::record_blocks::RecordBlocks;
 
 /// Why an export stopped.
 #[derive(Debug, thiserror::Error)]

@@ -1,7 +1,14 @@
+//! What users study in a trace: the analyses of `hmtt analyze`, their
+//! pictures and partial results, and the exports ([`export`]: CSV, Parquet,
+//! DRAMsim3, Ramulator 2, gem5, Perfetto). It reads merged traces, archives
+//! and virtual traces (and replays through `hmtt-merge`); it must not
+//! reassemble captures, merge boards or replay logs itself (`hmtt-merge`'s
+//! jobs), and it never writes over its inputs.
+//!
 //! `hmtt analyze`: what users study in a trace, computed in one streaming
 //! pass over a physical trace (`.hmtttrace`), its archive (`.hmttz`) or a
 //! virtual trace (`.hmttvtrace`), optionally restricted to the span
-//! between two I-code events ([`crate::window::EventWindow`], as `hmtt
+//! between two I-code events ([`hmtt_format::events::EventWindow`], as `hmtt
 //! replay --window`). One file per analysis:
 //!
 //! - [`mix`]: the read/write mix (and CPU/DMA for virtual traces);
@@ -26,6 +33,7 @@ pub mod banks;
 pub mod board_timeline;
 pub mod board_twin;
 pub mod dma_requests;
+pub mod export;
 pub mod footprint;
 mod input;
 pub mod mix;
@@ -67,8 +75,8 @@ use hmtt_format::vtrace::VtraceView;
 use hmtt_format::{AddressMapping, Geometry};
 use serde::Serialize;
 
-use crate::names::event_name;
-use crate::window::EventWindow;
+use hmtt_format::events::EventWindow;
+use hmtt_merge::names::event_name;
 
 /// Why an analysis could not be made.
 #[derive(Debug, thiserror::Error)]

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use super::board_timeline::{BoardTimeline, TimelineBuilder};
 use super::{AnalyzeError, AnalyzeOptions, FastMap, Item, TraceInput};
-use crate::board_statistics::{read_statistics, StatsFileError, StatsLine};
+use hmtt_merge::board_statistics::{read_statistics, StatsFileError, StatsLine};
 
 /// The board's stack depth, in pages.
 pub const STACK_PAGES: usize = 128;

@@ -293,9 +293,9 @@ impl<W: Write + Send> ParquetWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::names::event_name;
     use hmtt_format::events::EventNames;
     use hmtt_format::trace::RecordKind;
+    use hmtt_merge::names::event_name;
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::file::statistics::Statistics;
     use parquet::record::Field;

@@ -6,8 +6,10 @@
 #
 # For the quicksort and mix workloads (2 boards, checked against the ground
 # truth): sim, merge, stats, replay (with its failure paths), analyze
-# (trace, virtual trace, --combine, --window) and board (every option
-# family, and bad values). Prints each stdout or stderr that differs, with
+# (trace, virtual trace, archive with pictures, --combine, --window), pack,
+# dump, every export format and board (every option family, and bad
+# values); then a demo run (its trace and checks; capture rates and
+# durations print differently from run to run). Prints each stdout or stderr that differs, with
 # the first lines of the diff (DIFFLINES, default 10), and each written
 # file that differs; nothing else when the two builds agree. Durations and
 # rates in the printed lines differ from run to run: read the diffs.
@@ -59,6 +61,14 @@ for wl in quicksort mix; do
     run "analyze-virtual-$wl" analyze "run-$wl.hmttvtrace" --reuse sampled
     run "analyze-combine-$wl" analyze --combine a.json
     run "analyze-window-$wl" analyze "run-$wl.hmtttrace" --window 0,1
+    run "pack-$wl" pack "run-$wl.hmtttrace" -o "run-$wl.hmttz" --block-records 65536
+    run "analyze-archive-$wl" analyze "run-$wl.hmttz" --json z.json --threads 2 --plot "plot-$wl"
+    run "dump-$wl" dump "run-$wl.hmttz" --csv
+    run "dump-virtual-$wl" dump "run-$wl.hmttvtrace" --csv --limit 5000
+    for fmt in dramsim3 ramulator2 gem5 csv parquet perfetto; do
+        run "export-$fmt-$wl" export "run-$wl.hmttz" --format "$fmt" -o "export-$wl.$fmt"
+    done
+    run "export-virtual-$wl" export "run-$wl.hmttvtrace" --format parquet -o "export-virtual-$wl.parquet"
     run "board-$wl" board --commands "$commands" --out "board-$wl"
     run "board-stats-$wl" board --commands "$commands" --out "board-stats-$wl" --stats-interval 10 --geometry ddr3-8g --lanes 4
     run "board-core-$wl" board --commands "$commands" --out "board-core-$wl" --core ice40-hx8k --ports 3
@@ -68,6 +78,17 @@ for wl in quicksort mix; do
     run "board-no-mapping-$wl" board --commands "$commands" --out "board-no-mapping-$wl" --mapping /nonexistent
     run "board-bad-mapping-$wl" board --commands "$commands" --out "board-bad-mapping-$wl" --mapping bad.toml
 done
-for f in $(cd ref && find . -type f | sort); do
+# The demo captures over loopback: its captures hold arrival times and its
+# summary durations, so what is compared is its exit status and its trace.
+for v in ref new; do
+    bin=$ref_bin
+    [ "$v" = new ] && bin=$new_bin
+    (cd "$v" && "$bin" demo --workload mix --keep demo-run -q >/dev/null 2>&1; echo "exit $?" >"../demo.$v.exit")
+done
+cmp -s demo.ref.exit demo.new.exit || echo "== demo exit status differs: $(cat demo.ref.exit) / $(cat demo.new.exit)"
+run "demo-trace" dump demo-run/demo.hmtttrace --csv
+run "demo-stats" stats demo-run/demo.hmtttrace
+
+for f in $(cd ref && find . -type f -not -path './demo-run/*' | sort); do
     cmp -s "ref/$f" "new/$f" || echo "file differs: $f"
 done

@@ -744,6 +744,7 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
             "--work",
             "--mapping",
             "--out",
+            "--send",
         ],
     ),
     (
@@ -756,6 +757,7 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
             "--name",
             "--summary",
             "--rx",
+            "--live-jsonl",
         ],
     ),
     (
@@ -798,7 +800,11 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
 ];
 
 /// Numeric options not run: they open network sockets.
-const NETWORK_OPTIONS: &[(&str, &str)] = &[("capture", "--udp-ports")];
+const NETWORK_OPTIONS: &[(&str, &str)] = &[
+    ("capture", "--udp-ports"),
+    // A send rate needs a destination to send to.
+    ("board", "--rate"),
+];
 
 /// Commands whose options are not run (see [`NUMERIC_OPTIONS`]).
 const COMMANDS_NOT_RUN: &[&str] = &["demo", "firmware", "qemu", "help"];

@@ -143,6 +143,8 @@ pub struct CaptureConfig {
     pub summary: Option<PathBuf>,
     /// Draw per-port progress lines when stderr is a terminal.
     pub progress: bool,
+    /// Show and/or write the boards' statistics records as they arrive.
+    pub live: Option<crate::live::LiveOptions>,
 }
 
 /// `mib` MiB in bytes, when `mib` is 1..=`max` (the same ranges as
@@ -177,6 +179,7 @@ impl CaptureConfig {
             packets: None,
             summary: None,
             progress: true,
+            live: None,
         }
     }
 

@@ -103,11 +103,11 @@ impl Outlet {
 /// Files the slot just committed as valid or rejected and counts it.
 #[inline]
 fn classify(batch: &mut Batch, len: usize, recv_ns: u64, flags: u32, tally: &mut Tally) {
-    let kind = classify_datagram(batch.commit(len, recv_ns, flags, SlotKind::Valid));
-    match kind {
+    let bytes = batch.commit(len, recv_ns, flags, SlotKind::Valid);
+    match classify_datagram(bytes) {
         Datagram::Trace(info) => tally.valid(&info, len),
         // Kept with the trace packets for merge (format.md §5.3).
-        Datagram::Statistics => tally.statistics += 1,
+        Datagram::Statistics => tally.statistics(bytes),
         Datagram::Reject => {
             batch.set_last_kind(SlotKind::Reject);
             tally.reject(len);
@@ -174,7 +174,7 @@ pub fn run_udp(socket: Socket, mut out: Outlet, flush_after: Duration) {
     ];
     // SAFETY: mmsghdr is plain old data; all-zero is a valid empty header.
     let mut hdrs: Vec<libc::mmsghdr> = vec![unsafe { MaybeUninit::zeroed().assume_init() }; slots];
-    let mut tally = Tally::default();
+    let mut tally = Tally::of(&out.shared);
     let mut last_drops: u32 = 0;
     let mut started: Option<Instant> = None;
     let mut draining: Option<Instant> = None;
@@ -333,7 +333,7 @@ pub fn run_pcap(
     let linktype = handle.linktype();
     let live = matches!(handle, PcapHandle::Live(_));
     let mut batch = out.take();
-    let mut tally = Tally::default();
+    let mut tally = Tally::of(&out.shared);
     let mut started: Option<Instant> = None;
     let mut since_stats = 0u32;
     let mut stopping_since: Option<Instant> = None;

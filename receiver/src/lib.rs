@@ -12,6 +12,7 @@ pub mod batch;
 pub mod config;
 pub mod frame;
 mod input;
+pub mod live;
 pub mod pcapng;
 pub mod read;
 pub mod repair;
@@ -122,6 +123,7 @@ pub struct CaptureHandle {
     inputs: Vec<JoinHandle<()>>,
     writers: Vec<JoinHandle<WriterReport>>,
     status: Option<JoinHandle<()>>,
+    live: Option<live::Live>,
     local_addrs: Vec<Option<SocketAddr>>,
     buffer_bytes: Vec<Option<u64>>,
     kinds: Vec<SourceKind>,
@@ -342,12 +344,21 @@ impl Capture {
             }
         }
 
-        let shared = Arc::new(Shared::new(
-            config.inputs.len(),
-            config.dirs.len(),
-            stop,
-            config.packets,
-        ));
+        let mut shared = Shared::new(config.inputs.len(), config.dirs.len(), stop, config.packets);
+        let live_queue = config.live.as_ref().map(|_| live::queue());
+        shared.live = live_queue.as_ref().map(|(tap, _)| tap.clone());
+        let shared = Arc::new(shared);
+        let live = match (&config.live, live_queue) {
+            (Some(opts), Some((tap, rx))) => Some(
+                live::Live::start(opts.clone(), shared.clone(), tap, rx).map_err(|e| {
+                    ReceiverError::Io {
+                        path: "live view thread".into(),
+                        source: e,
+                    }
+                })?,
+            ),
+            _ => None,
+        };
         let pools: Vec<Pool> = config
             .inputs
             .iter()
@@ -469,6 +480,7 @@ impl Capture {
             inputs,
             writers,
             status,
+            live,
             local_addrs,
             buffer_bytes,
             kinds,
@@ -496,6 +508,13 @@ impl CaptureHandle {
     /// Receive buffer size obtained per input.
     pub fn buffer_bytes(&self) -> &[Option<u64>] {
         &self.buffer_bytes
+    }
+
+    /// The live view's snapshots (`hmtt capture --live`), once: one per
+    /// board that sent statistics records, each refresh period, until the
+    /// capture ends.
+    pub fn live_snapshots(&mut self) -> Option<crossbeam_channel::Receiver<live::LiveSnapshot>> {
+        self.live.as_mut().and_then(|l| l.snapshots())
     }
 
     /// Asks the capture to stop.
@@ -562,7 +581,9 @@ impl CaptureHandle {
         if let Some(s) = self.status.take() {
             let _ = s.join();
         }
-        let summary = self.summary(&reports);
+        let live = self.live.take().map(live::Live::finish);
+        let mut summary = self.summary(&reports);
+        summary.live = live;
         let path = self.config.summary_path();
         let json = serde_json::to_string_pretty(&summary).map_err(|e| ReceiverError::Summary {
             path: path.clone(),
@@ -632,6 +653,7 @@ impl CaptureHandle {
             boards: shared.boards(),
             dirs,
             errors,
+            live: None,
         }
     }
 }

@@ -378,7 +378,7 @@ pub fn run_ring(mut ring: Ring, mut out: Outlet, flush_after: Duration) {
     let shared = out.shared.clone();
     let counters = &shared.ports[input];
     let mut batch = out.take();
-    let mut tally = Tally::default();
+    let mut tally = Tally::of(&shared);
     let mut started: Option<Instant> = None;
     let mut draining: Option<Instant> = None;
     let mut ignored = 0u64;

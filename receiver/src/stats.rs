@@ -104,9 +104,29 @@ pub struct Tally {
     pub lost_refs: u64,
     pub statistics: u64,
     pub seqs: Vec<(u8, u64)>,
+    /// Copies of the statistics packets, kept for the live view
+    /// (`hmtt capture --live`) when it runs.
+    pub statistics_kept: Option<Vec<Vec<u8>>>,
 }
 
 impl Tally {
+    /// The tally of a receive thread of the capture `shared`.
+    pub fn of(shared: &Shared) -> Tally {
+        Tally {
+            statistics_kept: shared.live.as_ref().map(|_| Vec::new()),
+            ..Tally::default()
+        }
+    }
+
+    /// Counts a statistics packet, and keeps a copy for the live view.
+    #[inline]
+    pub fn statistics(&mut self, bytes: &[u8]) {
+        self.statistics += 1;
+        if let Some(kept) = &mut self.statistics_kept {
+            kept.push(bytes.to_vec());
+        }
+    }
+
     pub fn valid(&mut self, info: &PacketInfo, len: usize) {
         self.packets += 1;
         self.records += info.words;
@@ -131,6 +151,8 @@ pub struct Shared {
     pub dir_failed: Vec<AtomicBool>,
     pub errors: Mutex<Vec<String>>,
     pub stop_reason: Mutex<Option<String>>,
+    /// The live view's queue, when `--live` runs.
+    pub live: Option<std::sync::Arc<crate::live::LiveTap>>,
 }
 
 impl Shared {
@@ -149,6 +171,7 @@ impl Shared {
             dir_failed: (0..dirs).map(|_| AtomicBool::new(false)).collect(),
             errors: Mutex::new(Vec::new()),
             stop_reason: Mutex::new(None),
+            live: None,
         }
     }
 
@@ -197,12 +220,18 @@ impl Shared {
         if t.statistics > 0 {
             c.statistics_packets.fetch_add(t.statistics, Relaxed);
         }
+        if let (Some(kept), Some(tap)) = (&mut t.statistics_kept, &self.live) {
+            for packet in kept.drain(..) {
+                tap.offer(packet);
+            }
+        }
         if t.rejects > 0 {
             c.rejects.fetch_add(t.rejects, Relaxed);
             c.reject_bytes.fetch_add(t.reject_bytes, Relaxed);
         }
         *t = Tally {
             seqs: std::mem::take(&mut t.seqs),
+            statistics_kept: t.statistics_kept.take(),
             ..Tally::default()
         };
         t.seqs.clear();
@@ -238,6 +267,9 @@ pub struct Summary {
     pub boards: Vec<BoardSummary>,
     pub dirs: Vec<DirSummary>,
     pub errors: Vec<String>,
+    /// What the live view made of the run (`hmtt capture --live`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live: Option<crate::live::LiveSummary>,
 }
 
 #[derive(Debug, Clone, Serialize)]

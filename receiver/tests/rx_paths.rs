@@ -276,7 +276,19 @@ fn overflow_drops_are_counted_by_both_paths() {
             let _ = tx.send_to(&p.bytes, addrs[usize::from(p.port)]);
         }
         slowly(tail);
-        std::thread::sleep(Duration::from_millis(300));
+        // Stopped once the count of packets received holds still for
+        // 300 ms (a loaded host may take longer than that to hand the
+        // ring's last block on).
+        let mut seen = handle.packets();
+        let t = std::time::Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(300));
+            let now = handle.packets();
+            if now == seen || t.elapsed() > Duration::from_secs(10) {
+                break;
+            }
+            seen = now;
+        }
         handle.stop();
         let s = handle.wait().unwrap();
         let got: u64 = s.ports.iter().map(|p| p.packets).sum();

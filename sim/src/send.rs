@@ -100,6 +100,16 @@ impl TokenBucket {
     }
 }
 
+impl std::fmt::Display for SendStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "sent {} packets ({} bytes), {} sendmmsg calls, {} retries",
+            self.packets, self.bytes, self.calls, self.retries
+        )
+    }
+}
+
 /// A UDP sender of board packets.
 pub struct PacketSender {
     socket: Socket,
@@ -381,6 +391,53 @@ impl PacketSink for UdpSink {
             error,
         })
     }
+}
+
+/// Sends the packets of one board's capture files to UDP destinations, as
+/// the board sent them (`hmtt board --send`): a file's packets go to its
+/// port's destination, and the files' packets go out in the order of their
+/// receive times, which a board run writes as its send times. The files
+/// are mapped, not read whole. Returns what was sent.
+pub fn send_capture_files(
+    paths: &[std::path::PathBuf],
+    sender: &mut PacketSender,
+) -> Result<SendStats, SimError> {
+    use hmtt_format::capture::CaptureReader;
+    use hmtt_format::mapped_file::MappedFile;
+    let failed = |p: &std::path::Path, e: io::Error| SimError::Io {
+        path: p.display().to_string(),
+        error: e,
+    };
+    let maps = paths
+        .iter()
+        .map(|p| MappedFile::open(p).map_err(|e| failed(p, e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut readers = Vec::new();
+    for (map, path) in maps.iter().zip(paths) {
+        let (header, reader) = CaptureReader::new(map.bytes())
+            .map_err(|e| failed(path, io::Error::new(io::ErrorKind::InvalidData, e)))?;
+        readers.push((usize::from(header.port), reader.peekable()));
+    }
+    loop {
+        let next = readers
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, (_, r))| r.peek().map(|rec| (rec.recv_ns, i)))
+            .min();
+        let Some((_, i)) = next else {
+            break;
+        };
+        let (port, reader) = &mut readers[i];
+        let record = reader.next().expect("peeked above");
+        sender
+            .send(*port, record.packet)
+            .map_err(|e| failed(&paths[i], e))?;
+    }
+    sender.flush().map_err(|e| SimError::Io {
+        path: "the UDP destinations".into(),
+        error: e,
+    })?;
+    Ok(sender.stats())
 }
 
 #[cfg(test)]

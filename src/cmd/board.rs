@@ -4,8 +4,10 @@
 //! Verilator (`hmtt_firmware::engine`).
 
 use anyhow::Context;
+use hmtt_board_model::output::capture_file_name;
 use hmtt_board_model::BoardConfig;
 use hmtt_firmware::engine::{self, BoardRun, CoreSpec};
+use hmtt_sim::send::{PacketSender, SenderOptions};
 
 use crate::output::{quiet, to_stdout};
 use crate::shared::text_input;
@@ -70,6 +72,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     run.finish(&name, &args.out)?;
     let line = run.line(&args.out);
     to_stdout("writing the board summary", |out| write!(out, "{line}"))?;
+    if !args.send.is_empty() {
+        let files: Vec<_> = (0..cfg.ports)
+            .map(|p| args.out.join(capture_file_name(cfg.board_id, p)))
+            .collect();
+        let dests = hmtt_sim::send::resolve(&args.send)?;
+        let options = SenderOptions {
+            rate_bps: args.rate.map(|g| g * 1e9),
+            ..SenderOptions::default()
+        };
+        let mut sender = PacketSender::new(&dests, options).context("opening the UDP sender")?;
+        let sent = hmtt_sim::send::send_capture_files(&files, &mut sender)?;
+        to_stdout("writing the send summary", |out| writeln!(out, "{sent}"))?;
+    }
     Ok(run.check_sent()?)
 }
 

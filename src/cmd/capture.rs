@@ -7,108 +7,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use hmtt_receiver::live::LiveOptions;
 use hmtt_receiver::report::SummaryReport;
 use hmtt_receiver::{Capture, CaptureConfig, RxPath};
 
 use crate::output::status;
-use crate::shared::{parse_number, size_in};
+use crate::shared::parse_number;
 
-/// Arguments of `hmtt capture`.
-#[derive(clap::Args)]
-#[command(after_help = "Examples:
-  hmtt capture --udp-ports 5000-5002 -o /disk0/hmtt -o /disk1/hmtt --name run1
-  hmtt capture --udp-ports 5000-5011 --rx ring -o /disk0/hmtt --rcvbuf 64M
-  hmtt capture -i pcap:eth1 -i pcap:eth2 -o /raid/hmtt --duration 60
-  hmtt capture -i file:board.pcapng -o out --pcapng
-  hmtt capture --run run.toml
-  hmtt capture --repair -o /disk0/hmtt -o /disk1/hmtt
-
-A received packet is handed to the writer (and written, so a kill cannot
-lose it) once its buffer of 64 packets is full or at most 100 ms after
-the buffer's first packet arrived (150 ms when the input then falls
-silent: the receive timeout is 50 ms; with --rx ring, a block of packets
-reaches the buffer at most two 10 ms block timeouts after its first
-packet arrived, and a part-filled buffer is handed on as soon as no
-block is ready). A kill (SIGKILL) thus loses at
-most the last 150 ms of packets; the files end on whole records, and
-`--repair` gives back the space preallocated past their ends.")]
-pub struct Args {
-    /// Input, repeatable: udp:HOST:PORT, pcap:INTERFACE or file:PATH (.pcap/.pcapng);
-    /// port ids are given in order (0, 1, ...).
-    #[arg(short, long = "input", value_name = "SPEC")]
-    inputs: Vec<String>,
-    /// UDP ports to listen on, e.g. 5000-5002 (port ids 0, 1, ... after --input's).
-    #[arg(long, value_name = "FIRST-LAST")]
-    udp_ports: Option<String>,
-    /// Address the --udp-ports sockets bind to.
-    #[arg(long, default_value = "0.0.0.0")]
-    bind: String,
-    /// Output directory, repeatable (one per disk); stripes go round-robin over them.
-    #[arg(short = 'o', long = "out", value_name = "DIR")]
-    dirs: Vec<PathBuf>,
-    /// TOML run file (inputs, dirs, options); command-line options override it.
-    #[arg(long, value_name = "FILE")]
-    run: Option<PathBuf>,
-    /// Run name: files are NAME-pPP-sSSSSS.hmttcap.
-    #[arg(long)]
-    name: Option<String>,
-    /// Stripe size, 1M to 16T (K, M, G, T suffixes, powers of 1024): a
-    /// port's capture moves to the next directory after it [default: 256M].
-    #[arg(long, value_name = "SIZE", value_parser = size_in(1 << 20, 1 << 44, "1M to 16T"))]
-    stripe_size: Option<u64>,
-    /// --stripe-size in MiB: its old spelling, kept for one release
-    /// (renamed::RENAMED_OPTIONS).
-    #[arg(long, hide = true, conflicts_with = "stripe_size",
-          value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
-    stripe_mib: Option<u64>,
-    /// Socket receive buffer to ask for, 1M to 2047M (the kernel takes at
-    /// most 2 GiB); with --rx ring, each port's ring (allocated at the
-    /// start) [default: 256M].
-    #[arg(long, value_name = "SIZE", value_parser = size_in(1 << 20, 2047 << 20, "1M to 2047M"))]
-    rcvbuf: Option<u64>,
-    /// --rcvbuf in MiB: its old spelling, kept for one release
-    /// (renamed::RENAMED_OPTIONS).
-    #[arg(long, hide = true, conflicts_with = "rcvbuf",
-          value_parser = clap::value_parser!(u64).range(1..=2047))]
-    rcvbuf_mib: Option<u64>,
-    /// How UDP inputs receive: `socket` (recvmmsg on a UDP socket) or
-    /// `ring` (an AF_PACKET TPACKET_V3 ring per port, no system call per packet;
-    /// needs CAP_NET_RAW and IPv4; --rcvbuf is then the ring's size,
-    /// allocated at the start).
-    #[arg(long, value_enum, value_name = "PATH")]
-    rx: Option<Rx>,
-    /// Stop after this many seconds (finite, at least 0, at most 2^64-1).
-    #[arg(long, value_name = "SECONDS", value_parser = seconds)]
-    duration: Option<Duration>,
-    /// Stop after this many valid packets over all ports.
-    #[arg(long, value_name = "N")]
-    packets: Option<u64>,
-    /// Also write NAME-pPP.pcapng per port (opens in Wireshark).
-    #[arg(long)]
-    pcapng: bool,
-    /// Where to write the JSON summary (default: first output dir).
-    #[arg(long, value_name = "FILE")]
-    summary: Option<PathBuf>,
-    /// Overwrite capture files of the same name.
-    #[arg(long)]
-    overwrite: bool,
-    /// No preallocation of stripe files.
-    #[arg(long)]
-    no_prealloc: bool,
-    /// Instead of capturing, repair the capture files in the output
-    /// directories after a killed capture: give back the space
-    /// preallocated past their ends and cut a partial last record or an
-    /// all-zero tail (files a running capture is writing are left alone).
-    #[arg(long)]
-    repair: bool,
-}
-
-/// `--rx`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum Rx {
-    Socket,
-    Ring,
-}
+mod args;
+pub use args::Args;
+use args::Rx;
 
 /// `hmtt capture --repair`.
 fn repair(dirs: &[PathBuf]) -> anyhow::Result<()> {
@@ -200,19 +108,37 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.summary.is_some() {
         config.summary = args.summary;
     }
-    config.progress = !crate::output::quiet();
+    if args.live || args.live_jsonl.is_some() {
+        config.live = Some(LiveOptions {
+            view: args.live,
+            lines: args.live_jsonl,
+            ..LiveOptions::default()
+        });
+    }
+    // The live view's lines take the place of the progress lines.
+    config.progress = !crate::output::quiet() && !args.live;
     config.validate()?;
     let summary_path = config.summary_path();
 
     let stop = Arc::new(AtomicBool::new(false));
     hmtt_receiver::stop_on_signals(&stop).context("installing the SIGINT/SIGTERM handler")?;
-    let handle = Capture::start(config, stop)?;
+    let mut handle = Capture::start(config, stop)?;
+    let view = handle.live_snapshots().map(|snapshots| {
+        std::thread::spawn(move || {
+            for snapshot in snapshots {
+                status!("{snapshot}");
+            }
+        })
+    });
     for (i, b) in handle.buffer_bytes().iter().enumerate() {
         if let Some(b) = b {
             tracing::info!("input {i}: receive buffer {b} bytes");
         }
     }
     let summary = handle.wait()?;
+    if let Some(view) = view {
+        let _ = view.join();
+    }
     let report = SummaryReport {
         summary: &summary,
         summary_path: &summary_path,

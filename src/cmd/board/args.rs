@@ -10,7 +10,7 @@ use hmtt_board_model::{
 use hmtt_firmware::Board as Core;
 use hmtt_format::geometry::Geometry;
 
-use crate::shared::{parse_number, usize_in};
+use crate::shared::{parse_number, parse_positive, usize_in};
 
 /// Which engine runs the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -163,6 +163,15 @@ pub struct Args {
     /// Output directory (created if missing).
     #[arg(short, long)]
     pub(super) out: PathBuf,
+    /// After the run, send its packets over UDP as the board sent them:
+    /// HOST:PORT per port (port p to the p-th; one address takes all),
+    /// e.g. to `hmtt capture --live`.
+    #[arg(long, value_delimiter = ',', value_name = "HOST:PORT")]
+    pub(super) send: Vec<String>,
+    /// --send's aggregate rate in Gb/s of packet bytes, positive and
+    /// finite; default as fast as possible.
+    #[arg(long, requires = "send", value_parser = parse_positive)]
+    pub(super) rate: Option<f64>,
 }
 
 impl Args {

@@ -9,6 +9,8 @@
 //! Everything rare (wide deltas, board switches, other kinds, long time
 //! steps) goes to AUX. Pure: no I/O, no compression here.
 
+use std::mem::MaybeUninit;
+
 use crate::trace::TraceRecord;
 
 /// Recently used lines an access is coded against (on a lackey trace 16
@@ -17,7 +19,7 @@ pub const SLOTS: usize = 16;
 /// Zigzag deltas below this (-3..=2 lines) fit the OP byte.
 pub const SMALL_DELTAS: u8 = 6;
 /// OP codes below this: an access with a small delta.
-const OP_WIDE: u8 = 2 * SLOTS as u8 * SMALL_DELTAS;
+pub(super) const OP_WIDE: u8 = 2 * SLOTS as u8 * SMALL_DELTAS;
 /// OP codes `OP_WIDE..OP_WIDE + 2 * SLOTS`: an access whose zigzag delta
 /// follows in AUX.
 const OP_WIDE_END: u8 = OP_WIDE + 2 * SLOTS as u8;
@@ -26,7 +28,7 @@ pub const OP_OTHER: u8 = 0xFD;
 /// The board changes (before the record that follows): its id follows in AUX.
 pub const OP_BOARD: u8 = 0xFE;
 /// A time step at least this big is written in AUX.
-const DT_WIDE: u8 = 0xFF;
+pub(super) const DT_WIDE: u8 = 0xFF;
 
 const VALUE_SHIFT: u32 = 6;
 const VALUE_MASK: u64 = (1 << 50) - 1;
@@ -154,10 +156,13 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The 16 slots, most recent first, kept as lines at fixed positions and
-/// an order: nibble `r` of `order` is the position of the line of rank
-/// `r`. Moving a rank to the front is then a few bit operations, without
-/// branches, instead of moving up to 15 lines.
+/// The 16 slots of the decoder, most recent first, kept as lines at
+/// fixed positions and an order: nibble `r` of `order` is the position of
+/// the line of rank `r`. Moving a rank to the front is then a few bit
+/// operations, without branches, instead of moving up to 15 lines. The
+/// lines are kept where a record's packed word holds them (shifted by
+/// `VALUE_SHIFT`, modulo 2^64): a delta adds there as well, and a record
+/// takes its line with one mask.
 #[derive(Clone, Copy)]
 struct Recent {
     lines: [u64; SLOTS],
@@ -177,28 +182,20 @@ impl Recent {
         ((self.order >> (4 * rank)) & 0xF) as usize
     }
 
+    /// The line of `rank` plus `delta` (shifted as the lines are) becomes
+    /// the line of `replaces` and moves to the front (rank 15: the least
+    /// recent line is dropped for a new stream); returns it.
     #[inline(always)]
-    fn line(&self, rank: usize) -> u64 {
-        self.lines[self.position(rank)]
-    }
-
-    /// The line of `rank` becomes `line` and moves to the front (rank
-    /// 15: the least recent line is dropped for a new stream).
-    #[inline(always)]
-    fn touch(&mut self, rank: usize, line: u64) {
-        let p = self.position(rank);
+    fn step(&mut self, rank: usize, replaces: usize, delta: u64) -> u64 {
+        let line = self.lines[self.position(rank)].wrapping_add(delta);
+        let p = self.position(replaces);
         self.lines[p] = line;
-        let before = (1u64 << (4 * rank)) - 1;
-        // `rank` and the ranks before it (all 16 for rank 15: the shift
-        // by 4 then leaves 0, which wraps to every bit).
-        let through = ((1u64 << (4 * rank)) << 4).wrapping_sub(1);
+        let before = (1u64 << (4 * replaces)) - 1;
+        // `replaces` and the ranks before it (all 16 for rank 15: the
+        // shift by 4 then leaves 0, which wraps to every bit).
+        let through = ((1u64 << (4 * replaces)) << 4).wrapping_sub(1);
         self.order = (self.order & !through) | ((self.order & before) << 4) | p as u64;
-    }
-
-    /// The most recent line becomes `line` (a step from it).
-    #[inline(always)]
-    fn set_front(&mut self, line: u64) {
-        self.lines[(self.order & 0xF) as usize] = line;
+        line
     }
 }
 
@@ -302,10 +299,11 @@ pub fn encode(records: &[TraceRecord], out: &mut Columns) {
     out.aux = aux;
 }
 
-/// How the decoder reads an access's OP code (below `OP_WIDE_END`): the
-/// rank it is coded against, the rank its line then takes the place of
-/// (the same for a small delta, the least recent for a wide one: a new
-/// stream), its small delta, and whether the delta is in AUX instead.
+/// How the decoder reads an access's OP code (below `OP_WIDE_END`) one
+/// record at a time: the rank it is coded against, the rank its line then
+/// takes the place of (the same for a small delta, the least recent for a
+/// wide one: a new stream), its small delta, and whether the delta is in
+/// AUX instead.
 #[derive(Clone, Copy)]
 struct AccessCode {
     rank: u8,
@@ -344,6 +342,54 @@ const ACCESS_CODES: [AccessCode; OP_WIDE_END as usize] = {
     t
 };
 
+/// What a small-delta access code (below `OP_WIDE`) does, as the common
+/// loop ([`common_records`]) takes it without a branch: the shift of its
+/// rank's nibble in the order, the order's nibbles before that rank (they
+/// move back one) and after it (they stay), its delta shifted as the
+/// lines are, and its write bit.
+#[derive(Clone, Copy)]
+struct SmallStep {
+    shift: u64,
+    before: u64,
+    after: u64,
+    delta: u64,
+    write: u64,
+}
+
+/// [`SmallStep`] by OP code; the codes from `OP_WIDE` on never reach the
+/// common loop (256 entries: a byte indexes it without a bounds check).
+static SMALL_STEPS: [SmallStep; 256] = {
+    let mut t = [SmallStep {
+        shift: 0,
+        before: 0,
+        after: 0,
+        delta: 0,
+        write: 0,
+    }; 256];
+    let mut code = 0;
+    while code < OP_WIDE as usize {
+        let (rank, delta) = SMALL_CODES[code];
+        let shift = 4 * rank as u32;
+        t[code] = SmallStep {
+            shift: shift as u64,
+            before: (1 << shift) - 1,
+            // Rank 15 keeps no nibble after it.
+            after: if rank as usize == SLOTS - 1 {
+                0
+            } else {
+                !((1 << (shift + 4)) - 1)
+            },
+            delta: (delta << VALUE_SHIFT) as u64,
+            write: code as u64 & 1,
+        };
+        code += 1;
+    }
+    t
+};
+
+/// A line's bits in a record's packed word.
+const PACKED_VALUE_MASK: u64 = VALUE_MASK << VALUE_SHIFT;
+
 /// Turns columns back into `n` records (appended to `out`) whose first
 /// tick is `first_tick`. Every byte of every column must be used.
 pub fn decode(
@@ -357,25 +403,69 @@ pub fn decode(
     d.finish()
 }
 
+/// What the decoder carries from record to record.
+#[derive(Clone, Copy)]
+struct State {
+    tick: u64,
+    board_bits: u64,
+    recent: Recent,
+}
+
+/// The instructions the decoder's loops are compiled for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Isa {
+    /// Any CPU: the common runs found eight bytes at a time in a `u64`.
+    Portable,
+    /// AVX2 (and BMI2, which every CPU with AVX2 but a few early VIA
+    /// ones has): the common runs found 32 bytes at a time.
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+}
+
+impl Isa {
+    fn detect() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("bmi2")
+        {
+            return Isa::Avx2;
+        }
+        Isa::Portable
+    }
+}
+
 /// Decodes a block's columns a run of records at a time (a reader that
 /// works on a few thousand records at once keeps them in cache, where a
 /// whole block of a million would not be): [`ColumnDecoder::decode_into`]
 /// until [`ColumnDecoder::remaining`] is 0, then [`ColumnDecoder::finish`]
 /// checks that every byte was used. The records are those of [`decode`].
+///
+/// Most records are small-delta accesses with a time step in the DT byte:
+/// the decoder finds how many follow in a row ([`super::scan`]), takes
+/// them in a loop without a branch a record ([`common_records`]), and
+/// every other record alone ([`any_record`]).
 pub struct ColumnDecoder<'c> {
     ops: &'c [u8],
     dt: &'c [u8],
     aux: Reader<'c>,
     next_op: usize,
     next_dt: usize,
-    tick: u64,
-    board_bits: u64,
-    recent: Recent,
+    state: State,
+    isa: Isa,
 }
 
 impl<'c> ColumnDecoder<'c> {
     /// The decoder of `n` records whose first tick is `first_tick`.
     pub fn new(cols: &'c Columns, n: usize, first_tick: u64) -> Result<Self, ColumnError> {
+        Self::with_isa(cols, n, first_tick, Isa::detect())
+    }
+
+    fn with_isa(
+        cols: &'c Columns,
+        n: usize,
+        first_tick: u64,
+        isa: Isa,
+    ) -> Result<Self, ColumnError> {
         if cols.dt.len() < n {
             return Err(ColumnError::Short("DT"));
         }
@@ -392,9 +482,12 @@ impl<'c> ColumnDecoder<'c> {
             },
             next_op: 0,
             next_dt: 0,
-            tick: first_tick,
-            board_bits: 0,
-            recent: Recent::new(),
+            state: State {
+                tick: first_tick,
+                board_bits: 0,
+                recent: Recent::new(),
+            },
+            isa,
         })
     }
 
@@ -409,6 +502,36 @@ impl<'c> ColumnDecoder<'c> {
         out: &mut Vec<TraceRecord>,
         max: usize,
     ) -> Result<(), ColumnError> {
+        match self.isa {
+            // SAFETY: `Isa::detect` found AVX2 and BMI2.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => unsafe { self.decode_into_avx2(out, max) },
+            Isa::Portable => self.decode_records::<false>(out, max),
+        }
+    }
+
+    /// [`ColumnDecoder::decode_into`] compiled for AVX2 and BMI2.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi1,bmi2")]
+    unsafe fn decode_into_avx2(
+        &mut self,
+        out: &mut Vec<TraceRecord>,
+        max: usize,
+    ) -> Result<(), ColumnError> {
+        self.decode_records::<true>(out, max)
+    }
+
+    /// [`ColumnDecoder::decode_into`]; `AVX2`: compiled into a function
+    /// with AVX2 and BMI2 enabled, and finds the common runs with AVX2.
+    #[inline(always)]
+    fn decode_records<const AVX2: bool>(
+        &mut self,
+        out: &mut Vec<TraceRecord>,
+        max: usize,
+    ) -> Result<(), ColumnError> {
         let n = max.min(self.remaining());
         let dts = &self.dt[self.next_dt..self.next_dt + n];
         // The state in locals: stores to `out` cannot alias them.
@@ -419,66 +542,44 @@ impl<'c> ColumnDecoder<'c> {
             name: self.aux.name,
         };
         let mut next_op = self.next_op;
-        let mut tick = self.tick;
-        let mut board_bits = self.board_bits;
-        let mut recent = self.recent;
+        let mut state = self.state;
         out.reserve(n);
         // Records are written in place (no capacity check a record) and
         // counted in once all of them are.
         let spare = &mut out.spare_capacity_mut()[..n];
-        for (slot, &dt) in spare.iter_mut().zip(dts) {
-            let mut code = *ops.get(next_op).ok_or(ColumnError::Short("OP"))?;
-            next_op += 1;
-            if code == OP_BOARD {
-                (code, board_bits) = board_switch(ops, &mut next_op, &mut aux)?;
+        let mut done = 0;
+        while done < n {
+            let len = (n - done).min(ops.len() - next_op);
+            let run_ops = &ops[next_op..next_op + len];
+            let run_dts = &dts[done..done + len];
+            let common = common_run::<AVX2>(run_ops, run_dts);
+            common_records(
+                &run_ops[..common],
+                &run_dts[..common],
+                &mut spare[done..done + common],
+                &mut state,
+            );
+            next_op += common;
+            done += common;
+            if done < n {
+                spare[done].write(any_record(
+                    ops,
+                    &mut next_op,
+                    dts[done],
+                    &mut aux,
+                    &mut state,
+                )?);
+                done += 1;
             }
-            tick = tick.wrapping_add(if dt == DT_WIDE {
-                aux.varint()?.wrapping_add(u64::from(DT_WIDE))
-            } else {
-                u64::from(dt)
-            });
-            let (low, value) = if code < 2 * SMALL_DELTAS {
-                // Rank 0 (most records): the order stays as it is.
-                let line = recent
-                    .line(0)
-                    .wrapping_add(SMALL_CODES[usize::from(code)].1 as u64)
-                    & VALUE_MASK;
-                recent.set_front(line);
-                (u64::from(code & 1), line)
-            } else if code < OP_WIDE_END {
-                // One path for every access, without a branch on its kind
-                // but the AUX read (on mixed traces the kinds alternate
-                // unpredictably).
-                let a = ACCESS_CODES[usize::from(code)];
-                let delta = if a.wide {
-                    unzigzag(aux.varint()?.wrapping_add(u64::from(SMALL_DELTAS)))
-                } else {
-                    i64::from(a.delta)
-                };
-                let line = recent.line(usize::from(a.rank)).wrapping_add(delta as u64) & VALUE_MASK;
-                recent.touch(usize::from(a.replaces), line);
-                (u64::from(code & 1), line)
-            } else if code == OP_OTHER {
-                let low = u64::from(aux.byte()? & 0x3f);
-                (low, aux.varint()? & VALUE_MASK)
-            } else {
-                return Err(ColumnError::ReservedOp(code));
-            };
-            slot.write(TraceRecord {
-                tick,
-                packed: board_bits | (value << VALUE_SHIFT) | low,
-            });
         }
-        // SAFETY: the loop wrote all `n` records after the old length
-        // (`dts` holds exactly `n` bytes), within the reserved capacity;
-        // an early error returns before this, leaving them unused.
+        // SAFETY: the loop wrote all `n` records after the old length,
+        // within the reserved capacity; an early error returns before
+        // this, leaving them unused.
         unsafe { out.set_len(out.len() + n) };
         self.next_dt += n;
         self.aux.pos = aux.pos;
         self.next_op = next_op;
-        self.tick = tick;
-        self.board_bits = board_bits;
-        self.recent = recent;
+        self.state = state;
         Ok(())
     }
 
@@ -493,6 +594,94 @@ impl<'c> ColumnDecoder<'c> {
         }
         self.aux.finished()
     }
+}
+
+/// [`super::scan::common_run`], with AVX2 when `AVX2` (inlined into a
+/// function compiled for it).
+#[inline(always)]
+fn common_run<const AVX2: bool>(ops: &[u8], dts: &[u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if AVX2 {
+        // SAFETY: `AVX2` is only set in functions compiled for AVX2,
+        // called once the CPU was found to have it.
+        return unsafe { super::scan::common_run_avx2(ops, dts) };
+    }
+    super::scan::common_run(ops, dts)
+}
+
+/// Records whose OP codes are small-delta accesses and whose time steps
+/// fit the DT byte (a run [`super::scan::common_run`] found), one OP and
+/// one DT byte each, into `out` (as long as both): the same steps for
+/// every code, from [`SMALL_STEPS`], without a branch (most are rank 0,
+/// but the others come unpredictably).
+#[inline(always)]
+fn common_records(ops: &[u8], dts: &[u8], out: &mut [MaybeUninit<TraceRecord>], state: &mut State) {
+    let board_bits = state.board_bits;
+    let mut tick = state.tick;
+    let Recent {
+        mut lines,
+        mut order,
+    } = state.recent;
+    for ((slot, &code), &dt) in out.iter_mut().zip(ops).zip(dts) {
+        let step = &SMALL_STEPS[usize::from(code)];
+        tick = tick.wrapping_add(u64::from(dt));
+        let p = (order >> step.shift) & 0xF;
+        let line = lines[p as usize].wrapping_add(step.delta);
+        lines[p as usize] = line;
+        order = (order & step.after) | ((order & step.before) << 4) | p;
+        slot.write(TraceRecord {
+            tick,
+            packed: (line & PACKED_VALUE_MASK) | board_bits | step.write,
+        });
+    }
+    state.tick = tick;
+    state.recent = Recent { lines, order };
+}
+
+/// The next record, of any kind, read one at a time: a record that ends a
+/// common run (a board switch before it, a wide time step, a wide delta,
+/// a record other than an access), or the columns end early.
+#[inline(never)]
+fn any_record(
+    ops: &[u8],
+    next_op: &mut usize,
+    dt: u8,
+    aux: &mut Reader<'_>,
+    state: &mut State,
+) -> Result<TraceRecord, ColumnError> {
+    let mut code = *ops.get(*next_op).ok_or(ColumnError::Short("OP"))?;
+    *next_op += 1;
+    if code == OP_BOARD {
+        (code, state.board_bits) = board_switch(ops, next_op, aux)?;
+    }
+    state.tick = state.tick.wrapping_add(if dt == DT_WIDE {
+        aux.varint()?.wrapping_add(u64::from(DT_WIDE))
+    } else {
+        u64::from(dt)
+    });
+    let (low, line) = if code < OP_WIDE_END {
+        let a = ACCESS_CODES[usize::from(code)];
+        let delta = if a.wide {
+            unzigzag(aux.varint()?.wrapping_add(u64::from(SMALL_DELTAS)))
+        } else {
+            i64::from(a.delta)
+        };
+        let line = state.recent.step(
+            usize::from(a.rank),
+            usize::from(a.replaces),
+            (delta as u64) << VALUE_SHIFT,
+        );
+        (u64::from(code & 1), line)
+    } else if code == OP_OTHER {
+        let low = u64::from(aux.byte()? & 0x3f);
+        (low, aux.varint()? << VALUE_SHIFT)
+    } else {
+        return Err(ColumnError::ReservedOp(code));
+    };
+    Ok(TraceRecord {
+        tick: state.tick,
+        packed: state.board_bits | (line & PACKED_VALUE_MASK) | low,
+    })
 }
 
 /// The OP code after one or more board switches, and the board's bits.
@@ -519,18 +708,47 @@ mod tests {
     use crate::trace::RecordKind;
     use proptest::prelude::*;
 
+    /// The instruction sets this CPU can decode with.
+    fn isas() -> Vec<Isa> {
+        let mut isas = vec![Isa::Portable];
+        if Isa::detect() != Isa::Portable {
+            isas.push(Isa::detect());
+        }
+        isas
+    }
+
+    /// `cols` decoded with `isa`, `run` records at a time.
+    fn decode_with(
+        cols: &Columns,
+        n: usize,
+        first_tick: u64,
+        isa: Isa,
+        run: usize,
+    ) -> Result<Vec<TraceRecord>, ColumnError> {
+        let mut d = ColumnDecoder::with_isa(cols, n, first_tick, isa)?;
+        let mut out = Vec::new();
+        while d.remaining() > 0 {
+            d.decode_into(&mut out, run)?;
+        }
+        d.finish()?;
+        Ok(out)
+    }
+
+    /// Encodes and decodes `records`, whole and in runs of several
+    /// lengths, with every instruction set this CPU has.
     fn round_trip(records: &[TraceRecord]) -> Columns {
         let mut cols = Columns::default();
         encode(records, &mut cols);
+        let first_tick = records.first().map_or(0, |r| r.tick);
         let mut back = Vec::new();
-        decode(
-            &cols,
-            records.len(),
-            records.first().map_or(0, |r| r.tick),
-            &mut back,
-        )
-        .unwrap();
+        decode(&cols, records.len(), first_tick, &mut back).unwrap();
         assert_eq!(back, records);
+        for isa in isas() {
+            for run in [1, 3, 8, 33, usize::MAX] {
+                let back = decode_with(&cols, records.len(), first_tick, isa, run).unwrap();
+                assert_eq!(back, records, "{isa:?}, runs of {run}");
+            }
+        }
         cols
     }
 
@@ -596,6 +814,20 @@ mod tests {
             ],
         };
         assert_eq!(decode(&bad, 1, 0, &mut out), Err(ColumnError::BadVarint));
+        for isa in isas() {
+            assert_eq!(
+                decode_with(&long, 50, 0, isa, 7),
+                Err(ColumnError::Long("OP"))
+            );
+            assert_eq!(
+                decode_with(&reserved, 50, 0, isa, 7),
+                Err(ColumnError::ReservedOp(0xFF))
+            );
+            assert_eq!(
+                decode_with(&short, 50, 0, isa, 7),
+                Err(ColumnError::Short("AUX"))
+            );
+        }
     }
 
     /// The encoder as format.md §13 words it: lines in an array by rank,
@@ -690,6 +922,23 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn any_columns_decode_alike_with_every_isa(
+            op in proptest::collection::vec(prop_oneof![8 => 0u8..0xC0, 1 => any::<u8>()], 0..300),
+            dt in proptest::collection::vec(prop_oneof![8 => 0u8..0xFF, 1 => any::<u8>()], 0..300),
+            aux in proptest::collection::vec(any::<u8>(), 0..64),
+            first_tick in any::<u64>(),
+            run in 1usize..80,
+        ) {
+            // Damaged columns among them: the same records or the same error.
+            let cols = Columns { op, dt, aux };
+            let n = cols.dt.len();
+            let whole = decode_with(&cols, n, first_tick, Isa::Portable, usize::MAX);
+            for isa in isas() {
+                prop_assert_eq!(&decode_with(&cols, n, first_tick, isa, run), &whole, "{:?}", isa);
+            }
+        }
+
         #[test]
         fn many_streams_code_as_the_reference_does(steps in proptest::collection::vec((0usize..24, -5i64..5, any::<bool>(), 0u64..300), 0..600)) {
             // Up to 24 streams (more than the slots), small and wide steps.

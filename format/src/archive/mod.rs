@@ -12,6 +12,7 @@
 
 mod any;
 pub mod block;
+mod scan;
 mod view;
 
 use std::io::{Seek, SeekFrom, Write};

@@ -705,27 +705,11 @@ pub fn analyze_parts(
         return analyze(input, opts);
     }
     let origin = first_reference_tick(trace)?;
-    let ranges: Vec<std::ops::Range<usize>> = (0..threads)
-        .map(|i| blocks * i / threads..blocks * (i + 1) / threads)
-        .collect();
-    let parts: Vec<Result<Analyzer, AnalyzeError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = ranges
-            .iter()
-            .enumerate()
-            .map(|(i, range)| {
-                let range = range.clone();
-                let later = (i > 0).then_some(origin);
-                scope.spawn(move || {
-                    // The caller's view verified these bytes.
-                    let trace = AnyTrace::new_checked_again(data)?;
-                    analyze_blocks(&TraceInput::Physical(&trace), opts, range, later)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("an analysis thread panicked"))
-            .collect()
+    let parts = partial::on_block_runs(blocks, threads, |i, run| {
+        // The caller's view verified these bytes.
+        let trace = AnyTrace::new_checked_again(data)?;
+        let later = (i > 0).then_some(origin);
+        analyze_blocks(&TraceInput::Physical(&trace), opts, run, later)
     });
     let mut parts = parts.into_iter();
     let mut whole = parts.next().expect("at least one part")?;

@@ -193,6 +193,30 @@ pub(super) fn blocks_within(
     Ok(blocks)
 }
 
+/// Runs `work` on `threads` threads, the `i`-th over the `i`-th of
+/// `threads` runs of `blocks` blocks that tile them in order; its results
+/// in that order. The one shape of `--threads N` (the analysis and the
+/// pictures alike).
+pub(super) fn on_block_runs<T: Send>(
+    blocks: usize,
+    threads: usize,
+    work: impl Fn(usize, Range<usize>) -> Result<T, AnalyzeError> + Sync,
+) -> Vec<Result<T, AnalyzeError>> {
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let run = blocks * i / threads..blocks * (i + 1) / threads;
+                scope.spawn(move || work(i, run))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("an analysis thread panicked"))
+            .collect()
+    })
+}
+
 /// The check that runs of blocks, taken in order of their start, cover a
 /// trace's blocks once each; `what` names the files that hold them.
 pub(super) struct Tiling {

@@ -19,7 +19,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use super::partial::{blocks_within, PartialError, Tiling};
+use super::partial::{blocks_within, on_block_runs, PartialError, Tiling};
 use super::pictures::{Pictures, HEAT_PAGES};
 use super::{Access, Analysis, AnalyzeError, Analyzer, TraceInput, TraceMeta};
 use hmtt_format::archive::AnyTrace;
@@ -351,21 +351,9 @@ pub fn collect_in_parts(
     let blocks = BlockReader::new(&trace).block_count();
     let threads = threads.clamp(1, blocks.max(1));
     let empty = Pictures::new(analysis, analyzer);
-    let parts: Vec<Result<Pictures, AnalyzeError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|i| {
-                let range = blocks * i / threads..blocks * (i + 1) / threads;
-                let empty = empty.clone();
-                scope.spawn(move || {
-                    let trace = AnyTrace::new_checked(data)?;
-                    grids_of_blocks(&trace, empty, range)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a pictures thread panicked"))
-            .collect()
+    let parts = on_block_runs(blocks, threads, |_, run| {
+        let trace = AnyTrace::new_checked(data)?;
+        grids_of_blocks(&trace, empty.clone(), run)
     });
     let mut whole: Option<Pictures> = None;
     for p in parts {

@@ -35,11 +35,43 @@ pub const KIND_PAGE_ROWS: usize = 1 << 20;
 /// most whose run header is one byte.
 const KIND_RUN_VALUES: usize = 63 * 8;
 
+/// How a column chunk's pages are compressed. zstd (level [`ZSTD_LEVEL`])
+/// makes the smaller pages; Snappy, which every Parquet reader decodes,
+/// takes about a third of zstd's instructions a byte on the delta-packed
+/// pages of `tick` and `pa`, for 1.4 times their bytes (bench/README.md,
+/// Export).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Codec {
+    Zstd,
+    Snappy,
+}
+
+/// The compressors of a writer's column chunks, kept from one row group
+/// to the next.
+pub struct Compressors {
+    zstd: zstd::bulk::Compressor<'static>,
+    snappy: snap::raw::Encoder,
+    /// Snappy's output buffer, as large as the largest page needs (zeroed
+    /// once, not for every page).
+    snappy_out: Vec<u8>,
+}
+
+impl Compressors {
+    pub fn new() -> Result<Self, ExportError> {
+        Ok(Compressors {
+            zstd: zstd::bulk::Compressor::new(ZSTD_LEVEL)?,
+            snappy: snap::raw::Encoder::new(),
+            snappy_out: Vec::new(),
+        })
+    }
+}
+
 /// A column chunk being written: its pages' bytes and what the file's
 /// metadata needs of them.
 pub struct Chunk<'z> {
     sink: TrackedWrite<Vec<u8>>,
-    zstd: &'z mut zstd::bulk::Compressor<'static>,
+    compressors: &'z mut Compressors,
+    codec: Codec,
     uncompressed: usize,
     dictionary_page: bool,
     first_data_page: Option<u64>,
@@ -49,10 +81,11 @@ pub struct Chunk<'z> {
 }
 
 impl<'z> Chunk<'z> {
-    pub fn new(zstd: &'z mut zstd::bulk::Compressor<'static>) -> Self {
+    pub fn new(compressors: &'z mut Compressors, codec: Codec) -> Self {
         Chunk {
             sink: TrackedWrite::new(Vec::new()),
-            zstd,
+            compressors,
+            codec,
             uncompressed: 0,
             dictionary_page: false,
             first_data_page: None,
@@ -63,9 +96,25 @@ impl<'z> Chunk<'z> {
     }
 
     fn compress(&mut self, raw: &[u8]) -> Result<bytes::Bytes, ExportError> {
-        let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(raw.len()));
-        self.zstd.compress_to_buffer(raw, &mut out)?;
-        Ok(out.into())
+        let c = &mut *self.compressors;
+        match self.codec {
+            Codec::Zstd => {
+                let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(raw.len()));
+                c.zstd.compress_to_buffer(raw, &mut out)?;
+                Ok(out.into())
+            }
+            Codec::Snappy => {
+                let bound = snap::raw::max_compress_len(raw.len());
+                if c.snappy_out.len() < bound {
+                    c.snappy_out.resize(bound, 0);
+                }
+                let n = c
+                    .snappy
+                    .compress(raw, &mut c.snappy_out)
+                    .map_err(std::io::Error::from)?;
+                Ok(bytes::Bytes::copy_from_slice(&c.snappy_out[..n]))
+            }
+        }
     }
 
     fn note(&mut self, encoding: Encoding) {
@@ -136,7 +185,10 @@ impl<'z> Chunk<'z> {
         self.note(Encoding::RLE);
         let chunk = bytes::Bytes::from(self.sink.into_inner()?);
         let mut metadata = ColumnChunkMetaData::builder(descr)
-            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_compression(match self.codec {
+                Codec::Zstd => Compression::ZSTD(ZstdLevel::default()),
+                Codec::Snappy => Compression::SNAPPY,
+            })
             .set_encodings(self.encodings)
             .set_num_values(self.rows as i64)
             .set_total_compressed_size(chunk.len() as i64)
@@ -229,32 +281,66 @@ impl KindSet {
     fn has(self, kind: u8) -> bool {
         self.0 >> (kind & 15) & 1 == 1
     }
-    /// Whether each kind is in the set, a bit each, 8 to a byte from the
-    /// least significant bit (the last byte padded with zeros). Kinds go
-    /// two at a time through a table of the 256 pairs.
-    fn bits_of(self, kinds: &[u8]) -> Vec<u8> {
-        let mut pairs = [0u8; 256];
-        for (p, bits) in pairs.iter_mut().enumerate() {
-            *bits = u8::from(self.has(p as u8 & 15)) | u8::from(self.has((p >> 4) as u8)) << 1;
+}
+
+/// The kind bits of a row group's records, and for each kind set of an
+/// optional column whether each record is in it: a bit each, 8 to a
+/// byte from the least significant bit, the last byte padded with zeros.
+pub struct Kinds {
+    bits: Vec<u8>,
+    accesses: Vec<u8>,
+    not_accesses: Vec<u8>,
+    directed: Vec<u8>,
+    events: Vec<u8>,
+}
+
+impl Kinds {
+    /// The kinds of `records`. The four sets' bits come from one pass,
+    /// kinds two at a time through a table of the 256 pairs whose byte s
+    /// holds set s's bits of the pair.
+    pub fn of(records: &[TraceRecord]) -> Kinds {
+        let bits: Vec<u8> = records.iter().map(|r| r.kind().bits()).collect();
+        let sets = [ACCESSES, NOT_ACCESSES, DIRECTED, EVENTS];
+        let mut pairs = [0u32; 256];
+        for (p, pair) in pairs.iter_mut().enumerate() {
+            for (s, set) in sets.iter().enumerate() {
+                let two =
+                    u32::from(set.has(p as u8 & 15)) | u32::from(set.has((p >> 4) as u8)) << 1;
+                *pair |= two << (8 * s);
+            }
         }
-        let mut bits = Vec::with_capacity(kinds.len().div_ceil(8));
-        let eights = kinds.chunks_exact(8);
+        let bytes = bits.len().div_ceil(8);
+        let mut out: [Vec<u8>; 4] = std::array::from_fn(|_| Vec::with_capacity(bytes));
+        let eights = bits.chunks_exact(8);
         let rest = eights.remainder();
-        bits.extend(eights.map(|g| {
+        for g in eights {
             let x = u64::from_le_bytes(g.try_into().expect("8 kinds")) & 0x0f0f_0f0f_0f0f_0f0f;
             // Byte 2j: kind 2j in its low nibble, kind 2j + 1 in its high one.
             let y = x | x >> 4;
             let pair = |j: u32| pairs[(y >> (16 * j)) as u8 as usize];
-            pair(0) | pair(1) << 2 | pair(2) << 4 | pair(3) << 6
-        }));
-        if !rest.is_empty() {
-            bits.push(
-                rest.iter()
-                    .enumerate()
-                    .fold(0u8, |b, (j, &k)| b | u8::from(self.has(k)) << j),
-            );
+            // Byte s: set s's bits of the 8 kinds (no shift crosses a byte).
+            let all = pair(0) | pair(1) << 2 | pair(2) << 4 | pair(3) << 6;
+            for (s, set_bits) in out.iter_mut().enumerate() {
+                set_bits.push((all >> (8 * s)) as u8);
+            }
         }
-        bits
+        if !rest.is_empty() {
+            for (set_bits, set) in out.iter_mut().zip(sets) {
+                set_bits.push(
+                    rest.iter()
+                        .enumerate()
+                        .fold(0u8, |b, (j, &k)| b | u8::from(set.has(k)) << j),
+                );
+            }
+        }
+        let [accesses, not_accesses, directed, events] = out;
+        Kinds {
+            bits,
+            accesses,
+            not_accesses,
+            directed,
+            events,
+        }
     }
 }
 
@@ -273,11 +359,6 @@ fn rows_of<'r>(
                 .filter(move |j| bits >> j & 1 == 1)
                 .map(move |j| &page[g * 8 + j])
         })
-}
-
-/// The kind bits of each record.
-pub fn kinds(records: &[TraceRecord]) -> Vec<u8> {
-    records.iter().map(|r| r.kind().bits()).collect()
 }
 
 /// The least and the greatest of `values` read as u64, if any.
@@ -308,13 +389,13 @@ fn widen(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<(u64, u64)> {
 /// (the statistics of `time_ns` too).
 pub type TickChunk = (bytes::Bytes, ColumnCloseResult, Option<(u64, u64)>);
 
-/// `tick`: DELTA_BINARY_PACKED, unsigned statistics.
+/// `tick`: DELTA_BINARY_PACKED, Snappy, unsigned statistics.
 pub fn tick_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
 ) -> Result<TickChunk, ExportError> {
-    let mut chunk = Chunk::new(zstd);
+    let mut chunk = Chunk::new(compressors, Codec::Snappy);
     let mut values = Vec::with_capacity(PAGE_ROWS);
     let mut raw = Vec::new();
     let mut range = None;
@@ -354,11 +435,11 @@ fn board_range_avx2(page: &[TraceRecord]) -> (i64, i64) {
 /// `board`: DELTA_BINARY_PACKED (a run of one board packs to nothing),
 /// statistics.
 pub fn board_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
-    let mut chunk = Chunk::new(zstd);
+    let mut chunk = Chunk::new(compressors, Codec::Zstd);
     let mut values = Vec::with_capacity(PAGE_ROWS);
     let mut raw = Vec::new();
     let (mut min, mut max) = (i64::MAX, i64::MIN);
@@ -386,13 +467,13 @@ pub fn board_chunk(
 /// The time rises with the tick (`tick_ns` ≥ 0), so its minimum and
 /// maximum are those of the ticks' (`ticks`, from [`tick_chunk`]).
 pub fn time_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
     tick_ns: f64,
     ticks: Option<(u64, u64)>,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
-    let mut chunk = Chunk::new(zstd);
+    let mut chunk = Chunk::new(compressors, Codec::Zstd);
     let mut raw = Vec::new();
     // Below 2^63 a tick converts to f64 as a signed integer does: one
     // instruction, where the unsigned conversion takes several.
@@ -495,10 +576,11 @@ fn transpose_bytes(mut x: [u64; 8]) -> [u64; 8] {
 /// data pages of RLE_DICTIONARY indices in bit-packed runs; no
 /// statistics.
 pub fn kind_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
-    kinds: &[u8],
+    kinds: &Kinds,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+    let kinds = &kinds.bits;
     let present = kinds.iter().fold(0u16, |seen, &b| seen | 1 << (b & 15));
     // The dictionary index of each kind bits; the RESERVED kinds share one.
     let mut index = [0u8; 16];
@@ -525,7 +607,7 @@ pub fn kind_chunk(
         dictionary.extend_from_slice(&(name.len() as u32).to_le_bytes());
         dictionary.extend_from_slice(name.as_bytes());
     }
-    let mut chunk = Chunk::new(zstd);
+    let mut chunk = Chunk::new(compressors, Codec::Zstd);
     chunk.dictionary(&dictionary, names.len())?;
     for page_kinds in kinds.chunks(KIND_PAGE_ROWS) {
         let mut buf = Vec::with_capacity(2 + page_kinds.len() * width / 8 + page_kinds.len() / 64);
@@ -557,24 +639,31 @@ pub fn kind_chunk(
 }
 
 /// `pa`: the address of each reference, null for the other records;
-/// DELTA_BINARY_PACKED (zstd then has a third of PLAIN's bytes to
-/// compress, for a chunk 40 % larger), unsigned statistics.
+/// DELTA_BINARY_PACKED (a third of PLAIN's bytes to compress), Snappy,
+/// unsigned statistics.
 pub fn pa_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
-    kinds: &[u8],
+    kinds: &Kinds,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
-    let mut chunk = Chunk::new(zstd);
+    let mut chunk = Chunk::new(compressors, Codec::Snappy);
     let mut raw = Vec::new();
     let mut values = Vec::with_capacity(PAGE_ROWS);
     let (mut range, mut nulls) = (None, 0);
-    for (page, page_kinds) in records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS)) {
+    let defined_pages = kinds.accesses.chunks(PAGE_ROWS / 8);
+    for (page, defined) in records.chunks(PAGE_ROWS).zip(defined_pages) {
         raw.clear();
-        let defined = ACCESSES.bits_of(page_kinds);
-        definition_levels(&mut raw, &defined, page.len());
-        values.clear();
-        values.extend(page.iter().filter(|r| r.is_access()).map(|r| r.pa() as i64));
+        definition_levels(&mut raw, defined, page.len());
+        // Every record's address is stored and only a reference's kept
+        // (the next one overwrites the others): no branch a record.
+        values.resize(page.len(), 0);
+        let mut kept = 0;
+        for r in page {
+            values[kept] = r.pa() as i64;
+            kept += usize::from(r.is_access());
+        }
+        values.truncate(kept);
         range = widen(
             range,
             with_avx2!(unsigned_range, unsigned_range_avx2, &values),
@@ -586,26 +675,26 @@ pub fn pa_chunk(
     chunk.finish(descr, Some(unsigned_stats(range, nulls)))
 }
 
-/// A column defined on the records of the kinds in `set` (null for the
-/// others), PLAIN, without statistics: each page holds the definition
-/// levels, then what `values` appends for the page's records, their
-/// kinds and the bits of the defined ones (8 to a byte, from the least
-/// significant bit).
+/// A column defined on the records whose bit is set in `defined` (one of
+/// the sets of [`Kinds`]; null for the others), PLAIN, without
+/// statistics: each page holds the definition levels, then what `values`
+/// appends for the page's records, their kinds and their bits of
+/// `defined`.
 fn plain_optional_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
     kinds: &[u8],
-    set: KindSet,
+    defined: &[u8],
     mut values: impl FnMut(&mut Vec<u8>, &[TraceRecord], &[u8], &[u8]),
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
-    let mut chunk = Chunk::new(zstd);
+    let mut chunk = Chunk::new(compressors, Codec::Zstd);
     let mut raw = Vec::new();
-    for (page, page_kinds) in records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS)) {
+    let pages = records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS));
+    for ((page, page_kinds), defined) in pages.zip(defined.chunks(PAGE_ROWS / 8)) {
         raw.clear();
-        let defined = set.bits_of(page_kinds);
-        definition_levels(&mut raw, &defined, page.len());
-        values(&mut raw, page, page_kinds, &defined);
+        definition_levels(&mut raw, defined, page.len());
+        values(&mut raw, page, page_kinds, defined);
         chunk.data_page(&raw, page.len(), Encoding::PLAIN)?;
     }
     chunk.finish(descr, None)
@@ -614,17 +703,17 @@ fn plain_optional_chunk(
 /// `is_write`: the direction of references and tags, null for the other
 /// records; PLAIN (bit-packed), no statistics.
 pub fn is_write_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
-    kinds: &[u8],
+    kinds: &Kinds,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
     plain_optional_chunk(
-        zstd,
+        compressors,
         descr,
         records,
-        kinds,
-        DIRECTED,
+        &kinds.bits,
+        &kinds.directed,
         |raw, _, page_kinds, directed| {
             // The low bits of the directed kinds, 8 kinds at a time: byte j
             // of `x` holds kind j, whose low bit the multiplication moves to
@@ -687,17 +776,17 @@ impl BitWriter {
 /// `value`: the value of the records that are not references (event
 /// index, count), null for references; PLAIN, no statistics.
 pub fn value_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
-    kinds: &[u8],
+    kinds: &Kinds,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
     plain_optional_chunk(
-        zstd,
+        compressors,
         descr,
         records,
-        kinds,
-        NOT_ACCESSES,
+        &kinds.bits,
+        &kinds.not_accesses,
         |raw, page, _, defined| {
             for r in rows_of(page, defined) {
                 raw.extend_from_slice(&r.value().to_le_bytes());
@@ -709,18 +798,18 @@ pub fn value_chunk(
 /// `event`: the event name of TAG, TAG_W and CMD records, null for the
 /// others; PLAIN, no statistics.
 pub fn event_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
-    kinds: &[u8],
+    kinds: &Kinds,
     names: &EventNames,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
     plain_optional_chunk(
-        zstd,
+        compressors,
         descr,
         records,
-        kinds,
-        EVENTS,
+        &kinds.bits,
+        &kinds.events,
         |raw, page, _, defined| {
             for r in rows_of(page, defined) {
                 let name = event_name(r.value() as u32, names);

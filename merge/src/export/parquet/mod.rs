@@ -4,8 +4,9 @@
 //! Spark query it in place. Columns are compressed (Snappy for `tick`
 //! and `pa`, zstd for the others) after the encodings of
 //! `docs/format.md` §14 (deltas for `tick` and `board`, byte streams for
-//! `time_ns`, a dictionary for `kind`), with statistics per row group. The columns of every record (`tick` to `event`) are encoded
-//! by [`pages`] a page at a time from the group's records; the parquet
+//! `time_ns`, a dictionary for `kind`), with statistics per row group.
+//! The columns of every record (`tick` to `event`) are encoded by
+//! [`pages`] a page at a time from the group's records; the parquet
 //! crate's column writers write the virtual trace's columns.
 //! [`PartitionedParquetWriter`] writes the same files as a Hive-style
 //! dataset, one directory per window of traced time.
@@ -64,9 +65,11 @@ use super::{ExportError, RecordWriter, TraceKind, TraceMeta};
 
 pub use dataset::{PartitionedParquetWriter, PARTITION_COLUMN};
 
-/// Rows of one row group unless told otherwise (about 8 MB of records
-/// buffered, 50 MB of a virtual trace's).
-pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 19;
+/// Rows of one row group unless told otherwise (about 4 MB of records
+/// buffered, 25 MB of a virtual trace's). Each column's pages read the
+/// group's records again: 2^19 rows (8 MB) took 8-10 % more CPU time
+/// for the same instructions (bench/export-history.md).
+pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 18;
 
 /// Rows the crate's column writers take between their page-size checks
 /// (the crate's default, 1024, costs 2-3 % more CPU time).

@@ -31,6 +31,11 @@
 # only (the reference has no --partition-ms); its row count is every
 # record, like the single file's.
 #
+# HMTT_EXPORT_READ=1 then weighs the Parquet files of both builds on the
+# read side: `bench/export_read_duckdb.py` prints DuckDB's CPU seconds (one
+# thread, HMTT_BENCH_ROUNDS rounds, the files alternating) to read every
+# column and some columns alone, and each file's size.
+#
 # HMTT_BENCH_DIR keeps the files (default: a temporary directory, removed);
 # HMTT_EXPORT_RECORDS sets the trace size; HMTT_EXPORT_FORMATS the
 # commands (formats of `hmtt export`, `parquet-dataset` and `dump-csv`).
@@ -129,6 +134,10 @@ for f in stats $formats; do
         if [ "$these" != this ] && [ "$f" != parquet ] && [ "$same" != NO ]; then
             if cmp -s "$dir/out.$f.this" "$dir/out.$f.ref"; then same=yes; else same=NO; fi
         fi
+        if [ "$f" = parquet ] && [ "${HMTT_EXPORT_READ:-0}" = 1 ] && [ "$round" = "$rounds" ]; then
+            mv "$dir/out.$f.this" "$dir/read.this.parquet"
+            [ "$these" = this ] || mv "$dir/out.$f.ref" "$dir/read.ref.parquet"
+        fi
         rm -rf "$dir/out.$f.this" "$dir/out.$f.ref"
     done
     for b in $these; do
@@ -151,4 +160,11 @@ for f in stats $formats; do
                 f, b, n, s, c, n / c / 1e6, n / s / 1e6, r, x, g, m, sz / 1e6 }'
     done
 done
+if [ -f "$dir/read.this.parquet" ]; then
+    echo "DuckDB reading the Parquet files:"
+    # shellcheck disable=SC2046
+    python3 bench/export_read_duckdb.py "$rounds" "$dir/read.this.parquet" \
+        $([ -f "$dir/read.ref.parquet" ] && echo "$dir/read.ref.parquet")
+    rm -f "$dir/read.this.parquet" "$dir/read.ref.parquet"
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -85,7 +85,8 @@ impl PartitionedParquetWriter {
             Some(w) if w.index == index => {}
             Some(w) if w.index > index => {
                 return Err(ExportError::Invalid(format!(
-                    "a record at tick {tick} comes after the records of a later time window                      ({} > {index}): the trace is not in time order",
+                    "a record at tick {tick} comes after the records of a later time window \
+                     ({} > {index}): the trace is not in time order",
                     w.index
                 )))
             }
@@ -143,5 +144,36 @@ impl RecordWriter for PartitionedParquetWriter {
             self.open(0)?;
         }
         self.close_current()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::TraceKind;
+    use hmtt_format::events::EventNames;
+    use hmtt_format::trace::RecordKind;
+
+    /// A record of an earlier window than the one being written stops the
+    /// export with a message naming both windows.
+    #[test]
+    fn a_record_of_an_earlier_window_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let meta = TraceMeta {
+            kind: TraceKind::Physical,
+            tick_ps: 1000,
+            first_tick: 0,
+            names: EventNames::default(),
+        };
+        // Windows of 10 ticks.
+        let mut w = PartitionedParquetWriter::new(dir.path(), meta, 16, 10_000).unwrap();
+        let at = |tick| TraceRecord::new(tick, 0, RecordKind::Lost, 1);
+        w.write_block(&[at(25)]).unwrap();
+        let err = w.write_block(&[at(5)]).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "a record at tick 5 comes after the records of a later time window (2 > 0): \
+             the trace is not in time order"
+        );
     }
 }

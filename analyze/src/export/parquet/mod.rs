@@ -1,11 +1,12 @@
 //! Apache Parquet: one row per record, typed columns, written in row
 //! groups of a bounded number of rows (the writer holds one group), so a
 //! trace larger than memory exports in one pass and DuckDB, DataFusion or
-//! Spark query it in place. Columns are zstd-compressed, after the
-//! encodings of `docs/format.md` §14 (deltas for `tick` and `board`, byte
-//! streams for `time_ns`, a dictionary for `kind`), with statistics per
-//! row group. The columns of every record (`tick` to `event`) are encoded
-//! by [`pages`] a page at a time from the group's records; the parquet
+//! Spark query it in place. Columns are compressed (Snappy for `tick`
+//! and `pa`, zstd for the others) after the encodings of
+//! `docs/format.md` §14 (deltas for `tick` and `board`, byte streams for
+//! `time_ns`, a dictionary for `kind`), with statistics per row group.
+//! The columns of every record (`tick` to `event`) are encoded by
+//! [`pages`] a page at a time from the group's records; the parquet
 //! crate's column writers write the virtual trace's columns.
 //! [`PartitionedParquetWriter`] writes the same files as a Hive-style
 //! dataset, one directory per window of traced time.
@@ -64,9 +65,11 @@ use super::{ExportError, RecordWriter, TraceKind, TraceMeta};
 
 pub use dataset::{PartitionedParquetWriter, PARTITION_COLUMN};
 
-/// Rows of one row group unless told otherwise (about 8 MB of records
-/// buffered, 50 MB of a virtual trace's).
-pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 19;
+/// Rows of one row group unless told otherwise (about 4 MB of records
+/// buffered, 25 MB of a virtual trace's). Each column's pages read the
+/// group's records again: 2^19 rows (8 MB) took 8-10 % more CPU time
+/// for the same instructions (bench/export-history.md).
+pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 18;
 
 /// Rows the crate's column writers take between their page-size checks
 /// (the crate's default, 1024, costs 2-3 % more CPU time).
@@ -129,7 +132,7 @@ pub struct ParquetWriter<W: Write + Send> {
     tick_ns: f64,
     group_rows: usize,
     group: Group,
-    zstd: zstd::bulk::Compressor<'static>,
+    compressors: pages::Compressors,
     cpu: ByteArray,
     dma: ByteArray,
 }
@@ -161,7 +164,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             meta,
             group_rows: group_rows.max(1),
             group: Group::default(),
-            zstd: zstd::bulk::Compressor::new(pages::ZSTD_LEVEL)?,
+            compressors: pages::Compressors::new()?,
             cpu: ByteArray::from("cpu"),
             dma: ByteArray::from("dma"),
         })
@@ -192,11 +195,11 @@ impl<W: Write + Send> ParquetWriter<W> {
             return Ok(());
         }
         let records = &g.records;
-        let kinds = pages::kinds(records);
+        let kinds = pages::Kinds::of(records);
         let schema = self.file.schema_descr();
         let descrs: Vec<_> = (0..RECORD_COLUMNS).map(|i| schema.column(i)).collect();
         let column = |i: usize| descrs[i].clone();
-        let z = &mut self.zstd;
+        let z = &mut self.compressors;
         let mut rg = self.file.next_row_group()?;
         let (chunk, close, ticks) = pages::tick_chunk(z, column(0), records)?;
         rg.append_column(&chunk, close)?;
@@ -457,6 +460,19 @@ mod tests {
                 (some(pmin.to_string()), some(pmax.to_string()), Some(nulls))
             );
             assert!(group.column(3).statistics().is_none());
+            let codecs: Vec<&str> = group
+                .columns()
+                .iter()
+                .map(|c| match c.compression() {
+                    Compression::SNAPPY => "snappy",
+                    Compression::ZSTD(_) => "zstd",
+                    _ => "other",
+                })
+                .collect();
+            assert_eq!(
+                codecs,
+                ["snappy", "zstd", "zstd", "zstd", "snappy", "zstd", "zstd", "zstd"]
+            );
         }
     }
 

@@ -35,11 +35,43 @@ pub const KIND_PAGE_ROWS: usize = 1 << 20;
 /// most whose run header is one byte.
 const KIND_RUN_VALUES: usize = 63 * 8;
 
+/// How a column chunk's pages are compressed. zstd (level [`ZSTD_LEVEL`])
+/// makes the smaller pages; Snappy, which every Parquet reader decodes,
+/// takes about a third of zstd's instructions a byte on the delta-packed
+/// pages of `tick` and `pa`, for 1.4 times their bytes (bench/README.md,
+/// Export).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Codec {
+    Zstd,
+    Snappy,
+}
+
+/// The compressors of a writer's column chunks, kept from one row group
+/// to the next.
+pub struct Compressors {
+    zstd: zstd::bulk::Compressor<'static>,
+    snappy: snap::raw::Encoder,
+    /// Snappy's output buffer, as large as the largest page needs (zeroed
+    /// once, not for every page).
+    snappy_out: Vec<u8>,
+}
+
+impl Compressors {
+    pub fn new() -> Result<Self, ExportError> {
+        Ok(Compressors {
+            zstd: zstd::bulk::Compressor::new(ZSTD_LEVEL)?,
+            snappy: snap::raw::Encoder::new(),
+            snappy_out: Vec::new(),
+        })
+    }
+}
+
 /// A column chunk being written: its pages' bytes and what the file's
 /// metadata needs of them.
 pub struct Chunk<'z> {
     sink: TrackedWrite<Vec<u8>>,
-    zstd: &'z mut zstd::bulk::Compressor<'static>,
+    compressors: &'z mut Compressors,
+    codec: Codec,
     uncompressed: usize,
     dictionary_page: bool,
     first_data_page: Option<u64>,
@@ -49,10 +81,11 @@ pub struct Chunk<'z> {
 }
 
 impl<'z> Chunk<'z> {
-    pub fn new(zstd: &'z mut zstd::bulk::Compressor<'static>) -> Self {
+    pub fn new(compressors: &'z mut Compressors, codec: Codec) -> Self {
         Chunk {
             sink: TrackedWrite::new(Vec::new()),
-            zstd,
+            compressors,
+            codec,
             uncompressed: 0,
             dictionary_page: false,
             first_data_page: None,
@@ -63,9 +96,25 @@ impl<'z> Chunk<'z> {
     }
 
     fn compress(&mut self, raw: &[u8]) -> Result<bytes::Bytes, ExportError> {
-        let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(raw.len()));
-        self.zstd.compress_to_buffer(raw, &mut out)?;
-        Ok(out.into())
+        let c = &mut *self.compressors;
+        match self.codec {
+            Codec::Zstd => {
+                let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(raw.len()));
+                c.zstd.compress_to_buffer(raw, &mut out)?;
+                Ok(out.into())
+            }
+            Codec::Snappy => {
+                let bound = snap::raw::max_compress_len(raw.len());
+                if c.snappy_out.len() < bound {
+                    c.snappy_out.resize(bound, 0);
+                }
+                let n = c
+                    .snappy
+                    .compress(raw, &mut c.snappy_out)
+                    .map_err(std::io::Error::from)?;
+                Ok(bytes::Bytes::copy_from_slice(&c.snappy_out[..n]))
+            }
+        }
     }
 
     fn note(&mut self, encoding: Encoding) {
@@ -136,7 +185,10 @@ impl<'z> Chunk<'z> {
         self.note(Encoding::RLE);
         let chunk = bytes::Bytes::from(self.sink.into_inner()?);
         let mut metadata = ColumnChunkMetaData::builder(descr)
-            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_compression(match self.codec {
+                Codec::Zstd => Compression::ZSTD(ZstdLevel::default()),
+                Codec::Snappy => Compression::SNAPPY,
+            })
             .set_encodings(self.encodings)
             .set_num_values(self.rows as i64)
             .set_total_compressed_size(chunk.len() as i64)
@@ -229,32 +281,66 @@ impl KindSet {
     fn has(self, kind: u8) -> bool {
         self.0 >> (kind & 15) & 1 == 1
     }
-    /// Whether each kind is in the set, a bit each, 8 to a byte from the
-    /// least significant bit (the last byte padded with zeros). Kinds go
-    /// two at a time through a table of the 256 pairs.
-    fn bits_of(self, kinds: &[u8]) -> Vec<u8> {
-        let mut pairs = [0u8; 256];
-        for (p, bits) in pairs.iter_mut().enumerate() {
-            *bits = u8::from(self.has(p as u8 & 15)) | u8::from(self.has((p >> 4) as u8)) << 1;
+}
+
+/// The kind bits of a row group's records, and for each kind set of an
+/// optional column whether each record is in it: a bit each, 8 to a
+/// byte from the least significant bit, the last byte padded with zeros.
+pub struct Kinds {
+    bits: Vec<u8>,
+    accesses: Vec<u8>,
+    not_accesses: Vec<u8>,
+    directed: Vec<u8>,
+    events: Vec<u8>,
+}
+
+impl Kinds {
+    /// The kinds of `records`. The four sets' bits come from one pass,
+    /// kinds two at a time through a table of the 256 pairs whose byte s
+    /// holds set s's bits of the pair.
+    pub fn of(records: &[TraceRecord]) -> Kinds {
+        let bits: Vec<u8> = records.iter().map(|r| r.kind().bits()).collect();
+        let sets = [ACCESSES, NOT_ACCESSES, DIRECTED, EVENTS];
+        let mut pairs = [0u32; 256];
+        for (p, pair) in pairs.iter_mut().enumerate() {
+            for (s, set) in sets.iter().enumerate() {
+                let two =
+                    u32::from(set.has(p as u8 & 15)) | u32::from(set.has((p >> 4) as u8)) << 1;
+                *pair |= two << (8 * s);
+            }
         }
-        let mut bits = Vec::with_capacity(kinds.len().div_ceil(8));
-        let eights = kinds.chunks_exact(8);
+        let bytes = bits.len().div_ceil(8);
+        let mut out: [Vec<u8>; 4] = std::array::from_fn(|_| Vec::with_capacity(bytes));
+        let eights = bits.chunks_exact(8);
         let rest = eights.remainder();
-        bits.extend(eights.map(|g| {
+        for g in eights {
             let x = u64::from_le_bytes(g.try_into().expect("8 kinds")) & 0x0f0f_0f0f_0f0f_0f0f;
             // Byte 2j: kind 2j in its low nibble, kind 2j + 1 in its high one.
             let y = x | x >> 4;
             let pair = |j: u32| pairs[(y >> (16 * j)) as u8 as usize];
-            pair(0) | pair(1) << 2 | pair(2) << 4 | pair(3) << 6
-        }));
-        if !rest.is_empty() {
-            bits.push(
-                rest.iter()
-                    .enumerate()
-                    .fold(0u8, |b, (j, &k)| b | u8::from(self.has(k)) << j),
-            );
+            // Byte s: set s's bits of the 8 kinds (no shift crosses a byte).
+            let all = pair(0) | pair(1) << 2 | pair(2) << 4 | pair(3) << 6;
+            for (s, set_bits) in out.iter_mut().enumerate() {
+                set_bits.push((all >> (8 * s)) as u8);
+            }
         }
-        bits
+        if !rest.is_empty() {
+            for (set_bits, set) in out.iter_mut().zip(sets) {
+                set_bits.push(
+                    rest.iter()
+                        .enumerate()
+                        .fold(0u8, |b, (j, &k)| b | u8::from(set.has(k)) << j),
+                );
+            }
+        }
+        let [accesses, not_accesses, directed, events] = out;
+        Kinds {
+            bits,
+            accesses,
+            not_accesses,
+            directed,
+            events,
+        }
     }
 }
 
@@ -273,11 +359,6 @@ fn rows_of<'r>(
                 .filter(move |j| bits >> j & 1 == 1)
                 .map(move |j| &page[g * 8 + j])
         })
-}
-
-/// The kind bits of each record.
-pub fn kinds(records: &[TraceRecord]) -> Vec<u8> {
-    records.iter().map(|r| r.kind().bits()).collect()
 }
 
 /// The least and the greatest of `values` read as u64, if any.
@@ -308,13 +389,13 @@ fn widen(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<(u64, u64)> {
 /// (the statistics of `time_ns` too).
 pub type TickChunk = (bytes::Bytes, ColumnCloseResult, Option<(u64, u64)>);
 
-/// `tick`: DELTA_BINARY_PACKED, unsigned statistics.
+/// `tick`: DELTA_BINARY_PACKED, Snappy, unsigned statistics.
 pub fn tick_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
 ) -> Result<TickChunk, ExportError> {
-    let mut chunk = Chunk::new(zstd);
+    let mut chunk = Chunk::new(compressors, Codec::Snappy);
     let mut values = Vec::with_capacity(PAGE_ROWS);
     let mut raw = Vec::new();
     let mut range = None;
@@ -354,11 +435,11 @@ fn board_range_avx2(page: &[TraceRecord]) -> (i64, i64) {
 /// `board`: DELTA_BINARY_PACKED (a run of one board packs to nothing),
 /// statistics.
 pub fn board_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
-    let mut chunk = Chunk::new(zstd);
+    let mut chunk = Chunk::new(compressors, Codec::Zstd);
     let mut values = Vec::with_capacity(PAGE_ROWS);
     let mut raw = Vec::new();
     let (mut min, mut max) = (i64::MAX, i64::MIN);
@@ -386,13 +467,13 @@ pub fn board_chunk(
 /// The time rises with the tick (`tick_ns` ≥ 0), so its minimum and
 /// maximum are those of the ticks' (`ticks`, from [`tick_chunk`]).
 pub fn time_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
     tick_ns: f64,
     ticks: Option<(u64, u64)>,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
-    let mut chunk = Chunk::new(zstd);
+    let mut chunk = Chunk::new(compressors, Codec::Zstd);
     let mut raw = Vec::new();
     // Below 2^63 a tick converts to f64 as a signed integer does: one
     // instruction, where the unsigned conversion takes several.
@@ -428,22 +509,48 @@ pub fn time_chunk(
 #[inline(always)]
 fn byte_streams(raw: &mut [u8], page: &[TraceRecord], tick_ns: f64, signed: bool) {
     if signed {
-        split_times(raw, page, |t| (t as i64 as f64 * tick_ns).to_bits());
+        split_times(
+            raw,
+            page,
+            |t| (t as i64 as f64 * tick_ns).to_bits(),
+            transpose_bytes,
+        );
     } else {
-        split_times(raw, page, |t| (t as f64 * tick_ns).to_bits());
+        split_times(
+            raw,
+            page,
+            |t| (t as f64 * tick_ns).to_bits(),
+            transpose_bytes,
+        );
     }
 }
 
-/// [`byte_streams`] with AVX2.
+/// [`byte_streams`] with AVX2: the 8×8 byte transposes by byte shuffles.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn byte_streams_avx2(raw: &mut [u8], page: &[TraceRecord], tick_ns: f64, signed: bool) {
-    byte_streams(raw, page, tick_ns, signed)
+    let transpose = |x| transpose_bytes_avx2(x);
+    if signed {
+        split_times(
+            raw,
+            page,
+            |t| (t as i64 as f64 * tick_ns).to_bits(),
+            transpose,
+        );
+    } else {
+        split_times(raw, page, |t| (t as f64 * tick_ns).to_bits(), transpose);
+    }
 }
 
-/// [`byte_streams`] of `time(tick)`.
+/// [`byte_streams`] of `time(tick)`, 8 values at a time through
+/// `transpose` (as [`transpose_bytes`]).
 #[inline(always)]
-fn split_times(raw: &mut [u8], page: &[TraceRecord], time: impl Fn(u64) -> u64) {
+fn split_times(
+    raw: &mut [u8],
+    page: &[TraceRecord],
+    time: impl Fn(u64) -> u64,
+    transpose: impl Fn([u64; 8]) -> [u64; 8],
+) {
     let n = page.len();
     let mut streams: [&mut [u8]; 8] = Default::default();
     for (stream, bytes) in streams.iter_mut().zip(raw.chunks_exact_mut(n)) {
@@ -457,7 +564,7 @@ fn split_times(raw: &mut [u8], page: &[TraceRecord], time: impl Fn(u64) -> u64) 
             *w = time(r.tick);
         }
         // words[k] becomes byte k of the 8 values: stream k's bytes.
-        for (stream, word) in streams.iter_mut().zip(transpose_bytes(words)) {
+        for (stream, word) in streams.iter_mut().zip(transpose(words)) {
             stream[g * 8..g * 8 + 8].copy_from_slice(&word.to_le_bytes());
         }
     }
@@ -491,14 +598,56 @@ fn transpose_bytes(mut x: [u64; 8]) -> [u64; 8] {
     x
 }
 
+/// [`transpose_bytes`] with AVX2: in each 128-bit lane (two values) a
+/// byte shuffle puts byte k of both side by side (16-bit element k); the
+/// lanes regrouped, 16-bit interleaves make 32-bit element k of a lane
+/// byte k of four values, and a 32-bit permutation pairs the two lanes'
+/// halves of each word.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn transpose_bytes_avx2(x: [u64; 8]) -> [u64; 8] {
+    use std::arch::x86_64::*;
+    // SAFETY: both loads read 32 of the array's 64 bytes (unaligned).
+    let (a, b) = unsafe {
+        (
+            _mm256_loadu_si256(x.as_ptr().cast()),
+            _mm256_loadu_si256(x[4..].as_ptr().cast()),
+        )
+    };
+    let pairs = _mm256_setr_epi8(
+        0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5,
+        13, 6, 14, 7, 15,
+    );
+    // Lanes: values 0 and 1 | 2 and 3, then 4 and 5 | 6 and 7.
+    let (a, b) = (_mm256_shuffle_epi8(a, pairs), _mm256_shuffle_epi8(b, pairs));
+    // Lanes: 0 and 1 | 4 and 5, then 2 and 3 | 6 and 7.
+    let c = _mm256_permute2x128_si256::<0x20>(a, b);
+    let d = _mm256_permute2x128_si256::<0x31>(a, b);
+    // 32-bit element k of the low lane: byte k (`low`) or 4 + k (`high`)
+    // of values 0 to 3; of the high lane: of values 4 to 7.
+    let low = _mm256_unpacklo_epi16(c, d);
+    let high = _mm256_unpackhi_epi16(c, d);
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    let low = _mm256_permutevar8x32_epi32(low, order);
+    let high = _mm256_permutevar8x32_epi32(high, order);
+    let mut out = [0u64; 8];
+    // SAFETY: both stores write 32 of the array's 64 bytes (unaligned).
+    unsafe {
+        _mm256_storeu_si256(out.as_mut_ptr().cast(), low);
+        _mm256_storeu_si256(out[4..].as_mut_ptr().cast(), high);
+    }
+    out
+}
+
 /// `kind`: a dictionary page of the kind names present (PLAIN), then
 /// data pages of RLE_DICTIONARY indices in bit-packed runs; no
 /// statistics.
 pub fn kind_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
-    kinds: &[u8],
+    kinds: &Kinds,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
+    let kinds = &kinds.bits;
     let present = kinds.iter().fold(0u16, |seen, &b| seen | 1 << (b & 15));
     // The dictionary index of each kind bits; the RESERVED kinds share one.
     let mut index = [0u8; 16];
@@ -525,7 +674,7 @@ pub fn kind_chunk(
         dictionary.extend_from_slice(&(name.len() as u32).to_le_bytes());
         dictionary.extend_from_slice(name.as_bytes());
     }
-    let mut chunk = Chunk::new(zstd);
+    let mut chunk = Chunk::new(compressors, Codec::Zstd);
     chunk.dictionary(&dictionary, names.len())?;
     for page_kinds in kinds.chunks(KIND_PAGE_ROWS) {
         let mut buf = Vec::with_capacity(2 + page_kinds.len() * width / 8 + page_kinds.len() / 64);
@@ -557,24 +706,31 @@ pub fn kind_chunk(
 }
 
 /// `pa`: the address of each reference, null for the other records;
-/// DELTA_BINARY_PACKED (zstd then has a third of PLAIN's bytes to
-/// compress, for a chunk 40 % larger), unsigned statistics.
+/// DELTA_BINARY_PACKED (a third of PLAIN's bytes to compress), Snappy,
+/// unsigned statistics.
 pub fn pa_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
-    kinds: &[u8],
+    kinds: &Kinds,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
-    let mut chunk = Chunk::new(zstd);
+    let mut chunk = Chunk::new(compressors, Codec::Snappy);
     let mut raw = Vec::new();
     let mut values = Vec::with_capacity(PAGE_ROWS);
     let (mut range, mut nulls) = (None, 0);
-    for (page, page_kinds) in records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS)) {
+    let defined_pages = kinds.accesses.chunks(PAGE_ROWS / 8);
+    for (page, defined) in records.chunks(PAGE_ROWS).zip(defined_pages) {
         raw.clear();
-        let defined = ACCESSES.bits_of(page_kinds);
-        definition_levels(&mut raw, &defined, page.len());
-        values.clear();
-        values.extend(page.iter().filter(|r| r.is_access()).map(|r| r.pa() as i64));
+        definition_levels(&mut raw, defined, page.len());
+        // Every record's address is stored and only a reference's kept
+        // (the next one overwrites the others): no branch a record.
+        values.resize(page.len(), 0);
+        let mut kept = 0;
+        for r in page {
+            values[kept] = r.pa() as i64;
+            kept += usize::from(r.is_access());
+        }
+        values.truncate(kept);
         range = widen(
             range,
             with_avx2!(unsigned_range, unsigned_range_avx2, &values),
@@ -586,26 +742,26 @@ pub fn pa_chunk(
     chunk.finish(descr, Some(unsigned_stats(range, nulls)))
 }
 
-/// A column defined on the records of the kinds in `set` (null for the
-/// others), PLAIN, without statistics: each page holds the definition
-/// levels, then what `values` appends for the page's records, their
-/// kinds and the bits of the defined ones (8 to a byte, from the least
-/// significant bit).
+/// A column defined on the records whose bit is set in `defined` (one of
+/// the sets of [`Kinds`]; null for the others), PLAIN, without
+/// statistics: each page holds the definition levels, then what `values`
+/// appends for the page's records, their kinds and their bits of
+/// `defined`.
 fn plain_optional_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
     kinds: &[u8],
-    set: KindSet,
+    defined: &[u8],
     mut values: impl FnMut(&mut Vec<u8>, &[TraceRecord], &[u8], &[u8]),
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
-    let mut chunk = Chunk::new(zstd);
+    let mut chunk = Chunk::new(compressors, Codec::Zstd);
     let mut raw = Vec::new();
-    for (page, page_kinds) in records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS)) {
+    let pages = records.chunks(PAGE_ROWS).zip(kinds.chunks(PAGE_ROWS));
+    for ((page, page_kinds), defined) in pages.zip(defined.chunks(PAGE_ROWS / 8)) {
         raw.clear();
-        let defined = set.bits_of(page_kinds);
-        definition_levels(&mut raw, &defined, page.len());
-        values(&mut raw, page, page_kinds, &defined);
+        definition_levels(&mut raw, defined, page.len());
+        values(&mut raw, page, page_kinds, defined);
         chunk.data_page(&raw, page.len(), Encoding::PLAIN)?;
     }
     chunk.finish(descr, None)
@@ -614,17 +770,17 @@ fn plain_optional_chunk(
 /// `is_write`: the direction of references and tags, null for the other
 /// records; PLAIN (bit-packed), no statistics.
 pub fn is_write_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
-    kinds: &[u8],
+    kinds: &Kinds,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
     plain_optional_chunk(
-        zstd,
+        compressors,
         descr,
         records,
-        kinds,
-        DIRECTED,
+        &kinds.bits,
+        &kinds.directed,
         |raw, _, page_kinds, directed| {
             // The low bits of the directed kinds, 8 kinds at a time: byte j
             // of `x` holds kind j, whose low bit the multiplication moves to
@@ -687,17 +843,17 @@ impl BitWriter {
 /// `value`: the value of the records that are not references (event
 /// index, count), null for references; PLAIN, no statistics.
 pub fn value_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
-    kinds: &[u8],
+    kinds: &Kinds,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
     plain_optional_chunk(
-        zstd,
+        compressors,
         descr,
         records,
-        kinds,
-        NOT_ACCESSES,
+        &kinds.bits,
+        &kinds.not_accesses,
         |raw, page, _, defined| {
             for r in rows_of(page, defined) {
                 raw.extend_from_slice(&r.value().to_le_bytes());
@@ -709,18 +865,18 @@ pub fn value_chunk(
 /// `event`: the event name of TAG, TAG_W and CMD records, null for the
 /// others; PLAIN, no statistics.
 pub fn event_chunk(
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    compressors: &mut Compressors,
     descr: ColumnDescPtr,
     records: &[TraceRecord],
-    kinds: &[u8],
+    kinds: &Kinds,
     names: &EventNames,
 ) -> Result<(bytes::Bytes, ColumnCloseResult), ExportError> {
     plain_optional_chunk(
-        zstd,
+        compressors,
         descr,
         records,
-        kinds,
-        EVENTS,
+        &kinds.bits,
+        &kinds.events,
         |raw, page, _, defined| {
             for r in rows_of(page, defined) {
                 let name = event_name(r.value() as u32, names);
@@ -729,4 +885,33 @@ pub fn event_chunk(
             }
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Byte k of word i becomes byte i of word k, in both transposes, over
+    /// words of a fixed pseudo-random sequence.
+    #[test]
+    fn byte_transposes_swap_rows_and_columns() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..1000 {
+            let words: [u64; 8] = std::array::from_fn(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            });
+            let expected: [u64; 8] = std::array::from_fn(|k| {
+                (0..8).fold(0, |w, i| w | (words[i] >> (8 * k) & 0xff) << (8 * i))
+            });
+            assert_eq!(transpose_bytes(words), expected);
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: this CPU has AVX2.
+                assert_eq!(unsafe { transpose_bytes_avx2(words) }, expected);
+            }
+        }
+    }
 }

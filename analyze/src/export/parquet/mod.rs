@@ -45,6 +45,7 @@ macro_rules! with_avx2 {
     }};
 }
 
+mod byte_split;
 mod dataset;
 mod delta;
 mod pages;

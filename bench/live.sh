@@ -35,9 +35,9 @@ capture() { # name, port0, extra options...
 	sleep 1
 	board "$port" "board-$name"
 	# The board sent everything: a second for the last packets, then the
-	# capture stops as on Ctrl-C.
+	# capture (GNU time's child) stops as on a SIGTERM.
 	sleep 1
-	kill -INT "$pid"
+	pkill -TERM -P "$pid"
 	wait "$pid"
 	"$hmtt" merge "cap-$name" -o "t-$name.hmtttrace" -q >/dev/null
 }

@@ -58,6 +58,10 @@ pub const REF_DELAY: usize = 6;
 pub const OVER_DELAY: usize = 5;
 pub const CMD_DELAY: usize = 4;
 
+/// Clocks from `read_index` to its counter in `read_value`: a registered
+/// mux per bank (and one for the other counters), then the mux of those.
+pub const READ_LATENCY: usize = 2;
+
 /// The unit's counters for `R` ranks of `NB / R` banks and `LB` line bits
 /// (the geometry's, checked by [`StatisticCounters::new`]), `L` lanes and
 /// `E` references per clock.
@@ -98,8 +102,8 @@ pub struct StatisticCounters<
     pub record_k: Signal<Out, Bits<5>>,
     /// The readout: counter `read_index` of the record (format.md §5.3
     /// order, as [`StatisticCounters::record_counters`]) in `read_value`
-    /// a clock later; 0 past the last. The snapshots hold until the next
-    /// close.
+    /// two clocks later ([`READ_LATENCY`]), as it was in the clock of the
+    /// index; 0 past the last. The snapshots hold until the next close.
     pub read_index: Signal<In, Bits<10>>,
     pub read_value: Signal<Out, Bits<32>>,
     /// Whether the unit counts (after the changes due at the counting
@@ -129,7 +133,9 @@ pub struct StatisticCounters<
     rank_delay: [DelayLine<Bits<2>, { BUS_DELAY - 2 }>; L],
     bank_delay: [DelayLine<Bits<4>, { BUS_DELAY - 2 }>; L],
     addr_delay: [DelayLine<Bits<18>, { BUS_DELAY - 2 }>; L],
-    toggle_delay: [DelayLine<Bits<5>, REF_DELAY>; LB],
+    /// The toggles' count is registered a clock after the DSMU's (after
+    /// `toggled`), so its delay line is a clock shorter.
+    toggle_delay: [DelayLine<Bits<5>, { REF_DELAY - 1 }>; LB],
     over_delay: DelayLine<Bits<4>, OVER_DELAY>,
     cmd_valid_delay: [DelayLine<Bit, CMD_DELAY>; E],
     cmd_index_delay: [DelayLine<Bits<6>, CMD_DELAY>; E],
@@ -152,12 +158,47 @@ pub struct StatisticCounters<
     toggle_at: [Constant<Bits<10>>; LB],
     over_limit_at: Constant<Bits<10>>,
     lost_fifo_at: Constant<Bits<10>>,
+    /// The readout's first stage: each bank's counter `read_index & 7`,
+    /// the other counters' `read_index`, and the index.
+    bank_read: [DFF<Bits<32>>; NB],
+    other_read: DFF<Bits<32>>,
+    other_next: Signal<Local, Bits<32>>,
+    read_at: DFF<Bits<10>>,
     read: DFF<Bits<32>>,
     read_next: Signal<Local, Bits<32>>,
     /// The toggles of the DSMU's clock, per line bit: each reference
-    /// against the one before, in lane order, on or off.
+    /// against the one before, in lane order, on or off. Each lane's
+    /// prior line is the last valid lane's before it (or `last_line`),
+    /// selected in parallel rather than through the lanes in series
+    /// (`lanes_before`, `lanes_after`: per lane, the lanes before and
+    /// after it), and the lanes' toggles are registered (`toggled`)
+    /// before they are counted per line bit.
     last_line: DFF<Bits<48>>,
     line_lanes: [LineLane; L],
+    ref_valid_bits: Signal<Local, Bits<L>>,
+    lanes_before: [Constant<Bits<L>>; L],
+    lanes_after: [Constant<Bits<L>>; L],
+    prior: [Signal<Local, Bits<48>>; L],
+    toggled: [DFF<Bits<48>>; L],
+    /// The count of `toggled`'s set bits per line bit as bit vectors (a
+    /// carry-save tree of full and half adders over all the line bits at
+    /// once: `ones_bit0` is each count's bit 0, ...), so that no count
+    /// goes through eight adds in series.
+    ones: [Signal<Local, Bits<48>>; 8],
+    ones_s1: Signal<Local, Bits<48>>,
+    ones_c1: Signal<Local, Bits<48>>,
+    ones_s2: Signal<Local, Bits<48>>,
+    ones_c2: Signal<Local, Bits<48>>,
+    ones_s3: Signal<Local, Bits<48>>,
+    ones_c3: Signal<Local, Bits<48>>,
+    ones_c4: Signal<Local, Bits<48>>,
+    ones_t: Signal<Local, Bits<48>>,
+    ones_d1: Signal<Local, Bits<48>>,
+    ones_d2: Signal<Local, Bits<48>>,
+    ones_bit0: Signal<Local, Bits<48>>,
+    ones_bit1: Signal<Local, Bits<48>>,
+    ones_bit2: Signal<Local, Bits<48>>,
+    ones_bit3: Signal<Local, Bits<48>>,
     toggle_count: [Signal<Local, Bits<5>>; LB],
     /// The lanes two clocks before the counting stage, bit `j` for lane
     /// `j`: the kind (ACT; RD, WR, RDA, WRA; WR, WRA; RDA, WRA; PRE; PREA;
@@ -314,10 +355,36 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             }),
             over_limit_at: Constant::new(((others + 2 * R + LB) as u64).to_bits()),
             lost_fifo_at: Constant::new(((others + 2 * R + LB + 1) as u64).to_bits()),
+            bank_read: std::array::from_fn(|_| Default::default()),
+            other_read: Default::default(),
+            other_next: Default::default(),
+            read_at: Default::default(),
             read: Default::default(),
             read_next: Default::default(),
             last_line: Default::default(),
             line_lanes: std::array::from_fn(|_| Default::default()),
+            ref_valid_bits: Default::default(),
+            lanes_before: std::array::from_fn(|j| Constant::new(((1u64 << j) - 1).to_bits())),
+            lanes_after: std::array::from_fn(|j| {
+                Constant::new((((1u64 << L) - 1) & !((2u64 << j) - 1)).to_bits())
+            }),
+            prior: std::array::from_fn(|_| Default::default()),
+            toggled: std::array::from_fn(|_| Default::default()),
+            ones: std::array::from_fn(|_| Default::default()),
+            ones_s1: Default::default(),
+            ones_c1: Default::default(),
+            ones_s2: Default::default(),
+            ones_c2: Default::default(),
+            ones_s3: Default::default(),
+            ones_c3: Default::default(),
+            ones_c4: Default::default(),
+            ones_t: Default::default(),
+            ones_d1: Default::default(),
+            ones_d2: Default::default(),
+            ones_bit0: Default::default(),
+            ones_bit1: Default::default(),
+            ones_bit2: Default::default(),
+            ones_bit3: Default::default(),
             toggle_count: std::array::from_fn(|_| Default::default()),
             k_act: Default::default(),
             k_column: Default::default(),
@@ -446,6 +513,8 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             header_k,
             closing,
             snapshot_new,
+            other_read,
+            read_at,
             read,
             p_act,
             p_column,
@@ -481,25 +550,83 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             & (self.ref_tick_delay.q.val() == self.dropped_tick.val())
             & (self.over_tick_delay.q.val() == self.dropped_tick.val())
             & (self.cmd_tick_delay.q.val() == self.dropped_tick.val());
-        // Toggles at the DSMU.
-        self.line_lanes[0].prior.next = self.last_line.q.val();
-        for j in 1..L {
-            self.line_lanes[j].prior.next = self.line_lanes[j - 1].after.val();
+        // Toggles at the DSMU: each lane's prior line is the last valid
+        // lane's before it (one at most matches), else the clock before's.
+        self.ref_valid_bits.next = 0.into();
+        for j in 0..L {
+            self.ref_valid_bits.next = self
+                .ref_valid_bits
+                .val()
+                .replace_bit(j, self.ref_valid[j].val());
         }
         for j in 0..L {
+            self.prior[j].next = 0.into();
+            if (self.ref_valid_bits.val() & self.lanes_before[j].val()) == 0 {
+                self.prior[j].next = self.last_line.q.val();
+            }
+            for i in 0..L {
+                if self.lanes_before[j].val().get_bit(i)
+                    & self.ref_valid[i].val()
+                    & ((self.ref_valid_bits.val()
+                        & self.lanes_after[i].val()
+                        & self.lanes_before[j].val())
+                        == 0)
+                {
+                    self.prior[j].next = self.prior[j].val() | self.ref_line[i].val();
+                }
+            }
+            self.line_lanes[j].prior.next = self.prior[j].val();
             self.line_lanes[j].valid.next = self.ref_valid[j].val();
             self.line_lanes[j].line.next = self.ref_line[j].val();
+            self.toggled[j].clock.next = self.clock.val();
+            self.toggled[j].d.next = self.line_lanes[j].toggled.val();
         }
+        // The last lane's line after it (the loop's last write wins).
         for j in 0..L {
             self.last_line.d.next = self.line_lanes[j].after.val();
         }
+        // A clock later, the toggles per line bit: the lanes' bits summed
+        // by full adders (s, c) and half adders, every line bit at once.
+        for j in 0..8 {
+            self.ones[j].next = 0.into();
+        }
+        for j in 0..L {
+            self.ones[j].next = self.toggled[j].q.val();
+        }
+        self.ones_s1.next = self.ones[0].val() ^ self.ones[1].val() ^ self.ones[2].val();
+        self.ones_c1.next = (self.ones[0].val() & self.ones[1].val())
+            | (self.ones[2].val() & (self.ones[0].val() ^ self.ones[1].val()));
+        self.ones_s2.next = self.ones[3].val() ^ self.ones[4].val() ^ self.ones[5].val();
+        self.ones_c2.next = (self.ones[3].val() & self.ones[4].val())
+            | (self.ones[5].val() & (self.ones[3].val() ^ self.ones[4].val()));
+        self.ones_s3.next = self.ones[6].val() ^ self.ones[7].val() ^ self.ones_s1.val();
+        self.ones_c3.next = (self.ones[6].val() & self.ones[7].val())
+            | (self.ones_s1.val() & (self.ones[6].val() ^ self.ones[7].val()));
+        self.ones_bit0.next = self.ones_s2.val() ^ self.ones_s3.val();
+        self.ones_c4.next = self.ones_s2.val() & self.ones_s3.val();
+        // Weight 2: c1, c2, c3 and c4.
+        self.ones_t.next = self.ones_c1.val() ^ self.ones_c2.val() ^ self.ones_c3.val();
+        self.ones_d1.next = (self.ones_c1.val() & self.ones_c2.val())
+            | (self.ones_c3.val() & (self.ones_c1.val() ^ self.ones_c2.val()));
+        self.ones_bit1.next = self.ones_t.val() ^ self.ones_c4.val();
+        self.ones_d2.next = self.ones_t.val() & self.ones_c4.val();
+        // Weight 4: d1 and d2.
+        self.ones_bit2.next = self.ones_d1.val() ^ self.ones_d2.val();
+        self.ones_bit3.next = self.ones_d1.val() & self.ones_d2.val();
         for i in 0..LB {
             self.toggle_count[i].next = 0.into();
-            for j in 0..L {
-                if self.line_lanes[j].toggled.val().get_bit(i) {
-                    self.toggle_count[i].next = self.toggle_count[i].val() + 1;
-                }
-            }
+            self.toggle_count[i].next = self.toggle_count[i]
+                .val()
+                .replace_bit(0, self.ones_bit0.val().get_bit(i));
+            self.toggle_count[i].next = self.toggle_count[i]
+                .val()
+                .replace_bit(1, self.ones_bit1.val().get_bit(i));
+            self.toggle_count[i].next = self.toggle_count[i]
+                .val()
+                .replace_bit(2, self.ones_bit2.val().get_bit(i));
+            self.toggle_count[i].next = self.toggle_count[i]
+                .val()
+                .replace_bit(3, self.ones_bit3.val().get_bit(i));
             self.toggle_delay[i].clock.next = self.clock.val();
             self.toggle_delay[i].d.next = self.toggle_count[i].val();
         }
@@ -758,32 +885,43 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         self.record_start.next = self.header_start.q.val();
         self.record_end.next = self.header_end.q.val();
         self.record_k.next = self.header_k.q.val();
-        // The readout: one match, so the order of the tests is free.
-        self.read_next.next = 0.into();
+        // The readout, first stage: each bank's counter by the index's
+        // low bits, the other counters by the whole index (one match, so
+        // the order of the tests is free).
+        self.other_next.next = 0.into();
         for b in 0..NB {
             self.banks[b].read_sel.next = self.read_index.val().get_bits::<3>(0);
-            if self.read_index.val().get_bits::<7>(3) == self.bank_at[b].val() {
-                self.read_next.next = self.banks[b].read_value.val();
-            }
+            self.bank_read[b].clock.next = self.clock.val();
+            self.bank_read[b].d.next = self.banks[b].read_value.val();
         }
         for r in 0..R {
             if self.read_index.val() == self.refresh_at[r].val() {
-                self.read_next.next = self.refresh[r].snapshot.val();
+                self.other_next.next = self.refresh[r].snapshot.val();
             }
             if self.read_index.val() == self.busy_at[r].val() {
-                self.read_next.next = self.busy[r].snapshot.val();
+                self.other_next.next = self.busy[r].snapshot.val();
             }
         }
         for i in 0..LB {
             if self.read_index.val() == self.toggle_at[i].val() {
-                self.read_next.next = self.toggles[i].snapshot.val();
+                self.other_next.next = self.toggles[i].snapshot.val();
             }
         }
         if self.read_index.val() == self.over_limit_at.val() {
-            self.read_next.next = self.over_limit.snapshot.val();
+            self.other_next.next = self.over_limit.snapshot.val();
         }
         if self.read_index.val() == self.lost_fifo_at.val() {
-            self.read_next.next = self.lost_fifo.snapshot.val();
+            self.other_next.next = self.lost_fifo.snapshot.val();
+        }
+        self.other_read.d.next = self.other_next.val();
+        self.read_at.d.next = self.read_index.val();
+        // Second stage: the bank of the index, else the other counters'
+        // (0 past the last).
+        self.read_next.next = self.other_read.q.val();
+        for b in 0..NB {
+            if self.read_at.q.val().get_bits::<7>(3) == self.bank_at[b].val() {
+                self.read_next.next = self.bank_read[b].q.val();
+            }
         }
         self.read.d.next = self.read_next.val();
         self.read_value.next = self.read.q.val();

@@ -213,8 +213,7 @@ fn history_line(
 ) -> anyhow::Result<String> {
     let fmax_mhz: f64 = log
         .lines()
-        .filter(|l| l.contains("Max frequency for clock"))
-        .last()
+        .rfind(|l| l.contains("Max frequency for clock"))
         .and_then(|l| l.split("': ").nth(1))
         .and_then(|rest| rest.split_whitespace().next())
         .ok_or_else(|| anyhow::anyhow!("nextpnr.log gives no fmax"))?

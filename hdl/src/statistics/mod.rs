@@ -30,6 +30,11 @@
 //! The bus lanes are decoded two clocks before the counting stage and
 //! summarised per bank one clock before it ([`BankStats`]), so that no
 //! path of a clock runs from the decode through a bank's lanes in series.
+//! The toggles likewise take two of their clocks: each lane's toggles
+//! against the last valid lane before it (selected in parallel, not
+//! through the lanes in series), registered, then counted per line bit.
+//! The readout takes two ([`READ_LATENCY`]): a registered mux per bank
+//! and one for the other counters, then the mux of those.
 //!
 //! No counter saturates: an interval has at most `2^31` ticks, and no
 //! counter grows by more than one per tick (a tick holds one command, and

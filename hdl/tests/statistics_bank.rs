@@ -124,15 +124,16 @@ fn vector(bits: impl Fn(usize) -> bool) -> Bits<L> {
 
 fn drive(x: &mut BankStats<L>, lanes: &[Lane; L]) {
     let is = |kinds: &'static [u8]| vector(move |j| kinds.contains(&lanes[j].kind));
-    x.act.next = is(&[1]);
-    x.column.next = is(&[2, 3, 4, 5]);
+    let to_bank =
+        |kinds: &'static [u8]| vector(move |j| kinds.contains(&lanes[j].kind) && lanes[j].bank);
+    let to_rank =
+        |kinds: &'static [u8]| vector(move |j| kinds.contains(&lanes[j].kind) && lanes[j].rank);
+    x.act.next = to_bank(&[1]);
+    x.column.next = to_bank(&[2, 3, 4, 5]);
     x.write.next = is(&[3, 5]);
-    x.auto.next = is(&[4, 5]);
-    x.pre.next = is(&[6]);
-    x.prea.next = is(&[7]);
-    x.refresh.next = is(&[8]);
-    x.bank_sel.next = vector(|j| lanes[j].bank);
-    x.rank_sel.next = vector(|j| lanes[j].rank);
+    x.auto.next = to_bank(&[4, 5]);
+    x.pre.next = to_bank(&[6]) | to_rank(&[7]);
+    x.refresh.next = to_rank(&[8]);
     let mut addr: Bits<LANE_ADDR_BITS> = 0.into();
     for (j, lane) in lanes.iter().enumerate() {
         let row: Bits<18> = lane.row.to_bits();

@@ -49,20 +49,18 @@ pub const LANE_PAIR_BITS: usize = 8 * 8;
 #[derive(LogicBlock)]
 pub struct BankStats<const L: usize> {
     pub clock: Signal<In, Clock>,
-    /// The lanes' command kinds a clock before the counting stage (shared
-    /// by every bank): ACT; RD, WR, RDA or WRA (`column`); WR or WRA
-    /// (`write`); RDA or WRA (`auto`); PRE; PREA; REF.
+    /// The lanes' commands to this bank a clock before the counting
+    /// stage, each from a register of its own (not shared by the banks,
+    /// so that the summary starts next to the bank): ACT; RD, WR, RDA or
+    /// WRA (`column`); RDA or WRA (`auto`); PRE, or PREA to the bank's
+    /// rank (`pre`); REF to its rank (`refresh`). `write` (WR or WRA, any
+    /// bank) is read only with `column`.
     pub act: Signal<In, Bits<L>>,
     pub column: Signal<In, Bits<L>>,
     pub write: Signal<In, Bits<L>>,
     pub auto: Signal<In, Bits<L>>,
     pub pre: Signal<In, Bits<L>>,
-    pub prea: Signal<In, Bits<L>>,
     pub refresh: Signal<In, Bits<L>>,
-    /// The lanes whose rank and bank are this bank's, and those whose
-    /// rank is its rank (the same clock).
-    pub bank_sel: Signal<In, Bits<L>>,
-    pub rank_sel: Signal<In, Bits<L>>,
     /// Lane `j`'s A[17:0] at bits `18 j ..`; lanes `L..8` are zero (the
     /// same clock).
     pub addr: Signal<In, Bits<LANE_ADDR_BITS>>,
@@ -183,10 +181,7 @@ impl<const L: usize> Default for BankStats<L> {
             write: Default::default(),
             auto: Default::default(),
             pre: Default::default(),
-            prea: Default::default(),
             refresh: Default::default(),
-            bank_sel: Default::default(),
-            rank_sel: Default::default(),
             addr: Default::default(),
             addr_ne: Default::default(),
             close: Default::default(),
@@ -329,12 +324,11 @@ impl<const L: usize> Logic for BankStats<L> {
             s_pre_count
         );
         // The summary, a clock before the counting stage.
-        self.is_act.next = self.act.val() & self.bank_sel.val();
-        self.is_column.next = self.column.val() & self.bank_sel.val();
-        self.is_auto.next = self.is_column.val() & self.auto.val();
-        self.is_pre.next =
-            (self.pre.val() & self.bank_sel.val()) | (self.prea.val() & self.rank_sel.val());
-        self.is_refresh.next = self.refresh.val() & self.rank_sel.val();
+        self.is_act.next = self.act.val();
+        self.is_column.next = self.column.val();
+        self.is_auto.next = self.auto.val();
+        self.is_pre.next = self.pre.val();
+        self.is_refresh.next = self.refresh.val();
         self.set_open.next = false;
         self.open_to.next = false;
         self.set_used.next = false;

@@ -9,7 +9,9 @@ use rust_hdl::prelude::*;
 /// sees no logic of the stage that feeds it, and the clock's sum is
 /// registered too, so that the 32-bit add sees only registers: the
 /// total lags a clock behind the sum, and the close takes the snapshot
-/// from the total plus the pending sum. The lanes come as one bit each of
+/// from the total plus the pending sum. The clock's lanes are counted by
+/// a tree of full and half adders before the one add of `add`, not by a
+/// chain of increments. The lanes come as one bit each of
 /// a vector (not an array of bits), so that an array of counters
 /// generates valid Verilog.
 #[derive(LogicBlock)]
@@ -28,7 +30,20 @@ pub struct IntervalCounter<const L: usize> {
     r_add: DFF<Bits<5>>,
     r_close: DFF<Bit>,
     r_enable: DFF<Bit>,
-    sum: [Signal<Local, Bits<5>>; L],
+    /// The lanes' bits (zero from `L` on), the tree's sums (`s`) and
+    /// carries (`c`, `d`, `t`) and the lanes' count.
+    lane: [Signal<Local, Bit>; 8],
+    s1: Signal<Local, Bit>,
+    c1: Signal<Local, Bit>,
+    s2: Signal<Local, Bit>,
+    c2: Signal<Local, Bit>,
+    s3: Signal<Local, Bit>,
+    c3: Signal<Local, Bit>,
+    c4: Signal<Local, Bit>,
+    t: Signal<Local, Bit>,
+    d1: Signal<Local, Bit>,
+    d2: Signal<Local, Bit>,
+    count: Signal<Local, Bits<5>>,
     inc: Signal<Local, Bits<5>>,
     /// The clock before's `inc`, not yet in `total`.
     pending: DFF<Bits<5>>,
@@ -51,7 +66,18 @@ impl<const L: usize> Default for IntervalCounter<L> {
             r_add: Default::default(),
             r_close: Default::default(),
             r_enable: Default::default(),
-            sum: std::array::from_fn(|_| Default::default()),
+            lane: std::array::from_fn(|_| Default::default()),
+            s1: Default::default(),
+            c1: Default::default(),
+            s2: Default::default(),
+            c2: Default::default(),
+            s3: Default::default(),
+            c3: Default::default(),
+            c4: Default::default(),
+            t: Default::default(),
+            d1: Default::default(),
+            d2: Default::default(),
+            count: Default::default(),
             inc: Default::default(),
             pending: Default::default(),
             next_total: Default::default(),
@@ -69,23 +95,48 @@ impl<const L: usize> Logic for IntervalCounter<L> {
         self.r_add.d.next = self.add.val();
         self.r_close.d.next = self.close.val();
         self.r_enable.d.next = self.enable.val();
-        self.sum[0].next = self.r_add.q.val();
-        if self.r_lanes.q.val().get_bit(0) {
-            self.sum[0].next = self.r_add.q.val() + 1;
+        for j in 0..8 {
+            self.lane[j].next = false;
         }
-        for j in 1..L {
-            self.sum[j].next = self.sum[j - 1].val();
-            if self.r_lanes.q.val().get_bit(j) {
-                self.sum[j].next = self.sum[j - 1].val() + 1;
-            }
+        for j in 0..L {
+            self.lane[j].next = self.r_lanes.q.val().get_bit(j);
         }
+        // Weight 1: three full adders and a half adder.
+        self.s1.next = self.lane[0].val() ^ self.lane[1].val() ^ self.lane[2].val();
+        self.c1.next = (self.lane[0].val() & self.lane[1].val())
+            | (self.lane[2].val() & (self.lane[0].val() ^ self.lane[1].val()));
+        self.s2.next = self.lane[3].val() ^ self.lane[4].val() ^ self.lane[5].val();
+        self.c2.next = (self.lane[3].val() & self.lane[4].val())
+            | (self.lane[5].val() & (self.lane[3].val() ^ self.lane[4].val()));
+        self.s3.next = self.lane[6].val() ^ self.lane[7].val() ^ self.s1.val();
+        self.c3.next = (self.lane[6].val() & self.lane[7].val())
+            | (self.s1.val() & (self.lane[6].val() ^ self.lane[7].val()));
+        self.c4.next = self.s2.val() & self.s3.val();
+        // Weight 2: c1, c2, c3 and c4; weight 4: d1 and d2.
+        self.t.next = self.c1.val() ^ self.c2.val() ^ self.c3.val();
+        self.d1.next =
+            (self.c1.val() & self.c2.val()) | (self.c3.val() & (self.c1.val() ^ self.c2.val()));
+        self.d2.next = self.t.val() & self.c4.val();
+        self.count.next = 0.into();
+        self.count.next = self
+            .count
+            .val()
+            .replace_bit(0, self.s2.val() ^ self.s3.val());
+        self.count.next = self
+            .count
+            .val()
+            .replace_bit(1, self.t.val() ^ self.c4.val());
+        self.count.next = self
+            .count
+            .val()
+            .replace_bit(2, self.d1.val() ^ self.d2.val());
+        self.count.next = self
+            .count
+            .val()
+            .replace_bit(3, self.d1.val() & self.d2.val());
         self.inc.next = 0.into();
         if self.r_enable.q.val() {
-            // The last lane's sum (rust-hdl's Verilog takes no `L - 1`
-            // index: the loop's last write wins).
-            for j in 0..L {
-                self.inc.next = self.sum[j].val();
-            }
+            self.inc.next = self.count.val() + self.r_add.q.val();
         }
         self.pending.d.next = self.inc.val();
         // The interval's total through the clock before the close's; the

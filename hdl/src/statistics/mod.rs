@@ -30,6 +30,11 @@
 //! The bus lanes are decoded two clocks before the counting stage and
 //! summarised per bank one clock before it ([`BankStats`]), so that no
 //! path of a clock runs from the decode through a bank's lanes in series.
+//! The toggles likewise take two of their clocks: each lane's toggles
+//! against the last valid lane before it (selected in parallel, not
+//! through the lanes in series), registered, then counted per line bit.
+//! The readout takes two ([`READ_LATENCY`]): a registered mux per bank
+//! and one for the other counters, then the mux of those.
 //!
 //! No counter saturates: an interval has at most `2^31` ticks, and no
 //! counter grows by more than one per tick (a tick holds one command, and
@@ -40,6 +45,7 @@ use rust_hdl::prelude::*;
 use crate::dsmu::LineGeometry;
 
 mod bank;
+mod build;
 mod counter;
 mod line;
 
@@ -57,6 +63,10 @@ pub const BUS_DELAY: usize = 8;
 pub const REF_DELAY: usize = 6;
 pub const OVER_DELAY: usize = 5;
 pub const CMD_DELAY: usize = 4;
+
+/// Clocks from `read_index` to its counter in `read_value`: a registered
+/// mux per bank (and one for the other counters), then the mux of those.
+pub const READ_LATENCY: usize = 2;
 
 /// The unit's counters for `R` ranks of `NB / R` banks and `LB` line bits
 /// (the geometry's, checked by [`StatisticCounters::new`]), `L` lanes and
@@ -98,8 +108,8 @@ pub struct StatisticCounters<
     pub record_k: Signal<Out, Bits<5>>,
     /// The readout: counter `read_index` of the record (format.md §5.3
     /// order, as [`StatisticCounters::record_counters`]) in `read_value`
-    /// a clock later; 0 past the last. The snapshots hold until the next
-    /// close.
+    /// two clocks later ([`READ_LATENCY`]), as it was in the clock of the
+    /// index; 0 past the last. The snapshots hold until the next close.
     pub read_index: Signal<In, Bits<10>>,
     pub read_value: Signal<Out, Bits<32>>,
     /// Whether the unit counts (after the changes due at the counting
@@ -129,7 +139,9 @@ pub struct StatisticCounters<
     rank_delay: [DelayLine<Bits<2>, { BUS_DELAY - 2 }>; L],
     bank_delay: [DelayLine<Bits<4>, { BUS_DELAY - 2 }>; L],
     addr_delay: [DelayLine<Bits<18>, { BUS_DELAY - 2 }>; L],
-    toggle_delay: [DelayLine<Bits<5>, REF_DELAY>; LB],
+    /// The toggles' count is registered a clock after the DSMU's (after
+    /// `toggled`), so its delay line is a clock shorter.
+    toggle_delay: [DelayLine<Bits<5>, { REF_DELAY - 1 }>; LB],
     over_delay: DelayLine<Bits<4>, OVER_DELAY>,
     cmd_valid_delay: [DelayLine<Bit, CMD_DELAY>; E],
     cmd_index_delay: [DelayLine<Bits<6>, CMD_DELAY>; E],
@@ -152,12 +164,47 @@ pub struct StatisticCounters<
     toggle_at: [Constant<Bits<10>>; LB],
     over_limit_at: Constant<Bits<10>>,
     lost_fifo_at: Constant<Bits<10>>,
+    /// The readout's first stage: each bank's counter `read_index & 7`,
+    /// the other counters' `read_index`, and the index.
+    bank_read: [DFF<Bits<32>>; NB],
+    other_read: DFF<Bits<32>>,
+    other_next: Signal<Local, Bits<32>>,
+    read_at: DFF<Bits<10>>,
     read: DFF<Bits<32>>,
     read_next: Signal<Local, Bits<32>>,
     /// The toggles of the DSMU's clock, per line bit: each reference
-    /// against the one before, in lane order, on or off.
+    /// against the one before, in lane order, on or off. Each lane's
+    /// prior line is the last valid lane's before it (or `last_line`),
+    /// selected in parallel rather than through the lanes in series
+    /// (`lanes_before`, `lanes_after`: per lane, the lanes before and
+    /// after it), and the lanes' toggles are registered (`toggled`)
+    /// before they are counted per line bit.
     last_line: DFF<Bits<48>>,
     line_lanes: [LineLane; L],
+    ref_valid_bits: Signal<Local, Bits<L>>,
+    lanes_before: [Constant<Bits<L>>; L],
+    lanes_after: [Constant<Bits<L>>; L],
+    prior: [Signal<Local, Bits<48>>; L],
+    toggled: [DFF<Bits<48>>; L],
+    /// The count of `toggled`'s set bits per line bit as bit vectors (a
+    /// carry-save tree of full and half adders over all the line bits at
+    /// once: `ones_bit0` is each count's bit 0, ...), so that no count
+    /// goes through eight adds in series.
+    ones: [Signal<Local, Bits<48>>; 8],
+    ones_s1: Signal<Local, Bits<48>>,
+    ones_c1: Signal<Local, Bits<48>>,
+    ones_s2: Signal<Local, Bits<48>>,
+    ones_c2: Signal<Local, Bits<48>>,
+    ones_s3: Signal<Local, Bits<48>>,
+    ones_c3: Signal<Local, Bits<48>>,
+    ones_c4: Signal<Local, Bits<48>>,
+    ones_t: Signal<Local, Bits<48>>,
+    ones_d1: Signal<Local, Bits<48>>,
+    ones_d2: Signal<Local, Bits<48>>,
+    ones_bit0: Signal<Local, Bits<48>>,
+    ones_bit1: Signal<Local, Bits<48>>,
+    ones_bit2: Signal<Local, Bits<48>>,
+    ones_bit3: Signal<Local, Bits<48>>,
     toggle_count: [Signal<Local, Bits<5>>; LB],
     /// The lanes two clocks before the counting stage, bit `j` for lane
     /// `j`: the kind (ACT; RD, WR, RDA, WRA; WR, WRA; RDA, WRA; PRE; PREA;
@@ -174,19 +221,23 @@ pub struct StatisticCounters<
     counted: Signal<Local, Bits<L>>,
     bank_sel: [Signal<Local, Bits<L>>; NB],
     rank_sel: [Signal<Local, Bits<L>>; R],
+    /// Per bank, the lanes of its rank.
+    bank_rank_sel: [Signal<Local, Bits<L>>; NB],
     lane_addrs: Signal<Local, Bits<LANE_ADDR_BITS>>,
     addr_ne: Signal<Local, Bits<LANE_PAIR_BITS>>,
     /// The same a clock before the counting stage (`p_`), for the banks;
-    /// and the rank counters' lanes at the counting stage.
-    p_act: DFF<Bits<L>>,
-    p_column: DFF<Bits<L>>,
+    /// and the rank counters' lanes at the counting stage. Each bank's
+    /// commands (`bank_`: ACT, column, auto-precharge, PRE or its rank's
+    /// PREA, its rank's REF) have registers of their own, so that no
+    /// register feeds every bank's summary.
+    bank_act: [DFF<Bits<L>>; NB],
+    bank_column: [DFF<Bits<L>>; NB],
+    bank_auto: [DFF<Bits<L>>; NB],
+    bank_pre: [DFF<Bits<L>>; NB],
+    bank_refresh: [DFF<Bits<L>>; NB],
     p_write: DFF<Bits<L>>,
-    p_auto: DFF<Bits<L>>,
-    p_pre: DFF<Bits<L>>,
-    p_prea: DFF<Bits<L>>,
     p_ref: DFF<Bits<L>>,
     p_counted: DFF<Bits<L>>,
-    p_bank_sel: [DFF<Bits<L>>; NB],
     p_rank_sel: [DFF<Bits<L>>; R],
     p_addrs: DFF<Bits<LANE_ADDR_BITS>>,
     p_addr_ne: DFF<Bits<LANE_PAIR_BITS>>,
@@ -227,200 +278,6 @@ pub struct StatisticCounters<
     any_busy: Signal<Local, Bit>,
 }
 
-impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: usize>
-    StatisticCounters<L, E, R, NB, LB>
-{
-    /// Counters for `geometry`, on from reset at intervals of
-    /// `2^interval_log2` ticks until an inner command says otherwise.
-    pub fn new(geometry: LineGeometry, interval_log2: u32) -> Self {
-        let g = geometry.checked();
-        assert_eq!(R, 1 << g.rank_bits, "R: the geometry's ranks");
-        assert_eq!(
-            NB,
-            R << g.bank_bits,
-            "NB: the geometry's banks in all ranks"
-        );
-        assert_eq!(LB, g.line_bits() as usize, "LB: the geometry's line bits");
-        assert!(
-            (6..=31).contains(&interval_log2),
-            "interval 2^k ticks, k in 6..=31"
-        );
-        assert!((1..=L).contains(&E) && L <= 8, "1 <= E <= L <= 8");
-        let banks_per_rank = NB / R;
-        // The counters after the banks'; the readout's index is 10 bits.
-        let others = NB * BANK_COUNTERS;
-        assert!(others + 2 * R + LB + 2 <= 1 << 10, "the readout's index");
-        Self {
-            clock: Default::default(),
-            bus_kind: std::array::from_fn(|_| Default::default()),
-            bus_rank: std::array::from_fn(|_| Default::default()),
-            bus_bank: std::array::from_fn(|_| Default::default()),
-            bus_addr: std::array::from_fn(|_| Default::default()),
-            bus_tick: Default::default(),
-            ref_valid: std::array::from_fn(|_| Default::default()),
-            ref_line: std::array::from_fn(|_| Default::default()),
-            ref_tick: Default::default(),
-            over: Default::default(),
-            over_tick: Default::default(),
-            cmd_valid: std::array::from_fn(|_| Default::default()),
-            cmd_index: std::array::from_fn(|_| Default::default()),
-            cmd_tick: Default::default(),
-            dropped: Default::default(),
-            dropped_tick: Default::default(),
-            dropped_tick_valid: Default::default(),
-            record_valid: Default::default(),
-            record_start: Default::default(),
-            record_end: Default::default(),
-            record_k: Default::default(),
-            read_index: Default::default(),
-            read_value: Default::default(),
-            enabled: Default::default(),
-            aligned: Default::default(),
-            banks: std::array::from_fn(|_| Default::default()),
-            refresh: std::array::from_fn(|_| Default::default()),
-            busy: std::array::from_fn(|_| Default::default()),
-            toggles: std::array::from_fn(|_| Default::default()),
-            over_limit: Default::default(),
-            lost_fifo: Default::default(),
-            kind_delay: std::array::from_fn(|_| Default::default()),
-            rank_delay: std::array::from_fn(|_| Default::default()),
-            bank_delay: std::array::from_fn(|_| Default::default()),
-            addr_delay: std::array::from_fn(|_| Default::default()),
-            toggle_delay: std::array::from_fn(|_| Default::default()),
-            over_delay: Default::default(),
-            cmd_valid_delay: std::array::from_fn(|_| Default::default()),
-            cmd_index_delay: std::array::from_fn(|_| Default::default()),
-            bus_tick_delay: Default::default(),
-            ref_tick_delay: Default::default(),
-            over_tick_delay: Default::default(),
-            cmd_tick_delay: Default::default(),
-            bank_high: Constant::new((0xFu64 & !((1u64 << g.bank_bits) - 1)).to_bits()),
-            one: Constant::new(1u64.to_bits()),
-            bank_rank: std::array::from_fn(|b| {
-                Constant::new(((b / banks_per_rank) as u64).to_bits())
-            }),
-            bank_index: std::array::from_fn(|b| {
-                Constant::new(((b % banks_per_rank) as u64).to_bits())
-            }),
-            rank_index: std::array::from_fn(|r| Constant::new((r as u64).to_bits())),
-            lane_addr: std::array::from_fn(LaneAddr::new),
-            bank_at: std::array::from_fn(|b| Constant::new((b as u64).to_bits())),
-            refresh_at: std::array::from_fn(|r| Constant::new(((others + 2 * r) as u64).to_bits())),
-            busy_at: std::array::from_fn(|r| {
-                Constant::new(((others + 2 * r + 1) as u64).to_bits())
-            }),
-            toggle_at: std::array::from_fn(|i| {
-                Constant::new(((others + 2 * R + i) as u64).to_bits())
-            }),
-            over_limit_at: Constant::new(((others + 2 * R + LB) as u64).to_bits()),
-            lost_fifo_at: Constant::new(((others + 2 * R + LB + 1) as u64).to_bits()),
-            read: Default::default(),
-            read_next: Default::default(),
-            last_line: Default::default(),
-            line_lanes: std::array::from_fn(|_| Default::default()),
-            toggle_count: std::array::from_fn(|_| Default::default()),
-            k_act: Default::default(),
-            k_column: Default::default(),
-            k_write: Default::default(),
-            k_auto: Default::default(),
-            k_pre: Default::default(),
-            k_prea: Default::default(),
-            k_ref: Default::default(),
-            counted: Default::default(),
-            bank_sel: std::array::from_fn(|_| Default::default()),
-            rank_sel: std::array::from_fn(|_| Default::default()),
-            lane_addrs: Default::default(),
-            addr_ne: Default::default(),
-            p_act: Default::default(),
-            p_column: Default::default(),
-            p_write: Default::default(),
-            p_auto: Default::default(),
-            p_pre: Default::default(),
-            p_prea: Default::default(),
-            p_ref: Default::default(),
-            p_counted: Default::default(),
-            p_bank_sel: std::array::from_fn(|_| Default::default()),
-            p_rank_sel: std::array::from_fn(|_| Default::default()),
-            p_addrs: Default::default(),
-            p_addr_ne: Default::default(),
-            refresh_lanes: std::array::from_fn(|_| Default::default()),
-            busy_lanes: std::array::from_fn(|_| Default::default()),
-            on: DFFWithInit::new(true),
-            k: DFFWithInit::new(u64::from(interval_log2).to_bits()),
-            start: Default::default(),
-            start_k: DFFWithInit::new(u64::from(interval_log2).to_bits()),
-            due_close: Default::default(),
-            due_any: Default::default(),
-            due_on: Default::default(),
-            due_k: Default::default(),
-            cmd_is_on: std::array::from_fn(|_| Default::default()),
-            cmd_is_off: std::array::from_fn(|_| Default::default()),
-            cmd_is_interval: std::array::from_fn(|_| Default::default()),
-            cmd_valid_now: std::array::from_fn(|_| Default::default()),
-            cmd_index_now: std::array::from_fn(|_| Default::default()),
-            mask: Default::default(),
-            natural: Default::default(),
-            close: Default::default(),
-            on_now: Default::default(),
-            k_now: Default::default(),
-            closed_start: Default::default(),
-            closed_end: Default::default(),
-            closed_k: Default::default(),
-            header_start: Default::default(),
-            header_end: Default::default(),
-            header_k: Default::default(),
-            closing: Default::default(),
-            snapshot_new: Default::default(),
-            any_busy: Default::default(),
-        }
-    }
-
-    /// The counters of a record in format.md §5.3 order: per rank and
-    /// bank the eight of [`BankStats::counters`], per rank REF and busy
-    /// ticks, per line bit the toggles, OVER_LIMIT, LOST_FIFO.
-    pub fn record_counters(&self) -> Vec<&IntervalCounter<L>> {
-        let mut all = Vec::with_capacity(NB * BANK_COUNTERS + 2 * R + LB + 2);
-        for b in &self.banks {
-            all.extend(b.counters());
-        }
-        for r in 0..R {
-            all.push(&self.refresh[r]);
-            all.push(&self.busy[r]);
-        }
-        all.extend(self.toggles.iter());
-        all.push(&self.over_limit);
-        all.push(&self.lost_fifo);
-        all
-    }
-
-    /// The Verilog names of [`Self::record_counters`]' snapshots inside
-    /// the generated module of this block, in the same order.
-    pub fn record_counter_names() -> Vec<String> {
-        let bank = [
-            "rd",
-            "wr",
-            "act_count",
-            "pre_count",
-            "hit",
-            "miss",
-            "conflict",
-            "unused_act",
-        ];
-        let mut all = Vec::with_capacity(NB * BANK_COUNTERS + 2 * R + LB + 2);
-        for b in 0..NB {
-            all.extend(bank.iter().map(|c| format!("banks${b}.{c}$snapshot")));
-        }
-        for r in 0..R {
-            all.push(format!("refresh${r}$snapshot"));
-            all.push(format!("busy${r}$snapshot"));
-        }
-        all.extend((0..LB).map(|i| format!("toggles${i}$snapshot")));
-        all.push("over_limit$snapshot".into());
-        all.push("lost_fifo$snapshot".into());
-        all
-    }
-}
-
 impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: usize> Logic
     for StatisticCounters<L, E, R, NB, LB>
 {
@@ -446,13 +303,10 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             header_k,
             closing,
             snapshot_new,
+            other_read,
+            read_at,
             read,
-            p_act,
-            p_column,
             p_write,
-            p_auto,
-            p_pre,
-            p_prea,
             p_ref,
             p_counted,
             p_addrs,
@@ -481,25 +335,83 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             & (self.ref_tick_delay.q.val() == self.dropped_tick.val())
             & (self.over_tick_delay.q.val() == self.dropped_tick.val())
             & (self.cmd_tick_delay.q.val() == self.dropped_tick.val());
-        // Toggles at the DSMU.
-        self.line_lanes[0].prior.next = self.last_line.q.val();
-        for j in 1..L {
-            self.line_lanes[j].prior.next = self.line_lanes[j - 1].after.val();
+        // Toggles at the DSMU: each lane's prior line is the last valid
+        // lane's before it (one at most matches), else the clock before's.
+        self.ref_valid_bits.next = 0.into();
+        for j in 0..L {
+            self.ref_valid_bits.next = self
+                .ref_valid_bits
+                .val()
+                .replace_bit(j, self.ref_valid[j].val());
         }
         for j in 0..L {
+            self.prior[j].next = 0.into();
+            if (self.ref_valid_bits.val() & self.lanes_before[j].val()) == 0 {
+                self.prior[j].next = self.last_line.q.val();
+            }
+            for i in 0..L {
+                if self.lanes_before[j].val().get_bit(i)
+                    & self.ref_valid[i].val()
+                    & ((self.ref_valid_bits.val()
+                        & self.lanes_after[i].val()
+                        & self.lanes_before[j].val())
+                        == 0)
+                {
+                    self.prior[j].next = self.prior[j].val() | self.ref_line[i].val();
+                }
+            }
+            self.line_lanes[j].prior.next = self.prior[j].val();
             self.line_lanes[j].valid.next = self.ref_valid[j].val();
             self.line_lanes[j].line.next = self.ref_line[j].val();
+            self.toggled[j].clock.next = self.clock.val();
+            self.toggled[j].d.next = self.line_lanes[j].toggled.val();
         }
+        // The last lane's line after it (the loop's last write wins).
         for j in 0..L {
             self.last_line.d.next = self.line_lanes[j].after.val();
         }
+        // A clock later, the toggles per line bit: the lanes' bits summed
+        // by full adders (s, c) and half adders, every line bit at once.
+        for j in 0..8 {
+            self.ones[j].next = 0.into();
+        }
+        for j in 0..L {
+            self.ones[j].next = self.toggled[j].q.val();
+        }
+        self.ones_s1.next = self.ones[0].val() ^ self.ones[1].val() ^ self.ones[2].val();
+        self.ones_c1.next = (self.ones[0].val() & self.ones[1].val())
+            | (self.ones[2].val() & (self.ones[0].val() ^ self.ones[1].val()));
+        self.ones_s2.next = self.ones[3].val() ^ self.ones[4].val() ^ self.ones[5].val();
+        self.ones_c2.next = (self.ones[3].val() & self.ones[4].val())
+            | (self.ones[5].val() & (self.ones[3].val() ^ self.ones[4].val()));
+        self.ones_s3.next = self.ones[6].val() ^ self.ones[7].val() ^ self.ones_s1.val();
+        self.ones_c3.next = (self.ones[6].val() & self.ones[7].val())
+            | (self.ones_s1.val() & (self.ones[6].val() ^ self.ones[7].val()));
+        self.ones_bit0.next = self.ones_s2.val() ^ self.ones_s3.val();
+        self.ones_c4.next = self.ones_s2.val() & self.ones_s3.val();
+        // Weight 2: c1, c2, c3 and c4.
+        self.ones_t.next = self.ones_c1.val() ^ self.ones_c2.val() ^ self.ones_c3.val();
+        self.ones_d1.next = (self.ones_c1.val() & self.ones_c2.val())
+            | (self.ones_c3.val() & (self.ones_c1.val() ^ self.ones_c2.val()));
+        self.ones_bit1.next = self.ones_t.val() ^ self.ones_c4.val();
+        self.ones_d2.next = self.ones_t.val() & self.ones_c4.val();
+        // Weight 4: d1 and d2.
+        self.ones_bit2.next = self.ones_d1.val() ^ self.ones_d2.val();
+        self.ones_bit3.next = self.ones_d1.val() & self.ones_d2.val();
         for i in 0..LB {
             self.toggle_count[i].next = 0.into();
-            for j in 0..L {
-                if self.line_lanes[j].toggled.val().get_bit(i) {
-                    self.toggle_count[i].next = self.toggle_count[i].val() + 1;
-                }
-            }
+            self.toggle_count[i].next = self.toggle_count[i]
+                .val()
+                .replace_bit(0, self.ones_bit0.val().get_bit(i));
+            self.toggle_count[i].next = self.toggle_count[i]
+                .val()
+                .replace_bit(1, self.ones_bit1.val().get_bit(i));
+            self.toggle_count[i].next = self.toggle_count[i]
+                .val()
+                .replace_bit(2, self.ones_bit2.val().get_bit(i));
+            self.toggle_count[i].next = self.toggle_count[i]
+                .val()
+                .replace_bit(3, self.ones_bit3.val().get_bit(i));
             self.toggle_delay[i].clock.next = self.clock.val();
             self.toggle_delay[i].d.next = self.toggle_count[i].val();
         }
@@ -662,19 +574,32 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             }
         }
         // A clock before the counting stage.
-        self.p_act.d.next = self.k_act.val();
-        self.p_column.d.next = self.k_column.val();
         self.p_write.d.next = self.k_write.val();
-        self.p_auto.d.next = self.k_auto.val();
-        self.p_pre.d.next = self.k_pre.val();
-        self.p_prea.d.next = self.k_prea.val();
         self.p_ref.d.next = self.k_ref.val();
         self.p_counted.d.next = self.counted.val();
         self.p_addrs.d.next = self.lane_addrs.val();
         self.p_addr_ne.d.next = self.addr_ne.val();
         for b in 0..NB {
-            self.p_bank_sel[b].clock.next = self.clock.val();
-            self.p_bank_sel[b].d.next = self.bank_sel[b].val();
+            // A bank's rank is `b / (NB / R)`: the rank's lanes, by the
+            // bank's rank number.
+            self.bank_rank_sel[b].next = 0.into();
+            for r in 0..R {
+                if self.bank_rank[b].val() == self.rank_index[r].val() {
+                    self.bank_rank_sel[b].next = self.rank_sel[r].val();
+                }
+            }
+            self.bank_act[b].clock.next = self.clock.val();
+            self.bank_column[b].clock.next = self.clock.val();
+            self.bank_auto[b].clock.next = self.clock.val();
+            self.bank_pre[b].clock.next = self.clock.val();
+            self.bank_refresh[b].clock.next = self.clock.val();
+            self.bank_act[b].d.next = self.k_act.val() & self.bank_sel[b].val();
+            self.bank_column[b].d.next = self.k_column.val() & self.bank_sel[b].val();
+            self.bank_auto[b].d.next =
+                self.k_column.val() & self.k_auto.val() & self.bank_sel[b].val();
+            self.bank_pre[b].d.next = (self.k_pre.val() & self.bank_sel[b].val())
+                | (self.k_prea.val() & self.bank_rank_sel[b].val());
+            self.bank_refresh[b].d.next = self.k_ref.val() & self.bank_rank_sel[b].val();
         }
         for r in 0..R {
             self.p_rank_sel[r].clock.next = self.clock.val();
@@ -689,26 +614,14 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.banks[b].clock.next = self.clock.val();
             self.banks[b].close.next = self.close.val();
             self.banks[b].enable.next = self.on_now.val();
-            self.banks[b].act.next = self.p_act.q.val();
-            self.banks[b].column.next = self.p_column.q.val();
+            self.banks[b].act.next = self.bank_act[b].q.val();
+            self.banks[b].column.next = self.bank_column[b].q.val();
             self.banks[b].write.next = self.p_write.q.val();
-            self.banks[b].auto.next = self.p_auto.q.val();
-            self.banks[b].pre.next = self.p_pre.q.val();
-            self.banks[b].prea.next = self.p_prea.q.val();
-            self.banks[b].refresh.next = self.p_ref.q.val();
-            self.banks[b].bank_sel.next = self.p_bank_sel[b].q.val();
+            self.banks[b].auto.next = self.bank_auto[b].q.val();
+            self.banks[b].pre.next = self.bank_pre[b].q.val();
+            self.banks[b].refresh.next = self.bank_refresh[b].q.val();
             self.banks[b].addr.next = self.p_addrs.q.val();
             self.banks[b].addr_ne.next = self.p_addr_ne.q.val();
-        }
-        for b in 0..NB {
-            // A bank's rank is `b / (NB / R)`: the rank's lanes, by the
-            // bank's rank number.
-            self.banks[b].rank_sel.next = 0.into();
-            for r in 0..R {
-                if self.bank_rank[b].val() == self.rank_index[r].val() {
-                    self.banks[b].rank_sel.next = self.p_rank_sel[r].q.val();
-                }
-            }
         }
         for r in 0..R {
             self.refresh[r].clock.next = self.clock.val();
@@ -758,32 +671,43 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         self.record_start.next = self.header_start.q.val();
         self.record_end.next = self.header_end.q.val();
         self.record_k.next = self.header_k.q.val();
-        // The readout: one match, so the order of the tests is free.
-        self.read_next.next = 0.into();
+        // The readout, first stage: each bank's counter by the index's
+        // low bits, the other counters by the whole index (one match, so
+        // the order of the tests is free).
+        self.other_next.next = 0.into();
         for b in 0..NB {
             self.banks[b].read_sel.next = self.read_index.val().get_bits::<3>(0);
-            if self.read_index.val().get_bits::<7>(3) == self.bank_at[b].val() {
-                self.read_next.next = self.banks[b].read_value.val();
-            }
+            self.bank_read[b].clock.next = self.clock.val();
+            self.bank_read[b].d.next = self.banks[b].read_value.val();
         }
         for r in 0..R {
             if self.read_index.val() == self.refresh_at[r].val() {
-                self.read_next.next = self.refresh[r].snapshot.val();
+                self.other_next.next = self.refresh[r].snapshot.val();
             }
             if self.read_index.val() == self.busy_at[r].val() {
-                self.read_next.next = self.busy[r].snapshot.val();
+                self.other_next.next = self.busy[r].snapshot.val();
             }
         }
         for i in 0..LB {
             if self.read_index.val() == self.toggle_at[i].val() {
-                self.read_next.next = self.toggles[i].snapshot.val();
+                self.other_next.next = self.toggles[i].snapshot.val();
             }
         }
         if self.read_index.val() == self.over_limit_at.val() {
-            self.read_next.next = self.over_limit.snapshot.val();
+            self.other_next.next = self.over_limit.snapshot.val();
         }
         if self.read_index.val() == self.lost_fifo_at.val() {
-            self.read_next.next = self.lost_fifo.snapshot.val();
+            self.other_next.next = self.lost_fifo.snapshot.val();
+        }
+        self.other_read.d.next = self.other_next.val();
+        self.read_at.d.next = self.read_index.val();
+        // Second stage: the bank of the index, else the other counters'
+        // (0 past the last).
+        self.read_next.next = self.other_read.q.val();
+        for b in 0..NB {
+            if self.read_at.q.val().get_bits::<7>(3) == self.bank_at[b].val() {
+                self.read_next.next = self.bank_read[b].q.val();
+            }
         }
         self.read.d.next = self.read_next.val();
         self.read_value.next = self.read.q.val();

@@ -190,10 +190,7 @@ impl BoardStatistics {
     /// A bank counter summed over every rank and bank.
     pub fn bank_total(&self, c: BankCounter) -> u64 {
         let Some(l) = self.layout() else { return 0 };
-        (0..l.ranks)
-            .flat_map(|r| (0..l.banks).map(move |b| (r, b)))
-            .map(|(r, b)| self.totals[l.bank(r, b, c)])
-            .sum()
+        l.bank_indices(c).map(|i| self.totals[i]).sum()
     }
 
     /// A rank counter summed over every rank.

@@ -107,7 +107,7 @@ fn classify(batch: &mut Batch, len: usize, recv_ns: u64, flags: u32, tally: &mut
     match classify_datagram(bytes) {
         Datagram::Trace(info) => tally.valid(&info, len),
         // Kept with the trace packets for merge (format.md §5.3).
-        Datagram::Statistics => tally.statistics(bytes),
+        Datagram::Statistics => tally.statistics_packet(bytes),
         Datagram::Reject => {
             batch.set_last_kind(SlotKind::Reject);
             tally.reject(len);

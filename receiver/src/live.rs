@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use hmtt_format::stats::{BankCounter, StatsAssembler, StatsLine, StatsPart, StatsRecord};
 use hmtt_format::TickLength;
 use serde::Serialize;
@@ -77,8 +77,7 @@ impl LiveTap {
     /// Queues a copy of a statistics packet, or counts it if the queue is
     /// full: the receive thread never waits on the live view.
     pub fn offer(&self, packet: Vec<u8>) {
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.tx.try_send(packet)
-        {
+        if self.tx.try_send(packet).is_err() {
             self.dropped.fetch_add(1, Relaxed);
         }
     }
@@ -157,12 +156,7 @@ impl LiveSnapshot {
         }
         if !r.counters.is_empty() {
             let layout = r.layout();
-            let total = |c: BankCounter| {
-                (0..layout.ranks)
-                    .flat_map(|rank| (0..layout.banks).map(move |bank| (rank, bank)))
-                    .map(|(rank, bank)| u64::from(r.counters[layout.bank(rank, bank, c)]))
-                    .sum::<u64>()
-            };
+            let total = |c| layout.bank_total(&r.counters, c);
             self.references += total(BankCounter::Rd) + total(BankCounter::Wr);
             self.row_hits += total(BankCounter::Hit);
             self.row_misses += total(BankCounter::Miss);

@@ -120,7 +120,7 @@ impl Tally {
 
     /// Counts a statistics packet, and keeps a copy for the live view.
     #[inline]
-    pub fn statistics(&mut self, bytes: &[u8]) {
+    pub fn statistics_packet(&mut self, bytes: &[u8]) {
         self.statistics += 1;
         if let Some(kept) = &mut self.statistics_kept {
             kept.push(bytes.to_vec());

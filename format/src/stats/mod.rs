@@ -134,6 +134,18 @@ impl CounterLayout {
         (rank * self.banks + bank) * BankCounter::ALL.len() + c as usize
     }
 
+    /// Where counter `c` of every rank and bank is, rank by rank.
+    pub fn bank_indices(&self, c: BankCounter) -> impl Iterator<Item = usize> + '_ {
+        (0..self.ranks)
+            .flat_map(move |rank| (0..self.banks).map(move |bank| self.bank(rank, bank, c)))
+    }
+
+    /// Counter `c` of `counters` (a record's, in this layout) summed over
+    /// every rank and bank.
+    pub fn bank_total(&self, counters: &[u32], c: BankCounter) -> u64 {
+        self.bank_indices(c).map(|i| u64::from(counters[i])).sum()
+    }
+
     #[inline]
     pub fn rank(&self, rank: usize, c: RankCounter) -> usize {
         self.ranks * self.banks * BankCounter::ALL.len()

@@ -192,12 +192,7 @@ impl StatsReport<'_> {
     /// The first records of a board's Statistic Unit.
     pub(super) fn counter_rows(&self, b: &BoardStatistics, l: &CounterLayout) -> Vec<CounterRow> {
         let tick = self.tick;
-        let sum = |c: &[u32], which: BankCounter| -> u64 {
-            (0..l.ranks)
-                .flat_map(|r| (0..l.banks).map(move |k| (r, k)))
-                .map(|(r, k)| u64::from(c[l.bank(r, k, which)]))
-                .sum()
-        };
+        let sum = |c: &[u32], which: BankCounter| l.bank_total(c, which);
         let rows = b.first.iter().filter(|l| !l.counters.is_empty());
         rows.map(|line| {
             let c = &line.counters;

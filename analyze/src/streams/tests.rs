@@ -1,6 +1,186 @@
 use super::*;
 use proptest::prelude::*;
 
+/// The counters of the chains that ended (references, references in
+/// streams, streams, longest, lengths), then the chain ends (space, line,
+/// direction, length, live, birth) in slot order.
+type State = (
+    u64,
+    u64,
+    u64,
+    u64,
+    [u64; 65],
+    Vec<(u32, u64, i8, u64, bool, u64)>,
+);
+
+/// The detector's rules written out plainly, without the index of
+/// expected lines or the run loop: the oracle the detector is held to.
+///
+/// - A ring of `window` slots, written in turn: each reference writes the
+///   slot at `pos`, then `pos` moves on by one (round the ring).
+/// - A reference to `line` of `space` continues a live chain end of the
+///   same space when it is the end's line + 1 (the end ascending or a
+///   single reference) or its line - 1 (descending or single), wrapping;
+///   of those it continues the newest (the slots from `pos - 1` down,
+///   round the ring). That end dies, and the new end takes its chain:
+///   the direction it was continued in, its length + 1, its birth.
+///   Otherwise the reference starts a chain of its own (direction 0,
+///   length 1, born at its own index).
+/// - The end the new one overwrites, if live (not the one just
+///   continued), ends its chain: counted by length (`log2_bucket`), in
+///   the longest, and as a stream of `len` references from `min_len` on.
+/// - At the end, the live ends end in slot order.
+struct PlainStreams {
+    ring: Vec<ChainEnd>,
+    pos: usize,
+    min_len: u64,
+    references: u64,
+    stream_references: u64,
+    streams: u64,
+    longest: u64,
+    lengths: [u64; 65],
+}
+
+impl PlainStreams {
+    fn new(window: usize, min_len: u64) -> PlainStreams {
+        PlainStreams {
+            ring: vec![ChainEnd::default(); window.max(1)],
+            pos: 0,
+            min_len: min_len.max(1),
+            references: 0,
+            stream_references: 0,
+            streams: 0,
+            longest: 0,
+            lengths: [0; 65],
+        }
+    }
+
+    fn continues(e: &ChainEnd, space: u32, line: u64) -> Option<i8> {
+        if !e.live || e.space != space {
+            None
+        } else if line == e.line.wrapping_add(1) && e.dir >= 0 {
+            Some(1)
+        } else if line == e.line.wrapping_sub(1) && e.dir <= 0 {
+            Some(-1)
+        } else {
+            None
+        }
+    }
+
+    fn access(&mut self, space: u32, line: u64) {
+        let w = self.ring.len();
+        let newest_first = (1..=w).map(|back| (self.pos + w - back) % w);
+        let joined = newest_first
+            .filter_map(|j| Self::continues(&self.ring[j], space, line).map(|dir| (j, dir)))
+            .next();
+        let (dir, len, born) = match joined {
+            Some((j, dir)) => {
+                self.ring[j].live = false;
+                (dir, self.ring[j].len + 1, self.ring[j].born)
+            }
+            None => (0, 1, self.references),
+        };
+        let old = self.ring[self.pos];
+        if old.live {
+            self.close(old.len);
+        }
+        self.ring[self.pos] = ChainEnd {
+            space,
+            line,
+            dir,
+            len,
+            live: true,
+            born,
+        };
+        self.pos = (self.pos + 1) % w;
+        self.references += 1;
+    }
+
+    fn close(&mut self, len: u64) {
+        self.lengths[log2_bucket(len)] += 1;
+        self.longest = self.longest.max(len);
+        if len >= self.min_len {
+            self.streams += 1;
+            self.stream_references += len;
+        }
+    }
+
+    /// The counters of the chains that ended, and the chain ends.
+    fn state(&self) -> State {
+        (
+            self.references,
+            self.stream_references,
+            self.streams,
+            self.longest,
+            self.lengths,
+            self.ring
+                .iter()
+                .map(|e| (e.space, e.line, e.dir, e.len, e.live, e.born))
+                .collect(),
+        )
+    }
+
+    fn finish(&mut self) {
+        for k in 0..self.ring.len() {
+            if self.ring[k].live {
+                self.ring[k].live = false;
+                self.close(self.ring[k].len);
+            }
+        }
+    }
+}
+
+/// [`PlainStreams::state`] of the detector.
+fn state_of(s: &Streams) -> State {
+    (
+        s.references,
+        s.stream_references,
+        s.streams,
+        s.longest,
+        s.lengths,
+        s.ring
+            .iter()
+            .map(|e| (e.space, e.line, e.dir, e.len, e.live, e.born))
+            .collect(),
+    )
+}
+
+/// Lines of interleaved chains that try the detector: `ops` as (chain,
+/// what it does) over `chains` cursors that start on lines whose low bits
+/// collide (the index's buckets), at both ends of the line numbers
+/// (wrapping), and on hot lines revisited.
+fn adversarial_lines(ops: &[(usize, u8)], chains: usize, spread: u64) -> Vec<u64> {
+    let starts = [0, 1, u64::MAX, u64::MAX - 1, 1 << 20, (1 << 20) + 2];
+    let mut at: Vec<u64> = (0..chains)
+        .map(|c| starts[c % starts.len()].wrapping_add((c / starts.len()) as u64 * spread))
+        .collect();
+    let mut up = vec![true; chains];
+    ops.iter()
+        .map(|&(c, what)| {
+            let c = c % chains;
+            match what % 16 {
+                // The same line again.
+                0 => {}
+                // A turn.
+                1 => up[c] = !up[c],
+                // A jump to the line of another chain (two ends on one
+                // line, or one line apart).
+                2 => at[c] = at[(c + 1) % chains].wrapping_add(u64::from(what >> 4 & 1)),
+                // A jump to a line of the same bucket.
+                3 => at[c] = at[c].wrapping_add(1024 * u64::from(what >> 4)),
+                _ => {
+                    at[c] = if up[c] {
+                        at[c].wrapping_add(1)
+                    } else {
+                        at[c].wrapping_sub(1)
+                    }
+                }
+            }
+            at[c]
+        })
+        .collect()
+}
+
 fn one_pass(lines: &[u64], window: usize) -> StreamReport {
     let mut s = Streams::new(window, DEFAULT_MIN_LEN);
     for &line in lines {
@@ -64,6 +244,102 @@ fn a_chain_of_the_head_ending_in_a_run_is_merged() {
 }
 
 proptest! {
+    /// The detector, a run at a time and a reference at a time, is the
+    /// plain rules' detector: the same chain ends in the same slots (so
+    /// the same eviction victims), the same counters between runs (a
+    /// partial analysis saves them), the same report; over interleaved
+    /// chains on colliding buckets, turns, hot lines, lines at both ends
+    /// of the range, runs of another address space.
+    #[test]
+    fn the_detector_follows_its_rules(
+        ops in prop::collection::vec((0usize..64, any::<u8>()), 1..3000),
+        chains in 1usize..40,
+        spread in prop::sample::select(vec![2u64, 1024, 4096, 1 << 30]),
+        runs in prop::collection::vec((1usize..400, 0u32..3), 1..12),
+        window in prop::sample::select(vec![1usize, 2, 3, 31, 32, 33, 63, 64, 65, 100]),
+        min_len in 1u64..5,
+    ) {
+        let lines = adversarial_lines(&ops, chains, spread);
+        let mut plain = PlainStreams::new(window, min_len);
+        let mut each = Streams::new(window, min_len);
+        let mut run = Streams::new(window, min_len);
+        let mut rest = &lines[..];
+        for &(n, space) in runs.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            // Space 2 is taken as 0, so that most runs continue chains.
+            let space = space % 2;
+            let (now, later) = rest.split_at(n.min(rest.len()));
+            for &line in now {
+                plain.access(space, line);
+                each.access(space, line);
+            }
+            run.access_run(space, now.iter().copied());
+            prop_assert_eq!(state_of(&each), plain.state());
+            prop_assert_eq!(state_of(&run), plain.state());
+            prop_assert_eq!((each.pos, run.pos), (plain.pos, plain.pos));
+            rest = later;
+        }
+        plain.finish();
+        let (a, b) = (each.finish(), run.finish());
+        prop_assert_eq!(&a, &b);
+        prop_assert_eq!(state_of(&each), plain.state());
+        prop_assert_eq!(state_of(&run), plain.state());
+    }
+
+    /// Parts cut anywhere (the ranges of `--threads N`), each run a run at
+    /// a time, merged in order: the plain rules' one-pass counters, or a
+    /// refusal, never different.
+    #[test]
+    fn merged_parts_follow_the_rules(
+        ops in prop::collection::vec((0usize..64, any::<u8>()), 1..3000),
+        chains in 1usize..40,
+        spread in prop::sample::select(vec![2u64, 1024, 1 << 30]),
+        cuts in prop::collection::vec(0.0f64..1.0, 1..4),
+        run_len in 1usize..700,
+        window in prop::sample::select(vec![1usize, 3, 32, 64, 65]),
+    ) {
+        let lines = adversarial_lines(&ops, chains, spread);
+        let mut plain = PlainStreams::new(window, DEFAULT_MIN_LEN);
+        for &line in &lines {
+            plain.access(0, line);
+        }
+        plain.finish();
+        let mut cuts: Vec<usize> = cuts
+            .iter()
+            .map(|c| (lines.len() as f64 * c) as usize)
+            .chain([0, lines.len()])
+            .collect();
+        cuts.sort_unstable();
+        let mut whole: Option<Streams> = None;
+        for part in cuts.windows(2) {
+            let mut s = if whole.is_none() {
+                Streams::new(window, DEFAULT_MIN_LEN)
+            } else {
+                Streams::for_later_part(window, DEFAULT_MIN_LEN)
+            };
+            for run in lines[part[0]..part[1]].chunks(run_len) {
+                s.access_run(0, run.iter().copied());
+            }
+            whole = match whole {
+                None => Some(s),
+                Some(mut w) => {
+                    if w.merge(s).is_err() {
+                        return Ok(());
+                    }
+                    Some(w)
+                }
+            };
+        }
+        let mut whole = whole.expect("a first part");
+        whole.finish();
+        let counters = |s: State| {
+            (s.0, s.1, s.2, s.3, s.4)
+        };
+        prop_assert_eq!(counters(state_of(&whole)), counters(plain.state()));
+    }
+
     /// A run taken at once gives the detector of its references taken
     /// one at a time, for any window (with and without the index), for
     /// the part that follows another (which keeps its first references)

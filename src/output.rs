@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
+use hmtt_format::direct_write::StdoutFile;
 
 /// Where `--json [FILE|-]` writes a command's report: a file, or standard
 /// output (`-`, instead of the text).
@@ -71,12 +72,23 @@ pub fn stdout_closed() -> bool {
 /// reader closes the pipe, the write that finds it out fails with
 /// `BrokenPipe` (so a loop writing rows stops) and every later write is
 /// dropped: the command finishes its work and exits with its own status,
-/// quietly. Any other failure (a full disk) is returned as it is.
-pub struct Stdout(BufWriter<std::io::Stdout>);
+/// quietly. Any other failure (a full disk) is returned as it is. Standard
+/// output redirected to a regular file (`hmtt dump --csv > rows.csv`) is
+/// written as `hmtt export` writes its files, around the page cache
+/// ([`StdoutFile`]), through a file description of its own.
+pub struct Stdout(Sink);
+
+enum Sink {
+    Stream(BufWriter<std::io::Stdout>),
+    File(StdoutFile),
+}
 
 impl Default for Stdout {
     fn default() -> Stdout {
-        Stdout(BufWriter::with_capacity(1 << 16, std::io::stdout()))
+        Stdout(match StdoutFile::open() {
+            Some(file) => Sink::File(file),
+            None => Sink::Stream(BufWriter::with_capacity(1 << 16, std::io::stdout())),
+        })
     }
 }
 
@@ -94,14 +106,20 @@ impl Write for Stdout {
         if stdout_closed() {
             return Ok(buf.len());
         }
-        Self::watch(self.0.write(buf))
+        match &mut self.0 {
+            Sink::Stream(out) => Self::watch(out.write(buf)),
+            Sink::File(file) => file.write(buf),
+        }
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
         if stdout_closed() {
             return Ok(());
         }
-        Self::watch(self.0.flush())
+        match &mut self.0 {
+            Sink::Stream(out) => Self::watch(out.flush()),
+            Sink::File(file) => file.flush(),
+        }
     }
 }
 

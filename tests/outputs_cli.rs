@@ -402,3 +402,53 @@ fn a_trace_cut_short_in_place_under_a_reader_fails_it_naming_the_trace() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Standard output redirected to a regular file (written around the page
+/// cache, through a file description of its own): the same bytes as
+/// through a pipe, whether the file starts empty, with other bytes before
+/// (an unaligned offset) or is appended to, and later writers of the same
+/// redirection continue after the dump, not over it.
+#[test]
+fn a_dump_into_a_redirected_file_is_the_piped_dump() {
+    let (dir, _sim, _trace, archive) = run("stdout-file");
+    let args = ["dump", s(&archive), "--csv"];
+    let piped = hmtt(&args);
+    assert!(piped.status.success());
+    assert!(piped.stdout.len() > 1 << 16, "a dump of some size");
+    let into = |file: std::fs::File| {
+        let status = Command::new(env!("CARGO_BIN_EXE_hmtt"))
+            .args(args)
+            .stdout(file)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    let path = dir.join("dump.csv");
+    into(std::fs::File::create(&path).unwrap());
+    assert!(
+        std::fs::read(&path).unwrap() == piped.stdout,
+        "into an empty file"
+    );
+
+    // The same description, shared with a writer before and after.
+    let mut file = std::fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut file, b"before\n").unwrap();
+    into(file.try_clone().unwrap());
+    std::io::Write::write_all(&mut file, b"after\n").unwrap();
+    let mut expected = b"before\n".to_vec();
+    expected.extend_from_slice(&piped.stdout);
+    expected.extend_from_slice(b"after\n");
+    assert!(
+        std::fs::read(&path).unwrap() == expected,
+        "between other writes"
+    );
+
+    let appended = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    into(appended);
+    expected.extend_from_slice(&piped.stdout);
+    assert!(std::fs::read(&path).unwrap() == expected, "appended");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -14,6 +14,7 @@ pub mod capture;
 pub mod command;
 pub mod config;
 pub mod counters;
+pub mod direct_write;
 pub mod events;
 pub mod geometry;
 pub mod indexed;

@@ -74,6 +74,8 @@ fn verilog_speeds<const L: usize, const E: usize, const B: usize, const AB: usiz
     }
     std::fs::write(dir.join("commands.txt"), text).unwrap();
     let tb = concat!(env!("CARGO_MANIFEST_DIR"), "/verilog/capture_tb.v");
+    // The testbench includes the shared command-pin tasks beside it.
+    let include = concat!("-I", env!("CARGO_MANIFEST_DIR"), "/verilog");
     let clocks = ticks / L as u64;
     let plusargs = [
         "+commands=commands.txt".to_string(),
@@ -97,6 +99,7 @@ fn verilog_speeds<const L: usize, const E: usize, const B: usize, const AB: usiz
         .args([
             "-g2005",
             &format!("-DLANES={L}"),
+            include,
             "-o",
             "capture.vvp",
             tb,
@@ -122,6 +125,7 @@ fn verilog_speeds<const L: usize, const E: usize, const B: usize, const AB: usiz
             "-Wno-UNOPTFLAT",
         ])
         .arg(format!("-DLANES={L}"))
+        .arg(include)
         .args([
             "--top-module",
             "capture_tb",

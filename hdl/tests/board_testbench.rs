@@ -193,6 +193,7 @@ fn build_icarus(dir: &Path, lanes: usize, ports: usize) -> Vec<String> {
             &format!("-DPORTS={ports}"),
         ])
         .args(["-o", "board.vvp"])
+        .arg(format!("-I{}", verilog_dir().display()))
         .arg(verilog_dir().join("board_tb.v"))
         .args(["lanes.v", "top.v"])
         .current_dir(dir)
@@ -223,6 +224,7 @@ fn build_verilator(dir: &Path, lanes: usize, ports: usize) -> Vec<String> {
         .arg(format!("-DLANES={lanes}"))
         .arg(format!("-DPORTS={ports}"))
         .args(["--top-module", "board_tb", "-o", "board_sim"])
+        .arg(format!("-I{}", verilog_dir().display()))
         .arg(verilog_dir().join("board_tb.v"))
         .args(["lanes.v", "top.v"])
         .current_dir(dir)

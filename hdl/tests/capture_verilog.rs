@@ -141,6 +141,7 @@ fn icarus<const L: usize, const E: usize, const B: usize, const AB: usize>(
     std::fs::write(dir.join("commands.txt"), text).unwrap();
     let status = Process::new("iverilog")
         .args(["-g2005", &format!("-DLANES={L}"), "-o", "capture.vvp"])
+        .arg(format!("-I{}", verilog_dir().display()))
         .arg(verilog_dir().join("capture_tb.v"))
         .args(["lanes.v", "top.v"])
         .current_dir(&dir)

@@ -155,6 +155,7 @@ fn icarus<
     let out = Process::new("iverilog")
         .args(["-g2005", &format!("-DLANES={L}"), "-I", "."])
         .args(["-o", "stats.vvp"])
+        .arg(format!("-I{}", verilog_dir().display()))
         .arg(verilog_dir().join("statistics_tb.v"))
         .args(["lanes.v", "top.v"])
         .current_dir(&dir)

@@ -45,83 +45,19 @@ module board_tb;
    reg [1023:0] commands_path, out_path;
    integer commands_file, out_file, scanned, j, p;
    reg have_command;
-   reg [63:0] cycle, tick, clocks, max_clocks, eth_clocks;
+   reg [63:0] cycle, pin_tick, clocks, max_clocks, eth_clocks;
    reg [63:0] fabric_half, eth_half;
    reg [8*8-1:0] mnemonic;
    reg [31:0] rank, bank, arg;
 
-   task read_command;
-      begin
-         scanned = $fscanf(commands_file, "%d %s %d %d %d\n", cycle, mnemonic, rank, bank, arg);
-         have_command = (scanned == 5);
-      end
-   endtask
-
-   // Pins of one command on lane `lane` (JEDEC DDR3 truth table; columns on
-   // A[9:0] and A11, A10 = auto-precharge / all banks), as
-   // `hmtt_hdl::dcbu::CommandPins::for_command`.
-   task drive_command(input integer lane);
-      reg [2:0] rcw;
-      reg [17:0] a;
-      begin
-         a = 18'd0;
-         cs_n[4*lane +: 4] = ~(4'b0001 << rank[1:0]);
-         cke[lane] = 1'b1;
-         ba[4*lane +: 4] = bank[3:0];
-         rcw = 3'b111;
-         if (mnemonic == "ACT") begin rcw = 3'b011; a = arg[17:0]; end
-         else if (mnemonic == "RD" || mnemonic == "RDA" || mnemonic == "WR" || mnemonic == "WRA") begin
-            rcw = (mnemonic == "RD" || mnemonic == "RDA") ? 3'b101 : 3'b100;
-            a = {6'd0, arg[10], (mnemonic == "RDA" || mnemonic == "WRA"), arg[9:0]};
-         end
-         else if (mnemonic == "PRE") rcw = 3'b010;
-         else if (mnemonic == "PREA") begin rcw = 3'b010; a[10] = 1'b1; end
-         else if (mnemonic == "REF") rcw = 3'b001;
-         else if (mnemonic == "MRS") rcw = 3'b000;
-         else if (mnemonic == "ZQ") rcw = 3'b110;
-         else if (mnemonic == "NOP") rcw = 3'b111;
-         else cke[lane] = 1'b0;  // unknown: chip selected with CKE low
-         {ras_n[lane], cas_n[lane], we_n[lane]} = rcw;
-         addr[18*lane +: 18] = a;
-      end
-   endtask
-
-   // The pins of fabric clock `clocks`: lane j carries tick clocks*L + j.
-   task set_pins;
-      begin
-         for (j = 0; j < L; j = j + 1) begin
-            tick = clocks * L + j;
-            cs_n[4*j +: 4] = 4'hF;
-            {ras_n[j], cas_n[j], we_n[j], cke[j]} = 4'b1111;
-            ba[4*j +: 4] = 4'd0;
-            addr[18*j +: 18] = 18'd0;
-            if (have_command && cycle == tick) begin
-               drive_command(j);
-               read_command;
-            end
-         end
-      end
-   endtask
+   `define TESTBENCH "board_tb"
+   `include "ddr3_command_pins.vh"
 
    initial begin
-      if (!$value$plusargs("commands=%s", commands_path)) begin
-         $display("board_tb: +commands=<file> missing");
-         $finish;
-      end
-      if (!$value$plusargs("out=%s", out_path)) begin
-         $display("board_tb: +out=<file> missing");
-         $finish;
-      end
       if (!$value$plusargs("clocks=%d", max_clocks)) max_clocks = 10000;
       if (!$value$plusargs("fabric_half=%d", fabric_half)) fabric_half = 500 * L;
       if (!$value$plusargs("eth_half=%d", eth_half)) eth_half = 350;
-      commands_file = $fopen(commands_path, "r");
-      out_file = $fopen(out_path, "w");
-      if (commands_file == 0 || out_file == 0) begin
-         $display("board_tb: cannot open the command or output file");
-         $finish;
-      end
-      read_command;
+      open_files;
       clocks = 0;
       set_pins;
       eth_clocks = 0;

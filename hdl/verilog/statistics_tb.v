@@ -44,74 +44,18 @@ module statistics_tb;
    reg [8*8-1:0] mnemonic;
    reg [31:0] rank, bank, arg;
 
-   task read_command;
-      begin
-         scanned = $fscanf(commands_file, "%d %s %d %d %d\n", cycle, mnemonic, rank, bank, arg);
-         have_command = (scanned == 5);
-      end
-   endtask
-
-   // Pins of one command on lane `lane` (JEDEC DDR3 truth table; columns on
-   // A[9:0] and A11, A10 = auto-precharge / all banks), as capture_tb.v.
-   task drive_command(input integer lane);
-      reg [2:0] rcw;
-      reg [17:0] a;
-      begin
-         a = 18'd0;
-         cs_n[4*lane +: 4] = ~(4'b0001 << rank[1:0]);
-         cke[lane] = 1'b1;
-         ba[4*lane +: 4] = bank[3:0];
-         rcw = 3'b111;
-         if (mnemonic == "ACT") begin rcw = 3'b011; a = arg[17:0]; end
-         else if (mnemonic == "RD" || mnemonic == "RDA" || mnemonic == "WR" || mnemonic == "WRA") begin
-            rcw = (mnemonic == "RD" || mnemonic == "RDA") ? 3'b101 : 3'b100;
-            a = {6'd0, arg[10], (mnemonic == "RDA" || mnemonic == "WRA"), arg[9:0]};
-         end
-         else if (mnemonic == "PRE") rcw = 3'b010;
-         else if (mnemonic == "PREA") begin rcw = 3'b010; a[10] = 1'b1; end
-         else if (mnemonic == "REF") rcw = 3'b001;
-         else if (mnemonic == "MRS") rcw = 3'b000;
-         else if (mnemonic == "ZQ") rcw = 3'b110;
-         else if (mnemonic == "NOP") rcw = 3'b111;
-         else cke[lane] = 1'b0;  // unknown: chip selected with CKE low
-         {ras_n[lane], cas_n[lane], we_n[lane]} = rcw;
-         addr[18*lane +: 18] = a;
-      end
-   endtask
+   `define TESTBENCH "statistics_tb"
+   `include "ddr3_command_pins.vh"
 
    initial begin
-      if (!$value$plusargs("commands=%s", commands_path)) begin
-         $display("statistics_tb: +commands=<file> missing");
-         $finish;
-      end
-      if (!$value$plusargs("out=%s", out_path)) begin
-         $display("statistics_tb: +out=<file> missing");
-         $finish;
-      end
       if (!$value$plusargs("num=%d", drain_per_tick)) drain_per_tick = 1;
       drain_num = drain_per_tick * L;
       if (!$value$plusargs("den=%d", drain_den)) drain_den = 9;
       if (!$value$plusargs("stop=%d", stop)) stop = 100000;
-      commands_file = $fopen(commands_path, "r");
-      out_file = $fopen(out_path, "w");
-      if (commands_file == 0 || out_file == 0) begin
-         $display("statistics_tb: cannot open the command or output file");
-         $finish;
-      end
-      read_command;
+      open_files;
       done = 1'b0;
       for (clocks = 0; !done; clocks = clocks + 1) begin
-         for (j = 0; j < L; j = j + 1) begin
-            pin_tick = clocks * L + j;
-            cs_n[4*j +: 4] = 4'hF;
-            {ras_n[j], cas_n[j], we_n[j], cke[j]} = 4'b1111;
-            ba[4*j +: 4] = 4'd0;
-            addr[18*j +: 18] = 18'd0;
-            if (have_command && cycle == pin_tick) begin
-               drive_command(j);
-               read_command;
-            end
-         end
+         set_pins;
          #5 clock = 1'b1;
          #5 clock = 1'b0;
          if (dropped_tick_valid && !aligned)

@@ -2,13 +2,13 @@
 //! (DRAMsim3, Ramulator 2, gem5, CSV, Parquet, Perfetto); the writers are
 //! `hmtt_analyze::export`.
 
-use std::io::BufWriter;
 use std::path::PathBuf;
 
 use anyhow::Context;
 use hmtt_analyze::export::parquet::PartitionedParquetWriter;
 use hmtt_analyze::export::{self, ExportError, ExportFormat, ExportOptions};
 use hmtt_format::atomic_file::{refuse_output_over_input, AtomicDir, AtomicFile};
+use hmtt_format::direct_write::DirectWriter;
 use hmtt_format::input::{AnyInput, InputFile};
 
 use hmtt_merge::side_files::with_names_of;
@@ -167,7 +167,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => {
             let atomic = AtomicFile::create(&args.out).with_context(creating)?;
             let file = atomic.file().try_clone().with_context(creating)?;
-            let out = BufWriter::with_capacity(1 << 20, file);
+            let out = DirectWriter::new(file);
             (
                 Output::File(atomic),
                 Box::new(move |meta: &export::TraceMeta| export::writer(format, meta, &opts, out)),

@@ -3,7 +3,7 @@
 //! paper's Tables 3 and 4; views by pid, event window and ranges; output as
 //! a virtual trace file (format.md §12) and/or CSV.
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -11,6 +11,7 @@ use hmtt_analyze::export::csv::CsvWriter;
 use hmtt_analyze::export::{TraceKind, TraceMeta};
 use hmtt_format::archive::AnyTrace;
 use hmtt_format::atomic_file::{refuse_output_over_input, AtomicFile};
+use hmtt_format::direct_write::DirectWriter;
 use hmtt_format::events::EventWindow;
 use hmtt_format::text::parse_range;
 use hmtt_merge::replay::archive::ArchiveSource;
@@ -118,7 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let atomic = AtomicFile::create(p).with_context(creating)?;
             let file = atomic.file().try_clone().with_context(creating)?;
             csv_file = Some(atomic);
-            Some(Box::new(BufWriter::with_capacity(1 << 20, file)))
+            Some(Box::new(DirectWriter::new(file)))
         }
     };
     // The virtual trace's CSV, the same writer as `hmtt dump --csv`.

@@ -83,18 +83,21 @@ pub struct ConfigSpace {
     addressing: Addressing,
 }
 
+/// `path` opened for reading and writing, with the path kept for errors.
+fn open_read_write(path: &Path) -> Result<(File, PathBuf), SpaceError> {
+    let path = path.to_path_buf();
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map(|file| (file, path.clone()))
+        .map_err(|source| SpaceError::Open { path, source })
+}
+
 impl ConfigSpace {
     /// Open and map the hmtt device (normally `/dev/hmtt`), whole.
     pub fn open_device(path: impl AsRef<Path>) -> Result<Self, SpaceError> {
-        let path = path.as_ref().to_path_buf();
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|source| SpaceError::Open {
-                path: path.clone(),
-                source,
-            })?;
+        let (file, path) = open_read_write(path.as_ref())?;
         let mut info = abi::Info::default();
         // SAFETY: IOC_INFO takes a struct hmtt_info, mirrored by abi::Info.
         unsafe { abi::ioctl(file.as_raw_fd(), abi::IOC_INFO, &mut info) }.map_err(|source| {
@@ -116,15 +119,7 @@ impl ConfigSpace {
     /// address `base_phys`; its length is the space's size. For tests and
     /// dry runs: stores show up in the file.
     pub fn from_file(path: impl AsRef<Path>, base_phys: u64) -> Result<Self, SpaceError> {
-        let path = path.as_ref().to_path_buf();
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|source| SpaceError::Open {
-                path: path.clone(),
-                source,
-            })?;
+        let (file, path) = open_read_write(path.as_ref())?;
         let size = file
             .metadata()
             .map_err(|source| SpaceError::Open {

@@ -76,7 +76,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             over_tick_delay: Default::default(),
             cmd_tick_delay: Default::default(),
             bank_high: Constant::new((0xFu64 & !((1u64 << g.bank_bits) - 1)).to_bits()),
-            one: Constant::new(1u64.to_bits()),
+            mask_bit_at: std::array::from_fn(|i| Constant::new((i as u64).to_bits())),
             bank_rank: std::array::from_fn(|b| {
                 Constant::new(((b / banks_per_rank) as u64).to_bits())
             }),

@@ -158,7 +158,8 @@ pub struct StatisticCounters<
     over_tick_delay: DelayLine<Bits<64>, OVER_DELAY>,
     cmd_tick_delay: DelayLine<Bits<64>, CMD_DELAY>,
     bank_high: Constant<Bits<4>>,
-    one: Constant<Bits<64>>,
+    /// Bit `i` of the interval's mask is set if `i < k`, `k` < 32.
+    mask_bit_at: [Constant<Bits<5>>; 31],
     /// Each bank's rank and bank number, each rank's number.
     bank_rank: [Constant<Bits<2>>; NB],
     bank_index: [Constant<Bits<4>>; NB],
@@ -435,7 +436,16 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         // at its natural end (a multiple of 2^k), then the inner commands
         // of the clock before apply; a second close at the same tick (an
         // interval opened and closed there) is empty.
-        self.mask.next = (self.one.val() << bit_cast::<64, 5>(self.k.q.val())) - 1;
+        // The mask `2^k - 1` bit by bit against `k`, not shifted and
+        // decremented: no carry chain between `k` and the close, which
+        // enables the interval's registers.
+        self.mask.next = 0.into();
+        for i in 0..31 {
+            self.mask.next = self
+                .mask
+                .val()
+                .replace_bit(i, self.k.q.val() > self.mask_bit_at[i].val());
+        }
         self.natural.next = self.on.q.val() & ((self.dropped_tick.val() & self.mask.val()) == 0);
         self.close.next = self.dropped_tick_valid.val()
             & self.on.q.val()

@@ -158,7 +158,8 @@ pub struct StatisticCounters<
     over_tick_delay: DelayLine<Bits<64>, OVER_DELAY>,
     cmd_tick_delay: DelayLine<Bits<64>, CMD_DELAY>,
     bank_high: Constant<Bits<4>>,
-    /// Bit `i` of the interval's mask is set if `i < k`, `k` < 32.
+    /// Bit `i` of the interval's mask `2^k - 1` is set if `i < k`
+    /// (`k` < 32).
     mask_bit_at: [Constant<Bits<5>>; 31],
     /// Each bank's rank and bank number, each rank's number.
     bank_rank: [Constant<Bits<2>>; NB],
@@ -270,7 +271,10 @@ pub struct StatisticCounters<
     cmd_is_interval: [Signal<Local, Bit>; E],
     cmd_valid_now: [Signal<Local, Bit>; E],
     cmd_index_now: [Signal<Local, Bits<6>>; E],
-    mask: Signal<Local, Bits<64>>,
+    /// The tick mask `2^k - 1` of `k`, registered with it, so that the
+    /// test for the interval's natural end starts at a register.
+    mask: DFFWithInit<Bits<64>>,
+    mask_now: Signal<Local, Bits<64>>,
     natural: Signal<Local, Bit>,
     close: Signal<Local, Bit>,
     on_now: Signal<Local, Bit>,
@@ -299,6 +303,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             last_line,
             on,
             k,
+            mask,
             start,
             start_k,
             due_close,
@@ -436,17 +441,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         // at its natural end (a multiple of 2^k), then the inner commands
         // of the clock before apply; a second close at the same tick (an
         // interval opened and closed there) is empty.
-        // The mask `2^k - 1` bit by bit against `k`, not shifted and
-        // decremented: no carry chain between `k` and the close, which
-        // enables the interval's registers.
-        self.mask.next = 0.into();
-        for i in 0..31 {
-            self.mask.next = self
-                .mask
-                .val()
-                .replace_bit(i, self.k.q.val() > self.mask_bit_at[i].val());
-        }
-        self.natural.next = self.on.q.val() & ((self.dropped_tick.val() & self.mask.val()) == 0);
+        self.natural.next = self.on.q.val() & ((self.dropped_tick.val() & self.mask.q.val()) == 0);
         self.close.next = self.dropped_tick_valid.val()
             & self.on.q.val()
             & (self.natural.val() | self.due_close.q.val());
@@ -456,9 +451,18 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.on_now.next = self.due_on.q.val();
             self.k_now.next = self.due_k.q.val();
         }
+        // The mask of the state after the clock's changes, bit by bit.
+        self.mask_now.next = 0.into();
+        for i in 0..31 {
+            self.mask_now.next = self
+                .mask_now
+                .val()
+                .replace_bit(i, self.k_now.val() > self.mask_bit_at[i].val());
+        }
         if self.dropped_tick_valid.val() {
             self.on.d.next = self.on_now.val();
             self.k.d.next = self.k_now.val();
+            self.mask.d.next = self.mask_now.val();
             // An interval starts here if one closes (STATS_INTERVAL_k while
             // on closes one) or if the unit is off (STATS_ON or
             // STATS_INTERVAL_k then opens it here).

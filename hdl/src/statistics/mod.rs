@@ -33,8 +33,11 @@
 //! The toggles likewise take two of their clocks: each lane's toggles
 //! against the last valid lane before it (selected in parallel, not
 //! through the lanes in series), registered, then counted per line bit.
-//! The readout takes two ([`READ_LATENCY`]): a registered mux per bank
-//! and one for the other counters, then the mux of those.
+//! The readout takes two ([`READ_LATENCY`]): the counters in groups of
+//! eight by the index's high bits (a bank's, then the other counters'
+//! eight at a time), a registered mux per group by its low bits, then the
+//! mux of the groups, so that no stage selects among more than one
+//! group's counters or the groups.
 //!
 //! No counter saturates: an interval has at most `2^31` ticks, and no
 //! counter grows by more than one per tick (a tick holds one command, and
@@ -65,8 +68,13 @@ pub const OVER_DELAY: usize = 5;
 pub const CMD_DELAY: usize = 4;
 
 /// Clocks from `read_index` to its counter in `read_value`: a registered
-/// mux per bank (and one for the other counters), then the mux of those.
+/// mux per group of eight counters, then the mux of the groups.
 pub const READ_LATENCY: usize = 2;
+
+/// The readout's groups for the counters after the banks' (eight each):
+/// room for `2 R + LB + 2 <= 64` of them. A group with no counter reads
+/// 0, and synthesis drops it.
+pub const OTHER_GROUPS: usize = 8;
 
 /// The unit's counters for `R` ranks of `NB / R` banks and `LB` line bits
 /// (the geometry's, checked by [`StatisticCounters::new`]), `L` lanes and
@@ -150,25 +158,28 @@ pub struct StatisticCounters<
     over_tick_delay: DelayLine<Bits<64>, OVER_DELAY>,
     cmd_tick_delay: DelayLine<Bits<64>, CMD_DELAY>,
     bank_high: Constant<Bits<4>>,
-    one: Constant<Bits<64>>,
+    /// Bit `i` of the interval's mask `2^k - 1` is set if `i < k`
+    /// (`k` < 32).
+    mask_bit_at: [Constant<Bits<5>>; 31],
     /// Each bank's rank and bank number, each rank's number.
     bank_rank: [Constant<Bits<2>>; NB],
     bank_index: [Constant<Bits<4>>; NB],
     rank_index: [Constant<Bits<2>>; R],
     lane_addr: [LaneAddr; L],
-    /// Where the readout finds each bank (`read_index >> 3`) and each
-    /// other counter.
+    /// Where the readout finds each bank and each group of the other
+    /// counters (`read_index >> 3`), and each other counter (its group by
+    /// the high bits, its place in the group by the low three).
     bank_at: [Constant<Bits<7>>; NB],
+    other_at: [Constant<Bits<7>>; OTHER_GROUPS],
     refresh_at: [Constant<Bits<10>>; R],
     busy_at: [Constant<Bits<10>>; R],
     toggle_at: [Constant<Bits<10>>; LB],
     over_limit_at: Constant<Bits<10>>,
     lost_fifo_at: Constant<Bits<10>>,
-    /// The readout's first stage: each bank's counter `read_index & 7`,
-    /// the other counters' `read_index`, and the index.
+    /// The readout's first stage: each group's counter `read_index & 7`
+    /// (a bank's, or eight of the other counters'), and the index.
     bank_read: [DFF<Bits<32>>; NB],
-    other_read: DFF<Bits<32>>,
-    other_next: Signal<Local, Bits<32>>,
+    other_read: [DFF<Bits<32>>; OTHER_GROUPS],
     read_at: DFF<Bits<10>>,
     read: DFF<Bits<32>>,
     read_next: Signal<Local, Bits<32>>,
@@ -260,7 +271,10 @@ pub struct StatisticCounters<
     cmd_is_interval: [Signal<Local, Bit>; E],
     cmd_valid_now: [Signal<Local, Bit>; E],
     cmd_index_now: [Signal<Local, Bits<6>>; E],
-    mask: Signal<Local, Bits<64>>,
+    /// The tick mask `2^k - 1` of `k`, registered with it, so that the
+    /// test for the interval's natural end starts at a register.
+    mask: DFFWithInit<Bits<64>>,
+    mask_now: Signal<Local, Bits<64>>,
     natural: Signal<Local, Bit>,
     close: Signal<Local, Bit>,
     on_now: Signal<Local, Bit>,
@@ -289,6 +303,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             last_line,
             on,
             k,
+            mask,
             start,
             start_k,
             due_close,
@@ -303,7 +318,6 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             header_k,
             closing,
             snapshot_new,
-            other_read,
             read_at,
             read,
             p_write,
@@ -427,8 +441,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         // at its natural end (a multiple of 2^k), then the inner commands
         // of the clock before apply; a second close at the same tick (an
         // interval opened and closed there) is empty.
-        self.mask.next = (self.one.val() << bit_cast::<64, 5>(self.k.q.val())) - 1;
-        self.natural.next = self.on.q.val() & ((self.dropped_tick.val() & self.mask.val()) == 0);
+        self.natural.next = self.on.q.val() & ((self.dropped_tick.val() & self.mask.q.val()) == 0);
         self.close.next = self.dropped_tick_valid.val()
             & self.on.q.val()
             & (self.natural.val() | self.due_close.q.val());
@@ -438,9 +451,18 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.on_now.next = self.due_on.q.val();
             self.k_now.next = self.due_k.q.val();
         }
+        // The mask of the state after the clock's changes, bit by bit.
+        self.mask_now.next = 0.into();
+        for i in 0..31 {
+            self.mask_now.next = self
+                .mask_now
+                .val()
+                .replace_bit(i, self.k_now.val() > self.mask_bit_at[i].val());
+        }
         if self.dropped_tick_valid.val() {
             self.on.d.next = self.on_now.val();
             self.k.d.next = self.k_now.val();
+            self.mask.d.next = self.mask_now.val();
             // An interval starts here if one closes (STATS_INTERVAL_k while
             // on closes one) or if the unit is off (STATS_ON or
             // STATS_INTERVAL_k then opens it here).
@@ -672,41 +694,64 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         self.record_end.next = self.header_end.q.val();
         self.record_k.next = self.header_k.q.val();
         // The readout, first stage: each bank's counter by the index's
-        // low bits, the other counters by the whole index (one match, so
-        // the order of the tests is free).
-        self.other_next.next = 0.into();
+        // low bits, and each group of the other counters' likewise: a
+        // counter is in group `g` if its place's high bits are the
+        // group's (constants, so synthesis keeps a group's eight tests
+        // only); one test matches, so their order is free.
         for b in 0..NB {
             self.banks[b].read_sel.next = self.read_index.val().get_bits::<3>(0);
             self.bank_read[b].clock.next = self.clock.val();
             self.bank_read[b].d.next = self.banks[b].read_value.val();
         }
-        for r in 0..R {
-            if self.read_index.val() == self.refresh_at[r].val() {
-                self.other_next.next = self.refresh[r].snapshot.val();
+        for g in 0..OTHER_GROUPS {
+            self.other_read[g].clock.next = self.clock.val();
+            self.other_read[g].d.next = 0.into();
+            for r in 0..R {
+                if (self.refresh_at[r].val().get_bits::<7>(3) == self.other_at[g].val())
+                    & (self.read_index.val().get_bits::<3>(0)
+                        == self.refresh_at[r].val().get_bits::<3>(0))
+                {
+                    self.other_read[g].d.next = self.refresh[r].snapshot.val();
+                }
+                if (self.busy_at[r].val().get_bits::<7>(3) == self.other_at[g].val())
+                    & (self.read_index.val().get_bits::<3>(0)
+                        == self.busy_at[r].val().get_bits::<3>(0))
+                {
+                    self.other_read[g].d.next = self.busy[r].snapshot.val();
+                }
             }
-            if self.read_index.val() == self.busy_at[r].val() {
-                self.other_next.next = self.busy[r].snapshot.val();
+            for i in 0..LB {
+                if (self.toggle_at[i].val().get_bits::<7>(3) == self.other_at[g].val())
+                    & (self.read_index.val().get_bits::<3>(0)
+                        == self.toggle_at[i].val().get_bits::<3>(0))
+                {
+                    self.other_read[g].d.next = self.toggles[i].snapshot.val();
+                }
+            }
+            if (self.over_limit_at.val().get_bits::<7>(3) == self.other_at[g].val())
+                & (self.read_index.val().get_bits::<3>(0)
+                    == self.over_limit_at.val().get_bits::<3>(0))
+            {
+                self.other_read[g].d.next = self.over_limit.snapshot.val();
+            }
+            if (self.lost_fifo_at.val().get_bits::<7>(3) == self.other_at[g].val())
+                & (self.read_index.val().get_bits::<3>(0)
+                    == self.lost_fifo_at.val().get_bits::<3>(0))
+            {
+                self.other_read[g].d.next = self.lost_fifo.snapshot.val();
             }
         }
-        for i in 0..LB {
-            if self.read_index.val() == self.toggle_at[i].val() {
-                self.other_next.next = self.toggles[i].snapshot.val();
-            }
-        }
-        if self.read_index.val() == self.over_limit_at.val() {
-            self.other_next.next = self.over_limit.snapshot.val();
-        }
-        if self.read_index.val() == self.lost_fifo_at.val() {
-            self.other_next.next = self.lost_fifo.snapshot.val();
-        }
-        self.other_read.d.next = self.other_next.val();
         self.read_at.d.next = self.read_index.val();
-        // Second stage: the bank of the index, else the other counters'
-        // (0 past the last).
-        self.read_next.next = self.other_read.q.val();
+        // Second stage: the group of the index (0 past the last).
+        self.read_next.next = 0.into();
         for b in 0..NB {
             if self.read_at.q.val().get_bits::<7>(3) == self.bank_at[b].val() {
                 self.read_next.next = self.bank_read[b].q.val();
+            }
+        }
+        for g in 0..OTHER_GROUPS {
+            if self.read_at.q.val().get_bits::<7>(3) == self.other_at[g].val() {
+                self.read_next.next = self.other_read[g].q.val();
             }
         }
         self.read.d.next = self.read_next.val();

@@ -150,26 +150,39 @@ impl AtomicFile {
         let Some(temp) = self.temp.take() else {
             return Ok(());
         };
-        // An output derived from an input cut short under the reader is
-        // not put in place (crate::mapped_file).
-        if let Err(cut) = crate::mapped_file::check_inputs() {
-            let _ = std::fs::remove_file(&temp);
-            return Err(io::Error::other(NotWritten {
-                dest: self.dest.clone(),
-                cut,
-            }));
-        }
-        let done = self
-            .file
-            .sync_all()
-            .and_then(|()| std::fs::rename(&temp, &self.dest));
-        if let Err(e) = done {
-            let _ = std::fs::remove_file(&temp);
-            return Err(e);
-        }
-        sync_parent_dir(&self.dest);
-        Ok(())
+        let file = &self.file;
+        put_in_place(
+            &temp,
+            &self.dest,
+            || file.sync_all(),
+            |t| std::fs::remove_file(t),
+        )
     }
+}
+
+/// The commit of a temporary file or directory: not put in place if an
+/// input was cut short under the reader (crate::mapped_file), else synced
+/// (`sync`), renamed over `dest` and the rename synced; removed (`remove`)
+/// on any failure.
+fn put_in_place(
+    temp: &Path,
+    dest: &Path,
+    sync: impl FnOnce() -> io::Result<()>,
+    remove: impl Fn(&Path) -> io::Result<()>,
+) -> io::Result<()> {
+    if let Err(cut) = crate::mapped_file::check_inputs() {
+        let _ = remove(temp);
+        return Err(io::Error::other(NotWritten {
+            dest: dest.to_path_buf(),
+            cut,
+        }));
+    }
+    if let Err(e) = sync().and_then(|()| std::fs::rename(temp, dest)) {
+        let _ = remove(temp);
+        return Err(e);
+    }
+    sync_parent_dir(dest);
+    Ok(())
 }
 
 /// Syncs the directory that holds `dest`, so a rename into it survives a
@@ -333,20 +346,8 @@ impl AtomicDir {
         let Some(temp) = self.temp.take() else {
             return Ok(());
         };
-        if let Err(cut) = crate::mapped_file::check_inputs() {
-            let _ = std::fs::remove_dir_all(&temp);
-            return Err(io::Error::other(NotWritten {
-                dest: self.dest.clone(),
-                cut,
-            }));
-        }
-        let synced = File::open(&temp).and_then(|d| d.sync_all());
-        if let Err(e) = synced.and_then(|()| std::fs::rename(&temp, &self.dest)) {
-            let _ = std::fs::remove_dir_all(&temp);
-            return Err(e);
-        }
-        sync_parent_dir(&self.dest);
-        Ok(())
+        let sync = || File::open(&temp).and_then(|d| d.sync_all());
+        put_in_place(&temp, &self.dest, sync, |t| std::fs::remove_dir_all(t))
     }
 }
 

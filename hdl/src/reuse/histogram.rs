@@ -5,13 +5,17 @@ use rust_hdl::prelude::*;
 /// The references of the open interval whose stack distance is the
 /// bin's, and its snapshot of the last closed interval. `depth` and
 /// `valid` are the stack's bottom token; a token with `close` opens the
-/// next interval (its own reference belongs to it).
+/// next interval (its own reference belongs to it). The snapshots of the
+/// bins form a chain read at bin 0: `shift` moves each to the bin before
+/// (`next_snapshot` is the next bin's).
 #[derive(LogicBlock)]
 pub struct HistogramBin {
     pub clock: Signal<In, Clock>,
     pub valid: Signal<In, Bit>,
     pub depth: Signal<In, Bits<8>>,
     pub close: Signal<In, Bit>,
+    pub shift: Signal<In, Bit>,
+    pub next_snapshot: Signal<In, Bits<32>>,
     pub snapshot: Signal<Out, Bits<32>>,
     index: Constant<Bits<8>>,
     inc: Signal<Local, Bits<32>>,
@@ -26,6 +30,8 @@ impl HistogramBin {
             valid: Default::default(),
             depth: Default::default(),
             close: Default::default(),
+            shift: Default::default(),
+            next_snapshot: Default::default(),
             snapshot: Default::default(),
             index: Constant::new(u64::from(distance).to_bits()),
             inc: Default::default(),
@@ -44,6 +50,9 @@ impl Logic for HistogramBin {
             self.inc.next = 1.into();
         }
         self.count.d.next = self.count.q.val() + self.inc.val();
+        if self.shift.val() {
+            self.snap.d.next = self.next_snapshot.val();
+        }
         if self.close.val() {
             self.snap.d.next = self.count.q.val();
             self.count.d.next = self.inc.val();

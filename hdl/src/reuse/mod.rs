@@ -53,6 +53,8 @@ pub use histogram::HistogramBin;
 
 /// The stack's pages.
 pub const DEPTH: usize = 128;
+/// The histogram's bins: distances 0..127, then deeper or new.
+pub const BINS: usize = DEPTH + 1;
 /// Hot pages in a record.
 pub const HOT: usize = 8;
 /// Bits of a reference's tag: more than the clocks a count is pending.
@@ -74,12 +76,15 @@ pub const MIN_INTERVAL: usize = 2 * DEPTH + 1;
 /// takes the first reference of the clock; the others count as skipped.
 ///
 /// Out: `record_valid` for one clock per close, [`RECORD_LATENCY`] clocks
-/// after it; the record is then `histogram[d].snapshot` (distance `d`,
-/// 128 for deeper or new), `record_skipped`, and `hot_page`/`hot_count`
-/// (most references first, count 0 past the last hot page). The
-/// histogram's snapshots and `record_skipped` hold until the next
-/// close's record is on its way ([`STACK_LATENCY`] clocks after that
-/// close), the hot pages until its scan starts, a clock later.
+/// after it; the record is then `record_skipped`, `hot_page`/`hot_count`
+/// (most references first, count 0 past the last hot page) and the
+/// histogram, read as a chain: `hist_value` is distance 0's bin, and
+/// each clock with `hist_shift` moves the next bin there (distance `d`
+/// after `d` shifts, 128 for deeper or new). The histogram and
+/// `record_skipped` hold until the next close reaches the bottom of the
+/// stack ([`STACK_LATENCY`] clocks after that close: at least 128 clocks
+/// after `record_valid`, time for the 128 shifts), the hot pages a clock
+/// longer.
 #[derive(LogicBlock)]
 pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     pub clock: Signal<In, Clock>,
@@ -92,8 +97,17 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     pub hot_count: [Signal<Out, Bits<32>>; HOT],
     /// Sticky: two closes came less than [`MIN_INTERVAL`] clocks apart.
     pub overrun: Signal<Out, Bit>,
-    pub histogram: [HistogramBin; DEPTH + 1],
+    pub hist_shift: Signal<In, Bit>,
+    pub hist_value: Signal<Out, Bits<32>>,
+    histogram: [HistogramBin; BINS],
     cells: [StackCell<W>; DEPTH],
+    /// The token leaving the bottom cell: the histogram's, and the
+    /// broadcast of its count to every cell.
+    bottom_valid: Signal<Local, Bit>,
+    bottom_close: Signal<Local, Bit>,
+    bottom_tag: Signal<Local, Bits<TAG_BITS>>,
+    bottom_depth: Signal<Local, Bits<8>>,
+    bottom_count: Signal<Local, Bits<32>>,
     in_valid: DFF<Bits<L>>,
     in_page: [DFF<Bits<W>>; L],
     in_close: DFF<Bit>,
@@ -140,8 +154,15 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             hot_page: std::array::from_fn(|_| Default::default()),
             hot_count: std::array::from_fn(|_| Default::default()),
             overrun: Default::default(),
+            hist_shift: Default::default(),
+            hist_value: Default::default(),
             histogram: std::array::from_fn(|d| HistogramBin::new(d as u8)),
             cells: std::array::from_fn(|_| Default::default()),
+            bottom_valid: Default::default(),
+            bottom_close: Default::default(),
+            bottom_tag: Default::default(),
+            bottom_depth: Default::default(),
+            bottom_count: Default::default(),
             in_valid: Default::default(),
             in_page: std::array::from_fn(|_| Default::default()),
             in_close: Default::default(),
@@ -240,11 +261,23 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             }
         }
         // The stack: cell 0 takes the clock's token, carrying the new top.
+        // (rust-hdl's Verilog names an array's element by a literal or
+        // a loop variable only: the bottom cell is the loop's one.)
+        for k in (DEPTH - 1)..DEPTH {
+            self.bottom_valid.next = self.cells[k].o_valid.val();
+            self.bottom_close.next = self.cells[k].o_close.val();
+            self.bottom_tag.next = self.cells[k].o_tag.val();
+            self.bottom_depth.next = self.cells[k].o_depth.val();
+            self.bottom_count.next = self.cells[k].o_count.val();
+            self.cells[k].below_valid.next = false;
+            self.cells[k].below_page.next = 0.into();
+            self.cells[k].below_count.next = 0.into();
+        }
         for k in 0..DEPTH {
             self.cells[k].clock.next = self.clock.val();
-            self.cells[k].bc_valid.next = self.cells[DEPTH - 1].o_valid.val();
-            self.cells[k].bc_tag.next = self.cells[DEPTH - 1].o_tag.val();
-            self.cells[k].bc_count.next = self.cells[DEPTH - 1].o_count.val();
+            self.cells[k].bc_valid.next = self.bottom_valid.val();
+            self.cells[k].bc_tag.next = self.bottom_tag.val();
+            self.cells[k].bc_count.next = self.bottom_count.val();
         }
         self.cells[0].t_valid.next = self.top_valid.q.val();
         self.cells[0].t_active.next = self.top_valid.q.val();
@@ -279,16 +312,21 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.cells[k - 1].below_page.next = self.cells[k].s_page.val();
             self.cells[k - 1].below_count.next = self.cells[k].s_count.val();
         }
-        self.cells[DEPTH - 1].below_valid.next = false;
-        self.cells[DEPTH - 1].below_page.next = 0.into();
-        self.cells[DEPTH - 1].below_count.next = 0.into();
         // The bottom: the histogram, and the close's scan of the snapshots.
-        for d in 0..=DEPTH {
+        for d in 0..BINS {
             self.histogram[d].clock.next = self.clock.val();
-            self.histogram[d].valid.next = self.cells[DEPTH - 1].o_valid.val();
-            self.histogram[d].depth.next = self.cells[DEPTH - 1].o_depth.val();
-            self.histogram[d].close.next = self.cells[DEPTH - 1].o_close.val();
+            self.histogram[d].valid.next = self.bottom_valid.val();
+            self.histogram[d].depth.next = self.bottom_depth.val();
+            self.histogram[d].close.next = self.bottom_close.val();
+            self.histogram[d].shift.next = self.hist_shift.val();
         }
+        for d in 1..BINS {
+            self.histogram[d - 1].next_snapshot.next = self.histogram[d].snapshot.val();
+        }
+        for d in DEPTH..BINS {
+            self.histogram[d].next_snapshot.next = 0.into();
+        }
+        self.hist_value.next = self.histogram[0].snapshot.val();
         self.scanning.next = self.scan_left.q.val() != 0;
         for k in 0..DEPTH {
             self.cells[k].scan.next = self.scanning.val();
@@ -320,7 +358,7 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.scan_left.d.next = self.scan_left.q.val() - 1;
         }
         self.done.d.next = self.scan_left.q.val() == 1;
-        if self.cells[DEPTH - 1].o_close.val() {
+        if self.bottom_close.val() {
             self.scan_left.d.next = self.scan_reload.val();
             self.record_skips.d.next = self.skipped_snap.q.val();
             for j in 0..HOT {

@@ -100,7 +100,10 @@ fn hdl_records_on_this_thread<const L: usize, const W: usize>(
         let mut records = Vec::new();
         let mut close_clocks = Vec::new();
         let mut clock = 0usize;
+        // The record being read: its histogram comes a bin a clock.
+        let mut reading: Option<Record> = None;
         while records.len() < closes {
+            x.hist_shift.next = reading.is_some();
             let input = clocks.get(clock).cloned().unwrap_or_default();
             let mut valid = 0u64;
             for j in 0..L {
@@ -118,10 +121,11 @@ fn hdl_records_on_this_thread<const L: usize, const W: usize>(
             }
             wait_clock_cycle!(sim, clock, x);
             clock += 1;
+            if let Some(record) = reading.as_mut() {
+                record.0.push(x.hist_value.val().to_u32());
+            }
             if x.record_valid.val() {
-                let histogram = (0..=DEPTH)
-                    .map(|d| x.histogram[d].snapshot.val().to_u32())
-                    .collect();
+                assert!(reading.is_none(), "a record before the last was read");
                 let hot = (0..HOT)
                     .map(|j| (x.hot_page[j].val().to_u64(), x.hot_count[j].val().to_u32()))
                     .filter(|&(_, count)| count > 0)
@@ -132,10 +136,17 @@ fn hdl_records_on_this_thread<const L: usize, const W: usize>(
                 // states.
                 let close = close_clocks[records.len()];
                 assert_eq!(clock - close, RECORD_LATENCY, "record latency");
-                records.push((histogram, x.record_skipped.val().to_u32(), hot));
+                reading = Some((
+                    vec![x.hist_value.val().to_u32()],
+                    x.record_skipped.val().to_u32(),
+                    hot,
+                ));
+            }
+            if reading.as_ref().is_some_and(|r| r.0.len() == DEPTH + 1) {
+                records.push(reading.take().unwrap());
             }
             assert!(
-                clock < clocks.len() + RECORD_LATENCY + MIN_INTERVAL + 8,
+                clock < clocks.len() + RECORD_LATENCY + DEPTH + 8,
                 "no record for a close"
             );
         }

@@ -94,13 +94,13 @@ fn reuse_closes_too_close_set_overrun() {
     let run = |gap: usize| {
         let mut clocks = stream(5, 10, &[], |_, c| vec![(0, c as u64)]);
         clocks[0].close = true;
-        clocks.resize(gap, Clock::default());
-        clocks.push(Clock {
+        clocks.resize(gap, Inputs::default());
+        clocks.push(Inputs {
             refs: vec![(0, 7)],
             close: true,
         });
-        clocks.resize(gap + MIN_INTERVAL, Clock::default());
-        clocks.push(Clock {
+        clocks.resize(gap + MIN_INTERVAL, Inputs::default());
+        clocks.push(Inputs {
             refs: Vec::new(),
             close: true,
         });

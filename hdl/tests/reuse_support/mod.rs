@@ -11,7 +11,7 @@ use rust_hdl::prelude::*;
 /// One fabric clock of the unit's inputs: the pages of its references in
 /// lane order (lane, page), and whether it opens the next interval.
 #[derive(Debug, Clone, Default)]
-pub struct Clock {
+pub struct Inputs {
     pub refs: Vec<(usize, u64)>,
     pub close: bool,
 }
@@ -49,7 +49,7 @@ impl Rng {
 }
 
 /// The golden model's records: one per close, in order.
-pub fn model_records(lanes: usize, clocks: &[Clock]) -> Vec<Record> {
+pub fn model_records(lanes: usize, clocks: &[Inputs]) -> Vec<Record> {
     let mut unit = ReuseUnit::new(
         ReuseConfig {
             start_enabled: true,
@@ -72,7 +72,7 @@ pub fn model_records(lanes: usize, clocks: &[Clock]) -> Vec<Record> {
 
 /// The RustHDL unit's records, one per close, and whether it flagged an
 /// overrun.
-pub fn hdl_records<const L: usize, const W: usize>(clocks: &[Clock]) -> (Vec<Record>, bool) {
+pub fn hdl_records<const L: usize, const W: usize>(clocks: &[Inputs]) -> (Vec<Record>, bool) {
     // 128 cells make a block too large for a test thread's stack.
     let clocks = clocks.to_vec();
     std::thread::Builder::new()
@@ -84,7 +84,7 @@ pub fn hdl_records<const L: usize, const W: usize>(clocks: &[Clock]) -> (Vec<Rec
 }
 
 fn hdl_records_on_this_thread<const L: usize, const W: usize>(
-    clocks: &[Clock],
+    clocks: &[Inputs],
 ) -> (Vec<Record>, bool) {
     let closes = clocks.iter().filter(|c| c.close).count();
     let clocks = clocks.to_vec();
@@ -97,14 +97,11 @@ fn hdl_records_on_this_thread<const L: usize, const W: usize>(
     let (tx, rx) = std::sync::mpsc::channel();
     sim.add_testbench(move |mut sim: Sim<ReuseDistanceUnit<L, W>>| {
         let mut x = sim.init()?;
-        let mut records = Vec::new();
-        let mut close_clocks = Vec::new();
+        let mut reader = RecordReader::new(&clocks);
         let mut clock = 0usize;
-        // The record being read: its histogram comes a bin a clock.
-        let mut reading: Option<Record> = None;
-        while records.len() < closes {
-            x.hist_shift.next = reading.is_some();
+        while reader.records.len() < closes {
             let input = clocks.get(clock).cloned().unwrap_or_default();
+            x.hist_shift.next = reader.shifts();
             let mut valid = 0u64;
             for j in 0..L {
                 x.ref_page[j].next = 0.into();
@@ -116,40 +113,23 @@ fn hdl_records_on_this_thread<const L: usize, const W: usize>(
             }
             x.ref_valid.next = valid.to_bits();
             x.close.next = input.close;
-            if input.close {
-                close_clocks.push(clock);
-            }
             wait_clock_cycle!(sim, clock, x);
             clock += 1;
-            if let Some(record) = reading.as_mut() {
-                record.0.push(x.hist_value.val().to_u32());
-            }
-            if x.record_valid.val() {
-                assert!(reading.is_none(), "a record before the last was read");
-                let hot = (0..HOT)
+            reader.read(
+                clock,
+                x.record_valid.val(),
+                x.record_skipped.val().to_u32(),
+                (0..HOT)
                     .map(|j| (x.hot_page[j].val().to_u64(), x.hot_count[j].val().to_u32()))
-                    .filter(|&(_, count)| count > 0)
-                    .collect();
-                // The clock of the record (the outputs read after the
-                // edge that ends the inputs' clock are the next clock's)
-                // against its close's: the latency the documentation
-                // states.
-                let close = close_clocks[records.len()];
-                assert_eq!(clock - close, RECORD_LATENCY, "record latency");
-                reading = Some((
-                    vec![x.hist_value.val().to_u32()],
-                    x.record_skipped.val().to_u32(),
-                    hot,
-                ));
-            }
-            if reading.as_ref().is_some_and(|r| r.0.len() == DEPTH + 1) {
-                records.push(reading.take().unwrap());
-            }
+                    .collect(),
+                x.hist_value.val().to_u32(),
+            );
             assert!(
                 clock < clocks.len() + RECORD_LATENCY + DEPTH + 8,
                 "no record for a close"
             );
         }
+        let records = std::mem::take(&mut reader.records);
         let overrun = x.overrun.val();
         tx.send((records, overrun)).unwrap();
         sim.done(x)
@@ -160,16 +140,11 @@ fn hdl_records_on_this_thread<const L: usize, const W: usize>(
 
 /// Checks the unit against the model on `clocks`, closes at least
 /// `MIN_INTERVAL` apart; returns the records.
-pub fn cosim<const L: usize, const W: usize>(clocks: &[Clock]) -> Vec<Record> {
+pub fn cosim<const L: usize, const W: usize>(clocks: &[Inputs]) -> Vec<Record> {
     let model = model_records(L, clocks);
     let (hw, overrun) = hdl_records::<L, W>(clocks);
     assert!(!overrun, "closes far enough apart");
-    assert_eq!(hw.len(), model.len());
-    for (i, (h, m)) in hw.iter().zip(&model).enumerate() {
-        assert_eq!(h.0, m.0, "interval {i}: histogram");
-        assert_eq!(h.1, m.1, "interval {i}: skipped");
-        assert_eq!(h.2, m.2, "interval {i}: hot pages");
-    }
+    assert_records_equal(&hw, &model);
     hw
 }
 
@@ -181,10 +156,10 @@ pub fn stream(
     n: usize,
     intervals: &[usize],
     mut refs: impl FnMut(&mut Rng, usize) -> Vec<(usize, u64)>,
-) -> Vec<Clock> {
+) -> Vec<Inputs> {
     let mut rng = Rng(seed);
-    let mut clocks: Vec<Clock> = (0..n)
-        .map(|c| Clock {
+    let mut clocks: Vec<Inputs> = (0..n)
+        .map(|c| Inputs {
             refs: refs(&mut rng, c),
             close: false,
         })
@@ -199,8 +174,8 @@ pub fn stream(
     }
     let last_close = clocks.iter().rposition(|c| c.close).unwrap_or(0);
     let end = n.max(last_close + MIN_INTERVAL);
-    clocks.resize(end, Clock::default());
-    clocks.push(Clock {
+    clocks.resize(end, Inputs::default());
+    clocks.push(Inputs {
         refs: Vec::new(),
         close: true,
     });
@@ -217,4 +192,72 @@ pub fn local_page(rng: &mut Rng, base: &mut u64, set: u64, page_mask: u64) -> u6
         return rng.next() & page_mask;
     }
     (*base + rng.below(set)) & page_mask
+}
+
+/// Gathers the records from the unit's outputs clock by clock, and says
+/// when to shift the histogram's chain: from the clock of `record_valid`
+/// on, one bin a clock.
+pub struct RecordReader {
+    close_clocks: Vec<usize>,
+    reading: Option<Record>,
+    pub records: Vec<Record>,
+}
+
+impl RecordReader {
+    pub fn new(clocks: &[Inputs]) -> RecordReader {
+        RecordReader {
+            close_clocks: (0..clocks.len()).filter(|&c| clocks[c].close).collect(),
+            reading: None,
+            records: Vec::new(),
+        }
+    }
+
+    /// `hist_shift` for the clock to come.
+    pub fn shifts(&self) -> bool {
+        self.reading.is_some()
+    }
+
+    /// The outputs in `clock`.
+    pub fn read(
+        &mut self,
+        clock: usize,
+        record_valid: bool,
+        skipped: u32,
+        hot: Vec<(u64, u32)>,
+        hist_value: u32,
+    ) {
+        if let Some(record) = self.reading.as_mut() {
+            record.0.push(hist_value);
+        }
+        if record_valid {
+            assert!(self.reading.is_none(), "a record before the last was read");
+            let close = self.close_clocks[self.records.len()];
+            assert_eq!(clock - close, RECORD_LATENCY, "record latency");
+            let hot = hot.into_iter().filter(|&(_, count)| count > 0).collect();
+            self.reading = Some((vec![hist_value], skipped, hot));
+        }
+        if self
+            .reading
+            .as_ref()
+            .is_some_and(|r| r.0.len() == DEPTH + 1)
+        {
+            self.records.push(self.reading.take().unwrap());
+        }
+    }
+
+    /// The clocks a run needs: through the last record's histogram.
+    pub fn clocks_needed(clocks: &[Inputs]) -> usize {
+        let last_close = clocks.iter().rposition(|c| c.close).expect("a close");
+        last_close + RECORD_LATENCY + DEPTH + 1
+    }
+}
+
+/// Checks the records against the model's.
+pub fn assert_records_equal(hw: &[Record], model: &[Record]) {
+    assert_eq!(hw.len(), model.len());
+    for (i, (h, m)) in hw.iter().zip(model).enumerate() {
+        assert_eq!(h.0, m.0, "interval {i}: histogram");
+        assert_eq!(h.1, m.1, "interval {i}: skipped");
+        assert_eq!(h.2, m.2, "interval {i}: hot pages");
+    }
 }

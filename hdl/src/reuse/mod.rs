@@ -35,7 +35,7 @@
 //! reference before the close left it) and restarts its count before the
 //! token acts on it. Once it reaches the bottom (no count of the
 //! snapshot is pending any more) the histogram takes its snapshot and
-//! the hot pages are picked over the next 128 clocks: the snapshots shift
+//! the hot pages are picked over 128 clocks from then: the snapshots shift
 //! up a cell a clock and a sorted list of 8 takes each one with a count
 //! above 0 after the entries with a count at least as high (equal counts
 //! nearer the top first). The record is out [`RECORD_LATENCY`] clocks
@@ -63,11 +63,11 @@ pub const TAG_BITS: usize = 8;
 /// the inputs' register, the token's, and a clock a cell.
 pub const STACK_LATENCY: usize = DEPTH + 2;
 /// Clocks from a close at the inputs to its record's `record_valid`:
-/// the stack, then a clock to start and one per snapshot.
-pub const RECORD_LATENCY: usize = STACK_LATENCY + 1 + DEPTH;
+/// the stack, then a clock per snapshot.
+pub const RECORD_LATENCY: usize = STACK_LATENCY + DEPTH;
 /// Least clocks between two closes: the hot-page scan of one close must
 /// be done when the next close writes the snapshot of cell 0.
-pub const MIN_INTERVAL: usize = 2 * DEPTH + 1;
+pub const MIN_INTERVAL: usize = 2 * DEPTH;
 
 /// The RDHPU for `L` lanes of references to pages of `W` bits.
 ///
@@ -129,13 +129,18 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     busy_reload: Constant<Bits<9>>,
     scan_reload: Constant<Bits<8>>,
     overrun_flag: DFF<Bit>,
-    /// Snapshots left to scan.
+    /// Snapshots left to scan after this clock (the clock the close
+    /// leaves the stack scans the first).
     scan_left: DFF<Bits<8>>,
     scanning: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
     /// Hot slot `j` holds a count at least the scanned one's.
     at_least: [Signal<Local, Bit>; HOT],
     slot_page: [DFF<Bits<W>>; HOT],
+    /// The list the scanned snapshot goes into: the slots, or none as
+    /// the scan starts.
+    slot_from_page: [Signal<Local, Bits<W>>; HOT],
+    slot_from_count: [Signal<Local, Bits<32>>; HOT],
     slot_count: [DFF<Bits<32>>; HOT],
     done: DFF<Bit>,
 }
@@ -180,13 +185,15 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             record_skips: Default::default(),
             busy: Default::default(),
             busy_reload: Constant::new(((MIN_INTERVAL - 1) as u64).to_bits()),
-            scan_reload: Constant::new((DEPTH as u64).to_bits()),
+            scan_reload: Constant::new(((DEPTH - 1) as u64).to_bits()),
             overrun_flag: Default::default(),
             scan_left: Default::default(),
             scanning: Default::default(),
             take: Default::default(),
             at_least: std::array::from_fn(|_| Default::default()),
             slot_page: std::array::from_fn(|_| Default::default()),
+            slot_from_page: std::array::from_fn(|_| Default::default()),
+            slot_from_count: std::array::from_fn(|_| Default::default()),
             slot_count: std::array::from_fn(|_| Default::default()),
             done: Default::default(),
         }
@@ -220,9 +227,7 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         }
         for j in 0..HOT {
             self.slot_page[j].clock.next = self.clock.val();
-            self.slot_page[j].d.next = self.slot_page[j].q.val();
             self.slot_count[j].clock.next = self.clock.val();
-            self.slot_count[j].d.next = self.slot_count[j].q.val();
         }
         self.in_valid.d.next = self.ref_valid.val();
         self.in_close.d.next = self.close.val();
@@ -327,16 +332,26 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.histogram[d].next_snapshot.next = 0.into();
         }
         self.hist_value.next = self.histogram[0].snapshot.val();
-        self.scanning.next = self.scan_left.q.val() != 0;
+        // The close's scan starts as it leaves the stack, from an empty
+        // list.
+        self.scanning.next = (self.scan_left.q.val() != 0) | self.bottom_close.val();
         for k in 0..DEPTH {
             self.cells[k].scan.next = self.scanning.val();
         }
+        for j in 0..HOT {
+            self.slot_from_page[j].next = self.slot_page[j].q.val();
+            self.slot_from_count[j].next = self.slot_count[j].q.val();
+            if self.bottom_close.val() {
+                self.slot_from_page[j].next = 0.into();
+                self.slot_from_count[j].next = 0.into();
+            }
+            self.slot_page[j].d.next = self.slot_from_page[j].val();
+            self.slot_count[j].d.next = self.slot_from_count[j].val();
+            self.at_least[j].next = (self.slot_from_count[j].val() != 0)
+                & (self.slot_from_count[j].val() >= self.cells[0].s_count.val());
+        }
         self.take.next =
             self.scanning.val() & self.cells[0].s_valid.val() & (self.cells[0].s_count.val() != 0);
-        for j in 0..HOT {
-            self.at_least[j].next = (self.slot_count[j].q.val() != 0)
-                & (self.slot_count[j].q.val() >= self.cells[0].s_count.val());
-        }
         if self.take.val() {
             if !self.at_least[0].val() {
                 self.slot_page[0].d.next = self.cells[0].s_page.val();
@@ -348,23 +363,19 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
                         self.slot_page[j].d.next = self.cells[0].s_page.val();
                         self.slot_count[j].d.next = self.cells[0].s_count.val();
                     } else {
-                        self.slot_page[j].d.next = self.slot_page[j - 1].q.val();
-                        self.slot_count[j].d.next = self.slot_count[j - 1].q.val();
+                        self.slot_page[j].d.next = self.slot_from_page[j - 1].val();
+                        self.slot_count[j].d.next = self.slot_from_count[j - 1].val();
                     }
                 }
             }
         }
-        if self.scanning.val() {
+        if self.scan_left.q.val() != 0 {
             self.scan_left.d.next = self.scan_left.q.val() - 1;
         }
         self.done.d.next = self.scan_left.q.val() == 1;
         if self.bottom_close.val() {
             self.scan_left.d.next = self.scan_reload.val();
             self.record_skips.d.next = self.skipped_snap.q.val();
-            for j in 0..HOT {
-                self.slot_page[j].d.next = 0.into();
-                self.slot_count[j].d.next = 0.into();
-            }
         }
         self.record_valid.next = self.done.q.val();
         self.record_skipped.next = self.record_skips.q.val();

@@ -80,11 +80,10 @@ pub const MIN_INTERVAL: usize = 2 * DEPTH;
 /// (most references first, count 0 past the last hot page) and the
 /// histogram, read as a chain: `hist_value` is distance 0's bin, and
 /// each clock with `hist_shift` moves the next bin there (distance `d`
-/// after `d` shifts, 128 for deeper or new). The histogram and
-/// `record_skipped` hold until the next close reaches the bottom of the
-/// stack ([`STACK_LATENCY`] clocks after that close: at least 128 clocks
-/// after `record_valid`, time for the 128 shifts), the hot pages a clock
-/// longer.
+/// after `d` shifts, 128 for deeper or new). The record holds through
+/// the clock the next close leaves the bottom of the stack
+/// ([`STACK_LATENCY`] clocks after that close: at least 128 clocks after
+/// `record_valid`, time for the 128 shifts).
 #[derive(LogicBlock)]
 pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     pub clock: Signal<In, Clock>,

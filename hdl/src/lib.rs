@@ -16,6 +16,7 @@ pub mod packetizer;
 pub mod pins;
 pub mod port_buffer;
 pub mod ref_limit;
+pub mod reuse;
 pub mod rgmii;
 pub mod statistics;
 pub mod testbench;

@@ -1,0 +1,387 @@
+//! The Reuse Distance & Hot Pages Unit (board.md "Reuse Distance & Hot
+//! Pages Unit"): a 128-page LRU stack taking one reference a fabric clock
+//! (the contract's `P = 1`; the clock's other references are counted as
+//! skipped), with per interval the histogram of stack distances, the
+//! skipped references and the `H = 8` hot pages. Not yet in any top: the
+//! Statistic Unit does not feed it and no record leaves the board.
+//!
+//! The stack is a systolic array (J. Grossman, "A systolic array for
+//! implementing LRU replacement", MIT AI Lab 2002): cell `k` holds stack
+//! position `k`, and a reference walks down one cell a clock as a token
+//! ([`StackCell`]). At cell 0 it leaves its page (the new top) and takes
+//! the old top along; each cell that does not hold the page swaps what
+//! the token carries with its own entry (the shift of the LRU update),
+//! and the cell that holds it takes the carried entry and ends the shift.
+//! A token behind sees each cell only after the tokens ahead of it
+//! updated it, so the stack behaves as if the references came one at a
+//! time; no clock has a path through more than one cell, and every token
+//! reaches the bottom [`STACK_LATENCY`] clocks after its reference, with
+//! its stack distance (the cell where it found its page, or 128: deeper
+//! or new), which the histogram counts there.
+//!
+//! Counts. A page's count is the references to it since it entered the
+//! stack, restarting at each close. The new top's count is 1 plus the
+//! old entry's, which the token finds deeper and later; so the new entry
+//! is `pending` under the reference's tag (its clock, mod 256) until the
+//! token reaches the bottom and broadcasts the count it found to every
+//! cell, carried entry, snapshot and token, which add it where their
+//! pending tag matches. A token that found its page in an entry still
+//! pending takes that tag with the count, and the broadcast completes it
+//! before it reaches the bottom (tokens broadcast in their order).
+//!
+//! Intervals. `close` in clock `c` opens the next interval with that
+//! clock's references. It walks down the stack with the clock's token:
+//! each cell copies its entry to its snapshot (the stack as the last
+//! reference before the close left it) and restarts its count before the
+//! token acts on it. Once it reaches the bottom (no count of the
+//! snapshot is pending any more) the histogram takes its snapshot and
+//! the hot pages are picked over 128 clocks from then: the snapshots shift
+//! up a cell a clock and a sorted list of 8 takes each one with a count
+//! above 0 after the entries with a count at least as high (equal counts
+//! nearer the top first). The record is out [`RECORD_LATENCY`] clocks
+//! after the close and holds until the next interval's record starts
+//! ([`ReuseDistanceUnit::record_valid`]). Closes must be at least
+//! [`MIN_INTERVAL`] clocks apart; a closer one sets `overrun`.
+
+use rust_hdl::prelude::*;
+
+mod cell;
+mod histogram;
+
+pub use cell::StackCell;
+pub use histogram::HistogramBin;
+
+/// The stack's pages.
+pub const DEPTH: usize = 128;
+/// The histogram's bins: distances 0..127, then deeper or new.
+pub const BINS: usize = DEPTH + 1;
+/// Hot pages in a record.
+pub const HOT: usize = 8;
+/// Bits of a reference's tag: more than the clocks a count is pending.
+pub const TAG_BITS: usize = 8;
+/// Clocks from a reference at the inputs to its token at the bottom:
+/// the inputs' register, the token's, and a clock a cell.
+pub const STACK_LATENCY: usize = DEPTH + 2;
+/// Clocks from a close at the inputs to its record's `record_valid`:
+/// the stack, then a clock per snapshot.
+pub const RECORD_LATENCY: usize = STACK_LATENCY + DEPTH;
+/// Least clocks between two closes: the hot-page scan of one close must
+/// be done when the next close writes the snapshot of cell 0.
+pub const MIN_INTERVAL: usize = 2 * DEPTH;
+
+/// The RDHPU for `L` lanes of references to pages of `W` bits.
+///
+/// In, each clock: `ref_valid` (bit `j`: lane `j` holds a reference, lane
+/// order is tick order), `ref_page` per lane, and `close`. The stack
+/// takes the first reference of the clock; the others count as skipped.
+///
+/// Out: `record_valid` for one clock per close, [`RECORD_LATENCY`] clocks
+/// after it; the record is then `record_skipped`, `hot_page`/`hot_count`
+/// (most references first, count 0 past the last hot page) and the
+/// histogram, read as a chain: `hist_value` is distance 0's bin, and
+/// each clock with `hist_shift` moves the next bin there (distance `d`
+/// after `d` shifts, 128 for deeper or new). The record holds through
+/// the clock the next close leaves the bottom of the stack
+/// ([`STACK_LATENCY`] clocks after that close: at least 128 clocks after
+/// `record_valid`, time for the 128 shifts).
+#[derive(LogicBlock)]
+pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
+    pub clock: Signal<In, Clock>,
+    pub ref_valid: Signal<In, Bits<L>>,
+    pub ref_page: [Signal<In, Bits<W>>; L],
+    pub close: Signal<In, Bit>,
+    pub record_valid: Signal<Out, Bit>,
+    pub record_skipped: Signal<Out, Bits<32>>,
+    pub hot_page: [Signal<Out, Bits<W>>; HOT],
+    pub hot_count: [Signal<Out, Bits<32>>; HOT],
+    /// Sticky: two closes came less than [`MIN_INTERVAL`] clocks apart.
+    pub overrun: Signal<Out, Bit>,
+    pub hist_shift: Signal<In, Bit>,
+    pub hist_value: Signal<Out, Bits<32>>,
+    histogram: [HistogramBin; BINS],
+    cells: [StackCell<W>; DEPTH],
+    /// The token leaving the bottom cell: the histogram's, and the
+    /// broadcast of its count to every cell.
+    bottom_valid: Signal<Local, Bit>,
+    bottom_close: Signal<Local, Bit>,
+    bottom_tag: Signal<Local, Bits<TAG_BITS>>,
+    bottom_depth: Signal<Local, Bits<8>>,
+    bottom_count: Signal<Local, Bits<32>>,
+    in_valid: DFF<Bits<L>>,
+    in_page: [DFF<Bits<W>>; L],
+    in_close: DFF<Bit>,
+    /// Per lane, the lanes before it.
+    lanes_before: [Constant<Bits<L>>; L],
+    first_page: Signal<Local, Bits<W>>,
+    lanes: Signal<Local, Bits<4>>,
+    skipped_now: Signal<Local, Bits<32>>,
+    tag: DFF<Bits<TAG_BITS>>,
+    top_valid: DFF<Bit>,
+    top_page: DFF<Bits<W>>,
+    top_close: DFF<Bit>,
+    top_tag: DFF<Bits<TAG_BITS>>,
+    skipped: DFF<Bits<32>>,
+    skipped_snap: DFF<Bits<32>>,
+    record_skips: DFF<Bits<32>>,
+    /// Clocks until the next close may come.
+    busy: DFF<Bits<9>>,
+    busy_reload: Constant<Bits<9>>,
+    scan_reload: Constant<Bits<8>>,
+    overrun_flag: DFF<Bit>,
+    /// Snapshots left to scan after this clock (the clock the close
+    /// leaves the stack scans the first).
+    scan_left: DFF<Bits<8>>,
+    scanning: Signal<Local, Bit>,
+    take: Signal<Local, Bit>,
+    /// Hot slot `j` holds a count at least the scanned one's.
+    at_least: [Signal<Local, Bit>; HOT],
+    slot_page: [DFF<Bits<W>>; HOT],
+    /// The list the scanned snapshot goes into: the slots, or none as
+    /// the scan starts.
+    slot_from_page: [Signal<Local, Bits<W>>; HOT],
+    slot_from_count: [Signal<Local, Bits<32>>; HOT],
+    slot_count: [DFF<Bits<32>>; HOT],
+    done: DFF<Bit>,
+}
+
+impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
+    fn default() -> Self {
+        assert!((1..=8).contains(&L), "1 <= L <= 8");
+        assert!(W <= 64, "pages of at most 64 bits");
+        Self {
+            clock: Default::default(),
+            ref_valid: Default::default(),
+            ref_page: std::array::from_fn(|_| Default::default()),
+            close: Default::default(),
+            record_valid: Default::default(),
+            record_skipped: Default::default(),
+            hot_page: std::array::from_fn(|_| Default::default()),
+            hot_count: std::array::from_fn(|_| Default::default()),
+            overrun: Default::default(),
+            hist_shift: Default::default(),
+            hist_value: Default::default(),
+            histogram: std::array::from_fn(|d| HistogramBin::new(d as u8)),
+            cells: std::array::from_fn(|_| Default::default()),
+            bottom_valid: Default::default(),
+            bottom_close: Default::default(),
+            bottom_tag: Default::default(),
+            bottom_depth: Default::default(),
+            bottom_count: Default::default(),
+            in_valid: Default::default(),
+            in_page: std::array::from_fn(|_| Default::default()),
+            in_close: Default::default(),
+            lanes_before: std::array::from_fn(|j| Constant::new(((1u64 << j) - 1).to_bits())),
+            first_page: Default::default(),
+            lanes: Default::default(),
+            skipped_now: Default::default(),
+            tag: Default::default(),
+            top_valid: Default::default(),
+            top_page: Default::default(),
+            top_close: Default::default(),
+            top_tag: Default::default(),
+            skipped: Default::default(),
+            skipped_snap: Default::default(),
+            record_skips: Default::default(),
+            busy: Default::default(),
+            busy_reload: Constant::new(((MIN_INTERVAL - 1) as u64).to_bits()),
+            scan_reload: Constant::new(((DEPTH - 1) as u64).to_bits()),
+            overrun_flag: Default::default(),
+            scan_left: Default::default(),
+            scanning: Default::default(),
+            take: Default::default(),
+            at_least: std::array::from_fn(|_| Default::default()),
+            slot_page: std::array::from_fn(|_| Default::default()),
+            slot_from_page: std::array::from_fn(|_| Default::default()),
+            slot_from_count: std::array::from_fn(|_| Default::default()),
+            slot_count: std::array::from_fn(|_| Default::default()),
+            done: Default::default(),
+        }
+    }
+}
+
+impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            in_valid,
+            in_close,
+            tag,
+            top_valid,
+            top_page,
+            top_close,
+            top_tag,
+            skipped,
+            skipped_snap,
+            record_skips,
+            busy,
+            overrun_flag,
+            scan_left,
+            done
+        );
+        for j in 0..L {
+            self.in_page[j].clock.next = self.clock.val();
+            self.in_page[j].d.next = self.ref_page[j].val();
+        }
+        for j in 0..HOT {
+            self.slot_page[j].clock.next = self.clock.val();
+            self.slot_count[j].clock.next = self.clock.val();
+        }
+        self.in_valid.d.next = self.ref_valid.val();
+        self.in_close.d.next = self.close.val();
+        // The clock's first reference goes on; the others are skipped.
+        self.first_page.next = 0.into();
+        self.lanes.next = 0.into();
+        for j in 0..L {
+            if self.in_valid.q.val().get_bit(j)
+                & ((self.in_valid.q.val() & self.lanes_before[j].val()) == 0)
+            {
+                self.first_page.next = self.in_page[j].q.val();
+            }
+            if self.in_valid.q.val().get_bit(j) {
+                self.lanes.next = self.lanes.val() + 1;
+            }
+        }
+        self.skipped_now.next = 0.into();
+        if self.lanes.val() != 0 {
+            self.skipped_now.next = bit_cast::<32, 4>(self.lanes.val() - 1);
+        }
+        self.tag.d.next = self.tag.q.val() + 1;
+        self.top_valid.d.next = self.in_valid.q.val() != 0;
+        self.top_page.d.next = self.first_page.val();
+        self.top_close.d.next = self.in_close.q.val();
+        self.top_tag.d.next = self.tag.q.val();
+        self.skipped.d.next = self.skipped.q.val() + self.skipped_now.val();
+        if self.busy.q.val() != 0 {
+            self.busy.d.next = self.busy.q.val() - 1;
+        }
+        if self.in_close.q.val() {
+            self.skipped_snap.d.next = self.skipped.q.val();
+            self.skipped.d.next = self.skipped_now.val();
+            self.busy.d.next = self.busy_reload.val();
+            if self.busy.q.val() != 0 {
+                self.overrun_flag.d.next = true;
+            }
+        }
+        // The stack: cell 0 takes the clock's token, carrying the new top.
+        // (rust-hdl's Verilog names an array's element by a literal or
+        // a loop variable only: the bottom cell is the loop's one.)
+        for k in (DEPTH - 1)..DEPTH {
+            self.bottom_valid.next = self.cells[k].o_valid.val();
+            self.bottom_close.next = self.cells[k].o_close.val();
+            self.bottom_tag.next = self.cells[k].o_tag.val();
+            self.bottom_depth.next = self.cells[k].o_depth.val();
+            self.bottom_count.next = self.cells[k].o_count.val();
+            self.cells[k].below_valid.next = false;
+            self.cells[k].below_page.next = 0.into();
+            self.cells[k].below_count.next = 0.into();
+        }
+        for k in 0..DEPTH {
+            self.cells[k].clock.next = self.clock.val();
+            self.cells[k].bc_valid.next = self.bottom_valid.val();
+            self.cells[k].bc_tag.next = self.bottom_tag.val();
+            self.cells[k].bc_count.next = self.bottom_count.val();
+        }
+        self.cells[0].t_valid.next = self.top_valid.q.val();
+        self.cells[0].t_active.next = self.top_valid.q.val();
+        self.cells[0].t_close.next = self.top_close.q.val();
+        self.cells[0].t_page.next = self.top_page.q.val();
+        self.cells[0].t_tag.next = self.top_tag.q.val();
+        self.cells[0].t_depth.next = 0.into();
+        self.cells[0].t_count.next = 0.into();
+        self.cells[0].t_pending.next = false;
+        self.cells[0].t_pending_tag.next = 0.into();
+        self.cells[0].c_valid.next = self.top_valid.q.val();
+        self.cells[0].c_page.next = self.top_page.q.val();
+        self.cells[0].c_count.next = 1.into();
+        self.cells[0].c_pending.next = self.top_valid.q.val();
+        self.cells[0].c_tag.next = self.top_tag.q.val();
+        for k in 1..DEPTH {
+            self.cells[k].t_valid.next = self.cells[k - 1].o_valid.val();
+            self.cells[k].t_active.next = self.cells[k - 1].o_active.val();
+            self.cells[k].t_close.next = self.cells[k - 1].o_close.val();
+            self.cells[k].t_page.next = self.cells[k - 1].o_page.val();
+            self.cells[k].t_tag.next = self.cells[k - 1].o_tag.val();
+            self.cells[k].t_depth.next = self.cells[k - 1].o_depth.val();
+            self.cells[k].t_count.next = self.cells[k - 1].o_count.val();
+            self.cells[k].t_pending.next = self.cells[k - 1].o_pending.val();
+            self.cells[k].t_pending_tag.next = self.cells[k - 1].o_pending_tag.val();
+            self.cells[k].c_valid.next = self.cells[k - 1].oc_valid.val();
+            self.cells[k].c_page.next = self.cells[k - 1].oc_page.val();
+            self.cells[k].c_count.next = self.cells[k - 1].oc_count.val();
+            self.cells[k].c_pending.next = self.cells[k - 1].oc_pending.val();
+            self.cells[k].c_tag.next = self.cells[k - 1].oc_tag.val();
+            self.cells[k - 1].below_valid.next = self.cells[k].s_valid.val();
+            self.cells[k - 1].below_page.next = self.cells[k].s_page.val();
+            self.cells[k - 1].below_count.next = self.cells[k].s_count.val();
+        }
+        // The bottom: the histogram, and the close's scan of the snapshots.
+        for d in 0..BINS {
+            self.histogram[d].clock.next = self.clock.val();
+            self.histogram[d].valid.next = self.bottom_valid.val();
+            self.histogram[d].depth.next = self.bottom_depth.val();
+            self.histogram[d].close.next = self.bottom_close.val();
+            self.histogram[d].shift.next = self.hist_shift.val();
+        }
+        for d in 1..BINS {
+            self.histogram[d - 1].next_snapshot.next = self.histogram[d].snapshot.val();
+        }
+        for d in DEPTH..BINS {
+            self.histogram[d].next_snapshot.next = 0.into();
+        }
+        self.hist_value.next = self.histogram[0].snapshot.val();
+        // The close's scan starts as it leaves the stack, from an empty
+        // list.
+        self.scanning.next = (self.scan_left.q.val() != 0) | self.bottom_close.val();
+        for k in 0..DEPTH {
+            self.cells[k].scan.next = self.scanning.val();
+        }
+        for j in 0..HOT {
+            self.slot_from_page[j].next = self.slot_page[j].q.val();
+            self.slot_from_count[j].next = self.slot_count[j].q.val();
+            if self.bottom_close.val() {
+                self.slot_from_page[j].next = 0.into();
+                self.slot_from_count[j].next = 0.into();
+            }
+            self.slot_page[j].d.next = self.slot_from_page[j].val();
+            self.slot_count[j].d.next = self.slot_from_count[j].val();
+            self.at_least[j].next = (self.slot_from_count[j].val() != 0)
+                & (self.slot_from_count[j].val() >= self.cells[0].s_count.val());
+        }
+        self.take.next =
+            self.scanning.val() & self.cells[0].s_valid.val() & (self.cells[0].s_count.val() != 0);
+        if self.take.val() {
+            if !self.at_least[0].val() {
+                self.slot_page[0].d.next = self.cells[0].s_page.val();
+                self.slot_count[0].d.next = self.cells[0].s_count.val();
+            }
+            for j in 1..HOT {
+                if !self.at_least[j].val() {
+                    if self.at_least[j - 1].val() {
+                        self.slot_page[j].d.next = self.cells[0].s_page.val();
+                        self.slot_count[j].d.next = self.cells[0].s_count.val();
+                    } else {
+                        self.slot_page[j].d.next = self.slot_from_page[j - 1].val();
+                        self.slot_count[j].d.next = self.slot_from_count[j - 1].val();
+                    }
+                }
+            }
+        }
+        if self.scan_left.q.val() != 0 {
+            self.scan_left.d.next = self.scan_left.q.val() - 1;
+        }
+        self.done.d.next = self.scan_left.q.val() == 1;
+        if self.bottom_close.val() {
+            self.scan_left.d.next = self.scan_reload.val();
+            self.record_skips.d.next = self.skipped_snap.q.val();
+        }
+        self.record_valid.next = self.done.q.val();
+        self.record_skipped.next = self.record_skips.q.val();
+        for j in 0..HOT {
+            self.hot_page[j].next = self.slot_page[j].q.val();
+            self.hot_count[j].next = self.slot_count[j].q.val();
+        }
+        self.overrun.next = self.overrun_flag.q.val();
+    }
+}

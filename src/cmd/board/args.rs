@@ -125,7 +125,7 @@ pub struct Args {
     /// Start in tags-only mode.
     #[arg(long)]
     pub(super) tags_only: bool,
-    /// The Statistic Unit (docs/board.md, the golden model only): counters
+    /// The Statistic Unit (docs/board.md; the golden model only, no HDL top has it): counters
     /// per interval of 2^K ticks, K in 6..=31, sent as statistics packets
     /// on the ports beside the trace (`hmtt stats` shows them after
     /// `hmtt merge`). Without it the board has no unit.
@@ -142,7 +142,7 @@ pub struct Args {
     #[arg(long, requires = "stats_interval")]
     pub(super) stats_off: bool,
     /// The Reuse Distance & Hot Pages Unit beside the Statistic Unit
-    /// (docs/board.md, the golden model only): per interval, the histogram
+    /// (docs/board.md; the golden model only, no HDL top has it): per interval, the histogram
     /// of the stack distances of 4 KiB pages in a 128-page LRU stack, and
     /// the hot pages.
     #[arg(long, requires = "stats_interval")]

@@ -15,7 +15,7 @@
 //! file (`hmtt dump --csv > rows.csv`).
 //!
 //! It does not sync: the caller (an [`AtomicFile`](crate::atomic_file::AtomicFile)'s
-//! commit) does, after [`DirectWriter::finish`].
+//! commit) does, after flushing it.
 
 use std::alloc::{alloc, dealloc, Layout};
 use std::fs::File;
@@ -77,7 +77,9 @@ pub struct DirectWriter {
 
 impl DirectWriter {
     /// Writes to `file` (a handle of its own: its flags are changed, and
-    /// the open file description's with them, until [`finish`](Self::finish)).
+    /// the open file description's with them, until the last chunk is
+    /// written or the writer dropped). Dropped unflushed, it does not write
+    /// what it holds (the output of a failed run is not committed anyway).
     pub fn new(file: File) -> DirectWriter {
         Self::with_chunk(file, DIRECT_CHUNK)
     }
@@ -143,17 +145,6 @@ impl DirectWriter {
             Err(io::Error::last_os_error())
         }
     }
-
-    /// Writes what is buffered and leaves the file's flags as they were.
-    /// Dropped without it, the buffered bytes are not written (the output
-    /// of a failed run is not committed anyway).
-    pub fn finish(mut self) -> io::Result<()> {
-        self.write_chunk()?;
-        if self.direct {
-            self.stop_direct()?;
-        }
-        Ok(())
-    }
 }
 
 /// Whether the file's offset is a multiple of the alignment (a fresh file's
@@ -206,12 +197,11 @@ impl Drop for DirectWriter {
 }
 
 /// Standard output's regular file, opened again (`/proc/self/fd/1`) so that
-/// `O_DIRECT` stays off the description the shell shares with others; fd
-/// 1's offset is moved past what was written at each flush.
+/// `O_DIRECT` stays off the description the shell shares with others; at
+/// each flush fd 1's offset is moved to the new description's, past what
+/// was written.
 pub struct StdoutFile {
     out: DirectWriter,
-    start: u64,
-    written: u64,
 }
 
 impl StdoutFile {
@@ -239,18 +229,17 @@ impl StdoutFile {
         std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(start)).ok()?;
         Some(StdoutFile {
             out: DirectWriter::new(file),
-            start,
-            written: 0,
         })
     }
 
     fn flush_to_offset(&mut self) -> io::Result<()> {
         self.out.flush()?;
-        let end = self.start + self.written;
+        // SAFETY: reads the offset of our own description, then moves fd
+        // 1's there, where later output (this process's or the shell's)
+        // continues.
+        let end = unsafe { libc::lseek(self.out.file.as_raw_fd(), 0, libc::SEEK_CUR) };
         let fd = std::io::stdout().as_raw_fd();
-        // SAFETY: moves fd 1's offset to the end of what was written, where
-        // later output (this process's or the shell's) continues.
-        if unsafe { libc::lseek(fd, end as libc::off_t, libc::SEEK_SET) } < 0 {
+        if end < 0 || unsafe { libc::lseek(fd, end, libc::SEEK_SET) } < 0 {
             return Err(io::Error::last_os_error());
         }
         Ok(())
@@ -267,9 +256,7 @@ impl Drop for StdoutFile {
 
 impl Write for StdoutFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.out.write(buf)?;
-        self.written += n as u64;
-        Ok(n)
+        self.out.write(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -304,7 +291,6 @@ mod tests {
             piece = piece * 3 % 20011 + 1;
         }
         w.flush().unwrap();
-        w.finish().unwrap();
         was_direct
     }
 
@@ -350,7 +336,7 @@ mod tests {
         let mut w = DirectWriter::with_chunk(f, 4096);
         assert!(!w.is_direct());
         w.write_all(&pattern(10_000)).unwrap();
-        w.finish().unwrap();
+        w.flush().unwrap();
         let back = std::fs::read(&path).unwrap();
         assert_eq!(&back[..4], b"head");
         assert_eq!(&back[4..], &pattern(10_000)[..]);
@@ -358,15 +344,22 @@ mod tests {
     }
 
     #[test]
-    fn the_flags_are_restored_after_finish() {
-        let path = scratch("flags");
-        let f = File::create(&path).unwrap();
-        let mut w = DirectWriter::with_chunk(f.try_clone().unwrap(), 4096);
-        w.write_all(&pattern(9000)).unwrap();
-        w.finish().unwrap();
-        // SAFETY: F_GETFL on an open descriptor.
-        let flags = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) };
-        assert_eq!(flags & libc::O_DIRECT, 0);
-        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    fn the_flags_are_restored_after_the_last_chunk() {
+        // A partial last chunk (9000 bytes) is written through the page
+        // cache at the flush; whole chunks only (8192) leave O_DIRECT on
+        // until the writer is dropped.
+        for (name, len) in [("partial", 9000), ("whole", 8192)] {
+            let path = scratch(name);
+            let f = File::create(&path).unwrap();
+            let mut w = DirectWriter::with_chunk(f.try_clone().unwrap(), 4096);
+            w.write_all(&pattern(len)).unwrap();
+            w.flush().unwrap();
+            drop(w);
+            // SAFETY: F_GETFL on an open descriptor.
+            let flags = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) };
+            assert_eq!(flags & libc::O_DIRECT, 0, "{name}");
+            assert_eq!(std::fs::read(&path).unwrap(), pattern(len), "{name}");
+            std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+        }
     }
 }

@@ -32,7 +32,6 @@ fn board_verilog<
 }
 
 fn lint(name: &str, verilog: &str) {
-    assert_no_read_before_write(name, verilog);
     verilator_lint(name, verilog, &["capture_lint.vlt", "board_lint.vlt"]);
 }
 

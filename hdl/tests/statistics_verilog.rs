@@ -41,7 +41,6 @@ fn unit_verilog<
 }
 
 fn lint(name: &str, verilog: &str) {
-    assert_no_read_before_write(name, verilog);
     verilator_lint(name, verilog, &["capture_lint.vlt", "statistics_lint.vlt"]);
 }
 

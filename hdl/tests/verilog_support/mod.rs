@@ -24,9 +24,12 @@ pub fn require_tool(name: &str) {
     assert!(found, "`{name}` not found: install it (scripts/setup.sh)");
 }
 
-/// `verilator --lint-only -Wall` of `verilog` with the given waiver files
-/// (names in `hdl/verilog`): it must pass with no warning left.
+/// rust-hdl's generated `verilog` checked: no `always @(*)` block reads a
+/// signal before writing it ([`assert_no_read_before_write`]), and
+/// `verilator --lint-only -Wall` with the given waiver files (names in
+/// `hdl/verilog`) must pass with no warning left.
 pub fn verilator_lint(name: &str, verilog: &str, waivers: &[&str]) {
+    assert_no_read_before_write(name, verilog);
     require_tool("verilator");
     let dir = work_dir(name);
     let top = dir.join("top.v");

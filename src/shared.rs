@@ -12,6 +12,7 @@ use hmtt_format::input::InputChecks;
 pub use hmtt_format::text::{
     parse_non_negative, parse_number, parse_percentage, parse_positive, parse_size,
 };
+use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::workload::{WorkloadKind, WorkloadSpec};
 
 /// An option that is `on` or `off`.
@@ -26,6 +27,34 @@ impl OnOff {
         match self {
             OnOff::On => "on",
             OnOff::Off => "off",
+        }
+    }
+}
+
+/// The last-level cache model's options, as `sim` and `qemu` take them.
+#[derive(clap::Args, Debug)]
+pub struct CacheArgs {
+    /// Last-level cache model on or off (off: the paper's cache-disabled
+    /// mode).
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pub cache: OnOff,
+    /// The cache's size.
+    #[arg(long, default_value = "2M", value_parser = parse_size)]
+    pub cache_size: u64,
+    /// The cache's ways.
+    #[arg(long, default_value_t = 16)]
+    pub ways: u32,
+}
+
+impl CacheArgs {
+    /// The cache these options describe (none when it is off).
+    pub fn config(&self) -> Option<CacheConfig> {
+        match self.cache {
+            OnOff::On => Some(CacheConfig {
+                size_bytes: self.cache_size,
+                ways: self.ways,
+            }),
+            OnOff::Off => None,
         }
     }
 }

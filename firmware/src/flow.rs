@@ -135,8 +135,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, FirmwareError> {
     let secs = tools::YOSYS.run(&["-p".into(), script], out, &paths.yosys_log)?;
     stages.push(("yosys".to_string(), secs));
 
-    let seed = options.seed.to_string();
-    let (pnr, pnr_args) = match board.family() {
+    let (pnr, mut pnr_args): (_, Vec<String>) = match board.family() {
         Family::Ecp5 => (
             tools::NEXTPNR_ECP5,
             vec![
@@ -145,18 +144,10 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, FirmwareError> {
                 "CABGA381".into(),
                 "--speed".into(),
                 "8".into(),
-                "--json".into(),
-                arg(&paths.netlist),
                 "--lpf".into(),
                 arg(&paths.constraints),
                 "--textcfg".into(),
                 arg(&paths.placed),
-                "--seed".into(),
-                seed,
-                "--log".into(),
-                arg(&paths.nextpnr_log),
-                // A missed clock is a figure for the report, not a crash.
-                "--timing-allow-fail".into(),
                 // router1 does not converge on the board core's
                 // congestion; router2 (negotiated congestion over all nets
                 // per iteration) does.
@@ -181,20 +172,23 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, FirmwareError> {
                 "--hx8k".into(),
                 "--package".into(),
                 "ct256".into(),
-                "--json".into(),
-                arg(&paths.netlist),
                 "--pcf".into(),
                 arg(&paths.constraints),
                 "--asc".into(),
                 arg(&paths.placed),
-                "--seed".into(),
-                seed,
-                "--log".into(),
-                arg(&paths.nextpnr_log),
-                "--timing-allow-fail".into(),
             ],
         ),
     };
+    pnr_args.extend([
+        "--json".into(),
+        arg(&paths.netlist),
+        "--seed".into(),
+        options.seed.to_string(),
+        "--log".into(),
+        arg(&paths.nextpnr_log),
+        // A missed clock is a figure for the report, not a crash.
+        "--timing-allow-fail".into(),
+    ]);
     // nextpnr writes its own --log; its console output goes next to it.
     let console = out.join(format!("{}.nextpnr.console", board.name()));
     let secs = match pnr.run(&pnr_args, out, &console) {

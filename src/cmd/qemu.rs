@@ -4,7 +4,6 @@
 
 use anyhow::{bail, Context};
 use hmtt_format::text::parse_size;
-use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::dram::Scheduler;
 use hmtt_sim::machine::SimConfig;
 use hmtt_sim::qemu_guest::{run_plain, run_traced, GuestRun, Kit};
@@ -14,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::output::{status, to_stdout};
-use crate::shared::OnOff;
+use crate::shared::CacheArgs;
 
 /// Arguments of `hmtt qemu`.
 #[derive(clap::Args, Debug)]
@@ -52,13 +51,8 @@ pub struct Args {
     /// (repeatable; merged into events.toml).
     #[arg(long)]
     pub events: Vec<PathBuf>,
-    /// Last-level cache model on or off.
-    #[arg(long, value_enum, default_value_t = OnOff::On)]
-    pub cache: OnOff,
-    #[arg(long, default_value = "2M", value_parser = parse_size)]
-    pub cache_size: u64,
-    #[arg(long, default_value_t = 16)]
-    pub ways: u32,
+    #[command(flatten)]
+    pub cache: CacheArgs,
     /// fcfs or frfcfs (fcfs keeps the references in program order).
     #[arg(long, default_value = "fcfs")]
     pub scheduler: Scheduler,
@@ -112,13 +106,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         });
     }
     let mut cfg = SimConfig::default().starting_now();
-    cfg.cache = match a.cache {
-        OnOff::On => Some(CacheConfig {
-            size_bytes: a.cache_size,
-            ways: a.ways,
-        }),
-        OnOff::Off => None,
-    };
+    cfg.cache = a.cache.config();
     cfg.controller.scheduler = a.scheduler;
     let mut sink = if a.send.is_empty() {
         None
@@ -133,46 +121,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         packets: sink.as_mut().map(|s| s as &mut (dyn PacketSink + Send)),
     };
     let t = run_traced(&guest, &a.out, cfg, outputs, &a.events).context("hmtt qemu")?;
-    let s = &t.report.summary;
-    let rate = t.accesses as f64 / t.stream_secs.max(1e-9);
     to_stdout("printing the run", |out| {
-        writeln!(
-            out,
-            "traced {} guest accesses ({} line references, {} memory requests, {} packets) in {:.2} s of streaming: {:.2} M accesses/s",
-            t.accesses,
-            t.line_references,
-            s.stats.memory_requests,
-            s.packets.iter().sum::<u64>(),
-            t.stream_secs,
-            rate / 1e6
-        )?;
-        writeln!(
-            out,
-            "guest: {} vCPU(s); command took {:.3} s, exit status {}; {} kernel log records; {} context switches; QEMU ran {:.1} s",
-            guest.vcpus,
-            t.guest.command_secs,
-            t.guest.status,
-            t.guest.log_records,
-            t.task_switches,
-            t.guest.wall_secs
-        )?;
-        writeln!(
-            out,
-            "page-crossing accesses: {} on two frames (the second page's from QEMU's TLB), {} onto MMIO or ROM (those bytes dropped)",
-            t.pages.two_frames, t.pages.next_not_ram
-        )?;
-        for (b, c) in s.board_counters.iter().enumerate() {
-            if c.events_dropped > 0 {
-                writeln!(
-                    out,
-                    "board {b}: {} events lost to TX FIFO overflow",
-                    c.events_dropped
-                )?;
-            }
-        }
+        write!(out, "{t}")?;
         writeln!(out, "wrote {}", a.out.display())
     })?;
-    let p = &t.pages;
+    let p = &t.streamed.pages;
     if p.lost() > 0 {
         status!(
             "WARNING: QEMU's TLB did not translate {} accesses (none of their lines traced) and the second page of {} page-crossing ones (only their first page's lines traced)",

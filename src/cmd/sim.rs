@@ -3,10 +3,8 @@
 
 use anyhow::bail;
 use hmtt_format::atomic_file::refuse_output_over_input;
-use hmtt_format::text::parse_size;
 use hmtt_format::Geometry;
 use hmtt_merge::side_files::read_mapping;
-use hmtt_sim::cache::CacheConfig;
 use hmtt_sim::dram::{Scheduler, Timing};
 use hmtt_sim::machine::SimConfig;
 use hmtt_sim::report::{Sent, SimReport};
@@ -17,7 +15,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::output::{prints_text, to_stdout, JsonOut};
-use crate::shared::{parse_positive, usize_in, OnOff, WorkloadSize};
+use crate::shared::{parse_positive, usize_in, CacheArgs, WorkloadSize};
 
 /// Arguments of `hmtt sim` (boxed: they are many, and the subcommand enum
 /// stays small).
@@ -66,13 +64,8 @@ pub struct SimArgs {
     pub instructions: bool,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Last-level cache on or off (off: the paper's cache-disabled mode).
-    #[arg(long, value_enum, default_value_t = OnOff::On)]
-    pub cache: OnOff,
-    #[arg(long, default_value = "2M", value_parser = parse_size)]
-    pub cache_size: u64,
-    #[arg(long, default_value_t = 16)]
-    pub ways: u32,
+    #[command(flatten)]
+    pub cache: CacheArgs,
     /// DIMM geometry per channel: a preset or rank,bank,row,col_line bits.
     #[arg(long, default_value = "ddr3-4g")]
     pub geometry: Geometry,
@@ -166,13 +159,7 @@ fn config(a: &SimArgs) -> anyhow::Result<SimConfig> {
     let geometry = a.geometry;
     let mut cfg = SimConfig::default().workload(workload(a)?).seed(a.seed);
     cfg.geometry = geometry;
-    cfg.cache = match a.cache {
-        OnOff::On => Some(CacheConfig {
-            size_bytes: a.cache_size,
-            ways: a.ways,
-        }),
-        OnOff::Off => None,
-    };
+    cfg.cache = a.cache.config();
     cfg.mapping = a
         .mapping
         .as_deref()

@@ -66,17 +66,52 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> QemuError + '_ {
 }
 
 /// A traced run: what the guest did, what the memory path made of it, and
-/// how many accesses the plugin streamed.
+/// how many accesses the plugin streamed. Its `Display` is `hmtt qemu`'s
+/// summary.
 #[derive(Debug)]
 pub struct TracedRun {
     pub guest: GuestOutcome,
-    pub report: StreamReport,
-    pub accesses: u64,
-    pub line_references: u64,
-    pub task_switches: u64,
-    pub pages: PageCrossings,
-    /// As [`Streamed::stream_secs`].
-    pub stream_secs: f64,
+    /// The guest's vCPUs.
+    pub vcpus: u32,
+    pub streamed: Streamed,
+}
+
+impl std::fmt::Display for TracedRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (t, g) = (&self.streamed, &self.guest);
+        let s = &t.report.summary;
+        let rate = t.accesses as f64 / t.stream_secs.max(1e-9);
+        writeln!(
+            f,
+            "traced {} guest accesses ({} line references, {} memory requests, {} packets) in {:.2} s of streaming: {:.2} M accesses/s",
+            t.accesses,
+            t.line_references,
+            s.stats.memory_requests,
+            s.packets.iter().sum::<u64>(),
+            t.stream_secs,
+            rate / 1e6
+        )?;
+        writeln!(
+            f,
+            "guest: {} vCPU(s); command took {:.3} s, exit status {}; {} kernel log records; {} context switches; QEMU ran {:.1} s",
+            self.vcpus, g.command_secs, g.status, g.log_records, t.task_switches, g.wall_secs
+        )?;
+        writeln!(
+            f,
+            "page-crossing accesses: {} on two frames (the second page's from QEMU's TLB), {} onto MMIO or ROM (those bytes dropped)",
+            t.pages.two_frames, t.pages.next_not_ram
+        )?;
+        for (b, c) in s.board_counters.iter().enumerate() {
+            if c.events_dropped > 0 {
+                writeln!(
+                    f,
+                    "board {b}: {} events lost to TX FIFO overflow",
+                    c.events_dropped
+                )?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Boots the guest with the plugin and runs its accesses through the
@@ -128,12 +163,8 @@ pub fn run_traced(
     }
     Ok(TracedRun {
         guest,
-        report: streamed.report,
-        accesses: streamed.accesses,
-        line_references: streamed.line_references,
-        task_switches: streamed.task_switches,
-        pages: streamed.pages,
-        stream_secs: streamed.stream_secs,
+        vcpus: run.vcpus,
+        streamed,
     })
 }
 

@@ -22,12 +22,11 @@ const ONE_NS: TickLength = match TickLength::of_ps(1000) {
     None => unreachable!(),
 };
 
+#[path = "cpu_time.rs"]
+mod cpu_time;
+
 fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
-    t(u.ru_utime) + t(u.ru_stime)
+    cpu_time::this_process().total()
 }
 
 /// Whether `HMTT_BENCH_GROUP` (all rows without it) chooses this row.

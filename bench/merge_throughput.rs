@@ -119,20 +119,8 @@ fn generate(dir: &Path, total_bytes: u64, boards: u8) -> std::io::Result<Vec<Pat
     Ok(paths)
 }
 
-/// CPU seconds used so far, from /proc/self/stat (100 ticks per second on
-/// Linux): (user + system, system) of this process, all its threads, and
-/// the same of its waited-for children.
-fn cpu_seconds() -> ((f64, f64), (f64, f64)) {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<f64> = after
-        .split_whitespace()
-        .map(|x| x.parse().unwrap_or(0.0))
-        .collect();
-    // Fields 14..17 of stat(5) are at 11..14 once "pid (comm)" is cut off.
-    let get = |i: usize| f.get(i).copied().unwrap_or(0.0) / 100.0;
-    ((get(11) + get(12), get(12)), (get(13) + get(14), get(14)))
-}
+#[path = "cpu_time.rs"]
+mod cpu_time;
 
 fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
@@ -154,15 +142,20 @@ fn timed<T>(
     children: bool,
     f: impl FnOnce() -> Result<T, Box<dyn std::error::Error>>,
 ) -> Result<(T, Timing), Box<dyn std::error::Error>> {
-    let pick = |c: ((f64, f64), (f64, f64))| if children { c.1 } else { c.0 };
-    let c0 = pick(cpu_seconds());
+    let pick = || {
+        if children {
+            cpu_time::waited_children()
+        } else {
+            cpu_time::this_process()
+        }
+    };
+    let c0 = pick();
     let t = Instant::now();
     let out = f()?;
     let wall = t.elapsed().as_secs_f64();
-    let c1 = pick(cpu_seconds());
-    // 10 ms is the clock's resolution.
-    let cpu = (c1.0 - c0.0).max(0.01);
-    let sys = c1.1 - c0.1;
+    let c1 = pick();
+    let cpu = (c1.total() - c0.total()).max(1e-6);
+    let sys = c1.system - c0.system;
     Ok((out, Timing { wall, cpu, sys }))
 }
 

@@ -181,37 +181,17 @@ mod tests {
         let a = 0; // set 0
         let b = 128; // set 0
         let d = 256; // set 0
-        assert_eq!(
-            c.access(a, true),
-            Outcome {
-                fill: true,
-                writeback: None
-            }
-        );
-        assert_eq!(
-            c.access(b, false),
-            Outcome {
-                fill: true,
-                writeback: None
-            }
-        );
+        let filled = |writeback| Outcome {
+            fill: true,
+            writeback,
+        };
+        assert_eq!(c.access(a, true), filled(None));
+        assert_eq!(c.access(b, false), filled(None));
         assert_eq!(c.access(a, false), Outcome::default());
         // b is LRU and clean: no write-back.
-        assert_eq!(
-            c.access(d, false),
-            Outcome {
-                fill: true,
-                writeback: None
-            }
-        );
+        assert_eq!(c.access(d, false), filled(None));
         // a is LRU now and dirty.
-        assert_eq!(
-            c.access(b, false),
-            Outcome {
-                fill: true,
-                writeback: Some(a)
-            }
-        );
+        assert_eq!(c.access(b, false), filled(Some(a)));
         assert_eq!(
             c.stats,
             CacheStats {

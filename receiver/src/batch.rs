@@ -3,7 +3,8 @@
 //! written to disk straight from where the kernel put it (one gather write per
 //! batch, no copy in user space).
 
-use crossbeam_channel::{Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
 use hmtt_format::capture::{emit_record_header, RECORD_HEADER_LEN};
 
 /// What a slot holds.
@@ -134,22 +135,63 @@ impl Batch {
     }
 }
 
-/// Free batches of one input; writers give them back after writing.
+/// Free batches of one input; writers give them back after writing. The
+/// batch given back last is taken first: it was just read by a writer, so
+/// its lines and pages are still in the caches and TLBs, where a queue
+/// would cycle through every batch of the pool (tens of MiB at 9 KiB a
+/// slot) and each copy into a slot would start with misses.
 #[derive(Clone)]
 pub struct Pool {
-    pub free_tx: Sender<Batch>,
-    pub free_rx: Receiver<Batch>,
+    shared: Arc<(Mutex<FreeList>, Condvar)>,
+}
+
+struct FreeList {
+    batches: Vec<Batch>,
+    /// Takers waiting for a batch.
+    waiting: usize,
 }
 
 impl Pool {
     pub fn new(count: usize, slots: usize, cap: usize, input: usize, port: u8) -> Pool {
-        let (free_tx, free_rx) = crossbeam_channel::bounded(count);
-        for _ in 0..count {
-            free_tx
-                .send(Batch::new(slots, cap, input, port))
-                .expect("pool has room");
+        let batches = (0..count)
+            .map(|_| Batch::new(slots, cap, input, port))
+            .collect();
+        Pool {
+            shared: Arc::new((
+                Mutex::new(FreeList {
+                    batches,
+                    waiting: 0,
+                }),
+                Condvar::new(),
+            )),
         }
-        Pool { free_tx, free_rx }
+    }
+
+    fn free_list(&self) -> MutexGuard<'_, FreeList> {
+        self.shared.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Gives a written batch back; wakes a taker only if one waits.
+    pub fn give(&self, batch: Batch) {
+        let mut free = self.free_list();
+        free.batches.push(batch);
+        if free.waiting > 0 {
+            drop(free);
+            self.shared.1.notify_one();
+        }
+    }
+
+    /// The batch given back last; waits for a writer while none is free.
+    pub fn take(&self) -> Batch {
+        let mut free = self.free_list();
+        loop {
+            if let Some(batch) = free.batches.pop() {
+                return batch;
+            }
+            free.waiting += 1;
+            free = self.shared.1.wait(free).unwrap_or_else(|e| e.into_inner());
+            free.waiting -= 1;
+        }
     }
 }
 
@@ -195,5 +237,27 @@ mod tests {
         );
         assert_eq!(b.bytes(SlotKind::Reject), 16 + 3);
         assert_eq!(b.packet(1), &[9, 9, 9]);
+    }
+
+    #[test]
+    fn the_pool_hands_out_the_batch_given_back_last_and_waits_when_empty() {
+        let pool = Pool::new(2, 1, 8, 0, 0);
+        let mut a = pool.take();
+        let mut b = pool.take();
+        a.first_ns = 1;
+        b.first_ns = 2;
+        pool.give(a);
+        pool.give(b);
+        assert_eq!(pool.take().first_ns, 2);
+        let a = pool.take();
+        assert_eq!(a.first_ns, 1);
+        // Empty: a taker waits until a writer gives one back.
+        let giver = pool.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            giver.give(a);
+        });
+        assert_eq!(pool.take().first_ns, 1);
+        t.join().unwrap();
     }
 }

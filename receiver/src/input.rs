@@ -10,11 +10,11 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Sender;
 use hmtt_format::capture::{RECORD_FLAG_CUT, RECORD_FLAG_KERNEL_DROPS};
 use socket2::Socket;
 
-use crate::batch::{Batch, SlotKind};
+use crate::batch::{Batch, Pool, SlotKind};
 use crate::frame::{extract, Frame};
 use crate::pcapng::PcapngWriter;
 use crate::stats::{classify_datagram, Datagram, Shared, Tally};
@@ -22,7 +22,7 @@ use crate::stats::{classify_datagram, Datagram, Shared, Tally};
 /// Routes a port's batches to the stripes' writers.
 pub struct Outlet {
     pub input: usize,
-    pub free: Receiver<Batch>,
+    pub free: Pool,
     pub writers: Vec<Sender<Batch>>,
     pub shared: Arc<Shared>,
     pub stripe_bytes: u64,
@@ -35,9 +35,7 @@ pub struct Outlet {
 impl Outlet {
     /// An empty batch; waits for a writer to give one back.
     pub fn take(&self) -> Batch {
-        self.free
-            .recv()
-            .expect("the outlet holds a pool sender through its writers")
+        self.free.take()
     }
 
     fn healthy(&self, dir: usize) -> bool {

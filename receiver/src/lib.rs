@@ -401,7 +401,7 @@ impl Capture {
                 dir.clone(),
                 settings.clone(),
                 metas.clone(),
-                pools.iter().map(|p| p.free_tx.clone()).collect(),
+                pools.clone(),
                 shared.clone(),
             );
             writers.push(
@@ -438,7 +438,7 @@ impl Capture {
             let ndirs = config.dirs.len();
             let out = Outlet {
                 input: i,
-                free: pool.free_rx.clone(),
+                free: pool,
                 writers: writer_tx.clone(),
                 shared: shared.clone(),
                 stripe_bytes: config.stripe_bytes,

@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use hmtt_format::capture::{lock_while_writing, CaptureHeader, SourceKind, UNKNOWN_ID};
 use hmtt_format::packet::Packet;
 
-use crate::batch::{Batch, SlotKind};
+use crate::batch::{Batch, Pool, SlotKind};
 use crate::stats::{DirSummary, Shared};
 
 /// What a writer needs to know about each input.
@@ -73,7 +73,7 @@ pub struct Writer {
     dir: PathBuf,
     settings: WriterSettings,
     inputs: Vec<InputMeta>,
-    pools: Vec<Sender<Batch>>,
+    pools: Vec<Pool>,
     shared: Arc<Shared>,
     open: HashMap<(usize, bool), OpenCapture>,
     files: Vec<WrittenFile>,
@@ -93,7 +93,7 @@ impl Writer {
         dir: PathBuf,
         settings: WriterSettings,
         inputs: Vec<InputMeta>,
-        pools: Vec<Sender<Batch>>,
+        pools: Vec<Pool>,
         shared: Arc<Shared>,
     ) -> Writer {
         let can_preallocate = settings.preallocate;
@@ -118,8 +118,7 @@ impl Writer {
             self.write_batch(&batch);
             batch.clear();
             let input = batch.input;
-            // The receive thread may already have ended: then the batch is freed.
-            let _ = self.pools[input].send(batch);
+            self.pools[input].give(batch);
         }
         self.close_all();
         WriterReport {

@@ -38,7 +38,11 @@
 //! until its last word is read, i.e. if its next interval closes at least
 //! [`StatisticPackets::busy_clocks`] clocks after it. A record that comes
 //! while one is still being sent is not handled: `overrun` counts it (its
-//! credit and unsent count are then not the model's).
+//! credit and unsent count are then not the model's); a close with
+//! nothing counted has no `record_valid`, so one that comes too soon goes
+//! unseen. Intervals that short (board.md's `k = 6`, or one cut short by
+//! STATS_OFF or STATS_INTERVAL_k right after a record sent) need the
+//! counting half to hold the record for this block.
 
 use rust_hdl::prelude::*;
 
@@ -525,5 +529,55 @@ impl Logic for StatisticPackets {
         self.records_unsent.next = self.unsent.q.val();
         self.overrun.next = self.overruns.q.val();
         self.busy.next = self.state.q.val() != 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ddr3_4g(ports: u8, max_words: u16) -> StatsPacketConfig {
+        StatsPacketConfig {
+            geometry: LineGeometry {
+                rank_bits: 1,
+                bank_bits: 3,
+                row_bits: 15,
+                col_line_bits: 7,
+            },
+            board_id: 0,
+            ports,
+            tick_ps: 1250,
+            max_words,
+            share_log2: 5,
+            burst_records: 4,
+        }
+    }
+
+    /// board.md's figures for `ddr3-4g` at DDR3-1600: 160 counters, 754
+    /// bytes on the wire, one record per 51.5 K ticks at `s = 5` and 3
+    /// ports.
+    #[test]
+    fn plan_of_ddr3_4g_is_board_md_s() {
+        let plan = ddr3_4g(3, 360).plan();
+        assert_eq!((plan.words, plan.parts), (160, 1));
+        assert_eq!(plan.record_wire_bytes, 754);
+        assert_eq!(plan.cost / plan.rate, 51_473);
+        assert_eq!(plan.cap, 4 * plan.cost);
+        assert_eq!(plan.rate_bits, 12, "3 * 1250 = 3750 < 2^12");
+        assert_eq!(StatisticPackets::busy_clocks(&ddr3_4g(3, 360)), 184);
+    }
+
+    /// 60 counters a packet: three parts, each with its own header and
+    /// frame overhead in the cost.
+    #[test]
+    fn plan_of_three_parts() {
+        let plan = ddr3_4g(1, 64).plan();
+        assert_eq!((plan.max_counters, plan.parts), (60, 3));
+        assert_eq!(plan.record_wire_bytes, 3 * (48 + 66) + 4 * 160);
+        assert_eq!(plan.fill_ticks, plan.cap.div_ceil(1250));
+        assert_eq!(
+            StatisticPackets::busy_clocks(&ddr3_4g(1, 64)),
+            11 + 3 * 12 + 160
+        );
     }
 }

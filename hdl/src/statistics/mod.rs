@@ -51,6 +51,7 @@ mod bank;
 mod build;
 mod counter;
 mod line;
+pub mod packets;
 
 pub use bank::{
     BankStats, LaneAddr, ACT, BANK_COUNTERS, CONFLICT, HIT, LANE_ADDR_BITS, LANE_PAIR_BITS, MISS,

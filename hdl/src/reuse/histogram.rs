@@ -2,6 +2,8 @@
 
 use rust_hdl::prelude::*;
 
+use super::COUNT_BITS;
+
 /// The references of the open interval whose stack distance is the
 /// bin's, and its snapshot of the last closed interval. `depth` and
 /// `valid` are the stack's bottom token; a token with `close` opens the
@@ -15,12 +17,12 @@ pub struct HistogramBin {
     pub depth: Signal<In, Bits<8>>,
     pub close: Signal<In, Bit>,
     pub shift: Signal<In, Bit>,
-    pub next_snapshot: Signal<In, Bits<32>>,
-    pub snapshot: Signal<Out, Bits<32>>,
+    pub next_snapshot: Signal<In, Bits<COUNT_BITS>>,
+    pub snapshot: Signal<Out, Bits<COUNT_BITS>>,
     index: Constant<Bits<8>>,
-    inc: Signal<Local, Bits<32>>,
-    count: DFF<Bits<32>>,
-    snap: DFF<Bits<32>>,
+    inc: Signal<Local, Bits<COUNT_BITS>>,
+    count: DFF<Bits<COUNT_BITS>>,
+    snap: DFF<Bits<COUNT_BITS>>,
 }
 
 impl HistogramBin {

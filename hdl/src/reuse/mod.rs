@@ -57,6 +57,11 @@ pub const DEPTH: usize = 128;
 pub const BINS: usize = DEPTH + 1;
 /// Hot pages in a record.
 pub const HOT: usize = 8;
+/// Bits of a count (a page's, a histogram bin's): exact for intervals of
+/// up to `2^29 - 1` clocks, one reference a clock (board.md: at `L = 8`
+/// the longest interval, `2^31` ticks, is `2^28` clocks). The record's
+/// counts are 32 bits, zero-extended.
+pub const COUNT_BITS: usize = 29;
 /// Bits of a reference's tag: more than the clocks a count is pending.
 pub const TAG_BITS: usize = 8;
 /// Clocks from a reference at the inputs to its token at the bottom:
@@ -106,7 +111,7 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     bottom_close: Signal<Local, Bit>,
     bottom_tag: Signal<Local, Bits<TAG_BITS>>,
     bottom_depth: Signal<Local, Bits<8>>,
-    bottom_count: Signal<Local, Bits<32>>,
+    bottom_count: Signal<Local, Bits<COUNT_BITS>>,
     in_valid: DFF<Bits<L>>,
     in_page: [DFF<Bits<W>>; L],
     in_close: DFF<Bit>,
@@ -133,6 +138,8 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     scan_left: DFF<Bits<8>>,
     scanning: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
+    /// The count of the snapshot the scan reads, zero-extended.
+    scanned_count: Signal<Local, Bits<32>>,
     /// Hot slot `j` holds a count at least the scanned one's.
     at_least: [Signal<Local, Bit>; HOT],
     slot_page: [DFF<Bits<W>>; HOT],
@@ -189,6 +196,7 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             scan_left: Default::default(),
             scanning: Default::default(),
             take: Default::default(),
+            scanned_count: Default::default(),
             at_least: std::array::from_fn(|_| Default::default()),
             slot_page: std::array::from_fn(|_| Default::default()),
             slot_from_page: std::array::from_fn(|_| Default::default()),
@@ -272,7 +280,11 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.bottom_close.next = self.cells[k].o_close.val();
             self.bottom_tag.next = self.cells[k].o_tag.val();
             self.bottom_depth.next = self.cells[k].o_depth.val();
-            self.bottom_count.next = self.cells[k].o_count.val();
+            // A token still active found no page: its old count is 0.
+            self.bottom_count.next = self.cells[k].oc_count.val();
+            if self.cells[k].o_active.val() {
+                self.bottom_count.next = 0.into();
+            }
             self.cells[k].below_valid.next = false;
             self.cells[k].below_page.next = 0.into();
             self.cells[k].below_count.next = 0.into();
@@ -289,9 +301,6 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.cells[0].t_page.next = self.top_page.q.val();
         self.cells[0].t_tag.next = self.top_tag.q.val();
         self.cells[0].t_depth.next = 0.into();
-        self.cells[0].t_count.next = 0.into();
-        self.cells[0].t_pending.next = false;
-        self.cells[0].t_pending_tag.next = 0.into();
         self.cells[0].c_valid.next = self.top_valid.q.val();
         self.cells[0].c_page.next = self.top_page.q.val();
         self.cells[0].c_count.next = 1.into();
@@ -304,9 +313,6 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.cells[k].t_page.next = self.cells[k - 1].o_page.val();
             self.cells[k].t_tag.next = self.cells[k - 1].o_tag.val();
             self.cells[k].t_depth.next = self.cells[k - 1].o_depth.val();
-            self.cells[k].t_count.next = self.cells[k - 1].o_count.val();
-            self.cells[k].t_pending.next = self.cells[k - 1].o_pending.val();
-            self.cells[k].t_pending_tag.next = self.cells[k - 1].o_pending_tag.val();
             self.cells[k].c_valid.next = self.cells[k - 1].oc_valid.val();
             self.cells[k].c_page.next = self.cells[k - 1].oc_page.val();
             self.cells[k].c_count.next = self.cells[k - 1].oc_count.val();
@@ -330,13 +336,14 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         for d in DEPTH..BINS {
             self.histogram[d].next_snapshot.next = 0.into();
         }
-        self.hist_value.next = self.histogram[0].snapshot.val();
+        self.hist_value.next = bit_cast::<32, COUNT_BITS>(self.histogram[0].snapshot.val());
         // The close's scan starts as it leaves the stack, from an empty
         // list.
         self.scanning.next = (self.scan_left.q.val() != 0) | self.bottom_close.val();
         for k in 0..DEPTH {
             self.cells[k].scan.next = self.scanning.val();
         }
+        self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.cells[0].s_count.val());
         for j in 0..HOT {
             self.slot_from_page[j].next = self.slot_page[j].q.val();
             self.slot_from_count[j].next = self.slot_count[j].q.val();
@@ -347,20 +354,20 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.slot_page[j].d.next = self.slot_from_page[j].val();
             self.slot_count[j].d.next = self.slot_from_count[j].val();
             self.at_least[j].next = (self.slot_from_count[j].val() != 0)
-                & (self.slot_from_count[j].val() >= self.cells[0].s_count.val());
+                & (self.slot_from_count[j].val() >= self.scanned_count.val());
         }
         self.take.next =
-            self.scanning.val() & self.cells[0].s_valid.val() & (self.cells[0].s_count.val() != 0);
+            self.scanning.val() & self.cells[0].s_valid.val() & (self.scanned_count.val() != 0);
         if self.take.val() {
             if !self.at_least[0].val() {
                 self.slot_page[0].d.next = self.cells[0].s_page.val();
-                self.slot_count[0].d.next = self.cells[0].s_count.val();
+                self.slot_count[0].d.next = self.scanned_count.val();
             }
             for j in 1..HOT {
                 if !self.at_least[j].val() {
                     if self.at_least[j - 1].val() {
                         self.slot_page[j].d.next = self.cells[0].s_page.val();
-                        self.slot_count[j].d.next = self.cells[0].s_count.val();
+                        self.slot_count[j].d.next = self.scanned_count.val();
                     } else {
                         self.slot_page[j].d.next = self.slot_from_page[j - 1].val();
                         self.slot_count[j].d.next = self.slot_from_count[j - 1].val();

@@ -49,7 +49,7 @@ mod cell;
 mod histogram;
 
 pub use cell::StackCell;
-pub use histogram::HistogramBin;
+pub use histogram::Histogram;
 
 /// The stack's pages.
 pub const DEPTH: usize = 128;
@@ -103,7 +103,7 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     pub overrun: Signal<Out, Bit>,
     pub hist_shift: Signal<In, Bit>,
     pub hist_value: Signal<Out, Bits<32>>,
-    histogram: [HistogramBin; BINS],
+    histogram: Histogram,
     cells: [StackCell<W>; DEPTH],
     /// The token leaving the bottom cell: the histogram's, and the
     /// broadcast of its count to every cell.
@@ -167,7 +167,7 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             overrun: Default::default(),
             hist_shift: Default::default(),
             hist_value: Default::default(),
-            histogram: std::array::from_fn(|d| HistogramBin::new(d as u8)),
+            histogram: Default::default(),
             cells: std::array::from_fn(|_| Default::default()),
             bottom_valid: Default::default(),
             bottom_close: Default::default(),
@@ -323,20 +323,14 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.cells[k - 1].below_count.next = self.cells[k].s_count.val();
         }
         // The bottom: the histogram, and the close's scan of the snapshots.
-        for d in 0..BINS {
-            self.histogram[d].clock.next = self.clock.val();
-            self.histogram[d].valid.next = self.bottom_valid.val();
-            self.histogram[d].depth.next = self.bottom_depth.val();
-            self.histogram[d].close.next = self.bottom_close.val();
-            self.histogram[d].shift.next = self.hist_shift.val();
-        }
-        for d in 1..BINS {
-            self.histogram[d - 1].next_snapshot.next = self.histogram[d].snapshot.val();
-        }
-        for d in DEPTH..BINS {
-            self.histogram[d].next_snapshot.next = 0.into();
-        }
-        self.hist_value.next = bit_cast::<32, COUNT_BITS>(self.histogram[0].snapshot.val());
+        self.histogram.clock.next = self.clock.val();
+        self.histogram.valid.next = self.bottom_valid.val();
+        self.histogram.depth.next = self.bottom_depth.val();
+        self.histogram.close.next = self.bottom_close.val();
+        self.histogram.shift.next = self.hist_shift.val();
+        // Bin 0 with `record_valid`.
+        self.histogram.restart.next = self.scan_left.q.val() == 1;
+        self.hist_value.next = bit_cast::<32, COUNT_BITS>(self.histogram.value.val());
         // The close's scan starts as it leaves the stack, from an empty
         // list.
         self.scanning.next = (self.scan_left.q.val() != 0) | self.bottom_close.val();

@@ -16,10 +16,11 @@ use super::{COUNT_BITS, TAG_BITS};
 /// and restarts its count. A count still `pending` (its entry made at
 /// the top by a reference whose old count has not yet reached the
 /// bottom) takes that count when the bottom broadcasts it (`bc_*`),
-/// wherever it is: in the cell, in a carried entry (or a token that
-/// took the entry's count there), or in a snapshot. A token's carried
-/// entry and the count it found never travel together, so they share
-/// the registers and the adder.
+/// wherever it is: in the cell or in a carried entry (or a token that
+/// took the entry's count there). A token's carried entry and the count
+/// it found never travel together, so they share the registers and the
+/// adder. A snapshot keeps its count's pending tag: the hot-page scan
+/// completes it (from the broadcasts' table) as it reads it.
 #[derive(LogicBlock)]
 pub struct StackCell<const W: usize> {
     pub clock: Signal<In, Clock>,
@@ -44,6 +45,8 @@ pub struct StackCell<const W: usize> {
     pub below_valid: Signal<In, Bit>,
     pub below_page: Signal<In, Bits<W>>,
     pub below_count: Signal<In, Bits<COUNT_BITS>>,
+    pub below_pending: Signal<In, Bit>,
+    pub below_tag: Signal<In, Bits<TAG_BITS>>,
     // The token leaving, registered.
     pub o_valid: Signal<Out, Bit>,
     pub o_active: Signal<Out, Bit>,
@@ -60,6 +63,8 @@ pub struct StackCell<const W: usize> {
     pub s_valid: Signal<Out, Bit>,
     pub s_page: Signal<Out, Bits<W>>,
     pub s_count: Signal<Out, Bits<COUNT_BITS>>,
+    pub s_pending: Signal<Out, Bit>,
+    pub s_tag: Signal<Out, Bits<TAG_BITS>>,
     e_valid: DFF<Bit>,
     e_page: DFF<Bits<W>>,
     e_count: DFF<Bits<COUNT_BITS>>,
@@ -81,16 +86,14 @@ pub struct StackCell<const W: usize> {
     rc_count: DFF<Bits<COUNT_BITS>>,
     rc_pending: DFF<Bit>,
     rc_tag: DFF<Bits<TAG_BITS>>,
-    /// The cell's, the carried entry's, the token's and the snapshot's
-    /// count and pending flag with this clock's broadcast applied, and
-    /// the cell's after a close.
+    /// The cell's and the carried entry's count and pending flag with
+    /// this clock's broadcast applied, and the cell's after a close.
     e_hit_bc: Signal<Local, Bit>,
     e_cnt: Signal<Local, Bits<COUNT_BITS>>,
     e_pend: Signal<Local, Bit>,
     c_hit_bc: Signal<Local, Bit>,
     c_cnt: Signal<Local, Bits<COUNT_BITS>>,
     c_pend: Signal<Local, Bit>,
-    s_hit_bc: Signal<Local, Bit>,
     hit: Signal<Local, Bit>,
 }
 
@@ -116,6 +119,8 @@ impl<const W: usize> Default for StackCell<W> {
             below_valid: Default::default(),
             below_page: Default::default(),
             below_count: Default::default(),
+            below_pending: Default::default(),
+            below_tag: Default::default(),
             o_valid: Default::default(),
             o_active: Default::default(),
             o_close: Default::default(),
@@ -130,6 +135,8 @@ impl<const W: usize> Default for StackCell<W> {
             s_valid: Default::default(),
             s_page: Default::default(),
             s_count: Default::default(),
+            s_pending: Default::default(),
+            s_tag: Default::default(),
             e_valid: Default::default(),
             e_page: Default::default(),
             e_count: Default::default(),
@@ -157,7 +164,6 @@ impl<const W: usize> Default for StackCell<W> {
             c_hit_bc: Default::default(),
             c_cnt: Default::default(),
             c_pend: Default::default(),
-            s_hit_bc: Default::default(),
             hit: Default::default(),
         }
     }
@@ -187,16 +193,9 @@ impl<const W: usize> Logic for StackCell<W> {
             self.c_cnt.next = self.c_count.val() + self.bc_count.val();
         }
         self.c_pend.next = self.c_pending.val() & !self.c_hit_bc.val();
-        self.s_hit_bc.next = self.bc_valid.val()
-            & self.sn_pending.q.val()
-            & (self.sn_tag.q.val() == self.bc_tag.val());
-        if self.s_hit_bc.val() {
-            self.sn_count.d.next = self.sn_count.q.val() + self.bc_count.val();
-            self.sn_pending.d.next = false;
-        }
         // A close: the snapshot takes the cell as the interval left it,
         // and the cell's count starts again (a count still pending is the
-        // snapshot's to take).
+        // snapshot's, with its tag).
         if self.t_close.val() {
             self.sn_valid.d.next = self.e_valid.q.val();
             self.sn_page.d.next = self.e_page.q.val();
@@ -210,7 +209,8 @@ impl<const W: usize> Logic for StackCell<W> {
             self.sn_valid.d.next = self.below_valid.val();
             self.sn_page.d.next = self.below_page.val();
             self.sn_count.d.next = self.below_count.val();
-            self.sn_pending.d.next = false;
+            self.sn_pending.d.next = self.below_pending.val();
+            self.sn_tag.d.next = self.below_tag.val();
         }
         self.hit.next =
             self.t_active.val() & self.e_valid.q.val() & (self.e_page.q.val() == self.t_page.val());
@@ -265,5 +265,7 @@ impl<const W: usize> Logic for StackCell<W> {
         self.s_valid.next = self.sn_valid.q.val();
         self.s_page.next = self.sn_page.q.val();
         self.s_count.next = self.sn_count.q.val();
+        self.s_pending.next = self.sn_pending.q.val();
+        self.s_tag.next = self.sn_tag.q.val();
     }
 }

@@ -23,7 +23,7 @@ const ADDRESS_BITS: usize = 8;
 /// The reader: `restart` in a clock makes `value` bin 0 in the next;
 /// each clock with `shift` (and no `restart`) moves `value` to the next
 /// bin in the next clock (0 past the last). The record stays readable
-/// through the clock of the next close.
+/// through the clock after the next close.
 #[derive(LogicBlock)]
 pub struct Histogram {
     pub clock: Signal<In, Clock>,
@@ -161,14 +161,15 @@ impl Logic for Histogram {
             }
         }
         // A RAM's read port is the token's when it counts, else the
-        // reader's (the two meet only in a close's clock, after the
-        // record's hold).
+        // reader's. A close's token reads nothing (its bin is 0 in its
+        // new RAM), so the reader keeps the port through the clock after
+        // the close.
         self.ram0.read_address.next = self.read_at.val();
-        if self.valid.val() & !self.token_ram.val() {
+        if self.valid.val() & !self.close.val() & !self.token_ram.val() {
             self.ram0.read_address.next = self.depth.val();
         }
         self.ram1.read_address.next = self.read_at.val();
-        if self.valid.val() & self.token_ram.val() {
+        if self.valid.val() & !self.close.val() & self.token_ram.val() {
             self.ram1.read_address.next = self.depth.val();
         }
         // The token's second clock: write its bin plus one.

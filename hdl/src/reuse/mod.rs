@@ -24,21 +24,25 @@
 //! old entry's, which the token finds deeper and later; so the new entry
 //! is `pending` under the reference's tag (its clock, mod 256) until the
 //! token reaches the bottom and broadcasts the count it found to every
-//! cell, carried entry, snapshot and token, which add it where their
-//! pending tag matches. A token that found its page in an entry still
-//! pending takes that tag with the count, and the broadcast completes it
-//! before it reaches the bottom (tokens broadcast in their order).
+//! cell and carried entry, which add it where their pending tag
+//! matches. A token that found its page in an entry still pending takes
+//! that tag with the count (in its carried entry's registers), and the
+//! broadcast completes it before it reaches the bottom (tokens
+//! broadcast in their order). Counts are [`COUNT_BITS`] wide.
 //!
 //! Intervals. `close` in clock `c` opens the next interval with that
 //! clock's references. It walks down the stack with the clock's token:
 //! each cell copies its entry to its snapshot (the stack as the last
 //! reference before the close left it) and restarts its count before the
-//! token acts on it. Once it reaches the bottom (no count of the
-//! snapshot is pending any more) the histogram takes its snapshot and
-//! the hot pages are picked over 128 clocks from then: the snapshots shift
-//! up a cell a clock and a sorted list of 8 takes each one with a count
-//! above 0 after the entries with a count at least as high (equal counts
-//! nearer the top first). The record is out [`RECORD_LATENCY`] clocks
+//! token acts on it; a snapshot's count still pending keeps its tag.
+//! Once the close reaches the bottom (every tag a snapshot waits for
+//! has been broadcast, and a table in block RAM keeps each broadcast by
+//! its tag) the histogram's RAMs swap ([`Histogram`]) and the hot pages
+//! are picked over 128 clocks from then: the snapshots shift up a cell a
+//! clock, a stage completes each pending count from the table, and a
+//! sorted list of 8 takes each one with a count above 0 after the
+//! entries with a count at least as high (equal counts nearer the top
+//! first). The record is out [`RECORD_LATENCY`] clocks
 //! after the close and holds until the next interval's record starts
 //! ([`ReuseDistanceUnit::record_valid`]). Closes must be at least
 //! [`MIN_INTERVAL`] clocks apart; a closer one sets `overrun`.
@@ -68,8 +72,8 @@ pub const TAG_BITS: usize = 8;
 /// the inputs' register, the token's, and a clock a cell.
 pub const STACK_LATENCY: usize = DEPTH + 2;
 /// Clocks from a close at the inputs to its record's `record_valid`:
-/// the stack, then a clock per snapshot.
-pub const RECORD_LATENCY: usize = STACK_LATENCY + DEPTH;
+/// the stack, then a clock per snapshot and the scan's stage.
+pub const RECORD_LATENCY: usize = STACK_LATENCY + DEPTH + 1;
 /// Least clocks between two closes: the hot-page scan of one close must
 /// be done when the next close writes the snapshot of cell 0.
 pub const MIN_INTERVAL: usize = 2 * DEPTH;
@@ -83,12 +87,12 @@ pub const MIN_INTERVAL: usize = 2 * DEPTH;
 /// Out: `record_valid` for one clock per close, [`RECORD_LATENCY`] clocks
 /// after it; the record is then `record_skipped`, `hot_page`/`hot_count`
 /// (most references first, count 0 past the last hot page) and the
-/// histogram, read as a chain: `hist_value` is distance 0's bin, and
-/// each clock with `hist_shift` moves the next bin there (distance `d`
-/// after `d` shifts, 128 for deeper or new). The record holds through
-/// the clock the next close leaves the bottom of the stack
-/// ([`STACK_LATENCY`] clocks after that close: at least 128 clocks after
-/// `record_valid`, time for the 128 shifts).
+/// histogram, read a bin a clock: `hist_value` is distance 0's bin, and
+/// each clock with `hist_shift` brings the next bin there in the next
+/// clock (distance `d` after `d` shifts, 128 for deeper or new). The
+/// record holds through the clock after the next close leaves the
+/// bottom of the stack ([`STACK_LATENCY`] + 1 clocks after that close:
+/// at least 128 clocks after `record_valid`, time for the 128 shifts).
 #[derive(LogicBlock)]
 pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     pub clock: Signal<In, Clock>,
@@ -149,6 +153,18 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     slot_from_count: [Signal<Local, Bits<32>>; HOT],
     slot_count: [DFF<Bits<32>>; HOT],
     done: DFF<Bit>,
+    record_out: DFF<Bit>,
+    /// Each broadcast's count by its tag, for the snapshots' pending
+    /// counts.
+    broadcasts: RAM<Bits<COUNT_BITS>, TAG_BITS>,
+    /// The scan's stage: the snapshot the scan read the clock before.
+    scan_stage: DFF<Bit>,
+    scan_first: DFF<Bit>,
+    scan_entry: DFF<Bit>,
+    scan_page: DFF<Bits<W>>,
+    scan_count: DFF<Bits<COUNT_BITS>>,
+    scan_pending: DFF<Bit>,
+    scan_total: Signal<Local, Bits<COUNT_BITS>>,
 }
 
 impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
@@ -203,6 +219,15 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             slot_from_count: std::array::from_fn(|_| Default::default()),
             slot_count: std::array::from_fn(|_| Default::default()),
             done: Default::default(),
+            record_out: Default::default(),
+            broadcasts: Default::default(),
+            scan_stage: Default::default(),
+            scan_first: Default::default(),
+            scan_entry: Default::default(),
+            scan_page: Default::default(),
+            scan_count: Default::default(),
+            scan_pending: Default::default(),
+            scan_total: Default::default(),
         }
     }
 }
@@ -226,7 +251,14 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             busy,
             overrun_flag,
             scan_left,
-            done
+            done,
+            record_out,
+            scan_stage,
+            scan_first,
+            scan_entry,
+            scan_page,
+            scan_count,
+            scan_pending
         );
         for j in 0..L {
             self.in_page[j].clock.next = self.clock.val();
@@ -288,6 +320,8 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.cells[k].below_valid.next = false;
             self.cells[k].below_page.next = 0.into();
             self.cells[k].below_count.next = 0.into();
+            self.cells[k].below_pending.next = false;
+            self.cells[k].below_tag.next = 0.into();
         }
         for k in 0..DEPTH {
             self.cells[k].clock.next = self.clock.val();
@@ -321,6 +355,8 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.cells[k - 1].below_valid.next = self.cells[k].s_valid.val();
             self.cells[k - 1].below_page.next = self.cells[k].s_page.val();
             self.cells[k - 1].below_count.next = self.cells[k].s_count.val();
+            self.cells[k - 1].below_pending.next = self.cells[k].s_pending.val();
+            self.cells[k - 1].below_tag.next = self.cells[k].s_tag.val();
         }
         // The bottom: the histogram, and the close's scan of the snapshots.
         self.histogram.clock.next = self.clock.val();
@@ -329,7 +365,7 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.histogram.close.next = self.bottom_close.val();
         self.histogram.shift.next = self.hist_shift.val();
         // Bin 0 with `record_valid`.
-        self.histogram.restart.next = self.scan_left.q.val() == 1;
+        self.histogram.restart.next = self.done.q.val();
         self.hist_value.next = bit_cast::<32, COUNT_BITS>(self.histogram.value.val());
         // The close's scan starts as it leaves the stack, from an empty
         // list.
@@ -337,11 +373,31 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         for k in 0..DEPTH {
             self.cells[k].scan.next = self.scanning.val();
         }
-        self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.cells[0].s_count.val());
+        // The scan's stage: the top snapshot, and the broadcast of its
+        // pending tag read from the table (written before the close left
+        // the stack, and not yet overwritten: a tag comes back 256 clocks
+        // later).
+        self.scan_stage.d.next = self.scanning.val();
+        self.scan_first.d.next = self.bottom_close.val();
+        self.scan_entry.d.next = self.cells[0].s_valid.val();
+        self.scan_page.d.next = self.cells[0].s_page.val();
+        self.scan_count.d.next = self.cells[0].s_count.val();
+        self.scan_pending.d.next = self.cells[0].s_pending.val();
+        self.broadcasts.read_address.next = self.cells[0].s_tag.val();
+        self.broadcasts.read_clock.next = self.clock.val();
+        self.broadcasts.write_clock.next = self.clock.val();
+        self.broadcasts.write_address.next = self.bottom_tag.val();
+        self.broadcasts.write_data.next = self.bottom_count.val();
+        self.broadcasts.write_enable.next = self.bottom_valid.val();
+        self.scan_total.next = self.scan_count.q.val();
+        if self.scan_pending.q.val() {
+            self.scan_total.next = self.scan_count.q.val() + self.broadcasts.read_data.val();
+        }
+        self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.scan_total.val());
         for j in 0..HOT {
             self.slot_from_page[j].next = self.slot_page[j].q.val();
             self.slot_from_count[j].next = self.slot_count[j].q.val();
-            if self.bottom_close.val() {
+            if self.scan_first.q.val() {
                 self.slot_from_page[j].next = 0.into();
                 self.slot_from_count[j].next = 0.into();
             }
@@ -351,16 +407,16 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
                 & (self.slot_from_count[j].val() >= self.scanned_count.val());
         }
         self.take.next =
-            self.scanning.val() & self.cells[0].s_valid.val() & (self.scanned_count.val() != 0);
+            self.scan_stage.q.val() & self.scan_entry.q.val() & (self.scanned_count.val() != 0);
         if self.take.val() {
             if !self.at_least[0].val() {
-                self.slot_page[0].d.next = self.cells[0].s_page.val();
+                self.slot_page[0].d.next = self.scan_page.q.val();
                 self.slot_count[0].d.next = self.scanned_count.val();
             }
             for j in 1..HOT {
                 if !self.at_least[j].val() {
                     if self.at_least[j - 1].val() {
-                        self.slot_page[j].d.next = self.cells[0].s_page.val();
+                        self.slot_page[j].d.next = self.scan_page.q.val();
                         self.slot_count[j].d.next = self.scanned_count.val();
                     } else {
                         self.slot_page[j].d.next = self.slot_from_page[j - 1].val();
@@ -377,7 +433,8 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.scan_left.d.next = self.scan_reload.val();
             self.record_skips.d.next = self.skipped_snap.q.val();
         }
-        self.record_valid.next = self.done.q.val();
+        self.record_out.d.next = self.done.q.val();
+        self.record_valid.next = self.record_out.q.val();
         self.record_skipped.next = self.record_skips.q.val();
         for j in 0..HOT {
             self.hot_page[j].next = self.slot_page[j].q.val();

@@ -15,8 +15,8 @@ use super::{COUNT_BITS, TAG_BITS};
 /// cell's. A token with `close` first copies the cell to the snapshot
 /// and restarts its count. A count still `pending` (its entry made at
 /// the top by a reference whose old count has not yet reached the
-/// bottom) takes that count when the bottom broadcasts it (`bc_*`),
-/// wherever it is: in the cell or in a carried entry (or a token that
+/// bottom) takes the count the bottom broadcasts (`bc_*`), wherever it
+/// is: in the cell or in a carried entry (or a token that
 /// took the entry's count there). A token's carried entry and the count
 /// it found never travel together, so they share the registers and the
 /// adder. A snapshot keeps its count's pending tag: the hot-page scan
@@ -36,7 +36,8 @@ pub struct StackCell<const W: usize> {
     pub c_count: Signal<In, Bits<COUNT_BITS>>,
     pub c_pending: Signal<In, Bit>,
     pub c_tag: Signal<In, Bits<TAG_BITS>>,
-    // The bottom's broadcast: the old count of the reference `bc_tag`.
+    // The bottom's broadcast: the count of the entry the reference
+    // `bc_tag` made at the top (1 plus the old count it found).
     pub bc_valid: Signal<In, Bit>,
     pub bc_tag: Signal<In, Bits<TAG_BITS>>,
     pub bc_count: Signal<In, Bits<COUNT_BITS>>,
@@ -177,20 +178,23 @@ impl<const W: usize> Logic for StackCell<W> {
             sn_pending, sn_tag, r_valid, r_active, r_close, r_page, r_tag, r_depth, rc_valid,
             rc_page, rc_count, rc_pending, rc_tag
         );
-        // The broadcast, applied where its tag is pending.
+        // The broadcast, taken where its tag is pending. A pending count
+        // is always the 1 of the reference that made the entry (a hit
+        // moves the count into the token and leaves a new entry, a close
+        // restarts it), so the broadcast brings the whole count.
         self.e_hit_bc.next = self.bc_valid.val()
             & self.e_pending.q.val()
             & (self.e_tag.q.val() == self.bc_tag.val());
         self.e_cnt.next = self.e_count.q.val();
         if self.e_hit_bc.val() {
-            self.e_cnt.next = self.e_count.q.val() + self.bc_count.val();
+            self.e_cnt.next = self.bc_count.val();
         }
         self.e_pend.next = self.e_pending.q.val() & !self.e_hit_bc.val();
         self.c_hit_bc.next =
             self.bc_valid.val() & self.c_pending.val() & (self.c_tag.val() == self.bc_tag.val());
         self.c_cnt.next = self.c_count.val();
         if self.c_hit_bc.val() {
-            self.c_cnt.next = self.c_count.val() + self.bc_count.val();
+            self.c_cnt.next = self.bc_count.val();
         }
         self.c_pend.next = self.c_pending.val() & !self.c_hit_bc.val();
         // A close: the snapshot takes the cell as the interval left it,

@@ -23,9 +23,10 @@
 //! stack, restarting at each close. The new top's count is 1 plus the
 //! old entry's, which the token finds deeper and later; so the new entry
 //! is `pending` under the reference's tag (its clock, mod 256) until the
-//! token reaches the bottom and broadcasts the count it found to every
-//! cell and carried entry, which add it where their pending tag
-//! matches. A token that found its page in an entry still pending takes
+//! token reaches the bottom and broadcasts the entry's count (1 plus
+//! the count it found) to every cell and carried entry, which take it
+//! where their pending tag matches (a pending count is always that 1,
+//! so no cell adds). A token that found its page in an entry still pending takes
 //! that tag with the count (in its carried entry's registers), and the
 //! broadcast completes it before it reaches the bottom (tokens
 //! broadcast in their order). Counts are [`COUNT_BITS`] wide.
@@ -116,6 +117,9 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     bottom_tag: Signal<Local, Bits<TAG_BITS>>,
     bottom_depth: Signal<Local, Bits<8>>,
     bottom_count: Signal<Local, Bits<COUNT_BITS>>,
+    /// The count of the entry the bottom token's reference made at the
+    /// top: 1 plus the old one.
+    broadcast_count: Signal<Local, Bits<COUNT_BITS>>,
     in_valid: DFF<Bits<L>>,
     in_page: [DFF<Bits<W>>; L],
     in_close: DFF<Bit>,
@@ -190,6 +194,7 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             bottom_tag: Default::default(),
             bottom_depth: Default::default(),
             bottom_count: Default::default(),
+            broadcast_count: Default::default(),
             in_valid: Default::default(),
             in_page: std::array::from_fn(|_| Default::default()),
             in_close: Default::default(),
@@ -323,11 +328,12 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.cells[k].below_pending.next = false;
             self.cells[k].below_tag.next = 0.into();
         }
+        self.broadcast_count.next = self.bottom_count.val() + 1;
         for k in 0..DEPTH {
             self.cells[k].clock.next = self.clock.val();
             self.cells[k].bc_valid.next = self.bottom_valid.val();
             self.cells[k].bc_tag.next = self.bottom_tag.val();
-            self.cells[k].bc_count.next = self.bottom_count.val();
+            self.cells[k].bc_count.next = self.broadcast_count.val();
         }
         self.cells[0].t_valid.next = self.top_valid.q.val();
         self.cells[0].t_active.next = self.top_valid.q.val();
@@ -387,11 +393,11 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.broadcasts.read_clock.next = self.clock.val();
         self.broadcasts.write_clock.next = self.clock.val();
         self.broadcasts.write_address.next = self.bottom_tag.val();
-        self.broadcasts.write_data.next = self.bottom_count.val();
+        self.broadcasts.write_data.next = self.broadcast_count.val();
         self.broadcasts.write_enable.next = self.bottom_valid.val();
         self.scan_total.next = self.scan_count.q.val();
         if self.scan_pending.q.val() {
-            self.scan_total.next = self.scan_count.q.val() + self.broadcasts.read_data.val();
+            self.scan_total.next = self.broadcasts.read_data.val();
         }
         self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.scan_total.val());
         for j in 0..HOT {

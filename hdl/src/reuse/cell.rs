@@ -198,14 +198,13 @@ impl<const W: usize> Logic for StackCell<W> {
         }
         self.c_pend.next = self.c_pending.val() & !self.c_hit_bc.val();
         // A close: the snapshot takes the cell as the interval left it,
-        // and the cell's count starts again. A count still pending is the
-        // snapshot's, with its tag, even if this clock's broadcast brings
-        // it: the scan reads every broadcast from the table.
+        // and the cell's count starts again (a count still pending is the
+        // snapshot's, with its tag).
         if self.t_close.val() {
             self.sn_valid.d.next = self.e_valid.q.val();
             self.sn_page.d.next = self.e_page.q.val();
-            self.sn_count.d.next = self.e_count.q.val();
-            self.sn_pending.d.next = self.e_pending.q.val();
+            self.sn_count.d.next = self.e_cnt.val();
+            self.sn_pending.d.next = self.e_pend.val();
             self.sn_tag.d.next = self.e_tag.q.val();
             self.e_cnt.next = 0.into();
             self.e_pend.next = false;

@@ -3,20 +3,24 @@
 
 use rust_hdl::prelude::*;
 
-use super::TAG_BITS;
+use super::{COUNT_BITS, TAG_BITS};
 
 /// Stack position `k` (the cell's place in the chain; the token's
 /// `depth` says it). A token is a reference on its way down the stack
 /// (`active` until it finds its page) with the entry it carries, pushed
 /// out of the cell above; a token that finds its page at this cell
-/// leaves its carried entry there and takes the page's count on down
-/// (its stack distance is then `depth`), and one that does not swaps
-/// its carried entry with the cell's. A token with `close` first copies
-/// the cell to the snapshot and restarts its count. A count still
-/// `pending` (its entry made at the top by a reference whose old count
-/// has not yet reached the bottom) takes that count when the bottom
-/// broadcasts it (`bc_*`), wherever it is: in the cell, in a carried
-/// entry, in a snapshot, or in a token that took the entry's count.
+/// leaves its carried entry there and takes the page's count on down in
+/// the carried entry's place (`c_valid` then 0; its stack distance is
+/// `depth`), and one that does not swaps its carried entry with the
+/// cell's. A token with `close` first copies the cell to the snapshot
+/// and restarts its count. A count still `pending` (its entry made at
+/// the top by a reference whose old count has not yet reached the
+/// bottom) takes the count the bottom broadcasts (`bc_*`), wherever it
+/// is: in the cell or in a carried entry (or a token that
+/// took the entry's count there). A token's carried entry and the count
+/// it found never travel together, so they share the registers and the
+/// adder. A snapshot keeps its count's pending tag: the hot-page scan
+/// completes it (from the broadcasts' table) as it reads it.
 #[derive(LogicBlock)]
 pub struct StackCell<const W: usize> {
     pub clock: Signal<In, Clock>,
@@ -27,23 +31,23 @@ pub struct StackCell<const W: usize> {
     pub t_page: Signal<In, Bits<W>>,
     pub t_tag: Signal<In, Bits<TAG_BITS>>,
     pub t_depth: Signal<In, Bits<8>>,
-    pub t_count: Signal<In, Bits<32>>,
-    pub t_pending: Signal<In, Bit>,
-    pub t_pending_tag: Signal<In, Bits<TAG_BITS>>,
     pub c_valid: Signal<In, Bit>,
     pub c_page: Signal<In, Bits<W>>,
-    pub c_count: Signal<In, Bits<32>>,
+    pub c_count: Signal<In, Bits<COUNT_BITS>>,
     pub c_pending: Signal<In, Bit>,
     pub c_tag: Signal<In, Bits<TAG_BITS>>,
-    // The bottom's broadcast: the old count of the reference `bc_tag`.
+    // The bottom's broadcast: the count of the entry the reference
+    // `bc_tag` made at the top (1 plus the old count it found).
     pub bc_valid: Signal<In, Bit>,
     pub bc_tag: Signal<In, Bits<TAG_BITS>>,
-    pub bc_count: Signal<In, Bits<32>>,
+    pub bc_count: Signal<In, Bits<COUNT_BITS>>,
     /// Shift the snapshots up a cell (the hot-page scan reads the top).
     pub scan: Signal<In, Bit>,
     pub below_valid: Signal<In, Bit>,
     pub below_page: Signal<In, Bits<W>>,
-    pub below_count: Signal<In, Bits<32>>,
+    pub below_count: Signal<In, Bits<COUNT_BITS>>,
+    pub below_pending: Signal<In, Bit>,
+    pub below_tag: Signal<In, Bits<TAG_BITS>>,
     // The token leaving, registered.
     pub o_valid: Signal<Out, Bit>,
     pub o_active: Signal<Out, Bit>,
@@ -51,26 +55,25 @@ pub struct StackCell<const W: usize> {
     pub o_page: Signal<Out, Bits<W>>,
     pub o_tag: Signal<Out, Bits<TAG_BITS>>,
     pub o_depth: Signal<Out, Bits<8>>,
-    pub o_count: Signal<Out, Bits<32>>,
-    pub o_pending: Signal<Out, Bit>,
-    pub o_pending_tag: Signal<Out, Bits<TAG_BITS>>,
     pub oc_valid: Signal<Out, Bit>,
     pub oc_page: Signal<Out, Bits<W>>,
-    pub oc_count: Signal<Out, Bits<32>>,
+    pub oc_count: Signal<Out, Bits<COUNT_BITS>>,
     pub oc_pending: Signal<Out, Bit>,
     pub oc_tag: Signal<Out, Bits<TAG_BITS>>,
     // The snapshot.
     pub s_valid: Signal<Out, Bit>,
     pub s_page: Signal<Out, Bits<W>>,
-    pub s_count: Signal<Out, Bits<32>>,
+    pub s_count: Signal<Out, Bits<COUNT_BITS>>,
+    pub s_pending: Signal<Out, Bit>,
+    pub s_tag: Signal<Out, Bits<TAG_BITS>>,
     e_valid: DFF<Bit>,
     e_page: DFF<Bits<W>>,
-    e_count: DFF<Bits<32>>,
+    e_count: DFF<Bits<COUNT_BITS>>,
     e_pending: DFF<Bit>,
     e_tag: DFF<Bits<TAG_BITS>>,
     sn_valid: DFF<Bit>,
     sn_page: DFF<Bits<W>>,
-    sn_count: DFF<Bits<32>>,
+    sn_count: DFF<Bits<COUNT_BITS>>,
     sn_pending: DFF<Bit>,
     sn_tag: DFF<Bits<TAG_BITS>>,
     r_valid: DFF<Bit>,
@@ -79,27 +82,19 @@ pub struct StackCell<const W: usize> {
     r_page: DFF<Bits<W>>,
     r_tag: DFF<Bits<TAG_BITS>>,
     r_depth: DFF<Bits<8>>,
-    r_count: DFF<Bits<32>>,
-    r_pending: DFF<Bit>,
-    r_pending_tag: DFF<Bits<TAG_BITS>>,
     rc_valid: DFF<Bit>,
     rc_page: DFF<Bits<W>>,
-    rc_count: DFF<Bits<32>>,
+    rc_count: DFF<Bits<COUNT_BITS>>,
     rc_pending: DFF<Bit>,
     rc_tag: DFF<Bits<TAG_BITS>>,
-    /// The cell's, the carried entry's, the token's and the snapshot's
-    /// count and pending flag with this clock's broadcast applied, and
-    /// the cell's after a close.
+    /// The cell's and the carried entry's count and pending flag with
+    /// this clock's broadcast applied, and the cell's after a close.
     e_hit_bc: Signal<Local, Bit>,
-    e_cnt: Signal<Local, Bits<32>>,
+    e_cnt: Signal<Local, Bits<COUNT_BITS>>,
     e_pend: Signal<Local, Bit>,
     c_hit_bc: Signal<Local, Bit>,
-    c_cnt: Signal<Local, Bits<32>>,
+    c_cnt: Signal<Local, Bits<COUNT_BITS>>,
     c_pend: Signal<Local, Bit>,
-    t_hit_bc: Signal<Local, Bit>,
-    t_cnt: Signal<Local, Bits<32>>,
-    t_pend: Signal<Local, Bit>,
-    s_hit_bc: Signal<Local, Bit>,
     hit: Signal<Local, Bit>,
 }
 
@@ -113,9 +108,6 @@ impl<const W: usize> Default for StackCell<W> {
             t_page: Default::default(),
             t_tag: Default::default(),
             t_depth: Default::default(),
-            t_count: Default::default(),
-            t_pending: Default::default(),
-            t_pending_tag: Default::default(),
             c_valid: Default::default(),
             c_page: Default::default(),
             c_count: Default::default(),
@@ -128,15 +120,14 @@ impl<const W: usize> Default for StackCell<W> {
             below_valid: Default::default(),
             below_page: Default::default(),
             below_count: Default::default(),
+            below_pending: Default::default(),
+            below_tag: Default::default(),
             o_valid: Default::default(),
             o_active: Default::default(),
             o_close: Default::default(),
             o_page: Default::default(),
             o_tag: Default::default(),
             o_depth: Default::default(),
-            o_count: Default::default(),
-            o_pending: Default::default(),
-            o_pending_tag: Default::default(),
             oc_valid: Default::default(),
             oc_page: Default::default(),
             oc_count: Default::default(),
@@ -145,6 +136,8 @@ impl<const W: usize> Default for StackCell<W> {
             s_valid: Default::default(),
             s_page: Default::default(),
             s_count: Default::default(),
+            s_pending: Default::default(),
+            s_tag: Default::default(),
             e_valid: Default::default(),
             e_page: Default::default(),
             e_count: Default::default(),
@@ -161,9 +154,6 @@ impl<const W: usize> Default for StackCell<W> {
             r_page: Default::default(),
             r_tag: Default::default(),
             r_depth: Default::default(),
-            r_count: Default::default(),
-            r_pending: Default::default(),
-            r_pending_tag: Default::default(),
             rc_valid: Default::default(),
             rc_page: Default::default(),
             rc_count: Default::default(),
@@ -175,10 +165,6 @@ impl<const W: usize> Default for StackCell<W> {
             c_hit_bc: Default::default(),
             c_cnt: Default::default(),
             c_pend: Default::default(),
-            t_hit_bc: Default::default(),
-            t_cnt: Default::default(),
-            t_pend: Default::default(),
-            s_hit_bc: Default::default(),
             hit: Default::default(),
         }
     }
@@ -188,67 +174,32 @@ impl<const W: usize> Logic for StackCell<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self,
-            clock,
-            e_valid,
-            e_page,
-            e_count,
-            e_pending,
-            e_tag,
-            sn_valid,
-            sn_page,
-            sn_count,
-            sn_pending,
-            sn_tag,
-            r_valid,
-            r_active,
-            r_close,
-            r_page,
-            r_tag,
-            r_depth,
-            r_count,
-            r_pending,
-            r_pending_tag,
-            rc_valid,
-            rc_page,
-            rc_count,
-            rc_pending,
-            rc_tag
+            self, clock, e_valid, e_page, e_count, e_pending, e_tag, sn_valid, sn_page, sn_count,
+            sn_pending, sn_tag, r_valid, r_active, r_close, r_page, r_tag, r_depth, rc_valid,
+            rc_page, rc_count, rc_pending, rc_tag
         );
-        // The broadcast, applied where its tag is pending.
+        // The broadcast, taken where its tag is pending. A pending count
+        // is always the 1 of the reference that made the entry (a hit
+        // moves the count into the token and leaves a new entry, a close
+        // restarts it), so the broadcast brings the whole count.
         self.e_hit_bc.next = self.bc_valid.val()
             & self.e_pending.q.val()
             & (self.e_tag.q.val() == self.bc_tag.val());
         self.e_cnt.next = self.e_count.q.val();
         if self.e_hit_bc.val() {
-            self.e_cnt.next = self.e_count.q.val() + self.bc_count.val();
+            self.e_cnt.next = self.bc_count.val();
         }
         self.e_pend.next = self.e_pending.q.val() & !self.e_hit_bc.val();
         self.c_hit_bc.next =
             self.bc_valid.val() & self.c_pending.val() & (self.c_tag.val() == self.bc_tag.val());
         self.c_cnt.next = self.c_count.val();
         if self.c_hit_bc.val() {
-            self.c_cnt.next = self.c_count.val() + self.bc_count.val();
+            self.c_cnt.next = self.bc_count.val();
         }
         self.c_pend.next = self.c_pending.val() & !self.c_hit_bc.val();
-        self.t_hit_bc.next = self.bc_valid.val()
-            & self.t_pending.val()
-            & (self.t_pending_tag.val() == self.bc_tag.val());
-        self.t_cnt.next = self.t_count.val();
-        if self.t_hit_bc.val() {
-            self.t_cnt.next = self.t_count.val() + self.bc_count.val();
-        }
-        self.t_pend.next = self.t_pending.val() & !self.t_hit_bc.val();
-        self.s_hit_bc.next = self.bc_valid.val()
-            & self.sn_pending.q.val()
-            & (self.sn_tag.q.val() == self.bc_tag.val());
-        if self.s_hit_bc.val() {
-            self.sn_count.d.next = self.sn_count.q.val() + self.bc_count.val();
-            self.sn_pending.d.next = false;
-        }
         // A close: the snapshot takes the cell as the interval left it,
         // and the cell's count starts again (a count still pending is the
-        // snapshot's to take).
+        // snapshot's, with its tag).
         if self.t_close.val() {
             self.sn_valid.d.next = self.e_valid.q.val();
             self.sn_page.d.next = self.e_page.q.val();
@@ -262,7 +213,8 @@ impl<const W: usize> Logic for StackCell<W> {
             self.sn_valid.d.next = self.below_valid.val();
             self.sn_page.d.next = self.below_page.val();
             self.sn_count.d.next = self.below_count.val();
-            self.sn_pending.d.next = false;
+            self.sn_pending.d.next = self.below_pending.val();
+            self.sn_tag.d.next = self.below_tag.val();
         }
         self.hit.next =
             self.t_active.val() & self.e_valid.q.val() & (self.e_page.q.val() == self.t_page.val());
@@ -278,9 +230,6 @@ impl<const W: usize> Logic for StackCell<W> {
         self.r_page.d.next = self.t_page.val();
         self.r_tag.d.next = self.t_tag.val();
         self.r_depth.d.next = self.t_depth.val();
-        self.r_count.d.next = self.t_cnt.val();
-        self.r_pending.d.next = self.t_pend.val();
-        self.r_pending_tag.d.next = self.t_pending_tag.val();
         self.rc_valid.d.next = self.c_valid.val();
         self.rc_page.d.next = self.c_page.val();
         self.rc_count.d.next = self.c_cnt.val();
@@ -293,11 +242,10 @@ impl<const W: usize> Logic for StackCell<W> {
             self.e_pending.d.next = self.c_pend.val();
             self.e_tag.d.next = self.c_tag.val();
             if self.hit.val() {
-                self.r_count.d.next = self.e_cnt.val();
-                self.r_pending.d.next = self.e_pend.val();
-                self.r_pending_tag.d.next = self.e_tag.q.val();
                 self.rc_valid.d.next = false;
-                self.rc_pending.d.next = false;
+                self.rc_count.d.next = self.e_cnt.val();
+                self.rc_pending.d.next = self.e_pend.val();
+                self.rc_tag.d.next = self.e_tag.q.val();
             } else {
                 self.r_depth.d.next = self.t_depth.val() + 1;
                 self.rc_valid.d.next = self.e_valid.q.val();
@@ -313,9 +261,6 @@ impl<const W: usize> Logic for StackCell<W> {
         self.o_page.next = self.r_page.q.val();
         self.o_tag.next = self.r_tag.q.val();
         self.o_depth.next = self.r_depth.q.val();
-        self.o_count.next = self.r_count.q.val();
-        self.o_pending.next = self.r_pending.q.val();
-        self.o_pending_tag.next = self.r_pending_tag.q.val();
         self.oc_valid.next = self.rc_valid.q.val();
         self.oc_page.next = self.rc_page.q.val();
         self.oc_count.next = self.rc_count.q.val();
@@ -324,5 +269,7 @@ impl<const W: usize> Logic for StackCell<W> {
         self.s_valid.next = self.sn_valid.q.val();
         self.s_page.next = self.sn_page.q.val();
         self.s_count.next = self.sn_count.q.val();
+        self.s_pending.next = self.sn_pending.q.val();
+        self.s_tag.next = self.sn_tag.q.val();
     }
 }

@@ -1,62 +1,228 @@
-//! One bin of the stack-distance histogram.
+//! The stack-distance histogram, in block RAM.
 
 use rust_hdl::prelude::*;
 
-/// The references of the open interval whose stack distance is the
-/// bin's, and its snapshot of the last closed interval. `depth` and
-/// `valid` are the stack's bottom token; a token with `close` opens the
-/// next interval (its own reference belongs to it). The snapshots of the
-/// bins form a chain read at bin 0: `shift` moves each to the bin before
-/// (`next_snapshot` is the next bin's).
+use super::{BINS, COUNT_BITS};
+
+/// Bits of a bin's address (the RAMs hold 256 words, of which the first
+/// `BINS` are bins).
+const ADDRESS_BITS: usize = 8;
+
+/// The references of the open interval per stack distance, and the last
+/// closed interval's for the reader, in two RAMs that swap roles at each
+/// close: one counts, the other holds the record. `valid`, `depth` and
+/// `close` are the stack's bottom token; a token with `close` opens the
+/// next interval (its own reference belongs to it).
+///
+/// Counting is a read-modify-write over two clocks: the token's clock
+/// reads its bin, the next writes it plus one; a token's bin written by
+/// the token just before it is taken from that write. A RAM cannot be
+/// cleared in one clock, so a bit per bin says whether the bin was
+/// written since its RAM started counting; a bin without it reads 0.
+///
+/// The reader: `restart` in a clock makes `value` bin 0 in the next;
+/// each clock with `shift` (and no `restart`) moves `value` to the next
+/// bin in the next clock (0 past the last). The record stays readable
+/// through the clock after the next close.
 #[derive(LogicBlock)]
-pub struct HistogramBin {
+pub struct Histogram {
     pub clock: Signal<In, Clock>,
     pub valid: Signal<In, Bit>,
-    pub depth: Signal<In, Bits<8>>,
+    pub depth: Signal<In, Bits<ADDRESS_BITS>>,
     pub close: Signal<In, Bit>,
+    pub restart: Signal<In, Bit>,
     pub shift: Signal<In, Bit>,
-    pub next_snapshot: Signal<In, Bits<32>>,
-    pub snapshot: Signal<Out, Bits<32>>,
-    index: Constant<Bits<8>>,
-    inc: Signal<Local, Bits<32>>,
-    count: DFF<Bits<32>>,
-    snap: DFF<Bits<32>>,
+    pub value: Signal<Out, Bits<COUNT_BITS>>,
+    ram0: RAM<Bits<COUNT_BITS>, ADDRESS_BITS>,
+    ram1: RAM<Bits<COUNT_BITS>, ADDRESS_BITS>,
+    /// The RAM the open interval counts into.
+    counting: DFF<Bit>,
+    /// Per RAM, the bins written since it started counting.
+    fresh0: DFF<Bits<BINS>>,
+    fresh1: DFF<Bits<BINS>>,
+    bin_count: Constant<Bits<ADDRESS_BITS>>,
+    /// The token's RAM (the new one for a token with `close`), and
+    /// whether its bin holds a count of this interval.
+    token_ram: Signal<Local, Bit>,
+    token_fresh: Signal<Local, Bit>,
+    // The token in its second clock.
+    add_valid: DFF<Bit>,
+    add_ram: DFF<Bit>,
+    add_depth: DFF<Bits<ADDRESS_BITS>>,
+    add_fresh: DFF<Bit>,
+    add_old: Signal<Local, Bits<COUNT_BITS>>,
+    add_new: Signal<Local, Bits<COUNT_BITS>>,
+    // The write of the clock before, for the token right behind.
+    wrote_valid: DFF<Bit>,
+    wrote_ram: DFF<Bit>,
+    wrote_depth: DFF<Bits<ADDRESS_BITS>>,
+    wrote_value: DFF<Bits<COUNT_BITS>>,
+    // The reader.
+    read_ram: Signal<Local, Bit>,
+    read_at: Signal<Local, Bits<ADDRESS_BITS>>,
+    read_bin: DFF<Bits<ADDRESS_BITS>>,
+    read_from: DFF<Bit>,
+    read_fresh: DFF<Bit>,
 }
 
-impl HistogramBin {
-    pub fn new(distance: u8) -> HistogramBin {
-        HistogramBin {
+impl Default for Histogram {
+    fn default() -> Self {
+        Self {
             clock: Default::default(),
             valid: Default::default(),
             depth: Default::default(),
             close: Default::default(),
+            restart: Default::default(),
             shift: Default::default(),
-            next_snapshot: Default::default(),
-            snapshot: Default::default(),
-            index: Constant::new(u64::from(distance).to_bits()),
-            inc: Default::default(),
-            count: Default::default(),
-            snap: Default::default(),
+            value: Default::default(),
+            ram0: Default::default(),
+            ram1: Default::default(),
+            counting: Default::default(),
+            fresh0: Default::default(),
+            fresh1: Default::default(),
+            bin_count: Constant::new((BINS as u64).to_bits()),
+            token_ram: Default::default(),
+            token_fresh: Default::default(),
+            add_valid: Default::default(),
+            add_ram: Default::default(),
+            add_depth: Default::default(),
+            add_fresh: Default::default(),
+            add_old: Default::default(),
+            add_new: Default::default(),
+            wrote_valid: Default::default(),
+            wrote_ram: Default::default(),
+            wrote_depth: Default::default(),
+            wrote_value: Default::default(),
+            read_ram: Default::default(),
+            read_at: Default::default(),
+            read_bin: Default::default(),
+            read_from: Default::default(),
+            read_fresh: Default::default(),
         }
     }
 }
 
-impl Logic for HistogramBin {
+impl Logic for Histogram {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, count, snap);
-        self.inc.next = 0.into();
-        if self.valid.val() & (self.depth.val() == self.index.val()) {
-            self.inc.next = 1.into();
-        }
-        self.count.d.next = self.count.q.val() + self.inc.val();
-        if self.shift.val() {
-            self.snap.d.next = self.next_snapshot.val();
+        dff_setup!(
+            self,
+            clock,
+            counting,
+            fresh0,
+            fresh1,
+            add_valid,
+            add_ram,
+            add_depth,
+            add_fresh,
+            wrote_valid,
+            wrote_ram,
+            wrote_depth,
+            wrote_value,
+            read_bin,
+            read_from,
+            read_fresh
+        );
+        self.ram0.read_clock.next = self.clock.val();
+        self.ram0.write_clock.next = self.clock.val();
+        self.ram1.read_clock.next = self.clock.val();
+        self.ram1.write_clock.next = self.clock.val();
+        // The token's first clock: read its bin. A close swaps the RAMs,
+        // and the one that starts counting has no bin of this interval.
+        self.token_ram.next = self.counting.q.val() ^ self.close.val();
+        self.counting.d.next = self.token_ram.val();
+        self.token_fresh.next = self.fresh0.q.val().get_bit(self.depth.val().index());
+        if self.token_ram.val() {
+            self.token_fresh.next = self.fresh1.q.val().get_bit(self.depth.val().index());
         }
         if self.close.val() {
-            self.snap.d.next = self.count.q.val();
-            self.count.d.next = self.inc.val();
+            self.token_fresh.next = false;
         }
-        self.snapshot.next = self.snap.q.val();
+        self.add_valid.d.next = self.valid.val();
+        self.add_ram.d.next = self.token_ram.val();
+        self.add_depth.d.next = self.depth.val();
+        self.add_fresh.d.next = self.token_fresh.val();
+        // The reader's next bin, from the RAM that holds the record.
+        self.read_ram.next = !self.counting.q.val();
+        self.read_at.next = self.read_bin.q.val();
+        if self.shift.val() & (self.read_bin.q.val() != self.bin_count.val()) {
+            self.read_at.next = self.read_bin.q.val() + 1;
+        }
+        if self.restart.val() {
+            self.read_at.next = 0.into();
+        }
+        self.read_bin.d.next = self.read_at.val();
+        self.read_from.d.next = self.read_ram.val();
+        self.read_fresh.d.next = false;
+        if self.read_at.val() != self.bin_count.val() {
+            self.read_fresh.d.next = self.fresh0.q.val().get_bit(self.read_at.val().index());
+            if self.read_ram.val() {
+                self.read_fresh.d.next = self.fresh1.q.val().get_bit(self.read_at.val().index());
+            }
+        }
+        // A RAM's read port is the token's when it counts, else the
+        // reader's. A close's token reads nothing (its bin is 0 in its
+        // new RAM), so the reader keeps the port through the clock after
+        // the close.
+        self.ram0.read_address.next = self.read_at.val();
+        if self.valid.val() & !self.close.val() & !self.token_ram.val() {
+            self.ram0.read_address.next = self.depth.val();
+        }
+        self.ram1.read_address.next = self.read_at.val();
+        if self.valid.val() & !self.close.val() & self.token_ram.val() {
+            self.ram1.read_address.next = self.depth.val();
+        }
+        // The token's second clock: write its bin plus one.
+        self.add_old.next = 0.into();
+        if self.add_fresh.q.val() {
+            self.add_old.next = self.ram0.read_data.val();
+            if self.add_ram.q.val() {
+                self.add_old.next = self.ram1.read_data.val();
+            }
+        }
+        if self.wrote_valid.q.val()
+            & (self.wrote_ram.q.val() == self.add_ram.q.val())
+            & (self.wrote_depth.q.val() == self.add_depth.q.val())
+        {
+            self.add_old.next = self.wrote_value.q.val();
+        }
+        self.add_new.next = self.add_old.val() + 1;
+        self.ram0.write_address.next = self.add_depth.q.val();
+        self.ram0.write_data.next = self.add_new.val();
+        self.ram0.write_enable.next = self.add_valid.q.val() & !self.add_ram.q.val();
+        self.ram1.write_address.next = self.add_depth.q.val();
+        self.ram1.write_data.next = self.add_new.val();
+        self.ram1.write_enable.next = self.add_valid.q.val() & self.add_ram.q.val();
+        self.wrote_valid.d.next = self.add_valid.q.val();
+        self.wrote_ram.d.next = self.add_ram.q.val();
+        self.wrote_depth.d.next = self.add_depth.q.val();
+        self.wrote_value.d.next = self.add_new.val();
+        if self.add_valid.q.val() & !self.add_ram.q.val() {
+            self.fresh0.d.next = self
+                .fresh0
+                .q
+                .val()
+                .replace_bit(self.add_depth.q.val().index(), true);
+        }
+        if self.add_valid.q.val() & self.add_ram.q.val() {
+            self.fresh1.d.next = self
+                .fresh1
+                .q
+                .val()
+                .replace_bit(self.add_depth.q.val().index(), true);
+        }
+        if self.close.val() & !self.token_ram.val() {
+            self.fresh0.d.next = 0.into();
+        }
+        if self.close.val() & self.token_ram.val() {
+            self.fresh1.d.next = 0.into();
+        }
+        self.value.next = 0.into();
+        if self.read_fresh.q.val() {
+            self.value.next = self.ram0.read_data.val();
+            if self.read_from.q.val() {
+                self.value.next = self.ram1.read_data.val();
+            }
+        }
     }
 }

@@ -23,22 +23,27 @@
 //! stack, restarting at each close. The new top's count is 1 plus the
 //! old entry's, which the token finds deeper and later; so the new entry
 //! is `pending` under the reference's tag (its clock, mod 256) until the
-//! token reaches the bottom and broadcasts the count it found to every
-//! cell, carried entry, snapshot and token, which add it where their
-//! pending tag matches. A token that found its page in an entry still
-//! pending takes that tag with the count, and the broadcast completes it
-//! before it reaches the bottom (tokens broadcast in their order).
+//! token reaches the bottom and broadcasts the entry's count (1 plus
+//! the count it found) to every cell and carried entry, which take it
+//! where their pending tag matches (a pending count is always that 1,
+//! so no cell adds). A token that found its page in an entry still pending takes
+//! that tag with the count (in its carried entry's registers), and the
+//! broadcast completes it before it reaches the bottom (tokens
+//! broadcast in their order). Counts are [`COUNT_BITS`] wide.
 //!
 //! Intervals. `close` in clock `c` opens the next interval with that
 //! clock's references. It walks down the stack with the clock's token:
 //! each cell copies its entry to its snapshot (the stack as the last
 //! reference before the close left it) and restarts its count before the
-//! token acts on it. Once it reaches the bottom (no count of the
-//! snapshot is pending any more) the histogram takes its snapshot and
-//! the hot pages are picked over 128 clocks from then: the snapshots shift
-//! up a cell a clock and a sorted list of 8 takes each one with a count
-//! above 0 after the entries with a count at least as high (equal counts
-//! nearer the top first). The record is out [`RECORD_LATENCY`] clocks
+//! token acts on it; a snapshot's count still pending keeps its tag.
+//! Once the close reaches the bottom (every tag a snapshot waits for
+//! has been broadcast, and a table in block RAM keeps each broadcast by
+//! its tag) the histogram's RAMs swap ([`Histogram`]) and the hot pages
+//! are picked over 128 clocks from then: the snapshots shift up a cell a
+//! clock, a stage completes each pending count from the table, and a
+//! sorted list of 8 takes each one with a count above 0 after the
+//! entries with a count at least as high (equal counts nearer the top
+//! first). The record is out [`RECORD_LATENCY`] clocks
 //! after the close and holds until the next interval's record starts
 //! ([`ReuseDistanceUnit::record_valid`]). Closes must be at least
 //! [`MIN_INTERVAL`] clocks apart; a closer one sets `overrun`.
@@ -49,7 +54,7 @@ mod cell;
 mod histogram;
 
 pub use cell::StackCell;
-pub use histogram::HistogramBin;
+pub use histogram::Histogram;
 
 /// The stack's pages.
 pub const DEPTH: usize = 128;
@@ -57,14 +62,19 @@ pub const DEPTH: usize = 128;
 pub const BINS: usize = DEPTH + 1;
 /// Hot pages in a record.
 pub const HOT: usize = 8;
+/// Bits of a count (a page's, a histogram bin's): exact for intervals of
+/// up to `2^29 - 1` clocks, one reference a clock (board.md: at `L = 8`
+/// the longest interval, `2^31` ticks, is `2^28` clocks). The record's
+/// counts are 32 bits, zero-extended.
+pub const COUNT_BITS: usize = 29;
 /// Bits of a reference's tag: more than the clocks a count is pending.
 pub const TAG_BITS: usize = 8;
 /// Clocks from a reference at the inputs to its token at the bottom:
 /// the inputs' register, the token's, and a clock a cell.
 pub const STACK_LATENCY: usize = DEPTH + 2;
 /// Clocks from a close at the inputs to its record's `record_valid`:
-/// the stack, then a clock per snapshot.
-pub const RECORD_LATENCY: usize = STACK_LATENCY + DEPTH;
+/// the stack, then a clock per snapshot and the scan's stage.
+pub const RECORD_LATENCY: usize = STACK_LATENCY + DEPTH + 1;
 /// Least clocks between two closes: the hot-page scan of one close must
 /// be done when the next close writes the snapshot of cell 0.
 pub const MIN_INTERVAL: usize = 2 * DEPTH;
@@ -78,12 +88,12 @@ pub const MIN_INTERVAL: usize = 2 * DEPTH;
 /// Out: `record_valid` for one clock per close, [`RECORD_LATENCY`] clocks
 /// after it; the record is then `record_skipped`, `hot_page`/`hot_count`
 /// (most references first, count 0 past the last hot page) and the
-/// histogram, read as a chain: `hist_value` is distance 0's bin, and
-/// each clock with `hist_shift` moves the next bin there (distance `d`
-/// after `d` shifts, 128 for deeper or new). The record holds through
-/// the clock the next close leaves the bottom of the stack
-/// ([`STACK_LATENCY`] clocks after that close: at least 128 clocks after
-/// `record_valid`, time for the 128 shifts).
+/// histogram, read a bin a clock: `hist_value` is distance 0's bin, and
+/// each clock with `hist_shift` brings the next bin there in the next
+/// clock (distance `d` after `d` shifts, 128 for deeper or new). The
+/// record holds through the clock after the next close leaves the
+/// bottom of the stack ([`STACK_LATENCY`] + 1 clocks after that close:
+/// at least 128 clocks after `record_valid`, time for the 128 shifts).
 #[derive(LogicBlock)]
 pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     pub clock: Signal<In, Clock>,
@@ -98,7 +108,7 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     pub overrun: Signal<Out, Bit>,
     pub hist_shift: Signal<In, Bit>,
     pub hist_value: Signal<Out, Bits<32>>,
-    histogram: [HistogramBin; BINS],
+    histogram: Histogram,
     cells: [StackCell<W>; DEPTH],
     /// The token leaving the bottom cell: the histogram's, and the
     /// broadcast of its count to every cell.
@@ -106,7 +116,10 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     bottom_close: Signal<Local, Bit>,
     bottom_tag: Signal<Local, Bits<TAG_BITS>>,
     bottom_depth: Signal<Local, Bits<8>>,
-    bottom_count: Signal<Local, Bits<32>>,
+    bottom_count: Signal<Local, Bits<COUNT_BITS>>,
+    /// The count of the entry the bottom token's reference made at the
+    /// top: 1 plus the old one.
+    broadcast_count: Signal<Local, Bits<COUNT_BITS>>,
     in_valid: DFF<Bits<L>>,
     in_page: [DFF<Bits<W>>; L],
     in_close: DFF<Bit>,
@@ -133,6 +146,8 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     scan_left: DFF<Bits<8>>,
     scanning: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
+    /// The count of the snapshot the scan reads, zero-extended.
+    scanned_count: Signal<Local, Bits<32>>,
     /// Hot slot `j` holds a count at least the scanned one's.
     at_least: [Signal<Local, Bit>; HOT],
     slot_page: [DFF<Bits<W>>; HOT],
@@ -142,6 +157,18 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     slot_from_count: [Signal<Local, Bits<32>>; HOT],
     slot_count: [DFF<Bits<32>>; HOT],
     done: DFF<Bit>,
+    record_out: DFF<Bit>,
+    /// Each broadcast's count by its tag, for the snapshots' pending
+    /// counts.
+    broadcasts: RAM<Bits<COUNT_BITS>, TAG_BITS>,
+    /// The scan's stage: the snapshot the scan read the clock before.
+    scan_stage: DFF<Bit>,
+    scan_first: DFF<Bit>,
+    scan_entry: DFF<Bit>,
+    scan_page: DFF<Bits<W>>,
+    scan_count: DFF<Bits<COUNT_BITS>>,
+    scan_pending: DFF<Bit>,
+    scan_total: Signal<Local, Bits<COUNT_BITS>>,
 }
 
 impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
@@ -160,13 +187,14 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             overrun: Default::default(),
             hist_shift: Default::default(),
             hist_value: Default::default(),
-            histogram: std::array::from_fn(|d| HistogramBin::new(d as u8)),
+            histogram: Default::default(),
             cells: std::array::from_fn(|_| Default::default()),
             bottom_valid: Default::default(),
             bottom_close: Default::default(),
             bottom_tag: Default::default(),
             bottom_depth: Default::default(),
             bottom_count: Default::default(),
+            broadcast_count: Default::default(),
             in_valid: Default::default(),
             in_page: std::array::from_fn(|_| Default::default()),
             in_close: Default::default(),
@@ -189,12 +217,22 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             scan_left: Default::default(),
             scanning: Default::default(),
             take: Default::default(),
+            scanned_count: Default::default(),
             at_least: std::array::from_fn(|_| Default::default()),
             slot_page: std::array::from_fn(|_| Default::default()),
             slot_from_page: std::array::from_fn(|_| Default::default()),
             slot_from_count: std::array::from_fn(|_| Default::default()),
             slot_count: std::array::from_fn(|_| Default::default()),
             done: Default::default(),
+            record_out: Default::default(),
+            broadcasts: Default::default(),
+            scan_stage: Default::default(),
+            scan_first: Default::default(),
+            scan_entry: Default::default(),
+            scan_page: Default::default(),
+            scan_count: Default::default(),
+            scan_pending: Default::default(),
+            scan_total: Default::default(),
         }
     }
 }
@@ -218,7 +256,14 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             busy,
             overrun_flag,
             scan_left,
-            done
+            done,
+            record_out,
+            scan_stage,
+            scan_first,
+            scan_entry,
+            scan_page,
+            scan_count,
+            scan_pending
         );
         for j in 0..L {
             self.in_page[j].clock.next = self.clock.val();
@@ -272,16 +317,23 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.bottom_close.next = self.cells[k].o_close.val();
             self.bottom_tag.next = self.cells[k].o_tag.val();
             self.bottom_depth.next = self.cells[k].o_depth.val();
-            self.bottom_count.next = self.cells[k].o_count.val();
+            // A token still active found no page: its old count is 0.
+            self.bottom_count.next = self.cells[k].oc_count.val();
+            if self.cells[k].o_active.val() {
+                self.bottom_count.next = 0.into();
+            }
             self.cells[k].below_valid.next = false;
             self.cells[k].below_page.next = 0.into();
             self.cells[k].below_count.next = 0.into();
+            self.cells[k].below_pending.next = false;
+            self.cells[k].below_tag.next = 0.into();
         }
+        self.broadcast_count.next = self.bottom_count.val() + 1;
         for k in 0..DEPTH {
             self.cells[k].clock.next = self.clock.val();
             self.cells[k].bc_valid.next = self.bottom_valid.val();
             self.cells[k].bc_tag.next = self.bottom_tag.val();
-            self.cells[k].bc_count.next = self.bottom_count.val();
+            self.cells[k].bc_count.next = self.broadcast_count.val();
         }
         self.cells[0].t_valid.next = self.top_valid.q.val();
         self.cells[0].t_active.next = self.top_valid.q.val();
@@ -289,9 +341,6 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.cells[0].t_page.next = self.top_page.q.val();
         self.cells[0].t_tag.next = self.top_tag.q.val();
         self.cells[0].t_depth.next = 0.into();
-        self.cells[0].t_count.next = 0.into();
-        self.cells[0].t_pending.next = false;
-        self.cells[0].t_pending_tag.next = 0.into();
         self.cells[0].c_valid.next = self.top_valid.q.val();
         self.cells[0].c_page.next = self.top_page.q.val();
         self.cells[0].c_count.next = 1.into();
@@ -304,9 +353,6 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.cells[k].t_page.next = self.cells[k - 1].o_page.val();
             self.cells[k].t_tag.next = self.cells[k - 1].o_tag.val();
             self.cells[k].t_depth.next = self.cells[k - 1].o_depth.val();
-            self.cells[k].t_count.next = self.cells[k - 1].o_count.val();
-            self.cells[k].t_pending.next = self.cells[k - 1].o_pending.val();
-            self.cells[k].t_pending_tag.next = self.cells[k - 1].o_pending_tag.val();
             self.cells[k].c_valid.next = self.cells[k - 1].oc_valid.val();
             self.cells[k].c_page.next = self.cells[k - 1].oc_page.val();
             self.cells[k].c_count.next = self.cells[k - 1].oc_count.val();
@@ -315,52 +361,69 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.cells[k - 1].below_valid.next = self.cells[k].s_valid.val();
             self.cells[k - 1].below_page.next = self.cells[k].s_page.val();
             self.cells[k - 1].below_count.next = self.cells[k].s_count.val();
+            self.cells[k - 1].below_pending.next = self.cells[k].s_pending.val();
+            self.cells[k - 1].below_tag.next = self.cells[k].s_tag.val();
         }
         // The bottom: the histogram, and the close's scan of the snapshots.
-        for d in 0..BINS {
-            self.histogram[d].clock.next = self.clock.val();
-            self.histogram[d].valid.next = self.bottom_valid.val();
-            self.histogram[d].depth.next = self.bottom_depth.val();
-            self.histogram[d].close.next = self.bottom_close.val();
-            self.histogram[d].shift.next = self.hist_shift.val();
-        }
-        for d in 1..BINS {
-            self.histogram[d - 1].next_snapshot.next = self.histogram[d].snapshot.val();
-        }
-        for d in DEPTH..BINS {
-            self.histogram[d].next_snapshot.next = 0.into();
-        }
-        self.hist_value.next = self.histogram[0].snapshot.val();
+        self.histogram.clock.next = self.clock.val();
+        self.histogram.valid.next = self.bottom_valid.val();
+        self.histogram.depth.next = self.bottom_depth.val();
+        self.histogram.close.next = self.bottom_close.val();
+        self.histogram.shift.next = self.hist_shift.val();
+        // Bin 0 with `record_valid`.
+        self.histogram.restart.next = self.done.q.val();
+        self.hist_value.next = bit_cast::<32, COUNT_BITS>(self.histogram.value.val());
         // The close's scan starts as it leaves the stack, from an empty
         // list.
         self.scanning.next = (self.scan_left.q.val() != 0) | self.bottom_close.val();
         for k in 0..DEPTH {
             self.cells[k].scan.next = self.scanning.val();
         }
+        // The scan's stage: the top snapshot, and the broadcast of its
+        // pending tag read from the table (written before the close left
+        // the stack, and not yet overwritten: a tag comes back 256 clocks
+        // later).
+        self.scan_stage.d.next = self.scanning.val();
+        self.scan_first.d.next = self.bottom_close.val();
+        self.scan_entry.d.next = self.cells[0].s_valid.val();
+        self.scan_page.d.next = self.cells[0].s_page.val();
+        self.scan_count.d.next = self.cells[0].s_count.val();
+        self.scan_pending.d.next = self.cells[0].s_pending.val();
+        self.broadcasts.read_address.next = self.cells[0].s_tag.val();
+        self.broadcasts.read_clock.next = self.clock.val();
+        self.broadcasts.write_clock.next = self.clock.val();
+        self.broadcasts.write_address.next = self.bottom_tag.val();
+        self.broadcasts.write_data.next = self.broadcast_count.val();
+        self.broadcasts.write_enable.next = self.bottom_valid.val();
+        self.scan_total.next = self.scan_count.q.val();
+        if self.scan_pending.q.val() {
+            self.scan_total.next = self.broadcasts.read_data.val();
+        }
+        self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.scan_total.val());
         for j in 0..HOT {
             self.slot_from_page[j].next = self.slot_page[j].q.val();
             self.slot_from_count[j].next = self.slot_count[j].q.val();
-            if self.bottom_close.val() {
+            if self.scan_first.q.val() {
                 self.slot_from_page[j].next = 0.into();
                 self.slot_from_count[j].next = 0.into();
             }
             self.slot_page[j].d.next = self.slot_from_page[j].val();
             self.slot_count[j].d.next = self.slot_from_count[j].val();
             self.at_least[j].next = (self.slot_from_count[j].val() != 0)
-                & (self.slot_from_count[j].val() >= self.cells[0].s_count.val());
+                & (self.slot_from_count[j].val() >= self.scanned_count.val());
         }
         self.take.next =
-            self.scanning.val() & self.cells[0].s_valid.val() & (self.cells[0].s_count.val() != 0);
+            self.scan_stage.q.val() & self.scan_entry.q.val() & (self.scanned_count.val() != 0);
         if self.take.val() {
             if !self.at_least[0].val() {
-                self.slot_page[0].d.next = self.cells[0].s_page.val();
-                self.slot_count[0].d.next = self.cells[0].s_count.val();
+                self.slot_page[0].d.next = self.scan_page.q.val();
+                self.slot_count[0].d.next = self.scanned_count.val();
             }
             for j in 1..HOT {
                 if !self.at_least[j].val() {
                     if self.at_least[j - 1].val() {
-                        self.slot_page[j].d.next = self.cells[0].s_page.val();
-                        self.slot_count[j].d.next = self.cells[0].s_count.val();
+                        self.slot_page[j].d.next = self.scan_page.q.val();
+                        self.slot_count[j].d.next = self.scanned_count.val();
                     } else {
                         self.slot_page[j].d.next = self.slot_from_page[j - 1].val();
                         self.slot_count[j].d.next = self.slot_from_count[j - 1].val();
@@ -376,7 +439,8 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.scan_left.d.next = self.scan_reload.val();
             self.record_skips.d.next = self.skipped_snap.q.val();
         }
-        self.record_valid.next = self.done.q.val();
+        self.record_out.d.next = self.done.q.val();
+        self.record_valid.next = self.record_out.q.val();
         self.record_skipped.next = self.record_skips.q.val();
         for j in 0..HOT {
             self.hot_page[j].next = self.slot_page[j].q.val();

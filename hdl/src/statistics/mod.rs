@@ -9,8 +9,9 @@
 //! What this block is, and is not, of board.md's unit: the counters, the
 //! intervals, the inner commands STATS_ON, STATS_OFF and STATS_INTERVAL_k
 //! (their effect at the next clock's tick), and the record of each
-//! non-empty interval ([`StatisticCounters::record_valid`], a clock long).
-//! Not here: the statistics packets (format.md §5.3), their credit and
+//! non-empty interval ([`StatisticCounters::record_valid`], a clock long),
+//! held in a slot of the counters' held records when the transport sends
+//! it ([`packets`], which has the packets and their credit). Not here:
 //! their share of the ports, the trace drain's smaller share; no board top
 //! instantiates the block yet.
 //!

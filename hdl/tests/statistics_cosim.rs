@@ -85,8 +85,9 @@ fn run_hdl_on_this_thread<
         let mut records = Vec::new();
         let mut clock = 0u64;
         // The readout walks the counters, one a clock, and must give the
-        // snapshot as it was in the clock of the index, READ_LATENCY
-        // clocks later; past the last counter it gives 0.
+        // held record (here the last, held at its record_valid) as it was
+        // in the clock of the index, READ_LATENCY clocks later; past the
+        // last counter it gives 0.
         let counters = x.su.record_counters().len() as u64;
         let mut nonzero_reads = 0u64;
         let mut reads_in_flight = VecDeque::new();
@@ -96,7 +97,7 @@ fn run_hdl_on_this_thread<
             let expect =
                 x.su.record_counters()
                     .get(index as usize)
-                    .map_or(0, |c| c.snapshot.val().to_u64());
+                    .map_or(0, |c| c.held.val().to_u64());
             reads_in_flight.push_back((index, expect));
             for j in 0..L {
                 let t = clock * L as u64 + j as u64;

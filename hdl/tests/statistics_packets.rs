@@ -5,7 +5,9 @@
 //! (header, counters, `seq`, port), in order, and its records sent and
 //! unsent, on the random streams of `statistics_cosim` with the credit
 //! refusing records, a silence that fills the credit, and records of one
-//! and of several parts. And the block's Verilog is `verilator
+//! and of several parts, at `k` = 6, 9 and 11 at both shapes, with the
+//! unit's inner commands cutting intervals short, so that records come
+//! while others are held or sent. And the block's Verilog is `verilator
 //! --lint-only -Wall` clean.
 
 mod capture_support;
@@ -28,12 +30,14 @@ use std::collections::BTreeMap;
 use verilog_support::*;
 
 /// What the HDL sent: each packet's port and bytes, and its records sent,
-/// unsent and overrun.
+/// unsent and overrun; the records held while the path held or sent
+/// another (`queued`).
 struct HdlRun {
     packets: Vec<(u8, Vec<u8>)>,
     sent: u64,
     unsent: u64,
     overrun: u64,
+    queued: u64,
 }
 
 fn run_hdl<
@@ -100,6 +104,7 @@ fn run_hdl_on_this_thread<
             let mut open: Option<(u8, Vec<u8>)> = None;
             let mut desc_due: Option<(u64, u64)> = None;
             let mut clock = 0u64;
+            let mut queued = 0u64;
             loop {
                 for j in 0..L {
                     let t = clock * L as u64 + j as u64;
@@ -111,6 +116,9 @@ fn run_hdl_on_this_thread<
                 }
                 wait_clock_cycle!(sim, clock, x);
                 clock += 1;
+                if x.hold_write.val() && x.busy.val() {
+                    queued += 1;
+                }
                 // A packet's descriptor comes a clock after its last word.
                 if let Some((words, port)) = desc_due.take() {
                     assert!(x.desc_write.val(), "a descriptor after the last word");
@@ -150,6 +158,7 @@ fn run_hdl_on_this_thread<
                 sent: x.records_sent.val().to_u64(),
                 unsent: x.records_unsent.val().to_u64(),
                 overrun: x.overrun.val().to_u64(),
+                queued,
             })
             .unwrap();
             sim.done(x)
@@ -164,6 +173,7 @@ struct Shown {
     packets: Vec<BoardPacket>,
     unsent: u64,
     parts: u8,
+    queued: u64,
 }
 
 /// Runs the RustHDL path and checks it against the golden model with the
@@ -184,7 +194,7 @@ fn cosim<
 ) -> Shown {
     assert_eq!(cfg.fifo_depth, B << AB);
     let (gold, su) = model_packets(cfg, L as u32, E as u32, cmds, &p);
-    let path = packet_config(cfg, &p);
+    let path = packet_config(cfg, &p, L as u8);
     // Past the model's last packet and the stream by more than an
     // interval.
     let last_end = gold
@@ -201,7 +211,7 @@ fn cosim<
         p.k.into(),
         stop,
     );
-    assert_eq!(hw.overrun, 0, "records came while one was being sent");
+    assert_eq!(hw.overrun, 0, "a record sent found every slot taken");
     for (i, ((port, bytes), g)) in hw.packets.iter().zip(&gold).enumerate() {
         let part = StatsPart::parse(&g.bytes).expect("valid part");
         assert_eq!(*port, g.port, "packet {i} (seq {}): port", part.seq);
@@ -230,6 +240,7 @@ fn cosim<
         packets: gold,
         unsent: su.records_unsent,
         parts,
+        queued: hw.queued,
     }
 }
 
@@ -302,37 +313,77 @@ fn statistics_packets_l2_e2_k9_and_k11() {
     );
 }
 
-/// L = 8, E = 3 (the ECP5 board's shape), 2 ranks of 8 banks (158
-/// counters) at `k = 11`: three ports, records of three parts, the limit
-/// and the FIFO dropping, the credit refusing records and a silence
-/// filling it. Without STATS_ON and STATS_OFF: the block sends a record
-/// of three parts in about 207 clocks of the 256 of an interval, and an
-/// interval cut short by them would change the counters' snapshot before
-/// it has read them (the block's documentation).
-#[test]
-fn statistics_packets_l8_e3_k11() {
-    let cfg = board_config(geometry_24(), 64, SLOW);
-    let stream = without_unit_commands(
-        &cfg,
-        &with_unused_activations(&random_stream(&cfg, 3, 4000, 12), 4, 7),
-    );
-    let cmds = with_silence(&stream, 2500, 40_000);
-    let p = PathParams {
-        k: 11,
-        board_id: 3,
-        ports: 3,
-        tick_ps: 2029,
-        max_words: 64,
-        share_log2: 2,
-        burst_records: 2,
-    };
-    let shown = cosim::<8, 3, 16, 2, 2, 16, 24>(&cfg, &cmds, p);
-    assert_refusals(&shown);
-    assert_eq!(shown.parts, 3, "records of three parts");
+/// The records held while another was: the path must have queued them.
+fn assert_queued(shown: &Shown) {
     assert!(
-        shown.packets.iter().any(|b| b.port == 2),
-        "packets on every port"
+        shown.queued > 0,
+        "records must have been held while another was being sent"
     );
+}
+
+/// L = 2, E = 2 (the iCE40's shape) at `k = 6` and `k = 9`, with STATS_ON,
+/// STATS_OFF and STATS_INTERVAL_k (k of 6..=9) cutting intervals short
+/// and a silence that fills the credit: records of three parts (94
+/// clocks each) come every 32 clocks at `k = 6`, or sooner, so that up to
+/// `burst` (4) records are held at once, and the credit refuses most.
+#[test]
+fn statistics_packets_l2_e2_k6_and_k9_cut_short() {
+    let cfg = board_config(geometry_20(), 64, SLOW);
+    let stream = with_interval_commands(&cfg, &random_stream(&cfg, 11, 2000, 3), 6..=9, 2, 5);
+    let cmds = with_silence(&stream, 900, 40_000);
+    for k in [6, 9] {
+        let p = PathParams {
+            k,
+            board_id: 5,
+            ports: 1,
+            tick_ps: 7075,
+            max_words: 24,
+            share_log2: 2,
+            burst_records: 4,
+        };
+        let shown = cosim::<2, 2, 8, 3, 1, 4, 20>(&cfg, &cmds, p);
+        assert_refusals(&shown);
+        assert_queued(&shown);
+        assert_eq!(shown.parts, 3, "records of three parts");
+    }
+}
+
+/// L = 8, E = 3 (the ECP5 board's shape), 2 ranks of 8 banks (158
+/// counters) at `k = 6`, `9` and `11`: three ports, records of three
+/// parts (196 clocks each), the limit and the FIFO dropping, STATS_ON,
+/// STATS_OFF and STATS_INTERVAL_k (k of 6..=11) cutting intervals short,
+/// the credit refusing records and a silence filling it, so that up to
+/// `burst` (4) records are held at once.
+#[test]
+fn statistics_packets_l8_e3_k6_k9_and_k11() {
+    let cfg = board_config(geometry_24(), 64, SLOW);
+    let stream = with_interval_commands(
+        &cfg,
+        &with_unused_activations(&random_stream(&cfg, 3, 3000, 12), 4, 7),
+        6..=11,
+        2,
+        9,
+    );
+    let cmds = with_silence(&stream, 1500, 40_000);
+    for k in [6, 9, 11] {
+        let p = PathParams {
+            k,
+            board_id: 3,
+            ports: 3,
+            tick_ps: 2029,
+            max_words: 64,
+            share_log2: 2,
+            burst_records: 4,
+        };
+        let shown = cosim::<8, 3, 16, 2, 2, 16, 24>(&cfg, &cmds, p);
+        assert_refusals(&shown);
+        assert_queued(&shown);
+        assert_eq!(shown.parts, 3, "records of three parts");
+        assert!(
+            shown.packets.iter().any(|b| b.port == 2),
+            "packets on every port"
+        );
+    }
 }
 
 /// The block at the boards' shapes (`ddr3-4g` with 3 ports and 360-word
@@ -340,9 +391,13 @@ fn statistics_packets_l8_e3_k11() {
 /// chain's waivers.
 #[test]
 fn statistics_packets_verilog_is_lint_clean() {
-    for (name, preset, ports) in [("stpk_ecp5", "ddr3-4g", 3), ("stpk_ice40", "ddr-512m", 1)] {
+    for (name, preset, ports, lanes) in [
+        ("stpk_ecp5", "ddr3-4g", 3, 8),
+        ("stpk_ice40", "ddr-512m", 1, 2),
+    ] {
         let mut uut = StatisticPackets::new(&StatsPacketConfig {
             geometry: line_geometry(&Geometry::preset(preset).unwrap()),
+            lanes,
             board_id: 0,
             ports,
             tick_ps: 1250,

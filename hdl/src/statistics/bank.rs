@@ -4,7 +4,7 @@
 
 use rust_hdl::prelude::*;
 
-use super::counter::IntervalCounter;
+use super::counter::{IntervalCounter, HOLD_SLOT_BITS};
 
 /// Per rank and bank, in format.md §5.3 order.
 pub const BANK_COUNTERS: usize = 8;
@@ -70,10 +70,15 @@ pub struct BankStats<const L: usize> {
     /// The counting stage's close and enable.
     pub close: Signal<In, Bit>,
     pub enable: Signal<In, Bit>,
-    /// The snapshot of counter `read_sel` (format.md §5.3 order), out
-    /// combinationally as `read_value`.
+    /// The held record of counter `read_sel` (format.md §5.3 order), out
+    /// combinationally as `read_value`; the counters' held records
+    /// ([`IntervalCounter::held`]) by `hold_write`, `hold_slot` and
+    /// `read_slot`.
     pub read_sel: Signal<In, Bits<3>>,
     pub read_value: Signal<Out, Bits<32>>,
+    pub hold_write: Signal<In, Bit>,
+    pub hold_slot: Signal<In, Bits<HOLD_SLOT_BITS>>,
+    pub read_slot: Signal<In, Bits<HOLD_SLOT_BITS>>,
     pub rd: IntervalCounter<L>,
     pub wr: IntervalCounter<L>,
     pub act_count: IntervalCounter<L>,
@@ -188,6 +193,9 @@ impl<const L: usize> Default for BankStats<L> {
             enable: Default::default(),
             read_sel: Default::default(),
             read_value: Default::default(),
+            hold_write: Default::default(),
+            hold_slot: Default::default(),
+            read_slot: Default::default(),
             rd: Default::default(),
             wr: Default::default(),
             act_count: Default::default(),
@@ -549,27 +557,51 @@ impl<const L: usize> Logic for BankStats<L> {
         self.miss.lanes.next = self.misses.val();
         self.conflict.lanes.next = self.conflicts.val();
         self.unused_act.lanes.next = self.unused.val();
-        self.read_value.next = self.rd.snapshot.val();
+        self.rd.hold_write.next = self.hold_write.val();
+        self.rd.hold_slot.next = self.hold_slot.val();
+        self.rd.read_slot.next = self.read_slot.val();
+        self.wr.hold_write.next = self.hold_write.val();
+        self.wr.hold_slot.next = self.hold_slot.val();
+        self.wr.read_slot.next = self.read_slot.val();
+        self.act_count.hold_write.next = self.hold_write.val();
+        self.act_count.hold_slot.next = self.hold_slot.val();
+        self.act_count.read_slot.next = self.read_slot.val();
+        self.pre_count.hold_write.next = self.hold_write.val();
+        self.pre_count.hold_slot.next = self.hold_slot.val();
+        self.pre_count.read_slot.next = self.read_slot.val();
+        self.hit.hold_write.next = self.hold_write.val();
+        self.hit.hold_slot.next = self.hold_slot.val();
+        self.hit.read_slot.next = self.read_slot.val();
+        self.miss.hold_write.next = self.hold_write.val();
+        self.miss.hold_slot.next = self.hold_slot.val();
+        self.miss.read_slot.next = self.read_slot.val();
+        self.conflict.hold_write.next = self.hold_write.val();
+        self.conflict.hold_slot.next = self.hold_slot.val();
+        self.conflict.read_slot.next = self.read_slot.val();
+        self.unused_act.hold_write.next = self.hold_write.val();
+        self.unused_act.hold_slot.next = self.hold_slot.val();
+        self.unused_act.read_slot.next = self.read_slot.val();
+        self.read_value.next = self.rd.held.val();
         if self.read_sel.val() == 1 {
-            self.read_value.next = self.wr.snapshot.val();
+            self.read_value.next = self.wr.held.val();
         }
         if self.read_sel.val() == 2 {
-            self.read_value.next = self.act_count.snapshot.val();
+            self.read_value.next = self.act_count.held.val();
         }
         if self.read_sel.val() == 3 {
-            self.read_value.next = self.pre_count.snapshot.val();
+            self.read_value.next = self.pre_count.held.val();
         }
         if self.read_sel.val() == 4 {
-            self.read_value.next = self.hit.snapshot.val();
+            self.read_value.next = self.hit.held.val();
         }
         if self.read_sel.val() == 5 {
-            self.read_value.next = self.miss.snapshot.val();
+            self.read_value.next = self.miss.held.val();
         }
         if self.read_sel.val() == 6 {
-            self.read_value.next = self.conflict.snapshot.val();
+            self.read_value.next = self.conflict.held.val();
         }
         if self.read_sel.val() == 7 {
-            self.read_value.next = self.unused_act.snapshot.val();
+            self.read_value.next = self.unused_act.held.val();
         }
     }
 }

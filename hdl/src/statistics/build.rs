@@ -53,6 +53,9 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             record_start: Default::default(),
             record_end: Default::default(),
             record_k: Default::default(),
+            hold_write: Default::default(),
+            hold_slot: Default::default(),
+            read_slot: Default::default(),
             read_index: Default::default(),
             read_value: Default::default(),
             enabled: Default::default(),
@@ -204,6 +207,16 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
     /// The Verilog names of [`Self::record_counters`]' snapshots inside
     /// the generated module of this block, in the same order.
     pub fn record_counter_names() -> Vec<String> {
+        Self::record_port_names("snapshot")
+    }
+
+    /// The same for their held records of the slot being read
+    /// ([`IntervalCounter::held`]).
+    pub fn record_held_names() -> Vec<String> {
+        Self::record_port_names("held")
+    }
+
+    fn record_port_names(port: &str) -> Vec<String> {
         let bank = [
             "rd",
             "wr",
@@ -216,15 +229,15 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         ];
         let mut all = Vec::with_capacity(NB * BANK_COUNTERS + 2 * R + LB + 2);
         for b in 0..NB {
-            all.extend(bank.iter().map(|c| format!("banks${b}.{c}$snapshot")));
+            all.extend(bank.iter().map(|c| format!("banks${b}.{c}${port}")));
         }
         for r in 0..R {
-            all.push(format!("refresh${r}$snapshot"));
-            all.push(format!("busy${r}$snapshot"));
+            all.push(format!("refresh${r}${port}"));
+            all.push(format!("busy${r}${port}"));
         }
-        all.extend((0..LB).map(|i| format!("toggles${i}$snapshot")));
-        all.push("over_limit$snapshot".into());
-        all.push("lost_fifo$snapshot".into());
+        all.extend((0..LB).map(|i| format!("toggles${i}${port}")));
+        all.push(format!("over_limit${port}"));
+        all.push(format!("lost_fifo${port}"));
         all
     }
 }

@@ -1,7 +1,13 @@
 //! The unit's building blocks with no knowledge of the bus: an interval
-//! counter with its snapshot, and a delay line.
+//! counter with its snapshot and its held records, and a delay line.
 
 use rust_hdl::prelude::*;
+
+/// Address bits of each counter's held records: [`HOLD_SLOTS`] records,
+/// as many as the credit's largest burst (board.md, 1..=16), which bounds
+/// the records sent and not yet read ([`super::packets`]).
+pub const HOLD_SLOT_BITS: usize = 4;
+pub const HOLD_SLOTS: usize = 1 << HOLD_SLOT_BITS;
 
 /// One counter of the open interval and its snapshot of the last closed
 /// one; the snapshot of an interval closed by `close` in clock `c` shows
@@ -14,6 +20,12 @@ use rust_hdl::prelude::*;
 /// chain of increments. The lanes come as one bit each of
 /// a vector (not an array of bits), so that an array of counters
 /// generates valid Verilog.
+///
+/// The held records: [`HOLD_SLOTS`] copies of the snapshot in a small
+/// RAM, written from the snapshot in a clock of `hold_write` (slot
+/// `hold_slot`), read (slot `read_slot`) into `held` a clock later, for
+/// the statistics path, which sends them after the snapshot has moved on
+/// ([`super::packets`]).
 #[derive(LogicBlock)]
 pub struct IntervalCounter<const L: usize> {
     pub clock: Signal<In, Clock>,
@@ -26,6 +38,11 @@ pub struct IntervalCounter<const L: usize> {
     /// The unit counts this clock's events.
     pub enable: Signal<In, Bit>,
     pub snapshot: Signal<Out, Bits<32>>,
+    pub hold_write: Signal<In, Bit>,
+    pub hold_slot: Signal<In, Bits<HOLD_SLOT_BITS>>,
+    pub read_slot: Signal<In, Bits<HOLD_SLOT_BITS>>,
+    pub held: Signal<Out, Bits<32>>,
+    hold: RAM<Bits<32>, HOLD_SLOT_BITS>,
     r_lanes: DFF<Bits<L>>,
     r_add: DFF<Bits<5>>,
     r_close: DFF<Bit>,
@@ -62,6 +79,11 @@ impl<const L: usize> Default for IntervalCounter<L> {
             close: Default::default(),
             enable: Default::default(),
             snapshot: Default::default(),
+            hold_write: Default::default(),
+            hold_slot: Default::default(),
+            read_slot: Default::default(),
+            held: Default::default(),
+            hold: Default::default(),
             r_lanes: Default::default(),
             r_add: Default::default(),
             r_close: Default::default(),
@@ -148,6 +170,13 @@ impl<const L: usize> Logic for IntervalCounter<L> {
             self.snap.d.next = self.next_total.val();
         }
         self.snapshot.next = self.snap.q.val();
+        self.hold.write_clock.next = self.clock.val();
+        self.hold.read_clock.next = self.clock.val();
+        self.hold.write_enable.next = self.hold_write.val();
+        self.hold.write_address.next = self.hold_slot.val();
+        self.hold.write_data.next = self.snap.q.val();
+        self.hold.read_address.next = self.read_slot.val();
+        self.held.next = self.hold.read_data.val();
     }
 }
 

@@ -9,8 +9,9 @@
 //! What this block is, and is not, of board.md's unit: the counters, the
 //! intervals, the inner commands STATS_ON, STATS_OFF and STATS_INTERVAL_k
 //! (their effect at the next clock's tick), and the record of each
-//! non-empty interval ([`StatisticCounters::record_valid`], a clock long).
-//! Not here: the statistics packets (format.md §5.3), their credit and
+//! non-empty interval ([`StatisticCounters::record_valid`], a clock long),
+//! held in a slot of the counters' held records when the transport sends
+//! it ([`packets`], which has the packets and their credit). Not here:
 //! their share of the ports, the trace drain's smaller share; no board top
 //! instantiates the block yet.
 //!
@@ -57,7 +58,7 @@ pub use bank::{
     BankStats, LaneAddr, ACT, BANK_COUNTERS, CONFLICT, HIT, LANE_ADDR_BITS, LANE_PAIR_BITS, MISS,
     PRE, RD, UNUSED_ACT, WR,
 };
-pub use counter::{DelayLine, IntervalCounter};
+pub use counter::{DelayLine, IntervalCounter, HOLD_SLOTS, HOLD_SLOT_BITS};
 pub use line::LineLane;
 
 /// Clocks from each tap of the capture chain to the encoder's, where the
@@ -115,10 +116,15 @@ pub struct StatisticCounters<
     pub record_start: Signal<Out, Bits<64>>,
     pub record_end: Signal<Out, Bits<64>>,
     pub record_k: Signal<Out, Bits<5>>,
-    /// The readout: counter `read_index` of the record (format.md §5.3
-    /// order, as [`StatisticCounters::record_counters`]) in `read_value`
-    /// two clocks later ([`READ_LATENCY`]), as it was in the clock of the
-    /// index; 0 past the last. The snapshots hold until the next close.
+    /// The held records: the snapshots copied to slot `hold_slot` in a
+    /// clock of `hold_write` (they hold until the next close), and the
+    /// readout: counter `read_index` (format.md §5.3 order, as
+    /// [`StatisticCounters::record_counters`]) of held slot `read_slot`
+    /// (a clock after it is set) in `read_value` [`READ_LATENCY`] clocks
+    /// later, as it was in the clock of the index; 0 past the last.
+    pub hold_write: Signal<In, Bit>,
+    pub hold_slot: Signal<In, Bits<HOLD_SLOT_BITS>>,
+    pub read_slot: Signal<In, Bits<HOLD_SLOT_BITS>>,
     pub read_index: Signal<In, Bits<10>>,
     pub read_value: Signal<Out, Bits<32>>,
     /// Whether the unit counts (after the changes due at the counting
@@ -645,6 +651,9 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.banks[b].refresh.next = self.bank_refresh[b].q.val();
             self.banks[b].addr.next = self.p_addrs.q.val();
             self.banks[b].addr_ne.next = self.p_addr_ne.q.val();
+            self.banks[b].hold_write.next = self.hold_write.val();
+            self.banks[b].hold_slot.next = self.hold_slot.val();
+            self.banks[b].read_slot.next = self.read_slot.val();
         }
         for r in 0..R {
             self.refresh[r].clock.next = self.clock.val();
@@ -657,6 +666,12 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.busy[r].enable.next = self.on_now.val();
             self.busy[r].add.next = 0.into();
             self.busy[r].lanes.next = self.busy_lanes[r].q.val();
+            self.refresh[r].hold_write.next = self.hold_write.val();
+            self.refresh[r].hold_slot.next = self.hold_slot.val();
+            self.refresh[r].read_slot.next = self.read_slot.val();
+            self.busy[r].hold_write.next = self.hold_write.val();
+            self.busy[r].hold_slot.next = self.hold_slot.val();
+            self.busy[r].read_slot.next = self.read_slot.val();
         }
         for i in 0..LB {
             self.toggles[i].clock.next = self.clock.val();
@@ -664,17 +679,26 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.toggles[i].enable.next = self.on_now.val();
             self.toggles[i].add.next = self.toggle_delay[i].q.val();
             self.toggles[i].lanes.next = 0.into();
+            self.toggles[i].hold_write.next = self.hold_write.val();
+            self.toggles[i].hold_slot.next = self.hold_slot.val();
+            self.toggles[i].read_slot.next = self.read_slot.val();
         }
         self.over_limit.clock.next = self.clock.val();
         self.over_limit.close.next = self.close.val();
         self.over_limit.enable.next = self.on_now.val();
         self.over_limit.add.next = bit_cast::<5, 4>(self.over_delay.q.val());
         self.over_limit.lanes.next = 0.into();
+        self.over_limit.hold_write.next = self.hold_write.val();
+        self.over_limit.hold_slot.next = self.hold_slot.val();
+        self.over_limit.read_slot.next = self.read_slot.val();
         self.lost_fifo.clock.next = self.clock.val();
         self.lost_fifo.close.next = self.close.val();
         self.lost_fifo.enable.next = self.on_now.val();
         self.lost_fifo.add.next = bit_cast::<5, 3>(self.dropped.val());
         self.lost_fifo.lanes.next = 0.into();
+        self.lost_fifo.hold_write.next = self.hold_write.val();
+        self.lost_fifo.hold_slot.next = self.hold_slot.val();
+        self.lost_fifo.read_slot.next = self.read_slot.val();
         // The record, two clocks after the close. Everything the unit counts
         // comes from a command it counts as busy (a reference is a RD/WR
         // of a rank and bank of the geometry, and so is every drop), so an
@@ -712,13 +736,13 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
                     & (self.read_index.val().get_bits::<3>(0)
                         == self.refresh_at[r].val().get_bits::<3>(0))
                 {
-                    self.other_read[g].d.next = self.refresh[r].snapshot.val();
+                    self.other_read[g].d.next = self.refresh[r].held.val();
                 }
                 if (self.busy_at[r].val().get_bits::<7>(3) == self.other_at[g].val())
                     & (self.read_index.val().get_bits::<3>(0)
                         == self.busy_at[r].val().get_bits::<3>(0))
                 {
-                    self.other_read[g].d.next = self.busy[r].snapshot.val();
+                    self.other_read[g].d.next = self.busy[r].held.val();
                 }
             }
             for i in 0..LB {
@@ -726,20 +750,20 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
                     & (self.read_index.val().get_bits::<3>(0)
                         == self.toggle_at[i].val().get_bits::<3>(0))
                 {
-                    self.other_read[g].d.next = self.toggles[i].snapshot.val();
+                    self.other_read[g].d.next = self.toggles[i].held.val();
                 }
             }
             if (self.over_limit_at.val().get_bits::<7>(3) == self.other_at[g].val())
                 & (self.read_index.val().get_bits::<3>(0)
                     == self.over_limit_at.val().get_bits::<3>(0))
             {
-                self.other_read[g].d.next = self.over_limit.snapshot.val();
+                self.other_read[g].d.next = self.over_limit.held.val();
             }
             if (self.lost_fifo_at.val().get_bits::<7>(3) == self.other_at[g].val())
                 & (self.read_index.val().get_bits::<3>(0)
                     == self.lost_fifo_at.val().get_bits::<3>(0))
             {
-                self.other_read[g].d.next = self.lost_fifo.snapshot.val();
+                self.other_read[g].d.next = self.lost_fifo.held.val();
             }
         }
         self.read_at.d.next = self.read_index.val();

@@ -3,24 +3,46 @@
 //! against the statistics path's credit, then sent as version 1
 //! statistics packets (the counters alone) or counted unsent.
 //!
-//! What it does, per `record_valid` of the counting half:
+//! What it does, per `record_valid` of the counting half, in that clock:
 //! - the credit, exactly as the golden model's (`hmtt_board_model`'s
 //!   `StatisticUnit::close`): in units of `1/(8000 * 2^s)` byte, full at
-//!   reset, grown by `ports * tick_ps` per tick from the last record's end
-//!   tick to this one's (the empty intervals between cost nothing, and a
-//!   cap reached on the way stays reached, so growing once per record is
-//!   the same sum), capped at `burst` records; a record costs `(bytes +
-//!   66) * 8000 * 2^s` summed over its packets, a constant of the build;
-//!   the product `elapsed * ports * tick_ps` is summed one bit of the
-//!   constant a clock (shift and add), and an elapsed time that fills the
-//!   credit by itself skips it;
-//! - a record the credit covers is cut into parts of at most `max_words -
-//!   4` counters, each a packet of the 48-byte header and its words (the
-//!   counters do not saturate: an interval holds at most `2^31` ticks, so
-//!   no counter passes `2^32 - 1`), with its own `seq` from 0 and port `seq
-//!   % ports`; one it does not cover adds one to the unsent count the next
-//!   record sent carries in `unsent_before` (saturating), and to
-//!   `records_unsent`.
+//!   reset, grown by `ports * tick_ps` per tick up to a cap of `burst`
+//!   records. The model grows it at each close from the last close's end
+//!   tick; this block grows it by `L * ports * tick_ps` every clock, two
+//!   clocks behind the counting stage (where `record_valid` comes). The
+//!   sums are the same: the counting stage's tick advances by `L` a clock,
+//!   and growth capped step by step is growth capped once
+//!   (`min(c, min(c, x + a) + b) = min(c, x + a + b)` for `a, b >= 0`). A
+//!   record costs `(bytes + 66) * 8000 * 2^s` summed over its packets, a
+//!   constant of the build, and is sent if the credit covers it;
+//! - a record it sends is held: the counting half copies its snapshots
+//!   into a slot of its held records (`hold_write`, `hold_slot`; the
+//!   snapshot of a close holds at least the clock of its `record_valid`),
+//!   and this block keeps its header fields (interval, `k`, flags, unsent
+//!   count) in a slot of its own RAMs, so that the next close, however
+//!   soon, does not change it. One it does not send adds one to the
+//!   unsent count the next record sent carries in `unsent_before`
+//!   (saturating), and to `records_unsent`;
+//! - the held records are sent in order, each cut into parts of at most
+//!   `max_words - 4` counters, each a packet of the 48-byte header and
+//!   its words (the counters do not saturate: an interval holds at most
+//!   `2^31` ticks, so no counter passes `2^32 - 1`), with its own `seq`
+//!   from 0 and port `seq % ports`; a slot is free again in the clock of
+//!   its last word.
+//!
+//! Why [`HOLD_SLOTS`] slots are enough: a record sent takes
+//! [`StatisticPackets::record_clocks`] clocks `P` from its slot's read to
+//! its last word, back to back while records wait, and the build requires
+//! a record's cost to be at least `P` clocks of credit (`cost >= P * L *
+//! ports * tick_ps`, checked by [`StatsPacketConfig::plan`]). From the
+//! record that finds no record waiting, `W` clocks later at most `burst +
+//! floor(W / P)` records were sent (the credit held at most `burst`
+//! before it and grew by at most `W / P` costs) and at least
+//! `floor(W / P)` had their last word: never more than `burst <= 16`
+//! records wait. At the ECP5 defaults a record costs 51,473 ticks and
+//! takes 174 clocks (1,392 ticks). A record sent while all slots are
+//! taken, which the bound excludes, would be counted in `overrun` and
+//! lost.
 //!
 //! Output, in the form of [`crate::packetizer::Packetizer`]'s toward the
 //! port buffers: one word a clock (`word_write`, `word_data`, `word_port`,
@@ -31,24 +53,12 @@
 //! the header's 12 included) and port, as the packetizer's late descriptor.
 //! The packets of a record follow each other with no gap; nothing holds
 //! the output back (the ports' share of the statistics is a later block's).
-//!
-//! The counters come through the counting half's readout (`read_index`,
-//! `read_value`, [`super::READ_LATENCY`] clocks), while the packets go
-//! out: a record is exact only if the counting half's snapshot holds
-//! until its last word is read, i.e. if its next interval closes at least
-//! [`StatisticPackets::busy_clocks`] clocks after it. A record that comes
-//! while one is still being sent is not handled: `overrun` counts it (its
-//! credit and unsent count are then not the model's); a close with
-//! nothing counted has no `record_valid`, so one that comes too soon goes
-//! unseen. Intervals that short (board.md's `k = 6`, or one cut short by
-//! STATS_OFF or STATS_INTERVAL_k right after a record sent) need the
-//! counting half to hold the record for this block.
 
 use rust_hdl::prelude::*;
 
 use crate::dsmu::LineGeometry;
 
-use super::{BANK_COUNTERS, READ_LATENCY};
+use super::{BANK_COUNTERS, HOLD_SLOTS, HOLD_SLOT_BITS};
 
 /// Words of a statistics packet's header (48 bytes, format.md §5.3).
 pub const HEADER_WORDS: usize = 12;
@@ -59,10 +69,13 @@ pub const WIRE_OVERHEAD_BYTES: u64 = 66;
 
 /// The statistics path's build parameters: the golden model's
 /// `StatsConfig` (share, burst) and `BoardConfig` (board id, ports, tick,
-/// trace packet size) for a board whose Statistic Unit has no RDHPU.
+/// trace packet size) for a board whose Statistic Unit has no RDHPU, and
+/// the board's lanes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StatsPacketConfig {
     pub geometry: LineGeometry,
+    /// `L`: ticks a clock, 1..=8.
+    pub lanes: u8,
     pub board_id: u8,
     /// Ethernet ports, 1..=4.
     pub ports: u8,
@@ -88,25 +101,33 @@ pub struct StatsPacketPlan {
     /// A record's wire bytes: headers, counters, frame overheads.
     pub record_wire_bytes: u64,
     /// A record's cost and the cap, in `1/(8000 * 2^s)` byte; the credit a
-    /// tick adds; the ticks that fill an empty credit.
+    /// tick adds, and a clock.
     pub cost: u64,
     pub cap: u64,
     pub rate: u64,
-    pub fill_ticks: u64,
-    /// Bits of `rate`: the clocks of the credit's product.
-    pub rate_bits: u64,
+    pub step: u64,
+    /// Clocks from a held record's slot read to its last word.
+    pub record_clocks: u64,
 }
 
 impl StatsPacketConfig {
     /// Panics on parameters outside board.md's ranges (a build error, as
-    /// the other blocks' constructors).
+    /// the other blocks' constructors), and on a path fast enough to send
+    /// a record in less time than its credit takes to grow (then
+    /// [`HOLD_SLOTS`] held records would not be enough; the module's
+    /// documentation).
     pub fn plan(&self) -> StatsPacketPlan {
         let g = self.geometry.checked();
+        assert!((1..=8).contains(&self.lanes), "1..=8 lanes");
         assert!((1..=4).contains(&self.ports), "1..=4 ports");
         assert!(self.tick_ps >= 1, "a tick of at least 1 ps");
         assert!(self.max_words >= 5, "max_words >= 5");
         assert!((1..=8).contains(&self.share_log2), "s in 1..=8");
         assert!((1..=16).contains(&self.burst_records), "burst 1..=16");
+        assert!(
+            self.burst_records as usize <= HOLD_SLOTS,
+            "a slot per record of the burst"
+        );
         let ranks = 1u64 << g.rank_bits;
         let banks = ranks << g.bank_bits;
         let words = banks * BANK_COUNTERS as u64 + 2 * ranks + u64::from(g.line_bits()) + 2;
@@ -117,6 +138,13 @@ impl StatsPacketConfig {
         let cost = record_wire_bytes * (8000 << self.share_log2);
         let cap = u64::from(self.burst_records) * cost;
         let rate = u64::from(self.ports) * u64::from(self.tick_ps);
+        let step = rate * u64::from(self.lanes);
+        // The idle clock and the slot's read, then every packet's words.
+        let record_clocks = 2 + HEADER_WORDS as u64 * parts + words;
+        assert!(
+            cost >= record_clocks * step,
+            "a record's credit must take at least the {record_clocks} clocks of its packets"
+        );
         StatsPacketPlan {
             words,
             max_counters,
@@ -125,8 +153,8 @@ impl StatsPacketConfig {
             cost,
             cap,
             rate,
-            fill_ticks: cap.div_ceil(rate),
-            rate_bits: u64::from(64 - rate.leading_zeros()),
+            step,
+            record_clocks,
         }
     }
 }
@@ -146,7 +174,11 @@ pub struct StatisticPackets {
     /// after the events of the interval's last clock.
     pub tracing: Signal<In, Bit>,
     pub tags_only: Signal<In, Bit>,
-    /// The counting half's readout.
+    /// To the counting half: hold the record of this `record_valid` in
+    /// slot `hold_slot`; read held slot `read_slot` at `read_index`.
+    pub hold_write: Signal<Out, Bit>,
+    pub hold_slot: Signal<Out, Bits<HOLD_SLOT_BITS>>,
+    pub read_slot: Signal<Out, Bits<HOLD_SLOT_BITS>>,
     pub read_index: Signal<Out, Bits<10>>,
     pub read_value: Signal<In, Bits<32>>,
     /// The packets' words, toward the ports.
@@ -158,8 +190,9 @@ pub struct StatisticPackets {
     pub desc_write: Signal<Out, Bit>,
     pub desc_words: Signal<Out, Bits<16>>,
     pub desc_port: Signal<Out, Bits<2>>,
-    /// Records sent and refused by the credit (saturating), records that
-    /// came while one was being sent (not handled), and whether one is.
+    /// Records sent and refused by the credit (saturating), records sent
+    /// with every slot taken (lost; the module's documentation), and
+    /// whether a record is held or being sent.
     pub records_sent: Signal<Out, Bits<32>>,
     pub records_unsent: Signal<Out, Bits<32>>,
     pub overrun: Signal<Out, Bits<32>>,
@@ -171,10 +204,10 @@ pub struct StatisticPackets {
     max_counters: Constant<Bits<16>>,
     last_part: Constant<Bits<8>>,
     last_port: Constant<Bits<2>>,
-    rate: Constant<Bits<32>>,
+    step: Constant<Bits<64>>,
     cap: Constant<Bits<64>>,
     cost: Constant<Bits<64>>,
-    fill_ticks: Constant<Bits<64>>,
+    slots: Constant<Bits<5>>,
     /// `2^32 - 1`, where the counts stop.
     saturated: Constant<Bits<32>>,
     header_magic: Constant<Bits<32>>,
@@ -182,28 +215,28 @@ pub struct StatisticPackets {
     header_geometry: Constant<Bits<32>>,
     header_tick: Constant<Bits<32>>,
     header_parts: Constant<Bits<32>>,
+    /// 0 idle, 1 the slot's read, 3 sending.
     state: DFF<Bits<2>>,
-    /// The record being handled: its interval, `k`, flags.
-    start_tick: DFF<Bits<64>>,
-    end_tick: DFF<Bits<64>>,
-    k: DFF<Bits<5>>,
-    flags: DFF<Bits<8>>,
-    /// The credit and the end tick it was grown to; the growth since then
-    /// (`gain`, summed from `elapsed` shifted by each set bit of the rate
-    /// left in `rate_left`), or `full` if it fills the credit by itself.
+    /// The credit, as the model's at the counting stage's tick two
+    /// clocks before; its growth by this clock, capped; the decision.
     credit: DFFWithInit<Bits<64>>,
-    credit_tick: DFF<Bits<64>>,
-    elapsed_now: Signal<Local, Bits<64>>,
-    elapsed: DFF<Bits<64>>,
-    rate_left: DFF<Bits<32>>,
-    gain: DFF<Bits<64>>,
-    full: DFF<Bit>,
     grown: Signal<Local, Bits<64>>,
     credit_now: Signal<Local, Bits<64>>,
-    /// Records refused since the last one sent, and that count as the
-    /// record being sent carries it.
+    take: Signal<Local, Bit>,
+    store: Signal<Local, Bit>,
+    /// The held records' header fields, by slot: the interval's start
+    /// and end ticks, and {unsent_before, flags, k} (bits 0, 32, 40).
+    held_start: RAM<Bits<64>, HOLD_SLOT_BITS>,
+    held_end: RAM<Bits<64>, HOLD_SLOT_BITS>,
+    held_meta: RAM<Bits<45>, HOLD_SLOT_BITS>,
+    /// The slots: the next to write, the one being read, how many hold a
+    /// record; whether this clock frees the one being read.
+    write_slot: DFF<Bits<HOLD_SLOT_BITS>>,
+    reading_slot: DFF<Bits<HOLD_SLOT_BITS>>,
+    held_count: DFF<Bits<5>>,
+    free: Signal<Local, Bit>,
+    /// Records refused since the last one sent.
     pending: DFF<Bits<32>>,
-    unsent_before: DFF<Bits<32>>,
     sent: DFF<Bits<32>>,
     unsent: DFF<Bits<32>>,
     overruns: DFF<Bits<32>>,
@@ -240,7 +273,6 @@ impl StatisticPackets {
         let geometry_bytes = u64::from(g.row_bits)
             | u64::from(g.rank_bits << 4 | g.bank_bits) << 8
             | u64::from(g.col_line_bits) << 16;
-        assert!(plan.rate < 1 << 32, "ports * tick_ps below 2^32");
         Self {
             clock: Default::default(),
             record_valid: Default::default(),
@@ -249,6 +281,9 @@ impl StatisticPackets {
             record_k: Default::default(),
             tracing: Default::default(),
             tags_only: Default::default(),
+            hold_write: Default::default(),
+            hold_slot: Default::default(),
+            read_slot: Default::default(),
             read_index: Default::default(),
             read_value: Default::default(),
             word_write: Default::default(),
@@ -267,10 +302,10 @@ impl StatisticPackets {
             max_counters: Constant::new(plan.max_counters.to_bits()),
             last_part: Constant::new((plan.parts - 1).to_bits()),
             last_port: Constant::new(u64::from(config.ports - 1).to_bits()),
-            rate: Constant::new(plan.rate.to_bits()),
+            step: Constant::new(plan.step.to_bits()),
             cap: Constant::new(plan.cap.to_bits()),
             cost: Constant::new(plan.cost.to_bits()),
-            fill_ticks: Constant::new(plan.fill_ticks.to_bits()),
+            slots: Constant::new((HOLD_SLOTS as u64).to_bits()),
             saturated: Constant::new(u64::from(u32::MAX).to_bits()),
             header_magic: Constant::new(u64::from(magic).to_bits()),
             header_board: Constant::new((1 | u64::from(config.board_id) << 16).to_bits()),
@@ -278,21 +313,19 @@ impl StatisticPackets {
             header_tick: Constant::new(u64::from(config.tick_ps).to_bits()),
             header_parts: Constant::new((plan.parts << 24).to_bits()),
             state: Default::default(),
-            start_tick: Default::default(),
-            end_tick: Default::default(),
-            k: Default::default(),
-            flags: Default::default(),
             credit: DFFWithInit::new(plan.cap.to_bits()),
-            credit_tick: Default::default(),
-            elapsed_now: Default::default(),
-            elapsed: Default::default(),
-            rate_left: Default::default(),
-            gain: Default::default(),
-            full: Default::default(),
             grown: Default::default(),
             credit_now: Default::default(),
+            take: Default::default(),
+            store: Default::default(),
+            held_start: Default::default(),
+            held_end: Default::default(),
+            held_meta: Default::default(),
+            write_slot: Default::default(),
+            reading_slot: Default::default(),
+            held_count: Default::default(),
+            free: Default::default(),
             pending: Default::default(),
-            unsent_before: Default::default(),
             sent: Default::default(),
             unsent: Default::default(),
             overruns: Default::default(),
@@ -317,20 +350,10 @@ impl StatisticPackets {
         }
     }
 
-    /// Clocks from a record's `record_valid` to the read of its last
-    /// counter: the credit's product and decision, then every packet's
-    /// header and counters (the last read [`READ_LATENCY`] clocks before
-    /// its word). The counting half's next close must come no sooner.
-    pub fn busy_clocks(config: &StatsPacketConfig) -> u64 {
-        // From the record's close: `record_valid` two clocks later, the
-        // product, the decision, the words; the last counter's index goes
-        // out READ_LATENCY clocks before its word, and the snapshot it
-        // reads changes two clocks after the next close.
-        let plan = config.plan();
-        let last_index_clock =
-            2 + plan.rate_bits + 1 + HEADER_WORDS as u64 * plan.parts + plan.words
-                - READ_LATENCY as u64;
-        last_index_clock - 1
+    /// Clocks a record sent takes, from its slot's read (after an idle
+    /// clock) to its last word: every packet's header and counters.
+    pub fn record_clocks(config: &StatsPacketConfig) -> u64 {
+        config.plan().record_clocks
     }
 }
 
@@ -341,18 +364,11 @@ impl Logic for StatisticPackets {
             self,
             clock,
             state,
-            start_tick,
-            end_tick,
-            k,
-            flags,
             credit,
-            credit_tick,
-            elapsed,
-            rate_left,
-            gain,
-            full,
+            write_slot,
+            reading_slot,
+            held_count,
             pending,
-            unsent_before,
             sent,
             unsent,
             overruns,
@@ -370,11 +386,22 @@ impl Logic for StatisticPackets {
             desc_words_held,
             desc_port_held
         );
-        self.elapsed_now.next = self.record_end.val() - self.credit_tick.q.val();
-        self.grown.next = self.credit.q.val() + self.gain.q.val();
+        self.held_start.write_clock.next = self.clock.val();
+        self.held_start.read_clock.next = self.clock.val();
+        self.held_end.write_clock.next = self.clock.val();
+        self.held_end.read_clock.next = self.clock.val();
+        self.held_meta.write_clock.next = self.clock.val();
+        self.held_meta.read_clock.next = self.clock.val();
+        // The credit: a clock's growth, capped, then the record's cost.
+        self.grown.next = self.credit.q.val() + self.step.val();
         self.credit_now.next = self.grown.val();
-        if self.full.q.val() | (self.grown.val() > self.cap.val()) {
+        if self.grown.val() > self.cap.val() {
             self.credit_now.next = self.cap.val();
+        }
+        self.take.next = self.record_valid.val() & (self.credit_now.val() >= self.cost.val());
+        self.credit.d.next = self.credit_now.val();
+        if self.take.val() {
+            self.credit.d.next = self.credit_now.val() - self.cost.val();
         }
         // The packet's counters: the rest of the record, at most
         // `max_counters`.
@@ -384,6 +411,69 @@ impl Logic for StatisticPackets {
             self.count.next = self.max_counters.val();
         }
         self.last_word.next = self.pos.q.val() == (self.count.val() + 11);
+        // The slot being read is free in the clock of the record's last
+        // word: its counters were read READ_LATENCY clocks before.
+        self.free.next = (self.state.q.val() == 3)
+            & self.last_word.val()
+            & (self.part.q.val() == self.last_part.val());
+        self.store.next =
+            self.take.val() & ((self.held_count.q.val() != self.slots.val()) | self.free.val());
+        if self.take.val() & !self.store.val() & (self.overruns.q.val() != self.saturated.val()) {
+            self.overruns.d.next = self.overruns.q.val() + 1;
+        }
+        self.flags_now.next = 0.into();
+        if self.tracing.val() {
+            self.flags_now.next = 1.into();
+        }
+        if self.tags_only.val() {
+            self.flags_now.next = self.flags_now.val() | 2;
+        }
+        // A record sent: held, its header fields kept, the unsent count
+        // it carries reset.
+        self.hold_write.next = self.store.val();
+        self.hold_slot.next = self.write_slot.q.val();
+        self.held_start.write_enable.next = self.store.val();
+        self.held_end.write_enable.next = self.store.val();
+        self.held_meta.write_enable.next = self.store.val();
+        self.held_start.write_address.next = self.write_slot.q.val();
+        self.held_end.write_address.next = self.write_slot.q.val();
+        self.held_meta.write_address.next = self.write_slot.q.val();
+        self.held_start.write_data.next = self.record_start.val();
+        self.held_end.write_data.next = self.record_end.val();
+        self.held_meta.write_data.next = bit_cast::<45, 32>(self.pending.q.val())
+            | (bit_cast::<45, 8>(self.flags_now.val()) << 32)
+            | (bit_cast::<45, 5>(self.record_k.val()) << 40);
+        if self.store.val() {
+            self.write_slot.d.next = self.write_slot.q.val() + 1;
+        }
+        if self.take.val() {
+            self.pending.d.next = 0.into();
+            if self.sent.q.val() != self.saturated.val() {
+                self.sent.d.next = self.sent.q.val() + 1;
+            }
+        }
+        if self.record_valid.val() & !self.take.val() {
+            if self.pending.q.val() != self.saturated.val() {
+                self.pending.d.next = self.pending.q.val() + 1;
+            }
+            if self.unsent.q.val() != self.saturated.val() {
+                self.unsent.d.next = self.unsent.q.val() + 1;
+            }
+        }
+        self.held_count.d.next = self.held_count.q.val();
+        if self.store.val() & !self.free.val() {
+            self.held_count.d.next = self.held_count.q.val() + 1;
+        }
+        if self.free.val() & !self.store.val() {
+            self.held_count.d.next = self.held_count.q.val() - 1;
+        }
+        if self.free.val() {
+            self.reading_slot.d.next = self.reading_slot.q.val() + 1;
+        }
+        self.read_slot.next = self.reading_slot.q.val();
+        self.held_start.read_address.next = self.reading_slot.q.val();
+        self.held_end.read_address.next = self.reading_slot.q.val();
+        self.held_meta.read_address.next = self.reading_slot.q.val();
         // The counter of the word two clocks on (the readout's latency):
         // word `pos` of the packet is counter `first + pos - 12`.
         self.read_index.next = bit_cast::<10, 16>(self.first.q.val() + self.pos.q.val() - 10);
@@ -391,7 +481,7 @@ impl Logic for StatisticPackets {
         self.header_word.next = self.header_magic.val();
         if self.pos.q.val() == 1 {
             self.header_word.next = self.header_board.val()
-                | (bit_cast::<32, 8>(self.flags.q.val()) << 8)
+                | (bit_cast::<32, 8>(self.held_meta.read_data.val().get_bits::<8>(32)) << 8)
                 | (bit_cast::<32, 2>(self.port.q.val()) << 24);
         }
         if self.pos.q.val() == 2 {
@@ -401,95 +491,48 @@ impl Logic for StatisticPackets {
             self.header_word.next = self.seq.q.val().get_bits::<32>(32);
         }
         if self.pos.q.val() == 4 {
-            self.header_word.next = self.start_tick.q.val().get_bits::<32>(0);
+            self.header_word.next = self.held_start.read_data.val().get_bits::<32>(0);
         }
         if self.pos.q.val() == 5 {
-            self.header_word.next = self.start_tick.q.val().get_bits::<32>(32);
+            self.header_word.next = self.held_start.read_data.val().get_bits::<32>(32);
         }
         if self.pos.q.val() == 6 {
-            self.header_word.next = self.end_tick.q.val().get_bits::<32>(0);
+            self.header_word.next = self.held_end.read_data.val().get_bits::<32>(0);
         }
         if self.pos.q.val() == 7 {
-            self.header_word.next = self.end_tick.q.val().get_bits::<32>(32);
+            self.header_word.next = self.held_end.read_data.val().get_bits::<32>(32);
         }
         if self.pos.q.val() == 8 {
-            self.header_word.next = self.header_geometry.val() | bit_cast::<32, 5>(self.k.q.val());
+            self.header_word.next = self.header_geometry.val()
+                | bit_cast::<32, 5>(self.held_meta.read_data.val().get_bits::<5>(40));
         }
         if self.pos.q.val() == 9 {
             self.header_word.next =
                 self.header_tick.val() | (bit_cast::<32, 16>(self.count.val()) << 16);
         }
         if self.pos.q.val() == 10 {
-            self.header_word.next = self.unsent_before.q.val();
+            self.header_word.next = self.held_meta.read_data.val().get_bits::<32>(0);
         }
         if self.pos.q.val() == 11 {
             self.header_word.next = self.header_parts.val()
                 | bit_cast::<32, 16>(self.first.q.val())
                 | (bit_cast::<32, 8>(self.part.q.val()) << 16);
         }
-        self.flags_now.next = 0.into();
-        if self.tracing.val() {
-            self.flags_now.next = 1.into();
-        }
-        if self.tags_only.val() {
-            self.flags_now.next = self.flags_now.val() | 2;
-        }
         self.out_write.d.next = false;
         self.out_first.d.next = false;
         self.out_last.d.next = false;
         self.desc_due.d.next = self.out_last.q.val();
-        if self.record_valid.val()
-            & (self.state.q.val() != 0)
-            & (self.overruns.q.val() != self.saturated.val())
-        {
-            self.overruns.d.next = self.overruns.q.val() + 1;
-        }
         // States by number (rust-hdl's Verilog takes no named constant
-        // here): 0 idle, 1 the credit's product, 2 the decision, 3 sending.
-        if (self.state.q.val() == 0) & self.record_valid.val() {
-            self.start_tick.d.next = self.record_start.val();
-            self.end_tick.d.next = self.record_end.val();
-            self.k.d.next = self.record_k.val();
-            self.flags.d.next = self.flags_now.val();
-            self.credit_tick.d.next = self.record_end.val();
-            self.elapsed.d.next = self.elapsed_now.val();
-            self.full.d.next = self.elapsed_now.val() >= self.fill_ticks.val();
-            self.rate_left.d.next = self.rate.val();
-            self.gain.d.next = 0.into();
+        // here): 0 idle, 1 the slot's read (its header fields and
+        // counters show a clock after `reading_slot`), 3 sending.
+        if (self.state.q.val() == 0) & (self.held_count.q.val() != 0) {
             self.state.d.next = 1.into();
         }
         if self.state.q.val() == 1 {
-            if self.rate_left.q.val().get_bit(0) {
-                self.gain.d.next = self.gain.q.val() + self.elapsed.q.val();
-            }
-            self.elapsed.d.next = self.elapsed.q.val() << 1;
-            self.rate_left.d.next = self.rate_left.q.val() >> 1;
-            if (self.rate_left.q.val() >> 1) == 0 {
-                self.state.d.next = 2.into();
-            }
-        }
-        if self.state.q.val() == 2 {
-            if self.credit_now.val() >= self.cost.val() {
-                self.credit.d.next = self.credit_now.val() - self.cost.val();
-                self.unsent_before.d.next = self.pending.q.val();
-                self.pending.d.next = 0.into();
-                if self.sent.q.val() != self.saturated.val() {
-                    self.sent.d.next = self.sent.q.val() + 1;
-                }
-                self.part.d.next = 0.into();
-                self.first.d.next = 0.into();
-                self.pos.d.next = 0.into();
-                self.state.d.next = 3.into();
-            } else {
-                self.credit.d.next = self.credit_now.val();
-                if self.pending.q.val() != self.saturated.val() {
-                    self.pending.d.next = self.pending.q.val() + 1;
-                }
-                if self.unsent.q.val() != self.saturated.val() {
-                    self.unsent.d.next = self.unsent.q.val() + 1;
-                }
-                self.state.d.next = 0.into();
-            }
+            self.part.d.next = 0.into();
+            self.first.d.next = 0.into();
+            self.pos.d.next = 0.into();
+            self.state.d.next = 3.into();
         }
         if self.state.q.val() == 3 {
             self.out_write.d.next = true;
@@ -528,7 +571,7 @@ impl Logic for StatisticPackets {
         self.records_sent.next = self.sent.q.val();
         self.records_unsent.next = self.unsent.q.val();
         self.overrun.next = self.overruns.q.val();
-        self.busy.next = self.state.q.val() != 0;
+        self.busy.next = (self.state.q.val() != 0) | (self.held_count.q.val() != 0);
     }
 }
 
@@ -544,6 +587,7 @@ mod tests {
                 row_bits: 15,
                 col_line_bits: 7,
             },
+            lanes: 8,
             board_id: 0,
             ports,
             tick_ps: 1250,
@@ -555,7 +599,7 @@ mod tests {
 
     /// board.md's figures for `ddr3-4g` at DDR3-1600: 160 counters, 754
     /// bytes on the wire, one record per 51.5 K ticks at `s = 5` and 3
-    /// ports.
+    /// ports, sent in 174 clocks (1,392 ticks).
     #[test]
     fn plan_of_ddr3_4g_is_board_md_s() {
         let plan = ddr3_4g(3, 360).plan();
@@ -563,8 +607,8 @@ mod tests {
         assert_eq!(plan.record_wire_bytes, 754);
         assert_eq!(plan.cost / plan.rate, 51_473);
         assert_eq!(plan.cap, 4 * plan.cost);
-        assert_eq!(plan.rate_bits, 12, "3 * 1250 = 3750 < 2^12");
-        assert_eq!(StatisticPackets::busy_clocks(&ddr3_4g(3, 360)), 184);
+        assert_eq!(plan.step, 8 * 3750);
+        assert_eq!(StatisticPackets::record_clocks(&ddr3_4g(3, 360)), 174);
     }
 
     /// 60 counters a packet: three parts, each with its own header and
@@ -574,10 +618,23 @@ mod tests {
         let plan = ddr3_4g(1, 64).plan();
         assert_eq!((plan.max_counters, plan.parts), (60, 3));
         assert_eq!(plan.record_wire_bytes, 3 * (48 + 66) + 4 * 160);
-        assert_eq!(plan.fill_ticks, plan.cap.div_ceil(1250));
         assert_eq!(
-            StatisticPackets::busy_clocks(&ddr3_4g(1, 64)),
-            11 + 3 * 12 + 160
+            StatisticPackets::record_clocks(&ddr3_4g(1, 64)),
+            2 + 3 * 12 + 160
         );
+    }
+
+    /// A path that would send a record faster than its credit grows is a
+    /// build error: the held records' bound needs it.
+    #[test]
+    #[should_panic(expected = "a record's credit must take at least")]
+    fn plan_refuses_a_path_faster_than_its_packets() {
+        let fast = StatsPacketConfig {
+            share_log2: 1,
+            ports: 4,
+            tick_ps: 5000,
+            ..ddr3_4g(4, 360)
+        };
+        fast.plan();
     }
 }

@@ -28,9 +28,10 @@ pub struct PathParams {
     pub burst_records: u32,
 }
 
-pub fn packet_config(cfg: &BoardConfig, p: &PathParams) -> StatsPacketConfig {
+pub fn packet_config(cfg: &BoardConfig, p: &PathParams, lanes: u8) -> StatsPacketConfig {
     StatsPacketConfig {
         geometry: line_geometry(&cfg.geometry),
+        lanes,
         board_id: p.board_id,
         ports: p.ports,
         tick_ps: p.tick_ps,
@@ -72,6 +73,7 @@ pub struct CapturePackets<
     pub overrun: Signal<Out, Bits<32>>,
     pub busy: Signal<Out, Bit>,
     pub record_valid: Signal<Out, Bit>,
+    pub hold_write: Signal<Out, Bit>,
     pub dropped_tick_valid: Signal<Out, Bit>,
     pub dropped_tick: Signal<Out, Bits<64>>,
     pub capture: Capture<L, E, B, AB>,
@@ -108,6 +110,7 @@ impl<
             overrun: Default::default(),
             busy: Default::default(),
             record_valid: Default::default(),
+            hold_write: Default::default(),
             dropped_tick_valid: Default::default(),
             dropped_tick: Default::default(),
             su: StatisticCounters::new(capture.geometry, k),
@@ -167,6 +170,9 @@ impl<
         self.packets.record_k.next = self.su.record_k.val();
         self.packets.tracing.next = self.capture.tracing.val();
         self.packets.tags_only.next = self.capture.tags_only.val();
+        self.su.hold_write.next = self.packets.hold_write.val();
+        self.su.hold_slot.next = self.packets.hold_slot.val();
+        self.su.read_slot.next = self.packets.read_slot.val();
         self.su.read_index.next = self.packets.read_index.val();
         self.packets.read_value.next = self.su.read_value.val();
         self.word_write.next = self.packets.word_write.val();
@@ -182,6 +188,7 @@ impl<
         self.overrun.next = self.packets.overrun.val();
         self.busy.next = self.packets.busy.val();
         self.record_valid.next = self.su.record_valid.val();
+        self.hold_write.next = self.packets.hold_write.val();
         self.dropped_tick_valid.next = self.capture.dropped_tick_valid.val();
         self.dropped_tick.next = self.capture.dropped_tick.val();
     }

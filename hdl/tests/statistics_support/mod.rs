@@ -122,6 +122,10 @@ impl<
         self.su.dropped.next = self.capture.dropped.val();
         self.su.dropped_tick.next = self.capture.dropped_tick.val();
         self.su.dropped_tick_valid.next = self.capture.dropped_tick_valid.val();
+        // The readout reads the last record, held at its record_valid.
+        self.su.hold_write.next = self.su.record_valid.val();
+        self.su.hold_slot.next = 0.into();
+        self.su.read_slot.next = 0.into();
         self.su.read_index.next = self.read_index.val();
         self.read_value.next = self.su.read_value.val();
         self.record_valid.next = self.su.record_valid.val();

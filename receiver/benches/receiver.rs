@@ -23,7 +23,10 @@
 //! Environment: HMTT_BENCH_DIR (output directory, default a temp dir on
 //! /tmp), HMTT_BENCH_SECONDS (per step, default 2), HMTT_BENCH_SIZES
 //! (default "1500,9000"; empty for none), HMTT_BENCH_RATES_1500 / _9000 (Gb/s lists),
-//! HMTT_BENCH_TOOLS (default "socket,ring,tcpdump,tcpdump-B").
+//! HMTT_BENCH_TOOLS (default "socket,ring,tcpdump,tcpdump-B"),
+//! HMTT_BENCH_PREALLOCATE=0 (the receiver's stripe files not preallocated),
+//! HMTT_BENCH_BATCH (packets per batch, with as many fewer batches per
+//! port, so the same memory).
 //!
 //! Many boards (issue 42), with HMTT_BENCH_BOARDS=N (N boards of 3 ports;
 //! off by default: it simulates, writes and merges about a gigabyte):
@@ -408,6 +411,16 @@ fn run_receiver(dir: &Path, packets: &mut [Vec<u8>], gbps: f64, total: u64, rx: 
     c.name = "bench".into();
     c.packets = Some(total);
     c.overwrite = true;
+    if std::env::var("HMTT_BENCH_PREALLOCATE").is_ok_and(|v| v == "0") {
+        c.preallocate = false;
+    }
+    if let Some(b) = std::env::var("HMTT_BENCH_BATCH")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        c.buffers_per_input = c.buffers_per_input * c.batch_packets / b;
+        c.batch_packets = b;
+    }
     let limit = Duration::from_secs_f64(
         total as f64 / (gbps * 1e9 / 8.0 / (packets[0].len() + 28) as f64) + 3.0,
     );

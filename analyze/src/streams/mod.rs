@@ -21,7 +21,6 @@ use serde::Serialize;
 
 use super::log2_bucket;
 
-mod candidates;
 mod run;
 #[cfg(test)]
 mod tests;
@@ -187,10 +186,6 @@ pub struct Streams {
     #[serde(with = "super::serde_tables::array")]
     lengths: [u64; 65],
     head: Option<Box<Head>>,
-    /// The run loop's arrays ([`Streams::access_run`]), kept from run to
-    /// run; nothing of the detector's state between runs.
-    #[serde(skip)]
-    scratch: run::RunScratch,
 }
 
 /// What the detector found.
@@ -228,7 +223,6 @@ impl Streams {
             longest: 0,
             lengths: [0; 65],
             head: None,
-            scratch: run::RunScratch::default(),
         }
     }
 

@@ -6,6 +6,8 @@
 # HMTT_BENCH_BOARDS=4 adds 4 simulated boards x 3 ports into one capture,
 # each capture's merge compared with the merge of the boards' own files;
 # HMTT_BENCH_SIZES= (empty) runs that scenario alone.
+# The bench runs in a network namespace of its own; HMTT_BENCH_SENDER=udp
+# sends from a UDP socket instead of AF_PACKET frames (udp,packet: both).
 set -eu
 cd "$(dirname "$0")/.."
 command -v tcpdump >/dev/null || { echo "bench/receiver.sh: tcpdump is needed" >&2; exit 1; }

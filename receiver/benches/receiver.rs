@@ -18,7 +18,10 @@
 //! mostly the kernel zeroing the rings (3 x 256 MiB for `--rx ring`,
 //! 256 MiB for `tcpdump -B 262144`), is left out. `/Gb/s` columns are
 //! cores per Gb/s (CPU-seconds per Gb); `us/pkt` is CPU microseconds per
-//! packet.
+//! packet, of the capture and of the sender thread (with the kernel's
+//! receive work it runs). The sender sleeps between its batches and never
+//! spins, so at a target it reaches its CPU is its work; at a target above
+//! what it can send it never waits, and its `us/pkt` is its whole cost.
 //!
 //! Environment: HMTT_BENCH_DIR (output directory, default a temp dir on
 //! /tmp), HMTT_BENCH_SECONDS (per step, default 2), HMTT_BENCH_SIZES
@@ -39,9 +42,18 @@
 //! on each receive path of HMTT_BENCH_TOOLS, with
 //! HMTT_BENCH_BOARDS_RCVBUF_MIB (default 16) of buffer per port. Each
 //! capture is merged and compared with the merge of the boards' own files.
+//!
+//! The sender (`sender.rs`): HMTT_BENCH_SENDER, "packet" (default:
+//! prebuilt frames written to `lo` by an AF_PACKET socket with
+//! PACKET_QDISC_BYPASS) or "udp" (a UDP socket), or both, comma-separated:
+//! then every tool runs once with each sender, named with it in brackets,
+//! each compared with the tcpdump -B run of the same sender.
+//! HMTT_BENCH_SEND_BATCH: datagrams per sendmmsg call (default 32). The
+//! bench runs in a network namespace of its own (it must run as root), so
+//! that the `packet` sender's frames are delivered (see `sender.rs`)
+//! without changing the host's network; tcpdump runs in it too.
 
 use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
@@ -49,12 +61,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hmtt_format::geometry::Geometry;
-use hmtt_format::packet::{Packet, PacketHeader, FLAG_TRACING};
+use hmtt_format::packet::{PacketHeader, FLAG_TRACING};
 use hmtt_format::record::{Opcode, RecordWord};
 use hmtt_receiver::{Capture, CaptureConfig, Input, RxPath};
 
 #[path = "../tests/boards/mod.rs"]
 mod boards;
+#[path = "receiver/sender.rs"]
+mod sender;
+
+use sender::{SenderConfig, SenderKind};
 
 const PORTS: usize = 3;
 
@@ -114,194 +130,13 @@ fn board_packets(ip_bytes: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
-struct SendResult {
-    packets: u64,
-    seconds: f64,
-    cpu: f64,
-}
-
-/// Sends `total` packets round-robin to `dests` at `gbps`, with sendmmsg in
-/// batches of 32, pacing each batch.
-fn send(dests: &[SocketAddr], packets: &mut [Vec<u8>], gbps: f64, total: u64) -> SendResult {
-    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let _ = socket2::SockRef::from(&sock).set_send_buffer_size(64 << 20);
-    let fd = sock.as_raw_fd();
-    let names: Vec<socket2::SockAddr> = dests.iter().map(|&d| d.into()).collect();
-    let ip_bytes = packets[0].len() + 28;
-    let pps = gbps * 1e9 / 8.0 / ip_bytes as f64;
-    const BATCH: usize = 32;
-    let cpu0 = cpu_seconds(libc::RUSAGE_THREAD);
-    let start = Instant::now();
-    let mut seq = 0u64;
-    let mut iov: Vec<libc::iovec> = Vec::with_capacity(BATCH);
-    // SAFETY: mmsghdr is plain old data.
-    let mut hdrs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; BATCH];
-    while seq < total {
-        let due = start + Duration::from_secs_f64(seq as f64 / pps);
-        let now = Instant::now();
-        if due > now {
-            let wait = due - now;
-            if wait > Duration::from_micros(200) {
-                std::thread::sleep(wait - Duration::from_micros(100));
-            }
-            while Instant::now() < due {
-                std::hint::spin_loop();
-            }
-        }
-        let n = BATCH.min((total - seq) as usize);
-        iov.clear();
-        let first = seq;
-        for k in 0..n {
-            let s = first + k as u64;
-            let buf = &mut packets[(s as usize) % packets.len()];
-            let mut p = Packet::new_unchecked(&mut buf[..]);
-            p.set_seq(s);
-            p.set_port((s % dests.len() as u64) as u8);
-            iov.push(libc::iovec {
-                iov_base: buf.as_mut_ptr().cast(),
-                iov_len: buf.len(),
-            });
-        }
-        // Each packet of this batch has its own buffer: indices differ as n <= packets.len().
-        for k in 0..n {
-            let s = first + k as u64;
-            let name = &names[(s % dests.len() as u64) as usize];
-            let h = &mut hdrs[k].msg_hdr;
-            h.msg_name = name.as_ptr() as *mut _;
-            h.msg_namelen = name.len();
-            h.msg_iov = &mut iov[k];
-            h.msg_iovlen = 1;
-        }
-        let mut done = 0;
-        while done < n {
-            // SAFETY: headers point at live buffers and addresses.
-            let r = unsafe { libc::sendmmsg(fd, hdrs[done..].as_mut_ptr(), (n - done) as u32, 0) };
-            if r < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() == Some(libc::EAGAIN) || e.raw_os_error() == Some(libc::ENOBUFS)
-                {
-                    continue;
-                }
-                panic!("sendmmsg: {e}");
-            }
-            done += r as usize;
-        }
-        seq += n as u64;
-    }
-    SendResult {
-        packets: seq,
-        seconds: start.elapsed().as_secs_f64(),
-        cpu: cpu_seconds(libc::RUSAGE_THREAD) - cpu0,
-    }
-}
-
-/// Sends each `(destination index, packet)` of `list` in order at `gbps`
-/// (IPv4 bytes), with sendmmsg in batches of 32, pacing each batch.
-fn send_list(dests: &[SocketAddr], list: &[(usize, &[u8])], gbps: f64) -> SendResult {
-    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let _ = socket2::SockRef::from(&sock).set_send_buffer_size(64 << 20);
-    let fd = sock.as_raw_fd();
-    let names: Vec<socket2::SockAddr> = dests.iter().map(|&d| d.into()).collect();
-    let bytes_per_sec = gbps * 1e9 / 8.0;
-    const BATCH: usize = 32;
-    let cpu0 = cpu_seconds(libc::RUSAGE_THREAD);
-    let start = Instant::now();
-    let mut iov: Vec<libc::iovec> = Vec::with_capacity(BATCH);
-    // SAFETY: mmsghdr is plain old data.
-    let mut hdrs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; BATCH];
-    let mut sent_bytes = 0u64;
-    for batch in list.chunks(BATCH) {
-        let due = start + Duration::from_secs_f64(sent_bytes as f64 / bytes_per_sec);
-        let now = Instant::now();
-        if due > now {
-            let wait = due - now;
-            if wait > Duration::from_micros(200) {
-                std::thread::sleep(wait - Duration::from_micros(100));
-            }
-            while Instant::now() < due {
-                std::hint::spin_loop();
-            }
-        }
-        iov.clear();
-        for (_, bytes) in batch {
-            // sendmmsg only reads the buffers.
-            iov.push(libc::iovec {
-                iov_base: bytes.as_ptr() as *mut _,
-                iov_len: bytes.len(),
-            });
-            sent_bytes += bytes.len() as u64 + 28;
-        }
-        for (k, (dest, _)) in batch.iter().enumerate() {
-            let name = &names[*dest];
-            let h = &mut hdrs[k].msg_hdr;
-            h.msg_name = name.as_ptr() as *mut _;
-            h.msg_namelen = name.len();
-            h.msg_iov = &mut iov[k];
-            h.msg_iovlen = 1;
-        }
-        let n = batch.len();
-        let mut done = 0;
-        while done < n {
-            // SAFETY: headers point at live buffers and addresses.
-            let r = unsafe { libc::sendmmsg(fd, hdrs[done..].as_mut_ptr(), (n - done) as u32, 0) };
-            if r < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() == Some(libc::EAGAIN) || e.raw_os_error() == Some(libc::ENOBUFS)
-                {
-                    continue;
-                }
-                panic!("sendmmsg: {e}");
-            }
-            done += r as usize;
-        }
-    }
-    SendResult {
-        packets: list.len() as u64,
-        seconds: start.elapsed().as_secs_f64(),
-        cpu: cpu_seconds(libc::RUSAGE_THREAD) - cpu0,
-    }
-}
-
-/// Sends `list` as [`send_list`] does, from `threads` threads: each sends
-/// the packets of every `threads`-th board, in the list's order, at its
-/// share of `gbps`. So each board's packets leave in its own order, as
-/// from one board, while the boards' streams go out side by side.
-fn send_boards(
-    dests: &[SocketAddr],
-    list: &[(usize, &[u8])],
-    gbps: f64,
-    threads: usize,
-) -> SendResult {
-    let shares: Vec<Vec<(usize, &[u8])>> = (0..threads)
-        .map(|t| {
-            list.iter()
-                .filter(|(dest, _)| (dest / PORTS) % threads == t)
-                .copied()
-                .collect()
-        })
-        .collect();
-    let all_bytes: usize = list.iter().map(|(_, b)| b.len() + 28).sum();
-    let results: Vec<SendResult> = std::thread::scope(|sc| {
-        let senders: Vec<_> = shares
-            .iter()
-            .filter(|share| !share.is_empty())
-            .map(|share| {
-                let bytes: usize = share.iter().map(|(_, b)| b.len() + 28).sum();
-                let rate = gbps * bytes as f64 / all_bytes as f64;
-                sc.spawn(move || send_list(dests, share, rate))
-            })
-            .collect();
-        senders.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    SendResult {
-        packets: results.iter().map(|r| r.packets).sum(),
-        seconds: results.iter().map(|r| r.seconds).fold(0.0, f64::max),
-        cpu: results.iter().map(|r| r.cpu).sum(),
-    }
-}
-
 /// The many-board scenario: see the module's notes.
-fn many_boards(base: &Path, board_count: u8, seconds: f64, rx_paths: &[(String, RxPath)]) {
+fn many_boards(
+    base: &Path,
+    board_count: u8,
+    seconds: f64,
+    rx_paths: &[(String, RxPath, SenderConfig)],
+) {
     let rates = env_list("HMTT_BENCH_BOARDS_RATES", "3");
     let rcvbuf_mib: usize = std::env::var("HMTT_BENCH_BOARDS_RCVBUF_MIB")
         .ok()
@@ -324,6 +159,7 @@ fn many_boards(base: &Path, board_count: u8, seconds: f64, rx_paths: &[(String, 
     let _ = std::fs::remove_dir_all(&own);
     let list = boards.send_order();
     let ip_bytes = boards.bytes() + 28 * boards.packet_count();
+    let w = name_width(rx_paths.iter().map(|(name, _, _)| name));
     println!();
     println!(
         "== {board_count} simulated boards x {PORTS} ports = {} ports, {} packets ({:.0} MB \
@@ -339,15 +175,15 @@ fn many_boards(base: &Path, board_count: u8, seconds: f64, rx_paths: &[(String, 
         t.elapsed().as_secs_f64()
     );
     println!(
-        "{:<22} {:>6} {:>6} {:>9} {:>8} {:>6} {:>6} {:>6} {:>7}  merge of the capture",
+        "{:<w$} {:>6} {:>6} {:>9} {:>8} {:>6} {:>6} {:>6} {:>7}  merge of the capture",
         "capture", "target", "sent", "sent", "lost", "cpu", "sender", "cpu", "cpu+snd"
     );
     println!(
-        "{:<22} {:>6} {:>6} {:>9} {:>8} {:>6} {:>6} {:>6} {:>7}  = boards' own merge",
+        "{:<w$} {:>6} {:>6} {:>9} {:>8} {:>6} {:>6} {:>6} {:>7}  = boards' own merge",
         "", "Gb/s", "Gb/s", "packets", "packets", "cores", "cores", "/Gb/s", "/Gb/s"
     );
     for &gbps in &rates {
-        for (name, rx) in rx_paths {
+        for (name, rx, snd) in rx_paths {
             let dir = base.join("boards-capture");
             let _ = std::fs::remove_dir_all(&dir);
             let mut c = CaptureConfig::new(
@@ -366,7 +202,7 @@ fn many_boards(base: &Path, board_count: u8, seconds: f64, rx_paths: &[(String, 
             let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
             let cpu0 = cpu_seconds(libc::RUSAGE_SELF);
             let dests: Vec<SocketAddr> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
-            let s = send_boards(&dests, &list, gbps, senders);
+            let s = sender::send_boards(*snd, &dests, &list, gbps, senders);
             let summary = handle.wait().unwrap();
             let cpu = (cpu_seconds(libc::RUSAGE_SELF) - cpu0 - s.cpu) / s.seconds;
             let sender = s.cpu / s.seconds;
@@ -378,7 +214,7 @@ fn many_boards(base: &Path, board_count: u8, seconds: f64, rx_paths: &[(String, 
             let _ = std::fs::remove_file(&trace);
             let _ = std::fs::remove_dir_all(&dir);
             println!(
-                "{:<22} {:>6.1} {:>6.2} {:>9} {:>8} {:>6.2} {:>6.2} {:>6.3} {:>7.3}  {}",
+                "{:<w$} {:>6.1} {:>6.2} {:>9} {:>8} {:>6.2} {:>6.2} {:>6.3} {:>7.3}  {}",
                 name,
                 gbps,
                 rate,
@@ -403,7 +239,14 @@ struct Step {
     sender_cpu: f64,
 }
 
-fn run_receiver(dir: &Path, packets: &mut [Vec<u8>], gbps: f64, total: u64, rx: RxPath) -> Step {
+fn run_receiver(
+    dir: &Path,
+    packets: &mut [Vec<u8>],
+    gbps: f64,
+    total: u64,
+    rx: RxPath,
+    snd: SenderConfig,
+) -> Step {
     let _ = std::fs::remove_dir_all(dir);
     let mut c = CaptureConfig::new(Input::loopback(PORTS as u8), vec![dir.to_path_buf()]);
     c.rx = rx;
@@ -429,7 +272,7 @@ fn run_receiver(dir: &Path, packets: &mut [Vec<u8>], gbps: f64, total: u64, rx: 
     let cpu0 = cpu_seconds(libc::RUSAGE_SELF);
     let dests: Vec<SocketAddr> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
     let s = std::thread::scope(|sc| {
-        sc.spawn(|| send(&dests, packets, gbps, total))
+        sc.spawn(|| sender::send(snd, &dests, packets, gbps, total))
             .join()
             .unwrap()
     });
@@ -452,6 +295,7 @@ fn run_tcpdump(
     gbps: f64,
     total: u64,
     buffer_kib: Option<usize>,
+    snd: SenderConfig,
 ) -> Step {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).unwrap();
@@ -493,7 +337,7 @@ fn run_tcpdump(
     }
     let start_cpu = process_cpu_seconds(child.id());
     let s = std::thread::scope(|sc| {
-        sc.spawn(|| send(&dests, packets, gbps, total))
+        sc.spawn(|| sender::send(snd, &dests, packets, gbps, total))
             .join()
             .unwrap()
     });
@@ -542,6 +386,11 @@ enum Tool {
     Tcpdump(Option<usize>),
 }
 
+/// The width of the first column: the longest of `names`, at least 22.
+fn name_width<'a>(names: impl Iterator<Item = &'a String>) -> usize {
+    names.map(|n| n.len()).fold(22, usize::max)
+}
+
 /// Cores per Gb/s.
 fn per_gbps(cores: f64, gbps: f64) -> f64 {
     cores / gbps.max(1e-9)
@@ -550,6 +399,12 @@ fn per_gbps(cores: f64, gbps: f64) -> f64 {
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
+    }
+    // First, while this is the only thread: every thread and child after
+    // this one is in the namespace.
+    if let Err(e) = sender::enter_own_netns() {
+        eprintln!("receiver bench: a network namespace of its own: {e}");
+        std::process::exit(1);
     }
     let seconds: f64 = std::env::var("HMTT_BENCH_SECONDS")
         .ok()
@@ -564,9 +419,21 @@ fn main() {
     let rcvbuf_kib = CaptureConfig::new(vec![], vec![]).rcvbuf_bytes / 1024;
     let wanted = std::env::var("HMTT_BENCH_TOOLS")
         .unwrap_or_else(|_| "socket,ring,tcpdump,tcpdump-B".into());
-    let mut tools: Vec<(String, Tool)> = Vec::new();
+    let batch: usize = std::env::var("HMTT_BENCH_SEND_BATCH")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(32);
+    let kinds: Vec<SenderKind> = std::env::var("HMTT_BENCH_SENDER")
+        .unwrap_or_else(|_| "packet".into())
+        .split(',')
+        .map(|k| {
+            SenderKind::parse(k)
+                .unwrap_or_else(|| panic!("HMTT_BENCH_SENDER: unknown sender `{k}` (packet, udp)"))
+        })
+        .collect();
+    let mut tools: Vec<(String, Tool, SenderConfig)> = Vec::new();
     for w in wanted.split(',').map(str::trim) {
-        tools.push(match w {
+        let (name, tool): (String, Tool) = match w {
             "socket" => ("hmtt --rx socket".into(), Tool::Receiver(RxPath::Socket)),
             "ring" => ("hmtt --rx ring".into(), Tool::Receiver(RxPath::Ring)),
             "tcpdump" => ("tcpdump -w".into(), Tool::Tcpdump(None)),
@@ -577,11 +444,27 @@ fn main() {
             other => panic!(
                 "HMTT_BENCH_TOOLS: unknown tool `{other}` (socket, ring, tcpdump, tcpdump-B)"
             ),
-        });
+        };
+        for &kind in &kinds {
+            let name = if kinds.len() > 1 {
+                format!("{name} [{}]", kind.name())
+            } else {
+                name.clone()
+            };
+            tools.push((name, tool, SenderConfig { kind, batch }));
+        }
     }
     println!(
         "receiver benchmark: {PORTS} loopback ports, {seconds} s per step, output in {}",
         base.display()
+    );
+    println!(
+        "sender: {} with sendmmsg of {batch} datagrams, in the bench's own network namespace",
+        kinds
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(" and ")
     );
     println!(
         "rate = IPv4 bytes; CPU in cores (1.0 = one core busy) over the send time; \
@@ -599,10 +482,10 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     if board_count > 0 {
-        let rx_paths: Vec<(String, RxPath)> = tools
+        let rx_paths: Vec<(String, RxPath, SenderConfig)> = tools
             .iter()
-            .filter_map(|(name, t)| match t {
-                Tool::Receiver(rx) => Some((name.clone(), *rx)),
+            .filter_map(|(name, t, snd)| match t {
+                Tool::Receiver(rx) => Some((name.clone(), *rx, *snd)),
                 Tool::Tcpdump(_) => None,
             })
             .collect();
@@ -617,6 +500,7 @@ fn main() {
             env_list("HMTT_BENCH_RATES_9000", "2,4,6,8,10,12,15,20")
         };
         let mut packets = board_packets(size);
+        let w = name_width(tools.iter().map(|(name, _, _)| name));
         println!();
         println!(
             "== {size}-byte packets ({} B UDP payload, {} record words) ==",
@@ -624,7 +508,7 @@ fn main() {
             (size - 60) / 4
         );
         println!(
-            "{:<22} {:>6} {:>6} {:>9} {:>8} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7}",
+            "{:<w$} {:>6} {:>6} {:>9} {:>8} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}",
             "capture",
             "target",
             "sent",
@@ -635,10 +519,11 @@ fn main() {
             "sender",
             "cpu",
             "cpu+snd",
-            "cpu"
+            "cpu",
+            "sender"
         );
         println!(
-            "{:<22} {:>6} {:>6} {:>9} {:>8} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7}",
+            "{:<w$} {:>6} {:>6} {:>9} {:>8} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}",
             "",
             "Gb/s",
             "Gb/s",
@@ -649,6 +534,7 @@ fn main() {
             "cores",
             "/Gb/s",
             "/Gb/s",
+            "us/pkt",
             "us/pkt"
         );
         let mut best: Vec<Option<(f64, f64)>> = vec![None; tools.len()];
@@ -658,20 +544,20 @@ fn main() {
         for &gbps in &rates {
             let total = (gbps * 1e9 / 8.0 / size as f64 * seconds) as u64;
             let mut steps: Vec<Option<Step>> = Vec::new();
-            for (t, (name, tool)) in tools.iter().enumerate() {
+            for (t, (name, tool, snd)) in tools.iter().enumerate() {
                 if failed[t] {
                     steps.push(None);
                     continue;
                 }
                 let dir = base.join(format!("{size}-{t}"));
                 let step = match *tool {
-                    Tool::Receiver(rx) => run_receiver(&dir, &mut packets, gbps, total, rx),
-                    Tool::Tcpdump(b) => run_tcpdump(&dir, &mut packets, gbps, total, b),
+                    Tool::Receiver(rx) => run_receiver(&dir, &mut packets, gbps, total, rx, *snd),
+                    Tool::Tcpdump(b) => run_tcpdump(&dir, &mut packets, gbps, total, b, *snd),
                 };
                 let lost = step.sent.saturating_sub(step.got);
                 let pps = step.rate * 1e9 / 8.0 / size as f64;
                 println!(
-                    "{:<22} {:>6.1} {:>6.2} {:>9} {:>8} {:>7.3} {:>6.2} {:>6.2} {:>6.3} {:>7.3} {:>7.3}",
+                    "{:<w$} {:>6.1} {:>6.2} {:>9} {:>8} {:>7.3} {:>6.2} {:>6.2} {:>6.3} {:>7.3} {:>7.3} {:>7.3}",
                     name,
                     gbps,
                     step.rate,
@@ -683,6 +569,7 @@ fn main() {
                     per_gbps(step.cpu, step.rate),
                     per_gbps(step.cpu + step.sender_cpu, step.rate),
                     step.cpu / pps.max(1e-9) * 1e6,
+                    step.sender_cpu / pps.max(1e-9) * 1e6,
                 );
                 if lost == 0 {
                     // The sender may fall short of the target: keep the fastest achieved.
@@ -700,25 +587,31 @@ fn main() {
         println!(
             "-- highest rate sent with zero loss (all lower steps loss-free too), {size}-byte packets:"
         );
-        for (t, (name, _)) in tools.iter().enumerate() {
+        for (t, (name, _, _)) in tools.iter().enumerate() {
             match best[t] {
                 Some((r, cpu)) => println!(
-                    "   {name:<22} {r:>6.2} Gb/s  cpu {cpu:.2} cores{}",
+                    "   {name:<w$} {r:>6.2} Gb/s  cpu {cpu:.2} cores{}",
                     if failed[t] {
                         ""
                     } else {
                         "  (no loss at any rate tried)"
                     }
                 ),
-                None => println!("   {name:<22} none (loss at the lowest rate)"),
+                None => println!("   {name:<w$} none (loss at the lowest rate)"),
             }
         }
-        let reference = tools
+        // Each tool's reference: tcpdump -B fed by the same sender.
+        let reference: Vec<Option<usize>> = tools
             .iter()
-            .position(|(_, t)| matches!(t, Tool::Tcpdump(Some(_))));
-        if let Some(r) = reference {
-            for (t, (name, tool)) in tools.iter().enumerate() {
-                if let (Tool::Receiver(_), Some((a, _)), Some((b, _))) = (tool, best[t], best[r]) {
+            .map(|(_, _, snd)| {
+                tools
+                    .iter()
+                    .position(|(_, t, s)| matches!(t, Tool::Tcpdump(Some(_))) && s.kind == snd.kind)
+            })
+            .collect();
+        for (t, (name, tool, _)) in tools.iter().enumerate() {
+            if let (Tool::Receiver(_), Some(r)) = (tool, reference[t]) {
+                if let (Some((a, _)), Some((b, _))) = (best[t], best[r]) {
                     println!("   ratio {name} / {}: {:.2}x", tools[r].0, a / b);
                 }
             }
@@ -726,20 +619,22 @@ fn main() {
         // CPU per Gb/s of each tool against the reference's, at the
         // highest target both sustained (CPU per Gb/s falls as the rate
         // rises: fixed costs spread thinner, so compare at one rate).
-        if let Some(r) = reference {
+        if reference.iter().any(Option::is_some) {
             println!(
                 "-- CPU per Gb/s (capture alone; capture + sender) at the highest target \
-                 each and {} sustained:",
-                tools[r].0
+                 each and the tcpdump -B run of its sender sustained:"
             );
-            for (t, (name, _)) in tools.iter().enumerate() {
+            for (t, (name, _, _)) in tools.iter().enumerate() {
+                let Some(r) = reference[t] else {
+                    continue;
+                };
                 let both = clean
                     .iter()
                     .rev()
                     .find_map(|(g, st)| Some((*g, st[t].as_ref()?, st[r].as_ref()?)));
                 match both {
                     Some((g, a, b)) => println!(
-                        "   {name:<22} at {g:>4} Gb/s: {:.3} and {:.3} cores per Gb/s, \
+                        "   {name:<w$} at {g:>4} Gb/s: {:.3} and {:.3} cores per Gb/s, \
                          {:.2}x and {:.2}x the reference's",
                         per_gbps(a.cpu, a.rate),
                         per_gbps(a.cpu + a.sender_cpu, a.rate),
@@ -747,7 +642,7 @@ fn main() {
                         per_gbps(a.cpu + a.sender_cpu, a.rate)
                             / per_gbps(b.cpu + b.sender_cpu, b.rate)
                     ),
-                    None => println!("   {name:<22} no target both sustained"),
+                    None => println!("   {name:<w$} no target both sustained"),
                 }
             }
         }

@@ -22,7 +22,9 @@ use super::{COUNT_BITS, DEPTH, SLOT_BITS};
 ///
 /// The reader: `read_slot` in a clock gives in the next, in
 /// `read_count`, that slot's count in the RAM that does not count from
-/// this clock on (from a close's clock on, that close's interval).
+/// this clock on (from a close's clock on, that close's interval), or
+/// with `read_open` in the RAM that counts (the open interval), whose
+/// port is then the reader's only in a clock without a token.
 #[derive(LogicBlock, Default)]
 pub struct SlotCounts {
     pub clock: Signal<In, Clock>,
@@ -33,6 +35,7 @@ pub struct SlotCounts {
     pub added_valid: Signal<Out, Bit>,
     pub added: Signal<Out, Bits<COUNT_BITS>>,
     pub read_slot: Signal<In, Bits<SLOT_BITS>>,
+    pub read_open: Signal<In, Bit>,
     pub read_count: Signal<Out, Bits<COUNT_BITS>>,
     ram0: RAM<Bits<COUNT_BITS>, SLOT_BITS>,
     ram1: RAM<Bits<COUNT_BITS>, SLOT_BITS>,
@@ -60,6 +63,8 @@ pub struct SlotCounts {
     wrote_value: DFF<Bits<COUNT_BITS>>,
     // The reader.
     read_ram: Signal<Local, Bit>,
+    /// The counting RAM's read port is the token's.
+    token_port: Signal<Local, Bit>,
     read_from: DFF<Bit>,
     read_fresh: DFF<Bit>,
 }
@@ -107,13 +112,16 @@ impl Logic for SlotCounts {
         self.add_first.d.next = self.first.val();
         // A RAM's read port is the token's while it counts, else the
         // reader's.
-        self.read_ram.next = !self.token_ram.val();
+        self.read_ram.next = self.token_ram.val() ^ !self.read_open.val();
+        self.token_port.next = self.valid.val() | !self.read_open.val();
         self.ram0.read_address.next = self.read_slot.val();
         self.ram1.read_address.next = self.read_slot.val();
-        if self.token_ram.val() {
-            self.ram1.read_address.next = self.slot.val();
-        } else {
-            self.ram0.read_address.next = self.slot.val();
+        if self.token_port.val() {
+            if self.token_ram.val() {
+                self.ram1.read_address.next = self.slot.val();
+            } else {
+                self.ram0.read_address.next = self.slot.val();
+            }
         }
         self.read_from.d.next = self.read_ram.val();
         self.read_fresh.d.next = self.fresh0.q.val().get_bit(self.read_slot.val().index());

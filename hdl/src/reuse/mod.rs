@@ -196,9 +196,22 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     scan_first: DFF<Bit>,
     scan_entry: DFF<Bit>,
     scan_page: DFF<Bits<W>>,
-    scan_key: DFF<Bits<KEY_BITS>>,
-    scan_pending: DFF<Bit>,
-    scan_total: Signal<Local, Bits<COUNT_BITS>>,
+    scan_count: DFF<Bits<COUNT_BITS>>,
+    /// The close is a clock from the bottom: the scan reads the top
+    /// snapshot ahead, the clock before the snapshots start to shift.
+    scan_ahead_first: Signal<Local, Bit>,
+    /// The snapshot whose count the RAMs read this clock: the top one
+    /// as the scan starts, then the one below it (the next to come up).
+    ahead_valid: Signal<Local, Bit>,
+    ahead_page: Signal<Local, Bits<W>>,
+    ahead_pending: Signal<Local, Bit>,
+    ahead_key: Signal<Local, Bits<KEY_BITS>>,
+    /// That snapshot the clock after, with the RAMs' data.
+    read_entry: DFF<Bit>,
+    read_page: DFF<Bits<W>>,
+    read_pending: DFF<Bit>,
+    read_key: DFF<Bits<KEY_BITS>>,
+    read_total: Signal<Local, Bits<COUNT_BITS>>,
 }
 
 impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
@@ -270,9 +283,17 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             scan_first: Default::default(),
             scan_entry: Default::default(),
             scan_page: Default::default(),
-            scan_key: Default::default(),
-            scan_pending: Default::default(),
-            scan_total: Default::default(),
+            scan_count: Default::default(),
+            scan_ahead_first: Default::default(),
+            ahead_valid: Default::default(),
+            ahead_page: Default::default(),
+            ahead_pending: Default::default(),
+            ahead_key: Default::default(),
+            read_entry: Default::default(),
+            read_page: Default::default(),
+            read_pending: Default::default(),
+            read_key: Default::default(),
+            read_total: Default::default(),
         }
     }
 }
@@ -302,8 +323,11 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             scan_first,
             scan_entry,
             scan_page,
-            scan_key,
-            scan_pending,
+            scan_count,
+            read_entry,
+            read_page,
+            read_pending,
+            read_key,
             unused_slot,
             add_tag,
             wrote_valid,
@@ -431,20 +455,35 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         for k in 0..DEPTH {
             self.cells[k].scan.next = self.scanning.val();
         }
-        // The scan's stage: the top snapshot and its count, from the
-        // closed interval's slot, or if it is pending from the table of
-        // the bottom tokens' counts by tag (written before the close left
-        // the stack, but for the token just before it, which the table's
-        // last write gives; not yet overwritten: a tag comes back 256
-        // clocks later).
-        self.scan_stage.d.next = self.scanning.val();
-        self.scan_first.d.next = self.bottom_close.val();
-        self.scan_entry.d.next = self.cells[0].s_valid.val();
-        self.scan_page.d.next = self.cells[0].s_page.val();
-        self.scan_key.d.next = self.cells[0].s_key.val();
-        self.scan_pending.d.next = self.cells[0].s_pending.val();
-        self.counts.read_slot.next = bit_cast::<SLOT_BITS, KEY_BITS>(self.cells[0].s_key.val());
-        self.counts_by_tag.read_address.next = self.cells[0].s_key.val();
+        // The scan's count, over two stages so that no RAM's output goes
+        // straight into the sorted list: a snapshot's count is read the
+        // clock before it comes to the top (the top one itself the clock
+        // before the close leaves the stack, when its interval's RAM
+        // still counts: if a token is at the bottom then, the top
+        // snapshot is pending with its tag, and the RAM's port is the
+        // token's), from the closed interval's slot or, if it is pending,
+        // from the table of the bottom tokens' counts by tag. The table
+        // holds every tag a snapshot waits for but the last two written
+        // (the write of the clock before, and the one of this clock),
+        // which are taken from the writes; none is overwritten before it
+        // is read: a tag comes back 256 clocks later. The sorted list
+        // takes the count the clock after.
+        for k in (DEPTH - 2)..(DEPTH - 1) {
+            self.scan_ahead_first.next = self.cells[k].o_close.val();
+        }
+        self.ahead_valid.next = self.cells[1].s_valid.val();
+        self.ahead_page.next = self.cells[1].s_page.val();
+        self.ahead_pending.next = self.cells[1].s_pending.val();
+        self.ahead_key.next = self.cells[1].s_key.val();
+        if self.scan_ahead_first.val() {
+            self.ahead_valid.next = self.cells[0].s_valid.val();
+            self.ahead_page.next = self.cells[0].s_page.val();
+            self.ahead_pending.next = self.cells[0].s_pending.val();
+            self.ahead_key.next = self.cells[0].s_key.val();
+        }
+        self.counts.read_slot.next = bit_cast::<SLOT_BITS, KEY_BITS>(self.ahead_key.val());
+        self.counts.read_open.next = self.scan_ahead_first.val();
+        self.counts_by_tag.read_address.next = self.ahead_key.val();
         self.counts_by_tag.read_clock.next = self.clock.val();
         self.counts_by_tag.write_clock.next = self.clock.val();
         self.counts_by_tag.write_address.next = self.add_tag.q.val();
@@ -453,14 +492,26 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.wrote_valid.d.next = self.counts.added_valid.val();
         self.wrote_tag.d.next = self.add_tag.q.val();
         self.wrote_count.d.next = self.counts.added.val();
-        self.scan_total.next = self.counts.read_count.val();
-        if self.scan_pending.q.val() {
-            self.scan_total.next = self.counts_by_tag.read_data.val();
-            if self.wrote_valid.q.val() & (self.wrote_tag.q.val() == self.scan_key.q.val()) {
-                self.scan_total.next = self.wrote_count.q.val();
+        self.read_entry.d.next = self.ahead_valid.val();
+        self.read_page.d.next = self.ahead_page.val();
+        self.read_pending.d.next = self.ahead_pending.val();
+        self.read_key.d.next = self.ahead_key.val();
+        self.read_total.next = self.counts.read_count.val();
+        if self.read_pending.q.val() {
+            self.read_total.next = self.counts_by_tag.read_data.val();
+            if self.wrote_valid.q.val() & (self.wrote_tag.q.val() == self.read_key.q.val()) {
+                self.read_total.next = self.wrote_count.q.val();
+            }
+            if self.counts.added_valid.val() & (self.add_tag.q.val() == self.read_key.q.val()) {
+                self.read_total.next = self.counts.added.val();
             }
         }
-        self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.scan_total.val());
+        self.scan_stage.d.next = self.scanning.val();
+        self.scan_first.d.next = self.bottom_close.val();
+        self.scan_entry.d.next = self.read_entry.q.val();
+        self.scan_page.d.next = self.read_page.q.val();
+        self.scan_count.d.next = self.read_total.val();
+        self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.scan_count.q.val());
         for j in 0..HOT {
             self.list_from_page[j].next = self.list_page[j].q.val();
             self.list_from_count[j].next = self.list_count[j].q.val();

@@ -197,6 +197,8 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     scan_entry: DFF<Bit>,
     scan_page: DFF<Bits<W>>,
     scan_count: DFF<Bits<COUNT_BITS>>,
+    /// The scanned snapshot's count is the table's last write.
+    scan_last_write: DFF<Bit>,
     /// The close is a clock from the bottom: the scan reads the top
     /// snapshot ahead, the clock before the snapshots start to shift.
     scan_ahead_first: Signal<Local, Bit>,
@@ -284,6 +286,7 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             scan_entry: Default::default(),
             scan_page: Default::default(),
             scan_count: Default::default(),
+            scan_last_write: Default::default(),
             scan_ahead_first: Default::default(),
             ahead_valid: Default::default(),
             ahead_page: Default::default(),
@@ -324,6 +327,7 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             scan_entry,
             scan_page,
             scan_count,
+            scan_last_write,
             read_entry,
             read_page,
             read_pending,
@@ -465,7 +469,7 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         // from the table of the bottom tokens' counts by tag. The table
         // holds every tag a snapshot waits for but the last two written
         // (the write of the clock before, and the one of this clock),
-        // which are taken from the writes; none is overwritten before it
+        // which are taken from the writes' registers; none is overwritten before it
         // is read: a tag comes back 256 clocks later. The sorted list
         // takes the count the clock after.
         for k in (DEPTH - 2)..(DEPTH - 1) {
@@ -502,16 +506,22 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             if self.wrote_valid.q.val() & (self.wrote_tag.q.val() == self.read_key.q.val()) {
                 self.read_total.next = self.wrote_count.q.val();
             }
-            if self.counts.added_valid.val() & (self.add_tag.q.val() == self.read_key.q.val()) {
-                self.read_total.next = self.counts.added.val();
-            }
         }
+        // The count this clock's write brings is the list's the clock
+        // after, from that write's register (the adder's output would
+        // add its path to the RAM's).
+        self.scan_last_write.d.next = self.read_pending.q.val()
+            & self.counts.added_valid.val()
+            & (self.add_tag.q.val() == self.read_key.q.val());
         self.scan_stage.d.next = self.scanning.val();
         self.scan_first.d.next = self.bottom_close.val();
         self.scan_entry.d.next = self.read_entry.q.val();
         self.scan_page.d.next = self.read_page.q.val();
         self.scan_count.d.next = self.read_total.val();
         self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.scan_count.q.val());
+        if self.scan_last_write.q.val() {
+            self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.wrote_count.q.val());
+        }
         for j in 0..HOT {
             self.list_from_page[j].next = self.list_page[j].q.val();
             self.list_from_count[j].next = self.list_count[j].q.val();

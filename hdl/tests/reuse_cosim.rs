@@ -112,3 +112,25 @@ fn reuse_closes_too_close_set_overrun() {
     let (_, overrun) = run(MIN_INTERVAL - 1);
     assert!(overrun);
 }
+
+/// Closes long after the last reference (the top snapshot's count
+/// already in its slot, read while the interval's RAM still counts) and
+/// right after one (still pending), with pages that stay in the stack
+/// across intervals.
+#[test]
+fn reuse_closes_after_quiet_clocks() {
+    let mut clocks = stream(6, 1500, &[300, MIN_INTERVAL, 450], |rng, c| {
+        if (c % 300) < 160 && rng.below(3) != 0 {
+            vec![(0, rng.below(9) + (c as u64 / 600) * 3)]
+        } else {
+            Vec::new()
+        }
+    });
+    clocks.resize(clocks.len() + 2 * MIN_INTERVAL, Inputs::default());
+    clocks.push(Inputs {
+        refs: Vec::new(),
+        close: true,
+    });
+    let hw = cosim::<8, 18>(&clocks);
+    assert!(hw.iter().filter(|r| !r.2.is_empty()).count() >= 4);
+}

@@ -20,28 +20,34 @@
 //! or new), which the histogram counts there.
 //!
 //! Counts. A page's count is the references to it since it entered the
-//! stack, restarting at each close. The new top's count is 1 plus the
-//! old entry's, which the token finds deeper and later; so the new entry
-//! is `pending` under the reference's tag (its clock, mod 256) until the
-//! token reaches the bottom and broadcasts the entry's count (1 plus
-//! the count it found) to every cell and carried entry, which take it
-//! where their pending tag matches (a pending count is always that 1,
-//! so no cell adds). A token that found its page in an entry still pending takes
-//! that tag with the count (in its carried entry's registers), and the
-//! broadcast completes it before it reaches the bottom (tokens
-//! broadcast in their order). Counts are [`COUNT_BITS`] wide.
+//! stack, restarting at each close. The counts are not in the cells but
+//! in block RAM ([`SlotCounts`]), one slot per stack entry: an entry is
+//! its page and its slot ([`SLOT_BITS`]). The new top's slot is its old
+//! entry's, which the token finds deeper and later; so the new entry is
+//! `pending` under the reference's tag (its clock, mod 256) until the
+//! token reaches the bottom and counts_by_tag the slot to every cell and
+//! carried entry, which take it where their pending tag matches. A page
+//! found nowhere takes the slot of the entry its token pushes out at the
+//! bottom (or, while the stack fills, one never used). There the token
+//! counts its reference: a read-modify-write of its slot, from 0 for a
+//! new page. A token that found its page in an entry still pending
+//! takes that tag (in its carried entry's registers), and the broadcast
+//! completes it before it reaches the bottom (tokens broadcast in their
+//! order). Counts are [`COUNT_BITS`] wide.
 //!
 //! Intervals. `close` in clock `c` opens the next interval with that
 //! clock's references. It walks down the stack with the clock's token:
 //! each cell copies its entry to its snapshot (the stack as the last
-//! reference before the close left it) and restarts its count before the
-//! token acts on it; a snapshot's count still pending keeps its tag.
-//! Once the close reaches the bottom (every tag a snapshot waits for
-//! has been broadcast, and a table in block RAM keeps each broadcast by
-//! its tag) the histogram's RAMs swap ([`Histogram`]) and the hot pages
-//! are picked over 128 clocks from then: the snapshots shift up a cell a
-//! clock, a stage completes each pending count from the table, and a
-//! sorted list of 8 takes each one with a count above 0 after the
+//! reference before the close left it) before the token acts on it; a
+//! snapshot still pending keeps its tag. Once the close reaches the
+//! bottom (every tag a snapshot waits for has been counted, and a table
+//! in block RAM keeps each bottom token's new count by its tag) the
+//! histogram's RAMs swap ([`Histogram`]) and so do the counts' (the
+//! closed interval's stay for the scan, the other counts from 0), and
+//! the hot pages are picked over 128 clocks from then: the snapshots
+//! shift up a cell a clock, a stage reads each one's count (from its
+//! slot in the closed interval's RAM, or if pending from the table),
+//! and a sorted list of 8 takes each one with a count above 0 after the
 //! entries with a count at least as high (equal counts nearer the top
 //! first). The record is out [`RECORD_LATENCY`] clocks
 //! after the close and holds until the next interval's record starts
@@ -51,9 +57,11 @@
 use rust_hdl::prelude::*;
 
 mod cell;
+mod counts;
 mod histogram;
 
 pub use cell::StackCell;
+pub use counts::SlotCounts;
 pub use histogram::Histogram;
 
 /// The stack's pages.
@@ -67,8 +75,12 @@ pub const HOT: usize = 8;
 /// the longest interval, `2^31` ticks, is `2^28` clocks). The record's
 /// counts are 32 bits, zero-extended.
 pub const COUNT_BITS: usize = 29;
-/// Bits of a reference's tag: more than the clocks a count is pending.
+/// Bits of a reference's tag: more than the clocks an entry is pending.
 pub const TAG_BITS: usize = 8;
+/// Bits of a count's slot in block RAM: one slot per stack entry.
+pub const SLOT_BITS: usize = 7;
+/// Bits of an entry's key: its count's slot, or while pending a tag.
+pub const KEY_BITS: usize = TAG_BITS;
 /// Clocks from a reference at the inputs to its token at the bottom:
 /// the inputs' register, the token's, and a clock a cell.
 pub const STACK_LATENCY: usize = DEPTH + 2;
@@ -110,16 +122,34 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     pub hist_value: Signal<Out, Bits<32>>,
     histogram: Histogram,
     cells: [StackCell<W>; DEPTH],
-    /// The token leaving the bottom cell: the histogram's, and the
-    /// broadcast of its count to every cell.
+    counts: SlotCounts,
+    /// The token leaving the bottom cell: the histogram's and the
+    /// counts', and the broadcast of its slot to every cell.
     bottom_valid: Signal<Local, Bit>,
     bottom_close: Signal<Local, Bit>,
+    /// Its tag: tokens move a cell a clock, so it is the top's of
+    /// [`DEPTH`] clocks before.
     bottom_tag: Signal<Local, Bits<TAG_BITS>>,
     bottom_depth: Signal<Local, Bits<8>>,
-    bottom_count: Signal<Local, Bits<COUNT_BITS>>,
-    /// The count of the entry the bottom token's reference made at the
-    /// top: 1 plus the old one.
-    broadcast_count: Signal<Local, Bits<COUNT_BITS>>,
+    /// Its page entered the stack (found nowhere), in a new slot.
+    bottom_first: Signal<Local, Bit>,
+    /// The slot of the entry its reference made at the top: the found
+    /// entry's, or the one of the entry pushed out at the bottom, or
+    /// one never used while the stack fills.
+    bottom_slot: Signal<Local, Bits<SLOT_BITS>>,
+    /// What it carries out: the found entry's key, or the key of the
+    /// entry pushed out.
+    bottom_key: Signal<Local, Bits<KEY_BITS>>,
+    /// It found no page and pushed out no entry: the stack was not full.
+    bottom_unused: Signal<Local, Bit>,
+    stack_clocks: Constant<Bits<TAG_BITS>>,
+    unused_slot: DFF<Bits<SLOT_BITS>>,
+    /// The tag of the token whose count [`SlotCounts`] adds this clock,
+    /// and the table's write of the clock before, for the scan.
+    add_tag: DFF<Bits<TAG_BITS>>,
+    wrote_valid: DFF<Bit>,
+    wrote_tag: DFF<Bits<TAG_BITS>>,
+    wrote_count: DFF<Bits<COUNT_BITS>>,
     in_valid: DFF<Bits<L>>,
     in_page: [DFF<Bits<W>>; L],
     in_close: DFF<Bit>,
@@ -148,33 +178,49 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     take: Signal<Local, Bit>,
     /// The count of the snapshot the scan reads, zero-extended.
     scanned_count: Signal<Local, Bits<32>>,
-    /// Hot slot `j` holds a count at least the scanned one's.
+    /// Place `j` of the hot list holds a count at least the scanned one's.
     at_least: [Signal<Local, Bit>; HOT],
-    slot_page: [DFF<Bits<W>>; HOT],
-    /// The list the scanned snapshot goes into: the slots, or none as
+    list_page: [DFF<Bits<W>>; HOT],
+    /// The list the scanned snapshot goes into: the hot list, or none as
     /// the scan starts.
-    slot_from_page: [Signal<Local, Bits<W>>; HOT],
-    slot_from_count: [Signal<Local, Bits<32>>; HOT],
-    slot_count: [DFF<Bits<32>>; HOT],
+    list_from_page: [Signal<Local, Bits<W>>; HOT],
+    list_from_count: [Signal<Local, Bits<32>>; HOT],
+    list_count: [DFF<Bits<32>>; HOT],
     done: DFF<Bit>,
     record_out: DFF<Bit>,
-    /// Each broadcast's count by its tag, for the snapshots' pending
-    /// counts.
-    broadcasts: RAM<Bits<COUNT_BITS>, TAG_BITS>,
+    /// Each bottom token's new count by its tag, for the snapshots
+    /// still pending.
+    counts_by_tag: RAM<Bits<COUNT_BITS>, TAG_BITS>,
     /// The scan's stage: the snapshot the scan read the clock before.
     scan_stage: DFF<Bit>,
     scan_first: DFF<Bit>,
     scan_entry: DFF<Bit>,
     scan_page: DFF<Bits<W>>,
     scan_count: DFF<Bits<COUNT_BITS>>,
-    scan_pending: DFF<Bit>,
-    scan_total: Signal<Local, Bits<COUNT_BITS>>,
+    /// The scanned snapshot's count is the table's last write.
+    scan_last_write: DFF<Bit>,
+    /// The close is a clock from the bottom: the scan reads the top
+    /// snapshot ahead, the clock before the snapshots start to shift.
+    scan_ahead_first: Signal<Local, Bit>,
+    /// The snapshot whose count the RAMs read this clock: the top one
+    /// as the scan starts, then the one below it (the next to come up).
+    ahead_valid: Signal<Local, Bit>,
+    ahead_page: Signal<Local, Bits<W>>,
+    ahead_pending: Signal<Local, Bit>,
+    ahead_key: Signal<Local, Bits<KEY_BITS>>,
+    /// That snapshot the clock after, with the RAMs' data.
+    read_entry: DFF<Bit>,
+    read_page: DFF<Bits<W>>,
+    read_pending: DFF<Bit>,
+    read_key: DFF<Bits<KEY_BITS>>,
+    read_total: Signal<Local, Bits<COUNT_BITS>>,
 }
 
 impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
     fn default() -> Self {
         assert!((1..=8).contains(&L), "1 <= L <= 8");
         assert!(W <= 64, "pages of at most 64 bits");
+        const { assert!(DEPTH == 1 << SLOT_BITS && SLOT_BITS < KEY_BITS) };
         Self {
             clock: Default::default(),
             ref_valid: Default::default(),
@@ -189,12 +235,21 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             hist_value: Default::default(),
             histogram: Default::default(),
             cells: std::array::from_fn(|_| Default::default()),
+            counts: Default::default(),
             bottom_valid: Default::default(),
             bottom_close: Default::default(),
             bottom_tag: Default::default(),
             bottom_depth: Default::default(),
-            bottom_count: Default::default(),
-            broadcast_count: Default::default(),
+            bottom_first: Default::default(),
+            bottom_slot: Default::default(),
+            bottom_key: Default::default(),
+            bottom_unused: Default::default(),
+            stack_clocks: Constant::new((DEPTH as u64).to_bits()),
+            unused_slot: Default::default(),
+            add_tag: Default::default(),
+            wrote_valid: Default::default(),
+            wrote_tag: Default::default(),
+            wrote_count: Default::default(),
             in_valid: Default::default(),
             in_page: std::array::from_fn(|_| Default::default()),
             in_close: Default::default(),
@@ -219,20 +274,29 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             take: Default::default(),
             scanned_count: Default::default(),
             at_least: std::array::from_fn(|_| Default::default()),
-            slot_page: std::array::from_fn(|_| Default::default()),
-            slot_from_page: std::array::from_fn(|_| Default::default()),
-            slot_from_count: std::array::from_fn(|_| Default::default()),
-            slot_count: std::array::from_fn(|_| Default::default()),
+            list_page: std::array::from_fn(|_| Default::default()),
+            list_from_page: std::array::from_fn(|_| Default::default()),
+            list_from_count: std::array::from_fn(|_| Default::default()),
+            list_count: std::array::from_fn(|_| Default::default()),
             done: Default::default(),
             record_out: Default::default(),
-            broadcasts: Default::default(),
+            counts_by_tag: Default::default(),
             scan_stage: Default::default(),
             scan_first: Default::default(),
             scan_entry: Default::default(),
             scan_page: Default::default(),
             scan_count: Default::default(),
-            scan_pending: Default::default(),
-            scan_total: Default::default(),
+            scan_last_write: Default::default(),
+            scan_ahead_first: Default::default(),
+            ahead_valid: Default::default(),
+            ahead_page: Default::default(),
+            ahead_pending: Default::default(),
+            ahead_key: Default::default(),
+            read_entry: Default::default(),
+            read_page: Default::default(),
+            read_pending: Default::default(),
+            read_key: Default::default(),
+            read_total: Default::default(),
         }
     }
 }
@@ -263,15 +327,24 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             scan_entry,
             scan_page,
             scan_count,
-            scan_pending
+            scan_last_write,
+            read_entry,
+            read_page,
+            read_pending,
+            read_key,
+            unused_slot,
+            add_tag,
+            wrote_valid,
+            wrote_tag,
+            wrote_count
         );
         for j in 0..L {
             self.in_page[j].clock.next = self.clock.val();
             self.in_page[j].d.next = self.ref_page[j].val();
         }
         for j in 0..HOT {
-            self.slot_page[j].clock.next = self.clock.val();
-            self.slot_count[j].clock.next = self.clock.val();
+            self.list_page[j].clock.next = self.clock.val();
+            self.list_count[j].clock.next = self.clock.val();
         }
         self.in_valid.d.next = self.ref_valid.val();
         self.in_close.d.next = self.close.val();
@@ -315,54 +388,61 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         for k in (DEPTH - 1)..DEPTH {
             self.bottom_valid.next = self.cells[k].o_valid.val();
             self.bottom_close.next = self.cells[k].o_close.val();
-            self.bottom_tag.next = self.cells[k].o_tag.val();
             self.bottom_depth.next = self.cells[k].o_depth.val();
-            // A token still active found no page: its old count is 0.
-            self.bottom_count.next = self.cells[k].oc_count.val();
-            if self.cells[k].o_active.val() {
-                self.bottom_count.next = 0.into();
-            }
+            // A token still active found no page: its page takes the slot
+            // of the entry it pushes out, or a slot not yet used.
+            self.bottom_first.next = self.cells[k].o_active.val();
+            self.bottom_key.next = self.cells[k].oc_key.val();
+            self.bottom_unused.next = self.cells[k].o_active.val() & !self.cells[k].oc_valid.val();
             self.cells[k].below_valid.next = false;
             self.cells[k].below_page.next = 0.into();
-            self.cells[k].below_count.next = 0.into();
             self.cells[k].below_pending.next = false;
-            self.cells[k].below_tag.next = 0.into();
+            self.cells[k].below_key.next = 0.into();
         }
-        self.broadcast_count.next = self.bottom_count.val() + 1;
+        self.bottom_tag.next = self.top_tag.q.val() - self.stack_clocks.val();
+        self.bottom_slot.next = bit_cast::<SLOT_BITS, KEY_BITS>(self.bottom_key.val());
+        // The stack holds an entry per slot taken unused (at most DEPTH),
+        // and pushes none out until it holds DEPTH.
+        if self.bottom_unused.val() {
+            self.bottom_slot.next = self.unused_slot.q.val();
+            self.unused_slot.d.next = self.unused_slot.q.val() + 1;
+        }
         for k in 0..DEPTH {
             self.cells[k].clock.next = self.clock.val();
             self.cells[k].bc_valid.next = self.bottom_valid.val();
             self.cells[k].bc_tag.next = self.bottom_tag.val();
-            self.cells[k].bc_count.next = self.broadcast_count.val();
+            self.cells[k].bc_slot.next = bit_cast::<KEY_BITS, SLOT_BITS>(self.bottom_slot.val());
         }
+        // The page's count: one more in its slot, or 1 in a new one.
+        self.counts.clock.next = self.clock.val();
+        self.counts.valid.next = self.bottom_valid.val();
+        self.counts.slot.next = self.bottom_slot.val();
+        self.counts.first.next = self.bottom_first.val();
+        self.counts.close.next = self.bottom_close.val();
+        self.add_tag.d.next = self.bottom_tag.val();
         self.cells[0].t_valid.next = self.top_valid.q.val();
         self.cells[0].t_active.next = self.top_valid.q.val();
         self.cells[0].t_close.next = self.top_close.q.val();
         self.cells[0].t_page.next = self.top_page.q.val();
-        self.cells[0].t_tag.next = self.top_tag.q.val();
         self.cells[0].t_depth.next = 0.into();
         self.cells[0].c_valid.next = self.top_valid.q.val();
         self.cells[0].c_page.next = self.top_page.q.val();
-        self.cells[0].c_count.next = 1.into();
         self.cells[0].c_pending.next = self.top_valid.q.val();
-        self.cells[0].c_tag.next = self.top_tag.q.val();
+        self.cells[0].c_key.next = self.top_tag.q.val();
         for k in 1..DEPTH {
             self.cells[k].t_valid.next = self.cells[k - 1].o_valid.val();
             self.cells[k].t_active.next = self.cells[k - 1].o_active.val();
             self.cells[k].t_close.next = self.cells[k - 1].o_close.val();
             self.cells[k].t_page.next = self.cells[k - 1].o_page.val();
-            self.cells[k].t_tag.next = self.cells[k - 1].o_tag.val();
             self.cells[k].t_depth.next = self.cells[k - 1].o_depth.val();
             self.cells[k].c_valid.next = self.cells[k - 1].oc_valid.val();
             self.cells[k].c_page.next = self.cells[k - 1].oc_page.val();
-            self.cells[k].c_count.next = self.cells[k - 1].oc_count.val();
             self.cells[k].c_pending.next = self.cells[k - 1].oc_pending.val();
-            self.cells[k].c_tag.next = self.cells[k - 1].oc_tag.val();
+            self.cells[k].c_key.next = self.cells[k - 1].oc_key.val();
             self.cells[k - 1].below_valid.next = self.cells[k].s_valid.val();
             self.cells[k - 1].below_page.next = self.cells[k].s_page.val();
-            self.cells[k - 1].below_count.next = self.cells[k].s_count.val();
             self.cells[k - 1].below_pending.next = self.cells[k].s_pending.val();
-            self.cells[k - 1].below_tag.next = self.cells[k].s_tag.val();
+            self.cells[k - 1].below_key.next = self.cells[k].s_key.val();
         }
         // The bottom: the histogram, and the close's scan of the snapshots.
         self.histogram.clock.next = self.clock.val();
@@ -379,54 +459,96 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         for k in 0..DEPTH {
             self.cells[k].scan.next = self.scanning.val();
         }
-        // The scan's stage: the top snapshot, and the broadcast of its
-        // pending tag read from the table (written before the close left
-        // the stack, and not yet overwritten: a tag comes back 256 clocks
-        // later).
+        // The scan's count, over two stages so that no RAM's output goes
+        // straight into the sorted list: a snapshot's count is read the
+        // clock before it comes to the top (the top one itself the clock
+        // before the close leaves the stack, when its interval's RAM
+        // still counts: if a token is at the bottom then, the top
+        // snapshot is pending with its tag, and the RAM's port is the
+        // token's), from the closed interval's slot or, if it is pending,
+        // from the table of the bottom tokens' counts by tag. The table
+        // holds every tag a snapshot waits for but the last two written
+        // (the write of the clock before, and the one of this clock),
+        // which are taken from the writes' registers; none is overwritten before it
+        // is read: a tag comes back 256 clocks later. The sorted list
+        // takes the count the clock after.
+        for k in (DEPTH - 2)..(DEPTH - 1) {
+            self.scan_ahead_first.next = self.cells[k].o_close.val();
+        }
+        self.ahead_valid.next = self.cells[1].s_valid.val();
+        self.ahead_page.next = self.cells[1].s_page.val();
+        self.ahead_pending.next = self.cells[1].s_pending.val();
+        self.ahead_key.next = self.cells[1].s_key.val();
+        if self.scan_ahead_first.val() {
+            self.ahead_valid.next = self.cells[0].s_valid.val();
+            self.ahead_page.next = self.cells[0].s_page.val();
+            self.ahead_pending.next = self.cells[0].s_pending.val();
+            self.ahead_key.next = self.cells[0].s_key.val();
+        }
+        self.counts.read_slot.next = bit_cast::<SLOT_BITS, KEY_BITS>(self.ahead_key.val());
+        self.counts.read_open.next = self.scan_ahead_first.val();
+        self.counts_by_tag.read_address.next = self.ahead_key.val();
+        self.counts_by_tag.read_clock.next = self.clock.val();
+        self.counts_by_tag.write_clock.next = self.clock.val();
+        self.counts_by_tag.write_address.next = self.add_tag.q.val();
+        self.counts_by_tag.write_data.next = self.counts.added.val();
+        self.counts_by_tag.write_enable.next = self.counts.added_valid.val();
+        self.wrote_valid.d.next = self.counts.added_valid.val();
+        self.wrote_tag.d.next = self.add_tag.q.val();
+        self.wrote_count.d.next = self.counts.added.val();
+        self.read_entry.d.next = self.ahead_valid.val();
+        self.read_page.d.next = self.ahead_page.val();
+        self.read_pending.d.next = self.ahead_pending.val();
+        self.read_key.d.next = self.ahead_key.val();
+        self.read_total.next = self.counts.read_count.val();
+        if self.read_pending.q.val() {
+            self.read_total.next = self.counts_by_tag.read_data.val();
+            if self.wrote_valid.q.val() & (self.wrote_tag.q.val() == self.read_key.q.val()) {
+                self.read_total.next = self.wrote_count.q.val();
+            }
+        }
+        // The count this clock's write brings is the list's the clock
+        // after, from that write's register (the adder's output would
+        // add its path to the RAM's).
+        self.scan_last_write.d.next = self.read_pending.q.val()
+            & self.counts.added_valid.val()
+            & (self.add_tag.q.val() == self.read_key.q.val());
         self.scan_stage.d.next = self.scanning.val();
         self.scan_first.d.next = self.bottom_close.val();
-        self.scan_entry.d.next = self.cells[0].s_valid.val();
-        self.scan_page.d.next = self.cells[0].s_page.val();
-        self.scan_count.d.next = self.cells[0].s_count.val();
-        self.scan_pending.d.next = self.cells[0].s_pending.val();
-        self.broadcasts.read_address.next = self.cells[0].s_tag.val();
-        self.broadcasts.read_clock.next = self.clock.val();
-        self.broadcasts.write_clock.next = self.clock.val();
-        self.broadcasts.write_address.next = self.bottom_tag.val();
-        self.broadcasts.write_data.next = self.broadcast_count.val();
-        self.broadcasts.write_enable.next = self.bottom_valid.val();
-        self.scan_total.next = self.scan_count.q.val();
-        if self.scan_pending.q.val() {
-            self.scan_total.next = self.broadcasts.read_data.val();
+        self.scan_entry.d.next = self.read_entry.q.val();
+        self.scan_page.d.next = self.read_page.q.val();
+        self.scan_count.d.next = self.read_total.val();
+        self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.scan_count.q.val());
+        if self.scan_last_write.q.val() {
+            self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.wrote_count.q.val());
         }
-        self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.scan_total.val());
         for j in 0..HOT {
-            self.slot_from_page[j].next = self.slot_page[j].q.val();
-            self.slot_from_count[j].next = self.slot_count[j].q.val();
+            self.list_from_page[j].next = self.list_page[j].q.val();
+            self.list_from_count[j].next = self.list_count[j].q.val();
             if self.scan_first.q.val() {
-                self.slot_from_page[j].next = 0.into();
-                self.slot_from_count[j].next = 0.into();
+                self.list_from_page[j].next = 0.into();
+                self.list_from_count[j].next = 0.into();
             }
-            self.slot_page[j].d.next = self.slot_from_page[j].val();
-            self.slot_count[j].d.next = self.slot_from_count[j].val();
-            self.at_least[j].next = (self.slot_from_count[j].val() != 0)
-                & (self.slot_from_count[j].val() >= self.scanned_count.val());
+            self.list_page[j].d.next = self.list_from_page[j].val();
+            self.list_count[j].d.next = self.list_from_count[j].val();
+            self.at_least[j].next = (self.list_from_count[j].val() != 0)
+                & (self.list_from_count[j].val() >= self.scanned_count.val());
         }
         self.take.next =
             self.scan_stage.q.val() & self.scan_entry.q.val() & (self.scanned_count.val() != 0);
         if self.take.val() {
             if !self.at_least[0].val() {
-                self.slot_page[0].d.next = self.scan_page.q.val();
-                self.slot_count[0].d.next = self.scanned_count.val();
+                self.list_page[0].d.next = self.scan_page.q.val();
+                self.list_count[0].d.next = self.scanned_count.val();
             }
             for j in 1..HOT {
                 if !self.at_least[j].val() {
                     if self.at_least[j - 1].val() {
-                        self.slot_page[j].d.next = self.scan_page.q.val();
-                        self.slot_count[j].d.next = self.scanned_count.val();
+                        self.list_page[j].d.next = self.scan_page.q.val();
+                        self.list_count[j].d.next = self.scanned_count.val();
                     } else {
-                        self.slot_page[j].d.next = self.slot_from_page[j - 1].val();
-                        self.slot_count[j].d.next = self.slot_from_count[j - 1].val();
+                        self.list_page[j].d.next = self.list_from_page[j - 1].val();
+                        self.list_count[j].d.next = self.list_from_count[j - 1].val();
                     }
                 }
             }
@@ -443,8 +565,8 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.record_valid.next = self.record_out.q.val();
         self.record_skipped.next = self.record_skips.q.val();
         for j in 0..HOT {
-            self.hot_page[j].next = self.slot_page[j].q.val();
-            self.hot_count[j].next = self.slot_count[j].q.val();
+            self.hot_page[j].next = self.list_page[j].q.val();
+            self.hot_count[j].next = self.list_count[j].q.val();
         }
         self.overrun.next = self.overrun_flag.q.val();
     }

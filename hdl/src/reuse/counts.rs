@@ -1,0 +1,187 @@
+//! The stack entries' counts, in block RAM by slot.
+
+use rust_hdl::prelude::*;
+
+use super::{COUNT_BITS, DEPTH, SLOT_BITS};
+
+/// The references to each stack entry's page in the open interval, by
+/// the entry's slot, and the last closed interval's for the hot-page
+/// scan, in two RAMs that swap roles at each close (as the histogram's
+/// bins do). `valid`, `slot`, `first` and `close` are the stack's bottom
+/// token: its reference counts one on its page's slot, which starts
+/// from 0 if `first` (the page has just entered the stack in that
+/// slot); a token with `close` opens the next interval (its own
+/// reference belongs to it).
+///
+/// Counting is a read-modify-write over two clocks: the token's clock
+/// reads the slot, the next writes it plus one, and says so
+/// (`added_valid`, `added`); a token's slot written by the token just
+/// before it is taken from that write. A RAM cannot be cleared in one
+/// clock, so a bit per slot says whether the slot was written since its
+/// RAM started counting; a slot without it reads 0.
+///
+/// The reader: `read_slot` in a clock gives in the next, in
+/// `read_count`, that slot's count in the RAM that does not count from
+/// this clock on (from a close's clock on, that close's interval), or
+/// with `read_open` in the RAM that counts (the open interval), whose
+/// port is then the reader's only in a clock without a token.
+#[derive(LogicBlock, Default)]
+pub struct SlotCounts {
+    pub clock: Signal<In, Clock>,
+    pub valid: Signal<In, Bit>,
+    pub slot: Signal<In, Bits<SLOT_BITS>>,
+    pub first: Signal<In, Bit>,
+    pub close: Signal<In, Bit>,
+    pub added_valid: Signal<Out, Bit>,
+    pub added: Signal<Out, Bits<COUNT_BITS>>,
+    pub read_slot: Signal<In, Bits<SLOT_BITS>>,
+    pub read_open: Signal<In, Bit>,
+    pub read_count: Signal<Out, Bits<COUNT_BITS>>,
+    ram0: RAM<Bits<COUNT_BITS>, SLOT_BITS>,
+    ram1: RAM<Bits<COUNT_BITS>, SLOT_BITS>,
+    /// The RAM the open interval counts into.
+    counting: DFF<Bit>,
+    /// Per RAM, the slots written since it started counting.
+    fresh0: DFF<Bits<DEPTH>>,
+    fresh1: DFF<Bits<DEPTH>>,
+    /// The token's RAM (the new one for a token with `close`), and
+    /// whether its slot holds a count of this interval.
+    token_ram: Signal<Local, Bit>,
+    token_fresh: Signal<Local, Bit>,
+    // The token in its second clock.
+    add_valid: DFF<Bit>,
+    add_ram: DFF<Bit>,
+    add_slot: DFF<Bits<SLOT_BITS>>,
+    add_fresh: DFF<Bit>,
+    add_first: DFF<Bit>,
+    add_old: Signal<Local, Bits<COUNT_BITS>>,
+    add_new: Signal<Local, Bits<COUNT_BITS>>,
+    // The write of the clock before, for the token right behind.
+    wrote_valid: DFF<Bit>,
+    wrote_ram: DFF<Bit>,
+    wrote_slot: DFF<Bits<SLOT_BITS>>,
+    wrote_value: DFF<Bits<COUNT_BITS>>,
+    // The reader.
+    read_ram: Signal<Local, Bit>,
+    /// The counting RAM's read port is the token's.
+    token_port: Signal<Local, Bit>,
+    read_from: DFF<Bit>,
+    read_fresh: DFF<Bit>,
+}
+
+impl Logic for SlotCounts {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            counting,
+            fresh0,
+            fresh1,
+            add_valid,
+            add_ram,
+            add_slot,
+            add_fresh,
+            add_first,
+            wrote_valid,
+            wrote_ram,
+            wrote_slot,
+            wrote_value,
+            read_from,
+            read_fresh
+        );
+        self.ram0.read_clock.next = self.clock.val();
+        self.ram0.write_clock.next = self.clock.val();
+        self.ram1.read_clock.next = self.clock.val();
+        self.ram1.write_clock.next = self.clock.val();
+        // The token's first clock: read its slot. A close swaps the RAMs,
+        // and the one that starts counting has no count of this interval.
+        self.token_ram.next = self.counting.q.val() ^ self.close.val();
+        self.counting.d.next = self.token_ram.val();
+        self.token_fresh.next = self.fresh0.q.val().get_bit(self.slot.val().index());
+        if self.token_ram.val() {
+            self.token_fresh.next = self.fresh1.q.val().get_bit(self.slot.val().index());
+        }
+        if self.close.val() | self.first.val() {
+            self.token_fresh.next = false;
+        }
+        self.add_valid.d.next = self.valid.val();
+        self.add_ram.d.next = self.token_ram.val();
+        self.add_slot.d.next = self.slot.val();
+        self.add_fresh.d.next = self.token_fresh.val();
+        self.add_first.d.next = self.first.val();
+        // A RAM's read port is the token's while it counts, else the
+        // reader's.
+        self.read_ram.next = self.token_ram.val() ^ !self.read_open.val();
+        self.token_port.next = self.valid.val() | !self.read_open.val();
+        self.ram0.read_address.next = self.read_slot.val();
+        self.ram1.read_address.next = self.read_slot.val();
+        if self.token_port.val() {
+            if self.token_ram.val() {
+                self.ram1.read_address.next = self.slot.val();
+            } else {
+                self.ram0.read_address.next = self.slot.val();
+            }
+        }
+        self.read_from.d.next = self.read_ram.val();
+        self.read_fresh.d.next = self.fresh0.q.val().get_bit(self.read_slot.val().index());
+        if self.read_ram.val() {
+            self.read_fresh.d.next = self.fresh1.q.val().get_bit(self.read_slot.val().index());
+        }
+        // The token's second clock: write its slot plus one.
+        self.add_old.next = 0.into();
+        if self.add_fresh.q.val() {
+            self.add_old.next = self.ram0.read_data.val();
+            if self.add_ram.q.val() {
+                self.add_old.next = self.ram1.read_data.val();
+            }
+        }
+        if self.wrote_valid.q.val()
+            & !self.add_first.q.val()
+            & (self.wrote_ram.q.val() == self.add_ram.q.val())
+            & (self.wrote_slot.q.val() == self.add_slot.q.val())
+        {
+            self.add_old.next = self.wrote_value.q.val();
+        }
+        self.add_new.next = self.add_old.val() + 1;
+        self.ram0.write_address.next = self.add_slot.q.val();
+        self.ram0.write_data.next = self.add_new.val();
+        self.ram0.write_enable.next = self.add_valid.q.val() & !self.add_ram.q.val();
+        self.ram1.write_address.next = self.add_slot.q.val();
+        self.ram1.write_data.next = self.add_new.val();
+        self.ram1.write_enable.next = self.add_valid.q.val() & self.add_ram.q.val();
+        self.added_valid.next = self.add_valid.q.val();
+        self.added.next = self.add_new.val();
+        self.wrote_valid.d.next = self.add_valid.q.val();
+        self.wrote_ram.d.next = self.add_ram.q.val();
+        self.wrote_slot.d.next = self.add_slot.q.val();
+        self.wrote_value.d.next = self.add_new.val();
+        if self.add_valid.q.val() & !self.add_ram.q.val() {
+            self.fresh0.d.next = self
+                .fresh0
+                .q
+                .val()
+                .replace_bit(self.add_slot.q.val().index(), true);
+        }
+        if self.add_valid.q.val() & self.add_ram.q.val() {
+            self.fresh1.d.next = self
+                .fresh1
+                .q
+                .val()
+                .replace_bit(self.add_slot.q.val().index(), true);
+        }
+        if self.close.val() & !self.token_ram.val() {
+            self.fresh0.d.next = 0.into();
+        }
+        if self.close.val() & self.token_ram.val() {
+            self.fresh1.d.next = 0.into();
+        }
+        self.read_count.next = 0.into();
+        if self.read_fresh.q.val() {
+            self.read_count.next = self.ram0.read_data.val();
+            if self.read_from.q.val() {
+                self.read_count.next = self.ram1.read_data.val();
+            }
+        }
+    }
+}

@@ -104,6 +104,9 @@ pub struct BoardRun {
     pub seconds: f64,
     pub packet_error: bool,
     pub frame_underrun: bool,
+    /// The Statistic Unit's records sent, unsent and overrun (0 without
+    /// it).
+    pub stats_records: [u64; 3],
 }
 
 /// `BoardTop`'s counter outputs (board.md "Counters").
@@ -160,13 +163,41 @@ pub fn run_board<
     max_ticks: u64,
     eth_period: u64,
 ) -> BoardRun {
+    run_board_with::<L, E, B, AB, P, DN, DNP1, 0, 1, 1, 1>(
+        config, cmds, packets, max_ticks, eth_period,
+    )
+}
+
+/// [`run_board`] for a `BoardTop` with or without the Statistic Unit
+/// (`S`, `R`, `NB`, `LB` as `BoardTop`'s); `packets` counts its packets
+/// too.
+#[allow(clippy::too_many_arguments)]
+pub fn run_board_with<
+    const L: usize,
+    const E: usize,
+    const B: usize,
+    const AB: usize,
+    const P: usize,
+    const DN: usize,
+    const DNP1: usize,
+    const S: usize,
+    const R: usize,
+    const NB: usize,
+    const LB: usize,
+>(
+    config: &BoardTopConfig,
+    cmds: &[Command],
+    packets: usize,
+    max_ticks: u64,
+    eth_period: u64,
+) -> BoardRun {
     let by_tick: BTreeMap<u64, &Command> = cmds.iter().map(|c| (c.cycle, c)).collect();
     assert_eq!(
         by_tick.len(),
         cmds.len(),
         "one command per tick on the pins"
     );
-    let mut uut = BoardTop::<L, E, B, AB, P, DN, DNP1>::new(config);
+    let mut uut = BoardTop::<L, E, B, AB, P, DN, DNP1, S, R, NB, LB>::new(config);
     uut.connect_all();
     let mut gmii: Vec<GmiiDecoder> = (0..P).map(|_| GmiiDecoder::new()).collect();
     let mut frames: Vec<Vec<WireFrame>> = vec![vec![]; P];
@@ -177,7 +208,7 @@ pub fn run_board<
     let mut cycle = 0u64;
     let start = Instant::now();
     let mut leave_ticks = vec![];
-    let set_pins = |uut: &mut BoardTop<L, E, B, AB, P, DN, DNP1>, cycle: u64| {
+    let set_pins = |uut: &mut BoardTop<L, E, B, AB, P, DN, DNP1, S, R, NB, LB>, cycle: u64| {
         for j in 0..L {
             let tick = cycle * L as u64 + j as u64;
             let p = match by_tick.get(&tick) {
@@ -266,6 +297,11 @@ pub fn run_board<
         seconds: start.elapsed().as_secs_f64(),
         packet_error: uut.packet_error.val(),
         frame_underrun: uut.frame_underrun.val(),
+        stats_records: [
+            count(&uut.stats_records_sent),
+            count(&uut.stats_records_unsent),
+            count(&uut.stats_overrun),
+        ],
     }
 }
 

@@ -18,8 +18,9 @@
 //! (the geometry's) on the capture chain's taps; the trace's drain runs at
 //! the line rate less the unit's share `1/2^s`
 //! ([`BoardTopConfig::set_line_rate`]), and each port takes the unit's
-//! packets (port `seq % ports`) before the trace's at a packet boundary
-//! ([`crate::port_buffer::EthPort`]). `S = 0` (the default, with `R`,
+//! packets (port `seq % ports`) before the trace's at a packet boundary,
+//! and before any trace packet that closes after the unit took their
+//! record ([`crate::port_buffer::EthPort`]). `S = 0` (the default, with `R`,
 //! `NB`, `LB` unused) has none of it.
 
 use crate::capture::{Capture, CaptureConfig};
@@ -407,7 +408,12 @@ impl<
             self.ports[p].stats_word_data.next = 0.into();
             self.ports[p].stats_desc_write.next = false;
             self.ports[p].stats_desc_words.next = 0.into();
+            self.ports[p].stats_announce.next = false;
+            self.ports[p].stats_announce_count.next = 0.into();
             for s in 0..S {
+                self.ports[p].stats_announce.next = self.su[s].announce.val();
+                self.ports[p].stats_announce_count.next =
+                    self.su[s].announce_counts.val().get_bits::<8>(8 * p);
                 self.ports[p].stats_word_write.next =
                     self.su[s].word_write.val() & (self.su[s].word_port.val().index() == p);
                 self.ports[p].stats_word_data.next = self.su[s].word_data.val();

@@ -19,7 +19,15 @@
 //! it has a descriptor; an idle framer takes whichever has one, the
 //! statistics first. The choice holds through the gap and while the
 //! chosen FIFO has a descriptor (the framer registers the head descriptor
-//! over the clocks before it starts). `S = 0` has none of it.
+//! over the clocks before it starts). And no trace packet goes before a
+//! statistics packet that left before it (board.md: the statistics
+//! packets go before any trace packet that leaves after them): the unit
+//! announces each record's packets per port in the clock it takes the
+//! record, which is before the packetizer closes a packet at or after the
+//! record's end tick; the port counts them (`announced`, fabric domain),
+//! tags each trace descriptor with that count, and the framer takes a
+//! trace descriptor only once it has started as many statistics packets
+//! (`stats_started`, Ethernet domain). `S = 0` has none of it.
 
 use crate::framer::{Framer, FramerConfig};
 use crate::packetizer::DESC_BITS;
@@ -230,6 +238,10 @@ pub struct EthPort<const DN: usize, const DNP1: usize, const S: usize = 0> {
     pub stats_word_data: Signal<In, Bits<32>>,
     pub stats_desc_write: Signal<In, Bit>,
     pub stats_desc_words: Signal<In, Bits<16>>,
+    /// The unit took a record with `stats_announce_count` packets for
+    /// this port.
+    pub stats_announce: Signal<In, Bit>,
+    pub stats_announce_count: Signal<In, Bits<8>>,
     /// Sticky (fabric domain): a write found a FIFO full.
     pub overflow: Signal<Out, Bit>,
     // Ethernet side.
@@ -244,6 +256,15 @@ pub struct EthPort<const DN: usize, const DNP1: usize, const S: usize = 0> {
     /// framer takes it, the words less 8).
     stats_data: [AsyncFifo<Bits<32>, DN, DNP1>; S],
     stats_desc: [AsyncFifo<Bits<16>, 4, 5>; S],
+    /// Statistics packets announced for this port (fabric domain), each
+    /// trace descriptor's count of them when written, and the statistics
+    /// packets the framer has started (Ethernet domain); the head trace
+    /// descriptor's lead (`stats_started - tag`, negative while it waits).
+    stats_announced: [DFF<Bits<16>>; S],
+    stats_tag: [AsyncFifo<Bits<16>, 4, 5>; S],
+    stats_started: [DFF<Bits<16>>; S],
+    stats_lead: Signal<Local, Bits<16>>,
+    trace_desc_empty: Signal<Local, Bit>,
     /// The next frame is a statistics packet's; the frame being sent is.
     pick_stats: DFF<Bit>,
     frame_stats: DFF<Bit>,
@@ -269,6 +290,8 @@ impl<const DN: usize, const DNP1: usize, const S: usize> EthPort<DN, DNP1, S> {
             stats_word_data: Default::default(),
             stats_desc_write: Default::default(),
             stats_desc_words: Default::default(),
+            stats_announce: Default::default(),
+            stats_announce_count: Default::default(),
             overflow: Default::default(),
             txd: Default::default(),
             tx_en: Default::default(),
@@ -278,6 +301,11 @@ impl<const DN: usize, const DNP1: usize, const S: usize> EthPort<DN, DNP1, S> {
             desc_fifo: Default::default(),
             stats_data: std::array::from_fn(|_| Default::default()),
             stats_desc: std::array::from_fn(|_| Default::default()),
+            stats_announced: std::array::from_fn(|_| Default::default()),
+            stats_tag: std::array::from_fn(|_| Default::default()),
+            stats_started: std::array::from_fn(|_| Default::default()),
+            stats_lead: Default::default(),
+            trace_desc_empty: Default::default(),
             pick_stats: Default::default(),
             frame_stats: Default::default(),
             stats_desc_empty: Default::default(),
@@ -302,7 +330,31 @@ impl<const DN: usize, const DNP1: usize, const S: usize> Logic for EthPort<DN, D
         self.data_fifo.data_in.next = self.word_data.val();
         self.desc_fifo.write.next = self.desc_write.val();
         self.desc_fifo.data_in.next = self.desc_data.val();
-        self.framer.desc_empty.next = self.desc_fifo.empty.val();
+        self.trace_desc_empty.next = self.desc_fifo.empty.val();
+        self.stats_lead.next = 0.into();
+        for s in 0..S {
+            self.stats_announced[s].clock.next = self.fabric_clock.val();
+            self.stats_announced[s].d.next = self.stats_announced[s].q.val();
+            if self.stats_announce.val() {
+                self.stats_announced[s].d.next = self.stats_announced[s].q.val()
+                    + bit_cast::<16, 8>(self.stats_announce_count.val());
+            }
+            self.stats_tag[s].write_clock.next = self.fabric_clock.val();
+            self.stats_tag[s].read_clock.next = self.eth_clock.val();
+            self.stats_tag[s].write.next = self.desc_write.val();
+            self.stats_tag[s].data_in.next = self.stats_announced[s].q.val();
+            self.stats_tag[s].read.next = self.framer.desc_read.val() & !self.pick_stats.q.val();
+            self.stats_started[s].clock.next = self.eth_clock.val();
+            self.stats_started[s].d.next = self.stats_started[s].q.val();
+            if self.framer.desc_read.val() & self.pick_stats.q.val() {
+                self.stats_started[s].d.next = self.stats_started[s].q.val() + 1;
+            }
+            self.stats_lead.next = self.stats_started[s].q.val() - self.stats_tag[s].data_out.val();
+            if self.stats_lead.val().get_bit(15) {
+                self.trace_desc_empty.next = true;
+            }
+        }
+        self.framer.desc_empty.next = self.trace_desc_empty.val();
         self.framer.desc_data.next = self.desc_fifo.data_out.val();
         self.framer.raw.next = false;
         self.desc_fifo.read.next = self.framer.desc_read.val();
@@ -321,8 +373,9 @@ impl<const DN: usize, const DNP1: usize, const S: usize> Logic for EthPort<DN, D
             self.stats_data[s].data_in.next = self.stats_word_data.val();
             self.stats_desc[s].write.next = self.stats_desc_write.val();
             self.stats_desc[s].data_in.next = self.stats_desc_words.val() - 8;
-            self.stats_overflow.next =
-                self.stats_data[s].overflow.val() | self.stats_desc[s].overflow.val();
+            self.stats_overflow.next = self.stats_data[s].overflow.val()
+                | self.stats_desc[s].overflow.val()
+                | self.stats_tag[s].overflow.val();
             self.stats_desc_empty.next = self.stats_desc[s].empty.val();
             self.stats_desc[s].read.next = self.framer.desc_read.val() & self.pick_stats.q.val();
             self.stats_data[s].read.next = self.framer.data_read.val() & self.frame_stats.q.val();
@@ -346,7 +399,7 @@ impl<const DN: usize, const DNP1: usize, const S: usize> Logic for EthPort<DN, D
         // The next frame's source: the statistics first, chosen in a frame
         // or by an idle framer whose choice has no descriptor; held through
         // the gap and while the choice has one.
-        self.picked_empty.next = self.desc_fifo.empty.val();
+        self.picked_empty.next = self.trace_desc_empty.val();
         if self.pick_stats.q.val() {
             self.picked_empty.next = self.stats_desc_empty.val();
         }

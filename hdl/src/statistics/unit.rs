@@ -146,8 +146,20 @@ pub struct StatisticUnit<
     pub records_sent: Signal<Out, Bits<32>>,
     pub records_unsent: Signal<Out, Bits<32>>,
     pub overrun: Signal<Out, Bits<32>>,
+    /// A record is taken (in the clock its packets' order is fixed): port
+    /// `p` gets `announce_counts` bits `8p..8p + 8` of its packets, so
+    /// that each port can keep its trace packets that close from now on
+    /// behind them ([`crate::port_buffer::EthPort`]).
+    pub announce: Signal<Out, Bit>,
+    pub announce_counts: Signal<Out, Bits<32>>,
     pub counters: StatisticCounters<L, E, R, NB, LB>,
     pub path: StatisticPackets,
+    /// The next packet's port (its `seq % ports`), and per value of it a
+    /// record's packets per port and the port after the record.
+    next_port: DFF<Bits<2>>,
+    port_index: [Constant<Bits<2>>; 4],
+    counts_from: [Constant<Bits<32>>; 4],
+    next_port_from: [Constant<Bits<2>>; 4],
 }
 
 impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: usize>
@@ -157,6 +169,8 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
     /// intervals of `2^interval_log2` ticks.
     pub fn new(path: &StatsPacketConfig, interval_log2: u32) -> Self {
         assert_eq!(path.lanes as usize, L, "the path's lanes are the unit's");
+        let parts = path.plan().parts;
+        let ports = u64::from(path.ports);
         Self {
             clock: Default::default(),
             lane_taps: Default::default(),
@@ -180,8 +194,18 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             records_sent: Default::default(),
             records_unsent: Default::default(),
             overrun: Default::default(),
+            announce: Default::default(),
+            announce_counts: Default::default(),
             counters: StatisticCounters::new(path.geometry, interval_log2),
             path: StatisticPackets::new(path),
+            next_port: Default::default(),
+            port_index: std::array::from_fn(|r| Constant::new((r as u64).to_bits())),
+            counts_from: std::array::from_fn(|r| {
+                Constant::new(packets_per_port(parts, ports, r as u64).to_bits())
+            }),
+            next_port_from: std::array::from_fn(|r| {
+                Constant::new(((r as u64 + parts) % ports).to_bits())
+            }),
         }
     }
 }
@@ -193,6 +217,18 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
     fn update(&mut self) {
         self.counters.clock.next = self.clock.val();
         self.path.clock.next = self.clock.val();
+        self.next_port.clock.next = self.clock.val();
+        self.next_port.d.next = self.next_port.q.val();
+        self.announce.next = self.path.hold_write.val();
+        self.announce_counts.next = 0.into();
+        for r in 0..4 {
+            if self.next_port.q.val() == self.port_index[r].val() {
+                self.announce_counts.next = self.counts_from[r].val();
+                if self.path.hold_write.val() {
+                    self.next_port.d.next = self.next_port_from[r].val();
+                }
+            }
+        }
         for j in 0..L {
             self.counters.bus_kind[j].next = self.lane_taps.val().get_bits::<4>(77 * j);
             self.counters.bus_rank[j].next = self.lane_taps.val().get_bits::<2>(77 * j + 4);
@@ -234,6 +270,13 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         self.records_unsent.next = self.path.records_unsent.val();
         self.overrun.next = self.path.overrun.val();
     }
+}
+
+/// A record's packets on each port, 8 bits each (port `p` at bit `8p`),
+/// its first packet on port `first`: packet `i` goes to port `(first +
+/// i) % ports`.
+fn packets_per_port(parts: u64, ports: u64, first: u64) -> u64 {
+    (0..parts).fold(0, |counts, i| counts + (1 << (8 * ((first + i) % ports))))
 }
 
 const _: () = assert!(4 + 2 + 4 + 18 + 1 + 48 == LANE_TAP_BITS && 1 + 6 == SLOT_TAP_BITS);

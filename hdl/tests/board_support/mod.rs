@@ -6,12 +6,17 @@
 
 use crate::capture_support::{board_config, capture_config, kind_of, random_stream};
 use crate::eth_support;
-use hmtt_board_model::{Board, BoardConfig, BoardCounters, BoardPacket, DrainRate};
+use hmtt_board_model::{
+    run_commands_with_statistics, Board, BoardConfig, BoardCounters, BoardPacket, DrainRate,
+    StatsConfig,
+};
 use hmtt_format::capture::{emit_record_header, CaptureHeader, SourceKind};
 use hmtt_format::command::Command;
 use hmtt_format::geometry::Geometry;
+use hmtt_format::stats::StatsPart;
 use hmtt_format::trace::TraceRecord;
 use hmtt_format::Packet;
+use hmtt_hdl::board_top::BoardStatistics;
 use hmtt_hdl::board_top::{BoardTop, BoardTopConfig};
 use hmtt_hdl::crc32::ethernet_fcs;
 use hmtt_hdl::dcbu::CommandPins;
@@ -481,4 +486,84 @@ pub fn receiver_merge_roundtrip(
         assert_eq!(r, g, "trace record {i}");
     }
     trace
+}
+
+/// What the golden model sent for a stream.
+pub struct Golden {
+    pub trace: Vec<BoardPacket>,
+    pub statistics: Vec<BoardPacket>,
+    pub counters: BoardCounters,
+}
+
+pub fn golden_with_statistics(
+    params: &BoardParams,
+    su: BoardStatistics,
+    cmds: &[Command],
+) -> Golden {
+    let cfg = params.golden_config().with_statistics(StatsConfig {
+        interval_log2: su.interval_log2,
+        start_enabled: true,
+        share_log2: su.share_log2,
+        burst_records: su.burst_records,
+        reuse: None,
+    });
+    let (trace, statistics, counters) =
+        run_commands_with_statistics(cfg, cmds).expect("the model runs");
+    Golden {
+        trace,
+        statistics,
+        counters,
+    }
+}
+
+/// Splits every port's frames into trace packets and statistics packets
+/// (format.md §5.3's magic) and checks each kind against the model's:
+/// the same packets, byte for byte, each on its port (`seq % ports` of
+/// its own `seq`). Returns the statistics packets that went out on a
+/// port after a trace packet that left (in the model) after them, which
+/// board.md excludes.
+pub fn check_frames_with_statistics(frames: &[Vec<WireFrame>], golden: &Golden) -> usize {
+    let mut trace: Vec<Vec<WireFrame>> = vec![vec![]; frames.len()];
+    let mut stats: BTreeMap<u64, (usize, Vec<u8>)> = BTreeMap::new();
+    let leave_of = |packets: &[BoardPacket], seq: u64| {
+        packets
+            .iter()
+            .find(|p| p.seq == seq)
+            .map_or(u64::MAX, |p| p.leave_tick)
+    };
+    let mut overtaken = 0;
+    for (port, frames) in frames.iter().enumerate() {
+        let mut latest_trace_leave = 0;
+        for f in frames {
+            let payload = udp_payload(&f.bytes, port);
+            if hmtt_format::stats::is_stats_packet(payload) {
+                let part = StatsPart::parse(payload).expect("a valid statistics packet");
+                if latest_trace_leave > leave_of(&golden.statistics, part.seq) {
+                    overtaken += 1;
+                }
+                assert_eq!(part.port as usize, port, "statistics seq {}", part.seq);
+                assert!(
+                    stats.insert(part.seq, (port, payload.to_vec())).is_none(),
+                    "statistics seq {} twice",
+                    part.seq
+                );
+            } else {
+                let seq = Packet::new_checked(payload)
+                    .expect("a valid trace packet")
+                    .seq();
+                latest_trace_leave = latest_trace_leave.max(leave_of(&golden.trace, seq));
+                trace[port].push(f.clone());
+            }
+        }
+    }
+    check_frames(&trace, &golden.trace);
+    assert_eq!(stats.len(), golden.statistics.len(), "statistics packets");
+    for g in &golden.statistics {
+        let (port, bytes) = stats
+            .get(&g.seq)
+            .unwrap_or_else(|| panic!("statistics seq {} missing", g.seq));
+        assert_eq!(*port, g.port as usize, "port of statistics seq {}", g.seq);
+        assert_eq!(bytes, &g.bytes, "statistics seq {} differs", g.seq);
+    }
+    overtaken
 }

@@ -196,6 +196,42 @@ pub fn run_board_with<
     max_ticks: u64,
     eth_period: u64,
 ) -> BoardRun {
+    // The core (the ECP5's shape, or any with the unit) is too large for a
+    // test thread's stack.
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(1 << 28)
+            .spawn_scoped(scope, || {
+                run_board_on_this_thread::<L, E, B, AB, P, DN, DNP1, S, R, NB, LB>(
+                    config, cmds, packets, max_ticks, eth_period,
+                )
+            })
+            .expect("simulation thread")
+            .join()
+            .expect("simulation")
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_board_on_this_thread<
+    const L: usize,
+    const E: usize,
+    const B: usize,
+    const AB: usize,
+    const P: usize,
+    const DN: usize,
+    const DNP1: usize,
+    const S: usize,
+    const R: usize,
+    const NB: usize,
+    const LB: usize,
+>(
+    config: &BoardTopConfig,
+    cmds: &[Command],
+    packets: usize,
+    max_ticks: u64,
+    eth_period: u64,
+) -> BoardRun {
     let by_tick: BTreeMap<u64, &Command> = cmds.iter().map(|c| (c.cycle, c)).collect();
     assert_eq!(
         by_tick.len(),

@@ -17,6 +17,14 @@
 //! except the injected LINE_HI word, which the framer sends first itself).
 //! The port's `seq` is counted here: the port's k-th packet has
 //! `seq = k * ports + port`.
+//!
+//! A statistics packet (format.md §5.3, board.md "Statistic Unit") has its
+//! own header in its words: with `raw` high while its descriptor is at the
+//! head, the framer sends the Ethernet (and IPv4 and UDP) header alone,
+//! then `nwords + 8` words, the HMTT header's 32 bytes being the first
+//! eight; the lengths and checksum come out right from `nwords` as they
+//! are, and the trace's `seq` does not advance. A board without a
+//! Statistic Unit ties `raw` low.
 
 use crate::crc32::Crc32Byte;
 use crate::packetizer::DESC_BITS;
@@ -89,6 +97,14 @@ pub struct Framer {
     pub desc_empty: Signal<In, Bit>,
     pub desc_data: Signal<In, Bits<DESC_BITS>>,
     pub desc_read: Signal<Out, Bit>,
+    /// The head descriptor is a statistics packet's (module
+    /// documentation); held from before the descriptor shows until its
+    /// `desc_read`.
+    pub raw: Signal<In, Bit>,
+    /// Idle, and in the inter-frame gap: when the head descriptor may
+    /// change without reaching a frame's start half-registered.
+    pub state_idle: Signal<Out, Bit>,
+    pub state_gap: Signal<Out, Bit>,
     pub data_empty: Signal<In, Bit>,
     pub data: Signal<In, Bits<32>>,
     pub data_read: Signal<Out, Bit>,
@@ -102,6 +118,13 @@ pub struct Framer {
     /// The header's third-to-last byte (`count_at_penultimate` is set
     /// after it).
     before_penultimate_header_byte: Constant<Bits<7>>,
+    /// The same for a statistics packet: the header less the HMTT
+    /// header's 32 bytes.
+    before_penultimate_raw_byte: Constant<Bits<7>>,
+    /// The frame is a statistics packet's; its words, the head
+    /// descriptor's `nwords + 8`.
+    frame_raw: DFF<Bit>,
+    raw_words: DFF<Bits<16>>,
     udp_mode: Constant<Bit>,
     /// The one's-complement sum of the IPv4 header without its length,
     /// plus the 60 bytes of the length that do not depend on `nwords`,
@@ -282,6 +305,9 @@ impl Framer {
             desc_empty: Default::default(),
             desc_data: Default::default(),
             desc_read: Default::default(),
+            raw: Default::default(),
+            state_idle: Default::default(),
+            state_gap: Default::default(),
             data_empty: Default::default(),
             data: Default::default(),
             data_read: Default::default(),
@@ -292,6 +318,11 @@ impl Framer {
             before_penultimate_header_byte: Constant::new(
                 ((config.header_len() - 3) as u64).to_bits(),
             ),
+            before_penultimate_raw_byte: Constant::new(
+                ((config.header_len() - HEADER_LEN - 3) as u64).to_bits(),
+            ),
+            frame_raw: Default::default(),
+            raw_words: Default::default(),
             udp_mode: Constant::new(!config.raw_ethernet),
             ip_base_sum: Constant::new(
                 (ones_complement_fold(config.ipv4_partial_sum() + 60) as u64).to_bits(),
@@ -445,7 +476,9 @@ impl Logic for Framer {
             fcs_out,
             underrun_now,
             underrun_reg,
-            crc_pending
+            crc_pending,
+            frame_raw,
+            raw_words
         );
         // The head descriptor's header fields, registered in two steps.
         self.desc_ready.d.next = !self.desc_empty.val();
@@ -454,6 +487,7 @@ impl Logic for Framer {
         self.d_hi.next = self.desc_data.val().get_bits::<21>(88);
         self.udp_len_reg.d.next = (self.d_nwords.val() << 2) + 40;
         self.ip_len_reg.d.next = (self.d_nwords.val() << 2) + 60;
+        self.raw_words.d.next = self.d_nwords.val() + 8;
         // One's-complement sum of the base and `4 * nwords`: the
         // end-around carry picks the sum plus one (computed beside it).
         self.words_sum.d.next =
@@ -536,8 +570,16 @@ impl Logic for Framer {
             self.last_word.d.next = self.single_word.q.val();
             self.inject.d.next = self.has_line_hi.q.val();
             self.inject_word.d.next = bit_cast::<32, 21>(self.d_hi.val()) | self.line_hi_word.val();
-            self.seq0.d.next = bit_cast::<16, 17>(self.seq_sum.q.val());
-            self.carry0.d.next = self.seq_sum.q.val().get_bit(16);
+            self.frame_raw.d.next = self.raw.val();
+            if self.raw.val() {
+                // At least the 12 words of its header: never a single word.
+                self.words_left.d.next = self.raw_words.q.val();
+                self.last_word.d.next = false;
+                self.inject.d.next = false;
+            } else {
+                self.seq0.d.next = bit_cast::<16, 17>(self.seq_sum.q.val());
+                self.carry0.d.next = self.seq_sum.q.val().get_bit(16);
+            }
         }
         // The state: each flag's next value is one expression (with `if`s
         // for different states yosys would chain their priorities).
@@ -591,7 +633,10 @@ impl Logic for Framer {
         }
         self.count_at_6.d.next = !self.count_reset.val() & (self.count.q.val() == 5);
         self.count_at_penultimate.d.next = !self.count_reset.val()
-            & (self.count.q.val() == self.before_penultimate_header_byte.val());
+            & (((self.count.q.val() == self.before_penultimate_header_byte.val())
+                & !self.frame_raw.q.val())
+                | ((self.count.q.val() == self.before_penultimate_raw_byte.val())
+                    & self.frame_raw.q.val()));
         self.count_at_2.d.next = !self.count_reset.val() & (self.count.q.val() == 1);
         self.count_at_9.d.next = !self.count_reset.val() & (self.count.q.val() == 8);
         // The frame's length from the header on, also counted every clock.
@@ -721,5 +766,7 @@ impl Logic for Framer {
         self.tx_en.next = self.tx_en_out.q.val();
         self.tx_er.next = false;
         self.underrun.next = self.underrun_reg.q.val();
+        self.state_idle.next = self.in_idle.q.val();
+        self.state_gap.next = self.in_gap.q.val();
     }
 }

@@ -10,6 +10,24 @@
 //! The drain rate never exceeds the ports' payload rate (board.md "Drain
 //! rate"), so neither FIFO overflows when the framers keep up; if one does,
 //! `overflow` (sticky, fabric domain) says so.
+//!
+//! A port of a board with a Statistic Unit (`S = 1`) has a second pair of
+//! FIFOs for the statistics packets (board.md "Statistic Unit"), written
+//! a whole packet at a time by the statistics path, and takes their
+//! packets before the trace's at a packet boundary: whenever the framer is
+//! in a frame (before its gap) the next frame is the statistics FIFO's if
+//! it has a descriptor; an idle framer takes whichever has one, the
+//! statistics first. The choice holds through the gap and while the
+//! chosen FIFO has a descriptor (the framer registers the head descriptor
+//! over the clocks before it starts). And no trace packet goes before a
+//! statistics packet that left before it (board.md: the statistics
+//! packets go before any trace packet that leaves after them): the unit
+//! announces each record's packets per port in the clock it takes the
+//! record, which is before the packetizer closes a packet at or after the
+//! record's end tick; the port counts them (`announced`, fabric domain),
+//! tags each trace descriptor with that count, and the framer takes a
+//! trace descriptor only once it has started as many statistics packets
+//! (`stats_started`, Ethernet domain). `S = 0` has none of it.
 
 use crate::framer::{Framer, FramerConfig};
 use crate::packetizer::DESC_BITS;
@@ -203,9 +221,10 @@ impl<D: Synth, const N: usize, const NP1: usize> Logic for AsyncFifo<D, N, NP1> 
 }
 
 /// CDC buffers and framer of one port; the data FIFO holds `2^DN` words
-/// (`DNP1 = DN + 1`).
+/// (`DNP1 = DN + 1`), and so does the statistics data FIFO of `S = 1`
+/// (module documentation).
 #[derive(LogicBlock)]
-pub struct EthPort<const DN: usize, const DNP1: usize> {
+pub struct EthPort<const DN: usize, const DNP1: usize, const S: usize = 0> {
     pub fabric_clock: Signal<In, Clock>,
     pub eth_clock: Signal<In, Clock>,
     // Fabric side, from the packetizer.
@@ -213,6 +232,16 @@ pub struct EthPort<const DN: usize, const DNP1: usize> {
     pub word_data: Signal<In, Bits<32>>,
     pub desc_write: Signal<In, Bit>,
     pub desc_data: Signal<In, Bits<DESC_BITS>>,
+    /// Fabric side, from the statistics path (`S = 1`; unread otherwise):
+    /// a packet's words, header included, and then its length in words.
+    pub stats_word_write: Signal<In, Bit>,
+    pub stats_word_data: Signal<In, Bits<32>>,
+    pub stats_desc_write: Signal<In, Bit>,
+    pub stats_desc_words: Signal<In, Bits<16>>,
+    /// The unit took a record with `stats_announce_count` packets for
+    /// this port.
+    pub stats_announce: Signal<In, Bit>,
+    pub stats_announce_count: Signal<In, Bits<8>>,
     /// Sticky (fabric domain): a write found a FIFO full.
     pub overflow: Signal<Out, Bit>,
     // Ethernet side.
@@ -223,12 +252,33 @@ pub struct EthPort<const DN: usize, const DNP1: usize> {
     pub underrun: Signal<Out, Bit>,
     data_fifo: AsyncFifo<Bits<32>, DN, DNP1>,
     desc_fifo: AsyncFifo<Bits<DESC_BITS>, 4, 5>,
+    /// The statistics FIFOs (their descriptors hold `nwords` as the
+    /// framer takes it, the words less 8).
+    stats_data: [AsyncFifo<Bits<32>, DN, DNP1>; S],
+    stats_desc: [AsyncFifo<Bits<16>, 4, 5>; S],
+    /// Statistics packets announced for this port (fabric domain), each
+    /// trace descriptor's count of them when written, and the statistics
+    /// packets the framer has started (Ethernet domain); the head trace
+    /// descriptor's lead (`stats_started - tag`, negative while it waits).
+    stats_announced: [DFF<Bits<16>>; S],
+    stats_tag: [AsyncFifo<Bits<16>, 4, 5>; S],
+    stats_started: [DFF<Bits<16>>; S],
+    stats_lead: Signal<Local, Bits<16>>,
+    trace_desc_empty: Signal<Local, Bit>,
+    /// The next frame is a statistics packet's; the frame being sent is.
+    pick_stats: DFF<Bit>,
+    frame_stats: DFF<Bit>,
+    stats_desc_empty: Signal<Local, Bit>,
+    stats_desc_head: Signal<Local, Bits<16>>,
+    stats_overflow: Signal<Local, Bit>,
+    picked_empty: Signal<Local, Bit>,
     framer: Framer,
 }
 
-impl<const DN: usize, const DNP1: usize> EthPort<DN, DNP1> {
+impl<const DN: usize, const DNP1: usize, const S: usize> EthPort<DN, DNP1, S> {
     pub fn new(config: &FramerConfig) -> Self {
         assert_eq!(DN + 1, DNP1);
+        assert!(S <= 1, "a port has at most one statistics path");
         Self {
             fabric_clock: Default::default(),
             eth_clock: Default::default(),
@@ -236,6 +286,12 @@ impl<const DN: usize, const DNP1: usize> EthPort<DN, DNP1> {
             word_data: Default::default(),
             desc_write: Default::default(),
             desc_data: Default::default(),
+            stats_word_write: Default::default(),
+            stats_word_data: Default::default(),
+            stats_desc_write: Default::default(),
+            stats_desc_words: Default::default(),
+            stats_announce: Default::default(),
+            stats_announce_count: Default::default(),
             overflow: Default::default(),
             txd: Default::default(),
             tx_en: Default::default(),
@@ -243,14 +299,28 @@ impl<const DN: usize, const DNP1: usize> EthPort<DN, DNP1> {
             underrun: Default::default(),
             data_fifo: Default::default(),
             desc_fifo: Default::default(),
+            stats_data: std::array::from_fn(|_| Default::default()),
+            stats_desc: std::array::from_fn(|_| Default::default()),
+            stats_announced: std::array::from_fn(|_| Default::default()),
+            stats_tag: std::array::from_fn(|_| Default::default()),
+            stats_started: std::array::from_fn(|_| Default::default()),
+            stats_lead: Default::default(),
+            trace_desc_empty: Default::default(),
+            pick_stats: Default::default(),
+            frame_stats: Default::default(),
+            stats_desc_empty: Default::default(),
+            stats_desc_head: Default::default(),
+            stats_overflow: Default::default(),
+            picked_empty: Default::default(),
             framer: Framer::new(config),
         }
     }
 }
 
-impl<const DN: usize, const DNP1: usize> Logic for EthPort<DN, DNP1> {
+impl<const DN: usize, const DNP1: usize, const S: usize> Logic for EthPort<DN, DNP1, S> {
     #[hdl_gen]
     fn update(&mut self) {
+        dff_setup!(self, eth_clock, pick_stats, frame_stats);
         self.data_fifo.write_clock.next = self.fabric_clock.val();
         self.desc_fifo.write_clock.next = self.fabric_clock.val();
         self.data_fifo.read_clock.next = self.eth_clock.val();
@@ -260,13 +330,87 @@ impl<const DN: usize, const DNP1: usize> Logic for EthPort<DN, DNP1> {
         self.data_fifo.data_in.next = self.word_data.val();
         self.desc_fifo.write.next = self.desc_write.val();
         self.desc_fifo.data_in.next = self.desc_data.val();
-        self.overflow.next = self.data_fifo.overflow.val() | self.desc_fifo.overflow.val();
-        self.framer.desc_empty.next = self.desc_fifo.empty.val();
+        self.trace_desc_empty.next = self.desc_fifo.empty.val();
+        self.stats_lead.next = 0.into();
+        for s in 0..S {
+            self.stats_announced[s].clock.next = self.fabric_clock.val();
+            self.stats_announced[s].d.next = self.stats_announced[s].q.val();
+            if self.stats_announce.val() {
+                self.stats_announced[s].d.next = self.stats_announced[s].q.val()
+                    + bit_cast::<16, 8>(self.stats_announce_count.val());
+            }
+            self.stats_tag[s].write_clock.next = self.fabric_clock.val();
+            self.stats_tag[s].read_clock.next = self.eth_clock.val();
+            self.stats_tag[s].write.next = self.desc_write.val();
+            self.stats_tag[s].data_in.next = self.stats_announced[s].q.val();
+            self.stats_tag[s].read.next = self.framer.desc_read.val() & !self.pick_stats.q.val();
+            self.stats_started[s].clock.next = self.eth_clock.val();
+            self.stats_started[s].d.next = self.stats_started[s].q.val();
+            if self.framer.desc_read.val() & self.pick_stats.q.val() {
+                self.stats_started[s].d.next = self.stats_started[s].q.val() + 1;
+            }
+            self.stats_lead.next = self.stats_started[s].q.val() - self.stats_tag[s].data_out.val();
+            if self.stats_lead.val().get_bit(15) {
+                self.trace_desc_empty.next = true;
+            }
+        }
+        self.framer.desc_empty.next = self.trace_desc_empty.val();
         self.framer.desc_data.next = self.desc_fifo.data_out.val();
+        self.framer.raw.next = false;
         self.desc_fifo.read.next = self.framer.desc_read.val();
         self.framer.data_empty.next = self.data_fifo.empty.val();
         self.framer.data.next = self.data_fifo.data_out.val();
         self.data_fifo.read.next = self.framer.data_read.val();
+        self.stats_desc_empty.next = true;
+        self.stats_desc_head.next = 0.into();
+        self.stats_overflow.next = false;
+        for s in 0..S {
+            self.stats_data[s].write_clock.next = self.fabric_clock.val();
+            self.stats_desc[s].write_clock.next = self.fabric_clock.val();
+            self.stats_data[s].read_clock.next = self.eth_clock.val();
+            self.stats_desc[s].read_clock.next = self.eth_clock.val();
+            self.stats_data[s].write.next = self.stats_word_write.val();
+            self.stats_data[s].data_in.next = self.stats_word_data.val();
+            self.stats_desc[s].write.next = self.stats_desc_write.val();
+            self.stats_desc[s].data_in.next = self.stats_desc_words.val() - 8;
+            self.stats_overflow.next = self.stats_data[s].overflow.val()
+                | self.stats_desc[s].overflow.val()
+                | self.stats_tag[s].overflow.val();
+            self.stats_desc_empty.next = self.stats_desc[s].empty.val();
+            self.stats_desc[s].read.next = self.framer.desc_read.val() & self.pick_stats.q.val();
+            self.stats_data[s].read.next = self.framer.data_read.val() & self.frame_stats.q.val();
+            self.stats_desc_head.next = self.stats_desc[s].data_out.val();
+            if self.pick_stats.q.val() {
+                self.framer.desc_empty.next = self.stats_desc[s].empty.val();
+                self.framer.desc_data.next =
+                    bit_cast::<DESC_BITS, 16>(self.stats_desc_head.val()) << 64;
+                self.framer.raw.next = true;
+                self.desc_fifo.read.next = false;
+            }
+            if self.frame_stats.q.val() {
+                self.framer.data_empty.next = self.stats_data[s].empty.val();
+                self.framer.data.next = self.stats_data[s].data_out.val();
+                self.data_fifo.read.next = false;
+            }
+        }
+        self.overflow.next = self.data_fifo.overflow.val()
+            | self.desc_fifo.overflow.val()
+            | self.stats_overflow.val();
+        // The next frame's source: the statistics first, chosen in a frame
+        // or by an idle framer whose choice has no descriptor; held through
+        // the gap and while the choice has one.
+        self.picked_empty.next = self.trace_desc_empty.val();
+        if self.pick_stats.q.val() {
+            self.picked_empty.next = self.stats_desc_empty.val();
+        }
+        if (!self.framer.state_idle.val() & !self.framer.state_gap.val())
+            | (self.framer.state_idle.val() & self.picked_empty.val())
+        {
+            self.pick_stats.d.next = !self.stats_desc_empty.val();
+        }
+        if self.framer.desc_read.val() {
+            self.frame_stats.d.next = self.pick_stats.q.val();
+        }
         self.txd.next = self.framer.txd.val();
         self.tx_en.next = self.framer.tx_en.val();
         self.tx_er.next = self.framer.tx_er.val();

@@ -171,9 +171,52 @@ fn prepare<const L: usize, const E: usize, const B: usize, const AB: usize, cons
 ) -> PathBuf {
     let mut uut = BoardTop::<L, E, B, AB, P, DN, DNP1>::new(top);
     uut.connect_all();
+    prepare_verilog(name, generate_verilog(&uut), L, P, cmds)
+}
+
+/// [`prepare`] for a `BoardTop` with the Statistic Unit (`S = 1`; port
+/// FIFOs of `2^12` words, for the unit's burst of records).
+fn prepare_with_statistics<
+    const L: usize,
+    const E: usize,
+    const B: usize,
+    const AB: usize,
+    const P: usize,
+    const R: usize,
+    const NB: usize,
+    const LB: usize,
+>(
+    name: &str,
+    top: &BoardTopConfig,
+    cmds: &[Command],
+) -> PathBuf {
+    let top = top.clone();
+    // The unit makes a block too large for a test thread's stack.
+    let verilog = std::thread::Builder::new()
+        .stack_size(1 << 30)
+        .spawn(move || {
+            let mut uut = BoardTop::<L, E, B, AB, P, 12, 13, 1, R, NB, LB>::new(&top);
+            uut.connect_all();
+            let verilog = generate_verilog(&uut);
+            assert_eq!(reads_before_writes(&verilog), Vec::<String>::new());
+            verilog
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    prepare_verilog(name, verilog, L, P, cmds)
+}
+
+fn prepare_verilog(
+    name: &str,
+    verilog: String,
+    lanes: usize,
+    ports: usize,
+    cmds: &[Command],
+) -> PathBuf {
     let dir = work_dir(name);
-    std::fs::write(dir.join("top.v"), generate_verilog(&uut)).unwrap();
-    std::fs::write(dir.join("lanes.v"), board_wrapper(L, P)).unwrap();
+    std::fs::write(dir.join("top.v"), verilog).unwrap();
+    std::fs::write(dir.join("lanes.v"), board_wrapper(lanes, ports)).unwrap();
     let mut text = String::new();
     for c in cmds {
         writeln!(text, "{c}").unwrap();
@@ -474,4 +517,63 @@ fn board_simulation_speed() {
         verilator.cpu,
     );
     println!("(Verilator build {build:.1} s, not included)");
+}
+
+/// The core with the Statistic Unit under Icarus (`L = 2`, `E = 2`, two
+/// ports, one rank of 4 banks, `k = 11`, STATS_ON and STATS_OFF in the
+/// stream, the TX FIFO overflowing): every port's frames are the golden
+/// model's trace and statistics packets, no statistics packet behind a
+/// trace packet that left after it, and the counters the model's.
+#[test]
+fn icarus_board_statistics_l2_e2_matches_golden() {
+    let geometry = hmtt_format::geometry::Geometry::new(0, 2, 12, 6).unwrap();
+    let params = BoardParams {
+        lanes: 2,
+        refs_per_clock: 2,
+        geometry,
+        ports: 2,
+        fifo_depth: 64,
+        drain: SLOW,
+        max_words: 48,
+        idle_flush_ticks: 300,
+    };
+    let su = hmtt_hdl::board_top::BoardStatistics {
+        interval_log2: 11,
+        share_log2: 1,
+        burst_records: 2,
+    };
+    let cmds = params.stream(32, 6000, 4);
+    let golden = golden_with_statistics(&params, su, &cmds);
+    let last_leave = golden
+        .trace
+        .iter()
+        .chain(&golden.statistics)
+        .map(|p| p.leave_tick)
+        .max()
+        .unwrap_or(0);
+    let ticks = last_leave + 4 * params.tail_ticks(1000);
+    let top = params.top_config().with_statistics(su);
+    let dir = prepare_with_statistics::<2, 2, 8, 3, 2, 1, 4, 20>("board_icarus_stats", &top, &cmds);
+    let program = build_icarus(&dir, 2, 2);
+    let run = run_tb(&dir, &program, 2, 2, ticks, 1000);
+    remove_scratch(&dir);
+    let stats = golden.counters.statistics.as_ref().unwrap();
+    eprintln!(
+        "icarus board with the Statistic Unit L=2 E=2 P=2: {} command clocks in {:.1} s; {} trace packets, {} statistics packets, records sent {} unsent {}",
+        run.ticks,
+        run.seconds,
+        golden.trace.len(),
+        golden.statistics.len(),
+        stats.records_sent,
+        stats.records_unsent,
+    );
+    assert!(golden.statistics.len() > 4 && stats.records_unsent > 0);
+    assert_eq!(check_frames_with_statistics(&run.frames, &golden), 0);
+    let c = |name: &str| run.counters[name];
+    assert_eq!(c("packet_error"), 0, "port buffer overflow");
+    assert_eq!(c("frame_underrun"), 0, "framer underrun");
+    assert!(golden.counters.events_dropped > 0);
+    assert_eq!(c("events_dropped"), golden.counters.events_dropped);
+    assert_eq!(c("lost_words"), golden.counters.lost_words);
+    assert_eq!(c("config_events"), golden.counters.config_events);
 }

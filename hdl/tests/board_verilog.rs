@@ -25,10 +25,18 @@ fn board_verilog<
 >(
     geometry: Geometry,
 ) -> String {
-    let config = BoardTopConfig::new(geometry, P as u8, 0, 1250);
-    let mut uut = BoardTop::<L, E, B, AB, P, DN, DNP1>::new(&config);
-    uut.connect_all();
-    generate_verilog(&uut)
+    // The ECP5's core is too large for a test thread's stack.
+    std::thread::Builder::new()
+        .stack_size(1 << 28)
+        .spawn(move || {
+            let config = BoardTopConfig::new(geometry, P as u8, 0, 1250);
+            let mut uut = BoardTop::<L, E, B, AB, P, DN, DNP1>::new(&config);
+            uut.connect_all();
+            generate_verilog(&uut)
+        })
+        .expect("generation thread")
+        .join()
+        .expect("generate_verilog")
 }
 
 fn lint(name: &str, verilog: &str) {

@@ -11,9 +11,10 @@
 //! (their effect at the next clock's tick), and the record of each
 //! non-empty interval ([`StatisticCounters::record_valid`], a clock long),
 //! held in a slot of the counters' held records when the transport sends
-//! it ([`packets`], which has the packets and their credit). Not here:
-//! their share of the ports, the trace drain's smaller share; no board top
-//! instantiates the block yet.
+//! it ([`packets`], which has the packets and their credit). A board top
+//! holds both as a [`unit::StatisticUnit`]; the share of the ports and
+//! the trace drain's smaller share are the top's
+//! ([`crate::board_top`]).
 //!
 //! Generated Verilog. rust-hdl 0.46 resolves one array index per name
 //! (`a[i].b[j]` comes out as `a$i$b[j]`, not a signal), so no block here
@@ -53,6 +54,7 @@ mod build;
 mod counter;
 mod line;
 pub mod packets;
+pub mod unit;
 
 pub use bank::{
     BankStats, LaneAddr, ACT, BANK_COUNTERS, CONFLICT, HIT, LANE_ADDR_BITS, LANE_PAIR_BITS, MISS,

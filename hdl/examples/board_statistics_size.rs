@@ -14,13 +14,13 @@
 //! CCU2C counted as two), their share of the ECP5-85F's 83,640 LUTs, and
 //! the synthesis's CPU seconds.
 
+#[path = "support/ecp5_flow.rs"]
+#[allow(dead_code)]
+mod ecp5_flow;
+
 use hmtt_format::Geometry;
 use hmtt_hdl::board_top::{BoardStatistics, BoardTop, BoardTopConfig};
 use rust_hdl::prelude::*;
-use std::process::Command;
-
-/// The ECP5-85F's LUT4s.
-const ECP5_85F_LUTS: u64 = 83_640;
 
 type Without = BoardTop<8, 3, 16, 10, 3>;
 type With = BoardTop<8, 3, 16, 10, 3, 12, 13, 1, 2, 16, 26>;
@@ -37,70 +37,21 @@ fn main() -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir)?;
     let config = BoardTopConfig::new(Geometry::ddr3_default(), 3, 0, 1250);
     let with = which == "with";
-    // The unit's counters make a block too large for the main thread's
-    // stack.
-    let verilog = std::thread::Builder::new()
-        .stack_size(1 << 30)
-        .spawn(move || {
-            if with {
-                let mut core = With::new(&config.with_statistics(BoardStatistics::default()));
-                core.connect_all();
-                generate_verilog(&core)
-            } else {
-                let mut core = Without::new(&config);
-                core.connect_all();
-                generate_verilog(&core)
-            }
-        })?
-        .join()
-        .map_err(|_| anyhow::anyhow!("generate_verilog panicked"))?;
+    let verilog = ecp5_flow::verilog_of(move || {
+        if with {
+            let mut core = With::new(&config.with_statistics(BoardStatistics::default()));
+            core.connect_all();
+            generate_verilog(&core)
+        } else {
+            let mut core = Without::new(&config);
+            core.connect_all();
+            generate_verilog(&core)
+        }
+    })?;
     std::fs::write(dir.join("core.v"), verilog)?;
-    let yosys = Command::new("/usr/bin/time")
-        .current_dir(&dir)
-        .args([
-            "-f",
-            "%U %S",
-            "-o",
-            "yosys.time",
-            "yosys",
-            "-q",
-            "-l",
-            "yosys.log",
-            "-p",
-        ])
-        .arg("read_verilog core.v; synth_ecp5 -abc9 -nowidelut -top top; tee -q -o stat.txt stat")
-        .status()?;
-    anyhow::ensure!(yosys.success(), "yosys failed (see yosys.log)");
-    let stat = std::fs::read_to_string(dir.join("stat.txt"))?;
-    let cells = |name: &str| -> u64 {
-        stat.lines()
-            .filter_map(|l| {
-                let mut f = l.split_whitespace();
-                (f.next() == Some(name))
-                    .then(|| f.next().and_then(|n| n.parse::<u64>().ok()))
-                    .flatten()
-            })
-            .sum()
-    };
-    let cpu: f64 = std::fs::read_to_string(dir.join("yosys.time"))?
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|s| s.parse::<f64>().ok())
-        .sum();
-    let lut4 = cells("LUT4");
-    let ccu2c = cells("CCU2C");
-    let lut4_equivalent = lut4 + 2 * ccu2c;
-    println!(
-        "BoardTop {which} the Statistic Unit: {lut4} LUT4, {ccu2c} CCU2C, {} FF, {} DP16KD, {} TRELLIS_DPR16X4",
-        cells("TRELLIS_FF"),
-        cells("DP16KD"),
-        cells("TRELLIS_DPR16X4")
-    );
-    println!(
-        "LUT4 + 2 x CCU2C = {lut4_equivalent} ({:.1} % of the ECP5-85F's {ECP5_85F_LUTS} LUTs); yosys {cpu:.0} CPU s",
-        100.0 * lut4_equivalent as f64 / ECP5_85F_LUTS as f64
-    );
-    Ok(())
+    ecp5_flow::synthesize_and_report_size(
+        &dir,
+        "core.v",
+        &format!("BoardTop {which} the Statistic Unit"),
+    )
 }

@@ -18,8 +18,9 @@
 //! fields, `top` "reuse-unit", the one synthesis's seconds on every
 //! line), and appends that line to `HISTORY` if given.
 
-#[path = "support/ecp5_unit_timing.rs"]
-mod ecp5_unit_timing;
+#[path = "support/ecp5_flow.rs"]
+#[allow(dead_code)]
+mod ecp5_flow;
 
 use hmtt_hdl::reuse::{ReuseDistanceUnit, HOT};
 use rust_hdl::prelude::*;
@@ -98,11 +99,11 @@ impl Logic for TimingTop {
 }
 
 fn main() -> anyhow::Result<()> {
-    let run = ecp5_unit_timing::Run::from_args("reuse-timing")?;
-    let verilog = ecp5_unit_timing::verilog_of(|| {
+    let run = ecp5_flow::Run::from_args("reuse-timing")?;
+    let verilog = ecp5_flow::verilog_of(|| {
         let mut top = TimingTop::default();
         top.connect_all();
         generate_verilog(&top)
     })?;
-    ecp5_unit_timing::synthesize_and_route(&run, &verilog, "reuse-unit")
+    ecp5_flow::synthesize_and_route(&run, &verilog, "reuse-unit")
 }

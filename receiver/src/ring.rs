@@ -408,6 +408,19 @@ pub fn share_tap(rings: &[&Ring]) -> io::Result<()> {
         return Ok(());
     }
     let ports: Vec<u16> = rings.iter().map(|r| r.local.port()).collect();
+    // The program tells rings apart by port alone: two inputs on one port
+    // (at different addresses) would leave the second ring deaf.
+    let mut sorted = ports.clone();
+    sorted.sort_unstable();
+    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "two inputs listen on UDP port {}: each ring keeps its own tap",
+                w[0]
+            ),
+        ));
+    }
     let prog = demux_filter(&ports).ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -343,6 +343,18 @@ impl Capture {
                 }
             }
         }
+        let rings: Vec<&ring::Ring> = opened
+            .iter()
+            .filter_map(|o| match o {
+                Opened::Ring(r) => Some(r),
+                _ => None,
+            })
+            .collect();
+        if let Err(e) = ring::share_tap(&rings) {
+            tracing::warn!(
+                "the rings do not all share one packet tap (more kernel work per datagram): {e}"
+            );
+        }
 
         let mut shared = Shared::new(config.inputs.len(), config.dirs.len(), stop, config.packets);
         let live_queue = config.live.as_ref().map(|_| live::queue());

@@ -238,6 +238,42 @@ fn loopback_ring_and_socket_give_the_same_files_and_accounting() {
     assert_ne!(cut[0].0 & hmtt_format::capture::RECORD_FLAG_CUT, 0);
 }
 
+/// Inputs on one UDP port at three loopback addresses: the rings' shared
+/// tap tells rings apart by port alone, so it must not be used here, and
+/// each ring must still take exactly its own address's datagrams.
+#[test]
+fn rings_on_one_udp_port_at_several_addresses_each_take_their_own() {
+    if !ring_allowed() {
+        return;
+    }
+    let (out, kept) = datagrams(false);
+    let garbage = (out.len() - kept.len()) as u64;
+    let tmp = tempfile::tempdir().unwrap();
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let udp_port = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut runs = Vec::new();
+    for rx in [RxPath::Socket, RxPath::Ring] {
+        let dirs = tmp_dirs(tmp.path(), rx);
+        let inputs = (0..PORTS)
+            .map(|port| Input {
+                source: Source::Udp(format!("127.0.0.{}:{udp_port}", port + 1)),
+                port,
+                udp_port: None,
+            })
+            .collect();
+        let c = config(rx, dirs.clone(), inputs, Some(kept.len() as u64));
+        let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
+        let addrs: Vec<_> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
+        send(&tx, &addrs, &out);
+        runs.push(collect(handle.wait().unwrap(), &dirs));
+    }
+    check_same(&runs[0], &runs[1], &kept, garbage);
+}
+
 /// Sends bursts of large datagrams to a small ring or socket buffer behind
 /// a receiver held back by a small pool of buffers, then a slow tail, then
 /// stops. Every valid packet sent was either received or counted dropped

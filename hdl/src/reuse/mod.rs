@@ -90,9 +90,10 @@ pub const KEY_BITS: usize = TAG_BITS;
 /// the inputs' register, the token's, and a clock a cell.
 pub const STACK_LATENCY: usize = DEPTH + 2;
 /// Clocks from a close at the inputs to its record's `record_valid`:
-/// the stack, then a clock per snapshot, and three for the last one:
-/// the top snapshot's register, the read of its count, the scan's stage.
-pub const RECORD_LATENCY: usize = STACK_LATENCY + DEPTH + 3;
+/// the stack, then a clock per snapshot, and four for the last one:
+/// the top snapshot's two registers, the read of its count, the scan's
+/// stage.
+pub const RECORD_LATENCY: usize = STACK_LATENCY + DEPTH + 4;
 /// Least clocks between two closes: the hot-page scan of one close must
 /// be done when the next close writes the snapshot of cell 0.
 pub const MIN_INTERVAL: usize = 2 * DEPTH;
@@ -109,8 +110,8 @@ pub const MIN_INTERVAL: usize = 2 * DEPTH;
 /// histogram, read a bin a clock: `hist_value` is distance 0's bin, and
 /// each clock with `hist_shift` brings the next bin there in the next
 /// clock (distance `d` after `d` shifts, 128 for deeper or new). The
-/// record holds through the third clock after the next close leaves the
-/// bottom of the stack ([`STACK_LATENCY`] + 3 clocks after that close:
+/// record holds through the fourth clock after the next close leaves the
+/// bottom of the stack ([`STACK_LATENCY`] + 4 clocks after that close:
 /// at least 128 clocks after `record_valid`, time for the 128 shifts).
 #[derive(LogicBlock)]
 pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
@@ -163,8 +164,12 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     chosen_tag: DFF<Bits<TAG_BITS>>,
     chosen_slot: DFF<Bits<SLOT_BITS>>,
     chosen_depth: DFF<Bits<8>>,
-    /// The bottom token two clocks later, for the histogram (its RAMs
-    /// then swap late enough for the record to hold its 128 clocks).
+    /// The bottom token two and three clocks later, for the histogram
+    /// (its RAMs then swap late enough for the record to hold its 128
+    /// clocks).
+    late_valid: DFF<Bit>,
+    late_close: DFF<Bit>,
+    late_depth: DFF<Bits<8>>,
     hist_valid: DFF<Bit>,
     hist_close: DFF<Bit>,
     hist_depth: DFF<Bits<8>>,
@@ -215,14 +220,22 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     /// The scan's last snapshot came to the top, and the clocks until it
     /// is in the list.
     done: DFF<Bit>,
+    done_held: DFF<Bit>,
     done_read: DFF<Bit>,
     done_listed: DFF<Bit>,
     record_out: DFF<Bit>,
     /// Each bottom token's new count by its tag, for the snapshots
     /// still pending.
     counts_by_tag: RAM<Bits<COUNT_BITS>, TAG_BITS>,
-    /// The top snapshot, registered: its key is the address of the
-    /// counts' read.
+    /// The top snapshot, registered, and a clock later (when every count
+    /// of the closed interval is written or being written): its key is
+    /// the address of the counts' read.
+    held_scan: DFF<Bit>,
+    held_first: DFF<Bit>,
+    held_valid: DFF<Bit>,
+    held_page: DFF<Bits<W>>,
+    held_pending: DFF<Bit>,
+    held_key: DFF<Bits<KEY_BITS>>,
     snap_scan: DFF<Bit>,
     snap_first: DFF<Bit>,
     snap_valid: DFF<Bit>,
@@ -235,8 +248,6 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     scan_entry: DFF<Bit>,
     scan_page: DFF<Bits<W>>,
     scan_count: DFF<Bits<COUNT_BITS>>,
-    /// The scanned snapshot's count is the table's last write.
-    scan_last_write: DFF<Bit>,
     /// That snapshot the clock after, with the RAMs' data.
     read_scan: DFF<Bit>,
     read_first: DFF<Bit>,
@@ -284,6 +295,9 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             chosen_tag: Default::default(),
             chosen_slot: Default::default(),
             chosen_depth: Default::default(),
+            late_valid: Default::default(),
+            late_close: Default::default(),
+            late_depth: Default::default(),
             hist_valid: Default::default(),
             hist_close: Default::default(),
             hist_depth: Default::default(),
@@ -321,10 +335,17 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             list_from_count: std::array::from_fn(|_| Default::default()),
             list_count: std::array::from_fn(|_| Default::default()),
             done: Default::default(),
+            done_held: Default::default(),
             done_read: Default::default(),
             done_listed: Default::default(),
             record_out: Default::default(),
             counts_by_tag: Default::default(),
+            held_scan: Default::default(),
+            held_first: Default::default(),
+            held_valid: Default::default(),
+            held_page: Default::default(),
+            held_pending: Default::default(),
+            held_key: Default::default(),
             snap_scan: Default::default(),
             snap_first: Default::default(),
             snap_valid: Default::default(),
@@ -336,7 +357,6 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             scan_entry: Default::default(),
             scan_page: Default::default(),
             scan_count: Default::default(),
-            scan_last_write: Default::default(),
             read_scan: Default::default(),
             read_first: Default::default(),
             read_entry: Default::default(),
@@ -368,9 +388,16 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             overrun_flag,
             scan_left,
             done,
+            done_held,
             done_read,
             done_listed,
             record_out,
+            held_scan,
+            held_first,
+            held_valid,
+            held_page,
+            held_pending,
+            held_key,
             snap_scan,
             snap_first,
             snap_valid,
@@ -382,7 +409,6 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             scan_entry,
             scan_page,
             scan_count,
-            scan_last_write,
             read_scan,
             read_first,
             read_entry,
@@ -396,6 +422,9 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             chosen_tag,
             chosen_slot,
             chosen_depth,
+            late_valid,
+            late_close,
+            late_depth,
             hist_valid,
             hist_close,
             hist_depth,
@@ -491,9 +520,12 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.chosen_tag.d.next = self.bottom_tag.val();
         self.chosen_slot.d.next = self.bottom_slot.val();
         self.chosen_depth.d.next = self.bottom_depth.val();
-        self.hist_valid.d.next = self.chosen_valid.q.val();
-        self.hist_close.d.next = self.chosen_close.q.val();
-        self.hist_depth.d.next = self.chosen_depth.q.val();
+        self.late_valid.d.next = self.chosen_valid.q.val();
+        self.late_close.d.next = self.chosen_close.q.val();
+        self.late_depth.d.next = self.chosen_depth.q.val();
+        self.hist_valid.d.next = self.late_valid.q.val();
+        self.hist_close.d.next = self.late_close.q.val();
+        self.hist_depth.d.next = self.late_depth.q.val();
         for k in 0..DEPTH {
             self.cells[k].clock.next = self.clock.val();
             self.cells[k].bc_valid.next = self.chosen_valid.q.val();
@@ -547,27 +579,33 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         for k in 0..DEPTH {
             self.cells[k].scan.next = self.scanning.val();
         }
-        // The scan's count, over three stages so that neither the
-        // RAMs' address nor their output shares a clock with other logic:
-        // the top snapshot is registered (from the clock the close leaves
-        // the stack, a snapshot a clock), its count read the clock after
-        // (from its slot in the closed interval's RAM, which has swapped
-        // by then, or if it is pending from the table of the bottom
-        // tokens' counts by tag) and the sorted list takes it the clock
-        // after that. The table holds every tag a snapshot waits for but
-        // the last two written (the write of the read's clock, and the
-        // one of the clock after, which only the top snapshot can wait
-        // for: its token left the bottom the clock before the close),
-        // which are taken from the writes' registers; none is overwritten
-        // before it is read: a tag comes back 256 clocks later.
+        // The scan's count, over four stages so that neither the RAMs'
+        // address nor their output nor a forwarded write shares a clock
+        // with the sorted list: the top snapshot is registered twice
+        // (from the clock the close leaves the stack, a snapshot a
+        // clock), its count read the clock after (from its slot in the
+        // closed interval's RAM, which has swapped by then, or if it is
+        // pending from the table of the bottom tokens' counts by tag)
+        // and the sorted list takes it the clock after that. By the top
+        // snapshot's read the close's last token writes its count (the
+        // counts' third clock), so the table holds every tag a snapshot
+        // waits for but the write of the read's clock, which is taken
+        // from the write's register; none is overwritten before it is
+        // read: a tag comes back 256 clocks later.
         self.snap_scan.d.next = self.scanning.val();
         self.snap_first.d.next = self.bottom_close.val();
         self.snap_valid.d.next = self.cells[0].s_valid.val();
         self.snap_page.d.next = self.cells[0].s_page.val();
         self.snap_pending.d.next = self.cells[0].s_pending.val();
         self.snap_key.d.next = self.cells[0].s_key.val();
-        self.counts.read_slot.next = bit_cast::<SLOT_BITS, KEY_BITS>(self.snap_key.q.val());
-        self.counts_by_tag.read_address.next = self.snap_key.q.val();
+        self.held_scan.d.next = self.snap_scan.q.val();
+        self.held_first.d.next = self.snap_first.q.val();
+        self.held_valid.d.next = self.snap_valid.q.val();
+        self.held_page.d.next = self.snap_page.q.val();
+        self.held_pending.d.next = self.snap_pending.q.val();
+        self.held_key.d.next = self.snap_key.q.val();
+        self.counts.read_slot.next = bit_cast::<SLOT_BITS, KEY_BITS>(self.held_key.q.val());
+        self.counts_by_tag.read_address.next = self.held_key.q.val();
         self.counts_by_tag.read_clock.next = self.clock.val();
         self.counts_by_tag.write_clock.next = self.clock.val();
         self.counts_by_tag.write_address.next = self.add_tag.q.val();
@@ -576,12 +614,12 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.wrote_valid.d.next = self.counts.added_valid.val();
         self.wrote_tag.d.next = self.add_tag.q.val();
         self.wrote_count.d.next = self.counts.added.val();
-        self.read_scan.d.next = self.snap_scan.q.val();
-        self.read_first.d.next = self.snap_first.q.val();
-        self.read_entry.d.next = self.snap_valid.q.val();
-        self.read_page.d.next = self.snap_page.q.val();
-        self.read_pending.d.next = self.snap_pending.q.val();
-        self.read_key.d.next = self.snap_key.q.val();
+        self.read_scan.d.next = self.held_scan.q.val();
+        self.read_first.d.next = self.held_first.q.val();
+        self.read_entry.d.next = self.held_valid.q.val();
+        self.read_page.d.next = self.held_page.q.val();
+        self.read_pending.d.next = self.held_pending.q.val();
+        self.read_key.d.next = self.held_key.q.val();
         self.read_total.next = self.counts.read_count.val();
         if self.read_pending.q.val() {
             self.read_total.next = self.counts_by_tag.read_data.val();
@@ -589,21 +627,12 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
                 self.read_total.next = self.wrote_count.q.val();
             }
         }
-        // The count this clock's write brings is the list's the clock
-        // after, from that write's register (the adder's output would
-        // add its path to the RAM's).
-        self.scan_last_write.d.next = self.read_pending.q.val()
-            & self.counts.added_valid.val()
-            & (self.add_tag.q.val() == self.read_key.q.val());
         self.scan_stage.d.next = self.read_scan.q.val();
         self.scan_first.d.next = self.read_first.q.val();
         self.scan_entry.d.next = self.read_entry.q.val();
         self.scan_page.d.next = self.read_page.q.val();
         self.scan_count.d.next = self.read_total.val();
         self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.scan_count.q.val());
-        if self.scan_last_write.q.val() {
-            self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.wrote_count.q.val());
-        }
         for j in 0..HOT {
             self.list_from_page[j].next = self.list_page[j].q.val();
             self.list_from_count[j].next = self.list_count[j].q.val();
@@ -639,7 +668,8 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.scan_left.d.next = self.scan_left.q.val() - 1;
         }
         self.done.d.next = self.scan_left.q.val() == 1;
-        self.done_read.d.next = self.done.q.val();
+        self.done_held.d.next = self.done.q.val();
+        self.done_read.d.next = self.done_held.q.val();
         self.done_listed.d.next = self.done_read.q.val();
         if self.bottom_close.val() {
             self.scan_left.d.next = self.scan_reload.val();

@@ -189,6 +189,10 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     first_page: Signal<Local, Bits<W>>,
     lanes: Signal<Local, Bits<4>>,
     skipped_now: Signal<Local, Bits<32>>,
+    /// The clock's skipped references, added to the interval's a clock
+    /// later (with the close a clock later, `top_close`), so that the
+    /// lanes' count and the 32-bit add are in different clocks.
+    skipped_lanes: DFF<Bits<32>>,
     tag: DFF<Bits<TAG_BITS>>,
     top_valid: DFF<Bit>,
     top_page: DFF<Bits<W>>,
@@ -313,6 +317,7 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             first_page: Default::default(),
             lanes: Default::default(),
             skipped_now: Default::default(),
+            skipped_lanes: Default::default(),
             tag: Default::default(),
             top_valid: Default::default(),
             top_page: Default::default(),
@@ -382,6 +387,7 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             top_close,
             top_tag,
             skipped,
+            skipped_lanes,
             skipped_snap,
             record_skips,
             busy,
@@ -466,13 +472,16 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.top_page.d.next = self.first_page.val();
         self.top_close.d.next = self.in_close.q.val();
         self.top_tag.d.next = self.tag.q.val();
-        self.skipped.d.next = self.skipped.q.val() + self.skipped_now.val();
+        self.skipped_lanes.d.next = self.skipped_now.val();
+        self.skipped.d.next = self.skipped.q.val() + self.skipped_lanes.q.val();
+        if self.top_close.q.val() {
+            self.skipped_snap.d.next = self.skipped.q.val();
+            self.skipped.d.next = self.skipped_lanes.q.val();
+        }
         if self.busy.q.val() != 0 {
             self.busy.d.next = self.busy.q.val() - 1;
         }
         if self.in_close.q.val() {
-            self.skipped_snap.d.next = self.skipped.q.val();
-            self.skipped.d.next = self.skipped_now.val();
             self.busy.d.next = self.busy_reload.val();
             if self.busy.q.val() != 0 {
                 self.overrun_flag.d.next = true;

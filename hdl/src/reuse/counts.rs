@@ -8,23 +8,26 @@ use super::{COUNT_BITS, DEPTH, SLOT_BITS};
 /// the entry's slot, and the last closed interval's for the hot-page
 /// scan, in two RAMs that swap roles at each close (as the histogram's
 /// bins do). `valid`, `slot`, `first` and `close` are the stack's bottom
-/// token: its reference counts one on its page's slot, which starts
-/// from 0 if `first` (the page has just entered the stack in that
-/// slot); a token with `close` opens the next interval (its own
-/// reference belongs to it).
+/// token, registered (every input comes straight from a flip-flop): its
+/// reference counts one on its page's slot, which starts from 0 if
+/// `first` (the page has just entered the stack in that slot); a token
+/// with `close` opens the next interval (its own reference belongs to
+/// it).
 ///
-/// Counting is a read-modify-write over two clocks: the token's clock
-/// reads the slot, the next writes it plus one, and says so
-/// (`added_valid`, `added`); a token's slot written by the token just
-/// before it is taken from that write. A RAM cannot be cleared in one
+/// Counting is a read-modify-write over three clocks, so that neither
+/// the RAM's output nor the choice of its word's fresh bit shares a
+/// clock with the adder: the token's clock reads the slot and its fresh
+/// bit, the next registers the word (or 0), the third writes it plus
+/// one and says so (`added_valid`, `added`). The two writes the read
+/// missed are forwarded: the one of the read's own clock (the token two
+/// ahead) in the second clock, the one of the clock before the write
+/// (the token right ahead) in the third. A RAM cannot be cleared in one
 /// clock, so a bit per slot says whether the slot was written since its
 /// RAM started counting; a slot without it reads 0.
 ///
 /// The reader: `read_slot` in a clock gives in the next, in
 /// `read_count`, that slot's count in the RAM that does not count from
-/// this clock on (from a close's clock on, that close's interval), or
-/// with `read_open` in the RAM that counts (the open interval), whose
-/// port is then the reader's only in a clock without a token.
+/// this clock on (from a close's clock on, that close's interval).
 #[derive(LogicBlock, Default)]
 pub struct SlotCounts {
     pub clock: Signal<In, Clock>,
@@ -35,7 +38,6 @@ pub struct SlotCounts {
     pub added_valid: Signal<Out, Bit>,
     pub added: Signal<Out, Bits<COUNT_BITS>>,
     pub read_slot: Signal<In, Bits<SLOT_BITS>>,
-    pub read_open: Signal<In, Bit>,
     pub read_count: Signal<Out, Bits<COUNT_BITS>>,
     ram0: RAM<Bits<COUNT_BITS>, SLOT_BITS>,
     ram1: RAM<Bits<COUNT_BITS>, SLOT_BITS>,
@@ -48,23 +50,28 @@ pub struct SlotCounts {
     /// whether its slot holds a count of this interval.
     token_ram: Signal<Local, Bit>,
     token_fresh: Signal<Local, Bit>,
-    // The token in its second clock.
+    // The token in its second clock: the RAM's word arrives.
+    load_valid: DFF<Bit>,
+    load_ram: DFF<Bit>,
+    load_slot: DFF<Bits<SLOT_BITS>>,
+    load_fresh: DFF<Bit>,
+    load_first: DFF<Bit>,
+    load_old: Signal<Local, Bits<COUNT_BITS>>,
+    // The token in its third clock: the write.
     add_valid: DFF<Bit>,
     add_ram: DFF<Bit>,
     add_slot: DFF<Bits<SLOT_BITS>>,
-    add_fresh: DFF<Bit>,
     add_first: DFF<Bit>,
+    add_loaded: DFF<Bits<COUNT_BITS>>,
     add_old: Signal<Local, Bits<COUNT_BITS>>,
     add_new: Signal<Local, Bits<COUNT_BITS>>,
-    // The write of the clock before, for the token right behind.
+    // The write of the clock before.
     wrote_valid: DFF<Bit>,
     wrote_ram: DFF<Bit>,
     wrote_slot: DFF<Bits<SLOT_BITS>>,
     wrote_value: DFF<Bits<COUNT_BITS>>,
     // The reader.
     read_ram: Signal<Local, Bit>,
-    /// The counting RAM's read port is the token's.
-    token_port: Signal<Local, Bit>,
     read_from: DFF<Bit>,
     read_fresh: DFF<Bit>,
 }
@@ -78,11 +85,16 @@ impl Logic for SlotCounts {
             counting,
             fresh0,
             fresh1,
+            load_valid,
+            load_ram,
+            load_slot,
+            load_fresh,
+            load_first,
             add_valid,
             add_ram,
             add_slot,
-            add_fresh,
             add_first,
+            add_loaded,
             wrote_valid,
             wrote_ram,
             wrote_slot,
@@ -105,37 +117,49 @@ impl Logic for SlotCounts {
         if self.close.val() | self.first.val() {
             self.token_fresh.next = false;
         }
-        self.add_valid.d.next = self.valid.val();
-        self.add_ram.d.next = self.token_ram.val();
-        self.add_slot.d.next = self.slot.val();
-        self.add_fresh.d.next = self.token_fresh.val();
-        self.add_first.d.next = self.first.val();
-        // A RAM's read port is the token's while it counts, else the
+        self.load_valid.d.next = self.valid.val();
+        self.load_ram.d.next = self.token_ram.val();
+        self.load_slot.d.next = self.slot.val();
+        self.load_fresh.d.next = self.token_fresh.val();
+        self.load_first.d.next = self.first.val();
+        // The counting RAM's read port is the token's, the other's the
         // reader's.
-        self.read_ram.next = self.token_ram.val() ^ !self.read_open.val();
-        self.token_port.next = self.valid.val() | !self.read_open.val();
-        self.ram0.read_address.next = self.read_slot.val();
+        self.read_ram.next = !self.token_ram.val();
+        self.ram0.read_address.next = self.slot.val();
         self.ram1.read_address.next = self.read_slot.val();
-        if self.token_port.val() {
-            if self.token_ram.val() {
-                self.ram1.read_address.next = self.slot.val();
-            } else {
-                self.ram0.read_address.next = self.slot.val();
-            }
+        if self.token_ram.val() {
+            self.ram0.read_address.next = self.read_slot.val();
+            self.ram1.read_address.next = self.slot.val();
         }
         self.read_from.d.next = self.read_ram.val();
         self.read_fresh.d.next = self.fresh0.q.val().get_bit(self.read_slot.val().index());
         if self.read_ram.val() {
             self.read_fresh.d.next = self.fresh1.q.val().get_bit(self.read_slot.val().index());
         }
-        // The token's second clock: write its slot plus one.
-        self.add_old.next = 0.into();
-        if self.add_fresh.q.val() {
-            self.add_old.next = self.ram0.read_data.val();
-            if self.add_ram.q.val() {
-                self.add_old.next = self.ram1.read_data.val();
+        // The token's second clock: its word, or the write of the clock
+        // it was read in.
+        self.load_old.next = 0.into();
+        if self.load_fresh.q.val() {
+            self.load_old.next = self.ram0.read_data.val();
+            if self.load_ram.q.val() {
+                self.load_old.next = self.ram1.read_data.val();
             }
         }
+        if self.wrote_valid.q.val()
+            & !self.load_first.q.val()
+            & (self.wrote_ram.q.val() == self.load_ram.q.val())
+            & (self.wrote_slot.q.val() == self.load_slot.q.val())
+        {
+            self.load_old.next = self.wrote_value.q.val();
+        }
+        self.add_valid.d.next = self.load_valid.q.val();
+        self.add_ram.d.next = self.load_ram.q.val();
+        self.add_slot.d.next = self.load_slot.q.val();
+        self.add_first.d.next = self.load_first.q.val();
+        self.add_loaded.d.next = self.load_old.val();
+        // The token's third clock: write its word plus one, or the write
+        // of the clock before plus one.
+        self.add_old.next = self.add_loaded.q.val();
         if self.wrote_valid.q.val()
             & !self.add_first.q.val()
             & (self.wrote_ram.q.val() == self.add_ram.q.val())

@@ -14,9 +14,11 @@ const ADDRESS_BITS: usize = 8;
 /// `close` are the stack's bottom token; a token with `close` opens the
 /// next interval (its own reference belongs to it).
 ///
-/// Counting is a read-modify-write over two clocks: the token's clock
-/// reads its bin, the next writes it plus one; a token's bin written by
-/// the token just before it is taken from that write. A RAM cannot be
+/// Counting is a read-modify-write over three clocks, as the slot counts
+/// do ([`super::SlotCounts`]): the token's clock reads its bin and its
+/// fresh bit, the next registers the word (or 0), the third writes it
+/// plus one; the write of the read's clock is forwarded in the second,
+/// the write of the clock before in the third. A RAM cannot be
 /// cleared in one clock, so a bit per bin says whether the bin was
 /// written since its RAM started counting; a bin without it reads 0.
 ///
@@ -45,11 +47,17 @@ pub struct Histogram {
     /// whether its bin holds a count of this interval.
     token_ram: Signal<Local, Bit>,
     token_fresh: Signal<Local, Bit>,
-    // The token in its second clock.
+    // The token in its second clock: the RAM's word arrives.
+    load_valid: DFF<Bit>,
+    load_ram: DFF<Bit>,
+    load_depth: DFF<Bits<ADDRESS_BITS>>,
+    load_fresh: DFF<Bit>,
+    load_old: Signal<Local, Bits<COUNT_BITS>>,
+    // The token in its third clock: the write.
     add_valid: DFF<Bit>,
     add_ram: DFF<Bit>,
     add_depth: DFF<Bits<ADDRESS_BITS>>,
-    add_fresh: DFF<Bit>,
+    add_loaded: DFF<Bits<COUNT_BITS>>,
     add_old: Signal<Local, Bits<COUNT_BITS>>,
     add_new: Signal<Local, Bits<COUNT_BITS>>,
     // The write of the clock before, for the token right behind.
@@ -83,10 +91,15 @@ impl Default for Histogram {
             bin_count: Constant::new((BINS as u64).to_bits()),
             token_ram: Default::default(),
             token_fresh: Default::default(),
+            load_valid: Default::default(),
+            load_ram: Default::default(),
+            load_depth: Default::default(),
+            load_fresh: Default::default(),
+            load_old: Default::default(),
             add_valid: Default::default(),
             add_ram: Default::default(),
             add_depth: Default::default(),
-            add_fresh: Default::default(),
+            add_loaded: Default::default(),
             add_old: Default::default(),
             add_new: Default::default(),
             wrote_valid: Default::default(),
@@ -111,10 +124,14 @@ impl Logic for Histogram {
             counting,
             fresh0,
             fresh1,
+            load_valid,
+            load_ram,
+            load_depth,
+            load_fresh,
             add_valid,
             add_ram,
             add_depth,
-            add_fresh,
+            add_loaded,
             wrote_valid,
             wrote_ram,
             wrote_depth,
@@ -138,10 +155,10 @@ impl Logic for Histogram {
         if self.close.val() {
             self.token_fresh.next = false;
         }
-        self.add_valid.d.next = self.valid.val();
-        self.add_ram.d.next = self.token_ram.val();
-        self.add_depth.d.next = self.depth.val();
-        self.add_fresh.d.next = self.token_fresh.val();
+        self.load_valid.d.next = self.valid.val();
+        self.load_ram.d.next = self.token_ram.val();
+        self.load_depth.d.next = self.depth.val();
+        self.load_fresh.d.next = self.token_fresh.val();
         // The reader's next bin, from the RAM that holds the record.
         self.read_ram.next = !self.counting.q.val();
         self.read_at.next = self.read_bin.q.val();
@@ -172,14 +189,28 @@ impl Logic for Histogram {
         if self.valid.val() & !self.close.val() & self.token_ram.val() {
             self.ram1.read_address.next = self.depth.val();
         }
-        // The token's second clock: write its bin plus one.
-        self.add_old.next = 0.into();
-        if self.add_fresh.q.val() {
-            self.add_old.next = self.ram0.read_data.val();
-            if self.add_ram.q.val() {
-                self.add_old.next = self.ram1.read_data.val();
+        // The token's second clock: its word, or the write of the clock
+        // it was read in.
+        self.load_old.next = 0.into();
+        if self.load_fresh.q.val() {
+            self.load_old.next = self.ram0.read_data.val();
+            if self.load_ram.q.val() {
+                self.load_old.next = self.ram1.read_data.val();
             }
         }
+        if self.wrote_valid.q.val()
+            & (self.wrote_ram.q.val() == self.load_ram.q.val())
+            & (self.wrote_depth.q.val() == self.load_depth.q.val())
+        {
+            self.load_old.next = self.wrote_value.q.val();
+        }
+        self.add_valid.d.next = self.load_valid.q.val();
+        self.add_ram.d.next = self.load_ram.q.val();
+        self.add_depth.d.next = self.load_depth.q.val();
+        self.add_loaded.d.next = self.load_old.val();
+        // The token's third clock: write its word plus one, or the write
+        // of the clock before plus one.
+        self.add_old.next = self.add_loaded.q.val();
         if self.wrote_valid.q.val()
             & (self.wrote_ram.q.val() == self.add_ram.q.val())
             & (self.wrote_depth.q.val() == self.add_depth.q.val())

@@ -25,28 +25,33 @@
 //! its page and its slot ([`SLOT_BITS`]). The new top's slot is its old
 //! entry's, which the token finds deeper and later; so the new entry is
 //! `pending` under the reference's tag (its clock, mod 256) until the
-//! token reaches the bottom and counts_by_tag the slot to every cell and
-//! carried entry, which take it where their pending tag matches. A page
-//! found nowhere takes the slot of the entry its token pushes out at the
-//! bottom (or, while the stack fills, one never used). There the token
-//! counts its reference: a read-modify-write of its slot, from 0 for a
-//! new page. A token that found its page in an entry still pending
-//! takes that tag (in its carried entry's registers), and the broadcast
-//! completes it before it reaches the bottom (tokens broadcast in their
-//! order). Counts are [`COUNT_BITS`] wide.
+//! token reaches the bottom and, a clock later (the slot chosen there is
+//! registered), broadcasts the slot to every cell and carried entry,
+//! which take it where their pending tag matches. A page found nowhere
+//! takes the slot of the entry its token pushes out at the bottom (or,
+//! while the stack fills, one never used). From that register the token
+//! counts its reference: a read-modify-write of its slot over three
+//! clocks, from 0 for a new page. A token that found its page in an
+//! entry still pending takes that tag (in its carried entry's
+//! registers), and the broadcast completes it by the clock after it
+//! leaves the bottom (tokens broadcast in their order; the token right
+//! behind one takes that one's slot from the broadcast's register).
+//! Counts are [`COUNT_BITS`] wide.
 //!
 //! Intervals. `close` in clock `c` opens the next interval with that
 //! clock's references. It walks down the stack with the clock's token:
 //! each cell copies its entry to its snapshot (the stack as the last
 //! reference before the close left it) before the token acts on it; a
 //! snapshot still pending keeps its tag. Once the close reaches the
-//! bottom (every tag a snapshot waits for has been counted, and a table
-//! in block RAM keeps each bottom token's new count by its tag) the
-//! histogram's RAMs swap ([`Histogram`]) and so do the counts' (the
-//! closed interval's stay for the scan, the other counts from 0), and
-//! the hot pages are picked over 128 clocks from then: the snapshots
-//! shift up a cell a clock, a stage reads each one's count (from its
-//! slot in the closed interval's RAM, or if pending from the table),
+//! bottom (every tag a snapshot waits for has been or is being counted,
+//! and a table in block RAM keeps each bottom token's new count by its
+//! tag) the counts' RAMs swap a clock later and the histogram's
+//! ([`Histogram`]) two clocks later (the closed interval's stay for the
+//! scan and the record, the others count from 0), and the hot pages are
+//! picked over 128 clocks from then: the snapshots shift up a cell a
+//! clock, the top one is registered, a stage reads each one's count
+//! (from its slot in the closed interval's RAM, or if pending from the
+//! table),
 //! and a sorted list of 8 takes each one with a count above 0 after the
 //! entries with a count at least as high (equal counts nearer the top
 //! first). The record is out [`RECORD_LATENCY`] clocks
@@ -85,8 +90,10 @@ pub const KEY_BITS: usize = TAG_BITS;
 /// the inputs' register, the token's, and a clock a cell.
 pub const STACK_LATENCY: usize = DEPTH + 2;
 /// Clocks from a close at the inputs to its record's `record_valid`:
-/// the stack, then a clock per snapshot and the scan's stage.
-pub const RECORD_LATENCY: usize = STACK_LATENCY + DEPTH + 1;
+/// the stack, then a clock per snapshot, and four for the last one:
+/// the top snapshot's two registers, the read of its count, the scan's
+/// stage.
+pub const RECORD_LATENCY: usize = STACK_LATENCY + DEPTH + 4;
 /// Least clocks between two closes: the hot-page scan of one close must
 /// be done when the next close writes the snapshot of cell 0.
 pub const MIN_INTERVAL: usize = 2 * DEPTH;
@@ -103,8 +110,8 @@ pub const MIN_INTERVAL: usize = 2 * DEPTH;
 /// histogram, read a bin a clock: `hist_value` is distance 0's bin, and
 /// each clock with `hist_shift` brings the next bin there in the next
 /// clock (distance `d` after `d` shifts, 128 for deeper or new). The
-/// record holds through the clock after the next close leaves the
-/// bottom of the stack ([`STACK_LATENCY`] + 1 clocks after that close:
+/// record holds through the fourth clock after the next close leaves the
+/// bottom of the stack ([`STACK_LATENCY`] + 4 clocks after that close:
 /// at least 128 clocks after `record_valid`, time for the 128 shifts).
 #[derive(LogicBlock)]
 pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
@@ -142,10 +149,34 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     bottom_key: Signal<Local, Bits<KEY_BITS>>,
     /// It found no page and pushed out no entry: the stack was not full.
     bottom_unused: Signal<Local, Bit>,
+    /// What it carries out is still pending: under the tag of the token
+    /// right ahead, whose slot is broadcast this clock.
+    bottom_pending: Signal<Local, Bit>,
     stack_clocks: Constant<Bits<TAG_BITS>>,
     unused_slot: DFF<Bits<SLOT_BITS>>,
-    /// The tag of the token whose count [`SlotCounts`] adds this clock,
-    /// and the table's write of the clock before, for the scan.
+    /// The bottom token a clock later, its slot chosen: what the counts
+    /// read and the cells take the broadcast from, so that no path runs
+    /// from the bottom cell through the choice into the counts' fresh
+    /// bits or across the stack.
+    chosen_valid: DFF<Bit>,
+    chosen_close: DFF<Bit>,
+    chosen_first: DFF<Bit>,
+    chosen_tag: DFF<Bits<TAG_BITS>>,
+    chosen_slot: DFF<Bits<SLOT_BITS>>,
+    chosen_depth: DFF<Bits<8>>,
+    /// The bottom token two and three clocks later, for the histogram
+    /// (its RAMs then swap late enough for the record to hold its 128
+    /// clocks).
+    late_valid: DFF<Bit>,
+    late_close: DFF<Bit>,
+    late_depth: DFF<Bits<8>>,
+    hist_valid: DFF<Bit>,
+    hist_close: DFF<Bit>,
+    hist_depth: DFF<Bits<8>>,
+    /// The tag of the token whose count [`SlotCounts`] loads this clock,
+    /// and of the one it adds, and the table's write of the clock before,
+    /// for the scan.
+    load_tag: DFF<Bits<TAG_BITS>>,
     add_tag: DFF<Bits<TAG_BITS>>,
     wrote_valid: DFF<Bit>,
     wrote_tag: DFF<Bits<TAG_BITS>>,
@@ -158,6 +189,10 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     first_page: Signal<Local, Bits<W>>,
     lanes: Signal<Local, Bits<4>>,
     skipped_now: Signal<Local, Bits<32>>,
+    /// The clock's skipped references, added to the interval's a clock
+    /// later (with the close a clock later, `top_close`), so that the
+    /// lanes' count and the 32-bit add are in different clocks.
+    skipped_lanes: DFF<Bits<32>>,
     tag: DFF<Bits<TAG_BITS>>,
     top_valid: DFF<Bit>,
     top_page: DFF<Bits<W>>,
@@ -186,29 +221,40 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     list_from_page: [Signal<Local, Bits<W>>; HOT],
     list_from_count: [Signal<Local, Bits<32>>; HOT],
     list_count: [DFF<Bits<32>>; HOT],
+    /// The scan's last snapshot came to the top, and the clocks until it
+    /// is in the list.
     done: DFF<Bit>,
+    done_held: DFF<Bit>,
+    done_read: DFF<Bit>,
+    done_listed: DFF<Bit>,
     record_out: DFF<Bit>,
     /// Each bottom token's new count by its tag, for the snapshots
     /// still pending.
     counts_by_tag: RAM<Bits<COUNT_BITS>, TAG_BITS>,
+    /// The top snapshot, registered, and a clock later (when every count
+    /// of the closed interval is written or being written): its key is
+    /// the address of the counts' read.
+    held_scan: DFF<Bit>,
+    held_first: DFF<Bit>,
+    held_valid: DFF<Bit>,
+    held_page: DFF<Bits<W>>,
+    held_pending: DFF<Bit>,
+    held_key: DFF<Bits<KEY_BITS>>,
+    snap_scan: DFF<Bit>,
+    snap_first: DFF<Bit>,
+    snap_valid: DFF<Bit>,
+    snap_page: DFF<Bits<W>>,
+    snap_pending: DFF<Bit>,
+    snap_key: DFF<Bits<KEY_BITS>>,
     /// The scan's stage: the snapshot the scan read the clock before.
     scan_stage: DFF<Bit>,
     scan_first: DFF<Bit>,
     scan_entry: DFF<Bit>,
     scan_page: DFF<Bits<W>>,
     scan_count: DFF<Bits<COUNT_BITS>>,
-    /// The scanned snapshot's count is the table's last write.
-    scan_last_write: DFF<Bit>,
-    /// The close is a clock from the bottom: the scan reads the top
-    /// snapshot ahead, the clock before the snapshots start to shift.
-    scan_ahead_first: Signal<Local, Bit>,
-    /// The snapshot whose count the RAMs read this clock: the top one
-    /// as the scan starts, then the one below it (the next to come up).
-    ahead_valid: Signal<Local, Bit>,
-    ahead_page: Signal<Local, Bits<W>>,
-    ahead_pending: Signal<Local, Bit>,
-    ahead_key: Signal<Local, Bits<KEY_BITS>>,
     /// That snapshot the clock after, with the RAMs' data.
+    read_scan: DFF<Bit>,
+    read_first: DFF<Bit>,
     read_entry: DFF<Bit>,
     read_page: DFF<Bits<W>>,
     read_pending: DFF<Bit>,
@@ -244,8 +290,22 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             bottom_slot: Default::default(),
             bottom_key: Default::default(),
             bottom_unused: Default::default(),
+            bottom_pending: Default::default(),
             stack_clocks: Constant::new((DEPTH as u64).to_bits()),
             unused_slot: Default::default(),
+            chosen_valid: Default::default(),
+            chosen_close: Default::default(),
+            chosen_first: Default::default(),
+            chosen_tag: Default::default(),
+            chosen_slot: Default::default(),
+            chosen_depth: Default::default(),
+            late_valid: Default::default(),
+            late_close: Default::default(),
+            late_depth: Default::default(),
+            hist_valid: Default::default(),
+            hist_close: Default::default(),
+            hist_depth: Default::default(),
+            load_tag: Default::default(),
             add_tag: Default::default(),
             wrote_valid: Default::default(),
             wrote_tag: Default::default(),
@@ -257,6 +317,7 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             first_page: Default::default(),
             lanes: Default::default(),
             skipped_now: Default::default(),
+            skipped_lanes: Default::default(),
             tag: Default::default(),
             top_valid: Default::default(),
             top_page: Default::default(),
@@ -279,19 +340,30 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             list_from_count: std::array::from_fn(|_| Default::default()),
             list_count: std::array::from_fn(|_| Default::default()),
             done: Default::default(),
+            done_held: Default::default(),
+            done_read: Default::default(),
+            done_listed: Default::default(),
             record_out: Default::default(),
             counts_by_tag: Default::default(),
+            held_scan: Default::default(),
+            held_first: Default::default(),
+            held_valid: Default::default(),
+            held_page: Default::default(),
+            held_pending: Default::default(),
+            held_key: Default::default(),
+            snap_scan: Default::default(),
+            snap_first: Default::default(),
+            snap_valid: Default::default(),
+            snap_page: Default::default(),
+            snap_pending: Default::default(),
+            snap_key: Default::default(),
             scan_stage: Default::default(),
             scan_first: Default::default(),
             scan_entry: Default::default(),
             scan_page: Default::default(),
             scan_count: Default::default(),
-            scan_last_write: Default::default(),
-            scan_ahead_first: Default::default(),
-            ahead_valid: Default::default(),
-            ahead_page: Default::default(),
-            ahead_pending: Default::default(),
-            ahead_key: Default::default(),
+            read_scan: Default::default(),
+            read_first: Default::default(),
             read_entry: Default::default(),
             read_page: Default::default(),
             read_pending: Default::default(),
@@ -315,24 +387,54 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             top_close,
             top_tag,
             skipped,
+            skipped_lanes,
             skipped_snap,
             record_skips,
             busy,
             overrun_flag,
             scan_left,
             done,
+            done_held,
+            done_read,
+            done_listed,
             record_out,
+            held_scan,
+            held_first,
+            held_valid,
+            held_page,
+            held_pending,
+            held_key,
+            snap_scan,
+            snap_first,
+            snap_valid,
+            snap_page,
+            snap_pending,
+            snap_key,
             scan_stage,
             scan_first,
             scan_entry,
             scan_page,
             scan_count,
-            scan_last_write,
+            read_scan,
+            read_first,
             read_entry,
             read_page,
             read_pending,
             read_key,
             unused_slot,
+            chosen_valid,
+            chosen_close,
+            chosen_first,
+            chosen_tag,
+            chosen_slot,
+            chosen_depth,
+            late_valid,
+            late_close,
+            late_depth,
+            hist_valid,
+            hist_close,
+            hist_depth,
+            load_tag,
             add_tag,
             wrote_valid,
             wrote_tag,
@@ -370,13 +472,16 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.top_page.d.next = self.first_page.val();
         self.top_close.d.next = self.in_close.q.val();
         self.top_tag.d.next = self.tag.q.val();
-        self.skipped.d.next = self.skipped.q.val() + self.skipped_now.val();
+        self.skipped_lanes.d.next = self.skipped_now.val();
+        self.skipped.d.next = self.skipped.q.val() + self.skipped_lanes.q.val();
+        if self.top_close.q.val() {
+            self.skipped_snap.d.next = self.skipped.q.val();
+            self.skipped.d.next = self.skipped_lanes.q.val();
+        }
         if self.busy.q.val() != 0 {
             self.busy.d.next = self.busy.q.val() - 1;
         }
         if self.in_close.q.val() {
-            self.skipped_snap.d.next = self.skipped.q.val();
-            self.skipped.d.next = self.skipped_now.val();
             self.busy.d.next = self.busy_reload.val();
             if self.busy.q.val() != 0 {
                 self.overrun_flag.d.next = true;
@@ -394,6 +499,7 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.bottom_first.next = self.cells[k].o_active.val();
             self.bottom_key.next = self.cells[k].oc_key.val();
             self.bottom_unused.next = self.cells[k].o_active.val() & !self.cells[k].oc_valid.val();
+            self.bottom_pending.next = self.cells[k].oc_pending.val();
             self.cells[k].below_valid.next = false;
             self.cells[k].below_page.next = 0.into();
             self.cells[k].below_pending.next = false;
@@ -401,25 +507,48 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         }
         self.bottom_tag.next = self.top_tag.q.val() - self.stack_clocks.val();
         self.bottom_slot.next = bit_cast::<SLOT_BITS, KEY_BITS>(self.bottom_key.val());
+        // The broadcast comes a clock after its token left the bottom, so
+        // the token right behind may carry its tag out still pending
+        // (it found the page the token ahead made the top): it takes the
+        // slot from the broadcast's register, as a cell would have.
+        if self.bottom_pending.val()
+            & self.chosen_valid.q.val()
+            & (self.bottom_key.val() == self.chosen_tag.q.val())
+        {
+            self.bottom_slot.next = self.chosen_slot.q.val();
+        }
         // The stack holds an entry per slot taken unused (at most DEPTH),
         // and pushes none out until it holds DEPTH.
         if self.bottom_unused.val() {
             self.bottom_slot.next = self.unused_slot.q.val();
             self.unused_slot.d.next = self.unused_slot.q.val() + 1;
         }
+        self.chosen_valid.d.next = self.bottom_valid.val();
+        self.chosen_close.d.next = self.bottom_close.val();
+        self.chosen_first.d.next = self.bottom_first.val();
+        self.chosen_tag.d.next = self.bottom_tag.val();
+        self.chosen_slot.d.next = self.bottom_slot.val();
+        self.chosen_depth.d.next = self.bottom_depth.val();
+        self.late_valid.d.next = self.chosen_valid.q.val();
+        self.late_close.d.next = self.chosen_close.q.val();
+        self.late_depth.d.next = self.chosen_depth.q.val();
+        self.hist_valid.d.next = self.late_valid.q.val();
+        self.hist_close.d.next = self.late_close.q.val();
+        self.hist_depth.d.next = self.late_depth.q.val();
         for k in 0..DEPTH {
             self.cells[k].clock.next = self.clock.val();
-            self.cells[k].bc_valid.next = self.bottom_valid.val();
-            self.cells[k].bc_tag.next = self.bottom_tag.val();
-            self.cells[k].bc_slot.next = bit_cast::<KEY_BITS, SLOT_BITS>(self.bottom_slot.val());
+            self.cells[k].bc_valid.next = self.chosen_valid.q.val();
+            self.cells[k].bc_tag.next = self.chosen_tag.q.val();
+            self.cells[k].bc_slot.next = bit_cast::<KEY_BITS, SLOT_BITS>(self.chosen_slot.q.val());
         }
         // The page's count: one more in its slot, or 1 in a new one.
         self.counts.clock.next = self.clock.val();
-        self.counts.valid.next = self.bottom_valid.val();
-        self.counts.slot.next = self.bottom_slot.val();
-        self.counts.first.next = self.bottom_first.val();
-        self.counts.close.next = self.bottom_close.val();
-        self.add_tag.d.next = self.bottom_tag.val();
+        self.counts.valid.next = self.chosen_valid.q.val();
+        self.counts.slot.next = self.chosen_slot.q.val();
+        self.counts.first.next = self.chosen_first.q.val();
+        self.counts.close.next = self.chosen_close.q.val();
+        self.load_tag.d.next = self.chosen_tag.q.val();
+        self.add_tag.d.next = self.load_tag.q.val();
         self.cells[0].t_valid.next = self.top_valid.q.val();
         self.cells[0].t_active.next = self.top_valid.q.val();
         self.cells[0].t_close.next = self.top_close.q.val();
@@ -446,12 +575,12 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         }
         // The bottom: the histogram, and the close's scan of the snapshots.
         self.histogram.clock.next = self.clock.val();
-        self.histogram.valid.next = self.bottom_valid.val();
-        self.histogram.depth.next = self.bottom_depth.val();
-        self.histogram.close.next = self.bottom_close.val();
+        self.histogram.valid.next = self.hist_valid.q.val();
+        self.histogram.depth.next = self.hist_depth.q.val();
+        self.histogram.close.next = self.hist_close.q.val();
         self.histogram.shift.next = self.hist_shift.val();
         // Bin 0 with `record_valid`.
-        self.histogram.restart.next = self.done.q.val();
+        self.histogram.restart.next = self.done_listed.q.val();
         self.hist_value.next = bit_cast::<32, COUNT_BITS>(self.histogram.value.val());
         // The close's scan starts as it leaves the stack, from an empty
         // list.
@@ -459,35 +588,33 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         for k in 0..DEPTH {
             self.cells[k].scan.next = self.scanning.val();
         }
-        // The scan's count, over two stages so that no RAM's output goes
-        // straight into the sorted list: a snapshot's count is read the
-        // clock before it comes to the top (the top one itself the clock
-        // before the close leaves the stack, when its interval's RAM
-        // still counts: if a token is at the bottom then, the top
-        // snapshot is pending with its tag, and the RAM's port is the
-        // token's), from the closed interval's slot or, if it is pending,
-        // from the table of the bottom tokens' counts by tag. The table
-        // holds every tag a snapshot waits for but the last two written
-        // (the write of the clock before, and the one of this clock),
-        // which are taken from the writes' registers; none is overwritten before it
-        // is read: a tag comes back 256 clocks later. The sorted list
-        // takes the count the clock after.
-        for k in (DEPTH - 2)..(DEPTH - 1) {
-            self.scan_ahead_first.next = self.cells[k].o_close.val();
-        }
-        self.ahead_valid.next = self.cells[1].s_valid.val();
-        self.ahead_page.next = self.cells[1].s_page.val();
-        self.ahead_pending.next = self.cells[1].s_pending.val();
-        self.ahead_key.next = self.cells[1].s_key.val();
-        if self.scan_ahead_first.val() {
-            self.ahead_valid.next = self.cells[0].s_valid.val();
-            self.ahead_page.next = self.cells[0].s_page.val();
-            self.ahead_pending.next = self.cells[0].s_pending.val();
-            self.ahead_key.next = self.cells[0].s_key.val();
-        }
-        self.counts.read_slot.next = bit_cast::<SLOT_BITS, KEY_BITS>(self.ahead_key.val());
-        self.counts.read_open.next = self.scan_ahead_first.val();
-        self.counts_by_tag.read_address.next = self.ahead_key.val();
+        // The scan's count, over four stages so that neither the RAMs'
+        // address nor their output nor a forwarded write shares a clock
+        // with the sorted list: the top snapshot is registered twice
+        // (from the clock the close leaves the stack, a snapshot a
+        // clock), its count read the clock after (from its slot in the
+        // closed interval's RAM, which has swapped by then, or if it is
+        // pending from the table of the bottom tokens' counts by tag)
+        // and the sorted list takes it the clock after that. By the top
+        // snapshot's read the close's last token writes its count (the
+        // counts' third clock), so the table holds every tag a snapshot
+        // waits for but the write of the read's clock, which is taken
+        // from the write's register; none is overwritten before it is
+        // read: a tag comes back 256 clocks later.
+        self.snap_scan.d.next = self.scanning.val();
+        self.snap_first.d.next = self.bottom_close.val();
+        self.snap_valid.d.next = self.cells[0].s_valid.val();
+        self.snap_page.d.next = self.cells[0].s_page.val();
+        self.snap_pending.d.next = self.cells[0].s_pending.val();
+        self.snap_key.d.next = self.cells[0].s_key.val();
+        self.held_scan.d.next = self.snap_scan.q.val();
+        self.held_first.d.next = self.snap_first.q.val();
+        self.held_valid.d.next = self.snap_valid.q.val();
+        self.held_page.d.next = self.snap_page.q.val();
+        self.held_pending.d.next = self.snap_pending.q.val();
+        self.held_key.d.next = self.snap_key.q.val();
+        self.counts.read_slot.next = bit_cast::<SLOT_BITS, KEY_BITS>(self.held_key.q.val());
+        self.counts_by_tag.read_address.next = self.held_key.q.val();
         self.counts_by_tag.read_clock.next = self.clock.val();
         self.counts_by_tag.write_clock.next = self.clock.val();
         self.counts_by_tag.write_address.next = self.add_tag.q.val();
@@ -496,10 +623,12 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.wrote_valid.d.next = self.counts.added_valid.val();
         self.wrote_tag.d.next = self.add_tag.q.val();
         self.wrote_count.d.next = self.counts.added.val();
-        self.read_entry.d.next = self.ahead_valid.val();
-        self.read_page.d.next = self.ahead_page.val();
-        self.read_pending.d.next = self.ahead_pending.val();
-        self.read_key.d.next = self.ahead_key.val();
+        self.read_scan.d.next = self.held_scan.q.val();
+        self.read_first.d.next = self.held_first.q.val();
+        self.read_entry.d.next = self.held_valid.q.val();
+        self.read_page.d.next = self.held_page.q.val();
+        self.read_pending.d.next = self.held_pending.q.val();
+        self.read_key.d.next = self.held_key.q.val();
         self.read_total.next = self.counts.read_count.val();
         if self.read_pending.q.val() {
             self.read_total.next = self.counts_by_tag.read_data.val();
@@ -507,21 +636,12 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
                 self.read_total.next = self.wrote_count.q.val();
             }
         }
-        // The count this clock's write brings is the list's the clock
-        // after, from that write's register (the adder's output would
-        // add its path to the RAM's).
-        self.scan_last_write.d.next = self.read_pending.q.val()
-            & self.counts.added_valid.val()
-            & (self.add_tag.q.val() == self.read_key.q.val());
-        self.scan_stage.d.next = self.scanning.val();
-        self.scan_first.d.next = self.bottom_close.val();
+        self.scan_stage.d.next = self.read_scan.q.val();
+        self.scan_first.d.next = self.read_first.q.val();
         self.scan_entry.d.next = self.read_entry.q.val();
         self.scan_page.d.next = self.read_page.q.val();
         self.scan_count.d.next = self.read_total.val();
         self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.scan_count.q.val());
-        if self.scan_last_write.q.val() {
-            self.scanned_count.next = bit_cast::<32, COUNT_BITS>(self.wrote_count.q.val());
-        }
         for j in 0..HOT {
             self.list_from_page[j].next = self.list_page[j].q.val();
             self.list_from_count[j].next = self.list_count[j].q.val();
@@ -557,11 +677,16 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             self.scan_left.d.next = self.scan_left.q.val() - 1;
         }
         self.done.d.next = self.scan_left.q.val() == 1;
+        self.done_held.d.next = self.done.q.val();
+        self.done_read.d.next = self.done_held.q.val();
+        self.done_listed.d.next = self.done_read.q.val();
         if self.bottom_close.val() {
             self.scan_left.d.next = self.scan_reload.val();
+        }
+        if self.scan_first.q.val() {
             self.record_skips.d.next = self.skipped_snap.q.val();
         }
-        self.record_out.d.next = self.done.q.val();
+        self.record_out.d.next = self.done_listed.q.val();
         self.record_valid.next = self.record_out.q.val();
         self.record_skipped.next = self.record_skips.q.val();
         for j in 0..HOT {

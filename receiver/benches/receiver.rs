@@ -52,6 +52,16 @@
 //! bench runs in a network namespace of its own (it must run as root), so
 //! that the `packet` sender's frames are delivered (see `sender.rs`)
 //! without changing the host's network; tcpdump runs in it too.
+//!
+//! HMTT_BENCH_INGRESS_DROP=1: an nftables `netdev` ingress rule on the
+//! namespace's `lo` drops every IPv4 UDP datagram after the packet taps
+//! have seen it, so the kernel's IP and UDP work (which on loopback the
+//! sender's thread pays, about half its cost a packet) is not done: the
+//! ring and tcpdump, both packet taps, see every datagram, and the
+//! sender's limit rises to what the taps cost. A host that receives a
+//! board's datagrams does that IP/UDP work whichever tool captures, so
+//! this compares the tools' own costs; `socket` (which needs the UDP
+//! layer) cannot run in this mode.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -396,6 +406,34 @@ fn per_gbps(cores: f64, gbps: f64) -> f64 {
     cores / gbps.max(1e-9)
 }
 
+/// The nftables rule of HMTT_BENCH_INGRESS_DROP, in this thread's (the
+/// bench's own) network namespace: `nft` runs as a child, which inherits it.
+fn drop_udp_after_taps() -> Result<(), String> {
+    let rules = "table netdev hmtt_bench {\n\
+                 \tchain ingress {\n\
+                 \t\ttype filter hook ingress device \"lo\" priority 0; policy accept;\n\
+                 \t\tmeta protocol ip ip protocol udp drop\n\
+                 \t}\n\
+                 }\n";
+    let mut child = Command::new("nft")
+        .args(["-f", "-"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("running nft (apt-get install nftables): {e}"))?;
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(rules.as_bytes())
+        .map_err(|e| format!("writing the rules to nft: {e}"))?;
+    let status = child.wait().map_err(|e| format!("waiting for nft: {e}"))?;
+    if !status.success() {
+        return Err(format!("nft refused the rules ({status})"));
+    }
+    Ok(())
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -405,6 +443,13 @@ fn main() {
     if let Err(e) = sender::enter_own_netns() {
         eprintln!("receiver bench: a network namespace of its own: {e}");
         std::process::exit(1);
+    }
+    let ingress_drop = std::env::var("HMTT_BENCH_INGRESS_DROP").is_ok_and(|v| v == "1");
+    if ingress_drop {
+        if let Err(e) = drop_udp_after_taps() {
+            eprintln!("receiver bench: HMTT_BENCH_INGRESS_DROP: {e}");
+            std::process::exit(1);
+        }
     }
     let seconds: f64 = std::env::var("HMTT_BENCH_SECONDS")
         .ok()
@@ -434,6 +479,10 @@ fn main() {
     let mut tools: Vec<(String, Tool, SenderConfig)> = Vec::new();
     for w in wanted.split(',').map(str::trim) {
         let (name, tool): (String, Tool) = match w {
+            "socket" if ingress_drop => panic!(
+                "HMTT_BENCH_INGRESS_DROP=1 drops datagrams before the UDP layer: \
+                 leave `socket` out of HMTT_BENCH_TOOLS"
+            ),
             "socket" => ("hmtt --rx socket".into(), Tool::Receiver(RxPath::Socket)),
             "ring" => ("hmtt --rx ring".into(), Tool::Receiver(RxPath::Ring)),
             "tcpdump" => ("tcpdump -w".into(), Tool::Tcpdump(None)),
@@ -466,6 +515,11 @@ fn main() {
             .collect::<Vec<_>>()
             .join(" and ")
     );
+    if ingress_drop {
+        println!(
+            "HMTT_BENCH_INGRESS_DROP=1: UDP datagrams dropped at lo's ingress, after the packet taps"
+        );
+    }
     println!(
         "rate = IPv4 bytes; CPU in cores (1.0 = one core busy) over the send time; \
          machine has {} cores, load average {}",

@@ -5,7 +5,7 @@
 #   bench/fmax.sh [board...]          (default: ecp5-85f ice40-hx8k)
 #
 # Environment: TOP=board|flow-probe (default board), UNITS=none|statistics
-# (default: the board's, the Statistic Unit on the ECP5), SEED (default 1),
+# (default none; statistics: the ECP5 with the Statistic Unit), SEED (default 1),
 # OUT (default build/fmax), HISTORY (default bench/fmax-history.jsonl),
 # RECORD=0 to compare without appending.
 set -euo pipefail

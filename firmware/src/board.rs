@@ -84,15 +84,6 @@ impl Units {
     }
 }
 impl Board {
-    /// The units `hmtt firmware build` puts in this board's top unless told
-    /// otherwise: all that fit (the iCE40-HX8K is 99 % full without any).
-    pub fn default_units(self) -> Units {
-        match self {
-            Board::Ecp5_85f => Units::Statistics,
-            Board::Ice40Hx8k => Units::None,
-        }
-    }
-
     /// Whether the device has room for `units` beside the capture core (the
     /// Statistic Unit alone is about 23,000 LUTs; the HX8K has 7,680).
     pub fn can_hold(self, units: Units) -> bool {

@@ -127,8 +127,6 @@ fn every_top_port_is_constrained_exactly_once() {
 
 #[test]
 fn units_a_top_cannot_hold_are_refused() {
-    assert_eq!(Board::Ecp5_85f.default_units(), Units::Statistics);
-    assert_eq!(Board::Ice40Hx8k.default_units(), Units::None);
     for (board, choice) in [
         (Board::Ice40Hx8k, TopChoice::Board),
         (Board::Ice40Hx8k, TopChoice::FlowProbe),

@@ -2,7 +2,7 @@
 //! They need the FPGA tools (scripts/setup.sh installs them) and fail with
 //! the missing tool's name and install command otherwise.
 
-use hmtt_firmware::board::{Board, Units, REQUIRED_MARGIN};
+use hmtt_firmware::board::{Board, REQUIRED_MARGIN};
 use hmtt_firmware::flow::{build, BuildOptions, BuildPaths};
 use hmtt_firmware::report::BuildReport;
 use hmtt_firmware::tops::TopChoice;
@@ -19,11 +19,6 @@ fn out_dir(name: &str) -> PathBuf {
 fn run_flow(board: Board, top: TopChoice, name: &str) -> BuildReport {
     let mut options = BuildOptions::new(board, out_dir(name));
     options.top = top;
-    // The cores alone: the ECP5's default build with the Statistic Unit
-    // takes yosys about 8 CPU minutes and nextpnr about 20 more than this,
-    // so its place and route is measured by bench/fmax.sh, not here;
-    // tests/constraints.rs checks its top's ports.
-    options.units = Some(Units::None);
     let report = build(&options).unwrap_or_else(|e| panic!("{board} flow failed: {e}"));
     println!("{}", report.to_text());
 

@@ -84,10 +84,10 @@ struct BuildArgs {
     out: PathBuf,
     #[arg(long, value_enum, default_value = "board")]
     top: TopArg,
-    /// Optional units in the board's core (default: all the board holds,
-    /// the Statistic Unit on the ECP5, none on the iCE40).
-    #[arg(long, value_enum)]
-    units: Option<UnitsArg>,
+    /// Optional units in the board's core: `statistics`, the Statistic
+    /// Unit (ECP5 only; it does not yet meet the fabric clock).
+    #[arg(long, value_enum, default_value = "none")]
+    units: UnitsArg,
     /// nextpnr placer seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -166,10 +166,10 @@ fn build(a: BuildArgs) -> anyhow::Result<()> {
         TopArg::Board => TopChoice::Board,
         TopArg::FlowProbe => TopChoice::FlowProbe,
     };
-    options.units = a.units.map(|u| match u {
+    options.units = match a.units {
         UnitsArg::None => Units::None,
         UnitsArg::Statistics => Units::Statistics,
-    });
+    };
     let report = flow::build(&options).with_context(|| format!("building {board}"))?;
     print_report(&report, a.json.as_ref())?;
     if !report.pass {

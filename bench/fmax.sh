@@ -4,13 +4,16 @@
 #
 #   bench/fmax.sh [board...]          (default: ecp5-85f ice40-hx8k)
 #
-# Environment: TOP=board|flow-probe (default board), SEED (default 1),
+# Environment: TOP=board|flow-probe (default board), UNITS=none|statistics
+# (default none; statistics: the ECP5 with the Statistic Unit), SEED (default 1),
 # OUT (default build/fmax), HISTORY (default bench/fmax-history.jsonl),
 # RECORD=0 to compare without appending.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 top=${TOP:-board}
+units=()
+[ -n "${UNITS:-}" ] && units=(--units "$UNITS")
 seed=${SEED:-1}
 out=${OUT:-build/fmax}
 history=${HISTORY:-bench/fmax-history.jsonl}
@@ -30,11 +33,11 @@ record_flag=()
 [ "$record" = 1 ] && record_flag=(--record)
 status=0
 for board in "${boards[@]}"; do
-    echo "== $board (top $top, seed $seed)"
+    echo "== $board (top $top${UNITS:+, units $UNITS}, seed $seed)"
     start=$(date +%s)
     # A missed clock makes `build` exit non-zero after writing its report;
     # the figures are still recorded, and the script's status says so.
-    if ! "$hmtt" firmware build --board "$board" --top "$top" --seed "$seed" --out "$out/$board" >/dev/null; then
+    if ! "$hmtt" firmware build --board "$board" --top "$top" "${units[@]}" --seed "$seed" --out "$out/$board" >/dev/null; then
         status=1
     fi
     if [ ! -f "$out/$board/$board.report.json" ]; then

@@ -63,7 +63,33 @@ pub struct DimmSpeed {
     pub ck_mhz: f64,
 }
 
+/// The optional units (board.md "Statistic Unit") a board top holds: a
+/// build option, since each costs the device's room and the fabric clock's
+/// margin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Units {
+    /// The capture core alone.
+    None,
+    /// The core with the Statistic Unit at board.md's defaults (`k = 20`,
+    /// `s = 5`, a burst of 4), on from reset.
+    Statistics,
+}
+
+impl Units {
+    pub fn name(self) -> &'static str {
+        match self {
+            Units::None => "none",
+            Units::Statistics => "statistics",
+        }
+    }
+}
 impl Board {
+    /// Whether the device has room for `units` beside the capture core (the
+    /// Statistic Unit alone is about 23,000 LUTs; the HX8K has 7,680).
+    pub fn can_hold(self, units: Units) -> bool {
+        units == Units::None || self == Board::Ecp5_85f
+    }
+
     pub const ALL: [Board; 2] = [Board::Ecp5_85f, Board::Ice40Hx8k];
 
     pub fn name(self) -> &'static str {

@@ -32,6 +32,12 @@ pub enum FirmwareError {
         over: String,
         log: PathBuf,
     },
+    #[error("the {board} build cannot have the units `{units}`: {reason} (use --units none)")]
+    UnitsUnavailable {
+        board: crate::board::Board,
+        units: &'static str,
+        reason: &'static str,
+    },
     #[error("cannot read the place-and-route log `{log}`: {reason}")]
     Report { log: PathBuf, reason: String },
     #[error("bitstream `{0}` does not exist; run `hmtt firmware build` first or pass --bitstream")]

@@ -2,7 +2,7 @@
 //! board's constraints, the packer, then the report (JSON and text) next to
 //! the bitstream.
 
-use crate::board::{Board, Family};
+use crate::board::{Board, Family, Units};
 use crate::error::FirmwareError;
 use crate::report::{self, BuildReport};
 use crate::tools::{self, Tool};
@@ -14,6 +14,9 @@ pub struct BuildOptions {
     pub board: Board,
     pub out_dir: PathBuf,
     pub top: TopChoice,
+    /// The optional units in the board top (default none: the ECP5's core
+    /// with the Statistic Unit does not yet meet its fabric clock).
+    pub units: Units,
     /// nextpnr's placer seed; results vary with it, so reports record it.
     pub seed: u64,
 }
@@ -24,6 +27,7 @@ impl BuildOptions {
             board,
             out_dir: out_dir.into(),
             top: TopChoice::Board,
+            units: Units::None,
             seed: 1,
         }
     }
@@ -97,6 +101,8 @@ pub fn check_tools(board: Board) -> Result<(), FirmwareError> {
 /// Runs the whole flow and writes the bitstream and both reports.
 pub fn build(options: &BuildOptions) -> Result<BuildReport, FirmwareError> {
     let board = options.board;
+    let units = options.units;
+    tops::check_units(board, options.top, units)?;
     check_tools(board)?;
     let out = &options.out_dir;
     std::fs::create_dir_all(out).map_err(|e| FirmwareError::io("creating", out, e))?;
@@ -107,7 +113,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, FirmwareError> {
     let mut stages = Vec::new();
 
     let started = std::time::Instant::now();
-    let top = tops::generate(board, options.top)?;
+    let top = tops::generate(board, options.top, units)?;
     write(&paths.verilog, &top.verilog)?;
     write(&paths.constraints, board.constraints().1)?;
     stages.push(("verilog".to_string(), started.elapsed().as_secs_f64()));

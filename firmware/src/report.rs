@@ -606,6 +606,39 @@ impl FmaxRecord {
     }
 }
 
+/// `report`'s figures (as of `commit`) against the history file at
+/// `history_path` (a missing file is an empty history), as
+/// [`compare_text`] gives them, with the number of malformed lines
+/// skipped; with `append`, the record is then added to the file.
+pub fn compare_with_history(
+    report: &BuildReport,
+    history_path: &Path,
+    commit: &str,
+    append: bool,
+) -> Result<(String, usize), FirmwareError> {
+    let text = match std::fs::read_to_string(history_path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(FirmwareError::io("reading", history_path, e)),
+    };
+    let (history, bad) = read_history(&text);
+    let when = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let record = FmaxRecord::from_report(report, when, commit);
+    if append {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(history_path)
+            .map_err(|e| FirmwareError::io("opening", history_path, e))?;
+        std::io::Write::write_all(&mut file, format!("{}\n", record.to_json_line()).as_bytes())
+            .map_err(|e| FirmwareError::io("appending to", history_path, e))?;
+    }
+    Ok((compare_text(&record, &history), bad))
+}
+
 /// Reads a JSON-lines history; a malformed line is skipped and counted.
 pub fn read_history(text: &str) -> (Vec<FmaxRecord>, usize) {
     let mut bad = 0;

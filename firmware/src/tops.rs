@@ -8,7 +8,7 @@
 //! the Ethernet pins) that only proves the tool flow. Reports and file
 //! names say which one was built; a probe bitstream is never the board.
 
-use crate::board::Board;
+use crate::board::{Board, Units};
 use crate::error::FirmwareError;
 use crate::primitives::{
     Ecp5CommandClocking, Ecp5CommandDeserializer, Ecp5RgmiiTx, Ice40ClockForward,
@@ -16,7 +16,7 @@ use crate::primitives::{
 };
 use crate::widen::{LaneWidener, SLOW_LANES};
 use hmtt_format::Geometry;
-use hmtt_hdl::board_top::{BoardTop, BoardTopConfig};
+use hmtt_hdl::board_top::{BoardStatistics, BoardTop, BoardTopConfig};
 use hmtt_hdl::pins::DimmPins;
 use rust_hdl::prelude::*;
 
@@ -201,6 +201,10 @@ impl Logic for LaneUnpack {
 /// references per clock (board.md 2.2), TX FIFO 16 banks (>= 2 + 3E words a
 /// clock) x 1024 words = 16384 words (board.md's default), 3 ports.
 pub type Ecp5Core = BoardTop<8, 3, 16, 10, 3>;
+/// The ECP5 core with the Statistic Unit for the DDR3-4G geometry: 2
+/// ranks, 16 banks in all, 26 line-index bits (`BoardTop`'s `R`, `NB`,
+/// `LB`).
+pub type Ecp5CoreWithStatistics = BoardTop<8, 3, 16, 10, 3, 12, 13, 1, 2, 16, 26>;
 /// iCE40 board core: L = 2 (both clock edges sampled), E = 2, TX FIFO 8
 /// banks (>= 2 + 3E) x 256 words = 2048 words (16 EBR), 1 port with a
 /// 1024-word data FIFO (8 EBR, two 1500-byte packets at `max_words` 360),
@@ -479,6 +483,11 @@ ecp5_shell!(
     Ecp5Core
 );
 ecp5_shell!(
+    /// The reference board with the Statistic Unit in its core.
+    Ecp5StatisticsBoardTop,
+    Ecp5CoreWithStatistics
+);
+ecp5_shell!(
     /// The ECP5 I/O shell around the flow probe (PLACEHOLDER core).
     Ecp5ProbeTop,
     FlowProbeCore<SLOW_LANES, 3>
@@ -504,12 +513,18 @@ fn checked_verilog<U: Block>(uut: &mut U) -> Result<String, FirmwareError> {
 /// builds move them through the stack several times.
 const GENERATE_STACK_BYTES: usize = 256 << 20;
 
-/// The Verilog of `board`'s top with the chosen core (module `top`).
-pub fn generate(board: Board, choice: TopChoice) -> Result<GeneratedTop, FirmwareError> {
+/// The Verilog of `board`'s top with the chosen core and units (module
+/// `top`). The flow probe has no units; asking it for any is an error, as
+/// is a unit the board cannot hold.
+pub fn generate(
+    board: Board,
+    choice: TopChoice,
+    units: Units,
+) -> Result<GeneratedTop, FirmwareError> {
     std::thread::Builder::new()
         .name("verilog".into())
         .stack_size(GENERATE_STACK_BYTES)
-        .spawn(move || generate_here(board, choice))
+        .spawn(move || generate_here(board, choice, units))
         .map_err(|e| FirmwareError::HdlCheck(format!("cannot start the generator thread: {e}")))?
         .join()
         .unwrap_or_else(|_| {
@@ -519,8 +534,40 @@ pub fn generate(board: Board, choice: TopChoice) -> Result<GeneratedTop, Firmwar
         })
 }
 
-fn generate_here(board: Board, choice: TopChoice) -> Result<GeneratedTop, FirmwareError> {
+/// Refuses units that `board`'s top `choice` cannot hold, with the reason.
+pub fn check_units(board: Board, choice: TopChoice, units: Units) -> Result<(), FirmwareError> {
+    let reason = match (units, choice) {
+        (Units::None, _) => return Ok(()),
+        (_, TopChoice::FlowProbe) => "the flow probe has no units",
+        (_, TopChoice::Board) if !board.can_hold(units) => {
+            "the device is 99 % full with the capture core alone"
+        }
+        (_, TopChoice::Board) => return Ok(()),
+    };
+    Err(FirmwareError::UnitsUnavailable {
+        board,
+        units: units.name(),
+        reason,
+    })
+}
+
+fn generate_here(
+    board: Board,
+    choice: TopChoice,
+    units: Units,
+) -> Result<GeneratedTop, FirmwareError> {
+    check_units(board, choice, units)?;
     match (board, choice) {
+        (Board::Ecp5_85f, TopChoice::Board) if units == Units::Statistics => Ok(GeneratedTop {
+            name: "ecp5-board-statistics",
+            placeholder: false,
+            note: "hmtt-hdl BoardTop<L=8, E=3, FIFO 16x1024 = 16384 words, 3 ports> with the Statistic Unit (k = 20, s = 5, burst 4) at 100 MHz behind the 200 MHz sampler, DDR3-4G geometry, tCK 1250 ps",
+            verilog: checked_verilog(&mut Ecp5StatisticsBoardTop::with_core(
+                Ecp5CoreWithStatistics::new(
+                    &ecp5_core_config().with_statistics(BoardStatistics::default()),
+                ),
+            ))?,
+        }),
         (Board::Ecp5_85f, TopChoice::FlowProbe) => Ok(GeneratedTop {
             name: "ecp5-flow-probe",
             placeholder: true,

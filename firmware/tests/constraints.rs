@@ -1,7 +1,8 @@
 //! The constraint files, the top levels' ports, the boards' required clocks
 //! and constraints/README.md's pinout and summary tables agree.
 
-use hmtt_firmware::board::{Board, REQUIRED_MARGIN};
+use hmtt_firmware::board::{Board, Units, REQUIRED_MARGIN};
+use hmtt_firmware::error::FirmwareError;
 use hmtt_firmware::tops::{self, TopChoice};
 use std::collections::BTreeMap;
 
@@ -53,8 +54,8 @@ fn readme_pins(board: Board) -> BTreeMap<String, String> {
 }
 
 /// The top-level ports of the generated Verilog, expanded to bits.
-fn top_ports(board: Board, choice: TopChoice) -> Vec<String> {
-    let top = tops::generate(board, choice).unwrap();
+fn top_ports(board: Board, choice: TopChoice, units: Units) -> Vec<String> {
+    let top = tops::generate(board, choice, units).unwrap();
     let module = top.verilog.split("module top(").nth(1).unwrap();
     let body = module.split("endmodule").next().unwrap();
     let mut ports = Vec::new();
@@ -102,13 +103,42 @@ fn every_top_port_is_constrained_exactly_once() {
         let pins = constraint_pins(board);
         let constrained: Vec<String> = pins.keys().cloned().collect();
         for choice in [TopChoice::Board, TopChoice::FlowProbe] {
-            assert_eq!(top_ports(board, choice), constrained, "{board} {choice:?}");
+            assert_eq!(
+                top_ports(board, choice, Units::None),
+                constrained,
+                "{board} {choice:?}"
+            );
+        }
+        // The units are inside the core: the board with them has the same pins.
+        if board.can_hold(Units::Statistics) {
+            assert_eq!(
+                top_ports(board, TopChoice::Board, Units::Statistics),
+                constrained,
+                "{board} with the Statistic Unit"
+            );
         }
         let mut balls: Vec<&String> = pins.values().collect();
         balls.sort();
         let before = balls.len();
         balls.dedup();
         assert_eq!(before, balls.len(), "{board}: a ball is used twice");
+    }
+}
+
+#[test]
+fn units_a_top_cannot_hold_are_refused() {
+    for (board, choice) in [
+        (Board::Ice40Hx8k, TopChoice::Board),
+        (Board::Ice40Hx8k, TopChoice::FlowProbe),
+        (Board::Ecp5_85f, TopChoice::FlowProbe),
+    ] {
+        match tops::generate(board, choice, Units::Statistics) {
+            Err(e @ FirmwareError::UnitsUnavailable { .. }) => {
+                assert!(e.to_string().contains("statistics"), "{e}")
+            }
+            Err(e) => panic!("{board} {choice:?}: wrong error {e}"),
+            Ok(top) => panic!("{board} {choice:?}: built {}", top.name),
+        }
     }
 }
 

@@ -83,14 +83,15 @@ impl Units {
         }
     }
 }
+
 impl Board {
+    pub const ALL: [Board; 2] = [Board::Ecp5_85f, Board::Ice40Hx8k];
+
     /// Whether the device has room for `units` beside the capture core (the
     /// Statistic Unit alone is about 23,000 LUTs; the HX8K has 7,680).
     pub fn can_hold(self, units: Units) -> bool {
         units == Units::None || self == Board::Ecp5_85f
     }
-
-    pub const ALL: [Board; 2] = [Board::Ecp5_85f, Board::Ice40Hx8k];
 
     pub fn name(self) -> &'static str {
         match self {

@@ -94,6 +94,20 @@ fn setsockopt<T>(
     }
 }
 
+/// getsockopt into a `T` of plain old data (all-zero bytes a valid `T`).
+fn getsockopt<T: Copy>(fd: libc::c_int, level: libc::c_int, opt: libc::c_int) -> io::Result<T> {
+    // SAFETY: T is plain old data, for which zeroed bytes are a value.
+    let mut value: T = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
+    // SAFETY: getsockopt into a live `T` of the given size.
+    let r = unsafe { libc::getsockopt(fd, level, opt, (&mut value as *mut T).cast(), &mut len) };
+    if r == 0 {
+        Ok(value)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 fn insn(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
     libc::sock_filter { code, jt, jf, k }
 }
@@ -297,22 +311,13 @@ impl Ring {
     /// Adds the drops the kernel counted since the last call (reading
     /// resets its counter); returns how many were new.
     fn read_drops(&mut self) -> u64 {
-        // SAFETY: tpacket_stats_v3 is plain old data.
-        let mut st: libc::tpacket_stats_v3 = unsafe { std::mem::zeroed() };
-        let mut len = std::mem::size_of_val(&st) as libc::socklen_t;
-        // SAFETY: getsockopt into a live struct of the given size.
-        let r = unsafe {
-            libc::getsockopt(
-                self.fd.as_raw_fd(),
-                libc::SOL_PACKET,
-                libc::PACKET_STATISTICS,
-                (&mut st as *mut libc::tpacket_stats_v3).cast(),
-                &mut len,
-            )
-        };
-        if r != 0 {
+        let Ok(st) = getsockopt::<libc::tpacket_stats_v3>(
+            self.fd.as_raw_fd(),
+            libc::SOL_PACKET,
+            libc::PACKET_STATISTICS,
+        ) else {
             return 0;
-        }
+        };
         self.kernel_drops += u64::from(st.tp_drops);
         u64::from(st.tp_drops)
     }
@@ -436,21 +441,8 @@ pub fn share_tap(rings: &[&Ring]) -> io::Result<()> {
         &((mode | PACKET_FANOUT_FLAG_UNIQUEID) << 16),
     )
     .map_err(|e| os_err_from("creating the fanout group", e))?;
-    let mut arg = 0u32;
-    let mut len = std::mem::size_of::<u32>() as libc::socklen_t;
-    // SAFETY: getsockopt into a live u32 of the given size.
-    let r = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_PACKET,
-            libc::PACKET_FANOUT,
-            (&mut arg as *mut u32).cast(),
-            &mut len,
-        )
-    };
-    if r != 0 {
-        return Err(os_err("reading the fanout group's id"));
-    }
+    let arg: u32 = getsockopt(fd, libc::SOL_PACKET, libc::PACKET_FANOUT)
+        .map_err(|e| os_err_from("reading the fanout group's id", e))?;
     // Set while the group has its first ring alone, so that each datagram
     // finds its ring in the group or on that ring's own tap.
     let fprog = libc::sock_fprog {

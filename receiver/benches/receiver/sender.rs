@@ -17,15 +17,20 @@
 //! `route_localnet` and `accept_local` on and `rp_filter` off: there the
 //! frames reach the UDP sockets on 127.0.0.1 as the UDP sender's datagrams
 //! do, and the host's network is not touched.
+//!
+//! With HMTT_BENCH_PATH=veth-rps each sender thread first moves to the
+//! sender's namespace and CPU ([`Wire`]) and sends through its veth, the
+//! frames addressed from its end's Ethernet and IPv4 addresses to the
+//! capture's.
 
 use std::io;
-use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use hmtt_format::packet::Packet;
 
-use super::{cpu_seconds, PORTS};
+use super::{cpu_seconds, veth, PORTS};
 
 /// linux/if_packet.h: frames go straight to the device's transmit routine.
 const PACKET_QDISC_BYPASS: libc::c_int = 20;
@@ -66,7 +71,25 @@ impl SenderKind {
 pub struct SenderConfig {
     pub kind: SenderKind,
     pub batch: usize,
+    /// Where a sender thread sends from: `None` for the bench's own
+    /// namespace and `lo`.
+    pub wire: Option<Wire>,
 }
+
+/// A sender thread's namespace, CPU and device, and its frames' addresses
+/// (HMTT_BENCH_PATH=veth-rps, see `veth.rs`).
+#[derive(Clone, Copy, Debug)]
+pub struct Wire {
+    pub netns: RawFd,
+    pub cpu: usize,
+    pub device: &'static str,
+    pub source_ip: Ipv4Addr,
+    pub source_mac: [u8; 6],
+    pub destination_mac: [u8; 6],
+}
+
+/// Loopback's addresses: Ethernet all zero, IPv4 127.0.0.1.
+const LOOPBACK_WIRE: (Ipv4Addr, [u8; 6], [u8; 6]) = (Ipv4Addr::LOCALHOST, [0; 6], [0; 6]);
 
 fn os_err(what: &str) -> io::Error {
     let e = io::Error::last_os_error();
@@ -120,6 +143,8 @@ pub fn enter_own_netns() -> io::Result<()> {
 struct Sender {
     kind: SenderKind,
     fd: OwnedFd,
+    /// Source IPv4, source and destination Ethernet addresses of a frame.
+    addresses: (Ipv4Addr, [u8; 6], [u8; 6]),
     /// Each destination as a socket address (`udp`) and as IPv4 (`packet`).
     names: Vec<socket2::SockAddr>,
     dests: Vec<SocketAddrV4>,
@@ -141,11 +166,18 @@ fn ipv4_checksum(header: &[u8]) -> u16 {
 }
 
 /// Writes the Ethernet, IPv4 and UDP headers of a datagram of
-/// `payload_bytes` to `dest` into `h`.
-fn write_headers(h: &mut [u8; HEADER_BYTES], dest: SocketAddrV4, payload_bytes: usize) {
+/// `payload_bytes` from `addresses` (as [`Sender::addresses`]) to `dest`
+/// into `h`.
+fn write_headers(
+    h: &mut [u8; HEADER_BYTES],
+    addresses: (Ipv4Addr, [u8; 6], [u8; 6]),
+    dest: SocketAddrV4,
+    payload_bytes: usize,
+) {
     let ip_total = (IPV4_BYTES + 8 + payload_bytes) as u16;
-    // Loopback's Ethernet addresses are all zero.
-    h[..12].fill(0);
+    let (source_ip, source_mac, destination_mac) = addresses;
+    h[..6].copy_from_slice(&destination_mac);
+    h[6..12].copy_from_slice(&source_mac);
     h[12..14].copy_from_slice(&(libc::ETH_P_IP as u16).to_be_bytes());
     let ip = &mut h[ETH_BYTES..ETH_BYTES + IPV4_BYTES];
     ip[0] = 0x45;
@@ -156,7 +188,7 @@ fn write_headers(h: &mut [u8; HEADER_BYTES], dest: SocketAddrV4, payload_bytes: 
     ip[8] = 64;
     ip[9] = libc::IPPROTO_UDP as u8;
     ip[10..12].fill(0);
-    ip[12..16].copy_from_slice(&std::net::Ipv4Addr::LOCALHOST.octets());
+    ip[12..16].copy_from_slice(&source_ip.octets());
     ip[16..20].copy_from_slice(&dest.ip().octets());
     let sum = ipv4_checksum(ip);
     ip[10..12].copy_from_slice(&sum.to_be_bytes());
@@ -181,8 +213,11 @@ impl Sender {
             .collect::<io::Result<_>>()?;
         // SAFETY: sockaddr_ll is plain old data.
         let mut link: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        let addresses = config.wire.map_or(LOOPBACK_WIRE, |w| {
+            (w.source_ip, w.source_mac, w.destination_mac)
+        });
         let fd = match config.kind {
-            SenderKind::Udp => OwnedFd::from(UdpSocket::bind("127.0.0.1:0")?),
+            SenderKind::Udp => OwnedFd::from(UdpSocket::bind((addresses.0, 0))?),
             SenderKind::Packet => {
                 // Protocol 0: this socket receives nothing.
                 // SAFETY: socket(2); the descriptor is owned at once.
@@ -206,14 +241,17 @@ impl Sender {
                 if r != 0 {
                     return Err(os_err("PACKET_QDISC_BYPASS"));
                 }
+                let device = config.wire.map_or("lo", |w| w.device);
+                let name = std::ffi::CString::new(device)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
                 // SAFETY: if_nametoindex reads a NUL-terminated name.
-                let lo = unsafe { libc::if_nametoindex(c"lo".as_ptr()) };
-                if lo == 0 {
-                    return Err(os_err("if_nametoindex(lo)"));
+                let index = unsafe { libc::if_nametoindex(name.as_ptr()) };
+                if index == 0 {
+                    return Err(os_err(&format!("if_nametoindex({device})")));
                 }
                 link.sll_family = libc::AF_PACKET as u16;
                 link.sll_protocol = (libc::ETH_P_IP as u16).to_be();
-                link.sll_ifindex = lo as i32;
+                link.sll_ifindex = index as i32;
                 link.sll_halen = 6;
                 fd
             }
@@ -227,6 +265,7 @@ impl Sender {
         Ok(Sender {
             kind: config.kind,
             fd,
+            addresses,
             names: dests.iter().map(|&d| d.into()).collect(),
             dests: v4,
             link,
@@ -257,7 +296,7 @@ impl Sender {
                 }
                 SenderKind::Packet => {
                     let header = &mut self.headers[n];
-                    write_headers(header, self.dests[dest], payload.len());
+                    write_headers(header, self.addresses, self.dests[dest], payload.len());
                     iov[0] = libc::iovec {
                         iov_base: header.as_mut_ptr().cast(),
                         iov_len: HEADER_BYTES,
@@ -315,10 +354,16 @@ fn wait_until(due: Instant) {
 }
 
 /// A sender for this thread, whose sleeps end as close to their due time
-/// as the kernel can.
+/// as the kernel can; with a [`Wire`], this thread moves to its namespace
+/// and CPU first.
 fn new_sender(config: SenderConfig, dests: &[SocketAddr]) -> Sender {
     // SAFETY: prctl with a value argument; affects this thread only.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    if let Some(w) = config.wire {
+        veth::enter(w.netns)
+            .and_then(|()| veth::pin_to_cpu(w.cpu))
+            .unwrap_or_else(|e| panic!("{} sender: {e}", config.kind.name()));
+    }
     Sender::new(config, dests).unwrap_or_else(|e| panic!("{} sender: {e}", config.kind.name()))
 }
 

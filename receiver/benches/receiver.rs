@@ -80,7 +80,10 @@
 //! overstate: the summary says so when it is above 0.02 cores. `gaps` is
 //! the receiver's own count of missing seqs between the first and last
 //! it received. HMTT_BENCH_INGRESS_DROP=1 puts its rule on the capturing
-//! veth. HMTT_BENCH_BOARDS runs on `lo` only.
+//! veth. HMTT_BENCH_BOARDS runs on `lo` only. HMTT_BENCH_SENDER_NICE=N
+//! gives the sender thread nice N (e.g. -10 on a shared host, so that
+//! other processes on its CPU do not hold it below its rate; the capture
+//! keeps nice 0, as do the kernel's softirq threads).
 
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -212,6 +215,8 @@ struct Step {
     busy: Option<CpuTimes>,
     /// The receiver's own count of sequence gaps.
     seq_gaps: Option<u64>,
+    /// Sent packets the capture CPU's backlog refused (veth only).
+    refused: u64,
 }
 
 impl Step {
@@ -278,6 +283,7 @@ fn run_receiver(
         sender_cpu: s.cpu / s.seconds,
         busy,
         seq_gaps: summary.boards.first().map(|b| b.seq.lost),
+        refused: s.refused,
     }
 }
 
@@ -359,6 +365,7 @@ fn run_tcpdump(
         sender_cpu: s.cpu / s.seconds,
         busy,
         seq_gaps: None,
+        refused: s.refused,
     }
 }
 
@@ -483,6 +490,9 @@ fn run(veth_path: Option<&veth::VethPath>) -> Result<(), String> {
     let wire = veth_path.map(|v| sender::Wire {
         netns: v.sender_ns(),
         cpu: v.sender_cpu,
+        nice: std::env::var("HMTT_BENCH_SENDER_NICE")
+            .ok()
+            .and_then(|n| n.parse().ok()),
         device: Box::leak(v.sender_dev.clone().into_boxed_str()),
         source_ip: veth::SENDER_IP,
         source_mac: veth::SENDER_MAC,
@@ -676,6 +686,12 @@ fn run(veth_path: Option<&veth::VethPath>) -> Result<(), String> {
                     step.seq_gaps.map_or("-".into(), |g| g.to_string()),
                 ];
                 println!("{}", columns(w, &row, busy_columns));
+                if step.refused > 0 {
+                    println!(
+                        "{:<w$} (of the lost, {} refused by the capture CPU's backlog)",
+                        "", step.refused
+                    );
+                }
                 if lost == 0 {
                     // The sender may fall short of the target: keep the fastest achieved.
                     if best[t].is_none_or(|(r, _)| step.rate > r) {

@@ -82,6 +82,8 @@ pub struct SenderConfig {
 pub struct Wire {
     pub netns: RawFd,
     pub cpu: usize,
+    /// The sender thread's nice value (HMTT_BENCH_SENDER_NICE), if set.
+    pub nice: Option<i32>,
     pub device: &'static str,
     pub source_ip: Ipv4Addr,
     pub source_mac: [u8; 6],
@@ -145,6 +147,11 @@ struct Sender {
     fd: OwnedFd,
     /// Source IPv4, source and destination Ethernet addresses of a frame.
     addresses: (Ipv4Addr, [u8; 6], [u8; 6]),
+    /// Through a veth: a frame the receiving CPU's backlog refuses
+    /// (ENOBUFS) is not sent again, as a NIC drops what its host does not
+    /// take; it counts as lost.
+    drop_refused: bool,
+    refused: u64,
     /// Each destination as a socket address (`udp`) and as IPv4 (`packet`).
     names: Vec<socket2::SockAddr>,
     dests: Vec<SocketAddrV4>,
@@ -257,6 +264,29 @@ impl Sender {
             }
         };
         let _ = socket2::SockRef::from(&fd).set_send_buffer_size(64 << 20);
+        if config.wire.is_some() {
+            // A frame's buffer counts against the socket until the capture
+            // CPU has received it, and the default limit (net.core.wmem_max)
+            // is a few hundred frames: the sender would wait for the
+            // capture, where a NIC drops what its host does not take in
+            // time. So the limit is raised past wmem_max (as root), and
+            // frames the capture CPU cannot queue (netdev_max_backlog) are
+            // dropped and counted as the capture's loss.
+            let bytes: libc::c_int = 64 << 20;
+            // SAFETY: setsockopt with a live int and its size.
+            let r = unsafe {
+                libc::setsockopt(
+                    fd.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_SNDBUFFORCE,
+                    (&bytes as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            };
+            if r != 0 {
+                return Err(os_err("SO_SNDBUFFORCE (needs CAP_NET_ADMIN)"));
+            }
+        }
         let batch = config.batch.max(1);
         let empty = libc::iovec {
             iov_base: std::ptr::null_mut(),
@@ -266,6 +296,8 @@ impl Sender {
             kind: config.kind,
             fd,
             addresses,
+            drop_refused: config.wire.is_some(),
+            refused: 0,
             names: dests.iter().map(|&d| d.into()).collect(),
             dests: v4,
             link,
@@ -327,6 +359,11 @@ impl Sender {
             };
             if r < 0 {
                 let e = io::Error::last_os_error();
+                if self.drop_refused && e.raw_os_error() == Some(libc::ENOBUFS) {
+                    self.refused += 1;
+                    done += 1;
+                    continue;
+                }
                 if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOBUFS)) {
                     continue;
                 }
@@ -341,6 +378,8 @@ pub struct SendResult {
     pub packets: u64,
     pub seconds: f64,
     pub cpu: f64,
+    /// Of `packets`, refused by the receiving CPU's backlog (veth only).
+    pub refused: u64,
 }
 
 /// Sleeps until `due`. With [`new_sender`]'s timer slack a sleep ends
@@ -362,6 +401,7 @@ fn new_sender(config: SenderConfig, dests: &[SocketAddr]) -> Sender {
     if let Some(w) = config.wire {
         veth::enter(w.netns)
             .and_then(|()| veth::pin_to_cpu(w.cpu))
+            .and_then(|()| w.nice.map_or(Ok(()), veth::set_nice))
             .unwrap_or_else(|e| panic!("{} sender: {e}", config.kind.name()));
     }
     Sender::new(config, dests).unwrap_or_else(|e| panic!("{} sender: {e}", config.kind.name()))
@@ -408,6 +448,7 @@ pub fn send(
         packets: seq,
         seconds: start.elapsed().as_secs_f64(),
         cpu: cpu_seconds(libc::RUSAGE_THREAD) - cpu0,
+        refused: sender.refused,
     }
 }
 
@@ -433,6 +474,7 @@ fn send_list(
         packets: list.len() as u64,
         seconds: start.elapsed().as_secs_f64(),
         cpu: cpu_seconds(libc::RUSAGE_THREAD) - cpu0,
+        refused: sender.refused,
     }
 }
 
@@ -472,5 +514,6 @@ pub fn send_boards(
         packets: results.iter().map(|r| r.packets).sum(),
         seconds: results.iter().map(|r| r.seconds).fold(0.0, f64::max),
         cpu: results.iter().map(|r| r.cpu).sum(),
+        refused: results.iter().map(|r| r.refused).sum(),
     }
 }

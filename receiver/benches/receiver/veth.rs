@@ -203,6 +203,16 @@ pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
     Ok(())
 }
 
+/// Sets the calling thread's nice value (Linux: a thread's own, not its process's).
+pub fn set_nice(nice: i32) -> io::Result<()> {
+    // SAFETY: setpriority with who = 0 names the calling thread.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } != 0 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(e.kind(), format!("nice {nice}: {e}")));
+    }
+    Ok(())
+}
+
 /// One CPU's time from /proc/stat, in seconds.
 #[derive(Clone, Copy, Default)]
 pub struct CpuTimes {

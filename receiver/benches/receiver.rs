@@ -407,36 +407,6 @@ fn per_gbps(cores: f64, gbps: f64) -> f64 {
     cores / gbps.max(1e-9)
 }
 
-/// The nftables rule of HMTT_BENCH_INGRESS_DROP, in this thread's (the
-/// bench's own) network namespace: `nft` runs as a child, which inherits it.
-fn drop_udp_after_taps(device: &str) -> Result<(), String> {
-    let rules = format!(
-        "table netdev hmtt_bench {{\n\
-         \tchain ingress {{\n\
-         \t\ttype filter hook ingress device \"{device}\" priority 0; policy accept;\n\
-         \t\tmeta protocol ip ip protocol udp drop\n\
-         \t}}\n\
-         }}\n"
-    );
-    let mut child = Command::new("nft")
-        .args(["-f", "-"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("running nft (apt-get install nftables): {e}"))?;
-    use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(rules.as_bytes())
-        .map_err(|e| format!("writing the rules to nft: {e}"))?;
-    let status = child.wait().map_err(|e| format!("waiting for nft: {e}"))?;
-    if !status.success() {
-        return Err(format!("nft refused the rules ({status})"));
-    }
-    Ok(())
-}
-
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -500,7 +470,8 @@ fn run(veth_path: Option<&veth::VethPath>) -> Result<(), String> {
     });
     let ingress_drop = std::env::var("HMTT_BENCH_INGRESS_DROP").is_ok_and(|v| v == "1");
     if ingress_drop {
-        drop_udp_after_taps(&net.device).map_err(|e| format!("HMTT_BENCH_INGRESS_DROP: {e}"))?;
+        sender::drop_udp_after_taps(&net.device)
+            .map_err(|e| format!("HMTT_BENCH_INGRESS_DROP: {e}"))?;
     }
     let seconds: f64 = std::env::var("HMTT_BENCH_SECONDS")
         .ok()

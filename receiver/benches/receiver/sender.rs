@@ -26,6 +26,7 @@
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hmtt_format::packet::Packet;
@@ -137,6 +138,37 @@ pub fn enter_own_netns() -> io::Result<()> {
         let path = format!("/proc/sys/net/ipv4/conf/{setting}");
         std::fs::write(&path, value)
             .map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))?;
+    }
+    Ok(())
+}
+
+/// The nftables rule of HMTT_BENCH_INGRESS_DROP on `device`, in this
+/// thread's network namespace (the bench's own, or with veth-rps the
+/// capture's): `nft` runs as a child, which inherits it.
+pub fn drop_udp_after_taps(device: &str) -> Result<(), String> {
+    let rules = format!(
+        "table netdev hmtt_bench {{\n\
+         \tchain ingress {{\n\
+         \t\ttype filter hook ingress device \"{device}\" priority 0; policy accept;\n\
+         \t\tmeta protocol ip ip protocol udp drop\n\
+         \t}}\n\
+         }}\n"
+    );
+    let mut child = Command::new("nft")
+        .args(["-f", "-"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("running nft (apt-get install nftables): {e}"))?;
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(rules.as_bytes())
+        .map_err(|e| format!("writing the rules to nft: {e}"))?;
+    let status = child.wait().map_err(|e| format!("waiting for nft: {e}"))?;
+    if !status.success() {
+        return Err(format!("nft refused the rules ({status})"));
     }
     Ok(())
 }

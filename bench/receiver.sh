@@ -8,6 +8,9 @@
 # HMTT_BENCH_SIZES= (empty) runs that scenario alone.
 # The bench runs in a network namespace of its own; HMTT_BENCH_SENDER=udp
 # sends from a UDP socket instead of AF_PACKET frames (udp,packet: both).
+# HMTT_BENCH_PATH=veth-rps: the sender and the capture each on a CPU of
+# their own (a veth pair between two namespaces, receive packet steering
+# to the capture's CPU), the capture's CPU counted from /proc/stat.
 set -eu
 cd "$(dirname "$0")/.."
 command -v tcpdump >/dev/null || { echo "bench/receiver.sh: tcpdump is needed" >&2; exit 1; }

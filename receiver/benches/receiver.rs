@@ -62,25 +62,90 @@
 //! board's datagrams does that IP/UDP work whichever tool captures, so
 //! this compares the tools' own costs; `socket` (which needs the UDP
 //! layer) cannot run in this mode.
+//!
+//! HMTT_BENCH_PATH=veth-rps (default `lo`, the above): the sender and the
+//! capture each on a CPU of their own, as on a host whose NIC's receive
+//! work runs on the receiving cores (`veth.rs`): the sender thread, pinned
+//! to the first CPU, writes its frames (or datagrams) into a veth pair
+//! from a namespace of its own; at the other end, in the capture's
+//! namespace, receive packet steering (`rps_cpus`) runs the whole receive
+//! path (the taps' copy into their rings, IP, UDP) in the last CPU's
+//! softirq, and the capture (every receiver thread, tcpdump) is pinned to
+//! that CPU. Then `busy` is that CPU's user + system + irq + softirq time
+//! (/proc/stat) over the send, which counts the taps' softirq work
+//! whichever process it interrupts, and the capture's CPU per Gb/s in the
+//! summary is `busy`'s; `irq+si` is its interrupt part; `others >=` a
+//! lower bound of other processes' own work on that CPU (busy minus the
+//! capture's threads minus all interrupt time), which makes `busy`
+//! overstate: the summary says so when it is above 0.02 cores. `gaps` is
+//! the receiver's own count of missing seqs between the first and last
+//! it received. HMTT_BENCH_INGRESS_DROP=1 puts its rule on the capturing
+//! veth. HMTT_BENCH_BOARDS runs on `lo` only. HMTT_BENCH_SENDER_NICE=N
+//! gives the sender thread nice N (e.g. -10 on a shared host, so that
+//! other processes on its CPU do not hold it below its rate; the capture
+//! keeps nice 0, as do the kernel's softirq threads).
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hmtt_format::geometry::Geometry;
 use hmtt_format::packet::{PacketHeader, FLAG_TRACING};
 use hmtt_format::record::{Opcode, RecordWord};
-use hmtt_receiver::{Capture, CaptureConfig, Input, RxPath};
+use hmtt_receiver::{Capture, CaptureConfig, Input, RxPath, Source};
 
 #[path = "../tests/boards/mod.rs"]
 mod boards;
+#[path = "receiver/many_boards.rs"]
+mod many_boards;
 #[path = "receiver/sender.rs"]
 mod sender;
+#[path = "receiver/veth.rs"]
+mod veth;
 
 use sender::{SenderConfig, SenderKind};
+use veth::CpuTimes;
+
+/// Where the capture listens: the device its taps see and the address of
+/// its ports; with HMTT_BENCH_PATH=veth-rps the CPU it is pinned to.
+struct Net {
+    device: String,
+    address: Ipv4Addr,
+    capture_cpu: Option<usize>,
+}
+
+impl Net {
+    fn inputs(&self) -> Vec<Input> {
+        (0..PORTS as u8)
+            .map(|port| Input {
+                source: Source::Udp(format!("{}:0", self.address)),
+                port,
+                udp_port: None,
+            })
+            .collect()
+    }
+
+    /// Runs `send` on a thread of its own (the sender's); with a capture
+    /// CPU, also that CPU's time over the send, per second of it.
+    fn send_timed(
+        &self,
+        send: impl FnOnce() -> sender::SendResult + Send,
+    ) -> (sender::SendResult, Option<CpuTimes>) {
+        let before = self.capture_cpu.map(CpuTimes::read);
+        let s = std::thread::scope(|sc| sc.spawn(send).join().unwrap());
+        let busy = self.capture_cpu.zip(before).map(|(cpu, before)| {
+            let d = CpuTimes::read(cpu).since(before);
+            CpuTimes {
+                busy: d.busy / s.seconds,
+                interrupts: d.interrupts / s.seconds,
+            }
+        });
+        (s, busy)
+    }
+}
 
 const PORTS: usize = 3;
 
@@ -140,116 +205,39 @@ fn board_packets(ip_bytes: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// The many-board scenario: see the module's notes.
-fn many_boards(
-    base: &Path,
-    board_count: u8,
-    seconds: f64,
-    rx_paths: &[(String, RxPath, SenderConfig)],
-) {
-    let rates = env_list("HMTT_BENCH_BOARDS_RATES", "3");
-    let rcvbuf_mib: usize = std::env::var("HMTT_BENCH_BOARDS_RCVBUF_MIB")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(16);
-    let senders: usize = std::env::var("HMTT_BENCH_BOARDS_SENDERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2)
-        .clamp(1, usize::from(board_count));
-    let top = rates.iter().cloned().fold(0.0, f64::max);
-    let wanted = (top * 1e9 / 8.0 / 1500.0 * seconds) as u64;
-    let t = Instant::now();
-    let boards = boards::simulated(board_count, PORTS as u8, 64 << 20, wanted);
-    let own = base.join("boards-own");
-    let _ = std::fs::remove_dir_all(&own);
-    boards.write_own_files(&own);
-    let own_trace = base.join("boards-own.hmtttrace");
-    let own_report = boards.merge(std::slice::from_ref(&own), &own_trace);
-    let _ = std::fs::remove_dir_all(&own);
-    let list = boards.send_order();
-    let ip_bytes = boards.bytes() + 28 * boards.packet_count();
-    let w = name_width(rx_paths.iter().map(|(name, _, _)| name));
-    println!();
-    println!(
-        "== {board_count} simulated boards x {PORTS} ports = {} ports, {} packets ({:.0} MB \
-         IPv4, mean {:.0} B), {rcvbuf_mib} MiB buffer per port, {senders} sending threads ==",
-        boards.ports_in_all(),
-        boards.packet_count(),
-        ip_bytes as f64 / 1e6,
-        ip_bytes as f64 / boards.packet_count() as f64
-    );
-    println!(
-        "boards' own files merged: {} records ({:.1} s to simulate, write and merge)",
-        own_report.records,
-        t.elapsed().as_secs_f64()
-    );
-    println!(
-        "{:<w$} {:>6} {:>6} {:>9} {:>8} {:>6} {:>6} {:>6} {:>7}  merge of the capture",
-        "capture", "target", "sent", "sent", "lost", "cpu", "sender", "cpu", "cpu+snd"
-    );
-    println!(
-        "{:<w$} {:>6} {:>6} {:>9} {:>8} {:>6} {:>6} {:>6} {:>7}  = boards' own merge",
-        "", "Gb/s", "Gb/s", "packets", "packets", "cores", "cores", "/Gb/s", "/Gb/s"
-    );
-    for &gbps in &rates {
-        for (name, rx, snd) in rx_paths {
-            let dir = base.join("boards-capture");
-            let _ = std::fs::remove_dir_all(&dir);
-            let mut c = CaptureConfig::new(
-                Input::loopback(board_count * PORTS as u8),
-                vec![dir.clone()],
-            );
-            c.rx = *rx;
-            c.progress = false;
-            c.name = "bench".into();
-            c.rcvbuf_bytes = rcvbuf_mib << 20;
-            c.packets = Some(list.len() as u64);
-            c.overwrite = true;
-            c.duration = Some(Duration::from_secs_f64(
-                ip_bytes as f64 * 8.0 / (gbps * 1e9) + 5.0,
-            ));
-            let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
-            let cpu0 = cpu_seconds(libc::RUSAGE_SELF);
-            let dests: Vec<SocketAddr> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
-            let s = sender::send_boards(*snd, &dests, &list, gbps, senders);
-            let summary = handle.wait().unwrap();
-            let cpu = (cpu_seconds(libc::RUSAGE_SELF) - cpu0 - s.cpu) / s.seconds;
-            let sender = s.cpu / s.seconds;
-            let got: u64 = summary.ports.iter().map(|p| p.written_packets).sum();
-            let rate = ip_bytes as f64 * 8.0 / s.seconds / 1e9;
-            let trace = base.join("boards-capture.hmtttrace");
-            boards.merge(std::slice::from_ref(&dir), &trace);
-            let same = boards::same_trace(&trace, &own_trace);
-            let _ = std::fs::remove_file(&trace);
-            let _ = std::fs::remove_dir_all(&dir);
-            println!(
-                "{:<w$} {:>6.1} {:>6.2} {:>9} {:>8} {:>6.2} {:>6.2} {:>6.3} {:>7.3}  {}",
-                name,
-                gbps,
-                rate,
-                s.packets,
-                s.packets.saturating_sub(got),
-                cpu,
-                sender,
-                per_gbps(cpu, rate),
-                per_gbps(cpu + sender, rate),
-                if same { "yes" } else { "NO" }
-            );
-        }
-    }
-    let _ = std::fs::remove_file(&own_trace);
-}
-
 struct Step {
     sent: u64,
     got: u64,
     rate: f64,
     cpu: f64,
     sender_cpu: f64,
+    /// The capture CPU's time over the send, cores (veth-rps only).
+    busy: Option<CpuTimes>,
+    /// The receiver's own count of sequence gaps.
+    seq_gaps: Option<u64>,
+    /// Sent packets the capture CPU's backlog refused (veth only).
+    refused: u64,
+}
+
+impl Step {
+    /// The capture's cores: its CPU's busy time where the capture has a
+    /// CPU of its own, else its own threads'.
+    fn capture_cores(&self) -> f64 {
+        self.busy.map_or(self.cpu, |b| b.busy)
+    }
+
+    /// At least this much of the capture CPU's busy time was other
+    /// processes' own work: busy minus the capture's threads and all
+    /// interrupt time (with tick accounting an interrupt's tick counts to
+    /// the task it interrupts too, so this is a lower bound).
+    fn others_at_least(&self) -> f64 {
+        self.busy
+            .map_or(0.0, |b| (b.busy - self.cpu - b.interrupts).max(0.0))
+    }
 }
 
 fn run_receiver(
+    net: &Net,
     dir: &Path,
     packets: &mut [Vec<u8>],
     gbps: f64,
@@ -258,7 +246,7 @@ fn run_receiver(
     snd: SenderConfig,
 ) -> Step {
     let _ = std::fs::remove_dir_all(dir);
-    let mut c = CaptureConfig::new(Input::loopback(PORTS as u8), vec![dir.to_path_buf()]);
+    let mut c = CaptureConfig::new(net.inputs(), vec![dir.to_path_buf()]);
     c.rx = rx;
     c.progress = false;
     c.name = "bench".into();
@@ -281,11 +269,8 @@ fn run_receiver(
     let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
     let cpu0 = cpu_seconds(libc::RUSAGE_SELF);
     let dests: Vec<SocketAddr> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
-    let s = std::thread::scope(|sc| {
-        sc.spawn(|| sender::send(snd, &dests, packets, gbps, total))
-            .join()
-            .unwrap()
-    });
+    let ip_bytes = packets[0].len() + 28;
+    let (s, busy) = net.send_timed(|| sender::send(snd, &dests, packets, gbps, total));
     let summary = handle.wait().unwrap();
     let cpu = cpu_seconds(libc::RUSAGE_SELF) - cpu0 - s.cpu;
     let got: u64 = summary.ports.iter().map(|p| p.written_packets).sum();
@@ -293,13 +278,17 @@ fn run_receiver(
     Step {
         sent: s.packets,
         got,
-        rate: s.packets as f64 * (packets[0].len() + 28) as f64 * 8.0 / s.seconds / 1e9,
+        rate: s.packets as f64 * ip_bytes as f64 * 8.0 / s.seconds / 1e9,
         cpu: cpu / s.seconds,
         sender_cpu: s.cpu / s.seconds,
+        busy,
+        seq_gaps: summary.boards.first().map(|b| b.seq.lost),
+        refused: s.refused,
     }
 }
 
 fn run_tcpdump(
+    net: &Net,
     dir: &Path,
     packets: &mut [Vec<u8>],
     gbps: f64,
@@ -311,7 +300,7 @@ fn run_tcpdump(
     std::fs::create_dir_all(dir).unwrap();
     // Sockets that take the datagrams and are never read (no ICMP replies).
     let sinks: Vec<UdpSocket> = (0..PORTS)
-        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+        .map(|_| UdpSocket::bind((net.address, 0)).unwrap())
         .collect();
     for s in &sinks {
         let _ = socket2::SockRef::from(s).set_recv_buffer_size(4096);
@@ -324,7 +313,7 @@ fn run_tcpdump(
         .join(" or ");
     let file = dir.join("tcpdump.pcap");
     let mut cmd = Command::new("tcpdump");
-    cmd.args(["-i", "lo", "-n", "-q", "-s", "0", "-w"])
+    cmd.args(["-i", &net.device, "-n", "-q", "-s", "0", "-w"])
         .arg(&file);
     if let Some(b) = buffer_kib {
         cmd.args(["-B", &b.to_string()]);
@@ -346,11 +335,8 @@ fn run_tcpdump(
         seen.push(byte[0]);
     }
     let start_cpu = process_cpu_seconds(child.id());
-    let s = std::thread::scope(|sc| {
-        sc.spawn(|| sender::send(snd, &dests, packets, gbps, total))
-            .join()
-            .unwrap()
-    });
+    let ip_bytes = packets[0].len() + 28;
+    let (s, busy) = net.send_timed(|| sender::send(snd, &dests, packets, gbps, total));
     // tcpdump hands packets over in ring blocks retired after its 1 s
     // timeout: wait for the last block before stopping it.
     std::thread::sleep(Duration::from_millis(1500));
@@ -374,9 +360,12 @@ fn run_tcpdump(
     Step {
         sent: s.packets,
         got,
-        rate: s.packets as f64 * (packets[0].len() + 28) as f64 * 8.0 / s.seconds / 1e9,
+        rate: s.packets as f64 * ip_bytes as f64 * 8.0 / s.seconds / 1e9,
         cpu: cpu / s.seconds,
         sender_cpu: s.cpu / s.seconds,
+        busy,
+        seq_gaps: None,
+        refused: s.refused,
     }
 }
 
@@ -401,55 +390,88 @@ fn name_width<'a>(names: impl Iterator<Item = &'a String>) -> usize {
     names.map(|n| n.len()).fold(22, usize::max)
 }
 
+/// A table line: the name left-aligned in `w`, the rest right-aligned in
+/// their columns' widths; the last five (the capture CPU's) only if `busy`.
+fn columns(w: usize, cells: &[String; 17], busy: bool) -> String {
+    const WIDTHS: [usize; 16] = [6, 6, 9, 8, 7, 6, 6, 6, 7, 7, 7, 6, 6, 6, 6, 6];
+    let shown = if busy { 16 } else { 11 };
+    let mut line = format!("{:<w$}", cells[0]);
+    for (cell, width) in cells[1..].iter().zip(WIDTHS).take(shown) {
+        line.push_str(&format!(" {cell:>width$}"));
+    }
+    line
+}
+
 /// Cores per Gb/s.
 fn per_gbps(cores: f64, gbps: f64) -> f64 {
     cores / gbps.max(1e-9)
-}
-
-/// The nftables rule of HMTT_BENCH_INGRESS_DROP, in this thread's (the
-/// bench's own) network namespace: `nft` runs as a child, which inherits it.
-fn drop_udp_after_taps() -> Result<(), String> {
-    let rules = "table netdev hmtt_bench {\n\
-                 \tchain ingress {\n\
-                 \t\ttype filter hook ingress device \"lo\" priority 0; policy accept;\n\
-                 \t\tmeta protocol ip ip protocol udp drop\n\
-                 \t}\n\
-                 }\n";
-    let mut child = Command::new("nft")
-        .args(["-f", "-"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("running nft (apt-get install nftables): {e}"))?;
-    use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(rules.as_bytes())
-        .map_err(|e| format!("writing the rules to nft: {e}"))?;
-    let status = child.wait().map_err(|e| format!("waiting for nft: {e}"))?;
-    if !status.success() {
-        return Err(format!("nft refused the rules ({status})"));
-    }
-    Ok(())
 }
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    // First, while this is the only thread: every thread and child after
-    // this one is in the namespace.
-    if let Err(e) = sender::enter_own_netns() {
-        eprintln!("receiver bench: a network namespace of its own: {e}");
-        std::process::exit(1);
-    }
-    let ingress_drop = std::env::var("HMTT_BENCH_INGRESS_DROP").is_ok_and(|v| v == "1");
-    if ingress_drop {
-        if let Err(e) = drop_udp_after_taps() {
-            eprintln!("receiver bench: HMTT_BENCH_INGRESS_DROP: {e}");
+    let veth_path = match std::env::var("HMTT_BENCH_PATH").as_deref() {
+        Err(_) | Ok("lo") => None,
+        Ok("veth-rps") => match veth::VethPath::create() {
+            Ok(v) => Some(v),
+            Err(e) => {
+                eprintln!("receiver bench: HMTT_BENCH_PATH=veth-rps: {e}");
+                std::process::exit(1);
+            }
+        },
+        Ok(other) => {
+            eprintln!("receiver bench: HMTT_BENCH_PATH: unknown path `{other}` (lo, veth-rps)");
             std::process::exit(1);
         }
+    };
+    // The namespaces are deleted when `veth_path` drops: on return and
+    // on a panic's unwinding, not on exit.
+    if let Err(e) = run(veth_path.as_ref()) {
+        eprintln!("receiver bench: {e}");
+        drop(veth_path);
+        std::process::exit(1);
+    }
+}
+
+fn run(veth_path: Option<&veth::VethPath>) -> Result<(), String> {
+    // First, while this is the only thread: every thread and child after
+    // this one is in the namespace (and with veth-rps on the capture's CPU).
+    let net = match veth_path {
+        Some(v) => {
+            v.enter_capture()
+                .map_err(|e| format!("the capture's namespace: {e}"))?;
+            Net {
+                device: v.capture_dev.clone(),
+                address: veth::CAPTURE_IP,
+                capture_cpu: Some(v.capture_cpu),
+            }
+        }
+        None => {
+            sender::enter_own_netns()
+                .map_err(|e| format!("a network namespace of its own: {e}"))?;
+            Net {
+                device: "lo".into(),
+                address: Ipv4Addr::LOCALHOST,
+                capture_cpu: None,
+            }
+        }
+    };
+    let wire = veth_path.map(|v| sender::Wire {
+        netns: v.sender_ns(),
+        cpu: v.sender_cpu,
+        nice: std::env::var("HMTT_BENCH_SENDER_NICE")
+            .ok()
+            .and_then(|n| n.parse().ok()),
+        device: Box::leak(v.sender_dev.clone().into_boxed_str()),
+        source_ip: veth::SENDER_IP,
+        source_mac: veth::SENDER_MAC,
+        destination_mac: veth::CAPTURE_MAC,
+    });
+    let ingress_drop = std::env::var("HMTT_BENCH_INGRESS_DROP").is_ok_and(|v| v == "1");
+    if ingress_drop {
+        sender::drop_udp_after_taps(&net.device)
+            .map_err(|e| format!("HMTT_BENCH_INGRESS_DROP: {e}"))?;
     }
     let seconds: f64 = std::env::var("HMTT_BENCH_SECONDS")
         .ok()
@@ -500,30 +522,45 @@ fn main() {
             } else {
                 name.clone()
             };
-            tools.push((name, tool, SenderConfig { kind, batch }));
+            tools.push((name, tool, SenderConfig { kind, batch, wire }));
         }
     }
     println!(
-        "receiver benchmark: {PORTS} loopback ports, {seconds} s per step, output in {}",
+        "receiver benchmark: {PORTS} ports on {} ({}), {seconds} s per step, output in {}",
+        net.device,
+        net.address,
         base.display()
     );
-    println!(
-        "sender: {} with sendmmsg of {batch} datagrams, in the bench's own network namespace",
-        kinds
-            .iter()
-            .map(|k| k.name())
-            .collect::<Vec<_>>()
-            .join(" and ")
-    );
+    let senders = kinds
+        .iter()
+        .map(|k| k.name())
+        .collect::<Vec<_>>()
+        .join(" and ");
+    match veth_path {
+        None => println!(
+            "sender: {senders} with sendmmsg of {batch} datagrams, in the bench's own network \
+             namespace"
+        ),
+        Some(v) => println!(
+            "HMTT_BENCH_PATH=veth-rps: sender ({senders}, sendmmsg of {batch}) on CPU {} \
+             through {}; the capture and its receive path (rps_cpus) on CPU {}: `busy` is \
+             that CPU's user+system+irq+softirq time (/proc/stat), `irq+si` its \
+             interrupt part, `gaps` the receiver's own sequence accounting",
+            v.sender_cpu, v.sender_dev, v.capture_cpu
+        ),
+    }
     if ingress_drop {
         println!(
-            "HMTT_BENCH_INGRESS_DROP=1: UDP datagrams dropped at lo's ingress, after the packet taps"
+            "HMTT_BENCH_INGRESS_DROP=1: UDP datagrams dropped at {}'s ingress, after the packet taps",
+            net.device
         );
     }
     println!(
         "rate = IPv4 bytes; CPU in cores (1.0 = one core busy) over the send time; \
          machine has {} cores, load average {}",
-        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        // SAFETY: sysconf has no preconditions. (available_parallelism
+        // would count the CPUs this thread is pinned to.)
+        unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) },
         std::fs::read_to_string("/proc/loadavg")
             .unwrap_or_default()
             .split_whitespace()
@@ -535,6 +572,9 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
+    if board_count > 0 && veth_path.is_some() {
+        return Err("HMTT_BENCH_BOARDS runs on `lo` only: leave HMTT_BENCH_PATH unset".into());
+    }
     if board_count > 0 {
         let rx_paths: Vec<(String, RxPath, SenderConfig)> = tools
             .iter()
@@ -544,7 +584,7 @@ fn main() {
             })
             .collect();
         std::fs::create_dir_all(&base).unwrap();
-        many_boards(&base, board_count, seconds, &rx_paths);
+        many_boards::run(&base, board_count, seconds, &rx_paths);
     }
     for size in sizes {
         let size = size as usize;
@@ -561,36 +601,20 @@ fn main() {
             size - 28,
             (size - 60) / 4
         );
-        println!(
-            "{:<w$} {:>6} {:>6} {:>9} {:>8} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}",
-            "capture",
-            "target",
-            "sent",
-            "sent",
-            "lost",
-            "loss%",
-            "cpu",
-            "sender",
-            "cpu",
-            "cpu+snd",
-            "cpu",
-            "sender"
-        );
-        println!(
-            "{:<w$} {:>6} {:>6} {:>9} {:>8} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}",
-            "",
-            "Gb/s",
-            "Gb/s",
-            "packets",
-            "packets",
-            "",
-            "cores",
-            "cores",
-            "/Gb/s",
-            "/Gb/s",
-            "us/pkt",
-            "us/pkt"
-        );
+        let busy_columns = net.capture_cpu.is_some();
+        for line in [
+            [
+                "capture", "target", "sent", "sent", "lost", "loss%", "cpu", "sender", "cpu",
+                "cpu+snd", "cpu", "sender", "busy", "irq+si", "others", "busy", "gaps",
+            ],
+            [
+                "", "Gb/s", "Gb/s", "packets", "packets", "", "cores", "cores", "/Gb/s", "/Gb/s",
+                "us/pkt", "us/pkt", "cores", "cores", ">=", "/Gb/s", "",
+            ],
+        ] {
+            let h = line.map(|c| c.to_string());
+            println!("{}", columns(w, &h, busy_columns));
+        }
         let mut best: Vec<Option<(f64, f64)>> = vec![None; tools.len()];
         let mut failed = vec![false; tools.len()];
         // Per target rate, each tool's step when it lost nothing.
@@ -605,30 +629,44 @@ fn main() {
                 }
                 let dir = base.join(format!("{size}-{t}"));
                 let step = match *tool {
-                    Tool::Receiver(rx) => run_receiver(&dir, &mut packets, gbps, total, rx, *snd),
-                    Tool::Tcpdump(b) => run_tcpdump(&dir, &mut packets, gbps, total, b, *snd),
+                    Tool::Receiver(rx) => {
+                        run_receiver(&net, &dir, &mut packets, gbps, total, rx, *snd)
+                    }
+                    Tool::Tcpdump(b) => run_tcpdump(&net, &dir, &mut packets, gbps, total, b, *snd),
                 };
                 let lost = step.sent.saturating_sub(step.got);
                 let pps = step.rate * 1e9 / 8.0 / size as f64;
-                println!(
-                    "{:<w$} {:>6.1} {:>6.2} {:>9} {:>8} {:>7.3} {:>6.2} {:>6.2} {:>6.3} {:>7.3} {:>7.3} {:>7.3}",
-                    name,
-                    gbps,
-                    step.rate,
-                    step.sent,
-                    lost,
-                    lost as f64 * 100.0 / step.sent.max(1) as f64,
-                    step.cpu,
-                    step.sender_cpu,
-                    per_gbps(step.cpu, step.rate),
-                    per_gbps(step.cpu + step.sender_cpu, step.rate),
-                    step.cpu / pps.max(1e-9) * 1e6,
-                    step.sender_cpu / pps.max(1e-9) * 1e6,
-                );
+                let busy = step.busy.unwrap_or_default();
+                let row = [
+                    name.clone(),
+                    format!("{gbps:.1}"),
+                    format!("{:.2}", step.rate),
+                    step.sent.to_string(),
+                    lost.to_string(),
+                    format!("{:.3}", lost as f64 * 100.0 / step.sent.max(1) as f64),
+                    format!("{:.2}", step.cpu),
+                    format!("{:.2}", step.sender_cpu),
+                    format!("{:.3}", per_gbps(step.cpu, step.rate)),
+                    format!("{:.3}", per_gbps(step.cpu + step.sender_cpu, step.rate)),
+                    format!("{:.3}", step.cpu / pps.max(1e-9) * 1e6),
+                    format!("{:.3}", step.sender_cpu / pps.max(1e-9) * 1e6),
+                    format!("{:.2}", busy.busy),
+                    format!("{:.2}", busy.interrupts),
+                    format!("{:.2}", step.others_at_least()),
+                    format!("{:.3}", per_gbps(busy.busy, step.rate)),
+                    step.seq_gaps.map_or("-".into(), |g| g.to_string()),
+                ];
+                println!("{}", columns(w, &row, busy_columns));
+                if step.refused > 0 {
+                    println!(
+                        "{:<w$} (of the lost, {} refused by the capture CPU's backlog)",
+                        "", step.refused
+                    );
+                }
                 if lost == 0 {
                     // The sender may fall short of the target: keep the fastest achieved.
                     if best[t].is_none_or(|(r, _)| step.rate > r) {
-                        best[t] = Some((step.rate, step.cpu));
+                        best[t] = Some((step.rate, step.capture_cores()));
                     }
                     steps.push(Some(step));
                 } else {
@@ -644,7 +682,8 @@ fn main() {
         for (t, (name, _, _)) in tools.iter().enumerate() {
             match best[t] {
                 Some((r, cpu)) => println!(
-                    "   {name:<w$} {r:>6.2} Gb/s  cpu {cpu:.2} cores{}",
+                    "   {name:<w$} {r:>6.2} Gb/s  {} {cpu:.2} cores{}",
+                    if busy_columns { "busy" } else { "cpu" },
                     if failed[t] {
                         ""
                     } else {
@@ -675,8 +714,13 @@ fn main() {
         // rises: fixed costs spread thinner, so compare at one rate).
         if reference.iter().any(Option::is_some) {
             println!(
-                "-- CPU per Gb/s (capture alone; capture + sender) at the highest target \
-                 each and the tcpdump -B run of its sender sustained:"
+                "-- CPU per Gb/s (capture alone{}; capture + sender) at the highest target \
+                 each and the tcpdump -B run of its sender sustained:",
+                if busy_columns {
+                    ": its CPU's busy time"
+                } else {
+                    ""
+                }
             );
             for (t, (name, _, _)) in tools.iter().enumerate() {
                 let Some(r) = reference[t] else {
@@ -687,15 +731,35 @@ fn main() {
                     .rev()
                     .find_map(|(g, st)| Some((*g, st[t].as_ref()?, st[r].as_ref()?)));
                 match both {
-                    Some((g, a, b)) => println!(
-                        "   {name:<w$} at {g:>4} Gb/s: {:.3} and {:.3} cores per Gb/s, \
-                         {:.2}x and {:.2}x the reference's",
-                        per_gbps(a.cpu, a.rate),
-                        per_gbps(a.cpu + a.sender_cpu, a.rate),
-                        per_gbps(a.cpu, a.rate) / per_gbps(b.cpu, b.rate),
-                        per_gbps(a.cpu + a.sender_cpu, a.rate)
-                            / per_gbps(b.cpu + b.sender_cpu, b.rate)
-                    ),
+                    Some((g, a, b)) => {
+                        println!(
+                            "   {name:<w$} at {g:>4} Gb/s: {:.3} and {:.3} cores per Gb/s, \
+                             {:.2}x and {:.2}x the reference's",
+                            per_gbps(a.capture_cores(), a.rate),
+                            per_gbps(a.capture_cores() + a.sender_cpu, a.rate),
+                            per_gbps(a.capture_cores(), a.rate)
+                                / per_gbps(b.capture_cores(), b.rate),
+                            per_gbps(a.capture_cores() + a.sender_cpu, a.rate)
+                                / per_gbps(b.capture_cores() + b.sender_cpu, b.rate)
+                        );
+                        let others = a.others_at_least().max(b.others_at_least());
+                        if others > 0.02 {
+                            // Both bounds of the capture's own cost: its
+                            // threads + all interrupt time can only overstate.
+                            let own = |s: &Step| {
+                                let i = s.busy.map_or(0.0, |b| b.interrupts);
+                                per_gbps(s.cpu + i, s.rate)
+                            };
+                            println!(
+                                "   {:<w$} UNRELIABLE: other processes took >= {others:.2} cores \
+                                 of the capture CPU; its threads + irq+si instead: {:.3}, \
+                                 {:.2}x the reference's",
+                                "",
+                                own(a),
+                                own(a) / own(b)
+                            );
+                        }
+                    }
                     None => println!("   {name:<w$} no target both sustained"),
                 }
             }
@@ -704,4 +768,5 @@ fn main() {
     if std::env::var("HMTT_BENCH_DIR").is_err() {
         let _ = std::fs::remove_dir_all(&base);
     }
+    Ok(())
 }

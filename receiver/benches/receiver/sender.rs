@@ -17,15 +17,21 @@
 //! `route_localnet` and `accept_local` on and `rp_filter` off: there the
 //! frames reach the UDP sockets on 127.0.0.1 as the UDP sender's datagrams
 //! do, and the host's network is not touched.
+//!
+//! With HMTT_BENCH_PATH=veth-rps each sender thread first moves to the
+//! sender's namespace and CPU ([`Wire`]) and sends through its veth, the
+//! frames addressed from its end's Ethernet and IPv4 addresses to the
+//! capture's.
 
 use std::io;
-use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hmtt_format::packet::Packet;
 
-use super::{cpu_seconds, PORTS};
+use super::{cpu_seconds, veth, PORTS};
 
 /// linux/if_packet.h: frames go straight to the device's transmit routine.
 const PACKET_QDISC_BYPASS: libc::c_int = 20;
@@ -66,7 +72,27 @@ impl SenderKind {
 pub struct SenderConfig {
     pub kind: SenderKind,
     pub batch: usize,
+    /// Where a sender thread sends from: `None` for the bench's own
+    /// namespace and `lo`.
+    pub wire: Option<Wire>,
 }
+
+/// A sender thread's namespace, CPU and device, and its frames' addresses
+/// (HMTT_BENCH_PATH=veth-rps, see `veth.rs`).
+#[derive(Clone, Copy, Debug)]
+pub struct Wire {
+    pub netns: RawFd,
+    pub cpu: usize,
+    /// The sender thread's nice value (HMTT_BENCH_SENDER_NICE), if set.
+    pub nice: Option<i32>,
+    pub device: &'static str,
+    pub source_ip: Ipv4Addr,
+    pub source_mac: [u8; 6],
+    pub destination_mac: [u8; 6],
+}
+
+/// Loopback's addresses: Ethernet all zero, IPv4 127.0.0.1.
+const LOOPBACK_WIRE: (Ipv4Addr, [u8; 6], [u8; 6]) = (Ipv4Addr::LOCALHOST, [0; 6], [0; 6]);
 
 fn os_err(what: &str) -> io::Error {
     let e = io::Error::last_os_error();
@@ -116,10 +142,48 @@ pub fn enter_own_netns() -> io::Result<()> {
     Ok(())
 }
 
+/// The nftables rule of HMTT_BENCH_INGRESS_DROP on `device`, in this
+/// thread's network namespace (the bench's own, or with veth-rps the
+/// capture's): `nft` runs as a child, which inherits it.
+pub fn drop_udp_after_taps(device: &str) -> Result<(), String> {
+    let rules = format!(
+        "table netdev hmtt_bench {{\n\
+         \tchain ingress {{\n\
+         \t\ttype filter hook ingress device \"{device}\" priority 0; policy accept;\n\
+         \t\tmeta protocol ip ip protocol udp drop\n\
+         \t}}\n\
+         }}\n"
+    );
+    let mut child = Command::new("nft")
+        .args(["-f", "-"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("running nft (apt-get install nftables): {e}"))?;
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(rules.as_bytes())
+        .map_err(|e| format!("writing the rules to nft: {e}"))?;
+    let status = child.wait().map_err(|e| format!("waiting for nft: {e}"))?;
+    if !status.success() {
+        return Err(format!("nft refused the rules ({status})"));
+    }
+    Ok(())
+}
+
 /// One sending socket with its sendmmsg headers for a batch.
 struct Sender {
     kind: SenderKind,
     fd: OwnedFd,
+    /// Source IPv4, source and destination Ethernet addresses of a frame.
+    addresses: (Ipv4Addr, [u8; 6], [u8; 6]),
+    /// Through a veth: a frame the receiving CPU's backlog refuses
+    /// (ENOBUFS) is not sent again, as a NIC drops what its host does not
+    /// take; it counts as lost.
+    drop_refused: bool,
+    refused: u64,
     /// Each destination as a socket address (`udp`) and as IPv4 (`packet`).
     names: Vec<socket2::SockAddr>,
     dests: Vec<SocketAddrV4>,
@@ -141,11 +205,18 @@ fn ipv4_checksum(header: &[u8]) -> u16 {
 }
 
 /// Writes the Ethernet, IPv4 and UDP headers of a datagram of
-/// `payload_bytes` to `dest` into `h`.
-fn write_headers(h: &mut [u8; HEADER_BYTES], dest: SocketAddrV4, payload_bytes: usize) {
+/// `payload_bytes` from `addresses` (as [`Sender::addresses`]) to `dest`
+/// into `h`.
+fn write_headers(
+    h: &mut [u8; HEADER_BYTES],
+    addresses: (Ipv4Addr, [u8; 6], [u8; 6]),
+    dest: SocketAddrV4,
+    payload_bytes: usize,
+) {
     let ip_total = (IPV4_BYTES + 8 + payload_bytes) as u16;
-    // Loopback's Ethernet addresses are all zero.
-    h[..12].fill(0);
+    let (source_ip, source_mac, destination_mac) = addresses;
+    h[..6].copy_from_slice(&destination_mac);
+    h[6..12].copy_from_slice(&source_mac);
     h[12..14].copy_from_slice(&(libc::ETH_P_IP as u16).to_be_bytes());
     let ip = &mut h[ETH_BYTES..ETH_BYTES + IPV4_BYTES];
     ip[0] = 0x45;
@@ -156,7 +227,7 @@ fn write_headers(h: &mut [u8; HEADER_BYTES], dest: SocketAddrV4, payload_bytes: 
     ip[8] = 64;
     ip[9] = libc::IPPROTO_UDP as u8;
     ip[10..12].fill(0);
-    ip[12..16].copy_from_slice(&std::net::Ipv4Addr::LOCALHOST.octets());
+    ip[12..16].copy_from_slice(&source_ip.octets());
     ip[16..20].copy_from_slice(&dest.ip().octets());
     let sum = ipv4_checksum(ip);
     ip[10..12].copy_from_slice(&sum.to_be_bytes());
@@ -181,8 +252,11 @@ impl Sender {
             .collect::<io::Result<_>>()?;
         // SAFETY: sockaddr_ll is plain old data.
         let mut link: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        let addresses = config.wire.map_or(LOOPBACK_WIRE, |w| {
+            (w.source_ip, w.source_mac, w.destination_mac)
+        });
         let fd = match config.kind {
-            SenderKind::Udp => OwnedFd::from(UdpSocket::bind("127.0.0.1:0")?),
+            SenderKind::Udp => OwnedFd::from(UdpSocket::bind((addresses.0, 0))?),
             SenderKind::Packet => {
                 // Protocol 0: this socket receives nothing.
                 // SAFETY: socket(2); the descriptor is owned at once.
@@ -206,19 +280,45 @@ impl Sender {
                 if r != 0 {
                     return Err(os_err("PACKET_QDISC_BYPASS"));
                 }
+                let device = config.wire.map_or("lo", |w| w.device);
+                let name = std::ffi::CString::new(device)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
                 // SAFETY: if_nametoindex reads a NUL-terminated name.
-                let lo = unsafe { libc::if_nametoindex(c"lo".as_ptr()) };
-                if lo == 0 {
-                    return Err(os_err("if_nametoindex(lo)"));
+                let index = unsafe { libc::if_nametoindex(name.as_ptr()) };
+                if index == 0 {
+                    return Err(os_err(&format!("if_nametoindex({device})")));
                 }
                 link.sll_family = libc::AF_PACKET as u16;
                 link.sll_protocol = (libc::ETH_P_IP as u16).to_be();
-                link.sll_ifindex = lo as i32;
+                link.sll_ifindex = index as i32;
                 link.sll_halen = 6;
                 fd
             }
         };
         let _ = socket2::SockRef::from(&fd).set_send_buffer_size(64 << 20);
+        if config.wire.is_some() {
+            // A frame's buffer counts against the socket until the capture
+            // CPU has received it, and the default limit (net.core.wmem_max)
+            // is a few hundred frames: the sender would wait for the
+            // capture, where a NIC drops what its host does not take in
+            // time. So the limit is raised past wmem_max (as root), and
+            // frames the capture CPU cannot queue (netdev_max_backlog) are
+            // dropped and counted as the capture's loss.
+            let bytes: libc::c_int = 64 << 20;
+            // SAFETY: setsockopt with a live int and its size.
+            let r = unsafe {
+                libc::setsockopt(
+                    fd.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_SNDBUFFORCE,
+                    (&bytes as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            };
+            if r != 0 {
+                return Err(os_err("SO_SNDBUFFORCE (needs CAP_NET_ADMIN)"));
+            }
+        }
         let batch = config.batch.max(1);
         let empty = libc::iovec {
             iov_base: std::ptr::null_mut(),
@@ -227,6 +327,9 @@ impl Sender {
         Ok(Sender {
             kind: config.kind,
             fd,
+            addresses,
+            drop_refused: config.wire.is_some(),
+            refused: 0,
             names: dests.iter().map(|&d| d.into()).collect(),
             dests: v4,
             link,
@@ -257,7 +360,7 @@ impl Sender {
                 }
                 SenderKind::Packet => {
                     let header = &mut self.headers[n];
-                    write_headers(header, self.dests[dest], payload.len());
+                    write_headers(header, self.addresses, self.dests[dest], payload.len());
                     iov[0] = libc::iovec {
                         iov_base: header.as_mut_ptr().cast(),
                         iov_len: HEADER_BYTES,
@@ -288,6 +391,11 @@ impl Sender {
             };
             if r < 0 {
                 let e = io::Error::last_os_error();
+                if self.drop_refused && e.raw_os_error() == Some(libc::ENOBUFS) {
+                    self.refused += 1;
+                    done += 1;
+                    continue;
+                }
                 if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOBUFS)) {
                     continue;
                 }
@@ -302,6 +410,8 @@ pub struct SendResult {
     pub packets: u64,
     pub seconds: f64,
     pub cpu: f64,
+    /// Of `packets`, refused by the receiving CPU's backlog (veth only).
+    pub refused: u64,
 }
 
 /// Sleeps until `due`. With [`new_sender`]'s timer slack a sleep ends
@@ -315,10 +425,17 @@ fn wait_until(due: Instant) {
 }
 
 /// A sender for this thread, whose sleeps end as close to their due time
-/// as the kernel can.
+/// as the kernel can; with a [`Wire`], this thread moves to its namespace
+/// and CPU first.
 fn new_sender(config: SenderConfig, dests: &[SocketAddr]) -> Sender {
     // SAFETY: prctl with a value argument; affects this thread only.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    if let Some(w) = config.wire {
+        veth::enter(w.netns)
+            .and_then(|()| veth::pin_to_cpu(w.cpu))
+            .and_then(|()| w.nice.map_or(Ok(()), veth::set_nice))
+            .unwrap_or_else(|e| panic!("{} sender: {e}", config.kind.name()));
+    }
     Sender::new(config, dests).unwrap_or_else(|e| panic!("{} sender: {e}", config.kind.name()))
 }
 
@@ -363,6 +480,7 @@ pub fn send(
         packets: seq,
         seconds: start.elapsed().as_secs_f64(),
         cpu: cpu_seconds(libc::RUSAGE_THREAD) - cpu0,
+        refused: sender.refused,
     }
 }
 
@@ -388,6 +506,7 @@ fn send_list(
         packets: list.len() as u64,
         seconds: start.elapsed().as_secs_f64(),
         cpu: cpu_seconds(libc::RUSAGE_THREAD) - cpu0,
+        refused: sender.refused,
     }
 }
 
@@ -427,5 +546,6 @@ pub fn send_boards(
         packets: results.iter().map(|r| r.packets).sum(),
         seconds: results.iter().map(|r| r.seconds).fold(0.0, f64::max),
         cpu: results.iter().map(|r| r.cpu).sum(),
+        refused: results.iter().map(|r| r.refused).sum(),
     }
 }

@@ -17,11 +17,11 @@ use hmtt_format::vtrace::{VirtualRecord, VtraceView};
 use serde_json::Value;
 
 mod support;
-use support::cli::{mix_merged_with_events, ok, pack_in_small_blocks, s, scratch};
+use support::cli::{mix_merged_with_events, ok, pack_in_small_blocks, s, scratch, Scratch};
 
 /// A simulated run merged into a trace, packed, and replayed into a
 /// virtual trace: (dir, trace, archive, vtrace).
-fn run(name: &str) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
+fn run(name: &str) -> (Scratch, PathBuf, PathBuf, PathBuf) {
     let dir = scratch(name);
     let (sim, trace) = mix_merged_with_events(&dir);
     let archive = dir.join("run.hmttz");

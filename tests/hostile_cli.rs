@@ -10,7 +10,7 @@ use hmtt_format::capture::CaptureReader;
 use hmtt_format::trace::TraceView;
 
 mod support;
-use support::cli::{hmtt, ok, ok_with_stderr, s, scratch, simulate};
+use support::cli::{hmtt, ok, ok_with_stderr, s, scratch, simulate, Scratch};
 
 /// `hmtt merge`'s status for a trace written with rejected input.
 const EXIT_REJECTED_INPUT: i32 = 3;
@@ -20,7 +20,7 @@ fn text(b: &[u8]) -> String {
 }
 
 /// A fresh directory with `hmtt sim`'s outputs of quicksort in `run/`.
-fn simulated(name: &str) -> (PathBuf, PathBuf) {
+fn simulated(name: &str) -> (Scratch, PathBuf) {
     let dir = scratch(name);
     let run = simulate(&dir, &["--workload", "quicksort", "--n", "20000"]);
     (dir, run)

@@ -11,10 +11,12 @@ use std::time::Duration;
 use hmtt_format::archive::ArchiveView;
 
 mod support;
-use support::cli::{fails, hmtt, mix_merged_with_events, ok, pack_in_small_blocks, s, scratch};
+use support::cli::{
+    fails, hmtt, mix_merged_with_events, ok, pack_in_small_blocks, s, scratch, Scratch,
+};
 
 /// A simulated run merged and packed: (dir, sim dir, trace, archive).
-fn run(name: &str) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
+fn run(name: &str) -> (Scratch, PathBuf, PathBuf, PathBuf) {
     let dir = scratch(name);
     let (sim, trace) = mix_merged_with_events(&dir);
     let archive = dir.join("run.hmttz");

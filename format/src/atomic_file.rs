@@ -103,28 +103,21 @@ impl AtomicFile {
             _ => {}
         }
         warn_of_killed_writers(dest);
-        // A name no other writer holds: two writers of one destination in
-        // one process must not share (and truncate) one temporary file.
-        let mut n = 1;
-        loop {
-            let temp = temp_path_numbered(dest, n)?;
-            match OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(&temp)
-            {
-                Ok(file) => {
-                    return Ok(AtomicFile {
-                        file,
-                        temp: Some(temp),
-                        dest: dest.to_path_buf(),
-                    })
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
-                Err(e) => return Err(e),
-            }
-        }
+        let (temp, file) = create_unused(
+            |n| temp_path_numbered(dest, n),
+            |temp| {
+                OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .open(temp)
+            },
+        )?;
+        Ok(AtomicFile {
+            file,
+            temp: Some(temp),
+            dest: dest.to_path_buf(),
+        })
     }
 
     /// The open temporary file (positioned writes, `set_len`, `try_clone`).
@@ -157,6 +150,25 @@ impl AtomicFile {
             || file.sync_all(),
             |t| std::fs::remove_file(t),
         )
+    }
+}
+
+/// Creates the first of the temporary names `numbered(1)`, `numbered(2)`,
+/// ... that no other writer holds (`create` fails with `AlreadyExists` on a
+/// taken one): two writers of one destination in one process must not
+/// share, and truncate, one temporary file or directory.
+fn create_unused<T>(
+    numbered: impl Fn(u32) -> io::Result<PathBuf>,
+    create: impl Fn(&Path) -> io::Result<T>,
+) -> io::Result<(PathBuf, T)> {
+    let mut n = 1;
+    loop {
+        let temp = numbered(n)?;
+        match create(&temp) {
+            Ok(made) => return Ok((temp, made)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -301,32 +313,26 @@ impl AtomicDir {
             }
             _ => {}
         }
-        let mut n = 1;
-        loop {
-            let name = dest.file_name().ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("{} names no directory", dest.display()),
-                )
-            })?;
+        let name = dest.file_name().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} names no directory", dest.display()),
+            )
+        })?;
+        let numbered = |n: u32| {
             let mut temp = OsString::from(".");
             temp.push(name);
             temp.push(format!(".partial-{}", std::process::id()));
             if n > 1 {
                 temp.push(format!("-{n}"));
             }
-            let temp = dest.with_file_name(temp);
-            match std::fs::create_dir(&temp) {
-                Ok(()) => {
-                    return Ok(AtomicDir {
-                        temp: Some(temp),
-                        dest: dest.to_path_buf(),
-                    })
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
-                Err(e) => return Err(e),
-            }
-        }
+            Ok(dest.with_file_name(temp))
+        };
+        let (temp, ()) = create_unused(numbered, |temp| std::fs::create_dir(temp))?;
+        Ok(AtomicDir {
+            temp: Some(temp),
+            dest: dest.to_path_buf(),
+        })
     }
 
     /// The temporary directory the files go into.
@@ -466,6 +472,45 @@ mod tests {
         let mut f = AtomicFile::create(&dest).unwrap();
         f.write_all(b"part").unwrap();
         drop(f);
+        assert!(names_in(&d).is_empty());
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn writers_of_one_destination_in_one_process_take_their_own_temporaries() {
+        let d = tempdir();
+        let dest = d.join("out.csv");
+        let pid = std::process::id();
+        let files: Vec<AtomicFile> = (0..3).map(|_| AtomicFile::create(&dest).unwrap()).collect();
+        let temps: Vec<String> = files
+            .iter()
+            .map(|f| {
+                f.writing_path()
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        assert_eq!(
+            temps,
+            [
+                format!(".out.partial-{pid}.csv"),
+                format!(".out.partial-{pid}-2.csv"),
+                format!(".out.partial-{pid}-3.csv"),
+            ]
+        );
+        drop(files);
+        let dir = d.join("set");
+        let dirs: Vec<AtomicDir> = (0..2).map(|_| AtomicDir::create(&dir).unwrap()).collect();
+        assert_eq!(
+            names_in(&d),
+            [
+                format!(".set.partial-{pid}"),
+                format!(".set.partial-{pid}-2")
+            ]
+        );
+        drop(dirs);
         assert!(names_in(&d).is_empty());
         std::fs::remove_dir_all(d).unwrap();
     }

@@ -374,7 +374,7 @@ impl FileRecord for TraceRecord {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::events::EventNames;
     use proptest::prelude::*;
@@ -405,7 +405,8 @@ mod tests {
         unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), v.len() * 8) }
     }
 
-    fn file(records: &[TraceRecord], stride: u64, names: &EventNames) -> Vec<u8> {
+    /// A whole, sealed trace file of `records` in memory (a test's input).
+    pub(crate) fn file(records: &[TraceRecord], stride: u64, names: &EventNames) -> Vec<u8> {
         let mut idx = IndexBuilder::new(stride);
         idx.push_block(0, records);
         let index = idx.emit();

@@ -108,41 +108,14 @@ mod tests {
     use super::*;
     use crate::archive::{pack, ArchiveOptions, ArchiveView};
     use crate::events::EventNames;
-    use crate::indexed::{CommonHeader, IndexBuilder};
-    use crate::trace::{TraceHeader, TraceView, HEADER_LEN as TRACE_HEADER_LEN};
+    use crate::trace::TraceView;
 
     fn trace_file(records: &[TraceRecord]) -> Vec<u8> {
-        let mut idx = IndexBuilder::new(crate::trace::DEFAULT_INDEX_STRIDE);
-        idx.push_block(0, records);
-        let names = EventNames::default().emit_section();
-        let h = TraceHeader {
-            common: CommonHeader {
-                first_tick: records.first().map_or(0, |r| r.tick),
-                last_tick: records.last().map_or(0, |r| r.tick),
-                tick_ps: 1250,
-                ..CommonHeader::finished(
-                    TRACE_HEADER_LEN,
-                    RECORD_LEN,
-                    records.len() as u64,
-                    &idx,
-                    names.len(),
-                )
-            },
-            geometry_bytes: (15, 0x13, 7),
-            boards: 1,
-            packets: 0,
-            packets_missing: 0,
-            packets_duplicate: 0,
-            packets_rejected: 0,
-        };
-        let mut f = h.emit().to_vec();
-        for r in records {
-            f.extend_from_slice(&r.to_bytes());
-        }
-        f.extend_from_slice(&idx.emit());
-        f.extend_from_slice(&names);
-        crate::indexed::seal_file(&mut f);
-        f
+        crate::trace::tests::file(
+            records,
+            crate::trace::DEFAULT_INDEX_STRIDE,
+            &EventNames::default(),
+        )
     }
 
     #[test]

@@ -22,17 +22,20 @@ const ADDRESS_BITS: usize = 8;
 /// cleared in one clock, so a bit per bin says whether the bin was
 /// written since its RAM started counting; a bin without it reads 0.
 ///
-/// The reader: `restart` in a clock makes `value` bin 0 in the next;
-/// each clock with `shift` (and no `restart`) moves `value` to the next
-/// bin in the next clock (0 past the last). The record stays readable
-/// through the clock after the next close.
+/// The reader: `rewind` in a clock makes `value` bin 0 two clocks later;
+/// each clock with `shift` (and no rewind taking effect) moves `value` to
+/// the next bin in the next clock (0 past the last). `value` comes from a
+/// register, so that the RAM's slow output ends there: the RAM reads a
+/// clock ahead the bin that follows the one to be shown, which the
+/// register loads (or 0 for a bin not written) if the reader shifts. The
+/// record stays readable through the clock after the next close.
 #[derive(LogicBlock)]
 pub struct Histogram {
     pub clock: Signal<In, Clock>,
     pub valid: Signal<In, Bit>,
     pub depth: Signal<In, Bits<ADDRESS_BITS>>,
     pub close: Signal<In, Bit>,
-    pub restart: Signal<In, Bit>,
+    pub rewind: Signal<In, Bit>,
     pub shift: Signal<In, Bit>,
     pub value: Signal<Out, Bits<COUNT_BITS>>,
     ram0: RAM<Bits<COUNT_BITS>, ADDRESS_BITS>,
@@ -66,11 +69,25 @@ pub struct Histogram {
     wrote_depth: DFF<Bits<ADDRESS_BITS>>,
     wrote_value: DFF<Bits<COUNT_BITS>>,
     // The reader.
+    /// `rewind` a clock later: `value` loads bin 0.
+    restart: DFF<Bit>,
+    /// The bin in `value` (`BINS`: past the last), and whether it is the
+    /// last bin.
+    shown: DFF<Bits<ADDRESS_BITS>>,
+    shown_last: DFF<Bit>,
+    /// The bin after `shown`, and the one after that (the last bin at
+    /// most): what the RAM reads ahead.
+    after_one: DFF<Bits<ADDRESS_BITS>>,
+    after_two: DFF<Bits<ADDRESS_BITS>>,
+    last_bin: Constant<Bits<ADDRESS_BITS>>,
+    step: Signal<Local, Bit>,
+    next_shown: Signal<Local, Bits<ADDRESS_BITS>>,
     read_ram: Signal<Local, Bit>,
     read_at: Signal<Local, Bits<ADDRESS_BITS>>,
-    read_bin: DFF<Bits<ADDRESS_BITS>>,
     read_from: DFF<Bit>,
     read_fresh: DFF<Bit>,
+    read_word: Signal<Local, Bits<COUNT_BITS>>,
+    shown_value: DFF<Bits<COUNT_BITS>>,
 }
 
 impl Default for Histogram {
@@ -80,7 +97,7 @@ impl Default for Histogram {
             valid: Default::default(),
             depth: Default::default(),
             close: Default::default(),
-            restart: Default::default(),
+            rewind: Default::default(),
             shift: Default::default(),
             value: Default::default(),
             ram0: Default::default(),
@@ -106,11 +123,20 @@ impl Default for Histogram {
             wrote_ram: Default::default(),
             wrote_depth: Default::default(),
             wrote_value: Default::default(),
+            restart: Default::default(),
+            shown: Default::default(),
+            shown_last: Default::default(),
+            after_one: Default::default(),
+            after_two: Default::default(),
+            last_bin: Constant::new(((BINS - 1) as u64).to_bits()),
+            step: Default::default(),
+            next_shown: Default::default(),
             read_ram: Default::default(),
             read_at: Default::default(),
-            read_bin: Default::default(),
             read_from: Default::default(),
             read_fresh: Default::default(),
+            read_word: Default::default(),
+            shown_value: Default::default(),
         }
     }
 }
@@ -136,9 +162,14 @@ impl Logic for Histogram {
             wrote_ram,
             wrote_depth,
             wrote_value,
-            read_bin,
+            restart,
+            shown,
+            shown_last,
+            after_one,
+            after_two,
             read_from,
-            read_fresh
+            read_fresh,
+            shown_value
         );
         self.ram0.read_clock.next = self.clock.val();
         self.ram0.write_clock.next = self.clock.val();
@@ -159,23 +190,41 @@ impl Logic for Histogram {
         self.load_ram.d.next = self.token_ram.val();
         self.load_depth.d.next = self.depth.val();
         self.load_fresh.d.next = self.token_fresh.val();
-        // The reader's next bin, from the RAM that holds the record.
-        self.read_ram.next = !self.counting.q.val();
-        self.read_at.next = self.read_bin.q.val();
-        if self.shift.val() & (self.read_bin.q.val() != self.bin_count.val()) {
-            self.read_at.next = self.read_bin.q.val() + 1;
+        // The reader: the bin shown from the next clock on, and the RAM's
+        // read of the one after it, from the RAM that holds the record.
+        self.restart.d.next = self.rewind.val();
+        self.step.next = self.shift.val() & (self.shown.q.val() != self.bin_count.val());
+        self.next_shown.next = self.shown.q.val();
+        self.read_at.next = self.after_one.q.val();
+        if self.step.val() {
+            self.next_shown.next = self.after_one.q.val();
+            if self.shown_last.q.val() {
+                self.next_shown.next = self.bin_count.val();
+            }
+            self.read_at.next = self.after_two.q.val();
         }
-        if self.restart.val() {
+        if self.restart.q.val() {
+            self.next_shown.next = 0.into();
+            self.read_at.next = 1.into();
+        }
+        if self.rewind.val() {
             self.read_at.next = 0.into();
         }
-        self.read_bin.d.next = self.read_at.val();
+        self.shown.d.next = self.next_shown.val();
+        self.shown_last.d.next = self.next_shown.val() == self.last_bin.val();
+        self.after_one.d.next = self.next_shown.val() + 1;
+        if self.next_shown.val() >= self.last_bin.val() {
+            self.after_one.d.next = self.last_bin.val();
+        }
+        self.after_two.d.next = self.next_shown.val() + 2;
+        if self.next_shown.val() >= self.last_bin.val() - 1 {
+            self.after_two.d.next = self.last_bin.val();
+        }
+        self.read_ram.next = !self.counting.q.val();
         self.read_from.d.next = self.read_ram.val();
-        self.read_fresh.d.next = false;
-        if self.read_at.val() != self.bin_count.val() {
-            self.read_fresh.d.next = self.fresh0.q.val().get_bit(self.read_at.val().index());
-            if self.read_ram.val() {
-                self.read_fresh.d.next = self.fresh1.q.val().get_bit(self.read_at.val().index());
-            }
+        self.read_fresh.d.next = self.fresh0.q.val().get_bit(self.read_at.val().index());
+        if self.read_ram.val() {
+            self.read_fresh.d.next = self.fresh1.q.val().get_bit(self.read_at.val().index());
         }
         // A RAM's read port is the token's when it counts, else the
         // reader's. A close's token reads nothing (its bin is 0 in its
@@ -248,12 +297,21 @@ impl Logic for Histogram {
         if self.close.val() & self.token_ram.val() {
             self.fresh1.d.next = 0.into();
         }
-        self.value.next = 0.into();
+        // The bin the RAM read the clock before, loaded if it is shown
+        // from the next clock on.
+        self.read_word.next = 0.into();
         if self.read_fresh.q.val() {
-            self.value.next = self.ram0.read_data.val();
+            self.read_word.next = self.ram0.read_data.val();
             if self.read_from.q.val() {
-                self.value.next = self.ram1.read_data.val();
+                self.read_word.next = self.ram1.read_data.val();
             }
         }
+        if self.step.val() | self.restart.q.val() {
+            self.shown_value.d.next = self.read_word.val();
+        }
+        if self.step.val() & self.shown_last.q.val() & !self.restart.q.val() {
+            self.shown_value.d.next = 0.into();
+        }
+        self.value.next = self.shown_value.q.val();
     }
 }

@@ -580,7 +580,7 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.histogram.close.next = self.hist_close.q.val();
         self.histogram.shift.next = self.hist_shift.val();
         // Bin 0 with `record_valid`.
-        self.histogram.restart.next = self.done_listed.q.val();
+        self.histogram.rewind.next = self.done_read.q.val();
         self.hist_value.next = bit_cast::<32, COUNT_BITS>(self.histogram.value.val());
         // The close's scan starts as it leaves the stack, from an empty
         // list.

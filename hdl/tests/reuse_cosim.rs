@@ -134,3 +134,19 @@ fn reuse_closes_after_quiet_clocks() {
     let hw = cosim::<8, 18>(&clocks);
     assert!(hw.iter().filter(|r| !r.2.is_empty()).count() >= 4);
 }
+
+/// The histogram read with pauses (the bin held while `hist_shift` is
+/// low) and past its last bin (0), at intervals long enough for it.
+#[test]
+fn reuse_histogram_read_with_pauses() {
+    let mut base = 0;
+    let clocks = stream(9, 2400, &[600, 700, 540], |rng, _| {
+        if rng.below(5) == 0 {
+            return Vec::new();
+        }
+        vec![(0, local_page(rng, &mut base, 60, (1 << 18) - 1))]
+    });
+    let hw = cosim_read_by::<8, 18>(&clocks, Some(10));
+    assert!(hw.len() >= 4);
+    assert!(hw.iter().all(|r| r.0[DEPTH] > 0));
+}

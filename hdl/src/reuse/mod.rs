@@ -66,7 +66,7 @@ mod counts;
 mod histogram;
 
 pub use cell::StackCell;
-pub use counts::SlotCounts;
+pub use counts::{IntervalCounts, SlotCounts};
 pub use histogram::Histogram;
 
 /// The stack's pages.
@@ -544,7 +544,7 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         // The page's count: one more in its slot, or 1 in a new one.
         self.counts.clock.next = self.clock.val();
         self.counts.valid.next = self.chosen_valid.q.val();
-        self.counts.slot.next = self.chosen_slot.q.val();
+        self.counts.address.next = self.chosen_slot.q.val();
         self.counts.first.next = self.chosen_first.q.val();
         self.counts.close.next = self.chosen_close.q.val();
         self.load_tag.d.next = self.chosen_tag.q.val();
@@ -580,7 +580,7 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.histogram.close.next = self.hist_close.q.val();
         self.histogram.shift.next = self.hist_shift.val();
         // Bin 0 with `record_valid`.
-        self.histogram.restart.next = self.done_listed.q.val();
+        self.histogram.rewind.next = self.done_read.q.val();
         self.hist_value.next = bit_cast::<32, COUNT_BITS>(self.histogram.value.val());
         // The close's scan starts as it leaves the stack, from an empty
         // list.
@@ -613,7 +613,7 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.held_page.d.next = self.snap_page.q.val();
         self.held_pending.d.next = self.snap_pending.q.val();
         self.held_key.d.next = self.snap_key.q.val();
-        self.counts.read_slot.next = bit_cast::<SLOT_BITS, KEY_BITS>(self.held_key.q.val());
+        self.counts.read_address.next = bit_cast::<SLOT_BITS, KEY_BITS>(self.held_key.q.val());
         self.counts_by_tag.read_address.next = self.held_key.q.val();
         self.counts_by_tag.read_clock.next = self.clock.val();
         self.counts_by_tag.write_clock.next = self.clock.val();

@@ -73,11 +73,20 @@ pub fn model_records(lanes: usize, clocks: &[Inputs]) -> Vec<Record> {
 /// The RustHDL unit's records, one per close, and whether it flagged an
 /// overrun.
 pub fn hdl_records<const L: usize, const W: usize>(clocks: &[Inputs]) -> (Vec<Record>, bool) {
+    hdl_records_read_by::<L, W>(clocks, None)
+}
+
+/// As [`hdl_records`], the histogram read by a reader that pauses at
+/// random (`pauses`: its seed) and shifts past the last bin.
+pub fn hdl_records_read_by<const L: usize, const W: usize>(
+    clocks: &[Inputs],
+    pauses: Option<u64>,
+) -> (Vec<Record>, bool) {
     // 128 cells make a block too large for a test thread's stack.
     let clocks = clocks.to_vec();
     std::thread::Builder::new()
         .stack_size(1 << 30)
-        .spawn(move || hdl_records_on_this_thread::<L, W>(&clocks))
+        .spawn(move || hdl_records_on_this_thread::<L, W>(&clocks, pauses))
         .expect("simulation thread")
         .join()
         .expect("simulation")
@@ -85,6 +94,7 @@ pub fn hdl_records<const L: usize, const W: usize>(clocks: &[Inputs]) -> (Vec<Re
 
 fn hdl_records_on_this_thread<const L: usize, const W: usize>(
     clocks: &[Inputs],
+    pauses: Option<u64>,
 ) -> (Vec<Record>, bool) {
     let closes = clocks.iter().filter(|c| c.close).count();
     let clocks = clocks.to_vec();
@@ -98,6 +108,10 @@ fn hdl_records_on_this_thread<const L: usize, const W: usize>(
     sim.add_testbench(move |mut sim: Sim<ReuseDistanceUnit<L, W>>| {
         let mut x = sim.init()?;
         let mut reader = RecordReader::new(&clocks);
+        if let Some(seed) = pauses {
+            reader = reader.pausing(seed);
+        }
+        let reading_clocks = if pauses.is_some() { 3 * DEPTH } else { DEPTH };
         let mut clock = 0usize;
         while reader.records.len() < closes {
             let input = clocks.get(clock).cloned().unwrap_or_default();
@@ -125,7 +139,7 @@ fn hdl_records_on_this_thread<const L: usize, const W: usize>(
                 x.hist_value.val().to_u32(),
             );
             assert!(
-                clock < clocks.len() + RECORD_LATENCY + DEPTH + 8,
+                clock < clocks.len() + RECORD_LATENCY + reading_clocks + 8,
                 "no record for a close"
             );
         }
@@ -141,8 +155,17 @@ fn hdl_records_on_this_thread<const L: usize, const W: usize>(
 /// Checks the unit against the model on `clocks`, closes at least
 /// `MIN_INTERVAL` apart; returns the records.
 pub fn cosim<const L: usize, const W: usize>(clocks: &[Inputs]) -> Vec<Record> {
+    cosim_read_by::<L, W>(clocks, None)
+}
+
+/// As [`cosim`], the histogram read by a pausing reader
+/// ([`hdl_records_read_by`]).
+pub fn cosim_read_by<const L: usize, const W: usize>(
+    clocks: &[Inputs],
+    pauses: Option<u64>,
+) -> Vec<Record> {
     let model = model_records(L, clocks);
-    let (hw, overrun) = hdl_records::<L, W>(clocks);
+    let (hw, overrun) = hdl_records_read_by::<L, W>(clocks, pauses);
     assert!(!overrun, "closes far enough apart");
     assert_records_equal(&hw, &model);
     hw
@@ -196,11 +219,15 @@ pub fn local_page(rng: &mut Rng, base: &mut u64, set: u64, page_mask: u64) -> u6
 
 /// Gathers the records from the unit's outputs clock by clock, and says
 /// when to shift the histogram's chain: from the clock of `record_valid`
-/// on, one bin a clock.
+/// on, one bin a clock, or if pausing, in a random two clocks of three
+/// and then twice past the last bin (which must read 0).
 pub struct RecordReader {
     close_clocks: Vec<usize>,
     reading: Option<Record>,
     pub records: Vec<Record>,
+    pauses: Option<Rng>,
+    shifting: bool,
+    past_last: usize,
 }
 
 impl RecordReader {
@@ -209,12 +236,24 @@ impl RecordReader {
             close_clocks: (0..clocks.len()).filter(|&c| clocks[c].close).collect(),
             reading: None,
             records: Vec::new(),
+            pauses: None,
+            shifting: false,
+            past_last: 0,
+        }
+    }
+
+    pub fn pausing(self, seed: u64) -> RecordReader {
+        RecordReader {
+            pauses: Some(Rng(seed)),
+            ..self
         }
     }
 
     /// `hist_shift` for the clock to come.
-    pub fn shifts(&self) -> bool {
-        self.reading.is_some()
+    pub fn shifts(&mut self) -> bool {
+        let wanted = self.reading.is_some() || self.past_last > 0;
+        self.shifting = wanted && self.pauses.as_mut().is_none_or(|rng| rng.below(3) != 0);
+        self.shifting
     }
 
     /// The outputs in `clock`.
@@ -226,7 +265,11 @@ impl RecordReader {
         hot: Vec<(u64, u32)>,
         hist_value: u32,
     ) {
-        if let Some(record) = self.reading.as_mut() {
+        if self.shifting && self.past_last > 0 {
+            assert_eq!(hist_value, 0, "a bin past the last");
+            self.past_last -= 1;
+        }
+        if let Some(record) = self.reading.as_mut().filter(|_| self.shifting) {
             record.0.push(hist_value);
         }
         if record_valid {
@@ -242,6 +285,9 @@ impl RecordReader {
             .is_some_and(|r| r.0.len() == DEPTH + 1)
         {
             self.records.push(self.reading.take().unwrap());
+            if self.pauses.is_some() {
+                self.past_last = 2;
+            }
         }
     }
 

@@ -203,8 +203,13 @@ pub struct StatisticPackets {
     // The build's constants (`StatsPacketPlan`) and the fixed parts of
     // the header's words: 0 the magic, 1 version and board, 8 the
     // geometry's bytes, 9 tick_ps, 11 the parts.
-    words: Constant<Bits<16>>,
     max_counters: Constant<Bits<16>>,
+    /// The last part's counters (`words` less the other parts'), and each
+    /// kind of part's last word (`pos`): constants, so that a packet's
+    /// count and end take no subtract of `first`.
+    last_count: Constant<Bits<16>>,
+    full_last_pos: Constant<Bits<16>>,
+    last_part_last_pos: Constant<Bits<16>>,
     last_part: Constant<Bits<8>>,
     last_port: Constant<Bits<2>>,
     step: Constant<Bits<64>>,
@@ -274,8 +279,8 @@ pub struct StatisticPackets {
     part: DFF<Bits<8>>,
     first: DFF<Bits<16>>,
     pos: DFF<Bits<16>>,
-    remaining: Signal<Local, Bits<16>>,
     count: Signal<Local, Bits<16>>,
+    last_pos: Signal<Local, Bits<16>>,
     last_word: Signal<Local, Bit>,
     header_word: Signal<Local, Bits<32>>,
     flags_now: Signal<Local, Bits<8>>,
@@ -294,6 +299,7 @@ pub struct StatisticPackets {
 impl StatisticPackets {
     pub fn new(config: &StatsPacketConfig) -> Self {
         let plan = config.plan();
+        let last_count = plan.words - (plan.parts - 1) * plan.max_counters;
         let g = config.geometry;
         let magic = u32::from_le_bytes(*b"HMTS");
         let geometry_bytes = u64::from(g.row_bits)
@@ -324,8 +330,10 @@ impl StatisticPackets {
             records_unsent: Default::default(),
             overrun: Default::default(),
             busy: Default::default(),
-            words: Constant::new(plan.words.to_bits()),
             max_counters: Constant::new(plan.max_counters.to_bits()),
+            last_count: Constant::new(last_count.to_bits()),
+            full_last_pos: Constant::new((plan.max_counters + 11).to_bits()),
+            last_part_last_pos: Constant::new((last_count + 11).to_bits()),
             last_part: Constant::new((plan.parts - 1).to_bits()),
             last_port: Constant::new(u64::from(config.ports - 1).to_bits()),
             step: Constant::new(plan.step.to_bits()),
@@ -369,8 +377,8 @@ impl StatisticPackets {
             part: Default::default(),
             first: Default::default(),
             pos: Default::default(),
-            remaining: Default::default(),
             count: Default::default(),
+            last_pos: Default::default(),
             last_word: Default::default(),
             header_word: Default::default(),
             flags_now: Default::default(),
@@ -449,13 +457,15 @@ impl Logic for StatisticPackets {
             self.covers.d.next = self.credit.q.val() >= self.covers_taken.val();
         }
         // The packet's counters: the rest of the record, at most
-        // `max_counters`.
-        self.remaining.next = self.words.val() - self.first.q.val();
-        self.count.next = self.remaining.val();
-        if self.remaining.val() > self.max_counters.val() {
-            self.count.next = self.max_counters.val();
+        // `max_counters` (`first` is `part * max_counters`, so every part
+        // but the last has `max_counters`).
+        self.count.next = self.max_counters.val();
+        self.last_pos.next = self.full_last_pos.val();
+        if self.part.q.val() == self.last_part.val() {
+            self.count.next = self.last_count.val();
+            self.last_pos.next = self.last_part_last_pos.val();
         }
-        self.last_word.next = self.pos.q.val() == (self.count.val() + 11);
+        self.last_word.next = self.pos.q.val() == self.last_pos.val();
         // The slot being read is free in the clock of the record's last
         // word (its counters were read READ_LATENCY clocks before): the
         // clock after the one with a word left.

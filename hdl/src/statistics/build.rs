@@ -181,7 +181,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             header_end: Default::default(),
             header_k: Default::default(),
             closing: Default::default(),
-            snapshot_new: Default::default(),
+            record_due: Default::default(),
             any_busy: Default::default(),
         }
     }

@@ -38,6 +38,11 @@ pub struct IntervalCounter<const L: usize> {
     /// The unit counts this clock's events.
     pub enable: Signal<In, Bit>,
     pub snapshot: Signal<Out, Bits<32>>,
+    /// The open interval has counted an event (its total or the clock
+    /// before's pending sum is not 0): what the snapshot of a close in
+    /// the clock before this one's register will hold is not 0, known a
+    /// clock before the snapshot shows it.
+    pub open_counted: Signal<Out, Bit>,
     pub hold_write: Signal<In, Bit>,
     pub hold_slot: Signal<In, Bits<HOLD_SLOT_BITS>>,
     pub read_slot: Signal<In, Bits<HOLD_SLOT_BITS>>,
@@ -79,6 +84,7 @@ impl<const L: usize> Default for IntervalCounter<L> {
             close: Default::default(),
             enable: Default::default(),
             snapshot: Default::default(),
+            open_counted: Default::default(),
             hold_write: Default::default(),
             hold_slot: Default::default(),
             read_slot: Default::default(),
@@ -170,6 +176,8 @@ impl<const L: usize> Logic for IntervalCounter<L> {
             self.snap.d.next = self.next_total.val();
         }
         self.snapshot.next = self.snap.q.val();
+        // No total passes 2^32 - 1, so the sum is 0 only if both are.
+        self.open_counted.next = (self.total.q.val() != 0) | (self.pending.q.val() != 0);
         self.hold.write_clock.next = self.clock.val();
         self.hold.read_clock.next = self.clock.val();
         self.hold.write_enable.next = self.hold_write.val();

@@ -289,7 +289,10 @@ pub struct StatisticCounters<
     on_now: Signal<Local, Bit>,
     k_now: Signal<Local, Bits<5>>,
     /// The record's header, two clocks after the close (with the
-    /// counters' snapshots); `closing` is the close a clock later.
+    /// counters' snapshots); `closing` is the close a clock later, and
+    /// `record_due` whether the record is non-empty, registered a clock
+    /// before the snapshots show (from the busy ticks' `open_counted`),
+    /// so that the transport's decision starts at a register.
     closed_start: DFF<Bits<64>>,
     closed_end: DFF<Bits<64>>,
     closed_k: DFF<Bits<5>>,
@@ -297,7 +300,7 @@ pub struct StatisticCounters<
     header_end: DFF<Bits<64>>,
     header_k: DFF<Bits<5>>,
     closing: DFF<Bit>,
-    snapshot_new: DFF<Bit>,
+    record_due: DFF<Bit>,
     any_busy: Signal<Local, Bit>,
 }
 
@@ -326,7 +329,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             header_end,
             header_k,
             closing,
-            snapshot_new,
+            record_due,
             read_at,
             read,
             p_write,
@@ -707,7 +710,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         // interval with no busy tick is empty.
         self.any_busy.next = false;
         for r in 0..R {
-            if self.busy[r].snapshot.val() != 0 {
+            if self.busy[r].open_counted.val() {
                 self.any_busy.next = true;
             }
         }
@@ -715,8 +718,10 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         self.header_end.d.next = self.closed_end.q.val();
         self.header_k.d.next = self.closed_k.q.val();
         self.closing.d.next = self.close.val();
-        self.snapshot_new.d.next = self.closing.q.val();
-        self.record_valid.next = self.snapshot_new.q.val() & self.any_busy.val();
+        // The busy counters take the close a clock after `close` too:
+        // their snapshots are then their open totals of that clock.
+        self.record_due.d.next = self.closing.q.val() & self.any_busy.val();
+        self.record_valid.next = self.record_due.q.val();
         self.record_start.next = self.header_start.q.val();
         self.record_end.next = self.header_end.q.val();
         self.record_k.next = self.header_k.q.val();

@@ -63,6 +63,9 @@ use super::{BANK_COUNTERS, HOLD_SLOTS, HOLD_SLOT_BITS};
 /// Words of a statistics packet's header (48 bytes, format.md §5.3).
 pub const HEADER_WORDS: usize = 12;
 
+/// `read_index` before a record's first header word: `-10` in 10 bits.
+const INDEX_START: u64 = (1 << 10) - 10;
+
 /// Bytes a frame adds to its UDP payload on the wire (board.md "Drain
 /// rate"), as the golden model counts them in the credit.
 pub const WIRE_OVERHEAD_BYTES: u64 = 66;
@@ -200,13 +203,17 @@ pub struct StatisticPackets {
     // The build's constants (`StatsPacketPlan`) and the fixed parts of
     // the header's words: 0 the magic, 1 version and board, 8 the
     // geometry's bytes, 9 tick_ps, 11 the parts.
-    words: Constant<Bits<16>>,
     max_counters: Constant<Bits<16>>,
+    /// The last part's counters (`words` less the other parts'), and each
+    /// kind of part's last word (`pos`): constants, so that a packet's
+    /// count and end take no subtract of `first`.
+    last_count: Constant<Bits<16>>,
+    full_last_pos: Constant<Bits<16>>,
+    last_part_last_pos: Constant<Bits<16>>,
     last_part: Constant<Bits<8>>,
     last_port: Constant<Bits<2>>,
     step: Constant<Bits<64>>,
     cap: Constant<Bits<64>>,
-    cost: Constant<Bits<64>>,
     slots: Constant<Bits<5>>,
     /// `2^32 - 1`, where the counts stop.
     saturated: Constant<Bits<32>>,
@@ -215,13 +222,31 @@ pub struct StatisticPackets {
     header_geometry: Constant<Bits<32>>,
     header_tick: Constant<Bits<32>>,
     header_parts: Constant<Bits<32>>,
+    /// The credit after a record is taken and the clock's growth added:
+    /// `step - cost` (wrapping), and the credit from which the next
+    /// clock's covers a cost, without or with a record taken in this
+    /// one: `cost - step`, `2 cost - step`.
+    step_after_cost: Constant<Bits<64>>,
+    covers_kept: Constant<Bits<64>>,
+    covers_taken: Constant<Bits<64>>,
+    /// The record's words, headers included, less one.
+    record_last_word: Constant<Bits<16>>,
+    /// `read_index` when a record's read starts (`-10`).
+    index_start: Constant<Bits<10>>,
     /// 0 idle, 1 the slot's read, 3 sending.
     state: DFF<Bits<2>>,
     /// The credit, as the model's at the counting stage's tick two
-    /// clocks before; its growth by this clock, capped; the decision.
+    /// clocks before, with this clock's growth (capped), and whether it
+    /// covers a record's cost: both registers, worked out a clock ahead,
+    /// so that the decision (`take`, then `store`, the write enable of
+    /// every counter's held records) is a few gates from registers. The
+    /// cap is at least a cost, so the capped credit covers a cost if and
+    /// only if the uncapped one does: a compare of this clock's credit
+    /// with a constant.
     credit: DFFWithInit<Bits<64>>,
-    grown: Signal<Local, Bits<64>>,
-    credit_now: Signal<Local, Bits<64>>,
+    covers: DFFWithInit<Bit>,
+    kept_grown: Signal<Local, Bits<64>>,
+    taken_grown: Signal<Local, Bits<64>>,
     take: Signal<Local, Bit>,
     store: Signal<Local, Bit>,
     /// The held records' header fields, by slot: the interval's start
@@ -230,11 +255,17 @@ pub struct StatisticPackets {
     held_end: RAM<Bits<64>, HOLD_SLOT_BITS>,
     held_meta: RAM<Bits<45>, HOLD_SLOT_BITS>,
     /// The slots: the next to write, the one being read, how many hold a
-    /// record; whether this clock frees the one being read.
+    /// record; whether this clock frees the one being read (the record's
+    /// last word), registered from a count of the record's words left,
+    /// for the same reason as `covers`.
     write_slot: DFF<Bits<HOLD_SLOT_BITS>>,
     reading_slot: DFF<Bits<HOLD_SLOT_BITS>>,
     held_count: DFF<Bits<5>>,
-    free: Signal<Local, Bit>,
+    words_left: DFF<Bits<16>>,
+    free: DFF<Bit>,
+    /// `read_index` (`first + pos - 10`), kept as a register that follows
+    /// `first` and `pos`, so that the readout's muxes see no adder.
+    index: DFFWithInit<Bits<10>>,
     /// Records refused since the last one sent.
     pending: DFF<Bits<32>>,
     sent: DFF<Bits<32>>,
@@ -248,8 +279,8 @@ pub struct StatisticPackets {
     part: DFF<Bits<8>>,
     first: DFF<Bits<16>>,
     pos: DFF<Bits<16>>,
-    remaining: Signal<Local, Bits<16>>,
     count: Signal<Local, Bits<16>>,
+    last_pos: Signal<Local, Bits<16>>,
     last_word: Signal<Local, Bit>,
     header_word: Signal<Local, Bits<32>>,
     flags_now: Signal<Local, Bits<8>>,
@@ -268,6 +299,7 @@ pub struct StatisticPackets {
 impl StatisticPackets {
     pub fn new(config: &StatsPacketConfig) -> Self {
         let plan = config.plan();
+        let last_count = plan.words - (plan.parts - 1) * plan.max_counters;
         let g = config.geometry;
         let magic = u32::from_le_bytes(*b"HMTS");
         let geometry_bytes = u64::from(g.row_bits)
@@ -298,13 +330,14 @@ impl StatisticPackets {
             records_unsent: Default::default(),
             overrun: Default::default(),
             busy: Default::default(),
-            words: Constant::new(plan.words.to_bits()),
             max_counters: Constant::new(plan.max_counters.to_bits()),
+            last_count: Constant::new(last_count.to_bits()),
+            full_last_pos: Constant::new((plan.max_counters + 11).to_bits()),
+            last_part_last_pos: Constant::new((last_count + 11).to_bits()),
             last_part: Constant::new((plan.parts - 1).to_bits()),
             last_port: Constant::new(u64::from(config.ports - 1).to_bits()),
             step: Constant::new(plan.step.to_bits()),
             cap: Constant::new(plan.cap.to_bits()),
-            cost: Constant::new(plan.cost.to_bits()),
             slots: Constant::new((HOLD_SLOTS as u64).to_bits()),
             saturated: Constant::new(u64::from(u32::MAX).to_bits()),
             header_magic: Constant::new(u64::from(magic).to_bits()),
@@ -313,9 +346,17 @@ impl StatisticPackets {
             header_tick: Constant::new(u64::from(config.tick_ps).to_bits()),
             header_parts: Constant::new((plan.parts << 24).to_bits()),
             state: Default::default(),
+            step_after_cost: Constant::new(plan.step.wrapping_sub(plan.cost).to_bits()),
+            covers_kept: Constant::new((plan.cost - plan.step).to_bits()),
+            covers_taken: Constant::new((2 * plan.cost - plan.step).to_bits()),
+            record_last_word: Constant::new(
+                (HEADER_WORDS as u64 * plan.parts + plan.words - 1).to_bits(),
+            ),
+            index_start: Constant::new(INDEX_START.to_bits()),
             credit: DFFWithInit::new(plan.cap.to_bits()),
-            grown: Default::default(),
-            credit_now: Default::default(),
+            covers: DFFWithInit::new(true),
+            kept_grown: Default::default(),
+            taken_grown: Default::default(),
             take: Default::default(),
             store: Default::default(),
             held_start: Default::default(),
@@ -324,7 +365,9 @@ impl StatisticPackets {
             write_slot: Default::default(),
             reading_slot: Default::default(),
             held_count: Default::default(),
+            words_left: Default::default(),
             free: Default::default(),
+            index: DFFWithInit::new(INDEX_START.to_bits()),
             pending: Default::default(),
             sent: Default::default(),
             unsent: Default::default(),
@@ -334,8 +377,8 @@ impl StatisticPackets {
             part: Default::default(),
             first: Default::default(),
             pos: Default::default(),
-            remaining: Default::default(),
             count: Default::default(),
+            last_pos: Default::default(),
             last_word: Default::default(),
             header_word: Default::default(),
             flags_now: Default::default(),
@@ -365,9 +408,13 @@ impl Logic for StatisticPackets {
             clock,
             state,
             credit,
+            covers,
             write_slot,
             reading_slot,
             held_count,
+            words_left,
+            free,
+            index,
             pending,
             sent,
             unsent,
@@ -392,32 +439,45 @@ impl Logic for StatisticPackets {
         self.held_end.read_clock.next = self.clock.val();
         self.held_meta.write_clock.next = self.clock.val();
         self.held_meta.read_clock.next = self.clock.val();
-        // The credit: a clock's growth, capped, then the record's cost.
-        self.grown.next = self.credit.q.val() + self.step.val();
-        self.credit_now.next = self.grown.val();
-        if self.grown.val() > self.cap.val() {
-            self.credit_now.next = self.cap.val();
+        // The credit: the record's cost if taken, then the next clock's
+        // growth, capped.
+        self.take.next = self.record_valid.val() & self.covers.q.val();
+        self.kept_grown.next = self.credit.q.val() + self.step.val();
+        self.taken_grown.next = self.credit.q.val() + self.step_after_cost.val();
+        self.credit.d.next = self.kept_grown.val();
+        if self.kept_grown.val() > self.cap.val() {
+            self.credit.d.next = self.cap.val();
         }
-        self.take.next = self.record_valid.val() & (self.credit_now.val() >= self.cost.val());
-        self.credit.d.next = self.credit_now.val();
+        self.covers.d.next = self.credit.q.val() >= self.covers_kept.val();
         if self.take.val() {
-            self.credit.d.next = self.credit_now.val() - self.cost.val();
+            self.credit.d.next = self.taken_grown.val();
+            if self.taken_grown.val() > self.cap.val() {
+                self.credit.d.next = self.cap.val();
+            }
+            self.covers.d.next = self.credit.q.val() >= self.covers_taken.val();
         }
         // The packet's counters: the rest of the record, at most
-        // `max_counters`.
-        self.remaining.next = self.words.val() - self.first.q.val();
-        self.count.next = self.remaining.val();
-        if self.remaining.val() > self.max_counters.val() {
-            self.count.next = self.max_counters.val();
+        // `max_counters` (`first` is `part * max_counters`, so every part
+        // but the last has `max_counters`).
+        self.count.next = self.max_counters.val();
+        self.last_pos.next = self.full_last_pos.val();
+        if self.part.q.val() == self.last_part.val() {
+            self.count.next = self.last_count.val();
+            self.last_pos.next = self.last_part_last_pos.val();
         }
-        self.last_word.next = self.pos.q.val() == (self.count.val() + 11);
+        self.last_word.next = self.pos.q.val() == self.last_pos.val();
         // The slot being read is free in the clock of the record's last
-        // word: its counters were read READ_LATENCY clocks before.
-        self.free.next = (self.state.q.val() == 3)
-            & self.last_word.val()
-            & (self.part.q.val() == self.last_part.val());
+        // word (its counters were read READ_LATENCY clocks before): the
+        // clock after the one with a word left.
+        if self.state.q.val() == 1 {
+            self.words_left.d.next = self.record_last_word.val();
+        }
+        if self.state.q.val() == 3 {
+            self.words_left.d.next = self.words_left.q.val() - 1;
+        }
+        self.free.d.next = (self.state.q.val() == 3) & (self.words_left.q.val() == 1);
         self.store.next =
-            self.take.val() & ((self.held_count.q.val() != self.slots.val()) | self.free.val());
+            self.take.val() & ((self.held_count.q.val() != self.slots.val()) | self.free.q.val());
         if self.take.val() & !self.store.val() & (self.overruns.q.val() != self.saturated.val()) {
             self.overruns.d.next = self.overruns.q.val() + 1;
         }
@@ -461,13 +521,13 @@ impl Logic for StatisticPackets {
             }
         }
         self.held_count.d.next = self.held_count.q.val();
-        if self.store.val() & !self.free.val() {
+        if self.store.val() & !self.free.q.val() {
             self.held_count.d.next = self.held_count.q.val() + 1;
         }
-        if self.free.val() & !self.store.val() {
+        if self.free.q.val() & !self.store.val() {
             self.held_count.d.next = self.held_count.q.val() - 1;
         }
-        if self.free.val() {
+        if self.free.q.val() {
             self.reading_slot.d.next = self.reading_slot.q.val() + 1;
         }
         self.read_slot.next = self.reading_slot.q.val();
@@ -475,8 +535,20 @@ impl Logic for StatisticPackets {
         self.held_end.read_address.next = self.reading_slot.q.val();
         self.held_meta.read_address.next = self.reading_slot.q.val();
         // The counter of the word two clocks on (the readout's latency):
-        // word `pos` of the packet is counter `first + pos - 12`.
-        self.read_index.next = bit_cast::<10, 16>(self.first.q.val() + self.pos.q.val() - 10);
+        // word `pos` of the packet is counter `first + pos - 12`. The
+        // index follows `first` and `pos` (below): `-10` at the read's
+        // start, one more a word, and at a packet's last word (`pos =
+        // count + 11`, then 0 with `first + count`) 11 less.
+        self.read_index.next = self.index.q.val();
+        if self.state.q.val() == 1 {
+            self.index.d.next = self.index_start.val();
+        }
+        if self.state.q.val() == 3 {
+            self.index.d.next = self.index.q.val() + 1;
+            if self.last_word.val() {
+                self.index.d.next = self.index.q.val() - 11;
+            }
+        }
         // The header's word `pos` (format.md §5.3, four bytes a word).
         self.header_word.next = self.header_magic.val();
         if self.pos.q.val() == 1 {

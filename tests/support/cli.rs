@@ -57,8 +57,8 @@ pub fn s(p: &Path) -> &str {
 }
 
 /// A fresh, empty temporary directory named after the test file, the
-/// process and `name`, removed when dropped, unless the test is failing
-/// (its files are kept to look at) or it was kept ([`Scratch::keep`]).
+/// process and `name`, removed when dropped unless the test is failing
+/// (its files are kept to look at).
 pub fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!(
         "hmtt-{}-{}-{name}",
@@ -67,48 +67,37 @@ pub fn scratch(name: &str) -> Scratch {
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    Scratch(Some(dir))
+    Scratch(dir)
 }
 
 /// A test's temporary directory ([`scratch`]): a suite run would
 /// otherwise leave gigabytes of simulated runs in the temporary directory.
 #[derive(Debug)]
-pub struct Scratch(Option<PathBuf>);
-
-impl Scratch {
-    /// The directory, no longer removed when dropped (a directory shared
-    /// by the tests of a file through a static).
-    #[allow(dead_code)]
-    pub fn keep(mut self) -> PathBuf {
-        self.0.take().expect("not kept before")
-    }
-}
+pub struct Scratch(PathBuf);
 
 impl std::ops::Deref for Scratch {
     type Target = Path;
     fn deref(&self) -> &Path {
-        self.0.as_deref().expect("not kept")
+        &self.0
     }
 }
 
 impl AsRef<Path> for Scratch {
     fn as_ref(&self) -> &Path {
-        self
+        &self.0
     }
 }
 
 impl AsRef<std::ffi::OsStr> for Scratch {
     fn as_ref(&self) -> &std::ffi::OsStr {
-        self.as_os_str()
+        self.0.as_os_str()
     }
 }
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        if let Some(dir) = self.0.take() {
-            if !std::thread::panicking() {
-                let _ = std::fs::remove_dir_all(dir);
-            }
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
         }
     }
 }

@@ -22,10 +22,10 @@
 #[allow(dead_code)]
 mod ecp5_flow;
 
+use ecp5_flow::board_shape::L;
 use hmtt_hdl::reuse::{ReuseDistanceUnit, HOT};
 use rust_hdl::prelude::*;
 
-const L: usize = 8;
 const W: usize = 20;
 const _: () = assert!(W == 20, "the taps' offsets are literals of 20");
 /// Words of the input shift register: 8 pages of 20 bits, the lanes'

@@ -24,16 +24,12 @@
 #[allow(dead_code)]
 mod ecp5_flow;
 
+use ecp5_flow::board_shape::{E, GEOMETRY, L, LB, NB, R};
 use hmtt_format::Geometry;
 use hmtt_hdl::dsmu::LineGeometry;
 use hmtt_hdl::statistics::{StatisticCounters, HOLD_SLOT_BITS};
 use rust_hdl::prelude::*;
 
-const L: usize = 8;
-const E: usize = 3;
-const R: usize = 2;
-const NB: usize = 16;
-const LB: usize = 26;
 /// Words of the tap shift register.
 const WORDS: usize = 16;
 
@@ -120,7 +116,7 @@ impl Logic for TimingTop {
 }
 
 fn geometry() -> LineGeometry {
-    let g = Geometry::preset("ddr3-4g").expect("preset exists");
+    let g = Geometry::preset(GEOMETRY).expect("preset exists");
     LineGeometry {
         rank_bits: g.rank_bits(),
         bank_bits: g.bank_bits(),

@@ -20,16 +20,12 @@
 #[allow(dead_code)]
 mod ecp5_flow;
 
+use ecp5_flow::board_shape::{E, GEOMETRY, L, LB, NB, R};
 use hmtt_format::Geometry;
 use hmtt_hdl::board_top::{BoardStatistics, BoardTopConfig};
 use hmtt_hdl::statistics::unit::{StatisticUnit, LANE_TAPS_BITS, SLOT_TAPS_BITS};
 use rust_hdl::prelude::*;
 
-const L: usize = 8;
-const E: usize = 3;
-const R: usize = 2;
-const NB: usize = 16;
-const LB: usize = 26;
 /// The ticks' shift registers: bus, reference, limit, command, drop.
 const TICKS: usize = 5;
 
@@ -52,7 +48,7 @@ struct UnitTimingTop {
 
 impl UnitTimingTop {
     fn new() -> Self {
-        let geometry = Geometry::preset("ddr3-4g").expect("preset exists");
+        let geometry = Geometry::preset(GEOMETRY).expect("preset exists");
         let statistics = BoardStatistics::default();
         let path = BoardTopConfig::new(geometry, 3, 0, 1250)
             .with_statistics(statistics)

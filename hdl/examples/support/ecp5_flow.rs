@@ -15,6 +15,20 @@ pub const FABRIC_MHZ: f64 = 105.0;
 /// The ECP5-85F's LUT4s.
 pub const ECP5_85F_LUTS: u64 = 83_640;
 
+/// The ECP5 board's core as the timing examples build its units: its
+/// type parameters (lanes `L`, references a clock `E`) and, for its
+/// geometry [`board_shape::GEOMETRY`], ranks `R`, banks `NB` (ranks times
+/// banks) and line-index bits `LB`.
+pub mod board_shape {
+    pub const L: usize = 8;
+    pub const E: usize = 3;
+    pub const R: usize = 2;
+    pub const NB: usize = 16;
+    pub const LB: usize = 26;
+    /// The geometry preset the shape is of.
+    pub const GEOMETRY: &str = "ddr3-4g";
+}
+
 /// `DIR [SEEDS [HISTORY]]`, and the commit the run is of.
 pub struct Run {
     pub dir: PathBuf,

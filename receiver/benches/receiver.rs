@@ -30,9 +30,11 @@
 //! tcpdump. So the capture's own cost is `cpu`, and `cpu+snd` (the sum)
 //! is the whole machine's cost of sending and capturing, which is what
 //! compares fairly across paths. CPU counts from when a capture is ready
-//! (`Capture::start` returned, tcpdump said "listening on"): the start,
-//! mostly the kernel zeroing the rings (3 x 256 MiB for `--rx ring`,
-//! 256 MiB for `tcpdump -B 262144`), is left out. `/Gb/s` columns are
+//! (`Capture::start` returned, tcpdump said "listening on") to the end of
+//! the send: the start, mostly the kernel zeroing the rings (3 x 256 MiB
+//! for `--rx ring`, 256 MiB for `tcpdump -B 262144`), is left out, and so
+//! is the work of a capture that fell behind after the send (printed
+//! apart for the receiver). `/Gb/s` columns are
 //! cores per Gb/s (CPU-seconds per Gb); `us/pkt` is CPU microseconds per
 //! packet, of the capture and of the sender thread (with the kernel's
 //! receive work it runs). The sender sleeps between its batches and never
@@ -388,15 +390,15 @@ fn run_tcpdump(
     let ip_bytes = packets[0].len() + 28;
     let softnet0 = Softnet::read(net.capture_cpu);
     let (s, busy) = net.send_timed(|| sender::send(snd, &dests, packets, gbps, total));
+    let send_end_cpu = process_cpu_seconds(child.id());
     // tcpdump hands packets over in ring blocks retired after its 1 s
     // timeout: wait for the last block before stopping it.
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: signalling and reaping our own child.
     let mut status = 0;
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
-        libc::wait4(child.id() as i32, &mut status, 0, &mut ru);
+        libc::waitpid(child.id() as i32, &mut status, 0);
     }
     // Reaped by wait4 above; this only lets std forget the child.
     let _ = child.try_wait();
@@ -408,7 +410,7 @@ fn run_tcpdump(
         l.strip_suffix(" packets dropped by kernel")
             .and_then(|n| n.trim().parse::<u64>().ok())
     });
-    let cpu = tv(ru.ru_utime) + tv(ru.ru_stime) - start_cpu;
+    let cpu = send_end_cpu - start_cpu;
     let mut cap = pcap::Capture::from_file(&file).unwrap();
     let mut got = 0u64;
     while cap.next_packet().is_ok() {

@@ -6,6 +6,22 @@
 //! each, and each one's CPU per Gb/s at the highest rate all sustained, for
 //! 1500-byte and 9000-byte packets.
 //!
+//! The zero-loss rate is searched (`search.rs`): the listed rates up to
+//! each tool's first loss, then a bisection between its highest target
+//! without loss and its lowest with loss to HMTT_BENCH_RESOLUTION Gb/s
+//! (default 0.25); every target runs HMTT_BENCH_REPEATS times (default
+//! 2) and counts as loss-free only if no run lost, its rate the slowest
+//! run's. Under each run that lost, where its datagrams went
+//! (`losses.rs`): refused at the capture CPU's backlog (counted by the
+//! sender; /proc/net/softnet_stat's `dropped` and `squeezed` of that CPU,
+//! or of all CPUs on `lo`), dropped in the capture's kernel buffer (the
+//! rings' `tp_drops`, tcpdump's "dropped by kernel"), not written by the
+//! receiver, and `elsewhere` (the rest). Under each receiver run, its
+//! receive and writer threads' cores over the send (per-thread
+//! /proc/self/task ticks) with the CPUs they ran on, and the CPU-seconds
+//! the receiver used after the send (its ring's backlog drained; not in
+//! `cpu`, which is over the send alone).
+//!
 //! Rates count IPv4 packet bytes (UDP payload + 28). CPU is in cores: the
 //! receiver's threads (process CPU minus the sender thread), tcpdump's
 //! rusage, and the sender thread. On loopback the sender's thread also
@@ -14,9 +30,11 @@
 //! tcpdump. So the capture's own cost is `cpu`, and `cpu+snd` (the sum)
 //! is the whole machine's cost of sending and capturing, which is what
 //! compares fairly across paths. CPU counts from when a capture is ready
-//! (`Capture::start` returned, tcpdump said "listening on"): the start,
-//! mostly the kernel zeroing the rings (3 x 256 MiB for `--rx ring`,
-//! 256 MiB for `tcpdump -B 262144`), is left out. `/Gb/s` columns are
+//! (`Capture::start` returned, tcpdump said "listening on") to the end of
+//! the send: the start, mostly the kernel zeroing the rings (3 x 256 MiB
+//! for `--rx ring`, 256 MiB for `tcpdump -B 262144`), is left out, and so
+//! is the work of a capture that fell behind after the send (printed
+//! apart for the receiver). `/Gb/s` columns are
 //! cores per Gb/s (CPU-seconds per Gb); `us/pkt` is CPU microseconds per
 //! packet, of the capture and of the sender thread (with the kernel's
 //! receive work it runs). The sender sleeps between its batches and never
@@ -99,13 +117,20 @@ use hmtt_receiver::{Capture, CaptureConfig, Input, RxPath, Source};
 
 #[path = "../tests/boards/mod.rs"]
 mod boards;
+#[path = "receiver/losses.rs"]
+mod losses;
 #[path = "receiver/many_boards.rs"]
 mod many_boards;
+#[path = "receiver/search.rs"]
+mod search;
 #[path = "receiver/sender.rs"]
 mod sender;
+#[path = "receiver/table.rs"]
+mod table;
 #[path = "receiver/veth.rs"]
 mod veth;
 
+use losses::{Losses, Softnet, Threads};
 use sender::{SenderConfig, SenderKind};
 use veth::CpuTimes;
 
@@ -205,6 +230,7 @@ fn board_packets(ip_bytes: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
+#[derive(Clone)]
 struct Step {
     sent: u64,
     got: u64,
@@ -215,8 +241,23 @@ struct Step {
     busy: Option<CpuTimes>,
     /// The receiver's own count of sequence gaps.
     seq_gaps: Option<u64>,
-    /// Sent packets the capture CPU's backlog refused (veth only).
-    refused: u64,
+    /// Where the lost datagrams went.
+    losses: Losses,
+    /// The receiver's threads over the send: cores and CPUs per kind,
+    /// and the CPU-seconds its threads used after the send.
+    threads: Option<(String, f64)>,
+}
+
+impl search::Run for Step {
+    fn sent(&self) -> u64 {
+        self.sent
+    }
+    fn got(&self) -> u64 {
+        self.got
+    }
+    fn rate(&self) -> f64 {
+        self.rate
+    }
 }
 
 impl Step {
@@ -270,9 +311,13 @@ fn run_receiver(
     let cpu0 = cpu_seconds(libc::RUSAGE_SELF);
     let dests: Vec<SocketAddr> = handle.local_addrs().iter().map(|a| a.unwrap()).collect();
     let ip_bytes = packets[0].len() + 28;
+    let (threads0, softnet0) = (Threads::read(), Softnet::read(net.capture_cpu));
     let (s, busy) = net.send_timed(|| sender::send(snd, &dests, packets, gbps, total));
+    let (threads1, cpu1) = (Threads::read(), cpu_seconds(libc::RUSAGE_SELF));
     let summary = handle.wait().unwrap();
-    let cpu = cpu_seconds(libc::RUSAGE_SELF) - cpu0 - s.cpu;
+    let softnet = Softnet::read(net.capture_cpu).since(softnet0);
+    let cpu = cpu1 - cpu0 - s.cpu;
+    let tail = cpu_seconds(libc::RUSAGE_SELF) - cpu1;
     let got: u64 = summary.ports.iter().map(|p| p.written_packets).sum();
     let _ = std::fs::remove_dir_all(dir);
     Step {
@@ -283,7 +328,14 @@ fn run_receiver(
         sender_cpu: s.cpu / s.seconds,
         busy,
         seq_gaps: summary.boards.first().map(|b| b.seq.lost),
-        refused: s.refused,
+        losses: Losses {
+            refused: s.refused,
+            backlog: softnet.dropped,
+            squeezed: softnet.squeezed,
+            kernel: Some(summary.ports.iter().map(|p| p.kernel_drops).sum()),
+            unwritten: summary.ports.iter().map(|p| p.unwritten_packets).sum(),
+        },
+        threads: Some((threads1.describe_since(&threads0, s.seconds), tail)),
     }
 }
 
@@ -336,20 +388,29 @@ fn run_tcpdump(
     }
     let start_cpu = process_cpu_seconds(child.id());
     let ip_bytes = packets[0].len() + 28;
+    let softnet0 = Softnet::read(net.capture_cpu);
     let (s, busy) = net.send_timed(|| sender::send(snd, &dests, packets, gbps, total));
+    let send_end_cpu = process_cpu_seconds(child.id());
     // tcpdump hands packets over in ring blocks retired after its 1 s
     // timeout: wait for the last block before stopping it.
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: signalling and reaping our own child.
     let mut status = 0;
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
-        libc::wait4(child.id() as i32, &mut status, 0, &mut ru);
+        libc::waitpid(child.id() as i32, &mut status, 0);
     }
     // Reaped by wait4 above; this only lets std forget the child.
     let _ = child.try_wait();
-    let cpu = tv(ru.ru_utime) + tv(ru.ru_stime) - start_cpu;
+    let softnet = Softnet::read(net.capture_cpu).since(softnet0);
+    // Its last words: "N packets dropped by kernel" (its ring's tp_drops).
+    let mut last_words = String::new();
+    let _ = std::io::Read::read_to_string(&mut err, &mut last_words);
+    let kernel_drops = last_words.lines().find_map(|l| {
+        l.strip_suffix(" packets dropped by kernel")
+            .and_then(|n| n.trim().parse::<u64>().ok())
+    });
+    let cpu = send_end_cpu - start_cpu;
     let mut cap = pcap::Capture::from_file(&file).unwrap();
     let mut got = 0u64;
     while cap.next_packet().is_ok() {
@@ -365,7 +426,14 @@ fn run_tcpdump(
         sender_cpu: s.cpu / s.seconds,
         busy,
         seq_gaps: None,
-        refused: s.refused,
+        losses: Losses {
+            refused: s.refused,
+            backlog: softnet.dropped,
+            squeezed: softnet.squeezed,
+            kernel: kernel_drops,
+            unwritten: 0,
+        },
+        threads: None,
     }
 }
 
@@ -388,18 +456,6 @@ enum Tool {
 /// The width of the first column: the longest of `names`, at least 22.
 fn name_width<'a>(names: impl Iterator<Item = &'a String>) -> usize {
     names.map(|n| n.len()).fold(22, usize::max)
-}
-
-/// A table line: the name left-aligned in `w`, the rest right-aligned in
-/// their columns' widths; the last five (the capture CPU's) only if `busy`.
-fn columns(w: usize, cells: &[String; 17], busy: bool) -> String {
-    const WIDTHS: [usize; 16] = [6, 6, 9, 8, 7, 6, 6, 6, 7, 7, 7, 6, 6, 6, 6, 6];
-    let shown = if busy { 16 } else { 11 };
-    let mut line = format!("{:<w$}", cells[0]);
-    for (cell, width) in cells[1..].iter().zip(WIDTHS).take(shown) {
-        line.push_str(&format!(" {cell:>width$}"));
-    }
-    line
 }
 
 /// Cores per Gb/s.
@@ -613,84 +669,42 @@ fn run(veth_path: Option<&veth::VethPath>) -> Result<(), String> {
             ],
         ] {
             let h = line.map(|c| c.to_string());
-            println!("{}", columns(w, &h, busy_columns));
+            println!("{}", table::columns(w, &h, busy_columns));
         }
-        let mut best: Vec<Option<(f64, f64)>> = vec![None; tools.len()];
-        let mut failed = vec![false; tools.len()];
-        // Per target rate, each tool's step when it lost nothing.
-        let mut clean: Vec<(f64, Vec<Option<Step>>)> = Vec::new();
-        for &gbps in &rates {
+        let settings = search::Settings::from_env();
+        let (bounds, clean) = search::zero_loss_rates(tools.len(), &rates, settings, |t, gbps| {
+            let (name, tool, snd) = &tools[t];
             let total = (gbps * 1e9 / 8.0 / size as f64 * seconds) as u64;
-            let mut steps: Vec<Option<Step>> = Vec::new();
-            for (t, (name, tool, snd)) in tools.iter().enumerate() {
-                if failed[t] {
-                    steps.push(None);
-                    continue;
-                }
-                let dir = base.join(format!("{size}-{t}"));
-                let step = match *tool {
-                    Tool::Receiver(rx) => {
-                        run_receiver(&net, &dir, &mut packets, gbps, total, rx, *snd)
-                    }
-                    Tool::Tcpdump(b) => run_tcpdump(&net, &dir, &mut packets, gbps, total, b, *snd),
-                };
-                let lost = step.sent.saturating_sub(step.got);
-                let pps = step.rate * 1e9 / 8.0 / size as f64;
-                let busy = step.busy.unwrap_or_default();
-                let row = [
-                    name.clone(),
-                    format!("{gbps:.1}"),
-                    format!("{:.2}", step.rate),
-                    step.sent.to_string(),
-                    lost.to_string(),
-                    format!("{:.3}", lost as f64 * 100.0 / step.sent.max(1) as f64),
-                    format!("{:.2}", step.cpu),
-                    format!("{:.2}", step.sender_cpu),
-                    format!("{:.3}", per_gbps(step.cpu, step.rate)),
-                    format!("{:.3}", per_gbps(step.cpu + step.sender_cpu, step.rate)),
-                    format!("{:.3}", step.cpu / pps.max(1e-9) * 1e6),
-                    format!("{:.3}", step.sender_cpu / pps.max(1e-9) * 1e6),
-                    format!("{:.2}", busy.busy),
-                    format!("{:.2}", busy.interrupts),
-                    format!("{:.2}", step.others_at_least()),
-                    format!("{:.3}", per_gbps(busy.busy, step.rate)),
-                    step.seq_gaps.map_or("-".into(), |g| g.to_string()),
-                ];
-                println!("{}", columns(w, &row, busy_columns));
-                if step.refused > 0 {
-                    println!(
-                        "{:<w$} (of the lost, {} refused by the capture CPU's backlog)",
-                        "", step.refused
-                    );
-                }
-                if lost == 0 {
-                    // The sender may fall short of the target: keep the fastest achieved.
-                    if best[t].is_none_or(|(r, _)| step.rate > r) {
-                        best[t] = Some((step.rate, step.capture_cores()));
-                    }
-                    steps.push(Some(step));
-                } else {
-                    failed[t] = true;
-                    steps.push(None);
-                }
-            }
-            clean.push((gbps, steps));
-        }
+            let dir = base.join(format!("{size}-{t}"));
+            let step = match *tool {
+                Tool::Receiver(rx) => run_receiver(&net, &dir, &mut packets, gbps, total, rx, *snd),
+                Tool::Tcpdump(b) => run_tcpdump(&net, &dir, &mut packets, gbps, total, b, *snd),
+            };
+            table::print_step(name, w, gbps, size, &step, busy_columns);
+            step
+        });
         println!(
-            "-- highest rate sent with zero loss (all lower steps loss-free too), {size}-byte packets:"
+            "-- highest target sent with zero loss in {} runs each (all lower listed targets \
+             too), bisected to {} Gb/s, {size}-byte packets:",
+            settings.repeats, settings.resolution
         );
         for (t, (name, _, _)) in tools.iter().enumerate() {
-            match best[t] {
-                Some((r, cpu)) => println!(
-                    "   {name:<w$} {r:>6.2} Gb/s  {} {cpu:.2} cores{}",
+            let lossy = bounds[t]
+                .lossy
+                .map_or("  (no loss at any rate tried)".into(), |l| {
+                    format!(
+                        "  (lost {:.3} % at the {:.2} Gb/s target, {:.2} sent)",
+                        l.loss_percent, l.target, l.rate
+                    )
+                });
+            match &bounds[t].clean {
+                Some((_, s)) => println!(
+                    "   {name:<w$} {:>6.2} Gb/s  {} {:.2} cores{lossy}",
+                    s.rate,
                     if busy_columns { "busy" } else { "cpu" },
-                    if failed[t] {
-                        ""
-                    } else {
-                        "  (no loss at any rate tried)"
-                    }
+                    s.capture_cores(),
                 ),
-                None => println!("   {name:<w$} none (loss at the lowest rate)"),
+                None => println!("   {name:<w$} none{lossy}"),
             }
         }
         // Each tool's reference: tcpdump -B fed by the same sender.
@@ -704,8 +718,8 @@ fn run(veth_path: Option<&veth::VethPath>) -> Result<(), String> {
             .collect();
         for (t, (name, tool, _)) in tools.iter().enumerate() {
             if let (Tool::Receiver(_), Some(r)) = (tool, reference[t]) {
-                if let (Some((a, _)), Some((b, _))) = (best[t], best[r]) {
-                    println!("   ratio {name} / {}: {:.2}x", tools[r].0, a / b);
+                if let (Some((_, a)), Some((_, b))) = (&bounds[t].clean, &bounds[r].clean) {
+                    println!("   ratio {name} / {}: {:.2}x", tools[r].0, a.rate / b.rate);
                 }
             }
         }

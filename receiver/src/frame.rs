@@ -27,6 +27,9 @@ pub enum Frame<'a> {
     Payload(&'a [u8]),
     /// UDP/IPv4 or 0x88B5 but not usable whole (IP fragment, cut by the snap length).
     Broken(&'a [u8]),
+    /// UDP/IPv4 whose IPv4 header checksum is wrong (a receive path that
+    /// sees datagrams before the kernel's IP layer checks it: the ring).
+    Corrupt(&'a [u8]),
     /// Something else (ARP, IPv6, other UDP ports): not the board's.
     Other,
 }
@@ -131,6 +134,33 @@ fn ipv4_payload(ip: &[u8], udp_port: Option<u16>) -> Frame<'_> {
         return Frame::Broken(&udp[8.min(udp.len())..]);
     }
     Frame::Payload(&udp[8..ulen])
+}
+
+/// [`extract`] of an IPv4 datagram (link type [`LINKTYPE_IPV4`]) that
+/// no IP layer has checked: the board's datagram with a wrong IPv4 header
+/// checksum is [`Frame::Corrupt`], as the kernel's IP layer would drop it.
+pub fn extract_unchecked_ipv4(ip: &[u8], udp_port: Option<u16>) -> Frame<'_> {
+    match ipv4_payload(ip, udp_port) {
+        Frame::Payload(p) | Frame::Broken(p) if !ipv4_header_checksum_ok(ip) => Frame::Corrupt(p),
+        frame => frame,
+    }
+}
+
+/// Whether the IPv4 header at the start of `ip` sums right: the one's
+/// complement sum of its 16-bit words, checksum included, is 0xFFFF.
+fn ipv4_header_checksum_ok(ip: &[u8]) -> bool {
+    let ihl = ip.first().map_or(0, |b| usize::from(b & 0xF) * 4);
+    let Some(header) = ip.get(..ihl).filter(|h| h.len() >= 20) else {
+        return false;
+    };
+    let mut sum: u32 = header
+        .chunks_exact(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+        .sum();
+    while sum > 0xFFFF {
+        sum = (sum & 0xFFFF) + (sum >> 16);
+    }
+    sum == 0xFFFF
 }
 
 /// Addresses of a synthesized UDP/IPv4 frame.
@@ -258,6 +288,38 @@ mod tests {
             .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
             .sum();
         assert_eq!((s & 0xFFFF) + (s >> 16), 0xFFFF);
+    }
+
+    #[test]
+    fn a_wrong_ipv4_header_checksum_is_corrupt_where_unchecked() {
+        let ep = UdpEndpoints::board_defaults(1, 2);
+        let mut f = Vec::new();
+        build_udp_frame(&ep, b"HMTT-payload", &mut f);
+        let ip = &f[14..];
+        assert_eq!(
+            extract_unchecked_ipv4(ip, Some(5002)),
+            Frame::Payload(b"HMTT-payload")
+        );
+        // The checksum itself, the TTL, an address: the same datagram, but
+        // its header does not sum right.
+        for byte in [10, 11, 8, 12, 19] {
+            let mut bad = ip.to_vec();
+            bad[byte] ^= 0x10;
+            assert_eq!(
+                extract_unchecked_ipv4(&bad, None),
+                Frame::Corrupt(b"HMTT-payload"),
+                "byte {byte}"
+            );
+            // The pcap path keeps reading frames as they are.
+            assert_eq!(
+                extract(LINKTYPE_IPV4, &bad, None),
+                Frame::Payload(b"HMTT-payload")
+            );
+        }
+        // Another port's datagram stays another's, checksum or not.
+        let mut bad = ip.to_vec();
+        bad[10] ^= 1;
+        assert_eq!(extract_unchecked_ipv4(&bad, Some(5003)), Frame::Other);
     }
 
     #[test]

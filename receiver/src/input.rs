@@ -115,7 +115,8 @@ fn classify(batch: &mut Batch, len: usize, recv_ns: u64, flags: u32, tally: &mut
 
 /// Files a captured frame into the next slot of `batch` and counts it:
 /// a whole payload that fits is checked like a datagram, anything cut or
-/// broken is a reject flagged [`RECORD_FLAG_CUT`]. Returns false, and
+/// broken is a reject flagged [`RECORD_FLAG_CUT`], a whole corrupt one
+/// (a wrong IPv4 header checksum) a reject unflagged. Returns false, and
 /// files nothing, for a frame that is not the board's. The pcap and ring
 /// paths both take their frames through here.
 #[inline]
@@ -135,11 +136,17 @@ pub(crate) fn take_frame(
             classify(batch, payload.len(), recv_ns, flags, tally);
             true
         }
-        Frame::Payload(payload) | Frame::Broken(payload) => {
+        Frame::Payload(payload) | Frame::Broken(payload) | Frame::Corrupt(payload) => {
             let n = payload.len().min(batch.capacity());
             let i = batch.len();
             batch.payload_area(i)[..n].copy_from_slice(&payload[..n]);
-            batch.commit(n, recv_ns, flags | RECORD_FLAG_CUT, SlotKind::Reject);
+            let whole = whole && n == payload.len() && matches!(frame, Frame::Corrupt(_));
+            let flags = if whole {
+                flags
+            } else {
+                flags | RECORD_FLAG_CUT
+            };
+            batch.commit(n, recv_ns, flags, SlotKind::Reject);
             tally.reject(n);
             true
         }

@@ -11,12 +11,16 @@
 //! so that the kernel answers no datagram with an ICMP "port unreachable";
 //! a filter that refuses everything makes the claim drop each datagram at
 //! once instead of queueing it (the kernel counts these in its UDP
-//! `InErrors`). The ring sees datagrams before the UDP layer, so it
-//! checks no UDP checksum (as tcpdump does not): a datagram damaged after
-//! the network card checked its Ethernet frame (FCS) is kept and checked
-//! only as a board packet, where the socket path's kernel would drop it
-//! (counted only in the kernel's UDP `InCsumErrors`). A datagram the network fragmented arrives as its first
-//! fragment, kept as a cut reject.
+//! `InErrors`). The ring sees datagrams before the IP layer, so it does
+//! the IP layer's check itself: a datagram whose IPv4 header checksum is
+//! wrong, which the socket path's kernel drops (counted only in its IP
+//! `InCsumErrors`), is a reject here (in the port's reject file, counted
+//! in its rejects), never a trace packet. It checks no UDP checksum (as
+//! tcpdump does not): a payload damaged after the network card checked
+//! its Ethernet frame (FCS) is kept and checked only as a board packet,
+//! where the socket path's kernel would drop it (counted only in the
+//! kernel's UDP `InCsumErrors`). A datagram the network fragmented
+//! arrives as its first fragment, kept as a cut reject.
 
 use std::io;
 use std::net::{SocketAddr, SocketAddrV4};
@@ -25,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::frame::{extract, LINKTYPE_IPV4};
+use crate::frame::extract_unchecked_ipv4;
 use crate::input::{take_frame, Outlet};
 use crate::stats::Tally;
 use hmtt_format::capture::RECORD_FLAG_KERNEL_DROPS;
@@ -542,7 +546,7 @@ pub fn run_ring(mut ring: Ring, mut out: Outlet, flush_after: Duration) {
                     flags |= RECORD_FLAG_KERNEL_DROPS;
                     counters.kernel_drops.store(ring.kernel_drops, Relaxed);
                 }
-                let frame = extract(LINKTYPE_IPV4, slot.ip, Some(port));
+                let frame = extract_unchecked_ipv4(slot.ip, Some(port));
                 if !take_frame(
                     &mut batch,
                     frame,

@@ -457,3 +457,97 @@ fn veth_ring_and_socket_give_the_same_files_and_accounting() {
     }
     check_same(&runs[0], &runs[1], &kept, garbage);
 }
+
+/// Sends whole Ethernet frames on `lo` (of the calling thread's namespace)
+/// from an AF_PACKET socket, as a network card would hand them up.
+fn send_frames_on_lo(frames: &[Vec<u8>]) {
+    // SAFETY: socket(2); the descriptor is closed below.
+    let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0) };
+    assert!(fd >= 0, "{}", std::io::Error::last_os_error());
+    // SAFETY: sockaddr_ll is plain old data; if_nametoindex reads a C string.
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = (libc::ETH_P_IP as u16).to_be();
+    sll.sll_ifindex = unsafe { libc::if_nametoindex(c"lo".as_ptr()) } as i32;
+    sll.sll_halen = 6;
+    for f in frames {
+        // SAFETY: sendto with a live buffer and sockaddr_ll.
+        let r = unsafe {
+            libc::sendto(
+                fd,
+                f.as_ptr().cast(),
+                f.len(),
+                0,
+                (&sll as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(r, f.len() as isize, "{}", std::io::Error::last_os_error());
+    }
+    // SAFETY: closing the descriptor opened above.
+    unsafe { libc::close(fd) };
+}
+
+/// The ring sees datagrams before the kernel's IP layer, which drops one
+/// whose IPv4 header checksum is wrong: the ring must reject it too
+/// (counted, in the reject file), never keep it as a trace packet.
+#[test]
+fn ring_rejects_a_wrong_ipv4_header_checksum() {
+    if !ring_allowed() {
+        return;
+    }
+    let ns = match Netns::add(format!("hmtt-rxc-{}", std::process::id())) {
+        Ok(n) => n,
+        Err(e) => {
+            println!("SKIPPED: cannot create network namespaces here ({e})");
+            return;
+        }
+    };
+    ip(&["-n", &ns.0, "link", "set", "lo", "up"]).unwrap();
+    let (stream, _) = board_stream(2, 1, 3, 400);
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = tmp_dirs(tmp.path(), RxPath::Ring);
+    let inputs = vec![Input {
+        source: Source::Udp("127.0.0.1:0".into()),
+        port: 0,
+        udp_port: None,
+    }];
+    let c = config(RxPath::Ring, dirs.clone(), inputs, Some(2));
+    let ns = Arc::new(ns);
+    let n = ns.clone();
+    let summary = std::thread::spawn(move || {
+        n.enter();
+        let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
+        let port = handle.local_addrs()[0].unwrap().port();
+        let ep = hmtt_receiver::frame::UdpEndpoints {
+            src_mac: [0; 6],
+            dst_mac: [0; 6],
+            src_ip: [127, 0, 0, 1],
+            dst_ip: [127, 0, 0, 1],
+            src_port: 9,
+            dst_port: port,
+        };
+        let frames: Vec<Vec<u8>> = stream
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut f = Vec::new();
+                hmtt_receiver::frame::build_udp_frame(&ep, &p.bytes, &mut f);
+                if i == 0 {
+                    f[14 + 10] ^= 0x01; // the IPv4 header checksum
+                }
+                f
+            })
+            .collect();
+        send_frames_on_lo(&frames);
+        (handle.wait().unwrap(), stream)
+    });
+    let (summary, stream) = summary.join().unwrap();
+    let p = &summary.ports[0];
+    assert_eq!((p.packets, p.rejects), (2, 1), "packets, rejects");
+    assert_eq!(
+        captured(&dirs, "t", 0),
+        vec![stream[1].bytes.clone(), stream[2].bytes.clone()]
+    );
+    assert_eq!(rejects(&dirs, 0), vec![(0, stream[0].bytes.clone())]);
+}

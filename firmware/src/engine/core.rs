@@ -158,7 +158,9 @@ impl CoreSpec {
         }
         if cfg.statistics.is_some() {
             return Err(unsupported(
-                "it has no Statistic Unit (board.md: the golden model alone has one today)".into(),
+                "its simulation has no Statistic Unit (the testbench runs the core without \
+                 the unit; `hmtt firmware build --units statistics` builds the one that has it)"
+                    .into(),
             ));
         }
         if cfg.start_tags_only {

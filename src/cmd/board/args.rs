@@ -125,10 +125,11 @@ pub struct Args {
     /// Start in tags-only mode.
     #[arg(long)]
     pub(super) tags_only: bool,
-    /// The Statistic Unit (docs/board.md; the golden model only, no HDL top has it): counters
-    /// per interval of 2^K ticks, K in 6..=31, sent as statistics packets
-    /// on the ports beside the trace (`hmtt stats` shows them after
-    /// `hmtt merge`). Without it the board has no unit.
+    /// The Statistic Unit (docs/board.md; `--engine model` only: the
+    /// Verilator engine runs the cores without it): counters per interval
+    /// of 2^K ticks, K in 6..=31, sent as statistics packets on the ports
+    /// beside the trace (`hmtt stats` shows them after `hmtt merge`).
+    /// Without it the board has no unit.
     #[arg(long, value_name = "K")]
     pub(super) stats_interval: Option<u8>,
     /// The statistics path's share of the ports' line, 1/2^S, S in 1..=8
@@ -142,9 +143,9 @@ pub struct Args {
     #[arg(long, requires = "stats_interval")]
     pub(super) stats_off: bool,
     /// The Reuse Distance & Hot Pages Unit beside the Statistic Unit
-    /// (docs/board.md; the golden model only, no HDL top has it): per interval, the histogram
-    /// of the stack distances of 4 KiB pages in a 128-page LRU stack, and
-    /// the hot pages.
+    /// (docs/board.md; the golden model only, no HDL top has it): per
+    /// interval, the histogram of the stack distances of 4 KiB pages in a
+    /// 128-page LRU stack, and the hot pages.
     #[arg(long, requires = "stats_interval")]
     pub(super) reuse_unit: bool,
     /// The RDHPU starts off (until REUSE_ON or STATS_ONLY).

@@ -615,6 +615,8 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.held_key.d.next = self.snap_key.q.val();
         self.counts.read_address.next = bit_cast::<SLOT_BITS, KEY_BITS>(self.held_key.q.val());
         self.counts_by_tag.read_address.next = self.held_key.q.val();
+        self.counts.read_fresh_known.next = false;
+        self.counts.read_fresh_given.next = false;
         self.counts_by_tag.read_clock.next = self.clock.val();
         self.counts_by_tag.write_clock.next = self.clock.val();
         self.counts_by_tag.write_address.next = self.add_tag.q.val();

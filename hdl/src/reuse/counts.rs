@@ -44,6 +44,9 @@ pub struct IntervalCounts<const ADDRESS_BITS: usize, const WORDS: usize> {
     pub added: Signal<Out, Bits<COUNT_BITS>>,
     pub read_address: Signal<In, Bits<ADDRESS_BITS>>,
     pub read_count: Signal<Out, Bits<COUNT_BITS>>,
+    pub read_fresh_known: Signal<In, Bit>,
+    pub read_fresh_given: Signal<In, Bit>,
+    pub reader_fresh: Signal<Out, Bits<WORDS>>,
     ram0: RAM<Bits<COUNT_BITS>, ADDRESS_BITS>,
     ram1: RAM<Bits<COUNT_BITS>, ADDRESS_BITS>,
     /// The RAM the open interval counts into.
@@ -77,6 +80,10 @@ pub struct IntervalCounts<const ADDRESS_BITS: usize, const WORDS: usize> {
     wrote_value: DFF<Bits<COUNT_BITS>>,
     // The reader.
     read_ram: Signal<Local, Bit>,
+    /// The reader's RAM's written-since bits, set once a clock as
+    /// `reader_fresh` (an output set twice would change twice, and under
+    /// a Verilog simulator wake its reader each time, and so on).
+    read_ram_fresh: Signal<Local, Bits<WORDS>>,
     read_from: DFF<Bit>,
     read_fresh: DFF<Bit>,
 }
@@ -137,9 +144,17 @@ impl<const ADDRESS_BITS: usize, const WORDS: usize> Logic for IntervalCounts<ADD
             self.ram1.read_address.next = self.address.val();
         }
         self.read_from.d.next = self.read_ram.val();
-        self.read_fresh.d.next = self.fresh0.q.val().get_bit(self.read_address.val().index());
+        self.read_ram_fresh.next = self.fresh0.q.val();
         if self.read_ram.val() {
-            self.read_fresh.d.next = self.fresh1.q.val().get_bit(self.read_address.val().index());
+            self.read_ram_fresh.next = self.fresh1.q.val();
+        }
+        self.reader_fresh.next = self.read_ram_fresh.val();
+        self.read_fresh.d.next = self
+            .read_ram_fresh
+            .val()
+            .get_bit(self.read_address.val().index());
+        if self.read_fresh_known.val() {
+            self.read_fresh.d.next = self.read_fresh_given.val();
         }
         // The token's second clock: its word, or the write of the clock
         // it was read in.

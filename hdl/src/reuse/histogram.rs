@@ -21,6 +21,13 @@ const ADDRESS_BITS: usize = 8;
 /// clock ahead the bin that follows the one to be shown, which the
 /// register loads (or 0 for a bin not written) if the reader shifts. The
 /// record stays readable through the clock after the next close.
+///
+/// Whether the bin read ahead was written comes from registers: from
+/// bin 1 on, the written-since bits of the bins after the shown one,
+/// copied from the RAM's when the reader restarts at bin 0 (final by
+/// then: the record comes long after the close's last token counted)
+/// and shifted with it, so that only a four-way choice follows
+/// `shift` and the rewind, not a 129-way one by the bin's number.
 #[derive(LogicBlock)]
 pub struct Histogram {
     pub clock: Signal<In, Clock>,
@@ -46,6 +53,14 @@ pub struct Histogram {
     step: Signal<Local, Bit>,
     next_shown: Signal<Local, Bits<ADDRESS_BITS>>,
     read_at: Signal<Local, Bits<ADDRESS_BITS>>,
+    /// Whether the bin at `read_at` was written (set once a clock into the
+    /// RAMs' block, which reads `read_at`'s choice of bits from it).
+    read_at_fresh: Signal<Local, Bit>,
+    /// Bit `k`: whether the bin `min(shown + 1 + k, last)` was written
+    /// (valid from the clock after a restart on).
+    ahead_fresh: DFF<Bits<BINS>>,
+    /// The bits of `ahead_fresh` that stay when it shifts: the last bin's.
+    last_bin_only: Constant<Bits<BINS>>,
     shown_value: DFF<Bits<COUNT_BITS>>,
 }
 
@@ -70,6 +85,9 @@ impl Default for Histogram {
             step: Default::default(),
             next_shown: Default::default(),
             read_at: Default::default(),
+            read_at_fresh: Default::default(),
+            ahead_fresh: Default::default(),
+            last_bin_only: Constant::new(Bits::<BINS>::default().replace_bit(BINS - 1, true)),
             shown_value: Default::default(),
         }
     }
@@ -86,6 +104,7 @@ impl Logic for Histogram {
             shown_last,
             after_one,
             after_two,
+            ahead_fresh,
             shown_value
         );
         self.bin_counts.clock.next = self.clock.val();
@@ -114,6 +133,23 @@ impl Logic for Histogram {
             self.read_at.next = 0.into();
         }
         self.bin_counts.read_address.next = self.read_at.val();
+        // The same choice for the bin's written-since bit, from registers.
+        self.bin_counts.read_fresh_known.next = true;
+        self.read_at_fresh.next = self.ahead_fresh.q.val().get_bit(0);
+        if self.step.val() {
+            self.read_at_fresh.next = self.ahead_fresh.q.val().get_bit(1);
+            self.ahead_fresh.d.next = (self.ahead_fresh.q.val() >> 1)
+                | (self.ahead_fresh.q.val() & self.last_bin_only.val());
+        }
+        if self.restart.q.val() {
+            self.read_at_fresh.next = self.bin_counts.reader_fresh.val().get_bit(1);
+            self.ahead_fresh.d.next = (self.bin_counts.reader_fresh.val() >> 1)
+                | (self.bin_counts.reader_fresh.val() & self.last_bin_only.val());
+        }
+        if self.rewind.val() {
+            self.read_at_fresh.next = self.bin_counts.reader_fresh.val().get_bit(0);
+        }
+        self.bin_counts.read_fresh_given.next = self.read_at_fresh.val();
         self.shown.d.next = self.next_shown.val();
         self.shown_last.d.next = self.next_shown.val() == self.last_bin.val();
         self.after_one.d.next = self.next_shown.val() + 1;

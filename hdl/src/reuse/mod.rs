@@ -174,13 +174,15 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     hist_close: DFF<Bit>,
     hist_depth: DFF<Bits<8>>,
     /// The tag of the token whose count [`SlotCounts`] loads this clock,
-    /// and of the one it adds, and the table's write of the clock before,
-    /// for the scan.
+    /// and of the one it adds, and the table's count written the clock
+    /// before, for the scan.
     load_tag: DFF<Bits<TAG_BITS>>,
     add_tag: DFF<Bits<TAG_BITS>>,
-    wrote_valid: DFF<Bit>,
-    wrote_tag: DFF<Bits<TAG_BITS>>,
     wrote_count: DFF<Bits<COUNT_BITS>>,
+    /// The write of the top snapshot's read clock is its pending key's
+    /// (compared a clock ahead, so that only registered choices follow
+    /// the RAMs' outputs into `scan_count`).
+    read_forwarded: DFF<Bit>,
     in_valid: DFF<Bits<L>>,
     in_page: [DFF<Bits<W>>; L],
     in_close: DFF<Bit>,
@@ -258,7 +260,6 @@ pub struct ReuseDistanceUnit<const L: usize, const W: usize> {
     read_entry: DFF<Bit>,
     read_page: DFF<Bits<W>>,
     read_pending: DFF<Bit>,
-    read_key: DFF<Bits<KEY_BITS>>,
     read_total: Signal<Local, Bits<COUNT_BITS>>,
 }
 
@@ -307,9 +308,8 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             hist_depth: Default::default(),
             load_tag: Default::default(),
             add_tag: Default::default(),
-            wrote_valid: Default::default(),
-            wrote_tag: Default::default(),
             wrote_count: Default::default(),
+            read_forwarded: Default::default(),
             in_valid: Default::default(),
             in_page: std::array::from_fn(|_| Default::default()),
             in_close: Default::default(),
@@ -367,7 +367,6 @@ impl<const L: usize, const W: usize> Default for ReuseDistanceUnit<L, W> {
             read_entry: Default::default(),
             read_page: Default::default(),
             read_pending: Default::default(),
-            read_key: Default::default(),
             read_total: Default::default(),
         }
     }
@@ -420,7 +419,6 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             read_entry,
             read_page,
             read_pending,
-            read_key,
             unused_slot,
             chosen_valid,
             chosen_close,
@@ -436,9 +434,8 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
             hist_depth,
             load_tag,
             add_tag,
-            wrote_valid,
-            wrote_tag,
-            wrote_count
+            wrote_count,
+            read_forwarded
         );
         for j in 0..L {
             self.in_page[j].clock.next = self.clock.val();
@@ -615,24 +612,25 @@ impl<const L: usize, const W: usize> Logic for ReuseDistanceUnit<L, W> {
         self.held_key.d.next = self.snap_key.q.val();
         self.counts.read_address.next = bit_cast::<SLOT_BITS, KEY_BITS>(self.held_key.q.val());
         self.counts_by_tag.read_address.next = self.held_key.q.val();
+        self.counts.read_fresh_known.next = false;
+        self.counts.read_fresh_given.next = false;
         self.counts_by_tag.read_clock.next = self.clock.val();
         self.counts_by_tag.write_clock.next = self.clock.val();
         self.counts_by_tag.write_address.next = self.add_tag.q.val();
         self.counts_by_tag.write_data.next = self.counts.added.val();
         self.counts_by_tag.write_enable.next = self.counts.added_valid.val();
-        self.wrote_valid.d.next = self.counts.added_valid.val();
-        self.wrote_tag.d.next = self.add_tag.q.val();
         self.wrote_count.d.next = self.counts.added.val();
+        self.read_forwarded.d.next =
+            self.counts.added_valid.val() & (self.add_tag.q.val() == self.held_key.q.val());
         self.read_scan.d.next = self.held_scan.q.val();
         self.read_first.d.next = self.held_first.q.val();
         self.read_entry.d.next = self.held_valid.q.val();
         self.read_page.d.next = self.held_page.q.val();
         self.read_pending.d.next = self.held_pending.q.val();
-        self.read_key.d.next = self.held_key.q.val();
         self.read_total.next = self.counts.read_count.val();
         if self.read_pending.q.val() {
             self.read_total.next = self.counts_by_tag.read_data.val();
-            if self.wrote_valid.q.val() & (self.wrote_tag.q.val() == self.read_key.q.val()) {
+            if self.read_forwarded.q.val() {
                 self.read_total.next = self.wrote_count.q.val();
             }
         }

@@ -581,27 +581,30 @@ impl<const L: usize> Logic for BankStats<L> {
         self.unused_act.hold_write.next = self.hold_write.val();
         self.unused_act.hold_slot.next = self.hold_slot.val();
         self.unused_act.read_slot.next = self.read_slot.val();
-        self.read_value.next = self.rd.held.val();
-        if self.read_sel.val() == 1 {
+        // A tree of two-way choices by `read_sel`'s bits, three deep,
+        // rather than a chain of eight compares.
+        if self.read_sel.val().get_bit(2) {
+            if self.read_sel.val().get_bit(1) {
+                if self.read_sel.val().get_bit(0) {
+                    self.read_value.next = self.unused_act.held.val();
+                } else {
+                    self.read_value.next = self.conflict.held.val();
+                }
+            } else if self.read_sel.val().get_bit(0) {
+                self.read_value.next = self.miss.held.val();
+            } else {
+                self.read_value.next = self.hit.held.val();
+            }
+        } else if self.read_sel.val().get_bit(1) {
+            if self.read_sel.val().get_bit(0) {
+                self.read_value.next = self.pre_count.held.val();
+            } else {
+                self.read_value.next = self.act_count.held.val();
+            }
+        } else if self.read_sel.val().get_bit(0) {
             self.read_value.next = self.wr.held.val();
-        }
-        if self.read_sel.val() == 2 {
-            self.read_value.next = self.act_count.held.val();
-        }
-        if self.read_sel.val() == 3 {
-            self.read_value.next = self.pre_count.held.val();
-        }
-        if self.read_sel.val() == 4 {
-            self.read_value.next = self.hit.held.val();
-        }
-        if self.read_sel.val() == 5 {
-            self.read_value.next = self.miss.held.val();
-        }
-        if self.read_sel.val() == 6 {
-            self.read_value.next = self.conflict.held.val();
-        }
-        if self.read_sel.val() == 7 {
-            self.read_value.next = self.unused_act.held.val();
+        } else {
+            self.read_value.next = self.rd.held.val();
         }
     }
 }

@@ -37,9 +37,9 @@
 //! through the lanes in series), registered, then counted per line bit.
 //! The readout takes two ([`READ_LATENCY`]): the counters in groups of
 //! eight by the index's high bits (a bank's, then the other counters'
-//! eight at a time), a registered mux per group by its low bits, then the
-//! mux of the groups, so that no stage selects among more than one
-//! group's counters or the groups.
+//! eight at a time), a registered mux per group by its low bits and a
+//! registered flag (the index is in the group), then the OR of the
+//! flagged groups: no stage selects among more than one group's counters.
 //!
 //! No counter saturates: an interval has at most `2^31` ticks, and no
 //! counter grows by more than one per tick (a tick holds one command, and
@@ -186,10 +186,12 @@ pub struct StatisticCounters<
     over_limit_at: Constant<Bits<10>>,
     lost_fifo_at: Constant<Bits<10>>,
     /// The readout's first stage: each group's counter `read_index & 7`
-    /// (a bank's, or eight of the other counters'), and the index.
+    /// (a bank's, or eight of the other counters'), and whether the
+    /// index is in the group (at most one flag set).
     bank_read: [DFF<Bits<32>>; NB],
     other_read: [DFF<Bits<32>>; OTHER_GROUPS],
-    read_at: DFF<Bits<10>>,
+    bank_hit: [DFF<Bit>; NB],
+    other_hit: [DFF<Bit>; OTHER_GROUPS],
     read: DFF<Bits<32>>,
     read_next: Signal<Local, Bits<32>>,
     /// The toggles of the DSMU's clock, per line bit: each reference
@@ -330,7 +332,6 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             header_k,
             closing,
             record_due,
-            read_at,
             read,
             p_write,
             p_ref,
@@ -734,10 +735,16 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.banks[b].read_sel.next = self.read_index.val().get_bits::<3>(0);
             self.bank_read[b].clock.next = self.clock.val();
             self.bank_read[b].d.next = self.banks[b].read_value.val();
+            self.bank_hit[b].clock.next = self.clock.val();
+            self.bank_hit[b].d.next =
+                self.read_index.val().get_bits::<7>(3) == self.bank_at[b].val();
         }
         for g in 0..OTHER_GROUPS {
             self.other_read[g].clock.next = self.clock.val();
             self.other_read[g].d.next = 0.into();
+            self.other_hit[g].clock.next = self.clock.val();
+            self.other_hit[g].d.next =
+                self.read_index.val().get_bits::<7>(3) == self.other_at[g].val();
             for r in 0..R {
                 if (self.refresh_at[r].val().get_bits::<7>(3) == self.other_at[g].val())
                     & (self.read_index.val().get_bits::<3>(0)
@@ -773,17 +780,17 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
                 self.other_read[g].d.next = self.lost_fifo.held.val();
             }
         }
-        self.read_at.d.next = self.read_index.val();
-        // Second stage: the group of the index (0 past the last).
+        // Second stage: the group of the index (0 past the last), an OR
+        // of the flagged groups rather than a chain of choices.
         self.read_next.next = 0.into();
         for b in 0..NB {
-            if self.read_at.q.val().get_bits::<7>(3) == self.bank_at[b].val() {
-                self.read_next.next = self.bank_read[b].q.val();
+            if self.bank_hit[b].q.val() {
+                self.read_next.next = self.read_next.val() | self.bank_read[b].q.val();
             }
         }
         for g in 0..OTHER_GROUPS {
-            if self.read_at.q.val().get_bits::<7>(3) == self.other_at[g].val() {
-                self.read_next.next = self.other_read[g].q.val();
+            if self.other_hit[g].q.val() {
+                self.read_next.next = self.read_next.val() | self.other_read[g].q.val();
             }
         }
         self.read.d.next = self.read_next.val();

@@ -204,13 +204,16 @@ pub struct StatisticPackets {
     // the header's words: 0 the magic, 1 version and board, 8 the
     // geometry's bytes, 9 tick_ps, 11 the parts.
     max_counters: Constant<Bits<16>>,
-    /// The last part's counters (`words` less the other parts'), and each
-    /// kind of part's last word (`pos`): constants, so that a packet's
-    /// count and end take no subtract of `first`.
+    /// The last part's counters (`words` less the other parts'), and the
+    /// word (`pos`) before each kind of part's last: constants, so that a
+    /// packet's count and end take no subtract of `first`. The part
+    /// before the last (`255` for a record of one part), where the next
+    /// packet is the record's last.
     last_count: Constant<Bits<16>>,
-    full_last_pos: Constant<Bits<16>>,
-    last_part_last_pos: Constant<Bits<16>>,
+    full_before_last_pos: Constant<Bits<16>>,
+    last_part_before_last_pos: Constant<Bits<16>>,
     last_part: Constant<Bits<8>>,
+    part_before_last: Constant<Bits<8>>,
     last_port: Constant<Bits<2>>,
     step: Constant<Bits<64>>,
     cap: Constant<Bits<64>>,
@@ -272,16 +275,22 @@ pub struct StatisticPackets {
     unsent: DFF<Bits<32>>,
     overruns: DFF<Bits<32>>,
     /// The packet being sent: its `seq`, port, part, first counter, and
-    /// the word (`pos`, the header's included); its counters (`count`)
-    /// and whether `pos` is its last word.
+    /// the word (`pos`, the header's included); its counters (`count`).
+    /// Whether it is the record's last part and whether `pos` is its last
+    /// word are registers, set a clock ahead (from `pos == last - 1`,
+    /// `part == last - 1`): `last_word` resets `pos` and steps `index`,
+    /// `part`, `first`, `seq` and `port`, so it comes from a register and
+    /// not through `part`'s compare, the count's choice and `pos`'s
+    /// compare in series.
     seq: DFF<Bits<64>>,
     port: DFF<Bits<2>>,
     part: DFF<Bits<8>>,
     first: DFF<Bits<16>>,
     pos: DFF<Bits<16>>,
+    last_part_now: DFF<Bit>,
+    last_word: DFF<Bit>,
     count: Signal<Local, Bits<16>>,
-    last_pos: Signal<Local, Bits<16>>,
-    last_word: Signal<Local, Bit>,
+    before_last_pos: Signal<Local, Bits<16>>,
     header_word: Signal<Local, Bits<32>>,
     flags_now: Signal<Local, Bits<8>>,
     /// The output registers; the descriptor's fields are held from the
@@ -332,9 +341,10 @@ impl StatisticPackets {
             busy: Default::default(),
             max_counters: Constant::new(plan.max_counters.to_bits()),
             last_count: Constant::new(last_count.to_bits()),
-            full_last_pos: Constant::new((plan.max_counters + 11).to_bits()),
-            last_part_last_pos: Constant::new((last_count + 11).to_bits()),
+            full_before_last_pos: Constant::new((plan.max_counters + 10).to_bits()),
+            last_part_before_last_pos: Constant::new((last_count + 10).to_bits()),
             last_part: Constant::new((plan.parts - 1).to_bits()),
+            part_before_last: Constant::new(((plan.parts + 254) % 256).to_bits()),
             last_port: Constant::new(u64::from(config.ports - 1).to_bits()),
             step: Constant::new(plan.step.to_bits()),
             cap: Constant::new(plan.cap.to_bits()),
@@ -377,9 +387,10 @@ impl StatisticPackets {
             part: Default::default(),
             first: Default::default(),
             pos: Default::default(),
-            count: Default::default(),
-            last_pos: Default::default(),
+            last_part_now: Default::default(),
             last_word: Default::default(),
+            count: Default::default(),
+            before_last_pos: Default::default(),
             header_word: Default::default(),
             flags_now: Default::default(),
             out_write: Default::default(),
@@ -424,6 +435,8 @@ impl Logic for StatisticPackets {
             part,
             first,
             pos,
+            last_part_now,
+            last_word,
             out_write,
             out_data,
             out_port,
@@ -460,12 +473,11 @@ impl Logic for StatisticPackets {
         // `max_counters` (`first` is `part * max_counters`, so every part
         // but the last has `max_counters`).
         self.count.next = self.max_counters.val();
-        self.last_pos.next = self.full_last_pos.val();
-        if self.part.q.val() == self.last_part.val() {
+        self.before_last_pos.next = self.full_before_last_pos.val();
+        if self.last_part_now.q.val() {
             self.count.next = self.last_count.val();
-            self.last_pos.next = self.last_part_last_pos.val();
+            self.before_last_pos.next = self.last_part_before_last_pos.val();
         }
-        self.last_word.next = self.pos.q.val() == self.last_pos.val();
         // The slot being read is free in the clock of the record's last
         // word (its counters were read READ_LATENCY clocks before): the
         // clock after the one with a word left.
@@ -545,7 +557,7 @@ impl Logic for StatisticPackets {
         }
         if self.state.q.val() == 3 {
             self.index.d.next = self.index.q.val() + 1;
-            if self.last_word.val() {
+            if self.last_word.q.val() {
                 self.index.d.next = self.index.q.val() - 11;
             }
         }
@@ -604,19 +616,22 @@ impl Logic for StatisticPackets {
             self.part.d.next = 0.into();
             self.first.d.next = 0.into();
             self.pos.d.next = 0.into();
+            self.last_part_now.d.next = self.last_part.val() == 0;
+            self.last_word.d.next = false;
             self.state.d.next = 3.into();
         }
         if self.state.q.val() == 3 {
             self.out_write.d.next = true;
             self.out_port.d.next = self.port.q.val();
             self.out_first.d.next = self.pos.q.val() == 0;
-            self.out_last.d.next = self.last_word.val();
+            self.out_last.d.next = self.last_word.q.val();
             self.out_data.d.next = self.read_value.val();
             if self.pos.q.val() < 12 {
                 self.out_data.d.next = self.header_word.val();
             }
             self.pos.d.next = self.pos.q.val() + 1;
-            if self.last_word.val() {
+            self.last_word.d.next = self.pos.q.val() == self.before_last_pos.val();
+            if self.last_word.q.val() {
                 self.desc_words_held.d.next = self.count.val() + 12;
                 self.desc_port_held.d.next = self.port.q.val();
                 self.seq.d.next = self.seq.q.val() + 1;
@@ -627,7 +642,9 @@ impl Logic for StatisticPackets {
                 self.part.d.next = self.part.q.val() + 1;
                 self.first.d.next = self.first.q.val() + self.count.val();
                 self.pos.d.next = 0.into();
-                if self.part.q.val() == self.last_part.val() {
+                self.last_word.d.next = false;
+                self.last_part_now.d.next = self.part.q.val() == self.part_before_last.val();
+                if self.last_part_now.q.val() {
                     self.state.d.next = 0.into();
                 }
             }

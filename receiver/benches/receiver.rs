@@ -400,7 +400,7 @@ fn run_tcpdump(
         libc::kill(child.id() as i32, libc::SIGINT);
         libc::waitpid(child.id() as i32, &mut status, 0);
     }
-    // Reaped by wait4 above; this only lets std forget the child.
+    // Reaped by waitpid above; this only lets std forget the child.
     let _ = child.try_wait();
     let softnet = Softnet::read(net.capture_cpu).since(softnet0);
     // Its last words: "N packets dropped by kernel" (its ring's tp_drops).

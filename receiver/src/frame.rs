@@ -150,9 +150,15 @@ pub fn extract_unchecked_ipv4(ip: &[u8], udp_port: Option<u16>) -> Frame<'_> {
 /// complement sum of its 16-bit words, checksum included, is 0xFFFF.
 fn ipv4_header_checksum_ok(ip: &[u8]) -> bool {
     let ihl = ip.first().map_or(0, |b| usize::from(b & 0xF) * 4);
-    let Some(header) = ip.get(..ihl).filter(|h| h.len() >= 20) else {
-        return false;
-    };
+    ip.get(..ihl)
+        .filter(|h| h.len() >= 20)
+        .is_some_and(|header| ipv4_header_checksum(header) == 0)
+}
+
+/// The one's complement of the one's complement sum of `header`'s 16-bit
+/// words (RFC 791): the checksum to write into a header whose checksum
+/// field is 0, and 0 for a header that sums right.
+pub fn ipv4_header_checksum(header: &[u8]) -> u16 {
     let mut sum: u32 = header
         .chunks_exact(2)
         .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
@@ -160,7 +166,7 @@ fn ipv4_header_checksum_ok(ip: &[u8]) -> bool {
     while sum > 0xFFFF {
         sum = (sum & 0xFFFF) + (sum >> 16);
     }
-    sum == 0xFFFF
+    !(sum as u16)
 }
 
 /// Addresses of a synthesized UDP/IPv4 frame.
@@ -205,14 +211,8 @@ pub fn build_udp_frame(ep: &UdpEndpoints, payload: &[u8], out: &mut Vec<u8>) {
     ip[9] = IPPROTO_UDP;
     ip[12..16].copy_from_slice(&ep.src_ip);
     ip[16..20].copy_from_slice(&ep.dst_ip);
-    let mut sum: u32 = ip
-        .chunks_exact(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-        .sum();
-    while sum > 0xFFFF {
-        sum = (sum & 0xFFFF) + (sum >> 16);
-    }
-    ip[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    let checksum = ipv4_header_checksum(&ip);
+    ip[10..12].copy_from_slice(&checksum.to_be_bytes());
     out.extend_from_slice(&ip);
     out.extend_from_slice(&ep.src_port.to_be_bytes());
     out.extend_from_slice(&ep.dst_port.to_be_bytes());

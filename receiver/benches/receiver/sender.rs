@@ -30,6 +30,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hmtt_format::packet::Packet;
+use hmtt_receiver::frame::ipv4_header_checksum;
 
 use super::{cpu_seconds, veth, PORTS};
 
@@ -193,17 +194,6 @@ struct Sender {
     msgs: Vec<libc::mmsghdr>,
 }
 
-fn ipv4_checksum(header: &[u8]) -> u16 {
-    let mut sum: u32 = header
-        .chunks(2)
-        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
-}
-
 /// Writes the Ethernet, IPv4 and UDP headers of a datagram of
 /// `payload_bytes` from `addresses` (as [`Sender::addresses`]) to `dest`
 /// into `h`.
@@ -229,7 +219,7 @@ fn write_headers(
     ip[10..12].fill(0);
     ip[12..16].copy_from_slice(&source_ip.octets());
     ip[16..20].copy_from_slice(&dest.ip().octets());
-    let sum = ipv4_checksum(ip);
+    let sum = ipv4_header_checksum(ip);
     ip[10..12].copy_from_slice(&sum.to_be_bytes());
     let udp = &mut h[ETH_BYTES + IPV4_BYTES..];
     udp[0..2].copy_from_slice(&SOURCE_PORT.to_be_bytes());

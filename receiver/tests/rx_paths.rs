@@ -348,6 +348,42 @@ fn xdp_refuses_an_address_on_no_interface_and_the_any_address() {
     }
 }
 
+/// Without privilege (a thread that dropped every capability) the xdp
+/// path is refused with an error that says so, not a panic.
+#[test]
+fn xdp_without_privilege_is_refused_clearly() {
+    if !xdp_allowed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = tmp_dirs(tmp.path(), RxPath::Xdp);
+    let e = in_netns("rxp", move || {
+        #[repr(C)]
+        struct Header {
+            version: u32,
+            pid: i32,
+        }
+        let header = Header {
+            version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
+            pid: 0,
+        };
+        let none = [0u32; 6]; // effective, permitted, inheritable; twice
+                              // SAFETY: capset(2) of the calling thread with a v3 header and
+                              // its two data words of each set.
+        let r = unsafe { libc::syscall(libc::SYS_capset, &header, none.as_ptr()) };
+        assert_eq!(r, 0, "capset: {}", std::io::Error::last_os_error());
+        let c = config(RxPath::Xdp, dirs, Input::loopback(1), None);
+        Capture::start(c, Arc::new(AtomicBool::new(false)))
+            .err()
+            .expect("refused")
+            .to_string()
+    });
+    let Some(e) = e else {
+        return;
+    };
+    assert!(e.contains("run as root"), "{e}");
+}
+
 /// Inputs on one UDP port at three loopback addresses: the rings' shared
 /// tap tells rings apart by port alone, so it must not be used here, and
 /// each ring must still take exactly its own address's datagrams.

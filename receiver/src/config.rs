@@ -123,7 +123,8 @@ pub struct CaptureConfig {
     /// Overwrite existing capture files of the same name.
     pub overwrite: bool,
     /// Socket receive buffer asked for, bytes; with [`RxPath::Ring`] the
-    /// ring's size (allocated in the kernel at the start).
+    /// ring's size (allocated in the kernel at the start); with
+    /// [`RxPath::Xdp`] each port's AF_XDP frames (allocated at the start).
     pub rcvbuf_bytes: usize,
     /// How UDP inputs receive.
     pub rx: RxPath,

@@ -1,10 +1,12 @@
 //! Capture of the board's packets from several ports (UDP sockets, an
-//! AF_PACKET ring per UDP port, AF_XDP sockets per interface, or raw Ethernet via libpcap) to capture files striped over several directories.
+//! AF_PACKET ring per UDP port, AF_XDP sockets, or raw Ethernet via
+//! libpcap) to capture files striped over several directories.
 //! It records packets byte-exact and counts what it sees; it never decodes
 //! records beyond what its statistics need.
 //!
 //! `Capture::start` opens every input, then runs one receive thread per
-//! input and one writer thread per output directory, joined by
+//! input (per interface for the xdp path's inputs, all of whose sockets
+//! one thread reads) and one writer thread per output directory, joined by
 //! crossbeam-channel queues of reusable buffers; `CaptureHandle::wait`
 //! returns the run's `Summary` once a stop condition holds.
 

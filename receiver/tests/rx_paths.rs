@@ -348,6 +348,61 @@ fn xdp_refuses_an_address_on_no_interface_and_the_any_address() {
     }
 }
 
+/// An interface with more receive queues than the sockets map holds per
+/// port is refused, not captured with queues that nobody reads.
+#[test]
+fn xdp_refuses_an_interface_with_more_queues_than_it_serves() {
+    if !xdp_allowed() {
+        return;
+    }
+    let id = std::process::id();
+    let ns = match Netns::add(format!("hmtt-rq-{id}")) {
+        Ok(n) => Arc::new(n),
+        Err(e) => {
+            println!("SKIPPED: cannot create network namespaces here ({e})");
+            return;
+        }
+    };
+    let (a, b) = (format!("rqa{id}"), format!("rqb{id}"));
+    ip(&[
+        "-n",
+        &ns.0,
+        "link",
+        "add",
+        &a,
+        "numrxqueues",
+        "70",
+        "type",
+        "veth",
+        "peer",
+        "name",
+        &b,
+    ])
+    .unwrap();
+    ip(&["-n", &ns.0, "addr", "add", "10.78.0.1/24", "dev", &a]).unwrap();
+    ip(&["-n", &ns.0, "link", "set", &a, "up"]).unwrap();
+    ip(&["-n", &ns.0, "link", "set", &b, "up"]).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = tmp_dirs(tmp.path(), RxPath::Xdp);
+    let n = ns.clone();
+    let e = std::thread::spawn(move || {
+        n.enter();
+        let inputs = vec![Input {
+            source: Source::Udp("10.78.0.1:5000".into()),
+            port: 0,
+            udp_port: None,
+        }];
+        let c = config(RxPath::Xdp, dirs, inputs, None);
+        Capture::start(c, Arc::new(AtomicBool::new(false)))
+            .err()
+            .expect("refused")
+            .to_string()
+    })
+    .join()
+    .unwrap();
+    assert!(e.contains("70 receive queues"), "{e}");
+}
+
 /// Without privilege (a thread that dropped every capability) the xdp
 /// path is refused with an error that says so, not a panic.
 #[test]

@@ -81,6 +81,7 @@ const TO_BE: u8 = 0xdc;
 const JNE_K: u8 = 0x55;
 const JEQ_K: u8 = 0x15;
 const JGT_X: u8 = 0x2d;
+const JGT_K: u8 = 0x25;
 const CALL: u8 = 0x85;
 const EXIT: u8 = 0x95;
 const LD_IMM64: u8 = 0x18;
@@ -127,6 +128,8 @@ pub fn program(ports: i32, xsks: i32) -> Vec<Insn> {
         i(SUB_K, 7, 0, 0, 1),
         i(LSH_K, 7, 0, 0, MAX_QUEUES.trailing_zeros() as i32),
         i(LDX_W, 2, 6, 16, 0), // rx_queue_index
+        // Past the map's queues the key would be another port's socket.
+        i(JGT_K, 2, 0, PASS, MAX_QUEUES as i32 - 1),
         i(ADD_X, 2, 7, 0, 0),
         i(LD_IMM64, 1, PSEUDO_MAP_FD, 0, xsks),
         i(0, 0, 0, 0, 0),

@@ -47,7 +47,9 @@ pub enum XdpMode {
 struct Port {
     input: usize,
     local: SocketAddrV4,
-    _claim: Socket,
+    /// Its drops are datagrams the program missed (see [`socket_drops`]).
+    claim: Socket,
+    claim_drops: std::cell::Cell<u64>,
 }
 
 /// The xdp path's sockets, program and ports on one interface.
@@ -111,9 +113,51 @@ fn interface_of(ip: Ipv4Addr) -> io::Result<(String, u32)> {
     })
 }
 
-/// Receive queues of interface `name` (ethtool's channel counts; 1 when
-/// the driver does not say).
-fn queue_count(name: &str) -> u32 {
+/// Receive queues of interface `name` (index `ifindex`): its
+/// `/sys/class/net/NAME/queues/rx-*`, else ethtool's rx and combined
+/// channels. A queue without sockets would hand its datagrams to the
+/// stack, so more queues than the sockets map has room for are refused.
+fn queue_count(name: &str, ifindex: u32) -> io::Result<u32> {
+    let n = sysfs_rx_queues(name, ifindex).or_else(|| ethtool_rx_queues(name));
+    let n = match n {
+        Some(n) if n > 0 => n,
+        _ => {
+            tracing::warn!("{name}: no count of receive queues (sysfs, ethtool); taking 1");
+            1
+        }
+    };
+    if n > bpf::MAX_QUEUES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{name} has {n} receive queues; the xdp path serves at most {} \
+                 (fewer with `ethtool -L {name} combined {}`)",
+                bpf::MAX_QUEUES,
+                bpf::MAX_QUEUES
+            ),
+        ));
+    }
+    Ok(n)
+}
+
+/// The `rx-*` entries in sysfs, if sysfs shows this interface (a network
+/// namespace entered without remounting /sys shows another's).
+fn sysfs_rx_queues(name: &str, ifindex: u32) -> Option<u32> {
+    let dir = std::path::Path::new("/sys/class/net").join(name);
+    let index = std::fs::read_to_string(dir.join("ifindex")).ok()?;
+    if index.trim().parse::<u32>().ok()? != ifindex {
+        return None;
+    }
+    let n = std::fs::read_dir(dir.join("queues"))
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("rx-"))
+        .count();
+    u32::try_from(n).ok()
+}
+
+/// ethtool's rx_count + combined_count, if the driver gives them.
+fn ethtool_rx_queues(name: &str) -> Option<u32> {
     const SIOCETHTOOL: libc::c_ulong = 0x8946;
     const ETHTOOL_GCHANNELS: u32 = 0x3c;
     let mut ch = [0u32; 9];
@@ -125,17 +169,33 @@ fn queue_count(name: &str) -> u32 {
     // SAFETY: socket(2), closed below.
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
     if fd < 0 {
-        return 1;
+        return None;
     }
     // SAFETY: SIOCETHTOOL with an ifreq pointing at a live ethtool_channels.
     let r = unsafe { libc::ioctl(fd, SIOCETHTOOL as _, ifr.as_mut_ptr()) };
     // SAFETY: closing the descriptor opened above.
     unsafe { libc::close(fd) };
-    if r != 0 {
-        return 1;
-    }
-    // rx_count, combined_count
-    ch[5].max(ch[8]).clamp(1, bpf::MAX_QUEUES)
+    // rx_count + combined_count
+    (r == 0).then(|| ch[5].saturating_add(ch[8]))
+}
+
+/// Datagrams the kernel's stack dropped at socket `s` (SO_MEMINFO's
+/// SK_MEMINFO_DROPS); `None` when it cannot be read.
+fn socket_drops(s: &Socket) -> Option<u64> {
+    const SK_MEMINFO_DROPS: usize = 8;
+    let mut v = [0u32; 9];
+    let mut len = std::mem::size_of_val(&v) as libc::socklen_t;
+    // SAFETY: getsockopt into a live array of its size.
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_MEMINFO,
+            v.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    (r == 0 && len as usize > SK_MEMINFO_DROPS * 4).then(|| u64::from(v[SK_MEMINFO_DROPS]))
 }
 
 /// A claim on the UDP port of `addr` (see the module's notes).
@@ -203,7 +263,8 @@ pub fn open(
         let port = Port {
             input,
             local,
-            _claim: claim,
+            claim,
+            claim_drops: Default::default(),
         };
         match by_if.iter_mut().find(|(_, i, _)| *i == ifindex) {
             Some((_, _, ports)) => ports.push(port),
@@ -245,7 +306,7 @@ fn open_iface(
         };
         err(format!("{name}: {what}{hint}"), e)
     };
-    let nq = queue_count(&name);
+    let nq = queue_count(&name, ifindex)?;
     let per_queue = (rcvbuf.saturating_mul(ports.len()) / xsk::FRAME / nq as usize).max(64);
     let frames = (1u32 << per_queue.ilog2().min(18)).max(64);
     let port_map = bpf::ports_map().map_err(|e| bpf_err("the ports map", e))?;
@@ -309,6 +370,21 @@ impl Iface {
     /// The claimed address of each port, in slot order.
     pub fn local_addrs(&self) -> Vec<SocketAddrV4> {
         self.ports.iter().map(|p| p.local).collect()
+    }
+    /// Datagrams of slot `si` the kernel dropped: at its AF_XDP sockets,
+    /// and at its claim (datagrams the program left to the stack, such as
+    /// those that came before it was attached).
+    fn drops(&self, si: usize) -> u64 {
+        let xsk: u64 = self.queues.iter().map(|q| q.sockets[si].drops()).sum();
+        let p = &self.ports[si];
+        let claim = match socket_drops(&p.claim) {
+            Some(n) => {
+                p.claim_drops.set(n);
+                n
+            }
+            None => p.claim_drops.get(),
+        };
+        xsk + claim
     }
     /// Bytes of frames per port.
     pub fn frame_bytes(&self) -> usize {
@@ -461,7 +537,7 @@ pub fn run(iface: Iface, outs: Vec<Outlet>, flush_after: Duration) {
         if stats_at.elapsed() >= STATS_EVERY {
             stats_at = Instant::now();
             for (si, slot) in slots.iter_mut().enumerate() {
-                let drops: u64 = iface.queues.iter().map(|q| q.sockets[si].drops()).sum();
+                let drops = iface.drops(si);
                 if drops != slot.drops {
                     slot.drops = drops;
                     slot.drops_flag = true;
@@ -490,11 +566,39 @@ pub fn run(iface: Iface, outs: Vec<Outlet>, flush_after: Duration) {
         }
     }
     for (si, slot) in slots.iter_mut().enumerate() {
-        let drops: u64 = iface.queues.iter().map(|q| q.sockets[si].drops()).sum();
+        let drops = iface.drops(si);
         shared.ports[slot.out.input]
             .kernel_drops
             .store(drops, Relaxed);
         slot.dispatch();
         slot.out.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claim_counts_the_datagrams_it_drops() {
+        let (c, local) = claim("127.0.0.1:0".parse().unwrap()).unwrap();
+        assert_eq!(socket_drops(&c), Some(0));
+        let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        for _ in 0..3 {
+            tx.send_to(b"x", local).unwrap();
+        }
+        let t = Instant::now();
+        while socket_drops(&c) != Some(3) && t.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(socket_drops(&c), Some(3));
+    }
+
+    #[test]
+    fn loopback_has_one_receive_queue() {
+        // SAFETY: a NUL-terminated name.
+        let lo = unsafe { libc::if_nametoindex(c"lo".as_ptr()) };
+        assert_eq!(queue_count("lo", lo).unwrap(), 1);
+        assert_eq!(sysfs_rx_queues("lo", lo + 1000), None);
     }
 }

@@ -204,8 +204,9 @@ pub fn map_set(map: &OwnedFd, key: u32, value: u32) -> io::Result<()> {
     sys_bpf(BPF_MAP_UPDATE_ELEM, &mut a).map(|_| ())
 }
 
-/// Loads the program; the verifier's log is in the error when it refuses.
-pub fn load(prog: &[Insn]) -> io::Result<OwnedFd> {
+/// Loads the program, taking multi-buffer frames if `frags`; the
+/// verifier's log is in the error when it refuses.
+pub fn load(prog: &[Insn], frags: bool) -> io::Result<OwnedFd> {
     let code: Vec<u8> = prog.iter().flat_map(|x| x.bytes()).collect();
     let license = c"GPL";
     let mut log = vec![0u8; 64 << 10];
@@ -217,7 +218,9 @@ pub fn load(prog: &[Insn]) -> io::Result<OwnedFd> {
     u32_at(&mut a, 24, 1); // log level
     u32_at(&mut a, 28, log.len() as u32);
     a[4] = log.as_mut_ptr() as u64;
-    u32_at(&mut a, 44, F_XDP_HAS_FRAGS);
+    if frags {
+        u32_at(&mut a, 44, F_XDP_HAS_FRAGS);
+    }
     a[6] = u64::from_le_bytes(*b"hmtt_xdp"); // prog_name
     u32_at(&mut a, 68, ATTACH_XDP);
     sys_bpf(BPF_PROG_LOAD, &mut a).map(fd_of).map_err(|e| {

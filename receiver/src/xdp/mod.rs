@@ -311,12 +311,18 @@ fn open_iface(
     let frames = (1u32 << per_queue.ilog2().min(18)).max(64);
     let port_map = bpf::ports_map().map_err(|e| bpf_err("the ports map", e))?;
     let xsk_map = bpf::xsk_map(ports.len() as u32).map_err(|e| bpf_err("the sockets map", e))?;
-    let prog = bpf::load(&bpf::program(port_map.as_raw_fd(), xsk_map.as_raw_fd()))
-        .map_err(|e| bpf_err("loading the XDP program", e))?;
-    let mut queues = Vec::new();
+    let mut queues: Vec<xsk::Queue> = Vec::new();
     for q in 0..nq {
-        let queue = xsk::Queue::open(ifindex, q, ports.len(), frames)
+        let sg = queues.first().is_none_or(xsk::Queue::sg);
+        let queue = xsk::Queue::open(ifindex, q, ports.len(), frames, sg)
             .map_err(|e| err(format!("{name} queue {q}"), e))?;
+        if sg && !queue.sg() {
+            tracing::warn!(
+                "{name}: this kernel has no multi-buffer AF_XDP (6.6 or later): a frame \
+                 longer than {} bytes is dropped by the kernel and counted as a kernel drop",
+                xsk::FRAME
+            );
+        }
         for (slot, s) in queue.sockets.iter().enumerate() {
             let key = slot as u32 * bpf::MAX_QUEUES + q;
             bpf::map_set(&xsk_map, key, s.fd() as u32)
@@ -324,6 +330,12 @@ fn open_iface(
         }
         queues.push(queue);
     }
+    let frags = queues.iter().all(xsk::Queue::sg);
+    let prog = bpf::load(
+        &bpf::program(port_map.as_raw_fd(), xsk_map.as_raw_fd()),
+        frags,
+    )
+    .map_err(|e| bpf_err("loading the XDP program", e))?;
     for (slot, p) in ports.iter().enumerate() {
         bpf::map_set(&port_map, u32::from(p.local.port()), slot as u32 + 1)
             .map_err(|e| bpf_err("the ports map", e))?;

@@ -233,6 +233,7 @@ impl Xsk {
 pub struct Queue {
     area: Map,
     frames: u32,
+    sg: bool,
     fill: Ring<u64>,
     _completion: Ring<u64>,
     /// The first socket owns the UMEM; one socket per capture port.
@@ -244,8 +245,15 @@ unsafe impl Send for Queue {}
 
 impl Queue {
     /// Binds `ports` sockets to queue `queue` of `ifindex`, sharing a UMEM
-    /// of `frames` frames (a power of two).
-    pub fn open(ifindex: u32, queue: u32, ports: usize, frames: u32) -> io::Result<Queue> {
+    /// of `frames` frames (a power of two), multi-buffer if `sg` and the
+    /// kernel has it (see [`Queue::sg`]).
+    pub fn open(
+        ifindex: u32,
+        queue: u32,
+        ports: usize,
+        frames: u32,
+        sg: bool,
+    ) -> io::Result<Queue> {
         let first = socket()?;
         let raw = first.as_raw_fd();
         let area = Map::new(None, frames as usize * FRAME, 0, "the AF_XDP frame area")?;
@@ -280,9 +288,10 @@ impl Queue {
         let off: libc::xdp_mmap_offsets = getsockopt(raw, libc::XDP_MMAP_OFFSETS)?;
         let fill = Ring::map(raw, &off.fr, frames, libc::XDP_UMEM_PGOFF_FILL_RING)?;
         let completion = Ring::map(raw, &off.cr, done, libc::XDP_UMEM_PGOFF_COMPLETION_RING)?;
-        let q = Queue {
+        let mut q = Queue {
             area,
             frames,
+            sg,
             fill,
             _completion: completion,
             sockets: vec![xsk],
@@ -292,14 +301,30 @@ impl Queue {
             unsafe { *q.fill.at(f) = u64::from(f) * FRAME as u64 };
         }
         q.fill.producer().store(frames, Ordering::Release);
-        bind(raw, ifindex, queue, libc::XDP_COPY | libc::XDP_USE_SG, 0)?;
-        let mut q = q;
+        let copy = libc::XDP_COPY;
+        if !sg {
+            bind(raw, ifindex, queue, copy, 0)?;
+        } else if let Err(e) = bind(raw, ifindex, queue, copy | libc::XDP_USE_SG, 0) {
+            // Kernels before 6.6 refuse the flag, before any other check.
+            if e.kind() != io::ErrorKind::InvalidInput {
+                return Err(e);
+            }
+            bind(raw, ifindex, queue, copy, 0)?;
+            q.sg = false;
+        }
         for _ in 1..ports {
             let xsk = Xsk::new(socket()?, frames)?;
             bind(xsk.fd(), ifindex, queue, libc::XDP_SHARED_UMEM, raw as u32)?;
             q.sockets.push(xsk);
         }
         Ok(q)
+    }
+
+    /// Whether a datagram longer than a frame arrives in several
+    /// (`XDP_USE_SG`, kernel 6.6 or later); without, the kernel drops it
+    /// and counts it in the socket's `rx_dropped`.
+    pub fn sg(&self) -> bool {
+        self.sg
     }
 
     pub fn frames(&self) -> u32 {

@@ -323,6 +323,43 @@ fn loopback_xdp_and_socket_give_the_same_files_and_accounting() {
     assert_ne!(cut[0].0 & hmtt_format::capture::RECORD_FLAG_CUT, 0);
 }
 
+/// A datagram to the captured UDP port at another address of the
+/// interface is not the capture's: it reaches the socket bound there.
+#[test]
+fn xdp_leaves_the_port_at_another_address_to_the_stack() {
+    if !xdp_allowed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = tmp_dirs(tmp.path(), RxPath::Xdp);
+    let Some((got, summary)) = in_netns("rxa", move || {
+        let stop = Arc::new(AtomicBool::new(false));
+        let c = config(RxPath::Xdp, dirs, Input::loopback(1), None);
+        let handle = Capture::start(c, stop.clone()).unwrap();
+        let port = handle.local_addrs()[0].unwrap().port();
+        let other = UdpSocket::bind(("127.0.0.2", port)).unwrap();
+        other
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut got = 0;
+        let mut buf = [0u8; 64];
+        for _ in 0..5 {
+            tx.send_to(b"not the board's", ("127.0.0.2", port)).unwrap();
+            if other.recv(&mut buf).is_ok() {
+                got += 1;
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        (got, handle.wait().unwrap())
+    }) else {
+        return;
+    };
+    assert_eq!(got, 5);
+    let p = &summary.ports[0];
+    assert_eq!((p.ignored_frames, p.rejects, p.kernel_drops), (0, 0, 0));
+}
+
 /// The xdp path refuses, clearly and before capturing, what it cannot do.
 #[test]
 fn xdp_refuses_an_address_on_no_interface_and_the_any_address() {

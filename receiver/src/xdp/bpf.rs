@@ -3,8 +3,8 @@
 //! its maps and attach it to an interface.
 //!
 //! The program sends an IPv4 UDP datagram (whole or first fragment) whose
-//! destination port is one of the capture's to the AF_XDP socket of that
-//! port and of the receive queue it arrived on; everything else goes on to
+//! destination address and port are one of the capture's inputs to the
+//! AF_XDP socket of that input and of the receive queue it arrived on; everything else goes on to
 //! the kernel's stack (`XDP_PASS`), so the host's other traffic is untouched.
 
 use std::io;
@@ -80,6 +80,7 @@ const SUB_K: u8 = 0x17;
 const TO_BE: u8 = 0xdc;
 const JNE_K: u8 = 0x55;
 const JEQ_K: u8 = 0x15;
+const JNE_X: u8 = 0x5d;
 const JGT_X: u8 = 0x2d;
 const JGT_K: u8 = 0x25;
 const CALL: u8 = 0x85;
@@ -88,8 +89,8 @@ const LD_IMM64: u8 = 0x18;
 /// src register of an LD_IMM64 whose immediate is a map's descriptor.
 const PSEUDO_MAP_FD: u8 = 1;
 
-/// The program, with `ports` (ARRAY of 65536: UDP port -> slot + 1, 0 for
-/// a port not captured) and `xsks` (XSKMAP) given by descriptor. Jumps
+/// The program, with `ports` (ARRAY of 65536: UDP port -> [`PortValue`])
+/// and `xsks` (XSKMAP) given by descriptor. Jumps
 /// marked `PASS` are patched to the final `return XDP_PASS`.
 pub fn program(ports: i32, xsks: i32) -> Vec<Insn> {
     const PASS: i16 = i16::MAX;
@@ -100,6 +101,7 @@ pub fn program(ports: i32, xsks: i32) -> Vec<Insn> {
         i(MOV_X, 4, 2, 0, 0),  // r4 = data
         i(ADD_K, 4, 0, 0, 34), // Ethernet + a minimal IPv4 header
         i(JGT_X, 4, 3, PASS, 0),
+        i(LDX_W, 8, 2, 30, 0), // r8 = IPv4 destination, as stored
         i(LDX_H, 5, 2, 12, 0), // EtherType, as stored
         i(JNE_K, 5, 0, PASS, 0x0008),
         i(LDX_B, 5, 2, 23, 0), // IP protocol
@@ -125,6 +127,8 @@ pub fn program(ports: i32, xsks: i32) -> Vec<Insn> {
         i(JEQ_K, 0, 0, PASS, 0),
         i(LDX_W, 7, 0, 0, 0), // slot + 1
         i(JEQ_K, 7, 0, PASS, 0),
+        i(LDX_W, 5, 0, 4, 0), // the input's address
+        i(JNE_X, 5, 8, PASS, 0),
         i(SUB_K, 7, 0, 0, 1),
         i(LSH_K, 7, 0, 0, MAX_QUEUES.trailing_zeros() as i32),
         i(LDX_W, 2, 6, 16, 0), // rx_queue_index
@@ -177,30 +181,41 @@ fn fd_of(r: libc::c_long) -> OwnedFd {
     unsafe { OwnedFd::from_raw_fd(r as libc::c_int) }
 }
 
-fn map_create(kind: u32, entries: u32) -> io::Result<OwnedFd> {
+fn map_create(kind: u32, value_size: u32, entries: u32) -> io::Result<OwnedFd> {
     let mut a = [0u64; 16];
     u32_at(&mut a, 0, kind);
     u32_at(&mut a, 4, 4); // key size
-    u32_at(&mut a, 8, 4); // value size
+    u32_at(&mut a, 8, value_size);
     u32_at(&mut a, 12, entries);
     sys_bpf(BPF_MAP_CREATE, &mut a).map(fd_of)
 }
 
-/// The ports map (UDP port -> slot + 1).
+/// A value of the ports map: which input a UDP port is, and its address.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PortValue {
+    /// The input's slot + 1; 0 for a port not captured.
+    pub slot1: u32,
+    /// The input's IPv4 address, in network order as the packet holds it.
+    pub daddr: [u8; 4],
+}
+
+/// The ports map (UDP port -> [`PortValue`]).
 pub fn ports_map() -> io::Result<OwnedFd> {
-    map_create(MAP_ARRAY, 1 << 16)
+    map_create(MAP_ARRAY, std::mem::size_of::<PortValue>() as u32, 1 << 16)
 }
 
 /// The sockets map, room for `slots` ports on [`MAX_QUEUES`] queues.
 pub fn xsk_map(slots: u32) -> io::Result<OwnedFd> {
-    map_create(MAP_XSKMAP, slots * MAX_QUEUES)
+    map_create(MAP_XSKMAP, 4, slots * MAX_QUEUES)
 }
 
-pub fn map_set(map: &OwnedFd, key: u32, value: u32) -> io::Result<()> {
+/// Sets `key` of `map` to `value`, of the map's value size.
+pub fn map_set<V: Copy>(map: &OwnedFd, key: u32, value: &V) -> io::Result<()> {
     let mut a = [0u64; 16];
     u32_at(&mut a, 0, map.as_raw_fd() as u32);
     a[1] = std::ptr::addr_of!(key) as u64;
-    a[2] = std::ptr::addr_of!(value) as u64;
+    a[2] = (value as *const V) as u64;
     sys_bpf(BPF_MAP_UPDATE_ELEM, &mut a).map(|_| ())
 }
 

@@ -9,8 +9,8 @@
 //! made here: a datagram whose IPv4 header checksum is wrong is a reject.
 //! The UDP checksum is not checked. AF_XDP gives no receive time: a
 //! record's time is when the thread took the datagram off the ring.
-//! A datagram to the port at another address of the interface is taken off
-//! the interface by the program and counted as ignored here.
+//! A datagram to the port at another address of the interface goes on to
+//! the kernel's stack.
 
 mod bpf;
 mod xsk;
@@ -325,7 +325,7 @@ fn open_iface(
         }
         for (slot, s) in queue.sockets.iter().enumerate() {
             let key = slot as u32 * bpf::MAX_QUEUES + q;
-            bpf::map_set(&xsk_map, key, s.fd() as u32)
+            bpf::map_set(&xsk_map, key, &(s.fd() as u32))
                 .map_err(|e| bpf_err("the sockets map", e))?;
         }
         queues.push(queue);
@@ -337,7 +337,11 @@ fn open_iface(
     )
     .map_err(|e| bpf_err("loading the XDP program", e))?;
     for (slot, p) in ports.iter().enumerate() {
-        bpf::map_set(&port_map, u32::from(p.local.port()), slot as u32 + 1)
+        let v = bpf::PortValue {
+            slot1: slot as u32 + 1,
+            daddr: p.local.ip().octets(),
+        };
+        bpf::map_set(&port_map, u32::from(p.local.port()), &v)
             .map_err(|e| bpf_err("the ports map", e))?;
     }
     let tries: &[(u32, &'static str)] = match mode {

@@ -881,3 +881,59 @@ fn rejects_a_wrong_ipv4_header_checksum(rx: RxPath) {
     );
     assert_eq!(rejects(&dirs, 0), vec![(0, stream[0].bytes.clone())]);
 }
+
+/// A frame whose IP version is not 4, or whose header length is under 20
+/// bytes, is not the capture's: the xdp program leaves it to the stack
+/// (which drops it), so it is neither a packet nor a reject.
+#[test]
+fn xdp_leaves_a_frame_that_is_not_ipv4_to_the_stack() {
+    if !xdp_allowed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = tmp_dirs(tmp.path(), RxPath::Xdp);
+    let (stream, _) = board_stream(2, 1, 4, 400);
+    let r = in_netns("rxv", move || {
+        let inputs = vec![Input {
+            source: Source::Udp("127.0.0.1:0".into()),
+            port: 0,
+            udp_port: None,
+        }];
+        let c = config(RxPath::Xdp, dirs, inputs, Some(2));
+        let handle = Capture::start(c, Arc::new(AtomicBool::new(false))).unwrap();
+        let port = handle.local_addrs()[0].unwrap().port();
+        let ep = hmtt_receiver::frame::UdpEndpoints {
+            src_mac: [0; 6],
+            dst_mac: [0; 6],
+            src_ip: [127, 0, 0, 1],
+            dst_ip: [127, 0, 0, 1],
+            src_port: 9,
+            dst_port: port,
+        };
+        let frames: Vec<Vec<u8>> = stream
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut f = Vec::new();
+                hmtt_receiver::frame::build_udp_frame(&ep, &p.bytes, &mut f);
+                match i {
+                    0 => f[14] = 0x65, // version 6
+                    1 => f[14] = 0x44, // 16-byte header
+                    _ => {}
+                }
+                f
+            })
+            .collect();
+        send_frames_on_lo(&frames);
+        handle.wait().unwrap()
+    });
+    let Some(summary) = r else {
+        return;
+    };
+    let p = &summary.ports[0];
+    assert_eq!(
+        (p.packets, p.rejects, p.ignored_frames),
+        (2, 0, 0),
+        "packets, rejects, ignored"
+    );
+}

@@ -75,6 +75,7 @@ const ADD_K: u8 = 0x07;
 const ADD_X: u8 = 0x0f;
 const AND_K: u8 = 0x57;
 const LSH_K: u8 = 0x67;
+const RSH_K: u8 = 0x77;
 const SUB_K: u8 = 0x17;
 /// BPF_ALU | BPF_END | BPF_TO_BE: to big-endian, i.e. a swap on x86.
 const TO_BE: u8 = 0xdc;
@@ -83,6 +84,7 @@ const JEQ_K: u8 = 0x15;
 const JNE_X: u8 = 0x5d;
 const JGT_X: u8 = 0x2d;
 const JGT_K: u8 = 0x25;
+const JLT_K: u8 = 0xa5;
 const CALL: u8 = 0x85;
 const EXIT: u8 = 0x95;
 const LD_IMM64: u8 = 0x18;
@@ -110,9 +112,13 @@ pub fn program(ports: i32, xsks: i32) -> Vec<Insn> {
         i(AND_K, 5, 0, 0, 0xff1f), // the offset's bits: a later fragment
         i(JNE_K, 5, 0, PASS, 0),
         i(LDX_B, 5, 2, 14, 0), // version and header length
+        i(MOV_X, 4, 5, 0, 0),
+        i(RSH_K, 4, 0, 0, 4),
+        i(JNE_K, 4, 0, PASS, 4), // not IPv4: the stack drops it
         i(AND_K, 5, 0, 0, 0xf),
-        i(LSH_K, 5, 0, 0, 2), // r5 = header length in bytes
-        i(ADD_X, 2, 5, 0, 0), // r2 = data + header length
+        i(JLT_K, 5, 0, PASS, 5), // shorter than a header: as above
+        i(LSH_K, 5, 0, 0, 2),    // r5 = header length in bytes
+        i(ADD_X, 2, 5, 0, 0),    // r2 = data + header length
         i(MOV_X, 4, 2, 0, 0),
         i(ADD_K, 4, 0, 0, 14 + 8), // the UDP header
         i(JGT_X, 4, 3, PASS, 0),

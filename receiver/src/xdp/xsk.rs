@@ -182,6 +182,8 @@ fn bind(fd: libc::c_int, ifindex: u32, queue: u32, flags: u16, shared: u32) -> i
 pub struct Xsk {
     fd: OwnedFd,
     rx: Ring<libc::xdp_desc>,
+    /// The last drop count read, kept when a read fails.
+    drops: std::cell::Cell<u64>,
 }
 
 impl Xsk {
@@ -192,7 +194,11 @@ impl Xsk {
         let off: libc::xdp_mmap_offsets = getsockopt(raw, libc::XDP_MMAP_OFFSETS)
             .map_err(|e| io::Error::new(e.kind(), format!("AF_XDP ring offsets: {e}")))?;
         let rx = Ring::map(raw, &off.rx, size, libc::XDP_PGOFF_RX_RING as u64)?;
-        Ok(Xsk { fd, rx })
+        Ok(Xsk {
+            fd,
+            rx,
+            drops: Default::default(),
+        })
     }
 
     pub fn fd(&self) -> libc::c_int {
@@ -222,10 +228,13 @@ impl Xsk {
     /// ring, or no free frame for it (`rx_dropped` counts a datagram
     /// dropped for an empty fill ring, which the fill ring's own
     /// `rx_fill_ring_empty_descs` counts again, per queue rather than
-    /// per socket, so it is not added).
+    /// per socket, so it is not added). The last count when it cannot be
+    /// read: a total never goes back.
     pub fn drops(&self) -> u64 {
-        getsockopt::<libc::xdp_statistics>(self.fd(), libc::XDP_STATISTICS)
-            .map_or(0, |s| s.rx_dropped + s.rx_ring_full)
+        if let Ok(s) = getsockopt::<libc::xdp_statistics>(self.fd(), libc::XDP_STATISTICS) {
+            self.drops.set(s.rx_dropped + s.rx_ring_full);
+        }
+        self.drops.get()
     }
 }
 

@@ -10,6 +10,16 @@
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
+// The program compares packet bytes loaded as host-order words with
+// constants written for a little-endian host (the EtherType as 0x0008,
+// the fragment mask as 0xff1f, TO_BE as the port's swap), and Insn::bytes
+// packs the registers in little-endian order.
+#[cfg(target_endian = "big")]
+compile_error!(
+    "the xdp path's hand-assembled XDP program assumes a little-endian host \
+     (its constants and instruction encoding); it is not ported to big-endian"
+);
+
 /// XSKMAP slots per capture port: the socket of port slot `s` on queue
 /// `q` sits at `s * MAX_QUEUES + q`.
 pub const MAX_QUEUES: u32 = 64;

@@ -173,6 +173,34 @@ fn sigint_mid_capture_on_the_ring_path_flushes_and_writes_the_summary() {
 }
 
 #[test]
+fn xdp_path_refusals_are_clear_errors() {
+    let dir = std::env::temp_dir().join(format!("hmtt-xdp-refusal-{}", std::process::id()));
+    let out_dir = dir.to_str().unwrap();
+    for (args, says) in [
+        (&["--xdp-mode", "fast"][..], "invalid value 'fast'"),
+        (
+            &["--rx", "xdp", "-i", "udp:192.0.2.77:5000"][..],
+            "not an address of any interface",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_hmtt"))
+            .args(["capture", "-o", out_dir, "--quiet"])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(!text.contains("panicked"), "{args:?}: {text}");
+        // Without AF_XDP (or root) the second is refused for that instead.
+        assert!(
+            text.contains(says) || text.contains("AF_XDP"),
+            "{args:?}: {text}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn sigterm_mid_capture_flushes_and_writes_the_summary() {
     stop_mid_capture("-TERM", &[]);
 }

@@ -757,6 +757,7 @@ const OTHER_OPTIONS: &[(&str, &[&str])] = &[
             "--name",
             "--summary",
             "--rx",
+            "--xdp-mode",
             "--live-jsonl",
         ],
     ),

@@ -1,6 +1,6 @@
 //! Receiver benchmark: a board's stream sent over loopback to three ports at
 //! rising rates; for each rate, this receiver on each receive path
-//! (`--rx socket`, `--rx ring`) and `tcpdump -w` (default buffer, and with
+//! (`--rx socket`, `--rx ring`, `--rx xdp`) and `tcpdump -w` (default buffer, and with
 //! `-B` as large as the receiver's socket buffers) capture the same stream
 //! in turn. Prints loss and CPU per step, the highest zero-loss rate of
 //! each, and each one's CPU per Gb/s at the highest rate all sustained, for
@@ -44,7 +44,9 @@
 //! Environment: HMTT_BENCH_DIR (output directory, default a temp dir on
 //! /tmp), HMTT_BENCH_SECONDS (per step, default 2), HMTT_BENCH_SIZES
 //! (default "1500,9000"; empty for none), HMTT_BENCH_RATES_1500 / _9000 (Gb/s lists),
-//! HMTT_BENCH_TOOLS (default "socket,ring,tcpdump,tcpdump-B"),
+//! HMTT_BENCH_TOOLS (default "socket,ring,tcpdump,tcpdump-B"; also `xdp`,
+//! `--rx xdp`, whose XDP attach mode is printed at its first run and is in
+//! its capture summary's `xdp_modes`),
 //! HMTT_BENCH_PREALLOCATE=0 (the receiver's stripe files not preallocated),
 //! HMTT_BENCH_BATCH (packets per batch, with as many fewer batches per
 //! port, so the same memory).
@@ -106,7 +108,7 @@
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -277,6 +279,9 @@ impl Step {
     }
 }
 
+/// The xdp path's attach mode is printed once, at its first run.
+static XDP_MODE_SHOWN: AtomicBool = AtomicBool::new(false);
+
 fn run_receiver(
     net: &Net,
     dir: &Path,
@@ -315,6 +320,12 @@ fn run_receiver(
     let (s, busy) = net.send_timed(|| sender::send(snd, &dests, packets, gbps, total));
     let (threads1, cpu1) = (Threads::read(), cpu_seconds(libc::RUSAGE_SELF));
     let summary = handle.wait().unwrap();
+    if !summary.xdp_modes.is_empty() && !XDP_MODE_SHOWN.swap(true, Ordering::Relaxed) {
+        println!(
+            "   hmtt --rx xdp: XDP attached as {}",
+            summary.xdp_modes.join(", ")
+        );
+    }
     let softnet = Softnet::read(net.capture_cpu).since(softnet0);
     let cpu = cpu1 - cpu0 - s.cpu;
     let tail = cpu_seconds(libc::RUSAGE_SELF) - cpu1;
@@ -563,13 +574,14 @@ fn run(veth_path: Option<&veth::VethPath>) -> Result<(), String> {
             ),
             "socket" => ("hmtt --rx socket".into(), Tool::Receiver(RxPath::Socket)),
             "ring" => ("hmtt --rx ring".into(), Tool::Receiver(RxPath::Ring)),
+            "xdp" => ("hmtt --rx xdp".into(), Tool::Receiver(RxPath::Xdp)),
             "tcpdump" => ("tcpdump -w".into(), Tool::Tcpdump(None)),
             "tcpdump-B" => (
                 format!("tcpdump -w -B {rcvbuf_kib}"),
                 Tool::Tcpdump(Some(rcvbuf_kib)),
             ),
             other => panic!(
-                "HMTT_BENCH_TOOLS: unknown tool `{other}` (socket, ring, tcpdump, tcpdump-B)"
+                "HMTT_BENCH_TOOLS: unknown tool `{other}` (socket, ring, xdp, tcpdump, tcpdump-B)"
             ),
         };
         for &kind in &kinds {

@@ -77,6 +77,10 @@ pub enum RxPath {
     /// An AF_PACKET TPACKET_V3 ring (Linux, CAP_NET_RAW, IPv4): blocks of
     /// datagrams handed over without a system call each (see `ring`).
     Ring,
+    /// An XDP program and AF_XDP sockets (Linux, root, IPv4, an input
+    /// address on an interface): datagrams leave the driver before the
+    /// kernel's IP and UDP layers (see `xdp`).
+    Xdp,
 }
 
 /// One port to capture.
@@ -119,10 +123,13 @@ pub struct CaptureConfig {
     /// Overwrite existing capture files of the same name.
     pub overwrite: bool,
     /// Socket receive buffer asked for, bytes; with [`RxPath::Ring`] the
-    /// ring's size (allocated in the kernel at the start).
+    /// ring's size (allocated in the kernel at the start); with
+    /// [`RxPath::Xdp`] each port's AF_XDP frames (allocated at the start).
     pub rcvbuf_bytes: usize,
     /// How UDP inputs receive.
     pub rx: RxPath,
+    /// With [`RxPath::Xdp`]: how the XDP program is attached.
+    pub xdp_mode: crate::xdp::XdpMode,
     /// Datagrams per buffer handed to a writer (and per recvmmsg call at most).
     pub batch_packets: usize,
     /// Buffers per input (memory = inputs * buffers * batch_packets * 9 KiB).
@@ -170,6 +177,7 @@ impl CaptureConfig {
             overwrite: false,
             rcvbuf_bytes: 256 << 20,
             rx: RxPath::Socket,
+            xdp_mode: crate::xdp::XdpMode::Auto,
             batch_packets: 64,
             buffers_per_input: 64,
             max_packet: hmtt_format::capture::MAX_RECORD_LEN,
@@ -268,6 +276,9 @@ impl CaptureConfig {
         if let Some(rx) = run.rx {
             c.rx = rx;
         }
+        if let Some(m) = run.xdp_mode {
+            c.xdp_mode = m;
+        }
         if let Some(b) = run.batch_packets {
             c.batch_packets = b;
         }
@@ -338,7 +349,8 @@ impl CaptureConfig {
 /// name = "run1"
 /// dirs = ["/disk0/hmtt", "/disk1/hmtt"]
 /// stripe_mib = 256
-/// rx = "ring"          # or "socket" (the default)
+/// rx = "ring"          # or "socket" (the default), or "xdp"
+/// xdp_mode = "auto"    # with rx = "xdp": or "native", "generic"
 /// duration_s = 60.0
 /// [[input]]
 /// udp = "0.0.0.0:5000"
@@ -356,6 +368,7 @@ pub struct RunFile {
     pub preallocate: Option<bool>,
     pub rcvbuf_mib: Option<usize>,
     pub rx: Option<RxPath>,
+    pub xdp_mode: Option<crate::xdp::XdpMode>,
     pub batch_packets: Option<usize>,
     pub buffers_per_input: Option<usize>,
     pub pcapng: Option<bool>,
@@ -444,6 +457,15 @@ mod tests {
         assert_eq!(c.stripe_bytes, 4 << 20);
         assert_eq!(c.packets, Some(10));
         assert_eq!(c.rx, RxPath::Ring);
+        let c = CaptureConfig::from_toml(
+            "dirs=['/a']\nrx='xdp'\nxdp_mode='generic'\n[[input]]\nudp='10.0.0.1:5000'\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (c.rx, c.xdp_mode),
+            (RxPath::Xdp, crate::xdp::XdpMode::Generic)
+        );
+        assert!(CaptureConfig::from_toml("dirs=['/a']\nxdp_mode='fast'\n").is_err());
         assert!(CaptureConfig::from_toml("dirs=['/a']\nrx='mmap'\n").is_err());
         let err =
             CaptureConfig::from_toml("dirs=['/a']\n[[input]]\nudp='x:1'\npcap='e'\n").unwrap_err();

@@ -1,10 +1,12 @@
 //! Capture of the board's packets from several ports (UDP sockets, an
-//! AF_PACKET ring per UDP port, or raw Ethernet via libpcap) to capture files striped over several directories.
+//! AF_PACKET ring per UDP port, AF_XDP sockets, or raw Ethernet via
+//! libpcap) to capture files striped over several directories.
 //! It records packets byte-exact and counts what it sees; it never decodes
 //! records beyond what its statistics need.
 //!
 //! `Capture::start` opens every input, then runs one receive thread per
-//! input and one writer thread per output directory, joined by
+//! input (per interface for the xdp path's inputs, all of whose sockets
+//! one thread reads) and one writer thread per output directory, joined by
 //! crossbeam-channel queues of reusable buffers; `CaptureHandle::wait`
 //! returns the run's `Summary` once a stop condition holds.
 
@@ -22,6 +24,7 @@ pub mod seq;
 pub mod stats;
 mod status;
 pub mod writer;
+pub mod xdp;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -112,6 +115,8 @@ enum Opened {
     Udp(Socket),
     Ring(ring::Ring),
     Pcap(PcapHandle),
+    /// Slot `.1` of the xdp interface `.0` (its thread serves every slot).
+    Xdp(usize, usize),
 }
 
 /// A capture that is running.
@@ -127,6 +132,8 @@ pub struct CaptureHandle {
     local_addrs: Vec<Option<SocketAddr>>,
     buffer_bytes: Vec<Option<u64>>,
     kinds: Vec<SourceKind>,
+    /// `IF: mode` per xdp interface.
+    xdp_modes: Vec<String>,
     /// The summary's temporary file, with room reserved for it.
     summary_room: Option<AtomicFile>,
     /// Held until the handle is dropped: see [`lock_run_name`].
@@ -279,8 +286,44 @@ impl Capture {
         let mut local_addrs = Vec::new();
         let mut buffer_bytes = Vec::new();
         let mut kinds = Vec::new();
-        for input in &config.inputs {
+        let mut xdp_ifaces = Vec::new();
+        let mut xdp_at = std::collections::HashMap::new();
+        if config.rx == RxPath::Xdp {
+            let udp: Vec<(usize, &str)> = config
+                .inputs
+                .iter()
+                .enumerate()
+                .filter_map(|(i, inp)| match &inp.source {
+                    Source::Udp(a) => Some((i, a.as_str())),
+                    _ => None,
+                })
+                .collect();
+            xdp_ifaces = xdp::open(&udp, config.rcvbuf_bytes, config.xdp_mode)
+                .map_err(|(i, e)| input_err(&config.inputs[i], e))?;
+            for (f, iface) in xdp_ifaces.iter().enumerate() {
+                for (slot, (input, addr)) in iface
+                    .inputs()
+                    .into_iter()
+                    .zip(iface.local_addrs())
+                    .enumerate()
+                {
+                    xdp_at.insert(input, (f, slot, addr, iface.frame_bytes()));
+                }
+            }
+        }
+        let xdp_modes: Vec<String> = xdp_ifaces
+            .iter()
+            .map(|f| format!("{}: {}", f.name, f.mode))
+            .collect();
+        for (i, input) in config.inputs.iter().enumerate() {
             match &input.source {
+                Source::Udp(_) if config.rx == RxPath::Xdp => {
+                    let (f, slot, addr, bytes) = xdp_at[&i];
+                    local_addrs.push(Some(SocketAddr::V4(addr)));
+                    buffer_bytes.push(Some(bytes as u64));
+                    kinds.push(SourceKind::Udp);
+                    opened.push(Opened::Xdp(f, slot));
+                }
                 Source::Udp(addr) if config.rx == RxPath::Ring => {
                     let r = ring::Ring::open(addr, config.rcvbuf_bytes)
                         .map_err(|e| input_err(input, e))?;
@@ -427,6 +470,10 @@ impl Capture {
             );
         }
         let mut inputs = Vec::new();
+        let mut xdp_outs: Vec<Vec<Option<Outlet>>> = xdp_ifaces
+            .iter()
+            .map(|f| f.inputs().iter().map(|_| None).collect())
+            .collect();
         for (i, (op, pool)) in opened.into_iter().zip(pools).enumerate() {
             let inp = &config.inputs[i];
             let pcapng = if config.pcapng {
@@ -463,11 +510,25 @@ impl Capture {
             let udp_port = inp.udp_port;
             let h = std::thread::Builder::new().name(format!("hmtt-recv-{}", inp.port));
             let h = match op {
+                Opened::Xdp(f, slot) => {
+                    xdp_outs[f][slot] = Some(out);
+                    continue;
+                }
                 Opened::Udp(s) => h.spawn(move || input::run_udp(s, out, flush)),
                 Opened::Ring(r) => h.spawn(move || ring::run_ring(r, out, flush)),
                 Opened::Pcap(c) => h.spawn(move || input::run_pcap(c, udp_port, out, flush)),
             }
             .map_err(|e| input_err(inp, e))?;
+            inputs.push(h);
+        }
+        for (iface, outs) in xdp_ifaces.into_iter().zip(xdp_outs) {
+            let outs: Vec<Outlet> = outs.into_iter().flatten().collect();
+            let first = &config.inputs[iface.inputs()[0]];
+            let flush = config.flush_after;
+            let h = std::thread::Builder::new()
+                .name(format!("hmtt-recv-{}", iface.name))
+                .spawn(move || xdp::run(iface, outs, flush))
+                .map_err(|e| input_err(first, e))?;
             inputs.push(h);
         }
         drop(writer_tx);
@@ -496,6 +557,7 @@ impl Capture {
             local_addrs,
             buffer_bytes,
             kinds,
+            xdp_modes,
         })
     }
 }
@@ -665,6 +727,7 @@ impl CaptureHandle {
             boards: shared.boards(),
             dirs,
             errors,
+            xdp_modes: self.xdp_modes.clone(),
             live: None,
         }
     }

@@ -278,6 +278,10 @@ pub struct Summary {
     pub boards: Vec<BoardSummary>,
     pub dirs: Vec<DirSummary>,
     pub errors: Vec<String>,
+    /// With `--rx xdp`: how the XDP program was attached on each interface
+    /// (`eth1: native`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub xdp_modes: Vec<String>,
     /// What the live view made of the run (`hmtt capture --live`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub live: Option<crate::live::LiveSummary>,

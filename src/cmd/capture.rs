@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use hmtt_receiver::live::LiveOptions;
 use hmtt_receiver::report::SummaryReport;
+use hmtt_receiver::xdp::XdpMode;
 use hmtt_receiver::{Capture, CaptureConfig, RxPath};
 
 use crate::output::status;
@@ -94,6 +95,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         config.rx = match rx {
             Rx::Socket => RxPath::Socket,
             Rx::Ring => RxPath::Ring,
+            Rx::Xdp => RxPath::Xdp,
+        };
+    }
+    if let Some(m) = args.xdp_mode {
+        config.xdp_mode = match m {
+            args::XdpMode::Auto => XdpMode::Auto,
+            args::XdpMode::Native => XdpMode::Native,
+            args::XdpMode::Generic => XdpMode::Generic,
         };
     }
     if let Some(d) = args.duration {

@@ -10,6 +10,7 @@ use crate::shared::size_in;
 #[command(after_help = "Examples:
   hmtt capture --udp-ports 5000-5002 -o /disk0/hmtt -o /disk1/hmtt --name run1
   hmtt capture --udp-ports 5000-5011 --rx ring -o /disk0/hmtt --rcvbuf 64M
+  hmtt capture --udp-ports 5000-5002 --bind 10.0.0.1 --rx xdp -o /disk0/hmtt
   hmtt capture -i pcap:eth1 -i pcap:eth2 -o /raid/hmtt --duration 60
   hmtt capture -i file:board.pcapng -o out --pcapng
   hmtt capture --run run.toml
@@ -67,9 +68,16 @@ pub struct Args {
     /// How UDP inputs receive: `socket` (recvmmsg on a UDP socket) or
     /// `ring` (an AF_PACKET TPACKET_V3 ring per port, no system call per packet;
     /// needs CAP_NET_RAW and IPv4; --rcvbuf is then the ring's size,
-    /// allocated at the start).
+    /// allocated at the start), or `xdp` (an XDP program and AF_XDP sockets
+    /// on the interface of each input's address; needs root and IPv4;
+    /// --rcvbuf is then each port's frames, allocated at the start).
     #[arg(long, value_enum, value_name = "PATH")]
     pub(super) rx: Option<Rx>,
+    /// With --rx xdp: attach the XDP program in the driver (`native`), after
+    /// the kernel built its packet (`generic`, any interface), or native
+    /// where the driver has it, else generic (`auto`) [default: auto].
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub(super) xdp_mode: Option<XdpMode>,
     /// Stop after this many seconds (finite, at least 0, at most 2^64-1).
     #[arg(long, value_name = "SECONDS", value_parser = super::seconds)]
     pub(super) duration: Option<Duration>,
@@ -111,4 +119,13 @@ pub struct Args {
 pub(super) enum Rx {
     Socket,
     Ring,
+    Xdp,
+}
+
+/// `--xdp-mode`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum XdpMode {
+    Auto,
+    Native,
+    Generic,
 }

@@ -93,7 +93,11 @@ pub struct BankStats<const L: usize> {
     pub conflict: IntervalCounter<L>,
     pub unused_act: IntervalCounter<L>,
     /// The inputs registered, a clock before the counting stage: this
-    /// bank's copy of each (`r_clear` is `refresh`).
+    /// bank's copy of each (`r_clear` is `refresh`). The copies of what
+    /// every bank is given keep only what this bank reads (`write` on its
+    /// column lanes, a lane's row and its compares on its ACT lanes), so
+    /// that synthesis, which merges registers of equal inputs, keeps one
+    /// copy per bank rather than one register feeding all of them.
     r_act: DFF<Bits<L>>,
     r_column: DFF<Bits<L>>,
     r_write: DFF<Bits<L>>,
@@ -109,6 +113,13 @@ pub struct BankStats<const L: usize> {
     closed_valid: DFF<Bit>,
     row: DFF<Bits<18>>,
     closed_row: DFF<Bits<18>>,
+    /// `addr` and `addr_ne` with the lanes other than this bank's ACTs
+    /// zeroed, by `addr_keep` and `ne_keep` (each all ones but lane `j`'s
+    /// row, or its compares with every lane).
+    addr_kept: Signal<Local, Bits<LANE_ADDR_BITS>>,
+    ne_kept: Signal<Local, Bits<LANE_PAIR_BITS>>,
+    addr_keep: [Constant<Bits<LANE_ADDR_BITS>>; L],
+    ne_keep: [Constant<Bits<LANE_PAIR_BITS>>; L],
     /// The rows after the counting stage's clock (its `row` and
     /// `closed_row` next), for the summary's first-ACT compares.
     row_next: Signal<Local, Bits<18>>,
@@ -241,6 +252,18 @@ impl<const L: usize> Default for BankStats<L> {
             closed_valid: Default::default(),
             row: Default::default(),
             closed_row: Default::default(),
+            addr_kept: Default::default(),
+            ne_kept: Default::default(),
+            addr_keep: std::array::from_fn(|j| {
+                let row: Bits<18> = 0x3_FFFFu64.to_bits();
+                let at: Bits<8> = ((18 * j) as u64).to_bits();
+                Constant::new(!(bit_cast::<LANE_ADDR_BITS, 18>(row) << at))
+            }),
+            ne_keep: std::array::from_fn(|j| {
+                let pairs: Bits<8> = 0xFFu64.to_bits();
+                let at: Bits<8> = ((8 * j) as u64).to_bits();
+                Constant::new(!(bit_cast::<LANE_PAIR_BITS, 8>(pairs) << at))
+            }),
             row_next: Default::default(),
             closed_row_next: Default::default(),
             is_act: Default::default(),
@@ -379,12 +402,20 @@ impl<const L: usize> Logic for BankStats<L> {
         // Two clocks before the counting stage: the bank's copies.
         self.r_act.d.next = self.act.val();
         self.r_column.d.next = self.column.val();
-        self.r_write.d.next = self.write.val();
+        self.r_write.d.next = self.write.val() & self.column.val();
         self.r_auto.d.next = self.auto.val();
         self.r_pre.d.next = self.pre.val();
         self.r_clear.d.next = self.refresh.val();
-        self.r_addr.d.next = self.addr.val();
-        self.r_addr_ne.d.next = self.addr_ne.val();
+        self.addr_kept.next = self.addr.val();
+        self.ne_kept.next = self.addr_ne.val();
+        for j in 0..L {
+            if !self.act.val().get_bit(j) {
+                self.addr_kept.next = self.addr_kept.val() & self.addr_keep[j].val();
+                self.ne_kept.next = self.ne_kept.val() & self.ne_keep[j].val();
+            }
+        }
+        self.r_addr.d.next = self.addr_kept.val();
+        self.r_addr_ne.d.next = self.ne_kept.val();
         // The rows the counting stage's clock leaves (before the summary,
         // which reads them: the Verilog's block runs in order).
         self.row_next.next = self.row.q.val();

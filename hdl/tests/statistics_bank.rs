@@ -154,7 +154,7 @@ fn drive(x: &mut BankStats<L>, lanes: &[Lane; L]) {
 }
 
 /// Intervals of 3 to 12 clocks over `clocks` clocks of random lanes; the
-/// lanes of clock `n` count at clock `n + 1`, where `close` opens the
+/// lanes of clock `n` count at clock `n + 2`, where `close` opens the
 /// next interval, and its snapshot shows two clocks after the close.
 fn bank_matches_recount(seed: u64, clocks: u64) {
     let mut uut = BankStats::<L>::default();
@@ -170,16 +170,18 @@ fn bank_matches_recount(seed: u64, clocks: u64) {
         let mut next_close = 4;
         let mut intervals = 0;
         let mut seen = [0u64; BANK_COUNTERS];
+        // The lanes of the clock before and of the one before that.
+        let mut waiting = [Lane::default(); L];
         let mut counting = [Lane::default(); L];
         x.enable.next = true;
         for clock in 0..clocks {
-            let lanes = if clock + 2 < clocks {
+            let lanes = if clock + 3 < clocks {
                 random_lanes(&mut rng)
             } else {
                 [Lane::default(); L]
             };
             drive(&mut x, &lanes);
-            // This clock counts the lanes of the one before.
+            // This clock counts the lanes of two clocks before.
             x.close.next = clock == next_close;
             if clock == next_close {
                 closed = Some((clock + 2, open_counts));
@@ -189,7 +191,8 @@ fn bank_matches_recount(seed: u64, clocks: u64) {
             for lane in counting {
                 bank.apply(lane, &mut open_counts);
             }
-            counting = lanes;
+            counting = waiting;
+            waiting = lanes;
             wait_clock_cycle!(sim, clock, x);
             if let Some((at, expect)) = closed {
                 if clock + 1 == at {

@@ -31,17 +31,23 @@ pub const LANE_PAIR_BITS: usize = 8 * 8;
 /// column command after the ACT is a conflict. The lanes of a clock apply
 /// in order, each to the state the one before left.
 ///
-/// Two stages, so that no clock's path runs through the lanes in series
-/// from the state registers. The lanes come a clock before the counting
-/// stage (`close`, `enable`), and that clock summarises them with no
-/// knowledge of the state: for each lane what the lanes before it set of
-/// the state, and for the ACTs after the clock's first one whether they
-/// meet a row closed in the same clock (the pairwise row compares come in
-/// `addr_ne`). The counting stage then applies the summary to the state
-/// registers, each lane's outcome a few gates from them: only the first
-/// ACT of a clock compares a register (the open row or the closed row)
-/// with its row. The open row closed by a PRE is kept only while it is
-/// valid (`closed_valid`), the one case where it is read.
+/// Three stages, so that no clock's path runs through the lanes in series
+/// from the state registers, and none starts at a register that every
+/// bank reads. The lanes come two clocks before the counting stage
+/// (`close`, `enable`), straight from the unit's decode, and the bank
+/// registers them (`r_`): its own copy of what it compares (the lanes'
+/// rows and their pairwise compares, `write`), so that the next clock's
+/// paths start next to the bank. That next clock summarises them with
+/// no knowledge of the state: for each lane what the lanes before it set
+/// of the state, and for the ACTs after the clock's first one whether
+/// they meet a row closed in the same clock (the pairwise row compares
+/// come in `addr_ne`). It also compares the clock's first ACT's row with
+/// the open row and the closed row as the counting stage's clock leaves
+/// them (the state it will meet), so that no 18-bit compare is left to
+/// the counting stage. The counting stage then applies the summary to
+/// the state registers, each lane's outcome a few gates from them. The
+/// open row closed by a PRE is kept only while it is valid
+/// (`closed_valid`), the one case where it is read.
 ///
 /// Every per-lane input is a vector, bit (or field) `j` for lane `j`: an
 /// array of these blocks with array ports would not generate valid
@@ -49,9 +55,8 @@ pub const LANE_PAIR_BITS: usize = 8 * 8;
 #[derive(LogicBlock)]
 pub struct BankStats<const L: usize> {
     pub clock: Signal<In, Clock>,
-    /// The lanes' commands to this bank a clock before the counting
-    /// stage, each from a register of its own (not shared by the banks,
-    /// so that the summary starts next to the bank): ACT; RD, WR, RDA or
+    /// The lanes' commands to this bank two clocks before the counting
+    /// stage (the bank registers them): ACT; RD, WR, RDA or
     /// WRA (`column`); RDA or WRA (`auto`); PRE, or PREA to the bank's
     /// rank (`pre`); REF to its rank (`refresh`). `write` (WR or WRA, any
     /// bank) is read only with `column`.
@@ -87,6 +92,20 @@ pub struct BankStats<const L: usize> {
     pub miss: IntervalCounter<L>,
     pub conflict: IntervalCounter<L>,
     pub unused_act: IntervalCounter<L>,
+    /// The inputs registered, a clock before the counting stage: this
+    /// bank's copy of each (`r_clear` is `refresh`). The copies of what
+    /// every bank is given keep only what this bank reads (`write` on its
+    /// column lanes, a lane's row and its compares on its ACT lanes), so
+    /// that synthesis, which merges registers of equal inputs, keeps one
+    /// copy per bank rather than one register feeding all of them.
+    r_act: DFF<Bits<L>>,
+    r_column: DFF<Bits<L>>,
+    r_write: DFF<Bits<L>>,
+    r_auto: DFF<Bits<L>>,
+    r_pre: DFF<Bits<L>>,
+    r_clear: DFF<Bits<L>>,
+    r_addr: DFF<Bits<LANE_ADDR_BITS>>,
+    r_addr_ne: DFF<Bits<LANE_PAIR_BITS>>,
     /// The state before the counting stage's clock.
     open: DFF<Bit>,
     used: DFF<Bit>,
@@ -94,6 +113,17 @@ pub struct BankStats<const L: usize> {
     closed_valid: DFF<Bit>,
     row: DFF<Bits<18>>,
     closed_row: DFF<Bits<18>>,
+    /// `addr` and `addr_ne` with the lanes other than this bank's ACTs
+    /// zeroed, by `addr_keep` and `ne_keep` (each all ones but lane `j`'s
+    /// row, or its compares with every lane).
+    addr_kept: Signal<Local, Bits<LANE_ADDR_BITS>>,
+    ne_kept: Signal<Local, Bits<LANE_PAIR_BITS>>,
+    addr_keep: [Constant<Bits<LANE_ADDR_BITS>>; L],
+    ne_keep: [Constant<Bits<LANE_PAIR_BITS>>; L],
+    /// The rows after the counting stage's clock (its `row` and
+    /// `closed_row` next), for the summary's first-ACT compares.
+    row_next: Signal<Local, Bits<18>>,
+    closed_row_next: Signal<Local, Bits<18>>,
     /// Per lane: the command concerns this bank (PREA and REF: its rank);
     /// `is_auto`: RDA or WRA.
     is_act: Signal<Local, Bits<L>>,
@@ -123,7 +153,8 @@ pub struct BankStats<const L: usize> {
     seg_clear: Signal<Local, Bit>,
     last_ne: Signal<Local, Bits<8>>,
     /// Each lane's view of the summary as it enters (bit `j`), and the
-    /// clock's first ACT: its segment's `seg_pre` and `seg_clear`, its row.
+    /// clock's first ACT: its segment's `seg_pre` and `seg_clear`, its row
+    /// and whether that differs from `row_next` and `closed_row_next`.
     lane_set_open: Signal<Local, Bits<L>>,
     lane_open_to: Signal<Local, Bits<L>>,
     lane_set_used: Signal<Local, Bits<L>>,
@@ -134,6 +165,8 @@ pub struct BankStats<const L: usize> {
     first_pre: Signal<Local, Bit>,
     first_clear: Signal<Local, Bit>,
     first_row: Signal<Local, Bits<18>>,
+    first_ne_row: Signal<Local, Bit>,
+    first_ne_closed: Signal<Local, Bit>,
     last_row: Signal<Local, Bits<18>>,
     /// The summary registered for the counting stage (`s_`): per lane,
     /// at the clock's end, the first ACT's, and the lanes of the
@@ -158,7 +191,8 @@ pub struct BankStats<const L: usize> {
     s_end_clear: DFF<Bit>,
     s_first_pre: DFF<Bit>,
     s_first_clear: DFF<Bit>,
-    s_first_row: DFF<Bits<18>>,
+    s_first_ne_row: DFF<Bit>,
+    s_first_ne_closed: DFF<Bit>,
     s_last_row: DFF<Bits<18>>,
     s_rd: DFF<Bits<L>>,
     s_wr: DFF<Bits<L>>,
@@ -204,12 +238,34 @@ impl<const L: usize> Default for BankStats<L> {
             miss: Default::default(),
             conflict: Default::default(),
             unused_act: Default::default(),
+            r_act: Default::default(),
+            r_column: Default::default(),
+            r_write: Default::default(),
+            r_auto: Default::default(),
+            r_pre: Default::default(),
+            r_clear: Default::default(),
+            r_addr: Default::default(),
+            r_addr_ne: Default::default(),
             open: Default::default(),
             used: Default::default(),
             conflict_next: Default::default(),
             closed_valid: Default::default(),
             row: Default::default(),
             closed_row: Default::default(),
+            addr_kept: Default::default(),
+            ne_kept: Default::default(),
+            addr_keep: std::array::from_fn(|j| {
+                let row: Bits<18> = 0x3_FFFFu64.to_bits();
+                let at: Bits<8> = ((18 * j) as u64).to_bits();
+                Constant::new(!(bit_cast::<LANE_ADDR_BITS, 18>(row) << at))
+            }),
+            ne_keep: std::array::from_fn(|j| {
+                let pairs: Bits<8> = 0xFFu64.to_bits();
+                let at: Bits<8> = ((8 * j) as u64).to_bits();
+                Constant::new(!(bit_cast::<LANE_PAIR_BITS, 8>(pairs) << at))
+            }),
+            row_next: Default::default(),
+            closed_row_next: Default::default(),
             is_act: Default::default(),
             is_column: Default::default(),
             is_auto: Default::default(),
@@ -236,6 +292,8 @@ impl<const L: usize> Default for BankStats<L> {
             first_pre: Default::default(),
             first_clear: Default::default(),
             first_row: Default::default(),
+            first_ne_row: Default::default(),
+            first_ne_closed: Default::default(),
             last_row: Default::default(),
             s_set_open: Default::default(),
             s_open_to: Default::default(),
@@ -257,7 +315,8 @@ impl<const L: usize> Default for BankStats<L> {
             s_end_clear: Default::default(),
             s_first_pre: Default::default(),
             s_first_clear: Default::default(),
-            s_first_row: Default::default(),
+            s_first_ne_row: Default::default(),
+            s_first_ne_closed: Default::default(),
             s_last_row: Default::default(),
             s_rd: Default::default(),
             s_wr: Default::default(),
@@ -298,6 +357,14 @@ impl<const L: usize> Logic for BankStats<L> {
         dff_setup!(
             self,
             clock,
+            r_act,
+            r_column,
+            r_write,
+            r_auto,
+            r_pre,
+            r_clear,
+            r_addr,
+            r_addr_ne,
             open,
             used,
             conflict_next,
@@ -324,19 +391,50 @@ impl<const L: usize> Logic for BankStats<L> {
             s_end_clear,
             s_first_pre,
             s_first_clear,
-            s_first_row,
+            s_first_ne_row,
+            s_first_ne_closed,
             s_last_row,
             s_rd,
             s_wr,
             s_act,
             s_pre_count
         );
+        // Two clocks before the counting stage: the bank's copies.
+        self.r_act.d.next = self.act.val();
+        self.r_column.d.next = self.column.val();
+        self.r_write.d.next = self.write.val() & self.column.val();
+        self.r_auto.d.next = self.auto.val();
+        self.r_pre.d.next = self.pre.val();
+        self.r_clear.d.next = self.refresh.val();
+        self.addr_kept.next = self.addr.val();
+        self.ne_kept.next = self.addr_ne.val();
+        for j in 0..L {
+            if !self.act.val().get_bit(j) {
+                self.addr_kept.next = self.addr_kept.val() & self.addr_keep[j].val();
+                self.ne_kept.next = self.ne_kept.val() & self.ne_keep[j].val();
+            }
+        }
+        self.r_addr.d.next = self.addr_kept.val();
+        self.r_addr_ne.d.next = self.ne_kept.val();
+        // The rows the counting stage's clock leaves (before the summary,
+        // which reads them: the Verilog's block runs in order).
+        self.row_next.next = self.row.q.val();
+        if self.s_end_acted.q.val() {
+            self.row_next.next = self.s_last_row.q.val();
+        }
+        self.closed_row_next.next = self.closed_row.q.val();
+        if self.s_end_pre.q.val() & self.open.q.val() {
+            self.closed_row_next.next = self.row.q.val();
+        }
+        if self.s_end_acted.q.val() {
+            self.closed_row_next.next = self.s_last_row.q.val();
+        }
         // The summary, a clock before the counting stage.
-        self.is_act.next = self.act.val();
-        self.is_column.next = self.column.val();
-        self.is_auto.next = self.auto.val();
-        self.is_pre.next = self.pre.val();
-        self.is_refresh.next = self.refresh.val();
+        self.is_act.next = self.r_act.q.val();
+        self.is_column.next = self.r_column.q.val();
+        self.is_auto.next = self.r_auto.q.val();
+        self.is_pre.next = self.r_pre.q.val();
+        self.is_refresh.next = self.r_clear.q.val();
         self.set_open.next = false;
         self.open_to.next = false;
         self.set_used.next = false;
@@ -380,11 +478,11 @@ impl<const L: usize> Logic for BankStats<L> {
                 } else {
                     self.first_pre.next = self.seg_pre.val();
                     self.first_clear.next = self.seg_clear.val();
-                    self.first_row.next = self.addr.val().get_bits::<18>(18 * j);
+                    self.first_row.next = self.r_addr.q.val().get_bits::<18>(18 * j);
                 }
                 self.acted.next = true;
-                self.last_row.next = self.addr.val().get_bits::<18>(18 * j);
-                self.last_ne.next = self.addr_ne.val().get_bits::<8>(8 * j);
+                self.last_row.next = self.r_addr.q.val().get_bits::<18>(18 * j);
+                self.last_ne.next = self.r_addr_ne.q.val().get_bits::<8>(8 * j);
                 self.seg_pre.next = false;
                 self.seg_closing.next = false;
                 self.seg_clear.next = false;
@@ -417,6 +515,8 @@ impl<const L: usize> Logic for BankStats<L> {
                 self.seg_clear.next = true;
             }
         }
+        self.first_ne_row.next = self.first_row.val() != self.row_next.val();
+        self.first_ne_closed.next = self.first_row.val() != self.closed_row_next.val();
         self.s_set_open.d.next = self.lane_set_open.val();
         self.s_open_to.d.next = self.lane_open_to.val();
         self.s_set_used.d.next = self.lane_set_used.val();
@@ -437,10 +537,11 @@ impl<const L: usize> Logic for BankStats<L> {
         self.s_end_clear.d.next = self.seg_clear.val();
         self.s_first_pre.d.next = self.first_pre.val();
         self.s_first_clear.d.next = self.first_clear.val();
-        self.s_first_row.d.next = self.first_row.val();
+        self.s_first_ne_row.d.next = self.first_ne_row.val();
+        self.s_first_ne_closed.d.next = self.first_ne_closed.val();
         self.s_last_row.d.next = self.last_row.val();
-        self.s_rd.d.next = self.is_column.val() & !self.write.val();
-        self.s_wr.d.next = self.is_column.val() & self.write.val();
+        self.s_rd.d.next = self.is_column.val() & !self.r_write.q.val();
+        self.s_wr.d.next = self.is_column.val() & self.r_write.q.val();
         self.s_act.d.next = self.is_act.val();
         self.s_pre_count.d.next = self.is_pre.val() | self.is_auto.val();
         // The counting stage. The clock's first ACT meets the row the
@@ -449,9 +550,9 @@ impl<const L: usize> Logic for BankStats<L> {
         // the closed row as it was.
         self.first_cf.next = !self.s_first_clear.q.val()
             & self.closed_valid.q.val()
-            & (self.closed_row.q.val() != self.s_first_row.q.val());
+            & self.s_first_ne_closed.q.val();
         if self.s_first_pre.q.val() & self.open.q.val() {
-            self.first_cf.next = self.row.q.val() != self.s_first_row.q.val();
+            self.first_cf.next = self.s_first_ne_row.q.val();
         }
         self.lane_open.next = 0.into();
         self.lane_used.next = 0.into();
@@ -505,17 +606,14 @@ impl<const L: usize> Logic for BankStats<L> {
         if self.s_end_acted_twice.q.val() {
             self.conflict_next.d.next = self.s_end_cf_to.q.val();
         }
-        self.row.d.next = self.row.q.val();
+        self.row.d.next = self.row_next.val();
+        self.closed_row.d.next = self.closed_row_next.val();
         self.closed_valid.d.next = self.closed_valid.q.val() & !self.s_end_clear.q.val();
-        self.closed_row.d.next = self.closed_row.q.val();
         if self.s_end_pre.q.val() & self.open.q.val() {
             self.closed_valid.d.next = true;
-            self.closed_row.d.next = self.row.q.val();
         }
         if self.s_end_acted.q.val() {
-            self.row.d.next = self.s_last_row.q.val();
             self.closed_valid.d.next = self.s_end_pre.q.val();
-            self.closed_row.d.next = self.s_last_row.q.val();
         }
         self.rd.clock.next = self.clock.val();
         self.wr.clock.next = self.clock.val();

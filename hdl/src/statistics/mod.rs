@@ -29,9 +29,10 @@
 //! of each DSMU clock per line bit ([`REF_DELAY`]), the limit's count
 //! ([`OVER_DELAY`]) and the CU's inner commands ([`CMD_DELAY`]). The bank
 //! states and the last line follow the bus whether the unit is on or off.
-//! The bus lanes are decoded two clocks before the counting stage and
-//! summarised per bank one clock before it ([`BankStats`]), so that no
-//! path of a clock runs from the decode through a bank's lanes in series.
+//! The bus lanes are decoded two clocks before the counting stage,
+//! registered by each bank ([`BankStats`]) and summarised per bank one
+//! clock before it, so that no path of a clock runs from the decode
+//! through a bank's lanes in series.
 //! The toggles likewise take two of their clocks: each lane's toggles
 //! against the last valid lane before it (selected in parallel, not
 //! through the lanes in series), registered, then counted per line bit.
@@ -150,7 +151,7 @@ pub struct StatisticCounters<
     // index}, and each tap's tick.
     //
     // The bus lanes' fields stop two clocks short: the lanes are decoded
-    // there, registered, summarised per bank a clock before the counting
+    // there, registered per bank, summarised a clock before the counting
     // stage ([`BankStats`]), and registered again.
     kind_delay: [DelayLine<Bits<4>, { BUS_DELAY - 2 }>; L],
     rank_delay: [DelayLine<Bits<2>, { BUS_DELAY - 2 }>; L],
@@ -247,22 +248,13 @@ pub struct StatisticCounters<
     bank_rank_sel: [Signal<Local, Bits<L>>; NB],
     lane_addrs: Signal<Local, Bits<LANE_ADDR_BITS>>,
     addr_ne: Signal<Local, Bits<LANE_PAIR_BITS>>,
-    /// The same a clock before the counting stage (`p_`), for the banks;
-    /// and the rank counters' lanes at the counting stage. Each bank's
-    /// commands (`bank_`: ACT, column, auto-precharge, PRE or its rank's
-    /// PREA, its rank's REF) have registers of their own, so that no
-    /// register feeds every bank's summary.
-    bank_act: [DFF<Bits<L>>; NB],
-    bank_column: [DFF<Bits<L>>; NB],
-    bank_auto: [DFF<Bits<L>>; NB],
-    bank_pre: [DFF<Bits<L>>; NB],
-    bank_refresh: [DFF<Bits<L>>; NB],
-    p_write: DFF<Bits<L>>,
+    /// The rank counters' lanes a clock before the counting stage (`p_`)
+    /// and at it. The banks take the decode as it is and register their
+    /// own copies of it ([`BankStats`]), so that no register feeds every
+    /// bank's summary.
     p_ref: DFF<Bits<L>>,
     p_counted: DFF<Bits<L>>,
     p_rank_sel: [DFF<Bits<L>>; R],
-    p_addrs: DFF<Bits<LANE_ADDR_BITS>>,
-    p_addr_ne: DFF<Bits<LANE_PAIR_BITS>>,
     refresh_lanes: [DFF<Bits<L>>; R],
     busy_lanes: [DFF<Bits<L>>; R],
     /// The unit's state at the counting stage, before the clock's changes.
@@ -333,11 +325,8 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             closing,
             record_due,
             read,
-            p_write,
             p_ref,
-            p_counted,
-            p_addrs,
-            p_addr_ne
+            p_counted
         );
         // Delay lines to the counting stage.
         for j in 0..L {
@@ -609,11 +598,8 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             }
         }
         // A clock before the counting stage.
-        self.p_write.d.next = self.k_write.val();
         self.p_ref.d.next = self.k_ref.val();
         self.p_counted.d.next = self.counted.val();
-        self.p_addrs.d.next = self.lane_addrs.val();
-        self.p_addr_ne.d.next = self.addr_ne.val();
         for b in 0..NB {
             // A bank's rank is `b / (NB / R)`: the rank's lanes, by the
             // bank's rank number.
@@ -623,18 +609,16 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
                     self.bank_rank_sel[b].next = self.rank_sel[r].val();
                 }
             }
-            self.bank_act[b].clock.next = self.clock.val();
-            self.bank_column[b].clock.next = self.clock.val();
-            self.bank_auto[b].clock.next = self.clock.val();
-            self.bank_pre[b].clock.next = self.clock.val();
-            self.bank_refresh[b].clock.next = self.clock.val();
-            self.bank_act[b].d.next = self.k_act.val() & self.bank_sel[b].val();
-            self.bank_column[b].d.next = self.k_column.val() & self.bank_sel[b].val();
-            self.bank_auto[b].d.next =
+            self.banks[b].act.next = self.k_act.val() & self.bank_sel[b].val();
+            self.banks[b].column.next = self.k_column.val() & self.bank_sel[b].val();
+            self.banks[b].write.next = self.k_write.val();
+            self.banks[b].auto.next =
                 self.k_column.val() & self.k_auto.val() & self.bank_sel[b].val();
-            self.bank_pre[b].d.next = (self.k_pre.val() & self.bank_sel[b].val())
+            self.banks[b].pre.next = (self.k_pre.val() & self.bank_sel[b].val())
                 | (self.k_prea.val() & self.bank_rank_sel[b].val());
-            self.bank_refresh[b].d.next = self.k_ref.val() & self.bank_rank_sel[b].val();
+            self.banks[b].refresh.next = self.k_ref.val() & self.bank_rank_sel[b].val();
+            self.banks[b].addr.next = self.lane_addrs.val();
+            self.banks[b].addr_ne.next = self.addr_ne.val();
         }
         for r in 0..R {
             self.p_rank_sel[r].clock.next = self.clock.val();
@@ -649,14 +633,6 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.banks[b].clock.next = self.clock.val();
             self.banks[b].close.next = self.close.val();
             self.banks[b].enable.next = self.on_now.val();
-            self.banks[b].act.next = self.bank_act[b].q.val();
-            self.banks[b].column.next = self.bank_column[b].q.val();
-            self.banks[b].write.next = self.p_write.q.val();
-            self.banks[b].auto.next = self.bank_auto[b].q.val();
-            self.banks[b].pre.next = self.bank_pre[b].q.val();
-            self.banks[b].refresh.next = self.bank_refresh[b].q.val();
-            self.banks[b].addr.next = self.p_addrs.q.val();
-            self.banks[b].addr_ne.next = self.p_addr_ne.q.val();
             self.banks[b].hold_write.next = self.hold_write.val();
             self.banks[b].hold_slot.next = self.hold_slot.val();
             self.banks[b].read_slot.next = self.read_slot.val();

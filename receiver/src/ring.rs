@@ -70,12 +70,12 @@ impl Drop for Ring {
     }
 }
 
-fn os_err(what: &str) -> io::Error {
+pub(crate) fn os_err(what: &str) -> io::Error {
     let e = io::Error::last_os_error();
     io::Error::new(e.kind(), format!("{what}: {e}"))
 }
 
-fn setsockopt<T>(
+pub(crate) fn setsockopt<T>(
     fd: libc::c_int,
     level: libc::c_int,
     opt: libc::c_int,
@@ -99,7 +99,11 @@ fn setsockopt<T>(
 }
 
 /// getsockopt into a `T` of plain old data (all-zero bytes a valid `T`).
-fn getsockopt<T: Copy>(fd: libc::c_int, level: libc::c_int, opt: libc::c_int) -> io::Result<T> {
+pub(crate) fn getsockopt<T: Copy>(
+    fd: libc::c_int,
+    level: libc::c_int,
+    opt: libc::c_int,
+) -> io::Result<T> {
     // SAFETY: T is plain old data, for which zeroed bytes are a value.
     let mut value: T = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<T>() as libc::socklen_t;
@@ -112,11 +116,20 @@ fn getsockopt<T: Copy>(fd: libc::c_int, level: libc::c_int, opt: libc::c_int) ->
     }
 }
 
-fn insn(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
+pub(crate) fn insn(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
     libc::sock_filter { code, jt, jf, k }
 }
 
-fn attach_filter(fd: libc::c_int, prog: &[libc::sock_filter]) -> io::Result<()> {
+/// A UDP socket whose filter refuses every datagram: bound, it claims a
+/// port from the stack (no ICMP port unreachable), and counts in its drops
+/// what reached it.
+pub(crate) fn refusing_udp_socket() -> io::Result<Socket> {
+    let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
+    attach_filter(s.as_raw_fd(), &[insn(RET_K, 0, 0, 0)])?;
+    Ok(s)
+}
+
+pub(crate) fn attach_filter(fd: libc::c_int, prog: &[libc::sock_filter]) -> io::Result<()> {
     let fprog = libc::sock_fprog {
         len: prog.len() as u16,
         filter: prog.as_ptr().cast_mut(),
@@ -206,8 +219,7 @@ impl Ring {
                 ),
             ));
         };
-        let claim = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
-        attach_filter(claim.as_raw_fd(), &[insn(RET_K, 0, 0, 0)])?;
+        let claim = refusing_udp_socket()?;
         // A given port is claimed once the ring receives, so that a sender
         // waiting for the port to be taken loses nothing; port 0 is claimed
         // first, to learn which port the filter must take.
@@ -467,7 +479,7 @@ pub fn share_tap(rings: &[&Ring]) -> io::Result<()> {
     Ok(())
 }
 
-fn os_err_from(what: &str, e: io::Error) -> io::Error {
+pub(crate) fn os_err_from(what: &str, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{what}: {e}"))
 }
 

@@ -23,11 +23,12 @@ use std::time::{Duration, Instant};
 
 use hmtt_format::capture::RECORD_FLAG_KERNEL_DROPS;
 use serde::Deserialize;
-use socket2::{Domain, Protocol, Socket, Type};
+use socket2::Socket;
 
 use crate::batch::Batch;
 use crate::frame::extract_unchecked_ipv4;
 use crate::input::{take_frame, Outlet};
+use crate::ring::{os_err, os_err_from};
 use crate::stats::Tally;
 
 /// How the XDP program is attached.
@@ -64,10 +65,6 @@ pub struct Iface {
     _maps: [OwnedFd; 2],
 }
 
-fn err(what: impl std::fmt::Display, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("{what}: {e}"))
-}
-
 /// The interface holding IPv4 address `ip`: its name and index.
 fn interface_of(ip: Ipv4Addr) -> io::Result<(String, u32)> {
     if ip.is_unspecified() {
@@ -80,7 +77,7 @@ fn interface_of(ip: Ipv4Addr) -> io::Result<(String, u32)> {
     let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
     // SAFETY: getifaddrs fills `list`, freed below.
     if unsafe { libc::getifaddrs(&mut list) } != 0 {
-        return Err(err("listing the interfaces", io::Error::last_os_error()));
+        return Err(os_err("listing the interfaces"));
     }
     let mut found = None;
     let mut p = list;
@@ -200,30 +197,8 @@ fn socket_drops(s: &Socket) -> Option<u64> {
 
 /// A claim on the UDP port of `addr` (see the module's notes).
 fn claim(addr: SocketAddrV4) -> io::Result<(Socket, SocketAddrV4)> {
-    let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
-    let refuse = [libc::sock_filter {
-        code: 0x06,
-        jt: 0,
-        jf: 0,
-        k: 0,
-    }];
-    let prog = libc::sock_fprog {
-        len: 1,
-        filter: refuse.as_ptr().cast_mut(),
-    };
-    // SAFETY: setsockopt with a live sock_fprog and its size.
-    let r = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_ATTACH_FILTER,
-            (&prog as *const libc::sock_fprog).cast(),
-            std::mem::size_of::<libc::sock_fprog>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(err("the claim's filter", io::Error::last_os_error()));
-    }
+    let s = crate::ring::refusing_udp_socket()
+        .map_err(|e| os_err_from("the port's claim socket", e))?;
     s.bind(&SocketAddr::V4(addr).into())?;
     let local = match s.local_addr()?.as_socket() {
         Some(SocketAddr::V4(a)) => a,
@@ -304,7 +279,7 @@ fn open_iface(
         } else {
             ""
         };
-        err(format!("{name}: {what}{hint}"), e)
+        os_err_from(&format!("{name}: {what}{hint}"), e)
     };
     let nq = queue_count(&name, ifindex)?;
     let per_queue = (rcvbuf.saturating_mul(ports.len()) / xsk::FRAME / nq as usize).max(64);
@@ -315,7 +290,7 @@ fn open_iface(
     for q in 0..nq {
         let sg = queues.first().is_none_or(xsk::Queue::sg);
         let queue = xsk::Queue::open(ifindex, q, ports.len(), frames, sg)
-            .map_err(|e| err(format!("{name} queue {q}"), e))?;
+            .map_err(|e| os_err_from(&format!("{name} queue {q}"), e))?;
         if sg && !queue.sg() {
             tracing::warn!(
                 "{name}: this kernel has no multi-buffer AF_XDP (6.6 or later): a frame \

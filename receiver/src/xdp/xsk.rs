@@ -8,14 +8,11 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use crate::ring::{getsockopt, os_err, os_err_from, setsockopt};
+
 /// Bytes of a UMEM frame: a page, so a 1500-byte frame takes one and a
 /// 9000-byte jumbo frame three (multi-buffer, `XDP_USE_SG`).
 pub const FRAME: usize = 4096;
-
-fn os_err(what: &str) -> io::Error {
-    let e = io::Error::last_os_error();
-    io::Error::new(e.kind(), format!("{what}: {e}"))
-}
 
 struct Map {
     ptr: *mut u8,
@@ -56,39 +53,6 @@ impl Drop for Map {
     fn drop(&mut self) {
         // SAFETY: unmapping what `new` mapped, once.
         unsafe { libc::munmap(self.ptr.cast(), self.len) };
-    }
-}
-
-fn setsockopt<T>(fd: libc::c_int, opt: libc::c_int, v: &T, what: &str) -> io::Result<()> {
-    // SAFETY: setsockopt with a pointer to a live value and its size.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_XDP,
-            opt,
-            (v as *const T).cast(),
-            std::mem::size_of::<T>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(os_err(what))
-    }
-}
-
-/// getsockopt(SOL_XDP) into a `T` of plain old data.
-fn getsockopt<T: Copy>(fd: libc::c_int, opt: libc::c_int) -> io::Result<T> {
-    // SAFETY: T is plain old data, for which zeroed bytes are a value.
-    let mut v: T = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
-    // SAFETY: getsockopt into a live `T` of the given size.
-    let r =
-        unsafe { libc::getsockopt(fd, libc::SOL_XDP, opt, (&mut v as *mut T).cast(), &mut len) };
-    if r == 0 {
-        Ok(v)
-    } else {
-        Err(io::Error::last_os_error())
     }
 }
 
@@ -190,8 +154,9 @@ impl Xsk {
     /// A socket with an rx ring of `size` entries (a power of two).
     fn new(fd: OwnedFd, size: u32) -> io::Result<Xsk> {
         let raw = fd.as_raw_fd();
-        setsockopt(raw, libc::XDP_RX_RING, &size, "the AF_XDP rx ring")?;
-        let off: libc::xdp_mmap_offsets = getsockopt(raw, libc::XDP_MMAP_OFFSETS)
+        setsockopt(raw, libc::SOL_XDP, libc::XDP_RX_RING, &size)
+            .map_err(|e| os_err_from("the AF_XDP rx ring", e))?;
+        let off: libc::xdp_mmap_offsets = getsockopt(raw, libc::SOL_XDP, libc::XDP_MMAP_OFFSETS)
             .map_err(|e| io::Error::new(e.kind(), format!("AF_XDP ring offsets: {e}")))?;
         let rx = Ring::map(raw, &off.rx, size, libc::XDP_PGOFF_RX_RING as u64)?;
         Ok(Xsk {
@@ -231,7 +196,9 @@ impl Xsk {
     /// per socket, so it is not added). The last count when it cannot be
     /// read: a total never goes back.
     pub fn drops(&self) -> u64 {
-        if let Ok(s) = getsockopt::<libc::xdp_statistics>(self.fd(), libc::XDP_STATISTICS) {
+        if let Ok(s) =
+            getsockopt::<libc::xdp_statistics>(self.fd(), libc::SOL_XDP, libc::XDP_STATISTICS)
+        {
             self.drops.set(s.rx_dropped + s.rx_ring_full);
         }
         self.drops.get()
@@ -274,27 +241,15 @@ impl Queue {
             flags: 0,
             tx_metadata_len: 0,
         };
-        setsockopt(
-            raw,
-            libc::XDP_UMEM_REG,
-            &reg,
-            "registering the AF_XDP frame area",
-        )?;
-        setsockopt(
-            raw,
-            libc::XDP_UMEM_FILL_RING,
-            &frames,
-            "the AF_XDP fill ring",
-        )?;
+        setsockopt(raw, libc::SOL_XDP, libc::XDP_UMEM_REG, &reg)
+            .map_err(|e| os_err_from("registering the AF_XDP frame area", e))?;
+        setsockopt(raw, libc::SOL_XDP, libc::XDP_UMEM_FILL_RING, &frames)
+            .map_err(|e| os_err_from("the AF_XDP fill ring", e))?;
         let done: u32 = 64;
-        setsockopt(
-            raw,
-            libc::XDP_UMEM_COMPLETION_RING,
-            &done,
-            "the AF_XDP completion ring",
-        )?;
+        setsockopt(raw, libc::SOL_XDP, libc::XDP_UMEM_COMPLETION_RING, &done)
+            .map_err(|e| os_err_from("the AF_XDP completion ring", e))?;
         let xsk = Xsk::new(first, frames)?;
-        let off: libc::xdp_mmap_offsets = getsockopt(raw, libc::XDP_MMAP_OFFSETS)?;
+        let off: libc::xdp_mmap_offsets = getsockopt(raw, libc::SOL_XDP, libc::XDP_MMAP_OFFSETS)?;
         let fill = Ring::map(raw, &off.fr, frames, libc::XDP_UMEM_PGOFF_FILL_RING)?;
         let completion = Ring::map(raw, &off.cr, done, libc::XDP_UMEM_PGOFF_COMPLETION_RING)?;
         let mut q = Queue {

@@ -202,6 +202,19 @@ fn collect(summary: Summary, dirs: &[PathBuf]) -> Run {
     }
 }
 
+/// The long datagram of [`datagrams`] is cut to a record's length and
+/// flagged, once.
+fn assert_long_datagram_cut(run: &Run) {
+    let cut: Vec<_> = run
+        .rejects
+        .iter()
+        .flatten()
+        .filter(|r| r.1.len() == 9018)
+        .collect();
+    assert_eq!(cut.len(), 1);
+    assert_ne!(cut[0].0 & hmtt_format::capture::RECORD_FLAG_CUT, 0);
+}
+
 /// The two runs hold the same files and accounting, and what was sent.
 fn check_same(socket: &Run, ring: &Run, kept: &[SimPacket], garbage: u64) {
     for s in [&socket.summary, &ring.summary] {
@@ -268,15 +281,7 @@ fn loopback_ring_and_socket_give_the_same_files_and_accounting() {
         runs.push(collect(handle.wait().unwrap(), &dirs));
     }
     check_same(&runs[0], &runs[1], &kept, garbage);
-    // The long datagram is cut to a record's length and flagged.
-    let cut: Vec<_> = runs[1]
-        .rejects
-        .iter()
-        .flatten()
-        .filter(|r| r.1.len() == 9018)
-        .collect();
-    assert_eq!(cut.len(), 1);
-    assert_ne!(cut[0].0 & hmtt_format::capture::RECORD_FLAG_CUT, 0);
+    assert_long_datagram_cut(&runs[1]);
 }
 
 /// The xdp path on `lo` (generic XDP, multi-buffer for the long
@@ -313,14 +318,7 @@ fn loopback_xdp_and_socket_give_the_same_files_and_accounting() {
     let (runs, kept) = runs;
     check_same(&runs[0], &runs[1], &kept, garbage);
     assert_eq!(runs[1].summary.xdp_modes, vec!["lo: generic".to_string()]);
-    let cut: Vec<_> = runs[1]
-        .rejects
-        .iter()
-        .flatten()
-        .filter(|r| r.1.len() == 9018)
-        .collect();
-    assert_eq!(cut.len(), 1);
-    assert_ne!(cut[0].0 & hmtt_format::capture::RECORD_FLAG_CUT, 0);
+    assert_long_datagram_cut(&runs[1]);
 }
 
 /// A datagram to the captured UDP port at another address of the

@@ -200,3 +200,14 @@ fn statistics_l2_e2_k7_and_k11() {
     let hw = cosim::<2, 2, 8, 3, 1, 4, 20>(&cfg, &cmds, 11);
     assert_changes(&hw, 11);
 }
+
+/// L = 8 at the shortest interval on one bank: row outcomes across and
+/// within clocks, past an interval's end, after REF and after RDA, as
+/// worked out by hand ([`directed_row_stream`]).
+#[test]
+fn statistics_l8_e3_k6_directed_row_outcomes() {
+    let cfg = board_config(geometry_24(), 64, SLOW);
+    let (cmds, _) = directed_row_stream();
+    let hw = cosim::<8, 3, 16, 2, 2, 16, 24>(&cfg, &cmds, 6);
+    assert_directed_outcomes(&cfg, &hw);
+}

@@ -92,12 +92,16 @@ pub struct BankStats<const L: usize> {
     pub miss: IntervalCounter<L>,
     pub conflict: IntervalCounter<L>,
     pub unused_act: IntervalCounter<L>,
-    /// The inputs registered, a clock before the counting stage: this
-    /// bank's copy of each (`r_clear` is `refresh`). The copies of what
-    /// every bank is given keep only what this bank reads (`write` on its
-    /// column lanes, a lane's row and its compares on its ACT lanes), so
-    /// that synthesis, which merges registers of equal inputs, keeps one
-    /// copy per bank rather than one register feeding all of them.
+    /// The inputs registered, two clocks before the counting stage: this
+    /// bank's copy of each. The copies of what several banks are given
+    /// keep only what this bank reads (`write` on its column lanes, a
+    /// lane's row and its compares on its ACT lanes) or carry something
+    /// of this bank's (`r_clear` is `refresh | act`, REF being
+    /// `r_clear & !r_act` as a lane holds one command), so that synthesis,
+    /// which merges registers of equal inputs, keeps one copy per bank
+    /// rather than one register feeding all of them (a rank's REF lanes,
+    /// merged into one register for all the rank's banks, made the
+    /// unit's slowest path).
     r_act: DFF<Bits<L>>,
     r_column: DFF<Bits<L>>,
     r_write: DFF<Bits<L>>,
@@ -405,7 +409,7 @@ impl<const L: usize> Logic for BankStats<L> {
         self.r_write.d.next = self.write.val() & self.column.val();
         self.r_auto.d.next = self.auto.val();
         self.r_pre.d.next = self.pre.val();
-        self.r_clear.d.next = self.refresh.val();
+        self.r_clear.d.next = self.refresh.val() | self.act.val();
         self.addr_kept.next = self.addr.val();
         self.ne_kept.next = self.addr_ne.val();
         for j in 0..L {
@@ -434,7 +438,7 @@ impl<const L: usize> Logic for BankStats<L> {
         self.is_column.next = self.r_column.q.val();
         self.is_auto.next = self.r_auto.q.val();
         self.is_pre.next = self.r_pre.q.val();
-        self.is_refresh.next = self.r_clear.q.val();
+        self.is_refresh.next = self.r_clear.q.val() & !self.r_act.q.val();
         self.set_open.next = false;
         self.open_to.next = false;
         self.set_used.next = false;

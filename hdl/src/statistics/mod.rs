@@ -597,7 +597,8 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
                 );
             }
         }
-        // A clock before the counting stage.
+        // Two clocks before the counting stage: the banks and the rank
+        // lanes each register twice.
         self.p_ref.d.next = self.k_ref.val();
         self.p_counted.d.next = self.counted.val();
         for b in 0..NB {

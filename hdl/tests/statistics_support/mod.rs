@@ -7,7 +7,7 @@ use crate::capture_support::*;
 use hmtt_board_model::{run_commands_with_statistics, BoardConfig, DrainRate, StatsConfig};
 use hmtt_format::command::{Command, DdrCmd};
 use hmtt_format::geometry::Geometry;
-use hmtt_format::stats::{StatsAssembler, StatsPart};
+use hmtt_format::stats::{BankCounter, StatsAssembler, StatsPart};
 use hmtt_hdl::capture::{Capture, CaptureConfig};
 use hmtt_hdl::pins::DimmPins;
 use hmtt_hdl::statistics::StatisticCounters;
@@ -346,15 +346,106 @@ pub fn assert_drops_and_row_outcomes(cfg: &BoardConfig, records: &[Record]) {
     assert!(total(records, layout.lost_fifo()) > 0, "the FIFO must drop");
     let (ranks, banks) = (1usize << g.rank_bits(), 1usize << g.bank_bits());
     for c in [
-        hmtt_format::stats::BankCounter::Hit,
-        hmtt_format::stats::BankCounter::Miss,
-        hmtt_format::stats::BankCounter::Conflict,
-        hmtt_format::stats::BankCounter::UnusedAct,
+        BankCounter::Hit,
+        BankCounter::Miss,
+        BankCounter::Conflict,
+        BankCounter::UnusedAct,
     ] {
         let n: u64 = (0..ranks)
             .flat_map(|r| (0..banks).map(move |b| (r, b)))
             .map(|(r, b)| total(records, layout.bank(r, b, c)))
             .sum();
         assert!(n > 0, "{c:?} must occur");
+    }
+}
+
+/// Rows of [`directed_row_stream`].
+const ROW_A: u32 = 0x10;
+const ROW_B: u32 = 0x20;
+
+/// Rank 0 bank 0 at 8 lanes a clock and `k` = 6: row outcomes decided
+/// across clocks, within one clock (PRE and ACT in the same clock), past
+/// an interval's end, after a REF and after an auto-precharge, with the
+/// outcomes its column commands must have as `(tick, outcome)`, worked
+/// out by hand from the DDR rules rather than by the model: a miss when
+/// the ACT found the bank idle (first use, after a REF, after RDA, or an
+/// ACT with no PRE since the last), a conflict when a PRE closed another
+/// row.
+pub fn directed_row_stream() -> (Vec<Command>, Vec<(u64, BankCounter)>) {
+    use BankCounter::{Conflict, Miss};
+    let at = |cycle, cmd, arg| Command {
+        cycle,
+        cmd,
+        rank: 0,
+        bank: 0,
+        arg,
+    };
+    let (a, b) = (ROW_A, ROW_B);
+    let cmds = vec![
+        at(0, DdrCmd::Act, b),
+        at(1, DdrCmd::Rd, 0),
+        at(7, DdrCmd::Pre, 0),
+        at(16, DdrCmd::Act, a),
+        at(17, DdrCmd::Rd, 1),
+        at(23, DdrCmd::Pre, 0),
+        at(24, DdrCmd::Act, b),
+        at(25, DdrCmd::Rd, 2),
+        at(40, DdrCmd::Act, a),
+        at(41, DdrCmd::Rd, 3),
+        at(48, DdrCmd::Pre, 0),
+        at(49, DdrCmd::Act, a),
+        at(50, DdrCmd::Rd, 4),
+        at(56, DdrCmd::Pre, 0),
+        at(57, DdrCmd::Act, b),
+        at(58, DdrCmd::Rd, 5),
+        at(63, DdrCmd::Pre, 0),
+        at(64, DdrCmd::Act, a),
+        at(65, DdrCmd::Rd, 6),
+        at(72, DdrCmd::Pre, 0),
+        at(79, DdrCmd::Ref, 0),
+        at(80, DdrCmd::Act, b),
+        at(81, DdrCmd::Rd, 7),
+        at(88, DdrCmd::Pre, 0),
+        at(89, DdrCmd::Act, a),
+        at(90, DdrCmd::Rda, 8),
+        at(96, DdrCmd::Act, b),
+        at(97, DdrCmd::Rd, 9),
+    ];
+    let outcomes = vec![
+        (1, Miss),
+        (17, Conflict),
+        (25, Conflict),
+        (41, Miss),
+        (50, Miss),
+        (58, Conflict),
+        (65, Conflict),
+        (81, Miss),
+        (90, Conflict),
+        (97, Miss),
+    ];
+    (cmds, outcomes)
+}
+
+/// `records` (of [`directed_row_stream`], `k` = 6) count, per interval,
+/// the outcomes it lists for rank 0 bank 0, and no row hit.
+pub fn assert_directed_outcomes(cfg: &BoardConfig, records: &[Record]) {
+    let (_, outcomes) = directed_row_stream();
+    let layout = hmtt_format::stats::CounterLayout::new(&cfg.geometry);
+    for c in [BankCounter::Hit, BankCounter::Miss, BankCounter::Conflict] {
+        for r in records {
+            let want = outcomes
+                .iter()
+                .filter(|&&(tick, o)| o == c && (r.0..r.1).contains(&tick))
+                .count();
+            assert_eq!(
+                r.3[layout.bank(0, 0, c)] as usize,
+                want,
+                "{c:?} in [{}, {})",
+                r.0,
+                r.1
+            );
+        }
+        let all = outcomes.iter().filter(|&&(_, o)| o == c).count() as u64;
+        assert_eq!(total(records, layout.bank(0, 0, c)), all, "{c:?} in total");
     }
 }

@@ -447,7 +447,17 @@ impl Slot {
 /// The largest datagram assembled from several frames: an IPv4 datagram
 /// with its Ethernet header. Longer is cut (and rejected as cut).
 const MAX_FRAME: usize = 65_535 + 14;
+/// An empty turn sleeps this long, so that the next one finds a batch of
+/// datagrams rather than one.
 const IDLE_SLEEP: Duration = Duration::from_micros(100);
+/// After this long without a datagram the ports' batches go to their
+/// writers (the ring path's block timeout) and the thread waits in
+/// poll() for the sockets rather than waking every `IDLE_SLEEP`: handing
+/// a batch over at every empty turn cost a writer's wake-up and write
+/// per few datagrams at moderate rates.
+const IDLE_DISPATCH: Duration = Duration::from_millis(1);
+const POLL_MS: i32 = 10;
+const DRAIN_POLL_MS: i32 = 2;
 /// How often the sockets' drop counters are read (a system call each).
 const STATS_EVERY: Duration = Duration::from_millis(10);
 const DRAIN_LIMIT: Duration = Duration::from_secs(1);
@@ -487,6 +497,17 @@ pub fn run(iface: Iface, outs: Vec<Outlet>, flush_after: Duration) {
     let mut addrs: Vec<u64> = Vec::with_capacity(BUDGET as usize);
     let mut draining: Option<Instant> = None;
     let mut stats_at = Instant::now();
+    let mut idle_since: Option<Instant> = None;
+    let mut waits: Vec<libc::pollfd> = iface
+        .queues
+        .iter()
+        .flat_map(|q| &q.sockets)
+        .map(|s| libc::pollfd {
+            fd: s.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
     loop {
         if draining.is_none() && shared.stopping() {
             draining = Some(Instant::now());
@@ -538,8 +559,14 @@ pub fn run(iface: Iface, outs: Vec<Outlet>, flush_after: Duration) {
                 }
             }
         }
+        let idle = if got == 0 {
+            idle_since.get_or_insert_with(Instant::now).elapsed()
+        } else {
+            idle_since = None;
+            Duration::ZERO
+        };
         for slot in &mut slots {
-            if got == 0 && !slot.batch.is_empty()
+            if idle >= IDLE_DISPATCH && !slot.batch.is_empty()
                 || slot.started.is_some_and(|s| s.elapsed() >= flush_after)
             {
                 slot.dispatch();
@@ -550,7 +577,17 @@ pub fn run(iface: Iface, outs: Vec<Outlet>, flush_after: Duration) {
             if draining.is_some_and(|d| d.elapsed() > DRAIN_IDLE) {
                 break;
             }
-            std::thread::sleep(IDLE_SLEEP);
+            if idle < IDLE_DISPATCH {
+                std::thread::sleep(IDLE_SLEEP);
+            } else {
+                let ms = if draining.is_some() {
+                    DRAIN_POLL_MS
+                } else {
+                    POLL_MS
+                };
+                // SAFETY: poll on the interface's live sockets, `waits.len()` entries.
+                unsafe { libc::poll(waits.as_mut_ptr(), waits.len() as libc::nfds_t, ms) };
+            }
         }
         if draining.is_some_and(|d| d.elapsed() > DRAIN_LIMIT) {
             break;

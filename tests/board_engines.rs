@@ -162,6 +162,12 @@ fn line(out: &mut String, tick: u64, cmd: &str, rank: u32, bank: u32, arg: u32) 
 /// board counts: an unknown one, a read of a bank never opened, an ACT
 /// beyond the rows.
 fn overflow_stream() -> String {
+    busy_stream(&[4, 5, 2, 0x40, 3, 1, 0x41, 0, 5])
+}
+
+/// The stream of [`overflow_stream`] with the config-space reads `config`
+/// (inner command or event indices) every 6,000 ticks from tick 6,000.
+fn busy_stream(config: &[u32]) -> String {
     let g = Geometry::ddr3_default();
     let w = default_window(&g);
     let mut out = String::from("# FIFO overflow and references over the limit\n");
@@ -171,7 +177,6 @@ fn overflow_stream() -> String {
     line(&mut out, 3, "ACT", 0, 1, g.rows() + 7);
     line(&mut out, 4, "CKE", 0, 0, 0);
     // Inner commands by event index (column = 8 * index in bank 0).
-    let config = [4u32, 5, 2, 0x40, 3, 1, 0x41, 0, 5];
     let mut next_config = 0;
     for t in 10..120_000u64 {
         if t % 6_000 == 0 && next_config < config.len() {
@@ -274,7 +279,8 @@ fn the_ice40_core_on_a_ddr200_stream_gives_identical_files() {
 /// statistics packets are in the same port files, in the same order and
 /// with the same receive times as the model's, and the unit's counters
 /// equal; at `k` = 9 and 11 the path's credit refuses records (unsent).
-/// The core refuses what its unit cannot do.
+/// Likewise on the overflow stream with the unit switched and its interval
+/// set by inner commands. The core refuses what its unit cannot do.
 #[test]
 fn the_statistic_unit_gives_identical_files_at_three_intervals() {
     let dir = scratch("statistics");
@@ -311,6 +317,31 @@ fn the_statistic_unit_gives_identical_files_at_three_intervals() {
     // The ports sent some statistics packets before a trace packet that
     // left earlier: the files still have the model's order.
     assert!(held > 0, "no statistics packet overtook a trace packet");
+    // The TX FIFO overflowing (the unit counts the drops) and the unit
+    // switched off and on, its interval set by inner commands (STATS_OFF 7,
+    // STATS_ON 6, STATS_INTERVAL_k 32 + k), off at the end of the stream.
+    let busy = dir.join("busy.txt");
+    let config = [7, 6, 41, 2, 43, 3, 42, 7, 6, 40, 7, 5];
+    std::fs::write(&busy, busy_stream(&config)).unwrap();
+    let m = both_engines(
+        &dir.join("busy"),
+        &busy,
+        &[
+            "--core",
+            "ecp5-85f",
+            "--stats-interval",
+            "10",
+            "--stats-share",
+            "2",
+        ],
+    );
+    let c = &m["counters"];
+    assert!(c["events_dropped"].as_u64().unwrap() > 1000, "{c}");
+    assert!(c["inner_commands"].as_u64().unwrap() >= 12, "{c}");
+    assert!(
+        c["statistics"]["records_sent"].as_u64().unwrap() >= 5,
+        "{c}"
+    );
     let out = dir.join("bad");
     let work = work();
     let base = [

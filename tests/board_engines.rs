@@ -4,7 +4,9 @@
 //! with config-space commands (SYNC closes, tags-only, tracing off and on),
 //! every capture file is byte-identical and every counter the Verilator run
 //! gives equals the model's. The ECP5 core (`--core` default) and the iCE40
-//! core on a DDR-200 stream. Needs Verilator; the simulators are cached in
+//! core on a DDR-200 stream, and the ECP5 core with the Statistic Unit at
+//! three interval lengths (its statistics packets in the same files, its
+//! counters equal). Needs Verilator; the simulators are cached in
 //! the target directory, so only a first run compiles them (about a minute
 //! for both cores).
 
@@ -85,7 +87,21 @@ fn both_engines(dir: &Path, commands: &Path, options: &[&str]) -> Value {
         .map(|n| n.as_str().unwrap())
         .collect();
     for (key, value) in vc {
-        if value.is_null() {
+        if let (Value::Object(vs), Value::Object(ms)) = (value, &mc[key]) {
+            assert_eq!(
+                vs.keys().collect::<Vec<_>>(),
+                ms.keys().collect::<Vec<_>>(),
+                "the same {key} counters"
+            );
+            for (sub, v) in vs {
+                let name = format!("{key}.{sub}");
+                if v.is_null() {
+                    assert!(not_measured.contains(&name.as_str()), "{name} null");
+                } else {
+                    assert_eq!(v, &ms[sub], "counter {name}");
+                }
+            }
+        } else if value.is_null() {
             assert!(
                 not_measured.contains(&key.as_str()),
                 "{key} null but measured"
@@ -146,6 +162,12 @@ fn line(out: &mut String, tick: u64, cmd: &str, rank: u32, bank: u32, arg: u32) 
 /// board counts: an unknown one, a read of a bank never opened, an ACT
 /// beyond the rows.
 fn overflow_stream() -> String {
+    busy_stream(&[4, 5, 2, 0x40, 3, 1, 0x41, 0, 5])
+}
+
+/// The stream of [`overflow_stream`] with the config-space reads `config`
+/// (inner command or event indices) every 6,000 ticks from tick 6,000.
+fn busy_stream(config: &[u32]) -> String {
     let g = Geometry::ddr3_default();
     let w = default_window(&g);
     let mut out = String::from("# FIFO overflow and references over the limit\n");
@@ -155,7 +177,6 @@ fn overflow_stream() -> String {
     line(&mut out, 3, "ACT", 0, 1, g.rows() + 7);
     line(&mut out, 4, "CKE", 0, 0, 0);
     // Inner commands by event index (column = 8 * index in bank 0).
-    let config = [4u32, 5, 2, 0x40, 3, 1, 0x41, 0, 5];
     let mut next_config = 0;
     for t in 10..120_000u64 {
         if t % 6_000 == 0 && next_config < config.len() {
@@ -250,5 +271,99 @@ fn the_ice40_core_on_a_ddr200_stream_gives_identical_files() {
     let m = both_engines(&dir, &commands, &["--core", "ice40-hx8k"]);
     assert_eq!(m["ports"], 1);
     assert!(m["counters"]["packets"].as_u64().unwrap() > 20);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The ECP5 core with the Statistic Unit (`--stats-interval K`, half the
+/// line its share) on the quicksort stream at `k` = 9, 11 and 12: the
+/// statistics packets are in the same port files, in the same order and
+/// with the same receive times as the model's, and the unit's counters
+/// equal; at `k` = 9 and 11 the path's credit refuses records (unsent).
+/// Likewise on the overflow stream with the unit switched and its interval
+/// set by inner commands. The core refuses what its unit cannot do.
+#[test]
+fn the_statistic_unit_gives_identical_files_at_three_intervals() {
+    let dir = scratch("statistics");
+    let commands = sim_stream(
+        &dir,
+        &["--workload", "quicksort", "--n", "1000", "--cache", "off"],
+    );
+    let (mut unsent, mut held) = (0, 0);
+    for k in ["9", "11", "12"] {
+        let sub = dir.join(format!("k{k}"));
+        let m = both_engines(
+            &sub,
+            &commands,
+            &[
+                "--core",
+                "ecp5-85f",
+                "--stats-interval",
+                k,
+                "--stats-share",
+                "1",
+            ],
+        );
+        let su = &m["counters"]["statistics"];
+        let n = |key: &str| su[key].as_u64().unwrap();
+        assert!(n("records_sent") >= 5, "k = {k}: {su}");
+        assert_eq!(n("packets"), n("records_sent"), "k = {k}: one part");
+        unsent += n("records_unsent");
+        let v = summary(&sub.join("verilator"));
+        held += v["measurement"]["statistics_held_behind_earlier_trace"]
+            .as_u64()
+            .unwrap();
+    }
+    assert!(unsent > 0, "the credit refused records");
+    // The ports sent some statistics packets before a trace packet that
+    // left earlier: the files still have the model's order.
+    assert!(held > 0, "no statistics packet overtook a trace packet");
+    // The TX FIFO overflowing (the unit counts the drops) and the unit
+    // switched off and on, its interval set by inner commands (STATS_OFF 7,
+    // STATS_ON 6, STATS_INTERVAL_k 32 + k), off at the end of the stream.
+    let busy = dir.join("busy.txt");
+    let config = [7, 6, 41, 2, 43, 3, 42, 7, 6, 40, 7, 5];
+    std::fs::write(&busy, busy_stream(&config)).unwrap();
+    let m = both_engines(
+        &dir.join("busy"),
+        &busy,
+        &[
+            "--core",
+            "ecp5-85f",
+            "--stats-interval",
+            "10",
+            "--stats-share",
+            "2",
+        ],
+    );
+    let c = &m["counters"];
+    assert!(c["events_dropped"].as_u64().unwrap() > 1000, "{c}");
+    assert!(c["inner_commands"].as_u64().unwrap() >= 12, "{c}");
+    assert!(
+        c["statistics"]["records_sent"].as_u64().unwrap() >= 5,
+        "{c}"
+    );
+    let out = dir.join("bad");
+    let work = work();
+    let base = [
+        "board",
+        "--engine",
+        "verilator",
+        "--work",
+        s(&work),
+        "--out",
+        s(&out),
+        "--commands",
+        s(&commands),
+        "--stats-interval",
+        "12",
+    ];
+    for (more, says) in [
+        (&["--reuse-unit"][..], "Reuse Distance"),
+        (&["--stats-off"][..], "counts from reset"),
+        (&["--core", "ice40-hx8k"][..], "no Statistic Unit"),
+    ] {
+        let e = fails(&[&base[..], more].concat());
+        assert!(e.contains("cannot run this") && e.contains(says), "{e}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,7 +2,8 @@
 //! puts statistics packets (format.md §5.3) into the capture files,
 //! `hmtt merge` keeps their records beside the trace without counting them
 //! rejected, `hmtt stats` shows them; a board without the unit writes
-//! none, and a firmware core refuses the unit.
+//! none, and a firmware core refuses what its unit lacks (the iCE40's has
+//! none, the ECP5's no RDHPU).
 
 use hmtt_format::stats::{BankCounter, RankCounter};
 use hmtt_merge::board_statistics::{read_statistics, side_file_path};
@@ -183,18 +184,25 @@ fn board_merge_and_stats_carry_the_units_records() {
     assert!(!side_file_path(&trace).exists());
     assert!(!ok(&["stats", s(&trace)]).contains("board statistics"));
 
-    // The HDL cores have no unit yet.
-    let err = fails(&[
-        "board",
-        "--commands",
-        s(&commands),
-        "--core",
-        "ecp5-85f",
-        "--stats-interval",
-        "16",
-        "--out",
-        s(&dir.join("core")),
-        "-q",
-    ]);
-    assert!(err.contains("Statistic Unit"), "{err}");
+    // The iCE40's core has no unit, the ECP5's no RDHPU.
+    for (core, more) in [("ice40-hx8k", &[][..]), ("ecp5-85f", &["--reuse-unit"][..])] {
+        let out = dir.join("core");
+        let base = [
+            "board",
+            "--commands",
+            s(&commands),
+            "--core",
+            core,
+            "--stats-interval",
+            "16",
+            "--out",
+            s(&out),
+            "-q",
+        ];
+        let err = fails(&[&base[..], more].concat());
+        assert!(
+            err.contains("core cannot run this") && err.contains("Statistic Unit"),
+            "{core}: {err}"
+        );
+    }
 }

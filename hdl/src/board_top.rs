@@ -210,6 +210,12 @@ pub struct BoardTop<
     pub obs_close: Signal<Out, Bit>,
     pub obs_fill_tick: Signal<Out, Bits<64>>,
     pub obs_fill_valid: Signal<Out, Bit>,
+    // With the unit: the tick of its counting stage (valid with
+    // `obs_stats_tick_valid`) and the open interval's end tick there (0
+    // while it is off); without it, all 0.
+    pub obs_stats_tick: Signal<Out, Bits<64>>,
+    pub obs_stats_tick_valid: Signal<Out, Bit>,
+    pub obs_stats_end: Signal<Out, Bits<64>>,
     drain_num: Constant<Bits<32>>,
     drain_den: Constant<Bits<32>>,
     capture: Capture<L, E, B, AB>,
@@ -298,6 +304,9 @@ impl<
             obs_close: Default::default(),
             obs_fill_tick: Default::default(),
             obs_fill_valid: Default::default(),
+            obs_stats_tick: Default::default(),
+            obs_stats_tick_valid: Default::default(),
+            obs_stats_end: Default::default(),
             drain_num: Constant::new((config.drain_num * L as u64).to_bits()),
             drain_den: Constant::new(config.drain_den.to_bits()),
             capture: Capture::new(config.capture),
@@ -355,6 +364,9 @@ impl<
         self.stats_records_sent.next = 0.into();
         self.stats_records_unsent.next = 0.into();
         self.stats_overrun.next = 0.into();
+        self.obs_stats_tick.next = 0.into();
+        self.obs_stats_tick_valid.next = false;
+        self.obs_stats_end.next = 0.into();
         // The taps placed in the unit's packed vectors (unread without the
         // unit, and then removed by synthesis).
         for j in 0..L {
@@ -394,6 +406,9 @@ impl<
             self.stats_records_sent.next = self.su[s].records_sent.val();
             self.stats_records_unsent.next = self.su[s].records_unsent.val();
             self.stats_overrun.next = self.su[s].overrun.val();
+            self.obs_stats_tick.next = self.capture.dropped_tick.val();
+            self.obs_stats_tick_valid.next = self.capture.dropped_tick_valid.val();
+            self.obs_stats_end.next = self.su[s].open_end.val();
         }
         for p in 0..P {
             self.ports[p].fabric_clock.next = self.fabric_clock.val();

@@ -39,15 +39,18 @@ pub const PIN_BITS: usize = 30;
 /// `board_lanes`: the generated `top` (a `BoardTop` with `lanes` lanes and
 /// `ports` ports) with its ports packed: `pins` ([`PIN_BITS`] per lane,
 /// lane 0 lowest), `txd`/`tx_en`/`tx_er` per port, the [`HardwareCounter`]s,
-/// `fifo_fill`, the sticky errors and the observation outputs.
+/// `fifo_fill`, the Statistic Unit's records sent, unsent and overrun
+/// (`stats`, 32 bits each; 0 without the unit), the sticky errors and the
+/// observation outputs.
 pub fn board_wrapper(lanes: usize, ports: usize) -> String {
     let (l, p) = (lanes, ports);
     let mut v = String::new();
-    let obs = "obs_tick, obs_tick_valid, obs_pop, obs_close, obs_fill_tick, obs_fill_valid";
+    let obs = "obs_tick, obs_tick_valid, obs_pop, obs_close, obs_fill_tick, obs_fill_valid, \
+               obs_stats_tick, obs_stats_tick_valid, obs_stats_end";
     let w = &mut v;
     let _ = writeln!(
         w,
-        "module {WRAPPER_MODULE}(fabric_clock, eth_clock, pins, txd, tx_en, tx_er, fifo_fill, counters, packet_error, frame_underrun, {obs});"
+        "module {WRAPPER_MODULE}(fabric_clock, eth_clock, pins, txd, tx_en, tx_er, fifo_fill, counters, stats, packet_error, frame_underrun, {obs});"
     );
     let _ = writeln!(
         w,
@@ -65,10 +68,16 @@ pub fn board_wrapper(lanes: usize, ports: usize) -> String {
         w,
         "output [63:0] obs_tick, obs_fill_tick; output obs_tick_valid, obs_pop, obs_close, obs_fill_valid;"
     );
+    let _ = writeln!(
+        w,
+        "output [95:0] stats; output [63:0] obs_stats_tick, obs_stats_end; output obs_stats_tick_valid;"
+    );
     let _ = write!(
         w,
         "top core(.fabric_clock(fabric_clock), .eth_clock(eth_clock), .fifo_fill(fifo_fill), \
-         .packet_error(packet_error), .frame_underrun(frame_underrun)"
+         .packet_error(packet_error), .frame_underrun(frame_underrun), \
+         .stats_records_sent(stats[31:0]), .stats_records_unsent(stats[63:32]), \
+         .stats_overrun(stats[95:64])"
     );
     for o in obs.split(", ") {
         let _ = write!(w, ", .{o}({o})");
@@ -210,6 +219,14 @@ pub enum TbLine {
     /// The golden model's run ends with packet `packets - 1`, the packets
     /// holding `words` popped words.
     Cut { packets: u64, words: u64 },
+    /// The Statistic Unit's records sent, unsent and overrun once its last
+    /// record of the stream (the interval open at the end, closed at its
+    /// natural end) was decided.
+    Statistics {
+        records_sent: u64,
+        records_unsent: u64,
+        overrun: u64,
+    },
     /// Sticky errors and fabric clocks simulated, at the end.
     Status {
         packet_error: bool,
@@ -273,6 +290,11 @@ pub fn parse_line(line: &str) -> Result<Option<TbLine>, TbParseError> {
         "CUT" => TbLine::Cut {
             packets: num("packets")?,
             words: num("words")?,
+        },
+        "SU" => TbLine::Statistics {
+            records_sent: num("records_sent")?,
+            records_unsent: num("records_unsent")?,
+            overrun: num("overrun")?,
         },
         "S" => TbLine::Status {
             packet_error: num("packet_error")? != 0,
@@ -465,6 +487,8 @@ mod tests {
         }
         assert!(v.contains(".txd$2(txd[23:16])"));
         assert!(v.contains(".clocks_over_limit(counters[351:320])"));
+        assert!(v.contains(".stats_records_unsent(stats[63:32])"));
+        assert!(v.contains(".obs_stats_end(obs_stats_end)"));
     }
 
     #[test]
@@ -486,6 +510,14 @@ mod tests {
             Some(TbLine::Cut {
                 packets: 3,
                 words: 700
+            })
+        );
+        assert_eq!(
+            parse_line("SU 4 2 0").unwrap(),
+            Some(TbLine::Statistics {
+                records_sent: 4,
+                records_unsent: 2,
+                overrun: 0
             })
         );
         assert_eq!(

@@ -22,9 +22,12 @@
 //                             `hmtt_hdl::testbench::HardwareCounter::ALL` order
 //   CUT <packets> <words>     the packets the golden model reports end here:
 //                             `packets` closed, holding `words` popped words
+//   SU <sent> <unsent> <overrun>   the Statistic Unit's records once its
+//                             last record was decided (with +stats_parts only)
 //   S <packet_error> <frame_underrun> <fabric clocks>   sticky status at the end
-//   DONE | TIMEOUT            every frame of those packets is out, or not
-//                             within +tail=<Ethernet clocks> after the cut
+//   DONE | TIMEOUT            every frame of those packets (and of the
+//                             statistics records sent) is out, or not within
+//                             +tail=<Ethernet clocks> after the cut and SU
 //
 // The cut: the stream's last command is in clock K0. N = the words pushed
 // up to clock K0 = the fill level after clock K0 + the words popped up to
@@ -32,8 +35,18 @@
 // (closed in the first clock at or after that pop with a close); with N = 0
 // none. The counters are those after clock max(K0, its close).
 //
+// The Statistic Unit (+stats_parts=<packets a record>, 0 or absent for a
+// core without it): the golden model closes the interval open at the end of
+// the stream at its natural end, so the run goes on until the unit's
+// counting stage is a few clocks past the last command's clock, takes the
+// open interval's end tick there (`obs_stats_end`, 0 while off), goes on
+// until that stage is 8 clocks past it (the record decided), and prints
+// SU; then it waits for records_sent * parts statistics frames (payload
+// magic "HMTS"), port `seq % ports` of their own seq, besides the trace's.
+//
 // Plusargs: +commands=<file> +fabric_half=<t> +eth_half=<t> (half periods
-// in simulation time units; only their ratio matters) +tail=<clocks>.
+// in simulation time units; only their ratio matters) +tail=<clocks>
+// +stats_parts=<n>.
 `timescale 1ps/1ps
 module board_run_tb;
    localparam L = `LANES;
@@ -56,10 +69,15 @@ module board_run_tb;
    wire packet_error, frame_underrun;
    wire [63:0] obs_tick, obs_fill_tick;
    wire obs_tick_valid, obs_pop, obs_close, obs_fill_valid;
+   wire [95:0] stats;
+   wire [63:0] obs_stats_tick, obs_stats_end;
+   wire obs_stats_tick_valid;
 
    board_lanes dut(
       .fabric_clock(fabric_clock), .eth_clock(eth_clock), .pins(pins),
       .txd(txd), .tx_en(tx_en), .tx_er(tx_er), .fifo_fill(fifo_fill), .counters(counters),
+      .stats(stats), .obs_stats_tick(obs_stats_tick), .obs_stats_end(obs_stats_end),
+      .obs_stats_tick_valid(obs_stats_tick_valid),
       .packet_error(packet_error), .frame_underrun(frame_underrun),
       .obs_tick(obs_tick), .obs_tick_valid(obs_tick_valid), .obs_pop(obs_pop),
       .obs_close(obs_close), .obs_fill_tick(obs_fill_tick),
@@ -87,8 +105,14 @@ module board_run_tb;
 
    // Pop side and the cut.
    reg [63:0] k, pops, closes, close_pops, n_words, eth_after_cut;
-   reg n_known, cut;
+   reg n_known, cut, ended;
    reg [63:0] want [0:P-1];
+
+   // The Statistic Unit's last record.
+   reg [63:0] stats_parts, stats_end;
+   reg stats_end_known, stats_done;
+   reg [63:0] stats_want [0:P-1];
+   reg [63:0] stats_frames [0:P-1];
 
    // Frames.
    reg [7:0] fbuf [0:P*FMAX-1];
@@ -173,6 +197,18 @@ module board_run_tb;
                $fwrite(STDOUT, "X %0d\n", obs_tick);
                if (n_known && !cut && pops >= n_words) do_cut;
             end
+            if (stats_parts != 0 && input_done && !stats_end_known && obs_stats_tick_valid
+                && obs_stats_tick >= (k0 + 4) * L) begin
+               stats_end = obs_stats_end;
+               stats_end_known = 1'b1;
+            end
+            if (stats_end_known && !stats_done && obs_stats_tick_valid
+                && (stats_end == 0 || obs_stats_tick >= stats_end + 8 * L)) begin
+               stats_done = 1'b1;
+               $fwrite(STDOUT, "SU %0d %0d %0d\n", stats[31:0], stats[63:32], stats[95:64]);
+               for (p = 0; p < P; p = p + 1)
+                  stats_want[p] = ({32'd0, stats[31:0]} * stats_parts + P - 1 - p) / P;
+            end
             if (input_done && !n_known && k == k0) begin
                if (ring_clock[k0 % RING] != k0) begin
                   $display("board_run_tb: no fill level for clock %0d", k0);
@@ -205,6 +241,18 @@ module board_run_tb;
       end
    endtask
 
+   // Whether port `port`'s frame is a statistics packet: its UDP payload
+   // (IPv4) or raw payload starts with "HMTS".
+   function is_stats(input integer port);
+      integer o;
+      begin
+         o = port * FMAX + ((fbuf[port * FMAX + 20] == 8'h08 && fbuf[port * FMAX + 21] == 8'h00)
+                            ? 50 : 22);
+         is_stats = flen[port] >= o - port * FMAX + 4 && fbuf[o] == 8'h48
+                    && fbuf[o + 1] == 8'h4D && fbuf[o + 2] == 8'h54 && fbuf[o + 3] == 8'h53;
+      end
+   endfunction
+
    // On an Ethernet clock's falling edge (the framers change on the rising one).
    task observe_eth;
       begin
@@ -222,14 +270,19 @@ module board_run_tb;
                in_frame[p] = 1'b0;
                if (flen[p] > FMAX) $fwrite(STDOUT, "E %0d %0d\n", p, eth_clocks);
                else print_frame(p);
-               frames[p] = frames[p] + 1;
+               if (flen[p] <= FMAX && is_stats(p)) stats_frames[p] = stats_frames[p] + 1;
+               else frames[p] = frames[p] + 1;
             end
          end
          eth_clocks = eth_clocks + 1;
-         if (cut) begin
+         ended = cut && (stats_parts == 0 || stats_done);
+         if (ended) begin
             all_out = 1'b1;
             for (p = 0; p < P; p = p + 1)
                if (frames[p] < want[p] || in_frame[p]) all_out = 1'b0;
+            if (stats_parts != 0)
+               for (p = 0; p < P; p = p + 1)
+                  if (stats_frames[p] < stats_want[p]) all_out = 1'b0;
             if (all_out) finish_run(1'b0);
             eth_after_cut = eth_after_cut + 1;
             if (eth_after_cut > tail) finish_run(1'b1);
@@ -245,6 +298,7 @@ module board_run_tb;
       if (!$value$plusargs("fabric_half=%d", fabric_half)) fabric_half = 500 * L;
       if (!$value$plusargs("eth_half=%d", eth_half)) eth_half = 4000;
       if (!$value$plusargs("tail=%d", tail)) tail = 1000000;
+      if (!$value$plusargs("stats_parts=%d", stats_parts)) stats_parts = 0;
       commands_file = $fopen(commands_path, "rb");
       if (commands_file == 0) begin
          $display("board_run_tb: cannot open the command file");
@@ -262,7 +316,13 @@ module board_run_tb;
          frames[p] = 0;
          flen[p] = 0;
          want[p] = 0;
+         stats_want[p] = 0;
+         stats_frames[p] = 0;
       end
+      stats_end_known = 1'b0;
+      stats_done = 1'b0;
+      stats_end = 0;
+      ended = 1'b0;
       in_frame = 0;
       pops = 0;
       closes = 0;

@@ -8,7 +8,9 @@
 //! a work directory), drives the DIMM pins from the command file as the
 //! simulator asks for them, decodes every port's GMII frames and writes each
 //! packet with the tick its close was observed at, up to where the golden
-//! model ends the stream (board.md "End of a stream").
+//! model ends the stream (board.md "End of a stream"); with the Statistic
+//! Unit also its statistics packets, up to the record of the interval open
+//! at the end (closed at its natural end, as the model's `finish` does).
 
 pub mod core;
 pub mod outcome;
@@ -79,6 +81,8 @@ pub enum EngineError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{packets} statistics packet(s) of the records sent never left the ports: the capture files lack them")]
+    StatsNeverSent { packets: u64 },
     #[error("{packets} packet(s) up to the end of the stream never left the ports (seq {first:?}; packet_error {packet_error}, frame_underrun {frame_underrun}): the capture files lack them")]
     NeverSent {
         packets: usize,
@@ -235,7 +239,16 @@ pub fn run_verilator(
         std::process::id(),
         RUNS.fetch_add(1, Ordering::Relaxed)
     ));
-    let hardware = simulate::simulate(&simulator, &run_dir, input, source_name, cfg, &mut writers);
+    let stats_parts = core.stats_parts(&core.top_config(cfg)?);
+    let hardware = simulate::simulate(
+        &simulator,
+        &run_dir,
+        input,
+        source_name,
+        cfg,
+        stats_parts,
+        &mut writers,
+    );
     let _ = std::fs::remove_dir_all(&run_dir);
     let hardware = hardware?;
     let files = writers.finish()?;

@@ -68,6 +68,12 @@ impl VerilatorRun {
     /// ports: the capture files lack them.
     pub fn check_sent(&self) -> Result<(), EngineError> {
         let h = &self.hardware;
+        let stats_missing = h.statistics.as_ref().map_or(0, |s| s.missing());
+        if h.missing.is_empty() && stats_missing > 0 {
+            return Err(EngineError::StatsNeverSent {
+                packets: stats_missing,
+            });
+        }
         if h.missing.is_empty() {
             return Ok(());
         }

@@ -3,6 +3,15 @@
 //! them; this thread reads what the testbench prints (closes, frames,
 //! counters, the cut) and writes each packet up to the cut into the capture
 //! files as its frame comes out, with its leave tick from the close.
+//!
+//! With the Statistic Unit the frames also carry statistics packets, which
+//! leave at their record's end tick (in their header). A port sends a
+//! waiting statistics packet before a waiting trace packet, while the
+//! golden model writes each port's packets in the order they left (a
+//! statistics packet before the trace packets that leave at or after its
+//! tick); so a statistics packet waits here until the trace packets of its
+//! port that left before it are written. A trace packet that left after a
+//! statistics packet but came out before it is an error.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -17,6 +26,7 @@ use hmtt_board_model::output::CaptureWriters;
 use hmtt_board_model::{kind_index, BoardConfig, BoardPacket};
 use hmtt_format::command::CommandReader;
 use hmtt_format::packet::Packet;
+use hmtt_format::stats::{is_stats_packet, StatsPart};
 use hmtt_format::{InnerCommand, Opcode};
 use hmtt_hdl::testbench::{
     command_pins, frame_payload, parse_line, pin_record, pin_word, HardwareCounter, PortFrames,
@@ -54,6 +64,33 @@ pub struct FrameCounts {
     pub last: Option<(u8, u64)>,
 }
 
+/// What the Statistic Unit sent, from its counters and its frames.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatsRun {
+    /// The unit's records sent, unsent and lost for want of a held slot,
+    /// once its last record was decided.
+    pub records_sent: u64,
+    pub records_unsent: u64,
+    pub overrun: u64,
+    /// Statistics packets written and their bytes (UDP payload).
+    pub packets: u64,
+    pub bytes: u64,
+    /// Sum of the records' unsent counts (format.md §5.3), each record once.
+    pub unsent_reported: u64,
+    /// Packets a record takes.
+    pub parts: u64,
+    /// Statistics packets that came out before a trace packet of their
+    /// port that left before them, and were written after it.
+    pub held: u64,
+}
+
+impl StatsRun {
+    /// Packets of the records sent that never came out.
+    pub fn missing(&self) -> u64 {
+        (self.records_sent * self.parts).saturating_sub(self.packets)
+    }
+}
+
 /// What one simulation gave.
 #[derive(Debug, Clone)]
 pub struct HardwareRun {
@@ -71,6 +108,8 @@ pub struct HardwareRun {
     /// Sticky: a port buffer overflowed, a framer ran dry.
     pub packet_error: bool,
     pub frame_underrun: bool,
+    /// The Statistic Unit's figures, for a core with the unit.
+    pub statistics: Option<StatsRun>,
     pub fabric_clocks: u64,
     /// Wall-clock and CPU seconds of the simulator (the Verilog's
     /// generation and the build not included).
@@ -133,6 +172,14 @@ struct Collector<'a> {
     missing: Vec<u64>,
     frames: FrameCounts,
     max_words: usize,
+    /// Per port: statistics packets waiting for earlier trace packets, the
+    /// next statistics `seq` and the leave tick of the last trace packet
+    /// written.
+    stats_waiting: Vec<VecDeque<BoardPacket>>,
+    next_stats_seq: Vec<u64>,
+    last_trace_leave: Vec<Option<u64>>,
+    stats: StatsRun,
+    stats_line: bool,
 }
 
 impl Collector<'_> {
@@ -151,6 +198,9 @@ impl Collector<'_> {
             .ok_or_else(|| EngineError::Simulator(format!("a frame on port {port}")))?;
         let frame = frames.frame(clock, bytes)?;
         let payload = frame_payload(&frame.bytes, port)?;
+        if is_stats_packet(payload) {
+            return self.stats_frame(port, payload);
+        }
         let packet = Packet::new_checked(payload).map_err(|e| EngineError::Frame {
             port,
             reason: format!("not an HMTT packet: {e}"),
@@ -189,11 +239,91 @@ impl Collector<'_> {
             leave_tick,
             bytes: payload.to_vec(),
         }])?;
+        self.last_trace_leave[port] = Some(leave_tick);
+        self.release_stats(port)?;
         // Ticks of packets every port is past are no longer needed.
         let done = self.next_seq.iter().copied().min().unwrap_or(0);
         while self.first_seq < done && !self.leave.is_empty() {
             self.leave.pop_front();
             self.first_seq += 1;
+        }
+        Ok(())
+    }
+
+    fn stats_frame(&mut self, port: usize, payload: &[u8]) -> Result<(), EngineError> {
+        let nports = self.ports.len() as u64;
+        let bad = |reason: String| EngineError::Frame { port, reason };
+        let part =
+            StatsPart::parse(payload).map_err(|e| bad(format!("not a statistics packet: {e}")))?;
+        if usize::from(part.port) != port || part.seq % nports != port as u64 {
+            return Err(bad(format!(
+                "statistics seq {} of port {} on port {port}",
+                part.seq, part.port
+            )));
+        }
+        if part.seq != self.next_stats_seq[port] {
+            return Err(bad(format!(
+                "statistics seq {} where seq {} was due",
+                part.seq, self.next_stats_seq[port]
+            )));
+        }
+        self.next_stats_seq[port] += nports;
+        if let Some(t) = self.last_trace_leave[port].filter(|&t| t >= part.end_tick) {
+            return Err(bad(format!(
+                "statistics seq {} (end tick {}) came out after a trace packet that left at \
+                 tick {t}",
+                part.seq, part.end_tick
+            )));
+        }
+        let s = &mut self.stats;
+        s.packets += 1;
+        s.bytes += payload.len() as u64;
+        if part.part == 0 {
+            s.unsent_reported += u64::from(part.unsent_before);
+        }
+        if self.precedes(port, part.end_tick) {
+            self.stats.held += 1;
+        }
+        self.stats_waiting[port].push_back(BoardPacket {
+            port: port as u8,
+            seq: part.seq,
+            leave_tick: part.end_tick,
+            bytes: payload.to_vec(),
+        });
+        self.release_stats(port)
+    }
+
+    /// Writes port `port`'s waiting statistics packets that no trace packet
+    /// up to the cut which left before them still precedes.
+    fn release_stats(&mut self, port: usize) -> Result<(), EngineError> {
+        while let Some(front) = self.stats_waiting[port].front() {
+            if self.precedes(port, front.leave_tick) {
+                break;
+            }
+            let p = self.stats_waiting[port].pop_front().expect("a front");
+            self.writers.write(&[p])?;
+        }
+        Ok(())
+    }
+
+    /// Whether the next trace packet of port `port` up to the cut left
+    /// before tick `tick`. Closes print before the frames of a later tick,
+    /// so one that did has its close here.
+    fn precedes(&self, port: usize, tick: u64) -> bool {
+        let seq = self.next_seq[port];
+        self.cut.is_none_or(|(packets, _)| seq < packets)
+            && seq
+                .checked_sub(self.first_seq)
+                .and_then(|i| self.leave.get(i as usize))
+                .is_some_and(|&t| t < tick)
+    }
+
+    /// At the end: the statistics packets still waiting (for trace packets
+    /// that never came out, which the run reports) are written.
+    fn flush_stats(&mut self) -> Result<(), EngineError> {
+        for q in &mut self.stats_waiting {
+            let waiting: Vec<BoardPacket> = q.drain(..).collect();
+            self.writers.write(&waiting)?;
         }
         Ok(())
     }
@@ -230,6 +360,7 @@ pub fn simulate(
     input: Box<dyn BufRead + Send>,
     source_name: &str,
     cfg: &BoardConfig,
+    stats_parts: u64,
     writers: &mut CaptureWriters,
 ) -> Result<HardwareRun, EngineError> {
     std::fs::create_dir_all(run_dir)
@@ -249,6 +380,7 @@ pub fn simulate(
         ))
         .arg(format!("+eth_half={ETH_HALF_PERIOD}"))
         .arg(format!("+tail={tail}"))
+        .arg(format!("+stats_parts={stats_parts}"))
         .current_dir(run_dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -281,6 +413,14 @@ pub fn simulate(
         missing: Vec::new(),
         frames: FrameCounts::default(),
         max_words: cfg.max_words,
+        stats_waiting: vec![VecDeque::new(); usize::from(cfg.ports)],
+        next_stats_seq: (0..u64::from(cfg.ports)).collect(),
+        last_trace_leave: vec![None; usize::from(cfg.ports)],
+        stats: StatsRun {
+            parts: stats_parts,
+            ..StatsRun::default()
+        },
+        stats_line: false,
     };
     let read = read_output(&mut child, stdout, &feed_failed, &mut c);
     let status = wait_with_cpu(&mut child);
@@ -297,6 +437,7 @@ pub fn simulate(
         Ok(i) => Ok(i),
     };
     let end = read?;
+    c.flush_stats()?;
     if !status.success() {
         return Err(EngineError::Simulator(format!(
             "exited with {status}:\n{}",
@@ -317,6 +458,16 @@ pub fn simulate(
             .extend((next..packets_at_cut).step_by(nports as usize));
     }
     c.missing.sort_unstable();
+    let statistics = match (stats_parts, c.stats_line) {
+        (0, _) => None,
+        (_, true) => Some(c.stats.clone()),
+        (_, false) => {
+            return Err(EngineError::Simulator(format!(
+                "ended before the Statistic Unit's last record:\n{}",
+                log_tail(&stderr_path, 20)
+            )))
+        }
+    };
     let mut counters = [0u64; HardwareCounter::ALL.len()];
     for (i, v) in end.counters.iter().enumerate() {
         counters[i] = v.ok_or_else(|| {
@@ -335,6 +486,7 @@ pub fn simulate(
         missing: c.missing,
         packet_error: end.packet_error,
         frame_underrun: end.frame_underrun,
+        statistics,
         fabric_clocks: end.clocks,
         seconds: started.elapsed().as_secs_f64(),
         cpu_seconds,
@@ -420,6 +572,17 @@ fn read_output(
             },
             Some(TbLine::Cut { packets, words }) => {
                 c.cut = Some((packets, words));
+                (0..c.ports.len()).try_for_each(|p| c.release_stats(p))
+            }
+            Some(TbLine::Statistics {
+                records_sent,
+                records_unsent,
+                overrun,
+            }) => {
+                c.stats.records_sent = records_sent;
+                c.stats.records_unsent = records_unsent;
+                c.stats.overrun = overrun;
+                c.stats_line = true;
                 Ok(())
             }
             Some(TbLine::Status {

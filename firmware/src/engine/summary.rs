@@ -61,9 +61,14 @@ impl<'de> serde::Deserialize<'de> for Keys {
     }
 }
 
-/// The golden model's counter names, in its order.
-pub fn model_counter_names() -> Vec<String> {
-    let text = serde_json::to_string(&BoardCounters::default()).expect("counters serialize");
+/// The golden model's counter names, in its order, for a board with or
+/// without the Statistic Unit (its `statistics` only with it).
+pub fn model_counter_names(statistics: bool) -> Vec<String> {
+    let counters = BoardCounters {
+        statistics: statistics.then(hmtt_board_model::StatsCounters::default),
+        ..BoardCounters::default()
+    };
+    let text = serde_json::to_string(&counters).expect("counters serialize");
     serde_json::from_str::<Keys>(&text)
         .expect("counters are an object")
         .0
@@ -81,6 +86,12 @@ const FROM_FRAMES: [&str; 6] = [
 ];
 const FROM_POPS: [&str; 2] = ["words_popped", "injected_line_hi"];
 const DERIVED: [&str; 1] = ["lost_pending"];
+/// The Statistic Unit's figures ([`hmtt_board_model::StatsCounters`]' keys
+/// under `statistics`) a Verilator run has: the hardware's record counters,
+/// the statistics frames, and what follows from both.
+const STATS_FROM_COUNTERS: [&str; 2] = ["records_sent", "records_unsent"];
+const STATS_FROM_FRAMES: [&str; 2] = ["packets", "bytes"];
+const STATS_DERIVED: [&str; 1] = ["unsent_pending"];
 
 /// The figures of `run` by the model's counter names.
 fn measured(run: &HardwareRun) -> BTreeMap<&'static str, Value> {
@@ -114,7 +125,33 @@ fn measured(run: &HardwareRun) -> BTreeMap<&'static str, Value> {
     let lost = run.counter(HardwareCounter::EventsDropped)
         + run.counter(HardwareCounter::ReferencesOverLimit);
     m.insert("lost_pending", lost.saturating_sub(f.lost_reported).into());
+    if let Some(s) = &run.statistics {
+        let mut su = serde_json::Map::new();
+        for key in stats_counter_names() {
+            su.insert(key, Value::Null);
+        }
+        let mut set = |k: &str, v: u64| su.insert(k.into(), v.into());
+        set("records_sent", s.records_sent);
+        set("records_unsent", s.records_unsent);
+        set("packets", s.packets);
+        set("bytes", s.bytes);
+        // The unsent records no record sent reported.
+        set(
+            "unsent_pending",
+            s.records_unsent.saturating_sub(s.unsent_reported),
+        );
+        m.insert("statistics", Value::Object(su));
+    }
     m
+}
+
+/// The golden model's Statistic Unit counter names.
+fn stats_counter_names() -> Vec<String> {
+    let text = serde_json::to_string(&hmtt_board_model::StatsCounters::default())
+        .expect("counters serialize");
+    serde_json::from_str::<Keys>(&text)
+        .expect("counters are an object")
+        .0
 }
 
 /// The mode at the end: the last packet's header flags, if it closed at or
@@ -148,12 +185,19 @@ pub fn hardware_summary(
     sim: &Simulator,
 ) -> RunSummary<MeasuredCounters> {
     let figures = measured(run);
-    let names = model_counter_names();
-    let not_measured: Vec<&str> = names
+    let names = model_counter_names(run.statistics.is_some());
+    let mut not_measured: Vec<String> = names
         .iter()
         .filter(|n| !figures.contains_key(n.as_str()))
-        .map(String::as_str)
+        .cloned()
         .collect();
+    if let Some(Value::Object(su)) = figures.get("statistics") {
+        not_measured.extend(
+            su.iter()
+                .filter(|(_, v)| v.is_null())
+                .map(|(k, _)| format!("statistics.{k}")),
+        );
+    }
     let counters = MeasuredCounters(
         names
             .iter()
@@ -183,7 +227,12 @@ pub fn hardware_summary(
             "frames sent": FROM_FRAMES,
             "pops observed in the simulation (injected_line_hi: packet_words - words_popped)": pops,
             "derived (events_dropped + references_over_limit - lost_reported)": DERIVED,
+            "statistics: the Statistic Unit's record counters": STATS_FROM_COUNTERS,
+            "statistics: its frames sent": STATS_FROM_FRAMES,
+            "statistics: derived (records_unsent - the unsent counts the records sent carry)": STATS_DERIVED,
         },
+        "statistics_overrun": run.statistics.as_ref().map(|s| s.overrun),
+        "statistics_held_behind_earlier_trace": run.statistics.as_ref().map(|s| s.held),
         "not_measured": not_measured,
         "end_mode": if s.end_mode.is_some() {
             "the last packet's header flags"
@@ -210,9 +259,14 @@ mod tests {
 
     #[test]
     fn counter_names_follow_the_model_and_cover_the_hardware() {
-        let names = model_counter_names();
+        let without = model_counter_names(false);
+        assert_eq!(
+            without.last().map(String::as_str),
+            Some("last_command_tick")
+        );
+        let names = model_counter_names(true);
         assert_eq!(names[0], "commands");
-        assert_eq!(names.last().map(String::as_str), Some("last_command_tick"));
+        assert_eq!(names.last().map(String::as_str), Some("statistics"));
         for n in HardwareCounter::ALL
             .map(HardwareCounter::name)
             .iter()
@@ -222,6 +276,14 @@ mod tests {
             .chain(&DERIVED)
         {
             assert!(names.iter().any(|m| m == n), "{n} is a model counter");
+        }
+        let su = stats_counter_names();
+        for n in STATS_FROM_COUNTERS
+            .iter()
+            .chain(&STATS_FROM_FRAMES)
+            .chain(&STATS_DERIVED)
+        {
+            assert!(su.iter().any(|m| m == n), "{n} is a unit counter");
         }
     }
 }

@@ -59,6 +59,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             read_index: Default::default(),
             read_value: Default::default(),
             enabled: Default::default(),
+            open_end: Default::default(),
             aligned: Default::default(),
             banks: std::array::from_fn(|_| Default::default()),
             refresh: std::array::from_fn(|_| Default::default()),

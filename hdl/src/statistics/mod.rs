@@ -133,6 +133,11 @@ pub struct StatisticCounters<
     /// Whether the unit counts (after the changes due at the counting
     /// stage's tick).
     pub enabled: Signal<Out, Bit>,
+    /// For simulation: the open interval's end tick (its natural close)
+    /// while the unit is on, before the clock's changes; 0 while off. A
+    /// run that stops feeding commands waits for it to see the last
+    /// record, as the golden model's end of a stream closes it there.
+    pub open_end: Signal<Out, Bits<64>>,
     /// For co-simulation: every tap's delayed tick equals the counting
     /// stage's.
     pub aligned: Signal<Out, Bit>,
@@ -516,6 +521,10 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             self.due_close.d.next = false;
         }
         self.enabled.next = self.on_now.val();
+        self.open_end.next = 0.into();
+        if self.on.q.val() {
+            self.open_end.next = (self.start.q.val() | self.mask.q.val()) + 1;
+        }
         // The lanes two clocks before the counting stage.
         self.k_act.next = 0.into();
         self.k_column.next = 0.into();

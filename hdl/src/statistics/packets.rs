@@ -118,25 +118,32 @@ impl StatsPacketConfig {
     /// the other blocks' constructors), and on a path fast enough to send
     /// a record in less time than its credit takes to grow (then
     /// [`HOLD_SLOTS`] held records would not be enough; the module's
-    /// documentation).
+    /// documentation). [`StatsPacketConfig::check`] says why instead.
     pub fn plan(&self) -> StatsPacketPlan {
+        self.check().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The plan, or why a build cannot have these parameters (the
+    /// geometry is checked by [`LineGeometry::checked`] as before).
+    pub fn check(&self) -> Result<StatsPacketPlan, String> {
         let g = self.geometry.checked();
-        assert!((1..=8).contains(&self.lanes), "1..=8 lanes");
-        assert!((1..=4).contains(&self.ports), "1..=4 ports");
-        assert!(self.tick_ps >= 1, "a tick of at least 1 ps");
-        assert!(self.max_words >= 5, "max_words >= 5");
-        assert!((1..=8).contains(&self.share_log2), "s in 1..=8");
-        assert!((1..=16).contains(&self.burst_records), "burst 1..=16");
-        assert!(
+        let range = |ok: bool, what: &str| if ok { Ok(()) } else { Err(what.to_string()) };
+        range((1..=8).contains(&self.lanes), "1..=8 lanes")?;
+        range((1..=4).contains(&self.ports), "1..=4 ports")?;
+        range(self.tick_ps >= 1, "a tick of at least 1 ps")?;
+        range(self.max_words >= 5, "max_words >= 5")?;
+        range((1..=8).contains(&self.share_log2), "s in 1..=8")?;
+        range((1..=16).contains(&self.burst_records), "burst 1..=16")?;
+        range(
             self.burst_records as usize <= HOLD_SLOTS,
-            "a slot per record of the burst"
-        );
+            "a slot per record of the burst",
+        )?;
         let ranks = 1u64 << g.rank_bits;
         let banks = ranks << g.bank_bits;
         let words = banks * BANK_COUNTERS as u64 + 2 * ranks + u64::from(g.line_bits()) + 2;
         let max_counters = u64::from(self.max_words) - 4;
         let parts = words.div_ceil(max_counters);
-        assert!(parts <= 255, "a record of at most 255 parts");
+        range(parts <= 255, "a record of at most 255 parts")?;
         let record_wire_bytes = (HEADER_WORDS as u64 * 4 + WIRE_OVERHEAD_BYTES) * parts + 4 * words;
         let cost = record_wire_bytes * (8000 << self.share_log2);
         let cap = u64::from(self.burst_records) * cost;
@@ -144,11 +151,13 @@ impl StatsPacketConfig {
         let step = rate * u64::from(self.lanes);
         // The idle clock and the slot's read, then every packet's words.
         let record_clocks = 2 + HEADER_WORDS as u64 * parts + words;
-        assert!(
+        range(
             cost >= record_clocks * step,
-            "a record's credit must take at least the {record_clocks} clocks of its packets"
-        );
-        StatsPacketPlan {
+            &format!(
+                "a record's credit must take at least the {record_clocks} clocks of its packets"
+            ),
+        )?;
+        Ok(StatsPacketPlan {
             words,
             max_counters,
             parts,
@@ -158,7 +167,7 @@ impl StatsPacketConfig {
             rate,
             step,
             record_clocks,
-        }
+        })
     }
 }
 

@@ -152,6 +152,8 @@ pub struct StatisticUnit<
     /// behind them ([`crate::port_buffer::EthPort`]).
     pub announce: Signal<Out, Bit>,
     pub announce_counts: Signal<Out, Bits<32>>,
+    /// For simulation: [`StatisticCounters::open_end`].
+    pub open_end: Signal<Out, Bits<64>>,
     pub counters: StatisticCounters<L, E, R, NB, LB>,
     pub path: StatisticPackets,
     /// The next packet's port (its `seq % ports`), and per value of it a
@@ -196,6 +198,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
             overrun: Default::default(),
             announce: Default::default(),
             announce_counts: Default::default(),
+            open_end: Default::default(),
             counters: StatisticCounters::new(path.geometry, interval_log2),
             path: StatisticPackets::new(path),
             next_port: Default::default(),
@@ -269,6 +272,7 @@ impl<const L: usize, const E: usize, const R: usize, const NB: usize, const LB: 
         self.records_sent.next = self.path.records_sent.val();
         self.records_unsent.next = self.path.records_unsent.val();
         self.overrun.next = self.path.overrun.val();
+        self.open_end.next = self.counters.open_end.val();
     }
 }
 

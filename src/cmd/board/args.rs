@@ -125,9 +125,10 @@ pub struct Args {
     /// Start in tags-only mode.
     #[arg(long)]
     pub(super) tags_only: bool,
-    /// The Statistic Unit (docs/board.md; `--engine model` only: the
-    /// Verilator engine runs the cores without it): counters per interval
-    /// of 2^K ticks, K in 6..=31, sent as statistics packets on the ports
+    /// The Statistic Unit (docs/board.md; --engine verilator runs the
+    /// ECP5 core with the unit, on from reset, no RDHPU, for the DDR3-4G
+    /// geometry's ranks, banks and line bits): counters per interval of
+    /// 2^K ticks, K in 6..=31, sent as statistics packets on the ports
     /// beside the trace (`hmtt stats` shows them after `hmtt merge`).
     /// Without it the board has no unit.
     #[arg(long, value_name = "K")]

@@ -136,7 +136,10 @@ fn icarus<
     stop: u64,
 ) -> (Vec<Record>, u64, u64) {
     require_tool("iverilog");
-    let dir = work_dir(&format!("stats_icarus_l{L}_e{E}_k{k}"));
+    // Tests of the same shape and `k` run side by side: a directory each.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = work_dir(&format!("stats_icarus_l{L}_e{E}_k{k}_{run}"));
     // The unit's 160-odd counters make a block too large for a test
     // thread's stack.
     let capture = capture_config(cfg);

@@ -137,7 +137,9 @@ pub struct BankStats<const L: usize> {
     is_refresh: Signal<Local, Bits<L>>,
     /// The summary, lane after lane: whether the lanes so far set `open`
     /// (`set_open`, to `open_to`) and `used` (to `used_to`); whether an
-    /// ACT came (`acted`) and a second (`acted_twice`), and the conflict
+    /// ACT came (`acted`) and a second (`acted_twice`), accumulated by
+    /// ORs of the ACT lanes alone, so that no other lane's mux waits on
+    /// them; and the conflict
     /// flag the last ACT set when it was not the first (`cf_to`). Since
     /// the last ACT (or the clock's start): whether the first PRE or
     /// auto-precharge was a PRE (`seg_pre`, cleared by a later
@@ -165,6 +167,8 @@ pub struct BankStats<const L: usize> {
     lane_used_to: Signal<Local, Bits<L>>,
     lane_acted: Signal<Local, Bits<L>>,
     lane_acted_twice: Signal<Local, Bits<L>>,
+    /// Bit `j`: an ACT at lane `j` or before (`lane_acted` with lane `j`).
+    lane_acted_upto: Signal<Local, Bits<L>>,
     lane_cf_to: Signal<Local, Bits<L>>,
     first_pre: Signal<Local, Bit>,
     first_clear: Signal<Local, Bit>,
@@ -292,6 +296,7 @@ impl<const L: usize> Default for BankStats<L> {
             lane_used_to: Default::default(),
             lane_acted: Default::default(),
             lane_acted_twice: Default::default(),
+            lane_acted_upto: Default::default(),
             lane_cf_to: Default::default(),
             first_pre: Default::default(),
             first_clear: Default::default(),
@@ -460,31 +465,39 @@ impl<const L: usize> Logic for BankStats<L> {
         self.lane_used_to.next = 0.into();
         self.lane_acted.next = 0.into();
         self.lane_acted_twice.next = 0.into();
+        self.lane_acted_upto.next = 0.into();
         self.lane_cf_to.next = 0.into();
+        // Which lanes come after an ACT, and after two: ORs of the ACT
+        // lanes, apart from the loop below, whose muxes read them (the
+        // first ACT's `seg_clear` taken through that loop, a chain of
+        // every lane's mux, was the unit's slowest path).
         for j in 0..L {
-            self.lane_set_open.next = self.lane_set_open.val().replace_bit(j, self.set_open.val());
-            self.lane_open_to.next = self.lane_open_to.val().replace_bit(j, self.open_to.val());
-            self.lane_set_used.next = self.lane_set_used.val().replace_bit(j, self.set_used.val());
-            self.lane_used_to.next = self.lane_used_to.val().replace_bit(j, self.used_to.val());
             self.lane_acted.next = self.lane_acted.val().replace_bit(j, self.acted.val());
             self.lane_acted_twice.next = self
                 .lane_acted_twice
                 .val()
                 .replace_bit(j, self.acted_twice.val());
+            self.acted_twice.next =
+                self.acted_twice.val() | (self.acted.val() & self.is_act.val().get_bit(j));
+            self.acted.next = self.acted.val() | self.is_act.val().get_bit(j);
+            self.lane_acted_upto.next = self.lane_acted_upto.val().replace_bit(j, self.acted.val());
+        }
+        for j in 0..L {
+            self.lane_set_open.next = self.lane_set_open.val().replace_bit(j, self.set_open.val());
+            self.lane_open_to.next = self.lane_open_to.val().replace_bit(j, self.open_to.val());
+            self.lane_set_used.next = self.lane_set_used.val().replace_bit(j, self.set_used.val());
+            self.lane_used_to.next = self.lane_used_to.val().replace_bit(j, self.used_to.val());
             self.lane_cf_to.next = self.lane_cf_to.val().replace_bit(j, self.cf_to.val());
             // A lane holds one command: ACT, a column command, PRE/PREA or
             // REF.
             if self.is_act.val().get_bit(j) {
-                if self.acted.val() {
+                if self.lane_acted.val().get_bit(j) {
                     // The row a PRE of this segment closed is the last ACT's.
                     self.cf_to.next = self.seg_pre.val() & self.last_ne.val().get_bit(j);
-                    self.acted_twice.next = true;
                 } else {
                     self.first_pre.next = self.seg_pre.val();
-                    self.first_clear.next = self.seg_clear.val();
                     self.first_row.next = self.r_addr.q.val().get_bits::<18>(18 * j);
                 }
-                self.acted.next = true;
                 self.last_row.next = self.r_addr.q.val().get_bits::<18>(18 * j);
                 self.last_ne.next = self.r_addr_ne.q.val().get_bits::<8>(8 * j);
                 self.seg_pre.next = false;
@@ -519,6 +532,13 @@ impl<const L: usize> Logic for BankStats<L> {
                 self.seg_clear.next = true;
             }
         }
+        // The first ACT's `seg_clear`: an auto-precharge or REF on a lane
+        // before it (`r_clear` is `refresh | act`; the ACT lanes are
+        // masked by `lane_acted_upto`).
+        self.first_clear.next = self.acted.val()
+            & ((self.r_clear.q.val() | (self.is_column.val() & self.is_auto.val()))
+                & !self.lane_acted_upto.val())
+            .any();
         self.first_ne_row.next = self.first_row.val() != self.row_next.val();
         self.first_ne_closed.next = self.first_row.val() != self.closed_row_next.val();
         self.s_set_open.d.next = self.lane_set_open.val();

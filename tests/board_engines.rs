@@ -24,6 +24,22 @@ fn work() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("hmtt-board-verilator")
 }
 
+/// `hmtt board --engine verilator --out OUT` with `more`, which must fail:
+/// its error message.
+fn verilator_refuses(out: &Path, more: &[&str]) -> String {
+    let work = work();
+    let base = [
+        "board",
+        "--engine",
+        "verilator",
+        "--work",
+        s(&work),
+        "--out",
+        s(out),
+    ];
+    fails(&[&base[..], more].concat())
+}
+
 fn summary(dir: &Path) -> Value {
     let text = std::fs::read_to_string(dir.join("board0-summary.json")).unwrap();
     serde_json::from_str(&text).unwrap()
@@ -220,29 +236,19 @@ fn fifo_overflow_and_the_reference_limit_give_identical_files() {
     let twice = dir.join("twice.txt");
     std::fs::write(&twice, "0 ACT 0 0 1\n5 RD 0 0 8\n5 RD 0 0 16\n").unwrap();
     let out = dir.join("bad");
-    let work = work();
-    let base = [
-        "board",
-        "--engine",
-        "verilator",
-        "--work",
-        s(&work),
-        "--out",
-        s(&out),
-    ];
-    let e = fails(&[&base[..], &["--commands", s(&twice)]].concat());
+    let e = verilator_refuses(&out, &["--commands", s(&twice)]);
     assert!(
         e.contains("twice.txt:3") && e.contains("one command per tick"),
         "{e}"
     );
     let rank = dir.join("rank.txt");
     std::fs::write(&rank, "0 ACT 5 0 1\n").unwrap();
-    let e = fails(&[&base[..], &["--commands", s(&rank)]].concat());
+    let e = verilator_refuses(&out, &["--commands", s(&rank)]);
     assert!(
         e.contains("rank.txt:1") && e.contains("chip selects"),
         "{e}"
     );
-    let e = fails(&[&base[..], &["--commands", s(&rank), "--ports", "2"]].concat());
+    let e = verilator_refuses(&out, &["--commands", s(&rank), "--ports", "2"]);
     assert!(
         e.contains("ecp5-85f core cannot run this") && e.contains("ports"),
         "{e}"
@@ -343,26 +349,13 @@ fn the_statistic_unit_gives_identical_files_at_three_intervals() {
         "{c}"
     );
     let out = dir.join("bad");
-    let work = work();
-    let base = [
-        "board",
-        "--engine",
-        "verilator",
-        "--work",
-        s(&work),
-        "--out",
-        s(&out),
-        "--commands",
-        s(&commands),
-        "--stats-interval",
-        "12",
-    ];
+    let base = ["--commands", s(&commands), "--stats-interval", "12"];
     for (more, says) in [
         (&["--reuse-unit"][..], "Reuse Distance"),
         (&["--stats-off"][..], "counts from reset"),
         (&["--core", "ice40-hx8k"][..], "no Statistic Unit"),
     ] {
-        let e = fails(&[&base[..], more].concat());
+        let e = verilator_refuses(&out, &[&base[..], more].concat());
         assert!(e.contains("cannot run this") && e.contains(says), "{e}");
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -36,8 +36,7 @@ pub const LANE_PAIR_BITS: usize = 8 * 8;
 /// bank reads. The lanes come two clocks before the counting stage
 /// (`close`, `enable`), straight from the unit's decode, and the bank
 /// registers them (`r_`): its own copy of what it compares (the lanes'
-/// rows and their pairwise compares, `write`) and which of its ACT lanes
-/// is the first and which follow one or two, so that the next clock's
+/// rows and their pairwise compares, `write`), so that the next clock's
 /// paths start next to the bank. That next clock summarises them with
 /// no knowledge of the state: for each lane what the lanes before it set
 /// of the state, and for the ACTs after the clock's first one whether
@@ -111,16 +110,6 @@ pub struct BankStats<const L: usize> {
     r_clear: DFF<Bits<L>>,
     r_addr: DFF<Bits<LANE_ADDR_BITS>>,
     r_addr_ne: DFF<Bits<LANE_PAIR_BITS>>,
-    /// Of this bank's ACT lanes, registered with them: the first
-    /// (`r_first`), and per lane whether one came before it (`r_acted`)
-    /// and two (`r_acted_twice`), so that the summary's choices of the
-    /// first ACT (its row, its segment) start at a register, not at a
-    /// prefix of the ACT lanes (seed 2's path at the summary's first
-    /// version: bank 5's `r_act` through that prefix, the first ACT's
-    /// row and its compare into `s_first_ne_closed`).
-    r_first: DFF<Bits<L>>,
-    r_acted: DFF<Bits<L>>,
-    r_acted_twice: DFF<Bits<L>>,
     /// The state before the counting stage's clock.
     open: DFF<Bit>,
     used: DFF<Bit>,
@@ -146,18 +135,12 @@ pub struct BankStats<const L: usize> {
     is_auto: Signal<Local, Bits<L>>,
     is_pre: Signal<Local, Bits<L>>,
     is_refresh: Signal<Local, Bits<L>>,
-    /// `r_first`, `r_acted` and `r_acted_twice` before the register,
-    /// lane after lane: whether an ACT came (`acted`) and a second
-    /// (`acted_twice`).
-    acted: Signal<Local, Bit>,
-    acted_twice: Signal<Local, Bit>,
-    lane_first: Signal<Local, Bits<L>>,
-    lane_acted: Signal<Local, Bits<L>>,
-    lane_acted_twice: Signal<Local, Bits<L>>,
     /// The summary, lane after lane: whether the lanes so far set `open`
-    /// (`set_open`, to `open_to`) and `used` (to `used_to`), and the
-    /// conflict flag the last ACT set when it was not the first
-    /// (`cf_to`). Since
+    /// (`set_open`, to `open_to`) and `used` (to `used_to`); whether an
+    /// ACT came (`acted`) and a second (`acted_twice`), accumulated by
+    /// ORs of the ACT lanes alone, so that no other lane's mux waits on
+    /// them; and the conflict
+    /// flag the last ACT set when it was not the first (`cf_to`). Since
     /// the last ACT (or the clock's start): whether the first PRE or
     /// auto-precharge was a PRE (`seg_pre`, cleared by a later
     /// auto-precharge or REF; it closes the row if the bank was open),
@@ -168,6 +151,8 @@ pub struct BankStats<const L: usize> {
     open_to: Signal<Local, Bit>,
     set_used: Signal<Local, Bit>,
     used_to: Signal<Local, Bit>,
+    acted: Signal<Local, Bit>,
+    acted_twice: Signal<Local, Bit>,
     cf_to: Signal<Local, Bit>,
     seg_pre: Signal<Local, Bit>,
     seg_closing: Signal<Local, Bit>,
@@ -180,6 +165,10 @@ pub struct BankStats<const L: usize> {
     lane_open_to: Signal<Local, Bits<L>>,
     lane_set_used: Signal<Local, Bits<L>>,
     lane_used_to: Signal<Local, Bits<L>>,
+    lane_acted: Signal<Local, Bits<L>>,
+    lane_acted_twice: Signal<Local, Bits<L>>,
+    /// Bit `j`: an ACT at lane `j` or before (`lane_acted` with lane `j`).
+    lane_acted_upto: Signal<Local, Bits<L>>,
     lane_cf_to: Signal<Local, Bits<L>>,
     first_pre: Signal<Local, Bit>,
     first_clear: Signal<Local, Bit>,
@@ -265,9 +254,6 @@ impl<const L: usize> Default for BankStats<L> {
             r_clear: Default::default(),
             r_addr: Default::default(),
             r_addr_ne: Default::default(),
-            r_first: Default::default(),
-            r_acted: Default::default(),
-            r_acted_twice: Default::default(),
             open: Default::default(),
             used: Default::default(),
             conflict_next: Default::default(),
@@ -308,9 +294,9 @@ impl<const L: usize> Default for BankStats<L> {
             lane_open_to: Default::default(),
             lane_set_used: Default::default(),
             lane_used_to: Default::default(),
-            lane_first: Default::default(),
             lane_acted: Default::default(),
             lane_acted_twice: Default::default(),
+            lane_acted_upto: Default::default(),
             lane_cf_to: Default::default(),
             first_pre: Default::default(),
             first_clear: Default::default(),
@@ -388,9 +374,6 @@ impl<const L: usize> Logic for BankStats<L> {
             r_clear,
             r_addr,
             r_addr_ne,
-            r_first,
-            r_acted,
-            r_acted_twice,
             open,
             used,
             conflict_next,
@@ -442,28 +425,6 @@ impl<const L: usize> Logic for BankStats<L> {
         }
         self.r_addr.d.next = self.addr_kept.val();
         self.r_addr_ne.d.next = self.ne_kept.val();
-        self.acted.next = false;
-        self.acted_twice.next = false;
-        self.lane_first.next = 0.into();
-        self.lane_acted.next = 0.into();
-        self.lane_acted_twice.next = 0.into();
-        for j in 0..L {
-            self.lane_acted.next = self.lane_acted.val().replace_bit(j, self.acted.val());
-            self.lane_acted_twice.next = self
-                .lane_acted_twice
-                .val()
-                .replace_bit(j, self.acted_twice.val());
-            self.lane_first.next = self
-                .lane_first
-                .val()
-                .replace_bit(j, self.act.val().get_bit(j) & !self.acted.val());
-            self.acted_twice.next =
-                self.acted_twice.val() | (self.acted.val() & self.act.val().get_bit(j));
-            self.acted.next = self.acted.val() | self.act.val().get_bit(j);
-        }
-        self.r_first.d.next = self.lane_first.val();
-        self.r_acted.d.next = self.lane_acted.val();
-        self.r_acted_twice.d.next = self.lane_acted_twice.val();
         // The rows the counting stage's clock leaves (before the summary,
         // which reads them: the Verilog's block runs in order).
         self.row_next.next = self.row.q.val();
@@ -487,6 +448,8 @@ impl<const L: usize> Logic for BankStats<L> {
         self.open_to.next = false;
         self.set_used.next = false;
         self.used_to.next = false;
+        self.acted.next = false;
+        self.acted_twice.next = false;
         self.cf_to.next = false;
         self.seg_pre.next = false;
         self.seg_closing.next = false;
@@ -500,26 +463,40 @@ impl<const L: usize> Logic for BankStats<L> {
         self.lane_open_to.next = 0.into();
         self.lane_set_used.next = 0.into();
         self.lane_used_to.next = 0.into();
+        self.lane_acted.next = 0.into();
+        self.lane_acted_twice.next = 0.into();
+        self.lane_acted_upto.next = 0.into();
         self.lane_cf_to.next = 0.into();
+        // Which lanes come after an ACT, and after two: ORs of the ACT
+        // lanes, apart from the loop below, whose muxes read them (the
+        // first ACT's `seg_clear` taken through that loop, a chain of
+        // every lane's mux, was the unit's slowest path).
+        for j in 0..L {
+            self.lane_acted.next = self.lane_acted.val().replace_bit(j, self.acted.val());
+            self.lane_acted_twice.next = self
+                .lane_acted_twice
+                .val()
+                .replace_bit(j, self.acted_twice.val());
+            self.acted_twice.next =
+                self.acted_twice.val() | (self.acted.val() & self.is_act.val().get_bit(j));
+            self.acted.next = self.acted.val() | self.is_act.val().get_bit(j);
+            self.lane_acted_upto.next = self.lane_acted_upto.val().replace_bit(j, self.acted.val());
+        }
         for j in 0..L {
             self.lane_set_open.next = self.lane_set_open.val().replace_bit(j, self.set_open.val());
             self.lane_open_to.next = self.lane_open_to.val().replace_bit(j, self.open_to.val());
             self.lane_set_used.next = self.lane_set_used.val().replace_bit(j, self.set_used.val());
             self.lane_used_to.next = self.lane_used_to.val().replace_bit(j, self.used_to.val());
             self.lane_cf_to.next = self.lane_cf_to.val().replace_bit(j, self.cf_to.val());
-            // The first ACT's row: an OR of the lanes (`r_addr` holds
-            // the ACT lanes' rows alone), not a choice after a choice.
-            if self.r_first.q.val().get_bit(j) {
-                self.first_pre.next = self.seg_pre.val();
-                self.first_row.next =
-                    self.first_row.val() | self.r_addr.q.val().get_bits::<18>(18 * j);
-            }
             // A lane holds one command: ACT, a column command, PRE/PREA or
             // REF.
             if self.is_act.val().get_bit(j) {
-                if self.r_acted.q.val().get_bit(j) {
+                if self.lane_acted.val().get_bit(j) {
                     // The row a PRE of this segment closed is the last ACT's.
                     self.cf_to.next = self.seg_pre.val() & self.last_ne.val().get_bit(j);
+                } else {
+                    self.first_pre.next = self.seg_pre.val();
+                    self.first_row.next = self.r_addr.q.val().get_bits::<18>(18 * j);
                 }
                 self.last_row.next = self.r_addr.q.val().get_bits::<18>(18 * j);
                 self.last_ne.next = self.r_addr_ne.q.val().get_bits::<8>(8 * j);
@@ -556,11 +533,11 @@ impl<const L: usize> Logic for BankStats<L> {
             }
         }
         // The first ACT's `seg_clear`: an auto-precharge or REF on a lane
-        // before it (`r_clear` is `refresh | act`; a lane before the first
-        // ACT has no ACT on it nor before it).
-        self.first_clear.next = self.r_act.q.val().any()
+        // before it (`r_clear` is `refresh | act`; the ACT lanes are
+        // masked by `lane_acted_upto`).
+        self.first_clear.next = self.acted.val()
             & ((self.r_clear.q.val() | (self.is_column.val() & self.is_auto.val()))
-                & !(self.r_act.q.val() | self.r_acted.q.val()))
+                & !self.lane_acted_upto.val())
             .any();
         self.first_ne_row.next = self.first_row.val() != self.row_next.val();
         self.first_ne_closed.next = self.first_row.val() != self.closed_row_next.val();
@@ -568,8 +545,8 @@ impl<const L: usize> Logic for BankStats<L> {
         self.s_open_to.d.next = self.lane_open_to.val();
         self.s_set_used.d.next = self.lane_set_used.val();
         self.s_used_to.d.next = self.lane_used_to.val();
-        self.s_acted.d.next = self.r_acted.q.val();
-        self.s_acted_twice.d.next = self.r_acted_twice.q.val();
+        self.s_acted.d.next = self.lane_acted.val();
+        self.s_acted_twice.d.next = self.lane_acted_twice.val();
         self.s_cf_to.d.next = self.lane_cf_to.val();
         self.s_column.d.next = self.is_column.val();
         self.s_pre.d.next = self.is_pre.val();
@@ -577,8 +554,8 @@ impl<const L: usize> Logic for BankStats<L> {
         self.s_end_open_to.d.next = self.open_to.val();
         self.s_end_set_used.d.next = self.set_used.val();
         self.s_end_used_to.d.next = self.used_to.val();
-        self.s_end_acted.d.next = self.r_act.q.val().any();
-        self.s_end_acted_twice.d.next = (self.r_act.q.val() & self.r_acted.q.val()).any();
+        self.s_end_acted.d.next = self.acted.val();
+        self.s_end_acted_twice.d.next = self.acted_twice.val();
         self.s_end_cf_to.d.next = self.cf_to.val();
         self.s_end_pre.d.next = self.seg_pre.val();
         self.s_end_clear.d.next = self.seg_clear.val();

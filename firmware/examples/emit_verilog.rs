@@ -14,11 +14,7 @@ fn main() -> anyhow::Result<()> {
     let usage = "usage: emit_verilog BOARD OUT.v [none|statistics]";
     let board: Board = args.next().ok_or_else(|| anyhow::anyhow!(usage))?.parse()?;
     let out = args.next().ok_or_else(|| anyhow::anyhow!(usage))?;
-    let units = match args.next().as_deref() {
-        None | Some("none") => Units::None,
-        Some("statistics") => Units::Statistics,
-        Some(other) => anyhow::bail!("unknown units {other:?} ({usage})"),
-    };
+    let units: Units = args.next().as_deref().unwrap_or("none").parse()?;
     let top = hmtt_firmware::tops::generate(board, TopChoice::Board, units)?;
     std::fs::write(&out, top.verilog)?;
     println!("{out}: {} (units {})", top.name, units.name());

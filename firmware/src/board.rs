@@ -8,12 +8,15 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Board {
     /// Reference Memory Trace Board: LFE5U-85F-8BG381C, DDR3-1600 UDIMM, 3 RGMII PHYs.
     #[serde(rename = "ecp5-85f")]
+    #[cfg_attr(feature = "clap", value(name = "ecp5-85f"))]
     Ecp5_85f,
     /// Small build: iCE40-HX8K CT256, DDR-200/DDR2-400 class, 1 GMII PHY.
     #[serde(rename = "ice40-hx8k")]
+    #[cfg_attr(feature = "clap", value(name = "ice40-hx8k"))]
     Ice40Hx8k,
 }
 
@@ -67,6 +70,7 @@ pub struct DimmSpeed {
 /// build option, since each costs the device's room and the fabric clock's
 /// margin.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Units {
     /// The capture core alone.
     None,
@@ -76,11 +80,27 @@ pub enum Units {
 }
 
 impl Units {
+    pub const ALL: [Units; 2] = [Units::None, Units::Statistics];
+
     pub fn name(self) -> &'static str {
         match self {
             Units::None => "none",
             Units::Statistics => "statistics",
         }
+    }
+
+    pub fn from_name(name: &str) -> Result<Units, FirmwareError> {
+        Units::ALL
+            .into_iter()
+            .find(|u| u.name() == name)
+            .ok_or_else(|| FirmwareError::UnknownUnits(name.to_string()))
+    }
+}
+
+impl std::str::FromStr for Units {
+    type Err = FirmwareError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Units::from_name(s)
     }
 }
 

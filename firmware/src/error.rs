@@ -6,6 +6,8 @@ use std::path::PathBuf;
 pub enum FirmwareError {
     #[error("unknown board `{0}` (known boards: ecp5-85f, ice40-hx8k)")]
     UnknownBoard(String),
+    #[error("unknown units `{0}` (known units: none, statistics)")]
+    UnknownUnits(String),
     #[error("`{tool}` was not found on PATH; install it with: {install_hint}")]
     ToolMissing {
         tool: String,

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum FlashTool {
+    #[cfg_attr(feature = "clap", value(name = "openfpgaloader"))]
     OpenFpgaLoader,
     Iceprog,
 }

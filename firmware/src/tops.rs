@@ -22,6 +22,7 @@ use rust_hdl::prelude::*;
 
 /// Which core goes inside the board's I/O shell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum TopChoice {
     /// The board's logic from `hmtt-hdl`.
     Board,

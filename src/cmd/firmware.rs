@@ -1,7 +1,7 @@
 //! `hmtt firmware`: build, flash and report on the board's bitstreams.
 
 use anyhow::Context as _;
-use clap::{Subcommand, ValueEnum};
+use clap::Subcommand;
 use hmtt_firmware::board::{Board, Units};
 use hmtt_firmware::flash::{self, FlashOptions, FlashTool};
 use hmtt_firmware::flow::{self, BuildOptions, BuildPaths};
@@ -44,50 +44,19 @@ enum FirmwareCommand {
     Report(ReportArgs),
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum BoardArg {
-    #[value(name = "ecp5-85f")]
-    Ecp5_85f,
-    #[value(name = "ice40-hx8k")]
-    Ice40Hx8k,
-}
-
-impl From<BoardArg> for Board {
-    fn from(b: BoardArg) -> Board {
-        match b {
-            BoardArg::Ecp5_85f => Board::Ecp5_85f,
-            BoardArg::Ice40Hx8k => Board::Ice40Hx8k,
-        }
-    }
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum TopArg {
-    /// The board's logic from hmtt-hdl.
-    Board,
-    /// A placeholder that only proves the tool flow (never the board).
-    FlowProbe,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum UnitsArg {
-    None,
-    Statistics,
-}
-
 #[derive(clap::Args)]
 struct BuildArgs {
     #[arg(long, value_enum)]
-    board: BoardArg,
+    board: Board,
     /// Output directory for the Verilog, logs, bitstream and report.
     #[arg(short, long, default_value = "build/firmware")]
     out: PathBuf,
     #[arg(long, value_enum, default_value = "board")]
-    top: TopArg,
+    top: TopChoice,
     /// Optional units in the board's core: `statistics`, the Statistic
     /// Unit (ECP5 only; it does not yet meet the fabric clock).
     #[arg(long, value_enum, default_value = "none")]
-    units: UnitsArg,
+    units: Units,
     /// nextpnr placer seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -98,16 +67,10 @@ struct BuildArgs {
     json: Option<JsonOut>,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum FlashToolArg {
-    Openfpgaloader,
-    Iceprog,
-}
-
 #[derive(clap::Args)]
 struct FlashArgs {
     #[arg(long, value_enum)]
-    board: BoardArg,
+    board: Board,
     /// Bitstream to program (default: the build's in --out).
     #[arg(long)]
     bitstream: Option<PathBuf>,
@@ -116,7 +79,7 @@ struct FlashArgs {
     out: PathBuf,
     /// Programmer (default: iceprog for iCE40, openFPGALoader for ECP5).
     #[arg(long, value_enum)]
-    tool: Option<FlashToolArg>,
+    tool: Option<FlashTool>,
     /// openFPGALoader cable.
     #[arg(long, default_value = "ft2232")]
     cable: String,
@@ -131,7 +94,7 @@ struct FlashArgs {
 #[derive(clap::Args)]
 struct ReportArgs {
     #[arg(long, value_enum)]
-    board: BoardArg,
+    board: Board,
     #[arg(short, long, default_value = "build/firmware")]
     out: PathBuf,
     /// Write the report as JSON to this file ("-": standard output,
@@ -159,17 +122,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn build(a: BuildArgs) -> anyhow::Result<()> {
-    let board: Board = a.board.into();
+    let board = a.board;
     let mut options = BuildOptions::new(board, &a.out);
     options.seed = a.seed;
-    options.top = match a.top {
-        TopArg::Board => TopChoice::Board,
-        TopArg::FlowProbe => TopChoice::FlowProbe,
-    };
-    options.units = match a.units {
-        UnitsArg::None => Units::None,
-        UnitsArg::Statistics => Units::Statistics,
-    };
+    options.top = a.top;
+    options.units = a.units;
     let report = flow::build(&options).with_context(|| format!("building {board}"))?;
     print_report(&report, a.json.as_ref())?;
     if !report.pass {
@@ -192,17 +149,13 @@ fn print_report(report: &BuildReport, json: Option<&JsonOut>) -> anyhow::Result<
 }
 
 fn flash_cmd(a: FlashArgs) -> anyhow::Result<()> {
-    let board: Board = a.board.into();
+    let board = a.board;
     let options = FlashOptions {
         board,
         bitstream: a
             .bitstream
             .unwrap_or_else(|| flash::default_bitstream(board, &a.out)),
-        tool: match a.tool {
-            Some(FlashToolArg::Openfpgaloader) => FlashTool::OpenFpgaLoader,
-            Some(FlashToolArg::Iceprog) => FlashTool::Iceprog,
-            None => FlashTool::default_for(board),
-        },
+        tool: a.tool.unwrap_or_else(|| FlashTool::default_for(board)),
         cable: a.cable,
         to_flash: a.to_flash,
     };
@@ -224,7 +177,7 @@ fn report_path(board: Board, out: &Path) -> PathBuf {
 }
 
 fn report_cmd(a: ReportArgs) -> anyhow::Result<()> {
-    let board: Board = a.board.into();
+    let board = a.board;
     let path = report_path(board, &a.out);
     let report = BuildReport::load(&path)?;
     print_report(&report, a.json.as_ref())?;
